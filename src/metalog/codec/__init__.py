@@ -1,0 +1,35 @@
+"""Kafka's binary message format, generated from metalog's own schema definitions.
+
+    >>> from metalog.codec import message_class
+    >>> PartitionRecord = message_class("PartitionRecord")
+    >>> PartitionRecord.decode(PartitionRecord(partition_id=3).encode(1), 1).partition_id
+    3
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from metalog.codec.messages import MODULES
+from metalog.codec.runtime import ApiMessage, KafkaStruct
+from metalog.codec.uuid import LOST, MIGRATING, UNASSIGNED, ZERO, Uuid
+from metalog.errors import CodecError, DecodeError, EncodeError
+
+__all__ = [
+    "ApiMessage", "KafkaStruct", "Uuid", "ZERO", "MIGRATING", "UNASSIGNED", "LOST",
+    "CodecError", "DecodeError", "EncodeError", "message_class", "message_names",
+]
+
+
+def message_names() -> list[str]:
+    """Every message metalog knows, by Kafka's spec name."""
+    return sorted(MODULES)
+
+
+def message_class(name: str) -> Any:
+    """The generated class for a message spec name, e.g. ``"PartitionRecord"``."""
+    module = MODULES.get(name)
+    if module is None:
+        raise KeyError(f"unknown message {name!r}; known: {', '.join(message_names())}")
+    return getattr(importlib.import_module(f"metalog.codec.messages.{module}"), name)
