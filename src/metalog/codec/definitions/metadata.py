@@ -60,7 +60,8 @@ PARTITION_RECORD = Message(
         F('LeaderEpoch', 'int32', '0+', default=-1),
         F('PartitionEpoch', 'int32', '0+', default=-1),
         F('Directories', '[]uuid', '1+'),
-        F('EligibleLeaderReplicas', '[]int32', '2+', nullable='2+', tagged='2+', tag=1, default=NULL, entity='brokerId'),
+        F('EligibleLeaderReplicas', '[]int32', '2+', nullable='2+', tagged='2+', tag=1, default=NULL,
+          entity='brokerId'),
         F('LastKnownElr', '[]int32', '2+', nullable='2+', tagged='2+', tag=2, default=NULL, entity='brokerId'),
     ),
 )
@@ -87,7 +88,8 @@ PARTITION_CHANGE_RECORD = Message(
         F('AddingReplicas', '[]int32', '0+', nullable='0+', tagged='0+', tag=4, default=NULL, entity='brokerId'),
         F('LeaderRecoveryState', 'int8', '0+', tagged='0+', tag=5, default=-1),
         F('Directories', '[]uuid', '1+', nullable='1+', tagged='1+', tag=8, default=NULL),
-        F('EligibleLeaderReplicas', '[]int32', '2+', nullable='2+', tagged='2+', tag=6, default=NULL, entity='brokerId'),
+        F('EligibleLeaderReplicas', '[]int32', '2+', nullable='2+', tagged='2+', tag=6, default=NULL,
+          entity='brokerId'),
         F('LastKnownElr', '[]int32', '2+', nullable='2+', tagged='2+', tag=7, default=NULL, entity='brokerId'),
     ),
 )

@@ -6,7 +6,8 @@ Facts only: names, types, versions, tags and defaults, as Kafka's message format
 from metalog.codec.schema import NULL, F, Message, Struct
 
 METADATA_REQUEST = Message(
-    'MetadataRequest', 'request', api_key=3, valid='0-12', flexible='9+', listeners=('zkBroker', 'broker'), deprecated='0-3',
+    'MetadataRequest', 'request', api_key=3, valid='0-12', flexible='9+', listeners=('zkBroker', 'broker'),
+    deprecated='0-3',
     fields=(
         F('Topics', '[]MetadataRequestTopic', '0+', nullable='1+', fields=(
             F('TopicId', 'uuid', '10+', ignorable=True),

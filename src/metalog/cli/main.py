@@ -1,0 +1,66 @@
+"""``metalog <verb>``: each verb's module registers its own sub-commands.
+
+A verb module has ``register(subparsers)`` that adds its parser and sets ``func`` to a
+function ``(args) -> int`` (the exit status). Errors metalog raises on purpose print as one
+line and exit non-zero; ``--debug`` shows the traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from metalog import __version__
+from metalog.errors import MetalogError
+
+# Verb modules, in the order --help lists them.
+VERBS = ["codec", "log", "snapshot"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="metalog",
+        description="Read, write, replay and analyse Kafka's KRaft cluster-metadata log.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"metalog {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
+    sub = parser.add_subparsers(dest="verb", metavar="VERB")
+    for verb in VERBS:
+        try:
+            module = importlib.import_module(f"metalog.cli.{verb}")
+        except ModuleNotFoundError as e:
+            if e.name == f"metalog.cli.{verb}":
+                continue  # a verb not built yet
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except MetalogError as e:
+        if args.debug:
+            raise
+        print(f"metalog: error: {e}", file=sys.stderr)
+        return 1
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError) as e:
+        if args.debug:
+            raise
+        print(f"metalog: error: {e.strerror}: {e.filename}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

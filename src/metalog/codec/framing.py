@@ -1,0 +1,196 @@
+"""Framing: metadata records as stored in the KRaft log, and size-prefixed request/response frames.
+
+A metadata record value is ``uvarint frameVersion (1) | uvarint apiKey | uvarint version | body``
+(Kafka's MetadataRecordSerde). A request frame is ``int32 size | RequestHeader | body`` and a
+response frame ``int32 size | ResponseHeader | body``; the header version follows from whether
+the api version is flexible, as Kafka's ApiMessageType decides.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any, NamedTuple
+
+from metalog.codec import message_class
+from metalog.codec.definitions import MESSAGES, METADATA_BY_API_KEY
+from metalog.codec.runtime import ApiMessage, Malformed, read_uvarint, write_uvarint
+from metalog.errors import DecodeError, EncodeError
+
+FRAME_VERSION = 1
+_SIZE = struct.Struct(">i")
+_REQUEST_BY_KEY = {m.api_key: m.name for m in MESSAGES.values() if m.kind == "request"}
+_RESPONSE_BY_KEY = {m.api_key: m.name for m in MESSAGES.values() if m.kind == "response"}
+# A hostile size prefix must not make a reader wait for (or allocate) gigabytes.
+MAX_FRAME_SIZE = 100 * 1024 * 1024
+
+
+class MetadataRecord(NamedTuple):
+    """A decoded metadata-log record value: the message and the version it was written at."""
+
+    message: Any
+    version: int
+
+
+class RequestFrame(NamedTuple):
+    header: Any
+    header_version: int
+    body: Any
+
+
+class ResponseFrame(NamedTuple):
+    header: Any
+    header_version: int
+    body: Any
+
+
+# ---- metadata records ---------------------------------------------------------------------
+def metadata_record_class(api_key: int) -> Any:
+    spec = METADATA_BY_API_KEY.get(api_key)
+    if spec is None:
+        raise KeyError(f"unknown metadata record type {api_key}")
+    return message_class(spec.name)
+
+
+def encode_metadata_record(message: ApiMessage, version: int) -> bytes:
+    """The record value Kafka's MetadataRecordSerde writes for ``message`` at ``version``."""
+    if message.API_KEY is None or MESSAGES[message.NAME].kind != "metadata":
+        raise EncodeError("not a metadata record", message=message.NAME, version=version)
+    out = bytearray()
+    write_uvarint(out, FRAME_VERSION)
+    write_uvarint(out, message.API_KEY)
+    write_uvarint(out, version)
+    out += message.encode(version)
+    return bytes(out)
+
+
+def decode_metadata_record(buf: bytes | bytearray | memoryview) -> MetadataRecord:
+    """A record value from the metadata log; the frame must be consumed exactly."""
+    pos = 0
+    frame_version, pos = _frame_uvarint(buf, pos, "frame version")
+    if frame_version == 0:
+        raise DecodeError("could not deserialize metadata record with frame version 0 (KRaft preview "
+                          "release 2.8 records are not supported)", field="frame version", offset=0)
+    if frame_version != FRAME_VERSION:
+        raise DecodeError(f"unknown frame version {frame_version} (only frame version {FRAME_VERSION} "
+                          "is supported)", field="frame version", offset=0)
+    at = pos
+    api_key, pos = _frame_uvarint(buf, pos, "type")
+    spec = METADATA_BY_API_KEY.get(api_key)
+    if spec is None:
+        raise DecodeError(f"unknown metadata record type (apiKey) {api_key}", field="type", offset=at)
+    at = pos
+    version, pos = _frame_uvarint(buf, pos, "version")
+    cls = message_class(spec.name)
+    if version not in cls.VERSIONS:
+        raise DecodeError(f"unsupported version {version} of {spec.name}", message=spec.name, field="version",
+                          offset=at)
+    body = memoryview(buf)[pos:]
+    try:
+        return MetadataRecord(cls.decode(body, version), version)
+    except DecodeError as e:
+        # Offsets inside the body, shifted to offsets inside the whole record value.
+        raise DecodeError(e.reason, message=e.message, version=e.version, field=e.field,
+                          offset=None if e.offset is None else e.offset + pos) from None
+
+
+def _frame_uvarint(buf: Any, pos: int, what: str) -> tuple[int, int]:
+    try:
+        value, end = read_uvarint(buf, pos)
+    except (Malformed, IndexError):
+        raise DecodeError(f"truncated or malformed varint for the {what}", field=what, offset=pos) from None
+    if value > 0x7FFF:
+        raise DecodeError(f"value for the {what} is too large ({value})", field=what, offset=pos)
+    return value, end
+
+
+# ---- request and response frames ----------------------------------------------------------
+def request_header_version(api_key: int, api_version: int) -> int:
+    """RequestHeader v2 for a flexible api version, v1 otherwise."""
+    return 2 if api_version in _spec(_REQUEST_BY_KEY, api_key, "request").flexible_versions else 1
+
+
+def response_header_version(api_key: int, api_version: int) -> int:
+    """ResponseHeader v1 for a flexible api version, v0 otherwise."""
+    return 1 if api_version in _spec(_RESPONSE_BY_KEY, api_key, "response").flexible_versions else 0
+
+
+def _spec(table: dict[int | None, str], api_key: int, kind: str) -> Any:
+    name = table.get(api_key)
+    if name is None:
+        raise KeyError(f"no {kind} with api key {api_key} is defined")
+    return MESSAGES[name]
+
+
+def encode_request(body: ApiMessage, api_version: int, correlation_id: int, client_id: str | None = None) -> bytes:
+    """A whole size-prefixed request frame."""
+    header_cls = message_class("RequestHeader")
+    hv = request_header_version(body.API_KEY, api_version)
+    header = header_cls(request_api_key=body.API_KEY, request_api_version=api_version,
+                        correlation_id=correlation_id, client_id=client_id)
+    payload = header.encode(hv) + body.encode(api_version)
+    return _SIZE.pack(len(payload)) + payload
+
+
+def decode_request(frame: bytes | bytearray | memoryview) -> RequestFrame:
+    """A size-prefixed request frame: the header says which body follows."""
+    view = _unframe(frame)
+    # The first four bytes of every header version are apiKey and apiVersion.
+    if len(view) < 4:
+        raise DecodeError("request header truncated", message="RequestHeader", offset=4)
+    api_key, api_version = struct.unpack_from(">hh", view, 0)
+    name = _REQUEST_BY_KEY.get(api_key)
+    if name is None:
+        raise DecodeError(f"unknown request api key {api_key}", message="RequestHeader", field="RequestApiKey",
+                          offset=4)
+    hv = request_header_version(api_key, api_version)
+    header, pos = _decode_prefix(message_class("RequestHeader"), view, hv)
+    body = _decode_at(message_class(name), view, pos, api_version)
+    return RequestFrame(header, hv, body)
+
+
+def encode_response(body: ApiMessage, api_version: int, correlation_id: int) -> bytes:
+    hv = response_header_version(body.API_KEY, api_version)
+    header = message_class("ResponseHeader")(correlation_id=correlation_id)
+    payload = header.encode(hv) + body.encode(api_version)
+    return _SIZE.pack(len(payload)) + payload
+
+
+def decode_response(frame: bytes | bytearray | memoryview, api_key: int, api_version: int) -> ResponseFrame:
+    """A size-prefixed response frame; which api it answers comes from the request it answers."""
+    view = _unframe(frame)
+    name = _RESPONSE_BY_KEY.get(api_key)
+    if name is None:
+        raise DecodeError(f"unknown response api key {api_key}", message="ResponseHeader")
+    hv = response_header_version(api_key, api_version)
+    header, pos = _decode_prefix(message_class("ResponseHeader"), view, hv)
+    return ResponseFrame(header, hv, _decode_at(message_class(name), view, pos, api_version))
+
+
+def _unframe(frame: bytes | bytearray | memoryview) -> memoryview:
+    view = memoryview(frame).cast("B") if not isinstance(frame, memoryview) else frame.cast("B")
+    if len(view) < 4:
+        raise DecodeError("frame shorter than its 4-byte size prefix", field="size", offset=0)
+    (size,) = _SIZE.unpack_from(view, 0)
+    if size < 0 or size > MAX_FRAME_SIZE:
+        raise DecodeError(f"frame size {size} is out of range (0..{MAX_FRAME_SIZE})", field="size", offset=0)
+    if size != len(view) - 4:
+        raise DecodeError(f"frame size says {size} bytes but {len(view) - 4} follow", field="size", offset=0)
+    return view[4:]
+
+
+def _decode_prefix(cls: Any, view: memoryview, version: int) -> tuple[Any, int]:
+    """Decode a header at the front of ``view``: the header's own reader tells where it ends."""
+    try:
+        return cls.READERS[version](view, 0)
+    except Exception:
+        # Let the checked path produce the precise error (on the header bytes alone).
+        cls.decode(view, version)
+        raise
+
+
+def _decode_at(cls: Any, view: memoryview, pos: int, version: int) -> Any:
+    try:
+        return cls.decode(view[pos:], version)
+    except DecodeError as e:
+        raise DecodeError(e.reason, message=e.message, version=e.version, field=e.field,
+                          offset=None if e.offset is None else e.offset + pos + 4) from None
