@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import difflib
 import importlib
 from typing import Any
 
@@ -31,5 +32,7 @@ def message_class(name: str) -> Any:
     """The generated class for a message spec name, e.g. ``"PartitionRecord"``."""
     module = MODULES.get(name)
     if module is None:
-        raise KeyError(f"unknown message {name!r}; known: {', '.join(message_names())}")
+        close = difflib.get_close_matches(str(name), MODULES, n=3)
+        hint = f"; did you mean {' or '.join(close)}?" if close else " (`metalog codec list` shows them all)"
+        raise KeyError(f"unknown message {name!r}{hint}")
     return getattr(importlib.import_module(f"metalog.codec.messages.{module}"), name)

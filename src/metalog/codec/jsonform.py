@@ -16,7 +16,7 @@ from metalog.codec.definitions import MESSAGES
 from metalog.codec.runtime import KafkaStruct
 from metalog.codec.schema import INT_RANGES, F, Message
 from metalog.codec.uuid import Uuid
-from metalog.errors import DecodeError
+from metalog.errors import DecodeError, EncodeError
 
 
 @cache
@@ -31,6 +31,8 @@ def _is_tagged(msg: Message, f: F, version: int) -> bool:
 
 def to_json(obj: KafkaStruct, version: int) -> dict[str, Any]:
     msg, fields = _fields(obj.STRUCT_PATH)
+    if version not in msg.versions:
+        raise EncodeError(f"unsupported version {version} (valid: {msg.valid})", message=msg.name, version=version)
     out: dict[str, Any] = {}
     for f in fields:
         if version not in f.valid:
@@ -73,6 +75,8 @@ def _scalar_to_json(f: F, value: Any, version: int) -> Any:
 
 def from_json(cls: type[KafkaStruct], data: Any, version: int, where: str = "") -> Any:
     msg, fields = _fields(cls.STRUCT_PATH)
+    if version not in msg.versions:
+        raise DecodeError(f"unsupported version {version} (valid: {msg.valid})", message=msg.name, version=version)
     if not isinstance(data, dict):
         raise _error(cls, version, where or "(message)", f"expected a JSON object, got {_kind(data)}")
     known = {f.json_key for f in fields}
@@ -85,7 +89,7 @@ def from_json(cls: type[KafkaStruct], data: Any, version: int, where: str = "") 
         if f.json_key in data:
             setattr(obj, f.attr, _value_from_json(cls, f, data[f.json_key], version, path))
         elif version in f.valid and not _is_tagged(msg, f, version):
-            raise _error(cls, version, path, f"missing; it is mandatory in version {version}")
+            raise _error(cls, version, path, f"missing from the JSON; it is mandatory in version {version}")
     return obj
 
 
@@ -144,4 +148,4 @@ def _kind(value: Any) -> str:
 
 
 def _error(cls: type[KafkaStruct], version: int, path: str, reason: str) -> DecodeError:
-    return DecodeError(f"JSON {reason}", message=cls.STRUCT_PATH[0], version=version, field=path)
+    return DecodeError(reason, message=cls.STRUCT_PATH[0], version=version, field=path)
