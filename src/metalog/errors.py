@@ -51,3 +51,48 @@ class EncodeError(CodecError):
 
 class SchemaError(MetalogError):
     """A schema definition that breaks the rules of Kafka's message format."""
+
+
+class LogError(MetalogError):
+    """A problem with the on-disk metadata log or a snapshot file: names the file and byte position."""
+
+    def __init__(self, reason: str, *, file: object = None, position: int | None = None) -> None:
+        self.reason = reason
+        self.file = None if file is None else str(file)
+        self.position = position
+        super().__init__(self._describe())
+
+    def _describe(self) -> str:
+        where = []
+        if self.file is not None:
+            where.append(self.file)
+        if self.position is not None:
+            where.append(f"byte {self.position}")
+        return f"{', '.join(where)}: {self.reason}" if where else self.reason
+
+
+class CorruptBatchError(LogError):
+    """A record batch that fails validation (CRC, length, magic, offsets, records)."""
+
+
+class LogLockedError(LogError):
+    """Another writer holds the log directory's lock."""
+
+
+class SnapshotError(LogError):
+    """A ``.checkpoint`` file that is not a valid Kafka snapshot."""
+
+
+class ReplayError(MetalogError):
+    """A metadata record that cannot apply to the state it meets (wrong epoch, unknown topic, ...)."""
+
+    def __init__(self, reason: str, *, offset: int | None = None, record: str | None = None) -> None:
+        self.reason = reason
+        self.offset = offset
+        self.record = record
+        where = []
+        if offset is not None:
+            where.append(f"offset {offset}")
+        if record:
+            where.append(record)
+        super().__init__(f"{', '.join(where)}: {reason}" if where else reason)

@@ -1,0 +1,159 @@
+"""The immutable image of controller state, in the shape of Kafka's MetadataImage.
+
+Images are never mutated once built: a MetadataDelta builds a new image that shares every
+unchanged object with the old one. Registrations are plain slotted objects whose lists are
+tuples, so sharing them is safe.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+from typing import Any
+
+from metalog.codec.uuid import LOST, MIGRATING, UNASSIGNED, Uuid
+
+_HALVES = struct.Struct(">qq")
+
+
+def uuid_order(u: Uuid) -> tuple[int, int]:
+    """Kafka's Uuid.compareTo: signed high half, then signed low half."""
+    return _HALVES.unpack(u)
+
+
+class BrokerRegistration:
+    """A registered broker (Kafka's BrokerRegistration); ``directories`` are kept in Kafka's uuid order."""
+
+    __slots__ = ("id", "epoch", "incarnation_id", "listeners", "features", "rack", "fenced",
+                 "in_controlled_shutdown", "is_migrating_zk_broker", "directories")
+
+    def __init__(self, id: int, epoch: int, incarnation_id: Uuid, listeners: tuple[tuple[str, str, int, int], ...],
+                 features: tuple[tuple[str, int, int], ...], rack: str | None, fenced: bool,
+                 in_controlled_shutdown: bool, is_migrating_zk_broker: bool, directories: tuple[Uuid, ...]) -> None:
+        self.id = id
+        self.epoch = epoch
+        self.incarnation_id = incarnation_id
+        self.listeners = listeners  # (name, host, port, security protocol)
+        self.features = features  # (name, min supported, max supported)
+        self.rack = rack
+        self.fenced = fenced
+        self.in_controlled_shutdown = in_controlled_shutdown
+        self.is_migrating_zk_broker = is_migrating_zk_broker
+        self.directories = tuple(sorted(directories, key=uuid_order))
+
+    def clone_with(self, fenced: bool | None = None, in_controlled_shutdown: bool | None = None,
+                   directories: tuple[Uuid, ...] | None = None) -> BrokerRegistration:
+        return BrokerRegistration(
+            self.id, self.epoch, self.incarnation_id, self.listeners, self.features, self.rack,
+            self.fenced if fenced is None else fenced,
+            self.in_controlled_shutdown if in_controlled_shutdown is None else in_controlled_shutdown,
+            self.is_migrating_zk_broker, self.directories if directories is None else directories)
+
+    def has_online_dir(self, directory: Uuid) -> bool:
+        """Kafka's DirectoryId.isOnline: reserved placeholders count as online, LOST never does, and a
+        broker that registered no directories (metadata.version before 3.7-IV2) is assumed online."""
+        if directory == UNASSIGNED or directory == MIGRATING:
+            return True
+        if directory == LOST:
+            return False
+        return not self.directories or directory in self.directories
+
+    def _key(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, s) for s in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, BrokerRegistration) and self._key() == other._key()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"BrokerRegistration(id={self.id}, epoch={self.epoch}, fenced={self.fenced}, rack={self.rack!r})"
+
+
+class PartitionRegistration:
+    """One partition's replicas, directories, ISR, ELR and leadership (Kafka's PartitionRegistration)."""
+
+    __slots__ = ("replicas", "directories", "isr", "removing_replicas", "adding_replicas", "elr", "last_known_elr",
+                 "leader", "leader_recovery_state", "leader_epoch", "partition_epoch")
+
+    def __init__(self, replicas: tuple[int, ...], directories: tuple[Uuid, ...], isr: tuple[int, ...],
+                 removing_replicas: tuple[int, ...], adding_replicas: tuple[int, ...], elr: tuple[int, ...],
+                 last_known_elr: tuple[int, ...], leader: int, leader_recovery_state: int, leader_epoch: int,
+                 partition_epoch: int) -> None:
+        self.replicas = replicas
+        self.directories = directories
+        self.isr = isr
+        self.removing_replicas = removing_replicas
+        self.adding_replicas = adding_replicas
+        self.elr = elr
+        self.last_known_elr = last_known_elr
+        self.leader = leader
+        self.leader_recovery_state = leader_recovery_state
+        self.leader_epoch = leader_epoch
+        self.partition_epoch = partition_epoch
+
+    def directory(self, replica: int) -> Uuid:
+        return self.directories[self.replicas.index(replica)]
+
+    def _key(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, s) for s in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PartitionRegistration) and self._key() == other._key()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (f"PartitionRegistration(replicas={list(self.replicas)}, isr={list(self.isr)}, leader={self.leader}, "
+                f"leader_epoch={self.leader_epoch}, partition_epoch={self.partition_epoch})")
+
+
+@dataclass(frozen=True)
+class TopicImage:
+    name: str
+    id: Uuid
+    partitions: dict[int, PartitionRegistration] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class FeaturesImage:
+    metadata_version: int | None = None  # the metadata.version feature level
+    finalized: dict[str, int] = field(default_factory=dict)  # every other finalized feature
+    zk_migration_state: int = 0
+
+
+@dataclass(frozen=True)
+class MetadataImage:
+    """The whole controller state after ``offset`` (-1: nothing replayed yet).
+
+    Record-valued domains keep the (never mutated) record that defines each entry, so a
+    snapshot writes them back exactly: controllers, ACLs, SCRAM credentials, delegation tokens.
+    """
+
+    offset: int = -1
+    features: FeaturesImage = FeaturesImage()
+    brokers: dict[int, BrokerRegistration] = field(default_factory=dict)
+    controllers: dict[int, Any] = field(default_factory=dict)  # id -> RegisterControllerRecord
+    topics: dict[Uuid, TopicImage] = field(default_factory=dict)
+    topics_by_name: dict[str, TopicImage] = field(default_factory=dict)
+    configs: dict[tuple[int, str], dict[str, str]] = field(default_factory=dict)
+    client_quotas: dict[tuple[tuple[str, str | None], ...], dict[str, float]] = field(default_factory=dict)
+    next_producer_id: int | None = None
+    acls: dict[Uuid, Any] = field(default_factory=dict)  # id -> AccessControlEntryRecord
+    scram: dict[tuple[str, int], Any] = field(default_factory=dict)  # (user, mechanism) -> record
+    delegation_tokens: dict[str, Any] = field(default_factory=dict)  # token id -> DelegationTokenRecord
+
+    def topic(self, name: str) -> TopicImage | None:
+        return self.topics_by_name.get(name)
+
+    def offline_replicas(self, partition: PartitionRegistration) -> list[int]:
+        """Replicas whose broker is missing or fenced, or whose directory is not online on that broker."""
+        offline = []
+        for replica, directory in zip(partition.replicas, partition.directories, strict=True):
+            broker = self.brokers.get(replica)
+            if broker is None or broker.fenced or not broker.has_online_dir(directory):
+                offline.append(replica)
+        return offline
+
+
+EMPTY = MetadataImage()
