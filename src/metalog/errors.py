@@ -96,3 +96,7 @@ class ReplayError(MetalogError):
         if record:
             where.append(record)
         super().__init__(f"{', '.join(where)}: {reason}" if where else reason)
+
+
+class TruncatedBatchError(CorruptBatchError):
+    """A batch that runs past the end of its file: what a torn write at the tail leaves behind."""

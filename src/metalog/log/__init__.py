@@ -1,0 +1,19 @@
+"""Kafka's on-disk metadata log: RecordBatch v2, segments with their indexes, recovery, MetadataLog.
+
+    >>> from metalog.log import MetadataLog
+    >>> with MetadataLog.open("/var/lib/kafka/metadata", writable=False) as log:   # doctest: +SKIP
+    ...     for record in log.records():
+    ...         ...
+"""
+
+from metalog.log.batch import Record, RecordBatch, iter_batches
+from metalog.log.builder import build_batch, build_control_batch, build_data_batch
+from metalog.log.compression import Compression
+from metalog.log.control import ControlRecord, ControlType, decode_control, encode_control
+from metalog.log.metadata_log import AppendedBatch, Durability, MetadataLog
+
+__all__ = [
+    "AppendedBatch", "Compression", "ControlRecord", "ControlType", "Durability", "MetadataLog", "Record",
+    "RecordBatch", "build_batch", "build_control_batch", "build_data_batch", "decode_control", "encode_control",
+    "iter_batches",
+]

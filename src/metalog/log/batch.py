@@ -1,0 +1,335 @@
+"""RecordBatch v2 (magic 2) on bytes: Kafka's DefaultRecordBatch and DefaultRecord, no I/O.
+
+Layout of a batch (big-endian)::
+
+    baseOffset int64 | batchLength int32 | partitionLeaderEpoch int32 | magic int8 | crc uint32 |
+    attributes int16 | lastOffsetDelta int32 | baseTimestamp int64 | maxTimestamp int64 |
+    producerId int64 | producerEpoch int16 | baseSequence int32 | recordsCount int32 | records...
+
+``batchLength`` counts the bytes after itself; the CRC-32C covers attributes to the end. A
+``RecordBatch`` parses the 61-byte header eagerly and leaves the records alone until asked:
+``ensure_valid()`` checks the CRC, ``records()`` decodes (and decompresses) them.
+"""
+
+from __future__ import annotations
+
+import mmap
+import struct
+from collections.abc import Iterator
+from typing import Any, NamedTuple
+
+import crc32c
+
+from metalog.errors import CorruptBatchError
+from metalog.log.compression import Compression, decompress
+from metalog.log.varint import VarintError, read_varint, read_varlong
+
+HEADER = struct.Struct(">qiibIhiqqqhii")
+HEADER_SIZE = HEADER.size  # 61
+LOG_OVERHEAD = 12  # baseOffset + batchLength: the part batchLength does not count
+CRC_OFFSET = 17
+ATTRIBUTES_OFFSET = 21
+MAGIC = 2
+MIN_BATCH_LENGTH = HEADER_SIZE - LOG_OVERHEAD
+NO_PRODUCER_ID = -1
+NO_PRODUCER_EPOCH = -1
+NO_SEQUENCE = -1
+NO_PARTITION_LEADER_EPOCH = -1
+NO_TIMESTAMP = -1
+
+COMPRESSION_MASK = 0x07
+LOG_APPEND_TIME_FLAG = 0x08
+TRANSACTIONAL_FLAG = 0x10
+CONTROL_FLAG = 0x20
+DELETE_HORIZON_FLAG = 0x40
+
+MIN_RECORD_SIZE = 7  # length, attributes, timestampDelta, offsetDelta, keyLength, valueLength, headers
+
+
+class Record(NamedTuple):
+    """One record of a batch. ``key``/``value`` are None when null; ``headers`` are (key, value) pairs."""
+
+    offset: int
+    timestamp: int
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[tuple[str, bytes | None], ...] = ()
+    attributes: int = 0
+
+
+_new_record = tuple.__new__
+_SLICES_TO_BYTES = (bytes, mmap.mmap)
+
+
+class RecordBatch:
+    """A v2 batch at ``data[start:start + size_in_bytes]``; ``position`` and ``source`` say where it was read."""
+
+    __slots__ = (
+        "data", "start", "position", "source", "base_offset", "batch_length", "partition_leader_epoch", "magic",
+        "crc", "attributes", "last_offset_delta", "base_timestamp", "max_timestamp", "producer_id",
+        "producer_epoch", "base_sequence", "records_count",
+    )
+
+    def __init__(self, data: Any, start: int = 0, *, position: int | None = None, source: str | None = None) -> None:
+        """Parse the header at ``data[start:]``; the whole batch must be there (see ``check_frame``)."""
+        self.data = data
+        self.start = start
+        self.position = start if position is None else position
+        self.source = source
+        if len(data) - start < HEADER_SIZE:
+            raise self._error(f"batch header needs {HEADER_SIZE} bytes, {len(data) - start} remain")
+        (self.base_offset, self.batch_length, self.partition_leader_epoch, self.magic, self.crc, self.attributes,
+         self.last_offset_delta, self.base_timestamp, self.max_timestamp, self.producer_id, self.producer_epoch,
+         self.base_sequence, self.records_count) = HEADER.unpack_from(data, start)
+        if self.magic != MAGIC:
+            raise self._error(f"unsupported magic {self.magic} (only record batch v2 is supported)", 16)
+        if self.batch_length < MIN_BATCH_LENGTH:
+            raise self._error(f"batchLength {self.batch_length} is smaller than a batch header", 8)
+        if LOG_OVERHEAD + self.batch_length > len(data) - start:
+            raise self._error(f"batchLength {self.batch_length} runs past the end of the data", 8)
+
+    # ---- header facts ---------------------------------------------------------------------
+    @property
+    def size_in_bytes(self) -> int:
+        return LOG_OVERHEAD + self.batch_length
+
+    @property
+    def last_offset(self) -> int:
+        return self.base_offset + self.last_offset_delta
+
+    @property
+    def next_offset(self) -> int:
+        return self.base_offset + self.last_offset_delta + 1
+
+    @property
+    def compression(self) -> Compression:
+        return Compression(self.attributes & COMPRESSION_MASK)
+
+    @property
+    def timestamp_type(self) -> str:
+        """Kafka's TimestampType name, as kafka-dump-log prints it."""
+        return "LogAppendTime" if self.attributes & LOG_APPEND_TIME_FLAG else "CreateTime"
+
+    @property
+    def is_transactional(self) -> bool:
+        return bool(self.attributes & TRANSACTIONAL_FLAG)
+
+    @property
+    def is_control(self) -> bool:
+        return bool(self.attributes & CONTROL_FLAG)
+
+    @property
+    def has_delete_horizon(self) -> bool:
+        return bool(self.attributes & DELETE_HORIZON_FLAG)
+
+    @property
+    def last_sequence(self) -> int:
+        """Kafka's ``lastSequence``: baseSequence + lastOffsetDelta, wrapping at int32, or -1."""
+        if self.base_sequence == NO_SEQUENCE:
+            return NO_SEQUENCE
+        return (self.base_sequence + self.last_offset_delta) & 0x7FFFFFFF
+
+    def raw(self) -> memoryview:
+        """The batch's bytes, without a copy."""
+        return memoryview(self.data)[self.start:self.start + self.size_in_bytes]
+
+    # ---- validation -----------------------------------------------------------------------
+    def compute_crc(self) -> int:
+        view = memoryview(self.data)[self.start + ATTRIBUTES_OFFSET:self.start + self.size_in_bytes]
+        return crc32c.crc32c(view)
+
+    def is_valid(self) -> bool:
+        return self.compute_crc() == self.crc
+
+    def ensure_valid(self) -> None:
+        """Check the CRC-32C and the record count (Kafka's ``ensureValid``)."""
+        actual = self.compute_crc()
+        if actual != self.crc:
+            raise self._error(f"CRC-32C mismatch: stored {self.crc}, computed {actual}", CRC_OFFSET)
+        if self.records_count < 0:
+            raise self._error(f"negative record count {self.records_count}", 57)
+        if self.last_offset_delta < 0:
+            raise self._error(f"negative lastOffsetDelta {self.last_offset_delta}", 23)
+
+    # ---- records ----------------------------------------------------------------------------
+    def records(self) -> list[Record]:
+        """Decode every record (the CRC is not checked here; call ``ensure_valid`` first)."""
+        body_start = self.start + HEADER_SIZE
+        end = self.start + self.size_in_bytes
+        if self.attributes & COMPRESSION_MASK:
+            view = memoryview(self.data)[body_start:end]
+            data = decompress(self.attributes & COMPRESSION_MASK, view, where=self.source, position=self.position)
+            begin, limit = 0, len(data)
+        elif type(self.data) in _SLICES_TO_BYTES:
+            data, begin, limit = self.data, body_start, end
+        else:  # a memoryview or bytearray: copy this batch once so that keys and values come out as bytes
+            data, begin, limit = bytes(self.raw()), HEADER_SIZE, self.size_in_bytes
+        count = self.records_count
+        if count < 0 or count > (limit - begin) // MIN_RECORD_SIZE:
+            raise self._error(f"record count {count} cannot fit in {limit - begin} bytes of records", 57)
+        log_append_time = self.max_timestamp if self.attributes & LOG_APPEND_TIME_FLAG else None
+        try:
+            return _decode_records(data, begin, limit, count, self.base_offset, self.base_timestamp, log_append_time)
+        except _RecordError as e:
+            where = e.pos - begin
+            raise self._error(f"record {e.index}: {e.reason} (at byte {where} of the "
+                              f"{'decompressed ' if data is not self.data else ''}records)") from None
+
+    def __iter__(self) -> Iterator[Record]:
+        return iter(self.records())
+
+    def __repr__(self) -> str:
+        return (f"RecordBatch(baseOffset={self.base_offset}, lastOffset={self.last_offset}, "
+                f"count={self.records_count}, epoch={self.partition_leader_epoch}, "
+                f"control={self.is_control}, size={self.size_in_bytes})")
+
+    def _error(self, reason: str, at: int = 0) -> CorruptBatchError:
+        return CorruptBatchError(f"batch: {reason}", file=self.source, position=self.position + at)
+
+
+def check_frame(data: Any, start: int, *, source: str | None = None, position: int | None = None) -> int:
+    """The size of the batch starting at ``data[start:]`` from its first 17 bytes, checked for sanity.
+
+    Raises CorruptBatchError when the length or magic is impossible; returns the size even when
+    the data holds fewer bytes (the caller decides whether that is a torn tail).
+    """
+    pos = start if position is None else position
+    if len(data) - start < 17:
+        raise CorruptBatchError(f"batch: only {len(data) - start} bytes, a batch header needs {HEADER_SIZE}",
+                                file=source, position=pos)
+    length = int.from_bytes(data[start + 8:start + 12], "big", signed=True)
+    if length < MIN_BATCH_LENGTH:
+        raise CorruptBatchError(f"batch: batchLength {length} is smaller than a batch header", file=source,
+                                position=pos + 8)
+    if data[start + 16] != MAGIC:
+        raise CorruptBatchError(f"batch: unsupported magic {data[start + 16]} (only v2 is supported)",
+                                file=source, position=pos + 16)
+    return LOG_OVERHEAD + length
+
+
+def iter_batches(data: Any, start: int = 0, *, source: str | None = None, validate: bool = True) -> Iterator[
+        RecordBatch]:
+    """Every batch in ``data`` from ``start``; a partial batch at the end is an error."""
+    pos, end = start, len(data)
+    while pos < end:
+        size = check_frame(data, pos, source=source)
+        if size > end - pos:
+            raise CorruptBatchError(f"batch: {size} bytes announced, only {end - pos} remain (truncated)",
+                                    file=source, position=pos)
+        batch = RecordBatch(data, pos, source=source)
+        if validate:
+            batch.ensure_valid()
+        yield batch
+        pos += size
+
+
+class _RecordError(Exception):
+    def __init__(self, index: int, pos: int, reason: str) -> None:
+        self.index, self.pos, self.reason = index, pos, reason
+
+
+def _decode_records(data: Any, pos: int, limit: int, count: int, base_offset: int, base_timestamp: int,
+                    log_append_time: int | None) -> list[Record]:
+    """The records in ``data[pos:limit]``; the one-byte varint case is inlined because it is the common one."""
+    out: list[Record] = []
+    append = out.append
+    i = 0
+    try:
+        for i in range(count):
+            b = data[pos]
+            if b < 0x80:
+                size = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                size, pos = read_varint(data, pos)
+            end = pos + size
+            if size < MIN_RECORD_SIZE - 1 or end > limit:
+                raise _RecordError(i, pos, f"record length {size} does not fit the batch")
+            attributes = data[pos]
+            b = data[pos + 1]
+            if b < 0x80:
+                ts_delta = (b >> 1) ^ -(b & 1)
+                pos += 2
+            else:
+                ts_delta, pos = read_varlong(data, pos + 1)
+            b = data[pos]
+            if b < 0x80:
+                offset_delta = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                offset_delta, pos = read_varint(data, pos)
+            b = data[pos]
+            if b == 1:  # zigzag -1: a null key, KRaft's convention
+                key = None
+                pos += 1
+            else:
+                n, pos = read_varint(data, pos)
+                if n < -1 or n > end - pos:
+                    raise _RecordError(i, pos, f"key length {n} does not fit the record")
+                key = None if n < 0 else data[pos:pos + n]
+                pos += max(n, 0)
+            b = data[pos]
+            if b < 0x80:
+                n = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                n, pos = read_varint(data, pos)
+            if n < -1 or n > end - pos:
+                raise _RecordError(i, pos, f"value length {n} does not fit the record")
+            if n < 0:
+                value = None
+            else:
+                value = data[pos:pos + n]
+                pos += n
+            if data[pos] == 0:
+                headers: tuple[tuple[str, bytes | None], ...] = ()
+                pos += 1
+            else:
+                headers, pos = _decode_headers(data, pos, end, i)
+            if pos != end:
+                raise _RecordError(i, pos, f"record length says {size} bytes but its fields take "
+                                           f"{size + pos - end}")
+            append(_new_record(Record, (base_offset + offset_delta,
+                                        base_timestamp + ts_delta if log_append_time is None else log_append_time,
+                                        key, value, headers, attributes)))
+    except (IndexError, VarintError) as e:
+        raise _RecordError(i, min(pos, limit), f"truncated or malformed ({e})") from None
+    if pos != limit:
+        raise _RecordError(count, pos, f"{limit - pos} bytes follow the last of {count} records")
+    return out
+
+
+def _decode_headers(data: Any, pos: int, end: int, index: int) -> tuple[tuple[tuple[str, bytes | None], ...], int]:
+    count, pos = read_varint(data, pos)
+    if count < 0 or count > (end - pos) // 2:
+        raise _RecordError(index, pos, f"header count {count} does not fit the record")
+    headers = []
+    for _ in range(count):
+        n, pos = read_varint(data, pos)
+        if n < 0 or n > end - pos:
+            raise _RecordError(index, pos, f"header key length {n} does not fit the record")
+        try:
+            key = bytes(data[pos:pos + n]).decode()
+        except UnicodeDecodeError:
+            raise _RecordError(index, pos, "header key is not UTF-8") from None
+        pos += n
+        n, pos = read_varint(data, pos)
+        if n < -1 or n > end - pos:
+            raise _RecordError(index, pos, f"header value length {n} does not fit the record")
+        value = None if n < 0 else bytes(data[pos:pos + n])
+        pos += max(n, 0)
+        headers.append((key, value))
+    return tuple(headers), pos
+
+
+def batch_info(batch: RecordBatch) -> dict[str, Any]:
+    """The header fields by Kafka's names (for JSON output and comparisons)."""
+    return {
+        "baseOffset": batch.base_offset, "lastOffset": batch.last_offset, "count": batch.records_count,
+        "partitionLeaderEpoch": batch.partition_leader_epoch, "magic": batch.magic, "crc": batch.crc,
+        "compression": batch.compression.kafka_name, "timestampType": batch.timestamp_type,
+        "isTransactional": batch.is_transactional, "isControl": batch.is_control,
+        "producerId": batch.producer_id, "producerEpoch": batch.producer_epoch,
+        "baseSequence": batch.base_sequence, "baseTimestamp": batch.base_timestamp,
+        "maxTimestamp": batch.max_timestamp, "sizeInBytes": batch.size_in_bytes,
+    }

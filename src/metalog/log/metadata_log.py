@@ -1,0 +1,493 @@
+"""MetadataLog: Kafka's ``__cluster_metadata-0`` directory, opened for reading or for one writer.
+
+Layout (``<dir>`` is the log directory, as in Kafka's ``metadata.log.dir``)::
+
+    <dir>/meta.properties, <dir>/.lock, <dir>/log-start-offset-checkpoint
+    <dir>/__cluster_metadata-0/<20-digit base offset>.log | .index | .timeindex
+    <dir>/__cluster_metadata-0/partition.metadata, leader-epoch-checkpoint, quorum-state
+    <dir>/__cluster_metadata-0/<20-digit end offset>-<10-digit epoch>.checkpoint
+"""
+
+from __future__ import annotations
+
+import bisect
+import fcntl
+import os
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from metalog.codec import Uuid
+from metalog.codec.framing import encode_metadata_record
+from metalog.errors import CorruptBatchError, LogError, LogLockedError
+from metalog.log import files
+from metalog.log.batch import Record, RecordBatch
+from metalog.log.builder import KRAFT_MAX_BATCH_BYTES, build_control_batch, build_data_batch
+from metalog.log.compression import Compression
+from metalog.log.control import encode_control
+from metalog.log.epoch import FILE_NAME as EPOCH_FILE
+from metalog.log.epoch import LeaderEpochCache
+from metalog.log.index import INDEX_INTERVAL_BYTES
+from metalog.log.recovery import RecoveryReport, ScanState, damage_error, is_torn_tail, scan_segment
+from metalog.log.segment import LOG_SUFFIX, LogSegment
+from metalog.snapshots.files import SnapshotId, clean_snapshot_dir, list_snapshots
+
+DEFAULT_SEGMENT_BYTES = 1024 * 1024 * 1024  # metadata.log.segment.bytes
+LOCK_FILE = ".lock"
+_LEFTOVER_SUFFIXES = (".deleted", ".cleaned", ".swap", ".tmp")
+
+
+class Durability(Enum):
+    """When appended batches are fsynced (and so reported committed)."""
+
+    BATCH = "batch"  # after every batch (default)
+    APPEND = "append"  # once per append() call
+    NONE = "none"  # only by flush() and close()
+
+
+@dataclass(frozen=True)
+class AppendedBatch:
+    base_offset: int
+    last_offset: int
+    epoch: int
+    committed: bool
+
+
+class MetadataLog:
+    """The metadata log of one directory. Use ``MetadataLog.open(...)``; close it (or use ``with``)."""
+
+    def __init__(self, root: Path, *, writable: bool, segment_bytes: int, index_interval_bytes: int,
+                 durability: Durability) -> None:
+        self.root = root
+        self.directory = root / files.METADATA_PARTITION_DIR
+        self.writable = writable
+        self.segment_bytes = segment_bytes
+        self.index_interval_bytes = index_interval_bytes
+        self.durability = durability
+        self.segments: list[LogSegment] = []
+        self.recovery = RecoveryReport()
+        self.epochs = LeaderEpochCache(self.directory / EPOCH_FILE)
+        self.log_start_offset = 0
+        self.committed_offset = 0
+        self._lock_fd: int | None = None
+
+    # ---- opening ---------------------------------------------------------------------------
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], *, writable: bool = True, create: bool = False,
+             repair: bool = False, durability: Durability | str = Durability.BATCH,
+             segment_bytes: int = DEFAULT_SEGMENT_BYTES, index_interval_bytes: int = INDEX_INTERVAL_BYTES,
+             cluster_id: str | None = None, node_id: int = 1) -> MetadataLog:
+        """Open (and with ``create`` make) the log under ``path``: the log dir or its ``__cluster_metadata-0``."""
+        root = _root_of(Path(path))
+        log = cls(root, writable=writable or create, segment_bytes=segment_bytes,
+                  index_interval_bytes=index_interval_bytes, durability=Durability(durability))
+        try:
+            log._open(create=create, repair=repair, cluster_id=cluster_id, node_id=node_id)
+        except BaseException:
+            log._release()
+            raise
+        return log
+
+    def _open(self, *, create: bool, repair: bool, cluster_id: str | None, node_id: int) -> None:
+        if not self.directory.is_dir():
+            if not create:
+                raise LogError(f"no {files.METADATA_PARTITION_DIR} directory here (use create to make one)",
+                               file=self.root)
+            self._create(cluster_id, node_id)
+        if self.writable:
+            self._lock()
+            self._clean_leftovers()
+        self._load_epochs()
+        self._load_segments(repair)
+        self.committed_offset = self.log_end_offset
+
+    def _create(self, cluster_id: str | None, node_id: int) -> None:
+        self.directory.mkdir(parents=True)
+        if not (self.root / files.META_PROPERTIES).exists():
+            files.write_meta_properties(self.root, cluster_id=cluster_id or str(Uuid.random()), node_id=node_id,
+                                        directory_id=Uuid.random())
+        files.atomic_write(self.directory / files.PARTITION_METADATA, files.partition_metadata_text())
+        files.atomic_write(self.directory / files.QUORUM_STATE, files.quorum_state_json(leader_id=-1, leader_epoch=0))
+        files.fsync_dir(self.root)
+
+    def _lock(self) -> None:
+        fd = os.open(self.root / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise LogLockedError("another writer holds the lock on this log directory; one writer at a time "
+                                 "(readers can open it read-only)", file=self.root / LOCK_FILE) from None
+        self._lock_fd = fd
+
+    def _clean_leftovers(self) -> None:
+        for path in sorted(self.directory.iterdir()):
+            if path.name.endswith(_LEFTOVER_SUFFIXES):
+                path.unlink()
+                self.recovery.cleaned.append(str(path))
+        self.recovery.cleaned += [str(p) for p in clean_snapshot_dir(self.directory)]
+
+    def _load_epochs(self) -> None:
+        path = self.directory / EPOCH_FILE
+        self._epochs_from_file = path.exists()
+        if self._epochs_from_file:
+            self.epochs = LeaderEpochCache.load(path)
+
+    def _load_segments(self, repair: bool) -> None:
+        bases = sorted(int(p.name[:-len(LOG_SUFFIX)]) for p in self.directory.glob(f"*{LOG_SUFFIX}")
+                       if p.name[:-len(LOG_SUFFIX)].isdigit())
+        self.log_start_offset = self._stored_log_start(bases)
+        if not bases:
+            if not self.writable:
+                return
+            bases = [self.log_start_offset]
+        self.segments = [LogSegment(self.directory, b, writable=self.writable,
+                                    index_interval_bytes=self.index_interval_bytes) for b in bases]
+        if not self._epochs_from_file:
+            self._rebuild_epochs()
+        state = ScanState(next_offset=None, cache=self.epochs, checked_cache=self._epochs_from_file)
+        for i, seg in enumerate(self.segments):
+            last = i == len(self.segments) - 1
+            self._load_segment(seg, state, last=last, repair=repair)
+            if not last:
+                seg.next_offset = self.segments[i + 1].base_offset
+        changed = self.epochs.truncate_from_end(self.log_end_offset)
+        if self.writable and (changed or not self._epochs_from_file):
+            self.epochs.save()
+        if self.writable:
+            self.segments[-1].open_index_files()
+
+    def _rebuild_epochs(self) -> None:
+        """leader-epoch-checkpoint is missing: read every batch header (a torn tail is dropped later)."""
+        for seg in self.segments:
+            try:
+                for batch in seg.batches(0, validate=False):
+                    self.epochs.assign(batch.partition_leader_epoch, batch.base_offset)
+            except CorruptBatchError:
+                pass
+        self.recovery.rebuilt.append(f"{self.epochs.path} (it was missing)")
+
+    def _stored_log_start(self, bases: list[int]) -> int:
+        path = self.root / files.LOG_START_OFFSET_CHECKPOINT
+        stored = 0
+        if path.exists():
+            stored = files.read_offset_checkpoint(path).get((files.METADATA_TOPIC, 0), 0)
+        if not bases:
+            latest = self.latest_snapshot_id()
+            return max(stored, latest.end_offset if latest else 0)
+        return max(stored, bases[0])
+
+    def _load_segment(self, seg: LogSegment, state: ScanState, *, last: bool, repair: bool) -> None:
+        problem = seg.load_indexes()
+        if problem is None and not last:
+            state.next_offset = None  # a sealed segment with sane indexes: nothing to scan
+            return
+        if problem is not None:
+            seg.reset_indexes()
+            self.recovery.rebuilt.append(f"indexes of {seg.path.name} ({problem})")
+        elif self.writable:
+            seg.open_index_files()
+        start, first_last = 0, None
+        if problem is None and len(seg.offset_index):
+            first_last, start = seg.offset_index.entry(len(seg.offset_index) - 1)
+        if start == 0 and state.next_offset is None:
+            state.next_offset = seg.base_offset
+        end, why = scan_segment(seg, start, state, write_index=self.writable and problem is None,
+                                first_last_offset=first_last)
+        if why is not None:
+            self._handle_damage(seg, end, why, torn_allowed=last, repair=repair)
+        if problem is not None:
+            seg.finish_rebuild()
+        if not last:
+            seg.seal()
+
+    def _handle_damage(self, seg: LogSegment, position: int, why: str, *, torn_allowed: bool, repair: bool) -> None:
+        torn = torn_allowed and is_torn_tail(seg, position)
+        if not torn and not repair:
+            raise damage_error(seg, position, why)
+        cut = seg.size - position
+        if not self.writable:
+            seg.size = position  # read-only: reads stop before the damage; nothing changes on disk
+            self.recovery.truncated.append(f"(not written, read-only) {seg.path} at byte {position}: {why}")
+            return
+        seg.truncate_to(position, seg.next_offset)
+        report = f"{seg.path} at byte {position}, {cut} bytes: {why}"
+        (self.recovery.truncated if torn else self.recovery.lost).append(report)
+        if not torn:  # repair: everything after this segment goes too
+            idx = self.segments.index(seg)
+            for later in self.segments[idx + 1:]:
+                self.recovery.lost.append(f"{later.path} (whole segment, {later.size} bytes)")
+                later.delete()
+            del self.segments[idx + 1:]
+
+    # ---- facts -----------------------------------------------------------------------------
+    @property
+    def log_end_offset(self) -> int:
+        """The offset the next record gets."""
+        return self.segments[-1].next_offset if self.segments else self.log_start_offset
+
+    @property
+    def latest_epoch(self) -> int | None:
+        return self.epochs.latest_epoch
+
+    @property
+    def size_in_bytes(self) -> int:
+        return sum(s.size for s in self.segments)
+
+    def meta_properties(self) -> dict[str, str]:
+        path = self.root / files.META_PROPERTIES
+        return files.read_properties(path) if path.exists() else {}
+
+    def quorum_state(self) -> dict[str, Any] | None:
+        path = self.directory / files.QUORUM_STATE
+        return files.read_quorum_state(path) if path.exists() else None
+
+    # ---- appending -------------------------------------------------------------------------
+    def append(self, records: Iterable[bytes | tuple[Any, int]], *, epoch: int | None = None,
+               timestamp: int | None = None, batch_size: int | None = None,
+               max_batch_bytes: int = KRAFT_MAX_BATCH_BYTES,
+               compression: Compression | str = Compression.NONE) -> list[AppendedBatch]:
+        """Append metadata records (framed values, or (message, version) pairs) as KRaft data batches.
+
+        Offsets are assigned from the log end; a batch holds at most ``batch_size`` records and
+        ``max_batch_bytes`` of values. Returns the batches written; ``committed`` says whether each
+        was fsynced under the durability policy before this returned.
+        """
+        epoch = self._epoch_for_append(epoch)
+        out: list[AppendedBatch] = []
+        pending: list[bytes] = []
+        size = 0
+        for rec in records:
+            value = rec if isinstance(rec, bytes | bytearray) else encode_metadata_record(*rec)
+            if pending and (size + len(value) > max_batch_bytes or len(pending) == batch_size):
+                out.append(self._append_values(pending, epoch, timestamp, compression))
+                pending, size = [], 0
+            pending.append(bytes(value))
+            size += len(value) + 8
+        if pending:
+            out.append(self._append_values(pending, epoch, timestamp, compression))
+        return self._finish_append(out)
+
+    def append_control(self, messages: Sequence[tuple[Any, int]], *, epoch: int | None = None,
+                       timestamp: int | None = None) -> AppendedBatch:
+        """Append one control batch (LeaderChangeMessage, KRaftVersionRecord, VotersRecord...)."""
+        epoch = self._epoch_for_append(epoch)
+        data = build_control_batch(self.log_end_offset, [encode_control(m, v) for m, v in messages],
+                                   epoch=epoch, timestamp=_now(timestamp))
+        return self._finish_append([self._append_batch(data)])[0]
+
+    def append_batch(self, data: bytes) -> AppendedBatch:
+        """Append a whole batch someone else built; its base offset is set to the log end offset."""
+        batch = RecordBatch(data, 0, source="appended batch")
+        batch.ensure_valid()
+        if batch.size_in_bytes != len(data):
+            raise CorruptBatchError(f"{len(data) - batch.size_in_bytes} bytes follow the batch", position=0)
+        self._epoch_for_append(batch.partition_leader_epoch)
+        data = self.log_end_offset.to_bytes(8, "big", signed=True) + bytes(data[8:])  # baseOffset is outside the CRC
+        return self._finish_append([self._append_batch(data)])[0]
+
+    def _epoch_for_append(self, epoch: int | None) -> int:
+        self._check_writable()
+        latest = self.epochs.latest_epoch
+        if epoch is None:
+            return latest if latest is not None else 1
+        if latest is not None and epoch < latest:
+            raise LogError(f"epoch {epoch} is older than the log's latest epoch {latest}", file=self.directory)
+        return epoch
+
+    def _append_values(self, values: list[bytes], epoch: int, timestamp: int | None,
+                       compression: Compression | str) -> AppendedBatch:
+        data = build_data_batch(self.log_end_offset, values, epoch=epoch, timestamp=_now(timestamp),
+                                compression=compression)
+        return self._append_batch(data)
+
+    def _append_batch(self, data: bytes) -> AppendedBatch:
+        batch = RecordBatch(data, 0)
+        seg = self._segment_for_append(len(data), batch.last_offset)
+        if self.epochs.assign(batch.partition_leader_epoch, batch.base_offset):
+            self.epochs.save()  # before the data: recovery checks batches against it
+            self._note_epoch(batch.partition_leader_epoch)
+        seg.append(data, [batch])
+        committed = self.durability is Durability.BATCH
+        if committed:
+            seg.flush()
+            self.committed_offset = batch.next_offset
+        return AppendedBatch(batch.base_offset, batch.last_offset, batch.partition_leader_epoch, committed)
+
+    def _finish_append(self, out: list[AppendedBatch]) -> list[AppendedBatch]:
+        if out and self.durability is Durability.APPEND:
+            self.flush()
+            out = [AppendedBatch(b.base_offset, b.last_offset, b.epoch, True) for b in out]
+        return out
+
+    def _note_epoch(self, epoch: int) -> None:
+        """Keep quorum-state's leader epoch up with the log (this process acts as the epoch's leader)."""
+        state = self.quorum_state()
+        if state is not None and state.get("leaderEpoch", -1) >= epoch:
+            return
+        node = self.meta_properties().get("node.id")
+        version = state.get("data_version", 1) if state else 1
+        files.atomic_write(self.directory / files.QUORUM_STATE,
+                           files.quorum_state_json(leader_id=int(node) if node else -1, leader_epoch=epoch,
+                                                   data_version=version))
+
+    def _segment_for_append(self, size: int, last_offset: int) -> LogSegment:
+        active = self.segments[-1]
+        too_big = active.size > 0 and active.size + size > self.segment_bytes
+        if too_big or last_offset - active.base_offset > 0x7FFFFFFF:
+            active.flush()
+            active.seal()
+            seg = LogSegment(self.directory, self.log_end_offset, writable=True,
+                             index_interval_bytes=self.index_interval_bytes)
+            seg.next_offset = self.log_end_offset
+            seg.write_indexes()
+            files.fsync_dir(self.directory)  # the new file must survive a crash before its first batch does
+            self.segments.append(seg)
+            active = seg
+        return active
+
+    def flush(self) -> None:
+        """fsync the active segment: everything appended so far is committed."""
+        self._check_writable()
+        self.segments[-1].flush()
+        self.committed_offset = self.log_end_offset
+
+    # ---- reading ---------------------------------------------------------------------------
+    def batches(self, start_offset: int | None = None, *, validate: bool = True) -> Iterator[RecordBatch]:
+        """Batches from the one holding ``start_offset`` (default: the log start) to the end."""
+        start = self.log_start_offset if start_offset is None else start_offset
+        if start < self.log_start_offset:
+            raise LogError(f"offset {start} is before the log start offset {self.log_start_offset}",
+                           file=self.directory)
+        if start >= self.log_end_offset:
+            return
+        i = max(bisect.bisect_right([s.base_offset for s in self.segments], start) - 1, 0)
+        pos = self.segments[i].position_of(start)
+        for seg in self.segments[i:]:
+            if pos is not None:
+                yield from seg.batches(pos, validate=validate, end_position=seg.size)
+            pos = 0
+
+    def records(self, start_offset: int | None = None) -> Iterator[Record]:
+        """Records from ``start_offset`` on (CRC checked batch by batch, decoded as they are reached)."""
+        start = self.log_start_offset if start_offset is None else start_offset
+        for batch in self.batches(start):
+            for rec in batch.records():
+                if rec.offset >= start:
+                    yield rec
+
+    def offset_for_timestamp(self, timestamp: int) -> int | None:
+        """The first offset whose record timestamp is at or after ``timestamp`` (time index lookup)."""
+        for batch in self.batches_from_timestamp(timestamp):
+            for rec in batch.records():
+                if rec.timestamp >= timestamp:
+                    return rec.offset
+        return None
+
+    def batches_from_timestamp(self, timestamp: int) -> Iterator[RecordBatch]:
+        for i, seg in enumerate(self.segments):
+            if seg.max_timestamp < timestamp and i < len(self.segments) - 1:
+                continue
+            pos = seg.position_for_timestamp(timestamp)
+            if pos is None:
+                continue
+            yield from seg.batches(pos, end_position=seg.size)
+            for later in self.segments[i + 1:]:
+                yield from later.batches(0, end_position=later.size)
+            return
+
+    # ---- truncation and retention ----------------------------------------------------------
+    def truncate_to(self, offset: int) -> int:
+        """Remove every batch that holds ``offset`` or later; returns the new log end offset."""
+        self._check_writable()
+        while len(self.segments) > 1 and self.segments[-1].base_offset >= offset:
+            self.segments.pop().delete()
+        seg = self.segments[-1]
+        pos = seg.position_of(offset)
+        if pos is not None:
+            base = next(seg.batches(pos, validate=False)).base_offset
+            seg.truncate_to(pos, base)
+            seg.flush()
+        if self.epochs.truncate_from_end(self.log_end_offset):
+            self.epochs.save()
+        self.committed_offset = min(self.committed_offset, self.log_end_offset)
+        return self.log_end_offset
+
+    def delete_segments_before(self, offset: int) -> list[Path]:
+        """Delete segments wholly below ``offset`` (never the active one); the log start moves up."""
+        self._check_writable()
+        deleted = []
+        while len(self.segments) > 1 and self.segments[1].base_offset <= offset:
+            seg = self.segments.pop(0)
+            deleted.append(seg.path)
+            seg.delete()
+        new_start = max(self.log_start_offset, min(offset, self.log_end_offset))
+        if new_start != self.log_start_offset:
+            self.log_start_offset = new_start
+            self._write_log_start()
+            if self.epochs.truncate_from_start(new_start):
+                self.epochs.save()
+        return deleted
+
+    def retain(self) -> list[Path]:
+        """Delete the segments wholly covered by the latest snapshot (Kafka's deleteBeforeSnapshot)."""
+        latest = self.latest_snapshot_id()
+        return [] if latest is None else self.delete_segments_before(min(latest.end_offset, self.log_end_offset))
+
+    def _write_log_start(self) -> None:
+        path = self.root / files.LOG_START_OFFSET_CHECKPOINT
+        entries = files.read_offset_checkpoint(path) if path.exists() else {}
+        entries[(files.METADATA_TOPIC, 0)] = self.log_start_offset
+        files.write_offset_checkpoint(path, entries)
+
+    # ---- snapshots -------------------------------------------------------------------------
+    def snapshot_ids(self) -> list[SnapshotId]:
+        return list_snapshots(self.directory)
+
+    def latest_snapshot_id(self) -> SnapshotId | None:
+        ids = self.snapshot_ids()
+        return ids[-1] if ids else None
+
+    # ---- closing ---------------------------------------------------------------------------
+    def close(self) -> None:
+        try:
+            if self.writable and self.segments:
+                self.segments[-1].flush()
+                self.committed_offset = self.log_end_offset
+            for seg in self.segments:
+                seg.close()
+            self.segments = []
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        for seg in self.segments:
+            try:
+                seg.close(final_time_entry=False)
+            except OSError:
+                pass
+        self.segments = []
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # closing the descriptor releases the flock
+            self._lock_fd = None
+
+    def __enter__(self) -> MetadataLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _check_writable(self) -> None:
+        if not self.writable or self._lock_fd is None:
+            raise LogError("the log is open read-only", file=self.directory)
+
+
+def _root_of(path: Path) -> Path:
+    return path.parent if path.name == files.METADATA_PARTITION_DIR else path
+
+
+def _now(timestamp: int | None) -> int:
+    return int(time.time() * 1000) if timestamp is None else timestamp

@@ -1,0 +1,103 @@
+"""Recovery on open: check the tail of the last segment, cut a torn batch, rebuild indexes.
+
+A batch is accepted when its frame and CRC-32C are valid, its base offset follows the previous
+batch (the fields outside the CRC: baseOffset and batchLength), and its partitionLeaderEpoch is the
+one leader-epoch-checkpoint gives for that offset (the other field outside the CRC). At the first
+batch that fails: if no valid batch follows anywhere in the file, it is a torn write and the
+file is cut there; otherwise the log is damaged in the middle, which is an error naming the
+file and byte position (``repair`` cuts there instead and reports what is lost).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from metalog.errors import CorruptBatchError
+from metalog.log.batch import RecordBatch
+from metalog.log.epoch import LeaderEpochCache
+from metalog.log.reader import find_valid_batch
+from metalog.log.segment import LogSegment
+
+
+@dataclass
+class RecoveryReport:
+    """What opening a log changed or found."""
+
+    truncated: list[str] = field(default_factory=list)  # cut torn tails: file, position, bytes, why
+    lost: list[str] = field(default_factory=list)  # what repair mode removed
+    rebuilt: list[str] = field(default_factory=list)  # indexes and checkpoints rebuilt, and why
+    cleaned: list[str] = field(default_factory=list)  # leftover files removed
+
+    def __bool__(self) -> bool:
+        return bool(self.truncated or self.lost or self.rebuilt or self.cleaned)
+
+    def lines(self) -> list[str]:
+        return ([f"truncated {t}" for t in self.truncated] + [f"lost {t}" for t in self.lost]
+                + [f"rebuilt {t}" for t in self.rebuilt] + [f"removed {t}" for t in self.cleaned])
+
+
+@dataclass
+class ScanState:
+    """What must hold for the next batch: its base offset and the lowest epoch it may carry."""
+
+    next_offset: int | None
+    epoch: int = -1
+    cache: LeaderEpochCache | None = None  # checked against when it came from the file
+    checked_cache: bool = False
+
+
+def problem_with(batch: RecordBatch, state: ScanState, first_last_offset: int | None = None) -> str | None:
+    """Why ``batch`` cannot follow what was scanned so far, or None."""
+    try:
+        batch.ensure_valid()
+    except CorruptBatchError as e:
+        return e.reason
+    if first_last_offset is not None:
+        if batch.last_offset != first_last_offset:
+            return f"batch ends at offset {batch.last_offset}, the offset index says {first_last_offset}"
+    elif state.next_offset is not None and batch.base_offset != state.next_offset:
+        return f"baseOffset {batch.base_offset} does not follow the previous batch (expected {state.next_offset})"
+    if batch.records_count != batch.last_offset_delta + 1:
+        return f"recordsCount {batch.records_count} does not match lastOffsetDelta {batch.last_offset_delta}"
+    epoch = batch.partition_leader_epoch
+    if epoch < state.epoch:
+        return f"partitionLeaderEpoch {epoch} is lower than the previous batch's {state.epoch}"
+    if state.checked_cache and state.cache is not None:
+        expected = state.cache.epoch_for(batch.base_offset)
+        if expected is not None and expected != epoch:
+            return (f"partitionLeaderEpoch {epoch} disagrees with leader-epoch-checkpoint (epoch {expected} "
+                    f"at offset {batch.base_offset})")
+    return None
+
+
+def scan_segment(seg: LogSegment, start: int, state: ScanState, *, write_index: bool,
+                 first_last_offset: int | None = None) -> tuple[int, str | None]:
+    """Validate batches from ``start``; index them. Returns (end of the valid data, problem or None)."""
+    pos = start
+    batches = seg.batches(start, validate=False)
+    while True:
+        try:
+            batch = next(batches)
+        except StopIteration:
+            return pos, None
+        except CorruptBatchError as e:
+            return pos, e.reason
+        problem = problem_with(batch, state, first_last_offset if pos == start else None)
+        if problem:
+            return pos, problem
+        seg.observe(batch, pos, write=write_index)
+        if state.cache is not None and not state.checked_cache:
+            state.cache.assign(batch.partition_leader_epoch, batch.base_offset)
+        state.next_offset, state.epoch = batch.next_offset, batch.partition_leader_epoch
+        pos += batch.size_in_bytes
+
+
+def is_torn_tail(seg: LogSegment, position: int) -> bool:
+    """True when nothing valid follows ``position``: the damage is what an interrupted write leaves."""
+    return find_valid_batch(seg.fd, position, seg.size) is None
+
+
+def damage_error(seg: LogSegment, position: int, problem: str) -> CorruptBatchError:
+    return CorruptBatchError(f"{problem}; valid batches follow, so this is damage in the middle of the log "
+                             "(never skipped; open with repair=True / --repair to truncate here and lose the rest)",
+                             file=seg.path, position=position)

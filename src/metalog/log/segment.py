@@ -1,0 +1,196 @@
+"""One segment: ``<base offset>.log`` with its ``.index`` and ``.timeindex`` (Kafka's LogSegment).
+
+Index entries follow Kafka's rule: before a batch is written at position P, an entry (batch's last
+offset, P) goes into the offset index when more than ``index_interval_bytes`` lie between P and
+the last indexed position, and the time index gets (max timestamp so far, its offset) when that
+timestamp is new. Closing the segment adds the final time-index entry, as Kafka does.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from metalog.errors import LogError
+from metalog.log.batch import RecordBatch
+from metalog.log.index import INDEX_INTERVAL_BYTES, IndexProblem, OffsetIndex, TimeIndex
+from metalog.log.reader import read_batches
+
+LOG_SUFFIX = ".log"
+INDEX_SUFFIX = ".index"
+TIME_INDEX_SUFFIX = ".timeindex"
+
+
+def segment_name(base_offset: int) -> str:
+    return f"{base_offset:020d}"
+
+
+class LogSegment:
+    def __init__(self, directory: Path, base_offset: int, *, writable: bool,
+                 index_interval_bytes: int = INDEX_INTERVAL_BYTES) -> None:
+        self.directory = directory
+        self.base_offset = base_offset
+        self.writable = writable
+        self.index_interval_bytes = index_interval_bytes
+        stem = directory / segment_name(base_offset)
+        self.path = stem.with_suffix(LOG_SUFFIX)
+        self.offset_index = OffsetIndex(stem.with_suffix(INDEX_SUFFIX), base_offset)
+        self.time_index = TimeIndex(stem.with_suffix(TIME_INDEX_SUFFIX), base_offset)
+        flags = os.O_RDWR | os.O_CREAT if writable else os.O_RDONLY
+        self.fd = os.open(self.path, flags, 0o644)
+        self.size = os.fstat(self.fd).st_size
+        self.next_offset = base_offset  # known after load_or_rebuild / a scan
+        self.max_timestamp = -1
+        self.offset_of_max_timestamp = base_offset
+        self._index_fd: int | None = None
+        self._time_fd: int | None = None
+
+    def __repr__(self) -> str:
+        return f"LogSegment({self.path.name}, size={self.size}, next_offset={self.next_offset})"
+
+    @property
+    def source(self) -> str:
+        return str(self.path)
+
+    # ---- reading ---------------------------------------------------------------------------
+    def batches(self, start_position: int = 0, *, validate: bool = True,
+                end_position: int | None = None) -> Iterator[RecordBatch]:
+        end = self.size if end_position is None else end_position
+        return read_batches(self.fd, start_position, end, source=self.source, validate=validate)
+
+    def position_of(self, offset: int) -> int | None:
+        """The position of the batch holding ``offset`` (or the first one after it), via the index."""
+        _, pos = self.offset_index.lookup(offset)
+        for batch in read_batches(self.fd, pos, self.size, source=self.source, validate=False,
+                                  chunk_bytes=64 * 1024):
+            if batch.last_offset >= offset:
+                return batch.position
+        return None
+
+    def position_for_timestamp(self, timestamp: int) -> int | None:
+        """The position of the first batch whose maxTimestamp is at or after ``timestamp``."""
+        start_offset = self.time_index.lookup(timestamp)
+        pos = self.position_of(start_offset)
+        if pos is None:
+            return None
+        for batch in read_batches(self.fd, pos, self.size, source=self.source, validate=False,
+                                  chunk_bytes=64 * 1024):
+            if batch.max_timestamp >= timestamp:
+                return batch.position
+        return None
+
+    # ---- indexes ---------------------------------------------------------------------------
+    def load_indexes(self) -> str | None:
+        """Load both indexes; a missing or failing one is reported (the caller rebuilds)."""
+        for index, label in ((self.offset_index, "offset index"), (self.time_index, "time index")):
+            if not index.path.exists():
+                return f"{label} {index.path.name} is missing"
+            try:
+                index.load(self.size) if isinstance(index, OffsetIndex) else index.load()
+            except IndexProblem as e:
+                return f"{label} {index.path.name}: {e}"
+        last = self.time_index.last_entry
+        if last is not None:
+            self.max_timestamp, self.offset_of_max_timestamp = last
+        return None
+
+    def reset_indexes(self) -> None:
+        self.offset_index = OffsetIndex(self.offset_index.path, self.base_offset)
+        self.time_index = TimeIndex(self.time_index.path, self.base_offset)
+        self.max_timestamp, self.offset_of_max_timestamp = -1, self.base_offset
+
+    def observe(self, batch: RecordBatch, position: int, *, write: bool) -> None:
+        """Account for a batch at ``position``: index entries (Kafka's rule) and the max timestamp."""
+        if batch.max_timestamp > self.max_timestamp:
+            self.max_timestamp, self.offset_of_max_timestamp = batch.max_timestamp, batch.last_offset
+        if position - self.offset_index.last_position > self.index_interval_bytes:
+            self.offset_index.append(batch.last_offset, position, self._index_fd if write else None)
+            self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp,
+                                         self._time_fd if write else None)
+        self.next_offset = batch.next_offset
+
+    def write_indexes(self) -> None:
+        """Write both index files whole from memory (after a rebuild) and open them for appends."""
+        if not self.writable:
+            return
+        self._close_index_fds()
+        for path, data in ((self.offset_index.path, self.offset_index.to_bytes()),
+                           (self.time_index.path, self.time_index.to_bytes())):
+            path.write_bytes(data)
+        self.open_index_files()
+
+    def open_index_files(self) -> None:
+        if self.writable and self._index_fd is None:
+            flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
+            self._index_fd = os.open(self.offset_index.path, flags, 0o644)
+            self._time_fd = os.open(self.time_index.path, flags, 0o644)
+
+    def _close_index_fds(self) -> None:
+        for fd in (self._index_fd, self._time_fd):
+            if fd is not None:
+                os.close(fd)
+        self._index_fd = self._time_fd = None
+
+    # ---- writing ---------------------------------------------------------------------------
+    def append(self, data: bytes, batches: list[RecordBatch]) -> int:
+        """Write whole batches at the end; index them. Returns the position written at."""
+        position = self.size
+        written = 0
+        try:
+            while written < len(data):
+                written += os.pwrite(self.fd, memoryview(data)[written:], position + written)
+        except OSError:
+            os.ftruncate(self.fd, position)  # never leave half a batch behind a failed write
+            raise
+        pos = position
+        for batch in batches:
+            self.observe(batch, pos, write=True)
+            pos += batch.size_in_bytes
+        self.size = position + len(data)
+        return position
+
+    def flush(self) -> None:
+        os.fsync(self.fd)
+
+    def truncate_to(self, position: int, next_offset: int) -> int:
+        """Cut the log at ``position``; drop index entries beyond it. Returns the bytes removed."""
+        removed = self.size - position
+        if self.writable:
+            os.ftruncate(self.fd, position)
+            os.fsync(self.fd)
+        self.size = position
+        self.offset_index.truncate_to_position(position)
+        self.time_index.truncate_to_offset(next_offset)
+        self.next_offset = next_offset
+        self.write_indexes()
+        return removed
+
+    def finish_rebuild(self) -> None:
+        """After a full scan: the final time-index entry (as Kafka's recover does), then both files."""
+        if self.max_timestamp >= 0:
+            self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp, None)
+        self.write_indexes()
+
+    def seal(self) -> None:
+        """The segment stops being the active one (Kafka's onBecomeInactiveSegment)."""
+        if self.writable and self.max_timestamp >= 0:
+            self.open_index_files()
+            self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp, self._time_fd)
+        self._close_index_fds()
+
+    def close(self, *, final_time_entry: bool = True) -> None:
+        """Kafka's close: the largest timestamp goes into the time index (if new); files are trimmed."""
+        if self.writable and final_time_entry and self.max_timestamp >= 0:
+            self.open_index_files()
+            self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp, self._time_fd)
+        self._close_index_fds()
+        os.close(self.fd)
+
+    def delete(self) -> None:
+        if not self.writable:
+            raise LogError("cannot delete a segment of a log opened read-only", file=self.path)
+        self._close_index_fds()
+        os.close(self.fd)
+        for path in (self.path, self.offset_index.path, self.time_index.path):
+            path.unlink(missing_ok=True)

@@ -1,0 +1,7 @@
+"""Kafka's KRaft snapshots: ``<end offset>-<epoch>.checkpoint`` files (RecordsSnapshotWriter's format)."""
+
+from metalog.snapshots.files import SnapshotId, list_snapshots, parse_name
+from metalog.snapshots.reader import SnapshotReader, SnapshotSummary
+from metalog.snapshots.writer import SnapshotWriter
+
+__all__ = ["SnapshotId", "SnapshotReader", "SnapshotSummary", "SnapshotWriter", "list_snapshots", "parse_name"]
