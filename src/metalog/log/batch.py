@@ -169,6 +169,10 @@ class RecordBatch:
             raise self._error(f"record count {count} cannot fit in {limit - begin} bytes of records", 57)
         log_append_time = self.max_timestamp if self.attributes & LOG_APPEND_TIME_FLAG else None
         try:
+            if log_append_time is None:
+                fast = _decode_kraft_records(data, begin, limit, count, self.base_offset, self.base_timestamp)
+                if fast is not None:
+                    return fast
             return _decode_records(data, begin, limit, count, self.base_offset, self.base_timestamp, log_append_time)
         except _RecordError as e:
             where = e.pos - begin
@@ -297,6 +301,52 @@ def _decode_records(data: Any, pos: int, limit: int, count: int, base_offset: in
     if pos != limit:
         raise _RecordError(count, pos, f"{limit - pos} bytes follow the last of {count} records")
     return out
+
+
+def _decode_kraft_records(data: Any, pos: int, limit: int, count: int, base_offset: int,
+                          base_timestamp: int) -> list[Record] | None:
+    """The fast path for records in KRaft's form (attributes 0, timestamp delta 0, null key, no headers,
+    lengths under 8 KiB); None as soon as one is not, and the general decoder takes over."""
+    out: list[Record] = []
+    append = out.append
+    try:
+        for _ in range(count):
+            b = data[pos]
+            if b < 0x80:
+                size = b >> 1
+                pos += 1
+            else:
+                c = data[pos + 1]
+                if c >= 0x80 or b & 1:  # three bytes or more, or negative
+                    return None
+                size = ((b & 0x7F) | (c << 7)) >> 1
+                pos += 2
+            end = pos + size
+            if data[pos] or data[pos + 1] or end > limit:  # attributes, timestampDelta
+                return None
+            b = data[pos + 2]
+            if b < 0x80:
+                offset_delta = b >> 1
+                p = pos + 3
+            else:
+                offset_delta = ((b & 0x7F) | (data[pos + 3] << 7)) >> 1
+                p = pos + 4
+            if b & 1 or data[p] != 1:  # a negative offset delta, or a key
+                return None
+            b = data[p + 1]
+            if b < 0x80:
+                n = b >> 1
+                p += 2
+            else:
+                n = ((b & 0x7F) | (data[p + 2] << 7)) >> 1
+                p += 3
+            if b & 1 or p + n + 1 != end or data[p + n]:  # value length, headers count 0
+                return None
+            append(_new_record(Record, (base_offset + offset_delta, base_timestamp, None, data[p:p + n], (), 0)))
+            pos = end
+    except IndexError:
+        return None
+    return out if pos == limit else None
 
 
 def _decode_headers(data: Any, pos: int, end: int, index: int) -> tuple[tuple[tuple[str, bytes | None], ...], int]:

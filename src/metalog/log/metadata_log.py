@@ -168,7 +168,8 @@ class MetadataLog:
                     self.epochs.assign(batch.partition_leader_epoch, batch.base_offset)
             except CorruptBatchError:
                 pass
-        self.recovery.rebuilt.append(f"{self.epochs.path} (it was missing)")
+        memory = "" if self.writable else ", in memory only: read-only"
+        self.recovery.rebuilt.append(f"{self.epochs.path} (it was missing{memory})")
 
     def _stored_log_start(self, bases: list[int]) -> int:
         path = self.root / files.LOG_START_OFFSET_CHECKPOINT
@@ -187,7 +188,8 @@ class MetadataLog:
             return
         if problem is not None:
             seg.reset_indexes()
-            self.recovery.rebuilt.append(f"indexes of {seg.path.name} ({problem})")
+            memory = "" if self.writable else ", in memory only: read-only"
+            self.recovery.rebuilt.append(f"indexes of {seg.path.name} ({problem}{memory})")
         elif self.writable:
             seg.open_index_files()
         start, first_last = 0, None

@@ -1,0 +1,195 @@
+"""``metalog log``: dump, append to and verify Kafka's ``__cluster_metadata`` log on disk."""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from metalog.errors import CorruptBatchError, MetalogError
+
+EXAMPLES = """\
+examples:
+  metalog log dump /var/lib/kafka/metadata                  # every segment and snapshot, as kafka-dump-log
+  metalog log dump --json __cluster_metadata-0/00000000000000000000.log | jq .records[].payload.type
+  metalog log dump 00000000000000000025-0000000001.checkpoint
+  metalog log verify /var/lib/kafka/metadata && echo intact
+  echo '{"name": "NoOpRecord", "version": 0, "data": {}}' | metalog log append --create /tmp/metadata
+"""
+
+
+def register(sub: Any) -> None:
+    fmt = argparse.RawDescriptionHelpFormatter
+    p = sub.add_parser("log", help="dump, append to and verify the metadata log on disk",
+                       description="Kafka's __cluster_metadata log directory: segments, indexes, snapshots.",
+                       epilog=EXAMPLES, formatter_class=fmt)
+    verbs = p.add_subparsers(dest="log_verb", metavar="COMMAND", required=True)
+
+    dump = verbs.add_parser("dump", help="print batches and records (like kafka-dump-log --cluster-metadata-decoder)",
+                            epilog=EXAMPLES, formatter_class=fmt)
+    dump.add_argument("paths", nargs="+", metavar="PATH",
+                      help="a .log segment, a .checkpoint snapshot, or a log directory (all of its files)")
+    dump.add_argument("--json", action="store_true", help="one JSON object per batch instead of text")
+    dump.add_argument("--no-records", action="store_true", help="batch headers only")
+    dump.set_defaults(func=_dump)
+
+    app = verbs.add_parser("append", help='append JSON lines {"name", "version", "data"} as batches',
+                           epilog=EXAMPLES, formatter_class=fmt)
+    app.add_argument("logdir", metavar="LOGDIR")
+    app.add_argument("--batch-size", type=int, default=1000, help="records per batch (default 1000)")
+    app.add_argument("--epoch", type=int, help="leader epoch of the batches (default: the log's latest, or 1)")
+    app.add_argument("--timestamp", type=int, help="append time in ms (default: now)")
+    app.add_argument("--durability", choices=["batch", "append", "none"], default="batch",
+                     help="fsync after every batch (default), once at the end, or only at close")
+    app.add_argument("--create", action="store_true", help="create the log directory if it does not exist")
+    app.add_argument("--cluster-id", help="cluster.id for a new meta.properties (default: random)")
+    app.add_argument("--node-id", type=int, default=1, help="node.id for a new meta.properties (default 1)")
+    app.add_argument("--segment-bytes", type=int, default=1024 ** 3, help="roll segments at this size")
+    app.set_defaults(func=_append)
+
+    ver = verbs.add_parser("verify", help="check every CRC, index, epoch and snapshot; exit status 0 = intact",
+                           epilog=EXAMPLES, formatter_class=fmt)
+    ver.add_argument("logdir", metavar="LOGDIR")
+    ver.add_argument("--quiet", "-q", action="store_true", help="print problems only")
+    ver.set_defaults(func=_verify)
+
+
+# ---- dump -----------------------------------------------------------------------------------
+def _dump(args: argparse.Namespace) -> int:
+    failed = 0
+    for path in itertools.chain.from_iterable(_files(Path(p)) for p in args.paths):
+        failed += _dump_file(path, args.json, not args.no_records)
+    return 1 if failed else 0
+
+
+def _files(path: Path) -> Iterator[Path]:
+    from metalog.log.files import METADATA_PARTITION_DIR
+    from metalog.snapshots.files import parse_name
+
+    if not path.is_dir():
+        if not path.exists():
+            raise FileNotFoundError(2, "No such file or directory", str(path))
+        yield path
+        return
+    if (path / METADATA_PARTITION_DIR).is_dir():
+        path = path / METADATA_PARTITION_DIR
+    logs = sorted(p for p in path.glob("*.log") if p.stem.isdigit())
+    snaps = sorted((p for p in path.glob("*.checkpoint") if parse_name(p.name)), key=lambda p: p.name)
+    if not logs and not snaps:
+        raise MetalogError(f"{path}: no .log segments or .checkpoint snapshots here")
+    yield from logs
+    yield from snaps
+
+
+def _dump_file(path: Path, as_json: bool, with_records: bool) -> int:
+    from metalog.log import dump
+    from metalog.log.reader import read_batches
+    from metalog.snapshots.files import parse_name
+
+    out = sys.stdout
+    parsed = parse_name(path.name)
+    if not as_json:
+        out.write(f"Dumping {path}\n")
+        if parsed:
+            out.write(f"Snapshot end offset: {parsed[0].end_offset}, epoch: {parsed[0].epoch}\n")
+        elif path.stem.isdigit():
+            out.write(f"Log starting offset: {int(path.stem)}\n")
+    fd = os.open(path, os.O_RDONLY)
+    size, valid, bad = os.fstat(fd).st_size, 0, 0
+    try:
+        for batch in read_batches(fd, 0, size, source=str(path), validate=False):
+            bad += not batch.is_valid()
+            if as_json:
+                obj = dump.batch_json(batch, records=with_records)
+                out.write(json.dumps({"file": str(path), **obj}, separators=(",", ":")) + "\n")
+            else:
+                out.write(dump.batch_text(batch) + "\n")
+                if with_records:
+                    out.writelines(dump.record_text(batch, r) + "\n" for r in batch.records())
+            valid += batch.size_in_bytes
+    except CorruptBatchError as e:
+        print(f"metalog: {e}", file=sys.stderr)
+    finally:
+        os.close(fd)
+    if size > valid:
+        msg = f"Found {size - valid} invalid bytes at the end of {path.name}"
+        print(json.dumps({"file": str(path), "invalidBytes": size - valid}) if as_json else msg, file=out)
+    return bad + (size > valid)
+
+
+# ---- append ---------------------------------------------------------------------------------
+def _append(args: argparse.Namespace) -> int:
+    from metalog.log import MetadataLog
+
+    if args.batch_size < 1:
+        raise MetalogError("--batch-size must be at least 1")
+    with MetadataLog.open(args.logdir, create=args.create, durability=args.durability,
+                          segment_bytes=args.segment_bytes, cluster_id=args.cluster_id,
+                          node_id=args.node_id) as log:
+        lines = (line for line in sys.stdin if line.strip())
+        lineno = 0
+        while True:
+            chunk = list(itertools.islice(lines, args.batch_size))
+            if not chunk:
+                break
+            records = []
+            for line in chunk:
+                lineno += 1
+                records.append(_parse_record(line, lineno))
+            for b in log.append(records, epoch=args.epoch, timestamp=args.timestamp, batch_size=args.batch_size):
+                _report(b)
+        if args.durability == "none":
+            log.flush()
+            print(json.dumps({"committedOffset": log.committed_offset - 1}))
+    return 0
+
+
+def _parse_record(line: str, lineno: int) -> tuple[Any, int]:
+    from metalog.codec import message_class
+
+    try:
+        req = json.loads(line)
+        if not isinstance(req, dict) or not {"name", "version", "data"} <= req.keys():
+            raise ValueError('expected {"name", "version", "data"}')
+        cls = message_class(_message_name(req["name"]))
+        return cls.from_json(req["data"], req["version"]), req["version"]
+    except (MetalogError, ValueError, KeyError, TypeError) as e:
+        raise MetalogError(f"input line {lineno}: {e}") from None
+
+
+def _message_name(name: str) -> str:
+    """A spec name (``TopicRecord``) or Kafka's type name (``TOPIC_RECORD``)."""
+    if name.isupper():
+        from metalog.codec.definitions import METADATA_BY_API_KEY
+        from metalog.log.dump import kafka_type_name
+
+        for spec in METADATA_BY_API_KEY.values():
+            if kafka_type_name(spec.name) == name:
+                return spec.name
+    return name
+
+
+def _report(b: Any) -> None:
+    print(json.dumps({"baseOffset": b.base_offset, "lastOffset": b.last_offset, "epoch": b.epoch,
+                      "committed": b.committed}), flush=True)
+
+
+# ---- verify ---------------------------------------------------------------------------------
+def _verify(args: argparse.Namespace) -> int:
+    from metalog.log.verify import verify_log
+
+    v = verify_log(args.logdir)
+    if not args.quiet:
+        for note in v.notes:
+            print(f"note: {note}")
+    for problem in v.problems:
+        print(f"PROBLEM: {problem}")
+    verdict = "intact" if v.ok else f"{len(v.problems)} problem(s)"
+    print(f"{args.logdir}: {v.batches} batches, {v.records} records, {v.bytes} bytes, {v.snapshots} snapshots: "
+          f"{verdict}")
+    return 0 if v.ok else 1

@@ -1,0 +1,102 @@
+"""What ``metalog log dump`` prints for a batch and its records: kafka-dump-log's text form
+(``--deep-iteration --print-data-log --cluster-metadata-decoder``) or one JSON object per batch.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from metalog.codec.framing import decode_metadata_record
+from metalog.codec.schema import snake
+from metalog.errors import MetalogError
+from metalog.log.batch import NO_SEQUENCE, Record, RecordBatch
+from metalog.log.control import DUMP_LABELS, decode_control
+
+_COMPACT = {"separators": (",", ":")}
+
+
+def kafka_type_name(message_name: str) -> str:
+    """Kafka's MetadataRecordType name: ``PartitionRecord`` -> ``PARTITION_RECORD``."""
+    return snake(message_name).upper()
+
+
+def payload_json(record: Record) -> dict[str, Any]:
+    """``{type, version, data}`` of a metadata record value (``data`` in Kafka's JSON form)."""
+    decoded = decode_metadata_record(record.value or b"")
+    return {"type": kafka_type_name(decoded.message.NAME), "version": decoded.version,
+            "data": decoded.message.to_json(decoded.version)}
+
+
+def control_json(record: Record) -> dict[str, Any]:
+    c = decode_control(record.key, record.value)
+    return {"type": c.type.name, "version": c.version, "data": c.data_json()}
+
+
+def record_json(batch: RecordBatch, record: Record) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "offset": record.offset, "timestamp": record.timestamp,
+        "key": None if record.key is None else bytes(record.key).hex(),
+        "value": None if record.value is None else bytes(record.value).hex(),
+    }
+    if record.headers:
+        out["headers"] = [{"key": k, "value": None if v is None else v.hex()} for k, v in record.headers]
+    label, decode = ("control", control_json) if batch.is_control else ("payload", payload_json)
+    try:
+        out[label] = decode(record)
+    except (MetalogError, KeyError) as e:
+        out["error"] = f"cannot decode the {label}: {e}"
+    return out
+
+
+def batch_json(batch: RecordBatch, *, records: bool = True) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "baseOffset": batch.base_offset, "lastOffset": batch.last_offset, "count": batch.records_count,
+        "partitionLeaderEpoch": batch.partition_leader_epoch, "magic": batch.magic, "crc": batch.crc,
+        "compression": batch.compression.kafka_name, "timestampType": batch.timestamp_type,
+        "isTransactional": batch.is_transactional, "isControl": batch.is_control,
+        "producerId": batch.producer_id, "producerEpoch": batch.producer_epoch,
+        "baseSequence": batch.base_sequence, "maxTimestamp": batch.max_timestamp,
+        "sizeInBytes": batch.size_in_bytes, "position": batch.position, "isValid": batch.is_valid(),
+    }
+    if records:
+        out["records"] = [record_json(batch, r) for r in batch.records()]
+    return out
+
+
+def batch_text(batch: RecordBatch) -> str:
+    """kafka-dump-log's batch line."""
+    horizon = f"OptionalLong[{batch.base_timestamp}]" if batch.has_delete_horizon else "OptionalLong.empty"
+    return (f"baseOffset: {batch.base_offset} lastOffset: {batch.last_offset} count: {batch.records_count} "
+            f"baseSequence: {batch.base_sequence} lastSequence: {batch.last_sequence} "
+            f"producerId: {batch.producer_id} producerEpoch: {batch.producer_epoch} "
+            f"partitionLeaderEpoch: {batch.partition_leader_epoch} isTransactional: {_b(batch.is_transactional)} "
+            f"isControl: {_b(batch.is_control)} deleteHorizonMs: {horizon} position: {batch.position} "
+            f"{batch.timestamp_type}: {batch.max_timestamp} size: {batch.size_in_bytes} magic: {batch.magic} "
+            f"compresscodec: {batch.compression.kafka_name} crc: {batch.crc} isvalid: {_b(batch.is_valid())}")
+
+
+def record_text(batch: RecordBatch, record: Record) -> str:
+    """kafka-dump-log's record line, with the decoded payload or control message."""
+    seq = NO_SEQUENCE if batch.base_sequence == NO_SEQUENCE else batch.base_sequence + record.offset - batch.base_offset
+    line = (f"| offset: {record.offset} {batch.timestamp_type}: {record.timestamp} "
+            f"keySize: {_size(record.key)} valueSize: {_size(record.value)} sequence: {seq} "
+            f"headerKeys: [{','.join(k for k, _ in record.headers)}]")
+    try:
+        if batch.is_control:
+            c = decode_control(record.key, record.value)
+            label = DUMP_LABELS.get(c.type)
+            if label is None:
+                return f"{line} endTxnMarker: {c.type.name} coordinatorEpoch: {c.message['coordinatorEpoch']}"
+            return f"{line} {label}: {json.dumps(c.data_json(), **_COMPACT)}"
+        return f"{line} payload: {json.dumps(payload_json(record), **_COMPACT)}"
+    except (MetalogError, KeyError) as e:
+        return f"{line} Error at {record.offset}, skipping. {e}"
+
+
+def _size(data: bytes | None) -> int:
+    return -1 if data is None else len(data)
+
+
+def _b(flag: bool) -> str:
+    return "true" if flag else "false"
