@@ -65,6 +65,31 @@ def encode_metadata_record(message: ApiMessage, version: int) -> bytes:
 
 def decode_metadata_record(buf: bytes | bytearray | memoryview) -> MetadataRecord:
     """A record value from the metadata log; the frame must be consumed exactly."""
+    # Fast path: frame version, apiKey and version are one byte each in every record Kafka writes.
+    if len(buf) > 3 and buf[0] == FRAME_VERSION:
+        reader = (_READERS or _fast_readers()).get((buf[1], buf[2]))
+        if reader is not None:
+            try:
+                obj, end = reader(buf, 3)
+                if end == len(buf):
+                    return MetadataRecord(obj, buf[2])
+            except Exception:  # noqa: S110  the checked path below names what is wrong
+                pass
+    return _decode_checked(buf)
+
+
+def _fast_readers() -> dict[tuple[int, int], Any]:
+    """(apiKey, version) -> the generated reader, for one-byte apiKeys and versions."""
+    out = _READERS
+    for api_key, spec in METADATA_BY_API_KEY.items():
+        cls = message_class(spec.name)
+        for version in cls.VERSIONS:
+            if api_key < 0x80 and version < 0x80:
+                out[(api_key, version)] = cls.READERS[version]
+    return out
+
+
+def _decode_checked(buf: bytes | bytearray | memoryview) -> MetadataRecord:
     pos = 0
     frame_version, pos = _frame_uvarint(buf, pos, "frame version")
     if frame_version == 0:
@@ -101,6 +126,9 @@ def _frame_uvarint(buf: Any, pos: int, what: str) -> tuple[int, int]:
     if value > 0x7FFF:
         raise DecodeError(f"value for the {what} is too large ({value})", field=what, offset=pos)
     return value, end
+
+
+_READERS: dict[tuple[int, int], Any] = {}  # filled on first use: importing every record class takes time
 
 
 # ---- request and response frames ----------------------------------------------------------

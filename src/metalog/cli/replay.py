@@ -1,0 +1,176 @@
+"""``metalog replay`` and ``metalog diff``: the state of a metadata log at a point in time, and what changed."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from typing import Any
+
+from metalog.cli.progress import Progress
+from metalog.errors import MetalogError
+
+REPLAY_EXAMPLES = """\
+examples:
+  metalog replay /var/lib/kafka/metadata                       # the state at the end of the log
+  metalog replay LOGDIR --to-offset 1200 --format json         # after offset 1200, as JSON
+  metalog replay LOGDIR --at-time 2024-05-01T10:32:00Z         # as it was at 10:32 UTC
+  metalog replay LOGDIR --at-time 1714559520000 --partitions   # every partition, not only the unhealthy ones
+  metalog replay LOGDIR --to-offset 5000 --save-image          # and keep a state image for faster replays
+"""
+
+DIFF_EXAMPLES = """\
+examples:
+  metalog diff LOGDIR --from 100 --to 2000                     # offsets
+  metalog diff LOGDIR --from 2024-05-01T10:30:00Z --to 2024-05-01T10:45:00Z
+  metalog diff LOGDIR --from 1714559400000ms --to end --json   # epoch milliseconds end in "ms"
+
+A point is an offset (a plain integer), a time (ISO-8601, or epoch milliseconds followed by "ms"),
+"start" (the empty state before the log) or "end" (the last offset).
+"""
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("replay", help="the state of a metadata log at an offset or time",
+                       description="Rebuild the controller state from the nearest snapshot or state image at or "
+                                   "before the target, plus the tail of the log.",
+                       epilog=REPLAY_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("logdir", help="a log directory (holding __cluster_metadata-0) or the partition directory")
+    target = p.add_mutually_exclusive_group()
+    target.add_argument("--to-offset", type=int, metavar="N", help="replay up to and including offset N")
+    target.add_argument("--at-time", metavar="TIME", help="ISO-8601 or epoch milliseconds")
+    p.add_argument("--format", choices=["table", "json"], default="table")
+    p.add_argument("--partitions", action="store_true", help="list every partition in the table")
+    p.add_argument("--no-snapshots", action="store_true", help="replay from offset 0, ignoring snapshots/images")
+    p.add_argument("--save-image", action="store_true", help="write a state image of the result beside the log")
+    p.set_defaults(func=_replay)
+
+    d = sub.add_parser("diff", help="what changed between two points of a metadata log",
+                       description="Brokers registered, fenced or restarted, log directories lost, topics created "
+                                   "and removed, partitions whose leader, ISR, replicas or directories changed.",
+                       epilog=DIFF_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    d.add_argument("logdir")
+    d.add_argument("--from", dest="from_", required=True, metavar="POINT")
+    d.add_argument("--to", required=True, metavar="POINT")
+    d.add_argument("--json", action="store_true", help="print the diff as JSON")
+    d.set_defaults(func=_diff)
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from metalog.replay.history import MetadataHistory, parse_time
+    from metalog.state.jsonimage import image_to_json
+
+    with MetadataHistory(args.logdir) as history, Progress("replaying") as bar:
+        if args.at_time is not None:
+            result = history.state_at_time(parse_time(args.at_time), use_snapshots=not args.no_snapshots,
+                                           progress=bar.update)
+        else:
+            result = history.state_at(args.to_offset, use_snapshots=not args.no_snapshots, progress=bar.update)
+        if args.save_image:
+            path = history.save_image(result)
+            print(f"state image written: {path}", file=sys.stderr)
+    if args.format == "json":
+        print(json.dumps(image_to_json(result.image), indent=2))
+    else:
+        print(render_state(result, all_partitions=args.partitions))
+    return 0
+
+
+def _point(history: Any, text: str) -> int:
+    from metalog.replay.history import parse_time
+
+    if text == "start":
+        return -1
+    if text == "end":
+        return int(history.end_offset)
+    if re.fullmatch(r"-?\d+", text):
+        return int(text)
+    if text.endswith("ms") and text[:-2].isdigit():
+        return int(history.offset_at_time(int(text[:-2])))
+    return int(history.offset_at_time(parse_time(text)))
+
+
+def _diff(args: argparse.Namespace) -> int:
+    from metalog.replay.diff import diff_images, render_diff
+    from metalog.replay.history import MetadataHistory
+    from metalog.state.image import EMPTY
+
+    with MetadataHistory(args.logdir) as history:
+        a, b = _point(history, args.from_), _point(history, args.to)
+        if a > b:
+            raise MetalogError(f"--from ({a}) is after --to ({b})")
+        before = EMPTY if a < 0 else history.state_at(a).image
+        after = EMPTY if b < 0 else history.state_at(b).image
+    d = diff_images(before, after)
+    d.from_offset, d.to_offset = a, b
+    print(json.dumps(d.to_json(), indent=2) if args.json else render_diff(d))
+    return 0
+
+
+def render_state(result: Any, *, all_partitions: bool = False) -> str:
+    from metalog.replay.diff import table
+    from metalog.replay.history import format_time
+    from metalog.state import versions as V
+
+    img = result.image
+    f = img.features
+    start = result.start
+    lines = [
+        f"offset {result.offset} at {format_time(result.timestamp)}"
+        f" (from {start.kind}{'' if start.kind == 'empty' else f' at offset {start.offset}'},"
+        f" {result.records_replayed:,} records replayed)",
+        f"metadata.version {V.metadata_version_name(f.metadata_version) or '-'}"
+        f"   ZK migration {V.ZK_MIGRATION_STATES.get(f.zk_migration_state, f.zk_migration_state)}"
+        + (f"   features {', '.join(f'{k}={v}' for k, v in sorted(f.finalized.items()))}" if f.finalized else ""),
+    ]
+    if result.open_transaction:
+        lines.append("a metadata transaction is open at this offset: its records are not shown")
+    rows = [("BROKER", "EPOCH", "RACK", "STATE", "LOG DIRS")]
+    for bid in sorted(img.brokers):
+        b = img.brokers[bid]
+        state = "fenced" if b.fenced else "unfenced"
+        if b.in_controlled_shutdown:
+            state += ", shutting down"
+        if b.is_migrating_zk_broker:
+            state += ", zk"
+        rows.append((str(bid), str(b.epoch), b.rack or "-", state, ", ".join(map(str, b.directories)) or "-"))
+    lines += ["", f"brokers: {len(img.brokers)}"] + table(rows)
+    lines += ["", f"topics: {len(img.topics)}"] + _topics(img, all_partitions)
+    if img.configs:
+        rows = [("RESOURCE", "KEY", "VALUE")]
+        for (rt, name), cfg in sorted(img.configs.items()):
+            rows += [(f"{V.CONFIG_RESOURCE_TYPES.get(rt, rt)}/{name}", k, str(v)) for k, v in sorted(cfg.items())]
+        lines += ["", f"configs: {len(rows) - 1}"] + table(rows)
+    return "\n".join(lines)
+
+
+def _topics(img: Any, all_partitions: bool) -> list[str]:
+    from metalog.codec.uuid import LOST, MIGRATING, UNASSIGNED
+    from metalog.replay.diff import table
+
+    names = {MIGRATING: "MIGRATING", UNASSIGNED: "UNASSIGNED", LOST: "LOST"}
+    rows = [("TOPIC", "PARTITIONS", "OFFLINE REPLICAS", "NO LEADER", "UNDER-REPLICATED")]
+    part_rows = [("PARTITION", "LEADER", "EPOCH", "REPLICAS", "ISR", "OFFLINE", "DIRECTORIES")]
+    for name, t in sorted(img.topics_by_name.items()):
+        offline = leaderless = under = 0
+        for pid in sorted(t.partitions):
+            p = t.partitions[pid]
+            off = img.offline_replicas(p)
+            offline += len(off)
+            leaderless += p.leader < 0
+            under += len(p.isr) < len(p.replicas)
+            if all_partitions or off or p.leader < 0:
+                dirs = ",".join(names.get(d, str(d)[:8]) for d in p.directories)
+                part_rows.append((f"{name}-{pid}", str(p.leader), str(p.leader_epoch), _ids(p.replicas), _ids(p.isr),
+                                  _ids(off) if off else "-", dirs))
+        rows.append((name, str(len(t.partitions)), str(offline), str(leaderless), str(under)))
+    out = table(rows) if len(rows) > 1 else []
+    if len(part_rows) > 1:
+        out += ["", "partitions" + ("" if all_partitions else " with offline replicas or no leader") + ":"]
+        out += table(part_rows)
+    return out
+
+
+def _ids(ids: Any) -> str:
+    return "[" + ",".join(map(str, ids)) + "]"

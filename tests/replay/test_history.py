@@ -1,0 +1,107 @@
+"""Point-in-time replay over real log directories: Kafka's own, and generated ones with snapshots and images."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from metalog.errors import MetalogError
+from metalog.replay.diff import diff_images
+from metalog.replay.history import MetadataHistory, parse_time
+from metalog.state.jsonimage import image_to_json
+from metalog.state.records import image_digest
+from tests.conftest import load_vectors
+
+SCENARIO = load_vectors()["scenarioJbod"]
+
+
+@pytest.fixture
+def jbod_copy(tmp_path: Path, jbod_dir: Path) -> Path:
+    """Kafka's JBOD log with its kraft.version 1 snapshot moved where Kafka keeps snapshots."""
+    root = tmp_path / "jbod"
+    shutil.copytree(jbod_dir, root)
+    for p in (root / "snapshot-kraft-v1").iterdir():
+        shutil.copy(p, root / "__cluster_metadata-0" / p.name)
+    return root
+
+
+def test_state_at_the_end_is_kafkas_final_image(jbod_dir: Path) -> None:
+    with MetadataHistory(jbod_dir) as h:
+        result = h.state_at()
+    assert image_to_json(result.image) == SCENARIO["finalImage"]
+    assert (result.offset, result.start.kind, result.records_replayed) == (24, "empty", 24)
+
+
+def test_every_offset_matches_the_timeline(jbod_dir: Path) -> None:
+    with MetadataHistory(jbod_dir) as h:
+        for expected in SCENARIO["stateTimeline"]:
+            state = image_to_json(h.state_at(expected["offset"]).image)
+            assert state["metadataVersion"] == expected["metadataVersion"]
+
+
+def test_replay_starts_from_the_kafka_snapshot(jbod_copy: Path) -> None:
+    with MetadataHistory(jbod_copy) as h:
+        from_snapshot = h.state_at(24)
+        from_zero = h.state_at(24, use_snapshots=False)
+        assert from_snapshot.start.kind == "checkpoint" and from_snapshot.start.offset == 24
+        assert from_snapshot.records_replayed == 0
+        assert image_digest(from_snapshot.image) == image_digest(from_zero.image)
+        early = h.state_at(10)  # before the snapshot: replayed from the start
+        assert early.start.kind == "empty" and early.records_replayed == 10
+
+
+def test_saved_state_image_is_used_and_gives_the_same_state(jbod_copy: Path) -> None:
+    with MetadataHistory(jbod_copy) as h:
+        at_15 = h.state_at(15)
+        path = h.save_image(at_15)
+        assert path.name == "00000000000000000015.image"
+        later = h.state_at(20)
+        assert later.start.kind == "image" and later.start.offset == 15 and later.records_replayed == 5
+        assert image_digest(later.image) == image_digest(h.state_at(20, use_snapshots=False).image)
+
+
+def test_time_maps_to_offsets_through_batch_timestamps(jbod_dir: Path) -> None:
+    batches = [b for b in SCENARIO["batches"] if not b["isControlBatch"]]
+    with MetadataHistory(jbod_dir) as h:
+        for b in batches:
+            assert h.offset_at_time(b["maxTimestamp"]) == b["lastOffset"]
+        assert h.offset_at_time(batches[0]["maxTimestamp"] - 1) == 0  # only the control batch at offset 0
+        assert h.offset_at_time(batches[-1]["maxTimestamp"] + 10**6) == 24
+
+
+def test_states_after_every_batch(jbod_dir: Path) -> None:
+    with MetadataHistory(jbod_dir) as h:
+        offsets = [off for off, _, _ in h.states()]
+        final = list(h.states())[-1][2]
+    assert offsets == [b["lastOffset"] for b in SCENARIO["batches"] if not b["isControlBatch"]]
+    assert image_to_json(final) == SCENARIO["finalImage"]
+
+
+def test_diff_names_what_changed(jbod_dir: Path) -> None:
+    with MetadataHistory(jbod_dir) as h:
+        d = diff_images(h.state_at(12).image, h.state_at(24).image)
+    assert d.brokers_fenced == [3]
+    assert d.dirs_lost == {1: ["bCF3l0RIQjOKhUqgbivHZA"]}
+    assert [(p.topic, p.partition) for p in d.partitions] == [("foo", 0), ("foo", 1)]
+    assert d.partitions[0].changes["leader"] == (1, 2)
+    assert d.topics_created == [] and d.topics_removed == []
+    with MetadataHistory(jbod_dir) as h:
+        d = diff_images(h.state_at(17).image, h.state_at(19).image)
+    assert d.topics_created == ["bar"]
+
+
+@pytest.mark.parametrize(("text", "ms"), [
+    ("1700000000000", 1700000000000), ("2023-11-14T22:13:20Z", 1700000000000),
+    ("2023-11-14T22:13:20", 1700000000000), ("2023-11-14T23:13:20+01:00", 1700000000000),
+])
+def test_parse_time(text: str, ms: int) -> None:
+    assert parse_time(text) == ms
+
+
+def test_bad_targets_are_clear(jbod_dir: Path) -> None:
+    with MetadataHistory(jbod_dir) as h, pytest.raises(MetalogError, match="past the end of the log"):
+        h.state_at(25)
+    with pytest.raises(MetalogError, match="not a time"):
+        parse_time("yesterday")
