@@ -55,6 +55,7 @@ class MessageGenerator:
         self.structs = msg.structs
         self.formats: dict[str, str] = {}  # struct format -> constant name
         self.arrays: set[str] = set()  # element types used in packed arrays
+        self.rows: dict[str, str] = {}  # struct format of one fixed-size struct -> array_struct constant
         self.functions: dict[str, str] = {}  # body text -> function name (dedup across versions)
         self.readers: dict[tuple[str, int], str] = {}
         self.writers: dict[tuple[str, int], str] = {}
@@ -85,13 +86,16 @@ class MessageGenerator:
                 self.writers[(name, v)] = self.function(self.writer(name, v), f"_write_{name}_v{v}", body)
         out = [HEADER, "from __future__ import annotations\n\n", "from typing import Any\n\n",
                "from metalog.codec.runtime import (\n    H,\n    I,\n    UNSET,\n    ZERO,\n    ApiMessage,\n"
-               "    KafkaStruct,\n    Malformed,\n    Struct,\n    Uuid,\n    array_struct,\n    new,\n"
-               "    non_default,\n    read_uvarint,\n    write_tagged,\n    write_uvarint,\n)\n\n"]
+               "    KafkaStruct,\n    Malformed,\n    Struct,\n    Uuid,\n    array_struct,\n    bytes_new,\n"
+               "    new,\n    non_default,\n    read_unknown_tags,\n    read_uvarint,\n    write_tagged,\n"
+               "    write_uvarint,\n)\n\n"]
         out.append(f"__all__ = {[self.msg.name] + [s for s in self.structs if s in reach]!r}\n\n")
         for fmt, const in self.formats.items():
             out.append(f"{const} = Struct({fmt!r})\n")
         for t in sorted(self.arrays):
             out.append(f"_{t.upper()}S = array_struct({PACKED_ARRAYS[t]!r})\n")
+        for fmt, const in self.rows.items():
+            out.append(f"{const} = array_struct({fmt!r})\n")
         for name in order:
             out.append("\n\n" + self.class_def(name, sorted(reach[name])))
         out.append("\n\n" + "\n\n".join(body))
@@ -173,57 +177,72 @@ class MessageGenerator:
     # ---- readers -----------------------------------------------------------------------
     def reader(self, name: str, v: int) -> Emitter:
         em = Emitter()
-        flexible = v in self.msg.flexible_versions
         em(f"o = new({name})")
+        self.read_body(em, name, v, "o")
+        em("return o, pos")
+        return em
+
+    def read_body(self, em: Emitter, name: str, v: int, o: str) -> None:
+        """Read the fields of struct ``name`` into the new object ``o``.
+
+        Nested structs are read inline (no call per array element): a call and the
+        ``(obj, pos)`` tuple cost more than reading a small struct's fields.
+        """
+        flexible = v in self.msg.flexible_versions
         group: list[F] = []
         tagged: list[F] = []
         for f in self.fields_of(name):
             if v not in f.valid:
-                em(f"o.{f.attr} = {self.default(f)}")
+                em(f"{o}.{f.attr} = {self.default(f)}")
             elif flexible and v in f.tagged_versions:
                 tagged.append(f)
-                em(f"o.{f.attr} = {self.default(f)}")
+                em(f"{o}.{f.attr} = {self.default(f)}")
             elif f.type in FIXED:
                 group.append(f)
                 continue
             else:
-                self.read_group(em, group)
+                self.read_group(em, group, o)
                 group = []
-                self.read_value(em, f, v, f"o.{f.attr}")
-        self.read_group(em, group)
-        em("o.unknown_tagged_fields = None")
+                self.read_value(em, f, v, f"{o}.{f.attr}")
+        self.read_group(em, group, o)
+        em(f"{o}.unknown_tagged_fields = None")
         if flexible:
             em("if buf[pos] == 0:")
             with em:
                 em("pos += 1")
             em("else:")
             with em:
-                self.read_tag_section(em, tagged, v)
-        em("return o, pos")
-        return em
+                if tagged:
+                    self.read_tag_section(em, tagged, v, o)
+                else:  # only tags this version does not know: kept as raw bytes
+                    em(f"pos = read_unknown_tags({o}, buf, pos)")
 
-    def read_group(self, em: Emitter, group: list[F]) -> None:
+    def read_group(self, em: Emitter, group: list[F], o: str) -> None:
         if not group:
             return
         fmt = ">" + "".join(FIXED[f.type][0] for f in group)
         size = sum(FIXED[f.type][1] for f in group)
-        targets = [f"o.{f.attr}" if f.type != "uuid" else f"u_{f.attr}" for f in group]
+        raw = {f.attr: em.fresh("u") for f in group if f.type == "uuid"}
+        targets = [raw.get(f.attr, f"{o}.{f.attr}") for f in group]
         em(f"{', '.join(targets)}{',' if len(group) == 1 else ''} = {self.fixed(fmt)}.unpack_from(buf, pos)")
-        for f in group:
-            if f.type == "uuid":
-                em(f"o.{f.attr} = Uuid(u_{f.attr})")
+        for attr, u in raw.items():
+            em(f"{o}.{attr} = bytes_new(Uuid, {u})")  # unpacked as exactly 16 bytes
         em(f"pos += {size}")
+
+    def read_uvarint(self, em: Emitter, var: str) -> None:
+        """An unsigned varint into ``var``, inline when it is one byte (almost always)."""
+        em(f"{var} = buf[pos]")
+        em(f"if {var} < 0x80:")
+        with em:
+            em("pos += 1")
+        em("else:")
+        with em:
+            em(f"{var}, pos = read_uvarint(buf, pos)")
 
     def read_length(self, em: Emitter, n: str, compact: bool, wide: bool) -> None:
         """Read a length into ``n``: compact uvarint-plus-one, or int16/int32."""
         if compact:
-            em(f"{n} = buf[pos]")
-            em(f"if {n} < 0x80:")
-            with em:
-                em("pos += 1")
-            em("else:")
-            with em:
-                em(f"{n}, pos = read_uvarint(buf, pos)")
+            self.read_uvarint(em, n)
             em(f"{n} -= 1")
         else:
             em(f"{n}, = {'I' if wide else 'H'}.unpack_from(buf, pos)")
@@ -238,7 +257,9 @@ class MessageGenerator:
             fmt, size = FIXED[typ]
             const = self.fixed(">" + fmt)
             if typ == "uuid":
-                em(f"{target} = Uuid(buf[pos:pos + 16])")
+                u = em.fresh("u")
+                em(f"{u}, = {const}.unpack_from(buf, pos)")
+                em(f"{target} = bytes_new(Uuid, {u})")
             else:
                 em(f"{target}, = {const}.unpack_from(buf, pos)")
             em(f"pos += {size}")
@@ -281,17 +302,80 @@ class MessageGenerator:
             self.arrays.add(el)
             size = FIXED[el][1]
             unpack = f"_{el.upper()}S[{n}].unpack_from(buf, pos)"
-            em(f"{target} = [*map(Uuid, {unpack})]" if el == "uuid" else f"{target} = [*{unpack}]")
+            em(f"{target} = [bytes_new(Uuid, u) for u in {unpack}]" if el == "uuid" else f"{target} = [*{unpack}]")
             em(f"pos += {size} * {n}" if size > 1 else f"pos += {n}")
             return
         items = em.fresh("items")
-        item = em.fresh("item")
         em(f"{items} = []")
+        rows = self.fixed_rows(el, v) if f.is_struct else None
+        if rows is not None:
+            self.read_rows(em, el, v, rows, items, n)
+            em.depth += 1
         em(f"for _ in range({n}):")
         with em:
-            self.read_value(em, f, v, item, element=True)
-            em(f"{items}.append({item})")
+            if f.is_struct:
+                o = em.fresh("o")
+                em(f"{o} = new({el})")
+                self.read_body(em, el, v, o)
+                em(f"{items}.append({o})")
+            else:
+                item = em.fresh("item")
+                self.read_value(em, f, v, item, element=True)
+                em(f"{items}.append({item})")
+        if rows is not None:
+            em.depth -= 1
         em(f"{target} = {items}")
+
+    def fixed_rows(self, struct: str, v: int) -> list[F] | None:
+        """The fields of a struct whose every field at ``v`` is fixed-width and untagged, else None."""
+        flexible = v in self.msg.flexible_versions
+        present = [f for f in self.fields_of(struct) if v in f.valid]
+        if any(f.type not in FIXED or (flexible and v in f.tagged_versions) for f in present):
+            return None
+        return present
+
+    def read_rows(self, em: Emitter, struct: str, v: int, rows: list[F], items: str, n: str) -> None:
+        """An array of fixed-size structs, unpacked with one call when no element has tagged fields.
+
+        Each element is its fields, then (flexible versions) an empty tagged section, one 0 byte;
+        any other tag count sends the array down the general loop that follows (the ``else``).
+        """
+        flexible = v in self.msg.flexible_versions
+        fmt = "".join(FIXED[f.type][0] for f in rows) + ("B" if flexible else "")
+        size = sum(FIXED[f.type][1] for f in rows) + flexible
+        width = len(rows) + flexible
+        const = self.row_struct(fmt)
+        vals = em.fresh("rows")
+        em(f"if {size} * {n} <= len(buf) - pos:")
+        with em:
+            em(f"{vals} = {const}[{n}].unpack_from(buf, pos)")
+        em("else:")
+        with em:
+            em(f"{vals} = None")
+        empty_tags = f" and not any({vals}[{len(rows)}::{width}])" if flexible else ""
+        em(f"if {vals} is not None{empty_tags}:")
+        with em:
+            names = [em.fresh("a") for _ in rows]
+            columns = [f"{vals}[{i}::{width}]" if width > 1 else vals for i in range(len(rows))]
+            source = columns[0] if len(columns) == 1 else "zip(" + ", ".join(columns) + ")"
+            em(f"for {', '.join(names)} in {source}:")
+            with em:
+                o = em.fresh("o")
+                em(f"{o} = new({struct})")
+                for f in self.fields_of(struct):
+                    if v not in f.valid:
+                        em(f"{o}.{f.attr} = {self.default(f)}")
+                for f, a in zip(rows, names, strict=True):
+                    em(f"{o}.{f.attr} = bytes_new(Uuid, {a})" if f.type == "uuid" else f"{o}.{f.attr} = {a}")
+                em(f"{o}.unknown_tagged_fields = None")
+                em(f"{items}.append({o})")
+            em(f"pos += {size} * {n}")
+        em("else:")
+
+    def row_struct(self, fmt: str) -> str:
+        if fmt not in self.rows:
+            self.rows[fmt] = f"_ROWS{len(self.rows)}"
+        return self.rows[fmt]
 
     def read_struct(self, em: Emitter, struct: str, v: int, target: str, nullable: bool) -> None:
         if nullable:
@@ -300,49 +384,58 @@ class MessageGenerator:
                 em(f"{target} = None")
                 em("pos += 1")
             em("else:")
-            with em:
-                em(f"{target}, pos = _read_{struct}_v{v}(buf, pos + 1)")
-        else:
-            em(f"{target}, pos = _read_{struct}_v{v}(buf, pos)")
+            em.depth += 1
+            em("pos += 1")
+        o = em.fresh("o")
+        em(f"{o} = new({struct})")
+        self.read_body(em, struct, v, o)
+        em(f"{target} = {o}")
+        if nullable:
+            em.depth -= 1
 
-    def read_tag_section(self, em: Emitter, tagged: list[F], v: int) -> None:
-        em("count, pos = read_uvarint(buf, pos)")
-        em("for _ in range(count):")
+    def read_tag_section(self, em: Emitter, tagged: list[F], v: int, o: str) -> None:
+        count, tag, size, stop = (em.fresh(x) for x in ("count", "tag", "size", "stop"))
+        self.read_uvarint(em, count)
+        em(f"for _ in range({count}):")
         with em:
-            em("tag, pos = read_uvarint(buf, pos)")
-            em("size, pos = read_uvarint(buf, pos)")
-            em("stop = pos + size")
-            em("if stop > len(buf):")
+            self.read_uvarint(em, tag)
+            self.read_uvarint(em, size)
+            em(f"{stop} = pos + {size}")
+            em(f"if {stop} > len(buf):")
             with em:
                 em("raise Malformed('tagged field size exceeds the input')")
             for i, f in enumerate(sorted(tagged, key=lambda f: f.tag or 0)):
-                em(f"{'elif' if i else 'if'} tag == {f.tag}:")
+                em(f"{'elif' if i else 'if'} {tag} == {f.tag}:")
                 with em:
-                    self.read_value(em, f, v, f"o.{f.attr}")
-                    em("if pos != stop:")
+                    self.read_value(em, f, v, f"{o}.{f.attr}")
+                    em(f"if pos != {stop}:")
                     with em:
                         em("raise Malformed('tagged field size does not match its value')")
-            if tagged:
-                em("else:")
-                em.depth += 1
-            em("if o.unknown_tagged_fields is None:")
+            em("else:")
             with em:
-                em("o.unknown_tagged_fields = []")
-            em("o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))")
-            em("pos = stop")
-            if tagged:
-                em.depth -= 1
+                em(f"if {o}.unknown_tagged_fields is None:")
+                with em:
+                    em(f"{o}.unknown_tagged_fields = []")
+                em(f"{o}.unknown_tagged_fields.append(({tag}, bytes(buf[pos:{stop}])))")
+                em(f"pos = {stop}")
 
     # ---- writers -----------------------------------------------------------------------
     def writer(self, name: str, v: int) -> Emitter:
         em = Emitter()
+        self.write_body(em, name, v, "o", "out")
+        if not em.lines:
+            em("pass")
+        return em
+
+    def write_body(self, em: Emitter, name: str, v: int, o: str, out: str) -> None:
+        """Write the fields of struct object ``o``; nested structs are written inline."""
         flexible = v in self.msg.flexible_versions
         group: list[F] = []
         tagged: list[F] = []
         for f in self.fields_of(name):
             if v not in f.valid:
                 if not f.ignorable:
-                    em(f"if o.{f.attr} != {self.default(f)}:")
+                    em(f"if {self.differs(f, f'{o}.{f.attr}')}:")
                     with em:
                         em(f"raise non_default({self.msg.name!r}, {v}, {name + '.' + f.name!r})")
             elif flexible and v in f.tagged_versions:
@@ -350,20 +443,21 @@ class MessageGenerator:
             elif f.type in FIXED:
                 group.append(f)
             else:
-                self.write_group(em, group)
+                self.write_group(em, group, o, out)
                 group = []
-                self.write_value(em, f, v, f"o.{f.attr}")
-        self.write_group(em, group)
+                self.write_value(em, f, v, f"{o}.{f.attr}", out=out)
+        self.write_group(em, group, o, out)
         if flexible:
-            self.write_tag_section(em, tagged, v)
-        if not em.lines:
-            em("pass")
-        return em
+            self.write_tag_section(em, tagged, v, o, out)
 
-    def write_group(self, em: Emitter, group: list[F]) -> None:
+    def differs(self, f: F, value: str) -> str:
+        """An expression that is true when ``value`` is not the field's default."""
+        return f"{value} is not None" if f.default_is_null else f"{value} != {self.default(f)}"
+
+    def write_group(self, em: Emitter, group: list[F], o: str, out: str) -> None:
         if group:
             fmt = ">" + "".join(FIXED[f.type][0] for f in group)
-            em(f"out += {self.fixed(fmt)}.pack({', '.join(f'o.{f.attr}' for f in group)})")
+            em(f"{out} += {self.fixed(fmt)}.pack({', '.join(f'{o}.{f.attr}' for f in group)})")
 
     def write_length(self, em: Emitter, n: str, compact: bool, wide: bool, out: str) -> None:
         if compact:
@@ -384,16 +478,18 @@ class MessageGenerator:
             em(f"{out} += {self.fixed('>' + FIXED[typ][0])}.pack({value})")
             return
         if typ not in ("string", "bytes", "records") and not typ.startswith("[]"):
+            o = em.fresh("o")
+            em(f"{o} = {value}")
             if nullable:
-                em(f"if {value} is None:")
+                em(f"if {o} is None:")
                 with em:
                     em(f"{out}.append(0xff)")
                 em("else:")
-                with em:
-                    em(f"{out}.append(1)")
-                    em(f"_write_{typ}_v{v}({value}, {out})")
-            else:
-                em(f"_write_{typ}_v{v}({value}, {out})")
+                em.depth += 1
+                em(f"{out}.append(1)")
+            self.write_body(em, typ, v, o, out)
+            if nullable:
+                em.depth -= 1
             return
         x = em.fresh("x")
         em(f"{x} = {value}")
@@ -429,28 +525,62 @@ class MessageGenerator:
             if el in PACKED_ARRAYS:
                 self.arrays.add(el)
                 em(f"{out} += _{el.upper()}S[{n}].pack(*{x})")
-            else:
-                item = em.fresh("item")
-                em(f"for {item} in {x}:")
-                with em:
-                    self.write_value(em, f, v, item, element=True, out=out)
+                return
+            item = em.fresh("item")
+            em(f"for {item} in {x}:")
+            with em:
+                self.write_value(em, f, v, item, element=True, out=out)
 
-    def write_tag_section(self, em: Emitter, tagged: list[F], v: int) -> None:
+    def write_tag_section(self, em: Emitter, tagged: list[F], v: int, o: str, out: str) -> None:
         tagged = sorted(tagged, key=lambda f: f.tag or 0)
-        checks = [f"o.{f.attr} != {self.default(f)}" for f in tagged] + ["o.unknown_tagged_fields"]
-        em(f"if {' or '.join(checks)}:")
+        if not tagged:
+            em(f"if {o}.unknown_tagged_fields:")
+            with em:
+                em(f"write_tagged({out}, [], {o}.unknown_tagged_fields)")
+            em("else:")
+            with em:
+                em(f"{out}.append(0)")
+            return
+        present = [f"({self.differs(f, f'{o}.{f.attr}')})" for f in tagged]
+        em(f"if {o}.unknown_tagged_fields:")  # merged with the known ones in tag order
         with em:
-            em("known: list[tuple[int, bytearray]] = []")
+            known = em.fresh("known")
+            em(f"{known}: list[tuple[int, bytearray]] = []")
             for f in tagged:
-                em(f"if o.{f.attr} != {self.default(f)}:")
+                em(f"if {self.differs(f, f'{o}.{f.attr}')}:")
                 with em:
-                    em("t = bytearray()")
-                    self.write_value(em, f, v, f"o.{f.attr}", out="t")
-                    em(f"known.append(({f.tag}, t))")
-            em("write_tagged(out, known, o.unknown_tagged_fields)")
+                    t = em.fresh("t")
+                    em(f"{t} = bytearray()")
+                    self.write_value(em, f, v, f"{o}.{f.attr}", out=t)
+                    em(f"{known}.append(({f.tag}, {t}))")
+            em(f"write_tagged({out}, {known}, {o}.unknown_tagged_fields)")
+        em("else:")  # known tags only: count, then (tag, size, value) in tag order
+        with em:
+            count = em.fresh("count")
+            em(f"{count} = {' + '.join(present)}")
+            em(f"{out}.append({count})")  # fewer than 128 known tags
+            for f in tagged:
+                em(f"if {self.differs(f, f'{o}.{f.attr}')}:")
+                with em:
+                    self.write_tagged_value(em, f, v, f"{o}.{f.attr}", out)
+
+    def write_tagged_value(self, em: Emitter, f: F, v: int, value: str, out: str) -> None:
+        assert f.tag is not None
+        if f.type in FIXED and f.tag < 0x80:  # tag, size and value in one pack
+            fmt, size = FIXED[f.type]
+            em(f"{out} += {self.fixed('>BB' + fmt)}.pack({f.tag}, {size}, {value})")
+            return
+        t = em.fresh("t")
+        em(f"{t} = bytearray()")
+        self.write_value(em, f, v, value, out=t)
+        em(f"write_uvarint({out}, {f.tag})" if f.tag >= 0x80 else f"{out}.append({f.tag})")
+        em(f"if len({t}) < 0x80:")
+        with em:
+            em(f"{out}.append(len({t}))")
         em("else:")
         with em:
-            em("out.append(0)")
+            em(f"write_uvarint({out}, len({t}))")
+        em(f"{out} += {t}")
 
 
 def module_name(message: str) -> str:

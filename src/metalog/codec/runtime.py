@@ -18,11 +18,14 @@ from metalog.errors import CodecError, DecodeError, EncodeError
 
 __all__ = [
     "ZERO", "Uuid", "Struct", "KafkaStruct", "ApiMessage", "Malformed", "UNSET", "H", "I",
-    "read_uvarint", "write_uvarint", "write_tagged", "new", "array_struct", "non_default",
+    "read_uvarint", "read_unknown_tags", "write_uvarint", "write_tagged", "new", "bytes_new", "array_struct",
+    "non_default",
 ]
 Struct = struct.Struct
 
 new = object.__new__
+# ``bytes_new(Uuid, raw)`` makes a Uuid without Uuid.__new__'s length check: for 16 bytes from a struct.
+bytes_new = bytes.__new__
 UNSET: Any = type("Unset", (), {"__repr__": lambda self: "UNSET"})()
 H = struct.Struct(">h")  # int16 length of a classic string
 I = struct.Struct(">i")  # noqa: E741  int32 length of classic bytes and arrays
@@ -47,8 +50,6 @@ class _ArrayStructs(dict[int, struct.Struct]):
         return s
 
 
-
-
 def read_uvarint(buf: Any, pos: int) -> tuple[int, int]:
     """An unsigned varint of at most 5 bytes (Kafka's ``readUnsignedVarint``)."""
     value = 0
@@ -59,6 +60,22 @@ def read_uvarint(buf: Any, pos: int) -> tuple[int, int]:
         if b < 0x80:
             return value, pos
     raise Malformed("varint is longer than 5 bytes")
+
+
+def read_unknown_tags(o: Any, buf: Any, pos: int) -> int:
+    """A tagged-field section of tags the struct does not know at this version: kept as raw bytes."""
+    count, pos = read_uvarint(buf, pos)
+    for _ in range(count):
+        tag, pos = read_uvarint(buf, pos)
+        size, pos = read_uvarint(buf, pos)
+        stop = pos + size
+        if stop > len(buf):
+            raise Malformed("tagged field size exceeds the input")
+        if o.unknown_tagged_fields is None:
+            o.unknown_tagged_fields = []
+        o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
+        pos = stop
+    return pos
 
 
 def write_uvarint(out: bytearray, value: int) -> None:

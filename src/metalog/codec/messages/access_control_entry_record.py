@@ -14,8 +14,10 @@ from metalog.codec.runtime import (
     Struct,
     Uuid,
     array_struct,
+    bytes_new,
     new,
     non_default,
+    read_unknown_tags,
     read_uvarint,
     write_tagged,
     write_uvarint,
@@ -62,26 +64,9 @@ class AccessControlEntryRecord(ApiMessage):
 
 def _read_AccessControlEntryRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
     o = new(AccessControlEntryRecord)
-    u_id, o.resource_type = _S0.unpack_from(buf, pos)
-    o.id = Uuid(u_id)
+    u1, o.resource_type = _S0.unpack_from(buf, pos)
+    o.id = bytes_new(Uuid, u1)
     pos += 17
-    n1 = buf[pos]
-    if n1 < 0x80:
-        pos += 1
-    else:
-        n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
-    if n1 < 0:
-        raise Malformed('non-nullable ResourceName is null')
-    else:
-        if n1 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n1 > len(buf):
-            raise Malformed('string length exceeds the input')
-        o.resource_name = str(buf[pos:pos + n1], 'utf-8')
-        pos += n1
-    o.pattern_type, = _S1.unpack_from(buf, pos)
-    pos += 1
     n2 = buf[pos]
     if n2 < 0x80:
         pos += 1
@@ -89,14 +74,16 @@ def _read_AccessControlEntryRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
         n2, pos = read_uvarint(buf, pos)
     n2 -= 1
     if n2 < 0:
-        raise Malformed('non-nullable Principal is null')
+        raise Malformed('non-nullable ResourceName is null')
     else:
         if n2 > 0x7fff:
             raise Malformed('string too long')
         if pos + n2 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.principal = str(buf[pos:pos + n2], 'utf-8')
+        o.resource_name = str(buf[pos:pos + n2], 'utf-8')
         pos += n2
+    o.pattern_type, = _S1.unpack_from(buf, pos)
+    pos += 1
     n3 = buf[pos]
     if n3 < 0x80:
         pos += 1
@@ -104,31 +91,36 @@ def _read_AccessControlEntryRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
         n3, pos = read_uvarint(buf, pos)
     n3 -= 1
     if n3 < 0:
-        raise Malformed('non-nullable Host is null')
+        raise Malformed('non-nullable Principal is null')
     else:
         if n3 > 0x7fff:
             raise Malformed('string too long')
         if pos + n3 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.host = str(buf[pos:pos + n3], 'utf-8')
+        o.principal = str(buf[pos:pos + n3], 'utf-8')
         pos += n3
+    n4 = buf[pos]
+    if n4 < 0x80:
+        pos += 1
+    else:
+        n4, pos = read_uvarint(buf, pos)
+    n4 -= 1
+    if n4 < 0:
+        raise Malformed('non-nullable Host is null')
+    else:
+        if n4 > 0x7fff:
+            raise Malformed('string too long')
+        if pos + n4 > len(buf):
+            raise Malformed('string length exceeds the input')
+        o.host = str(buf[pos:pos + n4], 'utf-8')
+        pos += n4
     o.operation, o.permission_type = _S2.unpack_from(buf, pos)
     pos += 2
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -167,8 +159,7 @@ def _write_AccessControlEntryRecord_v0(o: Any, out: bytearray) -> None:
     out += b9
     out += _S2.pack(o.operation, o.permission_type)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 

@@ -14,8 +14,10 @@ from metalog.codec.runtime import (
     Struct,
     Uuid,
     array_struct,
+    bytes_new,
     new,
     non_default,
+    read_unknown_tags,
     read_uvarint,
     write_tagged,
     write_uvarint,
@@ -26,6 +28,7 @@ __all__ = ['AssignReplicasToDirsRequest', 'DirectoryData', 'TopicData', 'Partiti
 _S0 = Struct('>iq')
 _S1 = Struct('>16s')
 _S2 = Struct('>i')
+_ROWS0 = array_struct('iB')
 
 
 class AssignReplicasToDirsRequest(ApiMessage):
@@ -116,24 +119,81 @@ def _read_AssignReplicasToDirsRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
-            item3, pos = _read_DirectoryData_v0(buf, pos)
-            items2.append(item3)
+            o3 = new(DirectoryData)
+            u4, = _S1.unpack_from(buf, pos)
+            o3.id = bytes_new(Uuid, u4)
+            pos += 16
+            n5 = buf[pos]
+            if n5 < 0x80:
+                pos += 1
+            else:
+                n5, pos = read_uvarint(buf, pos)
+            n5 -= 1
+            if n5 < 0:
+                raise Malformed('non-nullable Topics is null')
+            else:
+                if n5 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                items6 = []
+                for _ in range(n5):
+                    o7 = new(TopicData)
+                    u8, = _S1.unpack_from(buf, pos)
+                    o7.topic_id = bytes_new(Uuid, u8)
+                    pos += 16
+                    n9 = buf[pos]
+                    if n9 < 0x80:
+                        pos += 1
+                    else:
+                        n9, pos = read_uvarint(buf, pos)
+                    n9 -= 1
+                    if n9 < 0:
+                        raise Malformed('non-nullable Partitions is null')
+                    else:
+                        if n9 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        items10 = []
+                        if 5 * n9 <= len(buf) - pos:
+                            rows11 = _ROWS0[n9].unpack_from(buf, pos)
+                        else:
+                            rows11 = None
+                        if rows11 is not None and not any(rows11[1::2]):
+                            for a12 in rows11[0::2]:
+                                o13 = new(PartitionData)
+                                o13.partition_index = a12
+                                o13.unknown_tagged_fields = None
+                                items10.append(o13)
+                            pos += 5 * n9
+                        else:
+                            for _ in range(n9):
+                                o14 = new(PartitionData)
+                                o14.partition_index, = _S2.unpack_from(buf, pos)
+                                pos += 4
+                                o14.unknown_tagged_fields = None
+                                if buf[pos] == 0:
+                                    pos += 1
+                                else:
+                                    pos = read_unknown_tags(o14, buf, pos)
+                                items10.append(o14)
+                        o7.partitions = items10
+                    o7.unknown_tagged_fields = None
+                    if buf[pos] == 0:
+                        pos += 1
+                    else:
+                        pos = read_unknown_tags(o7, buf, pos)
+                    items6.append(o7)
+                o3.topics = items6
+            o3.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o3, buf, pos)
+            items2.append(o3)
         o.directories = items2
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -146,50 +206,113 @@ def _write_AssignReplicasToDirsRequest_v0(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     for item3 in x1:
-        _write_DirectoryData_v0(item3, out)
+        o4 = item3
+        out += _S1.pack(o4.id)
+        x5 = o4.topics
+        n6 = len(x5)
+        if n6 < 0x7f:
+            out.append(n6 + 1)
+        else:
+            write_uvarint(out, n6 + 1)
+        for item7 in x5:
+            o8 = item7
+            out += _S1.pack(o8.topic_id)
+            x9 = o8.partitions
+            n10 = len(x9)
+            if n10 < 0x7f:
+                out.append(n10 + 1)
+            else:
+                write_uvarint(out, n10 + 1)
+            for item11 in x9:
+                o12 = item11
+                out += _S2.pack(o12.partition_index)
+                if o12.unknown_tagged_fields:
+                    write_tagged(out, [], o12.unknown_tagged_fields)
+                else:
+                    out.append(0)
+            if o8.unknown_tagged_fields:
+                write_tagged(out, [], o8.unknown_tagged_fields)
+            else:
+                out.append(0)
+        if o4.unknown_tagged_fields:
+            write_tagged(out, [], o4.unknown_tagged_fields)
+        else:
+            out.append(0)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
 
 def _read_DirectoryData_v0(buf: Any, pos: int) -> tuple[Any, int]:
     o = new(DirectoryData)
-    u_id, = _S1.unpack_from(buf, pos)
-    o.id = Uuid(u_id)
+    u1, = _S1.unpack_from(buf, pos)
+    o.id = bytes_new(Uuid, u1)
     pos += 16
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n2 = buf[pos]
+    if n2 < 0x80:
         pos += 1
     else:
-        n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
-    if n1 < 0:
+        n2, pos = read_uvarint(buf, pos)
+    n2 -= 1
+    if n2 < 0:
         raise Malformed('non-nullable Topics is null')
     else:
-        if n1 > len(buf) - pos:
+        if n2 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        items2 = []
-        for _ in range(n1):
-            item3, pos = _read_TopicData_v0(buf, pos)
-            items2.append(item3)
-        o.topics = items2
+        items3 = []
+        for _ in range(n2):
+            o4 = new(TopicData)
+            u5, = _S1.unpack_from(buf, pos)
+            o4.topic_id = bytes_new(Uuid, u5)
+            pos += 16
+            n6 = buf[pos]
+            if n6 < 0x80:
+                pos += 1
+            else:
+                n6, pos = read_uvarint(buf, pos)
+            n6 -= 1
+            if n6 < 0:
+                raise Malformed('non-nullable Partitions is null')
+            else:
+                if n6 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                items7 = []
+                if 5 * n6 <= len(buf) - pos:
+                    rows8 = _ROWS0[n6].unpack_from(buf, pos)
+                else:
+                    rows8 = None
+                if rows8 is not None and not any(rows8[1::2]):
+                    for a9 in rows8[0::2]:
+                        o10 = new(PartitionData)
+                        o10.partition_index = a9
+                        o10.unknown_tagged_fields = None
+                        items7.append(o10)
+                    pos += 5 * n6
+                else:
+                    for _ in range(n6):
+                        o11 = new(PartitionData)
+                        o11.partition_index, = _S2.unpack_from(buf, pos)
+                        pos += 4
+                        o11.unknown_tagged_fields = None
+                        if buf[pos] == 0:
+                            pos += 1
+                        else:
+                            pos = read_unknown_tags(o11, buf, pos)
+                        items7.append(o11)
+                o4.partitions = items7
+            o4.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o4, buf, pos)
+            items3.append(o4)
+        o.topics = items3
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -202,50 +325,76 @@ def _write_DirectoryData_v0(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     for item3 in x1:
-        _write_TopicData_v0(item3, out)
+        o4 = item3
+        out += _S1.pack(o4.topic_id)
+        x5 = o4.partitions
+        n6 = len(x5)
+        if n6 < 0x7f:
+            out.append(n6 + 1)
+        else:
+            write_uvarint(out, n6 + 1)
+        for item7 in x5:
+            o8 = item7
+            out += _S2.pack(o8.partition_index)
+            if o8.unknown_tagged_fields:
+                write_tagged(out, [], o8.unknown_tagged_fields)
+            else:
+                out.append(0)
+        if o4.unknown_tagged_fields:
+            write_tagged(out, [], o4.unknown_tagged_fields)
+        else:
+            out.append(0)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
 
 def _read_TopicData_v0(buf: Any, pos: int) -> tuple[Any, int]:
     o = new(TopicData)
-    u_topic_id, = _S1.unpack_from(buf, pos)
-    o.topic_id = Uuid(u_topic_id)
+    u1, = _S1.unpack_from(buf, pos)
+    o.topic_id = bytes_new(Uuid, u1)
     pos += 16
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n2 = buf[pos]
+    if n2 < 0x80:
         pos += 1
     else:
-        n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
-    if n1 < 0:
+        n2, pos = read_uvarint(buf, pos)
+    n2 -= 1
+    if n2 < 0:
         raise Malformed('non-nullable Partitions is null')
     else:
-        if n1 > len(buf) - pos:
+        if n2 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        items2 = []
-        for _ in range(n1):
-            item3, pos = _read_PartitionData_v0(buf, pos)
-            items2.append(item3)
-        o.partitions = items2
+        items3 = []
+        if 5 * n2 <= len(buf) - pos:
+            rows4 = _ROWS0[n2].unpack_from(buf, pos)
+        else:
+            rows4 = None
+        if rows4 is not None and not any(rows4[1::2]):
+            for a5 in rows4[0::2]:
+                o6 = new(PartitionData)
+                o6.partition_index = a5
+                o6.unknown_tagged_fields = None
+                items3.append(o6)
+            pos += 5 * n2
+        else:
+            for _ in range(n2):
+                o7 = new(PartitionData)
+                o7.partition_index, = _S2.unpack_from(buf, pos)
+                pos += 4
+                o7.unknown_tagged_fields = None
+                if buf[pos] == 0:
+                    pos += 1
+                else:
+                    pos = read_unknown_tags(o7, buf, pos)
+                items3.append(o7)
+        o.partitions = items3
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -258,10 +407,14 @@ def _write_TopicData_v0(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     for item3 in x1:
-        _write_PartitionData_v0(item3, out)
+        o4 = item3
+        out += _S2.pack(o4.partition_index)
+        if o4.unknown_tagged_fields:
+            write_tagged(out, [], o4.unknown_tagged_fields)
+        else:
+            out.append(0)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
@@ -274,25 +427,14 @@ def _read_PartitionData_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
 def _write_PartitionData_v0(o: Any, out: bytearray) -> None:
     out += _S2.pack(o.partition_index)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 

@@ -14,8 +14,10 @@ from metalog.codec.runtime import (
     Struct,
     Uuid,
     array_struct,
+    bytes_new,
     new,
     non_default,
+    read_unknown_tags,
     read_uvarint,
     write_tagged,
     write_uvarint,
@@ -49,61 +51,95 @@ def _read_BeginTransactionRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
+        count1 = buf[pos]
+        if count1 < 0x80:
+            pos += 1
+        else:
+            count1, pos = read_uvarint(buf, pos)
+        for _ in range(count1):
+            tag2 = buf[pos]
+            if tag2 < 0x80:
+                pos += 1
+            else:
+                tag2, pos = read_uvarint(buf, pos)
+            size3 = buf[pos]
+            if size3 < 0x80:
+                pos += 1
+            else:
+                size3, pos = read_uvarint(buf, pos)
+            stop4 = pos + size3
+            if stop4 > len(buf):
                 raise Malformed('tagged field size exceeds the input')
-            if tag == 0:
-                n1 = buf[pos]
-                if n1 < 0x80:
+            if tag2 == 0:
+                n5 = buf[pos]
+                if n5 < 0x80:
                     pos += 1
                 else:
-                    n1, pos = read_uvarint(buf, pos)
-                n1 -= 1
-                if n1 < 0:
+                    n5, pos = read_uvarint(buf, pos)
+                n5 -= 1
+                if n5 < 0:
                     o.name = None
                 else:
-                    if n1 > 0x7fff:
+                    if n5 > 0x7fff:
                         raise Malformed('string too long')
-                    if pos + n1 > len(buf):
+                    if pos + n5 > len(buf):
                         raise Malformed('string length exceeds the input')
-                    o.name = str(buf[pos:pos + n1], 'utf-8')
-                    pos += n1
-                if pos != stop:
+                    o.name = str(buf[pos:pos + n5], 'utf-8')
+                    pos += n5
+                if pos != stop4:
                     raise Malformed('tagged field size does not match its value')
             else:
                 if o.unknown_tagged_fields is None:
                     o.unknown_tagged_fields = []
-                o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-                pos = stop
+                o.unknown_tagged_fields.append((tag2, bytes(buf[pos:stop4])))
+                pos = stop4
     return o, pos
 
 
 def _write_BeginTransactionRecord_v0(o: Any, out: bytearray) -> None:
-    if o.name != None or o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        if o.name != None:
-            t = bytearray()
-            x1 = o.name
-            if x1 is None:
-                t.append(0)
+    if o.unknown_tagged_fields:
+        known1: list[tuple[int, bytearray]] = []
+        if o.name is not None:
+            t2 = bytearray()
+            x3 = o.name
+            if x3 is None:
+                t2.append(0)
             else:
-                b3 = x1.encode()
-                n2 = len(b3)
-                if n2 > 0x7fff:
+                b5 = x3.encode()
+                n4 = len(b5)
+                if n4 > 0x7fff:
                     raise Malformed('Name is longer than 32767 bytes')
-                if n2 < 0x7f:
-                    t.append(n2 + 1)
+                if n4 < 0x7f:
+                    t2.append(n4 + 1)
                 else:
-                    write_uvarint(t, n2 + 1)
-                t += b3
-            known.append((0, t))
-        write_tagged(out, known, o.unknown_tagged_fields)
+                    write_uvarint(t2, n4 + 1)
+                t2 += b5
+            known1.append((0, t2))
+        write_tagged(out, known1, o.unknown_tagged_fields)
     else:
-        out.append(0)
+        count6 = (o.name is not None)
+        out.append(count6)
+        if o.name is not None:
+            t7 = bytearray()
+            x8 = o.name
+            if x8 is None:
+                t7.append(0)
+            else:
+                b10 = x8.encode()
+                n9 = len(b10)
+                if n9 > 0x7fff:
+                    raise Malformed('Name is longer than 32767 bytes')
+                if n9 < 0x7f:
+                    t7.append(n9 + 1)
+                else:
+                    write_uvarint(t7, n9 + 1)
+                t7 += b10
+            out.append(0)
+            if len(t7) < 0x80:
+                out.append(len(t7))
+            else:
+                write_uvarint(out, len(t7))
+            out += t7
 
 BeginTransactionRecord.READERS = {0: _read_BeginTransactionRecord_v0}
 BeginTransactionRecord.WRITERS = {0: _write_BeginTransactionRecord_v0}

@@ -14,8 +14,10 @@ from metalog.codec.runtime import (
     Struct,
     Uuid,
     array_struct,
+    bytes_new,
     new,
     non_default,
+    read_unknown_tags,
     read_uvarint,
     write_tagged,
     write_uvarint,
@@ -64,17 +66,7 @@ def _read_BrokerHeartbeatRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -83,8 +75,7 @@ def _write_BrokerHeartbeatRequest_v0(o: Any, out: bytearray) -> None:
         raise non_default('BrokerHeartbeatRequest', 0, 'BrokerHeartbeatRequest.OfflineLogDirs')
     out += _S0.pack(o.broker_id, o.broker_epoch, o.current_metadata_offset, o.want_fence, o.want_shut_down)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
@@ -98,54 +89,82 @@ def _read_BrokerHeartbeatRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
+        count1 = buf[pos]
+        if count1 < 0x80:
+            pos += 1
+        else:
+            count1, pos = read_uvarint(buf, pos)
+        for _ in range(count1):
+            tag2 = buf[pos]
+            if tag2 < 0x80:
+                pos += 1
+            else:
+                tag2, pos = read_uvarint(buf, pos)
+            size3 = buf[pos]
+            if size3 < 0x80:
+                pos += 1
+            else:
+                size3, pos = read_uvarint(buf, pos)
+            stop4 = pos + size3
+            if stop4 > len(buf):
                 raise Malformed('tagged field size exceeds the input')
-            if tag == 0:
-                n1 = buf[pos]
-                if n1 < 0x80:
+            if tag2 == 0:
+                n5 = buf[pos]
+                if n5 < 0x80:
                     pos += 1
                 else:
-                    n1, pos = read_uvarint(buf, pos)
-                n1 -= 1
-                if n1 < 0:
+                    n5, pos = read_uvarint(buf, pos)
+                n5 -= 1
+                if n5 < 0:
                     raise Malformed('non-nullable OfflineLogDirs is null')
                 else:
-                    if n1 > len(buf) - pos:
+                    if n5 > len(buf) - pos:
                         raise Malformed('array length exceeds the input')
-                    o.offline_log_dirs = [*map(Uuid, _UUIDS[n1].unpack_from(buf, pos))]
-                    pos += 16 * n1
-                if pos != stop:
+                    o.offline_log_dirs = [bytes_new(Uuid, u) for u in _UUIDS[n5].unpack_from(buf, pos)]
+                    pos += 16 * n5
+                if pos != stop4:
                     raise Malformed('tagged field size does not match its value')
             else:
                 if o.unknown_tagged_fields is None:
                     o.unknown_tagged_fields = []
-                o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-                pos = stop
+                o.unknown_tagged_fields.append((tag2, bytes(buf[pos:stop4])))
+                pos = stop4
     return o, pos
 
 
 def _write_BrokerHeartbeatRequest_v1(o: Any, out: bytearray) -> None:
     out += _S0.pack(o.broker_id, o.broker_epoch, o.current_metadata_offset, o.want_fence, o.want_shut_down)
-    if o.offline_log_dirs != [] or o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
+    if o.unknown_tagged_fields:
+        known1: list[tuple[int, bytearray]] = []
         if o.offline_log_dirs != []:
-            t = bytearray()
-            x1 = o.offline_log_dirs
-            n2 = len(x1)
-            if n2 < 0x7f:
-                t.append(n2 + 1)
+            t2 = bytearray()
+            x3 = o.offline_log_dirs
+            n4 = len(x3)
+            if n4 < 0x7f:
+                t2.append(n4 + 1)
             else:
-                write_uvarint(t, n2 + 1)
-            t += _UUIDS[n2].pack(*x1)
-            known.append((0, t))
-        write_tagged(out, known, o.unknown_tagged_fields)
+                write_uvarint(t2, n4 + 1)
+            t2 += _UUIDS[n4].pack(*x3)
+            known1.append((0, t2))
+        write_tagged(out, known1, o.unknown_tagged_fields)
     else:
-        out.append(0)
+        count5 = (o.offline_log_dirs != [])
+        out.append(count5)
+        if o.offline_log_dirs != []:
+            t6 = bytearray()
+            x7 = o.offline_log_dirs
+            n8 = len(x7)
+            if n8 < 0x7f:
+                t6.append(n8 + 1)
+            else:
+                write_uvarint(t6, n8 + 1)
+            t6 += _UUIDS[n8].pack(*x7)
+            out.append(0)
+            if len(t6) < 0x80:
+                out.append(len(t6))
+            else:
+                write_uvarint(out, len(t6))
+            out += t6
 
 BrokerHeartbeatRequest.READERS = {0: _read_BrokerHeartbeatRequest_v0, 1: _read_BrokerHeartbeatRequest_v1}
 BrokerHeartbeatRequest.WRITERS = {0: _write_BrokerHeartbeatRequest_v0, 1: _write_BrokerHeartbeatRequest_v1}

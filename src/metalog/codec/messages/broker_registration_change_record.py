@@ -14,8 +14,10 @@ from metalog.codec.runtime import (
     Struct,
     Uuid,
     array_struct,
+    bytes_new,
     new,
     non_default,
+    read_unknown_tags,
     read_uvarint,
     write_tagged,
     write_uvarint,
@@ -25,6 +27,7 @@ __all__ = ['BrokerRegistrationChangeRecord']
 
 _S0 = Struct('>iq')
 _S1 = Struct('>b')
+_S2 = Struct('>BBb')
 _UUIDS = array_struct('16s')
 
 
@@ -65,23 +68,35 @@ def _read_BrokerRegistrationChangeRecord_v0(buf: Any, pos: int) -> tuple[Any, in
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
+        count1 = buf[pos]
+        if count1 < 0x80:
+            pos += 1
+        else:
+            count1, pos = read_uvarint(buf, pos)
+        for _ in range(count1):
+            tag2 = buf[pos]
+            if tag2 < 0x80:
+                pos += 1
+            else:
+                tag2, pos = read_uvarint(buf, pos)
+            size3 = buf[pos]
+            if size3 < 0x80:
+                pos += 1
+            else:
+                size3, pos = read_uvarint(buf, pos)
+            stop4 = pos + size3
+            if stop4 > len(buf):
                 raise Malformed('tagged field size exceeds the input')
-            if tag == 0:
+            if tag2 == 0:
                 o.fenced, = _S1.unpack_from(buf, pos)
                 pos += 1
-                if pos != stop:
+                if pos != stop4:
                     raise Malformed('tagged field size does not match its value')
             else:
                 if o.unknown_tagged_fields is None:
                     o.unknown_tagged_fields = []
-                o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-                pos = stop
+                o.unknown_tagged_fields.append((tag2, bytes(buf[pos:stop4])))
+                pos = stop4
     return o, pos
 
 
@@ -91,15 +106,18 @@ def _write_BrokerRegistrationChangeRecord_v0(o: Any, out: bytearray) -> None:
     if o.log_dirs != []:
         raise non_default('BrokerRegistrationChangeRecord', 0, 'BrokerRegistrationChangeRecord.LogDirs')
     out += _S0.pack(o.broker_id, o.broker_epoch)
-    if o.fenced != 0 or o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
+    if o.unknown_tagged_fields:
+        known1: list[tuple[int, bytearray]] = []
         if o.fenced != 0:
-            t = bytearray()
-            t += _S1.pack(o.fenced)
-            known.append((0, t))
-        write_tagged(out, known, o.unknown_tagged_fields)
+            t2 = bytearray()
+            t2 += _S1.pack(o.fenced)
+            known1.append((0, t2))
+        write_tagged(out, known1, o.unknown_tagged_fields)
     else:
-        out.append(0)
+        count3 = (o.fenced != 0)
+        out.append(count3)
+        if o.fenced != 0:
+            out += _S2.pack(0, 1, o.fenced)
 
 
 def _read_BrokerRegistrationChangeRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
@@ -113,28 +131,40 @@ def _read_BrokerRegistrationChangeRecord_v1(buf: Any, pos: int) -> tuple[Any, in
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
+        count1 = buf[pos]
+        if count1 < 0x80:
+            pos += 1
+        else:
+            count1, pos = read_uvarint(buf, pos)
+        for _ in range(count1):
+            tag2 = buf[pos]
+            if tag2 < 0x80:
+                pos += 1
+            else:
+                tag2, pos = read_uvarint(buf, pos)
+            size3 = buf[pos]
+            if size3 < 0x80:
+                pos += 1
+            else:
+                size3, pos = read_uvarint(buf, pos)
+            stop4 = pos + size3
+            if stop4 > len(buf):
                 raise Malformed('tagged field size exceeds the input')
-            if tag == 0:
+            if tag2 == 0:
                 o.fenced, = _S1.unpack_from(buf, pos)
                 pos += 1
-                if pos != stop:
+                if pos != stop4:
                     raise Malformed('tagged field size does not match its value')
-            elif tag == 1:
+            elif tag2 == 1:
                 o.in_controlled_shutdown, = _S1.unpack_from(buf, pos)
                 pos += 1
-                if pos != stop:
+                if pos != stop4:
                     raise Malformed('tagged field size does not match its value')
             else:
                 if o.unknown_tagged_fields is None:
                     o.unknown_tagged_fields = []
-                o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-                pos = stop
+                o.unknown_tagged_fields.append((tag2, bytes(buf[pos:stop4])))
+                pos = stop4
     return o, pos
 
 
@@ -142,19 +172,24 @@ def _write_BrokerRegistrationChangeRecord_v1(o: Any, out: bytearray) -> None:
     if o.log_dirs != []:
         raise non_default('BrokerRegistrationChangeRecord', 1, 'BrokerRegistrationChangeRecord.LogDirs')
     out += _S0.pack(o.broker_id, o.broker_epoch)
-    if o.fenced != 0 or o.in_controlled_shutdown != 0 or o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
+    if o.unknown_tagged_fields:
+        known1: list[tuple[int, bytearray]] = []
         if o.fenced != 0:
-            t = bytearray()
-            t += _S1.pack(o.fenced)
-            known.append((0, t))
+            t2 = bytearray()
+            t2 += _S1.pack(o.fenced)
+            known1.append((0, t2))
         if o.in_controlled_shutdown != 0:
-            t = bytearray()
-            t += _S1.pack(o.in_controlled_shutdown)
-            known.append((1, t))
-        write_tagged(out, known, o.unknown_tagged_fields)
+            t3 = bytearray()
+            t3 += _S1.pack(o.in_controlled_shutdown)
+            known1.append((1, t3))
+        write_tagged(out, known1, o.unknown_tagged_fields)
     else:
-        out.append(0)
+        count4 = (o.fenced != 0) + (o.in_controlled_shutdown != 0)
+        out.append(count4)
+        if o.fenced != 0:
+            out += _S2.pack(0, 1, o.fenced)
+        if o.in_controlled_shutdown != 0:
+            out += _S2.pack(1, 1, o.in_controlled_shutdown)
 
 
 def _read_BrokerRegistrationChangeRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
@@ -168,72 +203,104 @@ def _read_BrokerRegistrationChangeRecord_v2(buf: Any, pos: int) -> tuple[Any, in
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
+        count1 = buf[pos]
+        if count1 < 0x80:
+            pos += 1
+        else:
+            count1, pos = read_uvarint(buf, pos)
+        for _ in range(count1):
+            tag2 = buf[pos]
+            if tag2 < 0x80:
+                pos += 1
+            else:
+                tag2, pos = read_uvarint(buf, pos)
+            size3 = buf[pos]
+            if size3 < 0x80:
+                pos += 1
+            else:
+                size3, pos = read_uvarint(buf, pos)
+            stop4 = pos + size3
+            if stop4 > len(buf):
                 raise Malformed('tagged field size exceeds the input')
-            if tag == 0:
+            if tag2 == 0:
                 o.fenced, = _S1.unpack_from(buf, pos)
                 pos += 1
-                if pos != stop:
+                if pos != stop4:
                     raise Malformed('tagged field size does not match its value')
-            elif tag == 1:
+            elif tag2 == 1:
                 o.in_controlled_shutdown, = _S1.unpack_from(buf, pos)
                 pos += 1
-                if pos != stop:
+                if pos != stop4:
                     raise Malformed('tagged field size does not match its value')
-            elif tag == 2:
-                n1 = buf[pos]
-                if n1 < 0x80:
+            elif tag2 == 2:
+                n5 = buf[pos]
+                if n5 < 0x80:
                     pos += 1
                 else:
-                    n1, pos = read_uvarint(buf, pos)
-                n1 -= 1
-                if n1 < 0:
+                    n5, pos = read_uvarint(buf, pos)
+                n5 -= 1
+                if n5 < 0:
                     raise Malformed('non-nullable LogDirs is null')
                 else:
-                    if n1 > len(buf) - pos:
+                    if n5 > len(buf) - pos:
                         raise Malformed('array length exceeds the input')
-                    o.log_dirs = [*map(Uuid, _UUIDS[n1].unpack_from(buf, pos))]
-                    pos += 16 * n1
-                if pos != stop:
+                    o.log_dirs = [bytes_new(Uuid, u) for u in _UUIDS[n5].unpack_from(buf, pos)]
+                    pos += 16 * n5
+                if pos != stop4:
                     raise Malformed('tagged field size does not match its value')
             else:
                 if o.unknown_tagged_fields is None:
                     o.unknown_tagged_fields = []
-                o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-                pos = stop
+                o.unknown_tagged_fields.append((tag2, bytes(buf[pos:stop4])))
+                pos = stop4
     return o, pos
 
 
 def _write_BrokerRegistrationChangeRecord_v2(o: Any, out: bytearray) -> None:
     out += _S0.pack(o.broker_id, o.broker_epoch)
-    if o.fenced != 0 or o.in_controlled_shutdown != 0 or o.log_dirs != [] or o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
+    if o.unknown_tagged_fields:
+        known1: list[tuple[int, bytearray]] = []
         if o.fenced != 0:
-            t = bytearray()
-            t += _S1.pack(o.fenced)
-            known.append((0, t))
+            t2 = bytearray()
+            t2 += _S1.pack(o.fenced)
+            known1.append((0, t2))
         if o.in_controlled_shutdown != 0:
-            t = bytearray()
-            t += _S1.pack(o.in_controlled_shutdown)
-            known.append((1, t))
+            t3 = bytearray()
+            t3 += _S1.pack(o.in_controlled_shutdown)
+            known1.append((1, t3))
         if o.log_dirs != []:
-            t = bytearray()
-            x1 = o.log_dirs
-            n2 = len(x1)
-            if n2 < 0x7f:
-                t.append(n2 + 1)
+            t4 = bytearray()
+            x5 = o.log_dirs
+            n6 = len(x5)
+            if n6 < 0x7f:
+                t4.append(n6 + 1)
             else:
-                write_uvarint(t, n2 + 1)
-            t += _UUIDS[n2].pack(*x1)
-            known.append((2, t))
-        write_tagged(out, known, o.unknown_tagged_fields)
+                write_uvarint(t4, n6 + 1)
+            t4 += _UUIDS[n6].pack(*x5)
+            known1.append((2, t4))
+        write_tagged(out, known1, o.unknown_tagged_fields)
     else:
-        out.append(0)
+        count7 = (o.fenced != 0) + (o.in_controlled_shutdown != 0) + (o.log_dirs != [])
+        out.append(count7)
+        if o.fenced != 0:
+            out += _S2.pack(0, 1, o.fenced)
+        if o.in_controlled_shutdown != 0:
+            out += _S2.pack(1, 1, o.in_controlled_shutdown)
+        if o.log_dirs != []:
+            t8 = bytearray()
+            x9 = o.log_dirs
+            n10 = len(x9)
+            if n10 < 0x7f:
+                t8.append(n10 + 1)
+            else:
+                write_uvarint(t8, n10 + 1)
+            t8 += _UUIDS[n10].pack(*x9)
+            out.append(2)
+            if len(t8) < 0x80:
+                out.append(len(t8))
+            else:
+                write_uvarint(out, len(t8))
+            out += t8
 
 BrokerRegistrationChangeRecord.READERS = {0: _read_BrokerRegistrationChangeRecord_v0, 1: _read_BrokerRegistrationChangeRecord_v1, 2: _read_BrokerRegistrationChangeRecord_v2}
 BrokerRegistrationChangeRecord.WRITERS = {0: _write_BrokerRegistrationChangeRecord_v0, 1: _write_BrokerRegistrationChangeRecord_v1, 2: _write_BrokerRegistrationChangeRecord_v2}

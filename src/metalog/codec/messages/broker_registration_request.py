@@ -14,8 +14,10 @@ from metalog.codec.runtime import (
     Struct,
     Uuid,
     array_struct,
+    bytes_new,
     new,
     non_default,
+    read_unknown_tags,
     read_uvarint,
     write_tagged,
     write_uvarint,
@@ -25,10 +27,10 @@ __all__ = ['BrokerRegistrationRequest', 'Listener', 'Feature']
 
 _S0 = Struct('>i')
 _S1 = Struct('>16s')
-_S2 = Struct('>?')
-_S3 = Struct('>q')
-_S4 = Struct('>Hh')
-_S5 = Struct('>hh')
+_S2 = Struct('>Hh')
+_S3 = Struct('>hh')
+_S4 = Struct('>?')
+_S5 = Struct('>q')
 _UUIDS = array_struct('16s')
 
 
@@ -125,41 +127,62 @@ def _read_BrokerRegistrationRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string length exceeds the input')
         o.cluster_id = str(buf[pos:pos + n1], 'utf-8')
         pos += n1
-    u_incarnation_id, = _S1.unpack_from(buf, pos)
-    o.incarnation_id = Uuid(u_incarnation_id)
+    u2, = _S1.unpack_from(buf, pos)
+    o.incarnation_id = bytes_new(Uuid, u2)
     pos += 16
-    n2 = buf[pos]
-    if n2 < 0x80:
+    n3 = buf[pos]
+    if n3 < 0x80:
         pos += 1
     else:
-        n2, pos = read_uvarint(buf, pos)
-    n2 -= 1
-    if n2 < 0:
+        n3, pos = read_uvarint(buf, pos)
+    n3 -= 1
+    if n3 < 0:
         raise Malformed('non-nullable Listeners is null')
     else:
-        if n2 > len(buf) - pos:
+        if n3 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        items3 = []
-        for _ in range(n2):
-            item4, pos = _read_Listener_v0(buf, pos)
-            items3.append(item4)
-        o.listeners = items3
-    n5 = buf[pos]
-    if n5 < 0x80:
-        pos += 1
-    else:
-        n5, pos = read_uvarint(buf, pos)
-    n5 -= 1
-    if n5 < 0:
-        raise Malformed('non-nullable Features is null')
-    else:
-        if n5 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
-        items6 = []
-        for _ in range(n5):
-            item7, pos = _read_Feature_v0(buf, pos)
-            items6.append(item7)
-        o.features = items6
+        items4 = []
+        for _ in range(n3):
+            o5 = new(Listener)
+            n6 = buf[pos]
+            if n6 < 0x80:
+                pos += 1
+            else:
+                n6, pos = read_uvarint(buf, pos)
+            n6 -= 1
+            if n6 < 0:
+                raise Malformed('non-nullable Name is null')
+            else:
+                if n6 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n6 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o5.name = str(buf[pos:pos + n6], 'utf-8')
+                pos += n6
+            n7 = buf[pos]
+            if n7 < 0x80:
+                pos += 1
+            else:
+                n7, pos = read_uvarint(buf, pos)
+            n7 -= 1
+            if n7 < 0:
+                raise Malformed('non-nullable Host is null')
+            else:
+                if n7 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n7 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o5.host = str(buf[pos:pos + n7], 'utf-8')
+                pos += n7
+            o5.port, o5.security_protocol = _S2.unpack_from(buf, pos)
+            pos += 4
+            o5.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o5, buf, pos)
+            items4.append(o5)
+        o.listeners = items4
     n8 = buf[pos]
     if n8 < 0x80:
         pos += 1
@@ -167,14 +190,52 @@ def _read_BrokerRegistrationRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
         n8, pos = read_uvarint(buf, pos)
     n8 -= 1
     if n8 < 0:
+        raise Malformed('non-nullable Features is null')
+    else:
+        if n8 > len(buf) - pos:
+            raise Malformed('array length exceeds the input')
+        items9 = []
+        for _ in range(n8):
+            o10 = new(Feature)
+            n11 = buf[pos]
+            if n11 < 0x80:
+                pos += 1
+            else:
+                n11, pos = read_uvarint(buf, pos)
+            n11 -= 1
+            if n11 < 0:
+                raise Malformed('non-nullable Name is null')
+            else:
+                if n11 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n11 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o10.name = str(buf[pos:pos + n11], 'utf-8')
+                pos += n11
+            o10.min_supported_version, o10.max_supported_version = _S3.unpack_from(buf, pos)
+            pos += 4
+            o10.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o10, buf, pos)
+            items9.append(o10)
+        o.features = items9
+    n12 = buf[pos]
+    if n12 < 0x80:
+        pos += 1
+    else:
+        n12, pos = read_uvarint(buf, pos)
+    n12 -= 1
+    if n12 < 0:
         o.rack = None
     else:
-        if n8 > 0x7fff:
+        if n12 > 0x7fff:
             raise Malformed('string too long')
-        if pos + n8 > len(buf):
+        if pos + n12 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.rack = str(buf[pos:pos + n8], 'utf-8')
-        pos += n8
+        o.rack = str(buf[pos:pos + n12], 'utf-8')
+        pos += n12
     o.is_migrating_zk_broker = False
     o.log_dirs = []
     o.previous_broker_epoch = -1
@@ -182,17 +243,7 @@ def _read_BrokerRegistrationRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -216,33 +267,72 @@ def _write_BrokerRegistrationRequest_v0(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n5 + 1)
     for item6 in x4:
-        _write_Listener_v0(item6, out)
-    x7 = o.features
-    n8 = len(x7)
-    if n8 < 0x7f:
-        out.append(n8 + 1)
+        o7 = item6
+        x8 = o7.name
+        b10 = x8.encode()
+        n9 = len(b10)
+        if n9 > 0x7fff:
+            raise Malformed('Name is longer than 32767 bytes')
+        if n9 < 0x7f:
+            out.append(n9 + 1)
+        else:
+            write_uvarint(out, n9 + 1)
+        out += b10
+        x11 = o7.host
+        b13 = x11.encode()
+        n12 = len(b13)
+        if n12 > 0x7fff:
+            raise Malformed('Host is longer than 32767 bytes')
+        if n12 < 0x7f:
+            out.append(n12 + 1)
+        else:
+            write_uvarint(out, n12 + 1)
+        out += b13
+        out += _S2.pack(o7.port, o7.security_protocol)
+        if o7.unknown_tagged_fields:
+            write_tagged(out, [], o7.unknown_tagged_fields)
+        else:
+            out.append(0)
+    x14 = o.features
+    n15 = len(x14)
+    if n15 < 0x7f:
+        out.append(n15 + 1)
     else:
-        write_uvarint(out, n8 + 1)
-    for item9 in x7:
-        _write_Feature_v0(item9, out)
-    x10 = o.rack
-    if x10 is None:
+        write_uvarint(out, n15 + 1)
+    for item16 in x14:
+        o17 = item16
+        x18 = o17.name
+        b20 = x18.encode()
+        n19 = len(b20)
+        if n19 > 0x7fff:
+            raise Malformed('Name is longer than 32767 bytes')
+        if n19 < 0x7f:
+            out.append(n19 + 1)
+        else:
+            write_uvarint(out, n19 + 1)
+        out += b20
+        out += _S3.pack(o17.min_supported_version, o17.max_supported_version)
+        if o17.unknown_tagged_fields:
+            write_tagged(out, [], o17.unknown_tagged_fields)
+        else:
+            out.append(0)
+    x21 = o.rack
+    if x21 is None:
         out.append(0)
     else:
-        b12 = x10.encode()
-        n11 = len(b12)
-        if n11 > 0x7fff:
+        b23 = x21.encode()
+        n22 = len(b23)
+        if n22 > 0x7fff:
             raise Malformed('Rack is longer than 32767 bytes')
-        if n11 < 0x7f:
-            out.append(n11 + 1)
+        if n22 < 0x7f:
+            out.append(n22 + 1)
         else:
-            write_uvarint(out, n11 + 1)
-        out += b12
+            write_uvarint(out, n22 + 1)
+        out += b23
     if o.is_migrating_zk_broker != False:
         raise non_default('BrokerRegistrationRequest', 0, 'BrokerRegistrationRequest.IsMigratingZkBroker')
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
@@ -266,41 +356,62 @@ def _read_BrokerRegistrationRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string length exceeds the input')
         o.cluster_id = str(buf[pos:pos + n1], 'utf-8')
         pos += n1
-    u_incarnation_id, = _S1.unpack_from(buf, pos)
-    o.incarnation_id = Uuid(u_incarnation_id)
+    u2, = _S1.unpack_from(buf, pos)
+    o.incarnation_id = bytes_new(Uuid, u2)
     pos += 16
-    n2 = buf[pos]
-    if n2 < 0x80:
+    n3 = buf[pos]
+    if n3 < 0x80:
         pos += 1
     else:
-        n2, pos = read_uvarint(buf, pos)
-    n2 -= 1
-    if n2 < 0:
+        n3, pos = read_uvarint(buf, pos)
+    n3 -= 1
+    if n3 < 0:
         raise Malformed('non-nullable Listeners is null')
     else:
-        if n2 > len(buf) - pos:
+        if n3 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        items3 = []
-        for _ in range(n2):
-            item4, pos = _read_Listener_v1(buf, pos)
-            items3.append(item4)
-        o.listeners = items3
-    n5 = buf[pos]
-    if n5 < 0x80:
-        pos += 1
-    else:
-        n5, pos = read_uvarint(buf, pos)
-    n5 -= 1
-    if n5 < 0:
-        raise Malformed('non-nullable Features is null')
-    else:
-        if n5 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
-        items6 = []
-        for _ in range(n5):
-            item7, pos = _read_Feature_v1(buf, pos)
-            items6.append(item7)
-        o.features = items6
+        items4 = []
+        for _ in range(n3):
+            o5 = new(Listener)
+            n6 = buf[pos]
+            if n6 < 0x80:
+                pos += 1
+            else:
+                n6, pos = read_uvarint(buf, pos)
+            n6 -= 1
+            if n6 < 0:
+                raise Malformed('non-nullable Name is null')
+            else:
+                if n6 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n6 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o5.name = str(buf[pos:pos + n6], 'utf-8')
+                pos += n6
+            n7 = buf[pos]
+            if n7 < 0x80:
+                pos += 1
+            else:
+                n7, pos = read_uvarint(buf, pos)
+            n7 -= 1
+            if n7 < 0:
+                raise Malformed('non-nullable Host is null')
+            else:
+                if n7 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n7 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o5.host = str(buf[pos:pos + n7], 'utf-8')
+                pos += n7
+            o5.port, o5.security_protocol = _S2.unpack_from(buf, pos)
+            pos += 4
+            o5.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o5, buf, pos)
+            items4.append(o5)
+        o.listeners = items4
     n8 = buf[pos]
     if n8 < 0x80:
         pos += 1
@@ -308,33 +419,61 @@ def _read_BrokerRegistrationRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
         n8, pos = read_uvarint(buf, pos)
     n8 -= 1
     if n8 < 0:
+        raise Malformed('non-nullable Features is null')
+    else:
+        if n8 > len(buf) - pos:
+            raise Malformed('array length exceeds the input')
+        items9 = []
+        for _ in range(n8):
+            o10 = new(Feature)
+            n11 = buf[pos]
+            if n11 < 0x80:
+                pos += 1
+            else:
+                n11, pos = read_uvarint(buf, pos)
+            n11 -= 1
+            if n11 < 0:
+                raise Malformed('non-nullable Name is null')
+            else:
+                if n11 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n11 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o10.name = str(buf[pos:pos + n11], 'utf-8')
+                pos += n11
+            o10.min_supported_version, o10.max_supported_version = _S3.unpack_from(buf, pos)
+            pos += 4
+            o10.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o10, buf, pos)
+            items9.append(o10)
+        o.features = items9
+    n12 = buf[pos]
+    if n12 < 0x80:
+        pos += 1
+    else:
+        n12, pos = read_uvarint(buf, pos)
+    n12 -= 1
+    if n12 < 0:
         o.rack = None
     else:
-        if n8 > 0x7fff:
+        if n12 > 0x7fff:
             raise Malformed('string too long')
-        if pos + n8 > len(buf):
+        if pos + n12 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.rack = str(buf[pos:pos + n8], 'utf-8')
-        pos += n8
+        o.rack = str(buf[pos:pos + n12], 'utf-8')
+        pos += n12
     o.log_dirs = []
     o.previous_broker_epoch = -1
-    o.is_migrating_zk_broker, = _S2.unpack_from(buf, pos)
+    o.is_migrating_zk_broker, = _S4.unpack_from(buf, pos)
     pos += 1
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -358,32 +497,71 @@ def _write_BrokerRegistrationRequest_v1(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n5 + 1)
     for item6 in x4:
-        _write_Listener_v1(item6, out)
-    x7 = o.features
-    n8 = len(x7)
-    if n8 < 0x7f:
-        out.append(n8 + 1)
+        o7 = item6
+        x8 = o7.name
+        b10 = x8.encode()
+        n9 = len(b10)
+        if n9 > 0x7fff:
+            raise Malformed('Name is longer than 32767 bytes')
+        if n9 < 0x7f:
+            out.append(n9 + 1)
+        else:
+            write_uvarint(out, n9 + 1)
+        out += b10
+        x11 = o7.host
+        b13 = x11.encode()
+        n12 = len(b13)
+        if n12 > 0x7fff:
+            raise Malformed('Host is longer than 32767 bytes')
+        if n12 < 0x7f:
+            out.append(n12 + 1)
+        else:
+            write_uvarint(out, n12 + 1)
+        out += b13
+        out += _S2.pack(o7.port, o7.security_protocol)
+        if o7.unknown_tagged_fields:
+            write_tagged(out, [], o7.unknown_tagged_fields)
+        else:
+            out.append(0)
+    x14 = o.features
+    n15 = len(x14)
+    if n15 < 0x7f:
+        out.append(n15 + 1)
     else:
-        write_uvarint(out, n8 + 1)
-    for item9 in x7:
-        _write_Feature_v1(item9, out)
-    x10 = o.rack
-    if x10 is None:
+        write_uvarint(out, n15 + 1)
+    for item16 in x14:
+        o17 = item16
+        x18 = o17.name
+        b20 = x18.encode()
+        n19 = len(b20)
+        if n19 > 0x7fff:
+            raise Malformed('Name is longer than 32767 bytes')
+        if n19 < 0x7f:
+            out.append(n19 + 1)
+        else:
+            write_uvarint(out, n19 + 1)
+        out += b20
+        out += _S3.pack(o17.min_supported_version, o17.max_supported_version)
+        if o17.unknown_tagged_fields:
+            write_tagged(out, [], o17.unknown_tagged_fields)
+        else:
+            out.append(0)
+    x21 = o.rack
+    if x21 is None:
         out.append(0)
     else:
-        b12 = x10.encode()
-        n11 = len(b12)
-        if n11 > 0x7fff:
+        b23 = x21.encode()
+        n22 = len(b23)
+        if n22 > 0x7fff:
             raise Malformed('Rack is longer than 32767 bytes')
-        if n11 < 0x7f:
-            out.append(n11 + 1)
+        if n22 < 0x7f:
+            out.append(n22 + 1)
         else:
-            write_uvarint(out, n11 + 1)
-        out += b12
-    out += _S2.pack(o.is_migrating_zk_broker)
+            write_uvarint(out, n22 + 1)
+        out += b23
+    out += _S4.pack(o.is_migrating_zk_broker)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
@@ -407,41 +585,62 @@ def _read_BrokerRegistrationRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string length exceeds the input')
         o.cluster_id = str(buf[pos:pos + n1], 'utf-8')
         pos += n1
-    u_incarnation_id, = _S1.unpack_from(buf, pos)
-    o.incarnation_id = Uuid(u_incarnation_id)
+    u2, = _S1.unpack_from(buf, pos)
+    o.incarnation_id = bytes_new(Uuid, u2)
     pos += 16
-    n2 = buf[pos]
-    if n2 < 0x80:
+    n3 = buf[pos]
+    if n3 < 0x80:
         pos += 1
     else:
-        n2, pos = read_uvarint(buf, pos)
-    n2 -= 1
-    if n2 < 0:
+        n3, pos = read_uvarint(buf, pos)
+    n3 -= 1
+    if n3 < 0:
         raise Malformed('non-nullable Listeners is null')
     else:
-        if n2 > len(buf) - pos:
+        if n3 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        items3 = []
-        for _ in range(n2):
-            item4, pos = _read_Listener_v2(buf, pos)
-            items3.append(item4)
-        o.listeners = items3
-    n5 = buf[pos]
-    if n5 < 0x80:
-        pos += 1
-    else:
-        n5, pos = read_uvarint(buf, pos)
-    n5 -= 1
-    if n5 < 0:
-        raise Malformed('non-nullable Features is null')
-    else:
-        if n5 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
-        items6 = []
-        for _ in range(n5):
-            item7, pos = _read_Feature_v2(buf, pos)
-            items6.append(item7)
-        o.features = items6
+        items4 = []
+        for _ in range(n3):
+            o5 = new(Listener)
+            n6 = buf[pos]
+            if n6 < 0x80:
+                pos += 1
+            else:
+                n6, pos = read_uvarint(buf, pos)
+            n6 -= 1
+            if n6 < 0:
+                raise Malformed('non-nullable Name is null')
+            else:
+                if n6 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n6 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o5.name = str(buf[pos:pos + n6], 'utf-8')
+                pos += n6
+            n7 = buf[pos]
+            if n7 < 0x80:
+                pos += 1
+            else:
+                n7, pos = read_uvarint(buf, pos)
+            n7 -= 1
+            if n7 < 0:
+                raise Malformed('non-nullable Host is null')
+            else:
+                if n7 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n7 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o5.host = str(buf[pos:pos + n7], 'utf-8')
+                pos += n7
+            o5.port, o5.security_protocol = _S2.unpack_from(buf, pos)
+            pos += 4
+            o5.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o5, buf, pos)
+            items4.append(o5)
+        o.listeners = items4
     n8 = buf[pos]
     if n8 < 0x80:
         pos += 1
@@ -449,45 +648,73 @@ def _read_BrokerRegistrationRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
         n8, pos = read_uvarint(buf, pos)
     n8 -= 1
     if n8 < 0:
-        o.rack = None
+        raise Malformed('non-nullable Features is null')
     else:
-        if n8 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n8 > len(buf):
-            raise Malformed('string length exceeds the input')
-        o.rack = str(buf[pos:pos + n8], 'utf-8')
-        pos += n8
-    o.is_migrating_zk_broker, = _S2.unpack_from(buf, pos)
-    pos += 1
-    n9 = buf[pos]
-    if n9 < 0x80:
+        if n8 > len(buf) - pos:
+            raise Malformed('array length exceeds the input')
+        items9 = []
+        for _ in range(n8):
+            o10 = new(Feature)
+            n11 = buf[pos]
+            if n11 < 0x80:
+                pos += 1
+            else:
+                n11, pos = read_uvarint(buf, pos)
+            n11 -= 1
+            if n11 < 0:
+                raise Malformed('non-nullable Name is null')
+            else:
+                if n11 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n11 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o10.name = str(buf[pos:pos + n11], 'utf-8')
+                pos += n11
+            o10.min_supported_version, o10.max_supported_version = _S3.unpack_from(buf, pos)
+            pos += 4
+            o10.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o10, buf, pos)
+            items9.append(o10)
+        o.features = items9
+    n12 = buf[pos]
+    if n12 < 0x80:
         pos += 1
     else:
-        n9, pos = read_uvarint(buf, pos)
-    n9 -= 1
-    if n9 < 0:
+        n12, pos = read_uvarint(buf, pos)
+    n12 -= 1
+    if n12 < 0:
+        o.rack = None
+    else:
+        if n12 > 0x7fff:
+            raise Malformed('string too long')
+        if pos + n12 > len(buf):
+            raise Malformed('string length exceeds the input')
+        o.rack = str(buf[pos:pos + n12], 'utf-8')
+        pos += n12
+    o.is_migrating_zk_broker, = _S4.unpack_from(buf, pos)
+    pos += 1
+    n13 = buf[pos]
+    if n13 < 0x80:
+        pos += 1
+    else:
+        n13, pos = read_uvarint(buf, pos)
+    n13 -= 1
+    if n13 < 0:
         raise Malformed('non-nullable LogDirs is null')
     else:
-        if n9 > len(buf) - pos:
+        if n13 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        o.log_dirs = [*map(Uuid, _UUIDS[n9].unpack_from(buf, pos))]
-        pos += 16 * n9
+        o.log_dirs = [bytes_new(Uuid, u) for u in _UUIDS[n13].unpack_from(buf, pos)]
+        pos += 16 * n13
     o.previous_broker_epoch = -1
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -511,39 +738,78 @@ def _write_BrokerRegistrationRequest_v2(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n5 + 1)
     for item6 in x4:
-        _write_Listener_v2(item6, out)
-    x7 = o.features
-    n8 = len(x7)
-    if n8 < 0x7f:
-        out.append(n8 + 1)
+        o7 = item6
+        x8 = o7.name
+        b10 = x8.encode()
+        n9 = len(b10)
+        if n9 > 0x7fff:
+            raise Malformed('Name is longer than 32767 bytes')
+        if n9 < 0x7f:
+            out.append(n9 + 1)
+        else:
+            write_uvarint(out, n9 + 1)
+        out += b10
+        x11 = o7.host
+        b13 = x11.encode()
+        n12 = len(b13)
+        if n12 > 0x7fff:
+            raise Malformed('Host is longer than 32767 bytes')
+        if n12 < 0x7f:
+            out.append(n12 + 1)
+        else:
+            write_uvarint(out, n12 + 1)
+        out += b13
+        out += _S2.pack(o7.port, o7.security_protocol)
+        if o7.unknown_tagged_fields:
+            write_tagged(out, [], o7.unknown_tagged_fields)
+        else:
+            out.append(0)
+    x14 = o.features
+    n15 = len(x14)
+    if n15 < 0x7f:
+        out.append(n15 + 1)
     else:
-        write_uvarint(out, n8 + 1)
-    for item9 in x7:
-        _write_Feature_v2(item9, out)
-    x10 = o.rack
-    if x10 is None:
+        write_uvarint(out, n15 + 1)
+    for item16 in x14:
+        o17 = item16
+        x18 = o17.name
+        b20 = x18.encode()
+        n19 = len(b20)
+        if n19 > 0x7fff:
+            raise Malformed('Name is longer than 32767 bytes')
+        if n19 < 0x7f:
+            out.append(n19 + 1)
+        else:
+            write_uvarint(out, n19 + 1)
+        out += b20
+        out += _S3.pack(o17.min_supported_version, o17.max_supported_version)
+        if o17.unknown_tagged_fields:
+            write_tagged(out, [], o17.unknown_tagged_fields)
+        else:
+            out.append(0)
+    x21 = o.rack
+    if x21 is None:
         out.append(0)
     else:
-        b12 = x10.encode()
-        n11 = len(b12)
-        if n11 > 0x7fff:
+        b23 = x21.encode()
+        n22 = len(b23)
+        if n22 > 0x7fff:
             raise Malformed('Rack is longer than 32767 bytes')
-        if n11 < 0x7f:
-            out.append(n11 + 1)
+        if n22 < 0x7f:
+            out.append(n22 + 1)
         else:
-            write_uvarint(out, n11 + 1)
-        out += b12
-    out += _S2.pack(o.is_migrating_zk_broker)
-    x13 = o.log_dirs
-    n14 = len(x13)
-    if n14 < 0x7f:
-        out.append(n14 + 1)
+            write_uvarint(out, n22 + 1)
+        out += b23
+    out += _S4.pack(o.is_migrating_zk_broker)
+    x24 = o.log_dirs
+    n25 = len(x24)
+    if n25 < 0x7f:
+        out.append(n25 + 1)
     else:
-        write_uvarint(out, n14 + 1)
-    out += _UUIDS[n14].pack(*x13)
+        write_uvarint(out, n25 + 1)
+    out += _UUIDS[n25].pack(*x24)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
@@ -567,41 +833,62 @@ def _read_BrokerRegistrationRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string length exceeds the input')
         o.cluster_id = str(buf[pos:pos + n1], 'utf-8')
         pos += n1
-    u_incarnation_id, = _S1.unpack_from(buf, pos)
-    o.incarnation_id = Uuid(u_incarnation_id)
+    u2, = _S1.unpack_from(buf, pos)
+    o.incarnation_id = bytes_new(Uuid, u2)
     pos += 16
-    n2 = buf[pos]
-    if n2 < 0x80:
+    n3 = buf[pos]
+    if n3 < 0x80:
         pos += 1
     else:
-        n2, pos = read_uvarint(buf, pos)
-    n2 -= 1
-    if n2 < 0:
+        n3, pos = read_uvarint(buf, pos)
+    n3 -= 1
+    if n3 < 0:
         raise Malformed('non-nullable Listeners is null')
     else:
-        if n2 > len(buf) - pos:
+        if n3 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        items3 = []
-        for _ in range(n2):
-            item4, pos = _read_Listener_v3(buf, pos)
-            items3.append(item4)
-        o.listeners = items3
-    n5 = buf[pos]
-    if n5 < 0x80:
-        pos += 1
-    else:
-        n5, pos = read_uvarint(buf, pos)
-    n5 -= 1
-    if n5 < 0:
-        raise Malformed('non-nullable Features is null')
-    else:
-        if n5 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
-        items6 = []
-        for _ in range(n5):
-            item7, pos = _read_Feature_v3(buf, pos)
-            items6.append(item7)
-        o.features = items6
+        items4 = []
+        for _ in range(n3):
+            o5 = new(Listener)
+            n6 = buf[pos]
+            if n6 < 0x80:
+                pos += 1
+            else:
+                n6, pos = read_uvarint(buf, pos)
+            n6 -= 1
+            if n6 < 0:
+                raise Malformed('non-nullable Name is null')
+            else:
+                if n6 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n6 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o5.name = str(buf[pos:pos + n6], 'utf-8')
+                pos += n6
+            n7 = buf[pos]
+            if n7 < 0x80:
+                pos += 1
+            else:
+                n7, pos = read_uvarint(buf, pos)
+            n7 -= 1
+            if n7 < 0:
+                raise Malformed('non-nullable Host is null')
+            else:
+                if n7 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n7 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o5.host = str(buf[pos:pos + n7], 'utf-8')
+                pos += n7
+            o5.port, o5.security_protocol = _S2.unpack_from(buf, pos)
+            pos += 4
+            o5.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o5, buf, pos)
+            items4.append(o5)
+        o.listeners = items4
     n8 = buf[pos]
     if n8 < 0x80:
         pos += 1
@@ -609,46 +896,74 @@ def _read_BrokerRegistrationRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
         n8, pos = read_uvarint(buf, pos)
     n8 -= 1
     if n8 < 0:
-        o.rack = None
+        raise Malformed('non-nullable Features is null')
     else:
-        if n8 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n8 > len(buf):
-            raise Malformed('string length exceeds the input')
-        o.rack = str(buf[pos:pos + n8], 'utf-8')
-        pos += n8
-    o.is_migrating_zk_broker, = _S2.unpack_from(buf, pos)
-    pos += 1
-    n9 = buf[pos]
-    if n9 < 0x80:
+        if n8 > len(buf) - pos:
+            raise Malformed('array length exceeds the input')
+        items9 = []
+        for _ in range(n8):
+            o10 = new(Feature)
+            n11 = buf[pos]
+            if n11 < 0x80:
+                pos += 1
+            else:
+                n11, pos = read_uvarint(buf, pos)
+            n11 -= 1
+            if n11 < 0:
+                raise Malformed('non-nullable Name is null')
+            else:
+                if n11 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n11 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o10.name = str(buf[pos:pos + n11], 'utf-8')
+                pos += n11
+            o10.min_supported_version, o10.max_supported_version = _S3.unpack_from(buf, pos)
+            pos += 4
+            o10.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o10, buf, pos)
+            items9.append(o10)
+        o.features = items9
+    n12 = buf[pos]
+    if n12 < 0x80:
         pos += 1
     else:
-        n9, pos = read_uvarint(buf, pos)
-    n9 -= 1
-    if n9 < 0:
+        n12, pos = read_uvarint(buf, pos)
+    n12 -= 1
+    if n12 < 0:
+        o.rack = None
+    else:
+        if n12 > 0x7fff:
+            raise Malformed('string too long')
+        if pos + n12 > len(buf):
+            raise Malformed('string length exceeds the input')
+        o.rack = str(buf[pos:pos + n12], 'utf-8')
+        pos += n12
+    o.is_migrating_zk_broker, = _S4.unpack_from(buf, pos)
+    pos += 1
+    n13 = buf[pos]
+    if n13 < 0x80:
+        pos += 1
+    else:
+        n13, pos = read_uvarint(buf, pos)
+    n13 -= 1
+    if n13 < 0:
         raise Malformed('non-nullable LogDirs is null')
     else:
-        if n9 > len(buf) - pos:
+        if n13 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        o.log_dirs = [*map(Uuid, _UUIDS[n9].unpack_from(buf, pos))]
-        pos += 16 * n9
-    o.previous_broker_epoch, = _S3.unpack_from(buf, pos)
+        o.log_dirs = [bytes_new(Uuid, u) for u in _UUIDS[n13].unpack_from(buf, pos)]
+        pos += 16 * n13
+    o.previous_broker_epoch, = _S5.unpack_from(buf, pos)
     pos += 8
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -672,204 +987,87 @@ def _write_BrokerRegistrationRequest_v3(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n5 + 1)
     for item6 in x4:
-        _write_Listener_v3(item6, out)
-    x7 = o.features
-    n8 = len(x7)
-    if n8 < 0x7f:
-        out.append(n8 + 1)
-    else:
-        write_uvarint(out, n8 + 1)
-    for item9 in x7:
-        _write_Feature_v3(item9, out)
-    x10 = o.rack
-    if x10 is None:
-        out.append(0)
-    else:
-        b12 = x10.encode()
-        n11 = len(b12)
-        if n11 > 0x7fff:
-            raise Malformed('Rack is longer than 32767 bytes')
-        if n11 < 0x7f:
-            out.append(n11 + 1)
+        o7 = item6
+        x8 = o7.name
+        b10 = x8.encode()
+        n9 = len(b10)
+        if n9 > 0x7fff:
+            raise Malformed('Name is longer than 32767 bytes')
+        if n9 < 0x7f:
+            out.append(n9 + 1)
         else:
-            write_uvarint(out, n11 + 1)
-        out += b12
-    out += _S2.pack(o.is_migrating_zk_broker)
-    x13 = o.log_dirs
-    n14 = len(x13)
-    if n14 < 0x7f:
-        out.append(n14 + 1)
-    else:
-        write_uvarint(out, n14 + 1)
-    out += _UUIDS[n14].pack(*x13)
-    out += _S3.pack(o.previous_broker_epoch)
-    if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
-    else:
-        out.append(0)
-
-
-def _read_BrokerRegistrationRequest_v4(buf: Any, pos: int) -> tuple[Any, int]:
-    o = new(BrokerRegistrationRequest)
-    o.broker_id, = _S0.unpack_from(buf, pos)
-    pos += 4
-    n1 = buf[pos]
-    if n1 < 0x80:
-        pos += 1
-    else:
-        n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
-    if n1 < 0:
-        raise Malformed('non-nullable ClusterId is null')
-    else:
-        if n1 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n1 > len(buf):
-            raise Malformed('string length exceeds the input')
-        o.cluster_id = str(buf[pos:pos + n1], 'utf-8')
-        pos += n1
-    u_incarnation_id, = _S1.unpack_from(buf, pos)
-    o.incarnation_id = Uuid(u_incarnation_id)
-    pos += 16
-    n2 = buf[pos]
-    if n2 < 0x80:
-        pos += 1
-    else:
-        n2, pos = read_uvarint(buf, pos)
-    n2 -= 1
-    if n2 < 0:
-        raise Malformed('non-nullable Listeners is null')
-    else:
-        if n2 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
-        items3 = []
-        for _ in range(n2):
-            item4, pos = _read_Listener_v4(buf, pos)
-            items3.append(item4)
-        o.listeners = items3
-    n5 = buf[pos]
-    if n5 < 0x80:
-        pos += 1
-    else:
-        n5, pos = read_uvarint(buf, pos)
-    n5 -= 1
-    if n5 < 0:
-        raise Malformed('non-nullable Features is null')
-    else:
-        if n5 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
-        items6 = []
-        for _ in range(n5):
-            item7, pos = _read_Feature_v4(buf, pos)
-            items6.append(item7)
-        o.features = items6
-    n8 = buf[pos]
-    if n8 < 0x80:
-        pos += 1
-    else:
-        n8, pos = read_uvarint(buf, pos)
-    n8 -= 1
-    if n8 < 0:
-        o.rack = None
-    else:
-        if n8 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n8 > len(buf):
-            raise Malformed('string length exceeds the input')
-        o.rack = str(buf[pos:pos + n8], 'utf-8')
-        pos += n8
-    o.is_migrating_zk_broker, = _S2.unpack_from(buf, pos)
-    pos += 1
-    n9 = buf[pos]
-    if n9 < 0x80:
-        pos += 1
-    else:
-        n9, pos = read_uvarint(buf, pos)
-    n9 -= 1
-    if n9 < 0:
-        raise Malformed('non-nullable LogDirs is null')
-    else:
-        if n9 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
-        o.log_dirs = [*map(Uuid, _UUIDS[n9].unpack_from(buf, pos))]
-        pos += 16 * n9
-    o.previous_broker_epoch, = _S3.unpack_from(buf, pos)
-    pos += 8
-    o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
-    return o, pos
-
-
-def _write_BrokerRegistrationRequest_v4(o: Any, out: bytearray) -> None:
-    out += _S0.pack(o.broker_id)
-    x1 = o.cluster_id
-    b3 = x1.encode()
-    n2 = len(b3)
-    if n2 > 0x7fff:
-        raise Malformed('ClusterId is longer than 32767 bytes')
-    if n2 < 0x7f:
-        out.append(n2 + 1)
-    else:
-        write_uvarint(out, n2 + 1)
-    out += b3
-    out += _S1.pack(o.incarnation_id)
-    x4 = o.listeners
-    n5 = len(x4)
-    if n5 < 0x7f:
-        out.append(n5 + 1)
-    else:
-        write_uvarint(out, n5 + 1)
-    for item6 in x4:
-        _write_Listener_v4(item6, out)
-    x7 = o.features
-    n8 = len(x7)
-    if n8 < 0x7f:
-        out.append(n8 + 1)
-    else:
-        write_uvarint(out, n8 + 1)
-    for item9 in x7:
-        _write_Feature_v4(item9, out)
-    x10 = o.rack
-    if x10 is None:
-        out.append(0)
-    else:
-        b12 = x10.encode()
-        n11 = len(b12)
-        if n11 > 0x7fff:
-            raise Malformed('Rack is longer than 32767 bytes')
-        if n11 < 0x7f:
-            out.append(n11 + 1)
+            write_uvarint(out, n9 + 1)
+        out += b10
+        x11 = o7.host
+        b13 = x11.encode()
+        n12 = len(b13)
+        if n12 > 0x7fff:
+            raise Malformed('Host is longer than 32767 bytes')
+        if n12 < 0x7f:
+            out.append(n12 + 1)
         else:
-            write_uvarint(out, n11 + 1)
-        out += b12
-    out += _S2.pack(o.is_migrating_zk_broker)
-    x13 = o.log_dirs
-    n14 = len(x13)
-    if n14 < 0x7f:
-        out.append(n14 + 1)
+            write_uvarint(out, n12 + 1)
+        out += b13
+        out += _S2.pack(o7.port, o7.security_protocol)
+        if o7.unknown_tagged_fields:
+            write_tagged(out, [], o7.unknown_tagged_fields)
+        else:
+            out.append(0)
+    x14 = o.features
+    n15 = len(x14)
+    if n15 < 0x7f:
+        out.append(n15 + 1)
     else:
-        write_uvarint(out, n14 + 1)
-    out += _UUIDS[n14].pack(*x13)
-    out += _S3.pack(o.previous_broker_epoch)
+        write_uvarint(out, n15 + 1)
+    for item16 in x14:
+        o17 = item16
+        x18 = o17.name
+        b20 = x18.encode()
+        n19 = len(b20)
+        if n19 > 0x7fff:
+            raise Malformed('Name is longer than 32767 bytes')
+        if n19 < 0x7f:
+            out.append(n19 + 1)
+        else:
+            write_uvarint(out, n19 + 1)
+        out += b20
+        out += _S3.pack(o17.min_supported_version, o17.max_supported_version)
+        if o17.unknown_tagged_fields:
+            write_tagged(out, [], o17.unknown_tagged_fields)
+        else:
+            out.append(0)
+    x21 = o.rack
+    if x21 is None:
+        out.append(0)
+    else:
+        b23 = x21.encode()
+        n22 = len(b23)
+        if n22 > 0x7fff:
+            raise Malformed('Rack is longer than 32767 bytes')
+        if n22 < 0x7f:
+            out.append(n22 + 1)
+        else:
+            write_uvarint(out, n22 + 1)
+        out += b23
+    out += _S4.pack(o.is_migrating_zk_broker)
+    x24 = o.log_dirs
+    n25 = len(x24)
+    if n25 < 0x7f:
+        out.append(n25 + 1)
+    else:
+        write_uvarint(out, n25 + 1)
+    out += _UUIDS[n25].pack(*x24)
+    out += _S5.pack(o.previous_broker_epoch)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
+
+
+_read_BrokerRegistrationRequest_v4 = _read_BrokerRegistrationRequest_v3
+
+
+_write_BrokerRegistrationRequest_v4 = _write_BrokerRegistrationRequest_v3
 
 
 def _read_Listener_v0(buf: Any, pos: int) -> tuple[Any, int]:
@@ -904,23 +1102,13 @@ def _read_Listener_v0(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string length exceeds the input')
         o.host = str(buf[pos:pos + n2], 'utf-8')
         pos += n2
-    o.port, o.security_protocol = _S4.unpack_from(buf, pos)
+    o.port, o.security_protocol = _S2.unpack_from(buf, pos)
     pos += 4
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -945,10 +1133,9 @@ def _write_Listener_v0(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n5 + 1)
     out += b6
-    out += _S4.pack(o.port, o.security_protocol)
+    out += _S2.pack(o.port, o.security_protocol)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
@@ -994,23 +1181,13 @@ def _read_Feature_v0(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string length exceeds the input')
         o.name = str(buf[pos:pos + n1], 'utf-8')
         pos += n1
-    o.min_supported_version, o.max_supported_version = _S5.unpack_from(buf, pos)
+    o.min_supported_version, o.max_supported_version = _S3.unpack_from(buf, pos)
     pos += 4
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -1025,10 +1202,9 @@ def _write_Feature_v0(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     out += b3
-    out += _S5.pack(o.min_supported_version, o.max_supported_version)
+    out += _S3.pack(o.min_supported_version, o.max_supported_version)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 

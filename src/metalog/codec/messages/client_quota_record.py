@@ -14,8 +14,10 @@ from metalog.codec.runtime import (
     Struct,
     Uuid,
     array_struct,
+    bytes_new,
     new,
     non_default,
+    read_unknown_tags,
     read_uvarint,
     write_tagged,
     write_uvarint,
@@ -82,41 +84,66 @@ def _read_ClientQuotaRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
-            item3, pos = _read_EntityData_v0(buf, pos)
-            items2.append(item3)
+            o3 = new(EntityData)
+            n4 = buf[pos]
+            if n4 < 0x80:
+                pos += 1
+            else:
+                n4, pos = read_uvarint(buf, pos)
+            n4 -= 1
+            if n4 < 0:
+                raise Malformed('non-nullable EntityType is null')
+            else:
+                if n4 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n4 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.entity_type = str(buf[pos:pos + n4], 'utf-8')
+                pos += n4
+            n5 = buf[pos]
+            if n5 < 0x80:
+                pos += 1
+            else:
+                n5, pos = read_uvarint(buf, pos)
+            n5 -= 1
+            if n5 < 0:
+                o3.entity_name = None
+            else:
+                if n5 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n5 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.entity_name = str(buf[pos:pos + n5], 'utf-8')
+                pos += n5
+            o3.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o3, buf, pos)
+            items2.append(o3)
         o.entity = items2
-    n4 = buf[pos]
-    if n4 < 0x80:
+    n6 = buf[pos]
+    if n6 < 0x80:
         pos += 1
     else:
-        n4, pos = read_uvarint(buf, pos)
-    n4 -= 1
-    if n4 < 0:
+        n6, pos = read_uvarint(buf, pos)
+    n6 -= 1
+    if n6 < 0:
         raise Malformed('non-nullable Key is null')
     else:
-        if n4 > 0x7fff:
+        if n6 > 0x7fff:
             raise Malformed('string too long')
-        if pos + n4 > len(buf):
+        if pos + n6 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.key = str(buf[pos:pos + n4], 'utf-8')
-        pos += n4
+        o.key = str(buf[pos:pos + n6], 'utf-8')
+        pos += n6
     o.value, o.remove = _S0.unpack_from(buf, pos)
     pos += 9
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -128,21 +155,47 @@ def _write_ClientQuotaRecord_v0(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     for item3 in x1:
-        _write_EntityData_v0(item3, out)
-    x4 = o.key
-    b6 = x4.encode()
-    n5 = len(b6)
-    if n5 > 0x7fff:
+        o4 = item3
+        x5 = o4.entity_type
+        b7 = x5.encode()
+        n6 = len(b7)
+        if n6 > 0x7fff:
+            raise Malformed('EntityType is longer than 32767 bytes')
+        if n6 < 0x7f:
+            out.append(n6 + 1)
+        else:
+            write_uvarint(out, n6 + 1)
+        out += b7
+        x8 = o4.entity_name
+        if x8 is None:
+            out.append(0)
+        else:
+            b10 = x8.encode()
+            n9 = len(b10)
+            if n9 > 0x7fff:
+                raise Malformed('EntityName is longer than 32767 bytes')
+            if n9 < 0x7f:
+                out.append(n9 + 1)
+            else:
+                write_uvarint(out, n9 + 1)
+            out += b10
+        if o4.unknown_tagged_fields:
+            write_tagged(out, [], o4.unknown_tagged_fields)
+        else:
+            out.append(0)
+    x11 = o.key
+    b13 = x11.encode()
+    n12 = len(b13)
+    if n12 > 0x7fff:
         raise Malformed('Key is longer than 32767 bytes')
-    if n5 < 0x7f:
-        out.append(n5 + 1)
+    if n12 < 0x7f:
+        out.append(n12 + 1)
     else:
-        write_uvarint(out, n5 + 1)
-    out += b6
+        write_uvarint(out, n12 + 1)
+    out += b13
     out += _S0.pack(o.value, o.remove)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
@@ -183,17 +236,7 @@ def _read_EntityData_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -222,8 +265,7 @@ def _write_EntityData_v0(o: Any, out: bytearray) -> None:
             write_uvarint(out, n5 + 1)
         out += b6
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 

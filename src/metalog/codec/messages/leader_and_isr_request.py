@@ -14,8 +14,10 @@ from metalog.codec.runtime import (
     Struct,
     Uuid,
     array_struct,
+    bytes_new,
     new,
     non_default,
+    read_unknown_tags,
     read_uvarint,
     write_tagged,
     write_uvarint,
@@ -24,14 +26,14 @@ from metalog.codec.runtime import (
 __all__ = ['LeaderAndIsrRequest', 'LeaderAndIsrPartitionState', 'LeaderAndIsrTopicState', 'LeaderAndIsrLiveLeader']
 
 _S0 = Struct('>ii')
-_S1 = Struct('>iiq')
-_S2 = Struct('>iiqb')
-_S3 = Struct('>i?iqb')
-_S4 = Struct('>iiii')
-_S5 = Struct('>i')
-_S6 = Struct('>?')
+_S1 = Struct('>iiii')
+_S2 = Struct('>i')
+_S3 = Struct('>?')
+_S4 = Struct('>iiq')
+_S5 = Struct('>iiqb')
+_S6 = Struct('>16s')
 _S7 = Struct('>?b')
-_S8 = Struct('>16s')
+_S8 = Struct('>i?iqb')
 _INT32S = array_struct('i')
 
 
@@ -158,22 +160,72 @@ def _read_LeaderAndIsrRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
-            item3, pos = _read_LeaderAndIsrPartitionState_v0(buf, pos)
-            items2.append(item3)
+            o3 = new(LeaderAndIsrPartitionState)
+            n4, = H.unpack_from(buf, pos)
+            pos += 2
+            if n4 < 0:
+                raise Malformed('non-nullable TopicName is null')
+            else:
+                if pos + n4 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.topic_name = str(buf[pos:pos + n4], 'utf-8')
+                pos += n4
+            o3.partition_index, o3.controller_epoch, o3.leader, o3.leader_epoch = _S1.unpack_from(buf, pos)
+            pos += 16
+            n5, = I.unpack_from(buf, pos)
+            pos += 4
+            if n5 < 0:
+                raise Malformed('non-nullable Isr is null')
+            else:
+                if n5 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o3.isr = [*_INT32S[n5].unpack_from(buf, pos)]
+                pos += 4 * n5
+            o3.partition_epoch, = _S2.unpack_from(buf, pos)
+            pos += 4
+            n6, = I.unpack_from(buf, pos)
+            pos += 4
+            if n6 < 0:
+                raise Malformed('non-nullable Replicas is null')
+            else:
+                if n6 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o3.replicas = [*_INT32S[n6].unpack_from(buf, pos)]
+                pos += 4 * n6
+            o3.adding_replicas = []
+            o3.removing_replicas = []
+            o3.is_new = False
+            o3.leader_recovery_state = 0
+            o3.unknown_tagged_fields = None
+            items2.append(o3)
         o.ungrouped_partition_states = items2
     o.topic_states = []
-    n4, = I.unpack_from(buf, pos)
+    n7, = I.unpack_from(buf, pos)
     pos += 4
-    if n4 < 0:
+    if n7 < 0:
         raise Malformed('non-nullable LiveLeaders is null')
     else:
-        if n4 > len(buf) - pos:
+        if n7 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        items5 = []
-        for _ in range(n4):
-            item6, pos = _read_LeaderAndIsrLiveLeader_v0(buf, pos)
-            items5.append(item6)
-        o.live_leaders = items5
+        items8 = []
+        for _ in range(n7):
+            o9 = new(LeaderAndIsrLiveLeader)
+            o9.broker_id, = _S2.unpack_from(buf, pos)
+            pos += 4
+            n10, = H.unpack_from(buf, pos)
+            pos += 2
+            if n10 < 0:
+                raise Malformed('non-nullable HostName is null')
+            else:
+                if pos + n10 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o9.host_name = str(buf[pos:pos + n10], 'utf-8')
+                pos += n10
+            o9.port, = _S2.unpack_from(buf, pos)
+            pos += 4
+            o9.unknown_tagged_fields = None
+            items8.append(o9)
+        o.live_leaders = items8
     o.unknown_tagged_fields = None
     return o, pos
 
@@ -188,14 +240,42 @@ def _write_LeaderAndIsrRequest_v0(o: Any, out: bytearray) -> None:
     n2 = len(x1)
     out += I.pack(n2)
     for item3 in x1:
-        _write_LeaderAndIsrPartitionState_v0(item3, out)
+        o4 = item3
+        x5 = o4.topic_name
+        b7 = x5.encode()
+        n6 = len(b7)
+        if n6 > 0x7fff:
+            raise Malformed('TopicName is longer than 32767 bytes')
+        out += H.pack(n6)
+        out += b7
+        out += _S1.pack(o4.partition_index, o4.controller_epoch, o4.leader, o4.leader_epoch)
+        x8 = o4.isr
+        n9 = len(x8)
+        out += I.pack(n9)
+        out += _INT32S[n9].pack(*x8)
+        out += _S2.pack(o4.partition_epoch)
+        x10 = o4.replicas
+        n11 = len(x10)
+        out += I.pack(n11)
+        out += _INT32S[n11].pack(*x10)
+        if o4.leader_recovery_state != 0:
+            raise non_default('LeaderAndIsrRequest', 0, 'LeaderAndIsrPartitionState.LeaderRecoveryState')
     if o.topic_states != []:
         raise non_default('LeaderAndIsrRequest', 0, 'LeaderAndIsrRequest.TopicStates')
-    x4 = o.live_leaders
-    n5 = len(x4)
-    out += I.pack(n5)
-    for item6 in x4:
-        _write_LeaderAndIsrLiveLeader_v0(item6, out)
+    x12 = o.live_leaders
+    n13 = len(x12)
+    out += I.pack(n13)
+    for item14 in x12:
+        o15 = item14
+        out += _S2.pack(o15.broker_id)
+        x16 = o15.host_name
+        b18 = x16.encode()
+        n17 = len(b18)
+        if n17 > 0x7fff:
+            raise Malformed('HostName is longer than 32767 bytes')
+        out += H.pack(n17)
+        out += b18
+        out += _S2.pack(o15.port)
 
 
 def _read_LeaderAndIsrRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
@@ -214,22 +294,73 @@ def _read_LeaderAndIsrRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
-            item3, pos = _read_LeaderAndIsrPartitionState_v1(buf, pos)
-            items2.append(item3)
+            o3 = new(LeaderAndIsrPartitionState)
+            n4, = H.unpack_from(buf, pos)
+            pos += 2
+            if n4 < 0:
+                raise Malformed('non-nullable TopicName is null')
+            else:
+                if pos + n4 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.topic_name = str(buf[pos:pos + n4], 'utf-8')
+                pos += n4
+            o3.partition_index, o3.controller_epoch, o3.leader, o3.leader_epoch = _S1.unpack_from(buf, pos)
+            pos += 16
+            n5, = I.unpack_from(buf, pos)
+            pos += 4
+            if n5 < 0:
+                raise Malformed('non-nullable Isr is null')
+            else:
+                if n5 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o3.isr = [*_INT32S[n5].unpack_from(buf, pos)]
+                pos += 4 * n5
+            o3.partition_epoch, = _S2.unpack_from(buf, pos)
+            pos += 4
+            n6, = I.unpack_from(buf, pos)
+            pos += 4
+            if n6 < 0:
+                raise Malformed('non-nullable Replicas is null')
+            else:
+                if n6 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o3.replicas = [*_INT32S[n6].unpack_from(buf, pos)]
+                pos += 4 * n6
+            o3.adding_replicas = []
+            o3.removing_replicas = []
+            o3.leader_recovery_state = 0
+            o3.is_new, = _S3.unpack_from(buf, pos)
+            pos += 1
+            o3.unknown_tagged_fields = None
+            items2.append(o3)
         o.ungrouped_partition_states = items2
     o.topic_states = []
-    n4, = I.unpack_from(buf, pos)
+    n7, = I.unpack_from(buf, pos)
     pos += 4
-    if n4 < 0:
+    if n7 < 0:
         raise Malformed('non-nullable LiveLeaders is null')
     else:
-        if n4 > len(buf) - pos:
+        if n7 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        items5 = []
-        for _ in range(n4):
-            item6, pos = _read_LeaderAndIsrLiveLeader_v1(buf, pos)
-            items5.append(item6)
-        o.live_leaders = items5
+        items8 = []
+        for _ in range(n7):
+            o9 = new(LeaderAndIsrLiveLeader)
+            o9.broker_id, = _S2.unpack_from(buf, pos)
+            pos += 4
+            n10, = H.unpack_from(buf, pos)
+            pos += 2
+            if n10 < 0:
+                raise Malformed('non-nullable HostName is null')
+            else:
+                if pos + n10 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o9.host_name = str(buf[pos:pos + n10], 'utf-8')
+                pos += n10
+            o9.port, = _S2.unpack_from(buf, pos)
+            pos += 4
+            o9.unknown_tagged_fields = None
+            items8.append(o9)
+        o.live_leaders = items8
     o.unknown_tagged_fields = None
     return o, pos
 
@@ -244,14 +375,43 @@ def _write_LeaderAndIsrRequest_v1(o: Any, out: bytearray) -> None:
     n2 = len(x1)
     out += I.pack(n2)
     for item3 in x1:
-        _write_LeaderAndIsrPartitionState_v1(item3, out)
+        o4 = item3
+        x5 = o4.topic_name
+        b7 = x5.encode()
+        n6 = len(b7)
+        if n6 > 0x7fff:
+            raise Malformed('TopicName is longer than 32767 bytes')
+        out += H.pack(n6)
+        out += b7
+        out += _S1.pack(o4.partition_index, o4.controller_epoch, o4.leader, o4.leader_epoch)
+        x8 = o4.isr
+        n9 = len(x8)
+        out += I.pack(n9)
+        out += _INT32S[n9].pack(*x8)
+        out += _S2.pack(o4.partition_epoch)
+        x10 = o4.replicas
+        n11 = len(x10)
+        out += I.pack(n11)
+        out += _INT32S[n11].pack(*x10)
+        if o4.leader_recovery_state != 0:
+            raise non_default('LeaderAndIsrRequest', 1, 'LeaderAndIsrPartitionState.LeaderRecoveryState')
+        out += _S3.pack(o4.is_new)
     if o.topic_states != []:
         raise non_default('LeaderAndIsrRequest', 1, 'LeaderAndIsrRequest.TopicStates')
-    x4 = o.live_leaders
-    n5 = len(x4)
-    out += I.pack(n5)
-    for item6 in x4:
-        _write_LeaderAndIsrLiveLeader_v1(item6, out)
+    x12 = o.live_leaders
+    n13 = len(x12)
+    out += I.pack(n13)
+    for item14 in x12:
+        o15 = item14
+        out += _S2.pack(o15.broker_id)
+        x16 = o15.host_name
+        b18 = x16.encode()
+        n17 = len(b18)
+        if n17 > 0x7fff:
+            raise Malformed('HostName is longer than 32767 bytes')
+        out += H.pack(n17)
+        out += b18
+        out += _S2.pack(o15.port)
 
 
 def _read_LeaderAndIsrRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
@@ -259,7 +419,7 @@ def _read_LeaderAndIsrRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
     o.is_k_raft_controller = False
     o.type = 0
     o.ungrouped_partition_states = []
-    o.controller_id, o.controller_epoch, o.broker_epoch = _S1.unpack_from(buf, pos)
+    o.controller_id, o.controller_epoch, o.broker_epoch = _S4.unpack_from(buf, pos)
     pos += 16
     n1, = I.unpack_from(buf, pos)
     pos += 4
@@ -270,21 +430,87 @@ def _read_LeaderAndIsrRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
-            item3, pos = _read_LeaderAndIsrTopicState_v2(buf, pos)
-            items2.append(item3)
+            o3 = new(LeaderAndIsrTopicState)
+            n4, = H.unpack_from(buf, pos)
+            pos += 2
+            if n4 < 0:
+                raise Malformed('non-nullable TopicName is null')
+            else:
+                if pos + n4 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.topic_name = str(buf[pos:pos + n4], 'utf-8')
+                pos += n4
+            o3.topic_id = ZERO
+            n5, = I.unpack_from(buf, pos)
+            pos += 4
+            if n5 < 0:
+                raise Malformed('non-nullable PartitionStates is null')
+            else:
+                if n5 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                items6 = []
+                for _ in range(n5):
+                    o7 = new(LeaderAndIsrPartitionState)
+                    o7.topic_name = ''
+                    o7.partition_index, o7.controller_epoch, o7.leader, o7.leader_epoch = _S1.unpack_from(buf, pos)
+                    pos += 16
+                    n8, = I.unpack_from(buf, pos)
+                    pos += 4
+                    if n8 < 0:
+                        raise Malformed('non-nullable Isr is null')
+                    else:
+                        if n8 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o7.isr = [*_INT32S[n8].unpack_from(buf, pos)]
+                        pos += 4 * n8
+                    o7.partition_epoch, = _S2.unpack_from(buf, pos)
+                    pos += 4
+                    n9, = I.unpack_from(buf, pos)
+                    pos += 4
+                    if n9 < 0:
+                        raise Malformed('non-nullable Replicas is null')
+                    else:
+                        if n9 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o7.replicas = [*_INT32S[n9].unpack_from(buf, pos)]
+                        pos += 4 * n9
+                    o7.adding_replicas = []
+                    o7.removing_replicas = []
+                    o7.leader_recovery_state = 0
+                    o7.is_new, = _S3.unpack_from(buf, pos)
+                    pos += 1
+                    o7.unknown_tagged_fields = None
+                    items6.append(o7)
+                o3.partition_states = items6
+            o3.unknown_tagged_fields = None
+            items2.append(o3)
         o.topic_states = items2
-    n4, = I.unpack_from(buf, pos)
+    n10, = I.unpack_from(buf, pos)
     pos += 4
-    if n4 < 0:
+    if n10 < 0:
         raise Malformed('non-nullable LiveLeaders is null')
     else:
-        if n4 > len(buf) - pos:
+        if n10 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        items5 = []
-        for _ in range(n4):
-            item6, pos = _read_LeaderAndIsrLiveLeader_v2(buf, pos)
-            items5.append(item6)
-        o.live_leaders = items5
+        items11 = []
+        for _ in range(n10):
+            o12 = new(LeaderAndIsrLiveLeader)
+            o12.broker_id, = _S2.unpack_from(buf, pos)
+            pos += 4
+            n13, = H.unpack_from(buf, pos)
+            pos += 2
+            if n13 < 0:
+                raise Malformed('non-nullable HostName is null')
+            else:
+                if pos + n13 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o12.host_name = str(buf[pos:pos + n13], 'utf-8')
+                pos += n13
+            o12.port, = _S2.unpack_from(buf, pos)
+            pos += 4
+            o12.unknown_tagged_fields = None
+            items11.append(o12)
+        o.live_leaders = items11
     o.unknown_tagged_fields = None
     return o, pos
 
@@ -296,17 +522,51 @@ def _write_LeaderAndIsrRequest_v2(o: Any, out: bytearray) -> None:
         raise non_default('LeaderAndIsrRequest', 2, 'LeaderAndIsrRequest.Type')
     if o.ungrouped_partition_states != []:
         raise non_default('LeaderAndIsrRequest', 2, 'LeaderAndIsrRequest.UngroupedPartitionStates')
-    out += _S1.pack(o.controller_id, o.controller_epoch, o.broker_epoch)
+    out += _S4.pack(o.controller_id, o.controller_epoch, o.broker_epoch)
     x1 = o.topic_states
     n2 = len(x1)
     out += I.pack(n2)
     for item3 in x1:
-        _write_LeaderAndIsrTopicState_v2(item3, out)
-    x4 = o.live_leaders
-    n5 = len(x4)
-    out += I.pack(n5)
-    for item6 in x4:
-        _write_LeaderAndIsrLiveLeader_v2(item6, out)
+        o4 = item3
+        x5 = o4.topic_name
+        b7 = x5.encode()
+        n6 = len(b7)
+        if n6 > 0x7fff:
+            raise Malformed('TopicName is longer than 32767 bytes')
+        out += H.pack(n6)
+        out += b7
+        x8 = o4.partition_states
+        n9 = len(x8)
+        out += I.pack(n9)
+        for item10 in x8:
+            o11 = item10
+            out += _S1.pack(o11.partition_index, o11.controller_epoch, o11.leader, o11.leader_epoch)
+            x12 = o11.isr
+            n13 = len(x12)
+            out += I.pack(n13)
+            out += _INT32S[n13].pack(*x12)
+            out += _S2.pack(o11.partition_epoch)
+            x14 = o11.replicas
+            n15 = len(x14)
+            out += I.pack(n15)
+            out += _INT32S[n15].pack(*x14)
+            if o11.leader_recovery_state != 0:
+                raise non_default('LeaderAndIsrRequest', 2, 'LeaderAndIsrPartitionState.LeaderRecoveryState')
+            out += _S3.pack(o11.is_new)
+    x16 = o.live_leaders
+    n17 = len(x16)
+    out += I.pack(n17)
+    for item18 in x16:
+        o19 = item18
+        out += _S2.pack(o19.broker_id)
+        x20 = o19.host_name
+        b22 = x20.encode()
+        n21 = len(b22)
+        if n21 > 0x7fff:
+            raise Malformed('HostName is longer than 32767 bytes')
+        out += H.pack(n21)
+        out += b22
+        out += _S2.pack(o19.port)
 
 
 def _read_LeaderAndIsrRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
@@ -314,7 +574,7 @@ def _read_LeaderAndIsrRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
     o.is_k_raft_controller = False
     o.type = 0
     o.ungrouped_partition_states = []
-    o.controller_id, o.controller_epoch, o.broker_epoch = _S1.unpack_from(buf, pos)
+    o.controller_id, o.controller_epoch, o.broker_epoch = _S4.unpack_from(buf, pos)
     pos += 16
     n1, = I.unpack_from(buf, pos)
     pos += 4
@@ -325,21 +585,103 @@ def _read_LeaderAndIsrRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
-            item3, pos = _read_LeaderAndIsrTopicState_v3(buf, pos)
-            items2.append(item3)
+            o3 = new(LeaderAndIsrTopicState)
+            n4, = H.unpack_from(buf, pos)
+            pos += 2
+            if n4 < 0:
+                raise Malformed('non-nullable TopicName is null')
+            else:
+                if pos + n4 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.topic_name = str(buf[pos:pos + n4], 'utf-8')
+                pos += n4
+            o3.topic_id = ZERO
+            n5, = I.unpack_from(buf, pos)
+            pos += 4
+            if n5 < 0:
+                raise Malformed('non-nullable PartitionStates is null')
+            else:
+                if n5 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                items6 = []
+                for _ in range(n5):
+                    o7 = new(LeaderAndIsrPartitionState)
+                    o7.topic_name = ''
+                    o7.partition_index, o7.controller_epoch, o7.leader, o7.leader_epoch = _S1.unpack_from(buf, pos)
+                    pos += 16
+                    n8, = I.unpack_from(buf, pos)
+                    pos += 4
+                    if n8 < 0:
+                        raise Malformed('non-nullable Isr is null')
+                    else:
+                        if n8 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o7.isr = [*_INT32S[n8].unpack_from(buf, pos)]
+                        pos += 4 * n8
+                    o7.partition_epoch, = _S2.unpack_from(buf, pos)
+                    pos += 4
+                    n9, = I.unpack_from(buf, pos)
+                    pos += 4
+                    if n9 < 0:
+                        raise Malformed('non-nullable Replicas is null')
+                    else:
+                        if n9 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o7.replicas = [*_INT32S[n9].unpack_from(buf, pos)]
+                        pos += 4 * n9
+                    n10, = I.unpack_from(buf, pos)
+                    pos += 4
+                    if n10 < 0:
+                        raise Malformed('non-nullable AddingReplicas is null')
+                    else:
+                        if n10 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o7.adding_replicas = [*_INT32S[n10].unpack_from(buf, pos)]
+                        pos += 4 * n10
+                    n11, = I.unpack_from(buf, pos)
+                    pos += 4
+                    if n11 < 0:
+                        raise Malformed('non-nullable RemovingReplicas is null')
+                    else:
+                        if n11 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o7.removing_replicas = [*_INT32S[n11].unpack_from(buf, pos)]
+                        pos += 4 * n11
+                    o7.leader_recovery_state = 0
+                    o7.is_new, = _S3.unpack_from(buf, pos)
+                    pos += 1
+                    o7.unknown_tagged_fields = None
+                    items6.append(o7)
+                o3.partition_states = items6
+            o3.unknown_tagged_fields = None
+            items2.append(o3)
         o.topic_states = items2
-    n4, = I.unpack_from(buf, pos)
+    n12, = I.unpack_from(buf, pos)
     pos += 4
-    if n4 < 0:
+    if n12 < 0:
         raise Malformed('non-nullable LiveLeaders is null')
     else:
-        if n4 > len(buf) - pos:
+        if n12 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        items5 = []
-        for _ in range(n4):
-            item6, pos = _read_LeaderAndIsrLiveLeader_v3(buf, pos)
-            items5.append(item6)
-        o.live_leaders = items5
+        items13 = []
+        for _ in range(n12):
+            o14 = new(LeaderAndIsrLiveLeader)
+            o14.broker_id, = _S2.unpack_from(buf, pos)
+            pos += 4
+            n15, = H.unpack_from(buf, pos)
+            pos += 2
+            if n15 < 0:
+                raise Malformed('non-nullable HostName is null')
+            else:
+                if pos + n15 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o14.host_name = str(buf[pos:pos + n15], 'utf-8')
+                pos += n15
+            o14.port, = _S2.unpack_from(buf, pos)
+            pos += 4
+            o14.unknown_tagged_fields = None
+            items13.append(o14)
+        o.live_leaders = items13
     o.unknown_tagged_fields = None
     return o, pos
 
@@ -351,17 +693,59 @@ def _write_LeaderAndIsrRequest_v3(o: Any, out: bytearray) -> None:
         raise non_default('LeaderAndIsrRequest', 3, 'LeaderAndIsrRequest.Type')
     if o.ungrouped_partition_states != []:
         raise non_default('LeaderAndIsrRequest', 3, 'LeaderAndIsrRequest.UngroupedPartitionStates')
-    out += _S1.pack(o.controller_id, o.controller_epoch, o.broker_epoch)
+    out += _S4.pack(o.controller_id, o.controller_epoch, o.broker_epoch)
     x1 = o.topic_states
     n2 = len(x1)
     out += I.pack(n2)
     for item3 in x1:
-        _write_LeaderAndIsrTopicState_v3(item3, out)
-    x4 = o.live_leaders
-    n5 = len(x4)
-    out += I.pack(n5)
-    for item6 in x4:
-        _write_LeaderAndIsrLiveLeader_v3(item6, out)
+        o4 = item3
+        x5 = o4.topic_name
+        b7 = x5.encode()
+        n6 = len(b7)
+        if n6 > 0x7fff:
+            raise Malformed('TopicName is longer than 32767 bytes')
+        out += H.pack(n6)
+        out += b7
+        x8 = o4.partition_states
+        n9 = len(x8)
+        out += I.pack(n9)
+        for item10 in x8:
+            o11 = item10
+            out += _S1.pack(o11.partition_index, o11.controller_epoch, o11.leader, o11.leader_epoch)
+            x12 = o11.isr
+            n13 = len(x12)
+            out += I.pack(n13)
+            out += _INT32S[n13].pack(*x12)
+            out += _S2.pack(o11.partition_epoch)
+            x14 = o11.replicas
+            n15 = len(x14)
+            out += I.pack(n15)
+            out += _INT32S[n15].pack(*x14)
+            x16 = o11.adding_replicas
+            n17 = len(x16)
+            out += I.pack(n17)
+            out += _INT32S[n17].pack(*x16)
+            x18 = o11.removing_replicas
+            n19 = len(x18)
+            out += I.pack(n19)
+            out += _INT32S[n19].pack(*x18)
+            if o11.leader_recovery_state != 0:
+                raise non_default('LeaderAndIsrRequest', 3, 'LeaderAndIsrPartitionState.LeaderRecoveryState')
+            out += _S3.pack(o11.is_new)
+    x20 = o.live_leaders
+    n21 = len(x20)
+    out += I.pack(n21)
+    for item22 in x20:
+        o23 = item22
+        out += _S2.pack(o23.broker_id)
+        x24 = o23.host_name
+        b26 = x24.encode()
+        n25 = len(b26)
+        if n25 > 0x7fff:
+            raise Malformed('HostName is longer than 32767 bytes')
+        out += H.pack(n25)
+        out += b26
+        out += _S2.pack(o23.port)
 
 
 def _read_LeaderAndIsrRequest_v4(buf: Any, pos: int) -> tuple[Any, int]:
@@ -369,7 +753,7 @@ def _read_LeaderAndIsrRequest_v4(buf: Any, pos: int) -> tuple[Any, int]:
     o.is_k_raft_controller = False
     o.type = 0
     o.ungrouped_partition_states = []
-    o.controller_id, o.controller_epoch, o.broker_epoch = _S1.unpack_from(buf, pos)
+    o.controller_id, o.controller_epoch, o.broker_epoch = _S4.unpack_from(buf, pos)
     pos += 16
     n1 = buf[pos]
     if n1 < 0x80:
@@ -384,40 +768,156 @@ def _read_LeaderAndIsrRequest_v4(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
-            item3, pos = _read_LeaderAndIsrTopicState_v4(buf, pos)
-            items2.append(item3)
+            o3 = new(LeaderAndIsrTopicState)
+            n4 = buf[pos]
+            if n4 < 0x80:
+                pos += 1
+            else:
+                n4, pos = read_uvarint(buf, pos)
+            n4 -= 1
+            if n4 < 0:
+                raise Malformed('non-nullable TopicName is null')
+            else:
+                if n4 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n4 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.topic_name = str(buf[pos:pos + n4], 'utf-8')
+                pos += n4
+            o3.topic_id = ZERO
+            n5 = buf[pos]
+            if n5 < 0x80:
+                pos += 1
+            else:
+                n5, pos = read_uvarint(buf, pos)
+            n5 -= 1
+            if n5 < 0:
+                raise Malformed('non-nullable PartitionStates is null')
+            else:
+                if n5 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                items6 = []
+                for _ in range(n5):
+                    o7 = new(LeaderAndIsrPartitionState)
+                    o7.topic_name = ''
+                    o7.partition_index, o7.controller_epoch, o7.leader, o7.leader_epoch = _S1.unpack_from(buf, pos)
+                    pos += 16
+                    n8 = buf[pos]
+                    if n8 < 0x80:
+                        pos += 1
+                    else:
+                        n8, pos = read_uvarint(buf, pos)
+                    n8 -= 1
+                    if n8 < 0:
+                        raise Malformed('non-nullable Isr is null')
+                    else:
+                        if n8 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o7.isr = [*_INT32S[n8].unpack_from(buf, pos)]
+                        pos += 4 * n8
+                    o7.partition_epoch, = _S2.unpack_from(buf, pos)
+                    pos += 4
+                    n9 = buf[pos]
+                    if n9 < 0x80:
+                        pos += 1
+                    else:
+                        n9, pos = read_uvarint(buf, pos)
+                    n9 -= 1
+                    if n9 < 0:
+                        raise Malformed('non-nullable Replicas is null')
+                    else:
+                        if n9 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o7.replicas = [*_INT32S[n9].unpack_from(buf, pos)]
+                        pos += 4 * n9
+                    n10 = buf[pos]
+                    if n10 < 0x80:
+                        pos += 1
+                    else:
+                        n10, pos = read_uvarint(buf, pos)
+                    n10 -= 1
+                    if n10 < 0:
+                        raise Malformed('non-nullable AddingReplicas is null')
+                    else:
+                        if n10 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o7.adding_replicas = [*_INT32S[n10].unpack_from(buf, pos)]
+                        pos += 4 * n10
+                    n11 = buf[pos]
+                    if n11 < 0x80:
+                        pos += 1
+                    else:
+                        n11, pos = read_uvarint(buf, pos)
+                    n11 -= 1
+                    if n11 < 0:
+                        raise Malformed('non-nullable RemovingReplicas is null')
+                    else:
+                        if n11 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o7.removing_replicas = [*_INT32S[n11].unpack_from(buf, pos)]
+                        pos += 4 * n11
+                    o7.leader_recovery_state = 0
+                    o7.is_new, = _S3.unpack_from(buf, pos)
+                    pos += 1
+                    o7.unknown_tagged_fields = None
+                    if buf[pos] == 0:
+                        pos += 1
+                    else:
+                        pos = read_unknown_tags(o7, buf, pos)
+                    items6.append(o7)
+                o3.partition_states = items6
+            o3.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o3, buf, pos)
+            items2.append(o3)
         o.topic_states = items2
-    n4 = buf[pos]
-    if n4 < 0x80:
+    n12 = buf[pos]
+    if n12 < 0x80:
         pos += 1
     else:
-        n4, pos = read_uvarint(buf, pos)
-    n4 -= 1
-    if n4 < 0:
+        n12, pos = read_uvarint(buf, pos)
+    n12 -= 1
+    if n12 < 0:
         raise Malformed('non-nullable LiveLeaders is null')
     else:
-        if n4 > len(buf) - pos:
+        if n12 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        items5 = []
-        for _ in range(n4):
-            item6, pos = _read_LeaderAndIsrLiveLeader_v4(buf, pos)
-            items5.append(item6)
-        o.live_leaders = items5
+        items13 = []
+        for _ in range(n12):
+            o14 = new(LeaderAndIsrLiveLeader)
+            o14.broker_id, = _S2.unpack_from(buf, pos)
+            pos += 4
+            n15 = buf[pos]
+            if n15 < 0x80:
+                pos += 1
+            else:
+                n15, pos = read_uvarint(buf, pos)
+            n15 -= 1
+            if n15 < 0:
+                raise Malformed('non-nullable HostName is null')
+            else:
+                if n15 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n15 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o14.host_name = str(buf[pos:pos + n15], 'utf-8')
+                pos += n15
+            o14.port, = _S2.unpack_from(buf, pos)
+            pos += 4
+            o14.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o14, buf, pos)
+            items13.append(o14)
+        o.live_leaders = items13
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -428,7 +928,7 @@ def _write_LeaderAndIsrRequest_v4(o: Any, out: bytearray) -> None:
         raise non_default('LeaderAndIsrRequest', 4, 'LeaderAndIsrRequest.Type')
     if o.ungrouped_partition_states != []:
         raise non_default('LeaderAndIsrRequest', 4, 'LeaderAndIsrRequest.UngroupedPartitionStates')
-    out += _S1.pack(o.controller_id, o.controller_epoch, o.broker_epoch)
+    out += _S4.pack(o.controller_id, o.controller_epoch, o.broker_epoch)
     x1 = o.topic_states
     n2 = len(x1)
     if n2 < 0x7f:
@@ -436,18 +936,92 @@ def _write_LeaderAndIsrRequest_v4(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     for item3 in x1:
-        _write_LeaderAndIsrTopicState_v4(item3, out)
-    x4 = o.live_leaders
-    n5 = len(x4)
-    if n5 < 0x7f:
-        out.append(n5 + 1)
+        o4 = item3
+        x5 = o4.topic_name
+        b7 = x5.encode()
+        n6 = len(b7)
+        if n6 > 0x7fff:
+            raise Malformed('TopicName is longer than 32767 bytes')
+        if n6 < 0x7f:
+            out.append(n6 + 1)
+        else:
+            write_uvarint(out, n6 + 1)
+        out += b7
+        x8 = o4.partition_states
+        n9 = len(x8)
+        if n9 < 0x7f:
+            out.append(n9 + 1)
+        else:
+            write_uvarint(out, n9 + 1)
+        for item10 in x8:
+            o11 = item10
+            out += _S1.pack(o11.partition_index, o11.controller_epoch, o11.leader, o11.leader_epoch)
+            x12 = o11.isr
+            n13 = len(x12)
+            if n13 < 0x7f:
+                out.append(n13 + 1)
+            else:
+                write_uvarint(out, n13 + 1)
+            out += _INT32S[n13].pack(*x12)
+            out += _S2.pack(o11.partition_epoch)
+            x14 = o11.replicas
+            n15 = len(x14)
+            if n15 < 0x7f:
+                out.append(n15 + 1)
+            else:
+                write_uvarint(out, n15 + 1)
+            out += _INT32S[n15].pack(*x14)
+            x16 = o11.adding_replicas
+            n17 = len(x16)
+            if n17 < 0x7f:
+                out.append(n17 + 1)
+            else:
+                write_uvarint(out, n17 + 1)
+            out += _INT32S[n17].pack(*x16)
+            x18 = o11.removing_replicas
+            n19 = len(x18)
+            if n19 < 0x7f:
+                out.append(n19 + 1)
+            else:
+                write_uvarint(out, n19 + 1)
+            out += _INT32S[n19].pack(*x18)
+            if o11.leader_recovery_state != 0:
+                raise non_default('LeaderAndIsrRequest', 4, 'LeaderAndIsrPartitionState.LeaderRecoveryState')
+            out += _S3.pack(o11.is_new)
+            if o11.unknown_tagged_fields:
+                write_tagged(out, [], o11.unknown_tagged_fields)
+            else:
+                out.append(0)
+        if o4.unknown_tagged_fields:
+            write_tagged(out, [], o4.unknown_tagged_fields)
+        else:
+            out.append(0)
+    x20 = o.live_leaders
+    n21 = len(x20)
+    if n21 < 0x7f:
+        out.append(n21 + 1)
     else:
-        write_uvarint(out, n5 + 1)
-    for item6 in x4:
-        _write_LeaderAndIsrLiveLeader_v4(item6, out)
+        write_uvarint(out, n21 + 1)
+    for item22 in x20:
+        o23 = item22
+        out += _S2.pack(o23.broker_id)
+        x24 = o23.host_name
+        b26 = x24.encode()
+        n25 = len(b26)
+        if n25 > 0x7fff:
+            raise Malformed('HostName is longer than 32767 bytes')
+        if n25 < 0x7f:
+            out.append(n25 + 1)
+        else:
+            write_uvarint(out, n25 + 1)
+        out += b26
+        out += _S2.pack(o23.port)
+        if o23.unknown_tagged_fields:
+            write_tagged(out, [], o23.unknown_tagged_fields)
+        else:
+            out.append(0)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
@@ -456,7 +1030,7 @@ def _read_LeaderAndIsrRequest_v5(buf: Any, pos: int) -> tuple[Any, int]:
     o = new(LeaderAndIsrRequest)
     o.is_k_raft_controller = False
     o.ungrouped_partition_states = []
-    o.controller_id, o.controller_epoch, o.broker_epoch, o.type = _S2.unpack_from(buf, pos)
+    o.controller_id, o.controller_epoch, o.broker_epoch, o.type = _S5.unpack_from(buf, pos)
     pos += 17
     n1 = buf[pos]
     if n1 < 0x80:
@@ -471,40 +1045,158 @@ def _read_LeaderAndIsrRequest_v5(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
-            item3, pos = _read_LeaderAndIsrTopicState_v5(buf, pos)
-            items2.append(item3)
+            o3 = new(LeaderAndIsrTopicState)
+            n4 = buf[pos]
+            if n4 < 0x80:
+                pos += 1
+            else:
+                n4, pos = read_uvarint(buf, pos)
+            n4 -= 1
+            if n4 < 0:
+                raise Malformed('non-nullable TopicName is null')
+            else:
+                if n4 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n4 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.topic_name = str(buf[pos:pos + n4], 'utf-8')
+                pos += n4
+            u5, = _S6.unpack_from(buf, pos)
+            o3.topic_id = bytes_new(Uuid, u5)
+            pos += 16
+            n6 = buf[pos]
+            if n6 < 0x80:
+                pos += 1
+            else:
+                n6, pos = read_uvarint(buf, pos)
+            n6 -= 1
+            if n6 < 0:
+                raise Malformed('non-nullable PartitionStates is null')
+            else:
+                if n6 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                items7 = []
+                for _ in range(n6):
+                    o8 = new(LeaderAndIsrPartitionState)
+                    o8.topic_name = ''
+                    o8.partition_index, o8.controller_epoch, o8.leader, o8.leader_epoch = _S1.unpack_from(buf, pos)
+                    pos += 16
+                    n9 = buf[pos]
+                    if n9 < 0x80:
+                        pos += 1
+                    else:
+                        n9, pos = read_uvarint(buf, pos)
+                    n9 -= 1
+                    if n9 < 0:
+                        raise Malformed('non-nullable Isr is null')
+                    else:
+                        if n9 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o8.isr = [*_INT32S[n9].unpack_from(buf, pos)]
+                        pos += 4 * n9
+                    o8.partition_epoch, = _S2.unpack_from(buf, pos)
+                    pos += 4
+                    n10 = buf[pos]
+                    if n10 < 0x80:
+                        pos += 1
+                    else:
+                        n10, pos = read_uvarint(buf, pos)
+                    n10 -= 1
+                    if n10 < 0:
+                        raise Malformed('non-nullable Replicas is null')
+                    else:
+                        if n10 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o8.replicas = [*_INT32S[n10].unpack_from(buf, pos)]
+                        pos += 4 * n10
+                    n11 = buf[pos]
+                    if n11 < 0x80:
+                        pos += 1
+                    else:
+                        n11, pos = read_uvarint(buf, pos)
+                    n11 -= 1
+                    if n11 < 0:
+                        raise Malformed('non-nullable AddingReplicas is null')
+                    else:
+                        if n11 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o8.adding_replicas = [*_INT32S[n11].unpack_from(buf, pos)]
+                        pos += 4 * n11
+                    n12 = buf[pos]
+                    if n12 < 0x80:
+                        pos += 1
+                    else:
+                        n12, pos = read_uvarint(buf, pos)
+                    n12 -= 1
+                    if n12 < 0:
+                        raise Malformed('non-nullable RemovingReplicas is null')
+                    else:
+                        if n12 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o8.removing_replicas = [*_INT32S[n12].unpack_from(buf, pos)]
+                        pos += 4 * n12
+                    o8.leader_recovery_state = 0
+                    o8.is_new, = _S3.unpack_from(buf, pos)
+                    pos += 1
+                    o8.unknown_tagged_fields = None
+                    if buf[pos] == 0:
+                        pos += 1
+                    else:
+                        pos = read_unknown_tags(o8, buf, pos)
+                    items7.append(o8)
+                o3.partition_states = items7
+            o3.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o3, buf, pos)
+            items2.append(o3)
         o.topic_states = items2
-    n4 = buf[pos]
-    if n4 < 0x80:
+    n13 = buf[pos]
+    if n13 < 0x80:
         pos += 1
     else:
-        n4, pos = read_uvarint(buf, pos)
-    n4 -= 1
-    if n4 < 0:
+        n13, pos = read_uvarint(buf, pos)
+    n13 -= 1
+    if n13 < 0:
         raise Malformed('non-nullable LiveLeaders is null')
     else:
-        if n4 > len(buf) - pos:
+        if n13 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        items5 = []
-        for _ in range(n4):
-            item6, pos = _read_LeaderAndIsrLiveLeader_v5(buf, pos)
-            items5.append(item6)
-        o.live_leaders = items5
+        items14 = []
+        for _ in range(n13):
+            o15 = new(LeaderAndIsrLiveLeader)
+            o15.broker_id, = _S2.unpack_from(buf, pos)
+            pos += 4
+            n16 = buf[pos]
+            if n16 < 0x80:
+                pos += 1
+            else:
+                n16, pos = read_uvarint(buf, pos)
+            n16 -= 1
+            if n16 < 0:
+                raise Malformed('non-nullable HostName is null')
+            else:
+                if n16 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n16 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o15.host_name = str(buf[pos:pos + n16], 'utf-8')
+                pos += n16
+            o15.port, = _S2.unpack_from(buf, pos)
+            pos += 4
+            o15.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o15, buf, pos)
+            items14.append(o15)
+        o.live_leaders = items14
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -513,7 +1205,7 @@ def _write_LeaderAndIsrRequest_v5(o: Any, out: bytearray) -> None:
         raise non_default('LeaderAndIsrRequest', 5, 'LeaderAndIsrRequest.isKRaftController')
     if o.ungrouped_partition_states != []:
         raise non_default('LeaderAndIsrRequest', 5, 'LeaderAndIsrRequest.UngroupedPartitionStates')
-    out += _S2.pack(o.controller_id, o.controller_epoch, o.broker_epoch, o.type)
+    out += _S5.pack(o.controller_id, o.controller_epoch, o.broker_epoch, o.type)
     x1 = o.topic_states
     n2 = len(x1)
     if n2 < 0x7f:
@@ -521,18 +1213,93 @@ def _write_LeaderAndIsrRequest_v5(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     for item3 in x1:
-        _write_LeaderAndIsrTopicState_v5(item3, out)
-    x4 = o.live_leaders
-    n5 = len(x4)
-    if n5 < 0x7f:
-        out.append(n5 + 1)
+        o4 = item3
+        x5 = o4.topic_name
+        b7 = x5.encode()
+        n6 = len(b7)
+        if n6 > 0x7fff:
+            raise Malformed('TopicName is longer than 32767 bytes')
+        if n6 < 0x7f:
+            out.append(n6 + 1)
+        else:
+            write_uvarint(out, n6 + 1)
+        out += b7
+        out += _S6.pack(o4.topic_id)
+        x8 = o4.partition_states
+        n9 = len(x8)
+        if n9 < 0x7f:
+            out.append(n9 + 1)
+        else:
+            write_uvarint(out, n9 + 1)
+        for item10 in x8:
+            o11 = item10
+            out += _S1.pack(o11.partition_index, o11.controller_epoch, o11.leader, o11.leader_epoch)
+            x12 = o11.isr
+            n13 = len(x12)
+            if n13 < 0x7f:
+                out.append(n13 + 1)
+            else:
+                write_uvarint(out, n13 + 1)
+            out += _INT32S[n13].pack(*x12)
+            out += _S2.pack(o11.partition_epoch)
+            x14 = o11.replicas
+            n15 = len(x14)
+            if n15 < 0x7f:
+                out.append(n15 + 1)
+            else:
+                write_uvarint(out, n15 + 1)
+            out += _INT32S[n15].pack(*x14)
+            x16 = o11.adding_replicas
+            n17 = len(x16)
+            if n17 < 0x7f:
+                out.append(n17 + 1)
+            else:
+                write_uvarint(out, n17 + 1)
+            out += _INT32S[n17].pack(*x16)
+            x18 = o11.removing_replicas
+            n19 = len(x18)
+            if n19 < 0x7f:
+                out.append(n19 + 1)
+            else:
+                write_uvarint(out, n19 + 1)
+            out += _INT32S[n19].pack(*x18)
+            if o11.leader_recovery_state != 0:
+                raise non_default('LeaderAndIsrRequest', 5, 'LeaderAndIsrPartitionState.LeaderRecoveryState')
+            out += _S3.pack(o11.is_new)
+            if o11.unknown_tagged_fields:
+                write_tagged(out, [], o11.unknown_tagged_fields)
+            else:
+                out.append(0)
+        if o4.unknown_tagged_fields:
+            write_tagged(out, [], o4.unknown_tagged_fields)
+        else:
+            out.append(0)
+    x20 = o.live_leaders
+    n21 = len(x20)
+    if n21 < 0x7f:
+        out.append(n21 + 1)
     else:
-        write_uvarint(out, n5 + 1)
-    for item6 in x4:
-        _write_LeaderAndIsrLiveLeader_v5(item6, out)
+        write_uvarint(out, n21 + 1)
+    for item22 in x20:
+        o23 = item22
+        out += _S2.pack(o23.broker_id)
+        x24 = o23.host_name
+        b26 = x24.encode()
+        n25 = len(b26)
+        if n25 > 0x7fff:
+            raise Malformed('HostName is longer than 32767 bytes')
+        if n25 < 0x7f:
+            out.append(n25 + 1)
+        else:
+            write_uvarint(out, n25 + 1)
+        out += b26
+        out += _S2.pack(o23.port)
+        if o23.unknown_tagged_fields:
+            write_tagged(out, [], o23.unknown_tagged_fields)
+        else:
+            out.append(0)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
@@ -541,7 +1308,7 @@ def _read_LeaderAndIsrRequest_v6(buf: Any, pos: int) -> tuple[Any, int]:
     o = new(LeaderAndIsrRequest)
     o.is_k_raft_controller = False
     o.ungrouped_partition_states = []
-    o.controller_id, o.controller_epoch, o.broker_epoch, o.type = _S2.unpack_from(buf, pos)
+    o.controller_id, o.controller_epoch, o.broker_epoch, o.type = _S5.unpack_from(buf, pos)
     pos += 17
     n1 = buf[pos]
     if n1 < 0x80:
@@ -556,40 +1323,157 @@ def _read_LeaderAndIsrRequest_v6(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
-            item3, pos = _read_LeaderAndIsrTopicState_v6(buf, pos)
-            items2.append(item3)
+            o3 = new(LeaderAndIsrTopicState)
+            n4 = buf[pos]
+            if n4 < 0x80:
+                pos += 1
+            else:
+                n4, pos = read_uvarint(buf, pos)
+            n4 -= 1
+            if n4 < 0:
+                raise Malformed('non-nullable TopicName is null')
+            else:
+                if n4 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n4 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.topic_name = str(buf[pos:pos + n4], 'utf-8')
+                pos += n4
+            u5, = _S6.unpack_from(buf, pos)
+            o3.topic_id = bytes_new(Uuid, u5)
+            pos += 16
+            n6 = buf[pos]
+            if n6 < 0x80:
+                pos += 1
+            else:
+                n6, pos = read_uvarint(buf, pos)
+            n6 -= 1
+            if n6 < 0:
+                raise Malformed('non-nullable PartitionStates is null')
+            else:
+                if n6 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                items7 = []
+                for _ in range(n6):
+                    o8 = new(LeaderAndIsrPartitionState)
+                    o8.topic_name = ''
+                    o8.partition_index, o8.controller_epoch, o8.leader, o8.leader_epoch = _S1.unpack_from(buf, pos)
+                    pos += 16
+                    n9 = buf[pos]
+                    if n9 < 0x80:
+                        pos += 1
+                    else:
+                        n9, pos = read_uvarint(buf, pos)
+                    n9 -= 1
+                    if n9 < 0:
+                        raise Malformed('non-nullable Isr is null')
+                    else:
+                        if n9 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o8.isr = [*_INT32S[n9].unpack_from(buf, pos)]
+                        pos += 4 * n9
+                    o8.partition_epoch, = _S2.unpack_from(buf, pos)
+                    pos += 4
+                    n10 = buf[pos]
+                    if n10 < 0x80:
+                        pos += 1
+                    else:
+                        n10, pos = read_uvarint(buf, pos)
+                    n10 -= 1
+                    if n10 < 0:
+                        raise Malformed('non-nullable Replicas is null')
+                    else:
+                        if n10 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o8.replicas = [*_INT32S[n10].unpack_from(buf, pos)]
+                        pos += 4 * n10
+                    n11 = buf[pos]
+                    if n11 < 0x80:
+                        pos += 1
+                    else:
+                        n11, pos = read_uvarint(buf, pos)
+                    n11 -= 1
+                    if n11 < 0:
+                        raise Malformed('non-nullable AddingReplicas is null')
+                    else:
+                        if n11 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o8.adding_replicas = [*_INT32S[n11].unpack_from(buf, pos)]
+                        pos += 4 * n11
+                    n12 = buf[pos]
+                    if n12 < 0x80:
+                        pos += 1
+                    else:
+                        n12, pos = read_uvarint(buf, pos)
+                    n12 -= 1
+                    if n12 < 0:
+                        raise Malformed('non-nullable RemovingReplicas is null')
+                    else:
+                        if n12 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o8.removing_replicas = [*_INT32S[n12].unpack_from(buf, pos)]
+                        pos += 4 * n12
+                    o8.is_new, o8.leader_recovery_state = _S7.unpack_from(buf, pos)
+                    pos += 2
+                    o8.unknown_tagged_fields = None
+                    if buf[pos] == 0:
+                        pos += 1
+                    else:
+                        pos = read_unknown_tags(o8, buf, pos)
+                    items7.append(o8)
+                o3.partition_states = items7
+            o3.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o3, buf, pos)
+            items2.append(o3)
         o.topic_states = items2
-    n4 = buf[pos]
-    if n4 < 0x80:
+    n13 = buf[pos]
+    if n13 < 0x80:
         pos += 1
     else:
-        n4, pos = read_uvarint(buf, pos)
-    n4 -= 1
-    if n4 < 0:
+        n13, pos = read_uvarint(buf, pos)
+    n13 -= 1
+    if n13 < 0:
         raise Malformed('non-nullable LiveLeaders is null')
     else:
-        if n4 > len(buf) - pos:
+        if n13 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        items5 = []
-        for _ in range(n4):
-            item6, pos = _read_LeaderAndIsrLiveLeader_v6(buf, pos)
-            items5.append(item6)
-        o.live_leaders = items5
+        items14 = []
+        for _ in range(n13):
+            o15 = new(LeaderAndIsrLiveLeader)
+            o15.broker_id, = _S2.unpack_from(buf, pos)
+            pos += 4
+            n16 = buf[pos]
+            if n16 < 0x80:
+                pos += 1
+            else:
+                n16, pos = read_uvarint(buf, pos)
+            n16 -= 1
+            if n16 < 0:
+                raise Malformed('non-nullable HostName is null')
+            else:
+                if n16 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n16 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o15.host_name = str(buf[pos:pos + n16], 'utf-8')
+                pos += n16
+            o15.port, = _S2.unpack_from(buf, pos)
+            pos += 4
+            o15.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o15, buf, pos)
+            items14.append(o15)
+        o.live_leaders = items14
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -598,7 +1482,7 @@ def _write_LeaderAndIsrRequest_v6(o: Any, out: bytearray) -> None:
         raise non_default('LeaderAndIsrRequest', 6, 'LeaderAndIsrRequest.isKRaftController')
     if o.ungrouped_partition_states != []:
         raise non_default('LeaderAndIsrRequest', 6, 'LeaderAndIsrRequest.UngroupedPartitionStates')
-    out += _S2.pack(o.controller_id, o.controller_epoch, o.broker_epoch, o.type)
+    out += _S5.pack(o.controller_id, o.controller_epoch, o.broker_epoch, o.type)
     x1 = o.topic_states
     n2 = len(x1)
     if n2 < 0x7f:
@@ -606,18 +1490,91 @@ def _write_LeaderAndIsrRequest_v6(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     for item3 in x1:
-        _write_LeaderAndIsrTopicState_v6(item3, out)
-    x4 = o.live_leaders
-    n5 = len(x4)
-    if n5 < 0x7f:
-        out.append(n5 + 1)
+        o4 = item3
+        x5 = o4.topic_name
+        b7 = x5.encode()
+        n6 = len(b7)
+        if n6 > 0x7fff:
+            raise Malformed('TopicName is longer than 32767 bytes')
+        if n6 < 0x7f:
+            out.append(n6 + 1)
+        else:
+            write_uvarint(out, n6 + 1)
+        out += b7
+        out += _S6.pack(o4.topic_id)
+        x8 = o4.partition_states
+        n9 = len(x8)
+        if n9 < 0x7f:
+            out.append(n9 + 1)
+        else:
+            write_uvarint(out, n9 + 1)
+        for item10 in x8:
+            o11 = item10
+            out += _S1.pack(o11.partition_index, o11.controller_epoch, o11.leader, o11.leader_epoch)
+            x12 = o11.isr
+            n13 = len(x12)
+            if n13 < 0x7f:
+                out.append(n13 + 1)
+            else:
+                write_uvarint(out, n13 + 1)
+            out += _INT32S[n13].pack(*x12)
+            out += _S2.pack(o11.partition_epoch)
+            x14 = o11.replicas
+            n15 = len(x14)
+            if n15 < 0x7f:
+                out.append(n15 + 1)
+            else:
+                write_uvarint(out, n15 + 1)
+            out += _INT32S[n15].pack(*x14)
+            x16 = o11.adding_replicas
+            n17 = len(x16)
+            if n17 < 0x7f:
+                out.append(n17 + 1)
+            else:
+                write_uvarint(out, n17 + 1)
+            out += _INT32S[n17].pack(*x16)
+            x18 = o11.removing_replicas
+            n19 = len(x18)
+            if n19 < 0x7f:
+                out.append(n19 + 1)
+            else:
+                write_uvarint(out, n19 + 1)
+            out += _INT32S[n19].pack(*x18)
+            out += _S7.pack(o11.is_new, o11.leader_recovery_state)
+            if o11.unknown_tagged_fields:
+                write_tagged(out, [], o11.unknown_tagged_fields)
+            else:
+                out.append(0)
+        if o4.unknown_tagged_fields:
+            write_tagged(out, [], o4.unknown_tagged_fields)
+        else:
+            out.append(0)
+    x20 = o.live_leaders
+    n21 = len(x20)
+    if n21 < 0x7f:
+        out.append(n21 + 1)
     else:
-        write_uvarint(out, n5 + 1)
-    for item6 in x4:
-        _write_LeaderAndIsrLiveLeader_v6(item6, out)
+        write_uvarint(out, n21 + 1)
+    for item22 in x20:
+        o23 = item22
+        out += _S2.pack(o23.broker_id)
+        x24 = o23.host_name
+        b26 = x24.encode()
+        n25 = len(b26)
+        if n25 > 0x7fff:
+            raise Malformed('HostName is longer than 32767 bytes')
+        if n25 < 0x7f:
+            out.append(n25 + 1)
+        else:
+            write_uvarint(out, n25 + 1)
+        out += b26
+        out += _S2.pack(o23.port)
+        if o23.unknown_tagged_fields:
+            write_tagged(out, [], o23.unknown_tagged_fields)
+        else:
+            out.append(0)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
@@ -625,7 +1582,7 @@ def _write_LeaderAndIsrRequest_v6(o: Any, out: bytearray) -> None:
 def _read_LeaderAndIsrRequest_v7(buf: Any, pos: int) -> tuple[Any, int]:
     o = new(LeaderAndIsrRequest)
     o.ungrouped_partition_states = []
-    o.controller_id, o.is_k_raft_controller, o.controller_epoch, o.broker_epoch, o.type = _S3.unpack_from(buf, pos)
+    o.controller_id, o.is_k_raft_controller, o.controller_epoch, o.broker_epoch, o.type = _S8.unpack_from(buf, pos)
     pos += 18
     n1 = buf[pos]
     if n1 < 0x80:
@@ -640,47 +1597,164 @@ def _read_LeaderAndIsrRequest_v7(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
-            item3, pos = _read_LeaderAndIsrTopicState_v7(buf, pos)
-            items2.append(item3)
+            o3 = new(LeaderAndIsrTopicState)
+            n4 = buf[pos]
+            if n4 < 0x80:
+                pos += 1
+            else:
+                n4, pos = read_uvarint(buf, pos)
+            n4 -= 1
+            if n4 < 0:
+                raise Malformed('non-nullable TopicName is null')
+            else:
+                if n4 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n4 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.topic_name = str(buf[pos:pos + n4], 'utf-8')
+                pos += n4
+            u5, = _S6.unpack_from(buf, pos)
+            o3.topic_id = bytes_new(Uuid, u5)
+            pos += 16
+            n6 = buf[pos]
+            if n6 < 0x80:
+                pos += 1
+            else:
+                n6, pos = read_uvarint(buf, pos)
+            n6 -= 1
+            if n6 < 0:
+                raise Malformed('non-nullable PartitionStates is null')
+            else:
+                if n6 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                items7 = []
+                for _ in range(n6):
+                    o8 = new(LeaderAndIsrPartitionState)
+                    o8.topic_name = ''
+                    o8.partition_index, o8.controller_epoch, o8.leader, o8.leader_epoch = _S1.unpack_from(buf, pos)
+                    pos += 16
+                    n9 = buf[pos]
+                    if n9 < 0x80:
+                        pos += 1
+                    else:
+                        n9, pos = read_uvarint(buf, pos)
+                    n9 -= 1
+                    if n9 < 0:
+                        raise Malformed('non-nullable Isr is null')
+                    else:
+                        if n9 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o8.isr = [*_INT32S[n9].unpack_from(buf, pos)]
+                        pos += 4 * n9
+                    o8.partition_epoch, = _S2.unpack_from(buf, pos)
+                    pos += 4
+                    n10 = buf[pos]
+                    if n10 < 0x80:
+                        pos += 1
+                    else:
+                        n10, pos = read_uvarint(buf, pos)
+                    n10 -= 1
+                    if n10 < 0:
+                        raise Malformed('non-nullable Replicas is null')
+                    else:
+                        if n10 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o8.replicas = [*_INT32S[n10].unpack_from(buf, pos)]
+                        pos += 4 * n10
+                    n11 = buf[pos]
+                    if n11 < 0x80:
+                        pos += 1
+                    else:
+                        n11, pos = read_uvarint(buf, pos)
+                    n11 -= 1
+                    if n11 < 0:
+                        raise Malformed('non-nullable AddingReplicas is null')
+                    else:
+                        if n11 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o8.adding_replicas = [*_INT32S[n11].unpack_from(buf, pos)]
+                        pos += 4 * n11
+                    n12 = buf[pos]
+                    if n12 < 0x80:
+                        pos += 1
+                    else:
+                        n12, pos = read_uvarint(buf, pos)
+                    n12 -= 1
+                    if n12 < 0:
+                        raise Malformed('non-nullable RemovingReplicas is null')
+                    else:
+                        if n12 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o8.removing_replicas = [*_INT32S[n12].unpack_from(buf, pos)]
+                        pos += 4 * n12
+                    o8.is_new, o8.leader_recovery_state = _S7.unpack_from(buf, pos)
+                    pos += 2
+                    o8.unknown_tagged_fields = None
+                    if buf[pos] == 0:
+                        pos += 1
+                    else:
+                        pos = read_unknown_tags(o8, buf, pos)
+                    items7.append(o8)
+                o3.partition_states = items7
+            o3.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o3, buf, pos)
+            items2.append(o3)
         o.topic_states = items2
-    n4 = buf[pos]
-    if n4 < 0x80:
+    n13 = buf[pos]
+    if n13 < 0x80:
         pos += 1
     else:
-        n4, pos = read_uvarint(buf, pos)
-    n4 -= 1
-    if n4 < 0:
+        n13, pos = read_uvarint(buf, pos)
+    n13 -= 1
+    if n13 < 0:
         raise Malformed('non-nullable LiveLeaders is null')
     else:
-        if n4 > len(buf) - pos:
+        if n13 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        items5 = []
-        for _ in range(n4):
-            item6, pos = _read_LeaderAndIsrLiveLeader_v7(buf, pos)
-            items5.append(item6)
-        o.live_leaders = items5
+        items14 = []
+        for _ in range(n13):
+            o15 = new(LeaderAndIsrLiveLeader)
+            o15.broker_id, = _S2.unpack_from(buf, pos)
+            pos += 4
+            n16 = buf[pos]
+            if n16 < 0x80:
+                pos += 1
+            else:
+                n16, pos = read_uvarint(buf, pos)
+            n16 -= 1
+            if n16 < 0:
+                raise Malformed('non-nullable HostName is null')
+            else:
+                if n16 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n16 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o15.host_name = str(buf[pos:pos + n16], 'utf-8')
+                pos += n16
+            o15.port, = _S2.unpack_from(buf, pos)
+            pos += 4
+            o15.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o15, buf, pos)
+            items14.append(o15)
+        o.live_leaders = items14
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
 def _write_LeaderAndIsrRequest_v7(o: Any, out: bytearray) -> None:
     if o.ungrouped_partition_states != []:
         raise non_default('LeaderAndIsrRequest', 7, 'LeaderAndIsrRequest.UngroupedPartitionStates')
-    out += _S3.pack(o.controller_id, o.is_k_raft_controller, o.controller_epoch, o.broker_epoch, o.type)
+    out += _S8.pack(o.controller_id, o.is_k_raft_controller, o.controller_epoch, o.broker_epoch, o.type)
     x1 = o.topic_states
     n2 = len(x1)
     if n2 < 0x7f:
@@ -688,18 +1762,91 @@ def _write_LeaderAndIsrRequest_v7(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     for item3 in x1:
-        _write_LeaderAndIsrTopicState_v7(item3, out)
-    x4 = o.live_leaders
-    n5 = len(x4)
-    if n5 < 0x7f:
-        out.append(n5 + 1)
+        o4 = item3
+        x5 = o4.topic_name
+        b7 = x5.encode()
+        n6 = len(b7)
+        if n6 > 0x7fff:
+            raise Malformed('TopicName is longer than 32767 bytes')
+        if n6 < 0x7f:
+            out.append(n6 + 1)
+        else:
+            write_uvarint(out, n6 + 1)
+        out += b7
+        out += _S6.pack(o4.topic_id)
+        x8 = o4.partition_states
+        n9 = len(x8)
+        if n9 < 0x7f:
+            out.append(n9 + 1)
+        else:
+            write_uvarint(out, n9 + 1)
+        for item10 in x8:
+            o11 = item10
+            out += _S1.pack(o11.partition_index, o11.controller_epoch, o11.leader, o11.leader_epoch)
+            x12 = o11.isr
+            n13 = len(x12)
+            if n13 < 0x7f:
+                out.append(n13 + 1)
+            else:
+                write_uvarint(out, n13 + 1)
+            out += _INT32S[n13].pack(*x12)
+            out += _S2.pack(o11.partition_epoch)
+            x14 = o11.replicas
+            n15 = len(x14)
+            if n15 < 0x7f:
+                out.append(n15 + 1)
+            else:
+                write_uvarint(out, n15 + 1)
+            out += _INT32S[n15].pack(*x14)
+            x16 = o11.adding_replicas
+            n17 = len(x16)
+            if n17 < 0x7f:
+                out.append(n17 + 1)
+            else:
+                write_uvarint(out, n17 + 1)
+            out += _INT32S[n17].pack(*x16)
+            x18 = o11.removing_replicas
+            n19 = len(x18)
+            if n19 < 0x7f:
+                out.append(n19 + 1)
+            else:
+                write_uvarint(out, n19 + 1)
+            out += _INT32S[n19].pack(*x18)
+            out += _S7.pack(o11.is_new, o11.leader_recovery_state)
+            if o11.unknown_tagged_fields:
+                write_tagged(out, [], o11.unknown_tagged_fields)
+            else:
+                out.append(0)
+        if o4.unknown_tagged_fields:
+            write_tagged(out, [], o4.unknown_tagged_fields)
+        else:
+            out.append(0)
+    x20 = o.live_leaders
+    n21 = len(x20)
+    if n21 < 0x7f:
+        out.append(n21 + 1)
     else:
-        write_uvarint(out, n5 + 1)
-    for item6 in x4:
-        _write_LeaderAndIsrLiveLeader_v7(item6, out)
+        write_uvarint(out, n21 + 1)
+    for item22 in x20:
+        o23 = item22
+        out += _S2.pack(o23.broker_id)
+        x24 = o23.host_name
+        b26 = x24.encode()
+        n25 = len(b26)
+        if n25 > 0x7fff:
+            raise Malformed('HostName is longer than 32767 bytes')
+        if n25 < 0x7f:
+            out.append(n25 + 1)
+        else:
+            write_uvarint(out, n25 + 1)
+        out += b26
+        out += _S2.pack(o23.port)
+        if o23.unknown_tagged_fields:
+            write_tagged(out, [], o23.unknown_tagged_fields)
+        else:
+            out.append(0)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
@@ -715,7 +1862,7 @@ def _read_LeaderAndIsrPartitionState_v0(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string length exceeds the input')
         o.topic_name = str(buf[pos:pos + n1], 'utf-8')
         pos += n1
-    o.partition_index, o.controller_epoch, o.leader, o.leader_epoch = _S4.unpack_from(buf, pos)
+    o.partition_index, o.controller_epoch, o.leader, o.leader_epoch = _S1.unpack_from(buf, pos)
     pos += 16
     n2, = I.unpack_from(buf, pos)
     pos += 4
@@ -726,7 +1873,7 @@ def _read_LeaderAndIsrPartitionState_v0(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         o.isr = [*_INT32S[n2].unpack_from(buf, pos)]
         pos += 4 * n2
-    o.partition_epoch, = _S5.unpack_from(buf, pos)
+    o.partition_epoch, = _S2.unpack_from(buf, pos)
     pos += 4
     n3, = I.unpack_from(buf, pos)
     pos += 4
@@ -753,12 +1900,12 @@ def _write_LeaderAndIsrPartitionState_v0(o: Any, out: bytearray) -> None:
         raise Malformed('TopicName is longer than 32767 bytes')
     out += H.pack(n2)
     out += b3
-    out += _S4.pack(o.partition_index, o.controller_epoch, o.leader, o.leader_epoch)
+    out += _S1.pack(o.partition_index, o.controller_epoch, o.leader, o.leader_epoch)
     x4 = o.isr
     n5 = len(x4)
     out += I.pack(n5)
     out += _INT32S[n5].pack(*x4)
-    out += _S5.pack(o.partition_epoch)
+    out += _S2.pack(o.partition_epoch)
     x6 = o.replicas
     n7 = len(x6)
     out += I.pack(n7)
@@ -778,7 +1925,7 @@ def _read_LeaderAndIsrPartitionState_v1(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string length exceeds the input')
         o.topic_name = str(buf[pos:pos + n1], 'utf-8')
         pos += n1
-    o.partition_index, o.controller_epoch, o.leader, o.leader_epoch = _S4.unpack_from(buf, pos)
+    o.partition_index, o.controller_epoch, o.leader, o.leader_epoch = _S1.unpack_from(buf, pos)
     pos += 16
     n2, = I.unpack_from(buf, pos)
     pos += 4
@@ -789,7 +1936,7 @@ def _read_LeaderAndIsrPartitionState_v1(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         o.isr = [*_INT32S[n2].unpack_from(buf, pos)]
         pos += 4 * n2
-    o.partition_epoch, = _S5.unpack_from(buf, pos)
+    o.partition_epoch, = _S2.unpack_from(buf, pos)
     pos += 4
     n3, = I.unpack_from(buf, pos)
     pos += 4
@@ -803,7 +1950,7 @@ def _read_LeaderAndIsrPartitionState_v1(buf: Any, pos: int) -> tuple[Any, int]:
     o.adding_replicas = []
     o.removing_replicas = []
     o.leader_recovery_state = 0
-    o.is_new, = _S6.unpack_from(buf, pos)
+    o.is_new, = _S3.unpack_from(buf, pos)
     pos += 1
     o.unknown_tagged_fields = None
     return o, pos
@@ -817,25 +1964,25 @@ def _write_LeaderAndIsrPartitionState_v1(o: Any, out: bytearray) -> None:
         raise Malformed('TopicName is longer than 32767 bytes')
     out += H.pack(n2)
     out += b3
-    out += _S4.pack(o.partition_index, o.controller_epoch, o.leader, o.leader_epoch)
+    out += _S1.pack(o.partition_index, o.controller_epoch, o.leader, o.leader_epoch)
     x4 = o.isr
     n5 = len(x4)
     out += I.pack(n5)
     out += _INT32S[n5].pack(*x4)
-    out += _S5.pack(o.partition_epoch)
+    out += _S2.pack(o.partition_epoch)
     x6 = o.replicas
     n7 = len(x6)
     out += I.pack(n7)
     out += _INT32S[n7].pack(*x6)
     if o.leader_recovery_state != 0:
         raise non_default('LeaderAndIsrRequest', 1, 'LeaderAndIsrPartitionState.LeaderRecoveryState')
-    out += _S6.pack(o.is_new)
+    out += _S3.pack(o.is_new)
 
 
 def _read_LeaderAndIsrPartitionState_v2(buf: Any, pos: int) -> tuple[Any, int]:
     o = new(LeaderAndIsrPartitionState)
     o.topic_name = ''
-    o.partition_index, o.controller_epoch, o.leader, o.leader_epoch = _S4.unpack_from(buf, pos)
+    o.partition_index, o.controller_epoch, o.leader, o.leader_epoch = _S1.unpack_from(buf, pos)
     pos += 16
     n1, = I.unpack_from(buf, pos)
     pos += 4
@@ -846,7 +1993,7 @@ def _read_LeaderAndIsrPartitionState_v2(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         o.isr = [*_INT32S[n1].unpack_from(buf, pos)]
         pos += 4 * n1
-    o.partition_epoch, = _S5.unpack_from(buf, pos)
+    o.partition_epoch, = _S2.unpack_from(buf, pos)
     pos += 4
     n2, = I.unpack_from(buf, pos)
     pos += 4
@@ -860,32 +2007,32 @@ def _read_LeaderAndIsrPartitionState_v2(buf: Any, pos: int) -> tuple[Any, int]:
     o.adding_replicas = []
     o.removing_replicas = []
     o.leader_recovery_state = 0
-    o.is_new, = _S6.unpack_from(buf, pos)
+    o.is_new, = _S3.unpack_from(buf, pos)
     pos += 1
     o.unknown_tagged_fields = None
     return o, pos
 
 
 def _write_LeaderAndIsrPartitionState_v2(o: Any, out: bytearray) -> None:
-    out += _S4.pack(o.partition_index, o.controller_epoch, o.leader, o.leader_epoch)
+    out += _S1.pack(o.partition_index, o.controller_epoch, o.leader, o.leader_epoch)
     x1 = o.isr
     n2 = len(x1)
     out += I.pack(n2)
     out += _INT32S[n2].pack(*x1)
-    out += _S5.pack(o.partition_epoch)
+    out += _S2.pack(o.partition_epoch)
     x3 = o.replicas
     n4 = len(x3)
     out += I.pack(n4)
     out += _INT32S[n4].pack(*x3)
     if o.leader_recovery_state != 0:
         raise non_default('LeaderAndIsrRequest', 2, 'LeaderAndIsrPartitionState.LeaderRecoveryState')
-    out += _S6.pack(o.is_new)
+    out += _S3.pack(o.is_new)
 
 
 def _read_LeaderAndIsrPartitionState_v3(buf: Any, pos: int) -> tuple[Any, int]:
     o = new(LeaderAndIsrPartitionState)
     o.topic_name = ''
-    o.partition_index, o.controller_epoch, o.leader, o.leader_epoch = _S4.unpack_from(buf, pos)
+    o.partition_index, o.controller_epoch, o.leader, o.leader_epoch = _S1.unpack_from(buf, pos)
     pos += 16
     n1, = I.unpack_from(buf, pos)
     pos += 4
@@ -896,7 +2043,7 @@ def _read_LeaderAndIsrPartitionState_v3(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         o.isr = [*_INT32S[n1].unpack_from(buf, pos)]
         pos += 4 * n1
-    o.partition_epoch, = _S5.unpack_from(buf, pos)
+    o.partition_epoch, = _S2.unpack_from(buf, pos)
     pos += 4
     n2, = I.unpack_from(buf, pos)
     pos += 4
@@ -926,19 +2073,19 @@ def _read_LeaderAndIsrPartitionState_v3(buf: Any, pos: int) -> tuple[Any, int]:
         o.removing_replicas = [*_INT32S[n4].unpack_from(buf, pos)]
         pos += 4 * n4
     o.leader_recovery_state = 0
-    o.is_new, = _S6.unpack_from(buf, pos)
+    o.is_new, = _S3.unpack_from(buf, pos)
     pos += 1
     o.unknown_tagged_fields = None
     return o, pos
 
 
 def _write_LeaderAndIsrPartitionState_v3(o: Any, out: bytearray) -> None:
-    out += _S4.pack(o.partition_index, o.controller_epoch, o.leader, o.leader_epoch)
+    out += _S1.pack(o.partition_index, o.controller_epoch, o.leader, o.leader_epoch)
     x1 = o.isr
     n2 = len(x1)
     out += I.pack(n2)
     out += _INT32S[n2].pack(*x1)
-    out += _S5.pack(o.partition_epoch)
+    out += _S2.pack(o.partition_epoch)
     x3 = o.replicas
     n4 = len(x3)
     out += I.pack(n4)
@@ -953,13 +2100,13 @@ def _write_LeaderAndIsrPartitionState_v3(o: Any, out: bytearray) -> None:
     out += _INT32S[n8].pack(*x7)
     if o.leader_recovery_state != 0:
         raise non_default('LeaderAndIsrRequest', 3, 'LeaderAndIsrPartitionState.LeaderRecoveryState')
-    out += _S6.pack(o.is_new)
+    out += _S3.pack(o.is_new)
 
 
 def _read_LeaderAndIsrPartitionState_v4(buf: Any, pos: int) -> tuple[Any, int]:
     o = new(LeaderAndIsrPartitionState)
     o.topic_name = ''
-    o.partition_index, o.controller_epoch, o.leader, o.leader_epoch = _S4.unpack_from(buf, pos)
+    o.partition_index, o.controller_epoch, o.leader, o.leader_epoch = _S1.unpack_from(buf, pos)
     pos += 16
     n1 = buf[pos]
     if n1 < 0x80:
@@ -974,7 +2121,7 @@ def _read_LeaderAndIsrPartitionState_v4(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         o.isr = [*_INT32S[n1].unpack_from(buf, pos)]
         pos += 4 * n1
-    o.partition_epoch, = _S5.unpack_from(buf, pos)
+    o.partition_epoch, = _S2.unpack_from(buf, pos)
     pos += 4
     n2 = buf[pos]
     if n2 < 0x80:
@@ -1016,28 +2163,18 @@ def _read_LeaderAndIsrPartitionState_v4(buf: Any, pos: int) -> tuple[Any, int]:
         o.removing_replicas = [*_INT32S[n4].unpack_from(buf, pos)]
         pos += 4 * n4
     o.leader_recovery_state = 0
-    o.is_new, = _S6.unpack_from(buf, pos)
+    o.is_new, = _S3.unpack_from(buf, pos)
     pos += 1
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
 def _write_LeaderAndIsrPartitionState_v4(o: Any, out: bytearray) -> None:
-    out += _S4.pack(o.partition_index, o.controller_epoch, o.leader, o.leader_epoch)
+    out += _S1.pack(o.partition_index, o.controller_epoch, o.leader, o.leader_epoch)
     x1 = o.isr
     n2 = len(x1)
     if n2 < 0x7f:
@@ -1045,7 +2182,7 @@ def _write_LeaderAndIsrPartitionState_v4(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     out += _INT32S[n2].pack(*x1)
-    out += _S5.pack(o.partition_epoch)
+    out += _S2.pack(o.partition_epoch)
     x3 = o.replicas
     n4 = len(x3)
     if n4 < 0x7f:
@@ -1069,10 +2206,9 @@ def _write_LeaderAndIsrPartitionState_v4(o: Any, out: bytearray) -> None:
     out += _INT32S[n8].pack(*x7)
     if o.leader_recovery_state != 0:
         raise non_default('LeaderAndIsrRequest', 4, 'LeaderAndIsrPartitionState.LeaderRecoveryState')
-    out += _S6.pack(o.is_new)
+    out += _S3.pack(o.is_new)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
@@ -1081,7 +2217,7 @@ _read_LeaderAndIsrPartitionState_v5 = _read_LeaderAndIsrPartitionState_v4
 
 
 def _write_LeaderAndIsrPartitionState_v5(o: Any, out: bytearray) -> None:
-    out += _S4.pack(o.partition_index, o.controller_epoch, o.leader, o.leader_epoch)
+    out += _S1.pack(o.partition_index, o.controller_epoch, o.leader, o.leader_epoch)
     x1 = o.isr
     n2 = len(x1)
     if n2 < 0x7f:
@@ -1089,7 +2225,7 @@ def _write_LeaderAndIsrPartitionState_v5(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     out += _INT32S[n2].pack(*x1)
-    out += _S5.pack(o.partition_epoch)
+    out += _S2.pack(o.partition_epoch)
     x3 = o.replicas
     n4 = len(x3)
     if n4 < 0x7f:
@@ -1113,10 +2249,9 @@ def _write_LeaderAndIsrPartitionState_v5(o: Any, out: bytearray) -> None:
     out += _INT32S[n8].pack(*x7)
     if o.leader_recovery_state != 0:
         raise non_default('LeaderAndIsrRequest', 5, 'LeaderAndIsrPartitionState.LeaderRecoveryState')
-    out += _S6.pack(o.is_new)
+    out += _S3.pack(o.is_new)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
@@ -1124,7 +2259,7 @@ def _write_LeaderAndIsrPartitionState_v5(o: Any, out: bytearray) -> None:
 def _read_LeaderAndIsrPartitionState_v6(buf: Any, pos: int) -> tuple[Any, int]:
     o = new(LeaderAndIsrPartitionState)
     o.topic_name = ''
-    o.partition_index, o.controller_epoch, o.leader, o.leader_epoch = _S4.unpack_from(buf, pos)
+    o.partition_index, o.controller_epoch, o.leader, o.leader_epoch = _S1.unpack_from(buf, pos)
     pos += 16
     n1 = buf[pos]
     if n1 < 0x80:
@@ -1139,7 +2274,7 @@ def _read_LeaderAndIsrPartitionState_v6(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         o.isr = [*_INT32S[n1].unpack_from(buf, pos)]
         pos += 4 * n1
-    o.partition_epoch, = _S5.unpack_from(buf, pos)
+    o.partition_epoch, = _S2.unpack_from(buf, pos)
     pos += 4
     n2 = buf[pos]
     if n2 < 0x80:
@@ -1186,22 +2321,12 @@ def _read_LeaderAndIsrPartitionState_v6(buf: Any, pos: int) -> tuple[Any, int]:
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
 def _write_LeaderAndIsrPartitionState_v6(o: Any, out: bytearray) -> None:
-    out += _S4.pack(o.partition_index, o.controller_epoch, o.leader, o.leader_epoch)
+    out += _S1.pack(o.partition_index, o.controller_epoch, o.leader, o.leader_epoch)
     x1 = o.isr
     n2 = len(x1)
     if n2 < 0x7f:
@@ -1209,7 +2334,7 @@ def _write_LeaderAndIsrPartitionState_v6(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     out += _INT32S[n2].pack(*x1)
-    out += _S5.pack(o.partition_epoch)
+    out += _S2.pack(o.partition_epoch)
     x3 = o.replicas
     n4 = len(x3)
     if n4 < 0x7f:
@@ -1233,8 +2358,7 @@ def _write_LeaderAndIsrPartitionState_v6(o: Any, out: bytearray) -> None:
     out += _INT32S[n8].pack(*x7)
     out += _S7.pack(o.is_new, o.leader_recovery_state)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
@@ -1266,8 +2390,37 @@ def _read_LeaderAndIsrTopicState_v2(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items3 = []
         for _ in range(n2):
-            item4, pos = _read_LeaderAndIsrPartitionState_v2(buf, pos)
-            items3.append(item4)
+            o4 = new(LeaderAndIsrPartitionState)
+            o4.topic_name = ''
+            o4.partition_index, o4.controller_epoch, o4.leader, o4.leader_epoch = _S1.unpack_from(buf, pos)
+            pos += 16
+            n5, = I.unpack_from(buf, pos)
+            pos += 4
+            if n5 < 0:
+                raise Malformed('non-nullable Isr is null')
+            else:
+                if n5 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o4.isr = [*_INT32S[n5].unpack_from(buf, pos)]
+                pos += 4 * n5
+            o4.partition_epoch, = _S2.unpack_from(buf, pos)
+            pos += 4
+            n6, = I.unpack_from(buf, pos)
+            pos += 4
+            if n6 < 0:
+                raise Malformed('non-nullable Replicas is null')
+            else:
+                if n6 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o4.replicas = [*_INT32S[n6].unpack_from(buf, pos)]
+                pos += 4 * n6
+            o4.adding_replicas = []
+            o4.removing_replicas = []
+            o4.leader_recovery_state = 0
+            o4.is_new, = _S3.unpack_from(buf, pos)
+            pos += 1
+            o4.unknown_tagged_fields = None
+            items3.append(o4)
         o.partition_states = items3
     o.unknown_tagged_fields = None
     return o, pos
@@ -1285,7 +2438,20 @@ def _write_LeaderAndIsrTopicState_v2(o: Any, out: bytearray) -> None:
     n5 = len(x4)
     out += I.pack(n5)
     for item6 in x4:
-        _write_LeaderAndIsrPartitionState_v2(item6, out)
+        o7 = item6
+        out += _S1.pack(o7.partition_index, o7.controller_epoch, o7.leader, o7.leader_epoch)
+        x8 = o7.isr
+        n9 = len(x8)
+        out += I.pack(n9)
+        out += _INT32S[n9].pack(*x8)
+        out += _S2.pack(o7.partition_epoch)
+        x10 = o7.replicas
+        n11 = len(x10)
+        out += I.pack(n11)
+        out += _INT32S[n11].pack(*x10)
+        if o7.leader_recovery_state != 0:
+            raise non_default('LeaderAndIsrRequest', 2, 'LeaderAndIsrPartitionState.LeaderRecoveryState')
+        out += _S3.pack(o7.is_new)
 
 
 def _read_LeaderAndIsrTopicState_v3(buf: Any, pos: int) -> tuple[Any, int]:
@@ -1309,8 +2475,53 @@ def _read_LeaderAndIsrTopicState_v3(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items3 = []
         for _ in range(n2):
-            item4, pos = _read_LeaderAndIsrPartitionState_v3(buf, pos)
-            items3.append(item4)
+            o4 = new(LeaderAndIsrPartitionState)
+            o4.topic_name = ''
+            o4.partition_index, o4.controller_epoch, o4.leader, o4.leader_epoch = _S1.unpack_from(buf, pos)
+            pos += 16
+            n5, = I.unpack_from(buf, pos)
+            pos += 4
+            if n5 < 0:
+                raise Malformed('non-nullable Isr is null')
+            else:
+                if n5 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o4.isr = [*_INT32S[n5].unpack_from(buf, pos)]
+                pos += 4 * n5
+            o4.partition_epoch, = _S2.unpack_from(buf, pos)
+            pos += 4
+            n6, = I.unpack_from(buf, pos)
+            pos += 4
+            if n6 < 0:
+                raise Malformed('non-nullable Replicas is null')
+            else:
+                if n6 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o4.replicas = [*_INT32S[n6].unpack_from(buf, pos)]
+                pos += 4 * n6
+            n7, = I.unpack_from(buf, pos)
+            pos += 4
+            if n7 < 0:
+                raise Malformed('non-nullable AddingReplicas is null')
+            else:
+                if n7 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o4.adding_replicas = [*_INT32S[n7].unpack_from(buf, pos)]
+                pos += 4 * n7
+            n8, = I.unpack_from(buf, pos)
+            pos += 4
+            if n8 < 0:
+                raise Malformed('non-nullable RemovingReplicas is null')
+            else:
+                if n8 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o4.removing_replicas = [*_INT32S[n8].unpack_from(buf, pos)]
+                pos += 4 * n8
+            o4.leader_recovery_state = 0
+            o4.is_new, = _S3.unpack_from(buf, pos)
+            pos += 1
+            o4.unknown_tagged_fields = None
+            items3.append(o4)
         o.partition_states = items3
     o.unknown_tagged_fields = None
     return o, pos
@@ -1328,7 +2539,28 @@ def _write_LeaderAndIsrTopicState_v3(o: Any, out: bytearray) -> None:
     n5 = len(x4)
     out += I.pack(n5)
     for item6 in x4:
-        _write_LeaderAndIsrPartitionState_v3(item6, out)
+        o7 = item6
+        out += _S1.pack(o7.partition_index, o7.controller_epoch, o7.leader, o7.leader_epoch)
+        x8 = o7.isr
+        n9 = len(x8)
+        out += I.pack(n9)
+        out += _INT32S[n9].pack(*x8)
+        out += _S2.pack(o7.partition_epoch)
+        x10 = o7.replicas
+        n11 = len(x10)
+        out += I.pack(n11)
+        out += _INT32S[n11].pack(*x10)
+        x12 = o7.adding_replicas
+        n13 = len(x12)
+        out += I.pack(n13)
+        out += _INT32S[n13].pack(*x12)
+        x14 = o7.removing_replicas
+        n15 = len(x14)
+        out += I.pack(n15)
+        out += _INT32S[n15].pack(*x14)
+        if o7.leader_recovery_state != 0:
+            raise non_default('LeaderAndIsrRequest', 3, 'LeaderAndIsrPartitionState.LeaderRecoveryState')
+        out += _S3.pack(o7.is_new)
 
 
 def _read_LeaderAndIsrTopicState_v4(buf: Any, pos: int) -> tuple[Any, int]:
@@ -1362,24 +2594,79 @@ def _read_LeaderAndIsrTopicState_v4(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items3 = []
         for _ in range(n2):
-            item4, pos = _read_LeaderAndIsrPartitionState_v4(buf, pos)
-            items3.append(item4)
+            o4 = new(LeaderAndIsrPartitionState)
+            o4.topic_name = ''
+            o4.partition_index, o4.controller_epoch, o4.leader, o4.leader_epoch = _S1.unpack_from(buf, pos)
+            pos += 16
+            n5 = buf[pos]
+            if n5 < 0x80:
+                pos += 1
+            else:
+                n5, pos = read_uvarint(buf, pos)
+            n5 -= 1
+            if n5 < 0:
+                raise Malformed('non-nullable Isr is null')
+            else:
+                if n5 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o4.isr = [*_INT32S[n5].unpack_from(buf, pos)]
+                pos += 4 * n5
+            o4.partition_epoch, = _S2.unpack_from(buf, pos)
+            pos += 4
+            n6 = buf[pos]
+            if n6 < 0x80:
+                pos += 1
+            else:
+                n6, pos = read_uvarint(buf, pos)
+            n6 -= 1
+            if n6 < 0:
+                raise Malformed('non-nullable Replicas is null')
+            else:
+                if n6 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o4.replicas = [*_INT32S[n6].unpack_from(buf, pos)]
+                pos += 4 * n6
+            n7 = buf[pos]
+            if n7 < 0x80:
+                pos += 1
+            else:
+                n7, pos = read_uvarint(buf, pos)
+            n7 -= 1
+            if n7 < 0:
+                raise Malformed('non-nullable AddingReplicas is null')
+            else:
+                if n7 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o4.adding_replicas = [*_INT32S[n7].unpack_from(buf, pos)]
+                pos += 4 * n7
+            n8 = buf[pos]
+            if n8 < 0x80:
+                pos += 1
+            else:
+                n8, pos = read_uvarint(buf, pos)
+            n8 -= 1
+            if n8 < 0:
+                raise Malformed('non-nullable RemovingReplicas is null')
+            else:
+                if n8 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o4.removing_replicas = [*_INT32S[n8].unpack_from(buf, pos)]
+                pos += 4 * n8
+            o4.leader_recovery_state = 0
+            o4.is_new, = _S3.unpack_from(buf, pos)
+            pos += 1
+            o4.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o4, buf, pos)
+            items3.append(o4)
         o.partition_states = items3
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -1401,10 +2688,46 @@ def _write_LeaderAndIsrTopicState_v4(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n5 + 1)
     for item6 in x4:
-        _write_LeaderAndIsrPartitionState_v4(item6, out)
+        o7 = item6
+        out += _S1.pack(o7.partition_index, o7.controller_epoch, o7.leader, o7.leader_epoch)
+        x8 = o7.isr
+        n9 = len(x8)
+        if n9 < 0x7f:
+            out.append(n9 + 1)
+        else:
+            write_uvarint(out, n9 + 1)
+        out += _INT32S[n9].pack(*x8)
+        out += _S2.pack(o7.partition_epoch)
+        x10 = o7.replicas
+        n11 = len(x10)
+        if n11 < 0x7f:
+            out.append(n11 + 1)
+        else:
+            write_uvarint(out, n11 + 1)
+        out += _INT32S[n11].pack(*x10)
+        x12 = o7.adding_replicas
+        n13 = len(x12)
+        if n13 < 0x7f:
+            out.append(n13 + 1)
+        else:
+            write_uvarint(out, n13 + 1)
+        out += _INT32S[n13].pack(*x12)
+        x14 = o7.removing_replicas
+        n15 = len(x14)
+        if n15 < 0x7f:
+            out.append(n15 + 1)
+        else:
+            write_uvarint(out, n15 + 1)
+        out += _INT32S[n15].pack(*x14)
+        if o7.leader_recovery_state != 0:
+            raise non_default('LeaderAndIsrRequest', 4, 'LeaderAndIsrPartitionState.LeaderRecoveryState')
+        out += _S3.pack(o7.is_new)
+        if o7.unknown_tagged_fields:
+            write_tagged(out, [], o7.unknown_tagged_fields)
+        else:
+            out.append(0)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
@@ -1426,40 +2749,95 @@ def _read_LeaderAndIsrTopicState_v5(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string length exceeds the input')
         o.topic_name = str(buf[pos:pos + n1], 'utf-8')
         pos += n1
-    u_topic_id, = _S8.unpack_from(buf, pos)
-    o.topic_id = Uuid(u_topic_id)
+    u2, = _S6.unpack_from(buf, pos)
+    o.topic_id = bytes_new(Uuid, u2)
     pos += 16
-    n2 = buf[pos]
-    if n2 < 0x80:
+    n3 = buf[pos]
+    if n3 < 0x80:
         pos += 1
     else:
-        n2, pos = read_uvarint(buf, pos)
-    n2 -= 1
-    if n2 < 0:
+        n3, pos = read_uvarint(buf, pos)
+    n3 -= 1
+    if n3 < 0:
         raise Malformed('non-nullable PartitionStates is null')
     else:
-        if n2 > len(buf) - pos:
+        if n3 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        items3 = []
-        for _ in range(n2):
-            item4, pos = _read_LeaderAndIsrPartitionState_v5(buf, pos)
-            items3.append(item4)
-        o.partition_states = items3
+        items4 = []
+        for _ in range(n3):
+            o5 = new(LeaderAndIsrPartitionState)
+            o5.topic_name = ''
+            o5.partition_index, o5.controller_epoch, o5.leader, o5.leader_epoch = _S1.unpack_from(buf, pos)
+            pos += 16
+            n6 = buf[pos]
+            if n6 < 0x80:
+                pos += 1
+            else:
+                n6, pos = read_uvarint(buf, pos)
+            n6 -= 1
+            if n6 < 0:
+                raise Malformed('non-nullable Isr is null')
+            else:
+                if n6 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o5.isr = [*_INT32S[n6].unpack_from(buf, pos)]
+                pos += 4 * n6
+            o5.partition_epoch, = _S2.unpack_from(buf, pos)
+            pos += 4
+            n7 = buf[pos]
+            if n7 < 0x80:
+                pos += 1
+            else:
+                n7, pos = read_uvarint(buf, pos)
+            n7 -= 1
+            if n7 < 0:
+                raise Malformed('non-nullable Replicas is null')
+            else:
+                if n7 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o5.replicas = [*_INT32S[n7].unpack_from(buf, pos)]
+                pos += 4 * n7
+            n8 = buf[pos]
+            if n8 < 0x80:
+                pos += 1
+            else:
+                n8, pos = read_uvarint(buf, pos)
+            n8 -= 1
+            if n8 < 0:
+                raise Malformed('non-nullable AddingReplicas is null')
+            else:
+                if n8 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o5.adding_replicas = [*_INT32S[n8].unpack_from(buf, pos)]
+                pos += 4 * n8
+            n9 = buf[pos]
+            if n9 < 0x80:
+                pos += 1
+            else:
+                n9, pos = read_uvarint(buf, pos)
+            n9 -= 1
+            if n9 < 0:
+                raise Malformed('non-nullable RemovingReplicas is null')
+            else:
+                if n9 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o5.removing_replicas = [*_INT32S[n9].unpack_from(buf, pos)]
+                pos += 4 * n9
+            o5.leader_recovery_state = 0
+            o5.is_new, = _S3.unpack_from(buf, pos)
+            pos += 1
+            o5.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o5, buf, pos)
+            items4.append(o5)
+        o.partition_states = items4
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -1474,7 +2852,7 @@ def _write_LeaderAndIsrTopicState_v5(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     out += b3
-    out += _S8.pack(o.topic_id)
+    out += _S6.pack(o.topic_id)
     x4 = o.partition_states
     n5 = len(x4)
     if n5 < 0x7f:
@@ -1482,10 +2860,46 @@ def _write_LeaderAndIsrTopicState_v5(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n5 + 1)
     for item6 in x4:
-        _write_LeaderAndIsrPartitionState_v5(item6, out)
+        o7 = item6
+        out += _S1.pack(o7.partition_index, o7.controller_epoch, o7.leader, o7.leader_epoch)
+        x8 = o7.isr
+        n9 = len(x8)
+        if n9 < 0x7f:
+            out.append(n9 + 1)
+        else:
+            write_uvarint(out, n9 + 1)
+        out += _INT32S[n9].pack(*x8)
+        out += _S2.pack(o7.partition_epoch)
+        x10 = o7.replicas
+        n11 = len(x10)
+        if n11 < 0x7f:
+            out.append(n11 + 1)
+        else:
+            write_uvarint(out, n11 + 1)
+        out += _INT32S[n11].pack(*x10)
+        x12 = o7.adding_replicas
+        n13 = len(x12)
+        if n13 < 0x7f:
+            out.append(n13 + 1)
+        else:
+            write_uvarint(out, n13 + 1)
+        out += _INT32S[n13].pack(*x12)
+        x14 = o7.removing_replicas
+        n15 = len(x14)
+        if n15 < 0x7f:
+            out.append(n15 + 1)
+        else:
+            write_uvarint(out, n15 + 1)
+        out += _INT32S[n15].pack(*x14)
+        if o7.leader_recovery_state != 0:
+            raise non_default('LeaderAndIsrRequest', 5, 'LeaderAndIsrPartitionState.LeaderRecoveryState')
+        out += _S3.pack(o7.is_new)
+        if o7.unknown_tagged_fields:
+            write_tagged(out, [], o7.unknown_tagged_fields)
+        else:
+            out.append(0)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
@@ -1507,40 +2921,94 @@ def _read_LeaderAndIsrTopicState_v6(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string length exceeds the input')
         o.topic_name = str(buf[pos:pos + n1], 'utf-8')
         pos += n1
-    u_topic_id, = _S8.unpack_from(buf, pos)
-    o.topic_id = Uuid(u_topic_id)
+    u2, = _S6.unpack_from(buf, pos)
+    o.topic_id = bytes_new(Uuid, u2)
     pos += 16
-    n2 = buf[pos]
-    if n2 < 0x80:
+    n3 = buf[pos]
+    if n3 < 0x80:
         pos += 1
     else:
-        n2, pos = read_uvarint(buf, pos)
-    n2 -= 1
-    if n2 < 0:
+        n3, pos = read_uvarint(buf, pos)
+    n3 -= 1
+    if n3 < 0:
         raise Malformed('non-nullable PartitionStates is null')
     else:
-        if n2 > len(buf) - pos:
+        if n3 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        items3 = []
-        for _ in range(n2):
-            item4, pos = _read_LeaderAndIsrPartitionState_v6(buf, pos)
-            items3.append(item4)
-        o.partition_states = items3
+        items4 = []
+        for _ in range(n3):
+            o5 = new(LeaderAndIsrPartitionState)
+            o5.topic_name = ''
+            o5.partition_index, o5.controller_epoch, o5.leader, o5.leader_epoch = _S1.unpack_from(buf, pos)
+            pos += 16
+            n6 = buf[pos]
+            if n6 < 0x80:
+                pos += 1
+            else:
+                n6, pos = read_uvarint(buf, pos)
+            n6 -= 1
+            if n6 < 0:
+                raise Malformed('non-nullable Isr is null')
+            else:
+                if n6 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o5.isr = [*_INT32S[n6].unpack_from(buf, pos)]
+                pos += 4 * n6
+            o5.partition_epoch, = _S2.unpack_from(buf, pos)
+            pos += 4
+            n7 = buf[pos]
+            if n7 < 0x80:
+                pos += 1
+            else:
+                n7, pos = read_uvarint(buf, pos)
+            n7 -= 1
+            if n7 < 0:
+                raise Malformed('non-nullable Replicas is null')
+            else:
+                if n7 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o5.replicas = [*_INT32S[n7].unpack_from(buf, pos)]
+                pos += 4 * n7
+            n8 = buf[pos]
+            if n8 < 0x80:
+                pos += 1
+            else:
+                n8, pos = read_uvarint(buf, pos)
+            n8 -= 1
+            if n8 < 0:
+                raise Malformed('non-nullable AddingReplicas is null')
+            else:
+                if n8 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o5.adding_replicas = [*_INT32S[n8].unpack_from(buf, pos)]
+                pos += 4 * n8
+            n9 = buf[pos]
+            if n9 < 0x80:
+                pos += 1
+            else:
+                n9, pos = read_uvarint(buf, pos)
+            n9 -= 1
+            if n9 < 0:
+                raise Malformed('non-nullable RemovingReplicas is null')
+            else:
+                if n9 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o5.removing_replicas = [*_INT32S[n9].unpack_from(buf, pos)]
+                pos += 4 * n9
+            o5.is_new, o5.leader_recovery_state = _S7.unpack_from(buf, pos)
+            pos += 2
+            o5.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o5, buf, pos)
+            items4.append(o5)
+        o.partition_states = items4
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -1555,7 +3023,7 @@ def _write_LeaderAndIsrTopicState_v6(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     out += b3
-    out += _S8.pack(o.topic_id)
+    out += _S6.pack(o.topic_id)
     x4 = o.partition_states
     n5 = len(x4)
     if n5 < 0x7f:
@@ -1563,98 +3031,57 @@ def _write_LeaderAndIsrTopicState_v6(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n5 + 1)
     for item6 in x4:
-        _write_LeaderAndIsrPartitionState_v6(item6, out)
+        o7 = item6
+        out += _S1.pack(o7.partition_index, o7.controller_epoch, o7.leader, o7.leader_epoch)
+        x8 = o7.isr
+        n9 = len(x8)
+        if n9 < 0x7f:
+            out.append(n9 + 1)
+        else:
+            write_uvarint(out, n9 + 1)
+        out += _INT32S[n9].pack(*x8)
+        out += _S2.pack(o7.partition_epoch)
+        x10 = o7.replicas
+        n11 = len(x10)
+        if n11 < 0x7f:
+            out.append(n11 + 1)
+        else:
+            write_uvarint(out, n11 + 1)
+        out += _INT32S[n11].pack(*x10)
+        x12 = o7.adding_replicas
+        n13 = len(x12)
+        if n13 < 0x7f:
+            out.append(n13 + 1)
+        else:
+            write_uvarint(out, n13 + 1)
+        out += _INT32S[n13].pack(*x12)
+        x14 = o7.removing_replicas
+        n15 = len(x14)
+        if n15 < 0x7f:
+            out.append(n15 + 1)
+        else:
+            write_uvarint(out, n15 + 1)
+        out += _INT32S[n15].pack(*x14)
+        out += _S7.pack(o7.is_new, o7.leader_recovery_state)
+        if o7.unknown_tagged_fields:
+            write_tagged(out, [], o7.unknown_tagged_fields)
+        else:
+            out.append(0)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
 
-def _read_LeaderAndIsrTopicState_v7(buf: Any, pos: int) -> tuple[Any, int]:
-    o = new(LeaderAndIsrTopicState)
-    n1 = buf[pos]
-    if n1 < 0x80:
-        pos += 1
-    else:
-        n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
-    if n1 < 0:
-        raise Malformed('non-nullable TopicName is null')
-    else:
-        if n1 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n1 > len(buf):
-            raise Malformed('string length exceeds the input')
-        o.topic_name = str(buf[pos:pos + n1], 'utf-8')
-        pos += n1
-    u_topic_id, = _S8.unpack_from(buf, pos)
-    o.topic_id = Uuid(u_topic_id)
-    pos += 16
-    n2 = buf[pos]
-    if n2 < 0x80:
-        pos += 1
-    else:
-        n2, pos = read_uvarint(buf, pos)
-    n2 -= 1
-    if n2 < 0:
-        raise Malformed('non-nullable PartitionStates is null')
-    else:
-        if n2 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
-        items3 = []
-        for _ in range(n2):
-            item4, pos = _read_LeaderAndIsrPartitionState_v7(buf, pos)
-            items3.append(item4)
-        o.partition_states = items3
-    o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
-    return o, pos
+_read_LeaderAndIsrTopicState_v7 = _read_LeaderAndIsrTopicState_v6
 
 
-def _write_LeaderAndIsrTopicState_v7(o: Any, out: bytearray) -> None:
-    x1 = o.topic_name
-    b3 = x1.encode()
-    n2 = len(b3)
-    if n2 > 0x7fff:
-        raise Malformed('TopicName is longer than 32767 bytes')
-    if n2 < 0x7f:
-        out.append(n2 + 1)
-    else:
-        write_uvarint(out, n2 + 1)
-    out += b3
-    out += _S8.pack(o.topic_id)
-    x4 = o.partition_states
-    n5 = len(x4)
-    if n5 < 0x7f:
-        out.append(n5 + 1)
-    else:
-        write_uvarint(out, n5 + 1)
-    for item6 in x4:
-        _write_LeaderAndIsrPartitionState_v7(item6, out)
-    if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
-    else:
-        out.append(0)
+_write_LeaderAndIsrTopicState_v7 = _write_LeaderAndIsrTopicState_v6
 
 
 def _read_LeaderAndIsrLiveLeader_v0(buf: Any, pos: int) -> tuple[Any, int]:
     o = new(LeaderAndIsrLiveLeader)
-    o.broker_id, = _S5.unpack_from(buf, pos)
+    o.broker_id, = _S2.unpack_from(buf, pos)
     pos += 4
     n1, = H.unpack_from(buf, pos)
     pos += 2
@@ -1665,14 +3092,14 @@ def _read_LeaderAndIsrLiveLeader_v0(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string length exceeds the input')
         o.host_name = str(buf[pos:pos + n1], 'utf-8')
         pos += n1
-    o.port, = _S5.unpack_from(buf, pos)
+    o.port, = _S2.unpack_from(buf, pos)
     pos += 4
     o.unknown_tagged_fields = None
     return o, pos
 
 
 def _write_LeaderAndIsrLiveLeader_v0(o: Any, out: bytearray) -> None:
-    out += _S5.pack(o.broker_id)
+    out += _S2.pack(o.broker_id)
     x1 = o.host_name
     b3 = x1.encode()
     n2 = len(b3)
@@ -1680,7 +3107,7 @@ def _write_LeaderAndIsrLiveLeader_v0(o: Any, out: bytearray) -> None:
         raise Malformed('HostName is longer than 32767 bytes')
     out += H.pack(n2)
     out += b3
-    out += _S5.pack(o.port)
+    out += _S2.pack(o.port)
 
 
 _read_LeaderAndIsrLiveLeader_v1 = _read_LeaderAndIsrLiveLeader_v0
@@ -1703,7 +3130,7 @@ _write_LeaderAndIsrLiveLeader_v3 = _write_LeaderAndIsrLiveLeader_v0
 
 def _read_LeaderAndIsrLiveLeader_v4(buf: Any, pos: int) -> tuple[Any, int]:
     o = new(LeaderAndIsrLiveLeader)
-    o.broker_id, = _S5.unpack_from(buf, pos)
+    o.broker_id, = _S2.unpack_from(buf, pos)
     pos += 4
     n1 = buf[pos]
     if n1 < 0x80:
@@ -1720,28 +3147,18 @@ def _read_LeaderAndIsrLiveLeader_v4(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string length exceeds the input')
         o.host_name = str(buf[pos:pos + n1], 'utf-8')
         pos += n1
-    o.port, = _S5.unpack_from(buf, pos)
+    o.port, = _S2.unpack_from(buf, pos)
     pos += 4
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
 def _write_LeaderAndIsrLiveLeader_v4(o: Any, out: bytearray) -> None:
-    out += _S5.pack(o.broker_id)
+    out += _S2.pack(o.broker_id)
     x1 = o.host_name
     b3 = x1.encode()
     n2 = len(b3)
@@ -1752,10 +3169,9 @@ def _write_LeaderAndIsrLiveLeader_v4(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     out += b3
-    out += _S5.pack(o.port)
+    out += _S2.pack(o.port)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 

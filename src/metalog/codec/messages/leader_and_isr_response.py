@@ -14,8 +14,10 @@ from metalog.codec.runtime import (
     Struct,
     Uuid,
     array_struct,
+    bytes_new,
     new,
     non_default,
+    read_unknown_tags,
     read_uvarint,
     write_tagged,
     write_uvarint,
@@ -26,6 +28,7 @@ __all__ = ['LeaderAndIsrResponse', 'LeaderAndIsrPartitionError', 'LeaderAndIsrTo
 _S0 = Struct('>h')
 _S1 = Struct('>ih')
 _S2 = Struct('>16s')
+_ROWS0 = array_struct('ihB')
 
 
 class LeaderAndIsrResponse(ApiMessage):
@@ -99,8 +102,20 @@ def _read_LeaderAndIsrResponse_v0(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
-            item3, pos = _read_LeaderAndIsrPartitionError_v0(buf, pos)
-            items2.append(item3)
+            o3 = new(LeaderAndIsrPartitionError)
+            n4, = H.unpack_from(buf, pos)
+            pos += 2
+            if n4 < 0:
+                raise Malformed('non-nullable TopicName is null')
+            else:
+                if pos + n4 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.topic_name = str(buf[pos:pos + n4], 'utf-8')
+                pos += n4
+            o3.partition_index, o3.error_code = _S1.unpack_from(buf, pos)
+            pos += 6
+            o3.unknown_tagged_fields = None
+            items2.append(o3)
         o.partition_errors = items2
     o.topics = []
     o.unknown_tagged_fields = None
@@ -113,30 +128,20 @@ def _write_LeaderAndIsrResponse_v0(o: Any, out: bytearray) -> None:
     n2 = len(x1)
     out += I.pack(n2)
     for item3 in x1:
-        _write_LeaderAndIsrPartitionError_v0(item3, out)
+        o4 = item3
+        x5 = o4.topic_name
+        b7 = x5.encode()
+        n6 = len(b7)
+        if n6 > 0x7fff:
+            raise Malformed('TopicName is longer than 32767 bytes')
+        out += H.pack(n6)
+        out += b7
+        out += _S1.pack(o4.partition_index, o4.error_code)
     if o.topics != []:
         raise non_default('LeaderAndIsrResponse', 0, 'LeaderAndIsrResponse.Topics')
 
 
-def _read_LeaderAndIsrResponse_v1(buf: Any, pos: int) -> tuple[Any, int]:
-    o = new(LeaderAndIsrResponse)
-    o.error_code, = _S0.unpack_from(buf, pos)
-    pos += 2
-    n1, = I.unpack_from(buf, pos)
-    pos += 4
-    if n1 < 0:
-        raise Malformed('non-nullable PartitionErrors is null')
-    else:
-        if n1 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
-        items2 = []
-        for _ in range(n1):
-            item3, pos = _read_LeaderAndIsrPartitionError_v1(buf, pos)
-            items2.append(item3)
-        o.partition_errors = items2
-    o.topics = []
-    o.unknown_tagged_fields = None
-    return o, pos
+_read_LeaderAndIsrResponse_v1 = _read_LeaderAndIsrResponse_v0
 
 
 def _write_LeaderAndIsrResponse_v1(o: Any, out: bytearray) -> None:
@@ -145,30 +150,20 @@ def _write_LeaderAndIsrResponse_v1(o: Any, out: bytearray) -> None:
     n2 = len(x1)
     out += I.pack(n2)
     for item3 in x1:
-        _write_LeaderAndIsrPartitionError_v1(item3, out)
+        o4 = item3
+        x5 = o4.topic_name
+        b7 = x5.encode()
+        n6 = len(b7)
+        if n6 > 0x7fff:
+            raise Malformed('TopicName is longer than 32767 bytes')
+        out += H.pack(n6)
+        out += b7
+        out += _S1.pack(o4.partition_index, o4.error_code)
     if o.topics != []:
         raise non_default('LeaderAndIsrResponse', 1, 'LeaderAndIsrResponse.Topics')
 
 
-def _read_LeaderAndIsrResponse_v2(buf: Any, pos: int) -> tuple[Any, int]:
-    o = new(LeaderAndIsrResponse)
-    o.error_code, = _S0.unpack_from(buf, pos)
-    pos += 2
-    n1, = I.unpack_from(buf, pos)
-    pos += 4
-    if n1 < 0:
-        raise Malformed('non-nullable PartitionErrors is null')
-    else:
-        if n1 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
-        items2 = []
-        for _ in range(n1):
-            item3, pos = _read_LeaderAndIsrPartitionError_v2(buf, pos)
-            items2.append(item3)
-        o.partition_errors = items2
-    o.topics = []
-    o.unknown_tagged_fields = None
-    return o, pos
+_read_LeaderAndIsrResponse_v2 = _read_LeaderAndIsrResponse_v0
 
 
 def _write_LeaderAndIsrResponse_v2(o: Any, out: bytearray) -> None:
@@ -177,30 +172,20 @@ def _write_LeaderAndIsrResponse_v2(o: Any, out: bytearray) -> None:
     n2 = len(x1)
     out += I.pack(n2)
     for item3 in x1:
-        _write_LeaderAndIsrPartitionError_v2(item3, out)
+        o4 = item3
+        x5 = o4.topic_name
+        b7 = x5.encode()
+        n6 = len(b7)
+        if n6 > 0x7fff:
+            raise Malformed('TopicName is longer than 32767 bytes')
+        out += H.pack(n6)
+        out += b7
+        out += _S1.pack(o4.partition_index, o4.error_code)
     if o.topics != []:
         raise non_default('LeaderAndIsrResponse', 2, 'LeaderAndIsrResponse.Topics')
 
 
-def _read_LeaderAndIsrResponse_v3(buf: Any, pos: int) -> tuple[Any, int]:
-    o = new(LeaderAndIsrResponse)
-    o.error_code, = _S0.unpack_from(buf, pos)
-    pos += 2
-    n1, = I.unpack_from(buf, pos)
-    pos += 4
-    if n1 < 0:
-        raise Malformed('non-nullable PartitionErrors is null')
-    else:
-        if n1 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
-        items2 = []
-        for _ in range(n1):
-            item3, pos = _read_LeaderAndIsrPartitionError_v3(buf, pos)
-            items2.append(item3)
-        o.partition_errors = items2
-    o.topics = []
-    o.unknown_tagged_fields = None
-    return o, pos
+_read_LeaderAndIsrResponse_v3 = _read_LeaderAndIsrResponse_v0
 
 
 def _write_LeaderAndIsrResponse_v3(o: Any, out: bytearray) -> None:
@@ -209,7 +194,15 @@ def _write_LeaderAndIsrResponse_v3(o: Any, out: bytearray) -> None:
     n2 = len(x1)
     out += I.pack(n2)
     for item3 in x1:
-        _write_LeaderAndIsrPartitionError_v3(item3, out)
+        o4 = item3
+        x5 = o4.topic_name
+        b7 = x5.encode()
+        n6 = len(b7)
+        if n6 > 0x7fff:
+            raise Malformed('TopicName is longer than 32767 bytes')
+        out += H.pack(n6)
+        out += b7
+        out += _S1.pack(o4.partition_index, o4.error_code)
     if o.topics != []:
         raise non_default('LeaderAndIsrResponse', 3, 'LeaderAndIsrResponse.Topics')
 
@@ -231,25 +224,37 @@ def _read_LeaderAndIsrResponse_v4(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
-            item3, pos = _read_LeaderAndIsrPartitionError_v4(buf, pos)
-            items2.append(item3)
+            o3 = new(LeaderAndIsrPartitionError)
+            n4 = buf[pos]
+            if n4 < 0x80:
+                pos += 1
+            else:
+                n4, pos = read_uvarint(buf, pos)
+            n4 -= 1
+            if n4 < 0:
+                raise Malformed('non-nullable TopicName is null')
+            else:
+                if n4 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n4 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.topic_name = str(buf[pos:pos + n4], 'utf-8')
+                pos += n4
+            o3.partition_index, o3.error_code = _S1.unpack_from(buf, pos)
+            pos += 6
+            o3.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o3, buf, pos)
+            items2.append(o3)
         o.partition_errors = items2
     o.topics = []
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -262,12 +267,26 @@ def _write_LeaderAndIsrResponse_v4(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     for item3 in x1:
-        _write_LeaderAndIsrPartitionError_v4(item3, out)
+        o4 = item3
+        x5 = o4.topic_name
+        b7 = x5.encode()
+        n6 = len(b7)
+        if n6 > 0x7fff:
+            raise Malformed('TopicName is longer than 32767 bytes')
+        if n6 < 0x7f:
+            out.append(n6 + 1)
+        else:
+            write_uvarint(out, n6 + 1)
+        out += b7
+        out += _S1.pack(o4.partition_index, o4.error_code)
+        if o4.unknown_tagged_fields:
+            write_tagged(out, [], o4.unknown_tagged_fields)
+        else:
+            out.append(0)
     if o.topics != []:
         raise non_default('LeaderAndIsrResponse', 4, 'LeaderAndIsrResponse.Topics')
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
@@ -290,24 +309,60 @@ def _read_LeaderAndIsrResponse_v5(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
-            item3, pos = _read_LeaderAndIsrTopicError_v5(buf, pos)
-            items2.append(item3)
+            o3 = new(LeaderAndIsrTopicError)
+            u4, = _S2.unpack_from(buf, pos)
+            o3.topic_id = bytes_new(Uuid, u4)
+            pos += 16
+            n5 = buf[pos]
+            if n5 < 0x80:
+                pos += 1
+            else:
+                n5, pos = read_uvarint(buf, pos)
+            n5 -= 1
+            if n5 < 0:
+                raise Malformed('non-nullable PartitionErrors is null')
+            else:
+                if n5 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                items6 = []
+                if 7 * n5 <= len(buf) - pos:
+                    rows7 = _ROWS0[n5].unpack_from(buf, pos)
+                else:
+                    rows7 = None
+                if rows7 is not None and not any(rows7[2::3]):
+                    for a8, a9 in zip(rows7[0::3], rows7[1::3]):
+                        o10 = new(LeaderAndIsrPartitionError)
+                        o10.topic_name = ''
+                        o10.partition_index = a8
+                        o10.error_code = a9
+                        o10.unknown_tagged_fields = None
+                        items6.append(o10)
+                    pos += 7 * n5
+                else:
+                    for _ in range(n5):
+                        o11 = new(LeaderAndIsrPartitionError)
+                        o11.topic_name = ''
+                        o11.partition_index, o11.error_code = _S1.unpack_from(buf, pos)
+                        pos += 6
+                        o11.unknown_tagged_fields = None
+                        if buf[pos] == 0:
+                            pos += 1
+                        else:
+                            pos = read_unknown_tags(o11, buf, pos)
+                        items6.append(o11)
+                o3.partition_errors = items6
+            o3.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o3, buf, pos)
+            items2.append(o3)
         o.topics = items2
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -322,51 +377,32 @@ def _write_LeaderAndIsrResponse_v5(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     for item3 in x1:
-        _write_LeaderAndIsrTopicError_v5(item3, out)
+        o4 = item3
+        out += _S2.pack(o4.topic_id)
+        x5 = o4.partition_errors
+        n6 = len(x5)
+        if n6 < 0x7f:
+            out.append(n6 + 1)
+        else:
+            write_uvarint(out, n6 + 1)
+        for item7 in x5:
+            o8 = item7
+            out += _S1.pack(o8.partition_index, o8.error_code)
+            if o8.unknown_tagged_fields:
+                write_tagged(out, [], o8.unknown_tagged_fields)
+            else:
+                out.append(0)
+        if o4.unknown_tagged_fields:
+            write_tagged(out, [], o4.unknown_tagged_fields)
+        else:
+            out.append(0)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
 
-def _read_LeaderAndIsrResponse_v6(buf: Any, pos: int) -> tuple[Any, int]:
-    o = new(LeaderAndIsrResponse)
-    o.partition_errors = []
-    o.error_code, = _S0.unpack_from(buf, pos)
-    pos += 2
-    n1 = buf[pos]
-    if n1 < 0x80:
-        pos += 1
-    else:
-        n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
-    if n1 < 0:
-        raise Malformed('non-nullable Topics is null')
-    else:
-        if n1 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
-        items2 = []
-        for _ in range(n1):
-            item3, pos = _read_LeaderAndIsrTopicError_v6(buf, pos)
-            items2.append(item3)
-        o.topics = items2
-    o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
-    return o, pos
+_read_LeaderAndIsrResponse_v6 = _read_LeaderAndIsrResponse_v5
 
 
 def _write_LeaderAndIsrResponse_v6(o: Any, out: bytearray) -> None:
@@ -380,51 +416,32 @@ def _write_LeaderAndIsrResponse_v6(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     for item3 in x1:
-        _write_LeaderAndIsrTopicError_v6(item3, out)
+        o4 = item3
+        out += _S2.pack(o4.topic_id)
+        x5 = o4.partition_errors
+        n6 = len(x5)
+        if n6 < 0x7f:
+            out.append(n6 + 1)
+        else:
+            write_uvarint(out, n6 + 1)
+        for item7 in x5:
+            o8 = item7
+            out += _S1.pack(o8.partition_index, o8.error_code)
+            if o8.unknown_tagged_fields:
+                write_tagged(out, [], o8.unknown_tagged_fields)
+            else:
+                out.append(0)
+        if o4.unknown_tagged_fields:
+            write_tagged(out, [], o4.unknown_tagged_fields)
+        else:
+            out.append(0)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
 
-def _read_LeaderAndIsrResponse_v7(buf: Any, pos: int) -> tuple[Any, int]:
-    o = new(LeaderAndIsrResponse)
-    o.partition_errors = []
-    o.error_code, = _S0.unpack_from(buf, pos)
-    pos += 2
-    n1 = buf[pos]
-    if n1 < 0x80:
-        pos += 1
-    else:
-        n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
-    if n1 < 0:
-        raise Malformed('non-nullable Topics is null')
-    else:
-        if n1 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
-        items2 = []
-        for _ in range(n1):
-            item3, pos = _read_LeaderAndIsrTopicError_v7(buf, pos)
-            items2.append(item3)
-        o.topics = items2
-    o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
-    return o, pos
+_read_LeaderAndIsrResponse_v7 = _read_LeaderAndIsrResponse_v5
 
 
 def _write_LeaderAndIsrResponse_v7(o: Any, out: bytearray) -> None:
@@ -438,10 +455,27 @@ def _write_LeaderAndIsrResponse_v7(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     for item3 in x1:
-        _write_LeaderAndIsrTopicError_v7(item3, out)
+        o4 = item3
+        out += _S2.pack(o4.topic_id)
+        x5 = o4.partition_errors
+        n6 = len(x5)
+        if n6 < 0x7f:
+            out.append(n6 + 1)
+        else:
+            write_uvarint(out, n6 + 1)
+        for item7 in x5:
+            o8 = item7
+            out += _S1.pack(o8.partition_index, o8.error_code)
+            if o8.unknown_tagged_fields:
+                write_tagged(out, [], o8.unknown_tagged_fields)
+            else:
+                out.append(0)
+        if o4.unknown_tagged_fields:
+            write_tagged(out, [], o4.unknown_tagged_fields)
+        else:
+            out.append(0)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
@@ -515,17 +549,7 @@ def _read_LeaderAndIsrPartitionError_v4(buf: Any, pos: int) -> tuple[Any, int]:
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -542,8 +566,7 @@ def _write_LeaderAndIsrPartitionError_v4(o: Any, out: bytearray) -> None:
     out += b3
     out += _S1.pack(o.partition_index, o.error_code)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
@@ -557,25 +580,14 @@ def _read_LeaderAndIsrPartitionError_v5(buf: Any, pos: int) -> tuple[Any, int]:
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
 def _write_LeaderAndIsrPartitionError_v5(o: Any, out: bytearray) -> None:
     out += _S1.pack(o.partition_index, o.error_code)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
@@ -594,40 +606,52 @@ _write_LeaderAndIsrPartitionError_v7 = _write_LeaderAndIsrPartitionError_v5
 
 def _read_LeaderAndIsrTopicError_v5(buf: Any, pos: int) -> tuple[Any, int]:
     o = new(LeaderAndIsrTopicError)
-    u_topic_id, = _S2.unpack_from(buf, pos)
-    o.topic_id = Uuid(u_topic_id)
+    u1, = _S2.unpack_from(buf, pos)
+    o.topic_id = bytes_new(Uuid, u1)
     pos += 16
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n2 = buf[pos]
+    if n2 < 0x80:
         pos += 1
     else:
-        n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
-    if n1 < 0:
+        n2, pos = read_uvarint(buf, pos)
+    n2 -= 1
+    if n2 < 0:
         raise Malformed('non-nullable PartitionErrors is null')
     else:
-        if n1 > len(buf) - pos:
+        if n2 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        items2 = []
-        for _ in range(n1):
-            item3, pos = _read_LeaderAndIsrPartitionError_v5(buf, pos)
-            items2.append(item3)
-        o.partition_errors = items2
+        items3 = []
+        if 7 * n2 <= len(buf) - pos:
+            rows4 = _ROWS0[n2].unpack_from(buf, pos)
+        else:
+            rows4 = None
+        if rows4 is not None and not any(rows4[2::3]):
+            for a5, a6 in zip(rows4[0::3], rows4[1::3]):
+                o7 = new(LeaderAndIsrPartitionError)
+                o7.topic_name = ''
+                o7.partition_index = a5
+                o7.error_code = a6
+                o7.unknown_tagged_fields = None
+                items3.append(o7)
+            pos += 7 * n2
+        else:
+            for _ in range(n2):
+                o8 = new(LeaderAndIsrPartitionError)
+                o8.topic_name = ''
+                o8.partition_index, o8.error_code = _S1.unpack_from(buf, pos)
+                pos += 6
+                o8.unknown_tagged_fields = None
+                if buf[pos] == 0:
+                    pos += 1
+                else:
+                    pos = read_unknown_tags(o8, buf, pos)
+                items3.append(o8)
+        o.partition_errors = items3
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -640,124 +664,28 @@ def _write_LeaderAndIsrTopicError_v5(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     for item3 in x1:
-        _write_LeaderAndIsrPartitionError_v5(item3, out)
+        o4 = item3
+        out += _S1.pack(o4.partition_index, o4.error_code)
+        if o4.unknown_tagged_fields:
+            write_tagged(out, [], o4.unknown_tagged_fields)
+        else:
+            out.append(0)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
 
-def _read_LeaderAndIsrTopicError_v6(buf: Any, pos: int) -> tuple[Any, int]:
-    o = new(LeaderAndIsrTopicError)
-    u_topic_id, = _S2.unpack_from(buf, pos)
-    o.topic_id = Uuid(u_topic_id)
-    pos += 16
-    n1 = buf[pos]
-    if n1 < 0x80:
-        pos += 1
-    else:
-        n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
-    if n1 < 0:
-        raise Malformed('non-nullable PartitionErrors is null')
-    else:
-        if n1 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
-        items2 = []
-        for _ in range(n1):
-            item3, pos = _read_LeaderAndIsrPartitionError_v6(buf, pos)
-            items2.append(item3)
-        o.partition_errors = items2
-    o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
-    return o, pos
+_read_LeaderAndIsrTopicError_v6 = _read_LeaderAndIsrTopicError_v5
 
 
-def _write_LeaderAndIsrTopicError_v6(o: Any, out: bytearray) -> None:
-    out += _S2.pack(o.topic_id)
-    x1 = o.partition_errors
-    n2 = len(x1)
-    if n2 < 0x7f:
-        out.append(n2 + 1)
-    else:
-        write_uvarint(out, n2 + 1)
-    for item3 in x1:
-        _write_LeaderAndIsrPartitionError_v6(item3, out)
-    if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
-    else:
-        out.append(0)
+_write_LeaderAndIsrTopicError_v6 = _write_LeaderAndIsrTopicError_v5
 
 
-def _read_LeaderAndIsrTopicError_v7(buf: Any, pos: int) -> tuple[Any, int]:
-    o = new(LeaderAndIsrTopicError)
-    u_topic_id, = _S2.unpack_from(buf, pos)
-    o.topic_id = Uuid(u_topic_id)
-    pos += 16
-    n1 = buf[pos]
-    if n1 < 0x80:
-        pos += 1
-    else:
-        n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
-    if n1 < 0:
-        raise Malformed('non-nullable PartitionErrors is null')
-    else:
-        if n1 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
-        items2 = []
-        for _ in range(n1):
-            item3, pos = _read_LeaderAndIsrPartitionError_v7(buf, pos)
-            items2.append(item3)
-        o.partition_errors = items2
-    o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
-    return o, pos
+_read_LeaderAndIsrTopicError_v7 = _read_LeaderAndIsrTopicError_v5
 
 
-def _write_LeaderAndIsrTopicError_v7(o: Any, out: bytearray) -> None:
-    out += _S2.pack(o.topic_id)
-    x1 = o.partition_errors
-    n2 = len(x1)
-    if n2 < 0x7f:
-        out.append(n2 + 1)
-    else:
-        write_uvarint(out, n2 + 1)
-    for item3 in x1:
-        _write_LeaderAndIsrPartitionError_v7(item3, out)
-    if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
-    else:
-        out.append(0)
+_write_LeaderAndIsrTopicError_v7 = _write_LeaderAndIsrTopicError_v5
 
 LeaderAndIsrResponse.READERS = {0: _read_LeaderAndIsrResponse_v0, 1: _read_LeaderAndIsrResponse_v1, 2: _read_LeaderAndIsrResponse_v2, 3: _read_LeaderAndIsrResponse_v3, 4: _read_LeaderAndIsrResponse_v4, 5: _read_LeaderAndIsrResponse_v5, 6: _read_LeaderAndIsrResponse_v6, 7: _read_LeaderAndIsrResponse_v7}
 LeaderAndIsrResponse.WRITERS = {0: _write_LeaderAndIsrResponse_v0, 1: _write_LeaderAndIsrResponse_v1, 2: _write_LeaderAndIsrResponse_v2, 3: _write_LeaderAndIsrResponse_v3, 4: _write_LeaderAndIsrResponse_v4, 5: _write_LeaderAndIsrResponse_v5, 6: _write_LeaderAndIsrResponse_v6, 7: _write_LeaderAndIsrResponse_v7}

@@ -14,8 +14,10 @@ from metalog.codec.runtime import (
     Struct,
     Uuid,
     array_struct,
+    bytes_new,
     new,
     non_default,
+    read_unknown_tags,
     read_uvarint,
     write_tagged,
     write_uvarint,
@@ -26,6 +28,8 @@ __all__ = ['LeaderChangeMessage', 'Voter']
 _S0 = Struct('>hi')
 _S1 = Struct('>i')
 _S2 = Struct('>i16s')
+_ROWS0 = array_struct('iB')
+_ROWS1 = array_struct('i16sB')
 
 
 class LeaderChangeMessage(ApiMessage):
@@ -85,41 +89,73 @@ def _read_LeaderChangeMessage_v0(buf: Any, pos: int) -> tuple[Any, int]:
         if n1 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
         items2 = []
-        for _ in range(n1):
-            item3, pos = _read_Voter_v0(buf, pos)
-            items2.append(item3)
+        if 5 * n1 <= len(buf) - pos:
+            rows3 = _ROWS0[n1].unpack_from(buf, pos)
+        else:
+            rows3 = None
+        if rows3 is not None and not any(rows3[1::2]):
+            for a4 in rows3[0::2]:
+                o5 = new(Voter)
+                o5.voter_directory_id = ZERO
+                o5.voter_id = a4
+                o5.unknown_tagged_fields = None
+                items2.append(o5)
+            pos += 5 * n1
+        else:
+            for _ in range(n1):
+                o6 = new(Voter)
+                o6.voter_directory_id = ZERO
+                o6.voter_id, = _S1.unpack_from(buf, pos)
+                pos += 4
+                o6.unknown_tagged_fields = None
+                if buf[pos] == 0:
+                    pos += 1
+                else:
+                    pos = read_unknown_tags(o6, buf, pos)
+                items2.append(o6)
         o.voters = items2
-    n4 = buf[pos]
-    if n4 < 0x80:
+    n7 = buf[pos]
+    if n7 < 0x80:
         pos += 1
     else:
-        n4, pos = read_uvarint(buf, pos)
-    n4 -= 1
-    if n4 < 0:
+        n7, pos = read_uvarint(buf, pos)
+    n7 -= 1
+    if n7 < 0:
         raise Malformed('non-nullable GrantingVoters is null')
     else:
-        if n4 > len(buf) - pos:
+        if n7 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        items5 = []
-        for _ in range(n4):
-            item6, pos = _read_Voter_v0(buf, pos)
-            items5.append(item6)
-        o.granting_voters = items5
+        items8 = []
+        if 5 * n7 <= len(buf) - pos:
+            rows9 = _ROWS0[n7].unpack_from(buf, pos)
+        else:
+            rows9 = None
+        if rows9 is not None and not any(rows9[1::2]):
+            for a10 in rows9[0::2]:
+                o11 = new(Voter)
+                o11.voter_directory_id = ZERO
+                o11.voter_id = a10
+                o11.unknown_tagged_fields = None
+                items8.append(o11)
+            pos += 5 * n7
+        else:
+            for _ in range(n7):
+                o12 = new(Voter)
+                o12.voter_directory_id = ZERO
+                o12.voter_id, = _S1.unpack_from(buf, pos)
+                pos += 4
+                o12.unknown_tagged_fields = None
+                if buf[pos] == 0:
+                    pos += 1
+                else:
+                    pos = read_unknown_tags(o12, buf, pos)
+                items8.append(o12)
+        o.granting_voters = items8
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -132,18 +168,31 @@ def _write_LeaderChangeMessage_v0(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     for item3 in x1:
-        _write_Voter_v0(item3, out)
-    x4 = o.granting_voters
-    n5 = len(x4)
-    if n5 < 0x7f:
-        out.append(n5 + 1)
+        o4 = item3
+        if o4.voter_directory_id != ZERO:
+            raise non_default('LeaderChangeMessage', 0, 'Voter.VoterDirectoryId')
+        out += _S1.pack(o4.voter_id)
+        if o4.unknown_tagged_fields:
+            write_tagged(out, [], o4.unknown_tagged_fields)
+        else:
+            out.append(0)
+    x5 = o.granting_voters
+    n6 = len(x5)
+    if n6 < 0x7f:
+        out.append(n6 + 1)
     else:
-        write_uvarint(out, n5 + 1)
-    for item6 in x4:
-        _write_Voter_v0(item6, out)
+        write_uvarint(out, n6 + 1)
+    for item7 in x5:
+        o8 = item7
+        if o8.voter_directory_id != ZERO:
+            raise non_default('LeaderChangeMessage', 0, 'Voter.VoterDirectoryId')
+        out += _S1.pack(o8.voter_id)
+        if o8.unknown_tagged_fields:
+            write_tagged(out, [], o8.unknown_tagged_fields)
+        else:
+            out.append(0)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
@@ -164,41 +213,73 @@ def _read_LeaderChangeMessage_v1(buf: Any, pos: int) -> tuple[Any, int]:
         if n1 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
         items2 = []
-        for _ in range(n1):
-            item3, pos = _read_Voter_v1(buf, pos)
-            items2.append(item3)
+        if 21 * n1 <= len(buf) - pos:
+            rows3 = _ROWS1[n1].unpack_from(buf, pos)
+        else:
+            rows3 = None
+        if rows3 is not None and not any(rows3[2::3]):
+            for a4, a5 in zip(rows3[0::3], rows3[1::3]):
+                o6 = new(Voter)
+                o6.voter_id = a4
+                o6.voter_directory_id = bytes_new(Uuid, a5)
+                o6.unknown_tagged_fields = None
+                items2.append(o6)
+            pos += 21 * n1
+        else:
+            for _ in range(n1):
+                o7 = new(Voter)
+                o7.voter_id, u8 = _S2.unpack_from(buf, pos)
+                o7.voter_directory_id = bytes_new(Uuid, u8)
+                pos += 20
+                o7.unknown_tagged_fields = None
+                if buf[pos] == 0:
+                    pos += 1
+                else:
+                    pos = read_unknown_tags(o7, buf, pos)
+                items2.append(o7)
         o.voters = items2
-    n4 = buf[pos]
-    if n4 < 0x80:
+    n9 = buf[pos]
+    if n9 < 0x80:
         pos += 1
     else:
-        n4, pos = read_uvarint(buf, pos)
-    n4 -= 1
-    if n4 < 0:
+        n9, pos = read_uvarint(buf, pos)
+    n9 -= 1
+    if n9 < 0:
         raise Malformed('non-nullable GrantingVoters is null')
     else:
-        if n4 > len(buf) - pos:
+        if n9 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        items5 = []
-        for _ in range(n4):
-            item6, pos = _read_Voter_v1(buf, pos)
-            items5.append(item6)
-        o.granting_voters = items5
+        items10 = []
+        if 21 * n9 <= len(buf) - pos:
+            rows11 = _ROWS1[n9].unpack_from(buf, pos)
+        else:
+            rows11 = None
+        if rows11 is not None and not any(rows11[2::3]):
+            for a12, a13 in zip(rows11[0::3], rows11[1::3]):
+                o14 = new(Voter)
+                o14.voter_id = a12
+                o14.voter_directory_id = bytes_new(Uuid, a13)
+                o14.unknown_tagged_fields = None
+                items10.append(o14)
+            pos += 21 * n9
+        else:
+            for _ in range(n9):
+                o15 = new(Voter)
+                o15.voter_id, u16 = _S2.unpack_from(buf, pos)
+                o15.voter_directory_id = bytes_new(Uuid, u16)
+                pos += 20
+                o15.unknown_tagged_fields = None
+                if buf[pos] == 0:
+                    pos += 1
+                else:
+                    pos = read_unknown_tags(o15, buf, pos)
+                items10.append(o15)
+        o.granting_voters = items10
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -211,18 +292,27 @@ def _write_LeaderChangeMessage_v1(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     for item3 in x1:
-        _write_Voter_v1(item3, out)
-    x4 = o.granting_voters
-    n5 = len(x4)
-    if n5 < 0x7f:
-        out.append(n5 + 1)
+        o4 = item3
+        out += _S2.pack(o4.voter_id, o4.voter_directory_id)
+        if o4.unknown_tagged_fields:
+            write_tagged(out, [], o4.unknown_tagged_fields)
+        else:
+            out.append(0)
+    x5 = o.granting_voters
+    n6 = len(x5)
+    if n6 < 0x7f:
+        out.append(n6 + 1)
     else:
-        write_uvarint(out, n5 + 1)
-    for item6 in x4:
-        _write_Voter_v1(item6, out)
+        write_uvarint(out, n6 + 1)
+    for item7 in x5:
+        o8 = item7
+        out += _S2.pack(o8.voter_id, o8.voter_directory_id)
+        if o8.unknown_tagged_fields:
+            write_tagged(out, [], o8.unknown_tagged_fields)
+        else:
+            out.append(0)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
@@ -236,17 +326,7 @@ def _read_Voter_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -255,40 +335,28 @@ def _write_Voter_v0(o: Any, out: bytearray) -> None:
         raise non_default('LeaderChangeMessage', 0, 'Voter.VoterDirectoryId')
     out += _S1.pack(o.voter_id)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
 
 def _read_Voter_v1(buf: Any, pos: int) -> tuple[Any, int]:
     o = new(Voter)
-    o.voter_id, u_voter_directory_id = _S2.unpack_from(buf, pos)
-    o.voter_directory_id = Uuid(u_voter_directory_id)
+    o.voter_id, u1 = _S2.unpack_from(buf, pos)
+    o.voter_directory_id = bytes_new(Uuid, u1)
     pos += 20
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
 def _write_Voter_v1(o: Any, out: bytearray) -> None:
     out += _S2.pack(o.voter_id, o.voter_directory_id)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 

@@ -14,8 +14,10 @@ from metalog.codec.runtime import (
     Struct,
     Uuid,
     array_struct,
+    bytes_new,
     new,
     non_default,
+    read_unknown_tags,
     read_uvarint,
     write_tagged,
     write_uvarint,
@@ -25,8 +27,8 @@ __all__ = ['MetadataRequest', 'MetadataRequestTopic']
 
 _S0 = Struct('>?')
 _S1 = Struct('>???')
-_S2 = Struct('>??')
-_S3 = Struct('>16s')
+_S2 = Struct('>16s')
+_S3 = Struct('>??')
 
 
 class MetadataRequest(ApiMessage):
@@ -81,8 +83,19 @@ def _read_MetadataRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
-            item3, pos = _read_MetadataRequestTopic_v0(buf, pos)
-            items2.append(item3)
+            o3 = new(MetadataRequestTopic)
+            o3.topic_id = ZERO
+            n4, = H.unpack_from(buf, pos)
+            pos += 2
+            if n4 < 0:
+                raise Malformed('non-nullable Name is null')
+            else:
+                if pos + n4 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.name = str(buf[pos:pos + n4], 'utf-8')
+                pos += n4
+            o3.unknown_tagged_fields = None
+            items2.append(o3)
         o.topics = items2
     o.allow_auto_topic_creation = True
     o.include_cluster_authorized_operations = False
@@ -96,7 +109,14 @@ def _write_MetadataRequest_v0(o: Any, out: bytearray) -> None:
     n2 = len(x1)
     out += I.pack(n2)
     for item3 in x1:
-        _write_MetadataRequestTopic_v0(item3, out)
+        o4 = item3
+        x5 = o4.name
+        b7 = x5.encode()
+        n6 = len(b7)
+        if n6 > 0x7fff:
+            raise Malformed('Name is longer than 32767 bytes')
+        out += H.pack(n6)
+        out += b7
     if o.allow_auto_topic_creation != True:
         raise non_default('MetadataRequest', 0, 'MetadataRequest.AllowAutoTopicCreation')
     if o.include_cluster_authorized_operations != False:
@@ -116,8 +136,19 @@ def _read_MetadataRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
-            item3, pos = _read_MetadataRequestTopic_v1(buf, pos)
-            items2.append(item3)
+            o3 = new(MetadataRequestTopic)
+            o3.topic_id = ZERO
+            n4, = H.unpack_from(buf, pos)
+            pos += 2
+            if n4 < 0:
+                raise Malformed('non-nullable Name is null')
+            else:
+                if pos + n4 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.name = str(buf[pos:pos + n4], 'utf-8')
+                pos += n4
+            o3.unknown_tagged_fields = None
+            items2.append(o3)
         o.topics = items2
     o.allow_auto_topic_creation = True
     o.include_cluster_authorized_operations = False
@@ -134,7 +165,14 @@ def _write_MetadataRequest_v1(o: Any, out: bytearray) -> None:
         n2 = len(x1)
         out += I.pack(n2)
         for item3 in x1:
-            _write_MetadataRequestTopic_v1(item3, out)
+            o4 = item3
+            x5 = o4.name
+            b7 = x5.encode()
+            n6 = len(b7)
+            if n6 > 0x7fff:
+                raise Malformed('Name is longer than 32767 bytes')
+            out += H.pack(n6)
+            out += b7
     if o.allow_auto_topic_creation != True:
         raise non_default('MetadataRequest', 1, 'MetadataRequest.AllowAutoTopicCreation')
     if o.include_cluster_authorized_operations != False:
@@ -143,25 +181,7 @@ def _write_MetadataRequest_v1(o: Any, out: bytearray) -> None:
         raise non_default('MetadataRequest', 1, 'MetadataRequest.IncludeTopicAuthorizedOperations')
 
 
-def _read_MetadataRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
-    o = new(MetadataRequest)
-    n1, = I.unpack_from(buf, pos)
-    pos += 4
-    if n1 < 0:
-        o.topics = None
-    else:
-        if n1 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
-        items2 = []
-        for _ in range(n1):
-            item3, pos = _read_MetadataRequestTopic_v2(buf, pos)
-            items2.append(item3)
-        o.topics = items2
-    o.allow_auto_topic_creation = True
-    o.include_cluster_authorized_operations = False
-    o.include_topic_authorized_operations = False
-    o.unknown_tagged_fields = None
-    return o, pos
+_read_MetadataRequest_v2 = _read_MetadataRequest_v1
 
 
 def _write_MetadataRequest_v2(o: Any, out: bytearray) -> None:
@@ -172,7 +192,14 @@ def _write_MetadataRequest_v2(o: Any, out: bytearray) -> None:
         n2 = len(x1)
         out += I.pack(n2)
         for item3 in x1:
-            _write_MetadataRequestTopic_v2(item3, out)
+            o4 = item3
+            x5 = o4.name
+            b7 = x5.encode()
+            n6 = len(b7)
+            if n6 > 0x7fff:
+                raise Malformed('Name is longer than 32767 bytes')
+            out += H.pack(n6)
+            out += b7
     if o.allow_auto_topic_creation != True:
         raise non_default('MetadataRequest', 2, 'MetadataRequest.AllowAutoTopicCreation')
     if o.include_cluster_authorized_operations != False:
@@ -181,25 +208,7 @@ def _write_MetadataRequest_v2(o: Any, out: bytearray) -> None:
         raise non_default('MetadataRequest', 2, 'MetadataRequest.IncludeTopicAuthorizedOperations')
 
 
-def _read_MetadataRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
-    o = new(MetadataRequest)
-    n1, = I.unpack_from(buf, pos)
-    pos += 4
-    if n1 < 0:
-        o.topics = None
-    else:
-        if n1 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
-        items2 = []
-        for _ in range(n1):
-            item3, pos = _read_MetadataRequestTopic_v3(buf, pos)
-            items2.append(item3)
-        o.topics = items2
-    o.allow_auto_topic_creation = True
-    o.include_cluster_authorized_operations = False
-    o.include_topic_authorized_operations = False
-    o.unknown_tagged_fields = None
-    return o, pos
+_read_MetadataRequest_v3 = _read_MetadataRequest_v1
 
 
 def _write_MetadataRequest_v3(o: Any, out: bytearray) -> None:
@@ -210,7 +219,14 @@ def _write_MetadataRequest_v3(o: Any, out: bytearray) -> None:
         n2 = len(x1)
         out += I.pack(n2)
         for item3 in x1:
-            _write_MetadataRequestTopic_v3(item3, out)
+            o4 = item3
+            x5 = o4.name
+            b7 = x5.encode()
+            n6 = len(b7)
+            if n6 > 0x7fff:
+                raise Malformed('Name is longer than 32767 bytes')
+            out += H.pack(n6)
+            out += b7
     if o.allow_auto_topic_creation != True:
         raise non_default('MetadataRequest', 3, 'MetadataRequest.AllowAutoTopicCreation')
     if o.include_cluster_authorized_operations != False:
@@ -230,8 +246,19 @@ def _read_MetadataRequest_v4(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
-            item3, pos = _read_MetadataRequestTopic_v4(buf, pos)
-            items2.append(item3)
+            o3 = new(MetadataRequestTopic)
+            o3.topic_id = ZERO
+            n4, = H.unpack_from(buf, pos)
+            pos += 2
+            if n4 < 0:
+                raise Malformed('non-nullable Name is null')
+            else:
+                if pos + n4 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.name = str(buf[pos:pos + n4], 'utf-8')
+                pos += n4
+            o3.unknown_tagged_fields = None
+            items2.append(o3)
         o.topics = items2
     o.include_cluster_authorized_operations = False
     o.include_topic_authorized_operations = False
@@ -249,7 +276,14 @@ def _write_MetadataRequest_v4(o: Any, out: bytearray) -> None:
         n2 = len(x1)
         out += I.pack(n2)
         for item3 in x1:
-            _write_MetadataRequestTopic_v4(item3, out)
+            o4 = item3
+            x5 = o4.name
+            b7 = x5.encode()
+            n6 = len(b7)
+            if n6 > 0x7fff:
+                raise Malformed('Name is longer than 32767 bytes')
+            out += H.pack(n6)
+            out += b7
     if o.include_cluster_authorized_operations != False:
         raise non_default('MetadataRequest', 4, 'MetadataRequest.IncludeClusterAuthorizedOperations')
     if o.include_topic_authorized_operations != False:
@@ -257,26 +291,7 @@ def _write_MetadataRequest_v4(o: Any, out: bytearray) -> None:
     out += _S0.pack(o.allow_auto_topic_creation)
 
 
-def _read_MetadataRequest_v5(buf: Any, pos: int) -> tuple[Any, int]:
-    o = new(MetadataRequest)
-    n1, = I.unpack_from(buf, pos)
-    pos += 4
-    if n1 < 0:
-        o.topics = None
-    else:
-        if n1 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
-        items2 = []
-        for _ in range(n1):
-            item3, pos = _read_MetadataRequestTopic_v5(buf, pos)
-            items2.append(item3)
-        o.topics = items2
-    o.include_cluster_authorized_operations = False
-    o.include_topic_authorized_operations = False
-    o.allow_auto_topic_creation, = _S0.unpack_from(buf, pos)
-    pos += 1
-    o.unknown_tagged_fields = None
-    return o, pos
+_read_MetadataRequest_v5 = _read_MetadataRequest_v4
 
 
 def _write_MetadataRequest_v5(o: Any, out: bytearray) -> None:
@@ -287,7 +302,14 @@ def _write_MetadataRequest_v5(o: Any, out: bytearray) -> None:
         n2 = len(x1)
         out += I.pack(n2)
         for item3 in x1:
-            _write_MetadataRequestTopic_v5(item3, out)
+            o4 = item3
+            x5 = o4.name
+            b7 = x5.encode()
+            n6 = len(b7)
+            if n6 > 0x7fff:
+                raise Malformed('Name is longer than 32767 bytes')
+            out += H.pack(n6)
+            out += b7
     if o.include_cluster_authorized_operations != False:
         raise non_default('MetadataRequest', 5, 'MetadataRequest.IncludeClusterAuthorizedOperations')
     if o.include_topic_authorized_operations != False:
@@ -295,26 +317,7 @@ def _write_MetadataRequest_v5(o: Any, out: bytearray) -> None:
     out += _S0.pack(o.allow_auto_topic_creation)
 
 
-def _read_MetadataRequest_v6(buf: Any, pos: int) -> tuple[Any, int]:
-    o = new(MetadataRequest)
-    n1, = I.unpack_from(buf, pos)
-    pos += 4
-    if n1 < 0:
-        o.topics = None
-    else:
-        if n1 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
-        items2 = []
-        for _ in range(n1):
-            item3, pos = _read_MetadataRequestTopic_v6(buf, pos)
-            items2.append(item3)
-        o.topics = items2
-    o.include_cluster_authorized_operations = False
-    o.include_topic_authorized_operations = False
-    o.allow_auto_topic_creation, = _S0.unpack_from(buf, pos)
-    pos += 1
-    o.unknown_tagged_fields = None
-    return o, pos
+_read_MetadataRequest_v6 = _read_MetadataRequest_v4
 
 
 def _write_MetadataRequest_v6(o: Any, out: bytearray) -> None:
@@ -325,7 +328,14 @@ def _write_MetadataRequest_v6(o: Any, out: bytearray) -> None:
         n2 = len(x1)
         out += I.pack(n2)
         for item3 in x1:
-            _write_MetadataRequestTopic_v6(item3, out)
+            o4 = item3
+            x5 = o4.name
+            b7 = x5.encode()
+            n6 = len(b7)
+            if n6 > 0x7fff:
+                raise Malformed('Name is longer than 32767 bytes')
+            out += H.pack(n6)
+            out += b7
     if o.include_cluster_authorized_operations != False:
         raise non_default('MetadataRequest', 6, 'MetadataRequest.IncludeClusterAuthorizedOperations')
     if o.include_topic_authorized_operations != False:
@@ -333,26 +343,7 @@ def _write_MetadataRequest_v6(o: Any, out: bytearray) -> None:
     out += _S0.pack(o.allow_auto_topic_creation)
 
 
-def _read_MetadataRequest_v7(buf: Any, pos: int) -> tuple[Any, int]:
-    o = new(MetadataRequest)
-    n1, = I.unpack_from(buf, pos)
-    pos += 4
-    if n1 < 0:
-        o.topics = None
-    else:
-        if n1 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
-        items2 = []
-        for _ in range(n1):
-            item3, pos = _read_MetadataRequestTopic_v7(buf, pos)
-            items2.append(item3)
-        o.topics = items2
-    o.include_cluster_authorized_operations = False
-    o.include_topic_authorized_operations = False
-    o.allow_auto_topic_creation, = _S0.unpack_from(buf, pos)
-    pos += 1
-    o.unknown_tagged_fields = None
-    return o, pos
+_read_MetadataRequest_v7 = _read_MetadataRequest_v4
 
 
 def _write_MetadataRequest_v7(o: Any, out: bytearray) -> None:
@@ -363,7 +354,14 @@ def _write_MetadataRequest_v7(o: Any, out: bytearray) -> None:
         n2 = len(x1)
         out += I.pack(n2)
         for item3 in x1:
-            _write_MetadataRequestTopic_v7(item3, out)
+            o4 = item3
+            x5 = o4.name
+            b7 = x5.encode()
+            n6 = len(b7)
+            if n6 > 0x7fff:
+                raise Malformed('Name is longer than 32767 bytes')
+            out += H.pack(n6)
+            out += b7
     if o.include_cluster_authorized_operations != False:
         raise non_default('MetadataRequest', 7, 'MetadataRequest.IncludeClusterAuthorizedOperations')
     if o.include_topic_authorized_operations != False:
@@ -382,8 +380,19 @@ def _read_MetadataRequest_v8(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
-            item3, pos = _read_MetadataRequestTopic_v8(buf, pos)
-            items2.append(item3)
+            o3 = new(MetadataRequestTopic)
+            o3.topic_id = ZERO
+            n4, = H.unpack_from(buf, pos)
+            pos += 2
+            if n4 < 0:
+                raise Malformed('non-nullable Name is null')
+            else:
+                if pos + n4 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.name = str(buf[pos:pos + n4], 'utf-8')
+                pos += n4
+            o3.unknown_tagged_fields = None
+            items2.append(o3)
         o.topics = items2
     o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations = _S1.unpack_from(buf, pos)
     pos += 3
@@ -399,7 +408,14 @@ def _write_MetadataRequest_v8(o: Any, out: bytearray) -> None:
         n2 = len(x1)
         out += I.pack(n2)
         for item3 in x1:
-            _write_MetadataRequestTopic_v8(item3, out)
+            o4 = item3
+            x5 = o4.name
+            b7 = x5.encode()
+            n6 = len(b7)
+            if n6 > 0x7fff:
+                raise Malformed('Name is longer than 32767 bytes')
+            out += H.pack(n6)
+            out += b7
     out += _S1.pack(o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations)
 
 
@@ -418,8 +434,29 @@ def _read_MetadataRequest_v9(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
-            item3, pos = _read_MetadataRequestTopic_v9(buf, pos)
-            items2.append(item3)
+            o3 = new(MetadataRequestTopic)
+            o3.topic_id = ZERO
+            n4 = buf[pos]
+            if n4 < 0x80:
+                pos += 1
+            else:
+                n4, pos = read_uvarint(buf, pos)
+            n4 -= 1
+            if n4 < 0:
+                raise Malformed('non-nullable Name is null')
+            else:
+                if n4 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n4 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.name = str(buf[pos:pos + n4], 'utf-8')
+                pos += n4
+            o3.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o3, buf, pos)
+            items2.append(o3)
         o.topics = items2
     o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations = _S1.unpack_from(buf, pos)
     pos += 3
@@ -427,17 +464,7 @@ def _read_MetadataRequest_v9(buf: Any, pos: int) -> tuple[Any, int]:
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -452,11 +479,24 @@ def _write_MetadataRequest_v9(o: Any, out: bytearray) -> None:
         else:
             write_uvarint(out, n2 + 1)
         for item3 in x1:
-            _write_MetadataRequestTopic_v9(item3, out)
+            o4 = item3
+            x5 = o4.name
+            b7 = x5.encode()
+            n6 = len(b7)
+            if n6 > 0x7fff:
+                raise Malformed('Name is longer than 32767 bytes')
+            if n6 < 0x7f:
+                out.append(n6 + 1)
+            else:
+                write_uvarint(out, n6 + 1)
+            out += b7
+            if o4.unknown_tagged_fields:
+                write_tagged(out, [], o4.unknown_tagged_fields)
+            else:
+                out.append(0)
     out += _S1.pack(o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
@@ -476,8 +516,31 @@ def _read_MetadataRequest_v10(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
-            item3, pos = _read_MetadataRequestTopic_v10(buf, pos)
-            items2.append(item3)
+            o3 = new(MetadataRequestTopic)
+            u4, = _S2.unpack_from(buf, pos)
+            o3.topic_id = bytes_new(Uuid, u4)
+            pos += 16
+            n5 = buf[pos]
+            if n5 < 0x80:
+                pos += 1
+            else:
+                n5, pos = read_uvarint(buf, pos)
+            n5 -= 1
+            if n5 < 0:
+                o3.name = None
+            else:
+                if n5 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n5 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.name = str(buf[pos:pos + n5], 'utf-8')
+                pos += n5
+            o3.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o3, buf, pos)
+            items2.append(o3)
         o.topics = items2
     o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations = _S1.unpack_from(buf, pos)
     pos += 3
@@ -485,17 +548,7 @@ def _read_MetadataRequest_v10(buf: Any, pos: int) -> tuple[Any, int]:
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -510,11 +563,28 @@ def _write_MetadataRequest_v10(o: Any, out: bytearray) -> None:
         else:
             write_uvarint(out, n2 + 1)
         for item3 in x1:
-            _write_MetadataRequestTopic_v10(item3, out)
+            o4 = item3
+            out += _S2.pack(o4.topic_id)
+            x5 = o4.name
+            if x5 is None:
+                out.append(0)
+            else:
+                b7 = x5.encode()
+                n6 = len(b7)
+                if n6 > 0x7fff:
+                    raise Malformed('Name is longer than 32767 bytes')
+                if n6 < 0x7f:
+                    out.append(n6 + 1)
+                else:
+                    write_uvarint(out, n6 + 1)
+                out += b7
+            if o4.unknown_tagged_fields:
+                write_tagged(out, [], o4.unknown_tagged_fields)
+            else:
+                out.append(0)
     out += _S1.pack(o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
@@ -534,27 +604,40 @@ def _read_MetadataRequest_v11(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
-            item3, pos = _read_MetadataRequestTopic_v11(buf, pos)
-            items2.append(item3)
+            o3 = new(MetadataRequestTopic)
+            u4, = _S2.unpack_from(buf, pos)
+            o3.topic_id = bytes_new(Uuid, u4)
+            pos += 16
+            n5 = buf[pos]
+            if n5 < 0x80:
+                pos += 1
+            else:
+                n5, pos = read_uvarint(buf, pos)
+            n5 -= 1
+            if n5 < 0:
+                o3.name = None
+            else:
+                if n5 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n5 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.name = str(buf[pos:pos + n5], 'utf-8')
+                pos += n5
+            o3.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o3, buf, pos)
+            items2.append(o3)
         o.topics = items2
     o.include_cluster_authorized_operations = False
-    o.allow_auto_topic_creation, o.include_topic_authorized_operations = _S2.unpack_from(buf, pos)
+    o.allow_auto_topic_creation, o.include_topic_authorized_operations = _S3.unpack_from(buf, pos)
     pos += 2
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -569,54 +652,35 @@ def _write_MetadataRequest_v11(o: Any, out: bytearray) -> None:
         else:
             write_uvarint(out, n2 + 1)
         for item3 in x1:
-            _write_MetadataRequestTopic_v11(item3, out)
+            o4 = item3
+            out += _S2.pack(o4.topic_id)
+            x5 = o4.name
+            if x5 is None:
+                out.append(0)
+            else:
+                b7 = x5.encode()
+                n6 = len(b7)
+                if n6 > 0x7fff:
+                    raise Malformed('Name is longer than 32767 bytes')
+                if n6 < 0x7f:
+                    out.append(n6 + 1)
+                else:
+                    write_uvarint(out, n6 + 1)
+                out += b7
+            if o4.unknown_tagged_fields:
+                write_tagged(out, [], o4.unknown_tagged_fields)
+            else:
+                out.append(0)
     if o.include_cluster_authorized_operations != False:
         raise non_default('MetadataRequest', 11, 'MetadataRequest.IncludeClusterAuthorizedOperations')
-    out += _S2.pack(o.allow_auto_topic_creation, o.include_topic_authorized_operations)
+    out += _S3.pack(o.allow_auto_topic_creation, o.include_topic_authorized_operations)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
 
-def _read_MetadataRequest_v12(buf: Any, pos: int) -> tuple[Any, int]:
-    o = new(MetadataRequest)
-    n1 = buf[pos]
-    if n1 < 0x80:
-        pos += 1
-    else:
-        n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
-    if n1 < 0:
-        o.topics = None
-    else:
-        if n1 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
-        items2 = []
-        for _ in range(n1):
-            item3, pos = _read_MetadataRequestTopic_v12(buf, pos)
-            items2.append(item3)
-        o.topics = items2
-    o.include_cluster_authorized_operations = False
-    o.allow_auto_topic_creation, o.include_topic_authorized_operations = _S2.unpack_from(buf, pos)
-    pos += 2
-    o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
-    return o, pos
+_read_MetadataRequest_v12 = _read_MetadataRequest_v11
 
 
 def _write_MetadataRequest_v12(o: Any, out: bytearray) -> None:
@@ -630,13 +694,30 @@ def _write_MetadataRequest_v12(o: Any, out: bytearray) -> None:
         else:
             write_uvarint(out, n2 + 1)
         for item3 in x1:
-            _write_MetadataRequestTopic_v12(item3, out)
+            o4 = item3
+            out += _S2.pack(o4.topic_id)
+            x5 = o4.name
+            if x5 is None:
+                out.append(0)
+            else:
+                b7 = x5.encode()
+                n6 = len(b7)
+                if n6 > 0x7fff:
+                    raise Malformed('Name is longer than 32767 bytes')
+                if n6 < 0x7f:
+                    out.append(n6 + 1)
+                else:
+                    write_uvarint(out, n6 + 1)
+                out += b7
+            if o4.unknown_tagged_fields:
+                write_tagged(out, [], o4.unknown_tagged_fields)
+            else:
+                out.append(0)
     if o.include_cluster_authorized_operations != False:
         raise non_default('MetadataRequest', 12, 'MetadataRequest.IncludeClusterAuthorizedOperations')
-    out += _S2.pack(o.allow_auto_topic_creation, o.include_topic_authorized_operations)
+    out += _S3.pack(o.allow_auto_topic_creation, o.include_topic_authorized_operations)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
@@ -737,17 +818,7 @@ def _read_MetadataRequestTopic_v9(buf: Any, pos: int) -> tuple[Any, int]:
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -763,52 +834,41 @@ def _write_MetadataRequestTopic_v9(o: Any, out: bytearray) -> None:
         write_uvarint(out, n2 + 1)
     out += b3
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
 
 def _read_MetadataRequestTopic_v10(buf: Any, pos: int) -> tuple[Any, int]:
     o = new(MetadataRequestTopic)
-    u_topic_id, = _S3.unpack_from(buf, pos)
-    o.topic_id = Uuid(u_topic_id)
+    u1, = _S2.unpack_from(buf, pos)
+    o.topic_id = bytes_new(Uuid, u1)
     pos += 16
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n2 = buf[pos]
+    if n2 < 0x80:
         pos += 1
     else:
-        n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
-    if n1 < 0:
+        n2, pos = read_uvarint(buf, pos)
+    n2 -= 1
+    if n2 < 0:
         o.name = None
     else:
-        if n1 > 0x7fff:
+        if n2 > 0x7fff:
             raise Malformed('string too long')
-        if pos + n1 > len(buf):
+        if pos + n2 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.name = str(buf[pos:pos + n1], 'utf-8')
-        pos += n1
+        o.name = str(buf[pos:pos + n2], 'utf-8')
+        pos += n2
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
 def _write_MetadataRequestTopic_v10(o: Any, out: bytearray) -> None:
-    out += _S3.pack(o.topic_id)
+    out += _S2.pack(o.topic_id)
     x1 = o.name
     if x1 is None:
         out.append(0)
@@ -823,8 +883,7 @@ def _write_MetadataRequestTopic_v10(o: Any, out: bytearray) -> None:
             write_uvarint(out, n2 + 1)
         out += b3
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 

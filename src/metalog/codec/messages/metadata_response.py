@@ -14,8 +14,10 @@ from metalog.codec.runtime import (
     Struct,
     Uuid,
     array_struct,
+    bytes_new,
     new,
     non_default,
+    read_unknown_tags,
     read_uvarint,
     write_tagged,
     write_uvarint,
@@ -25,10 +27,10 @@ __all__ = ['MetadataResponse', 'MetadataResponseBroker', 'MetadataResponseTopic'
 
 _S0 = Struct('>i')
 _S1 = Struct('>h')
-_S2 = Struct('>?')
-_S3 = Struct('>16s?')
-_S4 = Struct('>hii')
-_S5 = Struct('>hiii')
+_S2 = Struct('>hii')
+_S3 = Struct('>?')
+_S4 = Struct('>hiii')
+_S5 = Struct('>16s?')
 _INT32S = array_struct('i')
 
 
@@ -145,23 +147,88 @@ def _read_MetadataResponse_v0(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
-            item3, pos = _read_MetadataResponseBroker_v0(buf, pos)
-            items2.append(item3)
+            o3 = new(MetadataResponseBroker)
+            o3.node_id, = _S0.unpack_from(buf, pos)
+            pos += 4
+            n4, = H.unpack_from(buf, pos)
+            pos += 2
+            if n4 < 0:
+                raise Malformed('non-nullable Host is null')
+            else:
+                if pos + n4 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.host = str(buf[pos:pos + n4], 'utf-8')
+                pos += n4
+            o3.rack = None
+            o3.port, = _S0.unpack_from(buf, pos)
+            pos += 4
+            o3.unknown_tagged_fields = None
+            items2.append(o3)
         o.brokers = items2
     o.cluster_id = None
     o.controller_id = -1
-    n4, = I.unpack_from(buf, pos)
+    n5, = I.unpack_from(buf, pos)
     pos += 4
-    if n4 < 0:
+    if n5 < 0:
         raise Malformed('non-nullable Topics is null')
     else:
-        if n4 > len(buf) - pos:
+        if n5 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        items5 = []
-        for _ in range(n4):
-            item6, pos = _read_MetadataResponseTopic_v0(buf, pos)
-            items5.append(item6)
-        o.topics = items5
+        items6 = []
+        for _ in range(n5):
+            o7 = new(MetadataResponseTopic)
+            o7.error_code, = _S1.unpack_from(buf, pos)
+            pos += 2
+            n8, = H.unpack_from(buf, pos)
+            pos += 2
+            if n8 < 0:
+                raise Malformed('non-nullable Name is null')
+            else:
+                if pos + n8 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o7.name = str(buf[pos:pos + n8], 'utf-8')
+                pos += n8
+            o7.topic_id = ZERO
+            o7.is_internal = False
+            n9, = I.unpack_from(buf, pos)
+            pos += 4
+            if n9 < 0:
+                raise Malformed('non-nullable Partitions is null')
+            else:
+                if n9 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                items10 = []
+                for _ in range(n9):
+                    o11 = new(MetadataResponsePartition)
+                    o11.leader_epoch = -1
+                    o11.error_code, o11.partition_index, o11.leader_id = _S2.unpack_from(buf, pos)
+                    pos += 10
+                    n12, = I.unpack_from(buf, pos)
+                    pos += 4
+                    if n12 < 0:
+                        raise Malformed('non-nullable ReplicaNodes is null')
+                    else:
+                        if n12 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o11.replica_nodes = [*_INT32S[n12].unpack_from(buf, pos)]
+                        pos += 4 * n12
+                    n13, = I.unpack_from(buf, pos)
+                    pos += 4
+                    if n13 < 0:
+                        raise Malformed('non-nullable IsrNodes is null')
+                    else:
+                        if n13 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o11.isr_nodes = [*_INT32S[n13].unpack_from(buf, pos)]
+                        pos += 4 * n13
+                    o11.offline_replicas = []
+                    o11.unknown_tagged_fields = None
+                    items10.append(o11)
+                o7.partitions = items10
+            o7.topic_authorized_operations = -2147483648
+            o7.unknown_tagged_fields = None
+            items6.append(o7)
+        o.topics = items6
     o.cluster_authorized_operations = -2147483648
     o.unknown_tagged_fields = None
     return o, pos
@@ -172,12 +239,45 @@ def _write_MetadataResponse_v0(o: Any, out: bytearray) -> None:
     n2 = len(x1)
     out += I.pack(n2)
     for item3 in x1:
-        _write_MetadataResponseBroker_v0(item3, out)
-    x4 = o.topics
-    n5 = len(x4)
-    out += I.pack(n5)
-    for item6 in x4:
-        _write_MetadataResponseTopic_v0(item6, out)
+        o4 = item3
+        out += _S0.pack(o4.node_id)
+        x5 = o4.host
+        b7 = x5.encode()
+        n6 = len(b7)
+        if n6 > 0x7fff:
+            raise Malformed('Host is longer than 32767 bytes')
+        out += H.pack(n6)
+        out += b7
+        out += _S0.pack(o4.port)
+    x8 = o.topics
+    n9 = len(x8)
+    out += I.pack(n9)
+    for item10 in x8:
+        o11 = item10
+        out += _S1.pack(o11.error_code)
+        x12 = o11.name
+        b14 = x12.encode()
+        n13 = len(b14)
+        if n13 > 0x7fff:
+            raise Malformed('Name is longer than 32767 bytes')
+        out += H.pack(n13)
+        out += b14
+        x15 = o11.partitions
+        n16 = len(x15)
+        out += I.pack(n16)
+        for item17 in x15:
+            o18 = item17
+            out += _S2.pack(o18.error_code, o18.partition_index, o18.leader_id)
+            x19 = o18.replica_nodes
+            n20 = len(x19)
+            out += I.pack(n20)
+            out += _INT32S[n20].pack(*x19)
+            x21 = o18.isr_nodes
+            n22 = len(x21)
+            out += I.pack(n22)
+            out += _INT32S[n22].pack(*x21)
+        if o11.topic_authorized_operations != -2147483648:
+            raise non_default('MetadataResponse', 0, 'MetadataResponseTopic.TopicAuthorizedOperations')
     if o.cluster_authorized_operations != -2147483648:
         raise non_default('MetadataResponse', 0, 'MetadataResponse.ClusterAuthorizedOperations')
 
@@ -194,24 +294,98 @@ def _read_MetadataResponse_v1(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
-            item3, pos = _read_MetadataResponseBroker_v1(buf, pos)
-            items2.append(item3)
+            o3 = new(MetadataResponseBroker)
+            o3.node_id, = _S0.unpack_from(buf, pos)
+            pos += 4
+            n4, = H.unpack_from(buf, pos)
+            pos += 2
+            if n4 < 0:
+                raise Malformed('non-nullable Host is null')
+            else:
+                if pos + n4 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.host = str(buf[pos:pos + n4], 'utf-8')
+                pos += n4
+            o3.port, = _S0.unpack_from(buf, pos)
+            pos += 4
+            n5, = H.unpack_from(buf, pos)
+            pos += 2
+            if n5 < 0:
+                o3.rack = None
+            else:
+                if pos + n5 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.rack = str(buf[pos:pos + n5], 'utf-8')
+                pos += n5
+            o3.unknown_tagged_fields = None
+            items2.append(o3)
         o.brokers = items2
     o.cluster_id = None
     o.controller_id, = _S0.unpack_from(buf, pos)
     pos += 4
-    n4, = I.unpack_from(buf, pos)
+    n6, = I.unpack_from(buf, pos)
     pos += 4
-    if n4 < 0:
+    if n6 < 0:
         raise Malformed('non-nullable Topics is null')
     else:
-        if n4 > len(buf) - pos:
+        if n6 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        items5 = []
-        for _ in range(n4):
-            item6, pos = _read_MetadataResponseTopic_v1(buf, pos)
-            items5.append(item6)
-        o.topics = items5
+        items7 = []
+        for _ in range(n6):
+            o8 = new(MetadataResponseTopic)
+            o8.error_code, = _S1.unpack_from(buf, pos)
+            pos += 2
+            n9, = H.unpack_from(buf, pos)
+            pos += 2
+            if n9 < 0:
+                raise Malformed('non-nullable Name is null')
+            else:
+                if pos + n9 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o8.name = str(buf[pos:pos + n9], 'utf-8')
+                pos += n9
+            o8.topic_id = ZERO
+            o8.is_internal, = _S3.unpack_from(buf, pos)
+            pos += 1
+            n10, = I.unpack_from(buf, pos)
+            pos += 4
+            if n10 < 0:
+                raise Malformed('non-nullable Partitions is null')
+            else:
+                if n10 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                items11 = []
+                for _ in range(n10):
+                    o12 = new(MetadataResponsePartition)
+                    o12.leader_epoch = -1
+                    o12.error_code, o12.partition_index, o12.leader_id = _S2.unpack_from(buf, pos)
+                    pos += 10
+                    n13, = I.unpack_from(buf, pos)
+                    pos += 4
+                    if n13 < 0:
+                        raise Malformed('non-nullable ReplicaNodes is null')
+                    else:
+                        if n13 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o12.replica_nodes = [*_INT32S[n13].unpack_from(buf, pos)]
+                        pos += 4 * n13
+                    n14, = I.unpack_from(buf, pos)
+                    pos += 4
+                    if n14 < 0:
+                        raise Malformed('non-nullable IsrNodes is null')
+                    else:
+                        if n14 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o12.isr_nodes = [*_INT32S[n14].unpack_from(buf, pos)]
+                        pos += 4 * n14
+                    o12.offline_replicas = []
+                    o12.unknown_tagged_fields = None
+                    items11.append(o12)
+                o8.partitions = items11
+            o8.topic_authorized_operations = -2147483648
+            o8.unknown_tagged_fields = None
+            items7.append(o8)
+        o.topics = items7
     o.cluster_authorized_operations = -2147483648
     o.unknown_tagged_fields = None
     return o, pos
@@ -222,13 +396,57 @@ def _write_MetadataResponse_v1(o: Any, out: bytearray) -> None:
     n2 = len(x1)
     out += I.pack(n2)
     for item3 in x1:
-        _write_MetadataResponseBroker_v1(item3, out)
+        o4 = item3
+        out += _S0.pack(o4.node_id)
+        x5 = o4.host
+        b7 = x5.encode()
+        n6 = len(b7)
+        if n6 > 0x7fff:
+            raise Malformed('Host is longer than 32767 bytes')
+        out += H.pack(n6)
+        out += b7
+        out += _S0.pack(o4.port)
+        x8 = o4.rack
+        if x8 is None:
+            out += H.pack(-1)
+        else:
+            b10 = x8.encode()
+            n9 = len(b10)
+            if n9 > 0x7fff:
+                raise Malformed('Rack is longer than 32767 bytes')
+            out += H.pack(n9)
+            out += b10
     out += _S0.pack(o.controller_id)
-    x4 = o.topics
-    n5 = len(x4)
-    out += I.pack(n5)
-    for item6 in x4:
-        _write_MetadataResponseTopic_v1(item6, out)
+    x11 = o.topics
+    n12 = len(x11)
+    out += I.pack(n12)
+    for item13 in x11:
+        o14 = item13
+        out += _S1.pack(o14.error_code)
+        x15 = o14.name
+        b17 = x15.encode()
+        n16 = len(b17)
+        if n16 > 0x7fff:
+            raise Malformed('Name is longer than 32767 bytes')
+        out += H.pack(n16)
+        out += b17
+        out += _S3.pack(o14.is_internal)
+        x18 = o14.partitions
+        n19 = len(x18)
+        out += I.pack(n19)
+        for item20 in x18:
+            o21 = item20
+            out += _S2.pack(o21.error_code, o21.partition_index, o21.leader_id)
+            x22 = o21.replica_nodes
+            n23 = len(x22)
+            out += I.pack(n23)
+            out += _INT32S[n23].pack(*x22)
+            x24 = o21.isr_nodes
+            n25 = len(x24)
+            out += I.pack(n25)
+            out += _INT32S[n25].pack(*x24)
+        if o14.topic_authorized_operations != -2147483648:
+            raise non_default('MetadataResponse', 1, 'MetadataResponseTopic.TopicAuthorizedOperations')
     if o.cluster_authorized_operations != -2147483648:
         raise non_default('MetadataResponse', 1, 'MetadataResponse.ClusterAuthorizedOperations')
 
@@ -245,32 +463,106 @@ def _read_MetadataResponse_v2(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
-            item3, pos = _read_MetadataResponseBroker_v2(buf, pos)
-            items2.append(item3)
+            o3 = new(MetadataResponseBroker)
+            o3.node_id, = _S0.unpack_from(buf, pos)
+            pos += 4
+            n4, = H.unpack_from(buf, pos)
+            pos += 2
+            if n4 < 0:
+                raise Malformed('non-nullable Host is null')
+            else:
+                if pos + n4 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.host = str(buf[pos:pos + n4], 'utf-8')
+                pos += n4
+            o3.port, = _S0.unpack_from(buf, pos)
+            pos += 4
+            n5, = H.unpack_from(buf, pos)
+            pos += 2
+            if n5 < 0:
+                o3.rack = None
+            else:
+                if pos + n5 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.rack = str(buf[pos:pos + n5], 'utf-8')
+                pos += n5
+            o3.unknown_tagged_fields = None
+            items2.append(o3)
         o.brokers = items2
-    n4, = H.unpack_from(buf, pos)
+    n6, = H.unpack_from(buf, pos)
     pos += 2
-    if n4 < 0:
+    if n6 < 0:
         o.cluster_id = None
     else:
-        if pos + n4 > len(buf):
+        if pos + n6 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.cluster_id = str(buf[pos:pos + n4], 'utf-8')
-        pos += n4
+        o.cluster_id = str(buf[pos:pos + n6], 'utf-8')
+        pos += n6
     o.controller_id, = _S0.unpack_from(buf, pos)
     pos += 4
-    n5, = I.unpack_from(buf, pos)
+    n7, = I.unpack_from(buf, pos)
     pos += 4
-    if n5 < 0:
+    if n7 < 0:
         raise Malformed('non-nullable Topics is null')
     else:
-        if n5 > len(buf) - pos:
+        if n7 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        items6 = []
-        for _ in range(n5):
-            item7, pos = _read_MetadataResponseTopic_v2(buf, pos)
-            items6.append(item7)
-        o.topics = items6
+        items8 = []
+        for _ in range(n7):
+            o9 = new(MetadataResponseTopic)
+            o9.error_code, = _S1.unpack_from(buf, pos)
+            pos += 2
+            n10, = H.unpack_from(buf, pos)
+            pos += 2
+            if n10 < 0:
+                raise Malformed('non-nullable Name is null')
+            else:
+                if pos + n10 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o9.name = str(buf[pos:pos + n10], 'utf-8')
+                pos += n10
+            o9.topic_id = ZERO
+            o9.is_internal, = _S3.unpack_from(buf, pos)
+            pos += 1
+            n11, = I.unpack_from(buf, pos)
+            pos += 4
+            if n11 < 0:
+                raise Malformed('non-nullable Partitions is null')
+            else:
+                if n11 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                items12 = []
+                for _ in range(n11):
+                    o13 = new(MetadataResponsePartition)
+                    o13.leader_epoch = -1
+                    o13.error_code, o13.partition_index, o13.leader_id = _S2.unpack_from(buf, pos)
+                    pos += 10
+                    n14, = I.unpack_from(buf, pos)
+                    pos += 4
+                    if n14 < 0:
+                        raise Malformed('non-nullable ReplicaNodes is null')
+                    else:
+                        if n14 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o13.replica_nodes = [*_INT32S[n14].unpack_from(buf, pos)]
+                        pos += 4 * n14
+                    n15, = I.unpack_from(buf, pos)
+                    pos += 4
+                    if n15 < 0:
+                        raise Malformed('non-nullable IsrNodes is null')
+                    else:
+                        if n15 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o13.isr_nodes = [*_INT32S[n15].unpack_from(buf, pos)]
+                        pos += 4 * n15
+                    o13.offline_replicas = []
+                    o13.unknown_tagged_fields = None
+                    items12.append(o13)
+                o9.partitions = items12
+            o9.topic_authorized_operations = -2147483648
+            o9.unknown_tagged_fields = None
+            items8.append(o9)
+        o.topics = items8
     o.cluster_authorized_operations = -2147483648
     o.unknown_tagged_fields = None
     return o, pos
@@ -281,23 +573,67 @@ def _write_MetadataResponse_v2(o: Any, out: bytearray) -> None:
     n2 = len(x1)
     out += I.pack(n2)
     for item3 in x1:
-        _write_MetadataResponseBroker_v2(item3, out)
-    x4 = o.cluster_id
-    if x4 is None:
+        o4 = item3
+        out += _S0.pack(o4.node_id)
+        x5 = o4.host
+        b7 = x5.encode()
+        n6 = len(b7)
+        if n6 > 0x7fff:
+            raise Malformed('Host is longer than 32767 bytes')
+        out += H.pack(n6)
+        out += b7
+        out += _S0.pack(o4.port)
+        x8 = o4.rack
+        if x8 is None:
+            out += H.pack(-1)
+        else:
+            b10 = x8.encode()
+            n9 = len(b10)
+            if n9 > 0x7fff:
+                raise Malformed('Rack is longer than 32767 bytes')
+            out += H.pack(n9)
+            out += b10
+    x11 = o.cluster_id
+    if x11 is None:
         out += H.pack(-1)
     else:
-        b6 = x4.encode()
-        n5 = len(b6)
-        if n5 > 0x7fff:
+        b13 = x11.encode()
+        n12 = len(b13)
+        if n12 > 0x7fff:
             raise Malformed('ClusterId is longer than 32767 bytes')
-        out += H.pack(n5)
-        out += b6
+        out += H.pack(n12)
+        out += b13
     out += _S0.pack(o.controller_id)
-    x7 = o.topics
-    n8 = len(x7)
-    out += I.pack(n8)
-    for item9 in x7:
-        _write_MetadataResponseTopic_v2(item9, out)
+    x14 = o.topics
+    n15 = len(x14)
+    out += I.pack(n15)
+    for item16 in x14:
+        o17 = item16
+        out += _S1.pack(o17.error_code)
+        x18 = o17.name
+        b20 = x18.encode()
+        n19 = len(b20)
+        if n19 > 0x7fff:
+            raise Malformed('Name is longer than 32767 bytes')
+        out += H.pack(n19)
+        out += b20
+        out += _S3.pack(o17.is_internal)
+        x21 = o17.partitions
+        n22 = len(x21)
+        out += I.pack(n22)
+        for item23 in x21:
+            o24 = item23
+            out += _S2.pack(o24.error_code, o24.partition_index, o24.leader_id)
+            x25 = o24.replica_nodes
+            n26 = len(x25)
+            out += I.pack(n26)
+            out += _INT32S[n26].pack(*x25)
+            x27 = o24.isr_nodes
+            n28 = len(x27)
+            out += I.pack(n28)
+            out += _INT32S[n28].pack(*x27)
+        if o17.topic_authorized_operations != -2147483648:
+            raise non_default('MetadataResponse', 2, 'MetadataResponseTopic.TopicAuthorizedOperations')
     if o.cluster_authorized_operations != -2147483648:
         raise non_default('MetadataResponse', 2, 'MetadataResponse.ClusterAuthorizedOperations')
 
@@ -315,32 +651,106 @@ def _read_MetadataResponse_v3(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
-            item3, pos = _read_MetadataResponseBroker_v3(buf, pos)
-            items2.append(item3)
+            o3 = new(MetadataResponseBroker)
+            o3.node_id, = _S0.unpack_from(buf, pos)
+            pos += 4
+            n4, = H.unpack_from(buf, pos)
+            pos += 2
+            if n4 < 0:
+                raise Malformed('non-nullable Host is null')
+            else:
+                if pos + n4 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.host = str(buf[pos:pos + n4], 'utf-8')
+                pos += n4
+            o3.port, = _S0.unpack_from(buf, pos)
+            pos += 4
+            n5, = H.unpack_from(buf, pos)
+            pos += 2
+            if n5 < 0:
+                o3.rack = None
+            else:
+                if pos + n5 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.rack = str(buf[pos:pos + n5], 'utf-8')
+                pos += n5
+            o3.unknown_tagged_fields = None
+            items2.append(o3)
         o.brokers = items2
-    n4, = H.unpack_from(buf, pos)
+    n6, = H.unpack_from(buf, pos)
     pos += 2
-    if n4 < 0:
+    if n6 < 0:
         o.cluster_id = None
     else:
-        if pos + n4 > len(buf):
+        if pos + n6 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.cluster_id = str(buf[pos:pos + n4], 'utf-8')
-        pos += n4
+        o.cluster_id = str(buf[pos:pos + n6], 'utf-8')
+        pos += n6
     o.controller_id, = _S0.unpack_from(buf, pos)
     pos += 4
-    n5, = I.unpack_from(buf, pos)
+    n7, = I.unpack_from(buf, pos)
     pos += 4
-    if n5 < 0:
+    if n7 < 0:
         raise Malformed('non-nullable Topics is null')
     else:
-        if n5 > len(buf) - pos:
+        if n7 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        items6 = []
-        for _ in range(n5):
-            item7, pos = _read_MetadataResponseTopic_v3(buf, pos)
-            items6.append(item7)
-        o.topics = items6
+        items8 = []
+        for _ in range(n7):
+            o9 = new(MetadataResponseTopic)
+            o9.error_code, = _S1.unpack_from(buf, pos)
+            pos += 2
+            n10, = H.unpack_from(buf, pos)
+            pos += 2
+            if n10 < 0:
+                raise Malformed('non-nullable Name is null')
+            else:
+                if pos + n10 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o9.name = str(buf[pos:pos + n10], 'utf-8')
+                pos += n10
+            o9.topic_id = ZERO
+            o9.is_internal, = _S3.unpack_from(buf, pos)
+            pos += 1
+            n11, = I.unpack_from(buf, pos)
+            pos += 4
+            if n11 < 0:
+                raise Malformed('non-nullable Partitions is null')
+            else:
+                if n11 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                items12 = []
+                for _ in range(n11):
+                    o13 = new(MetadataResponsePartition)
+                    o13.leader_epoch = -1
+                    o13.error_code, o13.partition_index, o13.leader_id = _S2.unpack_from(buf, pos)
+                    pos += 10
+                    n14, = I.unpack_from(buf, pos)
+                    pos += 4
+                    if n14 < 0:
+                        raise Malformed('non-nullable ReplicaNodes is null')
+                    else:
+                        if n14 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o13.replica_nodes = [*_INT32S[n14].unpack_from(buf, pos)]
+                        pos += 4 * n14
+                    n15, = I.unpack_from(buf, pos)
+                    pos += 4
+                    if n15 < 0:
+                        raise Malformed('non-nullable IsrNodes is null')
+                    else:
+                        if n15 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o13.isr_nodes = [*_INT32S[n15].unpack_from(buf, pos)]
+                        pos += 4 * n15
+                    o13.offline_replicas = []
+                    o13.unknown_tagged_fields = None
+                    items12.append(o13)
+                o9.partitions = items12
+            o9.topic_authorized_operations = -2147483648
+            o9.unknown_tagged_fields = None
+            items8.append(o9)
+        o.topics = items8
     o.cluster_authorized_operations = -2147483648
     o.unknown_tagged_fields = None
     return o, pos
@@ -352,69 +762,72 @@ def _write_MetadataResponse_v3(o: Any, out: bytearray) -> None:
     n2 = len(x1)
     out += I.pack(n2)
     for item3 in x1:
-        _write_MetadataResponseBroker_v3(item3, out)
-    x4 = o.cluster_id
-    if x4 is None:
+        o4 = item3
+        out += _S0.pack(o4.node_id)
+        x5 = o4.host
+        b7 = x5.encode()
+        n6 = len(b7)
+        if n6 > 0x7fff:
+            raise Malformed('Host is longer than 32767 bytes')
+        out += H.pack(n6)
+        out += b7
+        out += _S0.pack(o4.port)
+        x8 = o4.rack
+        if x8 is None:
+            out += H.pack(-1)
+        else:
+            b10 = x8.encode()
+            n9 = len(b10)
+            if n9 > 0x7fff:
+                raise Malformed('Rack is longer than 32767 bytes')
+            out += H.pack(n9)
+            out += b10
+    x11 = o.cluster_id
+    if x11 is None:
         out += H.pack(-1)
     else:
-        b6 = x4.encode()
-        n5 = len(b6)
-        if n5 > 0x7fff:
+        b13 = x11.encode()
+        n12 = len(b13)
+        if n12 > 0x7fff:
             raise Malformed('ClusterId is longer than 32767 bytes')
-        out += H.pack(n5)
-        out += b6
+        out += H.pack(n12)
+        out += b13
     out += _S0.pack(o.controller_id)
-    x7 = o.topics
-    n8 = len(x7)
-    out += I.pack(n8)
-    for item9 in x7:
-        _write_MetadataResponseTopic_v3(item9, out)
+    x14 = o.topics
+    n15 = len(x14)
+    out += I.pack(n15)
+    for item16 in x14:
+        o17 = item16
+        out += _S1.pack(o17.error_code)
+        x18 = o17.name
+        b20 = x18.encode()
+        n19 = len(b20)
+        if n19 > 0x7fff:
+            raise Malformed('Name is longer than 32767 bytes')
+        out += H.pack(n19)
+        out += b20
+        out += _S3.pack(o17.is_internal)
+        x21 = o17.partitions
+        n22 = len(x21)
+        out += I.pack(n22)
+        for item23 in x21:
+            o24 = item23
+            out += _S2.pack(o24.error_code, o24.partition_index, o24.leader_id)
+            x25 = o24.replica_nodes
+            n26 = len(x25)
+            out += I.pack(n26)
+            out += _INT32S[n26].pack(*x25)
+            x27 = o24.isr_nodes
+            n28 = len(x27)
+            out += I.pack(n28)
+            out += _INT32S[n28].pack(*x27)
+        if o17.topic_authorized_operations != -2147483648:
+            raise non_default('MetadataResponse', 3, 'MetadataResponseTopic.TopicAuthorizedOperations')
     if o.cluster_authorized_operations != -2147483648:
         raise non_default('MetadataResponse', 3, 'MetadataResponse.ClusterAuthorizedOperations')
 
 
-def _read_MetadataResponse_v4(buf: Any, pos: int) -> tuple[Any, int]:
-    o = new(MetadataResponse)
-    o.throttle_time_ms, = _S0.unpack_from(buf, pos)
-    pos += 4
-    n1, = I.unpack_from(buf, pos)
-    pos += 4
-    if n1 < 0:
-        raise Malformed('non-nullable Brokers is null')
-    else:
-        if n1 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
-        items2 = []
-        for _ in range(n1):
-            item3, pos = _read_MetadataResponseBroker_v4(buf, pos)
-            items2.append(item3)
-        o.brokers = items2
-    n4, = H.unpack_from(buf, pos)
-    pos += 2
-    if n4 < 0:
-        o.cluster_id = None
-    else:
-        if pos + n4 > len(buf):
-            raise Malformed('string length exceeds the input')
-        o.cluster_id = str(buf[pos:pos + n4], 'utf-8')
-        pos += n4
-    o.controller_id, = _S0.unpack_from(buf, pos)
-    pos += 4
-    n5, = I.unpack_from(buf, pos)
-    pos += 4
-    if n5 < 0:
-        raise Malformed('non-nullable Topics is null')
-    else:
-        if n5 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
-        items6 = []
-        for _ in range(n5):
-            item7, pos = _read_MetadataResponseTopic_v4(buf, pos)
-            items6.append(item7)
-        o.topics = items6
-    o.cluster_authorized_operations = -2147483648
-    o.unknown_tagged_fields = None
-    return o, pos
+_read_MetadataResponse_v4 = _read_MetadataResponse_v3
 
 
 def _write_MetadataResponse_v4(o: Any, out: bytearray) -> None:
@@ -423,23 +836,67 @@ def _write_MetadataResponse_v4(o: Any, out: bytearray) -> None:
     n2 = len(x1)
     out += I.pack(n2)
     for item3 in x1:
-        _write_MetadataResponseBroker_v4(item3, out)
-    x4 = o.cluster_id
-    if x4 is None:
+        o4 = item3
+        out += _S0.pack(o4.node_id)
+        x5 = o4.host
+        b7 = x5.encode()
+        n6 = len(b7)
+        if n6 > 0x7fff:
+            raise Malformed('Host is longer than 32767 bytes')
+        out += H.pack(n6)
+        out += b7
+        out += _S0.pack(o4.port)
+        x8 = o4.rack
+        if x8 is None:
+            out += H.pack(-1)
+        else:
+            b10 = x8.encode()
+            n9 = len(b10)
+            if n9 > 0x7fff:
+                raise Malformed('Rack is longer than 32767 bytes')
+            out += H.pack(n9)
+            out += b10
+    x11 = o.cluster_id
+    if x11 is None:
         out += H.pack(-1)
     else:
-        b6 = x4.encode()
-        n5 = len(b6)
-        if n5 > 0x7fff:
+        b13 = x11.encode()
+        n12 = len(b13)
+        if n12 > 0x7fff:
             raise Malformed('ClusterId is longer than 32767 bytes')
-        out += H.pack(n5)
-        out += b6
+        out += H.pack(n12)
+        out += b13
     out += _S0.pack(o.controller_id)
-    x7 = o.topics
-    n8 = len(x7)
-    out += I.pack(n8)
-    for item9 in x7:
-        _write_MetadataResponseTopic_v4(item9, out)
+    x14 = o.topics
+    n15 = len(x14)
+    out += I.pack(n15)
+    for item16 in x14:
+        o17 = item16
+        out += _S1.pack(o17.error_code)
+        x18 = o17.name
+        b20 = x18.encode()
+        n19 = len(b20)
+        if n19 > 0x7fff:
+            raise Malformed('Name is longer than 32767 bytes')
+        out += H.pack(n19)
+        out += b20
+        out += _S3.pack(o17.is_internal)
+        x21 = o17.partitions
+        n22 = len(x21)
+        out += I.pack(n22)
+        for item23 in x21:
+            o24 = item23
+            out += _S2.pack(o24.error_code, o24.partition_index, o24.leader_id)
+            x25 = o24.replica_nodes
+            n26 = len(x25)
+            out += I.pack(n26)
+            out += _INT32S[n26].pack(*x25)
+            x27 = o24.isr_nodes
+            n28 = len(x27)
+            out += I.pack(n28)
+            out += _INT32S[n28].pack(*x27)
+        if o17.topic_authorized_operations != -2147483648:
+            raise non_default('MetadataResponse', 4, 'MetadataResponseTopic.TopicAuthorizedOperations')
     if o.cluster_authorized_operations != -2147483648:
         raise non_default('MetadataResponse', 4, 'MetadataResponse.ClusterAuthorizedOperations')
 
@@ -457,32 +914,114 @@ def _read_MetadataResponse_v5(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
-            item3, pos = _read_MetadataResponseBroker_v5(buf, pos)
-            items2.append(item3)
+            o3 = new(MetadataResponseBroker)
+            o3.node_id, = _S0.unpack_from(buf, pos)
+            pos += 4
+            n4, = H.unpack_from(buf, pos)
+            pos += 2
+            if n4 < 0:
+                raise Malformed('non-nullable Host is null')
+            else:
+                if pos + n4 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.host = str(buf[pos:pos + n4], 'utf-8')
+                pos += n4
+            o3.port, = _S0.unpack_from(buf, pos)
+            pos += 4
+            n5, = H.unpack_from(buf, pos)
+            pos += 2
+            if n5 < 0:
+                o3.rack = None
+            else:
+                if pos + n5 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.rack = str(buf[pos:pos + n5], 'utf-8')
+                pos += n5
+            o3.unknown_tagged_fields = None
+            items2.append(o3)
         o.brokers = items2
-    n4, = H.unpack_from(buf, pos)
+    n6, = H.unpack_from(buf, pos)
     pos += 2
-    if n4 < 0:
+    if n6 < 0:
         o.cluster_id = None
     else:
-        if pos + n4 > len(buf):
+        if pos + n6 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.cluster_id = str(buf[pos:pos + n4], 'utf-8')
-        pos += n4
+        o.cluster_id = str(buf[pos:pos + n6], 'utf-8')
+        pos += n6
     o.controller_id, = _S0.unpack_from(buf, pos)
     pos += 4
-    n5, = I.unpack_from(buf, pos)
+    n7, = I.unpack_from(buf, pos)
     pos += 4
-    if n5 < 0:
+    if n7 < 0:
         raise Malformed('non-nullable Topics is null')
     else:
-        if n5 > len(buf) - pos:
+        if n7 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        items6 = []
-        for _ in range(n5):
-            item7, pos = _read_MetadataResponseTopic_v5(buf, pos)
-            items6.append(item7)
-        o.topics = items6
+        items8 = []
+        for _ in range(n7):
+            o9 = new(MetadataResponseTopic)
+            o9.error_code, = _S1.unpack_from(buf, pos)
+            pos += 2
+            n10, = H.unpack_from(buf, pos)
+            pos += 2
+            if n10 < 0:
+                raise Malformed('non-nullable Name is null')
+            else:
+                if pos + n10 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o9.name = str(buf[pos:pos + n10], 'utf-8')
+                pos += n10
+            o9.topic_id = ZERO
+            o9.is_internal, = _S3.unpack_from(buf, pos)
+            pos += 1
+            n11, = I.unpack_from(buf, pos)
+            pos += 4
+            if n11 < 0:
+                raise Malformed('non-nullable Partitions is null')
+            else:
+                if n11 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                items12 = []
+                for _ in range(n11):
+                    o13 = new(MetadataResponsePartition)
+                    o13.leader_epoch = -1
+                    o13.error_code, o13.partition_index, o13.leader_id = _S2.unpack_from(buf, pos)
+                    pos += 10
+                    n14, = I.unpack_from(buf, pos)
+                    pos += 4
+                    if n14 < 0:
+                        raise Malformed('non-nullable ReplicaNodes is null')
+                    else:
+                        if n14 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o13.replica_nodes = [*_INT32S[n14].unpack_from(buf, pos)]
+                        pos += 4 * n14
+                    n15, = I.unpack_from(buf, pos)
+                    pos += 4
+                    if n15 < 0:
+                        raise Malformed('non-nullable IsrNodes is null')
+                    else:
+                        if n15 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o13.isr_nodes = [*_INT32S[n15].unpack_from(buf, pos)]
+                        pos += 4 * n15
+                    n16, = I.unpack_from(buf, pos)
+                    pos += 4
+                    if n16 < 0:
+                        raise Malformed('non-nullable OfflineReplicas is null')
+                    else:
+                        if n16 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o13.offline_replicas = [*_INT32S[n16].unpack_from(buf, pos)]
+                        pos += 4 * n16
+                    o13.unknown_tagged_fields = None
+                    items12.append(o13)
+                o9.partitions = items12
+            o9.topic_authorized_operations = -2147483648
+            o9.unknown_tagged_fields = None
+            items8.append(o9)
+        o.topics = items8
     o.cluster_authorized_operations = -2147483648
     o.unknown_tagged_fields = None
     return o, pos
@@ -494,69 +1033,76 @@ def _write_MetadataResponse_v5(o: Any, out: bytearray) -> None:
     n2 = len(x1)
     out += I.pack(n2)
     for item3 in x1:
-        _write_MetadataResponseBroker_v5(item3, out)
-    x4 = o.cluster_id
-    if x4 is None:
+        o4 = item3
+        out += _S0.pack(o4.node_id)
+        x5 = o4.host
+        b7 = x5.encode()
+        n6 = len(b7)
+        if n6 > 0x7fff:
+            raise Malformed('Host is longer than 32767 bytes')
+        out += H.pack(n6)
+        out += b7
+        out += _S0.pack(o4.port)
+        x8 = o4.rack
+        if x8 is None:
+            out += H.pack(-1)
+        else:
+            b10 = x8.encode()
+            n9 = len(b10)
+            if n9 > 0x7fff:
+                raise Malformed('Rack is longer than 32767 bytes')
+            out += H.pack(n9)
+            out += b10
+    x11 = o.cluster_id
+    if x11 is None:
         out += H.pack(-1)
     else:
-        b6 = x4.encode()
-        n5 = len(b6)
-        if n5 > 0x7fff:
+        b13 = x11.encode()
+        n12 = len(b13)
+        if n12 > 0x7fff:
             raise Malformed('ClusterId is longer than 32767 bytes')
-        out += H.pack(n5)
-        out += b6
+        out += H.pack(n12)
+        out += b13
     out += _S0.pack(o.controller_id)
-    x7 = o.topics
-    n8 = len(x7)
-    out += I.pack(n8)
-    for item9 in x7:
-        _write_MetadataResponseTopic_v5(item9, out)
+    x14 = o.topics
+    n15 = len(x14)
+    out += I.pack(n15)
+    for item16 in x14:
+        o17 = item16
+        out += _S1.pack(o17.error_code)
+        x18 = o17.name
+        b20 = x18.encode()
+        n19 = len(b20)
+        if n19 > 0x7fff:
+            raise Malformed('Name is longer than 32767 bytes')
+        out += H.pack(n19)
+        out += b20
+        out += _S3.pack(o17.is_internal)
+        x21 = o17.partitions
+        n22 = len(x21)
+        out += I.pack(n22)
+        for item23 in x21:
+            o24 = item23
+            out += _S2.pack(o24.error_code, o24.partition_index, o24.leader_id)
+            x25 = o24.replica_nodes
+            n26 = len(x25)
+            out += I.pack(n26)
+            out += _INT32S[n26].pack(*x25)
+            x27 = o24.isr_nodes
+            n28 = len(x27)
+            out += I.pack(n28)
+            out += _INT32S[n28].pack(*x27)
+            x29 = o24.offline_replicas
+            n30 = len(x29)
+            out += I.pack(n30)
+            out += _INT32S[n30].pack(*x29)
+        if o17.topic_authorized_operations != -2147483648:
+            raise non_default('MetadataResponse', 5, 'MetadataResponseTopic.TopicAuthorizedOperations')
     if o.cluster_authorized_operations != -2147483648:
         raise non_default('MetadataResponse', 5, 'MetadataResponse.ClusterAuthorizedOperations')
 
 
-def _read_MetadataResponse_v6(buf: Any, pos: int) -> tuple[Any, int]:
-    o = new(MetadataResponse)
-    o.throttle_time_ms, = _S0.unpack_from(buf, pos)
-    pos += 4
-    n1, = I.unpack_from(buf, pos)
-    pos += 4
-    if n1 < 0:
-        raise Malformed('non-nullable Brokers is null')
-    else:
-        if n1 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
-        items2 = []
-        for _ in range(n1):
-            item3, pos = _read_MetadataResponseBroker_v6(buf, pos)
-            items2.append(item3)
-        o.brokers = items2
-    n4, = H.unpack_from(buf, pos)
-    pos += 2
-    if n4 < 0:
-        o.cluster_id = None
-    else:
-        if pos + n4 > len(buf):
-            raise Malformed('string length exceeds the input')
-        o.cluster_id = str(buf[pos:pos + n4], 'utf-8')
-        pos += n4
-    o.controller_id, = _S0.unpack_from(buf, pos)
-    pos += 4
-    n5, = I.unpack_from(buf, pos)
-    pos += 4
-    if n5 < 0:
-        raise Malformed('non-nullable Topics is null')
-    else:
-        if n5 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
-        items6 = []
-        for _ in range(n5):
-            item7, pos = _read_MetadataResponseTopic_v6(buf, pos)
-            items6.append(item7)
-        o.topics = items6
-    o.cluster_authorized_operations = -2147483648
-    o.unknown_tagged_fields = None
-    return o, pos
+_read_MetadataResponse_v6 = _read_MetadataResponse_v5
 
 
 def _write_MetadataResponse_v6(o: Any, out: bytearray) -> None:
@@ -565,23 +1111,71 @@ def _write_MetadataResponse_v6(o: Any, out: bytearray) -> None:
     n2 = len(x1)
     out += I.pack(n2)
     for item3 in x1:
-        _write_MetadataResponseBroker_v6(item3, out)
-    x4 = o.cluster_id
-    if x4 is None:
+        o4 = item3
+        out += _S0.pack(o4.node_id)
+        x5 = o4.host
+        b7 = x5.encode()
+        n6 = len(b7)
+        if n6 > 0x7fff:
+            raise Malformed('Host is longer than 32767 bytes')
+        out += H.pack(n6)
+        out += b7
+        out += _S0.pack(o4.port)
+        x8 = o4.rack
+        if x8 is None:
+            out += H.pack(-1)
+        else:
+            b10 = x8.encode()
+            n9 = len(b10)
+            if n9 > 0x7fff:
+                raise Malformed('Rack is longer than 32767 bytes')
+            out += H.pack(n9)
+            out += b10
+    x11 = o.cluster_id
+    if x11 is None:
         out += H.pack(-1)
     else:
-        b6 = x4.encode()
-        n5 = len(b6)
-        if n5 > 0x7fff:
+        b13 = x11.encode()
+        n12 = len(b13)
+        if n12 > 0x7fff:
             raise Malformed('ClusterId is longer than 32767 bytes')
-        out += H.pack(n5)
-        out += b6
+        out += H.pack(n12)
+        out += b13
     out += _S0.pack(o.controller_id)
-    x7 = o.topics
-    n8 = len(x7)
-    out += I.pack(n8)
-    for item9 in x7:
-        _write_MetadataResponseTopic_v6(item9, out)
+    x14 = o.topics
+    n15 = len(x14)
+    out += I.pack(n15)
+    for item16 in x14:
+        o17 = item16
+        out += _S1.pack(o17.error_code)
+        x18 = o17.name
+        b20 = x18.encode()
+        n19 = len(b20)
+        if n19 > 0x7fff:
+            raise Malformed('Name is longer than 32767 bytes')
+        out += H.pack(n19)
+        out += b20
+        out += _S3.pack(o17.is_internal)
+        x21 = o17.partitions
+        n22 = len(x21)
+        out += I.pack(n22)
+        for item23 in x21:
+            o24 = item23
+            out += _S2.pack(o24.error_code, o24.partition_index, o24.leader_id)
+            x25 = o24.replica_nodes
+            n26 = len(x25)
+            out += I.pack(n26)
+            out += _INT32S[n26].pack(*x25)
+            x27 = o24.isr_nodes
+            n28 = len(x27)
+            out += I.pack(n28)
+            out += _INT32S[n28].pack(*x27)
+            x29 = o24.offline_replicas
+            n30 = len(x29)
+            out += I.pack(n30)
+            out += _INT32S[n30].pack(*x29)
+        if o17.topic_authorized_operations != -2147483648:
+            raise non_default('MetadataResponse', 6, 'MetadataResponseTopic.TopicAuthorizedOperations')
     if o.cluster_authorized_operations != -2147483648:
         raise non_default('MetadataResponse', 6, 'MetadataResponse.ClusterAuthorizedOperations')
 
@@ -599,32 +1193,113 @@ def _read_MetadataResponse_v7(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
-            item3, pos = _read_MetadataResponseBroker_v7(buf, pos)
-            items2.append(item3)
+            o3 = new(MetadataResponseBroker)
+            o3.node_id, = _S0.unpack_from(buf, pos)
+            pos += 4
+            n4, = H.unpack_from(buf, pos)
+            pos += 2
+            if n4 < 0:
+                raise Malformed('non-nullable Host is null')
+            else:
+                if pos + n4 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.host = str(buf[pos:pos + n4], 'utf-8')
+                pos += n4
+            o3.port, = _S0.unpack_from(buf, pos)
+            pos += 4
+            n5, = H.unpack_from(buf, pos)
+            pos += 2
+            if n5 < 0:
+                o3.rack = None
+            else:
+                if pos + n5 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.rack = str(buf[pos:pos + n5], 'utf-8')
+                pos += n5
+            o3.unknown_tagged_fields = None
+            items2.append(o3)
         o.brokers = items2
-    n4, = H.unpack_from(buf, pos)
+    n6, = H.unpack_from(buf, pos)
     pos += 2
-    if n4 < 0:
+    if n6 < 0:
         o.cluster_id = None
     else:
-        if pos + n4 > len(buf):
+        if pos + n6 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.cluster_id = str(buf[pos:pos + n4], 'utf-8')
-        pos += n4
+        o.cluster_id = str(buf[pos:pos + n6], 'utf-8')
+        pos += n6
     o.controller_id, = _S0.unpack_from(buf, pos)
     pos += 4
-    n5, = I.unpack_from(buf, pos)
+    n7, = I.unpack_from(buf, pos)
     pos += 4
-    if n5 < 0:
+    if n7 < 0:
         raise Malformed('non-nullable Topics is null')
     else:
-        if n5 > len(buf) - pos:
+        if n7 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        items6 = []
-        for _ in range(n5):
-            item7, pos = _read_MetadataResponseTopic_v7(buf, pos)
-            items6.append(item7)
-        o.topics = items6
+        items8 = []
+        for _ in range(n7):
+            o9 = new(MetadataResponseTopic)
+            o9.error_code, = _S1.unpack_from(buf, pos)
+            pos += 2
+            n10, = H.unpack_from(buf, pos)
+            pos += 2
+            if n10 < 0:
+                raise Malformed('non-nullable Name is null')
+            else:
+                if pos + n10 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o9.name = str(buf[pos:pos + n10], 'utf-8')
+                pos += n10
+            o9.topic_id = ZERO
+            o9.is_internal, = _S3.unpack_from(buf, pos)
+            pos += 1
+            n11, = I.unpack_from(buf, pos)
+            pos += 4
+            if n11 < 0:
+                raise Malformed('non-nullable Partitions is null')
+            else:
+                if n11 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                items12 = []
+                for _ in range(n11):
+                    o13 = new(MetadataResponsePartition)
+                    o13.error_code, o13.partition_index, o13.leader_id, o13.leader_epoch = _S4.unpack_from(buf, pos)
+                    pos += 14
+                    n14, = I.unpack_from(buf, pos)
+                    pos += 4
+                    if n14 < 0:
+                        raise Malformed('non-nullable ReplicaNodes is null')
+                    else:
+                        if n14 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o13.replica_nodes = [*_INT32S[n14].unpack_from(buf, pos)]
+                        pos += 4 * n14
+                    n15, = I.unpack_from(buf, pos)
+                    pos += 4
+                    if n15 < 0:
+                        raise Malformed('non-nullable IsrNodes is null')
+                    else:
+                        if n15 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o13.isr_nodes = [*_INT32S[n15].unpack_from(buf, pos)]
+                        pos += 4 * n15
+                    n16, = I.unpack_from(buf, pos)
+                    pos += 4
+                    if n16 < 0:
+                        raise Malformed('non-nullable OfflineReplicas is null')
+                    else:
+                        if n16 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o13.offline_replicas = [*_INT32S[n16].unpack_from(buf, pos)]
+                        pos += 4 * n16
+                    o13.unknown_tagged_fields = None
+                    items12.append(o13)
+                o9.partitions = items12
+            o9.topic_authorized_operations = -2147483648
+            o9.unknown_tagged_fields = None
+            items8.append(o9)
+        o.topics = items8
     o.cluster_authorized_operations = -2147483648
     o.unknown_tagged_fields = None
     return o, pos
@@ -636,23 +1311,71 @@ def _write_MetadataResponse_v7(o: Any, out: bytearray) -> None:
     n2 = len(x1)
     out += I.pack(n2)
     for item3 in x1:
-        _write_MetadataResponseBroker_v7(item3, out)
-    x4 = o.cluster_id
-    if x4 is None:
+        o4 = item3
+        out += _S0.pack(o4.node_id)
+        x5 = o4.host
+        b7 = x5.encode()
+        n6 = len(b7)
+        if n6 > 0x7fff:
+            raise Malformed('Host is longer than 32767 bytes')
+        out += H.pack(n6)
+        out += b7
+        out += _S0.pack(o4.port)
+        x8 = o4.rack
+        if x8 is None:
+            out += H.pack(-1)
+        else:
+            b10 = x8.encode()
+            n9 = len(b10)
+            if n9 > 0x7fff:
+                raise Malformed('Rack is longer than 32767 bytes')
+            out += H.pack(n9)
+            out += b10
+    x11 = o.cluster_id
+    if x11 is None:
         out += H.pack(-1)
     else:
-        b6 = x4.encode()
-        n5 = len(b6)
-        if n5 > 0x7fff:
+        b13 = x11.encode()
+        n12 = len(b13)
+        if n12 > 0x7fff:
             raise Malformed('ClusterId is longer than 32767 bytes')
-        out += H.pack(n5)
-        out += b6
+        out += H.pack(n12)
+        out += b13
     out += _S0.pack(o.controller_id)
-    x7 = o.topics
-    n8 = len(x7)
-    out += I.pack(n8)
-    for item9 in x7:
-        _write_MetadataResponseTopic_v7(item9, out)
+    x14 = o.topics
+    n15 = len(x14)
+    out += I.pack(n15)
+    for item16 in x14:
+        o17 = item16
+        out += _S1.pack(o17.error_code)
+        x18 = o17.name
+        b20 = x18.encode()
+        n19 = len(b20)
+        if n19 > 0x7fff:
+            raise Malformed('Name is longer than 32767 bytes')
+        out += H.pack(n19)
+        out += b20
+        out += _S3.pack(o17.is_internal)
+        x21 = o17.partitions
+        n22 = len(x21)
+        out += I.pack(n22)
+        for item23 in x21:
+            o24 = item23
+            out += _S4.pack(o24.error_code, o24.partition_index, o24.leader_id, o24.leader_epoch)
+            x25 = o24.replica_nodes
+            n26 = len(x25)
+            out += I.pack(n26)
+            out += _INT32S[n26].pack(*x25)
+            x27 = o24.isr_nodes
+            n28 = len(x27)
+            out += I.pack(n28)
+            out += _INT32S[n28].pack(*x27)
+            x29 = o24.offline_replicas
+            n30 = len(x29)
+            out += I.pack(n30)
+            out += _INT32S[n30].pack(*x29)
+        if o17.topic_authorized_operations != -2147483648:
+            raise non_default('MetadataResponse', 7, 'MetadataResponseTopic.TopicAuthorizedOperations')
     if o.cluster_authorized_operations != -2147483648:
         raise non_default('MetadataResponse', 7, 'MetadataResponse.ClusterAuthorizedOperations')
 
@@ -670,32 +1393,114 @@ def _read_MetadataResponse_v8(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
-            item3, pos = _read_MetadataResponseBroker_v8(buf, pos)
-            items2.append(item3)
+            o3 = new(MetadataResponseBroker)
+            o3.node_id, = _S0.unpack_from(buf, pos)
+            pos += 4
+            n4, = H.unpack_from(buf, pos)
+            pos += 2
+            if n4 < 0:
+                raise Malformed('non-nullable Host is null')
+            else:
+                if pos + n4 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.host = str(buf[pos:pos + n4], 'utf-8')
+                pos += n4
+            o3.port, = _S0.unpack_from(buf, pos)
+            pos += 4
+            n5, = H.unpack_from(buf, pos)
+            pos += 2
+            if n5 < 0:
+                o3.rack = None
+            else:
+                if pos + n5 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.rack = str(buf[pos:pos + n5], 'utf-8')
+                pos += n5
+            o3.unknown_tagged_fields = None
+            items2.append(o3)
         o.brokers = items2
-    n4, = H.unpack_from(buf, pos)
+    n6, = H.unpack_from(buf, pos)
     pos += 2
-    if n4 < 0:
+    if n6 < 0:
         o.cluster_id = None
     else:
-        if pos + n4 > len(buf):
+        if pos + n6 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.cluster_id = str(buf[pos:pos + n4], 'utf-8')
-        pos += n4
+        o.cluster_id = str(buf[pos:pos + n6], 'utf-8')
+        pos += n6
     o.controller_id, = _S0.unpack_from(buf, pos)
     pos += 4
-    n5, = I.unpack_from(buf, pos)
+    n7, = I.unpack_from(buf, pos)
     pos += 4
-    if n5 < 0:
+    if n7 < 0:
         raise Malformed('non-nullable Topics is null')
     else:
-        if n5 > len(buf) - pos:
+        if n7 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        items6 = []
-        for _ in range(n5):
-            item7, pos = _read_MetadataResponseTopic_v8(buf, pos)
-            items6.append(item7)
-        o.topics = items6
+        items8 = []
+        for _ in range(n7):
+            o9 = new(MetadataResponseTopic)
+            o9.error_code, = _S1.unpack_from(buf, pos)
+            pos += 2
+            n10, = H.unpack_from(buf, pos)
+            pos += 2
+            if n10 < 0:
+                raise Malformed('non-nullable Name is null')
+            else:
+                if pos + n10 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o9.name = str(buf[pos:pos + n10], 'utf-8')
+                pos += n10
+            o9.topic_id = ZERO
+            o9.is_internal, = _S3.unpack_from(buf, pos)
+            pos += 1
+            n11, = I.unpack_from(buf, pos)
+            pos += 4
+            if n11 < 0:
+                raise Malformed('non-nullable Partitions is null')
+            else:
+                if n11 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                items12 = []
+                for _ in range(n11):
+                    o13 = new(MetadataResponsePartition)
+                    o13.error_code, o13.partition_index, o13.leader_id, o13.leader_epoch = _S4.unpack_from(buf, pos)
+                    pos += 14
+                    n14, = I.unpack_from(buf, pos)
+                    pos += 4
+                    if n14 < 0:
+                        raise Malformed('non-nullable ReplicaNodes is null')
+                    else:
+                        if n14 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o13.replica_nodes = [*_INT32S[n14].unpack_from(buf, pos)]
+                        pos += 4 * n14
+                    n15, = I.unpack_from(buf, pos)
+                    pos += 4
+                    if n15 < 0:
+                        raise Malformed('non-nullable IsrNodes is null')
+                    else:
+                        if n15 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o13.isr_nodes = [*_INT32S[n15].unpack_from(buf, pos)]
+                        pos += 4 * n15
+                    n16, = I.unpack_from(buf, pos)
+                    pos += 4
+                    if n16 < 0:
+                        raise Malformed('non-nullable OfflineReplicas is null')
+                    else:
+                        if n16 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o13.offline_replicas = [*_INT32S[n16].unpack_from(buf, pos)]
+                        pos += 4 * n16
+                    o13.unknown_tagged_fields = None
+                    items12.append(o13)
+                o9.partitions = items12
+            o9.topic_authorized_operations, = _S0.unpack_from(buf, pos)
+            pos += 4
+            o9.unknown_tagged_fields = None
+            items8.append(o9)
+        o.topics = items8
     o.cluster_authorized_operations, = _S0.unpack_from(buf, pos)
     pos += 4
     o.unknown_tagged_fields = None
@@ -708,23 +1513,70 @@ def _write_MetadataResponse_v8(o: Any, out: bytearray) -> None:
     n2 = len(x1)
     out += I.pack(n2)
     for item3 in x1:
-        _write_MetadataResponseBroker_v8(item3, out)
-    x4 = o.cluster_id
-    if x4 is None:
+        o4 = item3
+        out += _S0.pack(o4.node_id)
+        x5 = o4.host
+        b7 = x5.encode()
+        n6 = len(b7)
+        if n6 > 0x7fff:
+            raise Malformed('Host is longer than 32767 bytes')
+        out += H.pack(n6)
+        out += b7
+        out += _S0.pack(o4.port)
+        x8 = o4.rack
+        if x8 is None:
+            out += H.pack(-1)
+        else:
+            b10 = x8.encode()
+            n9 = len(b10)
+            if n9 > 0x7fff:
+                raise Malformed('Rack is longer than 32767 bytes')
+            out += H.pack(n9)
+            out += b10
+    x11 = o.cluster_id
+    if x11 is None:
         out += H.pack(-1)
     else:
-        b6 = x4.encode()
-        n5 = len(b6)
-        if n5 > 0x7fff:
+        b13 = x11.encode()
+        n12 = len(b13)
+        if n12 > 0x7fff:
             raise Malformed('ClusterId is longer than 32767 bytes')
-        out += H.pack(n5)
-        out += b6
+        out += H.pack(n12)
+        out += b13
     out += _S0.pack(o.controller_id)
-    x7 = o.topics
-    n8 = len(x7)
-    out += I.pack(n8)
-    for item9 in x7:
-        _write_MetadataResponseTopic_v8(item9, out)
+    x14 = o.topics
+    n15 = len(x14)
+    out += I.pack(n15)
+    for item16 in x14:
+        o17 = item16
+        out += _S1.pack(o17.error_code)
+        x18 = o17.name
+        b20 = x18.encode()
+        n19 = len(b20)
+        if n19 > 0x7fff:
+            raise Malformed('Name is longer than 32767 bytes')
+        out += H.pack(n19)
+        out += b20
+        out += _S3.pack(o17.is_internal)
+        x21 = o17.partitions
+        n22 = len(x21)
+        out += I.pack(n22)
+        for item23 in x21:
+            o24 = item23
+            out += _S4.pack(o24.error_code, o24.partition_index, o24.leader_id, o24.leader_epoch)
+            x25 = o24.replica_nodes
+            n26 = len(x25)
+            out += I.pack(n26)
+            out += _INT32S[n26].pack(*x25)
+            x27 = o24.isr_nodes
+            n28 = len(x27)
+            out += I.pack(n28)
+            out += _INT32S[n28].pack(*x27)
+            x29 = o24.offline_replicas
+            n30 = len(x29)
+            out += I.pack(n30)
+            out += _INT32S[n30].pack(*x29)
+        out += _S0.pack(o17.topic_authorized_operations)
     out += _S0.pack(o.cluster_authorized_operations)
 
 
@@ -745,59 +1597,177 @@ def _read_MetadataResponse_v9(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
-            item3, pos = _read_MetadataResponseBroker_v9(buf, pos)
-            items2.append(item3)
+            o3 = new(MetadataResponseBroker)
+            o3.node_id, = _S0.unpack_from(buf, pos)
+            pos += 4
+            n4 = buf[pos]
+            if n4 < 0x80:
+                pos += 1
+            else:
+                n4, pos = read_uvarint(buf, pos)
+            n4 -= 1
+            if n4 < 0:
+                raise Malformed('non-nullable Host is null')
+            else:
+                if n4 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n4 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.host = str(buf[pos:pos + n4], 'utf-8')
+                pos += n4
+            o3.port, = _S0.unpack_from(buf, pos)
+            pos += 4
+            n5 = buf[pos]
+            if n5 < 0x80:
+                pos += 1
+            else:
+                n5, pos = read_uvarint(buf, pos)
+            n5 -= 1
+            if n5 < 0:
+                o3.rack = None
+            else:
+                if n5 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n5 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.rack = str(buf[pos:pos + n5], 'utf-8')
+                pos += n5
+            o3.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o3, buf, pos)
+            items2.append(o3)
         o.brokers = items2
-    n4 = buf[pos]
-    if n4 < 0x80:
+    n6 = buf[pos]
+    if n6 < 0x80:
         pos += 1
     else:
-        n4, pos = read_uvarint(buf, pos)
-    n4 -= 1
-    if n4 < 0:
+        n6, pos = read_uvarint(buf, pos)
+    n6 -= 1
+    if n6 < 0:
         o.cluster_id = None
     else:
-        if n4 > 0x7fff:
+        if n6 > 0x7fff:
             raise Malformed('string too long')
-        if pos + n4 > len(buf):
+        if pos + n6 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.cluster_id = str(buf[pos:pos + n4], 'utf-8')
-        pos += n4
+        o.cluster_id = str(buf[pos:pos + n6], 'utf-8')
+        pos += n6
     o.controller_id, = _S0.unpack_from(buf, pos)
     pos += 4
-    n5 = buf[pos]
-    if n5 < 0x80:
+    n7 = buf[pos]
+    if n7 < 0x80:
         pos += 1
     else:
-        n5, pos = read_uvarint(buf, pos)
-    n5 -= 1
-    if n5 < 0:
+        n7, pos = read_uvarint(buf, pos)
+    n7 -= 1
+    if n7 < 0:
         raise Malformed('non-nullable Topics is null')
     else:
-        if n5 > len(buf) - pos:
+        if n7 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        items6 = []
-        for _ in range(n5):
-            item7, pos = _read_MetadataResponseTopic_v9(buf, pos)
-            items6.append(item7)
-        o.topics = items6
+        items8 = []
+        for _ in range(n7):
+            o9 = new(MetadataResponseTopic)
+            o9.error_code, = _S1.unpack_from(buf, pos)
+            pos += 2
+            n10 = buf[pos]
+            if n10 < 0x80:
+                pos += 1
+            else:
+                n10, pos = read_uvarint(buf, pos)
+            n10 -= 1
+            if n10 < 0:
+                raise Malformed('non-nullable Name is null')
+            else:
+                if n10 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n10 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o9.name = str(buf[pos:pos + n10], 'utf-8')
+                pos += n10
+            o9.topic_id = ZERO
+            o9.is_internal, = _S3.unpack_from(buf, pos)
+            pos += 1
+            n11 = buf[pos]
+            if n11 < 0x80:
+                pos += 1
+            else:
+                n11, pos = read_uvarint(buf, pos)
+            n11 -= 1
+            if n11 < 0:
+                raise Malformed('non-nullable Partitions is null')
+            else:
+                if n11 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                items12 = []
+                for _ in range(n11):
+                    o13 = new(MetadataResponsePartition)
+                    o13.error_code, o13.partition_index, o13.leader_id, o13.leader_epoch = _S4.unpack_from(buf, pos)
+                    pos += 14
+                    n14 = buf[pos]
+                    if n14 < 0x80:
+                        pos += 1
+                    else:
+                        n14, pos = read_uvarint(buf, pos)
+                    n14 -= 1
+                    if n14 < 0:
+                        raise Malformed('non-nullable ReplicaNodes is null')
+                    else:
+                        if n14 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o13.replica_nodes = [*_INT32S[n14].unpack_from(buf, pos)]
+                        pos += 4 * n14
+                    n15 = buf[pos]
+                    if n15 < 0x80:
+                        pos += 1
+                    else:
+                        n15, pos = read_uvarint(buf, pos)
+                    n15 -= 1
+                    if n15 < 0:
+                        raise Malformed('non-nullable IsrNodes is null')
+                    else:
+                        if n15 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o13.isr_nodes = [*_INT32S[n15].unpack_from(buf, pos)]
+                        pos += 4 * n15
+                    n16 = buf[pos]
+                    if n16 < 0x80:
+                        pos += 1
+                    else:
+                        n16, pos = read_uvarint(buf, pos)
+                    n16 -= 1
+                    if n16 < 0:
+                        raise Malformed('non-nullable OfflineReplicas is null')
+                    else:
+                        if n16 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o13.offline_replicas = [*_INT32S[n16].unpack_from(buf, pos)]
+                        pos += 4 * n16
+                    o13.unknown_tagged_fields = None
+                    if buf[pos] == 0:
+                        pos += 1
+                    else:
+                        pos = read_unknown_tags(o13, buf, pos)
+                    items12.append(o13)
+                o9.partitions = items12
+            o9.topic_authorized_operations, = _S0.unpack_from(buf, pos)
+            pos += 4
+            o9.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o9, buf, pos)
+            items8.append(o9)
+        o.topics = items8
     o.cluster_authorized_operations, = _S0.unpack_from(buf, pos)
     pos += 4
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -810,33 +1780,112 @@ def _write_MetadataResponse_v9(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     for item3 in x1:
-        _write_MetadataResponseBroker_v9(item3, out)
-    x4 = o.cluster_id
-    if x4 is None:
+        o4 = item3
+        out += _S0.pack(o4.node_id)
+        x5 = o4.host
+        b7 = x5.encode()
+        n6 = len(b7)
+        if n6 > 0x7fff:
+            raise Malformed('Host is longer than 32767 bytes')
+        if n6 < 0x7f:
+            out.append(n6 + 1)
+        else:
+            write_uvarint(out, n6 + 1)
+        out += b7
+        out += _S0.pack(o4.port)
+        x8 = o4.rack
+        if x8 is None:
+            out.append(0)
+        else:
+            b10 = x8.encode()
+            n9 = len(b10)
+            if n9 > 0x7fff:
+                raise Malformed('Rack is longer than 32767 bytes')
+            if n9 < 0x7f:
+                out.append(n9 + 1)
+            else:
+                write_uvarint(out, n9 + 1)
+            out += b10
+        if o4.unknown_tagged_fields:
+            write_tagged(out, [], o4.unknown_tagged_fields)
+        else:
+            out.append(0)
+    x11 = o.cluster_id
+    if x11 is None:
         out.append(0)
     else:
-        b6 = x4.encode()
-        n5 = len(b6)
-        if n5 > 0x7fff:
+        b13 = x11.encode()
+        n12 = len(b13)
+        if n12 > 0x7fff:
             raise Malformed('ClusterId is longer than 32767 bytes')
-        if n5 < 0x7f:
-            out.append(n5 + 1)
+        if n12 < 0x7f:
+            out.append(n12 + 1)
         else:
-            write_uvarint(out, n5 + 1)
-        out += b6
+            write_uvarint(out, n12 + 1)
+        out += b13
     out += _S0.pack(o.controller_id)
-    x7 = o.topics
-    n8 = len(x7)
-    if n8 < 0x7f:
-        out.append(n8 + 1)
+    x14 = o.topics
+    n15 = len(x14)
+    if n15 < 0x7f:
+        out.append(n15 + 1)
     else:
-        write_uvarint(out, n8 + 1)
-    for item9 in x7:
-        _write_MetadataResponseTopic_v9(item9, out)
+        write_uvarint(out, n15 + 1)
+    for item16 in x14:
+        o17 = item16
+        out += _S1.pack(o17.error_code)
+        x18 = o17.name
+        b20 = x18.encode()
+        n19 = len(b20)
+        if n19 > 0x7fff:
+            raise Malformed('Name is longer than 32767 bytes')
+        if n19 < 0x7f:
+            out.append(n19 + 1)
+        else:
+            write_uvarint(out, n19 + 1)
+        out += b20
+        out += _S3.pack(o17.is_internal)
+        x21 = o17.partitions
+        n22 = len(x21)
+        if n22 < 0x7f:
+            out.append(n22 + 1)
+        else:
+            write_uvarint(out, n22 + 1)
+        for item23 in x21:
+            o24 = item23
+            out += _S4.pack(o24.error_code, o24.partition_index, o24.leader_id, o24.leader_epoch)
+            x25 = o24.replica_nodes
+            n26 = len(x25)
+            if n26 < 0x7f:
+                out.append(n26 + 1)
+            else:
+                write_uvarint(out, n26 + 1)
+            out += _INT32S[n26].pack(*x25)
+            x27 = o24.isr_nodes
+            n28 = len(x27)
+            if n28 < 0x7f:
+                out.append(n28 + 1)
+            else:
+                write_uvarint(out, n28 + 1)
+            out += _INT32S[n28].pack(*x27)
+            x29 = o24.offline_replicas
+            n30 = len(x29)
+            if n30 < 0x7f:
+                out.append(n30 + 1)
+            else:
+                write_uvarint(out, n30 + 1)
+            out += _INT32S[n30].pack(*x29)
+            if o24.unknown_tagged_fields:
+                write_tagged(out, [], o24.unknown_tagged_fields)
+            else:
+                out.append(0)
+        out += _S0.pack(o17.topic_authorized_operations)
+        if o17.unknown_tagged_fields:
+            write_tagged(out, [], o17.unknown_tagged_fields)
+        else:
+            out.append(0)
     out += _S0.pack(o.cluster_authorized_operations)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
@@ -858,59 +1907,177 @@ def _read_MetadataResponse_v10(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
-            item3, pos = _read_MetadataResponseBroker_v10(buf, pos)
-            items2.append(item3)
+            o3 = new(MetadataResponseBroker)
+            o3.node_id, = _S0.unpack_from(buf, pos)
+            pos += 4
+            n4 = buf[pos]
+            if n4 < 0x80:
+                pos += 1
+            else:
+                n4, pos = read_uvarint(buf, pos)
+            n4 -= 1
+            if n4 < 0:
+                raise Malformed('non-nullable Host is null')
+            else:
+                if n4 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n4 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.host = str(buf[pos:pos + n4], 'utf-8')
+                pos += n4
+            o3.port, = _S0.unpack_from(buf, pos)
+            pos += 4
+            n5 = buf[pos]
+            if n5 < 0x80:
+                pos += 1
+            else:
+                n5, pos = read_uvarint(buf, pos)
+            n5 -= 1
+            if n5 < 0:
+                o3.rack = None
+            else:
+                if n5 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n5 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.rack = str(buf[pos:pos + n5], 'utf-8')
+                pos += n5
+            o3.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o3, buf, pos)
+            items2.append(o3)
         o.brokers = items2
-    n4 = buf[pos]
-    if n4 < 0x80:
+    n6 = buf[pos]
+    if n6 < 0x80:
         pos += 1
     else:
-        n4, pos = read_uvarint(buf, pos)
-    n4 -= 1
-    if n4 < 0:
+        n6, pos = read_uvarint(buf, pos)
+    n6 -= 1
+    if n6 < 0:
         o.cluster_id = None
     else:
-        if n4 > 0x7fff:
+        if n6 > 0x7fff:
             raise Malformed('string too long')
-        if pos + n4 > len(buf):
+        if pos + n6 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.cluster_id = str(buf[pos:pos + n4], 'utf-8')
-        pos += n4
+        o.cluster_id = str(buf[pos:pos + n6], 'utf-8')
+        pos += n6
     o.controller_id, = _S0.unpack_from(buf, pos)
     pos += 4
-    n5 = buf[pos]
-    if n5 < 0x80:
+    n7 = buf[pos]
+    if n7 < 0x80:
         pos += 1
     else:
-        n5, pos = read_uvarint(buf, pos)
-    n5 -= 1
-    if n5 < 0:
+        n7, pos = read_uvarint(buf, pos)
+    n7 -= 1
+    if n7 < 0:
         raise Malformed('non-nullable Topics is null')
     else:
-        if n5 > len(buf) - pos:
+        if n7 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        items6 = []
-        for _ in range(n5):
-            item7, pos = _read_MetadataResponseTopic_v10(buf, pos)
-            items6.append(item7)
-        o.topics = items6
+        items8 = []
+        for _ in range(n7):
+            o9 = new(MetadataResponseTopic)
+            o9.error_code, = _S1.unpack_from(buf, pos)
+            pos += 2
+            n10 = buf[pos]
+            if n10 < 0x80:
+                pos += 1
+            else:
+                n10, pos = read_uvarint(buf, pos)
+            n10 -= 1
+            if n10 < 0:
+                raise Malformed('non-nullable Name is null')
+            else:
+                if n10 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n10 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o9.name = str(buf[pos:pos + n10], 'utf-8')
+                pos += n10
+            u11, o9.is_internal = _S5.unpack_from(buf, pos)
+            o9.topic_id = bytes_new(Uuid, u11)
+            pos += 17
+            n12 = buf[pos]
+            if n12 < 0x80:
+                pos += 1
+            else:
+                n12, pos = read_uvarint(buf, pos)
+            n12 -= 1
+            if n12 < 0:
+                raise Malformed('non-nullable Partitions is null')
+            else:
+                if n12 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                items13 = []
+                for _ in range(n12):
+                    o14 = new(MetadataResponsePartition)
+                    o14.error_code, o14.partition_index, o14.leader_id, o14.leader_epoch = _S4.unpack_from(buf, pos)
+                    pos += 14
+                    n15 = buf[pos]
+                    if n15 < 0x80:
+                        pos += 1
+                    else:
+                        n15, pos = read_uvarint(buf, pos)
+                    n15 -= 1
+                    if n15 < 0:
+                        raise Malformed('non-nullable ReplicaNodes is null')
+                    else:
+                        if n15 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o14.replica_nodes = [*_INT32S[n15].unpack_from(buf, pos)]
+                        pos += 4 * n15
+                    n16 = buf[pos]
+                    if n16 < 0x80:
+                        pos += 1
+                    else:
+                        n16, pos = read_uvarint(buf, pos)
+                    n16 -= 1
+                    if n16 < 0:
+                        raise Malformed('non-nullable IsrNodes is null')
+                    else:
+                        if n16 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o14.isr_nodes = [*_INT32S[n16].unpack_from(buf, pos)]
+                        pos += 4 * n16
+                    n17 = buf[pos]
+                    if n17 < 0x80:
+                        pos += 1
+                    else:
+                        n17, pos = read_uvarint(buf, pos)
+                    n17 -= 1
+                    if n17 < 0:
+                        raise Malformed('non-nullable OfflineReplicas is null')
+                    else:
+                        if n17 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o14.offline_replicas = [*_INT32S[n17].unpack_from(buf, pos)]
+                        pos += 4 * n17
+                    o14.unknown_tagged_fields = None
+                    if buf[pos] == 0:
+                        pos += 1
+                    else:
+                        pos = read_unknown_tags(o14, buf, pos)
+                    items13.append(o14)
+                o9.partitions = items13
+            o9.topic_authorized_operations, = _S0.unpack_from(buf, pos)
+            pos += 4
+            o9.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o9, buf, pos)
+            items8.append(o9)
+        o.topics = items8
     o.cluster_authorized_operations, = _S0.unpack_from(buf, pos)
     pos += 4
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -923,33 +2090,112 @@ def _write_MetadataResponse_v10(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     for item3 in x1:
-        _write_MetadataResponseBroker_v10(item3, out)
-    x4 = o.cluster_id
-    if x4 is None:
+        o4 = item3
+        out += _S0.pack(o4.node_id)
+        x5 = o4.host
+        b7 = x5.encode()
+        n6 = len(b7)
+        if n6 > 0x7fff:
+            raise Malformed('Host is longer than 32767 bytes')
+        if n6 < 0x7f:
+            out.append(n6 + 1)
+        else:
+            write_uvarint(out, n6 + 1)
+        out += b7
+        out += _S0.pack(o4.port)
+        x8 = o4.rack
+        if x8 is None:
+            out.append(0)
+        else:
+            b10 = x8.encode()
+            n9 = len(b10)
+            if n9 > 0x7fff:
+                raise Malformed('Rack is longer than 32767 bytes')
+            if n9 < 0x7f:
+                out.append(n9 + 1)
+            else:
+                write_uvarint(out, n9 + 1)
+            out += b10
+        if o4.unknown_tagged_fields:
+            write_tagged(out, [], o4.unknown_tagged_fields)
+        else:
+            out.append(0)
+    x11 = o.cluster_id
+    if x11 is None:
         out.append(0)
     else:
-        b6 = x4.encode()
-        n5 = len(b6)
-        if n5 > 0x7fff:
+        b13 = x11.encode()
+        n12 = len(b13)
+        if n12 > 0x7fff:
             raise Malformed('ClusterId is longer than 32767 bytes')
-        if n5 < 0x7f:
-            out.append(n5 + 1)
+        if n12 < 0x7f:
+            out.append(n12 + 1)
         else:
-            write_uvarint(out, n5 + 1)
-        out += b6
+            write_uvarint(out, n12 + 1)
+        out += b13
     out += _S0.pack(o.controller_id)
-    x7 = o.topics
-    n8 = len(x7)
-    if n8 < 0x7f:
-        out.append(n8 + 1)
+    x14 = o.topics
+    n15 = len(x14)
+    if n15 < 0x7f:
+        out.append(n15 + 1)
     else:
-        write_uvarint(out, n8 + 1)
-    for item9 in x7:
-        _write_MetadataResponseTopic_v10(item9, out)
+        write_uvarint(out, n15 + 1)
+    for item16 in x14:
+        o17 = item16
+        out += _S1.pack(o17.error_code)
+        x18 = o17.name
+        b20 = x18.encode()
+        n19 = len(b20)
+        if n19 > 0x7fff:
+            raise Malformed('Name is longer than 32767 bytes')
+        if n19 < 0x7f:
+            out.append(n19 + 1)
+        else:
+            write_uvarint(out, n19 + 1)
+        out += b20
+        out += _S5.pack(o17.topic_id, o17.is_internal)
+        x21 = o17.partitions
+        n22 = len(x21)
+        if n22 < 0x7f:
+            out.append(n22 + 1)
+        else:
+            write_uvarint(out, n22 + 1)
+        for item23 in x21:
+            o24 = item23
+            out += _S4.pack(o24.error_code, o24.partition_index, o24.leader_id, o24.leader_epoch)
+            x25 = o24.replica_nodes
+            n26 = len(x25)
+            if n26 < 0x7f:
+                out.append(n26 + 1)
+            else:
+                write_uvarint(out, n26 + 1)
+            out += _INT32S[n26].pack(*x25)
+            x27 = o24.isr_nodes
+            n28 = len(x27)
+            if n28 < 0x7f:
+                out.append(n28 + 1)
+            else:
+                write_uvarint(out, n28 + 1)
+            out += _INT32S[n28].pack(*x27)
+            x29 = o24.offline_replicas
+            n30 = len(x29)
+            if n30 < 0x7f:
+                out.append(n30 + 1)
+            else:
+                write_uvarint(out, n30 + 1)
+            out += _INT32S[n30].pack(*x29)
+            if o24.unknown_tagged_fields:
+                write_tagged(out, [], o24.unknown_tagged_fields)
+            else:
+                out.append(0)
+        out += _S0.pack(o17.topic_authorized_operations)
+        if o17.unknown_tagged_fields:
+            write_tagged(out, [], o17.unknown_tagged_fields)
+        else:
+            out.append(0)
     out += _S0.pack(o.cluster_authorized_operations)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
@@ -971,58 +2217,176 @@ def _read_MetadataResponse_v11(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
-            item3, pos = _read_MetadataResponseBroker_v11(buf, pos)
-            items2.append(item3)
+            o3 = new(MetadataResponseBroker)
+            o3.node_id, = _S0.unpack_from(buf, pos)
+            pos += 4
+            n4 = buf[pos]
+            if n4 < 0x80:
+                pos += 1
+            else:
+                n4, pos = read_uvarint(buf, pos)
+            n4 -= 1
+            if n4 < 0:
+                raise Malformed('non-nullable Host is null')
+            else:
+                if n4 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n4 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.host = str(buf[pos:pos + n4], 'utf-8')
+                pos += n4
+            o3.port, = _S0.unpack_from(buf, pos)
+            pos += 4
+            n5 = buf[pos]
+            if n5 < 0x80:
+                pos += 1
+            else:
+                n5, pos = read_uvarint(buf, pos)
+            n5 -= 1
+            if n5 < 0:
+                o3.rack = None
+            else:
+                if n5 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n5 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.rack = str(buf[pos:pos + n5], 'utf-8')
+                pos += n5
+            o3.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o3, buf, pos)
+            items2.append(o3)
         o.brokers = items2
-    n4 = buf[pos]
-    if n4 < 0x80:
+    n6 = buf[pos]
+    if n6 < 0x80:
         pos += 1
     else:
-        n4, pos = read_uvarint(buf, pos)
-    n4 -= 1
-    if n4 < 0:
+        n6, pos = read_uvarint(buf, pos)
+    n6 -= 1
+    if n6 < 0:
         o.cluster_id = None
     else:
-        if n4 > 0x7fff:
+        if n6 > 0x7fff:
             raise Malformed('string too long')
-        if pos + n4 > len(buf):
+        if pos + n6 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.cluster_id = str(buf[pos:pos + n4], 'utf-8')
-        pos += n4
+        o.cluster_id = str(buf[pos:pos + n6], 'utf-8')
+        pos += n6
     o.controller_id, = _S0.unpack_from(buf, pos)
     pos += 4
-    n5 = buf[pos]
-    if n5 < 0x80:
+    n7 = buf[pos]
+    if n7 < 0x80:
         pos += 1
     else:
-        n5, pos = read_uvarint(buf, pos)
-    n5 -= 1
-    if n5 < 0:
+        n7, pos = read_uvarint(buf, pos)
+    n7 -= 1
+    if n7 < 0:
         raise Malformed('non-nullable Topics is null')
     else:
-        if n5 > len(buf) - pos:
+        if n7 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        items6 = []
-        for _ in range(n5):
-            item7, pos = _read_MetadataResponseTopic_v11(buf, pos)
-            items6.append(item7)
-        o.topics = items6
+        items8 = []
+        for _ in range(n7):
+            o9 = new(MetadataResponseTopic)
+            o9.error_code, = _S1.unpack_from(buf, pos)
+            pos += 2
+            n10 = buf[pos]
+            if n10 < 0x80:
+                pos += 1
+            else:
+                n10, pos = read_uvarint(buf, pos)
+            n10 -= 1
+            if n10 < 0:
+                raise Malformed('non-nullable Name is null')
+            else:
+                if n10 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n10 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o9.name = str(buf[pos:pos + n10], 'utf-8')
+                pos += n10
+            u11, o9.is_internal = _S5.unpack_from(buf, pos)
+            o9.topic_id = bytes_new(Uuid, u11)
+            pos += 17
+            n12 = buf[pos]
+            if n12 < 0x80:
+                pos += 1
+            else:
+                n12, pos = read_uvarint(buf, pos)
+            n12 -= 1
+            if n12 < 0:
+                raise Malformed('non-nullable Partitions is null')
+            else:
+                if n12 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                items13 = []
+                for _ in range(n12):
+                    o14 = new(MetadataResponsePartition)
+                    o14.error_code, o14.partition_index, o14.leader_id, o14.leader_epoch = _S4.unpack_from(buf, pos)
+                    pos += 14
+                    n15 = buf[pos]
+                    if n15 < 0x80:
+                        pos += 1
+                    else:
+                        n15, pos = read_uvarint(buf, pos)
+                    n15 -= 1
+                    if n15 < 0:
+                        raise Malformed('non-nullable ReplicaNodes is null')
+                    else:
+                        if n15 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o14.replica_nodes = [*_INT32S[n15].unpack_from(buf, pos)]
+                        pos += 4 * n15
+                    n16 = buf[pos]
+                    if n16 < 0x80:
+                        pos += 1
+                    else:
+                        n16, pos = read_uvarint(buf, pos)
+                    n16 -= 1
+                    if n16 < 0:
+                        raise Malformed('non-nullable IsrNodes is null')
+                    else:
+                        if n16 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o14.isr_nodes = [*_INT32S[n16].unpack_from(buf, pos)]
+                        pos += 4 * n16
+                    n17 = buf[pos]
+                    if n17 < 0x80:
+                        pos += 1
+                    else:
+                        n17, pos = read_uvarint(buf, pos)
+                    n17 -= 1
+                    if n17 < 0:
+                        raise Malformed('non-nullable OfflineReplicas is null')
+                    else:
+                        if n17 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o14.offline_replicas = [*_INT32S[n17].unpack_from(buf, pos)]
+                        pos += 4 * n17
+                    o14.unknown_tagged_fields = None
+                    if buf[pos] == 0:
+                        pos += 1
+                    else:
+                        pos = read_unknown_tags(o14, buf, pos)
+                    items13.append(o14)
+                o9.partitions = items13
+            o9.topic_authorized_operations, = _S0.unpack_from(buf, pos)
+            pos += 4
+            o9.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o9, buf, pos)
+            items8.append(o9)
+        o.topics = items8
     o.cluster_authorized_operations = -2147483648
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -1035,34 +2399,113 @@ def _write_MetadataResponse_v11(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     for item3 in x1:
-        _write_MetadataResponseBroker_v11(item3, out)
-    x4 = o.cluster_id
-    if x4 is None:
+        o4 = item3
+        out += _S0.pack(o4.node_id)
+        x5 = o4.host
+        b7 = x5.encode()
+        n6 = len(b7)
+        if n6 > 0x7fff:
+            raise Malformed('Host is longer than 32767 bytes')
+        if n6 < 0x7f:
+            out.append(n6 + 1)
+        else:
+            write_uvarint(out, n6 + 1)
+        out += b7
+        out += _S0.pack(o4.port)
+        x8 = o4.rack
+        if x8 is None:
+            out.append(0)
+        else:
+            b10 = x8.encode()
+            n9 = len(b10)
+            if n9 > 0x7fff:
+                raise Malformed('Rack is longer than 32767 bytes')
+            if n9 < 0x7f:
+                out.append(n9 + 1)
+            else:
+                write_uvarint(out, n9 + 1)
+            out += b10
+        if o4.unknown_tagged_fields:
+            write_tagged(out, [], o4.unknown_tagged_fields)
+        else:
+            out.append(0)
+    x11 = o.cluster_id
+    if x11 is None:
         out.append(0)
     else:
-        b6 = x4.encode()
-        n5 = len(b6)
-        if n5 > 0x7fff:
+        b13 = x11.encode()
+        n12 = len(b13)
+        if n12 > 0x7fff:
             raise Malformed('ClusterId is longer than 32767 bytes')
-        if n5 < 0x7f:
-            out.append(n5 + 1)
+        if n12 < 0x7f:
+            out.append(n12 + 1)
         else:
-            write_uvarint(out, n5 + 1)
-        out += b6
+            write_uvarint(out, n12 + 1)
+        out += b13
     out += _S0.pack(o.controller_id)
-    x7 = o.topics
-    n8 = len(x7)
-    if n8 < 0x7f:
-        out.append(n8 + 1)
+    x14 = o.topics
+    n15 = len(x14)
+    if n15 < 0x7f:
+        out.append(n15 + 1)
     else:
-        write_uvarint(out, n8 + 1)
-    for item9 in x7:
-        _write_MetadataResponseTopic_v11(item9, out)
+        write_uvarint(out, n15 + 1)
+    for item16 in x14:
+        o17 = item16
+        out += _S1.pack(o17.error_code)
+        x18 = o17.name
+        b20 = x18.encode()
+        n19 = len(b20)
+        if n19 > 0x7fff:
+            raise Malformed('Name is longer than 32767 bytes')
+        if n19 < 0x7f:
+            out.append(n19 + 1)
+        else:
+            write_uvarint(out, n19 + 1)
+        out += b20
+        out += _S5.pack(o17.topic_id, o17.is_internal)
+        x21 = o17.partitions
+        n22 = len(x21)
+        if n22 < 0x7f:
+            out.append(n22 + 1)
+        else:
+            write_uvarint(out, n22 + 1)
+        for item23 in x21:
+            o24 = item23
+            out += _S4.pack(o24.error_code, o24.partition_index, o24.leader_id, o24.leader_epoch)
+            x25 = o24.replica_nodes
+            n26 = len(x25)
+            if n26 < 0x7f:
+                out.append(n26 + 1)
+            else:
+                write_uvarint(out, n26 + 1)
+            out += _INT32S[n26].pack(*x25)
+            x27 = o24.isr_nodes
+            n28 = len(x27)
+            if n28 < 0x7f:
+                out.append(n28 + 1)
+            else:
+                write_uvarint(out, n28 + 1)
+            out += _INT32S[n28].pack(*x27)
+            x29 = o24.offline_replicas
+            n30 = len(x29)
+            if n30 < 0x7f:
+                out.append(n30 + 1)
+            else:
+                write_uvarint(out, n30 + 1)
+            out += _INT32S[n30].pack(*x29)
+            if o24.unknown_tagged_fields:
+                write_tagged(out, [], o24.unknown_tagged_fields)
+            else:
+                out.append(0)
+        out += _S0.pack(o17.topic_authorized_operations)
+        if o17.unknown_tagged_fields:
+            write_tagged(out, [], o17.unknown_tagged_fields)
+        else:
+            out.append(0)
     if o.cluster_authorized_operations != -2147483648:
         raise non_default('MetadataResponse', 11, 'MetadataResponse.ClusterAuthorizedOperations')
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
@@ -1084,58 +2527,176 @@ def _read_MetadataResponse_v12(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
-            item3, pos = _read_MetadataResponseBroker_v12(buf, pos)
-            items2.append(item3)
+            o3 = new(MetadataResponseBroker)
+            o3.node_id, = _S0.unpack_from(buf, pos)
+            pos += 4
+            n4 = buf[pos]
+            if n4 < 0x80:
+                pos += 1
+            else:
+                n4, pos = read_uvarint(buf, pos)
+            n4 -= 1
+            if n4 < 0:
+                raise Malformed('non-nullable Host is null')
+            else:
+                if n4 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n4 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.host = str(buf[pos:pos + n4], 'utf-8')
+                pos += n4
+            o3.port, = _S0.unpack_from(buf, pos)
+            pos += 4
+            n5 = buf[pos]
+            if n5 < 0x80:
+                pos += 1
+            else:
+                n5, pos = read_uvarint(buf, pos)
+            n5 -= 1
+            if n5 < 0:
+                o3.rack = None
+            else:
+                if n5 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n5 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.rack = str(buf[pos:pos + n5], 'utf-8')
+                pos += n5
+            o3.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o3, buf, pos)
+            items2.append(o3)
         o.brokers = items2
-    n4 = buf[pos]
-    if n4 < 0x80:
+    n6 = buf[pos]
+    if n6 < 0x80:
         pos += 1
     else:
-        n4, pos = read_uvarint(buf, pos)
-    n4 -= 1
-    if n4 < 0:
+        n6, pos = read_uvarint(buf, pos)
+    n6 -= 1
+    if n6 < 0:
         o.cluster_id = None
     else:
-        if n4 > 0x7fff:
+        if n6 > 0x7fff:
             raise Malformed('string too long')
-        if pos + n4 > len(buf):
+        if pos + n6 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.cluster_id = str(buf[pos:pos + n4], 'utf-8')
-        pos += n4
+        o.cluster_id = str(buf[pos:pos + n6], 'utf-8')
+        pos += n6
     o.controller_id, = _S0.unpack_from(buf, pos)
     pos += 4
-    n5 = buf[pos]
-    if n5 < 0x80:
+    n7 = buf[pos]
+    if n7 < 0x80:
         pos += 1
     else:
-        n5, pos = read_uvarint(buf, pos)
-    n5 -= 1
-    if n5 < 0:
+        n7, pos = read_uvarint(buf, pos)
+    n7 -= 1
+    if n7 < 0:
         raise Malformed('non-nullable Topics is null')
     else:
-        if n5 > len(buf) - pos:
+        if n7 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        items6 = []
-        for _ in range(n5):
-            item7, pos = _read_MetadataResponseTopic_v12(buf, pos)
-            items6.append(item7)
-        o.topics = items6
+        items8 = []
+        for _ in range(n7):
+            o9 = new(MetadataResponseTopic)
+            o9.error_code, = _S1.unpack_from(buf, pos)
+            pos += 2
+            n10 = buf[pos]
+            if n10 < 0x80:
+                pos += 1
+            else:
+                n10, pos = read_uvarint(buf, pos)
+            n10 -= 1
+            if n10 < 0:
+                o9.name = None
+            else:
+                if n10 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n10 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o9.name = str(buf[pos:pos + n10], 'utf-8')
+                pos += n10
+            u11, o9.is_internal = _S5.unpack_from(buf, pos)
+            o9.topic_id = bytes_new(Uuid, u11)
+            pos += 17
+            n12 = buf[pos]
+            if n12 < 0x80:
+                pos += 1
+            else:
+                n12, pos = read_uvarint(buf, pos)
+            n12 -= 1
+            if n12 < 0:
+                raise Malformed('non-nullable Partitions is null')
+            else:
+                if n12 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                items13 = []
+                for _ in range(n12):
+                    o14 = new(MetadataResponsePartition)
+                    o14.error_code, o14.partition_index, o14.leader_id, o14.leader_epoch = _S4.unpack_from(buf, pos)
+                    pos += 14
+                    n15 = buf[pos]
+                    if n15 < 0x80:
+                        pos += 1
+                    else:
+                        n15, pos = read_uvarint(buf, pos)
+                    n15 -= 1
+                    if n15 < 0:
+                        raise Malformed('non-nullable ReplicaNodes is null')
+                    else:
+                        if n15 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o14.replica_nodes = [*_INT32S[n15].unpack_from(buf, pos)]
+                        pos += 4 * n15
+                    n16 = buf[pos]
+                    if n16 < 0x80:
+                        pos += 1
+                    else:
+                        n16, pos = read_uvarint(buf, pos)
+                    n16 -= 1
+                    if n16 < 0:
+                        raise Malformed('non-nullable IsrNodes is null')
+                    else:
+                        if n16 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o14.isr_nodes = [*_INT32S[n16].unpack_from(buf, pos)]
+                        pos += 4 * n16
+                    n17 = buf[pos]
+                    if n17 < 0x80:
+                        pos += 1
+                    else:
+                        n17, pos = read_uvarint(buf, pos)
+                    n17 -= 1
+                    if n17 < 0:
+                        raise Malformed('non-nullable OfflineReplicas is null')
+                    else:
+                        if n17 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o14.offline_replicas = [*_INT32S[n17].unpack_from(buf, pos)]
+                        pos += 4 * n17
+                    o14.unknown_tagged_fields = None
+                    if buf[pos] == 0:
+                        pos += 1
+                    else:
+                        pos = read_unknown_tags(o14, buf, pos)
+                    items13.append(o14)
+                o9.partitions = items13
+            o9.topic_authorized_operations, = _S0.unpack_from(buf, pos)
+            pos += 4
+            o9.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o9, buf, pos)
+            items8.append(o9)
+        o.topics = items8
     o.cluster_authorized_operations = -2147483648
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -1148,34 +2709,116 @@ def _write_MetadataResponse_v12(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     for item3 in x1:
-        _write_MetadataResponseBroker_v12(item3, out)
-    x4 = o.cluster_id
-    if x4 is None:
+        o4 = item3
+        out += _S0.pack(o4.node_id)
+        x5 = o4.host
+        b7 = x5.encode()
+        n6 = len(b7)
+        if n6 > 0x7fff:
+            raise Malformed('Host is longer than 32767 bytes')
+        if n6 < 0x7f:
+            out.append(n6 + 1)
+        else:
+            write_uvarint(out, n6 + 1)
+        out += b7
+        out += _S0.pack(o4.port)
+        x8 = o4.rack
+        if x8 is None:
+            out.append(0)
+        else:
+            b10 = x8.encode()
+            n9 = len(b10)
+            if n9 > 0x7fff:
+                raise Malformed('Rack is longer than 32767 bytes')
+            if n9 < 0x7f:
+                out.append(n9 + 1)
+            else:
+                write_uvarint(out, n9 + 1)
+            out += b10
+        if o4.unknown_tagged_fields:
+            write_tagged(out, [], o4.unknown_tagged_fields)
+        else:
+            out.append(0)
+    x11 = o.cluster_id
+    if x11 is None:
         out.append(0)
     else:
-        b6 = x4.encode()
-        n5 = len(b6)
-        if n5 > 0x7fff:
+        b13 = x11.encode()
+        n12 = len(b13)
+        if n12 > 0x7fff:
             raise Malformed('ClusterId is longer than 32767 bytes')
-        if n5 < 0x7f:
-            out.append(n5 + 1)
+        if n12 < 0x7f:
+            out.append(n12 + 1)
         else:
-            write_uvarint(out, n5 + 1)
-        out += b6
+            write_uvarint(out, n12 + 1)
+        out += b13
     out += _S0.pack(o.controller_id)
-    x7 = o.topics
-    n8 = len(x7)
-    if n8 < 0x7f:
-        out.append(n8 + 1)
+    x14 = o.topics
+    n15 = len(x14)
+    if n15 < 0x7f:
+        out.append(n15 + 1)
     else:
-        write_uvarint(out, n8 + 1)
-    for item9 in x7:
-        _write_MetadataResponseTopic_v12(item9, out)
+        write_uvarint(out, n15 + 1)
+    for item16 in x14:
+        o17 = item16
+        out += _S1.pack(o17.error_code)
+        x18 = o17.name
+        if x18 is None:
+            out.append(0)
+        else:
+            b20 = x18.encode()
+            n19 = len(b20)
+            if n19 > 0x7fff:
+                raise Malformed('Name is longer than 32767 bytes')
+            if n19 < 0x7f:
+                out.append(n19 + 1)
+            else:
+                write_uvarint(out, n19 + 1)
+            out += b20
+        out += _S5.pack(o17.topic_id, o17.is_internal)
+        x21 = o17.partitions
+        n22 = len(x21)
+        if n22 < 0x7f:
+            out.append(n22 + 1)
+        else:
+            write_uvarint(out, n22 + 1)
+        for item23 in x21:
+            o24 = item23
+            out += _S4.pack(o24.error_code, o24.partition_index, o24.leader_id, o24.leader_epoch)
+            x25 = o24.replica_nodes
+            n26 = len(x25)
+            if n26 < 0x7f:
+                out.append(n26 + 1)
+            else:
+                write_uvarint(out, n26 + 1)
+            out += _INT32S[n26].pack(*x25)
+            x27 = o24.isr_nodes
+            n28 = len(x27)
+            if n28 < 0x7f:
+                out.append(n28 + 1)
+            else:
+                write_uvarint(out, n28 + 1)
+            out += _INT32S[n28].pack(*x27)
+            x29 = o24.offline_replicas
+            n30 = len(x29)
+            if n30 < 0x7f:
+                out.append(n30 + 1)
+            else:
+                write_uvarint(out, n30 + 1)
+            out += _INT32S[n30].pack(*x29)
+            if o24.unknown_tagged_fields:
+                write_tagged(out, [], o24.unknown_tagged_fields)
+            else:
+                out.append(0)
+        out += _S0.pack(o17.topic_authorized_operations)
+        if o17.unknown_tagged_fields:
+            write_tagged(out, [], o17.unknown_tagged_fields)
+        else:
+            out.append(0)
     if o.cluster_authorized_operations != -2147483648:
         raise non_default('MetadataResponse', 12, 'MetadataResponse.ClusterAuthorizedOperations')
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
@@ -1344,17 +2987,7 @@ def _read_MetadataResponseBroker_v9(buf: Any, pos: int) -> tuple[Any, int]:
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -1385,8 +3018,7 @@ def _write_MetadataResponseBroker_v9(o: Any, out: bytearray) -> None:
             write_uvarint(out, n5 + 1)
         out += b6
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
@@ -1433,8 +3065,31 @@ def _read_MetadataResponseTopic_v0(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items3 = []
         for _ in range(n2):
-            item4, pos = _read_MetadataResponsePartition_v0(buf, pos)
-            items3.append(item4)
+            o4 = new(MetadataResponsePartition)
+            o4.leader_epoch = -1
+            o4.error_code, o4.partition_index, o4.leader_id = _S2.unpack_from(buf, pos)
+            pos += 10
+            n5, = I.unpack_from(buf, pos)
+            pos += 4
+            if n5 < 0:
+                raise Malformed('non-nullable ReplicaNodes is null')
+            else:
+                if n5 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o4.replica_nodes = [*_INT32S[n5].unpack_from(buf, pos)]
+                pos += 4 * n5
+            n6, = I.unpack_from(buf, pos)
+            pos += 4
+            if n6 < 0:
+                raise Malformed('non-nullable IsrNodes is null')
+            else:
+                if n6 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o4.isr_nodes = [*_INT32S[n6].unpack_from(buf, pos)]
+                pos += 4 * n6
+            o4.offline_replicas = []
+            o4.unknown_tagged_fields = None
+            items3.append(o4)
         o.partitions = items3
     o.topic_authorized_operations = -2147483648
     o.unknown_tagged_fields = None
@@ -1454,7 +3109,16 @@ def _write_MetadataResponseTopic_v0(o: Any, out: bytearray) -> None:
     n5 = len(x4)
     out += I.pack(n5)
     for item6 in x4:
-        _write_MetadataResponsePartition_v0(item6, out)
+        o7 = item6
+        out += _S2.pack(o7.error_code, o7.partition_index, o7.leader_id)
+        x8 = o7.replica_nodes
+        n9 = len(x8)
+        out += I.pack(n9)
+        out += _INT32S[n9].pack(*x8)
+        x10 = o7.isr_nodes
+        n11 = len(x10)
+        out += I.pack(n11)
+        out += _INT32S[n11].pack(*x10)
     if o.topic_authorized_operations != -2147483648:
         raise non_default('MetadataResponse', 0, 'MetadataResponseTopic.TopicAuthorizedOperations')
 
@@ -1473,7 +3137,7 @@ def _read_MetadataResponseTopic_v1(buf: Any, pos: int) -> tuple[Any, int]:
         o.name = str(buf[pos:pos + n1], 'utf-8')
         pos += n1
     o.topic_id = ZERO
-    o.is_internal, = _S2.unpack_from(buf, pos)
+    o.is_internal, = _S3.unpack_from(buf, pos)
     pos += 1
     n2, = I.unpack_from(buf, pos)
     pos += 4
@@ -1484,8 +3148,31 @@ def _read_MetadataResponseTopic_v1(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items3 = []
         for _ in range(n2):
-            item4, pos = _read_MetadataResponsePartition_v1(buf, pos)
-            items3.append(item4)
+            o4 = new(MetadataResponsePartition)
+            o4.leader_epoch = -1
+            o4.error_code, o4.partition_index, o4.leader_id = _S2.unpack_from(buf, pos)
+            pos += 10
+            n5, = I.unpack_from(buf, pos)
+            pos += 4
+            if n5 < 0:
+                raise Malformed('non-nullable ReplicaNodes is null')
+            else:
+                if n5 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o4.replica_nodes = [*_INT32S[n5].unpack_from(buf, pos)]
+                pos += 4 * n5
+            n6, = I.unpack_from(buf, pos)
+            pos += 4
+            if n6 < 0:
+                raise Malformed('non-nullable IsrNodes is null')
+            else:
+                if n6 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o4.isr_nodes = [*_INT32S[n6].unpack_from(buf, pos)]
+                pos += 4 * n6
+            o4.offline_replicas = []
+            o4.unknown_tagged_fields = None
+            items3.append(o4)
         o.partitions = items3
     o.topic_authorized_operations = -2147483648
     o.unknown_tagged_fields = None
@@ -1501,47 +3188,26 @@ def _write_MetadataResponseTopic_v1(o: Any, out: bytearray) -> None:
         raise Malformed('Name is longer than 32767 bytes')
     out += H.pack(n2)
     out += b3
-    out += _S2.pack(o.is_internal)
+    out += _S3.pack(o.is_internal)
     x4 = o.partitions
     n5 = len(x4)
     out += I.pack(n5)
     for item6 in x4:
-        _write_MetadataResponsePartition_v1(item6, out)
+        o7 = item6
+        out += _S2.pack(o7.error_code, o7.partition_index, o7.leader_id)
+        x8 = o7.replica_nodes
+        n9 = len(x8)
+        out += I.pack(n9)
+        out += _INT32S[n9].pack(*x8)
+        x10 = o7.isr_nodes
+        n11 = len(x10)
+        out += I.pack(n11)
+        out += _INT32S[n11].pack(*x10)
     if o.topic_authorized_operations != -2147483648:
         raise non_default('MetadataResponse', 1, 'MetadataResponseTopic.TopicAuthorizedOperations')
 
 
-def _read_MetadataResponseTopic_v2(buf: Any, pos: int) -> tuple[Any, int]:
-    o = new(MetadataResponseTopic)
-    o.error_code, = _S1.unpack_from(buf, pos)
-    pos += 2
-    n1, = H.unpack_from(buf, pos)
-    pos += 2
-    if n1 < 0:
-        raise Malformed('non-nullable Name is null')
-    else:
-        if pos + n1 > len(buf):
-            raise Malformed('string length exceeds the input')
-        o.name = str(buf[pos:pos + n1], 'utf-8')
-        pos += n1
-    o.topic_id = ZERO
-    o.is_internal, = _S2.unpack_from(buf, pos)
-    pos += 1
-    n2, = I.unpack_from(buf, pos)
-    pos += 4
-    if n2 < 0:
-        raise Malformed('non-nullable Partitions is null')
-    else:
-        if n2 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
-        items3 = []
-        for _ in range(n2):
-            item4, pos = _read_MetadataResponsePartition_v2(buf, pos)
-            items3.append(item4)
-        o.partitions = items3
-    o.topic_authorized_operations = -2147483648
-    o.unknown_tagged_fields = None
-    return o, pos
+_read_MetadataResponseTopic_v2 = _read_MetadataResponseTopic_v1
 
 
 def _write_MetadataResponseTopic_v2(o: Any, out: bytearray) -> None:
@@ -1553,47 +3219,26 @@ def _write_MetadataResponseTopic_v2(o: Any, out: bytearray) -> None:
         raise Malformed('Name is longer than 32767 bytes')
     out += H.pack(n2)
     out += b3
-    out += _S2.pack(o.is_internal)
+    out += _S3.pack(o.is_internal)
     x4 = o.partitions
     n5 = len(x4)
     out += I.pack(n5)
     for item6 in x4:
-        _write_MetadataResponsePartition_v2(item6, out)
+        o7 = item6
+        out += _S2.pack(o7.error_code, o7.partition_index, o7.leader_id)
+        x8 = o7.replica_nodes
+        n9 = len(x8)
+        out += I.pack(n9)
+        out += _INT32S[n9].pack(*x8)
+        x10 = o7.isr_nodes
+        n11 = len(x10)
+        out += I.pack(n11)
+        out += _INT32S[n11].pack(*x10)
     if o.topic_authorized_operations != -2147483648:
         raise non_default('MetadataResponse', 2, 'MetadataResponseTopic.TopicAuthorizedOperations')
 
 
-def _read_MetadataResponseTopic_v3(buf: Any, pos: int) -> tuple[Any, int]:
-    o = new(MetadataResponseTopic)
-    o.error_code, = _S1.unpack_from(buf, pos)
-    pos += 2
-    n1, = H.unpack_from(buf, pos)
-    pos += 2
-    if n1 < 0:
-        raise Malformed('non-nullable Name is null')
-    else:
-        if pos + n1 > len(buf):
-            raise Malformed('string length exceeds the input')
-        o.name = str(buf[pos:pos + n1], 'utf-8')
-        pos += n1
-    o.topic_id = ZERO
-    o.is_internal, = _S2.unpack_from(buf, pos)
-    pos += 1
-    n2, = I.unpack_from(buf, pos)
-    pos += 4
-    if n2 < 0:
-        raise Malformed('non-nullable Partitions is null')
-    else:
-        if n2 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
-        items3 = []
-        for _ in range(n2):
-            item4, pos = _read_MetadataResponsePartition_v3(buf, pos)
-            items3.append(item4)
-        o.partitions = items3
-    o.topic_authorized_operations = -2147483648
-    o.unknown_tagged_fields = None
-    return o, pos
+_read_MetadataResponseTopic_v3 = _read_MetadataResponseTopic_v1
 
 
 def _write_MetadataResponseTopic_v3(o: Any, out: bytearray) -> None:
@@ -1605,47 +3250,26 @@ def _write_MetadataResponseTopic_v3(o: Any, out: bytearray) -> None:
         raise Malformed('Name is longer than 32767 bytes')
     out += H.pack(n2)
     out += b3
-    out += _S2.pack(o.is_internal)
+    out += _S3.pack(o.is_internal)
     x4 = o.partitions
     n5 = len(x4)
     out += I.pack(n5)
     for item6 in x4:
-        _write_MetadataResponsePartition_v3(item6, out)
+        o7 = item6
+        out += _S2.pack(o7.error_code, o7.partition_index, o7.leader_id)
+        x8 = o7.replica_nodes
+        n9 = len(x8)
+        out += I.pack(n9)
+        out += _INT32S[n9].pack(*x8)
+        x10 = o7.isr_nodes
+        n11 = len(x10)
+        out += I.pack(n11)
+        out += _INT32S[n11].pack(*x10)
     if o.topic_authorized_operations != -2147483648:
         raise non_default('MetadataResponse', 3, 'MetadataResponseTopic.TopicAuthorizedOperations')
 
 
-def _read_MetadataResponseTopic_v4(buf: Any, pos: int) -> tuple[Any, int]:
-    o = new(MetadataResponseTopic)
-    o.error_code, = _S1.unpack_from(buf, pos)
-    pos += 2
-    n1, = H.unpack_from(buf, pos)
-    pos += 2
-    if n1 < 0:
-        raise Malformed('non-nullable Name is null')
-    else:
-        if pos + n1 > len(buf):
-            raise Malformed('string length exceeds the input')
-        o.name = str(buf[pos:pos + n1], 'utf-8')
-        pos += n1
-    o.topic_id = ZERO
-    o.is_internal, = _S2.unpack_from(buf, pos)
-    pos += 1
-    n2, = I.unpack_from(buf, pos)
-    pos += 4
-    if n2 < 0:
-        raise Malformed('non-nullable Partitions is null')
-    else:
-        if n2 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
-        items3 = []
-        for _ in range(n2):
-            item4, pos = _read_MetadataResponsePartition_v4(buf, pos)
-            items3.append(item4)
-        o.partitions = items3
-    o.topic_authorized_operations = -2147483648
-    o.unknown_tagged_fields = None
-    return o, pos
+_read_MetadataResponseTopic_v4 = _read_MetadataResponseTopic_v1
 
 
 def _write_MetadataResponseTopic_v4(o: Any, out: bytearray) -> None:
@@ -1657,12 +3281,21 @@ def _write_MetadataResponseTopic_v4(o: Any, out: bytearray) -> None:
         raise Malformed('Name is longer than 32767 bytes')
     out += H.pack(n2)
     out += b3
-    out += _S2.pack(o.is_internal)
+    out += _S3.pack(o.is_internal)
     x4 = o.partitions
     n5 = len(x4)
     out += I.pack(n5)
     for item6 in x4:
-        _write_MetadataResponsePartition_v4(item6, out)
+        o7 = item6
+        out += _S2.pack(o7.error_code, o7.partition_index, o7.leader_id)
+        x8 = o7.replica_nodes
+        n9 = len(x8)
+        out += I.pack(n9)
+        out += _INT32S[n9].pack(*x8)
+        x10 = o7.isr_nodes
+        n11 = len(x10)
+        out += I.pack(n11)
+        out += _INT32S[n11].pack(*x10)
     if o.topic_authorized_operations != -2147483648:
         raise non_default('MetadataResponse', 4, 'MetadataResponseTopic.TopicAuthorizedOperations')
 
@@ -1681,7 +3314,7 @@ def _read_MetadataResponseTopic_v5(buf: Any, pos: int) -> tuple[Any, int]:
         o.name = str(buf[pos:pos + n1], 'utf-8')
         pos += n1
     o.topic_id = ZERO
-    o.is_internal, = _S2.unpack_from(buf, pos)
+    o.is_internal, = _S3.unpack_from(buf, pos)
     pos += 1
     n2, = I.unpack_from(buf, pos)
     pos += 4
@@ -1692,8 +3325,39 @@ def _read_MetadataResponseTopic_v5(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items3 = []
         for _ in range(n2):
-            item4, pos = _read_MetadataResponsePartition_v5(buf, pos)
-            items3.append(item4)
+            o4 = new(MetadataResponsePartition)
+            o4.leader_epoch = -1
+            o4.error_code, o4.partition_index, o4.leader_id = _S2.unpack_from(buf, pos)
+            pos += 10
+            n5, = I.unpack_from(buf, pos)
+            pos += 4
+            if n5 < 0:
+                raise Malformed('non-nullable ReplicaNodes is null')
+            else:
+                if n5 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o4.replica_nodes = [*_INT32S[n5].unpack_from(buf, pos)]
+                pos += 4 * n5
+            n6, = I.unpack_from(buf, pos)
+            pos += 4
+            if n6 < 0:
+                raise Malformed('non-nullable IsrNodes is null')
+            else:
+                if n6 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o4.isr_nodes = [*_INT32S[n6].unpack_from(buf, pos)]
+                pos += 4 * n6
+            n7, = I.unpack_from(buf, pos)
+            pos += 4
+            if n7 < 0:
+                raise Malformed('non-nullable OfflineReplicas is null')
+            else:
+                if n7 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o4.offline_replicas = [*_INT32S[n7].unpack_from(buf, pos)]
+                pos += 4 * n7
+            o4.unknown_tagged_fields = None
+            items3.append(o4)
         o.partitions = items3
     o.topic_authorized_operations = -2147483648
     o.unknown_tagged_fields = None
@@ -1709,47 +3373,30 @@ def _write_MetadataResponseTopic_v5(o: Any, out: bytearray) -> None:
         raise Malformed('Name is longer than 32767 bytes')
     out += H.pack(n2)
     out += b3
-    out += _S2.pack(o.is_internal)
+    out += _S3.pack(o.is_internal)
     x4 = o.partitions
     n5 = len(x4)
     out += I.pack(n5)
     for item6 in x4:
-        _write_MetadataResponsePartition_v5(item6, out)
+        o7 = item6
+        out += _S2.pack(o7.error_code, o7.partition_index, o7.leader_id)
+        x8 = o7.replica_nodes
+        n9 = len(x8)
+        out += I.pack(n9)
+        out += _INT32S[n9].pack(*x8)
+        x10 = o7.isr_nodes
+        n11 = len(x10)
+        out += I.pack(n11)
+        out += _INT32S[n11].pack(*x10)
+        x12 = o7.offline_replicas
+        n13 = len(x12)
+        out += I.pack(n13)
+        out += _INT32S[n13].pack(*x12)
     if o.topic_authorized_operations != -2147483648:
         raise non_default('MetadataResponse', 5, 'MetadataResponseTopic.TopicAuthorizedOperations')
 
 
-def _read_MetadataResponseTopic_v6(buf: Any, pos: int) -> tuple[Any, int]:
-    o = new(MetadataResponseTopic)
-    o.error_code, = _S1.unpack_from(buf, pos)
-    pos += 2
-    n1, = H.unpack_from(buf, pos)
-    pos += 2
-    if n1 < 0:
-        raise Malformed('non-nullable Name is null')
-    else:
-        if pos + n1 > len(buf):
-            raise Malformed('string length exceeds the input')
-        o.name = str(buf[pos:pos + n1], 'utf-8')
-        pos += n1
-    o.topic_id = ZERO
-    o.is_internal, = _S2.unpack_from(buf, pos)
-    pos += 1
-    n2, = I.unpack_from(buf, pos)
-    pos += 4
-    if n2 < 0:
-        raise Malformed('non-nullable Partitions is null')
-    else:
-        if n2 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
-        items3 = []
-        for _ in range(n2):
-            item4, pos = _read_MetadataResponsePartition_v6(buf, pos)
-            items3.append(item4)
-        o.partitions = items3
-    o.topic_authorized_operations = -2147483648
-    o.unknown_tagged_fields = None
-    return o, pos
+_read_MetadataResponseTopic_v6 = _read_MetadataResponseTopic_v5
 
 
 def _write_MetadataResponseTopic_v6(o: Any, out: bytearray) -> None:
@@ -1761,12 +3408,25 @@ def _write_MetadataResponseTopic_v6(o: Any, out: bytearray) -> None:
         raise Malformed('Name is longer than 32767 bytes')
     out += H.pack(n2)
     out += b3
-    out += _S2.pack(o.is_internal)
+    out += _S3.pack(o.is_internal)
     x4 = o.partitions
     n5 = len(x4)
     out += I.pack(n5)
     for item6 in x4:
-        _write_MetadataResponsePartition_v6(item6, out)
+        o7 = item6
+        out += _S2.pack(o7.error_code, o7.partition_index, o7.leader_id)
+        x8 = o7.replica_nodes
+        n9 = len(x8)
+        out += I.pack(n9)
+        out += _INT32S[n9].pack(*x8)
+        x10 = o7.isr_nodes
+        n11 = len(x10)
+        out += I.pack(n11)
+        out += _INT32S[n11].pack(*x10)
+        x12 = o7.offline_replicas
+        n13 = len(x12)
+        out += I.pack(n13)
+        out += _INT32S[n13].pack(*x12)
     if o.topic_authorized_operations != -2147483648:
         raise non_default('MetadataResponse', 6, 'MetadataResponseTopic.TopicAuthorizedOperations')
 
@@ -1785,7 +3445,7 @@ def _read_MetadataResponseTopic_v7(buf: Any, pos: int) -> tuple[Any, int]:
         o.name = str(buf[pos:pos + n1], 'utf-8')
         pos += n1
     o.topic_id = ZERO
-    o.is_internal, = _S2.unpack_from(buf, pos)
+    o.is_internal, = _S3.unpack_from(buf, pos)
     pos += 1
     n2, = I.unpack_from(buf, pos)
     pos += 4
@@ -1796,8 +3456,38 @@ def _read_MetadataResponseTopic_v7(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items3 = []
         for _ in range(n2):
-            item4, pos = _read_MetadataResponsePartition_v7(buf, pos)
-            items3.append(item4)
+            o4 = new(MetadataResponsePartition)
+            o4.error_code, o4.partition_index, o4.leader_id, o4.leader_epoch = _S4.unpack_from(buf, pos)
+            pos += 14
+            n5, = I.unpack_from(buf, pos)
+            pos += 4
+            if n5 < 0:
+                raise Malformed('non-nullable ReplicaNodes is null')
+            else:
+                if n5 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o4.replica_nodes = [*_INT32S[n5].unpack_from(buf, pos)]
+                pos += 4 * n5
+            n6, = I.unpack_from(buf, pos)
+            pos += 4
+            if n6 < 0:
+                raise Malformed('non-nullable IsrNodes is null')
+            else:
+                if n6 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o4.isr_nodes = [*_INT32S[n6].unpack_from(buf, pos)]
+                pos += 4 * n6
+            n7, = I.unpack_from(buf, pos)
+            pos += 4
+            if n7 < 0:
+                raise Malformed('non-nullable OfflineReplicas is null')
+            else:
+                if n7 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o4.offline_replicas = [*_INT32S[n7].unpack_from(buf, pos)]
+                pos += 4 * n7
+            o4.unknown_tagged_fields = None
+            items3.append(o4)
         o.partitions = items3
     o.topic_authorized_operations = -2147483648
     o.unknown_tagged_fields = None
@@ -1813,12 +3503,25 @@ def _write_MetadataResponseTopic_v7(o: Any, out: bytearray) -> None:
         raise Malformed('Name is longer than 32767 bytes')
     out += H.pack(n2)
     out += b3
-    out += _S2.pack(o.is_internal)
+    out += _S3.pack(o.is_internal)
     x4 = o.partitions
     n5 = len(x4)
     out += I.pack(n5)
     for item6 in x4:
-        _write_MetadataResponsePartition_v7(item6, out)
+        o7 = item6
+        out += _S4.pack(o7.error_code, o7.partition_index, o7.leader_id, o7.leader_epoch)
+        x8 = o7.replica_nodes
+        n9 = len(x8)
+        out += I.pack(n9)
+        out += _INT32S[n9].pack(*x8)
+        x10 = o7.isr_nodes
+        n11 = len(x10)
+        out += I.pack(n11)
+        out += _INT32S[n11].pack(*x10)
+        x12 = o7.offline_replicas
+        n13 = len(x12)
+        out += I.pack(n13)
+        out += _INT32S[n13].pack(*x12)
     if o.topic_authorized_operations != -2147483648:
         raise non_default('MetadataResponse', 7, 'MetadataResponseTopic.TopicAuthorizedOperations')
 
@@ -1837,7 +3540,7 @@ def _read_MetadataResponseTopic_v8(buf: Any, pos: int) -> tuple[Any, int]:
         o.name = str(buf[pos:pos + n1], 'utf-8')
         pos += n1
     o.topic_id = ZERO
-    o.is_internal, = _S2.unpack_from(buf, pos)
+    o.is_internal, = _S3.unpack_from(buf, pos)
     pos += 1
     n2, = I.unpack_from(buf, pos)
     pos += 4
@@ -1848,8 +3551,38 @@ def _read_MetadataResponseTopic_v8(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items3 = []
         for _ in range(n2):
-            item4, pos = _read_MetadataResponsePartition_v8(buf, pos)
-            items3.append(item4)
+            o4 = new(MetadataResponsePartition)
+            o4.error_code, o4.partition_index, o4.leader_id, o4.leader_epoch = _S4.unpack_from(buf, pos)
+            pos += 14
+            n5, = I.unpack_from(buf, pos)
+            pos += 4
+            if n5 < 0:
+                raise Malformed('non-nullable ReplicaNodes is null')
+            else:
+                if n5 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o4.replica_nodes = [*_INT32S[n5].unpack_from(buf, pos)]
+                pos += 4 * n5
+            n6, = I.unpack_from(buf, pos)
+            pos += 4
+            if n6 < 0:
+                raise Malformed('non-nullable IsrNodes is null')
+            else:
+                if n6 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o4.isr_nodes = [*_INT32S[n6].unpack_from(buf, pos)]
+                pos += 4 * n6
+            n7, = I.unpack_from(buf, pos)
+            pos += 4
+            if n7 < 0:
+                raise Malformed('non-nullable OfflineReplicas is null')
+            else:
+                if n7 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o4.offline_replicas = [*_INT32S[n7].unpack_from(buf, pos)]
+                pos += 4 * n7
+            o4.unknown_tagged_fields = None
+            items3.append(o4)
         o.partitions = items3
     o.topic_authorized_operations, = _S0.unpack_from(buf, pos)
     pos += 4
@@ -1866,12 +3599,25 @@ def _write_MetadataResponseTopic_v8(o: Any, out: bytearray) -> None:
         raise Malformed('Name is longer than 32767 bytes')
     out += H.pack(n2)
     out += b3
-    out += _S2.pack(o.is_internal)
+    out += _S3.pack(o.is_internal)
     x4 = o.partitions
     n5 = len(x4)
     out += I.pack(n5)
     for item6 in x4:
-        _write_MetadataResponsePartition_v8(item6, out)
+        o7 = item6
+        out += _S4.pack(o7.error_code, o7.partition_index, o7.leader_id, o7.leader_epoch)
+        x8 = o7.replica_nodes
+        n9 = len(x8)
+        out += I.pack(n9)
+        out += _INT32S[n9].pack(*x8)
+        x10 = o7.isr_nodes
+        n11 = len(x10)
+        out += I.pack(n11)
+        out += _INT32S[n11].pack(*x10)
+        x12 = o7.offline_replicas
+        n13 = len(x12)
+        out += I.pack(n13)
+        out += _INT32S[n13].pack(*x12)
     out += _S0.pack(o.topic_authorized_operations)
 
 
@@ -1895,7 +3641,7 @@ def _read_MetadataResponseTopic_v9(buf: Any, pos: int) -> tuple[Any, int]:
         o.name = str(buf[pos:pos + n1], 'utf-8')
         pos += n1
     o.topic_id = ZERO
-    o.is_internal, = _S2.unpack_from(buf, pos)
+    o.is_internal, = _S3.unpack_from(buf, pos)
     pos += 1
     n2 = buf[pos]
     if n2 < 0x80:
@@ -1910,8 +3656,54 @@ def _read_MetadataResponseTopic_v9(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items3 = []
         for _ in range(n2):
-            item4, pos = _read_MetadataResponsePartition_v9(buf, pos)
-            items3.append(item4)
+            o4 = new(MetadataResponsePartition)
+            o4.error_code, o4.partition_index, o4.leader_id, o4.leader_epoch = _S4.unpack_from(buf, pos)
+            pos += 14
+            n5 = buf[pos]
+            if n5 < 0x80:
+                pos += 1
+            else:
+                n5, pos = read_uvarint(buf, pos)
+            n5 -= 1
+            if n5 < 0:
+                raise Malformed('non-nullable ReplicaNodes is null')
+            else:
+                if n5 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o4.replica_nodes = [*_INT32S[n5].unpack_from(buf, pos)]
+                pos += 4 * n5
+            n6 = buf[pos]
+            if n6 < 0x80:
+                pos += 1
+            else:
+                n6, pos = read_uvarint(buf, pos)
+            n6 -= 1
+            if n6 < 0:
+                raise Malformed('non-nullable IsrNodes is null')
+            else:
+                if n6 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o4.isr_nodes = [*_INT32S[n6].unpack_from(buf, pos)]
+                pos += 4 * n6
+            n7 = buf[pos]
+            if n7 < 0x80:
+                pos += 1
+            else:
+                n7, pos = read_uvarint(buf, pos)
+            n7 -= 1
+            if n7 < 0:
+                raise Malformed('non-nullable OfflineReplicas is null')
+            else:
+                if n7 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o4.offline_replicas = [*_INT32S[n7].unpack_from(buf, pos)]
+                pos += 4 * n7
+            o4.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o4, buf, pos)
+            items3.append(o4)
         o.partitions = items3
     o.topic_authorized_operations, = _S0.unpack_from(buf, pos)
     pos += 4
@@ -1919,17 +3711,7 @@ def _read_MetadataResponseTopic_v9(buf: Any, pos: int) -> tuple[Any, int]:
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -1945,7 +3727,7 @@ def _write_MetadataResponseTopic_v9(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     out += b3
-    out += _S2.pack(o.is_internal)
+    out += _S3.pack(o.is_internal)
     x4 = o.partitions
     n5 = len(x4)
     if n5 < 0x7f:
@@ -1953,11 +3735,36 @@ def _write_MetadataResponseTopic_v9(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n5 + 1)
     for item6 in x4:
-        _write_MetadataResponsePartition_v9(item6, out)
+        o7 = item6
+        out += _S4.pack(o7.error_code, o7.partition_index, o7.leader_id, o7.leader_epoch)
+        x8 = o7.replica_nodes
+        n9 = len(x8)
+        if n9 < 0x7f:
+            out.append(n9 + 1)
+        else:
+            write_uvarint(out, n9 + 1)
+        out += _INT32S[n9].pack(*x8)
+        x10 = o7.isr_nodes
+        n11 = len(x10)
+        if n11 < 0x7f:
+            out.append(n11 + 1)
+        else:
+            write_uvarint(out, n11 + 1)
+        out += _INT32S[n11].pack(*x10)
+        x12 = o7.offline_replicas
+        n13 = len(x12)
+        if n13 < 0x7f:
+            out.append(n13 + 1)
+        else:
+            write_uvarint(out, n13 + 1)
+        out += _INT32S[n13].pack(*x12)
+        if o7.unknown_tagged_fields:
+            write_tagged(out, [], o7.unknown_tagged_fields)
+        else:
+            out.append(0)
     out += _S0.pack(o.topic_authorized_operations)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
@@ -1981,42 +3788,78 @@ def _read_MetadataResponseTopic_v10(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string length exceeds the input')
         o.name = str(buf[pos:pos + n1], 'utf-8')
         pos += n1
-    u_topic_id, o.is_internal = _S3.unpack_from(buf, pos)
-    o.topic_id = Uuid(u_topic_id)
+    u2, o.is_internal = _S5.unpack_from(buf, pos)
+    o.topic_id = bytes_new(Uuid, u2)
     pos += 17
-    n2 = buf[pos]
-    if n2 < 0x80:
+    n3 = buf[pos]
+    if n3 < 0x80:
         pos += 1
     else:
-        n2, pos = read_uvarint(buf, pos)
-    n2 -= 1
-    if n2 < 0:
+        n3, pos = read_uvarint(buf, pos)
+    n3 -= 1
+    if n3 < 0:
         raise Malformed('non-nullable Partitions is null')
     else:
-        if n2 > len(buf) - pos:
+        if n3 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        items3 = []
-        for _ in range(n2):
-            item4, pos = _read_MetadataResponsePartition_v10(buf, pos)
-            items3.append(item4)
-        o.partitions = items3
+        items4 = []
+        for _ in range(n3):
+            o5 = new(MetadataResponsePartition)
+            o5.error_code, o5.partition_index, o5.leader_id, o5.leader_epoch = _S4.unpack_from(buf, pos)
+            pos += 14
+            n6 = buf[pos]
+            if n6 < 0x80:
+                pos += 1
+            else:
+                n6, pos = read_uvarint(buf, pos)
+            n6 -= 1
+            if n6 < 0:
+                raise Malformed('non-nullable ReplicaNodes is null')
+            else:
+                if n6 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o5.replica_nodes = [*_INT32S[n6].unpack_from(buf, pos)]
+                pos += 4 * n6
+            n7 = buf[pos]
+            if n7 < 0x80:
+                pos += 1
+            else:
+                n7, pos = read_uvarint(buf, pos)
+            n7 -= 1
+            if n7 < 0:
+                raise Malformed('non-nullable IsrNodes is null')
+            else:
+                if n7 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o5.isr_nodes = [*_INT32S[n7].unpack_from(buf, pos)]
+                pos += 4 * n7
+            n8 = buf[pos]
+            if n8 < 0x80:
+                pos += 1
+            else:
+                n8, pos = read_uvarint(buf, pos)
+            n8 -= 1
+            if n8 < 0:
+                raise Malformed('non-nullable OfflineReplicas is null')
+            else:
+                if n8 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o5.offline_replicas = [*_INT32S[n8].unpack_from(buf, pos)]
+                pos += 4 * n8
+            o5.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o5, buf, pos)
+            items4.append(o5)
+        o.partitions = items4
     o.topic_authorized_operations, = _S0.unpack_from(buf, pos)
     pos += 4
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -2032,7 +3875,7 @@ def _write_MetadataResponseTopic_v10(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     out += b3
-    out += _S3.pack(o.topic_id, o.is_internal)
+    out += _S5.pack(o.topic_id, o.is_internal)
     x4 = o.partitions
     n5 = len(x4)
     if n5 < 0x7f:
@@ -2040,100 +3883,44 @@ def _write_MetadataResponseTopic_v10(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n5 + 1)
     for item6 in x4:
-        _write_MetadataResponsePartition_v10(item6, out)
+        o7 = item6
+        out += _S4.pack(o7.error_code, o7.partition_index, o7.leader_id, o7.leader_epoch)
+        x8 = o7.replica_nodes
+        n9 = len(x8)
+        if n9 < 0x7f:
+            out.append(n9 + 1)
+        else:
+            write_uvarint(out, n9 + 1)
+        out += _INT32S[n9].pack(*x8)
+        x10 = o7.isr_nodes
+        n11 = len(x10)
+        if n11 < 0x7f:
+            out.append(n11 + 1)
+        else:
+            write_uvarint(out, n11 + 1)
+        out += _INT32S[n11].pack(*x10)
+        x12 = o7.offline_replicas
+        n13 = len(x12)
+        if n13 < 0x7f:
+            out.append(n13 + 1)
+        else:
+            write_uvarint(out, n13 + 1)
+        out += _INT32S[n13].pack(*x12)
+        if o7.unknown_tagged_fields:
+            write_tagged(out, [], o7.unknown_tagged_fields)
+        else:
+            out.append(0)
     out += _S0.pack(o.topic_authorized_operations)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
 
-def _read_MetadataResponseTopic_v11(buf: Any, pos: int) -> tuple[Any, int]:
-    o = new(MetadataResponseTopic)
-    o.error_code, = _S1.unpack_from(buf, pos)
-    pos += 2
-    n1 = buf[pos]
-    if n1 < 0x80:
-        pos += 1
-    else:
-        n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
-    if n1 < 0:
-        raise Malformed('non-nullable Name is null')
-    else:
-        if n1 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n1 > len(buf):
-            raise Malformed('string length exceeds the input')
-        o.name = str(buf[pos:pos + n1], 'utf-8')
-        pos += n1
-    u_topic_id, o.is_internal = _S3.unpack_from(buf, pos)
-    o.topic_id = Uuid(u_topic_id)
-    pos += 17
-    n2 = buf[pos]
-    if n2 < 0x80:
-        pos += 1
-    else:
-        n2, pos = read_uvarint(buf, pos)
-    n2 -= 1
-    if n2 < 0:
-        raise Malformed('non-nullable Partitions is null')
-    else:
-        if n2 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
-        items3 = []
-        for _ in range(n2):
-            item4, pos = _read_MetadataResponsePartition_v11(buf, pos)
-            items3.append(item4)
-        o.partitions = items3
-    o.topic_authorized_operations, = _S0.unpack_from(buf, pos)
-    pos += 4
-    o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
-    return o, pos
+_read_MetadataResponseTopic_v11 = _read_MetadataResponseTopic_v10
 
 
-def _write_MetadataResponseTopic_v11(o: Any, out: bytearray) -> None:
-    out += _S1.pack(o.error_code)
-    x1 = o.name
-    b3 = x1.encode()
-    n2 = len(b3)
-    if n2 > 0x7fff:
-        raise Malformed('Name is longer than 32767 bytes')
-    if n2 < 0x7f:
-        out.append(n2 + 1)
-    else:
-        write_uvarint(out, n2 + 1)
-    out += b3
-    out += _S3.pack(o.topic_id, o.is_internal)
-    x4 = o.partitions
-    n5 = len(x4)
-    if n5 < 0x7f:
-        out.append(n5 + 1)
-    else:
-        write_uvarint(out, n5 + 1)
-    for item6 in x4:
-        _write_MetadataResponsePartition_v11(item6, out)
-    out += _S0.pack(o.topic_authorized_operations)
-    if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
-    else:
-        out.append(0)
+_write_MetadataResponseTopic_v11 = _write_MetadataResponseTopic_v10
 
 
 def _read_MetadataResponseTopic_v12(buf: Any, pos: int) -> tuple[Any, int]:
@@ -2155,42 +3942,78 @@ def _read_MetadataResponseTopic_v12(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string length exceeds the input')
         o.name = str(buf[pos:pos + n1], 'utf-8')
         pos += n1
-    u_topic_id, o.is_internal = _S3.unpack_from(buf, pos)
-    o.topic_id = Uuid(u_topic_id)
+    u2, o.is_internal = _S5.unpack_from(buf, pos)
+    o.topic_id = bytes_new(Uuid, u2)
     pos += 17
-    n2 = buf[pos]
-    if n2 < 0x80:
+    n3 = buf[pos]
+    if n3 < 0x80:
         pos += 1
     else:
-        n2, pos = read_uvarint(buf, pos)
-    n2 -= 1
-    if n2 < 0:
+        n3, pos = read_uvarint(buf, pos)
+    n3 -= 1
+    if n3 < 0:
         raise Malformed('non-nullable Partitions is null')
     else:
-        if n2 > len(buf) - pos:
+        if n3 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        items3 = []
-        for _ in range(n2):
-            item4, pos = _read_MetadataResponsePartition_v12(buf, pos)
-            items3.append(item4)
-        o.partitions = items3
+        items4 = []
+        for _ in range(n3):
+            o5 = new(MetadataResponsePartition)
+            o5.error_code, o5.partition_index, o5.leader_id, o5.leader_epoch = _S4.unpack_from(buf, pos)
+            pos += 14
+            n6 = buf[pos]
+            if n6 < 0x80:
+                pos += 1
+            else:
+                n6, pos = read_uvarint(buf, pos)
+            n6 -= 1
+            if n6 < 0:
+                raise Malformed('non-nullable ReplicaNodes is null')
+            else:
+                if n6 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o5.replica_nodes = [*_INT32S[n6].unpack_from(buf, pos)]
+                pos += 4 * n6
+            n7 = buf[pos]
+            if n7 < 0x80:
+                pos += 1
+            else:
+                n7, pos = read_uvarint(buf, pos)
+            n7 -= 1
+            if n7 < 0:
+                raise Malformed('non-nullable IsrNodes is null')
+            else:
+                if n7 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o5.isr_nodes = [*_INT32S[n7].unpack_from(buf, pos)]
+                pos += 4 * n7
+            n8 = buf[pos]
+            if n8 < 0x80:
+                pos += 1
+            else:
+                n8, pos = read_uvarint(buf, pos)
+            n8 -= 1
+            if n8 < 0:
+                raise Malformed('non-nullable OfflineReplicas is null')
+            else:
+                if n8 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o5.offline_replicas = [*_INT32S[n8].unpack_from(buf, pos)]
+                pos += 4 * n8
+            o5.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o5, buf, pos)
+            items4.append(o5)
+        o.partitions = items4
     o.topic_authorized_operations, = _S0.unpack_from(buf, pos)
     pos += 4
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -2209,7 +4032,7 @@ def _write_MetadataResponseTopic_v12(o: Any, out: bytearray) -> None:
         else:
             write_uvarint(out, n2 + 1)
         out += b3
-    out += _S3.pack(o.topic_id, o.is_internal)
+    out += _S5.pack(o.topic_id, o.is_internal)
     x4 = o.partitions
     n5 = len(x4)
     if n5 < 0x7f:
@@ -2217,11 +4040,36 @@ def _write_MetadataResponseTopic_v12(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n5 + 1)
     for item6 in x4:
-        _write_MetadataResponsePartition_v12(item6, out)
+        o7 = item6
+        out += _S4.pack(o7.error_code, o7.partition_index, o7.leader_id, o7.leader_epoch)
+        x8 = o7.replica_nodes
+        n9 = len(x8)
+        if n9 < 0x7f:
+            out.append(n9 + 1)
+        else:
+            write_uvarint(out, n9 + 1)
+        out += _INT32S[n9].pack(*x8)
+        x10 = o7.isr_nodes
+        n11 = len(x10)
+        if n11 < 0x7f:
+            out.append(n11 + 1)
+        else:
+            write_uvarint(out, n11 + 1)
+        out += _INT32S[n11].pack(*x10)
+        x12 = o7.offline_replicas
+        n13 = len(x12)
+        if n13 < 0x7f:
+            out.append(n13 + 1)
+        else:
+            write_uvarint(out, n13 + 1)
+        out += _INT32S[n13].pack(*x12)
+        if o7.unknown_tagged_fields:
+            write_tagged(out, [], o7.unknown_tagged_fields)
+        else:
+            out.append(0)
     out += _S0.pack(o.topic_authorized_operations)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
@@ -2229,7 +4077,7 @@ def _write_MetadataResponseTopic_v12(o: Any, out: bytearray) -> None:
 def _read_MetadataResponsePartition_v0(buf: Any, pos: int) -> tuple[Any, int]:
     o = new(MetadataResponsePartition)
     o.leader_epoch = -1
-    o.error_code, o.partition_index, o.leader_id = _S4.unpack_from(buf, pos)
+    o.error_code, o.partition_index, o.leader_id = _S2.unpack_from(buf, pos)
     pos += 10
     n1, = I.unpack_from(buf, pos)
     pos += 4
@@ -2255,7 +4103,7 @@ def _read_MetadataResponsePartition_v0(buf: Any, pos: int) -> tuple[Any, int]:
 
 
 def _write_MetadataResponsePartition_v0(o: Any, out: bytearray) -> None:
-    out += _S4.pack(o.error_code, o.partition_index, o.leader_id)
+    out += _S2.pack(o.error_code, o.partition_index, o.leader_id)
     x1 = o.replica_nodes
     n2 = len(x1)
     out += I.pack(n2)
@@ -2293,7 +4141,7 @@ _write_MetadataResponsePartition_v4 = _write_MetadataResponsePartition_v0
 def _read_MetadataResponsePartition_v5(buf: Any, pos: int) -> tuple[Any, int]:
     o = new(MetadataResponsePartition)
     o.leader_epoch = -1
-    o.error_code, o.partition_index, o.leader_id = _S4.unpack_from(buf, pos)
+    o.error_code, o.partition_index, o.leader_id = _S2.unpack_from(buf, pos)
     pos += 10
     n1, = I.unpack_from(buf, pos)
     pos += 4
@@ -2327,7 +4175,7 @@ def _read_MetadataResponsePartition_v5(buf: Any, pos: int) -> tuple[Any, int]:
 
 
 def _write_MetadataResponsePartition_v5(o: Any, out: bytearray) -> None:
-    out += _S4.pack(o.error_code, o.partition_index, o.leader_id)
+    out += _S2.pack(o.error_code, o.partition_index, o.leader_id)
     x1 = o.replica_nodes
     n2 = len(x1)
     out += I.pack(n2)
@@ -2350,7 +4198,7 @@ _write_MetadataResponsePartition_v6 = _write_MetadataResponsePartition_v5
 
 def _read_MetadataResponsePartition_v7(buf: Any, pos: int) -> tuple[Any, int]:
     o = new(MetadataResponsePartition)
-    o.error_code, o.partition_index, o.leader_id, o.leader_epoch = _S5.unpack_from(buf, pos)
+    o.error_code, o.partition_index, o.leader_id, o.leader_epoch = _S4.unpack_from(buf, pos)
     pos += 14
     n1, = I.unpack_from(buf, pos)
     pos += 4
@@ -2384,7 +4232,7 @@ def _read_MetadataResponsePartition_v7(buf: Any, pos: int) -> tuple[Any, int]:
 
 
 def _write_MetadataResponsePartition_v7(o: Any, out: bytearray) -> None:
-    out += _S5.pack(o.error_code, o.partition_index, o.leader_id, o.leader_epoch)
+    out += _S4.pack(o.error_code, o.partition_index, o.leader_id, o.leader_epoch)
     x1 = o.replica_nodes
     n2 = len(x1)
     out += I.pack(n2)
@@ -2407,7 +4255,7 @@ _write_MetadataResponsePartition_v8 = _write_MetadataResponsePartition_v7
 
 def _read_MetadataResponsePartition_v9(buf: Any, pos: int) -> tuple[Any, int]:
     o = new(MetadataResponsePartition)
-    o.error_code, o.partition_index, o.leader_id, o.leader_epoch = _S5.unpack_from(buf, pos)
+    o.error_code, o.partition_index, o.leader_id, o.leader_epoch = _S4.unpack_from(buf, pos)
     pos += 14
     n1 = buf[pos]
     if n1 < 0x80:
@@ -2452,22 +4300,12 @@ def _read_MetadataResponsePartition_v9(buf: Any, pos: int) -> tuple[Any, int]:
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
 def _write_MetadataResponsePartition_v9(o: Any, out: bytearray) -> None:
-    out += _S5.pack(o.error_code, o.partition_index, o.leader_id, o.leader_epoch)
+    out += _S4.pack(o.error_code, o.partition_index, o.leader_id, o.leader_epoch)
     x1 = o.replica_nodes
     n2 = len(x1)
     if n2 < 0x7f:
@@ -2490,8 +4328,7 @@ def _write_MetadataResponsePartition_v9(o: Any, out: bytearray) -> None:
         write_uvarint(out, n6 + 1)
     out += _INT32S[n6].pack(*x5)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 

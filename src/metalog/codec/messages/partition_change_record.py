@@ -14,8 +14,10 @@ from metalog.codec.runtime import (
     Struct,
     Uuid,
     array_struct,
+    bytes_new,
     new,
     non_default,
+    read_unknown_tags,
     read_uvarint,
     write_tagged,
     write_uvarint,
@@ -26,6 +28,8 @@ __all__ = ['PartitionChangeRecord']
 _S0 = Struct('>i16s')
 _S1 = Struct('>i')
 _S2 = Struct('>b')
+_S3 = Struct('>BBi')
+_S4 = Struct('>BBb')
 _INT32S = array_struct('i')
 _UUIDS = array_struct('16s')
 
@@ -79,175 +83,264 @@ def _read_PartitionChangeRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
     o.directories = None
     o.eligible_leader_replicas = None
     o.last_known_elr = None
-    o.partition_id, u_topic_id = _S0.unpack_from(buf, pos)
-    o.topic_id = Uuid(u_topic_id)
+    o.partition_id, u1 = _S0.unpack_from(buf, pos)
+    o.topic_id = bytes_new(Uuid, u1)
     pos += 20
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
+        count2 = buf[pos]
+        if count2 < 0x80:
+            pos += 1
+        else:
+            count2, pos = read_uvarint(buf, pos)
+        for _ in range(count2):
+            tag3 = buf[pos]
+            if tag3 < 0x80:
+                pos += 1
+            else:
+                tag3, pos = read_uvarint(buf, pos)
+            size4 = buf[pos]
+            if size4 < 0x80:
+                pos += 1
+            else:
+                size4, pos = read_uvarint(buf, pos)
+            stop5 = pos + size4
+            if stop5 > len(buf):
                 raise Malformed('tagged field size exceeds the input')
-            if tag == 0:
-                n1 = buf[pos]
-                if n1 < 0x80:
+            if tag3 == 0:
+                n6 = buf[pos]
+                if n6 < 0x80:
                     pos += 1
                 else:
-                    n1, pos = read_uvarint(buf, pos)
-                n1 -= 1
-                if n1 < 0:
+                    n6, pos = read_uvarint(buf, pos)
+                n6 -= 1
+                if n6 < 0:
                     o.isr = None
                 else:
-                    if n1 > len(buf) - pos:
+                    if n6 > len(buf) - pos:
                         raise Malformed('array length exceeds the input')
-                    o.isr = [*_INT32S[n1].unpack_from(buf, pos)]
-                    pos += 4 * n1
-                if pos != stop:
+                    o.isr = [*_INT32S[n6].unpack_from(buf, pos)]
+                    pos += 4 * n6
+                if pos != stop5:
                     raise Malformed('tagged field size does not match its value')
-            elif tag == 1:
+            elif tag3 == 1:
                 o.leader, = _S1.unpack_from(buf, pos)
                 pos += 4
-                if pos != stop:
+                if pos != stop5:
                     raise Malformed('tagged field size does not match its value')
-            elif tag == 2:
-                n2 = buf[pos]
-                if n2 < 0x80:
+            elif tag3 == 2:
+                n7 = buf[pos]
+                if n7 < 0x80:
                     pos += 1
                 else:
-                    n2, pos = read_uvarint(buf, pos)
-                n2 -= 1
-                if n2 < 0:
+                    n7, pos = read_uvarint(buf, pos)
+                n7 -= 1
+                if n7 < 0:
                     o.replicas = None
                 else:
-                    if n2 > len(buf) - pos:
+                    if n7 > len(buf) - pos:
                         raise Malformed('array length exceeds the input')
-                    o.replicas = [*_INT32S[n2].unpack_from(buf, pos)]
-                    pos += 4 * n2
-                if pos != stop:
+                    o.replicas = [*_INT32S[n7].unpack_from(buf, pos)]
+                    pos += 4 * n7
+                if pos != stop5:
                     raise Malformed('tagged field size does not match its value')
-            elif tag == 3:
-                n3 = buf[pos]
-                if n3 < 0x80:
+            elif tag3 == 3:
+                n8 = buf[pos]
+                if n8 < 0x80:
                     pos += 1
                 else:
-                    n3, pos = read_uvarint(buf, pos)
-                n3 -= 1
-                if n3 < 0:
+                    n8, pos = read_uvarint(buf, pos)
+                n8 -= 1
+                if n8 < 0:
                     o.removing_replicas = None
                 else:
-                    if n3 > len(buf) - pos:
+                    if n8 > len(buf) - pos:
                         raise Malformed('array length exceeds the input')
-                    o.removing_replicas = [*_INT32S[n3].unpack_from(buf, pos)]
-                    pos += 4 * n3
-                if pos != stop:
+                    o.removing_replicas = [*_INT32S[n8].unpack_from(buf, pos)]
+                    pos += 4 * n8
+                if pos != stop5:
                     raise Malformed('tagged field size does not match its value')
-            elif tag == 4:
-                n4 = buf[pos]
-                if n4 < 0x80:
+            elif tag3 == 4:
+                n9 = buf[pos]
+                if n9 < 0x80:
                     pos += 1
                 else:
-                    n4, pos = read_uvarint(buf, pos)
-                n4 -= 1
-                if n4 < 0:
+                    n9, pos = read_uvarint(buf, pos)
+                n9 -= 1
+                if n9 < 0:
                     o.adding_replicas = None
                 else:
-                    if n4 > len(buf) - pos:
+                    if n9 > len(buf) - pos:
                         raise Malformed('array length exceeds the input')
-                    o.adding_replicas = [*_INT32S[n4].unpack_from(buf, pos)]
-                    pos += 4 * n4
-                if pos != stop:
+                    o.adding_replicas = [*_INT32S[n9].unpack_from(buf, pos)]
+                    pos += 4 * n9
+                if pos != stop5:
                     raise Malformed('tagged field size does not match its value')
-            elif tag == 5:
+            elif tag3 == 5:
                 o.leader_recovery_state, = _S2.unpack_from(buf, pos)
                 pos += 1
-                if pos != stop:
+                if pos != stop5:
                     raise Malformed('tagged field size does not match its value')
             else:
                 if o.unknown_tagged_fields is None:
                     o.unknown_tagged_fields = []
-                o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-                pos = stop
+                o.unknown_tagged_fields.append((tag3, bytes(buf[pos:stop5])))
+                pos = stop5
     return o, pos
 
 
 def _write_PartitionChangeRecord_v0(o: Any, out: bytearray) -> None:
-    if o.directories != None:
+    if o.directories is not None:
         raise non_default('PartitionChangeRecord', 0, 'PartitionChangeRecord.Directories')
-    if o.eligible_leader_replicas != None:
+    if o.eligible_leader_replicas is not None:
         raise non_default('PartitionChangeRecord', 0, 'PartitionChangeRecord.EligibleLeaderReplicas')
-    if o.last_known_elr != None:
+    if o.last_known_elr is not None:
         raise non_default('PartitionChangeRecord', 0, 'PartitionChangeRecord.LastKnownElr')
     out += _S0.pack(o.partition_id, o.topic_id)
-    if o.isr != None or o.leader != -2 or o.replicas != None or o.removing_replicas != None or o.adding_replicas != None or o.leader_recovery_state != -1 or o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        if o.isr != None:
-            t = bytearray()
-            x1 = o.isr
-            if x1 is None:
-                t.append(0)
-            else:
-                n2 = len(x1)
-                if n2 < 0x7f:
-                    t.append(n2 + 1)
-                else:
-                    write_uvarint(t, n2 + 1)
-                t += _INT32S[n2].pack(*x1)
-            known.append((0, t))
-        if o.leader != -2:
-            t = bytearray()
-            t += _S1.pack(o.leader)
-            known.append((1, t))
-        if o.replicas != None:
-            t = bytearray()
-            x3 = o.replicas
+    if o.unknown_tagged_fields:
+        known1: list[tuple[int, bytearray]] = []
+        if o.isr is not None:
+            t2 = bytearray()
+            x3 = o.isr
             if x3 is None:
-                t.append(0)
+                t2.append(0)
             else:
                 n4 = len(x3)
                 if n4 < 0x7f:
-                    t.append(n4 + 1)
+                    t2.append(n4 + 1)
                 else:
-                    write_uvarint(t, n4 + 1)
-                t += _INT32S[n4].pack(*x3)
-            known.append((2, t))
-        if o.removing_replicas != None:
-            t = bytearray()
-            x5 = o.removing_replicas
-            if x5 is None:
-                t.append(0)
-            else:
-                n6 = len(x5)
-                if n6 < 0x7f:
-                    t.append(n6 + 1)
-                else:
-                    write_uvarint(t, n6 + 1)
-                t += _INT32S[n6].pack(*x5)
-            known.append((3, t))
-        if o.adding_replicas != None:
-            t = bytearray()
-            x7 = o.adding_replicas
+                    write_uvarint(t2, n4 + 1)
+                t2 += _INT32S[n4].pack(*x3)
+            known1.append((0, t2))
+        if o.leader != -2:
+            t5 = bytearray()
+            t5 += _S1.pack(o.leader)
+            known1.append((1, t5))
+        if o.replicas is not None:
+            t6 = bytearray()
+            x7 = o.replicas
             if x7 is None:
-                t.append(0)
+                t6.append(0)
             else:
                 n8 = len(x7)
                 if n8 < 0x7f:
-                    t.append(n8 + 1)
+                    t6.append(n8 + 1)
                 else:
-                    write_uvarint(t, n8 + 1)
-                t += _INT32S[n8].pack(*x7)
-            known.append((4, t))
+                    write_uvarint(t6, n8 + 1)
+                t6 += _INT32S[n8].pack(*x7)
+            known1.append((2, t6))
+        if o.removing_replicas is not None:
+            t9 = bytearray()
+            x10 = o.removing_replicas
+            if x10 is None:
+                t9.append(0)
+            else:
+                n11 = len(x10)
+                if n11 < 0x7f:
+                    t9.append(n11 + 1)
+                else:
+                    write_uvarint(t9, n11 + 1)
+                t9 += _INT32S[n11].pack(*x10)
+            known1.append((3, t9))
+        if o.adding_replicas is not None:
+            t12 = bytearray()
+            x13 = o.adding_replicas
+            if x13 is None:
+                t12.append(0)
+            else:
+                n14 = len(x13)
+                if n14 < 0x7f:
+                    t12.append(n14 + 1)
+                else:
+                    write_uvarint(t12, n14 + 1)
+                t12 += _INT32S[n14].pack(*x13)
+            known1.append((4, t12))
         if o.leader_recovery_state != -1:
-            t = bytearray()
-            t += _S2.pack(o.leader_recovery_state)
-            known.append((5, t))
-        write_tagged(out, known, o.unknown_tagged_fields)
+            t15 = bytearray()
+            t15 += _S2.pack(o.leader_recovery_state)
+            known1.append((5, t15))
+        write_tagged(out, known1, o.unknown_tagged_fields)
     else:
-        out.append(0)
+        count16 = (o.isr is not None) + (o.leader != -2) + (o.replicas is not None) + (o.removing_replicas is not None) + (o.adding_replicas is not None) + (o.leader_recovery_state != -1)
+        out.append(count16)
+        if o.isr is not None:
+            t17 = bytearray()
+            x18 = o.isr
+            if x18 is None:
+                t17.append(0)
+            else:
+                n19 = len(x18)
+                if n19 < 0x7f:
+                    t17.append(n19 + 1)
+                else:
+                    write_uvarint(t17, n19 + 1)
+                t17 += _INT32S[n19].pack(*x18)
+            out.append(0)
+            if len(t17) < 0x80:
+                out.append(len(t17))
+            else:
+                write_uvarint(out, len(t17))
+            out += t17
+        if o.leader != -2:
+            out += _S3.pack(1, 4, o.leader)
+        if o.replicas is not None:
+            t20 = bytearray()
+            x21 = o.replicas
+            if x21 is None:
+                t20.append(0)
+            else:
+                n22 = len(x21)
+                if n22 < 0x7f:
+                    t20.append(n22 + 1)
+                else:
+                    write_uvarint(t20, n22 + 1)
+                t20 += _INT32S[n22].pack(*x21)
+            out.append(2)
+            if len(t20) < 0x80:
+                out.append(len(t20))
+            else:
+                write_uvarint(out, len(t20))
+            out += t20
+        if o.removing_replicas is not None:
+            t23 = bytearray()
+            x24 = o.removing_replicas
+            if x24 is None:
+                t23.append(0)
+            else:
+                n25 = len(x24)
+                if n25 < 0x7f:
+                    t23.append(n25 + 1)
+                else:
+                    write_uvarint(t23, n25 + 1)
+                t23 += _INT32S[n25].pack(*x24)
+            out.append(3)
+            if len(t23) < 0x80:
+                out.append(len(t23))
+            else:
+                write_uvarint(out, len(t23))
+            out += t23
+        if o.adding_replicas is not None:
+            t26 = bytearray()
+            x27 = o.adding_replicas
+            if x27 is None:
+                t26.append(0)
+            else:
+                n28 = len(x27)
+                if n28 < 0x7f:
+                    t26.append(n28 + 1)
+                else:
+                    write_uvarint(t26, n28 + 1)
+                t26 += _INT32S[n28].pack(*x27)
+            out.append(4)
+            if len(t26) < 0x80:
+                out.append(len(t26))
+            else:
+                write_uvarint(out, len(t26))
+            out += t26
+        if o.leader_recovery_state != -1:
+            out += _S4.pack(5, 1, o.leader_recovery_state)
 
 
 def _read_PartitionChangeRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
@@ -261,202 +354,309 @@ def _read_PartitionChangeRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
     o.directories = None
     o.eligible_leader_replicas = None
     o.last_known_elr = None
-    o.partition_id, u_topic_id = _S0.unpack_from(buf, pos)
-    o.topic_id = Uuid(u_topic_id)
+    o.partition_id, u1 = _S0.unpack_from(buf, pos)
+    o.topic_id = bytes_new(Uuid, u1)
     pos += 20
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
+        count2 = buf[pos]
+        if count2 < 0x80:
+            pos += 1
+        else:
+            count2, pos = read_uvarint(buf, pos)
+        for _ in range(count2):
+            tag3 = buf[pos]
+            if tag3 < 0x80:
+                pos += 1
+            else:
+                tag3, pos = read_uvarint(buf, pos)
+            size4 = buf[pos]
+            if size4 < 0x80:
+                pos += 1
+            else:
+                size4, pos = read_uvarint(buf, pos)
+            stop5 = pos + size4
+            if stop5 > len(buf):
                 raise Malformed('tagged field size exceeds the input')
-            if tag == 0:
-                n1 = buf[pos]
-                if n1 < 0x80:
+            if tag3 == 0:
+                n6 = buf[pos]
+                if n6 < 0x80:
                     pos += 1
                 else:
-                    n1, pos = read_uvarint(buf, pos)
-                n1 -= 1
-                if n1 < 0:
+                    n6, pos = read_uvarint(buf, pos)
+                n6 -= 1
+                if n6 < 0:
                     o.isr = None
                 else:
-                    if n1 > len(buf) - pos:
+                    if n6 > len(buf) - pos:
                         raise Malformed('array length exceeds the input')
-                    o.isr = [*_INT32S[n1].unpack_from(buf, pos)]
-                    pos += 4 * n1
-                if pos != stop:
+                    o.isr = [*_INT32S[n6].unpack_from(buf, pos)]
+                    pos += 4 * n6
+                if pos != stop5:
                     raise Malformed('tagged field size does not match its value')
-            elif tag == 1:
+            elif tag3 == 1:
                 o.leader, = _S1.unpack_from(buf, pos)
                 pos += 4
-                if pos != stop:
+                if pos != stop5:
                     raise Malformed('tagged field size does not match its value')
-            elif tag == 2:
-                n2 = buf[pos]
-                if n2 < 0x80:
+            elif tag3 == 2:
+                n7 = buf[pos]
+                if n7 < 0x80:
                     pos += 1
                 else:
-                    n2, pos = read_uvarint(buf, pos)
-                n2 -= 1
-                if n2 < 0:
+                    n7, pos = read_uvarint(buf, pos)
+                n7 -= 1
+                if n7 < 0:
                     o.replicas = None
                 else:
-                    if n2 > len(buf) - pos:
+                    if n7 > len(buf) - pos:
                         raise Malformed('array length exceeds the input')
-                    o.replicas = [*_INT32S[n2].unpack_from(buf, pos)]
-                    pos += 4 * n2
-                if pos != stop:
+                    o.replicas = [*_INT32S[n7].unpack_from(buf, pos)]
+                    pos += 4 * n7
+                if pos != stop5:
                     raise Malformed('tagged field size does not match its value')
-            elif tag == 3:
-                n3 = buf[pos]
-                if n3 < 0x80:
+            elif tag3 == 3:
+                n8 = buf[pos]
+                if n8 < 0x80:
                     pos += 1
                 else:
-                    n3, pos = read_uvarint(buf, pos)
-                n3 -= 1
-                if n3 < 0:
+                    n8, pos = read_uvarint(buf, pos)
+                n8 -= 1
+                if n8 < 0:
                     o.removing_replicas = None
                 else:
-                    if n3 > len(buf) - pos:
+                    if n8 > len(buf) - pos:
                         raise Malformed('array length exceeds the input')
-                    o.removing_replicas = [*_INT32S[n3].unpack_from(buf, pos)]
-                    pos += 4 * n3
-                if pos != stop:
+                    o.removing_replicas = [*_INT32S[n8].unpack_from(buf, pos)]
+                    pos += 4 * n8
+                if pos != stop5:
                     raise Malformed('tagged field size does not match its value')
-            elif tag == 4:
-                n4 = buf[pos]
-                if n4 < 0x80:
+            elif tag3 == 4:
+                n9 = buf[pos]
+                if n9 < 0x80:
                     pos += 1
                 else:
-                    n4, pos = read_uvarint(buf, pos)
-                n4 -= 1
-                if n4 < 0:
+                    n9, pos = read_uvarint(buf, pos)
+                n9 -= 1
+                if n9 < 0:
                     o.adding_replicas = None
                 else:
-                    if n4 > len(buf) - pos:
+                    if n9 > len(buf) - pos:
                         raise Malformed('array length exceeds the input')
-                    o.adding_replicas = [*_INT32S[n4].unpack_from(buf, pos)]
-                    pos += 4 * n4
-                if pos != stop:
+                    o.adding_replicas = [*_INT32S[n9].unpack_from(buf, pos)]
+                    pos += 4 * n9
+                if pos != stop5:
                     raise Malformed('tagged field size does not match its value')
-            elif tag == 5:
+            elif tag3 == 5:
                 o.leader_recovery_state, = _S2.unpack_from(buf, pos)
                 pos += 1
-                if pos != stop:
+                if pos != stop5:
                     raise Malformed('tagged field size does not match its value')
-            elif tag == 8:
-                n5 = buf[pos]
-                if n5 < 0x80:
+            elif tag3 == 8:
+                n10 = buf[pos]
+                if n10 < 0x80:
                     pos += 1
                 else:
-                    n5, pos = read_uvarint(buf, pos)
-                n5 -= 1
-                if n5 < 0:
+                    n10, pos = read_uvarint(buf, pos)
+                n10 -= 1
+                if n10 < 0:
                     o.directories = None
                 else:
-                    if n5 > len(buf) - pos:
+                    if n10 > len(buf) - pos:
                         raise Malformed('array length exceeds the input')
-                    o.directories = [*map(Uuid, _UUIDS[n5].unpack_from(buf, pos))]
-                    pos += 16 * n5
-                if pos != stop:
+                    o.directories = [bytes_new(Uuid, u) for u in _UUIDS[n10].unpack_from(buf, pos)]
+                    pos += 16 * n10
+                if pos != stop5:
                     raise Malformed('tagged field size does not match its value')
             else:
                 if o.unknown_tagged_fields is None:
                     o.unknown_tagged_fields = []
-                o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-                pos = stop
+                o.unknown_tagged_fields.append((tag3, bytes(buf[pos:stop5])))
+                pos = stop5
     return o, pos
 
 
 def _write_PartitionChangeRecord_v1(o: Any, out: bytearray) -> None:
-    if o.eligible_leader_replicas != None:
+    if o.eligible_leader_replicas is not None:
         raise non_default('PartitionChangeRecord', 1, 'PartitionChangeRecord.EligibleLeaderReplicas')
-    if o.last_known_elr != None:
+    if o.last_known_elr is not None:
         raise non_default('PartitionChangeRecord', 1, 'PartitionChangeRecord.LastKnownElr')
     out += _S0.pack(o.partition_id, o.topic_id)
-    if o.isr != None or o.leader != -2 or o.replicas != None or o.removing_replicas != None or o.adding_replicas != None or o.leader_recovery_state != -1 or o.directories != None or o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        if o.isr != None:
-            t = bytearray()
-            x1 = o.isr
-            if x1 is None:
-                t.append(0)
-            else:
-                n2 = len(x1)
-                if n2 < 0x7f:
-                    t.append(n2 + 1)
-                else:
-                    write_uvarint(t, n2 + 1)
-                t += _INT32S[n2].pack(*x1)
-            known.append((0, t))
-        if o.leader != -2:
-            t = bytearray()
-            t += _S1.pack(o.leader)
-            known.append((1, t))
-        if o.replicas != None:
-            t = bytearray()
-            x3 = o.replicas
+    if o.unknown_tagged_fields:
+        known1: list[tuple[int, bytearray]] = []
+        if o.isr is not None:
+            t2 = bytearray()
+            x3 = o.isr
             if x3 is None:
-                t.append(0)
+                t2.append(0)
             else:
                 n4 = len(x3)
                 if n4 < 0x7f:
-                    t.append(n4 + 1)
+                    t2.append(n4 + 1)
                 else:
-                    write_uvarint(t, n4 + 1)
-                t += _INT32S[n4].pack(*x3)
-            known.append((2, t))
-        if o.removing_replicas != None:
-            t = bytearray()
-            x5 = o.removing_replicas
-            if x5 is None:
-                t.append(0)
-            else:
-                n6 = len(x5)
-                if n6 < 0x7f:
-                    t.append(n6 + 1)
-                else:
-                    write_uvarint(t, n6 + 1)
-                t += _INT32S[n6].pack(*x5)
-            known.append((3, t))
-        if o.adding_replicas != None:
-            t = bytearray()
-            x7 = o.adding_replicas
+                    write_uvarint(t2, n4 + 1)
+                t2 += _INT32S[n4].pack(*x3)
+            known1.append((0, t2))
+        if o.leader != -2:
+            t5 = bytearray()
+            t5 += _S1.pack(o.leader)
+            known1.append((1, t5))
+        if o.replicas is not None:
+            t6 = bytearray()
+            x7 = o.replicas
             if x7 is None:
-                t.append(0)
+                t6.append(0)
             else:
                 n8 = len(x7)
                 if n8 < 0x7f:
-                    t.append(n8 + 1)
+                    t6.append(n8 + 1)
                 else:
-                    write_uvarint(t, n8 + 1)
-                t += _INT32S[n8].pack(*x7)
-            known.append((4, t))
-        if o.leader_recovery_state != -1:
-            t = bytearray()
-            t += _S2.pack(o.leader_recovery_state)
-            known.append((5, t))
-        if o.directories != None:
-            t = bytearray()
-            x9 = o.directories
-            if x9 is None:
-                t.append(0)
+                    write_uvarint(t6, n8 + 1)
+                t6 += _INT32S[n8].pack(*x7)
+            known1.append((2, t6))
+        if o.removing_replicas is not None:
+            t9 = bytearray()
+            x10 = o.removing_replicas
+            if x10 is None:
+                t9.append(0)
             else:
-                n10 = len(x9)
-                if n10 < 0x7f:
-                    t.append(n10 + 1)
+                n11 = len(x10)
+                if n11 < 0x7f:
+                    t9.append(n11 + 1)
                 else:
-                    write_uvarint(t, n10 + 1)
-                t += _UUIDS[n10].pack(*x9)
-            known.append((8, t))
-        write_tagged(out, known, o.unknown_tagged_fields)
+                    write_uvarint(t9, n11 + 1)
+                t9 += _INT32S[n11].pack(*x10)
+            known1.append((3, t9))
+        if o.adding_replicas is not None:
+            t12 = bytearray()
+            x13 = o.adding_replicas
+            if x13 is None:
+                t12.append(0)
+            else:
+                n14 = len(x13)
+                if n14 < 0x7f:
+                    t12.append(n14 + 1)
+                else:
+                    write_uvarint(t12, n14 + 1)
+                t12 += _INT32S[n14].pack(*x13)
+            known1.append((4, t12))
+        if o.leader_recovery_state != -1:
+            t15 = bytearray()
+            t15 += _S2.pack(o.leader_recovery_state)
+            known1.append((5, t15))
+        if o.directories is not None:
+            t16 = bytearray()
+            x17 = o.directories
+            if x17 is None:
+                t16.append(0)
+            else:
+                n18 = len(x17)
+                if n18 < 0x7f:
+                    t16.append(n18 + 1)
+                else:
+                    write_uvarint(t16, n18 + 1)
+                t16 += _UUIDS[n18].pack(*x17)
+            known1.append((8, t16))
+        write_tagged(out, known1, o.unknown_tagged_fields)
     else:
-        out.append(0)
+        count19 = (o.isr is not None) + (o.leader != -2) + (o.replicas is not None) + (o.removing_replicas is not None) + (o.adding_replicas is not None) + (o.leader_recovery_state != -1) + (o.directories is not None)
+        out.append(count19)
+        if o.isr is not None:
+            t20 = bytearray()
+            x21 = o.isr
+            if x21 is None:
+                t20.append(0)
+            else:
+                n22 = len(x21)
+                if n22 < 0x7f:
+                    t20.append(n22 + 1)
+                else:
+                    write_uvarint(t20, n22 + 1)
+                t20 += _INT32S[n22].pack(*x21)
+            out.append(0)
+            if len(t20) < 0x80:
+                out.append(len(t20))
+            else:
+                write_uvarint(out, len(t20))
+            out += t20
+        if o.leader != -2:
+            out += _S3.pack(1, 4, o.leader)
+        if o.replicas is not None:
+            t23 = bytearray()
+            x24 = o.replicas
+            if x24 is None:
+                t23.append(0)
+            else:
+                n25 = len(x24)
+                if n25 < 0x7f:
+                    t23.append(n25 + 1)
+                else:
+                    write_uvarint(t23, n25 + 1)
+                t23 += _INT32S[n25].pack(*x24)
+            out.append(2)
+            if len(t23) < 0x80:
+                out.append(len(t23))
+            else:
+                write_uvarint(out, len(t23))
+            out += t23
+        if o.removing_replicas is not None:
+            t26 = bytearray()
+            x27 = o.removing_replicas
+            if x27 is None:
+                t26.append(0)
+            else:
+                n28 = len(x27)
+                if n28 < 0x7f:
+                    t26.append(n28 + 1)
+                else:
+                    write_uvarint(t26, n28 + 1)
+                t26 += _INT32S[n28].pack(*x27)
+            out.append(3)
+            if len(t26) < 0x80:
+                out.append(len(t26))
+            else:
+                write_uvarint(out, len(t26))
+            out += t26
+        if o.adding_replicas is not None:
+            t29 = bytearray()
+            x30 = o.adding_replicas
+            if x30 is None:
+                t29.append(0)
+            else:
+                n31 = len(x30)
+                if n31 < 0x7f:
+                    t29.append(n31 + 1)
+                else:
+                    write_uvarint(t29, n31 + 1)
+                t29 += _INT32S[n31].pack(*x30)
+            out.append(4)
+            if len(t29) < 0x80:
+                out.append(len(t29))
+            else:
+                write_uvarint(out, len(t29))
+            out += t29
+        if o.leader_recovery_state != -1:
+            out += _S4.pack(5, 1, o.leader_recovery_state)
+        if o.directories is not None:
+            t32 = bytearray()
+            x33 = o.directories
+            if x33 is None:
+                t32.append(0)
+            else:
+                n34 = len(x33)
+                if n34 < 0x7f:
+                    t32.append(n34 + 1)
+                else:
+                    write_uvarint(t32, n34 + 1)
+                t32 += _UUIDS[n34].pack(*x33)
+            out.append(8)
+            if len(t32) < 0x80:
+                out.append(len(t32))
+            else:
+                write_uvarint(out, len(t32))
+            out += t32
 
 
 def _read_PartitionChangeRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
@@ -470,111 +670,33 @@ def _read_PartitionChangeRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
     o.directories = None
     o.eligible_leader_replicas = None
     o.last_known_elr = None
-    o.partition_id, u_topic_id = _S0.unpack_from(buf, pos)
-    o.topic_id = Uuid(u_topic_id)
+    o.partition_id, u1 = _S0.unpack_from(buf, pos)
+    o.topic_id = bytes_new(Uuid, u1)
     pos += 20
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if tag == 0:
-                n1 = buf[pos]
-                if n1 < 0x80:
-                    pos += 1
-                else:
-                    n1, pos = read_uvarint(buf, pos)
-                n1 -= 1
-                if n1 < 0:
-                    o.isr = None
-                else:
-                    if n1 > len(buf) - pos:
-                        raise Malformed('array length exceeds the input')
-                    o.isr = [*_INT32S[n1].unpack_from(buf, pos)]
-                    pos += 4 * n1
-                if pos != stop:
-                    raise Malformed('tagged field size does not match its value')
-            elif tag == 1:
-                o.leader, = _S1.unpack_from(buf, pos)
-                pos += 4
-                if pos != stop:
-                    raise Malformed('tagged field size does not match its value')
-            elif tag == 2:
-                n2 = buf[pos]
-                if n2 < 0x80:
-                    pos += 1
-                else:
-                    n2, pos = read_uvarint(buf, pos)
-                n2 -= 1
-                if n2 < 0:
-                    o.replicas = None
-                else:
-                    if n2 > len(buf) - pos:
-                        raise Malformed('array length exceeds the input')
-                    o.replicas = [*_INT32S[n2].unpack_from(buf, pos)]
-                    pos += 4 * n2
-                if pos != stop:
-                    raise Malformed('tagged field size does not match its value')
-            elif tag == 3:
-                n3 = buf[pos]
-                if n3 < 0x80:
-                    pos += 1
-                else:
-                    n3, pos = read_uvarint(buf, pos)
-                n3 -= 1
-                if n3 < 0:
-                    o.removing_replicas = None
-                else:
-                    if n3 > len(buf) - pos:
-                        raise Malformed('array length exceeds the input')
-                    o.removing_replicas = [*_INT32S[n3].unpack_from(buf, pos)]
-                    pos += 4 * n3
-                if pos != stop:
-                    raise Malformed('tagged field size does not match its value')
-            elif tag == 4:
-                n4 = buf[pos]
-                if n4 < 0x80:
-                    pos += 1
-                else:
-                    n4, pos = read_uvarint(buf, pos)
-                n4 -= 1
-                if n4 < 0:
-                    o.adding_replicas = None
-                else:
-                    if n4 > len(buf) - pos:
-                        raise Malformed('array length exceeds the input')
-                    o.adding_replicas = [*_INT32S[n4].unpack_from(buf, pos)]
-                    pos += 4 * n4
-                if pos != stop:
-                    raise Malformed('tagged field size does not match its value')
-            elif tag == 5:
-                o.leader_recovery_state, = _S2.unpack_from(buf, pos)
+        count2 = buf[pos]
+        if count2 < 0x80:
+            pos += 1
+        else:
+            count2, pos = read_uvarint(buf, pos)
+        for _ in range(count2):
+            tag3 = buf[pos]
+            if tag3 < 0x80:
                 pos += 1
-                if pos != stop:
-                    raise Malformed('tagged field size does not match its value')
-            elif tag == 6:
-                n5 = buf[pos]
-                if n5 < 0x80:
-                    pos += 1
-                else:
-                    n5, pos = read_uvarint(buf, pos)
-                n5 -= 1
-                if n5 < 0:
-                    o.eligible_leader_replicas = None
-                else:
-                    if n5 > len(buf) - pos:
-                        raise Malformed('array length exceeds the input')
-                    o.eligible_leader_replicas = [*_INT32S[n5].unpack_from(buf, pos)]
-                    pos += 4 * n5
-                if pos != stop:
-                    raise Malformed('tagged field size does not match its value')
-            elif tag == 7:
+            else:
+                tag3, pos = read_uvarint(buf, pos)
+            size4 = buf[pos]
+            if size4 < 0x80:
+                pos += 1
+            else:
+                size4, pos = read_uvarint(buf, pos)
+            stop5 = pos + size4
+            if stop5 > len(buf):
+                raise Malformed('tagged field size exceeds the input')
+            if tag3 == 0:
                 n6 = buf[pos]
                 if n6 < 0x80:
                     pos += 1
@@ -582,15 +704,20 @@ def _read_PartitionChangeRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
                     n6, pos = read_uvarint(buf, pos)
                 n6 -= 1
                 if n6 < 0:
-                    o.last_known_elr = None
+                    o.isr = None
                 else:
                     if n6 > len(buf) - pos:
                         raise Malformed('array length exceeds the input')
-                    o.last_known_elr = [*_INT32S[n6].unpack_from(buf, pos)]
+                    o.isr = [*_INT32S[n6].unpack_from(buf, pos)]
                     pos += 4 * n6
-                if pos != stop:
+                if pos != stop5:
                     raise Malformed('tagged field size does not match its value')
-            elif tag == 8:
+            elif tag3 == 1:
+                o.leader, = _S1.unpack_from(buf, pos)
+                pos += 4
+                if pos != stop5:
+                    raise Malformed('tagged field size does not match its value')
+            elif tag3 == 2:
                 n7 = buf[pos]
                 if n7 < 0x80:
                     pos += 1
@@ -598,128 +725,344 @@ def _read_PartitionChangeRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
                     n7, pos = read_uvarint(buf, pos)
                 n7 -= 1
                 if n7 < 0:
-                    o.directories = None
+                    o.replicas = None
                 else:
                     if n7 > len(buf) - pos:
                         raise Malformed('array length exceeds the input')
-                    o.directories = [*map(Uuid, _UUIDS[n7].unpack_from(buf, pos))]
-                    pos += 16 * n7
-                if pos != stop:
+                    o.replicas = [*_INT32S[n7].unpack_from(buf, pos)]
+                    pos += 4 * n7
+                if pos != stop5:
+                    raise Malformed('tagged field size does not match its value')
+            elif tag3 == 3:
+                n8 = buf[pos]
+                if n8 < 0x80:
+                    pos += 1
+                else:
+                    n8, pos = read_uvarint(buf, pos)
+                n8 -= 1
+                if n8 < 0:
+                    o.removing_replicas = None
+                else:
+                    if n8 > len(buf) - pos:
+                        raise Malformed('array length exceeds the input')
+                    o.removing_replicas = [*_INT32S[n8].unpack_from(buf, pos)]
+                    pos += 4 * n8
+                if pos != stop5:
+                    raise Malformed('tagged field size does not match its value')
+            elif tag3 == 4:
+                n9 = buf[pos]
+                if n9 < 0x80:
+                    pos += 1
+                else:
+                    n9, pos = read_uvarint(buf, pos)
+                n9 -= 1
+                if n9 < 0:
+                    o.adding_replicas = None
+                else:
+                    if n9 > len(buf) - pos:
+                        raise Malformed('array length exceeds the input')
+                    o.adding_replicas = [*_INT32S[n9].unpack_from(buf, pos)]
+                    pos += 4 * n9
+                if pos != stop5:
+                    raise Malformed('tagged field size does not match its value')
+            elif tag3 == 5:
+                o.leader_recovery_state, = _S2.unpack_from(buf, pos)
+                pos += 1
+                if pos != stop5:
+                    raise Malformed('tagged field size does not match its value')
+            elif tag3 == 6:
+                n10 = buf[pos]
+                if n10 < 0x80:
+                    pos += 1
+                else:
+                    n10, pos = read_uvarint(buf, pos)
+                n10 -= 1
+                if n10 < 0:
+                    o.eligible_leader_replicas = None
+                else:
+                    if n10 > len(buf) - pos:
+                        raise Malformed('array length exceeds the input')
+                    o.eligible_leader_replicas = [*_INT32S[n10].unpack_from(buf, pos)]
+                    pos += 4 * n10
+                if pos != stop5:
+                    raise Malformed('tagged field size does not match its value')
+            elif tag3 == 7:
+                n11 = buf[pos]
+                if n11 < 0x80:
+                    pos += 1
+                else:
+                    n11, pos = read_uvarint(buf, pos)
+                n11 -= 1
+                if n11 < 0:
+                    o.last_known_elr = None
+                else:
+                    if n11 > len(buf) - pos:
+                        raise Malformed('array length exceeds the input')
+                    o.last_known_elr = [*_INT32S[n11].unpack_from(buf, pos)]
+                    pos += 4 * n11
+                if pos != stop5:
+                    raise Malformed('tagged field size does not match its value')
+            elif tag3 == 8:
+                n12 = buf[pos]
+                if n12 < 0x80:
+                    pos += 1
+                else:
+                    n12, pos = read_uvarint(buf, pos)
+                n12 -= 1
+                if n12 < 0:
+                    o.directories = None
+                else:
+                    if n12 > len(buf) - pos:
+                        raise Malformed('array length exceeds the input')
+                    o.directories = [bytes_new(Uuid, u) for u in _UUIDS[n12].unpack_from(buf, pos)]
+                    pos += 16 * n12
+                if pos != stop5:
                     raise Malformed('tagged field size does not match its value')
             else:
                 if o.unknown_tagged_fields is None:
                     o.unknown_tagged_fields = []
-                o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-                pos = stop
+                o.unknown_tagged_fields.append((tag3, bytes(buf[pos:stop5])))
+                pos = stop5
     return o, pos
 
 
 def _write_PartitionChangeRecord_v2(o: Any, out: bytearray) -> None:
     out += _S0.pack(o.partition_id, o.topic_id)
-    if o.isr != None or o.leader != -2 or o.replicas != None or o.removing_replicas != None or o.adding_replicas != None or o.leader_recovery_state != -1 or o.eligible_leader_replicas != None or o.last_known_elr != None or o.directories != None or o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        if o.isr != None:
-            t = bytearray()
-            x1 = o.isr
-            if x1 is None:
-                t.append(0)
-            else:
-                n2 = len(x1)
-                if n2 < 0x7f:
-                    t.append(n2 + 1)
-                else:
-                    write_uvarint(t, n2 + 1)
-                t += _INT32S[n2].pack(*x1)
-            known.append((0, t))
-        if o.leader != -2:
-            t = bytearray()
-            t += _S1.pack(o.leader)
-            known.append((1, t))
-        if o.replicas != None:
-            t = bytearray()
-            x3 = o.replicas
+    if o.unknown_tagged_fields:
+        known1: list[tuple[int, bytearray]] = []
+        if o.isr is not None:
+            t2 = bytearray()
+            x3 = o.isr
             if x3 is None:
-                t.append(0)
+                t2.append(0)
             else:
                 n4 = len(x3)
                 if n4 < 0x7f:
-                    t.append(n4 + 1)
+                    t2.append(n4 + 1)
                 else:
-                    write_uvarint(t, n4 + 1)
-                t += _INT32S[n4].pack(*x3)
-            known.append((2, t))
-        if o.removing_replicas != None:
-            t = bytearray()
-            x5 = o.removing_replicas
-            if x5 is None:
-                t.append(0)
-            else:
-                n6 = len(x5)
-                if n6 < 0x7f:
-                    t.append(n6 + 1)
-                else:
-                    write_uvarint(t, n6 + 1)
-                t += _INT32S[n6].pack(*x5)
-            known.append((3, t))
-        if o.adding_replicas != None:
-            t = bytearray()
-            x7 = o.adding_replicas
+                    write_uvarint(t2, n4 + 1)
+                t2 += _INT32S[n4].pack(*x3)
+            known1.append((0, t2))
+        if o.leader != -2:
+            t5 = bytearray()
+            t5 += _S1.pack(o.leader)
+            known1.append((1, t5))
+        if o.replicas is not None:
+            t6 = bytearray()
+            x7 = o.replicas
             if x7 is None:
-                t.append(0)
+                t6.append(0)
             else:
                 n8 = len(x7)
                 if n8 < 0x7f:
-                    t.append(n8 + 1)
+                    t6.append(n8 + 1)
                 else:
-                    write_uvarint(t, n8 + 1)
-                t += _INT32S[n8].pack(*x7)
-            known.append((4, t))
-        if o.leader_recovery_state != -1:
-            t = bytearray()
-            t += _S2.pack(o.leader_recovery_state)
-            known.append((5, t))
-        if o.eligible_leader_replicas != None:
-            t = bytearray()
-            x9 = o.eligible_leader_replicas
-            if x9 is None:
-                t.append(0)
+                    write_uvarint(t6, n8 + 1)
+                t6 += _INT32S[n8].pack(*x7)
+            known1.append((2, t6))
+        if o.removing_replicas is not None:
+            t9 = bytearray()
+            x10 = o.removing_replicas
+            if x10 is None:
+                t9.append(0)
             else:
-                n10 = len(x9)
-                if n10 < 0x7f:
-                    t.append(n10 + 1)
+                n11 = len(x10)
+                if n11 < 0x7f:
+                    t9.append(n11 + 1)
                 else:
-                    write_uvarint(t, n10 + 1)
-                t += _INT32S[n10].pack(*x9)
-            known.append((6, t))
-        if o.last_known_elr != None:
-            t = bytearray()
-            x11 = o.last_known_elr
-            if x11 is None:
-                t.append(0)
-            else:
-                n12 = len(x11)
-                if n12 < 0x7f:
-                    t.append(n12 + 1)
-                else:
-                    write_uvarint(t, n12 + 1)
-                t += _INT32S[n12].pack(*x11)
-            known.append((7, t))
-        if o.directories != None:
-            t = bytearray()
-            x13 = o.directories
+                    write_uvarint(t9, n11 + 1)
+                t9 += _INT32S[n11].pack(*x10)
+            known1.append((3, t9))
+        if o.adding_replicas is not None:
+            t12 = bytearray()
+            x13 = o.adding_replicas
             if x13 is None:
-                t.append(0)
+                t12.append(0)
             else:
                 n14 = len(x13)
                 if n14 < 0x7f:
-                    t.append(n14 + 1)
+                    t12.append(n14 + 1)
                 else:
-                    write_uvarint(t, n14 + 1)
-                t += _UUIDS[n14].pack(*x13)
-            known.append((8, t))
-        write_tagged(out, known, o.unknown_tagged_fields)
+                    write_uvarint(t12, n14 + 1)
+                t12 += _INT32S[n14].pack(*x13)
+            known1.append((4, t12))
+        if o.leader_recovery_state != -1:
+            t15 = bytearray()
+            t15 += _S2.pack(o.leader_recovery_state)
+            known1.append((5, t15))
+        if o.eligible_leader_replicas is not None:
+            t16 = bytearray()
+            x17 = o.eligible_leader_replicas
+            if x17 is None:
+                t16.append(0)
+            else:
+                n18 = len(x17)
+                if n18 < 0x7f:
+                    t16.append(n18 + 1)
+                else:
+                    write_uvarint(t16, n18 + 1)
+                t16 += _INT32S[n18].pack(*x17)
+            known1.append((6, t16))
+        if o.last_known_elr is not None:
+            t19 = bytearray()
+            x20 = o.last_known_elr
+            if x20 is None:
+                t19.append(0)
+            else:
+                n21 = len(x20)
+                if n21 < 0x7f:
+                    t19.append(n21 + 1)
+                else:
+                    write_uvarint(t19, n21 + 1)
+                t19 += _INT32S[n21].pack(*x20)
+            known1.append((7, t19))
+        if o.directories is not None:
+            t22 = bytearray()
+            x23 = o.directories
+            if x23 is None:
+                t22.append(0)
+            else:
+                n24 = len(x23)
+                if n24 < 0x7f:
+                    t22.append(n24 + 1)
+                else:
+                    write_uvarint(t22, n24 + 1)
+                t22 += _UUIDS[n24].pack(*x23)
+            known1.append((8, t22))
+        write_tagged(out, known1, o.unknown_tagged_fields)
     else:
-        out.append(0)
+        count25 = (o.isr is not None) + (o.leader != -2) + (o.replicas is not None) + (o.removing_replicas is not None) + (o.adding_replicas is not None) + (o.leader_recovery_state != -1) + (o.eligible_leader_replicas is not None) + (o.last_known_elr is not None) + (o.directories is not None)
+        out.append(count25)
+        if o.isr is not None:
+            t26 = bytearray()
+            x27 = o.isr
+            if x27 is None:
+                t26.append(0)
+            else:
+                n28 = len(x27)
+                if n28 < 0x7f:
+                    t26.append(n28 + 1)
+                else:
+                    write_uvarint(t26, n28 + 1)
+                t26 += _INT32S[n28].pack(*x27)
+            out.append(0)
+            if len(t26) < 0x80:
+                out.append(len(t26))
+            else:
+                write_uvarint(out, len(t26))
+            out += t26
+        if o.leader != -2:
+            out += _S3.pack(1, 4, o.leader)
+        if o.replicas is not None:
+            t29 = bytearray()
+            x30 = o.replicas
+            if x30 is None:
+                t29.append(0)
+            else:
+                n31 = len(x30)
+                if n31 < 0x7f:
+                    t29.append(n31 + 1)
+                else:
+                    write_uvarint(t29, n31 + 1)
+                t29 += _INT32S[n31].pack(*x30)
+            out.append(2)
+            if len(t29) < 0x80:
+                out.append(len(t29))
+            else:
+                write_uvarint(out, len(t29))
+            out += t29
+        if o.removing_replicas is not None:
+            t32 = bytearray()
+            x33 = o.removing_replicas
+            if x33 is None:
+                t32.append(0)
+            else:
+                n34 = len(x33)
+                if n34 < 0x7f:
+                    t32.append(n34 + 1)
+                else:
+                    write_uvarint(t32, n34 + 1)
+                t32 += _INT32S[n34].pack(*x33)
+            out.append(3)
+            if len(t32) < 0x80:
+                out.append(len(t32))
+            else:
+                write_uvarint(out, len(t32))
+            out += t32
+        if o.adding_replicas is not None:
+            t35 = bytearray()
+            x36 = o.adding_replicas
+            if x36 is None:
+                t35.append(0)
+            else:
+                n37 = len(x36)
+                if n37 < 0x7f:
+                    t35.append(n37 + 1)
+                else:
+                    write_uvarint(t35, n37 + 1)
+                t35 += _INT32S[n37].pack(*x36)
+            out.append(4)
+            if len(t35) < 0x80:
+                out.append(len(t35))
+            else:
+                write_uvarint(out, len(t35))
+            out += t35
+        if o.leader_recovery_state != -1:
+            out += _S4.pack(5, 1, o.leader_recovery_state)
+        if o.eligible_leader_replicas is not None:
+            t38 = bytearray()
+            x39 = o.eligible_leader_replicas
+            if x39 is None:
+                t38.append(0)
+            else:
+                n40 = len(x39)
+                if n40 < 0x7f:
+                    t38.append(n40 + 1)
+                else:
+                    write_uvarint(t38, n40 + 1)
+                t38 += _INT32S[n40].pack(*x39)
+            out.append(6)
+            if len(t38) < 0x80:
+                out.append(len(t38))
+            else:
+                write_uvarint(out, len(t38))
+            out += t38
+        if o.last_known_elr is not None:
+            t41 = bytearray()
+            x42 = o.last_known_elr
+            if x42 is None:
+                t41.append(0)
+            else:
+                n43 = len(x42)
+                if n43 < 0x7f:
+                    t41.append(n43 + 1)
+                else:
+                    write_uvarint(t41, n43 + 1)
+                t41 += _INT32S[n43].pack(*x42)
+            out.append(7)
+            if len(t41) < 0x80:
+                out.append(len(t41))
+            else:
+                write_uvarint(out, len(t41))
+            out += t41
+        if o.directories is not None:
+            t44 = bytearray()
+            x45 = o.directories
+            if x45 is None:
+                t44.append(0)
+            else:
+                n46 = len(x45)
+                if n46 < 0x7f:
+                    t44.append(n46 + 1)
+                else:
+                    write_uvarint(t44, n46 + 1)
+                t44 += _UUIDS[n46].pack(*x45)
+            out.append(8)
+            if len(t44) < 0x80:
+                out.append(len(t44))
+            else:
+                write_uvarint(out, len(t44))
+            out += t44
 
 PartitionChangeRecord.READERS = {0: _read_PartitionChangeRecord_v0, 1: _read_PartitionChangeRecord_v1, 2: _read_PartitionChangeRecord_v2}
 PartitionChangeRecord.WRITERS = {0: _write_PartitionChangeRecord_v0, 1: _write_PartitionChangeRecord_v1, 2: _write_PartitionChangeRecord_v2}

@@ -14,8 +14,10 @@ from metalog.codec.runtime import (
     Struct,
     Uuid,
     array_struct,
+    bytes_new,
     new,
     non_default,
+    read_unknown_tags,
     read_uvarint,
     write_tagged,
     write_uvarint,
@@ -26,6 +28,7 @@ __all__ = ['PartitionRecord']
 _S0 = Struct('>i16s')
 _S1 = Struct('>iii')
 _S2 = Struct('>b')
+_S3 = Struct('>BBb')
 _INT32S = array_struct('i')
 _UUIDS = array_struct('16s')
 
@@ -74,22 +77,9 @@ class PartitionRecord(ApiMessage):
 
 def _read_PartitionRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
     o = new(PartitionRecord)
-    o.partition_id, u_topic_id = _S0.unpack_from(buf, pos)
-    o.topic_id = Uuid(u_topic_id)
+    o.partition_id, u1 = _S0.unpack_from(buf, pos)
+    o.topic_id = bytes_new(Uuid, u1)
     pos += 20
-    n1 = buf[pos]
-    if n1 < 0x80:
-        pos += 1
-    else:
-        n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
-    if n1 < 0:
-        raise Malformed('non-nullable Replicas is null')
-    else:
-        if n1 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
-        o.replicas = [*_INT32S[n1].unpack_from(buf, pos)]
-        pos += 4 * n1
     n2 = buf[pos]
     if n2 < 0x80:
         pos += 1
@@ -97,11 +87,11 @@ def _read_PartitionRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
         n2, pos = read_uvarint(buf, pos)
     n2 -= 1
     if n2 < 0:
-        raise Malformed('non-nullable Isr is null')
+        raise Malformed('non-nullable Replicas is null')
     else:
         if n2 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        o.isr = [*_INT32S[n2].unpack_from(buf, pos)]
+        o.replicas = [*_INT32S[n2].unpack_from(buf, pos)]
         pos += 4 * n2
     n3 = buf[pos]
     if n3 < 0x80:
@@ -110,11 +100,11 @@ def _read_PartitionRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
         n3, pos = read_uvarint(buf, pos)
     n3 -= 1
     if n3 < 0:
-        raise Malformed('non-nullable RemovingReplicas is null')
+        raise Malformed('non-nullable Isr is null')
     else:
         if n3 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        o.removing_replicas = [*_INT32S[n3].unpack_from(buf, pos)]
+        o.isr = [*_INT32S[n3].unpack_from(buf, pos)]
         pos += 4 * n3
     n4 = buf[pos]
     if n4 < 0x80:
@@ -123,12 +113,25 @@ def _read_PartitionRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
         n4, pos = read_uvarint(buf, pos)
     n4 -= 1
     if n4 < 0:
-        raise Malformed('non-nullable AddingReplicas is null')
+        raise Malformed('non-nullable RemovingReplicas is null')
     else:
         if n4 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        o.adding_replicas = [*_INT32S[n4].unpack_from(buf, pos)]
+        o.removing_replicas = [*_INT32S[n4].unpack_from(buf, pos)]
         pos += 4 * n4
+    n5 = buf[pos]
+    if n5 < 0x80:
+        pos += 1
+    else:
+        n5, pos = read_uvarint(buf, pos)
+    n5 -= 1
+    if n5 < 0:
+        raise Malformed('non-nullable AddingReplicas is null')
+    else:
+        if n5 > len(buf) - pos:
+            raise Malformed('array length exceeds the input')
+        o.adding_replicas = [*_INT32S[n5].unpack_from(buf, pos)]
+        pos += 4 * n5
     o.leader_recovery_state = 0
     o.directories = []
     o.eligible_leader_replicas = None
@@ -139,23 +142,35 @@ def _read_PartitionRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
+        count6 = buf[pos]
+        if count6 < 0x80:
+            pos += 1
+        else:
+            count6, pos = read_uvarint(buf, pos)
+        for _ in range(count6):
+            tag7 = buf[pos]
+            if tag7 < 0x80:
+                pos += 1
+            else:
+                tag7, pos = read_uvarint(buf, pos)
+            size8 = buf[pos]
+            if size8 < 0x80:
+                pos += 1
+            else:
+                size8, pos = read_uvarint(buf, pos)
+            stop9 = pos + size8
+            if stop9 > len(buf):
                 raise Malformed('tagged field size exceeds the input')
-            if tag == 0:
+            if tag7 == 0:
                 o.leader_recovery_state, = _S2.unpack_from(buf, pos)
                 pos += 1
-                if pos != stop:
+                if pos != stop9:
                     raise Malformed('tagged field size does not match its value')
             else:
                 if o.unknown_tagged_fields is None:
                     o.unknown_tagged_fields = []
-                o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-                pos = stop
+                o.unknown_tagged_fields.append((tag7, bytes(buf[pos:stop9])))
+                pos = stop9
     return o, pos
 
 
@@ -191,40 +206,30 @@ def _write_PartitionRecord_v0(o: Any, out: bytearray) -> None:
     out += _INT32S[n8].pack(*x7)
     if o.directories != []:
         raise non_default('PartitionRecord', 0, 'PartitionRecord.Directories')
-    if o.eligible_leader_replicas != None:
+    if o.eligible_leader_replicas is not None:
         raise non_default('PartitionRecord', 0, 'PartitionRecord.EligibleLeaderReplicas')
-    if o.last_known_elr != None:
+    if o.last_known_elr is not None:
         raise non_default('PartitionRecord', 0, 'PartitionRecord.LastKnownElr')
     out += _S1.pack(o.leader, o.leader_epoch, o.partition_epoch)
-    if o.leader_recovery_state != 0 or o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
+    if o.unknown_tagged_fields:
+        known9: list[tuple[int, bytearray]] = []
         if o.leader_recovery_state != 0:
-            t = bytearray()
-            t += _S2.pack(o.leader_recovery_state)
-            known.append((0, t))
-        write_tagged(out, known, o.unknown_tagged_fields)
+            t10 = bytearray()
+            t10 += _S2.pack(o.leader_recovery_state)
+            known9.append((0, t10))
+        write_tagged(out, known9, o.unknown_tagged_fields)
     else:
-        out.append(0)
+        count11 = (o.leader_recovery_state != 0)
+        out.append(count11)
+        if o.leader_recovery_state != 0:
+            out += _S3.pack(0, 1, o.leader_recovery_state)
 
 
 def _read_PartitionRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
     o = new(PartitionRecord)
-    o.partition_id, u_topic_id = _S0.unpack_from(buf, pos)
-    o.topic_id = Uuid(u_topic_id)
+    o.partition_id, u1 = _S0.unpack_from(buf, pos)
+    o.topic_id = bytes_new(Uuid, u1)
     pos += 20
-    n1 = buf[pos]
-    if n1 < 0x80:
-        pos += 1
-    else:
-        n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
-    if n1 < 0:
-        raise Malformed('non-nullable Replicas is null')
-    else:
-        if n1 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
-        o.replicas = [*_INT32S[n1].unpack_from(buf, pos)]
-        pos += 4 * n1
     n2 = buf[pos]
     if n2 < 0x80:
         pos += 1
@@ -232,11 +237,11 @@ def _read_PartitionRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
         n2, pos = read_uvarint(buf, pos)
     n2 -= 1
     if n2 < 0:
-        raise Malformed('non-nullable Isr is null')
+        raise Malformed('non-nullable Replicas is null')
     else:
         if n2 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        o.isr = [*_INT32S[n2].unpack_from(buf, pos)]
+        o.replicas = [*_INT32S[n2].unpack_from(buf, pos)]
         pos += 4 * n2
     n3 = buf[pos]
     if n3 < 0x80:
@@ -245,11 +250,11 @@ def _read_PartitionRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
         n3, pos = read_uvarint(buf, pos)
     n3 -= 1
     if n3 < 0:
-        raise Malformed('non-nullable RemovingReplicas is null')
+        raise Malformed('non-nullable Isr is null')
     else:
         if n3 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        o.removing_replicas = [*_INT32S[n3].unpack_from(buf, pos)]
+        o.isr = [*_INT32S[n3].unpack_from(buf, pos)]
         pos += 4 * n3
     n4 = buf[pos]
     if n4 < 0x80:
@@ -258,15 +263,12 @@ def _read_PartitionRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
         n4, pos = read_uvarint(buf, pos)
     n4 -= 1
     if n4 < 0:
-        raise Malformed('non-nullable AddingReplicas is null')
+        raise Malformed('non-nullable RemovingReplicas is null')
     else:
         if n4 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        o.adding_replicas = [*_INT32S[n4].unpack_from(buf, pos)]
+        o.removing_replicas = [*_INT32S[n4].unpack_from(buf, pos)]
         pos += 4 * n4
-    o.leader_recovery_state = 0
-    o.leader, o.leader_epoch, o.partition_epoch = _S1.unpack_from(buf, pos)
-    pos += 12
     n5 = buf[pos]
     if n5 < 0x80:
         pos += 1
@@ -274,35 +276,63 @@ def _read_PartitionRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
         n5, pos = read_uvarint(buf, pos)
     n5 -= 1
     if n5 < 0:
-        raise Malformed('non-nullable Directories is null')
+        raise Malformed('non-nullable AddingReplicas is null')
     else:
         if n5 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        o.directories = [*map(Uuid, _UUIDS[n5].unpack_from(buf, pos))]
-        pos += 16 * n5
+        o.adding_replicas = [*_INT32S[n5].unpack_from(buf, pos)]
+        pos += 4 * n5
+    o.leader_recovery_state = 0
+    o.leader, o.leader_epoch, o.partition_epoch = _S1.unpack_from(buf, pos)
+    pos += 12
+    n6 = buf[pos]
+    if n6 < 0x80:
+        pos += 1
+    else:
+        n6, pos = read_uvarint(buf, pos)
+    n6 -= 1
+    if n6 < 0:
+        raise Malformed('non-nullable Directories is null')
+    else:
+        if n6 > len(buf) - pos:
+            raise Malformed('array length exceeds the input')
+        o.directories = [bytes_new(Uuid, u) for u in _UUIDS[n6].unpack_from(buf, pos)]
+        pos += 16 * n6
     o.eligible_leader_replicas = None
     o.last_known_elr = None
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
+        count7 = buf[pos]
+        if count7 < 0x80:
+            pos += 1
+        else:
+            count7, pos = read_uvarint(buf, pos)
+        for _ in range(count7):
+            tag8 = buf[pos]
+            if tag8 < 0x80:
+                pos += 1
+            else:
+                tag8, pos = read_uvarint(buf, pos)
+            size9 = buf[pos]
+            if size9 < 0x80:
+                pos += 1
+            else:
+                size9, pos = read_uvarint(buf, pos)
+            stop10 = pos + size9
+            if stop10 > len(buf):
                 raise Malformed('tagged field size exceeds the input')
-            if tag == 0:
+            if tag8 == 0:
                 o.leader_recovery_state, = _S2.unpack_from(buf, pos)
                 pos += 1
-                if pos != stop:
+                if pos != stop10:
                     raise Malformed('tagged field size does not match its value')
             else:
                 if o.unknown_tagged_fields is None:
                     o.unknown_tagged_fields = []
-                o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-                pos = stop
+                o.unknown_tagged_fields.append((tag8, bytes(buf[pos:stop10])))
+                pos = stop10
     return o, pos
 
 
@@ -344,39 +374,29 @@ def _write_PartitionRecord_v1(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n10 + 1)
     out += _UUIDS[n10].pack(*x9)
-    if o.eligible_leader_replicas != None:
+    if o.eligible_leader_replicas is not None:
         raise non_default('PartitionRecord', 1, 'PartitionRecord.EligibleLeaderReplicas')
-    if o.last_known_elr != None:
+    if o.last_known_elr is not None:
         raise non_default('PartitionRecord', 1, 'PartitionRecord.LastKnownElr')
-    if o.leader_recovery_state != 0 or o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
+    if o.unknown_tagged_fields:
+        known11: list[tuple[int, bytearray]] = []
         if o.leader_recovery_state != 0:
-            t = bytearray()
-            t += _S2.pack(o.leader_recovery_state)
-            known.append((0, t))
-        write_tagged(out, known, o.unknown_tagged_fields)
+            t12 = bytearray()
+            t12 += _S2.pack(o.leader_recovery_state)
+            known11.append((0, t12))
+        write_tagged(out, known11, o.unknown_tagged_fields)
     else:
-        out.append(0)
+        count13 = (o.leader_recovery_state != 0)
+        out.append(count13)
+        if o.leader_recovery_state != 0:
+            out += _S3.pack(0, 1, o.leader_recovery_state)
 
 
 def _read_PartitionRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
     o = new(PartitionRecord)
-    o.partition_id, u_topic_id = _S0.unpack_from(buf, pos)
-    o.topic_id = Uuid(u_topic_id)
+    o.partition_id, u1 = _S0.unpack_from(buf, pos)
+    o.topic_id = bytes_new(Uuid, u1)
     pos += 20
-    n1 = buf[pos]
-    if n1 < 0x80:
-        pos += 1
-    else:
-        n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
-    if n1 < 0:
-        raise Malformed('non-nullable Replicas is null')
-    else:
-        if n1 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
-        o.replicas = [*_INT32S[n1].unpack_from(buf, pos)]
-        pos += 4 * n1
     n2 = buf[pos]
     if n2 < 0x80:
         pos += 1
@@ -384,11 +404,11 @@ def _read_PartitionRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
         n2, pos = read_uvarint(buf, pos)
     n2 -= 1
     if n2 < 0:
-        raise Malformed('non-nullable Isr is null')
+        raise Malformed('non-nullable Replicas is null')
     else:
         if n2 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        o.isr = [*_INT32S[n2].unpack_from(buf, pos)]
+        o.replicas = [*_INT32S[n2].unpack_from(buf, pos)]
         pos += 4 * n2
     n3 = buf[pos]
     if n3 < 0x80:
@@ -397,11 +417,11 @@ def _read_PartitionRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
         n3, pos = read_uvarint(buf, pos)
     n3 -= 1
     if n3 < 0:
-        raise Malformed('non-nullable RemovingReplicas is null')
+        raise Malformed('non-nullable Isr is null')
     else:
         if n3 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        o.removing_replicas = [*_INT32S[n3].unpack_from(buf, pos)]
+        o.isr = [*_INT32S[n3].unpack_from(buf, pos)]
         pos += 4 * n3
     n4 = buf[pos]
     if n4 < 0x80:
@@ -410,15 +430,12 @@ def _read_PartitionRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
         n4, pos = read_uvarint(buf, pos)
     n4 -= 1
     if n4 < 0:
-        raise Malformed('non-nullable AddingReplicas is null')
+        raise Malformed('non-nullable RemovingReplicas is null')
     else:
         if n4 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        o.adding_replicas = [*_INT32S[n4].unpack_from(buf, pos)]
+        o.removing_replicas = [*_INT32S[n4].unpack_from(buf, pos)]
         pos += 4 * n4
-    o.leader_recovery_state = 0
-    o.leader, o.leader_epoch, o.partition_epoch = _S1.unpack_from(buf, pos)
-    pos += 12
     n5 = buf[pos]
     if n5 < 0x80:
         pos += 1
@@ -426,67 +443,95 @@ def _read_PartitionRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
         n5, pos = read_uvarint(buf, pos)
     n5 -= 1
     if n5 < 0:
-        raise Malformed('non-nullable Directories is null')
+        raise Malformed('non-nullable AddingReplicas is null')
     else:
         if n5 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        o.directories = [*map(Uuid, _UUIDS[n5].unpack_from(buf, pos))]
-        pos += 16 * n5
+        o.adding_replicas = [*_INT32S[n5].unpack_from(buf, pos)]
+        pos += 4 * n5
+    o.leader_recovery_state = 0
+    o.leader, o.leader_epoch, o.partition_epoch = _S1.unpack_from(buf, pos)
+    pos += 12
+    n6 = buf[pos]
+    if n6 < 0x80:
+        pos += 1
+    else:
+        n6, pos = read_uvarint(buf, pos)
+    n6 -= 1
+    if n6 < 0:
+        raise Malformed('non-nullable Directories is null')
+    else:
+        if n6 > len(buf) - pos:
+            raise Malformed('array length exceeds the input')
+        o.directories = [bytes_new(Uuid, u) for u in _UUIDS[n6].unpack_from(buf, pos)]
+        pos += 16 * n6
     o.eligible_leader_replicas = None
     o.last_known_elr = None
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
+        count7 = buf[pos]
+        if count7 < 0x80:
+            pos += 1
+        else:
+            count7, pos = read_uvarint(buf, pos)
+        for _ in range(count7):
+            tag8 = buf[pos]
+            if tag8 < 0x80:
+                pos += 1
+            else:
+                tag8, pos = read_uvarint(buf, pos)
+            size9 = buf[pos]
+            if size9 < 0x80:
+                pos += 1
+            else:
+                size9, pos = read_uvarint(buf, pos)
+            stop10 = pos + size9
+            if stop10 > len(buf):
                 raise Malformed('tagged field size exceeds the input')
-            if tag == 0:
+            if tag8 == 0:
                 o.leader_recovery_state, = _S2.unpack_from(buf, pos)
                 pos += 1
-                if pos != stop:
+                if pos != stop10:
                     raise Malformed('tagged field size does not match its value')
-            elif tag == 1:
-                n6 = buf[pos]
-                if n6 < 0x80:
+            elif tag8 == 1:
+                n11 = buf[pos]
+                if n11 < 0x80:
                     pos += 1
                 else:
-                    n6, pos = read_uvarint(buf, pos)
-                n6 -= 1
-                if n6 < 0:
+                    n11, pos = read_uvarint(buf, pos)
+                n11 -= 1
+                if n11 < 0:
                     o.eligible_leader_replicas = None
                 else:
-                    if n6 > len(buf) - pos:
+                    if n11 > len(buf) - pos:
                         raise Malformed('array length exceeds the input')
-                    o.eligible_leader_replicas = [*_INT32S[n6].unpack_from(buf, pos)]
-                    pos += 4 * n6
-                if pos != stop:
+                    o.eligible_leader_replicas = [*_INT32S[n11].unpack_from(buf, pos)]
+                    pos += 4 * n11
+                if pos != stop10:
                     raise Malformed('tagged field size does not match its value')
-            elif tag == 2:
-                n7 = buf[pos]
-                if n7 < 0x80:
+            elif tag8 == 2:
+                n12 = buf[pos]
+                if n12 < 0x80:
                     pos += 1
                 else:
-                    n7, pos = read_uvarint(buf, pos)
-                n7 -= 1
-                if n7 < 0:
+                    n12, pos = read_uvarint(buf, pos)
+                n12 -= 1
+                if n12 < 0:
                     o.last_known_elr = None
                 else:
-                    if n7 > len(buf) - pos:
+                    if n12 > len(buf) - pos:
                         raise Malformed('array length exceeds the input')
-                    o.last_known_elr = [*_INT32S[n7].unpack_from(buf, pos)]
-                    pos += 4 * n7
-                if pos != stop:
+                    o.last_known_elr = [*_INT32S[n12].unpack_from(buf, pos)]
+                    pos += 4 * n12
+                if pos != stop10:
                     raise Malformed('tagged field size does not match its value')
             else:
                 if o.unknown_tagged_fields is None:
                     o.unknown_tagged_fields = []
-                o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-                pos = stop
+                o.unknown_tagged_fields.append((tag8, bytes(buf[pos:stop10])))
+                pos = stop10
     return o, pos
 
 
@@ -528,41 +573,80 @@ def _write_PartitionRecord_v2(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n10 + 1)
     out += _UUIDS[n10].pack(*x9)
-    if o.leader_recovery_state != 0 or o.eligible_leader_replicas != None or o.last_known_elr != None or o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
+    if o.unknown_tagged_fields:
+        known11: list[tuple[int, bytearray]] = []
         if o.leader_recovery_state != 0:
-            t = bytearray()
-            t += _S2.pack(o.leader_recovery_state)
-            known.append((0, t))
-        if o.eligible_leader_replicas != None:
-            t = bytearray()
-            x11 = o.eligible_leader_replicas
-            if x11 is None:
-                t.append(0)
+            t12 = bytearray()
+            t12 += _S2.pack(o.leader_recovery_state)
+            known11.append((0, t12))
+        if o.eligible_leader_replicas is not None:
+            t13 = bytearray()
+            x14 = o.eligible_leader_replicas
+            if x14 is None:
+                t13.append(0)
             else:
-                n12 = len(x11)
-                if n12 < 0x7f:
-                    t.append(n12 + 1)
+                n15 = len(x14)
+                if n15 < 0x7f:
+                    t13.append(n15 + 1)
                 else:
-                    write_uvarint(t, n12 + 1)
-                t += _INT32S[n12].pack(*x11)
-            known.append((1, t))
-        if o.last_known_elr != None:
-            t = bytearray()
-            x13 = o.last_known_elr
-            if x13 is None:
-                t.append(0)
+                    write_uvarint(t13, n15 + 1)
+                t13 += _INT32S[n15].pack(*x14)
+            known11.append((1, t13))
+        if o.last_known_elr is not None:
+            t16 = bytearray()
+            x17 = o.last_known_elr
+            if x17 is None:
+                t16.append(0)
             else:
-                n14 = len(x13)
-                if n14 < 0x7f:
-                    t.append(n14 + 1)
+                n18 = len(x17)
+                if n18 < 0x7f:
+                    t16.append(n18 + 1)
                 else:
-                    write_uvarint(t, n14 + 1)
-                t += _INT32S[n14].pack(*x13)
-            known.append((2, t))
-        write_tagged(out, known, o.unknown_tagged_fields)
+                    write_uvarint(t16, n18 + 1)
+                t16 += _INT32S[n18].pack(*x17)
+            known11.append((2, t16))
+        write_tagged(out, known11, o.unknown_tagged_fields)
     else:
-        out.append(0)
+        count19 = (o.leader_recovery_state != 0) + (o.eligible_leader_replicas is not None) + (o.last_known_elr is not None)
+        out.append(count19)
+        if o.leader_recovery_state != 0:
+            out += _S3.pack(0, 1, o.leader_recovery_state)
+        if o.eligible_leader_replicas is not None:
+            t20 = bytearray()
+            x21 = o.eligible_leader_replicas
+            if x21 is None:
+                t20.append(0)
+            else:
+                n22 = len(x21)
+                if n22 < 0x7f:
+                    t20.append(n22 + 1)
+                else:
+                    write_uvarint(t20, n22 + 1)
+                t20 += _INT32S[n22].pack(*x21)
+            out.append(1)
+            if len(t20) < 0x80:
+                out.append(len(t20))
+            else:
+                write_uvarint(out, len(t20))
+            out += t20
+        if o.last_known_elr is not None:
+            t23 = bytearray()
+            x24 = o.last_known_elr
+            if x24 is None:
+                t23.append(0)
+            else:
+                n25 = len(x24)
+                if n25 < 0x7f:
+                    t23.append(n25 + 1)
+                else:
+                    write_uvarint(t23, n25 + 1)
+                t23 += _INT32S[n25].pack(*x24)
+            out.append(2)
+            if len(t23) < 0x80:
+                out.append(len(t23))
+            else:
+                write_uvarint(out, len(t23))
+            out += t23
 
 PartitionRecord.READERS = {0: _read_PartitionRecord_v0, 1: _read_PartitionRecord_v1, 2: _read_PartitionRecord_v2}
 PartitionRecord.WRITERS = {0: _write_PartitionRecord_v0, 1: _write_PartitionRecord_v1, 2: _write_PartitionRecord_v2}

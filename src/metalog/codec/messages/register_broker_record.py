@@ -14,8 +14,10 @@ from metalog.codec.runtime import (
     Struct,
     Uuid,
     array_struct,
+    bytes_new,
     new,
     non_default,
+    read_unknown_tags,
     read_uvarint,
     write_tagged,
     write_uvarint,
@@ -24,11 +26,11 @@ from metalog.codec.runtime import (
 __all__ = ['RegisterBrokerRecord', 'BrokerEndpoint', 'BrokerFeature']
 
 _S0 = Struct('>i16sq')
-_S1 = Struct('>?')
-_S2 = Struct('>??')
-_S3 = Struct('>i?16sq')
-_S4 = Struct('>Hh')
-_S5 = Struct('>hh')
+_S1 = Struct('>Hh')
+_S2 = Struct('>hh')
+_S3 = Struct('>?')
+_S4 = Struct('>??')
+_S5 = Struct('>i?16sq')
 _UUIDS = array_struct('16s')
 
 
@@ -111,41 +113,62 @@ class BrokerFeature(KafkaStruct):
 def _read_RegisterBrokerRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
     o = new(RegisterBrokerRecord)
     o.is_migrating_zk_broker = False
-    o.broker_id, u_incarnation_id, o.broker_epoch = _S0.unpack_from(buf, pos)
-    o.incarnation_id = Uuid(u_incarnation_id)
+    o.broker_id, u1, o.broker_epoch = _S0.unpack_from(buf, pos)
+    o.incarnation_id = bytes_new(Uuid, u1)
     pos += 28
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n2 = buf[pos]
+    if n2 < 0x80:
         pos += 1
     else:
-        n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
-    if n1 < 0:
+        n2, pos = read_uvarint(buf, pos)
+    n2 -= 1
+    if n2 < 0:
         raise Malformed('non-nullable EndPoints is null')
     else:
-        if n1 > len(buf) - pos:
+        if n2 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        items2 = []
-        for _ in range(n1):
-            item3, pos = _read_BrokerEndpoint_v0(buf, pos)
-            items2.append(item3)
-        o.end_points = items2
-    n4 = buf[pos]
-    if n4 < 0x80:
-        pos += 1
-    else:
-        n4, pos = read_uvarint(buf, pos)
-    n4 -= 1
-    if n4 < 0:
-        raise Malformed('non-nullable Features is null')
-    else:
-        if n4 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
-        items5 = []
-        for _ in range(n4):
-            item6, pos = _read_BrokerFeature_v0(buf, pos)
-            items5.append(item6)
-        o.features = items5
+        items3 = []
+        for _ in range(n2):
+            o4 = new(BrokerEndpoint)
+            n5 = buf[pos]
+            if n5 < 0x80:
+                pos += 1
+            else:
+                n5, pos = read_uvarint(buf, pos)
+            n5 -= 1
+            if n5 < 0:
+                raise Malformed('non-nullable Name is null')
+            else:
+                if n5 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n5 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o4.name = str(buf[pos:pos + n5], 'utf-8')
+                pos += n5
+            n6 = buf[pos]
+            if n6 < 0x80:
+                pos += 1
+            else:
+                n6, pos = read_uvarint(buf, pos)
+            n6 -= 1
+            if n6 < 0:
+                raise Malformed('non-nullable Host is null')
+            else:
+                if n6 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n6 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o4.host = str(buf[pos:pos + n6], 'utf-8')
+                pos += n6
+            o4.port, o4.security_protocol = _S1.unpack_from(buf, pos)
+            pos += 4
+            o4.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o4, buf, pos)
+            items3.append(o4)
+        o.end_points = items3
     n7 = buf[pos]
     if n7 < 0x80:
         pos += 1
@@ -153,33 +176,61 @@ def _read_RegisterBrokerRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
         n7, pos = read_uvarint(buf, pos)
     n7 -= 1
     if n7 < 0:
+        raise Malformed('non-nullable Features is null')
+    else:
+        if n7 > len(buf) - pos:
+            raise Malformed('array length exceeds the input')
+        items8 = []
+        for _ in range(n7):
+            o9 = new(BrokerFeature)
+            n10 = buf[pos]
+            if n10 < 0x80:
+                pos += 1
+            else:
+                n10, pos = read_uvarint(buf, pos)
+            n10 -= 1
+            if n10 < 0:
+                raise Malformed('non-nullable Name is null')
+            else:
+                if n10 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n10 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o9.name = str(buf[pos:pos + n10], 'utf-8')
+                pos += n10
+            o9.min_supported_version, o9.max_supported_version = _S2.unpack_from(buf, pos)
+            pos += 4
+            o9.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o9, buf, pos)
+            items8.append(o9)
+        o.features = items8
+    n11 = buf[pos]
+    if n11 < 0x80:
+        pos += 1
+    else:
+        n11, pos = read_uvarint(buf, pos)
+    n11 -= 1
+    if n11 < 0:
         o.rack = None
     else:
-        if n7 > 0x7fff:
+        if n11 > 0x7fff:
             raise Malformed('string too long')
-        if pos + n7 > len(buf):
+        if pos + n11 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.rack = str(buf[pos:pos + n7], 'utf-8')
-        pos += n7
+        o.rack = str(buf[pos:pos + n11], 'utf-8')
+        pos += n11
     o.in_controlled_shutdown = False
     o.log_dirs = []
-    o.fenced, = _S1.unpack_from(buf, pos)
+    o.fenced, = _S3.unpack_from(buf, pos)
     pos += 1
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -194,36 +245,75 @@ def _write_RegisterBrokerRecord_v0(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     for item3 in x1:
-        _write_BrokerEndpoint_v0(item3, out)
-    x4 = o.features
-    n5 = len(x4)
-    if n5 < 0x7f:
-        out.append(n5 + 1)
+        o4 = item3
+        x5 = o4.name
+        b7 = x5.encode()
+        n6 = len(b7)
+        if n6 > 0x7fff:
+            raise Malformed('Name is longer than 32767 bytes')
+        if n6 < 0x7f:
+            out.append(n6 + 1)
+        else:
+            write_uvarint(out, n6 + 1)
+        out += b7
+        x8 = o4.host
+        b10 = x8.encode()
+        n9 = len(b10)
+        if n9 > 0x7fff:
+            raise Malformed('Host is longer than 32767 bytes')
+        if n9 < 0x7f:
+            out.append(n9 + 1)
+        else:
+            write_uvarint(out, n9 + 1)
+        out += b10
+        out += _S1.pack(o4.port, o4.security_protocol)
+        if o4.unknown_tagged_fields:
+            write_tagged(out, [], o4.unknown_tagged_fields)
+        else:
+            out.append(0)
+    x11 = o.features
+    n12 = len(x11)
+    if n12 < 0x7f:
+        out.append(n12 + 1)
     else:
-        write_uvarint(out, n5 + 1)
-    for item6 in x4:
-        _write_BrokerFeature_v0(item6, out)
-    x7 = o.rack
-    if x7 is None:
+        write_uvarint(out, n12 + 1)
+    for item13 in x11:
+        o14 = item13
+        x15 = o14.name
+        b17 = x15.encode()
+        n16 = len(b17)
+        if n16 > 0x7fff:
+            raise Malformed('Name is longer than 32767 bytes')
+        if n16 < 0x7f:
+            out.append(n16 + 1)
+        else:
+            write_uvarint(out, n16 + 1)
+        out += b17
+        out += _S2.pack(o14.min_supported_version, o14.max_supported_version)
+        if o14.unknown_tagged_fields:
+            write_tagged(out, [], o14.unknown_tagged_fields)
+        else:
+            out.append(0)
+    x18 = o.rack
+    if x18 is None:
         out.append(0)
     else:
-        b9 = x7.encode()
-        n8 = len(b9)
-        if n8 > 0x7fff:
+        b20 = x18.encode()
+        n19 = len(b20)
+        if n19 > 0x7fff:
             raise Malformed('Rack is longer than 32767 bytes')
-        if n8 < 0x7f:
-            out.append(n8 + 1)
+        if n19 < 0x7f:
+            out.append(n19 + 1)
         else:
-            write_uvarint(out, n8 + 1)
-        out += b9
+            write_uvarint(out, n19 + 1)
+        out += b20
     if o.in_controlled_shutdown != False:
         raise non_default('RegisterBrokerRecord', 0, 'RegisterBrokerRecord.InControlledShutdown')
     if o.log_dirs != []:
         raise non_default('RegisterBrokerRecord', 0, 'RegisterBrokerRecord.LogDirs')
-    out += _S1.pack(o.fenced)
+    out += _S3.pack(o.fenced)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
@@ -231,41 +321,62 @@ def _write_RegisterBrokerRecord_v0(o: Any, out: bytearray) -> None:
 def _read_RegisterBrokerRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
     o = new(RegisterBrokerRecord)
     o.is_migrating_zk_broker = False
-    o.broker_id, u_incarnation_id, o.broker_epoch = _S0.unpack_from(buf, pos)
-    o.incarnation_id = Uuid(u_incarnation_id)
+    o.broker_id, u1, o.broker_epoch = _S0.unpack_from(buf, pos)
+    o.incarnation_id = bytes_new(Uuid, u1)
     pos += 28
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n2 = buf[pos]
+    if n2 < 0x80:
         pos += 1
     else:
-        n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
-    if n1 < 0:
+        n2, pos = read_uvarint(buf, pos)
+    n2 -= 1
+    if n2 < 0:
         raise Malformed('non-nullable EndPoints is null')
     else:
-        if n1 > len(buf) - pos:
+        if n2 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        items2 = []
-        for _ in range(n1):
-            item3, pos = _read_BrokerEndpoint_v1(buf, pos)
-            items2.append(item3)
-        o.end_points = items2
-    n4 = buf[pos]
-    if n4 < 0x80:
-        pos += 1
-    else:
-        n4, pos = read_uvarint(buf, pos)
-    n4 -= 1
-    if n4 < 0:
-        raise Malformed('non-nullable Features is null')
-    else:
-        if n4 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
-        items5 = []
-        for _ in range(n4):
-            item6, pos = _read_BrokerFeature_v1(buf, pos)
-            items5.append(item6)
-        o.features = items5
+        items3 = []
+        for _ in range(n2):
+            o4 = new(BrokerEndpoint)
+            n5 = buf[pos]
+            if n5 < 0x80:
+                pos += 1
+            else:
+                n5, pos = read_uvarint(buf, pos)
+            n5 -= 1
+            if n5 < 0:
+                raise Malformed('non-nullable Name is null')
+            else:
+                if n5 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n5 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o4.name = str(buf[pos:pos + n5], 'utf-8')
+                pos += n5
+            n6 = buf[pos]
+            if n6 < 0x80:
+                pos += 1
+            else:
+                n6, pos = read_uvarint(buf, pos)
+            n6 -= 1
+            if n6 < 0:
+                raise Malformed('non-nullable Host is null')
+            else:
+                if n6 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n6 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o4.host = str(buf[pos:pos + n6], 'utf-8')
+                pos += n6
+            o4.port, o4.security_protocol = _S1.unpack_from(buf, pos)
+            pos += 4
+            o4.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o4, buf, pos)
+            items3.append(o4)
+        o.end_points = items3
     n7 = buf[pos]
     if n7 < 0x80:
         pos += 1
@@ -273,32 +384,60 @@ def _read_RegisterBrokerRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
         n7, pos = read_uvarint(buf, pos)
     n7 -= 1
     if n7 < 0:
+        raise Malformed('non-nullable Features is null')
+    else:
+        if n7 > len(buf) - pos:
+            raise Malformed('array length exceeds the input')
+        items8 = []
+        for _ in range(n7):
+            o9 = new(BrokerFeature)
+            n10 = buf[pos]
+            if n10 < 0x80:
+                pos += 1
+            else:
+                n10, pos = read_uvarint(buf, pos)
+            n10 -= 1
+            if n10 < 0:
+                raise Malformed('non-nullable Name is null')
+            else:
+                if n10 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n10 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o9.name = str(buf[pos:pos + n10], 'utf-8')
+                pos += n10
+            o9.min_supported_version, o9.max_supported_version = _S2.unpack_from(buf, pos)
+            pos += 4
+            o9.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o9, buf, pos)
+            items8.append(o9)
+        o.features = items8
+    n11 = buf[pos]
+    if n11 < 0x80:
+        pos += 1
+    else:
+        n11, pos = read_uvarint(buf, pos)
+    n11 -= 1
+    if n11 < 0:
         o.rack = None
     else:
-        if n7 > 0x7fff:
+        if n11 > 0x7fff:
             raise Malformed('string too long')
-        if pos + n7 > len(buf):
+        if pos + n11 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.rack = str(buf[pos:pos + n7], 'utf-8')
-        pos += n7
+        o.rack = str(buf[pos:pos + n11], 'utf-8')
+        pos += n11
     o.log_dirs = []
-    o.fenced, o.in_controlled_shutdown = _S2.unpack_from(buf, pos)
+    o.fenced, o.in_controlled_shutdown = _S4.unpack_from(buf, pos)
     pos += 2
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -313,75 +452,135 @@ def _write_RegisterBrokerRecord_v1(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     for item3 in x1:
-        _write_BrokerEndpoint_v1(item3, out)
-    x4 = o.features
-    n5 = len(x4)
-    if n5 < 0x7f:
-        out.append(n5 + 1)
+        o4 = item3
+        x5 = o4.name
+        b7 = x5.encode()
+        n6 = len(b7)
+        if n6 > 0x7fff:
+            raise Malformed('Name is longer than 32767 bytes')
+        if n6 < 0x7f:
+            out.append(n6 + 1)
+        else:
+            write_uvarint(out, n6 + 1)
+        out += b7
+        x8 = o4.host
+        b10 = x8.encode()
+        n9 = len(b10)
+        if n9 > 0x7fff:
+            raise Malformed('Host is longer than 32767 bytes')
+        if n9 < 0x7f:
+            out.append(n9 + 1)
+        else:
+            write_uvarint(out, n9 + 1)
+        out += b10
+        out += _S1.pack(o4.port, o4.security_protocol)
+        if o4.unknown_tagged_fields:
+            write_tagged(out, [], o4.unknown_tagged_fields)
+        else:
+            out.append(0)
+    x11 = o.features
+    n12 = len(x11)
+    if n12 < 0x7f:
+        out.append(n12 + 1)
     else:
-        write_uvarint(out, n5 + 1)
-    for item6 in x4:
-        _write_BrokerFeature_v1(item6, out)
-    x7 = o.rack
-    if x7 is None:
+        write_uvarint(out, n12 + 1)
+    for item13 in x11:
+        o14 = item13
+        x15 = o14.name
+        b17 = x15.encode()
+        n16 = len(b17)
+        if n16 > 0x7fff:
+            raise Malformed('Name is longer than 32767 bytes')
+        if n16 < 0x7f:
+            out.append(n16 + 1)
+        else:
+            write_uvarint(out, n16 + 1)
+        out += b17
+        out += _S2.pack(o14.min_supported_version, o14.max_supported_version)
+        if o14.unknown_tagged_fields:
+            write_tagged(out, [], o14.unknown_tagged_fields)
+        else:
+            out.append(0)
+    x18 = o.rack
+    if x18 is None:
         out.append(0)
     else:
-        b9 = x7.encode()
-        n8 = len(b9)
-        if n8 > 0x7fff:
+        b20 = x18.encode()
+        n19 = len(b20)
+        if n19 > 0x7fff:
             raise Malformed('Rack is longer than 32767 bytes')
-        if n8 < 0x7f:
-            out.append(n8 + 1)
+        if n19 < 0x7f:
+            out.append(n19 + 1)
         else:
-            write_uvarint(out, n8 + 1)
-        out += b9
+            write_uvarint(out, n19 + 1)
+        out += b20
     if o.log_dirs != []:
         raise non_default('RegisterBrokerRecord', 1, 'RegisterBrokerRecord.LogDirs')
-    out += _S2.pack(o.fenced, o.in_controlled_shutdown)
+    out += _S4.pack(o.fenced, o.in_controlled_shutdown)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
 
 def _read_RegisterBrokerRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
     o = new(RegisterBrokerRecord)
-    o.broker_id, o.is_migrating_zk_broker, u_incarnation_id, o.broker_epoch = _S3.unpack_from(buf, pos)
-    o.incarnation_id = Uuid(u_incarnation_id)
+    o.broker_id, o.is_migrating_zk_broker, u1, o.broker_epoch = _S5.unpack_from(buf, pos)
+    o.incarnation_id = bytes_new(Uuid, u1)
     pos += 29
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n2 = buf[pos]
+    if n2 < 0x80:
         pos += 1
     else:
-        n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
-    if n1 < 0:
+        n2, pos = read_uvarint(buf, pos)
+    n2 -= 1
+    if n2 < 0:
         raise Malformed('non-nullable EndPoints is null')
     else:
-        if n1 > len(buf) - pos:
+        if n2 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        items2 = []
-        for _ in range(n1):
-            item3, pos = _read_BrokerEndpoint_v2(buf, pos)
-            items2.append(item3)
-        o.end_points = items2
-    n4 = buf[pos]
-    if n4 < 0x80:
-        pos += 1
-    else:
-        n4, pos = read_uvarint(buf, pos)
-    n4 -= 1
-    if n4 < 0:
-        raise Malformed('non-nullable Features is null')
-    else:
-        if n4 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
-        items5 = []
-        for _ in range(n4):
-            item6, pos = _read_BrokerFeature_v2(buf, pos)
-            items5.append(item6)
-        o.features = items5
+        items3 = []
+        for _ in range(n2):
+            o4 = new(BrokerEndpoint)
+            n5 = buf[pos]
+            if n5 < 0x80:
+                pos += 1
+            else:
+                n5, pos = read_uvarint(buf, pos)
+            n5 -= 1
+            if n5 < 0:
+                raise Malformed('non-nullable Name is null')
+            else:
+                if n5 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n5 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o4.name = str(buf[pos:pos + n5], 'utf-8')
+                pos += n5
+            n6 = buf[pos]
+            if n6 < 0x80:
+                pos += 1
+            else:
+                n6, pos = read_uvarint(buf, pos)
+            n6 -= 1
+            if n6 < 0:
+                raise Malformed('non-nullable Host is null')
+            else:
+                if n6 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n6 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o4.host = str(buf[pos:pos + n6], 'utf-8')
+                pos += n6
+            o4.port, o4.security_protocol = _S1.unpack_from(buf, pos)
+            pos += 4
+            o4.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o4, buf, pos)
+            items3.append(o4)
+        o.end_points = items3
     n7 = buf[pos]
     if n7 < 0x80:
         pos += 1
@@ -389,37 +588,65 @@ def _read_RegisterBrokerRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
         n7, pos = read_uvarint(buf, pos)
     n7 -= 1
     if n7 < 0:
+        raise Malformed('non-nullable Features is null')
+    else:
+        if n7 > len(buf) - pos:
+            raise Malformed('array length exceeds the input')
+        items8 = []
+        for _ in range(n7):
+            o9 = new(BrokerFeature)
+            n10 = buf[pos]
+            if n10 < 0x80:
+                pos += 1
+            else:
+                n10, pos = read_uvarint(buf, pos)
+            n10 -= 1
+            if n10 < 0:
+                raise Malformed('non-nullable Name is null')
+            else:
+                if n10 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n10 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o9.name = str(buf[pos:pos + n10], 'utf-8')
+                pos += n10
+            o9.min_supported_version, o9.max_supported_version = _S2.unpack_from(buf, pos)
+            pos += 4
+            o9.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o9, buf, pos)
+            items8.append(o9)
+        o.features = items8
+    n11 = buf[pos]
+    if n11 < 0x80:
+        pos += 1
+    else:
+        n11, pos = read_uvarint(buf, pos)
+    n11 -= 1
+    if n11 < 0:
         o.rack = None
     else:
-        if n7 > 0x7fff:
+        if n11 > 0x7fff:
             raise Malformed('string too long')
-        if pos + n7 > len(buf):
+        if pos + n11 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.rack = str(buf[pos:pos + n7], 'utf-8')
-        pos += n7
+        o.rack = str(buf[pos:pos + n11], 'utf-8')
+        pos += n11
     o.log_dirs = []
-    o.fenced, o.in_controlled_shutdown = _S2.unpack_from(buf, pos)
+    o.fenced, o.in_controlled_shutdown = _S4.unpack_from(buf, pos)
     pos += 2
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
 def _write_RegisterBrokerRecord_v2(o: Any, out: bytearray) -> None:
-    out += _S3.pack(o.broker_id, o.is_migrating_zk_broker, o.incarnation_id, o.broker_epoch)
+    out += _S5.pack(o.broker_id, o.is_migrating_zk_broker, o.incarnation_id, o.broker_epoch)
     x1 = o.end_points
     n2 = len(x1)
     if n2 < 0x7f:
@@ -427,75 +654,135 @@ def _write_RegisterBrokerRecord_v2(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     for item3 in x1:
-        _write_BrokerEndpoint_v2(item3, out)
-    x4 = o.features
-    n5 = len(x4)
-    if n5 < 0x7f:
-        out.append(n5 + 1)
+        o4 = item3
+        x5 = o4.name
+        b7 = x5.encode()
+        n6 = len(b7)
+        if n6 > 0x7fff:
+            raise Malformed('Name is longer than 32767 bytes')
+        if n6 < 0x7f:
+            out.append(n6 + 1)
+        else:
+            write_uvarint(out, n6 + 1)
+        out += b7
+        x8 = o4.host
+        b10 = x8.encode()
+        n9 = len(b10)
+        if n9 > 0x7fff:
+            raise Malformed('Host is longer than 32767 bytes')
+        if n9 < 0x7f:
+            out.append(n9 + 1)
+        else:
+            write_uvarint(out, n9 + 1)
+        out += b10
+        out += _S1.pack(o4.port, o4.security_protocol)
+        if o4.unknown_tagged_fields:
+            write_tagged(out, [], o4.unknown_tagged_fields)
+        else:
+            out.append(0)
+    x11 = o.features
+    n12 = len(x11)
+    if n12 < 0x7f:
+        out.append(n12 + 1)
     else:
-        write_uvarint(out, n5 + 1)
-    for item6 in x4:
-        _write_BrokerFeature_v2(item6, out)
-    x7 = o.rack
-    if x7 is None:
+        write_uvarint(out, n12 + 1)
+    for item13 in x11:
+        o14 = item13
+        x15 = o14.name
+        b17 = x15.encode()
+        n16 = len(b17)
+        if n16 > 0x7fff:
+            raise Malformed('Name is longer than 32767 bytes')
+        if n16 < 0x7f:
+            out.append(n16 + 1)
+        else:
+            write_uvarint(out, n16 + 1)
+        out += b17
+        out += _S2.pack(o14.min_supported_version, o14.max_supported_version)
+        if o14.unknown_tagged_fields:
+            write_tagged(out, [], o14.unknown_tagged_fields)
+        else:
+            out.append(0)
+    x18 = o.rack
+    if x18 is None:
         out.append(0)
     else:
-        b9 = x7.encode()
-        n8 = len(b9)
-        if n8 > 0x7fff:
+        b20 = x18.encode()
+        n19 = len(b20)
+        if n19 > 0x7fff:
             raise Malformed('Rack is longer than 32767 bytes')
-        if n8 < 0x7f:
-            out.append(n8 + 1)
+        if n19 < 0x7f:
+            out.append(n19 + 1)
         else:
-            write_uvarint(out, n8 + 1)
-        out += b9
+            write_uvarint(out, n19 + 1)
+        out += b20
     if o.log_dirs != []:
         raise non_default('RegisterBrokerRecord', 2, 'RegisterBrokerRecord.LogDirs')
-    out += _S2.pack(o.fenced, o.in_controlled_shutdown)
+    out += _S4.pack(o.fenced, o.in_controlled_shutdown)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
 
 def _read_RegisterBrokerRecord_v3(buf: Any, pos: int) -> tuple[Any, int]:
     o = new(RegisterBrokerRecord)
-    o.broker_id, o.is_migrating_zk_broker, u_incarnation_id, o.broker_epoch = _S3.unpack_from(buf, pos)
-    o.incarnation_id = Uuid(u_incarnation_id)
+    o.broker_id, o.is_migrating_zk_broker, u1, o.broker_epoch = _S5.unpack_from(buf, pos)
+    o.incarnation_id = bytes_new(Uuid, u1)
     pos += 29
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n2 = buf[pos]
+    if n2 < 0x80:
         pos += 1
     else:
-        n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
-    if n1 < 0:
+        n2, pos = read_uvarint(buf, pos)
+    n2 -= 1
+    if n2 < 0:
         raise Malformed('non-nullable EndPoints is null')
     else:
-        if n1 > len(buf) - pos:
+        if n2 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        items2 = []
-        for _ in range(n1):
-            item3, pos = _read_BrokerEndpoint_v3(buf, pos)
-            items2.append(item3)
-        o.end_points = items2
-    n4 = buf[pos]
-    if n4 < 0x80:
-        pos += 1
-    else:
-        n4, pos = read_uvarint(buf, pos)
-    n4 -= 1
-    if n4 < 0:
-        raise Malformed('non-nullable Features is null')
-    else:
-        if n4 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
-        items5 = []
-        for _ in range(n4):
-            item6, pos = _read_BrokerFeature_v3(buf, pos)
-            items5.append(item6)
-        o.features = items5
+        items3 = []
+        for _ in range(n2):
+            o4 = new(BrokerEndpoint)
+            n5 = buf[pos]
+            if n5 < 0x80:
+                pos += 1
+            else:
+                n5, pos = read_uvarint(buf, pos)
+            n5 -= 1
+            if n5 < 0:
+                raise Malformed('non-nullable Name is null')
+            else:
+                if n5 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n5 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o4.name = str(buf[pos:pos + n5], 'utf-8')
+                pos += n5
+            n6 = buf[pos]
+            if n6 < 0x80:
+                pos += 1
+            else:
+                n6, pos = read_uvarint(buf, pos)
+            n6 -= 1
+            if n6 < 0:
+                raise Malformed('non-nullable Host is null')
+            else:
+                if n6 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n6 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o4.host = str(buf[pos:pos + n6], 'utf-8')
+                pos += n6
+            o4.port, o4.security_protocol = _S1.unpack_from(buf, pos)
+            pos += 4
+            o4.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o4, buf, pos)
+            items3.append(o4)
+        o.end_points = items3
     n7 = buf[pos]
     if n7 < 0x80:
         pos += 1
@@ -503,54 +790,104 @@ def _read_RegisterBrokerRecord_v3(buf: Any, pos: int) -> tuple[Any, int]:
         n7, pos = read_uvarint(buf, pos)
     n7 -= 1
     if n7 < 0:
+        raise Malformed('non-nullable Features is null')
+    else:
+        if n7 > len(buf) - pos:
+            raise Malformed('array length exceeds the input')
+        items8 = []
+        for _ in range(n7):
+            o9 = new(BrokerFeature)
+            n10 = buf[pos]
+            if n10 < 0x80:
+                pos += 1
+            else:
+                n10, pos = read_uvarint(buf, pos)
+            n10 -= 1
+            if n10 < 0:
+                raise Malformed('non-nullable Name is null')
+            else:
+                if n10 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n10 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o9.name = str(buf[pos:pos + n10], 'utf-8')
+                pos += n10
+            o9.min_supported_version, o9.max_supported_version = _S2.unpack_from(buf, pos)
+            pos += 4
+            o9.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o9, buf, pos)
+            items8.append(o9)
+        o.features = items8
+    n11 = buf[pos]
+    if n11 < 0x80:
+        pos += 1
+    else:
+        n11, pos = read_uvarint(buf, pos)
+    n11 -= 1
+    if n11 < 0:
         o.rack = None
     else:
-        if n7 > 0x7fff:
+        if n11 > 0x7fff:
             raise Malformed('string too long')
-        if pos + n7 > len(buf):
+        if pos + n11 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.rack = str(buf[pos:pos + n7], 'utf-8')
-        pos += n7
+        o.rack = str(buf[pos:pos + n11], 'utf-8')
+        pos += n11
     o.log_dirs = []
-    o.fenced, o.in_controlled_shutdown = _S2.unpack_from(buf, pos)
+    o.fenced, o.in_controlled_shutdown = _S4.unpack_from(buf, pos)
     pos += 2
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
+        count12 = buf[pos]
+        if count12 < 0x80:
+            pos += 1
+        else:
+            count12, pos = read_uvarint(buf, pos)
+        for _ in range(count12):
+            tag13 = buf[pos]
+            if tag13 < 0x80:
+                pos += 1
+            else:
+                tag13, pos = read_uvarint(buf, pos)
+            size14 = buf[pos]
+            if size14 < 0x80:
+                pos += 1
+            else:
+                size14, pos = read_uvarint(buf, pos)
+            stop15 = pos + size14
+            if stop15 > len(buf):
                 raise Malformed('tagged field size exceeds the input')
-            if tag == 0:
-                n8 = buf[pos]
-                if n8 < 0x80:
+            if tag13 == 0:
+                n16 = buf[pos]
+                if n16 < 0x80:
                     pos += 1
                 else:
-                    n8, pos = read_uvarint(buf, pos)
-                n8 -= 1
-                if n8 < 0:
+                    n16, pos = read_uvarint(buf, pos)
+                n16 -= 1
+                if n16 < 0:
                     raise Malformed('non-nullable LogDirs is null')
                 else:
-                    if n8 > len(buf) - pos:
+                    if n16 > len(buf) - pos:
                         raise Malformed('array length exceeds the input')
-                    o.log_dirs = [*map(Uuid, _UUIDS[n8].unpack_from(buf, pos))]
-                    pos += 16 * n8
-                if pos != stop:
+                    o.log_dirs = [bytes_new(Uuid, u) for u in _UUIDS[n16].unpack_from(buf, pos)]
+                    pos += 16 * n16
+                if pos != stop15:
                     raise Malformed('tagged field size does not match its value')
             else:
                 if o.unknown_tagged_fields is None:
                     o.unknown_tagged_fields = []
-                o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-                pos = stop
+                o.unknown_tagged_fields.append((tag13, bytes(buf[pos:stop15])))
+                pos = stop15
     return o, pos
 
 
 def _write_RegisterBrokerRecord_v3(o: Any, out: bytearray) -> None:
-    out += _S3.pack(o.broker_id, o.is_migrating_zk_broker, o.incarnation_id, o.broker_epoch)
+    out += _S5.pack(o.broker_id, o.is_migrating_zk_broker, o.incarnation_id, o.broker_epoch)
     x1 = o.end_points
     n2 = len(x1)
     if n2 < 0x7f:
@@ -558,44 +895,100 @@ def _write_RegisterBrokerRecord_v3(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     for item3 in x1:
-        _write_BrokerEndpoint_v3(item3, out)
-    x4 = o.features
-    n5 = len(x4)
-    if n5 < 0x7f:
-        out.append(n5 + 1)
-    else:
-        write_uvarint(out, n5 + 1)
-    for item6 in x4:
-        _write_BrokerFeature_v3(item6, out)
-    x7 = o.rack
-    if x7 is None:
-        out.append(0)
-    else:
-        b9 = x7.encode()
-        n8 = len(b9)
-        if n8 > 0x7fff:
-            raise Malformed('Rack is longer than 32767 bytes')
-        if n8 < 0x7f:
-            out.append(n8 + 1)
+        o4 = item3
+        x5 = o4.name
+        b7 = x5.encode()
+        n6 = len(b7)
+        if n6 > 0x7fff:
+            raise Malformed('Name is longer than 32767 bytes')
+        if n6 < 0x7f:
+            out.append(n6 + 1)
         else:
-            write_uvarint(out, n8 + 1)
-        out += b9
-    out += _S2.pack(o.fenced, o.in_controlled_shutdown)
-    if o.log_dirs != [] or o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        if o.log_dirs != []:
-            t = bytearray()
-            x10 = o.log_dirs
-            n11 = len(x10)
-            if n11 < 0x7f:
-                t.append(n11 + 1)
-            else:
-                write_uvarint(t, n11 + 1)
-            t += _UUIDS[n11].pack(*x10)
-            known.append((0, t))
-        write_tagged(out, known, o.unknown_tagged_fields)
+            write_uvarint(out, n6 + 1)
+        out += b7
+        x8 = o4.host
+        b10 = x8.encode()
+        n9 = len(b10)
+        if n9 > 0x7fff:
+            raise Malformed('Host is longer than 32767 bytes')
+        if n9 < 0x7f:
+            out.append(n9 + 1)
+        else:
+            write_uvarint(out, n9 + 1)
+        out += b10
+        out += _S1.pack(o4.port, o4.security_protocol)
+        if o4.unknown_tagged_fields:
+            write_tagged(out, [], o4.unknown_tagged_fields)
+        else:
+            out.append(0)
+    x11 = o.features
+    n12 = len(x11)
+    if n12 < 0x7f:
+        out.append(n12 + 1)
     else:
+        write_uvarint(out, n12 + 1)
+    for item13 in x11:
+        o14 = item13
+        x15 = o14.name
+        b17 = x15.encode()
+        n16 = len(b17)
+        if n16 > 0x7fff:
+            raise Malformed('Name is longer than 32767 bytes')
+        if n16 < 0x7f:
+            out.append(n16 + 1)
+        else:
+            write_uvarint(out, n16 + 1)
+        out += b17
+        out += _S2.pack(o14.min_supported_version, o14.max_supported_version)
+        if o14.unknown_tagged_fields:
+            write_tagged(out, [], o14.unknown_tagged_fields)
+        else:
+            out.append(0)
+    x18 = o.rack
+    if x18 is None:
         out.append(0)
+    else:
+        b20 = x18.encode()
+        n19 = len(b20)
+        if n19 > 0x7fff:
+            raise Malformed('Rack is longer than 32767 bytes')
+        if n19 < 0x7f:
+            out.append(n19 + 1)
+        else:
+            write_uvarint(out, n19 + 1)
+        out += b20
+    out += _S4.pack(o.fenced, o.in_controlled_shutdown)
+    if o.unknown_tagged_fields:
+        known21: list[tuple[int, bytearray]] = []
+        if o.log_dirs != []:
+            t22 = bytearray()
+            x23 = o.log_dirs
+            n24 = len(x23)
+            if n24 < 0x7f:
+                t22.append(n24 + 1)
+            else:
+                write_uvarint(t22, n24 + 1)
+            t22 += _UUIDS[n24].pack(*x23)
+            known21.append((0, t22))
+        write_tagged(out, known21, o.unknown_tagged_fields)
+    else:
+        count25 = (o.log_dirs != [])
+        out.append(count25)
+        if o.log_dirs != []:
+            t26 = bytearray()
+            x27 = o.log_dirs
+            n28 = len(x27)
+            if n28 < 0x7f:
+                t26.append(n28 + 1)
+            else:
+                write_uvarint(t26, n28 + 1)
+            t26 += _UUIDS[n28].pack(*x27)
+            out.append(0)
+            if len(t26) < 0x80:
+                out.append(len(t26))
+            else:
+                write_uvarint(out, len(t26))
+            out += t26
 
 
 def _read_BrokerEndpoint_v0(buf: Any, pos: int) -> tuple[Any, int]:
@@ -630,23 +1023,13 @@ def _read_BrokerEndpoint_v0(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string length exceeds the input')
         o.host = str(buf[pos:pos + n2], 'utf-8')
         pos += n2
-    o.port, o.security_protocol = _S4.unpack_from(buf, pos)
+    o.port, o.security_protocol = _S1.unpack_from(buf, pos)
     pos += 4
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -671,10 +1054,9 @@ def _write_BrokerEndpoint_v0(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n5 + 1)
     out += b6
-    out += _S4.pack(o.port, o.security_protocol)
+    out += _S1.pack(o.port, o.security_protocol)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
@@ -714,23 +1096,13 @@ def _read_BrokerFeature_v0(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string length exceeds the input')
         o.name = str(buf[pos:pos + n1], 'utf-8')
         pos += n1
-    o.min_supported_version, o.max_supported_version = _S5.unpack_from(buf, pos)
+    o.min_supported_version, o.max_supported_version = _S2.unpack_from(buf, pos)
     pos += 4
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -745,10 +1117,9 @@ def _write_BrokerFeature_v0(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     out += b3
-    out += _S5.pack(o.min_supported_version, o.max_supported_version)
+    out += _S2.pack(o.min_supported_version, o.max_supported_version)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 

@@ -14,8 +14,10 @@ from metalog.codec.runtime import (
     Struct,
     Uuid,
     array_struct,
+    bytes_new,
     new,
     non_default,
+    read_unknown_tags,
     read_uvarint,
     write_tagged,
     write_uvarint,
@@ -96,56 +98,105 @@ class ControllerFeature(KafkaStruct):
 
 def _read_RegisterControllerRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
     o = new(RegisterControllerRecord)
-    o.controller_id, u_incarnation_id, o.zk_migration_ready = _S0.unpack_from(buf, pos)
-    o.incarnation_id = Uuid(u_incarnation_id)
+    o.controller_id, u1, o.zk_migration_ready = _S0.unpack_from(buf, pos)
+    o.incarnation_id = bytes_new(Uuid, u1)
     pos += 21
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n2 = buf[pos]
+    if n2 < 0x80:
         pos += 1
     else:
-        n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
-    if n1 < 0:
+        n2, pos = read_uvarint(buf, pos)
+    n2 -= 1
+    if n2 < 0:
         raise Malformed('non-nullable EndPoints is null')
     else:
-        if n1 > len(buf) - pos:
+        if n2 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        items2 = []
-        for _ in range(n1):
-            item3, pos = _read_ControllerEndpoint_v0(buf, pos)
-            items2.append(item3)
-        o.end_points = items2
-    n4 = buf[pos]
-    if n4 < 0x80:
+        items3 = []
+        for _ in range(n2):
+            o4 = new(ControllerEndpoint)
+            n5 = buf[pos]
+            if n5 < 0x80:
+                pos += 1
+            else:
+                n5, pos = read_uvarint(buf, pos)
+            n5 -= 1
+            if n5 < 0:
+                raise Malformed('non-nullable Name is null')
+            else:
+                if n5 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n5 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o4.name = str(buf[pos:pos + n5], 'utf-8')
+                pos += n5
+            n6 = buf[pos]
+            if n6 < 0x80:
+                pos += 1
+            else:
+                n6, pos = read_uvarint(buf, pos)
+            n6 -= 1
+            if n6 < 0:
+                raise Malformed('non-nullable Host is null')
+            else:
+                if n6 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n6 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o4.host = str(buf[pos:pos + n6], 'utf-8')
+                pos += n6
+            o4.port, o4.security_protocol = _S1.unpack_from(buf, pos)
+            pos += 4
+            o4.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o4, buf, pos)
+            items3.append(o4)
+        o.end_points = items3
+    n7 = buf[pos]
+    if n7 < 0x80:
         pos += 1
     else:
-        n4, pos = read_uvarint(buf, pos)
-    n4 -= 1
-    if n4 < 0:
+        n7, pos = read_uvarint(buf, pos)
+    n7 -= 1
+    if n7 < 0:
         raise Malformed('non-nullable Features is null')
     else:
-        if n4 > len(buf) - pos:
+        if n7 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        items5 = []
-        for _ in range(n4):
-            item6, pos = _read_ControllerFeature_v0(buf, pos)
-            items5.append(item6)
-        o.features = items5
+        items8 = []
+        for _ in range(n7):
+            o9 = new(ControllerFeature)
+            n10 = buf[pos]
+            if n10 < 0x80:
+                pos += 1
+            else:
+                n10, pos = read_uvarint(buf, pos)
+            n10 -= 1
+            if n10 < 0:
+                raise Malformed('non-nullable Name is null')
+            else:
+                if n10 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n10 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o9.name = str(buf[pos:pos + n10], 'utf-8')
+                pos += n10
+            o9.min_supported_version, o9.max_supported_version = _S2.unpack_from(buf, pos)
+            pos += 4
+            o9.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o9, buf, pos)
+            items8.append(o9)
+        o.features = items8
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -158,18 +209,57 @@ def _write_RegisterControllerRecord_v0(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     for item3 in x1:
-        _write_ControllerEndpoint_v0(item3, out)
-    x4 = o.features
-    n5 = len(x4)
-    if n5 < 0x7f:
-        out.append(n5 + 1)
+        o4 = item3
+        x5 = o4.name
+        b7 = x5.encode()
+        n6 = len(b7)
+        if n6 > 0x7fff:
+            raise Malformed('Name is longer than 32767 bytes')
+        if n6 < 0x7f:
+            out.append(n6 + 1)
+        else:
+            write_uvarint(out, n6 + 1)
+        out += b7
+        x8 = o4.host
+        b10 = x8.encode()
+        n9 = len(b10)
+        if n9 > 0x7fff:
+            raise Malformed('Host is longer than 32767 bytes')
+        if n9 < 0x7f:
+            out.append(n9 + 1)
+        else:
+            write_uvarint(out, n9 + 1)
+        out += b10
+        out += _S1.pack(o4.port, o4.security_protocol)
+        if o4.unknown_tagged_fields:
+            write_tagged(out, [], o4.unknown_tagged_fields)
+        else:
+            out.append(0)
+    x11 = o.features
+    n12 = len(x11)
+    if n12 < 0x7f:
+        out.append(n12 + 1)
     else:
-        write_uvarint(out, n5 + 1)
-    for item6 in x4:
-        _write_ControllerFeature_v0(item6, out)
+        write_uvarint(out, n12 + 1)
+    for item13 in x11:
+        o14 = item13
+        x15 = o14.name
+        b17 = x15.encode()
+        n16 = len(b17)
+        if n16 > 0x7fff:
+            raise Malformed('Name is longer than 32767 bytes')
+        if n16 < 0x7f:
+            out.append(n16 + 1)
+        else:
+            write_uvarint(out, n16 + 1)
+        out += b17
+        out += _S2.pack(o14.min_supported_version, o14.max_supported_version)
+        if o14.unknown_tagged_fields:
+            write_tagged(out, [], o14.unknown_tagged_fields)
+        else:
+            out.append(0)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
@@ -212,17 +302,7 @@ def _read_ControllerEndpoint_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -249,8 +329,7 @@ def _write_ControllerEndpoint_v0(o: Any, out: bytearray) -> None:
     out += b6
     out += _S1.pack(o.port, o.security_protocol)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
@@ -278,17 +357,7 @@ def _read_ControllerFeature_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -305,8 +374,7 @@ def _write_ControllerFeature_v0(o: Any, out: bytearray) -> None:
     out += b3
     out += _S2.pack(o.min_supported_version, o.max_supported_version)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 

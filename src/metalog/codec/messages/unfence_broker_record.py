@@ -14,8 +14,10 @@ from metalog.codec.runtime import (
     Struct,
     Uuid,
     array_struct,
+    bytes_new,
     new,
     non_default,
+    read_unknown_tags,
     read_uvarint,
     write_tagged,
     write_uvarint,
@@ -54,25 +56,14 @@ def _read_UnfenceBrokerRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
 def _write_UnfenceBrokerRecord_v0(o: Any, out: bytearray) -> None:
     out += _S0.pack(o.id, o.epoch)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 

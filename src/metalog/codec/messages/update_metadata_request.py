@@ -14,8 +14,10 @@ from metalog.codec.runtime import (
     Struct,
     Uuid,
     array_struct,
+    bytes_new,
     new,
     non_default,
+    read_unknown_tags,
     read_uvarint,
     write_tagged,
     write_uvarint,
@@ -24,13 +26,14 @@ from metalog.codec.runtime import (
 __all__ = ['UpdateMetadataRequest', 'UpdateMetadataPartitionState', 'UpdateMetadataTopicState', 'UpdateMetadataBroker', 'UpdateMetadataEndpoint']
 
 _S0 = Struct('>ii')
-_S1 = Struct('>iiq')
-_S2 = Struct('>i?iq')
-_S3 = Struct('>b')
-_S4 = Struct('>iiii')
-_S5 = Struct('>i')
-_S6 = Struct('>16s')
-_S7 = Struct('>h')
+_S1 = Struct('>iiii')
+_S2 = Struct('>i')
+_S3 = Struct('>h')
+_S4 = Struct('>iiq')
+_S5 = Struct('>16s')
+_S6 = Struct('>i?iq')
+_S7 = Struct('>b')
+_S8 = Struct('>BBb')
 _INT32S = array_struct('i')
 
 
@@ -176,22 +179,71 @@ def _read_UpdateMetadataRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
-            item3, pos = _read_UpdateMetadataPartitionState_v0(buf, pos)
-            items2.append(item3)
+            o3 = new(UpdateMetadataPartitionState)
+            n4, = H.unpack_from(buf, pos)
+            pos += 2
+            if n4 < 0:
+                raise Malformed('non-nullable TopicName is null')
+            else:
+                if pos + n4 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.topic_name = str(buf[pos:pos + n4], 'utf-8')
+                pos += n4
+            o3.partition_index, o3.controller_epoch, o3.leader, o3.leader_epoch = _S1.unpack_from(buf, pos)
+            pos += 16
+            n5, = I.unpack_from(buf, pos)
+            pos += 4
+            if n5 < 0:
+                raise Malformed('non-nullable Isr is null')
+            else:
+                if n5 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o3.isr = [*_INT32S[n5].unpack_from(buf, pos)]
+                pos += 4 * n5
+            o3.zk_version, = _S2.unpack_from(buf, pos)
+            pos += 4
+            n6, = I.unpack_from(buf, pos)
+            pos += 4
+            if n6 < 0:
+                raise Malformed('non-nullable Replicas is null')
+            else:
+                if n6 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o3.replicas = [*_INT32S[n6].unpack_from(buf, pos)]
+                pos += 4 * n6
+            o3.offline_replicas = []
+            o3.unknown_tagged_fields = None
+            items2.append(o3)
         o.ungrouped_partition_states = items2
     o.topic_states = []
-    n4, = I.unpack_from(buf, pos)
+    n7, = I.unpack_from(buf, pos)
     pos += 4
-    if n4 < 0:
+    if n7 < 0:
         raise Malformed('non-nullable LiveBrokers is null')
     else:
-        if n4 > len(buf) - pos:
+        if n7 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        items5 = []
-        for _ in range(n4):
-            item6, pos = _read_UpdateMetadataBroker_v0(buf, pos)
-            items5.append(item6)
-        o.live_brokers = items5
+        items8 = []
+        for _ in range(n7):
+            o9 = new(UpdateMetadataBroker)
+            o9.id, = _S2.unpack_from(buf, pos)
+            pos += 4
+            n10, = H.unpack_from(buf, pos)
+            pos += 2
+            if n10 < 0:
+                raise Malformed('non-nullable V0Host is null')
+            else:
+                if pos + n10 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o9.v0_host = str(buf[pos:pos + n10], 'utf-8')
+                pos += n10
+            o9.endpoints = []
+            o9.rack = ''
+            o9.v0_port, = _S2.unpack_from(buf, pos)
+            pos += 4
+            o9.unknown_tagged_fields = None
+            items8.append(o9)
+        o.live_brokers = items8
     o.unknown_tagged_fields = None
     return o, pos
 
@@ -206,14 +258,40 @@ def _write_UpdateMetadataRequest_v0(o: Any, out: bytearray) -> None:
     n2 = len(x1)
     out += I.pack(n2)
     for item3 in x1:
-        _write_UpdateMetadataPartitionState_v0(item3, out)
+        o4 = item3
+        x5 = o4.topic_name
+        b7 = x5.encode()
+        n6 = len(b7)
+        if n6 > 0x7fff:
+            raise Malformed('TopicName is longer than 32767 bytes')
+        out += H.pack(n6)
+        out += b7
+        out += _S1.pack(o4.partition_index, o4.controller_epoch, o4.leader, o4.leader_epoch)
+        x8 = o4.isr
+        n9 = len(x8)
+        out += I.pack(n9)
+        out += _INT32S[n9].pack(*x8)
+        out += _S2.pack(o4.zk_version)
+        x10 = o4.replicas
+        n11 = len(x10)
+        out += I.pack(n11)
+        out += _INT32S[n11].pack(*x10)
     if o.topic_states != []:
         raise non_default('UpdateMetadataRequest', 0, 'UpdateMetadataRequest.TopicStates')
-    x4 = o.live_brokers
-    n5 = len(x4)
-    out += I.pack(n5)
-    for item6 in x4:
-        _write_UpdateMetadataBroker_v0(item6, out)
+    x12 = o.live_brokers
+    n13 = len(x12)
+    out += I.pack(n13)
+    for item14 in x12:
+        o15 = item14
+        out += _S2.pack(o15.id)
+        x16 = o15.v0_host
+        b18 = x16.encode()
+        n17 = len(b18)
+        if n17 > 0x7fff:
+            raise Malformed('V0Host is longer than 32767 bytes')
+        out += H.pack(n17)
+        out += b18
+        out += _S2.pack(o15.v0_port)
 
 
 def _read_UpdateMetadataRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
@@ -232,22 +310,88 @@ def _read_UpdateMetadataRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
-            item3, pos = _read_UpdateMetadataPartitionState_v1(buf, pos)
-            items2.append(item3)
+            o3 = new(UpdateMetadataPartitionState)
+            n4, = H.unpack_from(buf, pos)
+            pos += 2
+            if n4 < 0:
+                raise Malformed('non-nullable TopicName is null')
+            else:
+                if pos + n4 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.topic_name = str(buf[pos:pos + n4], 'utf-8')
+                pos += n4
+            o3.partition_index, o3.controller_epoch, o3.leader, o3.leader_epoch = _S1.unpack_from(buf, pos)
+            pos += 16
+            n5, = I.unpack_from(buf, pos)
+            pos += 4
+            if n5 < 0:
+                raise Malformed('non-nullable Isr is null')
+            else:
+                if n5 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o3.isr = [*_INT32S[n5].unpack_from(buf, pos)]
+                pos += 4 * n5
+            o3.zk_version, = _S2.unpack_from(buf, pos)
+            pos += 4
+            n6, = I.unpack_from(buf, pos)
+            pos += 4
+            if n6 < 0:
+                raise Malformed('non-nullable Replicas is null')
+            else:
+                if n6 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o3.replicas = [*_INT32S[n6].unpack_from(buf, pos)]
+                pos += 4 * n6
+            o3.offline_replicas = []
+            o3.unknown_tagged_fields = None
+            items2.append(o3)
         o.ungrouped_partition_states = items2
     o.topic_states = []
-    n4, = I.unpack_from(buf, pos)
+    n7, = I.unpack_from(buf, pos)
     pos += 4
-    if n4 < 0:
+    if n7 < 0:
         raise Malformed('non-nullable LiveBrokers is null')
     else:
-        if n4 > len(buf) - pos:
+        if n7 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        items5 = []
-        for _ in range(n4):
-            item6, pos = _read_UpdateMetadataBroker_v1(buf, pos)
-            items5.append(item6)
-        o.live_brokers = items5
+        items8 = []
+        for _ in range(n7):
+            o9 = new(UpdateMetadataBroker)
+            o9.v0_host = ''
+            o9.v0_port = 0
+            o9.id, = _S2.unpack_from(buf, pos)
+            pos += 4
+            n10, = I.unpack_from(buf, pos)
+            pos += 4
+            if n10 < 0:
+                raise Malformed('non-nullable Endpoints is null')
+            else:
+                if n10 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                items11 = []
+                for _ in range(n10):
+                    o12 = new(UpdateMetadataEndpoint)
+                    o12.port, = _S2.unpack_from(buf, pos)
+                    pos += 4
+                    n13, = H.unpack_from(buf, pos)
+                    pos += 2
+                    if n13 < 0:
+                        raise Malformed('non-nullable Host is null')
+                    else:
+                        if pos + n13 > len(buf):
+                            raise Malformed('string length exceeds the input')
+                        o12.host = str(buf[pos:pos + n13], 'utf-8')
+                        pos += n13
+                    o12.listener = ''
+                    o12.security_protocol, = _S3.unpack_from(buf, pos)
+                    pos += 2
+                    o12.unknown_tagged_fields = None
+                    items11.append(o12)
+                o9.endpoints = items11
+            o9.rack = ''
+            o9.unknown_tagged_fields = None
+            items8.append(o9)
+        o.live_brokers = items8
     o.unknown_tagged_fields = None
     return o, pos
 
@@ -262,14 +406,46 @@ def _write_UpdateMetadataRequest_v1(o: Any, out: bytearray) -> None:
     n2 = len(x1)
     out += I.pack(n2)
     for item3 in x1:
-        _write_UpdateMetadataPartitionState_v1(item3, out)
+        o4 = item3
+        x5 = o4.topic_name
+        b7 = x5.encode()
+        n6 = len(b7)
+        if n6 > 0x7fff:
+            raise Malformed('TopicName is longer than 32767 bytes')
+        out += H.pack(n6)
+        out += b7
+        out += _S1.pack(o4.partition_index, o4.controller_epoch, o4.leader, o4.leader_epoch)
+        x8 = o4.isr
+        n9 = len(x8)
+        out += I.pack(n9)
+        out += _INT32S[n9].pack(*x8)
+        out += _S2.pack(o4.zk_version)
+        x10 = o4.replicas
+        n11 = len(x10)
+        out += I.pack(n11)
+        out += _INT32S[n11].pack(*x10)
     if o.topic_states != []:
         raise non_default('UpdateMetadataRequest', 1, 'UpdateMetadataRequest.TopicStates')
-    x4 = o.live_brokers
-    n5 = len(x4)
-    out += I.pack(n5)
-    for item6 in x4:
-        _write_UpdateMetadataBroker_v1(item6, out)
+    x12 = o.live_brokers
+    n13 = len(x12)
+    out += I.pack(n13)
+    for item14 in x12:
+        o15 = item14
+        out += _S2.pack(o15.id)
+        x16 = o15.endpoints
+        n17 = len(x16)
+        out += I.pack(n17)
+        for item18 in x16:
+            o19 = item18
+            out += _S2.pack(o19.port)
+            x20 = o19.host
+            b22 = x20.encode()
+            n21 = len(b22)
+            if n21 > 0x7fff:
+                raise Malformed('Host is longer than 32767 bytes')
+            out += H.pack(n21)
+            out += b22
+            out += _S3.pack(o19.security_protocol)
 
 
 def _read_UpdateMetadataRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
@@ -288,22 +464,96 @@ def _read_UpdateMetadataRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
-            item3, pos = _read_UpdateMetadataPartitionState_v2(buf, pos)
-            items2.append(item3)
+            o3 = new(UpdateMetadataPartitionState)
+            n4, = H.unpack_from(buf, pos)
+            pos += 2
+            if n4 < 0:
+                raise Malformed('non-nullable TopicName is null')
+            else:
+                if pos + n4 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.topic_name = str(buf[pos:pos + n4], 'utf-8')
+                pos += n4
+            o3.partition_index, o3.controller_epoch, o3.leader, o3.leader_epoch = _S1.unpack_from(buf, pos)
+            pos += 16
+            n5, = I.unpack_from(buf, pos)
+            pos += 4
+            if n5 < 0:
+                raise Malformed('non-nullable Isr is null')
+            else:
+                if n5 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o3.isr = [*_INT32S[n5].unpack_from(buf, pos)]
+                pos += 4 * n5
+            o3.zk_version, = _S2.unpack_from(buf, pos)
+            pos += 4
+            n6, = I.unpack_from(buf, pos)
+            pos += 4
+            if n6 < 0:
+                raise Malformed('non-nullable Replicas is null')
+            else:
+                if n6 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o3.replicas = [*_INT32S[n6].unpack_from(buf, pos)]
+                pos += 4 * n6
+            o3.offline_replicas = []
+            o3.unknown_tagged_fields = None
+            items2.append(o3)
         o.ungrouped_partition_states = items2
     o.topic_states = []
-    n4, = I.unpack_from(buf, pos)
+    n7, = I.unpack_from(buf, pos)
     pos += 4
-    if n4 < 0:
+    if n7 < 0:
         raise Malformed('non-nullable LiveBrokers is null')
     else:
-        if n4 > len(buf) - pos:
+        if n7 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        items5 = []
-        for _ in range(n4):
-            item6, pos = _read_UpdateMetadataBroker_v2(buf, pos)
-            items5.append(item6)
-        o.live_brokers = items5
+        items8 = []
+        for _ in range(n7):
+            o9 = new(UpdateMetadataBroker)
+            o9.v0_host = ''
+            o9.v0_port = 0
+            o9.id, = _S2.unpack_from(buf, pos)
+            pos += 4
+            n10, = I.unpack_from(buf, pos)
+            pos += 4
+            if n10 < 0:
+                raise Malformed('non-nullable Endpoints is null')
+            else:
+                if n10 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                items11 = []
+                for _ in range(n10):
+                    o12 = new(UpdateMetadataEndpoint)
+                    o12.port, = _S2.unpack_from(buf, pos)
+                    pos += 4
+                    n13, = H.unpack_from(buf, pos)
+                    pos += 2
+                    if n13 < 0:
+                        raise Malformed('non-nullable Host is null')
+                    else:
+                        if pos + n13 > len(buf):
+                            raise Malformed('string length exceeds the input')
+                        o12.host = str(buf[pos:pos + n13], 'utf-8')
+                        pos += n13
+                    o12.listener = ''
+                    o12.security_protocol, = _S3.unpack_from(buf, pos)
+                    pos += 2
+                    o12.unknown_tagged_fields = None
+                    items11.append(o12)
+                o9.endpoints = items11
+            n14, = H.unpack_from(buf, pos)
+            pos += 2
+            if n14 < 0:
+                o9.rack = None
+            else:
+                if pos + n14 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o9.rack = str(buf[pos:pos + n14], 'utf-8')
+                pos += n14
+            o9.unknown_tagged_fields = None
+            items8.append(o9)
+        o.live_brokers = items8
     o.unknown_tagged_fields = None
     return o, pos
 
@@ -318,14 +568,56 @@ def _write_UpdateMetadataRequest_v2(o: Any, out: bytearray) -> None:
     n2 = len(x1)
     out += I.pack(n2)
     for item3 in x1:
-        _write_UpdateMetadataPartitionState_v2(item3, out)
+        o4 = item3
+        x5 = o4.topic_name
+        b7 = x5.encode()
+        n6 = len(b7)
+        if n6 > 0x7fff:
+            raise Malformed('TopicName is longer than 32767 bytes')
+        out += H.pack(n6)
+        out += b7
+        out += _S1.pack(o4.partition_index, o4.controller_epoch, o4.leader, o4.leader_epoch)
+        x8 = o4.isr
+        n9 = len(x8)
+        out += I.pack(n9)
+        out += _INT32S[n9].pack(*x8)
+        out += _S2.pack(o4.zk_version)
+        x10 = o4.replicas
+        n11 = len(x10)
+        out += I.pack(n11)
+        out += _INT32S[n11].pack(*x10)
     if o.topic_states != []:
         raise non_default('UpdateMetadataRequest', 2, 'UpdateMetadataRequest.TopicStates')
-    x4 = o.live_brokers
-    n5 = len(x4)
-    out += I.pack(n5)
-    for item6 in x4:
-        _write_UpdateMetadataBroker_v2(item6, out)
+    x12 = o.live_brokers
+    n13 = len(x12)
+    out += I.pack(n13)
+    for item14 in x12:
+        o15 = item14
+        out += _S2.pack(o15.id)
+        x16 = o15.endpoints
+        n17 = len(x16)
+        out += I.pack(n17)
+        for item18 in x16:
+            o19 = item18
+            out += _S2.pack(o19.port)
+            x20 = o19.host
+            b22 = x20.encode()
+            n21 = len(b22)
+            if n21 > 0x7fff:
+                raise Malformed('Host is longer than 32767 bytes')
+            out += H.pack(n21)
+            out += b22
+            out += _S3.pack(o19.security_protocol)
+        x23 = o15.rack
+        if x23 is None:
+            out += H.pack(-1)
+        else:
+            b25 = x23.encode()
+            n24 = len(b25)
+            if n24 > 0x7fff:
+                raise Malformed('Rack is longer than 32767 bytes')
+            out += H.pack(n24)
+            out += b25
 
 
 def _read_UpdateMetadataRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
@@ -344,22 +636,104 @@ def _read_UpdateMetadataRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
-            item3, pos = _read_UpdateMetadataPartitionState_v3(buf, pos)
-            items2.append(item3)
+            o3 = new(UpdateMetadataPartitionState)
+            n4, = H.unpack_from(buf, pos)
+            pos += 2
+            if n4 < 0:
+                raise Malformed('non-nullable TopicName is null')
+            else:
+                if pos + n4 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.topic_name = str(buf[pos:pos + n4], 'utf-8')
+                pos += n4
+            o3.partition_index, o3.controller_epoch, o3.leader, o3.leader_epoch = _S1.unpack_from(buf, pos)
+            pos += 16
+            n5, = I.unpack_from(buf, pos)
+            pos += 4
+            if n5 < 0:
+                raise Malformed('non-nullable Isr is null')
+            else:
+                if n5 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o3.isr = [*_INT32S[n5].unpack_from(buf, pos)]
+                pos += 4 * n5
+            o3.zk_version, = _S2.unpack_from(buf, pos)
+            pos += 4
+            n6, = I.unpack_from(buf, pos)
+            pos += 4
+            if n6 < 0:
+                raise Malformed('non-nullable Replicas is null')
+            else:
+                if n6 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o3.replicas = [*_INT32S[n6].unpack_from(buf, pos)]
+                pos += 4 * n6
+            o3.offline_replicas = []
+            o3.unknown_tagged_fields = None
+            items2.append(o3)
         o.ungrouped_partition_states = items2
     o.topic_states = []
-    n4, = I.unpack_from(buf, pos)
+    n7, = I.unpack_from(buf, pos)
     pos += 4
-    if n4 < 0:
+    if n7 < 0:
         raise Malformed('non-nullable LiveBrokers is null')
     else:
-        if n4 > len(buf) - pos:
+        if n7 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        items5 = []
-        for _ in range(n4):
-            item6, pos = _read_UpdateMetadataBroker_v3(buf, pos)
-            items5.append(item6)
-        o.live_brokers = items5
+        items8 = []
+        for _ in range(n7):
+            o9 = new(UpdateMetadataBroker)
+            o9.v0_host = ''
+            o9.v0_port = 0
+            o9.id, = _S2.unpack_from(buf, pos)
+            pos += 4
+            n10, = I.unpack_from(buf, pos)
+            pos += 4
+            if n10 < 0:
+                raise Malformed('non-nullable Endpoints is null')
+            else:
+                if n10 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                items11 = []
+                for _ in range(n10):
+                    o12 = new(UpdateMetadataEndpoint)
+                    o12.port, = _S2.unpack_from(buf, pos)
+                    pos += 4
+                    n13, = H.unpack_from(buf, pos)
+                    pos += 2
+                    if n13 < 0:
+                        raise Malformed('non-nullable Host is null')
+                    else:
+                        if pos + n13 > len(buf):
+                            raise Malformed('string length exceeds the input')
+                        o12.host = str(buf[pos:pos + n13], 'utf-8')
+                        pos += n13
+                    n14, = H.unpack_from(buf, pos)
+                    pos += 2
+                    if n14 < 0:
+                        raise Malformed('non-nullable Listener is null')
+                    else:
+                        if pos + n14 > len(buf):
+                            raise Malformed('string length exceeds the input')
+                        o12.listener = str(buf[pos:pos + n14], 'utf-8')
+                        pos += n14
+                    o12.security_protocol, = _S3.unpack_from(buf, pos)
+                    pos += 2
+                    o12.unknown_tagged_fields = None
+                    items11.append(o12)
+                o9.endpoints = items11
+            n15, = H.unpack_from(buf, pos)
+            pos += 2
+            if n15 < 0:
+                o9.rack = None
+            else:
+                if pos + n15 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o9.rack = str(buf[pos:pos + n15], 'utf-8')
+                pos += n15
+            o9.unknown_tagged_fields = None
+            items8.append(o9)
+        o.live_brokers = items8
     o.unknown_tagged_fields = None
     return o, pos
 
@@ -374,14 +748,63 @@ def _write_UpdateMetadataRequest_v3(o: Any, out: bytearray) -> None:
     n2 = len(x1)
     out += I.pack(n2)
     for item3 in x1:
-        _write_UpdateMetadataPartitionState_v3(item3, out)
+        o4 = item3
+        x5 = o4.topic_name
+        b7 = x5.encode()
+        n6 = len(b7)
+        if n6 > 0x7fff:
+            raise Malformed('TopicName is longer than 32767 bytes')
+        out += H.pack(n6)
+        out += b7
+        out += _S1.pack(o4.partition_index, o4.controller_epoch, o4.leader, o4.leader_epoch)
+        x8 = o4.isr
+        n9 = len(x8)
+        out += I.pack(n9)
+        out += _INT32S[n9].pack(*x8)
+        out += _S2.pack(o4.zk_version)
+        x10 = o4.replicas
+        n11 = len(x10)
+        out += I.pack(n11)
+        out += _INT32S[n11].pack(*x10)
     if o.topic_states != []:
         raise non_default('UpdateMetadataRequest', 3, 'UpdateMetadataRequest.TopicStates')
-    x4 = o.live_brokers
-    n5 = len(x4)
-    out += I.pack(n5)
-    for item6 in x4:
-        _write_UpdateMetadataBroker_v3(item6, out)
+    x12 = o.live_brokers
+    n13 = len(x12)
+    out += I.pack(n13)
+    for item14 in x12:
+        o15 = item14
+        out += _S2.pack(o15.id)
+        x16 = o15.endpoints
+        n17 = len(x16)
+        out += I.pack(n17)
+        for item18 in x16:
+            o19 = item18
+            out += _S2.pack(o19.port)
+            x20 = o19.host
+            b22 = x20.encode()
+            n21 = len(b22)
+            if n21 > 0x7fff:
+                raise Malformed('Host is longer than 32767 bytes')
+            out += H.pack(n21)
+            out += b22
+            x23 = o19.listener
+            b25 = x23.encode()
+            n24 = len(b25)
+            if n24 > 0x7fff:
+                raise Malformed('Listener is longer than 32767 bytes')
+            out += H.pack(n24)
+            out += b25
+            out += _S3.pack(o19.security_protocol)
+        x26 = o15.rack
+        if x26 is None:
+            out += H.pack(-1)
+        else:
+            b28 = x26.encode()
+            n27 = len(b28)
+            if n27 > 0x7fff:
+                raise Malformed('Rack is longer than 32767 bytes')
+            out += H.pack(n27)
+            out += b28
 
 
 def _read_UpdateMetadataRequest_v4(buf: Any, pos: int) -> tuple[Any, int]:
@@ -400,22 +823,112 @@ def _read_UpdateMetadataRequest_v4(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
-            item3, pos = _read_UpdateMetadataPartitionState_v4(buf, pos)
-            items2.append(item3)
+            o3 = new(UpdateMetadataPartitionState)
+            n4, = H.unpack_from(buf, pos)
+            pos += 2
+            if n4 < 0:
+                raise Malformed('non-nullable TopicName is null')
+            else:
+                if pos + n4 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.topic_name = str(buf[pos:pos + n4], 'utf-8')
+                pos += n4
+            o3.partition_index, o3.controller_epoch, o3.leader, o3.leader_epoch = _S1.unpack_from(buf, pos)
+            pos += 16
+            n5, = I.unpack_from(buf, pos)
+            pos += 4
+            if n5 < 0:
+                raise Malformed('non-nullable Isr is null')
+            else:
+                if n5 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o3.isr = [*_INT32S[n5].unpack_from(buf, pos)]
+                pos += 4 * n5
+            o3.zk_version, = _S2.unpack_from(buf, pos)
+            pos += 4
+            n6, = I.unpack_from(buf, pos)
+            pos += 4
+            if n6 < 0:
+                raise Malformed('non-nullable Replicas is null')
+            else:
+                if n6 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o3.replicas = [*_INT32S[n6].unpack_from(buf, pos)]
+                pos += 4 * n6
+            n7, = I.unpack_from(buf, pos)
+            pos += 4
+            if n7 < 0:
+                raise Malformed('non-nullable OfflineReplicas is null')
+            else:
+                if n7 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o3.offline_replicas = [*_INT32S[n7].unpack_from(buf, pos)]
+                pos += 4 * n7
+            o3.unknown_tagged_fields = None
+            items2.append(o3)
         o.ungrouped_partition_states = items2
     o.topic_states = []
-    n4, = I.unpack_from(buf, pos)
+    n8, = I.unpack_from(buf, pos)
     pos += 4
-    if n4 < 0:
+    if n8 < 0:
         raise Malformed('non-nullable LiveBrokers is null')
     else:
-        if n4 > len(buf) - pos:
+        if n8 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        items5 = []
-        for _ in range(n4):
-            item6, pos = _read_UpdateMetadataBroker_v4(buf, pos)
-            items5.append(item6)
-        o.live_brokers = items5
+        items9 = []
+        for _ in range(n8):
+            o10 = new(UpdateMetadataBroker)
+            o10.v0_host = ''
+            o10.v0_port = 0
+            o10.id, = _S2.unpack_from(buf, pos)
+            pos += 4
+            n11, = I.unpack_from(buf, pos)
+            pos += 4
+            if n11 < 0:
+                raise Malformed('non-nullable Endpoints is null')
+            else:
+                if n11 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                items12 = []
+                for _ in range(n11):
+                    o13 = new(UpdateMetadataEndpoint)
+                    o13.port, = _S2.unpack_from(buf, pos)
+                    pos += 4
+                    n14, = H.unpack_from(buf, pos)
+                    pos += 2
+                    if n14 < 0:
+                        raise Malformed('non-nullable Host is null')
+                    else:
+                        if pos + n14 > len(buf):
+                            raise Malformed('string length exceeds the input')
+                        o13.host = str(buf[pos:pos + n14], 'utf-8')
+                        pos += n14
+                    n15, = H.unpack_from(buf, pos)
+                    pos += 2
+                    if n15 < 0:
+                        raise Malformed('non-nullable Listener is null')
+                    else:
+                        if pos + n15 > len(buf):
+                            raise Malformed('string length exceeds the input')
+                        o13.listener = str(buf[pos:pos + n15], 'utf-8')
+                        pos += n15
+                    o13.security_protocol, = _S3.unpack_from(buf, pos)
+                    pos += 2
+                    o13.unknown_tagged_fields = None
+                    items12.append(o13)
+                o10.endpoints = items12
+            n16, = H.unpack_from(buf, pos)
+            pos += 2
+            if n16 < 0:
+                o10.rack = None
+            else:
+                if pos + n16 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o10.rack = str(buf[pos:pos + n16], 'utf-8')
+                pos += n16
+            o10.unknown_tagged_fields = None
+            items9.append(o10)
+        o.live_brokers = items9
     o.unknown_tagged_fields = None
     return o, pos
 
@@ -430,14 +943,67 @@ def _write_UpdateMetadataRequest_v4(o: Any, out: bytearray) -> None:
     n2 = len(x1)
     out += I.pack(n2)
     for item3 in x1:
-        _write_UpdateMetadataPartitionState_v4(item3, out)
+        o4 = item3
+        x5 = o4.topic_name
+        b7 = x5.encode()
+        n6 = len(b7)
+        if n6 > 0x7fff:
+            raise Malformed('TopicName is longer than 32767 bytes')
+        out += H.pack(n6)
+        out += b7
+        out += _S1.pack(o4.partition_index, o4.controller_epoch, o4.leader, o4.leader_epoch)
+        x8 = o4.isr
+        n9 = len(x8)
+        out += I.pack(n9)
+        out += _INT32S[n9].pack(*x8)
+        out += _S2.pack(o4.zk_version)
+        x10 = o4.replicas
+        n11 = len(x10)
+        out += I.pack(n11)
+        out += _INT32S[n11].pack(*x10)
+        x12 = o4.offline_replicas
+        n13 = len(x12)
+        out += I.pack(n13)
+        out += _INT32S[n13].pack(*x12)
     if o.topic_states != []:
         raise non_default('UpdateMetadataRequest', 4, 'UpdateMetadataRequest.TopicStates')
-    x4 = o.live_brokers
-    n5 = len(x4)
-    out += I.pack(n5)
-    for item6 in x4:
-        _write_UpdateMetadataBroker_v4(item6, out)
+    x14 = o.live_brokers
+    n15 = len(x14)
+    out += I.pack(n15)
+    for item16 in x14:
+        o17 = item16
+        out += _S2.pack(o17.id)
+        x18 = o17.endpoints
+        n19 = len(x18)
+        out += I.pack(n19)
+        for item20 in x18:
+            o21 = item20
+            out += _S2.pack(o21.port)
+            x22 = o21.host
+            b24 = x22.encode()
+            n23 = len(b24)
+            if n23 > 0x7fff:
+                raise Malformed('Host is longer than 32767 bytes')
+            out += H.pack(n23)
+            out += b24
+            x25 = o21.listener
+            b27 = x25.encode()
+            n26 = len(b27)
+            if n26 > 0x7fff:
+                raise Malformed('Listener is longer than 32767 bytes')
+            out += H.pack(n26)
+            out += b27
+            out += _S3.pack(o21.security_protocol)
+        x28 = o17.rack
+        if x28 is None:
+            out += H.pack(-1)
+        else:
+            b30 = x28.encode()
+            n29 = len(b30)
+            if n29 > 0x7fff:
+                raise Malformed('Rack is longer than 32767 bytes')
+            out += H.pack(n29)
+            out += b30
 
 
 def _read_UpdateMetadataRequest_v5(buf: Any, pos: int) -> tuple[Any, int]:
@@ -445,7 +1011,7 @@ def _read_UpdateMetadataRequest_v5(buf: Any, pos: int) -> tuple[Any, int]:
     o.is_k_raft_controller = False
     o.type = 0
     o.ungrouped_partition_states = []
-    o.controller_id, o.controller_epoch, o.broker_epoch = _S1.unpack_from(buf, pos)
+    o.controller_id, o.controller_epoch, o.broker_epoch = _S4.unpack_from(buf, pos)
     pos += 16
     n1, = I.unpack_from(buf, pos)
     pos += 4
@@ -456,21 +1022,126 @@ def _read_UpdateMetadataRequest_v5(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
-            item3, pos = _read_UpdateMetadataTopicState_v5(buf, pos)
-            items2.append(item3)
+            o3 = new(UpdateMetadataTopicState)
+            n4, = H.unpack_from(buf, pos)
+            pos += 2
+            if n4 < 0:
+                raise Malformed('non-nullable TopicName is null')
+            else:
+                if pos + n4 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.topic_name = str(buf[pos:pos + n4], 'utf-8')
+                pos += n4
+            o3.topic_id = ZERO
+            n5, = I.unpack_from(buf, pos)
+            pos += 4
+            if n5 < 0:
+                raise Malformed('non-nullable PartitionStates is null')
+            else:
+                if n5 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                items6 = []
+                for _ in range(n5):
+                    o7 = new(UpdateMetadataPartitionState)
+                    o7.topic_name = ''
+                    o7.partition_index, o7.controller_epoch, o7.leader, o7.leader_epoch = _S1.unpack_from(buf, pos)
+                    pos += 16
+                    n8, = I.unpack_from(buf, pos)
+                    pos += 4
+                    if n8 < 0:
+                        raise Malformed('non-nullable Isr is null')
+                    else:
+                        if n8 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o7.isr = [*_INT32S[n8].unpack_from(buf, pos)]
+                        pos += 4 * n8
+                    o7.zk_version, = _S2.unpack_from(buf, pos)
+                    pos += 4
+                    n9, = I.unpack_from(buf, pos)
+                    pos += 4
+                    if n9 < 0:
+                        raise Malformed('non-nullable Replicas is null')
+                    else:
+                        if n9 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o7.replicas = [*_INT32S[n9].unpack_from(buf, pos)]
+                        pos += 4 * n9
+                    n10, = I.unpack_from(buf, pos)
+                    pos += 4
+                    if n10 < 0:
+                        raise Malformed('non-nullable OfflineReplicas is null')
+                    else:
+                        if n10 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o7.offline_replicas = [*_INT32S[n10].unpack_from(buf, pos)]
+                        pos += 4 * n10
+                    o7.unknown_tagged_fields = None
+                    items6.append(o7)
+                o3.partition_states = items6
+            o3.unknown_tagged_fields = None
+            items2.append(o3)
         o.topic_states = items2
-    n4, = I.unpack_from(buf, pos)
+    n11, = I.unpack_from(buf, pos)
     pos += 4
-    if n4 < 0:
+    if n11 < 0:
         raise Malformed('non-nullable LiveBrokers is null')
     else:
-        if n4 > len(buf) - pos:
+        if n11 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        items5 = []
-        for _ in range(n4):
-            item6, pos = _read_UpdateMetadataBroker_v5(buf, pos)
-            items5.append(item6)
-        o.live_brokers = items5
+        items12 = []
+        for _ in range(n11):
+            o13 = new(UpdateMetadataBroker)
+            o13.v0_host = ''
+            o13.v0_port = 0
+            o13.id, = _S2.unpack_from(buf, pos)
+            pos += 4
+            n14, = I.unpack_from(buf, pos)
+            pos += 4
+            if n14 < 0:
+                raise Malformed('non-nullable Endpoints is null')
+            else:
+                if n14 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                items15 = []
+                for _ in range(n14):
+                    o16 = new(UpdateMetadataEndpoint)
+                    o16.port, = _S2.unpack_from(buf, pos)
+                    pos += 4
+                    n17, = H.unpack_from(buf, pos)
+                    pos += 2
+                    if n17 < 0:
+                        raise Malformed('non-nullable Host is null')
+                    else:
+                        if pos + n17 > len(buf):
+                            raise Malformed('string length exceeds the input')
+                        o16.host = str(buf[pos:pos + n17], 'utf-8')
+                        pos += n17
+                    n18, = H.unpack_from(buf, pos)
+                    pos += 2
+                    if n18 < 0:
+                        raise Malformed('non-nullable Listener is null')
+                    else:
+                        if pos + n18 > len(buf):
+                            raise Malformed('string length exceeds the input')
+                        o16.listener = str(buf[pos:pos + n18], 'utf-8')
+                        pos += n18
+                    o16.security_protocol, = _S3.unpack_from(buf, pos)
+                    pos += 2
+                    o16.unknown_tagged_fields = None
+                    items15.append(o16)
+                o13.endpoints = items15
+            n19, = H.unpack_from(buf, pos)
+            pos += 2
+            if n19 < 0:
+                o13.rack = None
+            else:
+                if pos + n19 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o13.rack = str(buf[pos:pos + n19], 'utf-8')
+                pos += n19
+            o13.unknown_tagged_fields = None
+            items12.append(o13)
+        o.live_brokers = items12
     o.unknown_tagged_fields = None
     return o, pos
 
@@ -482,17 +1153,75 @@ def _write_UpdateMetadataRequest_v5(o: Any, out: bytearray) -> None:
         raise non_default('UpdateMetadataRequest', 5, 'UpdateMetadataRequest.Type')
     if o.ungrouped_partition_states != []:
         raise non_default('UpdateMetadataRequest', 5, 'UpdateMetadataRequest.UngroupedPartitionStates')
-    out += _S1.pack(o.controller_id, o.controller_epoch, o.broker_epoch)
+    out += _S4.pack(o.controller_id, o.controller_epoch, o.broker_epoch)
     x1 = o.topic_states
     n2 = len(x1)
     out += I.pack(n2)
     for item3 in x1:
-        _write_UpdateMetadataTopicState_v5(item3, out)
-    x4 = o.live_brokers
-    n5 = len(x4)
-    out += I.pack(n5)
-    for item6 in x4:
-        _write_UpdateMetadataBroker_v5(item6, out)
+        o4 = item3
+        x5 = o4.topic_name
+        b7 = x5.encode()
+        n6 = len(b7)
+        if n6 > 0x7fff:
+            raise Malformed('TopicName is longer than 32767 bytes')
+        out += H.pack(n6)
+        out += b7
+        x8 = o4.partition_states
+        n9 = len(x8)
+        out += I.pack(n9)
+        for item10 in x8:
+            o11 = item10
+            out += _S1.pack(o11.partition_index, o11.controller_epoch, o11.leader, o11.leader_epoch)
+            x12 = o11.isr
+            n13 = len(x12)
+            out += I.pack(n13)
+            out += _INT32S[n13].pack(*x12)
+            out += _S2.pack(o11.zk_version)
+            x14 = o11.replicas
+            n15 = len(x14)
+            out += I.pack(n15)
+            out += _INT32S[n15].pack(*x14)
+            x16 = o11.offline_replicas
+            n17 = len(x16)
+            out += I.pack(n17)
+            out += _INT32S[n17].pack(*x16)
+    x18 = o.live_brokers
+    n19 = len(x18)
+    out += I.pack(n19)
+    for item20 in x18:
+        o21 = item20
+        out += _S2.pack(o21.id)
+        x22 = o21.endpoints
+        n23 = len(x22)
+        out += I.pack(n23)
+        for item24 in x22:
+            o25 = item24
+            out += _S2.pack(o25.port)
+            x26 = o25.host
+            b28 = x26.encode()
+            n27 = len(b28)
+            if n27 > 0x7fff:
+                raise Malformed('Host is longer than 32767 bytes')
+            out += H.pack(n27)
+            out += b28
+            x29 = o25.listener
+            b31 = x29.encode()
+            n30 = len(b31)
+            if n30 > 0x7fff:
+                raise Malformed('Listener is longer than 32767 bytes')
+            out += H.pack(n30)
+            out += b31
+            out += _S3.pack(o25.security_protocol)
+        x32 = o21.rack
+        if x32 is None:
+            out += H.pack(-1)
+        else:
+            b34 = x32.encode()
+            n33 = len(b34)
+            if n33 > 0x7fff:
+                raise Malformed('Rack is longer than 32767 bytes')
+            out += H.pack(n33)
+            out += b34
 
 
 def _read_UpdateMetadataRequest_v6(buf: Any, pos: int) -> tuple[Any, int]:
@@ -500,7 +1229,7 @@ def _read_UpdateMetadataRequest_v6(buf: Any, pos: int) -> tuple[Any, int]:
     o.is_k_raft_controller = False
     o.type = 0
     o.ungrouped_partition_states = []
-    o.controller_id, o.controller_epoch, o.broker_epoch = _S1.unpack_from(buf, pos)
+    o.controller_id, o.controller_epoch, o.broker_epoch = _S4.unpack_from(buf, pos)
     pos += 16
     n1 = buf[pos]
     if n1 < 0x80:
@@ -515,40 +1244,195 @@ def _read_UpdateMetadataRequest_v6(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
-            item3, pos = _read_UpdateMetadataTopicState_v6(buf, pos)
-            items2.append(item3)
+            o3 = new(UpdateMetadataTopicState)
+            n4 = buf[pos]
+            if n4 < 0x80:
+                pos += 1
+            else:
+                n4, pos = read_uvarint(buf, pos)
+            n4 -= 1
+            if n4 < 0:
+                raise Malformed('non-nullable TopicName is null')
+            else:
+                if n4 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n4 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.topic_name = str(buf[pos:pos + n4], 'utf-8')
+                pos += n4
+            o3.topic_id = ZERO
+            n5 = buf[pos]
+            if n5 < 0x80:
+                pos += 1
+            else:
+                n5, pos = read_uvarint(buf, pos)
+            n5 -= 1
+            if n5 < 0:
+                raise Malformed('non-nullable PartitionStates is null')
+            else:
+                if n5 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                items6 = []
+                for _ in range(n5):
+                    o7 = new(UpdateMetadataPartitionState)
+                    o7.topic_name = ''
+                    o7.partition_index, o7.controller_epoch, o7.leader, o7.leader_epoch = _S1.unpack_from(buf, pos)
+                    pos += 16
+                    n8 = buf[pos]
+                    if n8 < 0x80:
+                        pos += 1
+                    else:
+                        n8, pos = read_uvarint(buf, pos)
+                    n8 -= 1
+                    if n8 < 0:
+                        raise Malformed('non-nullable Isr is null')
+                    else:
+                        if n8 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o7.isr = [*_INT32S[n8].unpack_from(buf, pos)]
+                        pos += 4 * n8
+                    o7.zk_version, = _S2.unpack_from(buf, pos)
+                    pos += 4
+                    n9 = buf[pos]
+                    if n9 < 0x80:
+                        pos += 1
+                    else:
+                        n9, pos = read_uvarint(buf, pos)
+                    n9 -= 1
+                    if n9 < 0:
+                        raise Malformed('non-nullable Replicas is null')
+                    else:
+                        if n9 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o7.replicas = [*_INT32S[n9].unpack_from(buf, pos)]
+                        pos += 4 * n9
+                    n10 = buf[pos]
+                    if n10 < 0x80:
+                        pos += 1
+                    else:
+                        n10, pos = read_uvarint(buf, pos)
+                    n10 -= 1
+                    if n10 < 0:
+                        raise Malformed('non-nullable OfflineReplicas is null')
+                    else:
+                        if n10 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o7.offline_replicas = [*_INT32S[n10].unpack_from(buf, pos)]
+                        pos += 4 * n10
+                    o7.unknown_tagged_fields = None
+                    if buf[pos] == 0:
+                        pos += 1
+                    else:
+                        pos = read_unknown_tags(o7, buf, pos)
+                    items6.append(o7)
+                o3.partition_states = items6
+            o3.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o3, buf, pos)
+            items2.append(o3)
         o.topic_states = items2
-    n4 = buf[pos]
-    if n4 < 0x80:
+    n11 = buf[pos]
+    if n11 < 0x80:
         pos += 1
     else:
-        n4, pos = read_uvarint(buf, pos)
-    n4 -= 1
-    if n4 < 0:
+        n11, pos = read_uvarint(buf, pos)
+    n11 -= 1
+    if n11 < 0:
         raise Malformed('non-nullable LiveBrokers is null')
     else:
-        if n4 > len(buf) - pos:
+        if n11 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        items5 = []
-        for _ in range(n4):
-            item6, pos = _read_UpdateMetadataBroker_v6(buf, pos)
-            items5.append(item6)
-        o.live_brokers = items5
+        items12 = []
+        for _ in range(n11):
+            o13 = new(UpdateMetadataBroker)
+            o13.v0_host = ''
+            o13.v0_port = 0
+            o13.id, = _S2.unpack_from(buf, pos)
+            pos += 4
+            n14 = buf[pos]
+            if n14 < 0x80:
+                pos += 1
+            else:
+                n14, pos = read_uvarint(buf, pos)
+            n14 -= 1
+            if n14 < 0:
+                raise Malformed('non-nullable Endpoints is null')
+            else:
+                if n14 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                items15 = []
+                for _ in range(n14):
+                    o16 = new(UpdateMetadataEndpoint)
+                    o16.port, = _S2.unpack_from(buf, pos)
+                    pos += 4
+                    n17 = buf[pos]
+                    if n17 < 0x80:
+                        pos += 1
+                    else:
+                        n17, pos = read_uvarint(buf, pos)
+                    n17 -= 1
+                    if n17 < 0:
+                        raise Malformed('non-nullable Host is null')
+                    else:
+                        if n17 > 0x7fff:
+                            raise Malformed('string too long')
+                        if pos + n17 > len(buf):
+                            raise Malformed('string length exceeds the input')
+                        o16.host = str(buf[pos:pos + n17], 'utf-8')
+                        pos += n17
+                    n18 = buf[pos]
+                    if n18 < 0x80:
+                        pos += 1
+                    else:
+                        n18, pos = read_uvarint(buf, pos)
+                    n18 -= 1
+                    if n18 < 0:
+                        raise Malformed('non-nullable Listener is null')
+                    else:
+                        if n18 > 0x7fff:
+                            raise Malformed('string too long')
+                        if pos + n18 > len(buf):
+                            raise Malformed('string length exceeds the input')
+                        o16.listener = str(buf[pos:pos + n18], 'utf-8')
+                        pos += n18
+                    o16.security_protocol, = _S3.unpack_from(buf, pos)
+                    pos += 2
+                    o16.unknown_tagged_fields = None
+                    if buf[pos] == 0:
+                        pos += 1
+                    else:
+                        pos = read_unknown_tags(o16, buf, pos)
+                    items15.append(o16)
+                o13.endpoints = items15
+            n19 = buf[pos]
+            if n19 < 0x80:
+                pos += 1
+            else:
+                n19, pos = read_uvarint(buf, pos)
+            n19 -= 1
+            if n19 < 0:
+                o13.rack = None
+            else:
+                if n19 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n19 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o13.rack = str(buf[pos:pos + n19], 'utf-8')
+                pos += n19
+            o13.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o13, buf, pos)
+            items12.append(o13)
+        o.live_brokers = items12
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -559,7 +1443,7 @@ def _write_UpdateMetadataRequest_v6(o: Any, out: bytearray) -> None:
         raise non_default('UpdateMetadataRequest', 6, 'UpdateMetadataRequest.Type')
     if o.ungrouped_partition_states != []:
         raise non_default('UpdateMetadataRequest', 6, 'UpdateMetadataRequest.UngroupedPartitionStates')
-    out += _S1.pack(o.controller_id, o.controller_epoch, o.broker_epoch)
+    out += _S4.pack(o.controller_id, o.controller_epoch, o.broker_epoch)
     x1 = o.topic_states
     n2 = len(x1)
     if n2 < 0x7f:
@@ -567,18 +1451,118 @@ def _write_UpdateMetadataRequest_v6(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     for item3 in x1:
-        _write_UpdateMetadataTopicState_v6(item3, out)
-    x4 = o.live_brokers
-    n5 = len(x4)
-    if n5 < 0x7f:
-        out.append(n5 + 1)
+        o4 = item3
+        x5 = o4.topic_name
+        b7 = x5.encode()
+        n6 = len(b7)
+        if n6 > 0x7fff:
+            raise Malformed('TopicName is longer than 32767 bytes')
+        if n6 < 0x7f:
+            out.append(n6 + 1)
+        else:
+            write_uvarint(out, n6 + 1)
+        out += b7
+        x8 = o4.partition_states
+        n9 = len(x8)
+        if n9 < 0x7f:
+            out.append(n9 + 1)
+        else:
+            write_uvarint(out, n9 + 1)
+        for item10 in x8:
+            o11 = item10
+            out += _S1.pack(o11.partition_index, o11.controller_epoch, o11.leader, o11.leader_epoch)
+            x12 = o11.isr
+            n13 = len(x12)
+            if n13 < 0x7f:
+                out.append(n13 + 1)
+            else:
+                write_uvarint(out, n13 + 1)
+            out += _INT32S[n13].pack(*x12)
+            out += _S2.pack(o11.zk_version)
+            x14 = o11.replicas
+            n15 = len(x14)
+            if n15 < 0x7f:
+                out.append(n15 + 1)
+            else:
+                write_uvarint(out, n15 + 1)
+            out += _INT32S[n15].pack(*x14)
+            x16 = o11.offline_replicas
+            n17 = len(x16)
+            if n17 < 0x7f:
+                out.append(n17 + 1)
+            else:
+                write_uvarint(out, n17 + 1)
+            out += _INT32S[n17].pack(*x16)
+            if o11.unknown_tagged_fields:
+                write_tagged(out, [], o11.unknown_tagged_fields)
+            else:
+                out.append(0)
+        if o4.unknown_tagged_fields:
+            write_tagged(out, [], o4.unknown_tagged_fields)
+        else:
+            out.append(0)
+    x18 = o.live_brokers
+    n19 = len(x18)
+    if n19 < 0x7f:
+        out.append(n19 + 1)
     else:
-        write_uvarint(out, n5 + 1)
-    for item6 in x4:
-        _write_UpdateMetadataBroker_v6(item6, out)
+        write_uvarint(out, n19 + 1)
+    for item20 in x18:
+        o21 = item20
+        out += _S2.pack(o21.id)
+        x22 = o21.endpoints
+        n23 = len(x22)
+        if n23 < 0x7f:
+            out.append(n23 + 1)
+        else:
+            write_uvarint(out, n23 + 1)
+        for item24 in x22:
+            o25 = item24
+            out += _S2.pack(o25.port)
+            x26 = o25.host
+            b28 = x26.encode()
+            n27 = len(b28)
+            if n27 > 0x7fff:
+                raise Malformed('Host is longer than 32767 bytes')
+            if n27 < 0x7f:
+                out.append(n27 + 1)
+            else:
+                write_uvarint(out, n27 + 1)
+            out += b28
+            x29 = o25.listener
+            b31 = x29.encode()
+            n30 = len(b31)
+            if n30 > 0x7fff:
+                raise Malformed('Listener is longer than 32767 bytes')
+            if n30 < 0x7f:
+                out.append(n30 + 1)
+            else:
+                write_uvarint(out, n30 + 1)
+            out += b31
+            out += _S3.pack(o25.security_protocol)
+            if o25.unknown_tagged_fields:
+                write_tagged(out, [], o25.unknown_tagged_fields)
+            else:
+                out.append(0)
+        x32 = o21.rack
+        if x32 is None:
+            out.append(0)
+        else:
+            b34 = x32.encode()
+            n33 = len(b34)
+            if n33 > 0x7fff:
+                raise Malformed('Rack is longer than 32767 bytes')
+            if n33 < 0x7f:
+                out.append(n33 + 1)
+            else:
+                write_uvarint(out, n33 + 1)
+            out += b34
+        if o21.unknown_tagged_fields:
+            write_tagged(out, [], o21.unknown_tagged_fields)
+        else:
+            out.append(0)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
@@ -588,7 +1572,7 @@ def _read_UpdateMetadataRequest_v7(buf: Any, pos: int) -> tuple[Any, int]:
     o.is_k_raft_controller = False
     o.type = 0
     o.ungrouped_partition_states = []
-    o.controller_id, o.controller_epoch, o.broker_epoch = _S1.unpack_from(buf, pos)
+    o.controller_id, o.controller_epoch, o.broker_epoch = _S4.unpack_from(buf, pos)
     pos += 16
     n1 = buf[pos]
     if n1 < 0x80:
@@ -603,40 +1587,197 @@ def _read_UpdateMetadataRequest_v7(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
-            item3, pos = _read_UpdateMetadataTopicState_v7(buf, pos)
-            items2.append(item3)
+            o3 = new(UpdateMetadataTopicState)
+            n4 = buf[pos]
+            if n4 < 0x80:
+                pos += 1
+            else:
+                n4, pos = read_uvarint(buf, pos)
+            n4 -= 1
+            if n4 < 0:
+                raise Malformed('non-nullable TopicName is null')
+            else:
+                if n4 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n4 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.topic_name = str(buf[pos:pos + n4], 'utf-8')
+                pos += n4
+            u5, = _S5.unpack_from(buf, pos)
+            o3.topic_id = bytes_new(Uuid, u5)
+            pos += 16
+            n6 = buf[pos]
+            if n6 < 0x80:
+                pos += 1
+            else:
+                n6, pos = read_uvarint(buf, pos)
+            n6 -= 1
+            if n6 < 0:
+                raise Malformed('non-nullable PartitionStates is null')
+            else:
+                if n6 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                items7 = []
+                for _ in range(n6):
+                    o8 = new(UpdateMetadataPartitionState)
+                    o8.topic_name = ''
+                    o8.partition_index, o8.controller_epoch, o8.leader, o8.leader_epoch = _S1.unpack_from(buf, pos)
+                    pos += 16
+                    n9 = buf[pos]
+                    if n9 < 0x80:
+                        pos += 1
+                    else:
+                        n9, pos = read_uvarint(buf, pos)
+                    n9 -= 1
+                    if n9 < 0:
+                        raise Malformed('non-nullable Isr is null')
+                    else:
+                        if n9 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o8.isr = [*_INT32S[n9].unpack_from(buf, pos)]
+                        pos += 4 * n9
+                    o8.zk_version, = _S2.unpack_from(buf, pos)
+                    pos += 4
+                    n10 = buf[pos]
+                    if n10 < 0x80:
+                        pos += 1
+                    else:
+                        n10, pos = read_uvarint(buf, pos)
+                    n10 -= 1
+                    if n10 < 0:
+                        raise Malformed('non-nullable Replicas is null')
+                    else:
+                        if n10 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o8.replicas = [*_INT32S[n10].unpack_from(buf, pos)]
+                        pos += 4 * n10
+                    n11 = buf[pos]
+                    if n11 < 0x80:
+                        pos += 1
+                    else:
+                        n11, pos = read_uvarint(buf, pos)
+                    n11 -= 1
+                    if n11 < 0:
+                        raise Malformed('non-nullable OfflineReplicas is null')
+                    else:
+                        if n11 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o8.offline_replicas = [*_INT32S[n11].unpack_from(buf, pos)]
+                        pos += 4 * n11
+                    o8.unknown_tagged_fields = None
+                    if buf[pos] == 0:
+                        pos += 1
+                    else:
+                        pos = read_unknown_tags(o8, buf, pos)
+                    items7.append(o8)
+                o3.partition_states = items7
+            o3.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o3, buf, pos)
+            items2.append(o3)
         o.topic_states = items2
-    n4 = buf[pos]
-    if n4 < 0x80:
+    n12 = buf[pos]
+    if n12 < 0x80:
         pos += 1
     else:
-        n4, pos = read_uvarint(buf, pos)
-    n4 -= 1
-    if n4 < 0:
+        n12, pos = read_uvarint(buf, pos)
+    n12 -= 1
+    if n12 < 0:
         raise Malformed('non-nullable LiveBrokers is null')
     else:
-        if n4 > len(buf) - pos:
+        if n12 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        items5 = []
-        for _ in range(n4):
-            item6, pos = _read_UpdateMetadataBroker_v7(buf, pos)
-            items5.append(item6)
-        o.live_brokers = items5
+        items13 = []
+        for _ in range(n12):
+            o14 = new(UpdateMetadataBroker)
+            o14.v0_host = ''
+            o14.v0_port = 0
+            o14.id, = _S2.unpack_from(buf, pos)
+            pos += 4
+            n15 = buf[pos]
+            if n15 < 0x80:
+                pos += 1
+            else:
+                n15, pos = read_uvarint(buf, pos)
+            n15 -= 1
+            if n15 < 0:
+                raise Malformed('non-nullable Endpoints is null')
+            else:
+                if n15 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                items16 = []
+                for _ in range(n15):
+                    o17 = new(UpdateMetadataEndpoint)
+                    o17.port, = _S2.unpack_from(buf, pos)
+                    pos += 4
+                    n18 = buf[pos]
+                    if n18 < 0x80:
+                        pos += 1
+                    else:
+                        n18, pos = read_uvarint(buf, pos)
+                    n18 -= 1
+                    if n18 < 0:
+                        raise Malformed('non-nullable Host is null')
+                    else:
+                        if n18 > 0x7fff:
+                            raise Malformed('string too long')
+                        if pos + n18 > len(buf):
+                            raise Malformed('string length exceeds the input')
+                        o17.host = str(buf[pos:pos + n18], 'utf-8')
+                        pos += n18
+                    n19 = buf[pos]
+                    if n19 < 0x80:
+                        pos += 1
+                    else:
+                        n19, pos = read_uvarint(buf, pos)
+                    n19 -= 1
+                    if n19 < 0:
+                        raise Malformed('non-nullable Listener is null')
+                    else:
+                        if n19 > 0x7fff:
+                            raise Malformed('string too long')
+                        if pos + n19 > len(buf):
+                            raise Malformed('string length exceeds the input')
+                        o17.listener = str(buf[pos:pos + n19], 'utf-8')
+                        pos += n19
+                    o17.security_protocol, = _S3.unpack_from(buf, pos)
+                    pos += 2
+                    o17.unknown_tagged_fields = None
+                    if buf[pos] == 0:
+                        pos += 1
+                    else:
+                        pos = read_unknown_tags(o17, buf, pos)
+                    items16.append(o17)
+                o14.endpoints = items16
+            n20 = buf[pos]
+            if n20 < 0x80:
+                pos += 1
+            else:
+                n20, pos = read_uvarint(buf, pos)
+            n20 -= 1
+            if n20 < 0:
+                o14.rack = None
+            else:
+                if n20 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n20 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o14.rack = str(buf[pos:pos + n20], 'utf-8')
+                pos += n20
+            o14.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o14, buf, pos)
+            items13.append(o14)
+        o.live_brokers = items13
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -647,7 +1788,7 @@ def _write_UpdateMetadataRequest_v7(o: Any, out: bytearray) -> None:
         raise non_default('UpdateMetadataRequest', 7, 'UpdateMetadataRequest.Type')
     if o.ungrouped_partition_states != []:
         raise non_default('UpdateMetadataRequest', 7, 'UpdateMetadataRequest.UngroupedPartitionStates')
-    out += _S1.pack(o.controller_id, o.controller_epoch, o.broker_epoch)
+    out += _S4.pack(o.controller_id, o.controller_epoch, o.broker_epoch)
     x1 = o.topic_states
     n2 = len(x1)
     if n2 < 0x7f:
@@ -655,18 +1796,119 @@ def _write_UpdateMetadataRequest_v7(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     for item3 in x1:
-        _write_UpdateMetadataTopicState_v7(item3, out)
-    x4 = o.live_brokers
-    n5 = len(x4)
-    if n5 < 0x7f:
-        out.append(n5 + 1)
+        o4 = item3
+        x5 = o4.topic_name
+        b7 = x5.encode()
+        n6 = len(b7)
+        if n6 > 0x7fff:
+            raise Malformed('TopicName is longer than 32767 bytes')
+        if n6 < 0x7f:
+            out.append(n6 + 1)
+        else:
+            write_uvarint(out, n6 + 1)
+        out += b7
+        out += _S5.pack(o4.topic_id)
+        x8 = o4.partition_states
+        n9 = len(x8)
+        if n9 < 0x7f:
+            out.append(n9 + 1)
+        else:
+            write_uvarint(out, n9 + 1)
+        for item10 in x8:
+            o11 = item10
+            out += _S1.pack(o11.partition_index, o11.controller_epoch, o11.leader, o11.leader_epoch)
+            x12 = o11.isr
+            n13 = len(x12)
+            if n13 < 0x7f:
+                out.append(n13 + 1)
+            else:
+                write_uvarint(out, n13 + 1)
+            out += _INT32S[n13].pack(*x12)
+            out += _S2.pack(o11.zk_version)
+            x14 = o11.replicas
+            n15 = len(x14)
+            if n15 < 0x7f:
+                out.append(n15 + 1)
+            else:
+                write_uvarint(out, n15 + 1)
+            out += _INT32S[n15].pack(*x14)
+            x16 = o11.offline_replicas
+            n17 = len(x16)
+            if n17 < 0x7f:
+                out.append(n17 + 1)
+            else:
+                write_uvarint(out, n17 + 1)
+            out += _INT32S[n17].pack(*x16)
+            if o11.unknown_tagged_fields:
+                write_tagged(out, [], o11.unknown_tagged_fields)
+            else:
+                out.append(0)
+        if o4.unknown_tagged_fields:
+            write_tagged(out, [], o4.unknown_tagged_fields)
+        else:
+            out.append(0)
+    x18 = o.live_brokers
+    n19 = len(x18)
+    if n19 < 0x7f:
+        out.append(n19 + 1)
     else:
-        write_uvarint(out, n5 + 1)
-    for item6 in x4:
-        _write_UpdateMetadataBroker_v7(item6, out)
+        write_uvarint(out, n19 + 1)
+    for item20 in x18:
+        o21 = item20
+        out += _S2.pack(o21.id)
+        x22 = o21.endpoints
+        n23 = len(x22)
+        if n23 < 0x7f:
+            out.append(n23 + 1)
+        else:
+            write_uvarint(out, n23 + 1)
+        for item24 in x22:
+            o25 = item24
+            out += _S2.pack(o25.port)
+            x26 = o25.host
+            b28 = x26.encode()
+            n27 = len(b28)
+            if n27 > 0x7fff:
+                raise Malformed('Host is longer than 32767 bytes')
+            if n27 < 0x7f:
+                out.append(n27 + 1)
+            else:
+                write_uvarint(out, n27 + 1)
+            out += b28
+            x29 = o25.listener
+            b31 = x29.encode()
+            n30 = len(b31)
+            if n30 > 0x7fff:
+                raise Malformed('Listener is longer than 32767 bytes')
+            if n30 < 0x7f:
+                out.append(n30 + 1)
+            else:
+                write_uvarint(out, n30 + 1)
+            out += b31
+            out += _S3.pack(o25.security_protocol)
+            if o25.unknown_tagged_fields:
+                write_tagged(out, [], o25.unknown_tagged_fields)
+            else:
+                out.append(0)
+        x32 = o21.rack
+        if x32 is None:
+            out.append(0)
+        else:
+            b34 = x32.encode()
+            n33 = len(b34)
+            if n33 > 0x7fff:
+                raise Malformed('Rack is longer than 32767 bytes')
+            if n33 < 0x7f:
+                out.append(n33 + 1)
+            else:
+                write_uvarint(out, n33 + 1)
+            out += b34
+        if o21.unknown_tagged_fields:
+            write_tagged(out, [], o21.unknown_tagged_fields)
+        else:
+            out.append(0)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
@@ -675,7 +1917,7 @@ def _read_UpdateMetadataRequest_v8(buf: Any, pos: int) -> tuple[Any, int]:
     o = new(UpdateMetadataRequest)
     o.type = 0
     o.ungrouped_partition_states = []
-    o.controller_id, o.is_k_raft_controller, o.controller_epoch, o.broker_epoch = _S2.unpack_from(buf, pos)
+    o.controller_id, o.is_k_raft_controller, o.controller_epoch, o.broker_epoch = _S6.unpack_from(buf, pos)
     pos += 17
     n1 = buf[pos]
     if n1 < 0x80:
@@ -690,53 +1932,232 @@ def _read_UpdateMetadataRequest_v8(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
-            item3, pos = _read_UpdateMetadataTopicState_v8(buf, pos)
-            items2.append(item3)
+            o3 = new(UpdateMetadataTopicState)
+            n4 = buf[pos]
+            if n4 < 0x80:
+                pos += 1
+            else:
+                n4, pos = read_uvarint(buf, pos)
+            n4 -= 1
+            if n4 < 0:
+                raise Malformed('non-nullable TopicName is null')
+            else:
+                if n4 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n4 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.topic_name = str(buf[pos:pos + n4], 'utf-8')
+                pos += n4
+            u5, = _S5.unpack_from(buf, pos)
+            o3.topic_id = bytes_new(Uuid, u5)
+            pos += 16
+            n6 = buf[pos]
+            if n6 < 0x80:
+                pos += 1
+            else:
+                n6, pos = read_uvarint(buf, pos)
+            n6 -= 1
+            if n6 < 0:
+                raise Malformed('non-nullable PartitionStates is null')
+            else:
+                if n6 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                items7 = []
+                for _ in range(n6):
+                    o8 = new(UpdateMetadataPartitionState)
+                    o8.topic_name = ''
+                    o8.partition_index, o8.controller_epoch, o8.leader, o8.leader_epoch = _S1.unpack_from(buf, pos)
+                    pos += 16
+                    n9 = buf[pos]
+                    if n9 < 0x80:
+                        pos += 1
+                    else:
+                        n9, pos = read_uvarint(buf, pos)
+                    n9 -= 1
+                    if n9 < 0:
+                        raise Malformed('non-nullable Isr is null')
+                    else:
+                        if n9 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o8.isr = [*_INT32S[n9].unpack_from(buf, pos)]
+                        pos += 4 * n9
+                    o8.zk_version, = _S2.unpack_from(buf, pos)
+                    pos += 4
+                    n10 = buf[pos]
+                    if n10 < 0x80:
+                        pos += 1
+                    else:
+                        n10, pos = read_uvarint(buf, pos)
+                    n10 -= 1
+                    if n10 < 0:
+                        raise Malformed('non-nullable Replicas is null')
+                    else:
+                        if n10 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o8.replicas = [*_INT32S[n10].unpack_from(buf, pos)]
+                        pos += 4 * n10
+                    n11 = buf[pos]
+                    if n11 < 0x80:
+                        pos += 1
+                    else:
+                        n11, pos = read_uvarint(buf, pos)
+                    n11 -= 1
+                    if n11 < 0:
+                        raise Malformed('non-nullable OfflineReplicas is null')
+                    else:
+                        if n11 > len(buf) - pos:
+                            raise Malformed('array length exceeds the input')
+                        o8.offline_replicas = [*_INT32S[n11].unpack_from(buf, pos)]
+                        pos += 4 * n11
+                    o8.unknown_tagged_fields = None
+                    if buf[pos] == 0:
+                        pos += 1
+                    else:
+                        pos = read_unknown_tags(o8, buf, pos)
+                    items7.append(o8)
+                o3.partition_states = items7
+            o3.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o3, buf, pos)
+            items2.append(o3)
         o.topic_states = items2
-    n4 = buf[pos]
-    if n4 < 0x80:
+    n12 = buf[pos]
+    if n12 < 0x80:
         pos += 1
     else:
-        n4, pos = read_uvarint(buf, pos)
-    n4 -= 1
-    if n4 < 0:
+        n12, pos = read_uvarint(buf, pos)
+    n12 -= 1
+    if n12 < 0:
         raise Malformed('non-nullable LiveBrokers is null')
     else:
-        if n4 > len(buf) - pos:
+        if n12 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        items5 = []
-        for _ in range(n4):
-            item6, pos = _read_UpdateMetadataBroker_v8(buf, pos)
-            items5.append(item6)
-        o.live_brokers = items5
+        items13 = []
+        for _ in range(n12):
+            o14 = new(UpdateMetadataBroker)
+            o14.v0_host = ''
+            o14.v0_port = 0
+            o14.id, = _S2.unpack_from(buf, pos)
+            pos += 4
+            n15 = buf[pos]
+            if n15 < 0x80:
+                pos += 1
+            else:
+                n15, pos = read_uvarint(buf, pos)
+            n15 -= 1
+            if n15 < 0:
+                raise Malformed('non-nullable Endpoints is null')
+            else:
+                if n15 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                items16 = []
+                for _ in range(n15):
+                    o17 = new(UpdateMetadataEndpoint)
+                    o17.port, = _S2.unpack_from(buf, pos)
+                    pos += 4
+                    n18 = buf[pos]
+                    if n18 < 0x80:
+                        pos += 1
+                    else:
+                        n18, pos = read_uvarint(buf, pos)
+                    n18 -= 1
+                    if n18 < 0:
+                        raise Malformed('non-nullable Host is null')
+                    else:
+                        if n18 > 0x7fff:
+                            raise Malformed('string too long')
+                        if pos + n18 > len(buf):
+                            raise Malformed('string length exceeds the input')
+                        o17.host = str(buf[pos:pos + n18], 'utf-8')
+                        pos += n18
+                    n19 = buf[pos]
+                    if n19 < 0x80:
+                        pos += 1
+                    else:
+                        n19, pos = read_uvarint(buf, pos)
+                    n19 -= 1
+                    if n19 < 0:
+                        raise Malformed('non-nullable Listener is null')
+                    else:
+                        if n19 > 0x7fff:
+                            raise Malformed('string too long')
+                        if pos + n19 > len(buf):
+                            raise Malformed('string length exceeds the input')
+                        o17.listener = str(buf[pos:pos + n19], 'utf-8')
+                        pos += n19
+                    o17.security_protocol, = _S3.unpack_from(buf, pos)
+                    pos += 2
+                    o17.unknown_tagged_fields = None
+                    if buf[pos] == 0:
+                        pos += 1
+                    else:
+                        pos = read_unknown_tags(o17, buf, pos)
+                    items16.append(o17)
+                o14.endpoints = items16
+            n20 = buf[pos]
+            if n20 < 0x80:
+                pos += 1
+            else:
+                n20, pos = read_uvarint(buf, pos)
+            n20 -= 1
+            if n20 < 0:
+                o14.rack = None
+            else:
+                if n20 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n20 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o14.rack = str(buf[pos:pos + n20], 'utf-8')
+                pos += n20
+            o14.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o14, buf, pos)
+            items13.append(o14)
+        o.live_brokers = items13
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if tag == 0:
-                o.type, = _S3.unpack_from(buf, pos)
+        count21 = buf[pos]
+        if count21 < 0x80:
+            pos += 1
+        else:
+            count21, pos = read_uvarint(buf, pos)
+        for _ in range(count21):
+            tag22 = buf[pos]
+            if tag22 < 0x80:
                 pos += 1
-                if pos != stop:
+            else:
+                tag22, pos = read_uvarint(buf, pos)
+            size23 = buf[pos]
+            if size23 < 0x80:
+                pos += 1
+            else:
+                size23, pos = read_uvarint(buf, pos)
+            stop24 = pos + size23
+            if stop24 > len(buf):
+                raise Malformed('tagged field size exceeds the input')
+            if tag22 == 0:
+                o.type, = _S7.unpack_from(buf, pos)
+                pos += 1
+                if pos != stop24:
                     raise Malformed('tagged field size does not match its value')
             else:
                 if o.unknown_tagged_fields is None:
                     o.unknown_tagged_fields = []
-                o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-                pos = stop
+                o.unknown_tagged_fields.append((tag22, bytes(buf[pos:stop24])))
+                pos = stop24
     return o, pos
 
 
 def _write_UpdateMetadataRequest_v8(o: Any, out: bytearray) -> None:
     if o.ungrouped_partition_states != []:
         raise non_default('UpdateMetadataRequest', 8, 'UpdateMetadataRequest.UngroupedPartitionStates')
-    out += _S2.pack(o.controller_id, o.is_k_raft_controller, o.controller_epoch, o.broker_epoch)
+    out += _S6.pack(o.controller_id, o.is_k_raft_controller, o.controller_epoch, o.broker_epoch)
     x1 = o.topic_states
     n2 = len(x1)
     if n2 < 0x7f:
@@ -744,24 +2165,129 @@ def _write_UpdateMetadataRequest_v8(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     for item3 in x1:
-        _write_UpdateMetadataTopicState_v8(item3, out)
-    x4 = o.live_brokers
-    n5 = len(x4)
-    if n5 < 0x7f:
-        out.append(n5 + 1)
+        o4 = item3
+        x5 = o4.topic_name
+        b7 = x5.encode()
+        n6 = len(b7)
+        if n6 > 0x7fff:
+            raise Malformed('TopicName is longer than 32767 bytes')
+        if n6 < 0x7f:
+            out.append(n6 + 1)
+        else:
+            write_uvarint(out, n6 + 1)
+        out += b7
+        out += _S5.pack(o4.topic_id)
+        x8 = o4.partition_states
+        n9 = len(x8)
+        if n9 < 0x7f:
+            out.append(n9 + 1)
+        else:
+            write_uvarint(out, n9 + 1)
+        for item10 in x8:
+            o11 = item10
+            out += _S1.pack(o11.partition_index, o11.controller_epoch, o11.leader, o11.leader_epoch)
+            x12 = o11.isr
+            n13 = len(x12)
+            if n13 < 0x7f:
+                out.append(n13 + 1)
+            else:
+                write_uvarint(out, n13 + 1)
+            out += _INT32S[n13].pack(*x12)
+            out += _S2.pack(o11.zk_version)
+            x14 = o11.replicas
+            n15 = len(x14)
+            if n15 < 0x7f:
+                out.append(n15 + 1)
+            else:
+                write_uvarint(out, n15 + 1)
+            out += _INT32S[n15].pack(*x14)
+            x16 = o11.offline_replicas
+            n17 = len(x16)
+            if n17 < 0x7f:
+                out.append(n17 + 1)
+            else:
+                write_uvarint(out, n17 + 1)
+            out += _INT32S[n17].pack(*x16)
+            if o11.unknown_tagged_fields:
+                write_tagged(out, [], o11.unknown_tagged_fields)
+            else:
+                out.append(0)
+        if o4.unknown_tagged_fields:
+            write_tagged(out, [], o4.unknown_tagged_fields)
+        else:
+            out.append(0)
+    x18 = o.live_brokers
+    n19 = len(x18)
+    if n19 < 0x7f:
+        out.append(n19 + 1)
     else:
-        write_uvarint(out, n5 + 1)
-    for item6 in x4:
-        _write_UpdateMetadataBroker_v8(item6, out)
-    if o.type != 0 or o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
+        write_uvarint(out, n19 + 1)
+    for item20 in x18:
+        o21 = item20
+        out += _S2.pack(o21.id)
+        x22 = o21.endpoints
+        n23 = len(x22)
+        if n23 < 0x7f:
+            out.append(n23 + 1)
+        else:
+            write_uvarint(out, n23 + 1)
+        for item24 in x22:
+            o25 = item24
+            out += _S2.pack(o25.port)
+            x26 = o25.host
+            b28 = x26.encode()
+            n27 = len(b28)
+            if n27 > 0x7fff:
+                raise Malformed('Host is longer than 32767 bytes')
+            if n27 < 0x7f:
+                out.append(n27 + 1)
+            else:
+                write_uvarint(out, n27 + 1)
+            out += b28
+            x29 = o25.listener
+            b31 = x29.encode()
+            n30 = len(b31)
+            if n30 > 0x7fff:
+                raise Malformed('Listener is longer than 32767 bytes')
+            if n30 < 0x7f:
+                out.append(n30 + 1)
+            else:
+                write_uvarint(out, n30 + 1)
+            out += b31
+            out += _S3.pack(o25.security_protocol)
+            if o25.unknown_tagged_fields:
+                write_tagged(out, [], o25.unknown_tagged_fields)
+            else:
+                out.append(0)
+        x32 = o21.rack
+        if x32 is None:
+            out.append(0)
+        else:
+            b34 = x32.encode()
+            n33 = len(b34)
+            if n33 > 0x7fff:
+                raise Malformed('Rack is longer than 32767 bytes')
+            if n33 < 0x7f:
+                out.append(n33 + 1)
+            else:
+                write_uvarint(out, n33 + 1)
+            out += b34
+        if o21.unknown_tagged_fields:
+            write_tagged(out, [], o21.unknown_tagged_fields)
+        else:
+            out.append(0)
+    if o.unknown_tagged_fields:
+        known35: list[tuple[int, bytearray]] = []
         if o.type != 0:
-            t = bytearray()
-            t += _S3.pack(o.type)
-            known.append((0, t))
-        write_tagged(out, known, o.unknown_tagged_fields)
+            t36 = bytearray()
+            t36 += _S7.pack(o.type)
+            known35.append((0, t36))
+        write_tagged(out, known35, o.unknown_tagged_fields)
     else:
-        out.append(0)
+        count37 = (o.type != 0)
+        out.append(count37)
+        if o.type != 0:
+            out += _S8.pack(0, 1, o.type)
 
 
 def _read_UpdateMetadataPartitionState_v0(buf: Any, pos: int) -> tuple[Any, int]:
@@ -775,7 +2301,7 @@ def _read_UpdateMetadataPartitionState_v0(buf: Any, pos: int) -> tuple[Any, int]
             raise Malformed('string length exceeds the input')
         o.topic_name = str(buf[pos:pos + n1], 'utf-8')
         pos += n1
-    o.partition_index, o.controller_epoch, o.leader, o.leader_epoch = _S4.unpack_from(buf, pos)
+    o.partition_index, o.controller_epoch, o.leader, o.leader_epoch = _S1.unpack_from(buf, pos)
     pos += 16
     n2, = I.unpack_from(buf, pos)
     pos += 4
@@ -786,7 +2312,7 @@ def _read_UpdateMetadataPartitionState_v0(buf: Any, pos: int) -> tuple[Any, int]
             raise Malformed('array length exceeds the input')
         o.isr = [*_INT32S[n2].unpack_from(buf, pos)]
         pos += 4 * n2
-    o.zk_version, = _S5.unpack_from(buf, pos)
+    o.zk_version, = _S2.unpack_from(buf, pos)
     pos += 4
     n3, = I.unpack_from(buf, pos)
     pos += 4
@@ -810,12 +2336,12 @@ def _write_UpdateMetadataPartitionState_v0(o: Any, out: bytearray) -> None:
         raise Malformed('TopicName is longer than 32767 bytes')
     out += H.pack(n2)
     out += b3
-    out += _S4.pack(o.partition_index, o.controller_epoch, o.leader, o.leader_epoch)
+    out += _S1.pack(o.partition_index, o.controller_epoch, o.leader, o.leader_epoch)
     x4 = o.isr
     n5 = len(x4)
     out += I.pack(n5)
     out += _INT32S[n5].pack(*x4)
-    out += _S5.pack(o.zk_version)
+    out += _S2.pack(o.zk_version)
     x6 = o.replicas
     n7 = len(x6)
     out += I.pack(n7)
@@ -851,7 +2377,7 @@ def _read_UpdateMetadataPartitionState_v4(buf: Any, pos: int) -> tuple[Any, int]
             raise Malformed('string length exceeds the input')
         o.topic_name = str(buf[pos:pos + n1], 'utf-8')
         pos += n1
-    o.partition_index, o.controller_epoch, o.leader, o.leader_epoch = _S4.unpack_from(buf, pos)
+    o.partition_index, o.controller_epoch, o.leader, o.leader_epoch = _S1.unpack_from(buf, pos)
     pos += 16
     n2, = I.unpack_from(buf, pos)
     pos += 4
@@ -862,7 +2388,7 @@ def _read_UpdateMetadataPartitionState_v4(buf: Any, pos: int) -> tuple[Any, int]
             raise Malformed('array length exceeds the input')
         o.isr = [*_INT32S[n2].unpack_from(buf, pos)]
         pos += 4 * n2
-    o.zk_version, = _S5.unpack_from(buf, pos)
+    o.zk_version, = _S2.unpack_from(buf, pos)
     pos += 4
     n3, = I.unpack_from(buf, pos)
     pos += 4
@@ -894,12 +2420,12 @@ def _write_UpdateMetadataPartitionState_v4(o: Any, out: bytearray) -> None:
         raise Malformed('TopicName is longer than 32767 bytes')
     out += H.pack(n2)
     out += b3
-    out += _S4.pack(o.partition_index, o.controller_epoch, o.leader, o.leader_epoch)
+    out += _S1.pack(o.partition_index, o.controller_epoch, o.leader, o.leader_epoch)
     x4 = o.isr
     n5 = len(x4)
     out += I.pack(n5)
     out += _INT32S[n5].pack(*x4)
-    out += _S5.pack(o.zk_version)
+    out += _S2.pack(o.zk_version)
     x6 = o.replicas
     n7 = len(x6)
     out += I.pack(n7)
@@ -913,7 +2439,7 @@ def _write_UpdateMetadataPartitionState_v4(o: Any, out: bytearray) -> None:
 def _read_UpdateMetadataPartitionState_v5(buf: Any, pos: int) -> tuple[Any, int]:
     o = new(UpdateMetadataPartitionState)
     o.topic_name = ''
-    o.partition_index, o.controller_epoch, o.leader, o.leader_epoch = _S4.unpack_from(buf, pos)
+    o.partition_index, o.controller_epoch, o.leader, o.leader_epoch = _S1.unpack_from(buf, pos)
     pos += 16
     n1, = I.unpack_from(buf, pos)
     pos += 4
@@ -924,7 +2450,7 @@ def _read_UpdateMetadataPartitionState_v5(buf: Any, pos: int) -> tuple[Any, int]
             raise Malformed('array length exceeds the input')
         o.isr = [*_INT32S[n1].unpack_from(buf, pos)]
         pos += 4 * n1
-    o.zk_version, = _S5.unpack_from(buf, pos)
+    o.zk_version, = _S2.unpack_from(buf, pos)
     pos += 4
     n2, = I.unpack_from(buf, pos)
     pos += 4
@@ -949,12 +2475,12 @@ def _read_UpdateMetadataPartitionState_v5(buf: Any, pos: int) -> tuple[Any, int]
 
 
 def _write_UpdateMetadataPartitionState_v5(o: Any, out: bytearray) -> None:
-    out += _S4.pack(o.partition_index, o.controller_epoch, o.leader, o.leader_epoch)
+    out += _S1.pack(o.partition_index, o.controller_epoch, o.leader, o.leader_epoch)
     x1 = o.isr
     n2 = len(x1)
     out += I.pack(n2)
     out += _INT32S[n2].pack(*x1)
-    out += _S5.pack(o.zk_version)
+    out += _S2.pack(o.zk_version)
     x3 = o.replicas
     n4 = len(x3)
     out += I.pack(n4)
@@ -968,7 +2494,7 @@ def _write_UpdateMetadataPartitionState_v5(o: Any, out: bytearray) -> None:
 def _read_UpdateMetadataPartitionState_v6(buf: Any, pos: int) -> tuple[Any, int]:
     o = new(UpdateMetadataPartitionState)
     o.topic_name = ''
-    o.partition_index, o.controller_epoch, o.leader, o.leader_epoch = _S4.unpack_from(buf, pos)
+    o.partition_index, o.controller_epoch, o.leader, o.leader_epoch = _S1.unpack_from(buf, pos)
     pos += 16
     n1 = buf[pos]
     if n1 < 0x80:
@@ -983,7 +2509,7 @@ def _read_UpdateMetadataPartitionState_v6(buf: Any, pos: int) -> tuple[Any, int]
             raise Malformed('array length exceeds the input')
         o.isr = [*_INT32S[n1].unpack_from(buf, pos)]
         pos += 4 * n1
-    o.zk_version, = _S5.unpack_from(buf, pos)
+    o.zk_version, = _S2.unpack_from(buf, pos)
     pos += 4
     n2 = buf[pos]
     if n2 < 0x80:
@@ -1015,22 +2541,12 @@ def _read_UpdateMetadataPartitionState_v6(buf: Any, pos: int) -> tuple[Any, int]
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
 def _write_UpdateMetadataPartitionState_v6(o: Any, out: bytearray) -> None:
-    out += _S4.pack(o.partition_index, o.controller_epoch, o.leader, o.leader_epoch)
+    out += _S1.pack(o.partition_index, o.controller_epoch, o.leader, o.leader_epoch)
     x1 = o.isr
     n2 = len(x1)
     if n2 < 0x7f:
@@ -1038,7 +2554,7 @@ def _write_UpdateMetadataPartitionState_v6(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     out += _INT32S[n2].pack(*x1)
-    out += _S5.pack(o.zk_version)
+    out += _S2.pack(o.zk_version)
     x3 = o.replicas
     n4 = len(x3)
     if n4 < 0x7f:
@@ -1054,8 +2570,7 @@ def _write_UpdateMetadataPartitionState_v6(o: Any, out: bytearray) -> None:
         write_uvarint(out, n6 + 1)
     out += _INT32S[n6].pack(*x5)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
@@ -1093,8 +2608,41 @@ def _read_UpdateMetadataTopicState_v5(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items3 = []
         for _ in range(n2):
-            item4, pos = _read_UpdateMetadataPartitionState_v5(buf, pos)
-            items3.append(item4)
+            o4 = new(UpdateMetadataPartitionState)
+            o4.topic_name = ''
+            o4.partition_index, o4.controller_epoch, o4.leader, o4.leader_epoch = _S1.unpack_from(buf, pos)
+            pos += 16
+            n5, = I.unpack_from(buf, pos)
+            pos += 4
+            if n5 < 0:
+                raise Malformed('non-nullable Isr is null')
+            else:
+                if n5 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o4.isr = [*_INT32S[n5].unpack_from(buf, pos)]
+                pos += 4 * n5
+            o4.zk_version, = _S2.unpack_from(buf, pos)
+            pos += 4
+            n6, = I.unpack_from(buf, pos)
+            pos += 4
+            if n6 < 0:
+                raise Malformed('non-nullable Replicas is null')
+            else:
+                if n6 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o4.replicas = [*_INT32S[n6].unpack_from(buf, pos)]
+                pos += 4 * n6
+            n7, = I.unpack_from(buf, pos)
+            pos += 4
+            if n7 < 0:
+                raise Malformed('non-nullable OfflineReplicas is null')
+            else:
+                if n7 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o4.offline_replicas = [*_INT32S[n7].unpack_from(buf, pos)]
+                pos += 4 * n7
+            o4.unknown_tagged_fields = None
+            items3.append(o4)
         o.partition_states = items3
     o.unknown_tagged_fields = None
     return o, pos
@@ -1112,7 +2660,21 @@ def _write_UpdateMetadataTopicState_v5(o: Any, out: bytearray) -> None:
     n5 = len(x4)
     out += I.pack(n5)
     for item6 in x4:
-        _write_UpdateMetadataPartitionState_v5(item6, out)
+        o7 = item6
+        out += _S1.pack(o7.partition_index, o7.controller_epoch, o7.leader, o7.leader_epoch)
+        x8 = o7.isr
+        n9 = len(x8)
+        out += I.pack(n9)
+        out += _INT32S[n9].pack(*x8)
+        out += _S2.pack(o7.zk_version)
+        x10 = o7.replicas
+        n11 = len(x10)
+        out += I.pack(n11)
+        out += _INT32S[n11].pack(*x10)
+        x12 = o7.offline_replicas
+        n13 = len(x12)
+        out += I.pack(n13)
+        out += _INT32S[n13].pack(*x12)
 
 
 def _read_UpdateMetadataTopicState_v6(buf: Any, pos: int) -> tuple[Any, int]:
@@ -1146,24 +2708,63 @@ def _read_UpdateMetadataTopicState_v6(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items3 = []
         for _ in range(n2):
-            item4, pos = _read_UpdateMetadataPartitionState_v6(buf, pos)
-            items3.append(item4)
+            o4 = new(UpdateMetadataPartitionState)
+            o4.topic_name = ''
+            o4.partition_index, o4.controller_epoch, o4.leader, o4.leader_epoch = _S1.unpack_from(buf, pos)
+            pos += 16
+            n5 = buf[pos]
+            if n5 < 0x80:
+                pos += 1
+            else:
+                n5, pos = read_uvarint(buf, pos)
+            n5 -= 1
+            if n5 < 0:
+                raise Malformed('non-nullable Isr is null')
+            else:
+                if n5 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o4.isr = [*_INT32S[n5].unpack_from(buf, pos)]
+                pos += 4 * n5
+            o4.zk_version, = _S2.unpack_from(buf, pos)
+            pos += 4
+            n6 = buf[pos]
+            if n6 < 0x80:
+                pos += 1
+            else:
+                n6, pos = read_uvarint(buf, pos)
+            n6 -= 1
+            if n6 < 0:
+                raise Malformed('non-nullable Replicas is null')
+            else:
+                if n6 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o4.replicas = [*_INT32S[n6].unpack_from(buf, pos)]
+                pos += 4 * n6
+            n7 = buf[pos]
+            if n7 < 0x80:
+                pos += 1
+            else:
+                n7, pos = read_uvarint(buf, pos)
+            n7 -= 1
+            if n7 < 0:
+                raise Malformed('non-nullable OfflineReplicas is null')
+            else:
+                if n7 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o4.offline_replicas = [*_INT32S[n7].unpack_from(buf, pos)]
+                pos += 4 * n7
+            o4.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o4, buf, pos)
+            items3.append(o4)
         o.partition_states = items3
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -1185,10 +2786,36 @@ def _write_UpdateMetadataTopicState_v6(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n5 + 1)
     for item6 in x4:
-        _write_UpdateMetadataPartitionState_v6(item6, out)
+        o7 = item6
+        out += _S1.pack(o7.partition_index, o7.controller_epoch, o7.leader, o7.leader_epoch)
+        x8 = o7.isr
+        n9 = len(x8)
+        if n9 < 0x7f:
+            out.append(n9 + 1)
+        else:
+            write_uvarint(out, n9 + 1)
+        out += _INT32S[n9].pack(*x8)
+        out += _S2.pack(o7.zk_version)
+        x10 = o7.replicas
+        n11 = len(x10)
+        if n11 < 0x7f:
+            out.append(n11 + 1)
+        else:
+            write_uvarint(out, n11 + 1)
+        out += _INT32S[n11].pack(*x10)
+        x12 = o7.offline_replicas
+        n13 = len(x12)
+        if n13 < 0x7f:
+            out.append(n13 + 1)
+        else:
+            write_uvarint(out, n13 + 1)
+        out += _INT32S[n13].pack(*x12)
+        if o7.unknown_tagged_fields:
+            write_tagged(out, [], o7.unknown_tagged_fields)
+        else:
+            out.append(0)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
@@ -1210,40 +2837,79 @@ def _read_UpdateMetadataTopicState_v7(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string length exceeds the input')
         o.topic_name = str(buf[pos:pos + n1], 'utf-8')
         pos += n1
-    u_topic_id, = _S6.unpack_from(buf, pos)
-    o.topic_id = Uuid(u_topic_id)
+    u2, = _S5.unpack_from(buf, pos)
+    o.topic_id = bytes_new(Uuid, u2)
     pos += 16
-    n2 = buf[pos]
-    if n2 < 0x80:
+    n3 = buf[pos]
+    if n3 < 0x80:
         pos += 1
     else:
-        n2, pos = read_uvarint(buf, pos)
-    n2 -= 1
-    if n2 < 0:
+        n3, pos = read_uvarint(buf, pos)
+    n3 -= 1
+    if n3 < 0:
         raise Malformed('non-nullable PartitionStates is null')
     else:
-        if n2 > len(buf) - pos:
+        if n3 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        items3 = []
-        for _ in range(n2):
-            item4, pos = _read_UpdateMetadataPartitionState_v7(buf, pos)
-            items3.append(item4)
-        o.partition_states = items3
+        items4 = []
+        for _ in range(n3):
+            o5 = new(UpdateMetadataPartitionState)
+            o5.topic_name = ''
+            o5.partition_index, o5.controller_epoch, o5.leader, o5.leader_epoch = _S1.unpack_from(buf, pos)
+            pos += 16
+            n6 = buf[pos]
+            if n6 < 0x80:
+                pos += 1
+            else:
+                n6, pos = read_uvarint(buf, pos)
+            n6 -= 1
+            if n6 < 0:
+                raise Malformed('non-nullable Isr is null')
+            else:
+                if n6 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o5.isr = [*_INT32S[n6].unpack_from(buf, pos)]
+                pos += 4 * n6
+            o5.zk_version, = _S2.unpack_from(buf, pos)
+            pos += 4
+            n7 = buf[pos]
+            if n7 < 0x80:
+                pos += 1
+            else:
+                n7, pos = read_uvarint(buf, pos)
+            n7 -= 1
+            if n7 < 0:
+                raise Malformed('non-nullable Replicas is null')
+            else:
+                if n7 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o5.replicas = [*_INT32S[n7].unpack_from(buf, pos)]
+                pos += 4 * n7
+            n8 = buf[pos]
+            if n8 < 0x80:
+                pos += 1
+            else:
+                n8, pos = read_uvarint(buf, pos)
+            n8 -= 1
+            if n8 < 0:
+                raise Malformed('non-nullable OfflineReplicas is null')
+            else:
+                if n8 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                o5.offline_replicas = [*_INT32S[n8].unpack_from(buf, pos)]
+                pos += 4 * n8
+            o5.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o5, buf, pos)
+            items4.append(o5)
+        o.partition_states = items4
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -1258,7 +2924,7 @@ def _write_UpdateMetadataTopicState_v7(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     out += b3
-    out += _S6.pack(o.topic_id)
+    out += _S5.pack(o.topic_id)
     x4 = o.partition_states
     n5 = len(x4)
     if n5 < 0x7f:
@@ -1266,98 +2932,49 @@ def _write_UpdateMetadataTopicState_v7(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n5 + 1)
     for item6 in x4:
-        _write_UpdateMetadataPartitionState_v7(item6, out)
+        o7 = item6
+        out += _S1.pack(o7.partition_index, o7.controller_epoch, o7.leader, o7.leader_epoch)
+        x8 = o7.isr
+        n9 = len(x8)
+        if n9 < 0x7f:
+            out.append(n9 + 1)
+        else:
+            write_uvarint(out, n9 + 1)
+        out += _INT32S[n9].pack(*x8)
+        out += _S2.pack(o7.zk_version)
+        x10 = o7.replicas
+        n11 = len(x10)
+        if n11 < 0x7f:
+            out.append(n11 + 1)
+        else:
+            write_uvarint(out, n11 + 1)
+        out += _INT32S[n11].pack(*x10)
+        x12 = o7.offline_replicas
+        n13 = len(x12)
+        if n13 < 0x7f:
+            out.append(n13 + 1)
+        else:
+            write_uvarint(out, n13 + 1)
+        out += _INT32S[n13].pack(*x12)
+        if o7.unknown_tagged_fields:
+            write_tagged(out, [], o7.unknown_tagged_fields)
+        else:
+            out.append(0)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
 
-def _read_UpdateMetadataTopicState_v8(buf: Any, pos: int) -> tuple[Any, int]:
-    o = new(UpdateMetadataTopicState)
-    n1 = buf[pos]
-    if n1 < 0x80:
-        pos += 1
-    else:
-        n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
-    if n1 < 0:
-        raise Malformed('non-nullable TopicName is null')
-    else:
-        if n1 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n1 > len(buf):
-            raise Malformed('string length exceeds the input')
-        o.topic_name = str(buf[pos:pos + n1], 'utf-8')
-        pos += n1
-    u_topic_id, = _S6.unpack_from(buf, pos)
-    o.topic_id = Uuid(u_topic_id)
-    pos += 16
-    n2 = buf[pos]
-    if n2 < 0x80:
-        pos += 1
-    else:
-        n2, pos = read_uvarint(buf, pos)
-    n2 -= 1
-    if n2 < 0:
-        raise Malformed('non-nullable PartitionStates is null')
-    else:
-        if n2 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
-        items3 = []
-        for _ in range(n2):
-            item4, pos = _read_UpdateMetadataPartitionState_v8(buf, pos)
-            items3.append(item4)
-        o.partition_states = items3
-    o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
-    return o, pos
+_read_UpdateMetadataTopicState_v8 = _read_UpdateMetadataTopicState_v7
 
 
-def _write_UpdateMetadataTopicState_v8(o: Any, out: bytearray) -> None:
-    x1 = o.topic_name
-    b3 = x1.encode()
-    n2 = len(b3)
-    if n2 > 0x7fff:
-        raise Malformed('TopicName is longer than 32767 bytes')
-    if n2 < 0x7f:
-        out.append(n2 + 1)
-    else:
-        write_uvarint(out, n2 + 1)
-    out += b3
-    out += _S6.pack(o.topic_id)
-    x4 = o.partition_states
-    n5 = len(x4)
-    if n5 < 0x7f:
-        out.append(n5 + 1)
-    else:
-        write_uvarint(out, n5 + 1)
-    for item6 in x4:
-        _write_UpdateMetadataPartitionState_v8(item6, out)
-    if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
-    else:
-        out.append(0)
+_write_UpdateMetadataTopicState_v8 = _write_UpdateMetadataTopicState_v7
 
 
 def _read_UpdateMetadataBroker_v0(buf: Any, pos: int) -> tuple[Any, int]:
     o = new(UpdateMetadataBroker)
-    o.id, = _S5.unpack_from(buf, pos)
+    o.id, = _S2.unpack_from(buf, pos)
     pos += 4
     n1, = H.unpack_from(buf, pos)
     pos += 2
@@ -1370,14 +2987,14 @@ def _read_UpdateMetadataBroker_v0(buf: Any, pos: int) -> tuple[Any, int]:
         pos += n1
     o.endpoints = []
     o.rack = ''
-    o.v0_port, = _S5.unpack_from(buf, pos)
+    o.v0_port, = _S2.unpack_from(buf, pos)
     pos += 4
     o.unknown_tagged_fields = None
     return o, pos
 
 
 def _write_UpdateMetadataBroker_v0(o: Any, out: bytearray) -> None:
-    out += _S5.pack(o.id)
+    out += _S2.pack(o.id)
     x1 = o.v0_host
     b3 = x1.encode()
     n2 = len(b3)
@@ -1385,14 +3002,14 @@ def _write_UpdateMetadataBroker_v0(o: Any, out: bytearray) -> None:
         raise Malformed('V0Host is longer than 32767 bytes')
     out += H.pack(n2)
     out += b3
-    out += _S5.pack(o.v0_port)
+    out += _S2.pack(o.v0_port)
 
 
 def _read_UpdateMetadataBroker_v1(buf: Any, pos: int) -> tuple[Any, int]:
     o = new(UpdateMetadataBroker)
     o.v0_host = ''
     o.v0_port = 0
-    o.id, = _S5.unpack_from(buf, pos)
+    o.id, = _S2.unpack_from(buf, pos)
     pos += 4
     n1, = I.unpack_from(buf, pos)
     pos += 4
@@ -1403,8 +3020,23 @@ def _read_UpdateMetadataBroker_v1(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
-            item3, pos = _read_UpdateMetadataEndpoint_v1(buf, pos)
-            items2.append(item3)
+            o3 = new(UpdateMetadataEndpoint)
+            o3.port, = _S2.unpack_from(buf, pos)
+            pos += 4
+            n4, = H.unpack_from(buf, pos)
+            pos += 2
+            if n4 < 0:
+                raise Malformed('non-nullable Host is null')
+            else:
+                if pos + n4 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.host = str(buf[pos:pos + n4], 'utf-8')
+                pos += n4
+            o3.listener = ''
+            o3.security_protocol, = _S3.unpack_from(buf, pos)
+            pos += 2
+            o3.unknown_tagged_fields = None
+            items2.append(o3)
         o.endpoints = items2
     o.rack = ''
     o.unknown_tagged_fields = None
@@ -1412,19 +3044,28 @@ def _read_UpdateMetadataBroker_v1(buf: Any, pos: int) -> tuple[Any, int]:
 
 
 def _write_UpdateMetadataBroker_v1(o: Any, out: bytearray) -> None:
-    out += _S5.pack(o.id)
+    out += _S2.pack(o.id)
     x1 = o.endpoints
     n2 = len(x1)
     out += I.pack(n2)
     for item3 in x1:
-        _write_UpdateMetadataEndpoint_v1(item3, out)
+        o4 = item3
+        out += _S2.pack(o4.port)
+        x5 = o4.host
+        b7 = x5.encode()
+        n6 = len(b7)
+        if n6 > 0x7fff:
+            raise Malformed('Host is longer than 32767 bytes')
+        out += H.pack(n6)
+        out += b7
+        out += _S3.pack(o4.security_protocol)
 
 
 def _read_UpdateMetadataBroker_v2(buf: Any, pos: int) -> tuple[Any, int]:
     o = new(UpdateMetadataBroker)
     o.v0_host = ''
     o.v0_port = 0
-    o.id, = _S5.unpack_from(buf, pos)
+    o.id, = _S2.unpack_from(buf, pos)
     pos += 4
     n1, = I.unpack_from(buf, pos)
     pos += 4
@@ -1435,46 +3076,70 @@ def _read_UpdateMetadataBroker_v2(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
-            item3, pos = _read_UpdateMetadataEndpoint_v2(buf, pos)
-            items2.append(item3)
+            o3 = new(UpdateMetadataEndpoint)
+            o3.port, = _S2.unpack_from(buf, pos)
+            pos += 4
+            n4, = H.unpack_from(buf, pos)
+            pos += 2
+            if n4 < 0:
+                raise Malformed('non-nullable Host is null')
+            else:
+                if pos + n4 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.host = str(buf[pos:pos + n4], 'utf-8')
+                pos += n4
+            o3.listener = ''
+            o3.security_protocol, = _S3.unpack_from(buf, pos)
+            pos += 2
+            o3.unknown_tagged_fields = None
+            items2.append(o3)
         o.endpoints = items2
-    n4, = H.unpack_from(buf, pos)
+    n5, = H.unpack_from(buf, pos)
     pos += 2
-    if n4 < 0:
+    if n5 < 0:
         o.rack = None
     else:
-        if pos + n4 > len(buf):
+        if pos + n5 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.rack = str(buf[pos:pos + n4], 'utf-8')
-        pos += n4
+        o.rack = str(buf[pos:pos + n5], 'utf-8')
+        pos += n5
     o.unknown_tagged_fields = None
     return o, pos
 
 
 def _write_UpdateMetadataBroker_v2(o: Any, out: bytearray) -> None:
-    out += _S5.pack(o.id)
+    out += _S2.pack(o.id)
     x1 = o.endpoints
     n2 = len(x1)
     out += I.pack(n2)
     for item3 in x1:
-        _write_UpdateMetadataEndpoint_v2(item3, out)
-    x4 = o.rack
-    if x4 is None:
+        o4 = item3
+        out += _S2.pack(o4.port)
+        x5 = o4.host
+        b7 = x5.encode()
+        n6 = len(b7)
+        if n6 > 0x7fff:
+            raise Malformed('Host is longer than 32767 bytes')
+        out += H.pack(n6)
+        out += b7
+        out += _S3.pack(o4.security_protocol)
+    x8 = o.rack
+    if x8 is None:
         out += H.pack(-1)
     else:
-        b6 = x4.encode()
-        n5 = len(b6)
-        if n5 > 0x7fff:
+        b10 = x8.encode()
+        n9 = len(b10)
+        if n9 > 0x7fff:
             raise Malformed('Rack is longer than 32767 bytes')
-        out += H.pack(n5)
-        out += b6
+        out += H.pack(n9)
+        out += b10
 
 
 def _read_UpdateMetadataBroker_v3(buf: Any, pos: int) -> tuple[Any, int]:
     o = new(UpdateMetadataBroker)
     o.v0_host = ''
     o.v0_port = 0
-    o.id, = _S5.unpack_from(buf, pos)
+    o.id, = _S2.unpack_from(buf, pos)
     pos += 4
     n1, = I.unpack_from(buf, pos)
     pos += 4
@@ -1485,146 +3150,97 @@ def _read_UpdateMetadataBroker_v3(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
-            item3, pos = _read_UpdateMetadataEndpoint_v3(buf, pos)
-            items2.append(item3)
+            o3 = new(UpdateMetadataEndpoint)
+            o3.port, = _S2.unpack_from(buf, pos)
+            pos += 4
+            n4, = H.unpack_from(buf, pos)
+            pos += 2
+            if n4 < 0:
+                raise Malformed('non-nullable Host is null')
+            else:
+                if pos + n4 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.host = str(buf[pos:pos + n4], 'utf-8')
+                pos += n4
+            n5, = H.unpack_from(buf, pos)
+            pos += 2
+            if n5 < 0:
+                raise Malformed('non-nullable Listener is null')
+            else:
+                if pos + n5 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.listener = str(buf[pos:pos + n5], 'utf-8')
+                pos += n5
+            o3.security_protocol, = _S3.unpack_from(buf, pos)
+            pos += 2
+            o3.unknown_tagged_fields = None
+            items2.append(o3)
         o.endpoints = items2
-    n4, = H.unpack_from(buf, pos)
+    n6, = H.unpack_from(buf, pos)
     pos += 2
-    if n4 < 0:
+    if n6 < 0:
         o.rack = None
     else:
-        if pos + n4 > len(buf):
+        if pos + n6 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.rack = str(buf[pos:pos + n4], 'utf-8')
-        pos += n4
+        o.rack = str(buf[pos:pos + n6], 'utf-8')
+        pos += n6
     o.unknown_tagged_fields = None
     return o, pos
 
 
 def _write_UpdateMetadataBroker_v3(o: Any, out: bytearray) -> None:
-    out += _S5.pack(o.id)
+    out += _S2.pack(o.id)
     x1 = o.endpoints
     n2 = len(x1)
     out += I.pack(n2)
     for item3 in x1:
-        _write_UpdateMetadataEndpoint_v3(item3, out)
-    x4 = o.rack
-    if x4 is None:
+        o4 = item3
+        out += _S2.pack(o4.port)
+        x5 = o4.host
+        b7 = x5.encode()
+        n6 = len(b7)
+        if n6 > 0x7fff:
+            raise Malformed('Host is longer than 32767 bytes')
+        out += H.pack(n6)
+        out += b7
+        x8 = o4.listener
+        b10 = x8.encode()
+        n9 = len(b10)
+        if n9 > 0x7fff:
+            raise Malformed('Listener is longer than 32767 bytes')
+        out += H.pack(n9)
+        out += b10
+        out += _S3.pack(o4.security_protocol)
+    x11 = o.rack
+    if x11 is None:
         out += H.pack(-1)
     else:
-        b6 = x4.encode()
-        n5 = len(b6)
-        if n5 > 0x7fff:
+        b13 = x11.encode()
+        n12 = len(b13)
+        if n12 > 0x7fff:
             raise Malformed('Rack is longer than 32767 bytes')
-        out += H.pack(n5)
-        out += b6
+        out += H.pack(n12)
+        out += b13
 
 
-def _read_UpdateMetadataBroker_v4(buf: Any, pos: int) -> tuple[Any, int]:
-    o = new(UpdateMetadataBroker)
-    o.v0_host = ''
-    o.v0_port = 0
-    o.id, = _S5.unpack_from(buf, pos)
-    pos += 4
-    n1, = I.unpack_from(buf, pos)
-    pos += 4
-    if n1 < 0:
-        raise Malformed('non-nullable Endpoints is null')
-    else:
-        if n1 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
-        items2 = []
-        for _ in range(n1):
-            item3, pos = _read_UpdateMetadataEndpoint_v4(buf, pos)
-            items2.append(item3)
-        o.endpoints = items2
-    n4, = H.unpack_from(buf, pos)
-    pos += 2
-    if n4 < 0:
-        o.rack = None
-    else:
-        if pos + n4 > len(buf):
-            raise Malformed('string length exceeds the input')
-        o.rack = str(buf[pos:pos + n4], 'utf-8')
-        pos += n4
-    o.unknown_tagged_fields = None
-    return o, pos
+_read_UpdateMetadataBroker_v4 = _read_UpdateMetadataBroker_v3
 
 
-def _write_UpdateMetadataBroker_v4(o: Any, out: bytearray) -> None:
-    out += _S5.pack(o.id)
-    x1 = o.endpoints
-    n2 = len(x1)
-    out += I.pack(n2)
-    for item3 in x1:
-        _write_UpdateMetadataEndpoint_v4(item3, out)
-    x4 = o.rack
-    if x4 is None:
-        out += H.pack(-1)
-    else:
-        b6 = x4.encode()
-        n5 = len(b6)
-        if n5 > 0x7fff:
-            raise Malformed('Rack is longer than 32767 bytes')
-        out += H.pack(n5)
-        out += b6
+_write_UpdateMetadataBroker_v4 = _write_UpdateMetadataBroker_v3
 
 
-def _read_UpdateMetadataBroker_v5(buf: Any, pos: int) -> tuple[Any, int]:
-    o = new(UpdateMetadataBroker)
-    o.v0_host = ''
-    o.v0_port = 0
-    o.id, = _S5.unpack_from(buf, pos)
-    pos += 4
-    n1, = I.unpack_from(buf, pos)
-    pos += 4
-    if n1 < 0:
-        raise Malformed('non-nullable Endpoints is null')
-    else:
-        if n1 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
-        items2 = []
-        for _ in range(n1):
-            item3, pos = _read_UpdateMetadataEndpoint_v5(buf, pos)
-            items2.append(item3)
-        o.endpoints = items2
-    n4, = H.unpack_from(buf, pos)
-    pos += 2
-    if n4 < 0:
-        o.rack = None
-    else:
-        if pos + n4 > len(buf):
-            raise Malformed('string length exceeds the input')
-        o.rack = str(buf[pos:pos + n4], 'utf-8')
-        pos += n4
-    o.unknown_tagged_fields = None
-    return o, pos
+_read_UpdateMetadataBroker_v5 = _read_UpdateMetadataBroker_v3
 
 
-def _write_UpdateMetadataBroker_v5(o: Any, out: bytearray) -> None:
-    out += _S5.pack(o.id)
-    x1 = o.endpoints
-    n2 = len(x1)
-    out += I.pack(n2)
-    for item3 in x1:
-        _write_UpdateMetadataEndpoint_v5(item3, out)
-    x4 = o.rack
-    if x4 is None:
-        out += H.pack(-1)
-    else:
-        b6 = x4.encode()
-        n5 = len(b6)
-        if n5 > 0x7fff:
-            raise Malformed('Rack is longer than 32767 bytes')
-        out += H.pack(n5)
-        out += b6
+_write_UpdateMetadataBroker_v5 = _write_UpdateMetadataBroker_v3
 
 
 def _read_UpdateMetadataBroker_v6(buf: Any, pos: int) -> tuple[Any, int]:
     o = new(UpdateMetadataBroker)
     o.v0_host = ''
     o.v0_port = 0
-    o.id, = _S5.unpack_from(buf, pos)
+    o.id, = _S2.unpack_from(buf, pos)
     pos += 4
     n1 = buf[pos]
     if n1 < 0x80:
@@ -1639,44 +3255,73 @@ def _read_UpdateMetadataBroker_v6(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
-            item3, pos = _read_UpdateMetadataEndpoint_v6(buf, pos)
-            items2.append(item3)
+            o3 = new(UpdateMetadataEndpoint)
+            o3.port, = _S2.unpack_from(buf, pos)
+            pos += 4
+            n4 = buf[pos]
+            if n4 < 0x80:
+                pos += 1
+            else:
+                n4, pos = read_uvarint(buf, pos)
+            n4 -= 1
+            if n4 < 0:
+                raise Malformed('non-nullable Host is null')
+            else:
+                if n4 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n4 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.host = str(buf[pos:pos + n4], 'utf-8')
+                pos += n4
+            n5 = buf[pos]
+            if n5 < 0x80:
+                pos += 1
+            else:
+                n5, pos = read_uvarint(buf, pos)
+            n5 -= 1
+            if n5 < 0:
+                raise Malformed('non-nullable Listener is null')
+            else:
+                if n5 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n5 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o3.listener = str(buf[pos:pos + n5], 'utf-8')
+                pos += n5
+            o3.security_protocol, = _S3.unpack_from(buf, pos)
+            pos += 2
+            o3.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o3, buf, pos)
+            items2.append(o3)
         o.endpoints = items2
-    n4 = buf[pos]
-    if n4 < 0x80:
+    n6 = buf[pos]
+    if n6 < 0x80:
         pos += 1
     else:
-        n4, pos = read_uvarint(buf, pos)
-    n4 -= 1
-    if n4 < 0:
+        n6, pos = read_uvarint(buf, pos)
+    n6 -= 1
+    if n6 < 0:
         o.rack = None
     else:
-        if n4 > 0x7fff:
+        if n6 > 0x7fff:
             raise Malformed('string too long')
-        if pos + n4 > len(buf):
+        if pos + n6 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.rack = str(buf[pos:pos + n4], 'utf-8')
-        pos += n4
+        o.rack = str(buf[pos:pos + n6], 'utf-8')
+        pos += n6
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
 def _write_UpdateMetadataBroker_v6(o: Any, out: bytearray) -> None:
-    out += _S5.pack(o.id)
+    out += _S2.pack(o.id)
     x1 = o.endpoints
     n2 = len(x1)
     if n2 < 0x7f:
@@ -1684,200 +3329,67 @@ def _write_UpdateMetadataBroker_v6(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     for item3 in x1:
-        _write_UpdateMetadataEndpoint_v6(item3, out)
-    x4 = o.rack
-    if x4 is None:
-        out.append(0)
-    else:
-        b6 = x4.encode()
-        n5 = len(b6)
-        if n5 > 0x7fff:
-            raise Malformed('Rack is longer than 32767 bytes')
-        if n5 < 0x7f:
-            out.append(n5 + 1)
+        o4 = item3
+        out += _S2.pack(o4.port)
+        x5 = o4.host
+        b7 = x5.encode()
+        n6 = len(b7)
+        if n6 > 0x7fff:
+            raise Malformed('Host is longer than 32767 bytes')
+        if n6 < 0x7f:
+            out.append(n6 + 1)
         else:
-            write_uvarint(out, n5 + 1)
-        out += b6
-    if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
-    else:
-        out.append(0)
-
-
-def _read_UpdateMetadataBroker_v7(buf: Any, pos: int) -> tuple[Any, int]:
-    o = new(UpdateMetadataBroker)
-    o.v0_host = ''
-    o.v0_port = 0
-    o.id, = _S5.unpack_from(buf, pos)
-    pos += 4
-    n1 = buf[pos]
-    if n1 < 0x80:
-        pos += 1
-    else:
-        n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
-    if n1 < 0:
-        raise Malformed('non-nullable Endpoints is null')
-    else:
-        if n1 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
-        items2 = []
-        for _ in range(n1):
-            item3, pos = _read_UpdateMetadataEndpoint_v7(buf, pos)
-            items2.append(item3)
-        o.endpoints = items2
-    n4 = buf[pos]
-    if n4 < 0x80:
-        pos += 1
-    else:
-        n4, pos = read_uvarint(buf, pos)
-    n4 -= 1
-    if n4 < 0:
-        o.rack = None
-    else:
-        if n4 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n4 > len(buf):
-            raise Malformed('string length exceeds the input')
-        o.rack = str(buf[pos:pos + n4], 'utf-8')
-        pos += n4
-    o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
-    return o, pos
-
-
-def _write_UpdateMetadataBroker_v7(o: Any, out: bytearray) -> None:
-    out += _S5.pack(o.id)
-    x1 = o.endpoints
-    n2 = len(x1)
-    if n2 < 0x7f:
-        out.append(n2 + 1)
-    else:
-        write_uvarint(out, n2 + 1)
-    for item3 in x1:
-        _write_UpdateMetadataEndpoint_v7(item3, out)
-    x4 = o.rack
-    if x4 is None:
-        out.append(0)
-    else:
-        b6 = x4.encode()
-        n5 = len(b6)
-        if n5 > 0x7fff:
-            raise Malformed('Rack is longer than 32767 bytes')
-        if n5 < 0x7f:
-            out.append(n5 + 1)
+            write_uvarint(out, n6 + 1)
+        out += b7
+        x8 = o4.listener
+        b10 = x8.encode()
+        n9 = len(b10)
+        if n9 > 0x7fff:
+            raise Malformed('Listener is longer than 32767 bytes')
+        if n9 < 0x7f:
+            out.append(n9 + 1)
         else:
-            write_uvarint(out, n5 + 1)
-        out += b6
-    if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
-    else:
-        out.append(0)
-
-
-def _read_UpdateMetadataBroker_v8(buf: Any, pos: int) -> tuple[Any, int]:
-    o = new(UpdateMetadataBroker)
-    o.v0_host = ''
-    o.v0_port = 0
-    o.id, = _S5.unpack_from(buf, pos)
-    pos += 4
-    n1 = buf[pos]
-    if n1 < 0x80:
-        pos += 1
-    else:
-        n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
-    if n1 < 0:
-        raise Malformed('non-nullable Endpoints is null')
-    else:
-        if n1 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
-        items2 = []
-        for _ in range(n1):
-            item3, pos = _read_UpdateMetadataEndpoint_v8(buf, pos)
-            items2.append(item3)
-        o.endpoints = items2
-    n4 = buf[pos]
-    if n4 < 0x80:
-        pos += 1
-    else:
-        n4, pos = read_uvarint(buf, pos)
-    n4 -= 1
-    if n4 < 0:
-        o.rack = None
-    else:
-        if n4 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n4 > len(buf):
-            raise Malformed('string length exceeds the input')
-        o.rack = str(buf[pos:pos + n4], 'utf-8')
-        pos += n4
-    o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
-    return o, pos
-
-
-def _write_UpdateMetadataBroker_v8(o: Any, out: bytearray) -> None:
-    out += _S5.pack(o.id)
-    x1 = o.endpoints
-    n2 = len(x1)
-    if n2 < 0x7f:
-        out.append(n2 + 1)
-    else:
-        write_uvarint(out, n2 + 1)
-    for item3 in x1:
-        _write_UpdateMetadataEndpoint_v8(item3, out)
-    x4 = o.rack
-    if x4 is None:
-        out.append(0)
-    else:
-        b6 = x4.encode()
-        n5 = len(b6)
-        if n5 > 0x7fff:
-            raise Malformed('Rack is longer than 32767 bytes')
-        if n5 < 0x7f:
-            out.append(n5 + 1)
+            write_uvarint(out, n9 + 1)
+        out += b10
+        out += _S3.pack(o4.security_protocol)
+        if o4.unknown_tagged_fields:
+            write_tagged(out, [], o4.unknown_tagged_fields)
         else:
-            write_uvarint(out, n5 + 1)
-        out += b6
+            out.append(0)
+    x11 = o.rack
+    if x11 is None:
+        out.append(0)
+    else:
+        b13 = x11.encode()
+        n12 = len(b13)
+        if n12 > 0x7fff:
+            raise Malformed('Rack is longer than 32767 bytes')
+        if n12 < 0x7f:
+            out.append(n12 + 1)
+        else:
+            write_uvarint(out, n12 + 1)
+        out += b13
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
+
+
+_read_UpdateMetadataBroker_v7 = _read_UpdateMetadataBroker_v6
+
+
+_write_UpdateMetadataBroker_v7 = _write_UpdateMetadataBroker_v6
+
+
+_read_UpdateMetadataBroker_v8 = _read_UpdateMetadataBroker_v6
+
+
+_write_UpdateMetadataBroker_v8 = _write_UpdateMetadataBroker_v6
 
 
 def _read_UpdateMetadataEndpoint_v1(buf: Any, pos: int) -> tuple[Any, int]:
     o = new(UpdateMetadataEndpoint)
-    o.port, = _S5.unpack_from(buf, pos)
+    o.port, = _S2.unpack_from(buf, pos)
     pos += 4
     n1, = H.unpack_from(buf, pos)
     pos += 2
@@ -1889,14 +3401,14 @@ def _read_UpdateMetadataEndpoint_v1(buf: Any, pos: int) -> tuple[Any, int]:
         o.host = str(buf[pos:pos + n1], 'utf-8')
         pos += n1
     o.listener = ''
-    o.security_protocol, = _S7.unpack_from(buf, pos)
+    o.security_protocol, = _S3.unpack_from(buf, pos)
     pos += 2
     o.unknown_tagged_fields = None
     return o, pos
 
 
 def _write_UpdateMetadataEndpoint_v1(o: Any, out: bytearray) -> None:
-    out += _S5.pack(o.port)
+    out += _S2.pack(o.port)
     x1 = o.host
     b3 = x1.encode()
     n2 = len(b3)
@@ -1904,7 +3416,7 @@ def _write_UpdateMetadataEndpoint_v1(o: Any, out: bytearray) -> None:
         raise Malformed('Host is longer than 32767 bytes')
     out += H.pack(n2)
     out += b3
-    out += _S7.pack(o.security_protocol)
+    out += _S3.pack(o.security_protocol)
 
 
 _read_UpdateMetadataEndpoint_v2 = _read_UpdateMetadataEndpoint_v1
@@ -1915,7 +3427,7 @@ _write_UpdateMetadataEndpoint_v2 = _write_UpdateMetadataEndpoint_v1
 
 def _read_UpdateMetadataEndpoint_v3(buf: Any, pos: int) -> tuple[Any, int]:
     o = new(UpdateMetadataEndpoint)
-    o.port, = _S5.unpack_from(buf, pos)
+    o.port, = _S2.unpack_from(buf, pos)
     pos += 4
     n1, = H.unpack_from(buf, pos)
     pos += 2
@@ -1935,14 +3447,14 @@ def _read_UpdateMetadataEndpoint_v3(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string length exceeds the input')
         o.listener = str(buf[pos:pos + n2], 'utf-8')
         pos += n2
-    o.security_protocol, = _S7.unpack_from(buf, pos)
+    o.security_protocol, = _S3.unpack_from(buf, pos)
     pos += 2
     o.unknown_tagged_fields = None
     return o, pos
 
 
 def _write_UpdateMetadataEndpoint_v3(o: Any, out: bytearray) -> None:
-    out += _S5.pack(o.port)
+    out += _S2.pack(o.port)
     x1 = o.host
     b3 = x1.encode()
     n2 = len(b3)
@@ -1957,7 +3469,7 @@ def _write_UpdateMetadataEndpoint_v3(o: Any, out: bytearray) -> None:
         raise Malformed('Listener is longer than 32767 bytes')
     out += H.pack(n5)
     out += b6
-    out += _S7.pack(o.security_protocol)
+    out += _S3.pack(o.security_protocol)
 
 
 _read_UpdateMetadataEndpoint_v4 = _read_UpdateMetadataEndpoint_v3
@@ -1974,7 +3486,7 @@ _write_UpdateMetadataEndpoint_v5 = _write_UpdateMetadataEndpoint_v3
 
 def _read_UpdateMetadataEndpoint_v6(buf: Any, pos: int) -> tuple[Any, int]:
     o = new(UpdateMetadataEndpoint)
-    o.port, = _S5.unpack_from(buf, pos)
+    o.port, = _S2.unpack_from(buf, pos)
     pos += 4
     n1 = buf[pos]
     if n1 < 0x80:
@@ -2006,28 +3518,18 @@ def _read_UpdateMetadataEndpoint_v6(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string length exceeds the input')
         o.listener = str(buf[pos:pos + n2], 'utf-8')
         pos += n2
-    o.security_protocol, = _S7.unpack_from(buf, pos)
+    o.security_protocol, = _S3.unpack_from(buf, pos)
     pos += 2
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
 def _write_UpdateMetadataEndpoint_v6(o: Any, out: bytearray) -> None:
-    out += _S5.pack(o.port)
+    out += _S2.pack(o.port)
     x1 = o.host
     b3 = x1.encode()
     n2 = len(b3)
@@ -2048,10 +3550,9 @@ def _write_UpdateMetadataEndpoint_v6(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n5 + 1)
     out += b6
-    out += _S7.pack(o.security_protocol)
+    out += _S3.pack(o.security_protocol)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 

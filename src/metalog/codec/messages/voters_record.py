@@ -14,8 +14,10 @@ from metalog.codec.runtime import (
     Struct,
     Uuid,
     array_struct,
+    bytes_new,
     new,
     non_default,
+    read_unknown_tags,
     read_uvarint,
     write_tagged,
     write_uvarint,
@@ -123,24 +125,84 @@ def _read_VotersRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
-            item3, pos = _read_Voter_v0(buf, pos)
-            items2.append(item3)
+            o3 = new(Voter)
+            o3.voter_id, u4 = _S1.unpack_from(buf, pos)
+            o3.voter_directory_id = bytes_new(Uuid, u4)
+            pos += 20
+            n5 = buf[pos]
+            if n5 < 0x80:
+                pos += 1
+            else:
+                n5, pos = read_uvarint(buf, pos)
+            n5 -= 1
+            if n5 < 0:
+                raise Malformed('non-nullable Endpoints is null')
+            else:
+                if n5 > len(buf) - pos:
+                    raise Malformed('array length exceeds the input')
+                items6 = []
+                for _ in range(n5):
+                    o7 = new(Endpoint)
+                    n8 = buf[pos]
+                    if n8 < 0x80:
+                        pos += 1
+                    else:
+                        n8, pos = read_uvarint(buf, pos)
+                    n8 -= 1
+                    if n8 < 0:
+                        raise Malformed('non-nullable Name is null')
+                    else:
+                        if n8 > 0x7fff:
+                            raise Malformed('string too long')
+                        if pos + n8 > len(buf):
+                            raise Malformed('string length exceeds the input')
+                        o7.name = str(buf[pos:pos + n8], 'utf-8')
+                        pos += n8
+                    n9 = buf[pos]
+                    if n9 < 0x80:
+                        pos += 1
+                    else:
+                        n9, pos = read_uvarint(buf, pos)
+                    n9 -= 1
+                    if n9 < 0:
+                        raise Malformed('non-nullable Host is null')
+                    else:
+                        if n9 > 0x7fff:
+                            raise Malformed('string too long')
+                        if pos + n9 > len(buf):
+                            raise Malformed('string length exceeds the input')
+                        o7.host = str(buf[pos:pos + n9], 'utf-8')
+                        pos += n9
+                    o7.port, = _S2.unpack_from(buf, pos)
+                    pos += 2
+                    o7.unknown_tagged_fields = None
+                    if buf[pos] == 0:
+                        pos += 1
+                    else:
+                        pos = read_unknown_tags(o7, buf, pos)
+                    items6.append(o7)
+                o3.endpoints = items6
+            o10 = new(KRaftVersionFeature)
+            o10.min_supported_version, o10.max_supported_version = _S3.unpack_from(buf, pos)
+            pos += 4
+            o10.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o10, buf, pos)
+            o3.k_raft_version_feature = o10
+            o3.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o3, buf, pos)
+            items2.append(o3)
         o.voters = items2
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -153,51 +215,129 @@ def _write_VotersRecord_v0(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     for item3 in x1:
-        _write_Voter_v0(item3, out)
+        o4 = item3
+        out += _S1.pack(o4.voter_id, o4.voter_directory_id)
+        x5 = o4.endpoints
+        n6 = len(x5)
+        if n6 < 0x7f:
+            out.append(n6 + 1)
+        else:
+            write_uvarint(out, n6 + 1)
+        for item7 in x5:
+            o8 = item7
+            x9 = o8.name
+            b11 = x9.encode()
+            n10 = len(b11)
+            if n10 > 0x7fff:
+                raise Malformed('Name is longer than 32767 bytes')
+            if n10 < 0x7f:
+                out.append(n10 + 1)
+            else:
+                write_uvarint(out, n10 + 1)
+            out += b11
+            x12 = o8.host
+            b14 = x12.encode()
+            n13 = len(b14)
+            if n13 > 0x7fff:
+                raise Malformed('Host is longer than 32767 bytes')
+            if n13 < 0x7f:
+                out.append(n13 + 1)
+            else:
+                write_uvarint(out, n13 + 1)
+            out += b14
+            out += _S2.pack(o8.port)
+            if o8.unknown_tagged_fields:
+                write_tagged(out, [], o8.unknown_tagged_fields)
+            else:
+                out.append(0)
+        o15 = o4.k_raft_version_feature
+        out += _S3.pack(o15.min_supported_version, o15.max_supported_version)
+        if o15.unknown_tagged_fields:
+            write_tagged(out, [], o15.unknown_tagged_fields)
+        else:
+            out.append(0)
+        if o4.unknown_tagged_fields:
+            write_tagged(out, [], o4.unknown_tagged_fields)
+        else:
+            out.append(0)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
 
 def _read_Voter_v0(buf: Any, pos: int) -> tuple[Any, int]:
     o = new(Voter)
-    o.voter_id, u_voter_directory_id = _S1.unpack_from(buf, pos)
-    o.voter_directory_id = Uuid(u_voter_directory_id)
+    o.voter_id, u1 = _S1.unpack_from(buf, pos)
+    o.voter_directory_id = bytes_new(Uuid, u1)
     pos += 20
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n2 = buf[pos]
+    if n2 < 0x80:
         pos += 1
     else:
-        n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
-    if n1 < 0:
+        n2, pos = read_uvarint(buf, pos)
+    n2 -= 1
+    if n2 < 0:
         raise Malformed('non-nullable Endpoints is null')
     else:
-        if n1 > len(buf) - pos:
+        if n2 > len(buf) - pos:
             raise Malformed('array length exceeds the input')
-        items2 = []
-        for _ in range(n1):
-            item3, pos = _read_Endpoint_v0(buf, pos)
-            items2.append(item3)
-        o.endpoints = items2
-    o.k_raft_version_feature, pos = _read_KRaftVersionFeature_v0(buf, pos)
+        items3 = []
+        for _ in range(n2):
+            o4 = new(Endpoint)
+            n5 = buf[pos]
+            if n5 < 0x80:
+                pos += 1
+            else:
+                n5, pos = read_uvarint(buf, pos)
+            n5 -= 1
+            if n5 < 0:
+                raise Malformed('non-nullable Name is null')
+            else:
+                if n5 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n5 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o4.name = str(buf[pos:pos + n5], 'utf-8')
+                pos += n5
+            n6 = buf[pos]
+            if n6 < 0x80:
+                pos += 1
+            else:
+                n6, pos = read_uvarint(buf, pos)
+            n6 -= 1
+            if n6 < 0:
+                raise Malformed('non-nullable Host is null')
+            else:
+                if n6 > 0x7fff:
+                    raise Malformed('string too long')
+                if pos + n6 > len(buf):
+                    raise Malformed('string length exceeds the input')
+                o4.host = str(buf[pos:pos + n6], 'utf-8')
+                pos += n6
+            o4.port, = _S2.unpack_from(buf, pos)
+            pos += 2
+            o4.unknown_tagged_fields = None
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                pos = read_unknown_tags(o4, buf, pos)
+            items3.append(o4)
+        o.endpoints = items3
+    o7 = new(KRaftVersionFeature)
+    o7.min_supported_version, o7.max_supported_version = _S3.unpack_from(buf, pos)
+    pos += 4
+    o7.unknown_tagged_fields = None
+    if buf[pos] == 0:
+        pos += 1
+    else:
+        pos = read_unknown_tags(o7, buf, pos)
+    o.k_raft_version_feature = o7
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -210,11 +350,40 @@ def _write_Voter_v0(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     for item3 in x1:
-        _write_Endpoint_v0(item3, out)
-    _write_KRaftVersionFeature_v0(o.k_raft_version_feature, out)
+        o4 = item3
+        x5 = o4.name
+        b7 = x5.encode()
+        n6 = len(b7)
+        if n6 > 0x7fff:
+            raise Malformed('Name is longer than 32767 bytes')
+        if n6 < 0x7f:
+            out.append(n6 + 1)
+        else:
+            write_uvarint(out, n6 + 1)
+        out += b7
+        x8 = o4.host
+        b10 = x8.encode()
+        n9 = len(b10)
+        if n9 > 0x7fff:
+            raise Malformed('Host is longer than 32767 bytes')
+        if n9 < 0x7f:
+            out.append(n9 + 1)
+        else:
+            write_uvarint(out, n9 + 1)
+        out += b10
+        out += _S2.pack(o4.port)
+        if o4.unknown_tagged_fields:
+            write_tagged(out, [], o4.unknown_tagged_fields)
+        else:
+            out.append(0)
+    o11 = o.k_raft_version_feature
+    out += _S3.pack(o11.min_supported_version, o11.max_supported_version)
+    if o11.unknown_tagged_fields:
+        write_tagged(out, [], o11.unknown_tagged_fields)
+    else:
+        out.append(0)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
@@ -257,17 +426,7 @@ def _read_Endpoint_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
@@ -294,8 +453,7 @@ def _write_Endpoint_v0(o: Any, out: bytearray) -> None:
     out += b6
     out += _S2.pack(o.port)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
@@ -308,25 +466,14 @@ def _read_KRaftVersionFeature_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if buf[pos] == 0:
         pos += 1
     else:
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            stop = pos + size
-            if stop > len(buf):
-                raise Malformed('tagged field size exceeds the input')
-            if o.unknown_tagged_fields is None:
-                o.unknown_tagged_fields = []
-            o.unknown_tagged_fields.append((tag, bytes(buf[pos:stop])))
-            pos = stop
+        pos = read_unknown_tags(o, buf, pos)
     return o, pos
 
 
 def _write_KRaftVersionFeature_v0(o: Any, out: bytearray) -> None:
     out += _S3.pack(o.min_supported_version, o.max_supported_version)
     if o.unknown_tagged_fields:
-        known: list[tuple[int, bytearray]] = []
-        write_tagged(out, known, o.unknown_tagged_fields)
+        write_tagged(out, [], o.unknown_tagged_fields)
     else:
         out.append(0)
 
