@@ -62,6 +62,14 @@ def test_saved_state_image_is_used_and_gives_the_same_state(jbod_copy: Path) -> 
         assert image_digest(later.image) == image_digest(h.state_at(20, use_snapshots=False).image)
 
 
+def test_state_image_at_a_no_op_offset(jbod_copy: Path) -> None:
+    with MetadataHistory(jbod_copy) as h:
+        at_noop = h.state_at(17)  # offset 17 is a NoOpRecord
+        assert at_noop.image.offset == 17
+        h.save_image(at_noop)
+        assert h.state_at(18).start.offset == 17
+
+
 def test_time_maps_to_offsets_through_batch_timestamps(jbod_dir: Path) -> None:
     batches = [b for b in SCENARIO["batches"] if not b["isControlBatch"]]
     with MetadataHistory(jbod_dir) as h:

@@ -66,9 +66,6 @@ class Uuid(bytes):
     def __repr__(self) -> str:
         return f"Uuid('{self}')"
 
-    def __hash__(self) -> int:
-        return bytes.__hash__(self)
-
 
 def _signed(v: int) -> int:
     return v - (1 << 64) if v >= 1 << 63 else v

@@ -16,9 +16,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from metalog.codec.framing import decode_metadata_record
+from metalog.codec import message_class
+from metalog.codec.framing import decode_metadata_record, encode_metadata_record
 from metalog.errors import LogError, MetalogError
-from metalog.log import MetadataLog
+from metalog.log import MetadataLog, RecordBatch
 from metalog.snapshots import SnapshotReader
 from metalog.state import MetadataLoader
 from metalog.state.image import EMPTY, MetadataImage
@@ -105,13 +106,15 @@ class MetadataHistory:
         start = replayable[-1]
         loader = MetadataLoader(self._load(start))
         replayed, timestamp = 0, None
-        for batch_ts, records in self._batches(start.offset + 1, target):
-            for off, record in records:
-                loader.replay(record, off)
-                replayed += 1
-            timestamp = batch_ts
+        first, total = start.offset + 1, target - start.offset
+        for batch in self.log.batches(first) if first <= target else ():
+            if batch.base_offset > target:
+                break
+            if not batch.is_control:
+                replayed += replay_batch(loader, batch, first, target)
+                timestamp = batch.max_timestamp
             if progress is not None:
-                progress(replayed, target - start.offset)
+                progress(replayed, total)
         return ReplayResult(loader.image, target, timestamp, start, replayed, loader.in_transaction)
 
     def state_at_time(self, timestamp_ms: int, **kw: Any) -> ReplayResult:
@@ -122,13 +125,12 @@ class MetadataHistory:
         end = self.end_offset if end is None else end
         base = self.state_at(start - 1) if start > 0 else None
         loader = MetadataLoader(base.image if base else EMPTY)
-        for batch_ts, records in self._batches(max(start, 0), end):
-            last = None
-            for off, record in records:
-                loader.replay(record, off)
-                last = off
-            if last is not None:
-                yield last, batch_ts, loader.image
+        first = max(start, 0)
+        for batch in self.log.batches(first) if first <= end else ():
+            if batch.base_offset > end:
+                break
+            if not batch.is_control and replay_batch(loader, batch, first, end):
+                yield min(batch.last_offset, end), batch.max_timestamp, loader.image
 
     def save_image(self, result: ReplayResult) -> Path:
         """Write ``result``'s state as a state image, so later replays can start there."""
@@ -159,27 +161,32 @@ class MetadataHistory:
                    if r.value is not None)
         return MetadataLoader().load_snapshot(records, start.offset)
 
-    def _batches(self, first: int, last: int) -> Iterator[tuple[int, list[tuple[int, Any]]]]:
-        """(batch max timestamp, [(offset, record)...]) for the data records in [first, last]."""
-        if first > last:
-            return
-        for batch in self.log.batches(first):
-            if batch.base_offset > last:
-                return
-            if batch.is_control:
-                continue
-            records = []
-            for rec in batch.records():
-                if first <= rec.offset <= last:
-                    if rec.value is None:
-                        raise LogError(f"record at offset {rec.offset} has no value", file=batch.source,
-                                       position=batch.position)
-                    try:
-                        records.append((rec.offset, decode_metadata_record(rec.value).message))
-                    except MetalogError as e:
-                        raise LogError(f"offset {rec.offset}: {e}", file=batch.source, position=batch.position) \
-                            from None
-            yield batch.max_timestamp, records
+
+
+_NO_OP = encode_metadata_record(message_class("NoOpRecord")(), 0)
+
+
+def replay_batch(loader: MetadataLoader, batch: RecordBatch, first: int, last: int) -> int:
+    """Replay a data batch's records with offsets in [first, last]; returns how many. The hot loop of replay."""
+    count = 0
+    replay = loader.replay
+    for rec in batch.records():
+        offset, value = rec[0], rec[3]
+        if offset < first or offset > last:
+            continue
+        count += 1
+        if value == _NO_OP:  # most of a quiet cluster's log; it changes nothing
+            loader.skip(offset)
+            continue
+        try:
+            record = decode_metadata_record(value).message
+        except MetalogError as e:
+            raise LogError(f"offset {offset}: {e}", file=batch.source, position=batch.position) from None
+        except TypeError:  # a null value
+            raise LogError(f"record at offset {offset} has no value", file=batch.source,
+                           position=batch.position) from None
+        replay(record, offset)
+    return count
 
 
 def parse_time(text: str) -> int:

@@ -14,7 +14,7 @@ from metalog.errors import ReplayError
 from metalog.state.delta import MetadataDelta
 from metalog.state.image import EMPTY, MetadataImage
 
-_TRANSACTION_MARKERS = ("BeginTransactionRecord", "EndTransactionRecord", "AbortTransactionRecord")
+_TRANSACTION_MARKERS = frozenset({"BeginTransactionRecord", "EndTransactionRecord", "AbortTransactionRecord"})
 
 
 class MetadataLoader:
@@ -44,6 +44,12 @@ class MetadataLoader:
         else:
             self._delta.replay(record, offset)
             self._pending = True
+        self.offset = offset
+
+    def skip(self, offset: int) -> None:
+        """A record that changes nothing (NoOpRecord), replayed without decoding it: only the offset moves."""
+        self._delta.offset = offset
+        self._pending = True
         self.offset = offset
 
     def replay_all(self, records: Iterable[tuple[int, Any]]) -> MetadataImage:
