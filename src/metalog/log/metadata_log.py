@@ -192,13 +192,18 @@ class MetadataLog:
             self.recovery.rebuilt.append(f"indexes of {seg.path.name} ({problem}{memory})")
         elif self.writable:
             seg.open_index_files()
-        start, first_last = 0, None
-        if problem is None and len(seg.offset_index):
-            first_last, start = seg.offset_index.entry(len(seg.offset_index) - 1)
-        if start == 0 and state.next_offset is None:
-            state.next_offset = seg.base_offset
-        end, why = scan_segment(seg, start, state, write_index=self.writable and problem is None,
-                                first_last_offset=first_last)
+        while True:
+            start, first_last = 0, None
+            if problem is None and len(seg.offset_index):
+                first_last, start = seg.offset_index.entry(len(seg.offset_index) - 1)
+            if start == 0 and state.next_offset is None:
+                state.next_offset = seg.base_offset
+            end, why = scan_segment(seg, start, state, write_index=self.writable and problem is None,
+                                    first_last_offset=first_last)
+            if why is None or end > start or start == 0:
+                break
+            # the last indexed batch itself is bad: scan again from the entry before, to learn where it starts
+            seg.offset_index.truncate_to_position(start)
         if why is not None:
             self._handle_damage(seg, end, why, torn_allowed=last, repair=repair)
         if problem is not None:
