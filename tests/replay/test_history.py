@@ -70,6 +70,19 @@ def test_state_image_at_a_no_op_offset(jbod_copy: Path) -> None:
         assert h.state_at(18).start.offset == 17
 
 
+def test_write_images_in_one_pass(jbod_copy: Path) -> None:
+    with MetadataHistory(jbod_copy) as h:
+        paths = h.write_images(every=10)
+        # at the end of the first batch that reaches each multiple of 10
+        ends = [b["lastOffset"] for b in SCENARIO["batches"]]
+        expected = [min(e for e in ends if e >= m) for m in (10, 20)]
+        assert [int(p.name.split(".")[0]) for p in paths] == expected
+        assert h.write_images(every=10) == []  # already there
+        result = h.state_at(24)
+        assert (result.start.kind, result.start.offset) == ("image", expected[-1])
+        assert image_digest(result.image) == image_digest(h.state_at(24, use_snapshots=False).image)
+
+
 def test_time_maps_to_offsets_through_batch_timestamps(jbod_dir: Path) -> None:
     batches = [b for b in SCENARIO["batches"] if not b["isControlBatch"]]
     with MetadataHistory(jbod_dir) as h:

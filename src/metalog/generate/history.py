@@ -148,17 +148,17 @@ class HistoryGenerator:
     def _step(self) -> None:
         self.now += 500
         roll = self.rng.random()
-        if roll < 0.45:
+        if roll < 0.55:
             self._emit("NoOpRecord")
-        elif roll < 0.80:
+        elif roll < 0.88:
             self._partition_churn()
-        elif roll < 0.87:
+        elif roll < 0.94:
             self._assign_directory()
-        elif roll < 0.92:
+        elif roll < 0.945:
             self._broker_restart()
-        elif roll < 0.95:
+        elif roll < 0.948:
             self._topic_change()
-        elif roll < 0.98:
+        elif roll < 0.998:
             self._emit("ConfigRecord", resource_type=4, resource_name=str(self.rng.choice(sorted(self.brokers))),
                        name="log.cleaner.threads", value=str(self.rng.randint(1, 8)))
         elif self.s.transactions:

@@ -133,19 +133,43 @@ class MetadataHistory:
                 yield min(batch.last_offset, end), batch.max_timestamp, loader.image
 
     def save_image(self, result: ReplayResult) -> Path:
-        """Write ``result``'s state as a state image, so later replays can start there."""
-        if result.open_transaction:
-            raise MetalogError(f"offset {result.offset} is inside an open metadata transaction; an image there "
-                               "could not be replayed onto")
+        """Write ``result``'s state as a state image, so later replays can start there.
+
+        The image is named by the last offset it includes: inside an open transaction that is the
+        offset before the transaction began, so a replay from the image replays the whole transaction.
+        """
+        return self._write_image(result.image)
+
+    def _write_image(self, image: MetadataImage) -> Path:
         directory = self.root / IMAGE_DIR
         directory.mkdir(exist_ok=True)
-        path = directory / f"{result.offset:020d}.image"
+        path = directory / f"{image.offset:020d}.image"
         tmp = path.with_suffix(".image.tmp")
-        tmp.write_bytes(image_to_bytes(result.image))
+        tmp.write_bytes(image_to_bytes(image))
         with open(tmp, "rb+") as f:
             os.fsync(f.fileno())
         tmp.replace(path)
         return path
+
+    def write_images(self, every: int, progress: ProgressCallback | None = None) -> list[Path]:
+        """One pass over the log, writing a state image every ``every`` offsets (where none exists yet)."""
+        if every < 1:
+            raise MetalogError("the image interval must be at least 1 offset")
+        have = {p.offset for p in self.start_points() if p.kind == "image"}
+        loader = MetadataLoader()
+        written, replayed, next_mark = [], 0, every
+        for batch in self.log.batches(0) if self.end_offset >= 0 else ():
+            if not batch.is_control:
+                replayed += replay_batch(loader, batch, 0, self.end_offset)
+            if batch.last_offset >= next_mark:
+                image = loader.image
+                if image.offset not in have and image.offset >= 0:
+                    written.append(self._write_image(image))
+                    have.add(image.offset)
+                next_mark = (batch.last_offset // every + 1) * every
+            if progress is not None:
+                progress(replayed, self.end_offset + 1)
+        return written
 
     # ---- reading ---------------------------------------------------------------------------------
     def _load(self, start: StartPoint) -> MetadataImage:

@@ -80,31 +80,38 @@ def image_from_bytes(data: bytes | memoryview, source: str = "state image") -> M
     if crc32c.crc32c(payload) != crc:
         raise ImageFormatError(f"{source}: checksum mismatch (the image is damaged)")
     try:
-        d = msgpack.unpackb(payload, raw=False, strict_map_key=False, use_list=True)
+        d = msgpack.unpackb(payload, raw=False, strict_map_key=False, use_list=False)
         return _build(d)
     except (ValueError, TypeError, KeyError, IndexError, msgpack.UnpackException) as e:
         raise ImageFormatError(f"{source}: malformed payload ({type(e).__name__}: {e})") from None
 
 
+class _Uuids(dict[bytes, Uuid]):
+    """Raw bytes -> Uuid, each distinct id built (and length-checked) once: a cluster has few directories."""
+
+    def __missing__(self, raw: bytes) -> Uuid:
+        u = self[raw] = Uuid(raw)
+        return u
+
+
 def _build(d: dict[str, Any]) -> MetadataImage:
-    U = Uuid
+    uuid = _Uuids().__getitem__
     brokers = {}
     for bid, epoch, inc, listeners, feats, rack, fenced, ics, zk, dirs in d["brokers"]:
-        brokers[bid] = BrokerRegistration(bid, epoch, U(inc), tuple(map(tuple, listeners)), tuple(map(tuple, feats)),
-                                          rack, fenced, ics, zk, tuple(map(U, dirs)))
+        brokers[bid] = BrokerRegistration(bid, epoch, uuid(inc), listeners, feats, rack, fenced, ics, zk,
+                                          tuple(map(uuid, dirs)))
     topics = {}
+    new = PartitionRegistration
     for name, tid, parts in d["topics"]:
-        partitions = {p[0]: PartitionRegistration(tuple(p[1]), tuple(map(U, p[2])), tuple(p[3]), tuple(p[4]),
-                                                  tuple(p[5]), tuple(p[6]), tuple(p[7]), p[8], p[9], p[10], p[11])
-                      for p in parts}
-        topics[U(tid)] = TopicImage(name, U(tid), partitions)
+        partitions = {p[0]: new(p[1], tuple(map(uuid, p[2])), *p[3:]) for p in parts}
+        topics[uuid(tid)] = TopicImage(name, uuid(tid), partitions)
     records = {kind: [decode_metadata_record(raw).message for raw in d["records"][kind]] for kind in _RECORD_DOMAINS}
     return MetadataImage(
         offset=d["offset"], features=FeaturesImage(d["mv"], dict(d["features"]), d["zk"]), brokers=brokers,
         controllers={r.controller_id: r for r in records["controllers"]}, topics=topics,
         topics_by_name={t.name: t for t in topics.values()},
         configs={(rt, name): dict(cfg) for rt, name, cfg in d["configs"]},
-        client_quotas={tuple((t, n) for t, n in entity): dict(values) for entity, values in d["quotas"]},
+        client_quotas={tuple(entity): dict(values) for entity, values in d["quotas"]},
         next_producer_id=d["next_pid"], acls={r.id: r for r in records["acls"]},
         scram={(r.name, r.mechanism): r for r in records["scram"]},
         delegation_tokens={r.token_id: r for r in records["tokens"]})
