@@ -180,6 +180,8 @@ class MessageGenerator:
         em(f"o = new({name})")
         self.read_body(em, name, v, "o")
         em("return o, pos")
+        if any(".decode()" in line for line in em.lines):  # a memoryview slice has no .decode()
+            em.lines[:0] = ["    if type(buf) is memoryview:", "        buf = bytes(buf)"]
         return em
 
     def read_body(self, em: Emitter, name: str, v: int, o: str) -> None:
@@ -282,7 +284,7 @@ class MessageGenerator:
                 em(f"if pos + {n} > len(buf):")
                 with em:
                     em("raise Malformed('string length exceeds the input')")
-                em(f"{target} = str(buf[pos:pos + {n}], 'utf-8')")
+                em(f"{target} = buf[pos:pos + {n}].decode()")
                 em(f"pos += {n}")
             elif typ in ("bytes", "records"):
                 em(f"if pos + {n} > len(buf):")

@@ -58,6 +58,8 @@ def read_uvarint(buf: Any, pos: int) -> tuple[int, int]:
         pos += 1
         value |= (b & 0x7F) << shift
         if b < 0x80:
+            if value > 0xFFFFFFFF:
+                raise Malformed("varint does not fit 32 bits")
             return value, pos
     raise Malformed("varint is longer than 5 bytes")
 

@@ -63,6 +63,8 @@ class AccessControlEntryRecord(ApiMessage):
 
 
 def _read_AccessControlEntryRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(AccessControlEntryRecord)
     u1, o.resource_type = _S0.unpack_from(buf, pos)
     o.id = bytes_new(Uuid, u1)
@@ -80,7 +82,7 @@ def _read_AccessControlEntryRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n2 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.resource_name = str(buf[pos:pos + n2], 'utf-8')
+        o.resource_name = buf[pos:pos + n2].decode()
         pos += n2
     o.pattern_type, = _S1.unpack_from(buf, pos)
     pos += 1
@@ -97,7 +99,7 @@ def _read_AccessControlEntryRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n3 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.principal = str(buf[pos:pos + n3], 'utf-8')
+        o.principal = buf[pos:pos + n3].decode()
         pos += n3
     n4 = buf[pos]
     if n4 < 0x80:
@@ -112,7 +114,7 @@ def _read_AccessControlEntryRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n4 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.host = str(buf[pos:pos + n4], 'utf-8')
+        o.host = buf[pos:pos + n4].decode()
         pos += n4
     o.operation, o.permission_type = _S2.unpack_from(buf, pos)
     pos += 2

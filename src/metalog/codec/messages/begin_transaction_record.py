@@ -45,6 +45,8 @@ class BeginTransactionRecord(ApiMessage):
 
 
 def _read_BeginTransactionRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(BeginTransactionRecord)
     o.name = None
     o.unknown_tagged_fields = None
@@ -84,7 +86,7 @@ def _read_BeginTransactionRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
                         raise Malformed('string too long')
                     if pos + n5 > len(buf):
                         raise Malformed('string length exceeds the input')
-                    o.name = str(buf[pos:pos + n5], 'utf-8')
+                    o.name = buf[pos:pos + n5].decode()
                     pos += n5
                 if pos != stop4:
                     raise Malformed('tagged field size does not match its value')

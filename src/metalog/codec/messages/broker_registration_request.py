@@ -109,6 +109,8 @@ class Feature(KafkaStruct):
 
 
 def _read_BrokerRegistrationRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(BrokerRegistrationRequest)
     o.broker_id, = _S0.unpack_from(buf, pos)
     pos += 4
@@ -125,7 +127,7 @@ def _read_BrokerRegistrationRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.cluster_id = str(buf[pos:pos + n1], 'utf-8')
+        o.cluster_id = buf[pos:pos + n1].decode()
         pos += n1
     u2, = _S1.unpack_from(buf, pos)
     o.incarnation_id = bytes_new(Uuid, u2)
@@ -157,7 +159,7 @@ def _read_BrokerRegistrationRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n6 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o5.name = str(buf[pos:pos + n6], 'utf-8')
+                o5.name = buf[pos:pos + n6].decode()
                 pos += n6
             n7 = buf[pos]
             if n7 < 0x80:
@@ -172,7 +174,7 @@ def _read_BrokerRegistrationRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n7 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o5.host = str(buf[pos:pos + n7], 'utf-8')
+                o5.host = buf[pos:pos + n7].decode()
                 pos += n7
             o5.port, o5.security_protocol = _S2.unpack_from(buf, pos)
             pos += 4
@@ -210,7 +212,7 @@ def _read_BrokerRegistrationRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n11 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o10.name = str(buf[pos:pos + n11], 'utf-8')
+                o10.name = buf[pos:pos + n11].decode()
                 pos += n11
             o10.min_supported_version, o10.max_supported_version = _S3.unpack_from(buf, pos)
             pos += 4
@@ -234,7 +236,7 @@ def _read_BrokerRegistrationRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n12 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.rack = str(buf[pos:pos + n12], 'utf-8')
+        o.rack = buf[pos:pos + n12].decode()
         pos += n12
     o.is_migrating_zk_broker = False
     o.log_dirs = []
@@ -338,6 +340,8 @@ def _write_BrokerRegistrationRequest_v0(o: Any, out: bytearray) -> None:
 
 
 def _read_BrokerRegistrationRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(BrokerRegistrationRequest)
     o.broker_id, = _S0.unpack_from(buf, pos)
     pos += 4
@@ -354,7 +358,7 @@ def _read_BrokerRegistrationRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.cluster_id = str(buf[pos:pos + n1], 'utf-8')
+        o.cluster_id = buf[pos:pos + n1].decode()
         pos += n1
     u2, = _S1.unpack_from(buf, pos)
     o.incarnation_id = bytes_new(Uuid, u2)
@@ -386,7 +390,7 @@ def _read_BrokerRegistrationRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n6 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o5.name = str(buf[pos:pos + n6], 'utf-8')
+                o5.name = buf[pos:pos + n6].decode()
                 pos += n6
             n7 = buf[pos]
             if n7 < 0x80:
@@ -401,7 +405,7 @@ def _read_BrokerRegistrationRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n7 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o5.host = str(buf[pos:pos + n7], 'utf-8')
+                o5.host = buf[pos:pos + n7].decode()
                 pos += n7
             o5.port, o5.security_protocol = _S2.unpack_from(buf, pos)
             pos += 4
@@ -439,7 +443,7 @@ def _read_BrokerRegistrationRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n11 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o10.name = str(buf[pos:pos + n11], 'utf-8')
+                o10.name = buf[pos:pos + n11].decode()
                 pos += n11
             o10.min_supported_version, o10.max_supported_version = _S3.unpack_from(buf, pos)
             pos += 4
@@ -463,7 +467,7 @@ def _read_BrokerRegistrationRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n12 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.rack = str(buf[pos:pos + n12], 'utf-8')
+        o.rack = buf[pos:pos + n12].decode()
         pos += n12
     o.log_dirs = []
     o.previous_broker_epoch = -1
@@ -567,6 +571,8 @@ def _write_BrokerRegistrationRequest_v1(o: Any, out: bytearray) -> None:
 
 
 def _read_BrokerRegistrationRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(BrokerRegistrationRequest)
     o.broker_id, = _S0.unpack_from(buf, pos)
     pos += 4
@@ -583,7 +589,7 @@ def _read_BrokerRegistrationRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.cluster_id = str(buf[pos:pos + n1], 'utf-8')
+        o.cluster_id = buf[pos:pos + n1].decode()
         pos += n1
     u2, = _S1.unpack_from(buf, pos)
     o.incarnation_id = bytes_new(Uuid, u2)
@@ -615,7 +621,7 @@ def _read_BrokerRegistrationRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n6 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o5.name = str(buf[pos:pos + n6], 'utf-8')
+                o5.name = buf[pos:pos + n6].decode()
                 pos += n6
             n7 = buf[pos]
             if n7 < 0x80:
@@ -630,7 +636,7 @@ def _read_BrokerRegistrationRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n7 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o5.host = str(buf[pos:pos + n7], 'utf-8')
+                o5.host = buf[pos:pos + n7].decode()
                 pos += n7
             o5.port, o5.security_protocol = _S2.unpack_from(buf, pos)
             pos += 4
@@ -668,7 +674,7 @@ def _read_BrokerRegistrationRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n11 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o10.name = str(buf[pos:pos + n11], 'utf-8')
+                o10.name = buf[pos:pos + n11].decode()
                 pos += n11
             o10.min_supported_version, o10.max_supported_version = _S3.unpack_from(buf, pos)
             pos += 4
@@ -692,7 +698,7 @@ def _read_BrokerRegistrationRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n12 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.rack = str(buf[pos:pos + n12], 'utf-8')
+        o.rack = buf[pos:pos + n12].decode()
         pos += n12
     o.is_migrating_zk_broker, = _S4.unpack_from(buf, pos)
     pos += 1
@@ -815,6 +821,8 @@ def _write_BrokerRegistrationRequest_v2(o: Any, out: bytearray) -> None:
 
 
 def _read_BrokerRegistrationRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(BrokerRegistrationRequest)
     o.broker_id, = _S0.unpack_from(buf, pos)
     pos += 4
@@ -831,7 +839,7 @@ def _read_BrokerRegistrationRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.cluster_id = str(buf[pos:pos + n1], 'utf-8')
+        o.cluster_id = buf[pos:pos + n1].decode()
         pos += n1
     u2, = _S1.unpack_from(buf, pos)
     o.incarnation_id = bytes_new(Uuid, u2)
@@ -863,7 +871,7 @@ def _read_BrokerRegistrationRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n6 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o5.name = str(buf[pos:pos + n6], 'utf-8')
+                o5.name = buf[pos:pos + n6].decode()
                 pos += n6
             n7 = buf[pos]
             if n7 < 0x80:
@@ -878,7 +886,7 @@ def _read_BrokerRegistrationRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n7 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o5.host = str(buf[pos:pos + n7], 'utf-8')
+                o5.host = buf[pos:pos + n7].decode()
                 pos += n7
             o5.port, o5.security_protocol = _S2.unpack_from(buf, pos)
             pos += 4
@@ -916,7 +924,7 @@ def _read_BrokerRegistrationRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n11 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o10.name = str(buf[pos:pos + n11], 'utf-8')
+                o10.name = buf[pos:pos + n11].decode()
                 pos += n11
             o10.min_supported_version, o10.max_supported_version = _S3.unpack_from(buf, pos)
             pos += 4
@@ -940,7 +948,7 @@ def _read_BrokerRegistrationRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n12 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.rack = str(buf[pos:pos + n12], 'utf-8')
+        o.rack = buf[pos:pos + n12].decode()
         pos += n12
     o.is_migrating_zk_broker, = _S4.unpack_from(buf, pos)
     pos += 1
@@ -1071,6 +1079,8 @@ _write_BrokerRegistrationRequest_v4 = _write_BrokerRegistrationRequest_v3
 
 
 def _read_Listener_v0(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(Listener)
     n1 = buf[pos]
     if n1 < 0x80:
@@ -1085,7 +1095,7 @@ def _read_Listener_v0(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.name = str(buf[pos:pos + n1], 'utf-8')
+        o.name = buf[pos:pos + n1].decode()
         pos += n1
     n2 = buf[pos]
     if n2 < 0x80:
@@ -1100,7 +1110,7 @@ def _read_Listener_v0(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n2 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.host = str(buf[pos:pos + n2], 'utf-8')
+        o.host = buf[pos:pos + n2].decode()
         pos += n2
     o.port, o.security_protocol = _S2.unpack_from(buf, pos)
     pos += 4
@@ -1165,6 +1175,8 @@ _write_Listener_v4 = _write_Listener_v0
 
 
 def _read_Feature_v0(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(Feature)
     n1 = buf[pos]
     if n1 < 0x80:
@@ -1179,7 +1191,7 @@ def _read_Feature_v0(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.name = str(buf[pos:pos + n1], 'utf-8')
+        o.name = buf[pos:pos + n1].decode()
         pos += n1
     o.min_supported_version, o.max_supported_version = _S3.unpack_from(buf, pos)
     pos += 4

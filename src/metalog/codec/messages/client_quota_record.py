@@ -70,6 +70,8 @@ class EntityData(KafkaStruct):
 
 
 def _read_ClientQuotaRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(ClientQuotaRecord)
     n1 = buf[pos]
     if n1 < 0x80:
@@ -98,7 +100,7 @@ def _read_ClientQuotaRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n4 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.entity_type = str(buf[pos:pos + n4], 'utf-8')
+                o3.entity_type = buf[pos:pos + n4].decode()
                 pos += n4
             n5 = buf[pos]
             if n5 < 0x80:
@@ -113,7 +115,7 @@ def _read_ClientQuotaRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n5 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.entity_name = str(buf[pos:pos + n5], 'utf-8')
+                o3.entity_name = buf[pos:pos + n5].decode()
                 pos += n5
             o3.unknown_tagged_fields = None
             if buf[pos] == 0:
@@ -135,7 +137,7 @@ def _read_ClientQuotaRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n6 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.key = str(buf[pos:pos + n6], 'utf-8')
+        o.key = buf[pos:pos + n6].decode()
         pos += n6
     o.value, o.remove = _S0.unpack_from(buf, pos)
     pos += 9
@@ -201,6 +203,8 @@ def _write_ClientQuotaRecord_v0(o: Any, out: bytearray) -> None:
 
 
 def _read_EntityData_v0(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(EntityData)
     n1 = buf[pos]
     if n1 < 0x80:
@@ -215,7 +219,7 @@ def _read_EntityData_v0(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.entity_type = str(buf[pos:pos + n1], 'utf-8')
+        o.entity_type = buf[pos:pos + n1].decode()
         pos += n1
     n2 = buf[pos]
     if n2 < 0x80:
@@ -230,7 +234,7 @@ def _read_EntityData_v0(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n2 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.entity_name = str(buf[pos:pos + n2], 'utf-8')
+        o.entity_name = buf[pos:pos + n2].decode()
         pos += n2
     o.unknown_tagged_fields = None
     if buf[pos] == 0:

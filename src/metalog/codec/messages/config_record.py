@@ -53,6 +53,8 @@ class ConfigRecord(ApiMessage):
 
 
 def _read_ConfigRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(ConfigRecord)
     o.resource_type, = _S0.unpack_from(buf, pos)
     pos += 1
@@ -69,7 +71,7 @@ def _read_ConfigRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.resource_name = str(buf[pos:pos + n1], 'utf-8')
+        o.resource_name = buf[pos:pos + n1].decode()
         pos += n1
     n2 = buf[pos]
     if n2 < 0x80:
@@ -84,7 +86,7 @@ def _read_ConfigRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n2 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.name = str(buf[pos:pos + n2], 'utf-8')
+        o.name = buf[pos:pos + n2].decode()
         pos += n2
     n3 = buf[pos]
     if n3 < 0x80:
@@ -99,7 +101,7 @@ def _read_ConfigRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n3 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.value = str(buf[pos:pos + n3], 'utf-8')
+        o.value = buf[pos:pos + n3].decode()
         pos += n3
     o.unknown_tagged_fields = None
     if buf[pos] == 0:

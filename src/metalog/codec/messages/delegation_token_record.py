@@ -59,6 +59,8 @@ class DelegationTokenRecord(ApiMessage):
 
 
 def _read_DelegationTokenRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(DelegationTokenRecord)
     n1 = buf[pos]
     if n1 < 0x80:
@@ -73,7 +75,7 @@ def _read_DelegationTokenRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.owner = str(buf[pos:pos + n1], 'utf-8')
+        o.owner = buf[pos:pos + n1].decode()
         pos += n1
     n2 = buf[pos]
     if n2 < 0x80:
@@ -88,7 +90,7 @@ def _read_DelegationTokenRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n2 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.requester = str(buf[pos:pos + n2], 'utf-8')
+        o.requester = buf[pos:pos + n2].decode()
         pos += n2
     n3 = buf[pos]
     if n3 < 0x80:
@@ -116,7 +118,7 @@ def _read_DelegationTokenRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n6 > len(buf):
                     raise Malformed('string length exceeds the input')
-                item5 = str(buf[pos:pos + n6], 'utf-8')
+                item5 = buf[pos:pos + n6].decode()
                 pos += n6
             items4.append(item5)
         o.renewers = items4
@@ -135,7 +137,7 @@ def _read_DelegationTokenRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n7 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.token_id = str(buf[pos:pos + n7], 'utf-8')
+        o.token_id = buf[pos:pos + n7].decode()
         pos += n7
     o.unknown_tagged_fields = None
     if buf[pos] == 0:

@@ -145,6 +145,8 @@ class LeaderAndIsrLiveLeader(KafkaStruct):
 
 
 def _read_LeaderAndIsrRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(LeaderAndIsrRequest)
     o.is_k_raft_controller = False
     o.broker_epoch = -1
@@ -168,7 +170,7 @@ def _read_LeaderAndIsrRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 if pos + n4 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.topic_name = str(buf[pos:pos + n4], 'utf-8')
+                o3.topic_name = buf[pos:pos + n4].decode()
                 pos += n4
             o3.partition_index, o3.controller_epoch, o3.leader, o3.leader_epoch = _S1.unpack_from(buf, pos)
             pos += 16
@@ -219,7 +221,7 @@ def _read_LeaderAndIsrRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 if pos + n10 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o9.host_name = str(buf[pos:pos + n10], 'utf-8')
+                o9.host_name = buf[pos:pos + n10].decode()
                 pos += n10
             o9.port, = _S2.unpack_from(buf, pos)
             pos += 4
@@ -279,6 +281,8 @@ def _write_LeaderAndIsrRequest_v0(o: Any, out: bytearray) -> None:
 
 
 def _read_LeaderAndIsrRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(LeaderAndIsrRequest)
     o.is_k_raft_controller = False
     o.broker_epoch = -1
@@ -302,7 +306,7 @@ def _read_LeaderAndIsrRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 if pos + n4 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.topic_name = str(buf[pos:pos + n4], 'utf-8')
+                o3.topic_name = buf[pos:pos + n4].decode()
                 pos += n4
             o3.partition_index, o3.controller_epoch, o3.leader, o3.leader_epoch = _S1.unpack_from(buf, pos)
             pos += 16
@@ -354,7 +358,7 @@ def _read_LeaderAndIsrRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 if pos + n10 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o9.host_name = str(buf[pos:pos + n10], 'utf-8')
+                o9.host_name = buf[pos:pos + n10].decode()
                 pos += n10
             o9.port, = _S2.unpack_from(buf, pos)
             pos += 4
@@ -415,6 +419,8 @@ def _write_LeaderAndIsrRequest_v1(o: Any, out: bytearray) -> None:
 
 
 def _read_LeaderAndIsrRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(LeaderAndIsrRequest)
     o.is_k_raft_controller = False
     o.type = 0
@@ -438,7 +444,7 @@ def _read_LeaderAndIsrRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 if pos + n4 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.topic_name = str(buf[pos:pos + n4], 'utf-8')
+                o3.topic_name = buf[pos:pos + n4].decode()
                 pos += n4
             o3.topic_id = ZERO
             n5, = I.unpack_from(buf, pos)
@@ -504,7 +510,7 @@ def _read_LeaderAndIsrRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 if pos + n13 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o12.host_name = str(buf[pos:pos + n13], 'utf-8')
+                o12.host_name = buf[pos:pos + n13].decode()
                 pos += n13
             o12.port, = _S2.unpack_from(buf, pos)
             pos += 4
@@ -570,6 +576,8 @@ def _write_LeaderAndIsrRequest_v2(o: Any, out: bytearray) -> None:
 
 
 def _read_LeaderAndIsrRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(LeaderAndIsrRequest)
     o.is_k_raft_controller = False
     o.type = 0
@@ -593,7 +601,7 @@ def _read_LeaderAndIsrRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 if pos + n4 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.topic_name = str(buf[pos:pos + n4], 'utf-8')
+                o3.topic_name = buf[pos:pos + n4].decode()
                 pos += n4
             o3.topic_id = ZERO
             n5, = I.unpack_from(buf, pos)
@@ -675,7 +683,7 @@ def _read_LeaderAndIsrRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 if pos + n15 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o14.host_name = str(buf[pos:pos + n15], 'utf-8')
+                o14.host_name = buf[pos:pos + n15].decode()
                 pos += n15
             o14.port, = _S2.unpack_from(buf, pos)
             pos += 4
@@ -749,6 +757,8 @@ def _write_LeaderAndIsrRequest_v3(o: Any, out: bytearray) -> None:
 
 
 def _read_LeaderAndIsrRequest_v4(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(LeaderAndIsrRequest)
     o.is_k_raft_controller = False
     o.type = 0
@@ -782,7 +792,7 @@ def _read_LeaderAndIsrRequest_v4(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n4 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.topic_name = str(buf[pos:pos + n4], 'utf-8')
+                o3.topic_name = buf[pos:pos + n4].decode()
                 pos += n4
             o3.topic_id = ZERO
             n5 = buf[pos]
@@ -902,7 +912,7 @@ def _read_LeaderAndIsrRequest_v4(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n15 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o14.host_name = str(buf[pos:pos + n15], 'utf-8')
+                o14.host_name = buf[pos:pos + n15].decode()
                 pos += n15
             o14.port, = _S2.unpack_from(buf, pos)
             pos += 4
@@ -1027,6 +1037,8 @@ def _write_LeaderAndIsrRequest_v4(o: Any, out: bytearray) -> None:
 
 
 def _read_LeaderAndIsrRequest_v5(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(LeaderAndIsrRequest)
     o.is_k_raft_controller = False
     o.ungrouped_partition_states = []
@@ -1059,7 +1071,7 @@ def _read_LeaderAndIsrRequest_v5(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n4 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.topic_name = str(buf[pos:pos + n4], 'utf-8')
+                o3.topic_name = buf[pos:pos + n4].decode()
                 pos += n4
             u5, = _S6.unpack_from(buf, pos)
             o3.topic_id = bytes_new(Uuid, u5)
@@ -1181,7 +1193,7 @@ def _read_LeaderAndIsrRequest_v5(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n16 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o15.host_name = str(buf[pos:pos + n16], 'utf-8')
+                o15.host_name = buf[pos:pos + n16].decode()
                 pos += n16
             o15.port, = _S2.unpack_from(buf, pos)
             pos += 4
@@ -1305,6 +1317,8 @@ def _write_LeaderAndIsrRequest_v5(o: Any, out: bytearray) -> None:
 
 
 def _read_LeaderAndIsrRequest_v6(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(LeaderAndIsrRequest)
     o.is_k_raft_controller = False
     o.ungrouped_partition_states = []
@@ -1337,7 +1351,7 @@ def _read_LeaderAndIsrRequest_v6(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n4 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.topic_name = str(buf[pos:pos + n4], 'utf-8')
+                o3.topic_name = buf[pos:pos + n4].decode()
                 pos += n4
             u5, = _S6.unpack_from(buf, pos)
             o3.topic_id = bytes_new(Uuid, u5)
@@ -1458,7 +1472,7 @@ def _read_LeaderAndIsrRequest_v6(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n16 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o15.host_name = str(buf[pos:pos + n16], 'utf-8')
+                o15.host_name = buf[pos:pos + n16].decode()
                 pos += n16
             o15.port, = _S2.unpack_from(buf, pos)
             pos += 4
@@ -1580,6 +1594,8 @@ def _write_LeaderAndIsrRequest_v6(o: Any, out: bytearray) -> None:
 
 
 def _read_LeaderAndIsrRequest_v7(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(LeaderAndIsrRequest)
     o.ungrouped_partition_states = []
     o.controller_id, o.is_k_raft_controller, o.controller_epoch, o.broker_epoch, o.type = _S8.unpack_from(buf, pos)
@@ -1611,7 +1627,7 @@ def _read_LeaderAndIsrRequest_v7(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n4 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.topic_name = str(buf[pos:pos + n4], 'utf-8')
+                o3.topic_name = buf[pos:pos + n4].decode()
                 pos += n4
             u5, = _S6.unpack_from(buf, pos)
             o3.topic_id = bytes_new(Uuid, u5)
@@ -1732,7 +1748,7 @@ def _read_LeaderAndIsrRequest_v7(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n16 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o15.host_name = str(buf[pos:pos + n16], 'utf-8')
+                o15.host_name = buf[pos:pos + n16].decode()
                 pos += n16
             o15.port, = _S2.unpack_from(buf, pos)
             pos += 4
@@ -1852,6 +1868,8 @@ def _write_LeaderAndIsrRequest_v7(o: Any, out: bytearray) -> None:
 
 
 def _read_LeaderAndIsrPartitionState_v0(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(LeaderAndIsrPartitionState)
     n1, = H.unpack_from(buf, pos)
     pos += 2
@@ -1860,7 +1878,7 @@ def _read_LeaderAndIsrPartitionState_v0(buf: Any, pos: int) -> tuple[Any, int]:
     else:
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.topic_name = str(buf[pos:pos + n1], 'utf-8')
+        o.topic_name = buf[pos:pos + n1].decode()
         pos += n1
     o.partition_index, o.controller_epoch, o.leader, o.leader_epoch = _S1.unpack_from(buf, pos)
     pos += 16
@@ -1915,6 +1933,8 @@ def _write_LeaderAndIsrPartitionState_v0(o: Any, out: bytearray) -> None:
 
 
 def _read_LeaderAndIsrPartitionState_v1(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(LeaderAndIsrPartitionState)
     n1, = H.unpack_from(buf, pos)
     pos += 2
@@ -1923,7 +1943,7 @@ def _read_LeaderAndIsrPartitionState_v1(buf: Any, pos: int) -> tuple[Any, int]:
     else:
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.topic_name = str(buf[pos:pos + n1], 'utf-8')
+        o.topic_name = buf[pos:pos + n1].decode()
         pos += n1
     o.partition_index, o.controller_epoch, o.leader, o.leader_epoch = _S1.unpack_from(buf, pos)
     pos += 16
@@ -2370,6 +2390,8 @@ _write_LeaderAndIsrPartitionState_v7 = _write_LeaderAndIsrPartitionState_v6
 
 
 def _read_LeaderAndIsrTopicState_v2(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(LeaderAndIsrTopicState)
     n1, = H.unpack_from(buf, pos)
     pos += 2
@@ -2378,7 +2400,7 @@ def _read_LeaderAndIsrTopicState_v2(buf: Any, pos: int) -> tuple[Any, int]:
     else:
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.topic_name = str(buf[pos:pos + n1], 'utf-8')
+        o.topic_name = buf[pos:pos + n1].decode()
         pos += n1
     o.topic_id = ZERO
     n2, = I.unpack_from(buf, pos)
@@ -2455,6 +2477,8 @@ def _write_LeaderAndIsrTopicState_v2(o: Any, out: bytearray) -> None:
 
 
 def _read_LeaderAndIsrTopicState_v3(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(LeaderAndIsrTopicState)
     n1, = H.unpack_from(buf, pos)
     pos += 2
@@ -2463,7 +2487,7 @@ def _read_LeaderAndIsrTopicState_v3(buf: Any, pos: int) -> tuple[Any, int]:
     else:
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.topic_name = str(buf[pos:pos + n1], 'utf-8')
+        o.topic_name = buf[pos:pos + n1].decode()
         pos += n1
     o.topic_id = ZERO
     n2, = I.unpack_from(buf, pos)
@@ -2564,6 +2588,8 @@ def _write_LeaderAndIsrTopicState_v3(o: Any, out: bytearray) -> None:
 
 
 def _read_LeaderAndIsrTopicState_v4(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(LeaderAndIsrTopicState)
     n1 = buf[pos]
     if n1 < 0x80:
@@ -2578,7 +2604,7 @@ def _read_LeaderAndIsrTopicState_v4(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.topic_name = str(buf[pos:pos + n1], 'utf-8')
+        o.topic_name = buf[pos:pos + n1].decode()
         pos += n1
     o.topic_id = ZERO
     n2 = buf[pos]
@@ -2733,6 +2759,8 @@ def _write_LeaderAndIsrTopicState_v4(o: Any, out: bytearray) -> None:
 
 
 def _read_LeaderAndIsrTopicState_v5(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(LeaderAndIsrTopicState)
     n1 = buf[pos]
     if n1 < 0x80:
@@ -2747,7 +2775,7 @@ def _read_LeaderAndIsrTopicState_v5(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.topic_name = str(buf[pos:pos + n1], 'utf-8')
+        o.topic_name = buf[pos:pos + n1].decode()
         pos += n1
     u2, = _S6.unpack_from(buf, pos)
     o.topic_id = bytes_new(Uuid, u2)
@@ -2905,6 +2933,8 @@ def _write_LeaderAndIsrTopicState_v5(o: Any, out: bytearray) -> None:
 
 
 def _read_LeaderAndIsrTopicState_v6(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(LeaderAndIsrTopicState)
     n1 = buf[pos]
     if n1 < 0x80:
@@ -2919,7 +2949,7 @@ def _read_LeaderAndIsrTopicState_v6(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.topic_name = str(buf[pos:pos + n1], 'utf-8')
+        o.topic_name = buf[pos:pos + n1].decode()
         pos += n1
     u2, = _S6.unpack_from(buf, pos)
     o.topic_id = bytes_new(Uuid, u2)
@@ -3080,6 +3110,8 @@ _write_LeaderAndIsrTopicState_v7 = _write_LeaderAndIsrTopicState_v6
 
 
 def _read_LeaderAndIsrLiveLeader_v0(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(LeaderAndIsrLiveLeader)
     o.broker_id, = _S2.unpack_from(buf, pos)
     pos += 4
@@ -3090,7 +3122,7 @@ def _read_LeaderAndIsrLiveLeader_v0(buf: Any, pos: int) -> tuple[Any, int]:
     else:
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.host_name = str(buf[pos:pos + n1], 'utf-8')
+        o.host_name = buf[pos:pos + n1].decode()
         pos += n1
     o.port, = _S2.unpack_from(buf, pos)
     pos += 4
@@ -3129,6 +3161,8 @@ _write_LeaderAndIsrLiveLeader_v3 = _write_LeaderAndIsrLiveLeader_v0
 
 
 def _read_LeaderAndIsrLiveLeader_v4(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(LeaderAndIsrLiveLeader)
     o.broker_id, = _S2.unpack_from(buf, pos)
     pos += 4
@@ -3145,7 +3179,7 @@ def _read_LeaderAndIsrLiveLeader_v4(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.host_name = str(buf[pos:pos + n1], 'utf-8')
+        o.host_name = buf[pos:pos + n1].decode()
         pos += n1
     o.port, = _S2.unpack_from(buf, pos)
     pos += 4

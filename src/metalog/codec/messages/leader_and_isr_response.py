@@ -90,6 +90,8 @@ class LeaderAndIsrTopicError(KafkaStruct):
 
 
 def _read_LeaderAndIsrResponse_v0(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(LeaderAndIsrResponse)
     o.error_code, = _S0.unpack_from(buf, pos)
     pos += 2
@@ -110,7 +112,7 @@ def _read_LeaderAndIsrResponse_v0(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 if pos + n4 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.topic_name = str(buf[pos:pos + n4], 'utf-8')
+                o3.topic_name = buf[pos:pos + n4].decode()
                 pos += n4
             o3.partition_index, o3.error_code = _S1.unpack_from(buf, pos)
             pos += 6
@@ -208,6 +210,8 @@ def _write_LeaderAndIsrResponse_v3(o: Any, out: bytearray) -> None:
 
 
 def _read_LeaderAndIsrResponse_v4(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(LeaderAndIsrResponse)
     o.error_code, = _S0.unpack_from(buf, pos)
     pos += 2
@@ -238,7 +242,7 @@ def _read_LeaderAndIsrResponse_v4(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n4 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.topic_name = str(buf[pos:pos + n4], 'utf-8')
+                o3.topic_name = buf[pos:pos + n4].decode()
                 pos += n4
             o3.partition_index, o3.error_code = _S1.unpack_from(buf, pos)
             pos += 6
@@ -481,6 +485,8 @@ def _write_LeaderAndIsrResponse_v7(o: Any, out: bytearray) -> None:
 
 
 def _read_LeaderAndIsrPartitionError_v0(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(LeaderAndIsrPartitionError)
     n1, = H.unpack_from(buf, pos)
     pos += 2
@@ -489,7 +495,7 @@ def _read_LeaderAndIsrPartitionError_v0(buf: Any, pos: int) -> tuple[Any, int]:
     else:
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.topic_name = str(buf[pos:pos + n1], 'utf-8')
+        o.topic_name = buf[pos:pos + n1].decode()
         pos += n1
     o.partition_index, o.error_code = _S1.unpack_from(buf, pos)
     pos += 6
@@ -527,6 +533,8 @@ _write_LeaderAndIsrPartitionError_v3 = _write_LeaderAndIsrPartitionError_v0
 
 
 def _read_LeaderAndIsrPartitionError_v4(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(LeaderAndIsrPartitionError)
     n1 = buf[pos]
     if n1 < 0x80:
@@ -541,7 +549,7 @@ def _read_LeaderAndIsrPartitionError_v4(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.topic_name = str(buf[pos:pos + n1], 'utf-8')
+        o.topic_name = buf[pos:pos + n1].decode()
         pos += n1
     o.partition_index, o.error_code = _S1.unpack_from(buf, pos)
     pos += 6

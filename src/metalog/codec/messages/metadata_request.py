@@ -73,6 +73,8 @@ class MetadataRequestTopic(KafkaStruct):
 
 
 def _read_MetadataRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(MetadataRequest)
     n1, = I.unpack_from(buf, pos)
     pos += 4
@@ -92,7 +94,7 @@ def _read_MetadataRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 if pos + n4 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.name = str(buf[pos:pos + n4], 'utf-8')
+                o3.name = buf[pos:pos + n4].decode()
                 pos += n4
             o3.unknown_tagged_fields = None
             items2.append(o3)
@@ -126,6 +128,8 @@ def _write_MetadataRequest_v0(o: Any, out: bytearray) -> None:
 
 
 def _read_MetadataRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(MetadataRequest)
     n1, = I.unpack_from(buf, pos)
     pos += 4
@@ -145,7 +149,7 @@ def _read_MetadataRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 if pos + n4 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.name = str(buf[pos:pos + n4], 'utf-8')
+                o3.name = buf[pos:pos + n4].decode()
                 pos += n4
             o3.unknown_tagged_fields = None
             items2.append(o3)
@@ -236,6 +240,8 @@ def _write_MetadataRequest_v3(o: Any, out: bytearray) -> None:
 
 
 def _read_MetadataRequest_v4(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(MetadataRequest)
     n1, = I.unpack_from(buf, pos)
     pos += 4
@@ -255,7 +261,7 @@ def _read_MetadataRequest_v4(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 if pos + n4 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.name = str(buf[pos:pos + n4], 'utf-8')
+                o3.name = buf[pos:pos + n4].decode()
                 pos += n4
             o3.unknown_tagged_fields = None
             items2.append(o3)
@@ -370,6 +376,8 @@ def _write_MetadataRequest_v7(o: Any, out: bytearray) -> None:
 
 
 def _read_MetadataRequest_v8(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(MetadataRequest)
     n1, = I.unpack_from(buf, pos)
     pos += 4
@@ -389,7 +397,7 @@ def _read_MetadataRequest_v8(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 if pos + n4 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.name = str(buf[pos:pos + n4], 'utf-8')
+                o3.name = buf[pos:pos + n4].decode()
                 pos += n4
             o3.unknown_tagged_fields = None
             items2.append(o3)
@@ -420,6 +428,8 @@ def _write_MetadataRequest_v8(o: Any, out: bytearray) -> None:
 
 
 def _read_MetadataRequest_v9(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(MetadataRequest)
     n1 = buf[pos]
     if n1 < 0x80:
@@ -449,7 +459,7 @@ def _read_MetadataRequest_v9(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n4 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.name = str(buf[pos:pos + n4], 'utf-8')
+                o3.name = buf[pos:pos + n4].decode()
                 pos += n4
             o3.unknown_tagged_fields = None
             if buf[pos] == 0:
@@ -502,6 +512,8 @@ def _write_MetadataRequest_v9(o: Any, out: bytearray) -> None:
 
 
 def _read_MetadataRequest_v10(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(MetadataRequest)
     n1 = buf[pos]
     if n1 < 0x80:
@@ -533,7 +545,7 @@ def _read_MetadataRequest_v10(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n5 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.name = str(buf[pos:pos + n5], 'utf-8')
+                o3.name = buf[pos:pos + n5].decode()
                 pos += n5
             o3.unknown_tagged_fields = None
             if buf[pos] == 0:
@@ -590,6 +602,8 @@ def _write_MetadataRequest_v10(o: Any, out: bytearray) -> None:
 
 
 def _read_MetadataRequest_v11(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(MetadataRequest)
     n1 = buf[pos]
     if n1 < 0x80:
@@ -621,7 +635,7 @@ def _read_MetadataRequest_v11(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n5 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.name = str(buf[pos:pos + n5], 'utf-8')
+                o3.name = buf[pos:pos + n5].decode()
                 pos += n5
             o3.unknown_tagged_fields = None
             if buf[pos] == 0:
@@ -723,6 +737,8 @@ def _write_MetadataRequest_v12(o: Any, out: bytearray) -> None:
 
 
 def _read_MetadataRequestTopic_v0(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(MetadataRequestTopic)
     o.topic_id = ZERO
     n1, = H.unpack_from(buf, pos)
@@ -732,7 +748,7 @@ def _read_MetadataRequestTopic_v0(buf: Any, pos: int) -> tuple[Any, int]:
     else:
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.name = str(buf[pos:pos + n1], 'utf-8')
+        o.name = buf[pos:pos + n1].decode()
         pos += n1
     o.unknown_tagged_fields = None
     return o, pos
@@ -797,6 +813,8 @@ _write_MetadataRequestTopic_v8 = _write_MetadataRequestTopic_v0
 
 
 def _read_MetadataRequestTopic_v9(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(MetadataRequestTopic)
     o.topic_id = ZERO
     n1 = buf[pos]
@@ -812,7 +830,7 @@ def _read_MetadataRequestTopic_v9(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.name = str(buf[pos:pos + n1], 'utf-8')
+        o.name = buf[pos:pos + n1].decode()
         pos += n1
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
@@ -840,6 +858,8 @@ def _write_MetadataRequestTopic_v9(o: Any, out: bytearray) -> None:
 
 
 def _read_MetadataRequestTopic_v10(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(MetadataRequestTopic)
     u1, = _S2.unpack_from(buf, pos)
     o.topic_id = bytes_new(Uuid, u1)
@@ -857,7 +877,7 @@ def _read_MetadataRequestTopic_v10(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n2 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.name = str(buf[pos:pos + n2], 'utf-8')
+        o.name = buf[pos:pos + n2].decode()
         pos += n2
     o.unknown_tagged_fields = None
     if buf[pos] == 0:

@@ -136,6 +136,8 @@ class MetadataResponsePartition(KafkaStruct):
 
 
 def _read_MetadataResponse_v0(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(MetadataResponse)
     o.throttle_time_ms = 0
     n1, = I.unpack_from(buf, pos)
@@ -157,7 +159,7 @@ def _read_MetadataResponse_v0(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 if pos + n4 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.host = str(buf[pos:pos + n4], 'utf-8')
+                o3.host = buf[pos:pos + n4].decode()
                 pos += n4
             o3.rack = None
             o3.port, = _S0.unpack_from(buf, pos)
@@ -186,7 +188,7 @@ def _read_MetadataResponse_v0(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 if pos + n8 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o7.name = str(buf[pos:pos + n8], 'utf-8')
+                o7.name = buf[pos:pos + n8].decode()
                 pos += n8
             o7.topic_id = ZERO
             o7.is_internal = False
@@ -283,6 +285,8 @@ def _write_MetadataResponse_v0(o: Any, out: bytearray) -> None:
 
 
 def _read_MetadataResponse_v1(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(MetadataResponse)
     o.throttle_time_ms = 0
     n1, = I.unpack_from(buf, pos)
@@ -304,7 +308,7 @@ def _read_MetadataResponse_v1(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 if pos + n4 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.host = str(buf[pos:pos + n4], 'utf-8')
+                o3.host = buf[pos:pos + n4].decode()
                 pos += n4
             o3.port, = _S0.unpack_from(buf, pos)
             pos += 4
@@ -315,7 +319,7 @@ def _read_MetadataResponse_v1(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 if pos + n5 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.rack = str(buf[pos:pos + n5], 'utf-8')
+                o3.rack = buf[pos:pos + n5].decode()
                 pos += n5
             o3.unknown_tagged_fields = None
             items2.append(o3)
@@ -342,7 +346,7 @@ def _read_MetadataResponse_v1(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 if pos + n9 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o8.name = str(buf[pos:pos + n9], 'utf-8')
+                o8.name = buf[pos:pos + n9].decode()
                 pos += n9
             o8.topic_id = ZERO
             o8.is_internal, = _S3.unpack_from(buf, pos)
@@ -452,6 +456,8 @@ def _write_MetadataResponse_v1(o: Any, out: bytearray) -> None:
 
 
 def _read_MetadataResponse_v2(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(MetadataResponse)
     o.throttle_time_ms = 0
     n1, = I.unpack_from(buf, pos)
@@ -473,7 +479,7 @@ def _read_MetadataResponse_v2(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 if pos + n4 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.host = str(buf[pos:pos + n4], 'utf-8')
+                o3.host = buf[pos:pos + n4].decode()
                 pos += n4
             o3.port, = _S0.unpack_from(buf, pos)
             pos += 4
@@ -484,7 +490,7 @@ def _read_MetadataResponse_v2(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 if pos + n5 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.rack = str(buf[pos:pos + n5], 'utf-8')
+                o3.rack = buf[pos:pos + n5].decode()
                 pos += n5
             o3.unknown_tagged_fields = None
             items2.append(o3)
@@ -496,7 +502,7 @@ def _read_MetadataResponse_v2(buf: Any, pos: int) -> tuple[Any, int]:
     else:
         if pos + n6 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.cluster_id = str(buf[pos:pos + n6], 'utf-8')
+        o.cluster_id = buf[pos:pos + n6].decode()
         pos += n6
     o.controller_id, = _S0.unpack_from(buf, pos)
     pos += 4
@@ -519,7 +525,7 @@ def _read_MetadataResponse_v2(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 if pos + n10 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o9.name = str(buf[pos:pos + n10], 'utf-8')
+                o9.name = buf[pos:pos + n10].decode()
                 pos += n10
             o9.topic_id = ZERO
             o9.is_internal, = _S3.unpack_from(buf, pos)
@@ -639,6 +645,8 @@ def _write_MetadataResponse_v2(o: Any, out: bytearray) -> None:
 
 
 def _read_MetadataResponse_v3(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(MetadataResponse)
     o.throttle_time_ms, = _S0.unpack_from(buf, pos)
     pos += 4
@@ -661,7 +669,7 @@ def _read_MetadataResponse_v3(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 if pos + n4 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.host = str(buf[pos:pos + n4], 'utf-8')
+                o3.host = buf[pos:pos + n4].decode()
                 pos += n4
             o3.port, = _S0.unpack_from(buf, pos)
             pos += 4
@@ -672,7 +680,7 @@ def _read_MetadataResponse_v3(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 if pos + n5 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.rack = str(buf[pos:pos + n5], 'utf-8')
+                o3.rack = buf[pos:pos + n5].decode()
                 pos += n5
             o3.unknown_tagged_fields = None
             items2.append(o3)
@@ -684,7 +692,7 @@ def _read_MetadataResponse_v3(buf: Any, pos: int) -> tuple[Any, int]:
     else:
         if pos + n6 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.cluster_id = str(buf[pos:pos + n6], 'utf-8')
+        o.cluster_id = buf[pos:pos + n6].decode()
         pos += n6
     o.controller_id, = _S0.unpack_from(buf, pos)
     pos += 4
@@ -707,7 +715,7 @@ def _read_MetadataResponse_v3(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 if pos + n10 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o9.name = str(buf[pos:pos + n10], 'utf-8')
+                o9.name = buf[pos:pos + n10].decode()
                 pos += n10
             o9.topic_id = ZERO
             o9.is_internal, = _S3.unpack_from(buf, pos)
@@ -902,6 +910,8 @@ def _write_MetadataResponse_v4(o: Any, out: bytearray) -> None:
 
 
 def _read_MetadataResponse_v5(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(MetadataResponse)
     o.throttle_time_ms, = _S0.unpack_from(buf, pos)
     pos += 4
@@ -924,7 +934,7 @@ def _read_MetadataResponse_v5(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 if pos + n4 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.host = str(buf[pos:pos + n4], 'utf-8')
+                o3.host = buf[pos:pos + n4].decode()
                 pos += n4
             o3.port, = _S0.unpack_from(buf, pos)
             pos += 4
@@ -935,7 +945,7 @@ def _read_MetadataResponse_v5(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 if pos + n5 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.rack = str(buf[pos:pos + n5], 'utf-8')
+                o3.rack = buf[pos:pos + n5].decode()
                 pos += n5
             o3.unknown_tagged_fields = None
             items2.append(o3)
@@ -947,7 +957,7 @@ def _read_MetadataResponse_v5(buf: Any, pos: int) -> tuple[Any, int]:
     else:
         if pos + n6 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.cluster_id = str(buf[pos:pos + n6], 'utf-8')
+        o.cluster_id = buf[pos:pos + n6].decode()
         pos += n6
     o.controller_id, = _S0.unpack_from(buf, pos)
     pos += 4
@@ -970,7 +980,7 @@ def _read_MetadataResponse_v5(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 if pos + n10 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o9.name = str(buf[pos:pos + n10], 'utf-8')
+                o9.name = buf[pos:pos + n10].decode()
                 pos += n10
             o9.topic_id = ZERO
             o9.is_internal, = _S3.unpack_from(buf, pos)
@@ -1181,6 +1191,8 @@ def _write_MetadataResponse_v6(o: Any, out: bytearray) -> None:
 
 
 def _read_MetadataResponse_v7(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(MetadataResponse)
     o.throttle_time_ms, = _S0.unpack_from(buf, pos)
     pos += 4
@@ -1203,7 +1215,7 @@ def _read_MetadataResponse_v7(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 if pos + n4 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.host = str(buf[pos:pos + n4], 'utf-8')
+                o3.host = buf[pos:pos + n4].decode()
                 pos += n4
             o3.port, = _S0.unpack_from(buf, pos)
             pos += 4
@@ -1214,7 +1226,7 @@ def _read_MetadataResponse_v7(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 if pos + n5 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.rack = str(buf[pos:pos + n5], 'utf-8')
+                o3.rack = buf[pos:pos + n5].decode()
                 pos += n5
             o3.unknown_tagged_fields = None
             items2.append(o3)
@@ -1226,7 +1238,7 @@ def _read_MetadataResponse_v7(buf: Any, pos: int) -> tuple[Any, int]:
     else:
         if pos + n6 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.cluster_id = str(buf[pos:pos + n6], 'utf-8')
+        o.cluster_id = buf[pos:pos + n6].decode()
         pos += n6
     o.controller_id, = _S0.unpack_from(buf, pos)
     pos += 4
@@ -1249,7 +1261,7 @@ def _read_MetadataResponse_v7(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 if pos + n10 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o9.name = str(buf[pos:pos + n10], 'utf-8')
+                o9.name = buf[pos:pos + n10].decode()
                 pos += n10
             o9.topic_id = ZERO
             o9.is_internal, = _S3.unpack_from(buf, pos)
@@ -1381,6 +1393,8 @@ def _write_MetadataResponse_v7(o: Any, out: bytearray) -> None:
 
 
 def _read_MetadataResponse_v8(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(MetadataResponse)
     o.throttle_time_ms, = _S0.unpack_from(buf, pos)
     pos += 4
@@ -1403,7 +1417,7 @@ def _read_MetadataResponse_v8(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 if pos + n4 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.host = str(buf[pos:pos + n4], 'utf-8')
+                o3.host = buf[pos:pos + n4].decode()
                 pos += n4
             o3.port, = _S0.unpack_from(buf, pos)
             pos += 4
@@ -1414,7 +1428,7 @@ def _read_MetadataResponse_v8(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 if pos + n5 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.rack = str(buf[pos:pos + n5], 'utf-8')
+                o3.rack = buf[pos:pos + n5].decode()
                 pos += n5
             o3.unknown_tagged_fields = None
             items2.append(o3)
@@ -1426,7 +1440,7 @@ def _read_MetadataResponse_v8(buf: Any, pos: int) -> tuple[Any, int]:
     else:
         if pos + n6 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.cluster_id = str(buf[pos:pos + n6], 'utf-8')
+        o.cluster_id = buf[pos:pos + n6].decode()
         pos += n6
     o.controller_id, = _S0.unpack_from(buf, pos)
     pos += 4
@@ -1449,7 +1463,7 @@ def _read_MetadataResponse_v8(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 if pos + n10 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o9.name = str(buf[pos:pos + n10], 'utf-8')
+                o9.name = buf[pos:pos + n10].decode()
                 pos += n10
             o9.topic_id = ZERO
             o9.is_internal, = _S3.unpack_from(buf, pos)
@@ -1581,6 +1595,8 @@ def _write_MetadataResponse_v8(o: Any, out: bytearray) -> None:
 
 
 def _read_MetadataResponse_v9(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(MetadataResponse)
     o.throttle_time_ms, = _S0.unpack_from(buf, pos)
     pos += 4
@@ -1613,7 +1629,7 @@ def _read_MetadataResponse_v9(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n4 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.host = str(buf[pos:pos + n4], 'utf-8')
+                o3.host = buf[pos:pos + n4].decode()
                 pos += n4
             o3.port, = _S0.unpack_from(buf, pos)
             pos += 4
@@ -1630,7 +1646,7 @@ def _read_MetadataResponse_v9(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n5 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.rack = str(buf[pos:pos + n5], 'utf-8')
+                o3.rack = buf[pos:pos + n5].decode()
                 pos += n5
             o3.unknown_tagged_fields = None
             if buf[pos] == 0:
@@ -1652,7 +1668,7 @@ def _read_MetadataResponse_v9(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n6 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.cluster_id = str(buf[pos:pos + n6], 'utf-8')
+        o.cluster_id = buf[pos:pos + n6].decode()
         pos += n6
     o.controller_id, = _S0.unpack_from(buf, pos)
     pos += 4
@@ -1685,7 +1701,7 @@ def _read_MetadataResponse_v9(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n10 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o9.name = str(buf[pos:pos + n10], 'utf-8')
+                o9.name = buf[pos:pos + n10].decode()
                 pos += n10
             o9.topic_id = ZERO
             o9.is_internal, = _S3.unpack_from(buf, pos)
@@ -1891,6 +1907,8 @@ def _write_MetadataResponse_v9(o: Any, out: bytearray) -> None:
 
 
 def _read_MetadataResponse_v10(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(MetadataResponse)
     o.throttle_time_ms, = _S0.unpack_from(buf, pos)
     pos += 4
@@ -1923,7 +1941,7 @@ def _read_MetadataResponse_v10(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n4 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.host = str(buf[pos:pos + n4], 'utf-8')
+                o3.host = buf[pos:pos + n4].decode()
                 pos += n4
             o3.port, = _S0.unpack_from(buf, pos)
             pos += 4
@@ -1940,7 +1958,7 @@ def _read_MetadataResponse_v10(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n5 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.rack = str(buf[pos:pos + n5], 'utf-8')
+                o3.rack = buf[pos:pos + n5].decode()
                 pos += n5
             o3.unknown_tagged_fields = None
             if buf[pos] == 0:
@@ -1962,7 +1980,7 @@ def _read_MetadataResponse_v10(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n6 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.cluster_id = str(buf[pos:pos + n6], 'utf-8')
+        o.cluster_id = buf[pos:pos + n6].decode()
         pos += n6
     o.controller_id, = _S0.unpack_from(buf, pos)
     pos += 4
@@ -1995,7 +2013,7 @@ def _read_MetadataResponse_v10(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n10 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o9.name = str(buf[pos:pos + n10], 'utf-8')
+                o9.name = buf[pos:pos + n10].decode()
                 pos += n10
             u11, o9.is_internal = _S5.unpack_from(buf, pos)
             o9.topic_id = bytes_new(Uuid, u11)
@@ -2201,6 +2219,8 @@ def _write_MetadataResponse_v10(o: Any, out: bytearray) -> None:
 
 
 def _read_MetadataResponse_v11(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(MetadataResponse)
     o.throttle_time_ms, = _S0.unpack_from(buf, pos)
     pos += 4
@@ -2233,7 +2253,7 @@ def _read_MetadataResponse_v11(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n4 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.host = str(buf[pos:pos + n4], 'utf-8')
+                o3.host = buf[pos:pos + n4].decode()
                 pos += n4
             o3.port, = _S0.unpack_from(buf, pos)
             pos += 4
@@ -2250,7 +2270,7 @@ def _read_MetadataResponse_v11(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n5 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.rack = str(buf[pos:pos + n5], 'utf-8')
+                o3.rack = buf[pos:pos + n5].decode()
                 pos += n5
             o3.unknown_tagged_fields = None
             if buf[pos] == 0:
@@ -2272,7 +2292,7 @@ def _read_MetadataResponse_v11(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n6 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.cluster_id = str(buf[pos:pos + n6], 'utf-8')
+        o.cluster_id = buf[pos:pos + n6].decode()
         pos += n6
     o.controller_id, = _S0.unpack_from(buf, pos)
     pos += 4
@@ -2305,7 +2325,7 @@ def _read_MetadataResponse_v11(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n10 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o9.name = str(buf[pos:pos + n10], 'utf-8')
+                o9.name = buf[pos:pos + n10].decode()
                 pos += n10
             u11, o9.is_internal = _S5.unpack_from(buf, pos)
             o9.topic_id = bytes_new(Uuid, u11)
@@ -2511,6 +2531,8 @@ def _write_MetadataResponse_v11(o: Any, out: bytearray) -> None:
 
 
 def _read_MetadataResponse_v12(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(MetadataResponse)
     o.throttle_time_ms, = _S0.unpack_from(buf, pos)
     pos += 4
@@ -2543,7 +2565,7 @@ def _read_MetadataResponse_v12(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n4 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.host = str(buf[pos:pos + n4], 'utf-8')
+                o3.host = buf[pos:pos + n4].decode()
                 pos += n4
             o3.port, = _S0.unpack_from(buf, pos)
             pos += 4
@@ -2560,7 +2582,7 @@ def _read_MetadataResponse_v12(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n5 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.rack = str(buf[pos:pos + n5], 'utf-8')
+                o3.rack = buf[pos:pos + n5].decode()
                 pos += n5
             o3.unknown_tagged_fields = None
             if buf[pos] == 0:
@@ -2582,7 +2604,7 @@ def _read_MetadataResponse_v12(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n6 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.cluster_id = str(buf[pos:pos + n6], 'utf-8')
+        o.cluster_id = buf[pos:pos + n6].decode()
         pos += n6
     o.controller_id, = _S0.unpack_from(buf, pos)
     pos += 4
@@ -2615,7 +2637,7 @@ def _read_MetadataResponse_v12(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n10 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o9.name = str(buf[pos:pos + n10], 'utf-8')
+                o9.name = buf[pos:pos + n10].decode()
                 pos += n10
             u11, o9.is_internal = _S5.unpack_from(buf, pos)
             o9.topic_id = bytes_new(Uuid, u11)
@@ -2824,6 +2846,8 @@ def _write_MetadataResponse_v12(o: Any, out: bytearray) -> None:
 
 
 def _read_MetadataResponseBroker_v0(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(MetadataResponseBroker)
     o.node_id, = _S0.unpack_from(buf, pos)
     pos += 4
@@ -2834,7 +2858,7 @@ def _read_MetadataResponseBroker_v0(buf: Any, pos: int) -> tuple[Any, int]:
     else:
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.host = str(buf[pos:pos + n1], 'utf-8')
+        o.host = buf[pos:pos + n1].decode()
         pos += n1
     o.rack = None
     o.port, = _S0.unpack_from(buf, pos)
@@ -2856,6 +2880,8 @@ def _write_MetadataResponseBroker_v0(o: Any, out: bytearray) -> None:
 
 
 def _read_MetadataResponseBroker_v1(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(MetadataResponseBroker)
     o.node_id, = _S0.unpack_from(buf, pos)
     pos += 4
@@ -2866,7 +2892,7 @@ def _read_MetadataResponseBroker_v1(buf: Any, pos: int) -> tuple[Any, int]:
     else:
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.host = str(buf[pos:pos + n1], 'utf-8')
+        o.host = buf[pos:pos + n1].decode()
         pos += n1
     o.port, = _S0.unpack_from(buf, pos)
     pos += 4
@@ -2877,7 +2903,7 @@ def _read_MetadataResponseBroker_v1(buf: Any, pos: int) -> tuple[Any, int]:
     else:
         if pos + n2 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.rack = str(buf[pos:pos + n2], 'utf-8')
+        o.rack = buf[pos:pos + n2].decode()
         pos += n2
     o.unknown_tagged_fields = None
     return o, pos
@@ -2948,6 +2974,8 @@ _write_MetadataResponseBroker_v8 = _write_MetadataResponseBroker_v1
 
 
 def _read_MetadataResponseBroker_v9(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(MetadataResponseBroker)
     o.node_id, = _S0.unpack_from(buf, pos)
     pos += 4
@@ -2964,7 +2992,7 @@ def _read_MetadataResponseBroker_v9(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.host = str(buf[pos:pos + n1], 'utf-8')
+        o.host = buf[pos:pos + n1].decode()
         pos += n1
     o.port, = _S0.unpack_from(buf, pos)
     pos += 4
@@ -2981,7 +3009,7 @@ def _read_MetadataResponseBroker_v9(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n2 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.rack = str(buf[pos:pos + n2], 'utf-8')
+        o.rack = buf[pos:pos + n2].decode()
         pos += n2
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
@@ -3042,6 +3070,8 @@ _write_MetadataResponseBroker_v12 = _write_MetadataResponseBroker_v9
 
 
 def _read_MetadataResponseTopic_v0(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(MetadataResponseTopic)
     o.error_code, = _S1.unpack_from(buf, pos)
     pos += 2
@@ -3052,7 +3082,7 @@ def _read_MetadataResponseTopic_v0(buf: Any, pos: int) -> tuple[Any, int]:
     else:
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.name = str(buf[pos:pos + n1], 'utf-8')
+        o.name = buf[pos:pos + n1].decode()
         pos += n1
     o.topic_id = ZERO
     o.is_internal = False
@@ -3124,6 +3154,8 @@ def _write_MetadataResponseTopic_v0(o: Any, out: bytearray) -> None:
 
 
 def _read_MetadataResponseTopic_v1(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(MetadataResponseTopic)
     o.error_code, = _S1.unpack_from(buf, pos)
     pos += 2
@@ -3134,7 +3166,7 @@ def _read_MetadataResponseTopic_v1(buf: Any, pos: int) -> tuple[Any, int]:
     else:
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.name = str(buf[pos:pos + n1], 'utf-8')
+        o.name = buf[pos:pos + n1].decode()
         pos += n1
     o.topic_id = ZERO
     o.is_internal, = _S3.unpack_from(buf, pos)
@@ -3301,6 +3333,8 @@ def _write_MetadataResponseTopic_v4(o: Any, out: bytearray) -> None:
 
 
 def _read_MetadataResponseTopic_v5(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(MetadataResponseTopic)
     o.error_code, = _S1.unpack_from(buf, pos)
     pos += 2
@@ -3311,7 +3345,7 @@ def _read_MetadataResponseTopic_v5(buf: Any, pos: int) -> tuple[Any, int]:
     else:
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.name = str(buf[pos:pos + n1], 'utf-8')
+        o.name = buf[pos:pos + n1].decode()
         pos += n1
     o.topic_id = ZERO
     o.is_internal, = _S3.unpack_from(buf, pos)
@@ -3432,6 +3466,8 @@ def _write_MetadataResponseTopic_v6(o: Any, out: bytearray) -> None:
 
 
 def _read_MetadataResponseTopic_v7(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(MetadataResponseTopic)
     o.error_code, = _S1.unpack_from(buf, pos)
     pos += 2
@@ -3442,7 +3478,7 @@ def _read_MetadataResponseTopic_v7(buf: Any, pos: int) -> tuple[Any, int]:
     else:
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.name = str(buf[pos:pos + n1], 'utf-8')
+        o.name = buf[pos:pos + n1].decode()
         pos += n1
     o.topic_id = ZERO
     o.is_internal, = _S3.unpack_from(buf, pos)
@@ -3527,6 +3563,8 @@ def _write_MetadataResponseTopic_v7(o: Any, out: bytearray) -> None:
 
 
 def _read_MetadataResponseTopic_v8(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(MetadataResponseTopic)
     o.error_code, = _S1.unpack_from(buf, pos)
     pos += 2
@@ -3537,7 +3575,7 @@ def _read_MetadataResponseTopic_v8(buf: Any, pos: int) -> tuple[Any, int]:
     else:
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.name = str(buf[pos:pos + n1], 'utf-8')
+        o.name = buf[pos:pos + n1].decode()
         pos += n1
     o.topic_id = ZERO
     o.is_internal, = _S3.unpack_from(buf, pos)
@@ -3622,6 +3660,8 @@ def _write_MetadataResponseTopic_v8(o: Any, out: bytearray) -> None:
 
 
 def _read_MetadataResponseTopic_v9(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(MetadataResponseTopic)
     o.error_code, = _S1.unpack_from(buf, pos)
     pos += 2
@@ -3638,7 +3678,7 @@ def _read_MetadataResponseTopic_v9(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.name = str(buf[pos:pos + n1], 'utf-8')
+        o.name = buf[pos:pos + n1].decode()
         pos += n1
     o.topic_id = ZERO
     o.is_internal, = _S3.unpack_from(buf, pos)
@@ -3770,6 +3810,8 @@ def _write_MetadataResponseTopic_v9(o: Any, out: bytearray) -> None:
 
 
 def _read_MetadataResponseTopic_v10(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(MetadataResponseTopic)
     o.error_code, = _S1.unpack_from(buf, pos)
     pos += 2
@@ -3786,7 +3828,7 @@ def _read_MetadataResponseTopic_v10(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.name = str(buf[pos:pos + n1], 'utf-8')
+        o.name = buf[pos:pos + n1].decode()
         pos += n1
     u2, o.is_internal = _S5.unpack_from(buf, pos)
     o.topic_id = bytes_new(Uuid, u2)
@@ -3924,6 +3966,8 @@ _write_MetadataResponseTopic_v11 = _write_MetadataResponseTopic_v10
 
 
 def _read_MetadataResponseTopic_v12(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(MetadataResponseTopic)
     o.error_code, = _S1.unpack_from(buf, pos)
     pos += 2
@@ -3940,7 +3984,7 @@ def _read_MetadataResponseTopic_v12(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.name = str(buf[pos:pos + n1], 'utf-8')
+        o.name = buf[pos:pos + n1].decode()
         pos += n1
     u2, o.is_internal = _S5.unpack_from(buf, pos)
     o.topic_id = bytes_new(Uuid, u2)

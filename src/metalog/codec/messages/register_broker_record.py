@@ -111,6 +111,8 @@ class BrokerFeature(KafkaStruct):
 
 
 def _read_RegisterBrokerRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(RegisterBrokerRecord)
     o.is_migrating_zk_broker = False
     o.broker_id, u1, o.broker_epoch = _S0.unpack_from(buf, pos)
@@ -143,7 +145,7 @@ def _read_RegisterBrokerRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n5 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o4.name = str(buf[pos:pos + n5], 'utf-8')
+                o4.name = buf[pos:pos + n5].decode()
                 pos += n5
             n6 = buf[pos]
             if n6 < 0x80:
@@ -158,7 +160,7 @@ def _read_RegisterBrokerRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n6 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o4.host = str(buf[pos:pos + n6], 'utf-8')
+                o4.host = buf[pos:pos + n6].decode()
                 pos += n6
             o4.port, o4.security_protocol = _S1.unpack_from(buf, pos)
             pos += 4
@@ -196,7 +198,7 @@ def _read_RegisterBrokerRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n10 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o9.name = str(buf[pos:pos + n10], 'utf-8')
+                o9.name = buf[pos:pos + n10].decode()
                 pos += n10
             o9.min_supported_version, o9.max_supported_version = _S2.unpack_from(buf, pos)
             pos += 4
@@ -220,7 +222,7 @@ def _read_RegisterBrokerRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n11 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.rack = str(buf[pos:pos + n11], 'utf-8')
+        o.rack = buf[pos:pos + n11].decode()
         pos += n11
     o.in_controlled_shutdown = False
     o.log_dirs = []
@@ -319,6 +321,8 @@ def _write_RegisterBrokerRecord_v0(o: Any, out: bytearray) -> None:
 
 
 def _read_RegisterBrokerRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(RegisterBrokerRecord)
     o.is_migrating_zk_broker = False
     o.broker_id, u1, o.broker_epoch = _S0.unpack_from(buf, pos)
@@ -351,7 +355,7 @@ def _read_RegisterBrokerRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n5 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o4.name = str(buf[pos:pos + n5], 'utf-8')
+                o4.name = buf[pos:pos + n5].decode()
                 pos += n5
             n6 = buf[pos]
             if n6 < 0x80:
@@ -366,7 +370,7 @@ def _read_RegisterBrokerRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n6 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o4.host = str(buf[pos:pos + n6], 'utf-8')
+                o4.host = buf[pos:pos + n6].decode()
                 pos += n6
             o4.port, o4.security_protocol = _S1.unpack_from(buf, pos)
             pos += 4
@@ -404,7 +408,7 @@ def _read_RegisterBrokerRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n10 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o9.name = str(buf[pos:pos + n10], 'utf-8')
+                o9.name = buf[pos:pos + n10].decode()
                 pos += n10
             o9.min_supported_version, o9.max_supported_version = _S2.unpack_from(buf, pos)
             pos += 4
@@ -428,7 +432,7 @@ def _read_RegisterBrokerRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n11 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.rack = str(buf[pos:pos + n11], 'utf-8')
+        o.rack = buf[pos:pos + n11].decode()
         pos += n11
     o.log_dirs = []
     o.fenced, o.in_controlled_shutdown = _S4.unpack_from(buf, pos)
@@ -524,6 +528,8 @@ def _write_RegisterBrokerRecord_v1(o: Any, out: bytearray) -> None:
 
 
 def _read_RegisterBrokerRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(RegisterBrokerRecord)
     o.broker_id, o.is_migrating_zk_broker, u1, o.broker_epoch = _S5.unpack_from(buf, pos)
     o.incarnation_id = bytes_new(Uuid, u1)
@@ -555,7 +561,7 @@ def _read_RegisterBrokerRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n5 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o4.name = str(buf[pos:pos + n5], 'utf-8')
+                o4.name = buf[pos:pos + n5].decode()
                 pos += n5
             n6 = buf[pos]
             if n6 < 0x80:
@@ -570,7 +576,7 @@ def _read_RegisterBrokerRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n6 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o4.host = str(buf[pos:pos + n6], 'utf-8')
+                o4.host = buf[pos:pos + n6].decode()
                 pos += n6
             o4.port, o4.security_protocol = _S1.unpack_from(buf, pos)
             pos += 4
@@ -608,7 +614,7 @@ def _read_RegisterBrokerRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n10 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o9.name = str(buf[pos:pos + n10], 'utf-8')
+                o9.name = buf[pos:pos + n10].decode()
                 pos += n10
             o9.min_supported_version, o9.max_supported_version = _S2.unpack_from(buf, pos)
             pos += 4
@@ -632,7 +638,7 @@ def _read_RegisterBrokerRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n11 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.rack = str(buf[pos:pos + n11], 'utf-8')
+        o.rack = buf[pos:pos + n11].decode()
         pos += n11
     o.log_dirs = []
     o.fenced, o.in_controlled_shutdown = _S4.unpack_from(buf, pos)
@@ -726,6 +732,8 @@ def _write_RegisterBrokerRecord_v2(o: Any, out: bytearray) -> None:
 
 
 def _read_RegisterBrokerRecord_v3(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(RegisterBrokerRecord)
     o.broker_id, o.is_migrating_zk_broker, u1, o.broker_epoch = _S5.unpack_from(buf, pos)
     o.incarnation_id = bytes_new(Uuid, u1)
@@ -757,7 +765,7 @@ def _read_RegisterBrokerRecord_v3(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n5 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o4.name = str(buf[pos:pos + n5], 'utf-8')
+                o4.name = buf[pos:pos + n5].decode()
                 pos += n5
             n6 = buf[pos]
             if n6 < 0x80:
@@ -772,7 +780,7 @@ def _read_RegisterBrokerRecord_v3(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n6 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o4.host = str(buf[pos:pos + n6], 'utf-8')
+                o4.host = buf[pos:pos + n6].decode()
                 pos += n6
             o4.port, o4.security_protocol = _S1.unpack_from(buf, pos)
             pos += 4
@@ -810,7 +818,7 @@ def _read_RegisterBrokerRecord_v3(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n10 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o9.name = str(buf[pos:pos + n10], 'utf-8')
+                o9.name = buf[pos:pos + n10].decode()
                 pos += n10
             o9.min_supported_version, o9.max_supported_version = _S2.unpack_from(buf, pos)
             pos += 4
@@ -834,7 +842,7 @@ def _read_RegisterBrokerRecord_v3(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n11 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.rack = str(buf[pos:pos + n11], 'utf-8')
+        o.rack = buf[pos:pos + n11].decode()
         pos += n11
     o.log_dirs = []
     o.fenced, o.in_controlled_shutdown = _S4.unpack_from(buf, pos)
@@ -992,6 +1000,8 @@ def _write_RegisterBrokerRecord_v3(o: Any, out: bytearray) -> None:
 
 
 def _read_BrokerEndpoint_v0(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(BrokerEndpoint)
     n1 = buf[pos]
     if n1 < 0x80:
@@ -1006,7 +1016,7 @@ def _read_BrokerEndpoint_v0(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.name = str(buf[pos:pos + n1], 'utf-8')
+        o.name = buf[pos:pos + n1].decode()
         pos += n1
     n2 = buf[pos]
     if n2 < 0x80:
@@ -1021,7 +1031,7 @@ def _read_BrokerEndpoint_v0(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n2 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.host = str(buf[pos:pos + n2], 'utf-8')
+        o.host = buf[pos:pos + n2].decode()
         pos += n2
     o.port, o.security_protocol = _S1.unpack_from(buf, pos)
     pos += 4
@@ -1080,6 +1090,8 @@ _write_BrokerEndpoint_v3 = _write_BrokerEndpoint_v0
 
 
 def _read_BrokerFeature_v0(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(BrokerFeature)
     n1 = buf[pos]
     if n1 < 0x80:
@@ -1094,7 +1106,7 @@ def _read_BrokerFeature_v0(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.name = str(buf[pos:pos + n1], 'utf-8')
+        o.name = buf[pos:pos + n1].decode()
         pos += n1
     o.min_supported_version, o.max_supported_version = _S2.unpack_from(buf, pos)
     pos += 4

@@ -97,6 +97,8 @@ class ControllerFeature(KafkaStruct):
 
 
 def _read_RegisterControllerRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(RegisterControllerRecord)
     o.controller_id, u1, o.zk_migration_ready = _S0.unpack_from(buf, pos)
     o.incarnation_id = bytes_new(Uuid, u1)
@@ -128,7 +130,7 @@ def _read_RegisterControllerRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n5 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o4.name = str(buf[pos:pos + n5], 'utf-8')
+                o4.name = buf[pos:pos + n5].decode()
                 pos += n5
             n6 = buf[pos]
             if n6 < 0x80:
@@ -143,7 +145,7 @@ def _read_RegisterControllerRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n6 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o4.host = str(buf[pos:pos + n6], 'utf-8')
+                o4.host = buf[pos:pos + n6].decode()
                 pos += n6
             o4.port, o4.security_protocol = _S1.unpack_from(buf, pos)
             pos += 4
@@ -181,7 +183,7 @@ def _read_RegisterControllerRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n10 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o9.name = str(buf[pos:pos + n10], 'utf-8')
+                o9.name = buf[pos:pos + n10].decode()
                 pos += n10
             o9.min_supported_version, o9.max_supported_version = _S2.unpack_from(buf, pos)
             pos += 4
@@ -265,6 +267,8 @@ def _write_RegisterControllerRecord_v0(o: Any, out: bytearray) -> None:
 
 
 def _read_ControllerEndpoint_v0(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(ControllerEndpoint)
     n1 = buf[pos]
     if n1 < 0x80:
@@ -279,7 +283,7 @@ def _read_ControllerEndpoint_v0(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.name = str(buf[pos:pos + n1], 'utf-8')
+        o.name = buf[pos:pos + n1].decode()
         pos += n1
     n2 = buf[pos]
     if n2 < 0x80:
@@ -294,7 +298,7 @@ def _read_ControllerEndpoint_v0(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n2 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.host = str(buf[pos:pos + n2], 'utf-8')
+        o.host = buf[pos:pos + n2].decode()
         pos += n2
     o.port, o.security_protocol = _S1.unpack_from(buf, pos)
     pos += 4
@@ -335,6 +339,8 @@ def _write_ControllerEndpoint_v0(o: Any, out: bytearray) -> None:
 
 
 def _read_ControllerFeature_v0(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(ControllerFeature)
     n1 = buf[pos]
     if n1 < 0x80:
@@ -349,7 +355,7 @@ def _read_ControllerFeature_v0(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.name = str(buf[pos:pos + n1], 'utf-8')
+        o.name = buf[pos:pos + n1].decode()
         pos += n1
     o.min_supported_version, o.max_supported_version = _S2.unpack_from(buf, pos)
     pos += 4

@@ -45,6 +45,8 @@ class RemoveDelegationTokenRecord(ApiMessage):
 
 
 def _read_RemoveDelegationTokenRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(RemoveDelegationTokenRecord)
     n1 = buf[pos]
     if n1 < 0x80:
@@ -59,7 +61,7 @@ def _read_RemoveDelegationTokenRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.token_id = str(buf[pos:pos + n1], 'utf-8')
+        o.token_id = buf[pos:pos + n1].decode()
         pos += n1
     o.unknown_tagged_fields = None
     if buf[pos] == 0:

@@ -66,6 +66,8 @@ def _write_RequestHeader_v0(o: Any, out: bytearray) -> None:
 
 
 def _read_RequestHeader_v1(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(RequestHeader)
     o.request_api_key, o.request_api_version, o.correlation_id = _S0.unpack_from(buf, pos)
     pos += 8
@@ -76,7 +78,7 @@ def _read_RequestHeader_v1(buf: Any, pos: int) -> tuple[Any, int]:
     else:
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.client_id = str(buf[pos:pos + n1], 'utf-8')
+        o.client_id = buf[pos:pos + n1].decode()
         pos += n1
     o.unknown_tagged_fields = None
     return o, pos
@@ -97,6 +99,8 @@ def _write_RequestHeader_v1(o: Any, out: bytearray) -> None:
 
 
 def _read_RequestHeader_v2(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(RequestHeader)
     o.request_api_key, o.request_api_version, o.correlation_id = _S0.unpack_from(buf, pos)
     pos += 8
@@ -107,7 +111,7 @@ def _read_RequestHeader_v2(buf: Any, pos: int) -> tuple[Any, int]:
     else:
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.client_id = str(buf[pos:pos + n1], 'utf-8')
+        o.client_id = buf[pos:pos + n1].decode()
         pos += n1
     o.unknown_tagged_fields = None
     if buf[pos] == 0:

@@ -49,6 +49,8 @@ class TopicRecord(ApiMessage):
 
 
 def _read_TopicRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(TopicRecord)
     n1 = buf[pos]
     if n1 < 0x80:
@@ -63,7 +65,7 @@ def _read_TopicRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.name = str(buf[pos:pos + n1], 'utf-8')
+        o.name = buf[pos:pos + n1].decode()
         pos += n1
     u2, = _S0.unpack_from(buf, pos)
     o.topic_id = bytes_new(Uuid, u2)

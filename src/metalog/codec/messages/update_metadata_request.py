@@ -164,6 +164,8 @@ class UpdateMetadataEndpoint(KafkaStruct):
 
 
 def _read_UpdateMetadataRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(UpdateMetadataRequest)
     o.is_k_raft_controller = False
     o.type = 0
@@ -187,7 +189,7 @@ def _read_UpdateMetadataRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 if pos + n4 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.topic_name = str(buf[pos:pos + n4], 'utf-8')
+                o3.topic_name = buf[pos:pos + n4].decode()
                 pos += n4
             o3.partition_index, o3.controller_epoch, o3.leader, o3.leader_epoch = _S1.unpack_from(buf, pos)
             pos += 16
@@ -235,7 +237,7 @@ def _read_UpdateMetadataRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 if pos + n10 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o9.v0_host = str(buf[pos:pos + n10], 'utf-8')
+                o9.v0_host = buf[pos:pos + n10].decode()
                 pos += n10
             o9.endpoints = []
             o9.rack = ''
@@ -295,6 +297,8 @@ def _write_UpdateMetadataRequest_v0(o: Any, out: bytearray) -> None:
 
 
 def _read_UpdateMetadataRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(UpdateMetadataRequest)
     o.is_k_raft_controller = False
     o.type = 0
@@ -318,7 +322,7 @@ def _read_UpdateMetadataRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 if pos + n4 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.topic_name = str(buf[pos:pos + n4], 'utf-8')
+                o3.topic_name = buf[pos:pos + n4].decode()
                 pos += n4
             o3.partition_index, o3.controller_epoch, o3.leader, o3.leader_epoch = _S1.unpack_from(buf, pos)
             pos += 16
@@ -380,7 +384,7 @@ def _read_UpdateMetadataRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
                     else:
                         if pos + n13 > len(buf):
                             raise Malformed('string length exceeds the input')
-                        o12.host = str(buf[pos:pos + n13], 'utf-8')
+                        o12.host = buf[pos:pos + n13].decode()
                         pos += n13
                     o12.listener = ''
                     o12.security_protocol, = _S3.unpack_from(buf, pos)
@@ -449,6 +453,8 @@ def _write_UpdateMetadataRequest_v1(o: Any, out: bytearray) -> None:
 
 
 def _read_UpdateMetadataRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(UpdateMetadataRequest)
     o.is_k_raft_controller = False
     o.type = 0
@@ -472,7 +478,7 @@ def _read_UpdateMetadataRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 if pos + n4 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.topic_name = str(buf[pos:pos + n4], 'utf-8')
+                o3.topic_name = buf[pos:pos + n4].decode()
                 pos += n4
             o3.partition_index, o3.controller_epoch, o3.leader, o3.leader_epoch = _S1.unpack_from(buf, pos)
             pos += 16
@@ -534,7 +540,7 @@ def _read_UpdateMetadataRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
                     else:
                         if pos + n13 > len(buf):
                             raise Malformed('string length exceeds the input')
-                        o12.host = str(buf[pos:pos + n13], 'utf-8')
+                        o12.host = buf[pos:pos + n13].decode()
                         pos += n13
                     o12.listener = ''
                     o12.security_protocol, = _S3.unpack_from(buf, pos)
@@ -549,7 +555,7 @@ def _read_UpdateMetadataRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 if pos + n14 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o9.rack = str(buf[pos:pos + n14], 'utf-8')
+                o9.rack = buf[pos:pos + n14].decode()
                 pos += n14
             o9.unknown_tagged_fields = None
             items8.append(o9)
@@ -621,6 +627,8 @@ def _write_UpdateMetadataRequest_v2(o: Any, out: bytearray) -> None:
 
 
 def _read_UpdateMetadataRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(UpdateMetadataRequest)
     o.is_k_raft_controller = False
     o.type = 0
@@ -644,7 +652,7 @@ def _read_UpdateMetadataRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 if pos + n4 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.topic_name = str(buf[pos:pos + n4], 'utf-8')
+                o3.topic_name = buf[pos:pos + n4].decode()
                 pos += n4
             o3.partition_index, o3.controller_epoch, o3.leader, o3.leader_epoch = _S1.unpack_from(buf, pos)
             pos += 16
@@ -706,7 +714,7 @@ def _read_UpdateMetadataRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
                     else:
                         if pos + n13 > len(buf):
                             raise Malformed('string length exceeds the input')
-                        o12.host = str(buf[pos:pos + n13], 'utf-8')
+                        o12.host = buf[pos:pos + n13].decode()
                         pos += n13
                     n14, = H.unpack_from(buf, pos)
                     pos += 2
@@ -715,7 +723,7 @@ def _read_UpdateMetadataRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
                     else:
                         if pos + n14 > len(buf):
                             raise Malformed('string length exceeds the input')
-                        o12.listener = str(buf[pos:pos + n14], 'utf-8')
+                        o12.listener = buf[pos:pos + n14].decode()
                         pos += n14
                     o12.security_protocol, = _S3.unpack_from(buf, pos)
                     pos += 2
@@ -729,7 +737,7 @@ def _read_UpdateMetadataRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 if pos + n15 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o9.rack = str(buf[pos:pos + n15], 'utf-8')
+                o9.rack = buf[pos:pos + n15].decode()
                 pos += n15
             o9.unknown_tagged_fields = None
             items8.append(o9)
@@ -808,6 +816,8 @@ def _write_UpdateMetadataRequest_v3(o: Any, out: bytearray) -> None:
 
 
 def _read_UpdateMetadataRequest_v4(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(UpdateMetadataRequest)
     o.is_k_raft_controller = False
     o.type = 0
@@ -831,7 +841,7 @@ def _read_UpdateMetadataRequest_v4(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 if pos + n4 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.topic_name = str(buf[pos:pos + n4], 'utf-8')
+                o3.topic_name = buf[pos:pos + n4].decode()
                 pos += n4
             o3.partition_index, o3.controller_epoch, o3.leader, o3.leader_epoch = _S1.unpack_from(buf, pos)
             pos += 16
@@ -901,7 +911,7 @@ def _read_UpdateMetadataRequest_v4(buf: Any, pos: int) -> tuple[Any, int]:
                     else:
                         if pos + n14 > len(buf):
                             raise Malformed('string length exceeds the input')
-                        o13.host = str(buf[pos:pos + n14], 'utf-8')
+                        o13.host = buf[pos:pos + n14].decode()
                         pos += n14
                     n15, = H.unpack_from(buf, pos)
                     pos += 2
@@ -910,7 +920,7 @@ def _read_UpdateMetadataRequest_v4(buf: Any, pos: int) -> tuple[Any, int]:
                     else:
                         if pos + n15 > len(buf):
                             raise Malformed('string length exceeds the input')
-                        o13.listener = str(buf[pos:pos + n15], 'utf-8')
+                        o13.listener = buf[pos:pos + n15].decode()
                         pos += n15
                     o13.security_protocol, = _S3.unpack_from(buf, pos)
                     pos += 2
@@ -924,7 +934,7 @@ def _read_UpdateMetadataRequest_v4(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 if pos + n16 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o10.rack = str(buf[pos:pos + n16], 'utf-8')
+                o10.rack = buf[pos:pos + n16].decode()
                 pos += n16
             o10.unknown_tagged_fields = None
             items9.append(o10)
@@ -1007,6 +1017,8 @@ def _write_UpdateMetadataRequest_v4(o: Any, out: bytearray) -> None:
 
 
 def _read_UpdateMetadataRequest_v5(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(UpdateMetadataRequest)
     o.is_k_raft_controller = False
     o.type = 0
@@ -1030,7 +1042,7 @@ def _read_UpdateMetadataRequest_v5(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 if pos + n4 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.topic_name = str(buf[pos:pos + n4], 'utf-8')
+                o3.topic_name = buf[pos:pos + n4].decode()
                 pos += n4
             o3.topic_id = ZERO
             n5, = I.unpack_from(buf, pos)
@@ -1114,7 +1126,7 @@ def _read_UpdateMetadataRequest_v5(buf: Any, pos: int) -> tuple[Any, int]:
                     else:
                         if pos + n17 > len(buf):
                             raise Malformed('string length exceeds the input')
-                        o16.host = str(buf[pos:pos + n17], 'utf-8')
+                        o16.host = buf[pos:pos + n17].decode()
                         pos += n17
                     n18, = H.unpack_from(buf, pos)
                     pos += 2
@@ -1123,7 +1135,7 @@ def _read_UpdateMetadataRequest_v5(buf: Any, pos: int) -> tuple[Any, int]:
                     else:
                         if pos + n18 > len(buf):
                             raise Malformed('string length exceeds the input')
-                        o16.listener = str(buf[pos:pos + n18], 'utf-8')
+                        o16.listener = buf[pos:pos + n18].decode()
                         pos += n18
                     o16.security_protocol, = _S3.unpack_from(buf, pos)
                     pos += 2
@@ -1137,7 +1149,7 @@ def _read_UpdateMetadataRequest_v5(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 if pos + n19 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o13.rack = str(buf[pos:pos + n19], 'utf-8')
+                o13.rack = buf[pos:pos + n19].decode()
                 pos += n19
             o13.unknown_tagged_fields = None
             items12.append(o13)
@@ -1225,6 +1237,8 @@ def _write_UpdateMetadataRequest_v5(o: Any, out: bytearray) -> None:
 
 
 def _read_UpdateMetadataRequest_v6(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(UpdateMetadataRequest)
     o.is_k_raft_controller = False
     o.type = 0
@@ -1258,7 +1272,7 @@ def _read_UpdateMetadataRequest_v6(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n4 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.topic_name = str(buf[pos:pos + n4], 'utf-8')
+                o3.topic_name = buf[pos:pos + n4].decode()
                 pos += n4
             o3.topic_id = ZERO
             n5 = buf[pos]
@@ -1380,7 +1394,7 @@ def _read_UpdateMetadataRequest_v6(buf: Any, pos: int) -> tuple[Any, int]:
                             raise Malformed('string too long')
                         if pos + n17 > len(buf):
                             raise Malformed('string length exceeds the input')
-                        o16.host = str(buf[pos:pos + n17], 'utf-8')
+                        o16.host = buf[pos:pos + n17].decode()
                         pos += n17
                     n18 = buf[pos]
                     if n18 < 0x80:
@@ -1395,7 +1409,7 @@ def _read_UpdateMetadataRequest_v6(buf: Any, pos: int) -> tuple[Any, int]:
                             raise Malformed('string too long')
                         if pos + n18 > len(buf):
                             raise Malformed('string length exceeds the input')
-                        o16.listener = str(buf[pos:pos + n18], 'utf-8')
+                        o16.listener = buf[pos:pos + n18].decode()
                         pos += n18
                     o16.security_protocol, = _S3.unpack_from(buf, pos)
                     pos += 2
@@ -1419,7 +1433,7 @@ def _read_UpdateMetadataRequest_v6(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n19 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o13.rack = str(buf[pos:pos + n19], 'utf-8')
+                o13.rack = buf[pos:pos + n19].decode()
                 pos += n19
             o13.unknown_tagged_fields = None
             if buf[pos] == 0:
@@ -1568,6 +1582,8 @@ def _write_UpdateMetadataRequest_v6(o: Any, out: bytearray) -> None:
 
 
 def _read_UpdateMetadataRequest_v7(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(UpdateMetadataRequest)
     o.is_k_raft_controller = False
     o.type = 0
@@ -1601,7 +1617,7 @@ def _read_UpdateMetadataRequest_v7(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n4 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.topic_name = str(buf[pos:pos + n4], 'utf-8')
+                o3.topic_name = buf[pos:pos + n4].decode()
                 pos += n4
             u5, = _S5.unpack_from(buf, pos)
             o3.topic_id = bytes_new(Uuid, u5)
@@ -1725,7 +1741,7 @@ def _read_UpdateMetadataRequest_v7(buf: Any, pos: int) -> tuple[Any, int]:
                             raise Malformed('string too long')
                         if pos + n18 > len(buf):
                             raise Malformed('string length exceeds the input')
-                        o17.host = str(buf[pos:pos + n18], 'utf-8')
+                        o17.host = buf[pos:pos + n18].decode()
                         pos += n18
                     n19 = buf[pos]
                     if n19 < 0x80:
@@ -1740,7 +1756,7 @@ def _read_UpdateMetadataRequest_v7(buf: Any, pos: int) -> tuple[Any, int]:
                             raise Malformed('string too long')
                         if pos + n19 > len(buf):
                             raise Malformed('string length exceeds the input')
-                        o17.listener = str(buf[pos:pos + n19], 'utf-8')
+                        o17.listener = buf[pos:pos + n19].decode()
                         pos += n19
                     o17.security_protocol, = _S3.unpack_from(buf, pos)
                     pos += 2
@@ -1764,7 +1780,7 @@ def _read_UpdateMetadataRequest_v7(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n20 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o14.rack = str(buf[pos:pos + n20], 'utf-8')
+                o14.rack = buf[pos:pos + n20].decode()
                 pos += n20
             o14.unknown_tagged_fields = None
             if buf[pos] == 0:
@@ -1914,6 +1930,8 @@ def _write_UpdateMetadataRequest_v7(o: Any, out: bytearray) -> None:
 
 
 def _read_UpdateMetadataRequest_v8(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(UpdateMetadataRequest)
     o.type = 0
     o.ungrouped_partition_states = []
@@ -1946,7 +1964,7 @@ def _read_UpdateMetadataRequest_v8(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n4 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.topic_name = str(buf[pos:pos + n4], 'utf-8')
+                o3.topic_name = buf[pos:pos + n4].decode()
                 pos += n4
             u5, = _S5.unpack_from(buf, pos)
             o3.topic_id = bytes_new(Uuid, u5)
@@ -2070,7 +2088,7 @@ def _read_UpdateMetadataRequest_v8(buf: Any, pos: int) -> tuple[Any, int]:
                             raise Malformed('string too long')
                         if pos + n18 > len(buf):
                             raise Malformed('string length exceeds the input')
-                        o17.host = str(buf[pos:pos + n18], 'utf-8')
+                        o17.host = buf[pos:pos + n18].decode()
                         pos += n18
                     n19 = buf[pos]
                     if n19 < 0x80:
@@ -2085,7 +2103,7 @@ def _read_UpdateMetadataRequest_v8(buf: Any, pos: int) -> tuple[Any, int]:
                             raise Malformed('string too long')
                         if pos + n19 > len(buf):
                             raise Malformed('string length exceeds the input')
-                        o17.listener = str(buf[pos:pos + n19], 'utf-8')
+                        o17.listener = buf[pos:pos + n19].decode()
                         pos += n19
                     o17.security_protocol, = _S3.unpack_from(buf, pos)
                     pos += 2
@@ -2109,7 +2127,7 @@ def _read_UpdateMetadataRequest_v8(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n20 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o14.rack = str(buf[pos:pos + n20], 'utf-8')
+                o14.rack = buf[pos:pos + n20].decode()
                 pos += n20
             o14.unknown_tagged_fields = None
             if buf[pos] == 0:
@@ -2291,6 +2309,8 @@ def _write_UpdateMetadataRequest_v8(o: Any, out: bytearray) -> None:
 
 
 def _read_UpdateMetadataPartitionState_v0(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(UpdateMetadataPartitionState)
     n1, = H.unpack_from(buf, pos)
     pos += 2
@@ -2299,7 +2319,7 @@ def _read_UpdateMetadataPartitionState_v0(buf: Any, pos: int) -> tuple[Any, int]
     else:
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.topic_name = str(buf[pos:pos + n1], 'utf-8')
+        o.topic_name = buf[pos:pos + n1].decode()
         pos += n1
     o.partition_index, o.controller_epoch, o.leader, o.leader_epoch = _S1.unpack_from(buf, pos)
     pos += 16
@@ -2367,6 +2387,8 @@ _write_UpdateMetadataPartitionState_v3 = _write_UpdateMetadataPartitionState_v0
 
 
 def _read_UpdateMetadataPartitionState_v4(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(UpdateMetadataPartitionState)
     n1, = H.unpack_from(buf, pos)
     pos += 2
@@ -2375,7 +2397,7 @@ def _read_UpdateMetadataPartitionState_v4(buf: Any, pos: int) -> tuple[Any, int]
     else:
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.topic_name = str(buf[pos:pos + n1], 'utf-8')
+        o.topic_name = buf[pos:pos + n1].decode()
         pos += n1
     o.partition_index, o.controller_epoch, o.leader, o.leader_epoch = _S1.unpack_from(buf, pos)
     pos += 16
@@ -2588,6 +2610,8 @@ _write_UpdateMetadataPartitionState_v8 = _write_UpdateMetadataPartitionState_v6
 
 
 def _read_UpdateMetadataTopicState_v5(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(UpdateMetadataTopicState)
     n1, = H.unpack_from(buf, pos)
     pos += 2
@@ -2596,7 +2620,7 @@ def _read_UpdateMetadataTopicState_v5(buf: Any, pos: int) -> tuple[Any, int]:
     else:
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.topic_name = str(buf[pos:pos + n1], 'utf-8')
+        o.topic_name = buf[pos:pos + n1].decode()
         pos += n1
     o.topic_id = ZERO
     n2, = I.unpack_from(buf, pos)
@@ -2678,6 +2702,8 @@ def _write_UpdateMetadataTopicState_v5(o: Any, out: bytearray) -> None:
 
 
 def _read_UpdateMetadataTopicState_v6(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(UpdateMetadataTopicState)
     n1 = buf[pos]
     if n1 < 0x80:
@@ -2692,7 +2718,7 @@ def _read_UpdateMetadataTopicState_v6(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.topic_name = str(buf[pos:pos + n1], 'utf-8')
+        o.topic_name = buf[pos:pos + n1].decode()
         pos += n1
     o.topic_id = ZERO
     n2 = buf[pos]
@@ -2821,6 +2847,8 @@ def _write_UpdateMetadataTopicState_v6(o: Any, out: bytearray) -> None:
 
 
 def _read_UpdateMetadataTopicState_v7(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(UpdateMetadataTopicState)
     n1 = buf[pos]
     if n1 < 0x80:
@@ -2835,7 +2863,7 @@ def _read_UpdateMetadataTopicState_v7(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.topic_name = str(buf[pos:pos + n1], 'utf-8')
+        o.topic_name = buf[pos:pos + n1].decode()
         pos += n1
     u2, = _S5.unpack_from(buf, pos)
     o.topic_id = bytes_new(Uuid, u2)
@@ -2973,6 +3001,8 @@ _write_UpdateMetadataTopicState_v8 = _write_UpdateMetadataTopicState_v7
 
 
 def _read_UpdateMetadataBroker_v0(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(UpdateMetadataBroker)
     o.id, = _S2.unpack_from(buf, pos)
     pos += 4
@@ -2983,7 +3013,7 @@ def _read_UpdateMetadataBroker_v0(buf: Any, pos: int) -> tuple[Any, int]:
     else:
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.v0_host = str(buf[pos:pos + n1], 'utf-8')
+        o.v0_host = buf[pos:pos + n1].decode()
         pos += n1
     o.endpoints = []
     o.rack = ''
@@ -3006,6 +3036,8 @@ def _write_UpdateMetadataBroker_v0(o: Any, out: bytearray) -> None:
 
 
 def _read_UpdateMetadataBroker_v1(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(UpdateMetadataBroker)
     o.v0_host = ''
     o.v0_port = 0
@@ -3030,7 +3062,7 @@ def _read_UpdateMetadataBroker_v1(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 if pos + n4 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.host = str(buf[pos:pos + n4], 'utf-8')
+                o3.host = buf[pos:pos + n4].decode()
                 pos += n4
             o3.listener = ''
             o3.security_protocol, = _S3.unpack_from(buf, pos)
@@ -3062,6 +3094,8 @@ def _write_UpdateMetadataBroker_v1(o: Any, out: bytearray) -> None:
 
 
 def _read_UpdateMetadataBroker_v2(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(UpdateMetadataBroker)
     o.v0_host = ''
     o.v0_port = 0
@@ -3086,7 +3120,7 @@ def _read_UpdateMetadataBroker_v2(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 if pos + n4 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.host = str(buf[pos:pos + n4], 'utf-8')
+                o3.host = buf[pos:pos + n4].decode()
                 pos += n4
             o3.listener = ''
             o3.security_protocol, = _S3.unpack_from(buf, pos)
@@ -3101,7 +3135,7 @@ def _read_UpdateMetadataBroker_v2(buf: Any, pos: int) -> tuple[Any, int]:
     else:
         if pos + n5 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.rack = str(buf[pos:pos + n5], 'utf-8')
+        o.rack = buf[pos:pos + n5].decode()
         pos += n5
     o.unknown_tagged_fields = None
     return o, pos
@@ -3136,6 +3170,8 @@ def _write_UpdateMetadataBroker_v2(o: Any, out: bytearray) -> None:
 
 
 def _read_UpdateMetadataBroker_v3(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(UpdateMetadataBroker)
     o.v0_host = ''
     o.v0_port = 0
@@ -3160,7 +3196,7 @@ def _read_UpdateMetadataBroker_v3(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 if pos + n4 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.host = str(buf[pos:pos + n4], 'utf-8')
+                o3.host = buf[pos:pos + n4].decode()
                 pos += n4
             n5, = H.unpack_from(buf, pos)
             pos += 2
@@ -3169,7 +3205,7 @@ def _read_UpdateMetadataBroker_v3(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 if pos + n5 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.listener = str(buf[pos:pos + n5], 'utf-8')
+                o3.listener = buf[pos:pos + n5].decode()
                 pos += n5
             o3.security_protocol, = _S3.unpack_from(buf, pos)
             pos += 2
@@ -3183,7 +3219,7 @@ def _read_UpdateMetadataBroker_v3(buf: Any, pos: int) -> tuple[Any, int]:
     else:
         if pos + n6 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.rack = str(buf[pos:pos + n6], 'utf-8')
+        o.rack = buf[pos:pos + n6].decode()
         pos += n6
     o.unknown_tagged_fields = None
     return o, pos
@@ -3237,6 +3273,8 @@ _write_UpdateMetadataBroker_v5 = _write_UpdateMetadataBroker_v3
 
 
 def _read_UpdateMetadataBroker_v6(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(UpdateMetadataBroker)
     o.v0_host = ''
     o.v0_port = 0
@@ -3271,7 +3309,7 @@ def _read_UpdateMetadataBroker_v6(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n4 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.host = str(buf[pos:pos + n4], 'utf-8')
+                o3.host = buf[pos:pos + n4].decode()
                 pos += n4
             n5 = buf[pos]
             if n5 < 0x80:
@@ -3286,7 +3324,7 @@ def _read_UpdateMetadataBroker_v6(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n5 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o3.listener = str(buf[pos:pos + n5], 'utf-8')
+                o3.listener = buf[pos:pos + n5].decode()
                 pos += n5
             o3.security_protocol, = _S3.unpack_from(buf, pos)
             pos += 2
@@ -3310,7 +3348,7 @@ def _read_UpdateMetadataBroker_v6(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n6 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.rack = str(buf[pos:pos + n6], 'utf-8')
+        o.rack = buf[pos:pos + n6].decode()
         pos += n6
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
@@ -3388,6 +3426,8 @@ _write_UpdateMetadataBroker_v8 = _write_UpdateMetadataBroker_v6
 
 
 def _read_UpdateMetadataEndpoint_v1(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(UpdateMetadataEndpoint)
     o.port, = _S2.unpack_from(buf, pos)
     pos += 4
@@ -3398,7 +3438,7 @@ def _read_UpdateMetadataEndpoint_v1(buf: Any, pos: int) -> tuple[Any, int]:
     else:
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.host = str(buf[pos:pos + n1], 'utf-8')
+        o.host = buf[pos:pos + n1].decode()
         pos += n1
     o.listener = ''
     o.security_protocol, = _S3.unpack_from(buf, pos)
@@ -3426,6 +3466,8 @@ _write_UpdateMetadataEndpoint_v2 = _write_UpdateMetadataEndpoint_v1
 
 
 def _read_UpdateMetadataEndpoint_v3(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(UpdateMetadataEndpoint)
     o.port, = _S2.unpack_from(buf, pos)
     pos += 4
@@ -3436,7 +3478,7 @@ def _read_UpdateMetadataEndpoint_v3(buf: Any, pos: int) -> tuple[Any, int]:
     else:
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.host = str(buf[pos:pos + n1], 'utf-8')
+        o.host = buf[pos:pos + n1].decode()
         pos += n1
     n2, = H.unpack_from(buf, pos)
     pos += 2
@@ -3445,7 +3487,7 @@ def _read_UpdateMetadataEndpoint_v3(buf: Any, pos: int) -> tuple[Any, int]:
     else:
         if pos + n2 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.listener = str(buf[pos:pos + n2], 'utf-8')
+        o.listener = buf[pos:pos + n2].decode()
         pos += n2
     o.security_protocol, = _S3.unpack_from(buf, pos)
     pos += 2
@@ -3485,6 +3527,8 @@ _write_UpdateMetadataEndpoint_v5 = _write_UpdateMetadataEndpoint_v3
 
 
 def _read_UpdateMetadataEndpoint_v6(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(UpdateMetadataEndpoint)
     o.port, = _S2.unpack_from(buf, pos)
     pos += 4
@@ -3501,7 +3545,7 @@ def _read_UpdateMetadataEndpoint_v6(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.host = str(buf[pos:pos + n1], 'utf-8')
+        o.host = buf[pos:pos + n1].decode()
         pos += n1
     n2 = buf[pos]
     if n2 < 0x80:
@@ -3516,7 +3560,7 @@ def _read_UpdateMetadataEndpoint_v6(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n2 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.listener = str(buf[pos:pos + n2], 'utf-8')
+        o.listener = buf[pos:pos + n2].decode()
         pos += n2
     o.security_protocol, = _S3.unpack_from(buf, pos)
     pos += 2

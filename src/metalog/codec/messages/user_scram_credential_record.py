@@ -58,6 +58,8 @@ class UserScramCredentialRecord(ApiMessage):
 
 
 def _read_UserScramCredentialRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(UserScramCredentialRecord)
     n1 = buf[pos]
     if n1 < 0x80:
@@ -72,7 +74,7 @@ def _read_UserScramCredentialRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.name = str(buf[pos:pos + n1], 'utf-8')
+        o.name = buf[pos:pos + n1].decode()
         pos += n1
     o.mechanism, = _S0.unpack_from(buf, pos)
     pos += 1

@@ -109,6 +109,8 @@ class KRaftVersionFeature(KafkaStruct):
 
 
 def _read_VotersRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(VotersRecord)
     o.version, = _S0.unpack_from(buf, pos)
     pos += 2
@@ -156,7 +158,7 @@ def _read_VotersRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
                             raise Malformed('string too long')
                         if pos + n8 > len(buf):
                             raise Malformed('string length exceeds the input')
-                        o7.name = str(buf[pos:pos + n8], 'utf-8')
+                        o7.name = buf[pos:pos + n8].decode()
                         pos += n8
                     n9 = buf[pos]
                     if n9 < 0x80:
@@ -171,7 +173,7 @@ def _read_VotersRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
                             raise Malformed('string too long')
                         if pos + n9 > len(buf):
                             raise Malformed('string length exceeds the input')
-                        o7.host = str(buf[pos:pos + n9], 'utf-8')
+                        o7.host = buf[pos:pos + n9].decode()
                         pos += n9
                     o7.port, = _S2.unpack_from(buf, pos)
                     pos += 2
@@ -267,6 +269,8 @@ def _write_VotersRecord_v0(o: Any, out: bytearray) -> None:
 
 
 def _read_Voter_v0(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(Voter)
     o.voter_id, u1 = _S1.unpack_from(buf, pos)
     o.voter_directory_id = bytes_new(Uuid, u1)
@@ -298,7 +302,7 @@ def _read_Voter_v0(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n5 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o4.name = str(buf[pos:pos + n5], 'utf-8')
+                o4.name = buf[pos:pos + n5].decode()
                 pos += n5
             n6 = buf[pos]
             if n6 < 0x80:
@@ -313,7 +317,7 @@ def _read_Voter_v0(buf: Any, pos: int) -> tuple[Any, int]:
                     raise Malformed('string too long')
                 if pos + n6 > len(buf):
                     raise Malformed('string length exceeds the input')
-                o4.host = str(buf[pos:pos + n6], 'utf-8')
+                o4.host = buf[pos:pos + n6].decode()
                 pos += n6
             o4.port, = _S2.unpack_from(buf, pos)
             pos += 2
@@ -389,6 +393,8 @@ def _write_Voter_v0(o: Any, out: bytearray) -> None:
 
 
 def _read_Endpoint_v0(buf: Any, pos: int) -> tuple[Any, int]:
+    if type(buf) is memoryview:
+        buf = bytes(buf)
     o = new(Endpoint)
     n1 = buf[pos]
     if n1 < 0x80:
@@ -403,7 +409,7 @@ def _read_Endpoint_v0(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n1 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.name = str(buf[pos:pos + n1], 'utf-8')
+        o.name = buf[pos:pos + n1].decode()
         pos += n1
     n2 = buf[pos]
     if n2 < 0x80:
@@ -418,7 +424,7 @@ def _read_Endpoint_v0(buf: Any, pos: int) -> tuple[Any, int]:
             raise Malformed('string too long')
         if pos + n2 > len(buf):
             raise Malformed('string length exceeds the input')
-        o.host = str(buf[pos:pos + n2], 'utf-8')
+        o.host = buf[pos:pos + n2].decode()
         pos += n2
     o.port, = _S2.unpack_from(buf, pos)
     pos += 2
