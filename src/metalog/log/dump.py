@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+from functools import cache
 from typing import Any
 
 from metalog.codec.framing import decode_metadata_record
@@ -16,6 +17,7 @@ from metalog.log.control import DUMP_LABELS, decode_control
 _COMPACT = {"separators": (",", ":")}
 
 
+@cache
 def kafka_type_name(message_name: str) -> str:
     """Kafka's MetadataRecordType name: ``PartitionRecord`` -> ``PARTITION_RECORD``."""
     return snake(message_name).upper()

@@ -382,9 +382,8 @@ class MetadataLog:
         """Records from ``start_offset`` on (CRC checked batch by batch, decoded as they are reached)."""
         start = self.log_start_offset if start_offset is None else start_offset
         for batch in self.batches(start):
-            for rec in batch.records():
-                if rec.offset >= start:
-                    yield rec
+            records = batch.records()
+            yield from records if batch.base_offset >= start else [r for r in records if r.offset >= start]
 
     def offset_for_timestamp(self, timestamp: int) -> int | None:
         """The first offset whose record timestamp is at or after ``timestamp`` (time index lookup)."""

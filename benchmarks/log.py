@@ -1,0 +1,207 @@
+"""Metadata-log throughput: reading a 1M-record log (CRC checked) against kafka-python's and aiokafka's batch
+readers, appending with and without an fsync per batch, and the peak memory of dumping the whole log.
+
+    python benchmarks/log.py                    # 1M records (about a minute and a half on 2 cores)
+    python benchmarks/log.py --records 100000   # quicker
+
+The log holds KRaft batches of 1000 metadata records (a mix of PartitionRecord, PartitionChangeRecord,
+RegisterBrokerRecord, TopicRecord and ConfigRecord values, 20-200 bytes). Every reader checks every
+batch's CRC and touches every record's value; they must agree on the record count and a checksum of the
+values before anything is compared. kafka-python and aiokafka read from a bytes object (they cannot
+stream a file); metalog streams from the segment files. Rates are best of ``--repeat`` runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+
+from metalog.codec import Uuid, message_class
+from metalog.codec.framing import encode_metadata_record
+from metalog.log import Durability, MetadataLog
+
+BATCH = 1000
+TS = 1700000000000
+
+
+def values_pool(n: int = 1000) -> list[bytes]:
+    """Distinct, realistic metadata record values to cycle through."""
+    out = []
+    for i in range(n):
+        topic = Uuid.of(i + 1000, i * 7 + 1)
+        kind = i % 5
+        if kind == 0:
+            msg, v = message_class("PartitionRecord")(
+                partition_id=i, topic_id=topic, replicas=[1, 2, 3], isr=[1, 2, 3], leader=1 + i % 3,
+                leader_epoch=i % 10, partition_epoch=i % 7,
+                directories=[Uuid.of(1, i), Uuid.of(2, i), Uuid.of(3, i)]), 1
+        elif kind == 1:
+            msg, v = message_class("PartitionChangeRecord")(partition_id=i, topic_id=topic, isr=[1, 3], leader=3), 0
+        elif kind == 2:
+            msg, v = message_class("TopicRecord")(name=f"topic-{i:06d}", topic_id=topic), 0
+        elif kind == 3:
+            msg, v = message_class("ConfigRecord")(resource_type=2, resource_name=f"topic-{i:06d}",
+                                                   name="min.insync.replicas", value="2"), 0
+        else:
+            msg, v = message_class("RegisterBrokerRecord")(
+                broker_id=i, incarnation_id=topic, broker_epoch=i * 3, rack=f"rack-{i % 3}",
+                log_dirs=[Uuid.of(9, i)]), 3
+        out.append(encode_metadata_record(msg, v))
+    return out
+
+
+def make_log(path: Path, records: int, durability: Durability) -> float:
+    """Append ``records`` records in batches of 1000; returns the seconds it took."""
+    pool = values_pool()
+    start = time.perf_counter()
+    with MetadataLog.open(path, create=True, durability=durability) as log:
+        for first in range(0, records, BATCH):
+            values = [pool[(first + i) % len(pool)] for i in range(min(BATCH, records - first))]
+            log.append(values, epoch=1, timestamp=TS + first)
+    return time.perf_counter() - start
+
+
+def read_metalog(path: Path) -> tuple[int, int]:
+    count = check = 0
+    with MetadataLog.open(path, writable=False) as log:
+        for rec in log.records():
+            count += 1
+            check += len(rec.value)
+    return count, check
+
+
+def scan_metalog(path: Path) -> tuple[int, int]:
+    """Batches with their CRC checked, records left undecoded (the lazy read)."""
+    count = 0
+    with MetadataLog.open(path, writable=False) as log:
+        for batch in log.batches():
+            count += batch.records_count
+    return count, -1
+
+
+def peer_reader(memory_records: Callable) -> Callable[[bytes], tuple[int, int]]:
+    def read(data: bytes) -> tuple[int, int]:
+        count = check = 0
+        records = memory_records(data)
+        while (batch := records.next_batch()) is not None:
+            if not batch.validate_crc():
+                raise AssertionError("CRC")
+            for rec in batch:
+                count += 1
+                check += len(rec.value)
+        return count, check
+    return read
+
+
+def peer_scan(memory_records: Callable) -> Callable[[bytes], tuple[int, int]]:
+    def scan(data: bytes) -> tuple[int, int]:
+        count = 0
+        records = memory_records(data)
+        while (batch := records.next_batch()) is not None:
+            if not batch.validate_crc():
+                raise AssertionError("CRC")
+            count += batch.last_offset_delta + 1
+        return count, -1
+    return scan
+
+
+def best(fn: Callable[[], tuple[int, int]], repeat: int) -> tuple[float, tuple[int, int]]:
+    times, result = [], (0, 0)
+    for _ in range(repeat):
+        t = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - t)
+    return min(times), result
+
+
+def dump_peak_rss(path: Path) -> tuple[float, float]:
+    """(seconds, peak RSS in MiB) of ``metalog log dump --json`` over the whole log, output discarded."""
+    cmd = [sys.executable, "-m", "metalog.cli.main", "log", "dump", "--json", str(path)]
+    t = time.perf_counter()
+    with open(os.devnull, "w") as devnull:
+        proc = subprocess.Popen(cmd, stdout=devnull)
+        _, status, usage = os.wait4(proc.pid, 0)
+    if status:
+        raise SystemExit(f"dump failed with status {status}")
+    return time.perf_counter() - t, usage.ru_maxrss / 1024
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--records", type=int, default=1_000_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--no-dump", action="store_true", help="skip the dump memory measurement")
+    args = ap.parse_args()
+
+    from aiokafka.record.memory_records import MemoryRecords as AioMemoryRecords
+    from kafka.record.memory_records import MemoryRecords as KafkaPythonMemoryRecords
+
+    n = args.records
+    tmp = Path(tempfile.mkdtemp(prefix="metalog-bench-"))
+    try:
+        append_nofsync = make_log(tmp / "nofsync", n, Durability.NONE)
+        append_fsync = make_log(tmp / "fsync", n, Durability.BATCH)
+        log_dir = tmp / "fsync"
+        seg_files = sorted((log_dir / "__cluster_metadata-0").glob("*.log"))
+        data = b"".join(p.read_bytes() for p in seg_files)
+        size = len(data)
+        expected_check = sum(len(v) for v in values_pool()) * (n // 1000) + sum(
+            len(v) for v in values_pool()[: n % 1000])
+
+        rows: list[tuple[str, float, tuple[int, int]]] = []
+        for name, fn in [
+            ("metalog records (stream from files)", lambda: read_metalog(log_dir)),
+            ("kafka-python DefaultRecordBatch", lambda: peer_reader(KafkaPythonMemoryRecords)(data)),
+            ("aiokafka DefaultRecordBatch (compiled)", lambda: peer_reader(AioMemoryRecords)(data)),
+            ("metalog batch scan (CRC, lazy records)", lambda: scan_metalog(log_dir)),
+            ("kafka-python batch scan (CRC)", lambda: peer_scan(KafkaPythonMemoryRecords)(data)),
+            ("aiokafka batch scan (CRC, compiled)", lambda: peer_scan(AioMemoryRecords)(data)),
+        ]:
+            repeat = 1 if name.startswith("kafka-python DefaultRecordBatch") else args.repeat
+            seconds, result = best(fn, repeat)
+            if result[0] != n or result[1] not in (expected_check, -1):
+                raise SystemExit(f"{name} disagrees: {result} (expected {n} records, checksum {expected_check})")
+            rows.append((name, seconds, result))
+
+        print(f"\nmetadata log: {n:,} records in {n // BATCH:,} batches, {size / 1e6:.1f} MB, "
+              f"{len(seg_files)} segment(s); crc32 of the bytes {zlib.crc32(data):08x}\n")
+        print(f"{'read (every CRC checked)':44} {'records/s':>12} {'MB/s':>8}  ratio")
+        base = {"records": rows[0][1], "scan": rows[3][1]}
+        for i, (name, seconds, _) in enumerate(rows):
+            ref = base["records"] if i < 3 else base["scan"]
+            print(f"{name:44} {n / seconds:>12,.0f} {size / seconds / 1e6:>8.1f}  metalog x{seconds / ref:.2f}")
+        print()
+        print(f"{'append (batches of 1000, epoch 1)':44} {'records/s':>12} {'MB/s':>8}")
+        for name, seconds in [("metalog, fsync after every batch", append_fsync),
+                              ("metalog, no fsync (flush at close)", append_nofsync)]:
+            print(f"{name:44} {n / seconds:>12,.0f} {size / seconds / 1e6:>8.1f}")
+        kp, aio = rows[1][1], rows[2][1]
+        print()
+        print(f"targets: read >= 3x kafka-python: {kp / rows[0][1]:.2f}x "
+              f"({'met' if kp / rows[0][1] >= 3 else 'MISSED'}); "
+              f">= 0.5x aiokafka: {aio / rows[0][1]:.2f}x ({'met' if aio / rows[0][1] >= 0.5 else 'MISSED'}); "
+              f"batch scan vs aiokafka's: {rows[5][1] / rows[3][1]:.2f}x")
+        if not args.no_dump:
+            small = tmp / "small"
+            make_log(small, max(n // 10, BATCH), Durability.NONE)
+            s_small, rss_small = dump_peak_rss(small)
+            s_full, rss_full = dump_peak_rss(log_dir)
+            print(f"dump --json: {max(n // 10, BATCH):,} records {s_small:.1f} s, peak RSS {rss_small:.0f} MiB; "
+                  f"{n:,} records {s_full:.1f} s, peak RSS {rss_full:.0f} MiB "
+                  f"({'constant' if rss_full < rss_small * 1.2 + 5 else 'GROWS'}); "
+                  f"this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
