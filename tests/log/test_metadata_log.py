@@ -12,6 +12,7 @@ from metalog.errors import LogError, LogLockedError
 from metalog.log import Durability, MetadataLog
 from metalog.log.files import METADATA_TOPIC_ID, read_partition_metadata, read_properties
 from metalog.log.index import OFFSET_ENTRY, TIME_ENTRY
+from metalog.log.verify import verify_log
 from metalog.snapshots import SnapshotId, SnapshotWriter
 
 NOOP = bytes.fromhex("01140000")  # NoOpRecord v0, framed
@@ -174,6 +175,7 @@ def test_retention_deletes_segments_covered_by_a_snapshot(tmp_path):
     with MetadataLog.open(tmp_path) as log:
         assert log.log_start_offset == 21
         assert (tmp_path / "log-start-offset-checkpoint").read_text() == "0\n1\n__cluster_metadata 0 21\n"
+    assert verify_log(tmp_path).ok
 
 
 def test_truncate_to(tmp_path):
@@ -186,6 +188,7 @@ def test_truncate_to(tmp_path):
         log.append([NOOP], epoch=5)
     with MetadataLog.open(tmp_path) as log:
         assert log.log_end_offset == 13 and log.epochs.entries == [(1, 0), (5, 12)]
+    assert verify_log(tmp_path).ok
 
 
 def test_leftovers_are_cleaned_on_open(tmp_path):

@@ -16,6 +16,7 @@ from metalog.codec import message_class
 from metalog.codec.framing import encode_metadata_record
 from metalog.errors import CorruptBatchError
 from metalog.log import MetadataLog
+from metalog.log.verify import verify_log
 
 TS = 1700000000000
 SEGMENT = "__cluster_metadata-0/00000000000000000000.log"
@@ -67,6 +68,7 @@ def _damage_cases(pristine, tmp_path, damage, first: int = 0) -> int:
             log.close()
         with MetadataLog.open(work) as again:
             assert not again.recovery and again.log_end_offset == last_base + 1
+        assert verify_log(work).ok, verify_log(work).problems
         shutil.rmtree(work)
     return seg_size - last_pos - first
 
@@ -104,11 +106,10 @@ def test_damage_in_the_middle_is_an_error_naming_file_and_position(tmp_path):
         assert len(log.recovery.lost) == 1 and f"at byte {pos}" in log.recovery.lost[0]
     with MetadataLog.open(work) as log:
         assert not log.recovery and log.log_end_offset == batches[2][1]
+    assert verify_log(work).ok
 
 
 def test_damage_before_the_tail_fails_reads_and_verify(tmp_path):
-    from metalog.log.verify import verify_log
-
     batches = make_log(tmp_path, batches=300, interval=512)  # an index entry well after the damage
     pos = batches[10][0]
     with open(tmp_path / SEGMENT, "r+b") as f:

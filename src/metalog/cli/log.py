@@ -19,6 +19,7 @@ examples:
   metalog log dump --json __cluster_metadata-0/00000000000000000000.log | jq .records[].payload.type
   metalog log dump 00000000000000000025-0000000001.checkpoint
   metalog log verify /var/lib/kafka/metadata && echo intact
+  metalog log recover --repair /var/lib/kafka/metadata     # truncate at damage, saying what is lost
   echo '{"name": "NoOpRecord", "version": 0, "data": {}}' | metalog log append --create /tmp/metadata
 """
 
@@ -57,6 +58,13 @@ def register(sub: Any) -> None:
     ver.add_argument("logdir", metavar="LOGDIR")
     ver.add_argument("--quiet", "-q", action="store_true", help="print problems only")
     ver.set_defaults(func=_verify)
+
+    rec = verbs.add_parser("recover", help="open for writing: cut a torn tail, rebuild indexes, report what changed",
+                           epilog=EXAMPLES, formatter_class=fmt)
+    rec.add_argument("logdir", metavar="LOGDIR")
+    rec.add_argument("--repair", action="store_true",
+                     help="also truncate at damage in the middle of the log, losing everything after it")
+    rec.set_defaults(func=_recover)
 
 
 # ---- dump -----------------------------------------------------------------------------------
@@ -193,3 +201,14 @@ def _verify(args: argparse.Namespace) -> int:
     print(f"{args.logdir}: {v.batches} batches, {v.records} records, {v.bytes} bytes, {v.snapshots} snapshots: "
           f"{verdict}")
     return 0 if v.ok else 1
+
+
+def _recover(args: argparse.Namespace) -> int:
+    from metalog.log import MetadataLog
+
+    with MetadataLog.open(args.logdir, repair=args.repair) as log:
+        for line in log.recovery.lines():
+            print(line)
+        print(f"{args.logdir}: log start offset {log.log_start_offset}, log end offset {log.log_end_offset}"
+              f"{'' if log.recovery else ', nothing to recover'}")
+    return 0

@@ -99,5 +99,5 @@ def is_torn_tail(seg: LogSegment, position: int) -> bool:
 
 def damage_error(seg: LogSegment, position: int, problem: str) -> CorruptBatchError:
     return CorruptBatchError(f"{problem}; valid batches follow, so this is damage in the middle of the log "
-                             "(never skipped; open with repair=True / --repair to truncate here and lose the rest)",
+                             "(never skipped; 'metalog log recover --repair' truncates here, losing the rest)",
                              file=seg.path, position=position)

@@ -163,8 +163,17 @@ class LogSegment:
         self.offset_index.truncate_to_position(position)
         self.time_index.truncate_to_offset(next_offset)
         self.next_offset = next_offset
+        self._recompute_max_timestamp()
         self.write_indexes()
         return removed
+
+    def _recompute_max_timestamp(self) -> None:
+        """After a cut: the time index's last entry, then the batches after the last offset-index entry
+        (Kafka's readLargestTimestamp)."""
+        self.max_timestamp, self.offset_of_max_timestamp = self.time_index.last_entry or (-1, self.base_offset)
+        for batch in self.batches(self.offset_index.last_position, validate=False):
+            if batch.max_timestamp > self.max_timestamp:
+                self.max_timestamp, self.offset_of_max_timestamp = batch.max_timestamp, batch.last_offset
 
     def finish_rebuild(self) -> None:
         """After a full scan: the final time-index entry (as Kafka's recover does), then both files."""

@@ -50,6 +50,7 @@ def verify_log(path: str | os.PathLike[str]) -> Verification:
         epochs = LeaderEpochCache(None)
         for seg in log.segments:
             _verify_segment(seg, state, epochs, v)
+        epochs.truncate_from_start(log.log_start_offset)  # retention moved the first epoch's start up
         if log.epochs.entries != epochs.entries:
             v.problems.append(f"{log.epochs.path}: entries {log.epochs.entries} but the batches say {epochs.entries}")
         for sid in log.snapshot_ids():
