@@ -11,6 +11,7 @@ Run ``python -m metalog.codec.generator`` to rewrite ``metalog/codec/messages/``
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -180,8 +181,11 @@ class MessageGenerator:
         em(f"o = new({name})")
         self.read_body(em, name, v, "o")
         em("return o, pos")
+        uses_end = any(re.search(r"\bend\b", line) for line in em.lines)
+        head = ["    end = len(buf)"] if uses_end else []  # bounds checks compare with the input's end
         if any(".decode()" in line for line in em.lines):  # a memoryview slice has no .decode()
-            em.lines[:0] = ["    if type(buf) is memoryview:", "        buf = bytes(buf)"]
+            head[:0] = ["    if type(buf) is memoryview:", "        buf = bytes(buf)"]
+        em.lines[:0] = head
         return em
 
     def read_body(self, em: Emitter, name: str, v: int, o: str) -> None:
@@ -242,10 +246,21 @@ class MessageGenerator:
             em(f"{var}, pos = read_uvarint(buf, pos)")
 
     def read_length(self, em: Emitter, n: str, compact: bool, wide: bool) -> None:
-        """Read a length into ``n``: compact uvarint-plus-one, or int16/int32."""
+        """Read a length into ``n``: compact uvarint-plus-one, or int16/int32. A compact string's
+        length above 0x7fff needs a varint of more than one byte, so that is where it is refused."""
         if compact:
-            self.read_uvarint(em, n)
-            em(f"{n} -= 1")
+            em(f"{n} = buf[pos] - 1")
+            em(f"if {n} < 0x7f:")
+            with em:
+                em("pos += 1")
+            em("else:")
+            with em:
+                em(f"{n}, pos = read_uvarint(buf, pos)")
+                em(f"{n} -= 1")
+                if not wide:
+                    em(f"if {n} > 0x7fff:")
+                    with em:
+                        em("raise Malformed('string too long')")
         else:
             em(f"{n}, = {'I' if wide else 'H'}.unpack_from(buf, pos)")
             em(f"pos += {4 if wide else 2}")
@@ -277,17 +292,13 @@ class MessageGenerator:
         em("else:")
         with em:
             if typ == "string":
-                if compact:
-                    em(f"if {n} > 0x7fff:")
-                    with em:
-                        em("raise Malformed('string too long')")
-                em(f"if pos + {n} > len(buf):")
+                em(f"if pos + {n} > end:")
                 with em:
                     em("raise Malformed('string length exceeds the input')")
                 em(f"{target} = buf[pos:pos + {n}].decode()")
                 em(f"pos += {n}")
             elif typ in ("bytes", "records"):
-                em(f"if pos + {n} > len(buf):")
+                em(f"if pos + {n} > end:")
                 with em:
                     em("raise Malformed('bytes length exceeds the input')")
                 em(f"{target} = bytes(buf[pos:pos + {n}])")
@@ -297,9 +308,12 @@ class MessageGenerator:
 
     def read_array(self, em: Emitter, f: F, v: int, target: str, n: str) -> None:
         el = f.element
-        em(f"if {n} > len(buf) - pos:")
-        with em:
-            em("raise Malformed('array length exceeds the input')")
+        # Before anything is allocated the length is checked against the input; unpack_from does that
+        # itself for one-character formats (its format string stays short however large n is).
+        if len(PACKED_ARRAYS.get(el, "..")) > 1:
+            em(f"if {n} > end - pos:")
+            with em:
+                em("raise Malformed('array length exceeds the input')")
         if el in PACKED_ARRAYS:
             self.arrays.add(el)
             size = FIXED[el][1]
@@ -348,7 +362,7 @@ class MessageGenerator:
         width = len(rows) + flexible
         const = self.row_struct(fmt)
         vals = em.fresh("rows")
-        em(f"if {size} * {n} <= len(buf) - pos:")
+        em(f"if {size} * {n} <= end - pos:")
         with em:
             em(f"{vals} = {const}[{n}].unpack_from(buf, pos)")
         em("else:")
@@ -403,7 +417,7 @@ class MessageGenerator:
             self.read_uvarint(em, tag)
             self.read_uvarint(em, size)
             em(f"{stop} = pos + {size}")
-            em(f"if {stop} > len(buf):")
+            em(f"if {stop} > end:")
             with em:
                 em("raise Malformed('tagged field size exceeds the input')")
             for i, f in enumerate(sorted(tagged, key=lambda f: f.tag or 0)):

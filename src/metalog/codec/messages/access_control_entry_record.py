@@ -65,54 +65,55 @@ class AccessControlEntryRecord(ApiMessage):
 def _read_AccessControlEntryRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(AccessControlEntryRecord)
     u1, o.resource_type = _S0.unpack_from(buf, pos)
     o.id = bytes_new(Uuid, u1)
     pos += 17
-    n2 = buf[pos]
-    if n2 < 0x80:
+    n2 = buf[pos] - 1
+    if n2 < 0x7f:
         pos += 1
     else:
         n2, pos = read_uvarint(buf, pos)
-    n2 -= 1
+        n2 -= 1
+        if n2 > 0x7fff:
+            raise Malformed('string too long')
     if n2 < 0:
         raise Malformed('non-nullable ResourceName is null')
     else:
-        if n2 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n2 > len(buf):
+        if pos + n2 > end:
             raise Malformed('string length exceeds the input')
         o.resource_name = buf[pos:pos + n2].decode()
         pos += n2
     o.pattern_type, = _S1.unpack_from(buf, pos)
     pos += 1
-    n3 = buf[pos]
-    if n3 < 0x80:
+    n3 = buf[pos] - 1
+    if n3 < 0x7f:
         pos += 1
     else:
         n3, pos = read_uvarint(buf, pos)
-    n3 -= 1
+        n3 -= 1
+        if n3 > 0x7fff:
+            raise Malformed('string too long')
     if n3 < 0:
         raise Malformed('non-nullable Principal is null')
     else:
-        if n3 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n3 > len(buf):
+        if pos + n3 > end:
             raise Malformed('string length exceeds the input')
         o.principal = buf[pos:pos + n3].decode()
         pos += n3
-    n4 = buf[pos]
-    if n4 < 0x80:
+    n4 = buf[pos] - 1
+    if n4 < 0x7f:
         pos += 1
     else:
         n4, pos = read_uvarint(buf, pos)
-    n4 -= 1
+        n4 -= 1
+        if n4 > 0x7fff:
+            raise Malformed('string too long')
     if n4 < 0:
         raise Malformed('non-nullable Host is null')
     else:
-        if n4 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n4 > len(buf):
+        if pos + n4 > end:
             raise Malformed('string length exceeds the input')
         o.host = buf[pos:pos + n4].decode()
         pos += n4

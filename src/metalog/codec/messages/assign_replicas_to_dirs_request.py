@@ -103,19 +103,20 @@ class PartitionData(KafkaStruct):
 
 
 def _read_AssignReplicasToDirsRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
+    end = len(buf)
     o = new(AssignReplicasToDirsRequest)
     o.broker_id, o.broker_epoch = _S0.unpack_from(buf, pos)
     pos += 12
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
     if n1 < 0:
         raise Malformed('non-nullable Directories is null')
     else:
-        if n1 > len(buf) - pos:
+        if n1 > end - pos:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
@@ -123,16 +124,16 @@ def _read_AssignReplicasToDirsRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
             u4, = _S1.unpack_from(buf, pos)
             o3.id = bytes_new(Uuid, u4)
             pos += 16
-            n5 = buf[pos]
-            if n5 < 0x80:
+            n5 = buf[pos] - 1
+            if n5 < 0x7f:
                 pos += 1
             else:
                 n5, pos = read_uvarint(buf, pos)
-            n5 -= 1
+                n5 -= 1
             if n5 < 0:
                 raise Malformed('non-nullable Topics is null')
             else:
-                if n5 > len(buf) - pos:
+                if n5 > end - pos:
                     raise Malformed('array length exceeds the input')
                 items6 = []
                 for _ in range(n5):
@@ -140,19 +141,19 @@ def _read_AssignReplicasToDirsRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
                     u8, = _S1.unpack_from(buf, pos)
                     o7.topic_id = bytes_new(Uuid, u8)
                     pos += 16
-                    n9 = buf[pos]
-                    if n9 < 0x80:
+                    n9 = buf[pos] - 1
+                    if n9 < 0x7f:
                         pos += 1
                     else:
                         n9, pos = read_uvarint(buf, pos)
-                    n9 -= 1
+                        n9 -= 1
                     if n9 < 0:
                         raise Malformed('non-nullable Partitions is null')
                     else:
-                        if n9 > len(buf) - pos:
+                        if n9 > end - pos:
                             raise Malformed('array length exceeds the input')
                         items10 = []
-                        if 5 * n9 <= len(buf) - pos:
+                        if 5 * n9 <= end - pos:
                             rows11 = _ROWS0[n9].unpack_from(buf, pos)
                         else:
                             rows11 = None
@@ -245,20 +246,21 @@ def _write_AssignReplicasToDirsRequest_v0(o: Any, out: bytearray) -> None:
 
 
 def _read_DirectoryData_v0(buf: Any, pos: int) -> tuple[Any, int]:
+    end = len(buf)
     o = new(DirectoryData)
     u1, = _S1.unpack_from(buf, pos)
     o.id = bytes_new(Uuid, u1)
     pos += 16
-    n2 = buf[pos]
-    if n2 < 0x80:
+    n2 = buf[pos] - 1
+    if n2 < 0x7f:
         pos += 1
     else:
         n2, pos = read_uvarint(buf, pos)
-    n2 -= 1
+        n2 -= 1
     if n2 < 0:
         raise Malformed('non-nullable Topics is null')
     else:
-        if n2 > len(buf) - pos:
+        if n2 > end - pos:
             raise Malformed('array length exceeds the input')
         items3 = []
         for _ in range(n2):
@@ -266,19 +268,19 @@ def _read_DirectoryData_v0(buf: Any, pos: int) -> tuple[Any, int]:
             u5, = _S1.unpack_from(buf, pos)
             o4.topic_id = bytes_new(Uuid, u5)
             pos += 16
-            n6 = buf[pos]
-            if n6 < 0x80:
+            n6 = buf[pos] - 1
+            if n6 < 0x7f:
                 pos += 1
             else:
                 n6, pos = read_uvarint(buf, pos)
-            n6 -= 1
+                n6 -= 1
             if n6 < 0:
                 raise Malformed('non-nullable Partitions is null')
             else:
-                if n6 > len(buf) - pos:
+                if n6 > end - pos:
                     raise Malformed('array length exceeds the input')
                 items7 = []
-                if 5 * n6 <= len(buf) - pos:
+                if 5 * n6 <= end - pos:
                     rows8 = _ROWS0[n6].unpack_from(buf, pos)
                 else:
                     rows8 = None
@@ -351,23 +353,24 @@ def _write_DirectoryData_v0(o: Any, out: bytearray) -> None:
 
 
 def _read_TopicData_v0(buf: Any, pos: int) -> tuple[Any, int]:
+    end = len(buf)
     o = new(TopicData)
     u1, = _S1.unpack_from(buf, pos)
     o.topic_id = bytes_new(Uuid, u1)
     pos += 16
-    n2 = buf[pos]
-    if n2 < 0x80:
+    n2 = buf[pos] - 1
+    if n2 < 0x7f:
         pos += 1
     else:
         n2, pos = read_uvarint(buf, pos)
-    n2 -= 1
+        n2 -= 1
     if n2 < 0:
         raise Malformed('non-nullable Partitions is null')
     else:
-        if n2 > len(buf) - pos:
+        if n2 > end - pos:
             raise Malformed('array length exceeds the input')
         items3 = []
-        if 5 * n2 <= len(buf) - pos:
+        if 5 * n2 <= end - pos:
             rows4 = _ROWS0[n2].unpack_from(buf, pos)
         else:
             rows4 = None

@@ -47,6 +47,7 @@ class BeginTransactionRecord(ApiMessage):
 def _read_BeginTransactionRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(BeginTransactionRecord)
     o.name = None
     o.unknown_tagged_fields = None
@@ -70,21 +71,21 @@ def _read_BeginTransactionRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 size3, pos = read_uvarint(buf, pos)
             stop4 = pos + size3
-            if stop4 > len(buf):
+            if stop4 > end:
                 raise Malformed('tagged field size exceeds the input')
             if tag2 == 0:
-                n5 = buf[pos]
-                if n5 < 0x80:
+                n5 = buf[pos] - 1
+                if n5 < 0x7f:
                     pos += 1
                 else:
                     n5, pos = read_uvarint(buf, pos)
-                n5 -= 1
+                    n5 -= 1
+                    if n5 > 0x7fff:
+                        raise Malformed('string too long')
                 if n5 < 0:
                     o.name = None
                 else:
-                    if n5 > 0x7fff:
-                        raise Malformed('string too long')
-                    if pos + n5 > len(buf):
+                    if pos + n5 > end:
                         raise Malformed('string length exceeds the input')
                     o.name = buf[pos:pos + n5].decode()
                     pos += n5

@@ -81,6 +81,7 @@ def _write_BrokerHeartbeatRequest_v0(o: Any, out: bytearray) -> None:
 
 
 def _read_BrokerHeartbeatRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
+    end = len(buf)
     o = new(BrokerHeartbeatRequest)
     o.offline_log_dirs = []
     o.broker_id, o.broker_epoch, o.current_metadata_offset, o.want_fence, o.want_shut_down = _S0.unpack_from(buf, pos)
@@ -106,19 +107,19 @@ def _read_BrokerHeartbeatRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 size3, pos = read_uvarint(buf, pos)
             stop4 = pos + size3
-            if stop4 > len(buf):
+            if stop4 > end:
                 raise Malformed('tagged field size exceeds the input')
             if tag2 == 0:
-                n5 = buf[pos]
-                if n5 < 0x80:
+                n5 = buf[pos] - 1
+                if n5 < 0x7f:
                     pos += 1
                 else:
                     n5, pos = read_uvarint(buf, pos)
-                n5 -= 1
+                    n5 -= 1
                 if n5 < 0:
                     raise Malformed('non-nullable OfflineLogDirs is null')
                 else:
-                    if n5 > len(buf) - pos:
+                    if n5 > end - pos:
                         raise Malformed('array length exceeds the input')
                     o.offline_log_dirs = [bytes_new(Uuid, u) for u in _UUIDS[n5].unpack_from(buf, pos)]
                     pos += 16 * n5

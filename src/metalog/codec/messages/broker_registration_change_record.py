@@ -58,6 +58,7 @@ class BrokerRegistrationChangeRecord(ApiMessage):
 
 
 def _read_BrokerRegistrationChangeRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
+    end = len(buf)
     o = new(BrokerRegistrationChangeRecord)
     o.fenced = 0
     o.in_controlled_shutdown = 0
@@ -85,7 +86,7 @@ def _read_BrokerRegistrationChangeRecord_v0(buf: Any, pos: int) -> tuple[Any, in
             else:
                 size3, pos = read_uvarint(buf, pos)
             stop4 = pos + size3
-            if stop4 > len(buf):
+            if stop4 > end:
                 raise Malformed('tagged field size exceeds the input')
             if tag2 == 0:
                 o.fenced, = _S1.unpack_from(buf, pos)
@@ -121,6 +122,7 @@ def _write_BrokerRegistrationChangeRecord_v0(o: Any, out: bytearray) -> None:
 
 
 def _read_BrokerRegistrationChangeRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
+    end = len(buf)
     o = new(BrokerRegistrationChangeRecord)
     o.fenced = 0
     o.in_controlled_shutdown = 0
@@ -148,7 +150,7 @@ def _read_BrokerRegistrationChangeRecord_v1(buf: Any, pos: int) -> tuple[Any, in
             else:
                 size3, pos = read_uvarint(buf, pos)
             stop4 = pos + size3
-            if stop4 > len(buf):
+            if stop4 > end:
                 raise Malformed('tagged field size exceeds the input')
             if tag2 == 0:
                 o.fenced, = _S1.unpack_from(buf, pos)
@@ -193,6 +195,7 @@ def _write_BrokerRegistrationChangeRecord_v1(o: Any, out: bytearray) -> None:
 
 
 def _read_BrokerRegistrationChangeRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
+    end = len(buf)
     o = new(BrokerRegistrationChangeRecord)
     o.fenced = 0
     o.in_controlled_shutdown = 0
@@ -220,7 +223,7 @@ def _read_BrokerRegistrationChangeRecord_v2(buf: Any, pos: int) -> tuple[Any, in
             else:
                 size3, pos = read_uvarint(buf, pos)
             stop4 = pos + size3
-            if stop4 > len(buf):
+            if stop4 > end:
                 raise Malformed('tagged field size exceeds the input')
             if tag2 == 0:
                 o.fenced, = _S1.unpack_from(buf, pos)
@@ -233,16 +236,16 @@ def _read_BrokerRegistrationChangeRecord_v2(buf: Any, pos: int) -> tuple[Any, in
                 if pos != stop4:
                     raise Malformed('tagged field size does not match its value')
             elif tag2 == 2:
-                n5 = buf[pos]
-                if n5 < 0x80:
+                n5 = buf[pos] - 1
+                if n5 < 0x7f:
                     pos += 1
                 else:
                     n5, pos = read_uvarint(buf, pos)
-                n5 -= 1
+                    n5 -= 1
                 if n5 < 0:
                     raise Malformed('non-nullable LogDirs is null')
                 else:
-                    if n5 > len(buf) - pos:
+                    if n5 > end - pos:
                         raise Malformed('array length exceeds the input')
                     o.log_dirs = [bytes_new(Uuid, u) for u in _UUIDS[n5].unpack_from(buf, pos)]
                     pos += 16 * n5

@@ -111,68 +111,69 @@ class Feature(KafkaStruct):
 def _read_BrokerRegistrationRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(BrokerRegistrationRequest)
     o.broker_id, = _S0.unpack_from(buf, pos)
     pos += 4
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
+        if n1 > 0x7fff:
+            raise Malformed('string too long')
     if n1 < 0:
         raise Malformed('non-nullable ClusterId is null')
     else:
-        if n1 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n1 > len(buf):
+        if pos + n1 > end:
             raise Malformed('string length exceeds the input')
         o.cluster_id = buf[pos:pos + n1].decode()
         pos += n1
     u2, = _S1.unpack_from(buf, pos)
     o.incarnation_id = bytes_new(Uuid, u2)
     pos += 16
-    n3 = buf[pos]
-    if n3 < 0x80:
+    n3 = buf[pos] - 1
+    if n3 < 0x7f:
         pos += 1
     else:
         n3, pos = read_uvarint(buf, pos)
-    n3 -= 1
+        n3 -= 1
     if n3 < 0:
         raise Malformed('non-nullable Listeners is null')
     else:
-        if n3 > len(buf) - pos:
+        if n3 > end - pos:
             raise Malformed('array length exceeds the input')
         items4 = []
         for _ in range(n3):
             o5 = new(Listener)
-            n6 = buf[pos]
-            if n6 < 0x80:
+            n6 = buf[pos] - 1
+            if n6 < 0x7f:
                 pos += 1
             else:
                 n6, pos = read_uvarint(buf, pos)
-            n6 -= 1
+                n6 -= 1
+                if n6 > 0x7fff:
+                    raise Malformed('string too long')
             if n6 < 0:
                 raise Malformed('non-nullable Name is null')
             else:
-                if n6 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n6 > len(buf):
+                if pos + n6 > end:
                     raise Malformed('string length exceeds the input')
                 o5.name = buf[pos:pos + n6].decode()
                 pos += n6
-            n7 = buf[pos]
-            if n7 < 0x80:
+            n7 = buf[pos] - 1
+            if n7 < 0x7f:
                 pos += 1
             else:
                 n7, pos = read_uvarint(buf, pos)
-            n7 -= 1
+                n7 -= 1
+                if n7 > 0x7fff:
+                    raise Malformed('string too long')
             if n7 < 0:
                 raise Malformed('non-nullable Host is null')
             else:
-                if n7 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n7 > len(buf):
+                if pos + n7 > end:
                     raise Malformed('string length exceeds the input')
                 o5.host = buf[pos:pos + n7].decode()
                 pos += n7
@@ -185,32 +186,32 @@ def _read_BrokerRegistrationRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
                 pos = read_unknown_tags(o5, buf, pos)
             items4.append(o5)
         o.listeners = items4
-    n8 = buf[pos]
-    if n8 < 0x80:
+    n8 = buf[pos] - 1
+    if n8 < 0x7f:
         pos += 1
     else:
         n8, pos = read_uvarint(buf, pos)
-    n8 -= 1
+        n8 -= 1
     if n8 < 0:
         raise Malformed('non-nullable Features is null')
     else:
-        if n8 > len(buf) - pos:
+        if n8 > end - pos:
             raise Malformed('array length exceeds the input')
         items9 = []
         for _ in range(n8):
             o10 = new(Feature)
-            n11 = buf[pos]
-            if n11 < 0x80:
+            n11 = buf[pos] - 1
+            if n11 < 0x7f:
                 pos += 1
             else:
                 n11, pos = read_uvarint(buf, pos)
-            n11 -= 1
+                n11 -= 1
+                if n11 > 0x7fff:
+                    raise Malformed('string too long')
             if n11 < 0:
                 raise Malformed('non-nullable Name is null')
             else:
-                if n11 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n11 > len(buf):
+                if pos + n11 > end:
                     raise Malformed('string length exceeds the input')
                 o10.name = buf[pos:pos + n11].decode()
                 pos += n11
@@ -223,18 +224,18 @@ def _read_BrokerRegistrationRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
                 pos = read_unknown_tags(o10, buf, pos)
             items9.append(o10)
         o.features = items9
-    n12 = buf[pos]
-    if n12 < 0x80:
+    n12 = buf[pos] - 1
+    if n12 < 0x7f:
         pos += 1
     else:
         n12, pos = read_uvarint(buf, pos)
-    n12 -= 1
+        n12 -= 1
+        if n12 > 0x7fff:
+            raise Malformed('string too long')
     if n12 < 0:
         o.rack = None
     else:
-        if n12 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n12 > len(buf):
+        if pos + n12 > end:
             raise Malformed('string length exceeds the input')
         o.rack = buf[pos:pos + n12].decode()
         pos += n12
@@ -342,68 +343,69 @@ def _write_BrokerRegistrationRequest_v0(o: Any, out: bytearray) -> None:
 def _read_BrokerRegistrationRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(BrokerRegistrationRequest)
     o.broker_id, = _S0.unpack_from(buf, pos)
     pos += 4
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
+        if n1 > 0x7fff:
+            raise Malformed('string too long')
     if n1 < 0:
         raise Malformed('non-nullable ClusterId is null')
     else:
-        if n1 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n1 > len(buf):
+        if pos + n1 > end:
             raise Malformed('string length exceeds the input')
         o.cluster_id = buf[pos:pos + n1].decode()
         pos += n1
     u2, = _S1.unpack_from(buf, pos)
     o.incarnation_id = bytes_new(Uuid, u2)
     pos += 16
-    n3 = buf[pos]
-    if n3 < 0x80:
+    n3 = buf[pos] - 1
+    if n3 < 0x7f:
         pos += 1
     else:
         n3, pos = read_uvarint(buf, pos)
-    n3 -= 1
+        n3 -= 1
     if n3 < 0:
         raise Malformed('non-nullable Listeners is null')
     else:
-        if n3 > len(buf) - pos:
+        if n3 > end - pos:
             raise Malformed('array length exceeds the input')
         items4 = []
         for _ in range(n3):
             o5 = new(Listener)
-            n6 = buf[pos]
-            if n6 < 0x80:
+            n6 = buf[pos] - 1
+            if n6 < 0x7f:
                 pos += 1
             else:
                 n6, pos = read_uvarint(buf, pos)
-            n6 -= 1
+                n6 -= 1
+                if n6 > 0x7fff:
+                    raise Malformed('string too long')
             if n6 < 0:
                 raise Malformed('non-nullable Name is null')
             else:
-                if n6 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n6 > len(buf):
+                if pos + n6 > end:
                     raise Malformed('string length exceeds the input')
                 o5.name = buf[pos:pos + n6].decode()
                 pos += n6
-            n7 = buf[pos]
-            if n7 < 0x80:
+            n7 = buf[pos] - 1
+            if n7 < 0x7f:
                 pos += 1
             else:
                 n7, pos = read_uvarint(buf, pos)
-            n7 -= 1
+                n7 -= 1
+                if n7 > 0x7fff:
+                    raise Malformed('string too long')
             if n7 < 0:
                 raise Malformed('non-nullable Host is null')
             else:
-                if n7 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n7 > len(buf):
+                if pos + n7 > end:
                     raise Malformed('string length exceeds the input')
                 o5.host = buf[pos:pos + n7].decode()
                 pos += n7
@@ -416,32 +418,32 @@ def _read_BrokerRegistrationRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
                 pos = read_unknown_tags(o5, buf, pos)
             items4.append(o5)
         o.listeners = items4
-    n8 = buf[pos]
-    if n8 < 0x80:
+    n8 = buf[pos] - 1
+    if n8 < 0x7f:
         pos += 1
     else:
         n8, pos = read_uvarint(buf, pos)
-    n8 -= 1
+        n8 -= 1
     if n8 < 0:
         raise Malformed('non-nullable Features is null')
     else:
-        if n8 > len(buf) - pos:
+        if n8 > end - pos:
             raise Malformed('array length exceeds the input')
         items9 = []
         for _ in range(n8):
             o10 = new(Feature)
-            n11 = buf[pos]
-            if n11 < 0x80:
+            n11 = buf[pos] - 1
+            if n11 < 0x7f:
                 pos += 1
             else:
                 n11, pos = read_uvarint(buf, pos)
-            n11 -= 1
+                n11 -= 1
+                if n11 > 0x7fff:
+                    raise Malformed('string too long')
             if n11 < 0:
                 raise Malformed('non-nullable Name is null')
             else:
-                if n11 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n11 > len(buf):
+                if pos + n11 > end:
                     raise Malformed('string length exceeds the input')
                 o10.name = buf[pos:pos + n11].decode()
                 pos += n11
@@ -454,18 +456,18 @@ def _read_BrokerRegistrationRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
                 pos = read_unknown_tags(o10, buf, pos)
             items9.append(o10)
         o.features = items9
-    n12 = buf[pos]
-    if n12 < 0x80:
+    n12 = buf[pos] - 1
+    if n12 < 0x7f:
         pos += 1
     else:
         n12, pos = read_uvarint(buf, pos)
-    n12 -= 1
+        n12 -= 1
+        if n12 > 0x7fff:
+            raise Malformed('string too long')
     if n12 < 0:
         o.rack = None
     else:
-        if n12 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n12 > len(buf):
+        if pos + n12 > end:
             raise Malformed('string length exceeds the input')
         o.rack = buf[pos:pos + n12].decode()
         pos += n12
@@ -573,68 +575,69 @@ def _write_BrokerRegistrationRequest_v1(o: Any, out: bytearray) -> None:
 def _read_BrokerRegistrationRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(BrokerRegistrationRequest)
     o.broker_id, = _S0.unpack_from(buf, pos)
     pos += 4
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
+        if n1 > 0x7fff:
+            raise Malformed('string too long')
     if n1 < 0:
         raise Malformed('non-nullable ClusterId is null')
     else:
-        if n1 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n1 > len(buf):
+        if pos + n1 > end:
             raise Malformed('string length exceeds the input')
         o.cluster_id = buf[pos:pos + n1].decode()
         pos += n1
     u2, = _S1.unpack_from(buf, pos)
     o.incarnation_id = bytes_new(Uuid, u2)
     pos += 16
-    n3 = buf[pos]
-    if n3 < 0x80:
+    n3 = buf[pos] - 1
+    if n3 < 0x7f:
         pos += 1
     else:
         n3, pos = read_uvarint(buf, pos)
-    n3 -= 1
+        n3 -= 1
     if n3 < 0:
         raise Malformed('non-nullable Listeners is null')
     else:
-        if n3 > len(buf) - pos:
+        if n3 > end - pos:
             raise Malformed('array length exceeds the input')
         items4 = []
         for _ in range(n3):
             o5 = new(Listener)
-            n6 = buf[pos]
-            if n6 < 0x80:
+            n6 = buf[pos] - 1
+            if n6 < 0x7f:
                 pos += 1
             else:
                 n6, pos = read_uvarint(buf, pos)
-            n6 -= 1
+                n6 -= 1
+                if n6 > 0x7fff:
+                    raise Malformed('string too long')
             if n6 < 0:
                 raise Malformed('non-nullable Name is null')
             else:
-                if n6 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n6 > len(buf):
+                if pos + n6 > end:
                     raise Malformed('string length exceeds the input')
                 o5.name = buf[pos:pos + n6].decode()
                 pos += n6
-            n7 = buf[pos]
-            if n7 < 0x80:
+            n7 = buf[pos] - 1
+            if n7 < 0x7f:
                 pos += 1
             else:
                 n7, pos = read_uvarint(buf, pos)
-            n7 -= 1
+                n7 -= 1
+                if n7 > 0x7fff:
+                    raise Malformed('string too long')
             if n7 < 0:
                 raise Malformed('non-nullable Host is null')
             else:
-                if n7 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n7 > len(buf):
+                if pos + n7 > end:
                     raise Malformed('string length exceeds the input')
                 o5.host = buf[pos:pos + n7].decode()
                 pos += n7
@@ -647,32 +650,32 @@ def _read_BrokerRegistrationRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
                 pos = read_unknown_tags(o5, buf, pos)
             items4.append(o5)
         o.listeners = items4
-    n8 = buf[pos]
-    if n8 < 0x80:
+    n8 = buf[pos] - 1
+    if n8 < 0x7f:
         pos += 1
     else:
         n8, pos = read_uvarint(buf, pos)
-    n8 -= 1
+        n8 -= 1
     if n8 < 0:
         raise Malformed('non-nullable Features is null')
     else:
-        if n8 > len(buf) - pos:
+        if n8 > end - pos:
             raise Malformed('array length exceeds the input')
         items9 = []
         for _ in range(n8):
             o10 = new(Feature)
-            n11 = buf[pos]
-            if n11 < 0x80:
+            n11 = buf[pos] - 1
+            if n11 < 0x7f:
                 pos += 1
             else:
                 n11, pos = read_uvarint(buf, pos)
-            n11 -= 1
+                n11 -= 1
+                if n11 > 0x7fff:
+                    raise Malformed('string too long')
             if n11 < 0:
                 raise Malformed('non-nullable Name is null')
             else:
-                if n11 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n11 > len(buf):
+                if pos + n11 > end:
                     raise Malformed('string length exceeds the input')
                 o10.name = buf[pos:pos + n11].decode()
                 pos += n11
@@ -685,33 +688,33 @@ def _read_BrokerRegistrationRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
                 pos = read_unknown_tags(o10, buf, pos)
             items9.append(o10)
         o.features = items9
-    n12 = buf[pos]
-    if n12 < 0x80:
+    n12 = buf[pos] - 1
+    if n12 < 0x7f:
         pos += 1
     else:
         n12, pos = read_uvarint(buf, pos)
-    n12 -= 1
+        n12 -= 1
+        if n12 > 0x7fff:
+            raise Malformed('string too long')
     if n12 < 0:
         o.rack = None
     else:
-        if n12 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n12 > len(buf):
+        if pos + n12 > end:
             raise Malformed('string length exceeds the input')
         o.rack = buf[pos:pos + n12].decode()
         pos += n12
     o.is_migrating_zk_broker, = _S4.unpack_from(buf, pos)
     pos += 1
-    n13 = buf[pos]
-    if n13 < 0x80:
+    n13 = buf[pos] - 1
+    if n13 < 0x7f:
         pos += 1
     else:
         n13, pos = read_uvarint(buf, pos)
-    n13 -= 1
+        n13 -= 1
     if n13 < 0:
         raise Malformed('non-nullable LogDirs is null')
     else:
-        if n13 > len(buf) - pos:
+        if n13 > end - pos:
             raise Malformed('array length exceeds the input')
         o.log_dirs = [bytes_new(Uuid, u) for u in _UUIDS[n13].unpack_from(buf, pos)]
         pos += 16 * n13
@@ -823,68 +826,69 @@ def _write_BrokerRegistrationRequest_v2(o: Any, out: bytearray) -> None:
 def _read_BrokerRegistrationRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(BrokerRegistrationRequest)
     o.broker_id, = _S0.unpack_from(buf, pos)
     pos += 4
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
+        if n1 > 0x7fff:
+            raise Malformed('string too long')
     if n1 < 0:
         raise Malformed('non-nullable ClusterId is null')
     else:
-        if n1 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n1 > len(buf):
+        if pos + n1 > end:
             raise Malformed('string length exceeds the input')
         o.cluster_id = buf[pos:pos + n1].decode()
         pos += n1
     u2, = _S1.unpack_from(buf, pos)
     o.incarnation_id = bytes_new(Uuid, u2)
     pos += 16
-    n3 = buf[pos]
-    if n3 < 0x80:
+    n3 = buf[pos] - 1
+    if n3 < 0x7f:
         pos += 1
     else:
         n3, pos = read_uvarint(buf, pos)
-    n3 -= 1
+        n3 -= 1
     if n3 < 0:
         raise Malformed('non-nullable Listeners is null')
     else:
-        if n3 > len(buf) - pos:
+        if n3 > end - pos:
             raise Malformed('array length exceeds the input')
         items4 = []
         for _ in range(n3):
             o5 = new(Listener)
-            n6 = buf[pos]
-            if n6 < 0x80:
+            n6 = buf[pos] - 1
+            if n6 < 0x7f:
                 pos += 1
             else:
                 n6, pos = read_uvarint(buf, pos)
-            n6 -= 1
+                n6 -= 1
+                if n6 > 0x7fff:
+                    raise Malformed('string too long')
             if n6 < 0:
                 raise Malformed('non-nullable Name is null')
             else:
-                if n6 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n6 > len(buf):
+                if pos + n6 > end:
                     raise Malformed('string length exceeds the input')
                 o5.name = buf[pos:pos + n6].decode()
                 pos += n6
-            n7 = buf[pos]
-            if n7 < 0x80:
+            n7 = buf[pos] - 1
+            if n7 < 0x7f:
                 pos += 1
             else:
                 n7, pos = read_uvarint(buf, pos)
-            n7 -= 1
+                n7 -= 1
+                if n7 > 0x7fff:
+                    raise Malformed('string too long')
             if n7 < 0:
                 raise Malformed('non-nullable Host is null')
             else:
-                if n7 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n7 > len(buf):
+                if pos + n7 > end:
                     raise Malformed('string length exceeds the input')
                 o5.host = buf[pos:pos + n7].decode()
                 pos += n7
@@ -897,32 +901,32 @@ def _read_BrokerRegistrationRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
                 pos = read_unknown_tags(o5, buf, pos)
             items4.append(o5)
         o.listeners = items4
-    n8 = buf[pos]
-    if n8 < 0x80:
+    n8 = buf[pos] - 1
+    if n8 < 0x7f:
         pos += 1
     else:
         n8, pos = read_uvarint(buf, pos)
-    n8 -= 1
+        n8 -= 1
     if n8 < 0:
         raise Malformed('non-nullable Features is null')
     else:
-        if n8 > len(buf) - pos:
+        if n8 > end - pos:
             raise Malformed('array length exceeds the input')
         items9 = []
         for _ in range(n8):
             o10 = new(Feature)
-            n11 = buf[pos]
-            if n11 < 0x80:
+            n11 = buf[pos] - 1
+            if n11 < 0x7f:
                 pos += 1
             else:
                 n11, pos = read_uvarint(buf, pos)
-            n11 -= 1
+                n11 -= 1
+                if n11 > 0x7fff:
+                    raise Malformed('string too long')
             if n11 < 0:
                 raise Malformed('non-nullable Name is null')
             else:
-                if n11 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n11 > len(buf):
+                if pos + n11 > end:
                     raise Malformed('string length exceeds the input')
                 o10.name = buf[pos:pos + n11].decode()
                 pos += n11
@@ -935,33 +939,33 @@ def _read_BrokerRegistrationRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
                 pos = read_unknown_tags(o10, buf, pos)
             items9.append(o10)
         o.features = items9
-    n12 = buf[pos]
-    if n12 < 0x80:
+    n12 = buf[pos] - 1
+    if n12 < 0x7f:
         pos += 1
     else:
         n12, pos = read_uvarint(buf, pos)
-    n12 -= 1
+        n12 -= 1
+        if n12 > 0x7fff:
+            raise Malformed('string too long')
     if n12 < 0:
         o.rack = None
     else:
-        if n12 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n12 > len(buf):
+        if pos + n12 > end:
             raise Malformed('string length exceeds the input')
         o.rack = buf[pos:pos + n12].decode()
         pos += n12
     o.is_migrating_zk_broker, = _S4.unpack_from(buf, pos)
     pos += 1
-    n13 = buf[pos]
-    if n13 < 0x80:
+    n13 = buf[pos] - 1
+    if n13 < 0x7f:
         pos += 1
     else:
         n13, pos = read_uvarint(buf, pos)
-    n13 -= 1
+        n13 -= 1
     if n13 < 0:
         raise Malformed('non-nullable LogDirs is null')
     else:
-        if n13 > len(buf) - pos:
+        if n13 > end - pos:
             raise Malformed('array length exceeds the input')
         o.log_dirs = [bytes_new(Uuid, u) for u in _UUIDS[n13].unpack_from(buf, pos)]
         pos += 16 * n13
@@ -1081,34 +1085,35 @@ _write_BrokerRegistrationRequest_v4 = _write_BrokerRegistrationRequest_v3
 def _read_Listener_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(Listener)
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
+        if n1 > 0x7fff:
+            raise Malformed('string too long')
     if n1 < 0:
         raise Malformed('non-nullable Name is null')
     else:
-        if n1 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n1 > len(buf):
+        if pos + n1 > end:
             raise Malformed('string length exceeds the input')
         o.name = buf[pos:pos + n1].decode()
         pos += n1
-    n2 = buf[pos]
-    if n2 < 0x80:
+    n2 = buf[pos] - 1
+    if n2 < 0x7f:
         pos += 1
     else:
         n2, pos = read_uvarint(buf, pos)
-    n2 -= 1
+        n2 -= 1
+        if n2 > 0x7fff:
+            raise Malformed('string too long')
     if n2 < 0:
         raise Malformed('non-nullable Host is null')
     else:
-        if n2 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n2 > len(buf):
+        if pos + n2 > end:
             raise Malformed('string length exceeds the input')
         o.host = buf[pos:pos + n2].decode()
         pos += n2
@@ -1177,19 +1182,20 @@ _write_Listener_v4 = _write_Listener_v0
 def _read_Feature_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(Feature)
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
+        if n1 > 0x7fff:
+            raise Malformed('string too long')
     if n1 < 0:
         raise Malformed('non-nullable Name is null')
     else:
-        if n1 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n1 > len(buf):
+        if pos + n1 > end:
             raise Malformed('string length exceeds the input')
         o.name = buf[pos:pos + n1].decode()
         pos += n1

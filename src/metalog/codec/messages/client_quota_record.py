@@ -72,48 +72,49 @@ class EntityData(KafkaStruct):
 def _read_ClientQuotaRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(ClientQuotaRecord)
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
     if n1 < 0:
         raise Malformed('non-nullable Entity is null')
     else:
-        if n1 > len(buf) - pos:
+        if n1 > end - pos:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
             o3 = new(EntityData)
-            n4 = buf[pos]
-            if n4 < 0x80:
+            n4 = buf[pos] - 1
+            if n4 < 0x7f:
                 pos += 1
             else:
                 n4, pos = read_uvarint(buf, pos)
-            n4 -= 1
+                n4 -= 1
+                if n4 > 0x7fff:
+                    raise Malformed('string too long')
             if n4 < 0:
                 raise Malformed('non-nullable EntityType is null')
             else:
-                if n4 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n4 > len(buf):
+                if pos + n4 > end:
                     raise Malformed('string length exceeds the input')
                 o3.entity_type = buf[pos:pos + n4].decode()
                 pos += n4
-            n5 = buf[pos]
-            if n5 < 0x80:
+            n5 = buf[pos] - 1
+            if n5 < 0x7f:
                 pos += 1
             else:
                 n5, pos = read_uvarint(buf, pos)
-            n5 -= 1
+                n5 -= 1
+                if n5 > 0x7fff:
+                    raise Malformed('string too long')
             if n5 < 0:
                 o3.entity_name = None
             else:
-                if n5 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n5 > len(buf):
+                if pos + n5 > end:
                     raise Malformed('string length exceeds the input')
                 o3.entity_name = buf[pos:pos + n5].decode()
                 pos += n5
@@ -124,18 +125,18 @@ def _read_ClientQuotaRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
                 pos = read_unknown_tags(o3, buf, pos)
             items2.append(o3)
         o.entity = items2
-    n6 = buf[pos]
-    if n6 < 0x80:
+    n6 = buf[pos] - 1
+    if n6 < 0x7f:
         pos += 1
     else:
         n6, pos = read_uvarint(buf, pos)
-    n6 -= 1
+        n6 -= 1
+        if n6 > 0x7fff:
+            raise Malformed('string too long')
     if n6 < 0:
         raise Malformed('non-nullable Key is null')
     else:
-        if n6 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n6 > len(buf):
+        if pos + n6 > end:
             raise Malformed('string length exceeds the input')
         o.key = buf[pos:pos + n6].decode()
         pos += n6
@@ -205,34 +206,35 @@ def _write_ClientQuotaRecord_v0(o: Any, out: bytearray) -> None:
 def _read_EntityData_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(EntityData)
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
+        if n1 > 0x7fff:
+            raise Malformed('string too long')
     if n1 < 0:
         raise Malformed('non-nullable EntityType is null')
     else:
-        if n1 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n1 > len(buf):
+        if pos + n1 > end:
             raise Malformed('string length exceeds the input')
         o.entity_type = buf[pos:pos + n1].decode()
         pos += n1
-    n2 = buf[pos]
-    if n2 < 0x80:
+    n2 = buf[pos] - 1
+    if n2 < 0x7f:
         pos += 1
     else:
         n2, pos = read_uvarint(buf, pos)
-    n2 -= 1
+        n2 -= 1
+        if n2 > 0x7fff:
+            raise Malformed('string too long')
     if n2 < 0:
         o.entity_name = None
     else:
-        if n2 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n2 > len(buf):
+        if pos + n2 > end:
             raise Malformed('string length exceeds the input')
         o.entity_name = buf[pos:pos + n2].decode()
         pos += n2

@@ -55,51 +55,52 @@ class ConfigRecord(ApiMessage):
 def _read_ConfigRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(ConfigRecord)
     o.resource_type, = _S0.unpack_from(buf, pos)
     pos += 1
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
+        if n1 > 0x7fff:
+            raise Malformed('string too long')
     if n1 < 0:
         raise Malformed('non-nullable ResourceName is null')
     else:
-        if n1 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n1 > len(buf):
+        if pos + n1 > end:
             raise Malformed('string length exceeds the input')
         o.resource_name = buf[pos:pos + n1].decode()
         pos += n1
-    n2 = buf[pos]
-    if n2 < 0x80:
+    n2 = buf[pos] - 1
+    if n2 < 0x7f:
         pos += 1
     else:
         n2, pos = read_uvarint(buf, pos)
-    n2 -= 1
+        n2 -= 1
+        if n2 > 0x7fff:
+            raise Malformed('string too long')
     if n2 < 0:
         raise Malformed('non-nullable Name is null')
     else:
-        if n2 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n2 > len(buf):
+        if pos + n2 > end:
             raise Malformed('string length exceeds the input')
         o.name = buf[pos:pos + n2].decode()
         pos += n2
-    n3 = buf[pos]
-    if n3 < 0x80:
+    n3 = buf[pos] - 1
+    if n3 < 0x7f:
         pos += 1
     else:
         n3, pos = read_uvarint(buf, pos)
-    n3 -= 1
+        n3 -= 1
+        if n3 > 0x7fff:
+            raise Malformed('string too long')
     if n3 < 0:
         o.value = None
     else:
-        if n3 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n3 > len(buf):
+        if pos + n3 > end:
             raise Malformed('string length exceeds the input')
         o.value = buf[pos:pos + n3].decode()
         pos += n3

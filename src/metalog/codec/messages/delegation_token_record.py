@@ -61,62 +61,63 @@ class DelegationTokenRecord(ApiMessage):
 def _read_DelegationTokenRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(DelegationTokenRecord)
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
+        if n1 > 0x7fff:
+            raise Malformed('string too long')
     if n1 < 0:
         raise Malformed('non-nullable Owner is null')
     else:
-        if n1 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n1 > len(buf):
+        if pos + n1 > end:
             raise Malformed('string length exceeds the input')
         o.owner = buf[pos:pos + n1].decode()
         pos += n1
-    n2 = buf[pos]
-    if n2 < 0x80:
+    n2 = buf[pos] - 1
+    if n2 < 0x7f:
         pos += 1
     else:
         n2, pos = read_uvarint(buf, pos)
-    n2 -= 1
+        n2 -= 1
+        if n2 > 0x7fff:
+            raise Malformed('string too long')
     if n2 < 0:
         raise Malformed('non-nullable Requester is null')
     else:
-        if n2 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n2 > len(buf):
+        if pos + n2 > end:
             raise Malformed('string length exceeds the input')
         o.requester = buf[pos:pos + n2].decode()
         pos += n2
-    n3 = buf[pos]
-    if n3 < 0x80:
+    n3 = buf[pos] - 1
+    if n3 < 0x7f:
         pos += 1
     else:
         n3, pos = read_uvarint(buf, pos)
-    n3 -= 1
+        n3 -= 1
     if n3 < 0:
         raise Malformed('non-nullable Renewers is null')
     else:
-        if n3 > len(buf) - pos:
+        if n3 > end - pos:
             raise Malformed('array length exceeds the input')
         items4 = []
         for _ in range(n3):
-            n6 = buf[pos]
-            if n6 < 0x80:
+            n6 = buf[pos] - 1
+            if n6 < 0x7f:
                 pos += 1
             else:
                 n6, pos = read_uvarint(buf, pos)
-            n6 -= 1
+                n6 -= 1
+                if n6 > 0x7fff:
+                    raise Malformed('string too long')
             if n6 < 0:
                 raise Malformed('non-nullable Renewers is null')
             else:
-                if n6 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n6 > len(buf):
+                if pos + n6 > end:
                     raise Malformed('string length exceeds the input')
                 item5 = buf[pos:pos + n6].decode()
                 pos += n6
@@ -124,18 +125,18 @@ def _read_DelegationTokenRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
         o.renewers = items4
     o.issue_timestamp, o.max_timestamp, o.expiration_timestamp = _S0.unpack_from(buf, pos)
     pos += 24
-    n7 = buf[pos]
-    if n7 < 0x80:
+    n7 = buf[pos] - 1
+    if n7 < 0x7f:
         pos += 1
     else:
         n7, pos = read_uvarint(buf, pos)
-    n7 -= 1
+        n7 -= 1
+        if n7 > 0x7fff:
+            raise Malformed('string too long')
     if n7 < 0:
         raise Malformed('non-nullable TokenId is null')
     else:
-        if n7 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n7 > len(buf):
+        if pos + n7 > end:
             raise Malformed('string length exceeds the input')
         o.token_id = buf[pos:pos + n7].decode()
         pos += n7

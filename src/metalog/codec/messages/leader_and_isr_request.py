@@ -147,6 +147,7 @@ class LeaderAndIsrLiveLeader(KafkaStruct):
 def _read_LeaderAndIsrRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(LeaderAndIsrRequest)
     o.is_k_raft_controller = False
     o.broker_epoch = -1
@@ -158,7 +159,7 @@ def _read_LeaderAndIsrRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if n1 < 0:
         raise Malformed('non-nullable UngroupedPartitionStates is null')
     else:
-        if n1 > len(buf) - pos:
+        if n1 > end - pos:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
@@ -168,7 +169,7 @@ def _read_LeaderAndIsrRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
             if n4 < 0:
                 raise Malformed('non-nullable TopicName is null')
             else:
-                if pos + n4 > len(buf):
+                if pos + n4 > end:
                     raise Malformed('string length exceeds the input')
                 o3.topic_name = buf[pos:pos + n4].decode()
                 pos += n4
@@ -179,8 +180,6 @@ def _read_LeaderAndIsrRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
             if n5 < 0:
                 raise Malformed('non-nullable Isr is null')
             else:
-                if n5 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o3.isr = [*_INT32S[n5].unpack_from(buf, pos)]
                 pos += 4 * n5
             o3.partition_epoch, = _S2.unpack_from(buf, pos)
@@ -190,8 +189,6 @@ def _read_LeaderAndIsrRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
             if n6 < 0:
                 raise Malformed('non-nullable Replicas is null')
             else:
-                if n6 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o3.replicas = [*_INT32S[n6].unpack_from(buf, pos)]
                 pos += 4 * n6
             o3.adding_replicas = []
@@ -207,7 +204,7 @@ def _read_LeaderAndIsrRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if n7 < 0:
         raise Malformed('non-nullable LiveLeaders is null')
     else:
-        if n7 > len(buf) - pos:
+        if n7 > end - pos:
             raise Malformed('array length exceeds the input')
         items8 = []
         for _ in range(n7):
@@ -219,7 +216,7 @@ def _read_LeaderAndIsrRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
             if n10 < 0:
                 raise Malformed('non-nullable HostName is null')
             else:
-                if pos + n10 > len(buf):
+                if pos + n10 > end:
                     raise Malformed('string length exceeds the input')
                 o9.host_name = buf[pos:pos + n10].decode()
                 pos += n10
@@ -283,6 +280,7 @@ def _write_LeaderAndIsrRequest_v0(o: Any, out: bytearray) -> None:
 def _read_LeaderAndIsrRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(LeaderAndIsrRequest)
     o.is_k_raft_controller = False
     o.broker_epoch = -1
@@ -294,7 +292,7 @@ def _read_LeaderAndIsrRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
     if n1 < 0:
         raise Malformed('non-nullable UngroupedPartitionStates is null')
     else:
-        if n1 > len(buf) - pos:
+        if n1 > end - pos:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
@@ -304,7 +302,7 @@ def _read_LeaderAndIsrRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
             if n4 < 0:
                 raise Malformed('non-nullable TopicName is null')
             else:
-                if pos + n4 > len(buf):
+                if pos + n4 > end:
                     raise Malformed('string length exceeds the input')
                 o3.topic_name = buf[pos:pos + n4].decode()
                 pos += n4
@@ -315,8 +313,6 @@ def _read_LeaderAndIsrRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
             if n5 < 0:
                 raise Malformed('non-nullable Isr is null')
             else:
-                if n5 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o3.isr = [*_INT32S[n5].unpack_from(buf, pos)]
                 pos += 4 * n5
             o3.partition_epoch, = _S2.unpack_from(buf, pos)
@@ -326,8 +322,6 @@ def _read_LeaderAndIsrRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
             if n6 < 0:
                 raise Malformed('non-nullable Replicas is null')
             else:
-                if n6 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o3.replicas = [*_INT32S[n6].unpack_from(buf, pos)]
                 pos += 4 * n6
             o3.adding_replicas = []
@@ -344,7 +338,7 @@ def _read_LeaderAndIsrRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
     if n7 < 0:
         raise Malformed('non-nullable LiveLeaders is null')
     else:
-        if n7 > len(buf) - pos:
+        if n7 > end - pos:
             raise Malformed('array length exceeds the input')
         items8 = []
         for _ in range(n7):
@@ -356,7 +350,7 @@ def _read_LeaderAndIsrRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
             if n10 < 0:
                 raise Malformed('non-nullable HostName is null')
             else:
-                if pos + n10 > len(buf):
+                if pos + n10 > end:
                     raise Malformed('string length exceeds the input')
                 o9.host_name = buf[pos:pos + n10].decode()
                 pos += n10
@@ -421,6 +415,7 @@ def _write_LeaderAndIsrRequest_v1(o: Any, out: bytearray) -> None:
 def _read_LeaderAndIsrRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(LeaderAndIsrRequest)
     o.is_k_raft_controller = False
     o.type = 0
@@ -432,7 +427,7 @@ def _read_LeaderAndIsrRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
     if n1 < 0:
         raise Malformed('non-nullable TopicStates is null')
     else:
-        if n1 > len(buf) - pos:
+        if n1 > end - pos:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
@@ -442,7 +437,7 @@ def _read_LeaderAndIsrRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
             if n4 < 0:
                 raise Malformed('non-nullable TopicName is null')
             else:
-                if pos + n4 > len(buf):
+                if pos + n4 > end:
                     raise Malformed('string length exceeds the input')
                 o3.topic_name = buf[pos:pos + n4].decode()
                 pos += n4
@@ -452,7 +447,7 @@ def _read_LeaderAndIsrRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
             if n5 < 0:
                 raise Malformed('non-nullable PartitionStates is null')
             else:
-                if n5 > len(buf) - pos:
+                if n5 > end - pos:
                     raise Malformed('array length exceeds the input')
                 items6 = []
                 for _ in range(n5):
@@ -465,8 +460,6 @@ def _read_LeaderAndIsrRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
                     if n8 < 0:
                         raise Malformed('non-nullable Isr is null')
                     else:
-                        if n8 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o7.isr = [*_INT32S[n8].unpack_from(buf, pos)]
                         pos += 4 * n8
                     o7.partition_epoch, = _S2.unpack_from(buf, pos)
@@ -476,8 +469,6 @@ def _read_LeaderAndIsrRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
                     if n9 < 0:
                         raise Malformed('non-nullable Replicas is null')
                     else:
-                        if n9 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o7.replicas = [*_INT32S[n9].unpack_from(buf, pos)]
                         pos += 4 * n9
                     o7.adding_replicas = []
@@ -496,7 +487,7 @@ def _read_LeaderAndIsrRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
     if n10 < 0:
         raise Malformed('non-nullable LiveLeaders is null')
     else:
-        if n10 > len(buf) - pos:
+        if n10 > end - pos:
             raise Malformed('array length exceeds the input')
         items11 = []
         for _ in range(n10):
@@ -508,7 +499,7 @@ def _read_LeaderAndIsrRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
             if n13 < 0:
                 raise Malformed('non-nullable HostName is null')
             else:
-                if pos + n13 > len(buf):
+                if pos + n13 > end:
                     raise Malformed('string length exceeds the input')
                 o12.host_name = buf[pos:pos + n13].decode()
                 pos += n13
@@ -578,6 +569,7 @@ def _write_LeaderAndIsrRequest_v2(o: Any, out: bytearray) -> None:
 def _read_LeaderAndIsrRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(LeaderAndIsrRequest)
     o.is_k_raft_controller = False
     o.type = 0
@@ -589,7 +581,7 @@ def _read_LeaderAndIsrRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
     if n1 < 0:
         raise Malformed('non-nullable TopicStates is null')
     else:
-        if n1 > len(buf) - pos:
+        if n1 > end - pos:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
@@ -599,7 +591,7 @@ def _read_LeaderAndIsrRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
             if n4 < 0:
                 raise Malformed('non-nullable TopicName is null')
             else:
-                if pos + n4 > len(buf):
+                if pos + n4 > end:
                     raise Malformed('string length exceeds the input')
                 o3.topic_name = buf[pos:pos + n4].decode()
                 pos += n4
@@ -609,7 +601,7 @@ def _read_LeaderAndIsrRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
             if n5 < 0:
                 raise Malformed('non-nullable PartitionStates is null')
             else:
-                if n5 > len(buf) - pos:
+                if n5 > end - pos:
                     raise Malformed('array length exceeds the input')
                 items6 = []
                 for _ in range(n5):
@@ -622,8 +614,6 @@ def _read_LeaderAndIsrRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
                     if n8 < 0:
                         raise Malformed('non-nullable Isr is null')
                     else:
-                        if n8 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o7.isr = [*_INT32S[n8].unpack_from(buf, pos)]
                         pos += 4 * n8
                     o7.partition_epoch, = _S2.unpack_from(buf, pos)
@@ -633,8 +623,6 @@ def _read_LeaderAndIsrRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
                     if n9 < 0:
                         raise Malformed('non-nullable Replicas is null')
                     else:
-                        if n9 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o7.replicas = [*_INT32S[n9].unpack_from(buf, pos)]
                         pos += 4 * n9
                     n10, = I.unpack_from(buf, pos)
@@ -642,8 +630,6 @@ def _read_LeaderAndIsrRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
                     if n10 < 0:
                         raise Malformed('non-nullable AddingReplicas is null')
                     else:
-                        if n10 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o7.adding_replicas = [*_INT32S[n10].unpack_from(buf, pos)]
                         pos += 4 * n10
                     n11, = I.unpack_from(buf, pos)
@@ -651,8 +637,6 @@ def _read_LeaderAndIsrRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
                     if n11 < 0:
                         raise Malformed('non-nullable RemovingReplicas is null')
                     else:
-                        if n11 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o7.removing_replicas = [*_INT32S[n11].unpack_from(buf, pos)]
                         pos += 4 * n11
                     o7.leader_recovery_state = 0
@@ -669,7 +653,7 @@ def _read_LeaderAndIsrRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
     if n12 < 0:
         raise Malformed('non-nullable LiveLeaders is null')
     else:
-        if n12 > len(buf) - pos:
+        if n12 > end - pos:
             raise Malformed('array length exceeds the input')
         items13 = []
         for _ in range(n12):
@@ -681,7 +665,7 @@ def _read_LeaderAndIsrRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
             if n15 < 0:
                 raise Malformed('non-nullable HostName is null')
             else:
-                if pos + n15 > len(buf):
+                if pos + n15 > end:
                     raise Malformed('string length exceeds the input')
                 o14.host_name = buf[pos:pos + n15].decode()
                 pos += n15
@@ -759,52 +743,53 @@ def _write_LeaderAndIsrRequest_v3(o: Any, out: bytearray) -> None:
 def _read_LeaderAndIsrRequest_v4(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(LeaderAndIsrRequest)
     o.is_k_raft_controller = False
     o.type = 0
     o.ungrouped_partition_states = []
     o.controller_id, o.controller_epoch, o.broker_epoch = _S4.unpack_from(buf, pos)
     pos += 16
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
     if n1 < 0:
         raise Malformed('non-nullable TopicStates is null')
     else:
-        if n1 > len(buf) - pos:
+        if n1 > end - pos:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
             o3 = new(LeaderAndIsrTopicState)
-            n4 = buf[pos]
-            if n4 < 0x80:
+            n4 = buf[pos] - 1
+            if n4 < 0x7f:
                 pos += 1
             else:
                 n4, pos = read_uvarint(buf, pos)
-            n4 -= 1
+                n4 -= 1
+                if n4 > 0x7fff:
+                    raise Malformed('string too long')
             if n4 < 0:
                 raise Malformed('non-nullable TopicName is null')
             else:
-                if n4 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n4 > len(buf):
+                if pos + n4 > end:
                     raise Malformed('string length exceeds the input')
                 o3.topic_name = buf[pos:pos + n4].decode()
                 pos += n4
             o3.topic_id = ZERO
-            n5 = buf[pos]
-            if n5 < 0x80:
+            n5 = buf[pos] - 1
+            if n5 < 0x7f:
                 pos += 1
             else:
                 n5, pos = read_uvarint(buf, pos)
-            n5 -= 1
+                n5 -= 1
             if n5 < 0:
                 raise Malformed('non-nullable PartitionStates is null')
             else:
-                if n5 > len(buf) - pos:
+                if n5 > end - pos:
                     raise Malformed('array length exceeds the input')
                 items6 = []
                 for _ in range(n5):
@@ -812,58 +797,50 @@ def _read_LeaderAndIsrRequest_v4(buf: Any, pos: int) -> tuple[Any, int]:
                     o7.topic_name = ''
                     o7.partition_index, o7.controller_epoch, o7.leader, o7.leader_epoch = _S1.unpack_from(buf, pos)
                     pos += 16
-                    n8 = buf[pos]
-                    if n8 < 0x80:
+                    n8 = buf[pos] - 1
+                    if n8 < 0x7f:
                         pos += 1
                     else:
                         n8, pos = read_uvarint(buf, pos)
-                    n8 -= 1
+                        n8 -= 1
                     if n8 < 0:
                         raise Malformed('non-nullable Isr is null')
                     else:
-                        if n8 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o7.isr = [*_INT32S[n8].unpack_from(buf, pos)]
                         pos += 4 * n8
                     o7.partition_epoch, = _S2.unpack_from(buf, pos)
                     pos += 4
-                    n9 = buf[pos]
-                    if n9 < 0x80:
+                    n9 = buf[pos] - 1
+                    if n9 < 0x7f:
                         pos += 1
                     else:
                         n9, pos = read_uvarint(buf, pos)
-                    n9 -= 1
+                        n9 -= 1
                     if n9 < 0:
                         raise Malformed('non-nullable Replicas is null')
                     else:
-                        if n9 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o7.replicas = [*_INT32S[n9].unpack_from(buf, pos)]
                         pos += 4 * n9
-                    n10 = buf[pos]
-                    if n10 < 0x80:
+                    n10 = buf[pos] - 1
+                    if n10 < 0x7f:
                         pos += 1
                     else:
                         n10, pos = read_uvarint(buf, pos)
-                    n10 -= 1
+                        n10 -= 1
                     if n10 < 0:
                         raise Malformed('non-nullable AddingReplicas is null')
                     else:
-                        if n10 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o7.adding_replicas = [*_INT32S[n10].unpack_from(buf, pos)]
                         pos += 4 * n10
-                    n11 = buf[pos]
-                    if n11 < 0x80:
+                    n11 = buf[pos] - 1
+                    if n11 < 0x7f:
                         pos += 1
                     else:
                         n11, pos = read_uvarint(buf, pos)
-                    n11 -= 1
+                        n11 -= 1
                     if n11 < 0:
                         raise Malformed('non-nullable RemovingReplicas is null')
                     else:
-                        if n11 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o7.removing_replicas = [*_INT32S[n11].unpack_from(buf, pos)]
                         pos += 4 * n11
                     o7.leader_recovery_state = 0
@@ -883,34 +860,34 @@ def _read_LeaderAndIsrRequest_v4(buf: Any, pos: int) -> tuple[Any, int]:
                 pos = read_unknown_tags(o3, buf, pos)
             items2.append(o3)
         o.topic_states = items2
-    n12 = buf[pos]
-    if n12 < 0x80:
+    n12 = buf[pos] - 1
+    if n12 < 0x7f:
         pos += 1
     else:
         n12, pos = read_uvarint(buf, pos)
-    n12 -= 1
+        n12 -= 1
     if n12 < 0:
         raise Malformed('non-nullable LiveLeaders is null')
     else:
-        if n12 > len(buf) - pos:
+        if n12 > end - pos:
             raise Malformed('array length exceeds the input')
         items13 = []
         for _ in range(n12):
             o14 = new(LeaderAndIsrLiveLeader)
             o14.broker_id, = _S2.unpack_from(buf, pos)
             pos += 4
-            n15 = buf[pos]
-            if n15 < 0x80:
+            n15 = buf[pos] - 1
+            if n15 < 0x7f:
                 pos += 1
             else:
                 n15, pos = read_uvarint(buf, pos)
-            n15 -= 1
+                n15 -= 1
+                if n15 > 0x7fff:
+                    raise Malformed('string too long')
             if n15 < 0:
                 raise Malformed('non-nullable HostName is null')
             else:
-                if n15 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n15 > len(buf):
+                if pos + n15 > end:
                     raise Malformed('string length exceeds the input')
                 o14.host_name = buf[pos:pos + n15].decode()
                 pos += n15
@@ -1039,53 +1016,54 @@ def _write_LeaderAndIsrRequest_v4(o: Any, out: bytearray) -> None:
 def _read_LeaderAndIsrRequest_v5(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(LeaderAndIsrRequest)
     o.is_k_raft_controller = False
     o.ungrouped_partition_states = []
     o.controller_id, o.controller_epoch, o.broker_epoch, o.type = _S5.unpack_from(buf, pos)
     pos += 17
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
     if n1 < 0:
         raise Malformed('non-nullable TopicStates is null')
     else:
-        if n1 > len(buf) - pos:
+        if n1 > end - pos:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
             o3 = new(LeaderAndIsrTopicState)
-            n4 = buf[pos]
-            if n4 < 0x80:
+            n4 = buf[pos] - 1
+            if n4 < 0x7f:
                 pos += 1
             else:
                 n4, pos = read_uvarint(buf, pos)
-            n4 -= 1
+                n4 -= 1
+                if n4 > 0x7fff:
+                    raise Malformed('string too long')
             if n4 < 0:
                 raise Malformed('non-nullable TopicName is null')
             else:
-                if n4 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n4 > len(buf):
+                if pos + n4 > end:
                     raise Malformed('string length exceeds the input')
                 o3.topic_name = buf[pos:pos + n4].decode()
                 pos += n4
             u5, = _S6.unpack_from(buf, pos)
             o3.topic_id = bytes_new(Uuid, u5)
             pos += 16
-            n6 = buf[pos]
-            if n6 < 0x80:
+            n6 = buf[pos] - 1
+            if n6 < 0x7f:
                 pos += 1
             else:
                 n6, pos = read_uvarint(buf, pos)
-            n6 -= 1
+                n6 -= 1
             if n6 < 0:
                 raise Malformed('non-nullable PartitionStates is null')
             else:
-                if n6 > len(buf) - pos:
+                if n6 > end - pos:
                     raise Malformed('array length exceeds the input')
                 items7 = []
                 for _ in range(n6):
@@ -1093,58 +1071,50 @@ def _read_LeaderAndIsrRequest_v5(buf: Any, pos: int) -> tuple[Any, int]:
                     o8.topic_name = ''
                     o8.partition_index, o8.controller_epoch, o8.leader, o8.leader_epoch = _S1.unpack_from(buf, pos)
                     pos += 16
-                    n9 = buf[pos]
-                    if n9 < 0x80:
+                    n9 = buf[pos] - 1
+                    if n9 < 0x7f:
                         pos += 1
                     else:
                         n9, pos = read_uvarint(buf, pos)
-                    n9 -= 1
+                        n9 -= 1
                     if n9 < 0:
                         raise Malformed('non-nullable Isr is null')
                     else:
-                        if n9 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o8.isr = [*_INT32S[n9].unpack_from(buf, pos)]
                         pos += 4 * n9
                     o8.partition_epoch, = _S2.unpack_from(buf, pos)
                     pos += 4
-                    n10 = buf[pos]
-                    if n10 < 0x80:
+                    n10 = buf[pos] - 1
+                    if n10 < 0x7f:
                         pos += 1
                     else:
                         n10, pos = read_uvarint(buf, pos)
-                    n10 -= 1
+                        n10 -= 1
                     if n10 < 0:
                         raise Malformed('non-nullable Replicas is null')
                     else:
-                        if n10 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o8.replicas = [*_INT32S[n10].unpack_from(buf, pos)]
                         pos += 4 * n10
-                    n11 = buf[pos]
-                    if n11 < 0x80:
+                    n11 = buf[pos] - 1
+                    if n11 < 0x7f:
                         pos += 1
                     else:
                         n11, pos = read_uvarint(buf, pos)
-                    n11 -= 1
+                        n11 -= 1
                     if n11 < 0:
                         raise Malformed('non-nullable AddingReplicas is null')
                     else:
-                        if n11 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o8.adding_replicas = [*_INT32S[n11].unpack_from(buf, pos)]
                         pos += 4 * n11
-                    n12 = buf[pos]
-                    if n12 < 0x80:
+                    n12 = buf[pos] - 1
+                    if n12 < 0x7f:
                         pos += 1
                     else:
                         n12, pos = read_uvarint(buf, pos)
-                    n12 -= 1
+                        n12 -= 1
                     if n12 < 0:
                         raise Malformed('non-nullable RemovingReplicas is null')
                     else:
-                        if n12 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o8.removing_replicas = [*_INT32S[n12].unpack_from(buf, pos)]
                         pos += 4 * n12
                     o8.leader_recovery_state = 0
@@ -1164,34 +1134,34 @@ def _read_LeaderAndIsrRequest_v5(buf: Any, pos: int) -> tuple[Any, int]:
                 pos = read_unknown_tags(o3, buf, pos)
             items2.append(o3)
         o.topic_states = items2
-    n13 = buf[pos]
-    if n13 < 0x80:
+    n13 = buf[pos] - 1
+    if n13 < 0x7f:
         pos += 1
     else:
         n13, pos = read_uvarint(buf, pos)
-    n13 -= 1
+        n13 -= 1
     if n13 < 0:
         raise Malformed('non-nullable LiveLeaders is null')
     else:
-        if n13 > len(buf) - pos:
+        if n13 > end - pos:
             raise Malformed('array length exceeds the input')
         items14 = []
         for _ in range(n13):
             o15 = new(LeaderAndIsrLiveLeader)
             o15.broker_id, = _S2.unpack_from(buf, pos)
             pos += 4
-            n16 = buf[pos]
-            if n16 < 0x80:
+            n16 = buf[pos] - 1
+            if n16 < 0x7f:
                 pos += 1
             else:
                 n16, pos = read_uvarint(buf, pos)
-            n16 -= 1
+                n16 -= 1
+                if n16 > 0x7fff:
+                    raise Malformed('string too long')
             if n16 < 0:
                 raise Malformed('non-nullable HostName is null')
             else:
-                if n16 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n16 > len(buf):
+                if pos + n16 > end:
                     raise Malformed('string length exceeds the input')
                 o15.host_name = buf[pos:pos + n16].decode()
                 pos += n16
@@ -1319,53 +1289,54 @@ def _write_LeaderAndIsrRequest_v5(o: Any, out: bytearray) -> None:
 def _read_LeaderAndIsrRequest_v6(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(LeaderAndIsrRequest)
     o.is_k_raft_controller = False
     o.ungrouped_partition_states = []
     o.controller_id, o.controller_epoch, o.broker_epoch, o.type = _S5.unpack_from(buf, pos)
     pos += 17
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
     if n1 < 0:
         raise Malformed('non-nullable TopicStates is null')
     else:
-        if n1 > len(buf) - pos:
+        if n1 > end - pos:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
             o3 = new(LeaderAndIsrTopicState)
-            n4 = buf[pos]
-            if n4 < 0x80:
+            n4 = buf[pos] - 1
+            if n4 < 0x7f:
                 pos += 1
             else:
                 n4, pos = read_uvarint(buf, pos)
-            n4 -= 1
+                n4 -= 1
+                if n4 > 0x7fff:
+                    raise Malformed('string too long')
             if n4 < 0:
                 raise Malformed('non-nullable TopicName is null')
             else:
-                if n4 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n4 > len(buf):
+                if pos + n4 > end:
                     raise Malformed('string length exceeds the input')
                 o3.topic_name = buf[pos:pos + n4].decode()
                 pos += n4
             u5, = _S6.unpack_from(buf, pos)
             o3.topic_id = bytes_new(Uuid, u5)
             pos += 16
-            n6 = buf[pos]
-            if n6 < 0x80:
+            n6 = buf[pos] - 1
+            if n6 < 0x7f:
                 pos += 1
             else:
                 n6, pos = read_uvarint(buf, pos)
-            n6 -= 1
+                n6 -= 1
             if n6 < 0:
                 raise Malformed('non-nullable PartitionStates is null')
             else:
-                if n6 > len(buf) - pos:
+                if n6 > end - pos:
                     raise Malformed('array length exceeds the input')
                 items7 = []
                 for _ in range(n6):
@@ -1373,58 +1344,50 @@ def _read_LeaderAndIsrRequest_v6(buf: Any, pos: int) -> tuple[Any, int]:
                     o8.topic_name = ''
                     o8.partition_index, o8.controller_epoch, o8.leader, o8.leader_epoch = _S1.unpack_from(buf, pos)
                     pos += 16
-                    n9 = buf[pos]
-                    if n9 < 0x80:
+                    n9 = buf[pos] - 1
+                    if n9 < 0x7f:
                         pos += 1
                     else:
                         n9, pos = read_uvarint(buf, pos)
-                    n9 -= 1
+                        n9 -= 1
                     if n9 < 0:
                         raise Malformed('non-nullable Isr is null')
                     else:
-                        if n9 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o8.isr = [*_INT32S[n9].unpack_from(buf, pos)]
                         pos += 4 * n9
                     o8.partition_epoch, = _S2.unpack_from(buf, pos)
                     pos += 4
-                    n10 = buf[pos]
-                    if n10 < 0x80:
+                    n10 = buf[pos] - 1
+                    if n10 < 0x7f:
                         pos += 1
                     else:
                         n10, pos = read_uvarint(buf, pos)
-                    n10 -= 1
+                        n10 -= 1
                     if n10 < 0:
                         raise Malformed('non-nullable Replicas is null')
                     else:
-                        if n10 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o8.replicas = [*_INT32S[n10].unpack_from(buf, pos)]
                         pos += 4 * n10
-                    n11 = buf[pos]
-                    if n11 < 0x80:
+                    n11 = buf[pos] - 1
+                    if n11 < 0x7f:
                         pos += 1
                     else:
                         n11, pos = read_uvarint(buf, pos)
-                    n11 -= 1
+                        n11 -= 1
                     if n11 < 0:
                         raise Malformed('non-nullable AddingReplicas is null')
                     else:
-                        if n11 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o8.adding_replicas = [*_INT32S[n11].unpack_from(buf, pos)]
                         pos += 4 * n11
-                    n12 = buf[pos]
-                    if n12 < 0x80:
+                    n12 = buf[pos] - 1
+                    if n12 < 0x7f:
                         pos += 1
                     else:
                         n12, pos = read_uvarint(buf, pos)
-                    n12 -= 1
+                        n12 -= 1
                     if n12 < 0:
                         raise Malformed('non-nullable RemovingReplicas is null')
                     else:
-                        if n12 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o8.removing_replicas = [*_INT32S[n12].unpack_from(buf, pos)]
                         pos += 4 * n12
                     o8.is_new, o8.leader_recovery_state = _S7.unpack_from(buf, pos)
@@ -1443,34 +1406,34 @@ def _read_LeaderAndIsrRequest_v6(buf: Any, pos: int) -> tuple[Any, int]:
                 pos = read_unknown_tags(o3, buf, pos)
             items2.append(o3)
         o.topic_states = items2
-    n13 = buf[pos]
-    if n13 < 0x80:
+    n13 = buf[pos] - 1
+    if n13 < 0x7f:
         pos += 1
     else:
         n13, pos = read_uvarint(buf, pos)
-    n13 -= 1
+        n13 -= 1
     if n13 < 0:
         raise Malformed('non-nullable LiveLeaders is null')
     else:
-        if n13 > len(buf) - pos:
+        if n13 > end - pos:
             raise Malformed('array length exceeds the input')
         items14 = []
         for _ in range(n13):
             o15 = new(LeaderAndIsrLiveLeader)
             o15.broker_id, = _S2.unpack_from(buf, pos)
             pos += 4
-            n16 = buf[pos]
-            if n16 < 0x80:
+            n16 = buf[pos] - 1
+            if n16 < 0x7f:
                 pos += 1
             else:
                 n16, pos = read_uvarint(buf, pos)
-            n16 -= 1
+                n16 -= 1
+                if n16 > 0x7fff:
+                    raise Malformed('string too long')
             if n16 < 0:
                 raise Malformed('non-nullable HostName is null')
             else:
-                if n16 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n16 > len(buf):
+                if pos + n16 > end:
                     raise Malformed('string length exceeds the input')
                 o15.host_name = buf[pos:pos + n16].decode()
                 pos += n16
@@ -1596,52 +1559,53 @@ def _write_LeaderAndIsrRequest_v6(o: Any, out: bytearray) -> None:
 def _read_LeaderAndIsrRequest_v7(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(LeaderAndIsrRequest)
     o.ungrouped_partition_states = []
     o.controller_id, o.is_k_raft_controller, o.controller_epoch, o.broker_epoch, o.type = _S8.unpack_from(buf, pos)
     pos += 18
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
     if n1 < 0:
         raise Malformed('non-nullable TopicStates is null')
     else:
-        if n1 > len(buf) - pos:
+        if n1 > end - pos:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
             o3 = new(LeaderAndIsrTopicState)
-            n4 = buf[pos]
-            if n4 < 0x80:
+            n4 = buf[pos] - 1
+            if n4 < 0x7f:
                 pos += 1
             else:
                 n4, pos = read_uvarint(buf, pos)
-            n4 -= 1
+                n4 -= 1
+                if n4 > 0x7fff:
+                    raise Malformed('string too long')
             if n4 < 0:
                 raise Malformed('non-nullable TopicName is null')
             else:
-                if n4 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n4 > len(buf):
+                if pos + n4 > end:
                     raise Malformed('string length exceeds the input')
                 o3.topic_name = buf[pos:pos + n4].decode()
                 pos += n4
             u5, = _S6.unpack_from(buf, pos)
             o3.topic_id = bytes_new(Uuid, u5)
             pos += 16
-            n6 = buf[pos]
-            if n6 < 0x80:
+            n6 = buf[pos] - 1
+            if n6 < 0x7f:
                 pos += 1
             else:
                 n6, pos = read_uvarint(buf, pos)
-            n6 -= 1
+                n6 -= 1
             if n6 < 0:
                 raise Malformed('non-nullable PartitionStates is null')
             else:
-                if n6 > len(buf) - pos:
+                if n6 > end - pos:
                     raise Malformed('array length exceeds the input')
                 items7 = []
                 for _ in range(n6):
@@ -1649,58 +1613,50 @@ def _read_LeaderAndIsrRequest_v7(buf: Any, pos: int) -> tuple[Any, int]:
                     o8.topic_name = ''
                     o8.partition_index, o8.controller_epoch, o8.leader, o8.leader_epoch = _S1.unpack_from(buf, pos)
                     pos += 16
-                    n9 = buf[pos]
-                    if n9 < 0x80:
+                    n9 = buf[pos] - 1
+                    if n9 < 0x7f:
                         pos += 1
                     else:
                         n9, pos = read_uvarint(buf, pos)
-                    n9 -= 1
+                        n9 -= 1
                     if n9 < 0:
                         raise Malformed('non-nullable Isr is null')
                     else:
-                        if n9 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o8.isr = [*_INT32S[n9].unpack_from(buf, pos)]
                         pos += 4 * n9
                     o8.partition_epoch, = _S2.unpack_from(buf, pos)
                     pos += 4
-                    n10 = buf[pos]
-                    if n10 < 0x80:
+                    n10 = buf[pos] - 1
+                    if n10 < 0x7f:
                         pos += 1
                     else:
                         n10, pos = read_uvarint(buf, pos)
-                    n10 -= 1
+                        n10 -= 1
                     if n10 < 0:
                         raise Malformed('non-nullable Replicas is null')
                     else:
-                        if n10 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o8.replicas = [*_INT32S[n10].unpack_from(buf, pos)]
                         pos += 4 * n10
-                    n11 = buf[pos]
-                    if n11 < 0x80:
+                    n11 = buf[pos] - 1
+                    if n11 < 0x7f:
                         pos += 1
                     else:
                         n11, pos = read_uvarint(buf, pos)
-                    n11 -= 1
+                        n11 -= 1
                     if n11 < 0:
                         raise Malformed('non-nullable AddingReplicas is null')
                     else:
-                        if n11 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o8.adding_replicas = [*_INT32S[n11].unpack_from(buf, pos)]
                         pos += 4 * n11
-                    n12 = buf[pos]
-                    if n12 < 0x80:
+                    n12 = buf[pos] - 1
+                    if n12 < 0x7f:
                         pos += 1
                     else:
                         n12, pos = read_uvarint(buf, pos)
-                    n12 -= 1
+                        n12 -= 1
                     if n12 < 0:
                         raise Malformed('non-nullable RemovingReplicas is null')
                     else:
-                        if n12 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o8.removing_replicas = [*_INT32S[n12].unpack_from(buf, pos)]
                         pos += 4 * n12
                     o8.is_new, o8.leader_recovery_state = _S7.unpack_from(buf, pos)
@@ -1719,34 +1675,34 @@ def _read_LeaderAndIsrRequest_v7(buf: Any, pos: int) -> tuple[Any, int]:
                 pos = read_unknown_tags(o3, buf, pos)
             items2.append(o3)
         o.topic_states = items2
-    n13 = buf[pos]
-    if n13 < 0x80:
+    n13 = buf[pos] - 1
+    if n13 < 0x7f:
         pos += 1
     else:
         n13, pos = read_uvarint(buf, pos)
-    n13 -= 1
+        n13 -= 1
     if n13 < 0:
         raise Malformed('non-nullable LiveLeaders is null')
     else:
-        if n13 > len(buf) - pos:
+        if n13 > end - pos:
             raise Malformed('array length exceeds the input')
         items14 = []
         for _ in range(n13):
             o15 = new(LeaderAndIsrLiveLeader)
             o15.broker_id, = _S2.unpack_from(buf, pos)
             pos += 4
-            n16 = buf[pos]
-            if n16 < 0x80:
+            n16 = buf[pos] - 1
+            if n16 < 0x7f:
                 pos += 1
             else:
                 n16, pos = read_uvarint(buf, pos)
-            n16 -= 1
+                n16 -= 1
+                if n16 > 0x7fff:
+                    raise Malformed('string too long')
             if n16 < 0:
                 raise Malformed('non-nullable HostName is null')
             else:
-                if n16 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n16 > len(buf):
+                if pos + n16 > end:
                     raise Malformed('string length exceeds the input')
                 o15.host_name = buf[pos:pos + n16].decode()
                 pos += n16
@@ -1870,13 +1826,14 @@ def _write_LeaderAndIsrRequest_v7(o: Any, out: bytearray) -> None:
 def _read_LeaderAndIsrPartitionState_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(LeaderAndIsrPartitionState)
     n1, = H.unpack_from(buf, pos)
     pos += 2
     if n1 < 0:
         raise Malformed('non-nullable TopicName is null')
     else:
-        if pos + n1 > len(buf):
+        if pos + n1 > end:
             raise Malformed('string length exceeds the input')
         o.topic_name = buf[pos:pos + n1].decode()
         pos += n1
@@ -1887,8 +1844,6 @@ def _read_LeaderAndIsrPartitionState_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if n2 < 0:
         raise Malformed('non-nullable Isr is null')
     else:
-        if n2 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.isr = [*_INT32S[n2].unpack_from(buf, pos)]
         pos += 4 * n2
     o.partition_epoch, = _S2.unpack_from(buf, pos)
@@ -1898,8 +1853,6 @@ def _read_LeaderAndIsrPartitionState_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if n3 < 0:
         raise Malformed('non-nullable Replicas is null')
     else:
-        if n3 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.replicas = [*_INT32S[n3].unpack_from(buf, pos)]
         pos += 4 * n3
     o.adding_replicas = []
@@ -1935,13 +1888,14 @@ def _write_LeaderAndIsrPartitionState_v0(o: Any, out: bytearray) -> None:
 def _read_LeaderAndIsrPartitionState_v1(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(LeaderAndIsrPartitionState)
     n1, = H.unpack_from(buf, pos)
     pos += 2
     if n1 < 0:
         raise Malformed('non-nullable TopicName is null')
     else:
-        if pos + n1 > len(buf):
+        if pos + n1 > end:
             raise Malformed('string length exceeds the input')
         o.topic_name = buf[pos:pos + n1].decode()
         pos += n1
@@ -1952,8 +1906,6 @@ def _read_LeaderAndIsrPartitionState_v1(buf: Any, pos: int) -> tuple[Any, int]:
     if n2 < 0:
         raise Malformed('non-nullable Isr is null')
     else:
-        if n2 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.isr = [*_INT32S[n2].unpack_from(buf, pos)]
         pos += 4 * n2
     o.partition_epoch, = _S2.unpack_from(buf, pos)
@@ -1963,8 +1915,6 @@ def _read_LeaderAndIsrPartitionState_v1(buf: Any, pos: int) -> tuple[Any, int]:
     if n3 < 0:
         raise Malformed('non-nullable Replicas is null')
     else:
-        if n3 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.replicas = [*_INT32S[n3].unpack_from(buf, pos)]
         pos += 4 * n3
     o.adding_replicas = []
@@ -2009,8 +1959,6 @@ def _read_LeaderAndIsrPartitionState_v2(buf: Any, pos: int) -> tuple[Any, int]:
     if n1 < 0:
         raise Malformed('non-nullable Isr is null')
     else:
-        if n1 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.isr = [*_INT32S[n1].unpack_from(buf, pos)]
         pos += 4 * n1
     o.partition_epoch, = _S2.unpack_from(buf, pos)
@@ -2020,8 +1968,6 @@ def _read_LeaderAndIsrPartitionState_v2(buf: Any, pos: int) -> tuple[Any, int]:
     if n2 < 0:
         raise Malformed('non-nullable Replicas is null')
     else:
-        if n2 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.replicas = [*_INT32S[n2].unpack_from(buf, pos)]
         pos += 4 * n2
     o.adding_replicas = []
@@ -2059,8 +2005,6 @@ def _read_LeaderAndIsrPartitionState_v3(buf: Any, pos: int) -> tuple[Any, int]:
     if n1 < 0:
         raise Malformed('non-nullable Isr is null')
     else:
-        if n1 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.isr = [*_INT32S[n1].unpack_from(buf, pos)]
         pos += 4 * n1
     o.partition_epoch, = _S2.unpack_from(buf, pos)
@@ -2070,8 +2014,6 @@ def _read_LeaderAndIsrPartitionState_v3(buf: Any, pos: int) -> tuple[Any, int]:
     if n2 < 0:
         raise Malformed('non-nullable Replicas is null')
     else:
-        if n2 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.replicas = [*_INT32S[n2].unpack_from(buf, pos)]
         pos += 4 * n2
     n3, = I.unpack_from(buf, pos)
@@ -2079,8 +2021,6 @@ def _read_LeaderAndIsrPartitionState_v3(buf: Any, pos: int) -> tuple[Any, int]:
     if n3 < 0:
         raise Malformed('non-nullable AddingReplicas is null')
     else:
-        if n3 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.adding_replicas = [*_INT32S[n3].unpack_from(buf, pos)]
         pos += 4 * n3
     n4, = I.unpack_from(buf, pos)
@@ -2088,8 +2028,6 @@ def _read_LeaderAndIsrPartitionState_v3(buf: Any, pos: int) -> tuple[Any, int]:
     if n4 < 0:
         raise Malformed('non-nullable RemovingReplicas is null')
     else:
-        if n4 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.removing_replicas = [*_INT32S[n4].unpack_from(buf, pos)]
         pos += 4 * n4
     o.leader_recovery_state = 0
@@ -2128,58 +2066,50 @@ def _read_LeaderAndIsrPartitionState_v4(buf: Any, pos: int) -> tuple[Any, int]:
     o.topic_name = ''
     o.partition_index, o.controller_epoch, o.leader, o.leader_epoch = _S1.unpack_from(buf, pos)
     pos += 16
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
     if n1 < 0:
         raise Malformed('non-nullable Isr is null')
     else:
-        if n1 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.isr = [*_INT32S[n1].unpack_from(buf, pos)]
         pos += 4 * n1
     o.partition_epoch, = _S2.unpack_from(buf, pos)
     pos += 4
-    n2 = buf[pos]
-    if n2 < 0x80:
+    n2 = buf[pos] - 1
+    if n2 < 0x7f:
         pos += 1
     else:
         n2, pos = read_uvarint(buf, pos)
-    n2 -= 1
+        n2 -= 1
     if n2 < 0:
         raise Malformed('non-nullable Replicas is null')
     else:
-        if n2 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.replicas = [*_INT32S[n2].unpack_from(buf, pos)]
         pos += 4 * n2
-    n3 = buf[pos]
-    if n3 < 0x80:
+    n3 = buf[pos] - 1
+    if n3 < 0x7f:
         pos += 1
     else:
         n3, pos = read_uvarint(buf, pos)
-    n3 -= 1
+        n3 -= 1
     if n3 < 0:
         raise Malformed('non-nullable AddingReplicas is null')
     else:
-        if n3 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.adding_replicas = [*_INT32S[n3].unpack_from(buf, pos)]
         pos += 4 * n3
-    n4 = buf[pos]
-    if n4 < 0x80:
+    n4 = buf[pos] - 1
+    if n4 < 0x7f:
         pos += 1
     else:
         n4, pos = read_uvarint(buf, pos)
-    n4 -= 1
+        n4 -= 1
     if n4 < 0:
         raise Malformed('non-nullable RemovingReplicas is null')
     else:
-        if n4 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.removing_replicas = [*_INT32S[n4].unpack_from(buf, pos)]
         pos += 4 * n4
     o.leader_recovery_state = 0
@@ -2281,58 +2211,50 @@ def _read_LeaderAndIsrPartitionState_v6(buf: Any, pos: int) -> tuple[Any, int]:
     o.topic_name = ''
     o.partition_index, o.controller_epoch, o.leader, o.leader_epoch = _S1.unpack_from(buf, pos)
     pos += 16
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
     if n1 < 0:
         raise Malformed('non-nullable Isr is null')
     else:
-        if n1 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.isr = [*_INT32S[n1].unpack_from(buf, pos)]
         pos += 4 * n1
     o.partition_epoch, = _S2.unpack_from(buf, pos)
     pos += 4
-    n2 = buf[pos]
-    if n2 < 0x80:
+    n2 = buf[pos] - 1
+    if n2 < 0x7f:
         pos += 1
     else:
         n2, pos = read_uvarint(buf, pos)
-    n2 -= 1
+        n2 -= 1
     if n2 < 0:
         raise Malformed('non-nullable Replicas is null')
     else:
-        if n2 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.replicas = [*_INT32S[n2].unpack_from(buf, pos)]
         pos += 4 * n2
-    n3 = buf[pos]
-    if n3 < 0x80:
+    n3 = buf[pos] - 1
+    if n3 < 0x7f:
         pos += 1
     else:
         n3, pos = read_uvarint(buf, pos)
-    n3 -= 1
+        n3 -= 1
     if n3 < 0:
         raise Malformed('non-nullable AddingReplicas is null')
     else:
-        if n3 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.adding_replicas = [*_INT32S[n3].unpack_from(buf, pos)]
         pos += 4 * n3
-    n4 = buf[pos]
-    if n4 < 0x80:
+    n4 = buf[pos] - 1
+    if n4 < 0x7f:
         pos += 1
     else:
         n4, pos = read_uvarint(buf, pos)
-    n4 -= 1
+        n4 -= 1
     if n4 < 0:
         raise Malformed('non-nullable RemovingReplicas is null')
     else:
-        if n4 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.removing_replicas = [*_INT32S[n4].unpack_from(buf, pos)]
         pos += 4 * n4
     o.is_new, o.leader_recovery_state = _S7.unpack_from(buf, pos)
@@ -2392,13 +2314,14 @@ _write_LeaderAndIsrPartitionState_v7 = _write_LeaderAndIsrPartitionState_v6
 def _read_LeaderAndIsrTopicState_v2(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(LeaderAndIsrTopicState)
     n1, = H.unpack_from(buf, pos)
     pos += 2
     if n1 < 0:
         raise Malformed('non-nullable TopicName is null')
     else:
-        if pos + n1 > len(buf):
+        if pos + n1 > end:
             raise Malformed('string length exceeds the input')
         o.topic_name = buf[pos:pos + n1].decode()
         pos += n1
@@ -2408,7 +2331,7 @@ def _read_LeaderAndIsrTopicState_v2(buf: Any, pos: int) -> tuple[Any, int]:
     if n2 < 0:
         raise Malformed('non-nullable PartitionStates is null')
     else:
-        if n2 > len(buf) - pos:
+        if n2 > end - pos:
             raise Malformed('array length exceeds the input')
         items3 = []
         for _ in range(n2):
@@ -2421,8 +2344,6 @@ def _read_LeaderAndIsrTopicState_v2(buf: Any, pos: int) -> tuple[Any, int]:
             if n5 < 0:
                 raise Malformed('non-nullable Isr is null')
             else:
-                if n5 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o4.isr = [*_INT32S[n5].unpack_from(buf, pos)]
                 pos += 4 * n5
             o4.partition_epoch, = _S2.unpack_from(buf, pos)
@@ -2432,8 +2353,6 @@ def _read_LeaderAndIsrTopicState_v2(buf: Any, pos: int) -> tuple[Any, int]:
             if n6 < 0:
                 raise Malformed('non-nullable Replicas is null')
             else:
-                if n6 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o4.replicas = [*_INT32S[n6].unpack_from(buf, pos)]
                 pos += 4 * n6
             o4.adding_replicas = []
@@ -2479,13 +2398,14 @@ def _write_LeaderAndIsrTopicState_v2(o: Any, out: bytearray) -> None:
 def _read_LeaderAndIsrTopicState_v3(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(LeaderAndIsrTopicState)
     n1, = H.unpack_from(buf, pos)
     pos += 2
     if n1 < 0:
         raise Malformed('non-nullable TopicName is null')
     else:
-        if pos + n1 > len(buf):
+        if pos + n1 > end:
             raise Malformed('string length exceeds the input')
         o.topic_name = buf[pos:pos + n1].decode()
         pos += n1
@@ -2495,7 +2415,7 @@ def _read_LeaderAndIsrTopicState_v3(buf: Any, pos: int) -> tuple[Any, int]:
     if n2 < 0:
         raise Malformed('non-nullable PartitionStates is null')
     else:
-        if n2 > len(buf) - pos:
+        if n2 > end - pos:
             raise Malformed('array length exceeds the input')
         items3 = []
         for _ in range(n2):
@@ -2508,8 +2428,6 @@ def _read_LeaderAndIsrTopicState_v3(buf: Any, pos: int) -> tuple[Any, int]:
             if n5 < 0:
                 raise Malformed('non-nullable Isr is null')
             else:
-                if n5 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o4.isr = [*_INT32S[n5].unpack_from(buf, pos)]
                 pos += 4 * n5
             o4.partition_epoch, = _S2.unpack_from(buf, pos)
@@ -2519,8 +2437,6 @@ def _read_LeaderAndIsrTopicState_v3(buf: Any, pos: int) -> tuple[Any, int]:
             if n6 < 0:
                 raise Malformed('non-nullable Replicas is null')
             else:
-                if n6 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o4.replicas = [*_INT32S[n6].unpack_from(buf, pos)]
                 pos += 4 * n6
             n7, = I.unpack_from(buf, pos)
@@ -2528,8 +2444,6 @@ def _read_LeaderAndIsrTopicState_v3(buf: Any, pos: int) -> tuple[Any, int]:
             if n7 < 0:
                 raise Malformed('non-nullable AddingReplicas is null')
             else:
-                if n7 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o4.adding_replicas = [*_INT32S[n7].unpack_from(buf, pos)]
                 pos += 4 * n7
             n8, = I.unpack_from(buf, pos)
@@ -2537,8 +2451,6 @@ def _read_LeaderAndIsrTopicState_v3(buf: Any, pos: int) -> tuple[Any, int]:
             if n8 < 0:
                 raise Malformed('non-nullable RemovingReplicas is null')
             else:
-                if n8 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o4.removing_replicas = [*_INT32S[n8].unpack_from(buf, pos)]
                 pos += 4 * n8
             o4.leader_recovery_state = 0
@@ -2590,33 +2502,34 @@ def _write_LeaderAndIsrTopicState_v3(o: Any, out: bytearray) -> None:
 def _read_LeaderAndIsrTopicState_v4(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(LeaderAndIsrTopicState)
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
+        if n1 > 0x7fff:
+            raise Malformed('string too long')
     if n1 < 0:
         raise Malformed('non-nullable TopicName is null')
     else:
-        if n1 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n1 > len(buf):
+        if pos + n1 > end:
             raise Malformed('string length exceeds the input')
         o.topic_name = buf[pos:pos + n1].decode()
         pos += n1
     o.topic_id = ZERO
-    n2 = buf[pos]
-    if n2 < 0x80:
+    n2 = buf[pos] - 1
+    if n2 < 0x7f:
         pos += 1
     else:
         n2, pos = read_uvarint(buf, pos)
-    n2 -= 1
+        n2 -= 1
     if n2 < 0:
         raise Malformed('non-nullable PartitionStates is null')
     else:
-        if n2 > len(buf) - pos:
+        if n2 > end - pos:
             raise Malformed('array length exceeds the input')
         items3 = []
         for _ in range(n2):
@@ -2624,58 +2537,50 @@ def _read_LeaderAndIsrTopicState_v4(buf: Any, pos: int) -> tuple[Any, int]:
             o4.topic_name = ''
             o4.partition_index, o4.controller_epoch, o4.leader, o4.leader_epoch = _S1.unpack_from(buf, pos)
             pos += 16
-            n5 = buf[pos]
-            if n5 < 0x80:
+            n5 = buf[pos] - 1
+            if n5 < 0x7f:
                 pos += 1
             else:
                 n5, pos = read_uvarint(buf, pos)
-            n5 -= 1
+                n5 -= 1
             if n5 < 0:
                 raise Malformed('non-nullable Isr is null')
             else:
-                if n5 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o4.isr = [*_INT32S[n5].unpack_from(buf, pos)]
                 pos += 4 * n5
             o4.partition_epoch, = _S2.unpack_from(buf, pos)
             pos += 4
-            n6 = buf[pos]
-            if n6 < 0x80:
+            n6 = buf[pos] - 1
+            if n6 < 0x7f:
                 pos += 1
             else:
                 n6, pos = read_uvarint(buf, pos)
-            n6 -= 1
+                n6 -= 1
             if n6 < 0:
                 raise Malformed('non-nullable Replicas is null')
             else:
-                if n6 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o4.replicas = [*_INT32S[n6].unpack_from(buf, pos)]
                 pos += 4 * n6
-            n7 = buf[pos]
-            if n7 < 0x80:
+            n7 = buf[pos] - 1
+            if n7 < 0x7f:
                 pos += 1
             else:
                 n7, pos = read_uvarint(buf, pos)
-            n7 -= 1
+                n7 -= 1
             if n7 < 0:
                 raise Malformed('non-nullable AddingReplicas is null')
             else:
-                if n7 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o4.adding_replicas = [*_INT32S[n7].unpack_from(buf, pos)]
                 pos += 4 * n7
-            n8 = buf[pos]
-            if n8 < 0x80:
+            n8 = buf[pos] - 1
+            if n8 < 0x7f:
                 pos += 1
             else:
                 n8, pos = read_uvarint(buf, pos)
-            n8 -= 1
+                n8 -= 1
             if n8 < 0:
                 raise Malformed('non-nullable RemovingReplicas is null')
             else:
-                if n8 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o4.removing_replicas = [*_INT32S[n8].unpack_from(buf, pos)]
                 pos += 4 * n8
             o4.leader_recovery_state = 0
@@ -2761,35 +2666,36 @@ def _write_LeaderAndIsrTopicState_v4(o: Any, out: bytearray) -> None:
 def _read_LeaderAndIsrTopicState_v5(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(LeaderAndIsrTopicState)
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
+        if n1 > 0x7fff:
+            raise Malformed('string too long')
     if n1 < 0:
         raise Malformed('non-nullable TopicName is null')
     else:
-        if n1 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n1 > len(buf):
+        if pos + n1 > end:
             raise Malformed('string length exceeds the input')
         o.topic_name = buf[pos:pos + n1].decode()
         pos += n1
     u2, = _S6.unpack_from(buf, pos)
     o.topic_id = bytes_new(Uuid, u2)
     pos += 16
-    n3 = buf[pos]
-    if n3 < 0x80:
+    n3 = buf[pos] - 1
+    if n3 < 0x7f:
         pos += 1
     else:
         n3, pos = read_uvarint(buf, pos)
-    n3 -= 1
+        n3 -= 1
     if n3 < 0:
         raise Malformed('non-nullable PartitionStates is null')
     else:
-        if n3 > len(buf) - pos:
+        if n3 > end - pos:
             raise Malformed('array length exceeds the input')
         items4 = []
         for _ in range(n3):
@@ -2797,58 +2703,50 @@ def _read_LeaderAndIsrTopicState_v5(buf: Any, pos: int) -> tuple[Any, int]:
             o5.topic_name = ''
             o5.partition_index, o5.controller_epoch, o5.leader, o5.leader_epoch = _S1.unpack_from(buf, pos)
             pos += 16
-            n6 = buf[pos]
-            if n6 < 0x80:
+            n6 = buf[pos] - 1
+            if n6 < 0x7f:
                 pos += 1
             else:
                 n6, pos = read_uvarint(buf, pos)
-            n6 -= 1
+                n6 -= 1
             if n6 < 0:
                 raise Malformed('non-nullable Isr is null')
             else:
-                if n6 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o5.isr = [*_INT32S[n6].unpack_from(buf, pos)]
                 pos += 4 * n6
             o5.partition_epoch, = _S2.unpack_from(buf, pos)
             pos += 4
-            n7 = buf[pos]
-            if n7 < 0x80:
+            n7 = buf[pos] - 1
+            if n7 < 0x7f:
                 pos += 1
             else:
                 n7, pos = read_uvarint(buf, pos)
-            n7 -= 1
+                n7 -= 1
             if n7 < 0:
                 raise Malformed('non-nullable Replicas is null')
             else:
-                if n7 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o5.replicas = [*_INT32S[n7].unpack_from(buf, pos)]
                 pos += 4 * n7
-            n8 = buf[pos]
-            if n8 < 0x80:
+            n8 = buf[pos] - 1
+            if n8 < 0x7f:
                 pos += 1
             else:
                 n8, pos = read_uvarint(buf, pos)
-            n8 -= 1
+                n8 -= 1
             if n8 < 0:
                 raise Malformed('non-nullable AddingReplicas is null')
             else:
-                if n8 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o5.adding_replicas = [*_INT32S[n8].unpack_from(buf, pos)]
                 pos += 4 * n8
-            n9 = buf[pos]
-            if n9 < 0x80:
+            n9 = buf[pos] - 1
+            if n9 < 0x7f:
                 pos += 1
             else:
                 n9, pos = read_uvarint(buf, pos)
-            n9 -= 1
+                n9 -= 1
             if n9 < 0:
                 raise Malformed('non-nullable RemovingReplicas is null')
             else:
-                if n9 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o5.removing_replicas = [*_INT32S[n9].unpack_from(buf, pos)]
                 pos += 4 * n9
             o5.leader_recovery_state = 0
@@ -2935,35 +2833,36 @@ def _write_LeaderAndIsrTopicState_v5(o: Any, out: bytearray) -> None:
 def _read_LeaderAndIsrTopicState_v6(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(LeaderAndIsrTopicState)
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
+        if n1 > 0x7fff:
+            raise Malformed('string too long')
     if n1 < 0:
         raise Malformed('non-nullable TopicName is null')
     else:
-        if n1 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n1 > len(buf):
+        if pos + n1 > end:
             raise Malformed('string length exceeds the input')
         o.topic_name = buf[pos:pos + n1].decode()
         pos += n1
     u2, = _S6.unpack_from(buf, pos)
     o.topic_id = bytes_new(Uuid, u2)
     pos += 16
-    n3 = buf[pos]
-    if n3 < 0x80:
+    n3 = buf[pos] - 1
+    if n3 < 0x7f:
         pos += 1
     else:
         n3, pos = read_uvarint(buf, pos)
-    n3 -= 1
+        n3 -= 1
     if n3 < 0:
         raise Malformed('non-nullable PartitionStates is null')
     else:
-        if n3 > len(buf) - pos:
+        if n3 > end - pos:
             raise Malformed('array length exceeds the input')
         items4 = []
         for _ in range(n3):
@@ -2971,58 +2870,50 @@ def _read_LeaderAndIsrTopicState_v6(buf: Any, pos: int) -> tuple[Any, int]:
             o5.topic_name = ''
             o5.partition_index, o5.controller_epoch, o5.leader, o5.leader_epoch = _S1.unpack_from(buf, pos)
             pos += 16
-            n6 = buf[pos]
-            if n6 < 0x80:
+            n6 = buf[pos] - 1
+            if n6 < 0x7f:
                 pos += 1
             else:
                 n6, pos = read_uvarint(buf, pos)
-            n6 -= 1
+                n6 -= 1
             if n6 < 0:
                 raise Malformed('non-nullable Isr is null')
             else:
-                if n6 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o5.isr = [*_INT32S[n6].unpack_from(buf, pos)]
                 pos += 4 * n6
             o5.partition_epoch, = _S2.unpack_from(buf, pos)
             pos += 4
-            n7 = buf[pos]
-            if n7 < 0x80:
+            n7 = buf[pos] - 1
+            if n7 < 0x7f:
                 pos += 1
             else:
                 n7, pos = read_uvarint(buf, pos)
-            n7 -= 1
+                n7 -= 1
             if n7 < 0:
                 raise Malformed('non-nullable Replicas is null')
             else:
-                if n7 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o5.replicas = [*_INT32S[n7].unpack_from(buf, pos)]
                 pos += 4 * n7
-            n8 = buf[pos]
-            if n8 < 0x80:
+            n8 = buf[pos] - 1
+            if n8 < 0x7f:
                 pos += 1
             else:
                 n8, pos = read_uvarint(buf, pos)
-            n8 -= 1
+                n8 -= 1
             if n8 < 0:
                 raise Malformed('non-nullable AddingReplicas is null')
             else:
-                if n8 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o5.adding_replicas = [*_INT32S[n8].unpack_from(buf, pos)]
                 pos += 4 * n8
-            n9 = buf[pos]
-            if n9 < 0x80:
+            n9 = buf[pos] - 1
+            if n9 < 0x7f:
                 pos += 1
             else:
                 n9, pos = read_uvarint(buf, pos)
-            n9 -= 1
+                n9 -= 1
             if n9 < 0:
                 raise Malformed('non-nullable RemovingReplicas is null')
             else:
-                if n9 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o5.removing_replicas = [*_INT32S[n9].unpack_from(buf, pos)]
                 pos += 4 * n9
             o5.is_new, o5.leader_recovery_state = _S7.unpack_from(buf, pos)
@@ -3112,6 +3003,7 @@ _write_LeaderAndIsrTopicState_v7 = _write_LeaderAndIsrTopicState_v6
 def _read_LeaderAndIsrLiveLeader_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(LeaderAndIsrLiveLeader)
     o.broker_id, = _S2.unpack_from(buf, pos)
     pos += 4
@@ -3120,7 +3012,7 @@ def _read_LeaderAndIsrLiveLeader_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if n1 < 0:
         raise Malformed('non-nullable HostName is null')
     else:
-        if pos + n1 > len(buf):
+        if pos + n1 > end:
             raise Malformed('string length exceeds the input')
         o.host_name = buf[pos:pos + n1].decode()
         pos += n1
@@ -3163,21 +3055,22 @@ _write_LeaderAndIsrLiveLeader_v3 = _write_LeaderAndIsrLiveLeader_v0
 def _read_LeaderAndIsrLiveLeader_v4(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(LeaderAndIsrLiveLeader)
     o.broker_id, = _S2.unpack_from(buf, pos)
     pos += 4
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
+        if n1 > 0x7fff:
+            raise Malformed('string too long')
     if n1 < 0:
         raise Malformed('non-nullable HostName is null')
     else:
-        if n1 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n1 > len(buf):
+        if pos + n1 > end:
             raise Malformed('string length exceeds the input')
         o.host_name = buf[pos:pos + n1].decode()
         pos += n1

@@ -92,6 +92,7 @@ class LeaderAndIsrTopicError(KafkaStruct):
 def _read_LeaderAndIsrResponse_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(LeaderAndIsrResponse)
     o.error_code, = _S0.unpack_from(buf, pos)
     pos += 2
@@ -100,7 +101,7 @@ def _read_LeaderAndIsrResponse_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if n1 < 0:
         raise Malformed('non-nullable PartitionErrors is null')
     else:
-        if n1 > len(buf) - pos:
+        if n1 > end - pos:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
@@ -110,7 +111,7 @@ def _read_LeaderAndIsrResponse_v0(buf: Any, pos: int) -> tuple[Any, int]:
             if n4 < 0:
                 raise Malformed('non-nullable TopicName is null')
             else:
-                if pos + n4 > len(buf):
+                if pos + n4 > end:
                     raise Malformed('string length exceeds the input')
                 o3.topic_name = buf[pos:pos + n4].decode()
                 pos += n4
@@ -212,35 +213,36 @@ def _write_LeaderAndIsrResponse_v3(o: Any, out: bytearray) -> None:
 def _read_LeaderAndIsrResponse_v4(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(LeaderAndIsrResponse)
     o.error_code, = _S0.unpack_from(buf, pos)
     pos += 2
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
     if n1 < 0:
         raise Malformed('non-nullable PartitionErrors is null')
     else:
-        if n1 > len(buf) - pos:
+        if n1 > end - pos:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
             o3 = new(LeaderAndIsrPartitionError)
-            n4 = buf[pos]
-            if n4 < 0x80:
+            n4 = buf[pos] - 1
+            if n4 < 0x7f:
                 pos += 1
             else:
                 n4, pos = read_uvarint(buf, pos)
-            n4 -= 1
+                n4 -= 1
+                if n4 > 0x7fff:
+                    raise Malformed('string too long')
             if n4 < 0:
                 raise Malformed('non-nullable TopicName is null')
             else:
-                if n4 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n4 > len(buf):
+                if pos + n4 > end:
                     raise Malformed('string length exceeds the input')
                 o3.topic_name = buf[pos:pos + n4].decode()
                 pos += n4
@@ -296,20 +298,21 @@ def _write_LeaderAndIsrResponse_v4(o: Any, out: bytearray) -> None:
 
 
 def _read_LeaderAndIsrResponse_v5(buf: Any, pos: int) -> tuple[Any, int]:
+    end = len(buf)
     o = new(LeaderAndIsrResponse)
     o.partition_errors = []
     o.error_code, = _S0.unpack_from(buf, pos)
     pos += 2
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
     if n1 < 0:
         raise Malformed('non-nullable Topics is null')
     else:
-        if n1 > len(buf) - pos:
+        if n1 > end - pos:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
@@ -317,19 +320,19 @@ def _read_LeaderAndIsrResponse_v5(buf: Any, pos: int) -> tuple[Any, int]:
             u4, = _S2.unpack_from(buf, pos)
             o3.topic_id = bytes_new(Uuid, u4)
             pos += 16
-            n5 = buf[pos]
-            if n5 < 0x80:
+            n5 = buf[pos] - 1
+            if n5 < 0x7f:
                 pos += 1
             else:
                 n5, pos = read_uvarint(buf, pos)
-            n5 -= 1
+                n5 -= 1
             if n5 < 0:
                 raise Malformed('non-nullable PartitionErrors is null')
             else:
-                if n5 > len(buf) - pos:
+                if n5 > end - pos:
                     raise Malformed('array length exceeds the input')
                 items6 = []
-                if 7 * n5 <= len(buf) - pos:
+                if 7 * n5 <= end - pos:
                     rows7 = _ROWS0[n5].unpack_from(buf, pos)
                 else:
                     rows7 = None
@@ -487,13 +490,14 @@ def _write_LeaderAndIsrResponse_v7(o: Any, out: bytearray) -> None:
 def _read_LeaderAndIsrPartitionError_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(LeaderAndIsrPartitionError)
     n1, = H.unpack_from(buf, pos)
     pos += 2
     if n1 < 0:
         raise Malformed('non-nullable TopicName is null')
     else:
-        if pos + n1 > len(buf):
+        if pos + n1 > end:
             raise Malformed('string length exceeds the input')
         o.topic_name = buf[pos:pos + n1].decode()
         pos += n1
@@ -535,19 +539,20 @@ _write_LeaderAndIsrPartitionError_v3 = _write_LeaderAndIsrPartitionError_v0
 def _read_LeaderAndIsrPartitionError_v4(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(LeaderAndIsrPartitionError)
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
+        if n1 > 0x7fff:
+            raise Malformed('string too long')
     if n1 < 0:
         raise Malformed('non-nullable TopicName is null')
     else:
-        if n1 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n1 > len(buf):
+        if pos + n1 > end:
             raise Malformed('string length exceeds the input')
         o.topic_name = buf[pos:pos + n1].decode()
         pos += n1
@@ -613,23 +618,24 @@ _write_LeaderAndIsrPartitionError_v7 = _write_LeaderAndIsrPartitionError_v5
 
 
 def _read_LeaderAndIsrTopicError_v5(buf: Any, pos: int) -> tuple[Any, int]:
+    end = len(buf)
     o = new(LeaderAndIsrTopicError)
     u1, = _S2.unpack_from(buf, pos)
     o.topic_id = bytes_new(Uuid, u1)
     pos += 16
-    n2 = buf[pos]
-    if n2 < 0x80:
+    n2 = buf[pos] - 1
+    if n2 < 0x7f:
         pos += 1
     else:
         n2, pos = read_uvarint(buf, pos)
-    n2 -= 1
+        n2 -= 1
     if n2 < 0:
         raise Malformed('non-nullable PartitionErrors is null')
     else:
-        if n2 > len(buf) - pos:
+        if n2 > end - pos:
             raise Malformed('array length exceeds the input')
         items3 = []
-        if 7 * n2 <= len(buf) - pos:
+        if 7 * n2 <= end - pos:
             rows4 = _ROWS0[n2].unpack_from(buf, pos)
         else:
             rows4 = None

@@ -74,22 +74,23 @@ class Voter(KafkaStruct):
 
 
 def _read_LeaderChangeMessage_v0(buf: Any, pos: int) -> tuple[Any, int]:
+    end = len(buf)
     o = new(LeaderChangeMessage)
     o.version, o.leader_id = _S0.unpack_from(buf, pos)
     pos += 6
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
     if n1 < 0:
         raise Malformed('non-nullable Voters is null')
     else:
-        if n1 > len(buf) - pos:
+        if n1 > end - pos:
             raise Malformed('array length exceeds the input')
         items2 = []
-        if 5 * n1 <= len(buf) - pos:
+        if 5 * n1 <= end - pos:
             rows3 = _ROWS0[n1].unpack_from(buf, pos)
         else:
             rows3 = None
@@ -114,19 +115,19 @@ def _read_LeaderChangeMessage_v0(buf: Any, pos: int) -> tuple[Any, int]:
                     pos = read_unknown_tags(o6, buf, pos)
                 items2.append(o6)
         o.voters = items2
-    n7 = buf[pos]
-    if n7 < 0x80:
+    n7 = buf[pos] - 1
+    if n7 < 0x7f:
         pos += 1
     else:
         n7, pos = read_uvarint(buf, pos)
-    n7 -= 1
+        n7 -= 1
     if n7 < 0:
         raise Malformed('non-nullable GrantingVoters is null')
     else:
-        if n7 > len(buf) - pos:
+        if n7 > end - pos:
             raise Malformed('array length exceeds the input')
         items8 = []
-        if 5 * n7 <= len(buf) - pos:
+        if 5 * n7 <= end - pos:
             rows9 = _ROWS0[n7].unpack_from(buf, pos)
         else:
             rows9 = None
@@ -198,22 +199,23 @@ def _write_LeaderChangeMessage_v0(o: Any, out: bytearray) -> None:
 
 
 def _read_LeaderChangeMessage_v1(buf: Any, pos: int) -> tuple[Any, int]:
+    end = len(buf)
     o = new(LeaderChangeMessage)
     o.version, o.leader_id = _S0.unpack_from(buf, pos)
     pos += 6
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
     if n1 < 0:
         raise Malformed('non-nullable Voters is null')
     else:
-        if n1 > len(buf) - pos:
+        if n1 > end - pos:
             raise Malformed('array length exceeds the input')
         items2 = []
-        if 21 * n1 <= len(buf) - pos:
+        if 21 * n1 <= end - pos:
             rows3 = _ROWS1[n1].unpack_from(buf, pos)
         else:
             rows3 = None
@@ -238,19 +240,19 @@ def _read_LeaderChangeMessage_v1(buf: Any, pos: int) -> tuple[Any, int]:
                     pos = read_unknown_tags(o7, buf, pos)
                 items2.append(o7)
         o.voters = items2
-    n9 = buf[pos]
-    if n9 < 0x80:
+    n9 = buf[pos] - 1
+    if n9 < 0x7f:
         pos += 1
     else:
         n9, pos = read_uvarint(buf, pos)
-    n9 -= 1
+        n9 -= 1
     if n9 < 0:
         raise Malformed('non-nullable GrantingVoters is null')
     else:
-        if n9 > len(buf) - pos:
+        if n9 > end - pos:
             raise Malformed('array length exceeds the input')
         items10 = []
-        if 21 * n9 <= len(buf) - pos:
+        if 21 * n9 <= end - pos:
             rows11 = _ROWS1[n9].unpack_from(buf, pos)
         else:
             rows11 = None

@@ -75,13 +75,14 @@ class MetadataRequestTopic(KafkaStruct):
 def _read_MetadataRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(MetadataRequest)
     n1, = I.unpack_from(buf, pos)
     pos += 4
     if n1 < 0:
         raise Malformed('non-nullable Topics is null')
     else:
-        if n1 > len(buf) - pos:
+        if n1 > end - pos:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
@@ -92,7 +93,7 @@ def _read_MetadataRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
             if n4 < 0:
                 raise Malformed('non-nullable Name is null')
             else:
-                if pos + n4 > len(buf):
+                if pos + n4 > end:
                     raise Malformed('string length exceeds the input')
                 o3.name = buf[pos:pos + n4].decode()
                 pos += n4
@@ -130,13 +131,14 @@ def _write_MetadataRequest_v0(o: Any, out: bytearray) -> None:
 def _read_MetadataRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(MetadataRequest)
     n1, = I.unpack_from(buf, pos)
     pos += 4
     if n1 < 0:
         o.topics = None
     else:
-        if n1 > len(buf) - pos:
+        if n1 > end - pos:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
@@ -147,7 +149,7 @@ def _read_MetadataRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
             if n4 < 0:
                 raise Malformed('non-nullable Name is null')
             else:
-                if pos + n4 > len(buf):
+                if pos + n4 > end:
                     raise Malformed('string length exceeds the input')
                 o3.name = buf[pos:pos + n4].decode()
                 pos += n4
@@ -242,13 +244,14 @@ def _write_MetadataRequest_v3(o: Any, out: bytearray) -> None:
 def _read_MetadataRequest_v4(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(MetadataRequest)
     n1, = I.unpack_from(buf, pos)
     pos += 4
     if n1 < 0:
         o.topics = None
     else:
-        if n1 > len(buf) - pos:
+        if n1 > end - pos:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
@@ -259,7 +262,7 @@ def _read_MetadataRequest_v4(buf: Any, pos: int) -> tuple[Any, int]:
             if n4 < 0:
                 raise Malformed('non-nullable Name is null')
             else:
-                if pos + n4 > len(buf):
+                if pos + n4 > end:
                     raise Malformed('string length exceeds the input')
                 o3.name = buf[pos:pos + n4].decode()
                 pos += n4
@@ -378,13 +381,14 @@ def _write_MetadataRequest_v7(o: Any, out: bytearray) -> None:
 def _read_MetadataRequest_v8(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(MetadataRequest)
     n1, = I.unpack_from(buf, pos)
     pos += 4
     if n1 < 0:
         o.topics = None
     else:
-        if n1 > len(buf) - pos:
+        if n1 > end - pos:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
@@ -395,7 +399,7 @@ def _read_MetadataRequest_v8(buf: Any, pos: int) -> tuple[Any, int]:
             if n4 < 0:
                 raise Malformed('non-nullable Name is null')
             else:
-                if pos + n4 > len(buf):
+                if pos + n4 > end:
                     raise Malformed('string length exceeds the input')
                 o3.name = buf[pos:pos + n4].decode()
                 pos += n4
@@ -430,34 +434,35 @@ def _write_MetadataRequest_v8(o: Any, out: bytearray) -> None:
 def _read_MetadataRequest_v9(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(MetadataRequest)
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
     if n1 < 0:
         o.topics = None
     else:
-        if n1 > len(buf) - pos:
+        if n1 > end - pos:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
             o3 = new(MetadataRequestTopic)
             o3.topic_id = ZERO
-            n4 = buf[pos]
-            if n4 < 0x80:
+            n4 = buf[pos] - 1
+            if n4 < 0x7f:
                 pos += 1
             else:
                 n4, pos = read_uvarint(buf, pos)
-            n4 -= 1
+                n4 -= 1
+                if n4 > 0x7fff:
+                    raise Malformed('string too long')
             if n4 < 0:
                 raise Malformed('non-nullable Name is null')
             else:
-                if n4 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n4 > len(buf):
+                if pos + n4 > end:
                     raise Malformed('string length exceeds the input')
                 o3.name = buf[pos:pos + n4].decode()
                 pos += n4
@@ -514,17 +519,18 @@ def _write_MetadataRequest_v9(o: Any, out: bytearray) -> None:
 def _read_MetadataRequest_v10(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(MetadataRequest)
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
     if n1 < 0:
         o.topics = None
     else:
-        if n1 > len(buf) - pos:
+        if n1 > end - pos:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
@@ -532,18 +538,18 @@ def _read_MetadataRequest_v10(buf: Any, pos: int) -> tuple[Any, int]:
             u4, = _S2.unpack_from(buf, pos)
             o3.topic_id = bytes_new(Uuid, u4)
             pos += 16
-            n5 = buf[pos]
-            if n5 < 0x80:
+            n5 = buf[pos] - 1
+            if n5 < 0x7f:
                 pos += 1
             else:
                 n5, pos = read_uvarint(buf, pos)
-            n5 -= 1
+                n5 -= 1
+                if n5 > 0x7fff:
+                    raise Malformed('string too long')
             if n5 < 0:
                 o3.name = None
             else:
-                if n5 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n5 > len(buf):
+                if pos + n5 > end:
                     raise Malformed('string length exceeds the input')
                 o3.name = buf[pos:pos + n5].decode()
                 pos += n5
@@ -604,17 +610,18 @@ def _write_MetadataRequest_v10(o: Any, out: bytearray) -> None:
 def _read_MetadataRequest_v11(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(MetadataRequest)
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
     if n1 < 0:
         o.topics = None
     else:
-        if n1 > len(buf) - pos:
+        if n1 > end - pos:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
@@ -622,18 +629,18 @@ def _read_MetadataRequest_v11(buf: Any, pos: int) -> tuple[Any, int]:
             u4, = _S2.unpack_from(buf, pos)
             o3.topic_id = bytes_new(Uuid, u4)
             pos += 16
-            n5 = buf[pos]
-            if n5 < 0x80:
+            n5 = buf[pos] - 1
+            if n5 < 0x7f:
                 pos += 1
             else:
                 n5, pos = read_uvarint(buf, pos)
-            n5 -= 1
+                n5 -= 1
+                if n5 > 0x7fff:
+                    raise Malformed('string too long')
             if n5 < 0:
                 o3.name = None
             else:
-                if n5 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n5 > len(buf):
+                if pos + n5 > end:
                     raise Malformed('string length exceeds the input')
                 o3.name = buf[pos:pos + n5].decode()
                 pos += n5
@@ -739,6 +746,7 @@ def _write_MetadataRequest_v12(o: Any, out: bytearray) -> None:
 def _read_MetadataRequestTopic_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(MetadataRequestTopic)
     o.topic_id = ZERO
     n1, = H.unpack_from(buf, pos)
@@ -746,7 +754,7 @@ def _read_MetadataRequestTopic_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if n1 < 0:
         raise Malformed('non-nullable Name is null')
     else:
-        if pos + n1 > len(buf):
+        if pos + n1 > end:
             raise Malformed('string length exceeds the input')
         o.name = buf[pos:pos + n1].decode()
         pos += n1
@@ -815,20 +823,21 @@ _write_MetadataRequestTopic_v8 = _write_MetadataRequestTopic_v0
 def _read_MetadataRequestTopic_v9(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(MetadataRequestTopic)
     o.topic_id = ZERO
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
+        if n1 > 0x7fff:
+            raise Malformed('string too long')
     if n1 < 0:
         raise Malformed('non-nullable Name is null')
     else:
-        if n1 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n1 > len(buf):
+        if pos + n1 > end:
             raise Malformed('string length exceeds the input')
         o.name = buf[pos:pos + n1].decode()
         pos += n1
@@ -860,22 +869,23 @@ def _write_MetadataRequestTopic_v9(o: Any, out: bytearray) -> None:
 def _read_MetadataRequestTopic_v10(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(MetadataRequestTopic)
     u1, = _S2.unpack_from(buf, pos)
     o.topic_id = bytes_new(Uuid, u1)
     pos += 16
-    n2 = buf[pos]
-    if n2 < 0x80:
+    n2 = buf[pos] - 1
+    if n2 < 0x7f:
         pos += 1
     else:
         n2, pos = read_uvarint(buf, pos)
-    n2 -= 1
+        n2 -= 1
+        if n2 > 0x7fff:
+            raise Malformed('string too long')
     if n2 < 0:
         o.name = None
     else:
-        if n2 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n2 > len(buf):
+        if pos + n2 > end:
             raise Malformed('string length exceeds the input')
         o.name = buf[pos:pos + n2].decode()
         pos += n2

@@ -138,6 +138,7 @@ class MetadataResponsePartition(KafkaStruct):
 def _read_MetadataResponse_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(MetadataResponse)
     o.throttle_time_ms = 0
     n1, = I.unpack_from(buf, pos)
@@ -145,7 +146,7 @@ def _read_MetadataResponse_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if n1 < 0:
         raise Malformed('non-nullable Brokers is null')
     else:
-        if n1 > len(buf) - pos:
+        if n1 > end - pos:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
@@ -157,7 +158,7 @@ def _read_MetadataResponse_v0(buf: Any, pos: int) -> tuple[Any, int]:
             if n4 < 0:
                 raise Malformed('non-nullable Host is null')
             else:
-                if pos + n4 > len(buf):
+                if pos + n4 > end:
                     raise Malformed('string length exceeds the input')
                 o3.host = buf[pos:pos + n4].decode()
                 pos += n4
@@ -174,7 +175,7 @@ def _read_MetadataResponse_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if n5 < 0:
         raise Malformed('non-nullable Topics is null')
     else:
-        if n5 > len(buf) - pos:
+        if n5 > end - pos:
             raise Malformed('array length exceeds the input')
         items6 = []
         for _ in range(n5):
@@ -186,7 +187,7 @@ def _read_MetadataResponse_v0(buf: Any, pos: int) -> tuple[Any, int]:
             if n8 < 0:
                 raise Malformed('non-nullable Name is null')
             else:
-                if pos + n8 > len(buf):
+                if pos + n8 > end:
                     raise Malformed('string length exceeds the input')
                 o7.name = buf[pos:pos + n8].decode()
                 pos += n8
@@ -197,7 +198,7 @@ def _read_MetadataResponse_v0(buf: Any, pos: int) -> tuple[Any, int]:
             if n9 < 0:
                 raise Malformed('non-nullable Partitions is null')
             else:
-                if n9 > len(buf) - pos:
+                if n9 > end - pos:
                     raise Malformed('array length exceeds the input')
                 items10 = []
                 for _ in range(n9):
@@ -210,8 +211,6 @@ def _read_MetadataResponse_v0(buf: Any, pos: int) -> tuple[Any, int]:
                     if n12 < 0:
                         raise Malformed('non-nullable ReplicaNodes is null')
                     else:
-                        if n12 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o11.replica_nodes = [*_INT32S[n12].unpack_from(buf, pos)]
                         pos += 4 * n12
                     n13, = I.unpack_from(buf, pos)
@@ -219,8 +218,6 @@ def _read_MetadataResponse_v0(buf: Any, pos: int) -> tuple[Any, int]:
                     if n13 < 0:
                         raise Malformed('non-nullable IsrNodes is null')
                     else:
-                        if n13 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o11.isr_nodes = [*_INT32S[n13].unpack_from(buf, pos)]
                         pos += 4 * n13
                     o11.offline_replicas = []
@@ -287,6 +284,7 @@ def _write_MetadataResponse_v0(o: Any, out: bytearray) -> None:
 def _read_MetadataResponse_v1(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(MetadataResponse)
     o.throttle_time_ms = 0
     n1, = I.unpack_from(buf, pos)
@@ -294,7 +292,7 @@ def _read_MetadataResponse_v1(buf: Any, pos: int) -> tuple[Any, int]:
     if n1 < 0:
         raise Malformed('non-nullable Brokers is null')
     else:
-        if n1 > len(buf) - pos:
+        if n1 > end - pos:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
@@ -306,7 +304,7 @@ def _read_MetadataResponse_v1(buf: Any, pos: int) -> tuple[Any, int]:
             if n4 < 0:
                 raise Malformed('non-nullable Host is null')
             else:
-                if pos + n4 > len(buf):
+                if pos + n4 > end:
                     raise Malformed('string length exceeds the input')
                 o3.host = buf[pos:pos + n4].decode()
                 pos += n4
@@ -317,7 +315,7 @@ def _read_MetadataResponse_v1(buf: Any, pos: int) -> tuple[Any, int]:
             if n5 < 0:
                 o3.rack = None
             else:
-                if pos + n5 > len(buf):
+                if pos + n5 > end:
                     raise Malformed('string length exceeds the input')
                 o3.rack = buf[pos:pos + n5].decode()
                 pos += n5
@@ -332,7 +330,7 @@ def _read_MetadataResponse_v1(buf: Any, pos: int) -> tuple[Any, int]:
     if n6 < 0:
         raise Malformed('non-nullable Topics is null')
     else:
-        if n6 > len(buf) - pos:
+        if n6 > end - pos:
             raise Malformed('array length exceeds the input')
         items7 = []
         for _ in range(n6):
@@ -344,7 +342,7 @@ def _read_MetadataResponse_v1(buf: Any, pos: int) -> tuple[Any, int]:
             if n9 < 0:
                 raise Malformed('non-nullable Name is null')
             else:
-                if pos + n9 > len(buf):
+                if pos + n9 > end:
                     raise Malformed('string length exceeds the input')
                 o8.name = buf[pos:pos + n9].decode()
                 pos += n9
@@ -356,7 +354,7 @@ def _read_MetadataResponse_v1(buf: Any, pos: int) -> tuple[Any, int]:
             if n10 < 0:
                 raise Malformed('non-nullable Partitions is null')
             else:
-                if n10 > len(buf) - pos:
+                if n10 > end - pos:
                     raise Malformed('array length exceeds the input')
                 items11 = []
                 for _ in range(n10):
@@ -369,8 +367,6 @@ def _read_MetadataResponse_v1(buf: Any, pos: int) -> tuple[Any, int]:
                     if n13 < 0:
                         raise Malformed('non-nullable ReplicaNodes is null')
                     else:
-                        if n13 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o12.replica_nodes = [*_INT32S[n13].unpack_from(buf, pos)]
                         pos += 4 * n13
                     n14, = I.unpack_from(buf, pos)
@@ -378,8 +374,6 @@ def _read_MetadataResponse_v1(buf: Any, pos: int) -> tuple[Any, int]:
                     if n14 < 0:
                         raise Malformed('non-nullable IsrNodes is null')
                     else:
-                        if n14 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o12.isr_nodes = [*_INT32S[n14].unpack_from(buf, pos)]
                         pos += 4 * n14
                     o12.offline_replicas = []
@@ -458,6 +452,7 @@ def _write_MetadataResponse_v1(o: Any, out: bytearray) -> None:
 def _read_MetadataResponse_v2(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(MetadataResponse)
     o.throttle_time_ms = 0
     n1, = I.unpack_from(buf, pos)
@@ -465,7 +460,7 @@ def _read_MetadataResponse_v2(buf: Any, pos: int) -> tuple[Any, int]:
     if n1 < 0:
         raise Malformed('non-nullable Brokers is null')
     else:
-        if n1 > len(buf) - pos:
+        if n1 > end - pos:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
@@ -477,7 +472,7 @@ def _read_MetadataResponse_v2(buf: Any, pos: int) -> tuple[Any, int]:
             if n4 < 0:
                 raise Malformed('non-nullable Host is null')
             else:
-                if pos + n4 > len(buf):
+                if pos + n4 > end:
                     raise Malformed('string length exceeds the input')
                 o3.host = buf[pos:pos + n4].decode()
                 pos += n4
@@ -488,7 +483,7 @@ def _read_MetadataResponse_v2(buf: Any, pos: int) -> tuple[Any, int]:
             if n5 < 0:
                 o3.rack = None
             else:
-                if pos + n5 > len(buf):
+                if pos + n5 > end:
                     raise Malformed('string length exceeds the input')
                 o3.rack = buf[pos:pos + n5].decode()
                 pos += n5
@@ -500,7 +495,7 @@ def _read_MetadataResponse_v2(buf: Any, pos: int) -> tuple[Any, int]:
     if n6 < 0:
         o.cluster_id = None
     else:
-        if pos + n6 > len(buf):
+        if pos + n6 > end:
             raise Malformed('string length exceeds the input')
         o.cluster_id = buf[pos:pos + n6].decode()
         pos += n6
@@ -511,7 +506,7 @@ def _read_MetadataResponse_v2(buf: Any, pos: int) -> tuple[Any, int]:
     if n7 < 0:
         raise Malformed('non-nullable Topics is null')
     else:
-        if n7 > len(buf) - pos:
+        if n7 > end - pos:
             raise Malformed('array length exceeds the input')
         items8 = []
         for _ in range(n7):
@@ -523,7 +518,7 @@ def _read_MetadataResponse_v2(buf: Any, pos: int) -> tuple[Any, int]:
             if n10 < 0:
                 raise Malformed('non-nullable Name is null')
             else:
-                if pos + n10 > len(buf):
+                if pos + n10 > end:
                     raise Malformed('string length exceeds the input')
                 o9.name = buf[pos:pos + n10].decode()
                 pos += n10
@@ -535,7 +530,7 @@ def _read_MetadataResponse_v2(buf: Any, pos: int) -> tuple[Any, int]:
             if n11 < 0:
                 raise Malformed('non-nullable Partitions is null')
             else:
-                if n11 > len(buf) - pos:
+                if n11 > end - pos:
                     raise Malformed('array length exceeds the input')
                 items12 = []
                 for _ in range(n11):
@@ -548,8 +543,6 @@ def _read_MetadataResponse_v2(buf: Any, pos: int) -> tuple[Any, int]:
                     if n14 < 0:
                         raise Malformed('non-nullable ReplicaNodes is null')
                     else:
-                        if n14 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o13.replica_nodes = [*_INT32S[n14].unpack_from(buf, pos)]
                         pos += 4 * n14
                     n15, = I.unpack_from(buf, pos)
@@ -557,8 +550,6 @@ def _read_MetadataResponse_v2(buf: Any, pos: int) -> tuple[Any, int]:
                     if n15 < 0:
                         raise Malformed('non-nullable IsrNodes is null')
                     else:
-                        if n15 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o13.isr_nodes = [*_INT32S[n15].unpack_from(buf, pos)]
                         pos += 4 * n15
                     o13.offline_replicas = []
@@ -647,6 +638,7 @@ def _write_MetadataResponse_v2(o: Any, out: bytearray) -> None:
 def _read_MetadataResponse_v3(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(MetadataResponse)
     o.throttle_time_ms, = _S0.unpack_from(buf, pos)
     pos += 4
@@ -655,7 +647,7 @@ def _read_MetadataResponse_v3(buf: Any, pos: int) -> tuple[Any, int]:
     if n1 < 0:
         raise Malformed('non-nullable Brokers is null')
     else:
-        if n1 > len(buf) - pos:
+        if n1 > end - pos:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
@@ -667,7 +659,7 @@ def _read_MetadataResponse_v3(buf: Any, pos: int) -> tuple[Any, int]:
             if n4 < 0:
                 raise Malformed('non-nullable Host is null')
             else:
-                if pos + n4 > len(buf):
+                if pos + n4 > end:
                     raise Malformed('string length exceeds the input')
                 o3.host = buf[pos:pos + n4].decode()
                 pos += n4
@@ -678,7 +670,7 @@ def _read_MetadataResponse_v3(buf: Any, pos: int) -> tuple[Any, int]:
             if n5 < 0:
                 o3.rack = None
             else:
-                if pos + n5 > len(buf):
+                if pos + n5 > end:
                     raise Malformed('string length exceeds the input')
                 o3.rack = buf[pos:pos + n5].decode()
                 pos += n5
@@ -690,7 +682,7 @@ def _read_MetadataResponse_v3(buf: Any, pos: int) -> tuple[Any, int]:
     if n6 < 0:
         o.cluster_id = None
     else:
-        if pos + n6 > len(buf):
+        if pos + n6 > end:
             raise Malformed('string length exceeds the input')
         o.cluster_id = buf[pos:pos + n6].decode()
         pos += n6
@@ -701,7 +693,7 @@ def _read_MetadataResponse_v3(buf: Any, pos: int) -> tuple[Any, int]:
     if n7 < 0:
         raise Malformed('non-nullable Topics is null')
     else:
-        if n7 > len(buf) - pos:
+        if n7 > end - pos:
             raise Malformed('array length exceeds the input')
         items8 = []
         for _ in range(n7):
@@ -713,7 +705,7 @@ def _read_MetadataResponse_v3(buf: Any, pos: int) -> tuple[Any, int]:
             if n10 < 0:
                 raise Malformed('non-nullable Name is null')
             else:
-                if pos + n10 > len(buf):
+                if pos + n10 > end:
                     raise Malformed('string length exceeds the input')
                 o9.name = buf[pos:pos + n10].decode()
                 pos += n10
@@ -725,7 +717,7 @@ def _read_MetadataResponse_v3(buf: Any, pos: int) -> tuple[Any, int]:
             if n11 < 0:
                 raise Malformed('non-nullable Partitions is null')
             else:
-                if n11 > len(buf) - pos:
+                if n11 > end - pos:
                     raise Malformed('array length exceeds the input')
                 items12 = []
                 for _ in range(n11):
@@ -738,8 +730,6 @@ def _read_MetadataResponse_v3(buf: Any, pos: int) -> tuple[Any, int]:
                     if n14 < 0:
                         raise Malformed('non-nullable ReplicaNodes is null')
                     else:
-                        if n14 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o13.replica_nodes = [*_INT32S[n14].unpack_from(buf, pos)]
                         pos += 4 * n14
                     n15, = I.unpack_from(buf, pos)
@@ -747,8 +737,6 @@ def _read_MetadataResponse_v3(buf: Any, pos: int) -> tuple[Any, int]:
                     if n15 < 0:
                         raise Malformed('non-nullable IsrNodes is null')
                     else:
-                        if n15 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o13.isr_nodes = [*_INT32S[n15].unpack_from(buf, pos)]
                         pos += 4 * n15
                     o13.offline_replicas = []
@@ -912,6 +900,7 @@ def _write_MetadataResponse_v4(o: Any, out: bytearray) -> None:
 def _read_MetadataResponse_v5(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(MetadataResponse)
     o.throttle_time_ms, = _S0.unpack_from(buf, pos)
     pos += 4
@@ -920,7 +909,7 @@ def _read_MetadataResponse_v5(buf: Any, pos: int) -> tuple[Any, int]:
     if n1 < 0:
         raise Malformed('non-nullable Brokers is null')
     else:
-        if n1 > len(buf) - pos:
+        if n1 > end - pos:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
@@ -932,7 +921,7 @@ def _read_MetadataResponse_v5(buf: Any, pos: int) -> tuple[Any, int]:
             if n4 < 0:
                 raise Malformed('non-nullable Host is null')
             else:
-                if pos + n4 > len(buf):
+                if pos + n4 > end:
                     raise Malformed('string length exceeds the input')
                 o3.host = buf[pos:pos + n4].decode()
                 pos += n4
@@ -943,7 +932,7 @@ def _read_MetadataResponse_v5(buf: Any, pos: int) -> tuple[Any, int]:
             if n5 < 0:
                 o3.rack = None
             else:
-                if pos + n5 > len(buf):
+                if pos + n5 > end:
                     raise Malformed('string length exceeds the input')
                 o3.rack = buf[pos:pos + n5].decode()
                 pos += n5
@@ -955,7 +944,7 @@ def _read_MetadataResponse_v5(buf: Any, pos: int) -> tuple[Any, int]:
     if n6 < 0:
         o.cluster_id = None
     else:
-        if pos + n6 > len(buf):
+        if pos + n6 > end:
             raise Malformed('string length exceeds the input')
         o.cluster_id = buf[pos:pos + n6].decode()
         pos += n6
@@ -966,7 +955,7 @@ def _read_MetadataResponse_v5(buf: Any, pos: int) -> tuple[Any, int]:
     if n7 < 0:
         raise Malformed('non-nullable Topics is null')
     else:
-        if n7 > len(buf) - pos:
+        if n7 > end - pos:
             raise Malformed('array length exceeds the input')
         items8 = []
         for _ in range(n7):
@@ -978,7 +967,7 @@ def _read_MetadataResponse_v5(buf: Any, pos: int) -> tuple[Any, int]:
             if n10 < 0:
                 raise Malformed('non-nullable Name is null')
             else:
-                if pos + n10 > len(buf):
+                if pos + n10 > end:
                     raise Malformed('string length exceeds the input')
                 o9.name = buf[pos:pos + n10].decode()
                 pos += n10
@@ -990,7 +979,7 @@ def _read_MetadataResponse_v5(buf: Any, pos: int) -> tuple[Any, int]:
             if n11 < 0:
                 raise Malformed('non-nullable Partitions is null')
             else:
-                if n11 > len(buf) - pos:
+                if n11 > end - pos:
                     raise Malformed('array length exceeds the input')
                 items12 = []
                 for _ in range(n11):
@@ -1003,8 +992,6 @@ def _read_MetadataResponse_v5(buf: Any, pos: int) -> tuple[Any, int]:
                     if n14 < 0:
                         raise Malformed('non-nullable ReplicaNodes is null')
                     else:
-                        if n14 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o13.replica_nodes = [*_INT32S[n14].unpack_from(buf, pos)]
                         pos += 4 * n14
                     n15, = I.unpack_from(buf, pos)
@@ -1012,8 +999,6 @@ def _read_MetadataResponse_v5(buf: Any, pos: int) -> tuple[Any, int]:
                     if n15 < 0:
                         raise Malformed('non-nullable IsrNodes is null')
                     else:
-                        if n15 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o13.isr_nodes = [*_INT32S[n15].unpack_from(buf, pos)]
                         pos += 4 * n15
                     n16, = I.unpack_from(buf, pos)
@@ -1021,8 +1006,6 @@ def _read_MetadataResponse_v5(buf: Any, pos: int) -> tuple[Any, int]:
                     if n16 < 0:
                         raise Malformed('non-nullable OfflineReplicas is null')
                     else:
-                        if n16 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o13.offline_replicas = [*_INT32S[n16].unpack_from(buf, pos)]
                         pos += 4 * n16
                     o13.unknown_tagged_fields = None
@@ -1193,6 +1176,7 @@ def _write_MetadataResponse_v6(o: Any, out: bytearray) -> None:
 def _read_MetadataResponse_v7(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(MetadataResponse)
     o.throttle_time_ms, = _S0.unpack_from(buf, pos)
     pos += 4
@@ -1201,7 +1185,7 @@ def _read_MetadataResponse_v7(buf: Any, pos: int) -> tuple[Any, int]:
     if n1 < 0:
         raise Malformed('non-nullable Brokers is null')
     else:
-        if n1 > len(buf) - pos:
+        if n1 > end - pos:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
@@ -1213,7 +1197,7 @@ def _read_MetadataResponse_v7(buf: Any, pos: int) -> tuple[Any, int]:
             if n4 < 0:
                 raise Malformed('non-nullable Host is null')
             else:
-                if pos + n4 > len(buf):
+                if pos + n4 > end:
                     raise Malformed('string length exceeds the input')
                 o3.host = buf[pos:pos + n4].decode()
                 pos += n4
@@ -1224,7 +1208,7 @@ def _read_MetadataResponse_v7(buf: Any, pos: int) -> tuple[Any, int]:
             if n5 < 0:
                 o3.rack = None
             else:
-                if pos + n5 > len(buf):
+                if pos + n5 > end:
                     raise Malformed('string length exceeds the input')
                 o3.rack = buf[pos:pos + n5].decode()
                 pos += n5
@@ -1236,7 +1220,7 @@ def _read_MetadataResponse_v7(buf: Any, pos: int) -> tuple[Any, int]:
     if n6 < 0:
         o.cluster_id = None
     else:
-        if pos + n6 > len(buf):
+        if pos + n6 > end:
             raise Malformed('string length exceeds the input')
         o.cluster_id = buf[pos:pos + n6].decode()
         pos += n6
@@ -1247,7 +1231,7 @@ def _read_MetadataResponse_v7(buf: Any, pos: int) -> tuple[Any, int]:
     if n7 < 0:
         raise Malformed('non-nullable Topics is null')
     else:
-        if n7 > len(buf) - pos:
+        if n7 > end - pos:
             raise Malformed('array length exceeds the input')
         items8 = []
         for _ in range(n7):
@@ -1259,7 +1243,7 @@ def _read_MetadataResponse_v7(buf: Any, pos: int) -> tuple[Any, int]:
             if n10 < 0:
                 raise Malformed('non-nullable Name is null')
             else:
-                if pos + n10 > len(buf):
+                if pos + n10 > end:
                     raise Malformed('string length exceeds the input')
                 o9.name = buf[pos:pos + n10].decode()
                 pos += n10
@@ -1271,7 +1255,7 @@ def _read_MetadataResponse_v7(buf: Any, pos: int) -> tuple[Any, int]:
             if n11 < 0:
                 raise Malformed('non-nullable Partitions is null')
             else:
-                if n11 > len(buf) - pos:
+                if n11 > end - pos:
                     raise Malformed('array length exceeds the input')
                 items12 = []
                 for _ in range(n11):
@@ -1283,8 +1267,6 @@ def _read_MetadataResponse_v7(buf: Any, pos: int) -> tuple[Any, int]:
                     if n14 < 0:
                         raise Malformed('non-nullable ReplicaNodes is null')
                     else:
-                        if n14 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o13.replica_nodes = [*_INT32S[n14].unpack_from(buf, pos)]
                         pos += 4 * n14
                     n15, = I.unpack_from(buf, pos)
@@ -1292,8 +1274,6 @@ def _read_MetadataResponse_v7(buf: Any, pos: int) -> tuple[Any, int]:
                     if n15 < 0:
                         raise Malformed('non-nullable IsrNodes is null')
                     else:
-                        if n15 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o13.isr_nodes = [*_INT32S[n15].unpack_from(buf, pos)]
                         pos += 4 * n15
                     n16, = I.unpack_from(buf, pos)
@@ -1301,8 +1281,6 @@ def _read_MetadataResponse_v7(buf: Any, pos: int) -> tuple[Any, int]:
                     if n16 < 0:
                         raise Malformed('non-nullable OfflineReplicas is null')
                     else:
-                        if n16 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o13.offline_replicas = [*_INT32S[n16].unpack_from(buf, pos)]
                         pos += 4 * n16
                     o13.unknown_tagged_fields = None
@@ -1395,6 +1373,7 @@ def _write_MetadataResponse_v7(o: Any, out: bytearray) -> None:
 def _read_MetadataResponse_v8(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(MetadataResponse)
     o.throttle_time_ms, = _S0.unpack_from(buf, pos)
     pos += 4
@@ -1403,7 +1382,7 @@ def _read_MetadataResponse_v8(buf: Any, pos: int) -> tuple[Any, int]:
     if n1 < 0:
         raise Malformed('non-nullable Brokers is null')
     else:
-        if n1 > len(buf) - pos:
+        if n1 > end - pos:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
@@ -1415,7 +1394,7 @@ def _read_MetadataResponse_v8(buf: Any, pos: int) -> tuple[Any, int]:
             if n4 < 0:
                 raise Malformed('non-nullable Host is null')
             else:
-                if pos + n4 > len(buf):
+                if pos + n4 > end:
                     raise Malformed('string length exceeds the input')
                 o3.host = buf[pos:pos + n4].decode()
                 pos += n4
@@ -1426,7 +1405,7 @@ def _read_MetadataResponse_v8(buf: Any, pos: int) -> tuple[Any, int]:
             if n5 < 0:
                 o3.rack = None
             else:
-                if pos + n5 > len(buf):
+                if pos + n5 > end:
                     raise Malformed('string length exceeds the input')
                 o3.rack = buf[pos:pos + n5].decode()
                 pos += n5
@@ -1438,7 +1417,7 @@ def _read_MetadataResponse_v8(buf: Any, pos: int) -> tuple[Any, int]:
     if n6 < 0:
         o.cluster_id = None
     else:
-        if pos + n6 > len(buf):
+        if pos + n6 > end:
             raise Malformed('string length exceeds the input')
         o.cluster_id = buf[pos:pos + n6].decode()
         pos += n6
@@ -1449,7 +1428,7 @@ def _read_MetadataResponse_v8(buf: Any, pos: int) -> tuple[Any, int]:
     if n7 < 0:
         raise Malformed('non-nullable Topics is null')
     else:
-        if n7 > len(buf) - pos:
+        if n7 > end - pos:
             raise Malformed('array length exceeds the input')
         items8 = []
         for _ in range(n7):
@@ -1461,7 +1440,7 @@ def _read_MetadataResponse_v8(buf: Any, pos: int) -> tuple[Any, int]:
             if n10 < 0:
                 raise Malformed('non-nullable Name is null')
             else:
-                if pos + n10 > len(buf):
+                if pos + n10 > end:
                     raise Malformed('string length exceeds the input')
                 o9.name = buf[pos:pos + n10].decode()
                 pos += n10
@@ -1473,7 +1452,7 @@ def _read_MetadataResponse_v8(buf: Any, pos: int) -> tuple[Any, int]:
             if n11 < 0:
                 raise Malformed('non-nullable Partitions is null')
             else:
-                if n11 > len(buf) - pos:
+                if n11 > end - pos:
                     raise Malformed('array length exceeds the input')
                 items12 = []
                 for _ in range(n11):
@@ -1485,8 +1464,6 @@ def _read_MetadataResponse_v8(buf: Any, pos: int) -> tuple[Any, int]:
                     if n14 < 0:
                         raise Malformed('non-nullable ReplicaNodes is null')
                     else:
-                        if n14 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o13.replica_nodes = [*_INT32S[n14].unpack_from(buf, pos)]
                         pos += 4 * n14
                     n15, = I.unpack_from(buf, pos)
@@ -1494,8 +1471,6 @@ def _read_MetadataResponse_v8(buf: Any, pos: int) -> tuple[Any, int]:
                     if n15 < 0:
                         raise Malformed('non-nullable IsrNodes is null')
                     else:
-                        if n15 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o13.isr_nodes = [*_INT32S[n15].unpack_from(buf, pos)]
                         pos += 4 * n15
                     n16, = I.unpack_from(buf, pos)
@@ -1503,8 +1478,6 @@ def _read_MetadataResponse_v8(buf: Any, pos: int) -> tuple[Any, int]:
                     if n16 < 0:
                         raise Malformed('non-nullable OfflineReplicas is null')
                     else:
-                        if n16 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o13.offline_replicas = [*_INT32S[n16].unpack_from(buf, pos)]
                         pos += 4 * n16
                     o13.unknown_tagged_fields = None
@@ -1597,54 +1570,55 @@ def _write_MetadataResponse_v8(o: Any, out: bytearray) -> None:
 def _read_MetadataResponse_v9(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(MetadataResponse)
     o.throttle_time_ms, = _S0.unpack_from(buf, pos)
     pos += 4
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
     if n1 < 0:
         raise Malformed('non-nullable Brokers is null')
     else:
-        if n1 > len(buf) - pos:
+        if n1 > end - pos:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
             o3 = new(MetadataResponseBroker)
             o3.node_id, = _S0.unpack_from(buf, pos)
             pos += 4
-            n4 = buf[pos]
-            if n4 < 0x80:
+            n4 = buf[pos] - 1
+            if n4 < 0x7f:
                 pos += 1
             else:
                 n4, pos = read_uvarint(buf, pos)
-            n4 -= 1
+                n4 -= 1
+                if n4 > 0x7fff:
+                    raise Malformed('string too long')
             if n4 < 0:
                 raise Malformed('non-nullable Host is null')
             else:
-                if n4 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n4 > len(buf):
+                if pos + n4 > end:
                     raise Malformed('string length exceeds the input')
                 o3.host = buf[pos:pos + n4].decode()
                 pos += n4
             o3.port, = _S0.unpack_from(buf, pos)
             pos += 4
-            n5 = buf[pos]
-            if n5 < 0x80:
+            n5 = buf[pos] - 1
+            if n5 < 0x7f:
                 pos += 1
             else:
                 n5, pos = read_uvarint(buf, pos)
-            n5 -= 1
+                n5 -= 1
+                if n5 > 0x7fff:
+                    raise Malformed('string too long')
             if n5 < 0:
                 o3.rack = None
             else:
-                if n5 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n5 > len(buf):
+                if pos + n5 > end:
                     raise Malformed('string length exceeds the input')
                 o3.rack = buf[pos:pos + n5].decode()
                 pos += n5
@@ -1655,110 +1629,104 @@ def _read_MetadataResponse_v9(buf: Any, pos: int) -> tuple[Any, int]:
                 pos = read_unknown_tags(o3, buf, pos)
             items2.append(o3)
         o.brokers = items2
-    n6 = buf[pos]
-    if n6 < 0x80:
+    n6 = buf[pos] - 1
+    if n6 < 0x7f:
         pos += 1
     else:
         n6, pos = read_uvarint(buf, pos)
-    n6 -= 1
+        n6 -= 1
+        if n6 > 0x7fff:
+            raise Malformed('string too long')
     if n6 < 0:
         o.cluster_id = None
     else:
-        if n6 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n6 > len(buf):
+        if pos + n6 > end:
             raise Malformed('string length exceeds the input')
         o.cluster_id = buf[pos:pos + n6].decode()
         pos += n6
     o.controller_id, = _S0.unpack_from(buf, pos)
     pos += 4
-    n7 = buf[pos]
-    if n7 < 0x80:
+    n7 = buf[pos] - 1
+    if n7 < 0x7f:
         pos += 1
     else:
         n7, pos = read_uvarint(buf, pos)
-    n7 -= 1
+        n7 -= 1
     if n7 < 0:
         raise Malformed('non-nullable Topics is null')
     else:
-        if n7 > len(buf) - pos:
+        if n7 > end - pos:
             raise Malformed('array length exceeds the input')
         items8 = []
         for _ in range(n7):
             o9 = new(MetadataResponseTopic)
             o9.error_code, = _S1.unpack_from(buf, pos)
             pos += 2
-            n10 = buf[pos]
-            if n10 < 0x80:
+            n10 = buf[pos] - 1
+            if n10 < 0x7f:
                 pos += 1
             else:
                 n10, pos = read_uvarint(buf, pos)
-            n10 -= 1
+                n10 -= 1
+                if n10 > 0x7fff:
+                    raise Malformed('string too long')
             if n10 < 0:
                 raise Malformed('non-nullable Name is null')
             else:
-                if n10 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n10 > len(buf):
+                if pos + n10 > end:
                     raise Malformed('string length exceeds the input')
                 o9.name = buf[pos:pos + n10].decode()
                 pos += n10
             o9.topic_id = ZERO
             o9.is_internal, = _S3.unpack_from(buf, pos)
             pos += 1
-            n11 = buf[pos]
-            if n11 < 0x80:
+            n11 = buf[pos] - 1
+            if n11 < 0x7f:
                 pos += 1
             else:
                 n11, pos = read_uvarint(buf, pos)
-            n11 -= 1
+                n11 -= 1
             if n11 < 0:
                 raise Malformed('non-nullable Partitions is null')
             else:
-                if n11 > len(buf) - pos:
+                if n11 > end - pos:
                     raise Malformed('array length exceeds the input')
                 items12 = []
                 for _ in range(n11):
                     o13 = new(MetadataResponsePartition)
                     o13.error_code, o13.partition_index, o13.leader_id, o13.leader_epoch = _S4.unpack_from(buf, pos)
                     pos += 14
-                    n14 = buf[pos]
-                    if n14 < 0x80:
+                    n14 = buf[pos] - 1
+                    if n14 < 0x7f:
                         pos += 1
                     else:
                         n14, pos = read_uvarint(buf, pos)
-                    n14 -= 1
+                        n14 -= 1
                     if n14 < 0:
                         raise Malformed('non-nullable ReplicaNodes is null')
                     else:
-                        if n14 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o13.replica_nodes = [*_INT32S[n14].unpack_from(buf, pos)]
                         pos += 4 * n14
-                    n15 = buf[pos]
-                    if n15 < 0x80:
+                    n15 = buf[pos] - 1
+                    if n15 < 0x7f:
                         pos += 1
                     else:
                         n15, pos = read_uvarint(buf, pos)
-                    n15 -= 1
+                        n15 -= 1
                     if n15 < 0:
                         raise Malformed('non-nullable IsrNodes is null')
                     else:
-                        if n15 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o13.isr_nodes = [*_INT32S[n15].unpack_from(buf, pos)]
                         pos += 4 * n15
-                    n16 = buf[pos]
-                    if n16 < 0x80:
+                    n16 = buf[pos] - 1
+                    if n16 < 0x7f:
                         pos += 1
                     else:
                         n16, pos = read_uvarint(buf, pos)
-                    n16 -= 1
+                        n16 -= 1
                     if n16 < 0:
                         raise Malformed('non-nullable OfflineReplicas is null')
                     else:
-                        if n16 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o13.offline_replicas = [*_INT32S[n16].unpack_from(buf, pos)]
                         pos += 4 * n16
                     o13.unknown_tagged_fields = None
@@ -1909,54 +1877,55 @@ def _write_MetadataResponse_v9(o: Any, out: bytearray) -> None:
 def _read_MetadataResponse_v10(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(MetadataResponse)
     o.throttle_time_ms, = _S0.unpack_from(buf, pos)
     pos += 4
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
     if n1 < 0:
         raise Malformed('non-nullable Brokers is null')
     else:
-        if n1 > len(buf) - pos:
+        if n1 > end - pos:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
             o3 = new(MetadataResponseBroker)
             o3.node_id, = _S0.unpack_from(buf, pos)
             pos += 4
-            n4 = buf[pos]
-            if n4 < 0x80:
+            n4 = buf[pos] - 1
+            if n4 < 0x7f:
                 pos += 1
             else:
                 n4, pos = read_uvarint(buf, pos)
-            n4 -= 1
+                n4 -= 1
+                if n4 > 0x7fff:
+                    raise Malformed('string too long')
             if n4 < 0:
                 raise Malformed('non-nullable Host is null')
             else:
-                if n4 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n4 > len(buf):
+                if pos + n4 > end:
                     raise Malformed('string length exceeds the input')
                 o3.host = buf[pos:pos + n4].decode()
                 pos += n4
             o3.port, = _S0.unpack_from(buf, pos)
             pos += 4
-            n5 = buf[pos]
-            if n5 < 0x80:
+            n5 = buf[pos] - 1
+            if n5 < 0x7f:
                 pos += 1
             else:
                 n5, pos = read_uvarint(buf, pos)
-            n5 -= 1
+                n5 -= 1
+                if n5 > 0x7fff:
+                    raise Malformed('string too long')
             if n5 < 0:
                 o3.rack = None
             else:
-                if n5 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n5 > len(buf):
+                if pos + n5 > end:
                     raise Malformed('string length exceeds the input')
                 o3.rack = buf[pos:pos + n5].decode()
                 pos += n5
@@ -1967,110 +1936,104 @@ def _read_MetadataResponse_v10(buf: Any, pos: int) -> tuple[Any, int]:
                 pos = read_unknown_tags(o3, buf, pos)
             items2.append(o3)
         o.brokers = items2
-    n6 = buf[pos]
-    if n6 < 0x80:
+    n6 = buf[pos] - 1
+    if n6 < 0x7f:
         pos += 1
     else:
         n6, pos = read_uvarint(buf, pos)
-    n6 -= 1
+        n6 -= 1
+        if n6 > 0x7fff:
+            raise Malformed('string too long')
     if n6 < 0:
         o.cluster_id = None
     else:
-        if n6 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n6 > len(buf):
+        if pos + n6 > end:
             raise Malformed('string length exceeds the input')
         o.cluster_id = buf[pos:pos + n6].decode()
         pos += n6
     o.controller_id, = _S0.unpack_from(buf, pos)
     pos += 4
-    n7 = buf[pos]
-    if n7 < 0x80:
+    n7 = buf[pos] - 1
+    if n7 < 0x7f:
         pos += 1
     else:
         n7, pos = read_uvarint(buf, pos)
-    n7 -= 1
+        n7 -= 1
     if n7 < 0:
         raise Malformed('non-nullable Topics is null')
     else:
-        if n7 > len(buf) - pos:
+        if n7 > end - pos:
             raise Malformed('array length exceeds the input')
         items8 = []
         for _ in range(n7):
             o9 = new(MetadataResponseTopic)
             o9.error_code, = _S1.unpack_from(buf, pos)
             pos += 2
-            n10 = buf[pos]
-            if n10 < 0x80:
+            n10 = buf[pos] - 1
+            if n10 < 0x7f:
                 pos += 1
             else:
                 n10, pos = read_uvarint(buf, pos)
-            n10 -= 1
+                n10 -= 1
+                if n10 > 0x7fff:
+                    raise Malformed('string too long')
             if n10 < 0:
                 raise Malformed('non-nullable Name is null')
             else:
-                if n10 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n10 > len(buf):
+                if pos + n10 > end:
                     raise Malformed('string length exceeds the input')
                 o9.name = buf[pos:pos + n10].decode()
                 pos += n10
             u11, o9.is_internal = _S5.unpack_from(buf, pos)
             o9.topic_id = bytes_new(Uuid, u11)
             pos += 17
-            n12 = buf[pos]
-            if n12 < 0x80:
+            n12 = buf[pos] - 1
+            if n12 < 0x7f:
                 pos += 1
             else:
                 n12, pos = read_uvarint(buf, pos)
-            n12 -= 1
+                n12 -= 1
             if n12 < 0:
                 raise Malformed('non-nullable Partitions is null')
             else:
-                if n12 > len(buf) - pos:
+                if n12 > end - pos:
                     raise Malformed('array length exceeds the input')
                 items13 = []
                 for _ in range(n12):
                     o14 = new(MetadataResponsePartition)
                     o14.error_code, o14.partition_index, o14.leader_id, o14.leader_epoch = _S4.unpack_from(buf, pos)
                     pos += 14
-                    n15 = buf[pos]
-                    if n15 < 0x80:
+                    n15 = buf[pos] - 1
+                    if n15 < 0x7f:
                         pos += 1
                     else:
                         n15, pos = read_uvarint(buf, pos)
-                    n15 -= 1
+                        n15 -= 1
                     if n15 < 0:
                         raise Malformed('non-nullable ReplicaNodes is null')
                     else:
-                        if n15 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o14.replica_nodes = [*_INT32S[n15].unpack_from(buf, pos)]
                         pos += 4 * n15
-                    n16 = buf[pos]
-                    if n16 < 0x80:
+                    n16 = buf[pos] - 1
+                    if n16 < 0x7f:
                         pos += 1
                     else:
                         n16, pos = read_uvarint(buf, pos)
-                    n16 -= 1
+                        n16 -= 1
                     if n16 < 0:
                         raise Malformed('non-nullable IsrNodes is null')
                     else:
-                        if n16 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o14.isr_nodes = [*_INT32S[n16].unpack_from(buf, pos)]
                         pos += 4 * n16
-                    n17 = buf[pos]
-                    if n17 < 0x80:
+                    n17 = buf[pos] - 1
+                    if n17 < 0x7f:
                         pos += 1
                     else:
                         n17, pos = read_uvarint(buf, pos)
-                    n17 -= 1
+                        n17 -= 1
                     if n17 < 0:
                         raise Malformed('non-nullable OfflineReplicas is null')
                     else:
-                        if n17 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o14.offline_replicas = [*_INT32S[n17].unpack_from(buf, pos)]
                         pos += 4 * n17
                     o14.unknown_tagged_fields = None
@@ -2221,54 +2184,55 @@ def _write_MetadataResponse_v10(o: Any, out: bytearray) -> None:
 def _read_MetadataResponse_v11(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(MetadataResponse)
     o.throttle_time_ms, = _S0.unpack_from(buf, pos)
     pos += 4
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
     if n1 < 0:
         raise Malformed('non-nullable Brokers is null')
     else:
-        if n1 > len(buf) - pos:
+        if n1 > end - pos:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
             o3 = new(MetadataResponseBroker)
             o3.node_id, = _S0.unpack_from(buf, pos)
             pos += 4
-            n4 = buf[pos]
-            if n4 < 0x80:
+            n4 = buf[pos] - 1
+            if n4 < 0x7f:
                 pos += 1
             else:
                 n4, pos = read_uvarint(buf, pos)
-            n4 -= 1
+                n4 -= 1
+                if n4 > 0x7fff:
+                    raise Malformed('string too long')
             if n4 < 0:
                 raise Malformed('non-nullable Host is null')
             else:
-                if n4 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n4 > len(buf):
+                if pos + n4 > end:
                     raise Malformed('string length exceeds the input')
                 o3.host = buf[pos:pos + n4].decode()
                 pos += n4
             o3.port, = _S0.unpack_from(buf, pos)
             pos += 4
-            n5 = buf[pos]
-            if n5 < 0x80:
+            n5 = buf[pos] - 1
+            if n5 < 0x7f:
                 pos += 1
             else:
                 n5, pos = read_uvarint(buf, pos)
-            n5 -= 1
+                n5 -= 1
+                if n5 > 0x7fff:
+                    raise Malformed('string too long')
             if n5 < 0:
                 o3.rack = None
             else:
-                if n5 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n5 > len(buf):
+                if pos + n5 > end:
                     raise Malformed('string length exceeds the input')
                 o3.rack = buf[pos:pos + n5].decode()
                 pos += n5
@@ -2279,110 +2243,104 @@ def _read_MetadataResponse_v11(buf: Any, pos: int) -> tuple[Any, int]:
                 pos = read_unknown_tags(o3, buf, pos)
             items2.append(o3)
         o.brokers = items2
-    n6 = buf[pos]
-    if n6 < 0x80:
+    n6 = buf[pos] - 1
+    if n6 < 0x7f:
         pos += 1
     else:
         n6, pos = read_uvarint(buf, pos)
-    n6 -= 1
+        n6 -= 1
+        if n6 > 0x7fff:
+            raise Malformed('string too long')
     if n6 < 0:
         o.cluster_id = None
     else:
-        if n6 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n6 > len(buf):
+        if pos + n6 > end:
             raise Malformed('string length exceeds the input')
         o.cluster_id = buf[pos:pos + n6].decode()
         pos += n6
     o.controller_id, = _S0.unpack_from(buf, pos)
     pos += 4
-    n7 = buf[pos]
-    if n7 < 0x80:
+    n7 = buf[pos] - 1
+    if n7 < 0x7f:
         pos += 1
     else:
         n7, pos = read_uvarint(buf, pos)
-    n7 -= 1
+        n7 -= 1
     if n7 < 0:
         raise Malformed('non-nullable Topics is null')
     else:
-        if n7 > len(buf) - pos:
+        if n7 > end - pos:
             raise Malformed('array length exceeds the input')
         items8 = []
         for _ in range(n7):
             o9 = new(MetadataResponseTopic)
             o9.error_code, = _S1.unpack_from(buf, pos)
             pos += 2
-            n10 = buf[pos]
-            if n10 < 0x80:
+            n10 = buf[pos] - 1
+            if n10 < 0x7f:
                 pos += 1
             else:
                 n10, pos = read_uvarint(buf, pos)
-            n10 -= 1
+                n10 -= 1
+                if n10 > 0x7fff:
+                    raise Malformed('string too long')
             if n10 < 0:
                 raise Malformed('non-nullable Name is null')
             else:
-                if n10 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n10 > len(buf):
+                if pos + n10 > end:
                     raise Malformed('string length exceeds the input')
                 o9.name = buf[pos:pos + n10].decode()
                 pos += n10
             u11, o9.is_internal = _S5.unpack_from(buf, pos)
             o9.topic_id = bytes_new(Uuid, u11)
             pos += 17
-            n12 = buf[pos]
-            if n12 < 0x80:
+            n12 = buf[pos] - 1
+            if n12 < 0x7f:
                 pos += 1
             else:
                 n12, pos = read_uvarint(buf, pos)
-            n12 -= 1
+                n12 -= 1
             if n12 < 0:
                 raise Malformed('non-nullable Partitions is null')
             else:
-                if n12 > len(buf) - pos:
+                if n12 > end - pos:
                     raise Malformed('array length exceeds the input')
                 items13 = []
                 for _ in range(n12):
                     o14 = new(MetadataResponsePartition)
                     o14.error_code, o14.partition_index, o14.leader_id, o14.leader_epoch = _S4.unpack_from(buf, pos)
                     pos += 14
-                    n15 = buf[pos]
-                    if n15 < 0x80:
+                    n15 = buf[pos] - 1
+                    if n15 < 0x7f:
                         pos += 1
                     else:
                         n15, pos = read_uvarint(buf, pos)
-                    n15 -= 1
+                        n15 -= 1
                     if n15 < 0:
                         raise Malformed('non-nullable ReplicaNodes is null')
                     else:
-                        if n15 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o14.replica_nodes = [*_INT32S[n15].unpack_from(buf, pos)]
                         pos += 4 * n15
-                    n16 = buf[pos]
-                    if n16 < 0x80:
+                    n16 = buf[pos] - 1
+                    if n16 < 0x7f:
                         pos += 1
                     else:
                         n16, pos = read_uvarint(buf, pos)
-                    n16 -= 1
+                        n16 -= 1
                     if n16 < 0:
                         raise Malformed('non-nullable IsrNodes is null')
                     else:
-                        if n16 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o14.isr_nodes = [*_INT32S[n16].unpack_from(buf, pos)]
                         pos += 4 * n16
-                    n17 = buf[pos]
-                    if n17 < 0x80:
+                    n17 = buf[pos] - 1
+                    if n17 < 0x7f:
                         pos += 1
                     else:
                         n17, pos = read_uvarint(buf, pos)
-                    n17 -= 1
+                        n17 -= 1
                     if n17 < 0:
                         raise Malformed('non-nullable OfflineReplicas is null')
                     else:
-                        if n17 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o14.offline_replicas = [*_INT32S[n17].unpack_from(buf, pos)]
                         pos += 4 * n17
                     o14.unknown_tagged_fields = None
@@ -2533,54 +2491,55 @@ def _write_MetadataResponse_v11(o: Any, out: bytearray) -> None:
 def _read_MetadataResponse_v12(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(MetadataResponse)
     o.throttle_time_ms, = _S0.unpack_from(buf, pos)
     pos += 4
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
     if n1 < 0:
         raise Malformed('non-nullable Brokers is null')
     else:
-        if n1 > len(buf) - pos:
+        if n1 > end - pos:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
             o3 = new(MetadataResponseBroker)
             o3.node_id, = _S0.unpack_from(buf, pos)
             pos += 4
-            n4 = buf[pos]
-            if n4 < 0x80:
+            n4 = buf[pos] - 1
+            if n4 < 0x7f:
                 pos += 1
             else:
                 n4, pos = read_uvarint(buf, pos)
-            n4 -= 1
+                n4 -= 1
+                if n4 > 0x7fff:
+                    raise Malformed('string too long')
             if n4 < 0:
                 raise Malformed('non-nullable Host is null')
             else:
-                if n4 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n4 > len(buf):
+                if pos + n4 > end:
                     raise Malformed('string length exceeds the input')
                 o3.host = buf[pos:pos + n4].decode()
                 pos += n4
             o3.port, = _S0.unpack_from(buf, pos)
             pos += 4
-            n5 = buf[pos]
-            if n5 < 0x80:
+            n5 = buf[pos] - 1
+            if n5 < 0x7f:
                 pos += 1
             else:
                 n5, pos = read_uvarint(buf, pos)
-            n5 -= 1
+                n5 -= 1
+                if n5 > 0x7fff:
+                    raise Malformed('string too long')
             if n5 < 0:
                 o3.rack = None
             else:
-                if n5 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n5 > len(buf):
+                if pos + n5 > end:
                     raise Malformed('string length exceeds the input')
                 o3.rack = buf[pos:pos + n5].decode()
                 pos += n5
@@ -2591,110 +2550,104 @@ def _read_MetadataResponse_v12(buf: Any, pos: int) -> tuple[Any, int]:
                 pos = read_unknown_tags(o3, buf, pos)
             items2.append(o3)
         o.brokers = items2
-    n6 = buf[pos]
-    if n6 < 0x80:
+    n6 = buf[pos] - 1
+    if n6 < 0x7f:
         pos += 1
     else:
         n6, pos = read_uvarint(buf, pos)
-    n6 -= 1
+        n6 -= 1
+        if n6 > 0x7fff:
+            raise Malformed('string too long')
     if n6 < 0:
         o.cluster_id = None
     else:
-        if n6 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n6 > len(buf):
+        if pos + n6 > end:
             raise Malformed('string length exceeds the input')
         o.cluster_id = buf[pos:pos + n6].decode()
         pos += n6
     o.controller_id, = _S0.unpack_from(buf, pos)
     pos += 4
-    n7 = buf[pos]
-    if n7 < 0x80:
+    n7 = buf[pos] - 1
+    if n7 < 0x7f:
         pos += 1
     else:
         n7, pos = read_uvarint(buf, pos)
-    n7 -= 1
+        n7 -= 1
     if n7 < 0:
         raise Malformed('non-nullable Topics is null')
     else:
-        if n7 > len(buf) - pos:
+        if n7 > end - pos:
             raise Malformed('array length exceeds the input')
         items8 = []
         for _ in range(n7):
             o9 = new(MetadataResponseTopic)
             o9.error_code, = _S1.unpack_from(buf, pos)
             pos += 2
-            n10 = buf[pos]
-            if n10 < 0x80:
+            n10 = buf[pos] - 1
+            if n10 < 0x7f:
                 pos += 1
             else:
                 n10, pos = read_uvarint(buf, pos)
-            n10 -= 1
+                n10 -= 1
+                if n10 > 0x7fff:
+                    raise Malformed('string too long')
             if n10 < 0:
                 o9.name = None
             else:
-                if n10 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n10 > len(buf):
+                if pos + n10 > end:
                     raise Malformed('string length exceeds the input')
                 o9.name = buf[pos:pos + n10].decode()
                 pos += n10
             u11, o9.is_internal = _S5.unpack_from(buf, pos)
             o9.topic_id = bytes_new(Uuid, u11)
             pos += 17
-            n12 = buf[pos]
-            if n12 < 0x80:
+            n12 = buf[pos] - 1
+            if n12 < 0x7f:
                 pos += 1
             else:
                 n12, pos = read_uvarint(buf, pos)
-            n12 -= 1
+                n12 -= 1
             if n12 < 0:
                 raise Malformed('non-nullable Partitions is null')
             else:
-                if n12 > len(buf) - pos:
+                if n12 > end - pos:
                     raise Malformed('array length exceeds the input')
                 items13 = []
                 for _ in range(n12):
                     o14 = new(MetadataResponsePartition)
                     o14.error_code, o14.partition_index, o14.leader_id, o14.leader_epoch = _S4.unpack_from(buf, pos)
                     pos += 14
-                    n15 = buf[pos]
-                    if n15 < 0x80:
+                    n15 = buf[pos] - 1
+                    if n15 < 0x7f:
                         pos += 1
                     else:
                         n15, pos = read_uvarint(buf, pos)
-                    n15 -= 1
+                        n15 -= 1
                     if n15 < 0:
                         raise Malformed('non-nullable ReplicaNodes is null')
                     else:
-                        if n15 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o14.replica_nodes = [*_INT32S[n15].unpack_from(buf, pos)]
                         pos += 4 * n15
-                    n16 = buf[pos]
-                    if n16 < 0x80:
+                    n16 = buf[pos] - 1
+                    if n16 < 0x7f:
                         pos += 1
                     else:
                         n16, pos = read_uvarint(buf, pos)
-                    n16 -= 1
+                        n16 -= 1
                     if n16 < 0:
                         raise Malformed('non-nullable IsrNodes is null')
                     else:
-                        if n16 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o14.isr_nodes = [*_INT32S[n16].unpack_from(buf, pos)]
                         pos += 4 * n16
-                    n17 = buf[pos]
-                    if n17 < 0x80:
+                    n17 = buf[pos] - 1
+                    if n17 < 0x7f:
                         pos += 1
                     else:
                         n17, pos = read_uvarint(buf, pos)
-                    n17 -= 1
+                        n17 -= 1
                     if n17 < 0:
                         raise Malformed('non-nullable OfflineReplicas is null')
                     else:
-                        if n17 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o14.offline_replicas = [*_INT32S[n17].unpack_from(buf, pos)]
                         pos += 4 * n17
                     o14.unknown_tagged_fields = None
@@ -2848,6 +2801,7 @@ def _write_MetadataResponse_v12(o: Any, out: bytearray) -> None:
 def _read_MetadataResponseBroker_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(MetadataResponseBroker)
     o.node_id, = _S0.unpack_from(buf, pos)
     pos += 4
@@ -2856,7 +2810,7 @@ def _read_MetadataResponseBroker_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if n1 < 0:
         raise Malformed('non-nullable Host is null')
     else:
-        if pos + n1 > len(buf):
+        if pos + n1 > end:
             raise Malformed('string length exceeds the input')
         o.host = buf[pos:pos + n1].decode()
         pos += n1
@@ -2882,6 +2836,7 @@ def _write_MetadataResponseBroker_v0(o: Any, out: bytearray) -> None:
 def _read_MetadataResponseBroker_v1(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(MetadataResponseBroker)
     o.node_id, = _S0.unpack_from(buf, pos)
     pos += 4
@@ -2890,7 +2845,7 @@ def _read_MetadataResponseBroker_v1(buf: Any, pos: int) -> tuple[Any, int]:
     if n1 < 0:
         raise Malformed('non-nullable Host is null')
     else:
-        if pos + n1 > len(buf):
+        if pos + n1 > end:
             raise Malformed('string length exceeds the input')
         o.host = buf[pos:pos + n1].decode()
         pos += n1
@@ -2901,7 +2856,7 @@ def _read_MetadataResponseBroker_v1(buf: Any, pos: int) -> tuple[Any, int]:
     if n2 < 0:
         o.rack = None
     else:
-        if pos + n2 > len(buf):
+        if pos + n2 > end:
             raise Malformed('string length exceeds the input')
         o.rack = buf[pos:pos + n2].decode()
         pos += n2
@@ -2976,38 +2931,39 @@ _write_MetadataResponseBroker_v8 = _write_MetadataResponseBroker_v1
 def _read_MetadataResponseBroker_v9(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(MetadataResponseBroker)
     o.node_id, = _S0.unpack_from(buf, pos)
     pos += 4
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
+        if n1 > 0x7fff:
+            raise Malformed('string too long')
     if n1 < 0:
         raise Malformed('non-nullable Host is null')
     else:
-        if n1 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n1 > len(buf):
+        if pos + n1 > end:
             raise Malformed('string length exceeds the input')
         o.host = buf[pos:pos + n1].decode()
         pos += n1
     o.port, = _S0.unpack_from(buf, pos)
     pos += 4
-    n2 = buf[pos]
-    if n2 < 0x80:
+    n2 = buf[pos] - 1
+    if n2 < 0x7f:
         pos += 1
     else:
         n2, pos = read_uvarint(buf, pos)
-    n2 -= 1
+        n2 -= 1
+        if n2 > 0x7fff:
+            raise Malformed('string too long')
     if n2 < 0:
         o.rack = None
     else:
-        if n2 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n2 > len(buf):
+        if pos + n2 > end:
             raise Malformed('string length exceeds the input')
         o.rack = buf[pos:pos + n2].decode()
         pos += n2
@@ -3072,6 +3028,7 @@ _write_MetadataResponseBroker_v12 = _write_MetadataResponseBroker_v9
 def _read_MetadataResponseTopic_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(MetadataResponseTopic)
     o.error_code, = _S1.unpack_from(buf, pos)
     pos += 2
@@ -3080,7 +3037,7 @@ def _read_MetadataResponseTopic_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if n1 < 0:
         raise Malformed('non-nullable Name is null')
     else:
-        if pos + n1 > len(buf):
+        if pos + n1 > end:
             raise Malformed('string length exceeds the input')
         o.name = buf[pos:pos + n1].decode()
         pos += n1
@@ -3091,7 +3048,7 @@ def _read_MetadataResponseTopic_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if n2 < 0:
         raise Malformed('non-nullable Partitions is null')
     else:
-        if n2 > len(buf) - pos:
+        if n2 > end - pos:
             raise Malformed('array length exceeds the input')
         items3 = []
         for _ in range(n2):
@@ -3104,8 +3061,6 @@ def _read_MetadataResponseTopic_v0(buf: Any, pos: int) -> tuple[Any, int]:
             if n5 < 0:
                 raise Malformed('non-nullable ReplicaNodes is null')
             else:
-                if n5 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o4.replica_nodes = [*_INT32S[n5].unpack_from(buf, pos)]
                 pos += 4 * n5
             n6, = I.unpack_from(buf, pos)
@@ -3113,8 +3068,6 @@ def _read_MetadataResponseTopic_v0(buf: Any, pos: int) -> tuple[Any, int]:
             if n6 < 0:
                 raise Malformed('non-nullable IsrNodes is null')
             else:
-                if n6 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o4.isr_nodes = [*_INT32S[n6].unpack_from(buf, pos)]
                 pos += 4 * n6
             o4.offline_replicas = []
@@ -3156,6 +3109,7 @@ def _write_MetadataResponseTopic_v0(o: Any, out: bytearray) -> None:
 def _read_MetadataResponseTopic_v1(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(MetadataResponseTopic)
     o.error_code, = _S1.unpack_from(buf, pos)
     pos += 2
@@ -3164,7 +3118,7 @@ def _read_MetadataResponseTopic_v1(buf: Any, pos: int) -> tuple[Any, int]:
     if n1 < 0:
         raise Malformed('non-nullable Name is null')
     else:
-        if pos + n1 > len(buf):
+        if pos + n1 > end:
             raise Malformed('string length exceeds the input')
         o.name = buf[pos:pos + n1].decode()
         pos += n1
@@ -3176,7 +3130,7 @@ def _read_MetadataResponseTopic_v1(buf: Any, pos: int) -> tuple[Any, int]:
     if n2 < 0:
         raise Malformed('non-nullable Partitions is null')
     else:
-        if n2 > len(buf) - pos:
+        if n2 > end - pos:
             raise Malformed('array length exceeds the input')
         items3 = []
         for _ in range(n2):
@@ -3189,8 +3143,6 @@ def _read_MetadataResponseTopic_v1(buf: Any, pos: int) -> tuple[Any, int]:
             if n5 < 0:
                 raise Malformed('non-nullable ReplicaNodes is null')
             else:
-                if n5 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o4.replica_nodes = [*_INT32S[n5].unpack_from(buf, pos)]
                 pos += 4 * n5
             n6, = I.unpack_from(buf, pos)
@@ -3198,8 +3150,6 @@ def _read_MetadataResponseTopic_v1(buf: Any, pos: int) -> tuple[Any, int]:
             if n6 < 0:
                 raise Malformed('non-nullable IsrNodes is null')
             else:
-                if n6 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o4.isr_nodes = [*_INT32S[n6].unpack_from(buf, pos)]
                 pos += 4 * n6
             o4.offline_replicas = []
@@ -3335,6 +3285,7 @@ def _write_MetadataResponseTopic_v4(o: Any, out: bytearray) -> None:
 def _read_MetadataResponseTopic_v5(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(MetadataResponseTopic)
     o.error_code, = _S1.unpack_from(buf, pos)
     pos += 2
@@ -3343,7 +3294,7 @@ def _read_MetadataResponseTopic_v5(buf: Any, pos: int) -> tuple[Any, int]:
     if n1 < 0:
         raise Malformed('non-nullable Name is null')
     else:
-        if pos + n1 > len(buf):
+        if pos + n1 > end:
             raise Malformed('string length exceeds the input')
         o.name = buf[pos:pos + n1].decode()
         pos += n1
@@ -3355,7 +3306,7 @@ def _read_MetadataResponseTopic_v5(buf: Any, pos: int) -> tuple[Any, int]:
     if n2 < 0:
         raise Malformed('non-nullable Partitions is null')
     else:
-        if n2 > len(buf) - pos:
+        if n2 > end - pos:
             raise Malformed('array length exceeds the input')
         items3 = []
         for _ in range(n2):
@@ -3368,8 +3319,6 @@ def _read_MetadataResponseTopic_v5(buf: Any, pos: int) -> tuple[Any, int]:
             if n5 < 0:
                 raise Malformed('non-nullable ReplicaNodes is null')
             else:
-                if n5 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o4.replica_nodes = [*_INT32S[n5].unpack_from(buf, pos)]
                 pos += 4 * n5
             n6, = I.unpack_from(buf, pos)
@@ -3377,8 +3326,6 @@ def _read_MetadataResponseTopic_v5(buf: Any, pos: int) -> tuple[Any, int]:
             if n6 < 0:
                 raise Malformed('non-nullable IsrNodes is null')
             else:
-                if n6 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o4.isr_nodes = [*_INT32S[n6].unpack_from(buf, pos)]
                 pos += 4 * n6
             n7, = I.unpack_from(buf, pos)
@@ -3386,8 +3333,6 @@ def _read_MetadataResponseTopic_v5(buf: Any, pos: int) -> tuple[Any, int]:
             if n7 < 0:
                 raise Malformed('non-nullable OfflineReplicas is null')
             else:
-                if n7 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o4.offline_replicas = [*_INT32S[n7].unpack_from(buf, pos)]
                 pos += 4 * n7
             o4.unknown_tagged_fields = None
@@ -3468,6 +3413,7 @@ def _write_MetadataResponseTopic_v6(o: Any, out: bytearray) -> None:
 def _read_MetadataResponseTopic_v7(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(MetadataResponseTopic)
     o.error_code, = _S1.unpack_from(buf, pos)
     pos += 2
@@ -3476,7 +3422,7 @@ def _read_MetadataResponseTopic_v7(buf: Any, pos: int) -> tuple[Any, int]:
     if n1 < 0:
         raise Malformed('non-nullable Name is null')
     else:
-        if pos + n1 > len(buf):
+        if pos + n1 > end:
             raise Malformed('string length exceeds the input')
         o.name = buf[pos:pos + n1].decode()
         pos += n1
@@ -3488,7 +3434,7 @@ def _read_MetadataResponseTopic_v7(buf: Any, pos: int) -> tuple[Any, int]:
     if n2 < 0:
         raise Malformed('non-nullable Partitions is null')
     else:
-        if n2 > len(buf) - pos:
+        if n2 > end - pos:
             raise Malformed('array length exceeds the input')
         items3 = []
         for _ in range(n2):
@@ -3500,8 +3446,6 @@ def _read_MetadataResponseTopic_v7(buf: Any, pos: int) -> tuple[Any, int]:
             if n5 < 0:
                 raise Malformed('non-nullable ReplicaNodes is null')
             else:
-                if n5 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o4.replica_nodes = [*_INT32S[n5].unpack_from(buf, pos)]
                 pos += 4 * n5
             n6, = I.unpack_from(buf, pos)
@@ -3509,8 +3453,6 @@ def _read_MetadataResponseTopic_v7(buf: Any, pos: int) -> tuple[Any, int]:
             if n6 < 0:
                 raise Malformed('non-nullable IsrNodes is null')
             else:
-                if n6 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o4.isr_nodes = [*_INT32S[n6].unpack_from(buf, pos)]
                 pos += 4 * n6
             n7, = I.unpack_from(buf, pos)
@@ -3518,8 +3460,6 @@ def _read_MetadataResponseTopic_v7(buf: Any, pos: int) -> tuple[Any, int]:
             if n7 < 0:
                 raise Malformed('non-nullable OfflineReplicas is null')
             else:
-                if n7 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o4.offline_replicas = [*_INT32S[n7].unpack_from(buf, pos)]
                 pos += 4 * n7
             o4.unknown_tagged_fields = None
@@ -3565,6 +3505,7 @@ def _write_MetadataResponseTopic_v7(o: Any, out: bytearray) -> None:
 def _read_MetadataResponseTopic_v8(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(MetadataResponseTopic)
     o.error_code, = _S1.unpack_from(buf, pos)
     pos += 2
@@ -3573,7 +3514,7 @@ def _read_MetadataResponseTopic_v8(buf: Any, pos: int) -> tuple[Any, int]:
     if n1 < 0:
         raise Malformed('non-nullable Name is null')
     else:
-        if pos + n1 > len(buf):
+        if pos + n1 > end:
             raise Malformed('string length exceeds the input')
         o.name = buf[pos:pos + n1].decode()
         pos += n1
@@ -3585,7 +3526,7 @@ def _read_MetadataResponseTopic_v8(buf: Any, pos: int) -> tuple[Any, int]:
     if n2 < 0:
         raise Malformed('non-nullable Partitions is null')
     else:
-        if n2 > len(buf) - pos:
+        if n2 > end - pos:
             raise Malformed('array length exceeds the input')
         items3 = []
         for _ in range(n2):
@@ -3597,8 +3538,6 @@ def _read_MetadataResponseTopic_v8(buf: Any, pos: int) -> tuple[Any, int]:
             if n5 < 0:
                 raise Malformed('non-nullable ReplicaNodes is null')
             else:
-                if n5 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o4.replica_nodes = [*_INT32S[n5].unpack_from(buf, pos)]
                 pos += 4 * n5
             n6, = I.unpack_from(buf, pos)
@@ -3606,8 +3545,6 @@ def _read_MetadataResponseTopic_v8(buf: Any, pos: int) -> tuple[Any, int]:
             if n6 < 0:
                 raise Malformed('non-nullable IsrNodes is null')
             else:
-                if n6 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o4.isr_nodes = [*_INT32S[n6].unpack_from(buf, pos)]
                 pos += 4 * n6
             n7, = I.unpack_from(buf, pos)
@@ -3615,8 +3552,6 @@ def _read_MetadataResponseTopic_v8(buf: Any, pos: int) -> tuple[Any, int]:
             if n7 < 0:
                 raise Malformed('non-nullable OfflineReplicas is null')
             else:
-                if n7 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o4.offline_replicas = [*_INT32S[n7].unpack_from(buf, pos)]
                 pos += 4 * n7
             o4.unknown_tagged_fields = None
@@ -3662,80 +3597,75 @@ def _write_MetadataResponseTopic_v8(o: Any, out: bytearray) -> None:
 def _read_MetadataResponseTopic_v9(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(MetadataResponseTopic)
     o.error_code, = _S1.unpack_from(buf, pos)
     pos += 2
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
+        if n1 > 0x7fff:
+            raise Malformed('string too long')
     if n1 < 0:
         raise Malformed('non-nullable Name is null')
     else:
-        if n1 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n1 > len(buf):
+        if pos + n1 > end:
             raise Malformed('string length exceeds the input')
         o.name = buf[pos:pos + n1].decode()
         pos += n1
     o.topic_id = ZERO
     o.is_internal, = _S3.unpack_from(buf, pos)
     pos += 1
-    n2 = buf[pos]
-    if n2 < 0x80:
+    n2 = buf[pos] - 1
+    if n2 < 0x7f:
         pos += 1
     else:
         n2, pos = read_uvarint(buf, pos)
-    n2 -= 1
+        n2 -= 1
     if n2 < 0:
         raise Malformed('non-nullable Partitions is null')
     else:
-        if n2 > len(buf) - pos:
+        if n2 > end - pos:
             raise Malformed('array length exceeds the input')
         items3 = []
         for _ in range(n2):
             o4 = new(MetadataResponsePartition)
             o4.error_code, o4.partition_index, o4.leader_id, o4.leader_epoch = _S4.unpack_from(buf, pos)
             pos += 14
-            n5 = buf[pos]
-            if n5 < 0x80:
+            n5 = buf[pos] - 1
+            if n5 < 0x7f:
                 pos += 1
             else:
                 n5, pos = read_uvarint(buf, pos)
-            n5 -= 1
+                n5 -= 1
             if n5 < 0:
                 raise Malformed('non-nullable ReplicaNodes is null')
             else:
-                if n5 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o4.replica_nodes = [*_INT32S[n5].unpack_from(buf, pos)]
                 pos += 4 * n5
-            n6 = buf[pos]
-            if n6 < 0x80:
+            n6 = buf[pos] - 1
+            if n6 < 0x7f:
                 pos += 1
             else:
                 n6, pos = read_uvarint(buf, pos)
-            n6 -= 1
+                n6 -= 1
             if n6 < 0:
                 raise Malformed('non-nullable IsrNodes is null')
             else:
-                if n6 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o4.isr_nodes = [*_INT32S[n6].unpack_from(buf, pos)]
                 pos += 4 * n6
-            n7 = buf[pos]
-            if n7 < 0x80:
+            n7 = buf[pos] - 1
+            if n7 < 0x7f:
                 pos += 1
             else:
                 n7, pos = read_uvarint(buf, pos)
-            n7 -= 1
+                n7 -= 1
             if n7 < 0:
                 raise Malformed('non-nullable OfflineReplicas is null')
             else:
-                if n7 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o4.offline_replicas = [*_INT32S[n7].unpack_from(buf, pos)]
                 pos += 4 * n7
             o4.unknown_tagged_fields = None
@@ -3812,80 +3742,75 @@ def _write_MetadataResponseTopic_v9(o: Any, out: bytearray) -> None:
 def _read_MetadataResponseTopic_v10(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(MetadataResponseTopic)
     o.error_code, = _S1.unpack_from(buf, pos)
     pos += 2
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
+        if n1 > 0x7fff:
+            raise Malformed('string too long')
     if n1 < 0:
         raise Malformed('non-nullable Name is null')
     else:
-        if n1 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n1 > len(buf):
+        if pos + n1 > end:
             raise Malformed('string length exceeds the input')
         o.name = buf[pos:pos + n1].decode()
         pos += n1
     u2, o.is_internal = _S5.unpack_from(buf, pos)
     o.topic_id = bytes_new(Uuid, u2)
     pos += 17
-    n3 = buf[pos]
-    if n3 < 0x80:
+    n3 = buf[pos] - 1
+    if n3 < 0x7f:
         pos += 1
     else:
         n3, pos = read_uvarint(buf, pos)
-    n3 -= 1
+        n3 -= 1
     if n3 < 0:
         raise Malformed('non-nullable Partitions is null')
     else:
-        if n3 > len(buf) - pos:
+        if n3 > end - pos:
             raise Malformed('array length exceeds the input')
         items4 = []
         for _ in range(n3):
             o5 = new(MetadataResponsePartition)
             o5.error_code, o5.partition_index, o5.leader_id, o5.leader_epoch = _S4.unpack_from(buf, pos)
             pos += 14
-            n6 = buf[pos]
-            if n6 < 0x80:
+            n6 = buf[pos] - 1
+            if n6 < 0x7f:
                 pos += 1
             else:
                 n6, pos = read_uvarint(buf, pos)
-            n6 -= 1
+                n6 -= 1
             if n6 < 0:
                 raise Malformed('non-nullable ReplicaNodes is null')
             else:
-                if n6 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o5.replica_nodes = [*_INT32S[n6].unpack_from(buf, pos)]
                 pos += 4 * n6
-            n7 = buf[pos]
-            if n7 < 0x80:
+            n7 = buf[pos] - 1
+            if n7 < 0x7f:
                 pos += 1
             else:
                 n7, pos = read_uvarint(buf, pos)
-            n7 -= 1
+                n7 -= 1
             if n7 < 0:
                 raise Malformed('non-nullable IsrNodes is null')
             else:
-                if n7 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o5.isr_nodes = [*_INT32S[n7].unpack_from(buf, pos)]
                 pos += 4 * n7
-            n8 = buf[pos]
-            if n8 < 0x80:
+            n8 = buf[pos] - 1
+            if n8 < 0x7f:
                 pos += 1
             else:
                 n8, pos = read_uvarint(buf, pos)
-            n8 -= 1
+                n8 -= 1
             if n8 < 0:
                 raise Malformed('non-nullable OfflineReplicas is null')
             else:
-                if n8 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o5.offline_replicas = [*_INT32S[n8].unpack_from(buf, pos)]
                 pos += 4 * n8
             o5.unknown_tagged_fields = None
@@ -3968,80 +3893,75 @@ _write_MetadataResponseTopic_v11 = _write_MetadataResponseTopic_v10
 def _read_MetadataResponseTopic_v12(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(MetadataResponseTopic)
     o.error_code, = _S1.unpack_from(buf, pos)
     pos += 2
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
+        if n1 > 0x7fff:
+            raise Malformed('string too long')
     if n1 < 0:
         o.name = None
     else:
-        if n1 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n1 > len(buf):
+        if pos + n1 > end:
             raise Malformed('string length exceeds the input')
         o.name = buf[pos:pos + n1].decode()
         pos += n1
     u2, o.is_internal = _S5.unpack_from(buf, pos)
     o.topic_id = bytes_new(Uuid, u2)
     pos += 17
-    n3 = buf[pos]
-    if n3 < 0x80:
+    n3 = buf[pos] - 1
+    if n3 < 0x7f:
         pos += 1
     else:
         n3, pos = read_uvarint(buf, pos)
-    n3 -= 1
+        n3 -= 1
     if n3 < 0:
         raise Malformed('non-nullable Partitions is null')
     else:
-        if n3 > len(buf) - pos:
+        if n3 > end - pos:
             raise Malformed('array length exceeds the input')
         items4 = []
         for _ in range(n3):
             o5 = new(MetadataResponsePartition)
             o5.error_code, o5.partition_index, o5.leader_id, o5.leader_epoch = _S4.unpack_from(buf, pos)
             pos += 14
-            n6 = buf[pos]
-            if n6 < 0x80:
+            n6 = buf[pos] - 1
+            if n6 < 0x7f:
                 pos += 1
             else:
                 n6, pos = read_uvarint(buf, pos)
-            n6 -= 1
+                n6 -= 1
             if n6 < 0:
                 raise Malformed('non-nullable ReplicaNodes is null')
             else:
-                if n6 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o5.replica_nodes = [*_INT32S[n6].unpack_from(buf, pos)]
                 pos += 4 * n6
-            n7 = buf[pos]
-            if n7 < 0x80:
+            n7 = buf[pos] - 1
+            if n7 < 0x7f:
                 pos += 1
             else:
                 n7, pos = read_uvarint(buf, pos)
-            n7 -= 1
+                n7 -= 1
             if n7 < 0:
                 raise Malformed('non-nullable IsrNodes is null')
             else:
-                if n7 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o5.isr_nodes = [*_INT32S[n7].unpack_from(buf, pos)]
                 pos += 4 * n7
-            n8 = buf[pos]
-            if n8 < 0x80:
+            n8 = buf[pos] - 1
+            if n8 < 0x7f:
                 pos += 1
             else:
                 n8, pos = read_uvarint(buf, pos)
-            n8 -= 1
+                n8 -= 1
             if n8 < 0:
                 raise Malformed('non-nullable OfflineReplicas is null')
             else:
-                if n8 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o5.offline_replicas = [*_INT32S[n8].unpack_from(buf, pos)]
                 pos += 4 * n8
             o5.unknown_tagged_fields = None
@@ -4128,8 +4048,6 @@ def _read_MetadataResponsePartition_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if n1 < 0:
         raise Malformed('non-nullable ReplicaNodes is null')
     else:
-        if n1 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.replica_nodes = [*_INT32S[n1].unpack_from(buf, pos)]
         pos += 4 * n1
     n2, = I.unpack_from(buf, pos)
@@ -4137,8 +4055,6 @@ def _read_MetadataResponsePartition_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if n2 < 0:
         raise Malformed('non-nullable IsrNodes is null')
     else:
-        if n2 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.isr_nodes = [*_INT32S[n2].unpack_from(buf, pos)]
         pos += 4 * n2
     o.offline_replicas = []
@@ -4192,8 +4108,6 @@ def _read_MetadataResponsePartition_v5(buf: Any, pos: int) -> tuple[Any, int]:
     if n1 < 0:
         raise Malformed('non-nullable ReplicaNodes is null')
     else:
-        if n1 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.replica_nodes = [*_INT32S[n1].unpack_from(buf, pos)]
         pos += 4 * n1
     n2, = I.unpack_from(buf, pos)
@@ -4201,8 +4115,6 @@ def _read_MetadataResponsePartition_v5(buf: Any, pos: int) -> tuple[Any, int]:
     if n2 < 0:
         raise Malformed('non-nullable IsrNodes is null')
     else:
-        if n2 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.isr_nodes = [*_INT32S[n2].unpack_from(buf, pos)]
         pos += 4 * n2
     n3, = I.unpack_from(buf, pos)
@@ -4210,8 +4122,6 @@ def _read_MetadataResponsePartition_v5(buf: Any, pos: int) -> tuple[Any, int]:
     if n3 < 0:
         raise Malformed('non-nullable OfflineReplicas is null')
     else:
-        if n3 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.offline_replicas = [*_INT32S[n3].unpack_from(buf, pos)]
         pos += 4 * n3
     o.unknown_tagged_fields = None
@@ -4249,8 +4159,6 @@ def _read_MetadataResponsePartition_v7(buf: Any, pos: int) -> tuple[Any, int]:
     if n1 < 0:
         raise Malformed('non-nullable ReplicaNodes is null')
     else:
-        if n1 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.replica_nodes = [*_INT32S[n1].unpack_from(buf, pos)]
         pos += 4 * n1
     n2, = I.unpack_from(buf, pos)
@@ -4258,8 +4166,6 @@ def _read_MetadataResponsePartition_v7(buf: Any, pos: int) -> tuple[Any, int]:
     if n2 < 0:
         raise Malformed('non-nullable IsrNodes is null')
     else:
-        if n2 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.isr_nodes = [*_INT32S[n2].unpack_from(buf, pos)]
         pos += 4 * n2
     n3, = I.unpack_from(buf, pos)
@@ -4267,8 +4173,6 @@ def _read_MetadataResponsePartition_v7(buf: Any, pos: int) -> tuple[Any, int]:
     if n3 < 0:
         raise Malformed('non-nullable OfflineReplicas is null')
     else:
-        if n3 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.offline_replicas = [*_INT32S[n3].unpack_from(buf, pos)]
         pos += 4 * n3
     o.unknown_tagged_fields = None
@@ -4301,43 +4205,37 @@ def _read_MetadataResponsePartition_v9(buf: Any, pos: int) -> tuple[Any, int]:
     o = new(MetadataResponsePartition)
     o.error_code, o.partition_index, o.leader_id, o.leader_epoch = _S4.unpack_from(buf, pos)
     pos += 14
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
     if n1 < 0:
         raise Malformed('non-nullable ReplicaNodes is null')
     else:
-        if n1 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.replica_nodes = [*_INT32S[n1].unpack_from(buf, pos)]
         pos += 4 * n1
-    n2 = buf[pos]
-    if n2 < 0x80:
+    n2 = buf[pos] - 1
+    if n2 < 0x7f:
         pos += 1
     else:
         n2, pos = read_uvarint(buf, pos)
-    n2 -= 1
+        n2 -= 1
     if n2 < 0:
         raise Malformed('non-nullable IsrNodes is null')
     else:
-        if n2 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.isr_nodes = [*_INT32S[n2].unpack_from(buf, pos)]
         pos += 4 * n2
-    n3 = buf[pos]
-    if n3 < 0x80:
+    n3 = buf[pos] - 1
+    if n3 < 0x7f:
         pos += 1
     else:
         n3, pos = read_uvarint(buf, pos)
-    n3 -= 1
+        n3 -= 1
     if n3 < 0:
         raise Malformed('non-nullable OfflineReplicas is null')
     else:
-        if n3 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.offline_replicas = [*_INT32S[n3].unpack_from(buf, pos)]
         pos += 4 * n3
     o.unknown_tagged_fields = None

@@ -73,6 +73,7 @@ class PartitionChangeRecord(ApiMessage):
 
 
 def _read_PartitionChangeRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
+    end = len(buf)
     o = new(PartitionChangeRecord)
     o.isr = None
     o.leader = -2
@@ -107,20 +108,18 @@ def _read_PartitionChangeRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 size4, pos = read_uvarint(buf, pos)
             stop5 = pos + size4
-            if stop5 > len(buf):
+            if stop5 > end:
                 raise Malformed('tagged field size exceeds the input')
             if tag3 == 0:
-                n6 = buf[pos]
-                if n6 < 0x80:
+                n6 = buf[pos] - 1
+                if n6 < 0x7f:
                     pos += 1
                 else:
                     n6, pos = read_uvarint(buf, pos)
-                n6 -= 1
+                    n6 -= 1
                 if n6 < 0:
                     o.isr = None
                 else:
-                    if n6 > len(buf) - pos:
-                        raise Malformed('array length exceeds the input')
                     o.isr = [*_INT32S[n6].unpack_from(buf, pos)]
                     pos += 4 * n6
                 if pos != stop5:
@@ -131,49 +130,43 @@ def _read_PartitionChangeRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
                 if pos != stop5:
                     raise Malformed('tagged field size does not match its value')
             elif tag3 == 2:
-                n7 = buf[pos]
-                if n7 < 0x80:
+                n7 = buf[pos] - 1
+                if n7 < 0x7f:
                     pos += 1
                 else:
                     n7, pos = read_uvarint(buf, pos)
-                n7 -= 1
+                    n7 -= 1
                 if n7 < 0:
                     o.replicas = None
                 else:
-                    if n7 > len(buf) - pos:
-                        raise Malformed('array length exceeds the input')
                     o.replicas = [*_INT32S[n7].unpack_from(buf, pos)]
                     pos += 4 * n7
                 if pos != stop5:
                     raise Malformed('tagged field size does not match its value')
             elif tag3 == 3:
-                n8 = buf[pos]
-                if n8 < 0x80:
+                n8 = buf[pos] - 1
+                if n8 < 0x7f:
                     pos += 1
                 else:
                     n8, pos = read_uvarint(buf, pos)
-                n8 -= 1
+                    n8 -= 1
                 if n8 < 0:
                     o.removing_replicas = None
                 else:
-                    if n8 > len(buf) - pos:
-                        raise Malformed('array length exceeds the input')
                     o.removing_replicas = [*_INT32S[n8].unpack_from(buf, pos)]
                     pos += 4 * n8
                 if pos != stop5:
                     raise Malformed('tagged field size does not match its value')
             elif tag3 == 4:
-                n9 = buf[pos]
-                if n9 < 0x80:
+                n9 = buf[pos] - 1
+                if n9 < 0x7f:
                     pos += 1
                 else:
                     n9, pos = read_uvarint(buf, pos)
-                n9 -= 1
+                    n9 -= 1
                 if n9 < 0:
                     o.adding_replicas = None
                 else:
-                    if n9 > len(buf) - pos:
-                        raise Malformed('array length exceeds the input')
                     o.adding_replicas = [*_INT32S[n9].unpack_from(buf, pos)]
                     pos += 4 * n9
                 if pos != stop5:
@@ -344,6 +337,7 @@ def _write_PartitionChangeRecord_v0(o: Any, out: bytearray) -> None:
 
 
 def _read_PartitionChangeRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
+    end = len(buf)
     o = new(PartitionChangeRecord)
     o.isr = None
     o.leader = -2
@@ -378,20 +372,18 @@ def _read_PartitionChangeRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 size4, pos = read_uvarint(buf, pos)
             stop5 = pos + size4
-            if stop5 > len(buf):
+            if stop5 > end:
                 raise Malformed('tagged field size exceeds the input')
             if tag3 == 0:
-                n6 = buf[pos]
-                if n6 < 0x80:
+                n6 = buf[pos] - 1
+                if n6 < 0x7f:
                     pos += 1
                 else:
                     n6, pos = read_uvarint(buf, pos)
-                n6 -= 1
+                    n6 -= 1
                 if n6 < 0:
                     o.isr = None
                 else:
-                    if n6 > len(buf) - pos:
-                        raise Malformed('array length exceeds the input')
                     o.isr = [*_INT32S[n6].unpack_from(buf, pos)]
                     pos += 4 * n6
                 if pos != stop5:
@@ -402,49 +394,43 @@ def _read_PartitionChangeRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
                 if pos != stop5:
                     raise Malformed('tagged field size does not match its value')
             elif tag3 == 2:
-                n7 = buf[pos]
-                if n7 < 0x80:
+                n7 = buf[pos] - 1
+                if n7 < 0x7f:
                     pos += 1
                 else:
                     n7, pos = read_uvarint(buf, pos)
-                n7 -= 1
+                    n7 -= 1
                 if n7 < 0:
                     o.replicas = None
                 else:
-                    if n7 > len(buf) - pos:
-                        raise Malformed('array length exceeds the input')
                     o.replicas = [*_INT32S[n7].unpack_from(buf, pos)]
                     pos += 4 * n7
                 if pos != stop5:
                     raise Malformed('tagged field size does not match its value')
             elif tag3 == 3:
-                n8 = buf[pos]
-                if n8 < 0x80:
+                n8 = buf[pos] - 1
+                if n8 < 0x7f:
                     pos += 1
                 else:
                     n8, pos = read_uvarint(buf, pos)
-                n8 -= 1
+                    n8 -= 1
                 if n8 < 0:
                     o.removing_replicas = None
                 else:
-                    if n8 > len(buf) - pos:
-                        raise Malformed('array length exceeds the input')
                     o.removing_replicas = [*_INT32S[n8].unpack_from(buf, pos)]
                     pos += 4 * n8
                 if pos != stop5:
                     raise Malformed('tagged field size does not match its value')
             elif tag3 == 4:
-                n9 = buf[pos]
-                if n9 < 0x80:
+                n9 = buf[pos] - 1
+                if n9 < 0x7f:
                     pos += 1
                 else:
                     n9, pos = read_uvarint(buf, pos)
-                n9 -= 1
+                    n9 -= 1
                 if n9 < 0:
                     o.adding_replicas = None
                 else:
-                    if n9 > len(buf) - pos:
-                        raise Malformed('array length exceeds the input')
                     o.adding_replicas = [*_INT32S[n9].unpack_from(buf, pos)]
                     pos += 4 * n9
                 if pos != stop5:
@@ -455,16 +441,16 @@ def _read_PartitionChangeRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
                 if pos != stop5:
                     raise Malformed('tagged field size does not match its value')
             elif tag3 == 8:
-                n10 = buf[pos]
-                if n10 < 0x80:
+                n10 = buf[pos] - 1
+                if n10 < 0x7f:
                     pos += 1
                 else:
                     n10, pos = read_uvarint(buf, pos)
-                n10 -= 1
+                    n10 -= 1
                 if n10 < 0:
                     o.directories = None
                 else:
-                    if n10 > len(buf) - pos:
+                    if n10 > end - pos:
                         raise Malformed('array length exceeds the input')
                     o.directories = [bytes_new(Uuid, u) for u in _UUIDS[n10].unpack_from(buf, pos)]
                     pos += 16 * n10
@@ -660,6 +646,7 @@ def _write_PartitionChangeRecord_v1(o: Any, out: bytearray) -> None:
 
 
 def _read_PartitionChangeRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
+    end = len(buf)
     o = new(PartitionChangeRecord)
     o.isr = None
     o.leader = -2
@@ -694,20 +681,18 @@ def _read_PartitionChangeRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 size4, pos = read_uvarint(buf, pos)
             stop5 = pos + size4
-            if stop5 > len(buf):
+            if stop5 > end:
                 raise Malformed('tagged field size exceeds the input')
             if tag3 == 0:
-                n6 = buf[pos]
-                if n6 < 0x80:
+                n6 = buf[pos] - 1
+                if n6 < 0x7f:
                     pos += 1
                 else:
                     n6, pos = read_uvarint(buf, pos)
-                n6 -= 1
+                    n6 -= 1
                 if n6 < 0:
                     o.isr = None
                 else:
-                    if n6 > len(buf) - pos:
-                        raise Malformed('array length exceeds the input')
                     o.isr = [*_INT32S[n6].unpack_from(buf, pos)]
                     pos += 4 * n6
                 if pos != stop5:
@@ -718,49 +703,43 @@ def _read_PartitionChangeRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
                 if pos != stop5:
                     raise Malformed('tagged field size does not match its value')
             elif tag3 == 2:
-                n7 = buf[pos]
-                if n7 < 0x80:
+                n7 = buf[pos] - 1
+                if n7 < 0x7f:
                     pos += 1
                 else:
                     n7, pos = read_uvarint(buf, pos)
-                n7 -= 1
+                    n7 -= 1
                 if n7 < 0:
                     o.replicas = None
                 else:
-                    if n7 > len(buf) - pos:
-                        raise Malformed('array length exceeds the input')
                     o.replicas = [*_INT32S[n7].unpack_from(buf, pos)]
                     pos += 4 * n7
                 if pos != stop5:
                     raise Malformed('tagged field size does not match its value')
             elif tag3 == 3:
-                n8 = buf[pos]
-                if n8 < 0x80:
+                n8 = buf[pos] - 1
+                if n8 < 0x7f:
                     pos += 1
                 else:
                     n8, pos = read_uvarint(buf, pos)
-                n8 -= 1
+                    n8 -= 1
                 if n8 < 0:
                     o.removing_replicas = None
                 else:
-                    if n8 > len(buf) - pos:
-                        raise Malformed('array length exceeds the input')
                     o.removing_replicas = [*_INT32S[n8].unpack_from(buf, pos)]
                     pos += 4 * n8
                 if pos != stop5:
                     raise Malformed('tagged field size does not match its value')
             elif tag3 == 4:
-                n9 = buf[pos]
-                if n9 < 0x80:
+                n9 = buf[pos] - 1
+                if n9 < 0x7f:
                     pos += 1
                 else:
                     n9, pos = read_uvarint(buf, pos)
-                n9 -= 1
+                    n9 -= 1
                 if n9 < 0:
                     o.adding_replicas = None
                 else:
-                    if n9 > len(buf) - pos:
-                        raise Malformed('array length exceeds the input')
                     o.adding_replicas = [*_INT32S[n9].unpack_from(buf, pos)]
                     pos += 4 * n9
                 if pos != stop5:
@@ -771,48 +750,44 @@ def _read_PartitionChangeRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
                 if pos != stop5:
                     raise Malformed('tagged field size does not match its value')
             elif tag3 == 6:
-                n10 = buf[pos]
-                if n10 < 0x80:
+                n10 = buf[pos] - 1
+                if n10 < 0x7f:
                     pos += 1
                 else:
                     n10, pos = read_uvarint(buf, pos)
-                n10 -= 1
+                    n10 -= 1
                 if n10 < 0:
                     o.eligible_leader_replicas = None
                 else:
-                    if n10 > len(buf) - pos:
-                        raise Malformed('array length exceeds the input')
                     o.eligible_leader_replicas = [*_INT32S[n10].unpack_from(buf, pos)]
                     pos += 4 * n10
                 if pos != stop5:
                     raise Malformed('tagged field size does not match its value')
             elif tag3 == 7:
-                n11 = buf[pos]
-                if n11 < 0x80:
+                n11 = buf[pos] - 1
+                if n11 < 0x7f:
                     pos += 1
                 else:
                     n11, pos = read_uvarint(buf, pos)
-                n11 -= 1
+                    n11 -= 1
                 if n11 < 0:
                     o.last_known_elr = None
                 else:
-                    if n11 > len(buf) - pos:
-                        raise Malformed('array length exceeds the input')
                     o.last_known_elr = [*_INT32S[n11].unpack_from(buf, pos)]
                     pos += 4 * n11
                 if pos != stop5:
                     raise Malformed('tagged field size does not match its value')
             elif tag3 == 8:
-                n12 = buf[pos]
-                if n12 < 0x80:
+                n12 = buf[pos] - 1
+                if n12 < 0x7f:
                     pos += 1
                 else:
                     n12, pos = read_uvarint(buf, pos)
-                n12 -= 1
+                    n12 -= 1
                 if n12 < 0:
                     o.directories = None
                 else:
-                    if n12 > len(buf) - pos:
+                    if n12 > end - pos:
                         raise Malformed('array length exceeds the input')
                     o.directories = [bytes_new(Uuid, u) for u in _UUIDS[n12].unpack_from(buf, pos)]
                     pos += 16 * n12

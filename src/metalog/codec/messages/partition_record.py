@@ -76,60 +76,53 @@ class PartitionRecord(ApiMessage):
 
 
 def _read_PartitionRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
+    end = len(buf)
     o = new(PartitionRecord)
     o.partition_id, u1 = _S0.unpack_from(buf, pos)
     o.topic_id = bytes_new(Uuid, u1)
     pos += 20
-    n2 = buf[pos]
-    if n2 < 0x80:
+    n2 = buf[pos] - 1
+    if n2 < 0x7f:
         pos += 1
     else:
         n2, pos = read_uvarint(buf, pos)
-    n2 -= 1
+        n2 -= 1
     if n2 < 0:
         raise Malformed('non-nullable Replicas is null')
     else:
-        if n2 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.replicas = [*_INT32S[n2].unpack_from(buf, pos)]
         pos += 4 * n2
-    n3 = buf[pos]
-    if n3 < 0x80:
+    n3 = buf[pos] - 1
+    if n3 < 0x7f:
         pos += 1
     else:
         n3, pos = read_uvarint(buf, pos)
-    n3 -= 1
+        n3 -= 1
     if n3 < 0:
         raise Malformed('non-nullable Isr is null')
     else:
-        if n3 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.isr = [*_INT32S[n3].unpack_from(buf, pos)]
         pos += 4 * n3
-    n4 = buf[pos]
-    if n4 < 0x80:
+    n4 = buf[pos] - 1
+    if n4 < 0x7f:
         pos += 1
     else:
         n4, pos = read_uvarint(buf, pos)
-    n4 -= 1
+        n4 -= 1
     if n4 < 0:
         raise Malformed('non-nullable RemovingReplicas is null')
     else:
-        if n4 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.removing_replicas = [*_INT32S[n4].unpack_from(buf, pos)]
         pos += 4 * n4
-    n5 = buf[pos]
-    if n5 < 0x80:
+    n5 = buf[pos] - 1
+    if n5 < 0x7f:
         pos += 1
     else:
         n5, pos = read_uvarint(buf, pos)
-    n5 -= 1
+        n5 -= 1
     if n5 < 0:
         raise Malformed('non-nullable AddingReplicas is null')
     else:
-        if n5 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.adding_replicas = [*_INT32S[n5].unpack_from(buf, pos)]
         pos += 4 * n5
     o.leader_recovery_state = 0
@@ -159,7 +152,7 @@ def _read_PartitionRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 size8, pos = read_uvarint(buf, pos)
             stop9 = pos + size8
-            if stop9 > len(buf):
+            if stop9 > end:
                 raise Malformed('tagged field size exceeds the input')
             if tag7 == 0:
                 o.leader_recovery_state, = _S2.unpack_from(buf, pos)
@@ -226,75 +219,68 @@ def _write_PartitionRecord_v0(o: Any, out: bytearray) -> None:
 
 
 def _read_PartitionRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
+    end = len(buf)
     o = new(PartitionRecord)
     o.partition_id, u1 = _S0.unpack_from(buf, pos)
     o.topic_id = bytes_new(Uuid, u1)
     pos += 20
-    n2 = buf[pos]
-    if n2 < 0x80:
+    n2 = buf[pos] - 1
+    if n2 < 0x7f:
         pos += 1
     else:
         n2, pos = read_uvarint(buf, pos)
-    n2 -= 1
+        n2 -= 1
     if n2 < 0:
         raise Malformed('non-nullable Replicas is null')
     else:
-        if n2 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.replicas = [*_INT32S[n2].unpack_from(buf, pos)]
         pos += 4 * n2
-    n3 = buf[pos]
-    if n3 < 0x80:
+    n3 = buf[pos] - 1
+    if n3 < 0x7f:
         pos += 1
     else:
         n3, pos = read_uvarint(buf, pos)
-    n3 -= 1
+        n3 -= 1
     if n3 < 0:
         raise Malformed('non-nullable Isr is null')
     else:
-        if n3 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.isr = [*_INT32S[n3].unpack_from(buf, pos)]
         pos += 4 * n3
-    n4 = buf[pos]
-    if n4 < 0x80:
+    n4 = buf[pos] - 1
+    if n4 < 0x7f:
         pos += 1
     else:
         n4, pos = read_uvarint(buf, pos)
-    n4 -= 1
+        n4 -= 1
     if n4 < 0:
         raise Malformed('non-nullable RemovingReplicas is null')
     else:
-        if n4 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.removing_replicas = [*_INT32S[n4].unpack_from(buf, pos)]
         pos += 4 * n4
-    n5 = buf[pos]
-    if n5 < 0x80:
+    n5 = buf[pos] - 1
+    if n5 < 0x7f:
         pos += 1
     else:
         n5, pos = read_uvarint(buf, pos)
-    n5 -= 1
+        n5 -= 1
     if n5 < 0:
         raise Malformed('non-nullable AddingReplicas is null')
     else:
-        if n5 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.adding_replicas = [*_INT32S[n5].unpack_from(buf, pos)]
         pos += 4 * n5
     o.leader_recovery_state = 0
     o.leader, o.leader_epoch, o.partition_epoch = _S1.unpack_from(buf, pos)
     pos += 12
-    n6 = buf[pos]
-    if n6 < 0x80:
+    n6 = buf[pos] - 1
+    if n6 < 0x7f:
         pos += 1
     else:
         n6, pos = read_uvarint(buf, pos)
-    n6 -= 1
+        n6 -= 1
     if n6 < 0:
         raise Malformed('non-nullable Directories is null')
     else:
-        if n6 > len(buf) - pos:
+        if n6 > end - pos:
             raise Malformed('array length exceeds the input')
         o.directories = [bytes_new(Uuid, u) for u in _UUIDS[n6].unpack_from(buf, pos)]
         pos += 16 * n6
@@ -321,7 +307,7 @@ def _read_PartitionRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 size9, pos = read_uvarint(buf, pos)
             stop10 = pos + size9
-            if stop10 > len(buf):
+            if stop10 > end:
                 raise Malformed('tagged field size exceeds the input')
             if tag8 == 0:
                 o.leader_recovery_state, = _S2.unpack_from(buf, pos)
@@ -393,75 +379,68 @@ def _write_PartitionRecord_v1(o: Any, out: bytearray) -> None:
 
 
 def _read_PartitionRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
+    end = len(buf)
     o = new(PartitionRecord)
     o.partition_id, u1 = _S0.unpack_from(buf, pos)
     o.topic_id = bytes_new(Uuid, u1)
     pos += 20
-    n2 = buf[pos]
-    if n2 < 0x80:
+    n2 = buf[pos] - 1
+    if n2 < 0x7f:
         pos += 1
     else:
         n2, pos = read_uvarint(buf, pos)
-    n2 -= 1
+        n2 -= 1
     if n2 < 0:
         raise Malformed('non-nullable Replicas is null')
     else:
-        if n2 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.replicas = [*_INT32S[n2].unpack_from(buf, pos)]
         pos += 4 * n2
-    n3 = buf[pos]
-    if n3 < 0x80:
+    n3 = buf[pos] - 1
+    if n3 < 0x7f:
         pos += 1
     else:
         n3, pos = read_uvarint(buf, pos)
-    n3 -= 1
+        n3 -= 1
     if n3 < 0:
         raise Malformed('non-nullable Isr is null')
     else:
-        if n3 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.isr = [*_INT32S[n3].unpack_from(buf, pos)]
         pos += 4 * n3
-    n4 = buf[pos]
-    if n4 < 0x80:
+    n4 = buf[pos] - 1
+    if n4 < 0x7f:
         pos += 1
     else:
         n4, pos = read_uvarint(buf, pos)
-    n4 -= 1
+        n4 -= 1
     if n4 < 0:
         raise Malformed('non-nullable RemovingReplicas is null')
     else:
-        if n4 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.removing_replicas = [*_INT32S[n4].unpack_from(buf, pos)]
         pos += 4 * n4
-    n5 = buf[pos]
-    if n5 < 0x80:
+    n5 = buf[pos] - 1
+    if n5 < 0x7f:
         pos += 1
     else:
         n5, pos = read_uvarint(buf, pos)
-    n5 -= 1
+        n5 -= 1
     if n5 < 0:
         raise Malformed('non-nullable AddingReplicas is null')
     else:
-        if n5 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.adding_replicas = [*_INT32S[n5].unpack_from(buf, pos)]
         pos += 4 * n5
     o.leader_recovery_state = 0
     o.leader, o.leader_epoch, o.partition_epoch = _S1.unpack_from(buf, pos)
     pos += 12
-    n6 = buf[pos]
-    if n6 < 0x80:
+    n6 = buf[pos] - 1
+    if n6 < 0x7f:
         pos += 1
     else:
         n6, pos = read_uvarint(buf, pos)
-    n6 -= 1
+        n6 -= 1
     if n6 < 0:
         raise Malformed('non-nullable Directories is null')
     else:
-        if n6 > len(buf) - pos:
+        if n6 > end - pos:
             raise Malformed('array length exceeds the input')
         o.directories = [bytes_new(Uuid, u) for u in _UUIDS[n6].unpack_from(buf, pos)]
         pos += 16 * n6
@@ -488,7 +467,7 @@ def _read_PartitionRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 size9, pos = read_uvarint(buf, pos)
             stop10 = pos + size9
-            if stop10 > len(buf):
+            if stop10 > end:
                 raise Malformed('tagged field size exceeds the input')
             if tag8 == 0:
                 o.leader_recovery_state, = _S2.unpack_from(buf, pos)
@@ -496,33 +475,29 @@ def _read_PartitionRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
                 if pos != stop10:
                     raise Malformed('tagged field size does not match its value')
             elif tag8 == 1:
-                n11 = buf[pos]
-                if n11 < 0x80:
+                n11 = buf[pos] - 1
+                if n11 < 0x7f:
                     pos += 1
                 else:
                     n11, pos = read_uvarint(buf, pos)
-                n11 -= 1
+                    n11 -= 1
                 if n11 < 0:
                     o.eligible_leader_replicas = None
                 else:
-                    if n11 > len(buf) - pos:
-                        raise Malformed('array length exceeds the input')
                     o.eligible_leader_replicas = [*_INT32S[n11].unpack_from(buf, pos)]
                     pos += 4 * n11
                 if pos != stop10:
                     raise Malformed('tagged field size does not match its value')
             elif tag8 == 2:
-                n12 = buf[pos]
-                if n12 < 0x80:
+                n12 = buf[pos] - 1
+                if n12 < 0x7f:
                     pos += 1
                 else:
                     n12, pos = read_uvarint(buf, pos)
-                n12 -= 1
+                    n12 -= 1
                 if n12 < 0:
                     o.last_known_elr = None
                 else:
-                    if n12 > len(buf) - pos:
-                        raise Malformed('array length exceeds the input')
                     o.last_known_elr = [*_INT32S[n12].unpack_from(buf, pos)]
                     pos += 4 * n12
                 if pos != stop10:

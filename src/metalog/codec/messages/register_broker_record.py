@@ -113,52 +113,53 @@ class BrokerFeature(KafkaStruct):
 def _read_RegisterBrokerRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(RegisterBrokerRecord)
     o.is_migrating_zk_broker = False
     o.broker_id, u1, o.broker_epoch = _S0.unpack_from(buf, pos)
     o.incarnation_id = bytes_new(Uuid, u1)
     pos += 28
-    n2 = buf[pos]
-    if n2 < 0x80:
+    n2 = buf[pos] - 1
+    if n2 < 0x7f:
         pos += 1
     else:
         n2, pos = read_uvarint(buf, pos)
-    n2 -= 1
+        n2 -= 1
     if n2 < 0:
         raise Malformed('non-nullable EndPoints is null')
     else:
-        if n2 > len(buf) - pos:
+        if n2 > end - pos:
             raise Malformed('array length exceeds the input')
         items3 = []
         for _ in range(n2):
             o4 = new(BrokerEndpoint)
-            n5 = buf[pos]
-            if n5 < 0x80:
+            n5 = buf[pos] - 1
+            if n5 < 0x7f:
                 pos += 1
             else:
                 n5, pos = read_uvarint(buf, pos)
-            n5 -= 1
+                n5 -= 1
+                if n5 > 0x7fff:
+                    raise Malformed('string too long')
             if n5 < 0:
                 raise Malformed('non-nullable Name is null')
             else:
-                if n5 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n5 > len(buf):
+                if pos + n5 > end:
                     raise Malformed('string length exceeds the input')
                 o4.name = buf[pos:pos + n5].decode()
                 pos += n5
-            n6 = buf[pos]
-            if n6 < 0x80:
+            n6 = buf[pos] - 1
+            if n6 < 0x7f:
                 pos += 1
             else:
                 n6, pos = read_uvarint(buf, pos)
-            n6 -= 1
+                n6 -= 1
+                if n6 > 0x7fff:
+                    raise Malformed('string too long')
             if n6 < 0:
                 raise Malformed('non-nullable Host is null')
             else:
-                if n6 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n6 > len(buf):
+                if pos + n6 > end:
                     raise Malformed('string length exceeds the input')
                 o4.host = buf[pos:pos + n6].decode()
                 pos += n6
@@ -171,32 +172,32 @@ def _read_RegisterBrokerRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
                 pos = read_unknown_tags(o4, buf, pos)
             items3.append(o4)
         o.end_points = items3
-    n7 = buf[pos]
-    if n7 < 0x80:
+    n7 = buf[pos] - 1
+    if n7 < 0x7f:
         pos += 1
     else:
         n7, pos = read_uvarint(buf, pos)
-    n7 -= 1
+        n7 -= 1
     if n7 < 0:
         raise Malformed('non-nullable Features is null')
     else:
-        if n7 > len(buf) - pos:
+        if n7 > end - pos:
             raise Malformed('array length exceeds the input')
         items8 = []
         for _ in range(n7):
             o9 = new(BrokerFeature)
-            n10 = buf[pos]
-            if n10 < 0x80:
+            n10 = buf[pos] - 1
+            if n10 < 0x7f:
                 pos += 1
             else:
                 n10, pos = read_uvarint(buf, pos)
-            n10 -= 1
+                n10 -= 1
+                if n10 > 0x7fff:
+                    raise Malformed('string too long')
             if n10 < 0:
                 raise Malformed('non-nullable Name is null')
             else:
-                if n10 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n10 > len(buf):
+                if pos + n10 > end:
                     raise Malformed('string length exceeds the input')
                 o9.name = buf[pos:pos + n10].decode()
                 pos += n10
@@ -209,18 +210,18 @@ def _read_RegisterBrokerRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
                 pos = read_unknown_tags(o9, buf, pos)
             items8.append(o9)
         o.features = items8
-    n11 = buf[pos]
-    if n11 < 0x80:
+    n11 = buf[pos] - 1
+    if n11 < 0x7f:
         pos += 1
     else:
         n11, pos = read_uvarint(buf, pos)
-    n11 -= 1
+        n11 -= 1
+        if n11 > 0x7fff:
+            raise Malformed('string too long')
     if n11 < 0:
         o.rack = None
     else:
-        if n11 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n11 > len(buf):
+        if pos + n11 > end:
             raise Malformed('string length exceeds the input')
         o.rack = buf[pos:pos + n11].decode()
         pos += n11
@@ -323,52 +324,53 @@ def _write_RegisterBrokerRecord_v0(o: Any, out: bytearray) -> None:
 def _read_RegisterBrokerRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(RegisterBrokerRecord)
     o.is_migrating_zk_broker = False
     o.broker_id, u1, o.broker_epoch = _S0.unpack_from(buf, pos)
     o.incarnation_id = bytes_new(Uuid, u1)
     pos += 28
-    n2 = buf[pos]
-    if n2 < 0x80:
+    n2 = buf[pos] - 1
+    if n2 < 0x7f:
         pos += 1
     else:
         n2, pos = read_uvarint(buf, pos)
-    n2 -= 1
+        n2 -= 1
     if n2 < 0:
         raise Malformed('non-nullable EndPoints is null')
     else:
-        if n2 > len(buf) - pos:
+        if n2 > end - pos:
             raise Malformed('array length exceeds the input')
         items3 = []
         for _ in range(n2):
             o4 = new(BrokerEndpoint)
-            n5 = buf[pos]
-            if n5 < 0x80:
+            n5 = buf[pos] - 1
+            if n5 < 0x7f:
                 pos += 1
             else:
                 n5, pos = read_uvarint(buf, pos)
-            n5 -= 1
+                n5 -= 1
+                if n5 > 0x7fff:
+                    raise Malformed('string too long')
             if n5 < 0:
                 raise Malformed('non-nullable Name is null')
             else:
-                if n5 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n5 > len(buf):
+                if pos + n5 > end:
                     raise Malformed('string length exceeds the input')
                 o4.name = buf[pos:pos + n5].decode()
                 pos += n5
-            n6 = buf[pos]
-            if n6 < 0x80:
+            n6 = buf[pos] - 1
+            if n6 < 0x7f:
                 pos += 1
             else:
                 n6, pos = read_uvarint(buf, pos)
-            n6 -= 1
+                n6 -= 1
+                if n6 > 0x7fff:
+                    raise Malformed('string too long')
             if n6 < 0:
                 raise Malformed('non-nullable Host is null')
             else:
-                if n6 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n6 > len(buf):
+                if pos + n6 > end:
                     raise Malformed('string length exceeds the input')
                 o4.host = buf[pos:pos + n6].decode()
                 pos += n6
@@ -381,32 +383,32 @@ def _read_RegisterBrokerRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
                 pos = read_unknown_tags(o4, buf, pos)
             items3.append(o4)
         o.end_points = items3
-    n7 = buf[pos]
-    if n7 < 0x80:
+    n7 = buf[pos] - 1
+    if n7 < 0x7f:
         pos += 1
     else:
         n7, pos = read_uvarint(buf, pos)
-    n7 -= 1
+        n7 -= 1
     if n7 < 0:
         raise Malformed('non-nullable Features is null')
     else:
-        if n7 > len(buf) - pos:
+        if n7 > end - pos:
             raise Malformed('array length exceeds the input')
         items8 = []
         for _ in range(n7):
             o9 = new(BrokerFeature)
-            n10 = buf[pos]
-            if n10 < 0x80:
+            n10 = buf[pos] - 1
+            if n10 < 0x7f:
                 pos += 1
             else:
                 n10, pos = read_uvarint(buf, pos)
-            n10 -= 1
+                n10 -= 1
+                if n10 > 0x7fff:
+                    raise Malformed('string too long')
             if n10 < 0:
                 raise Malformed('non-nullable Name is null')
             else:
-                if n10 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n10 > len(buf):
+                if pos + n10 > end:
                     raise Malformed('string length exceeds the input')
                 o9.name = buf[pos:pos + n10].decode()
                 pos += n10
@@ -419,18 +421,18 @@ def _read_RegisterBrokerRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
                 pos = read_unknown_tags(o9, buf, pos)
             items8.append(o9)
         o.features = items8
-    n11 = buf[pos]
-    if n11 < 0x80:
+    n11 = buf[pos] - 1
+    if n11 < 0x7f:
         pos += 1
     else:
         n11, pos = read_uvarint(buf, pos)
-    n11 -= 1
+        n11 -= 1
+        if n11 > 0x7fff:
+            raise Malformed('string too long')
     if n11 < 0:
         o.rack = None
     else:
-        if n11 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n11 > len(buf):
+        if pos + n11 > end:
             raise Malformed('string length exceeds the input')
         o.rack = buf[pos:pos + n11].decode()
         pos += n11
@@ -530,51 +532,52 @@ def _write_RegisterBrokerRecord_v1(o: Any, out: bytearray) -> None:
 def _read_RegisterBrokerRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(RegisterBrokerRecord)
     o.broker_id, o.is_migrating_zk_broker, u1, o.broker_epoch = _S5.unpack_from(buf, pos)
     o.incarnation_id = bytes_new(Uuid, u1)
     pos += 29
-    n2 = buf[pos]
-    if n2 < 0x80:
+    n2 = buf[pos] - 1
+    if n2 < 0x7f:
         pos += 1
     else:
         n2, pos = read_uvarint(buf, pos)
-    n2 -= 1
+        n2 -= 1
     if n2 < 0:
         raise Malformed('non-nullable EndPoints is null')
     else:
-        if n2 > len(buf) - pos:
+        if n2 > end - pos:
             raise Malformed('array length exceeds the input')
         items3 = []
         for _ in range(n2):
             o4 = new(BrokerEndpoint)
-            n5 = buf[pos]
-            if n5 < 0x80:
+            n5 = buf[pos] - 1
+            if n5 < 0x7f:
                 pos += 1
             else:
                 n5, pos = read_uvarint(buf, pos)
-            n5 -= 1
+                n5 -= 1
+                if n5 > 0x7fff:
+                    raise Malformed('string too long')
             if n5 < 0:
                 raise Malformed('non-nullable Name is null')
             else:
-                if n5 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n5 > len(buf):
+                if pos + n5 > end:
                     raise Malformed('string length exceeds the input')
                 o4.name = buf[pos:pos + n5].decode()
                 pos += n5
-            n6 = buf[pos]
-            if n6 < 0x80:
+            n6 = buf[pos] - 1
+            if n6 < 0x7f:
                 pos += 1
             else:
                 n6, pos = read_uvarint(buf, pos)
-            n6 -= 1
+                n6 -= 1
+                if n6 > 0x7fff:
+                    raise Malformed('string too long')
             if n6 < 0:
                 raise Malformed('non-nullable Host is null')
             else:
-                if n6 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n6 > len(buf):
+                if pos + n6 > end:
                     raise Malformed('string length exceeds the input')
                 o4.host = buf[pos:pos + n6].decode()
                 pos += n6
@@ -587,32 +590,32 @@ def _read_RegisterBrokerRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
                 pos = read_unknown_tags(o4, buf, pos)
             items3.append(o4)
         o.end_points = items3
-    n7 = buf[pos]
-    if n7 < 0x80:
+    n7 = buf[pos] - 1
+    if n7 < 0x7f:
         pos += 1
     else:
         n7, pos = read_uvarint(buf, pos)
-    n7 -= 1
+        n7 -= 1
     if n7 < 0:
         raise Malformed('non-nullable Features is null')
     else:
-        if n7 > len(buf) - pos:
+        if n7 > end - pos:
             raise Malformed('array length exceeds the input')
         items8 = []
         for _ in range(n7):
             o9 = new(BrokerFeature)
-            n10 = buf[pos]
-            if n10 < 0x80:
+            n10 = buf[pos] - 1
+            if n10 < 0x7f:
                 pos += 1
             else:
                 n10, pos = read_uvarint(buf, pos)
-            n10 -= 1
+                n10 -= 1
+                if n10 > 0x7fff:
+                    raise Malformed('string too long')
             if n10 < 0:
                 raise Malformed('non-nullable Name is null')
             else:
-                if n10 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n10 > len(buf):
+                if pos + n10 > end:
                     raise Malformed('string length exceeds the input')
                 o9.name = buf[pos:pos + n10].decode()
                 pos += n10
@@ -625,18 +628,18 @@ def _read_RegisterBrokerRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
                 pos = read_unknown_tags(o9, buf, pos)
             items8.append(o9)
         o.features = items8
-    n11 = buf[pos]
-    if n11 < 0x80:
+    n11 = buf[pos] - 1
+    if n11 < 0x7f:
         pos += 1
     else:
         n11, pos = read_uvarint(buf, pos)
-    n11 -= 1
+        n11 -= 1
+        if n11 > 0x7fff:
+            raise Malformed('string too long')
     if n11 < 0:
         o.rack = None
     else:
-        if n11 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n11 > len(buf):
+        if pos + n11 > end:
             raise Malformed('string length exceeds the input')
         o.rack = buf[pos:pos + n11].decode()
         pos += n11
@@ -734,51 +737,52 @@ def _write_RegisterBrokerRecord_v2(o: Any, out: bytearray) -> None:
 def _read_RegisterBrokerRecord_v3(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(RegisterBrokerRecord)
     o.broker_id, o.is_migrating_zk_broker, u1, o.broker_epoch = _S5.unpack_from(buf, pos)
     o.incarnation_id = bytes_new(Uuid, u1)
     pos += 29
-    n2 = buf[pos]
-    if n2 < 0x80:
+    n2 = buf[pos] - 1
+    if n2 < 0x7f:
         pos += 1
     else:
         n2, pos = read_uvarint(buf, pos)
-    n2 -= 1
+        n2 -= 1
     if n2 < 0:
         raise Malformed('non-nullable EndPoints is null')
     else:
-        if n2 > len(buf) - pos:
+        if n2 > end - pos:
             raise Malformed('array length exceeds the input')
         items3 = []
         for _ in range(n2):
             o4 = new(BrokerEndpoint)
-            n5 = buf[pos]
-            if n5 < 0x80:
+            n5 = buf[pos] - 1
+            if n5 < 0x7f:
                 pos += 1
             else:
                 n5, pos = read_uvarint(buf, pos)
-            n5 -= 1
+                n5 -= 1
+                if n5 > 0x7fff:
+                    raise Malformed('string too long')
             if n5 < 0:
                 raise Malformed('non-nullable Name is null')
             else:
-                if n5 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n5 > len(buf):
+                if pos + n5 > end:
                     raise Malformed('string length exceeds the input')
                 o4.name = buf[pos:pos + n5].decode()
                 pos += n5
-            n6 = buf[pos]
-            if n6 < 0x80:
+            n6 = buf[pos] - 1
+            if n6 < 0x7f:
                 pos += 1
             else:
                 n6, pos = read_uvarint(buf, pos)
-            n6 -= 1
+                n6 -= 1
+                if n6 > 0x7fff:
+                    raise Malformed('string too long')
             if n6 < 0:
                 raise Malformed('non-nullable Host is null')
             else:
-                if n6 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n6 > len(buf):
+                if pos + n6 > end:
                     raise Malformed('string length exceeds the input')
                 o4.host = buf[pos:pos + n6].decode()
                 pos += n6
@@ -791,32 +795,32 @@ def _read_RegisterBrokerRecord_v3(buf: Any, pos: int) -> tuple[Any, int]:
                 pos = read_unknown_tags(o4, buf, pos)
             items3.append(o4)
         o.end_points = items3
-    n7 = buf[pos]
-    if n7 < 0x80:
+    n7 = buf[pos] - 1
+    if n7 < 0x7f:
         pos += 1
     else:
         n7, pos = read_uvarint(buf, pos)
-    n7 -= 1
+        n7 -= 1
     if n7 < 0:
         raise Malformed('non-nullable Features is null')
     else:
-        if n7 > len(buf) - pos:
+        if n7 > end - pos:
             raise Malformed('array length exceeds the input')
         items8 = []
         for _ in range(n7):
             o9 = new(BrokerFeature)
-            n10 = buf[pos]
-            if n10 < 0x80:
+            n10 = buf[pos] - 1
+            if n10 < 0x7f:
                 pos += 1
             else:
                 n10, pos = read_uvarint(buf, pos)
-            n10 -= 1
+                n10 -= 1
+                if n10 > 0x7fff:
+                    raise Malformed('string too long')
             if n10 < 0:
                 raise Malformed('non-nullable Name is null')
             else:
-                if n10 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n10 > len(buf):
+                if pos + n10 > end:
                     raise Malformed('string length exceeds the input')
                 o9.name = buf[pos:pos + n10].decode()
                 pos += n10
@@ -829,18 +833,18 @@ def _read_RegisterBrokerRecord_v3(buf: Any, pos: int) -> tuple[Any, int]:
                 pos = read_unknown_tags(o9, buf, pos)
             items8.append(o9)
         o.features = items8
-    n11 = buf[pos]
-    if n11 < 0x80:
+    n11 = buf[pos] - 1
+    if n11 < 0x7f:
         pos += 1
     else:
         n11, pos = read_uvarint(buf, pos)
-    n11 -= 1
+        n11 -= 1
+        if n11 > 0x7fff:
+            raise Malformed('string too long')
     if n11 < 0:
         o.rack = None
     else:
-        if n11 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n11 > len(buf):
+        if pos + n11 > end:
             raise Malformed('string length exceeds the input')
         o.rack = buf[pos:pos + n11].decode()
         pos += n11
@@ -868,19 +872,19 @@ def _read_RegisterBrokerRecord_v3(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 size14, pos = read_uvarint(buf, pos)
             stop15 = pos + size14
-            if stop15 > len(buf):
+            if stop15 > end:
                 raise Malformed('tagged field size exceeds the input')
             if tag13 == 0:
-                n16 = buf[pos]
-                if n16 < 0x80:
+                n16 = buf[pos] - 1
+                if n16 < 0x7f:
                     pos += 1
                 else:
                     n16, pos = read_uvarint(buf, pos)
-                n16 -= 1
+                    n16 -= 1
                 if n16 < 0:
                     raise Malformed('non-nullable LogDirs is null')
                 else:
-                    if n16 > len(buf) - pos:
+                    if n16 > end - pos:
                         raise Malformed('array length exceeds the input')
                     o.log_dirs = [bytes_new(Uuid, u) for u in _UUIDS[n16].unpack_from(buf, pos)]
                     pos += 16 * n16
@@ -1002,34 +1006,35 @@ def _write_RegisterBrokerRecord_v3(o: Any, out: bytearray) -> None:
 def _read_BrokerEndpoint_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(BrokerEndpoint)
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
+        if n1 > 0x7fff:
+            raise Malformed('string too long')
     if n1 < 0:
         raise Malformed('non-nullable Name is null')
     else:
-        if n1 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n1 > len(buf):
+        if pos + n1 > end:
             raise Malformed('string length exceeds the input')
         o.name = buf[pos:pos + n1].decode()
         pos += n1
-    n2 = buf[pos]
-    if n2 < 0x80:
+    n2 = buf[pos] - 1
+    if n2 < 0x7f:
         pos += 1
     else:
         n2, pos = read_uvarint(buf, pos)
-    n2 -= 1
+        n2 -= 1
+        if n2 > 0x7fff:
+            raise Malformed('string too long')
     if n2 < 0:
         raise Malformed('non-nullable Host is null')
     else:
-        if n2 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n2 > len(buf):
+        if pos + n2 > end:
             raise Malformed('string length exceeds the input')
         o.host = buf[pos:pos + n2].decode()
         pos += n2
@@ -1092,19 +1097,20 @@ _write_BrokerEndpoint_v3 = _write_BrokerEndpoint_v0
 def _read_BrokerFeature_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(BrokerFeature)
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
+        if n1 > 0x7fff:
+            raise Malformed('string too long')
     if n1 < 0:
         raise Malformed('non-nullable Name is null')
     else:
-        if n1 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n1 > len(buf):
+        if pos + n1 > end:
             raise Malformed('string length exceeds the input')
         o.name = buf[pos:pos + n1].decode()
         pos += n1

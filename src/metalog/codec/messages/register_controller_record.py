@@ -99,51 +99,52 @@ class ControllerFeature(KafkaStruct):
 def _read_RegisterControllerRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(RegisterControllerRecord)
     o.controller_id, u1, o.zk_migration_ready = _S0.unpack_from(buf, pos)
     o.incarnation_id = bytes_new(Uuid, u1)
     pos += 21
-    n2 = buf[pos]
-    if n2 < 0x80:
+    n2 = buf[pos] - 1
+    if n2 < 0x7f:
         pos += 1
     else:
         n2, pos = read_uvarint(buf, pos)
-    n2 -= 1
+        n2 -= 1
     if n2 < 0:
         raise Malformed('non-nullable EndPoints is null')
     else:
-        if n2 > len(buf) - pos:
+        if n2 > end - pos:
             raise Malformed('array length exceeds the input')
         items3 = []
         for _ in range(n2):
             o4 = new(ControllerEndpoint)
-            n5 = buf[pos]
-            if n5 < 0x80:
+            n5 = buf[pos] - 1
+            if n5 < 0x7f:
                 pos += 1
             else:
                 n5, pos = read_uvarint(buf, pos)
-            n5 -= 1
+                n5 -= 1
+                if n5 > 0x7fff:
+                    raise Malformed('string too long')
             if n5 < 0:
                 raise Malformed('non-nullable Name is null')
             else:
-                if n5 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n5 > len(buf):
+                if pos + n5 > end:
                     raise Malformed('string length exceeds the input')
                 o4.name = buf[pos:pos + n5].decode()
                 pos += n5
-            n6 = buf[pos]
-            if n6 < 0x80:
+            n6 = buf[pos] - 1
+            if n6 < 0x7f:
                 pos += 1
             else:
                 n6, pos = read_uvarint(buf, pos)
-            n6 -= 1
+                n6 -= 1
+                if n6 > 0x7fff:
+                    raise Malformed('string too long')
             if n6 < 0:
                 raise Malformed('non-nullable Host is null')
             else:
-                if n6 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n6 > len(buf):
+                if pos + n6 > end:
                     raise Malformed('string length exceeds the input')
                 o4.host = buf[pos:pos + n6].decode()
                 pos += n6
@@ -156,32 +157,32 @@ def _read_RegisterControllerRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
                 pos = read_unknown_tags(o4, buf, pos)
             items3.append(o4)
         o.end_points = items3
-    n7 = buf[pos]
-    if n7 < 0x80:
+    n7 = buf[pos] - 1
+    if n7 < 0x7f:
         pos += 1
     else:
         n7, pos = read_uvarint(buf, pos)
-    n7 -= 1
+        n7 -= 1
     if n7 < 0:
         raise Malformed('non-nullable Features is null')
     else:
-        if n7 > len(buf) - pos:
+        if n7 > end - pos:
             raise Malformed('array length exceeds the input')
         items8 = []
         for _ in range(n7):
             o9 = new(ControllerFeature)
-            n10 = buf[pos]
-            if n10 < 0x80:
+            n10 = buf[pos] - 1
+            if n10 < 0x7f:
                 pos += 1
             else:
                 n10, pos = read_uvarint(buf, pos)
-            n10 -= 1
+                n10 -= 1
+                if n10 > 0x7fff:
+                    raise Malformed('string too long')
             if n10 < 0:
                 raise Malformed('non-nullable Name is null')
             else:
-                if n10 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n10 > len(buf):
+                if pos + n10 > end:
                     raise Malformed('string length exceeds the input')
                 o9.name = buf[pos:pos + n10].decode()
                 pos += n10
@@ -269,34 +270,35 @@ def _write_RegisterControllerRecord_v0(o: Any, out: bytearray) -> None:
 def _read_ControllerEndpoint_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(ControllerEndpoint)
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
+        if n1 > 0x7fff:
+            raise Malformed('string too long')
     if n1 < 0:
         raise Malformed('non-nullable Name is null')
     else:
-        if n1 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n1 > len(buf):
+        if pos + n1 > end:
             raise Malformed('string length exceeds the input')
         o.name = buf[pos:pos + n1].decode()
         pos += n1
-    n2 = buf[pos]
-    if n2 < 0x80:
+    n2 = buf[pos] - 1
+    if n2 < 0x7f:
         pos += 1
     else:
         n2, pos = read_uvarint(buf, pos)
-    n2 -= 1
+        n2 -= 1
+        if n2 > 0x7fff:
+            raise Malformed('string too long')
     if n2 < 0:
         raise Malformed('non-nullable Host is null')
     else:
-        if n2 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n2 > len(buf):
+        if pos + n2 > end:
             raise Malformed('string length exceeds the input')
         o.host = buf[pos:pos + n2].decode()
         pos += n2
@@ -341,19 +343,20 @@ def _write_ControllerEndpoint_v0(o: Any, out: bytearray) -> None:
 def _read_ControllerFeature_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(ControllerFeature)
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
+        if n1 > 0x7fff:
+            raise Malformed('string too long')
     if n1 < 0:
         raise Malformed('non-nullable Name is null')
     else:
-        if n1 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n1 > len(buf):
+        if pos + n1 > end:
             raise Malformed('string length exceeds the input')
         o.name = buf[pos:pos + n1].decode()
         pos += n1

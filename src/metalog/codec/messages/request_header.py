@@ -68,6 +68,7 @@ def _write_RequestHeader_v0(o: Any, out: bytearray) -> None:
 def _read_RequestHeader_v1(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(RequestHeader)
     o.request_api_key, o.request_api_version, o.correlation_id = _S0.unpack_from(buf, pos)
     pos += 8
@@ -76,7 +77,7 @@ def _read_RequestHeader_v1(buf: Any, pos: int) -> tuple[Any, int]:
     if n1 < 0:
         o.client_id = None
     else:
-        if pos + n1 > len(buf):
+        if pos + n1 > end:
             raise Malformed('string length exceeds the input')
         o.client_id = buf[pos:pos + n1].decode()
         pos += n1
@@ -101,6 +102,7 @@ def _write_RequestHeader_v1(o: Any, out: bytearray) -> None:
 def _read_RequestHeader_v2(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(RequestHeader)
     o.request_api_key, o.request_api_version, o.correlation_id = _S0.unpack_from(buf, pos)
     pos += 8
@@ -109,7 +111,7 @@ def _read_RequestHeader_v2(buf: Any, pos: int) -> tuple[Any, int]:
     if n1 < 0:
         o.client_id = None
     else:
-        if pos + n1 > len(buf):
+        if pos + n1 > end:
             raise Malformed('string length exceeds the input')
         o.client_id = buf[pos:pos + n1].decode()
         pos += n1

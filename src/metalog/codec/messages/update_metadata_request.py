@@ -166,6 +166,7 @@ class UpdateMetadataEndpoint(KafkaStruct):
 def _read_UpdateMetadataRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(UpdateMetadataRequest)
     o.is_k_raft_controller = False
     o.type = 0
@@ -177,7 +178,7 @@ def _read_UpdateMetadataRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if n1 < 0:
         raise Malformed('non-nullable UngroupedPartitionStates is null')
     else:
-        if n1 > len(buf) - pos:
+        if n1 > end - pos:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
@@ -187,7 +188,7 @@ def _read_UpdateMetadataRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
             if n4 < 0:
                 raise Malformed('non-nullable TopicName is null')
             else:
-                if pos + n4 > len(buf):
+                if pos + n4 > end:
                     raise Malformed('string length exceeds the input')
                 o3.topic_name = buf[pos:pos + n4].decode()
                 pos += n4
@@ -198,8 +199,6 @@ def _read_UpdateMetadataRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
             if n5 < 0:
                 raise Malformed('non-nullable Isr is null')
             else:
-                if n5 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o3.isr = [*_INT32S[n5].unpack_from(buf, pos)]
                 pos += 4 * n5
             o3.zk_version, = _S2.unpack_from(buf, pos)
@@ -209,8 +208,6 @@ def _read_UpdateMetadataRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
             if n6 < 0:
                 raise Malformed('non-nullable Replicas is null')
             else:
-                if n6 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o3.replicas = [*_INT32S[n6].unpack_from(buf, pos)]
                 pos += 4 * n6
             o3.offline_replicas = []
@@ -223,7 +220,7 @@ def _read_UpdateMetadataRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if n7 < 0:
         raise Malformed('non-nullable LiveBrokers is null')
     else:
-        if n7 > len(buf) - pos:
+        if n7 > end - pos:
             raise Malformed('array length exceeds the input')
         items8 = []
         for _ in range(n7):
@@ -235,7 +232,7 @@ def _read_UpdateMetadataRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
             if n10 < 0:
                 raise Malformed('non-nullable V0Host is null')
             else:
-                if pos + n10 > len(buf):
+                if pos + n10 > end:
                     raise Malformed('string length exceeds the input')
                 o9.v0_host = buf[pos:pos + n10].decode()
                 pos += n10
@@ -299,6 +296,7 @@ def _write_UpdateMetadataRequest_v0(o: Any, out: bytearray) -> None:
 def _read_UpdateMetadataRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(UpdateMetadataRequest)
     o.is_k_raft_controller = False
     o.type = 0
@@ -310,7 +308,7 @@ def _read_UpdateMetadataRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
     if n1 < 0:
         raise Malformed('non-nullable UngroupedPartitionStates is null')
     else:
-        if n1 > len(buf) - pos:
+        if n1 > end - pos:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
@@ -320,7 +318,7 @@ def _read_UpdateMetadataRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
             if n4 < 0:
                 raise Malformed('non-nullable TopicName is null')
             else:
-                if pos + n4 > len(buf):
+                if pos + n4 > end:
                     raise Malformed('string length exceeds the input')
                 o3.topic_name = buf[pos:pos + n4].decode()
                 pos += n4
@@ -331,8 +329,6 @@ def _read_UpdateMetadataRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
             if n5 < 0:
                 raise Malformed('non-nullable Isr is null')
             else:
-                if n5 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o3.isr = [*_INT32S[n5].unpack_from(buf, pos)]
                 pos += 4 * n5
             o3.zk_version, = _S2.unpack_from(buf, pos)
@@ -342,8 +338,6 @@ def _read_UpdateMetadataRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
             if n6 < 0:
                 raise Malformed('non-nullable Replicas is null')
             else:
-                if n6 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o3.replicas = [*_INT32S[n6].unpack_from(buf, pos)]
                 pos += 4 * n6
             o3.offline_replicas = []
@@ -356,7 +350,7 @@ def _read_UpdateMetadataRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
     if n7 < 0:
         raise Malformed('non-nullable LiveBrokers is null')
     else:
-        if n7 > len(buf) - pos:
+        if n7 > end - pos:
             raise Malformed('array length exceeds the input')
         items8 = []
         for _ in range(n7):
@@ -370,7 +364,7 @@ def _read_UpdateMetadataRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
             if n10 < 0:
                 raise Malformed('non-nullable Endpoints is null')
             else:
-                if n10 > len(buf) - pos:
+                if n10 > end - pos:
                     raise Malformed('array length exceeds the input')
                 items11 = []
                 for _ in range(n10):
@@ -382,7 +376,7 @@ def _read_UpdateMetadataRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
                     if n13 < 0:
                         raise Malformed('non-nullable Host is null')
                     else:
-                        if pos + n13 > len(buf):
+                        if pos + n13 > end:
                             raise Malformed('string length exceeds the input')
                         o12.host = buf[pos:pos + n13].decode()
                         pos += n13
@@ -455,6 +449,7 @@ def _write_UpdateMetadataRequest_v1(o: Any, out: bytearray) -> None:
 def _read_UpdateMetadataRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(UpdateMetadataRequest)
     o.is_k_raft_controller = False
     o.type = 0
@@ -466,7 +461,7 @@ def _read_UpdateMetadataRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
     if n1 < 0:
         raise Malformed('non-nullable UngroupedPartitionStates is null')
     else:
-        if n1 > len(buf) - pos:
+        if n1 > end - pos:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
@@ -476,7 +471,7 @@ def _read_UpdateMetadataRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
             if n4 < 0:
                 raise Malformed('non-nullable TopicName is null')
             else:
-                if pos + n4 > len(buf):
+                if pos + n4 > end:
                     raise Malformed('string length exceeds the input')
                 o3.topic_name = buf[pos:pos + n4].decode()
                 pos += n4
@@ -487,8 +482,6 @@ def _read_UpdateMetadataRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
             if n5 < 0:
                 raise Malformed('non-nullable Isr is null')
             else:
-                if n5 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o3.isr = [*_INT32S[n5].unpack_from(buf, pos)]
                 pos += 4 * n5
             o3.zk_version, = _S2.unpack_from(buf, pos)
@@ -498,8 +491,6 @@ def _read_UpdateMetadataRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
             if n6 < 0:
                 raise Malformed('non-nullable Replicas is null')
             else:
-                if n6 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o3.replicas = [*_INT32S[n6].unpack_from(buf, pos)]
                 pos += 4 * n6
             o3.offline_replicas = []
@@ -512,7 +503,7 @@ def _read_UpdateMetadataRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
     if n7 < 0:
         raise Malformed('non-nullable LiveBrokers is null')
     else:
-        if n7 > len(buf) - pos:
+        if n7 > end - pos:
             raise Malformed('array length exceeds the input')
         items8 = []
         for _ in range(n7):
@@ -526,7 +517,7 @@ def _read_UpdateMetadataRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
             if n10 < 0:
                 raise Malformed('non-nullable Endpoints is null')
             else:
-                if n10 > len(buf) - pos:
+                if n10 > end - pos:
                     raise Malformed('array length exceeds the input')
                 items11 = []
                 for _ in range(n10):
@@ -538,7 +529,7 @@ def _read_UpdateMetadataRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
                     if n13 < 0:
                         raise Malformed('non-nullable Host is null')
                     else:
-                        if pos + n13 > len(buf):
+                        if pos + n13 > end:
                             raise Malformed('string length exceeds the input')
                         o12.host = buf[pos:pos + n13].decode()
                         pos += n13
@@ -553,7 +544,7 @@ def _read_UpdateMetadataRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
             if n14 < 0:
                 o9.rack = None
             else:
-                if pos + n14 > len(buf):
+                if pos + n14 > end:
                     raise Malformed('string length exceeds the input')
                 o9.rack = buf[pos:pos + n14].decode()
                 pos += n14
@@ -629,6 +620,7 @@ def _write_UpdateMetadataRequest_v2(o: Any, out: bytearray) -> None:
 def _read_UpdateMetadataRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(UpdateMetadataRequest)
     o.is_k_raft_controller = False
     o.type = 0
@@ -640,7 +632,7 @@ def _read_UpdateMetadataRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
     if n1 < 0:
         raise Malformed('non-nullable UngroupedPartitionStates is null')
     else:
-        if n1 > len(buf) - pos:
+        if n1 > end - pos:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
@@ -650,7 +642,7 @@ def _read_UpdateMetadataRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
             if n4 < 0:
                 raise Malformed('non-nullable TopicName is null')
             else:
-                if pos + n4 > len(buf):
+                if pos + n4 > end:
                     raise Malformed('string length exceeds the input')
                 o3.topic_name = buf[pos:pos + n4].decode()
                 pos += n4
@@ -661,8 +653,6 @@ def _read_UpdateMetadataRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
             if n5 < 0:
                 raise Malformed('non-nullable Isr is null')
             else:
-                if n5 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o3.isr = [*_INT32S[n5].unpack_from(buf, pos)]
                 pos += 4 * n5
             o3.zk_version, = _S2.unpack_from(buf, pos)
@@ -672,8 +662,6 @@ def _read_UpdateMetadataRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
             if n6 < 0:
                 raise Malformed('non-nullable Replicas is null')
             else:
-                if n6 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o3.replicas = [*_INT32S[n6].unpack_from(buf, pos)]
                 pos += 4 * n6
             o3.offline_replicas = []
@@ -686,7 +674,7 @@ def _read_UpdateMetadataRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
     if n7 < 0:
         raise Malformed('non-nullable LiveBrokers is null')
     else:
-        if n7 > len(buf) - pos:
+        if n7 > end - pos:
             raise Malformed('array length exceeds the input')
         items8 = []
         for _ in range(n7):
@@ -700,7 +688,7 @@ def _read_UpdateMetadataRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
             if n10 < 0:
                 raise Malformed('non-nullable Endpoints is null')
             else:
-                if n10 > len(buf) - pos:
+                if n10 > end - pos:
                     raise Malformed('array length exceeds the input')
                 items11 = []
                 for _ in range(n10):
@@ -712,7 +700,7 @@ def _read_UpdateMetadataRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
                     if n13 < 0:
                         raise Malformed('non-nullable Host is null')
                     else:
-                        if pos + n13 > len(buf):
+                        if pos + n13 > end:
                             raise Malformed('string length exceeds the input')
                         o12.host = buf[pos:pos + n13].decode()
                         pos += n13
@@ -721,7 +709,7 @@ def _read_UpdateMetadataRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
                     if n14 < 0:
                         raise Malformed('non-nullable Listener is null')
                     else:
-                        if pos + n14 > len(buf):
+                        if pos + n14 > end:
                             raise Malformed('string length exceeds the input')
                         o12.listener = buf[pos:pos + n14].decode()
                         pos += n14
@@ -735,7 +723,7 @@ def _read_UpdateMetadataRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
             if n15 < 0:
                 o9.rack = None
             else:
-                if pos + n15 > len(buf):
+                if pos + n15 > end:
                     raise Malformed('string length exceeds the input')
                 o9.rack = buf[pos:pos + n15].decode()
                 pos += n15
@@ -818,6 +806,7 @@ def _write_UpdateMetadataRequest_v3(o: Any, out: bytearray) -> None:
 def _read_UpdateMetadataRequest_v4(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(UpdateMetadataRequest)
     o.is_k_raft_controller = False
     o.type = 0
@@ -829,7 +818,7 @@ def _read_UpdateMetadataRequest_v4(buf: Any, pos: int) -> tuple[Any, int]:
     if n1 < 0:
         raise Malformed('non-nullable UngroupedPartitionStates is null')
     else:
-        if n1 > len(buf) - pos:
+        if n1 > end - pos:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
@@ -839,7 +828,7 @@ def _read_UpdateMetadataRequest_v4(buf: Any, pos: int) -> tuple[Any, int]:
             if n4 < 0:
                 raise Malformed('non-nullable TopicName is null')
             else:
-                if pos + n4 > len(buf):
+                if pos + n4 > end:
                     raise Malformed('string length exceeds the input')
                 o3.topic_name = buf[pos:pos + n4].decode()
                 pos += n4
@@ -850,8 +839,6 @@ def _read_UpdateMetadataRequest_v4(buf: Any, pos: int) -> tuple[Any, int]:
             if n5 < 0:
                 raise Malformed('non-nullable Isr is null')
             else:
-                if n5 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o3.isr = [*_INT32S[n5].unpack_from(buf, pos)]
                 pos += 4 * n5
             o3.zk_version, = _S2.unpack_from(buf, pos)
@@ -861,8 +848,6 @@ def _read_UpdateMetadataRequest_v4(buf: Any, pos: int) -> tuple[Any, int]:
             if n6 < 0:
                 raise Malformed('non-nullable Replicas is null')
             else:
-                if n6 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o3.replicas = [*_INT32S[n6].unpack_from(buf, pos)]
                 pos += 4 * n6
             n7, = I.unpack_from(buf, pos)
@@ -870,8 +855,6 @@ def _read_UpdateMetadataRequest_v4(buf: Any, pos: int) -> tuple[Any, int]:
             if n7 < 0:
                 raise Malformed('non-nullable OfflineReplicas is null')
             else:
-                if n7 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o3.offline_replicas = [*_INT32S[n7].unpack_from(buf, pos)]
                 pos += 4 * n7
             o3.unknown_tagged_fields = None
@@ -883,7 +866,7 @@ def _read_UpdateMetadataRequest_v4(buf: Any, pos: int) -> tuple[Any, int]:
     if n8 < 0:
         raise Malformed('non-nullable LiveBrokers is null')
     else:
-        if n8 > len(buf) - pos:
+        if n8 > end - pos:
             raise Malformed('array length exceeds the input')
         items9 = []
         for _ in range(n8):
@@ -897,7 +880,7 @@ def _read_UpdateMetadataRequest_v4(buf: Any, pos: int) -> tuple[Any, int]:
             if n11 < 0:
                 raise Malformed('non-nullable Endpoints is null')
             else:
-                if n11 > len(buf) - pos:
+                if n11 > end - pos:
                     raise Malformed('array length exceeds the input')
                 items12 = []
                 for _ in range(n11):
@@ -909,7 +892,7 @@ def _read_UpdateMetadataRequest_v4(buf: Any, pos: int) -> tuple[Any, int]:
                     if n14 < 0:
                         raise Malformed('non-nullable Host is null')
                     else:
-                        if pos + n14 > len(buf):
+                        if pos + n14 > end:
                             raise Malformed('string length exceeds the input')
                         o13.host = buf[pos:pos + n14].decode()
                         pos += n14
@@ -918,7 +901,7 @@ def _read_UpdateMetadataRequest_v4(buf: Any, pos: int) -> tuple[Any, int]:
                     if n15 < 0:
                         raise Malformed('non-nullable Listener is null')
                     else:
-                        if pos + n15 > len(buf):
+                        if pos + n15 > end:
                             raise Malformed('string length exceeds the input')
                         o13.listener = buf[pos:pos + n15].decode()
                         pos += n15
@@ -932,7 +915,7 @@ def _read_UpdateMetadataRequest_v4(buf: Any, pos: int) -> tuple[Any, int]:
             if n16 < 0:
                 o10.rack = None
             else:
-                if pos + n16 > len(buf):
+                if pos + n16 > end:
                     raise Malformed('string length exceeds the input')
                 o10.rack = buf[pos:pos + n16].decode()
                 pos += n16
@@ -1019,6 +1002,7 @@ def _write_UpdateMetadataRequest_v4(o: Any, out: bytearray) -> None:
 def _read_UpdateMetadataRequest_v5(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(UpdateMetadataRequest)
     o.is_k_raft_controller = False
     o.type = 0
@@ -1030,7 +1014,7 @@ def _read_UpdateMetadataRequest_v5(buf: Any, pos: int) -> tuple[Any, int]:
     if n1 < 0:
         raise Malformed('non-nullable TopicStates is null')
     else:
-        if n1 > len(buf) - pos:
+        if n1 > end - pos:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
@@ -1040,7 +1024,7 @@ def _read_UpdateMetadataRequest_v5(buf: Any, pos: int) -> tuple[Any, int]:
             if n4 < 0:
                 raise Malformed('non-nullable TopicName is null')
             else:
-                if pos + n4 > len(buf):
+                if pos + n4 > end:
                     raise Malformed('string length exceeds the input')
                 o3.topic_name = buf[pos:pos + n4].decode()
                 pos += n4
@@ -1050,7 +1034,7 @@ def _read_UpdateMetadataRequest_v5(buf: Any, pos: int) -> tuple[Any, int]:
             if n5 < 0:
                 raise Malformed('non-nullable PartitionStates is null')
             else:
-                if n5 > len(buf) - pos:
+                if n5 > end - pos:
                     raise Malformed('array length exceeds the input')
                 items6 = []
                 for _ in range(n5):
@@ -1063,8 +1047,6 @@ def _read_UpdateMetadataRequest_v5(buf: Any, pos: int) -> tuple[Any, int]:
                     if n8 < 0:
                         raise Malformed('non-nullable Isr is null')
                     else:
-                        if n8 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o7.isr = [*_INT32S[n8].unpack_from(buf, pos)]
                         pos += 4 * n8
                     o7.zk_version, = _S2.unpack_from(buf, pos)
@@ -1074,8 +1056,6 @@ def _read_UpdateMetadataRequest_v5(buf: Any, pos: int) -> tuple[Any, int]:
                     if n9 < 0:
                         raise Malformed('non-nullable Replicas is null')
                     else:
-                        if n9 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o7.replicas = [*_INT32S[n9].unpack_from(buf, pos)]
                         pos += 4 * n9
                     n10, = I.unpack_from(buf, pos)
@@ -1083,8 +1063,6 @@ def _read_UpdateMetadataRequest_v5(buf: Any, pos: int) -> tuple[Any, int]:
                     if n10 < 0:
                         raise Malformed('non-nullable OfflineReplicas is null')
                     else:
-                        if n10 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o7.offline_replicas = [*_INT32S[n10].unpack_from(buf, pos)]
                         pos += 4 * n10
                     o7.unknown_tagged_fields = None
@@ -1098,7 +1076,7 @@ def _read_UpdateMetadataRequest_v5(buf: Any, pos: int) -> tuple[Any, int]:
     if n11 < 0:
         raise Malformed('non-nullable LiveBrokers is null')
     else:
-        if n11 > len(buf) - pos:
+        if n11 > end - pos:
             raise Malformed('array length exceeds the input')
         items12 = []
         for _ in range(n11):
@@ -1112,7 +1090,7 @@ def _read_UpdateMetadataRequest_v5(buf: Any, pos: int) -> tuple[Any, int]:
             if n14 < 0:
                 raise Malformed('non-nullable Endpoints is null')
             else:
-                if n14 > len(buf) - pos:
+                if n14 > end - pos:
                     raise Malformed('array length exceeds the input')
                 items15 = []
                 for _ in range(n14):
@@ -1124,7 +1102,7 @@ def _read_UpdateMetadataRequest_v5(buf: Any, pos: int) -> tuple[Any, int]:
                     if n17 < 0:
                         raise Malformed('non-nullable Host is null')
                     else:
-                        if pos + n17 > len(buf):
+                        if pos + n17 > end:
                             raise Malformed('string length exceeds the input')
                         o16.host = buf[pos:pos + n17].decode()
                         pos += n17
@@ -1133,7 +1111,7 @@ def _read_UpdateMetadataRequest_v5(buf: Any, pos: int) -> tuple[Any, int]:
                     if n18 < 0:
                         raise Malformed('non-nullable Listener is null')
                     else:
-                        if pos + n18 > len(buf):
+                        if pos + n18 > end:
                             raise Malformed('string length exceeds the input')
                         o16.listener = buf[pos:pos + n18].decode()
                         pos += n18
@@ -1147,7 +1125,7 @@ def _read_UpdateMetadataRequest_v5(buf: Any, pos: int) -> tuple[Any, int]:
             if n19 < 0:
                 o13.rack = None
             else:
-                if pos + n19 > len(buf):
+                if pos + n19 > end:
                     raise Malformed('string length exceeds the input')
                 o13.rack = buf[pos:pos + n19].decode()
                 pos += n19
@@ -1239,52 +1217,53 @@ def _write_UpdateMetadataRequest_v5(o: Any, out: bytearray) -> None:
 def _read_UpdateMetadataRequest_v6(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(UpdateMetadataRequest)
     o.is_k_raft_controller = False
     o.type = 0
     o.ungrouped_partition_states = []
     o.controller_id, o.controller_epoch, o.broker_epoch = _S4.unpack_from(buf, pos)
     pos += 16
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
     if n1 < 0:
         raise Malformed('non-nullable TopicStates is null')
     else:
-        if n1 > len(buf) - pos:
+        if n1 > end - pos:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
             o3 = new(UpdateMetadataTopicState)
-            n4 = buf[pos]
-            if n4 < 0x80:
+            n4 = buf[pos] - 1
+            if n4 < 0x7f:
                 pos += 1
             else:
                 n4, pos = read_uvarint(buf, pos)
-            n4 -= 1
+                n4 -= 1
+                if n4 > 0x7fff:
+                    raise Malformed('string too long')
             if n4 < 0:
                 raise Malformed('non-nullable TopicName is null')
             else:
-                if n4 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n4 > len(buf):
+                if pos + n4 > end:
                     raise Malformed('string length exceeds the input')
                 o3.topic_name = buf[pos:pos + n4].decode()
                 pos += n4
             o3.topic_id = ZERO
-            n5 = buf[pos]
-            if n5 < 0x80:
+            n5 = buf[pos] - 1
+            if n5 < 0x7f:
                 pos += 1
             else:
                 n5, pos = read_uvarint(buf, pos)
-            n5 -= 1
+                n5 -= 1
             if n5 < 0:
                 raise Malformed('non-nullable PartitionStates is null')
             else:
-                if n5 > len(buf) - pos:
+                if n5 > end - pos:
                     raise Malformed('array length exceeds the input')
                 items6 = []
                 for _ in range(n5):
@@ -1292,45 +1271,39 @@ def _read_UpdateMetadataRequest_v6(buf: Any, pos: int) -> tuple[Any, int]:
                     o7.topic_name = ''
                     o7.partition_index, o7.controller_epoch, o7.leader, o7.leader_epoch = _S1.unpack_from(buf, pos)
                     pos += 16
-                    n8 = buf[pos]
-                    if n8 < 0x80:
+                    n8 = buf[pos] - 1
+                    if n8 < 0x7f:
                         pos += 1
                     else:
                         n8, pos = read_uvarint(buf, pos)
-                    n8 -= 1
+                        n8 -= 1
                     if n8 < 0:
                         raise Malformed('non-nullable Isr is null')
                     else:
-                        if n8 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o7.isr = [*_INT32S[n8].unpack_from(buf, pos)]
                         pos += 4 * n8
                     o7.zk_version, = _S2.unpack_from(buf, pos)
                     pos += 4
-                    n9 = buf[pos]
-                    if n9 < 0x80:
+                    n9 = buf[pos] - 1
+                    if n9 < 0x7f:
                         pos += 1
                     else:
                         n9, pos = read_uvarint(buf, pos)
-                    n9 -= 1
+                        n9 -= 1
                     if n9 < 0:
                         raise Malformed('non-nullable Replicas is null')
                     else:
-                        if n9 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o7.replicas = [*_INT32S[n9].unpack_from(buf, pos)]
                         pos += 4 * n9
-                    n10 = buf[pos]
-                    if n10 < 0x80:
+                    n10 = buf[pos] - 1
+                    if n10 < 0x7f:
                         pos += 1
                     else:
                         n10, pos = read_uvarint(buf, pos)
-                    n10 -= 1
+                        n10 -= 1
                     if n10 < 0:
                         raise Malformed('non-nullable OfflineReplicas is null')
                     else:
-                        if n10 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o7.offline_replicas = [*_INT32S[n10].unpack_from(buf, pos)]
                         pos += 4 * n10
                     o7.unknown_tagged_fields = None
@@ -1347,16 +1320,16 @@ def _read_UpdateMetadataRequest_v6(buf: Any, pos: int) -> tuple[Any, int]:
                 pos = read_unknown_tags(o3, buf, pos)
             items2.append(o3)
         o.topic_states = items2
-    n11 = buf[pos]
-    if n11 < 0x80:
+    n11 = buf[pos] - 1
+    if n11 < 0x7f:
         pos += 1
     else:
         n11, pos = read_uvarint(buf, pos)
-    n11 -= 1
+        n11 -= 1
     if n11 < 0:
         raise Malformed('non-nullable LiveBrokers is null')
     else:
-        if n11 > len(buf) - pos:
+        if n11 > end - pos:
             raise Malformed('array length exceeds the input')
         items12 = []
         for _ in range(n11):
@@ -1365,49 +1338,49 @@ def _read_UpdateMetadataRequest_v6(buf: Any, pos: int) -> tuple[Any, int]:
             o13.v0_port = 0
             o13.id, = _S2.unpack_from(buf, pos)
             pos += 4
-            n14 = buf[pos]
-            if n14 < 0x80:
+            n14 = buf[pos] - 1
+            if n14 < 0x7f:
                 pos += 1
             else:
                 n14, pos = read_uvarint(buf, pos)
-            n14 -= 1
+                n14 -= 1
             if n14 < 0:
                 raise Malformed('non-nullable Endpoints is null')
             else:
-                if n14 > len(buf) - pos:
+                if n14 > end - pos:
                     raise Malformed('array length exceeds the input')
                 items15 = []
                 for _ in range(n14):
                     o16 = new(UpdateMetadataEndpoint)
                     o16.port, = _S2.unpack_from(buf, pos)
                     pos += 4
-                    n17 = buf[pos]
-                    if n17 < 0x80:
+                    n17 = buf[pos] - 1
+                    if n17 < 0x7f:
                         pos += 1
                     else:
                         n17, pos = read_uvarint(buf, pos)
-                    n17 -= 1
+                        n17 -= 1
+                        if n17 > 0x7fff:
+                            raise Malformed('string too long')
                     if n17 < 0:
                         raise Malformed('non-nullable Host is null')
                     else:
-                        if n17 > 0x7fff:
-                            raise Malformed('string too long')
-                        if pos + n17 > len(buf):
+                        if pos + n17 > end:
                             raise Malformed('string length exceeds the input')
                         o16.host = buf[pos:pos + n17].decode()
                         pos += n17
-                    n18 = buf[pos]
-                    if n18 < 0x80:
+                    n18 = buf[pos] - 1
+                    if n18 < 0x7f:
                         pos += 1
                     else:
                         n18, pos = read_uvarint(buf, pos)
-                    n18 -= 1
+                        n18 -= 1
+                        if n18 > 0x7fff:
+                            raise Malformed('string too long')
                     if n18 < 0:
                         raise Malformed('non-nullable Listener is null')
                     else:
-                        if n18 > 0x7fff:
-                            raise Malformed('string too long')
-                        if pos + n18 > len(buf):
+                        if pos + n18 > end:
                             raise Malformed('string length exceeds the input')
                         o16.listener = buf[pos:pos + n18].decode()
                         pos += n18
@@ -1420,18 +1393,18 @@ def _read_UpdateMetadataRequest_v6(buf: Any, pos: int) -> tuple[Any, int]:
                         pos = read_unknown_tags(o16, buf, pos)
                     items15.append(o16)
                 o13.endpoints = items15
-            n19 = buf[pos]
-            if n19 < 0x80:
+            n19 = buf[pos] - 1
+            if n19 < 0x7f:
                 pos += 1
             else:
                 n19, pos = read_uvarint(buf, pos)
-            n19 -= 1
+                n19 -= 1
+                if n19 > 0x7fff:
+                    raise Malformed('string too long')
             if n19 < 0:
                 o13.rack = None
             else:
-                if n19 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n19 > len(buf):
+                if pos + n19 > end:
                     raise Malformed('string length exceeds the input')
                 o13.rack = buf[pos:pos + n19].decode()
                 pos += n19
@@ -1584,54 +1557,55 @@ def _write_UpdateMetadataRequest_v6(o: Any, out: bytearray) -> None:
 def _read_UpdateMetadataRequest_v7(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(UpdateMetadataRequest)
     o.is_k_raft_controller = False
     o.type = 0
     o.ungrouped_partition_states = []
     o.controller_id, o.controller_epoch, o.broker_epoch = _S4.unpack_from(buf, pos)
     pos += 16
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
     if n1 < 0:
         raise Malformed('non-nullable TopicStates is null')
     else:
-        if n1 > len(buf) - pos:
+        if n1 > end - pos:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
             o3 = new(UpdateMetadataTopicState)
-            n4 = buf[pos]
-            if n4 < 0x80:
+            n4 = buf[pos] - 1
+            if n4 < 0x7f:
                 pos += 1
             else:
                 n4, pos = read_uvarint(buf, pos)
-            n4 -= 1
+                n4 -= 1
+                if n4 > 0x7fff:
+                    raise Malformed('string too long')
             if n4 < 0:
                 raise Malformed('non-nullable TopicName is null')
             else:
-                if n4 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n4 > len(buf):
+                if pos + n4 > end:
                     raise Malformed('string length exceeds the input')
                 o3.topic_name = buf[pos:pos + n4].decode()
                 pos += n4
             u5, = _S5.unpack_from(buf, pos)
             o3.topic_id = bytes_new(Uuid, u5)
             pos += 16
-            n6 = buf[pos]
-            if n6 < 0x80:
+            n6 = buf[pos] - 1
+            if n6 < 0x7f:
                 pos += 1
             else:
                 n6, pos = read_uvarint(buf, pos)
-            n6 -= 1
+                n6 -= 1
             if n6 < 0:
                 raise Malformed('non-nullable PartitionStates is null')
             else:
-                if n6 > len(buf) - pos:
+                if n6 > end - pos:
                     raise Malformed('array length exceeds the input')
                 items7 = []
                 for _ in range(n6):
@@ -1639,45 +1613,39 @@ def _read_UpdateMetadataRequest_v7(buf: Any, pos: int) -> tuple[Any, int]:
                     o8.topic_name = ''
                     o8.partition_index, o8.controller_epoch, o8.leader, o8.leader_epoch = _S1.unpack_from(buf, pos)
                     pos += 16
-                    n9 = buf[pos]
-                    if n9 < 0x80:
+                    n9 = buf[pos] - 1
+                    if n9 < 0x7f:
                         pos += 1
                     else:
                         n9, pos = read_uvarint(buf, pos)
-                    n9 -= 1
+                        n9 -= 1
                     if n9 < 0:
                         raise Malformed('non-nullable Isr is null')
                     else:
-                        if n9 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o8.isr = [*_INT32S[n9].unpack_from(buf, pos)]
                         pos += 4 * n9
                     o8.zk_version, = _S2.unpack_from(buf, pos)
                     pos += 4
-                    n10 = buf[pos]
-                    if n10 < 0x80:
+                    n10 = buf[pos] - 1
+                    if n10 < 0x7f:
                         pos += 1
                     else:
                         n10, pos = read_uvarint(buf, pos)
-                    n10 -= 1
+                        n10 -= 1
                     if n10 < 0:
                         raise Malformed('non-nullable Replicas is null')
                     else:
-                        if n10 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o8.replicas = [*_INT32S[n10].unpack_from(buf, pos)]
                         pos += 4 * n10
-                    n11 = buf[pos]
-                    if n11 < 0x80:
+                    n11 = buf[pos] - 1
+                    if n11 < 0x7f:
                         pos += 1
                     else:
                         n11, pos = read_uvarint(buf, pos)
-                    n11 -= 1
+                        n11 -= 1
                     if n11 < 0:
                         raise Malformed('non-nullable OfflineReplicas is null')
                     else:
-                        if n11 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o8.offline_replicas = [*_INT32S[n11].unpack_from(buf, pos)]
                         pos += 4 * n11
                     o8.unknown_tagged_fields = None
@@ -1694,16 +1662,16 @@ def _read_UpdateMetadataRequest_v7(buf: Any, pos: int) -> tuple[Any, int]:
                 pos = read_unknown_tags(o3, buf, pos)
             items2.append(o3)
         o.topic_states = items2
-    n12 = buf[pos]
-    if n12 < 0x80:
+    n12 = buf[pos] - 1
+    if n12 < 0x7f:
         pos += 1
     else:
         n12, pos = read_uvarint(buf, pos)
-    n12 -= 1
+        n12 -= 1
     if n12 < 0:
         raise Malformed('non-nullable LiveBrokers is null')
     else:
-        if n12 > len(buf) - pos:
+        if n12 > end - pos:
             raise Malformed('array length exceeds the input')
         items13 = []
         for _ in range(n12):
@@ -1712,49 +1680,49 @@ def _read_UpdateMetadataRequest_v7(buf: Any, pos: int) -> tuple[Any, int]:
             o14.v0_port = 0
             o14.id, = _S2.unpack_from(buf, pos)
             pos += 4
-            n15 = buf[pos]
-            if n15 < 0x80:
+            n15 = buf[pos] - 1
+            if n15 < 0x7f:
                 pos += 1
             else:
                 n15, pos = read_uvarint(buf, pos)
-            n15 -= 1
+                n15 -= 1
             if n15 < 0:
                 raise Malformed('non-nullable Endpoints is null')
             else:
-                if n15 > len(buf) - pos:
+                if n15 > end - pos:
                     raise Malformed('array length exceeds the input')
                 items16 = []
                 for _ in range(n15):
                     o17 = new(UpdateMetadataEndpoint)
                     o17.port, = _S2.unpack_from(buf, pos)
                     pos += 4
-                    n18 = buf[pos]
-                    if n18 < 0x80:
+                    n18 = buf[pos] - 1
+                    if n18 < 0x7f:
                         pos += 1
                     else:
                         n18, pos = read_uvarint(buf, pos)
-                    n18 -= 1
+                        n18 -= 1
+                        if n18 > 0x7fff:
+                            raise Malformed('string too long')
                     if n18 < 0:
                         raise Malformed('non-nullable Host is null')
                     else:
-                        if n18 > 0x7fff:
-                            raise Malformed('string too long')
-                        if pos + n18 > len(buf):
+                        if pos + n18 > end:
                             raise Malformed('string length exceeds the input')
                         o17.host = buf[pos:pos + n18].decode()
                         pos += n18
-                    n19 = buf[pos]
-                    if n19 < 0x80:
+                    n19 = buf[pos] - 1
+                    if n19 < 0x7f:
                         pos += 1
                     else:
                         n19, pos = read_uvarint(buf, pos)
-                    n19 -= 1
+                        n19 -= 1
+                        if n19 > 0x7fff:
+                            raise Malformed('string too long')
                     if n19 < 0:
                         raise Malformed('non-nullable Listener is null')
                     else:
-                        if n19 > 0x7fff:
-                            raise Malformed('string too long')
-                        if pos + n19 > len(buf):
+                        if pos + n19 > end:
                             raise Malformed('string length exceeds the input')
                         o17.listener = buf[pos:pos + n19].decode()
                         pos += n19
@@ -1767,18 +1735,18 @@ def _read_UpdateMetadataRequest_v7(buf: Any, pos: int) -> tuple[Any, int]:
                         pos = read_unknown_tags(o17, buf, pos)
                     items16.append(o17)
                 o14.endpoints = items16
-            n20 = buf[pos]
-            if n20 < 0x80:
+            n20 = buf[pos] - 1
+            if n20 < 0x7f:
                 pos += 1
             else:
                 n20, pos = read_uvarint(buf, pos)
-            n20 -= 1
+                n20 -= 1
+                if n20 > 0x7fff:
+                    raise Malformed('string too long')
             if n20 < 0:
                 o14.rack = None
             else:
-                if n20 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n20 > len(buf):
+                if pos + n20 > end:
                     raise Malformed('string length exceeds the input')
                 o14.rack = buf[pos:pos + n20].decode()
                 pos += n20
@@ -1932,53 +1900,54 @@ def _write_UpdateMetadataRequest_v7(o: Any, out: bytearray) -> None:
 def _read_UpdateMetadataRequest_v8(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(UpdateMetadataRequest)
     o.type = 0
     o.ungrouped_partition_states = []
     o.controller_id, o.is_k_raft_controller, o.controller_epoch, o.broker_epoch = _S6.unpack_from(buf, pos)
     pos += 17
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
     if n1 < 0:
         raise Malformed('non-nullable TopicStates is null')
     else:
-        if n1 > len(buf) - pos:
+        if n1 > end - pos:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
             o3 = new(UpdateMetadataTopicState)
-            n4 = buf[pos]
-            if n4 < 0x80:
+            n4 = buf[pos] - 1
+            if n4 < 0x7f:
                 pos += 1
             else:
                 n4, pos = read_uvarint(buf, pos)
-            n4 -= 1
+                n4 -= 1
+                if n4 > 0x7fff:
+                    raise Malformed('string too long')
             if n4 < 0:
                 raise Malformed('non-nullable TopicName is null')
             else:
-                if n4 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n4 > len(buf):
+                if pos + n4 > end:
                     raise Malformed('string length exceeds the input')
                 o3.topic_name = buf[pos:pos + n4].decode()
                 pos += n4
             u5, = _S5.unpack_from(buf, pos)
             o3.topic_id = bytes_new(Uuid, u5)
             pos += 16
-            n6 = buf[pos]
-            if n6 < 0x80:
+            n6 = buf[pos] - 1
+            if n6 < 0x7f:
                 pos += 1
             else:
                 n6, pos = read_uvarint(buf, pos)
-            n6 -= 1
+                n6 -= 1
             if n6 < 0:
                 raise Malformed('non-nullable PartitionStates is null')
             else:
-                if n6 > len(buf) - pos:
+                if n6 > end - pos:
                     raise Malformed('array length exceeds the input')
                 items7 = []
                 for _ in range(n6):
@@ -1986,45 +1955,39 @@ def _read_UpdateMetadataRequest_v8(buf: Any, pos: int) -> tuple[Any, int]:
                     o8.topic_name = ''
                     o8.partition_index, o8.controller_epoch, o8.leader, o8.leader_epoch = _S1.unpack_from(buf, pos)
                     pos += 16
-                    n9 = buf[pos]
-                    if n9 < 0x80:
+                    n9 = buf[pos] - 1
+                    if n9 < 0x7f:
                         pos += 1
                     else:
                         n9, pos = read_uvarint(buf, pos)
-                    n9 -= 1
+                        n9 -= 1
                     if n9 < 0:
                         raise Malformed('non-nullable Isr is null')
                     else:
-                        if n9 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o8.isr = [*_INT32S[n9].unpack_from(buf, pos)]
                         pos += 4 * n9
                     o8.zk_version, = _S2.unpack_from(buf, pos)
                     pos += 4
-                    n10 = buf[pos]
-                    if n10 < 0x80:
+                    n10 = buf[pos] - 1
+                    if n10 < 0x7f:
                         pos += 1
                     else:
                         n10, pos = read_uvarint(buf, pos)
-                    n10 -= 1
+                        n10 -= 1
                     if n10 < 0:
                         raise Malformed('non-nullable Replicas is null')
                     else:
-                        if n10 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o8.replicas = [*_INT32S[n10].unpack_from(buf, pos)]
                         pos += 4 * n10
-                    n11 = buf[pos]
-                    if n11 < 0x80:
+                    n11 = buf[pos] - 1
+                    if n11 < 0x7f:
                         pos += 1
                     else:
                         n11, pos = read_uvarint(buf, pos)
-                    n11 -= 1
+                        n11 -= 1
                     if n11 < 0:
                         raise Malformed('non-nullable OfflineReplicas is null')
                     else:
-                        if n11 > len(buf) - pos:
-                            raise Malformed('array length exceeds the input')
                         o8.offline_replicas = [*_INT32S[n11].unpack_from(buf, pos)]
                         pos += 4 * n11
                     o8.unknown_tagged_fields = None
@@ -2041,16 +2004,16 @@ def _read_UpdateMetadataRequest_v8(buf: Any, pos: int) -> tuple[Any, int]:
                 pos = read_unknown_tags(o3, buf, pos)
             items2.append(o3)
         o.topic_states = items2
-    n12 = buf[pos]
-    if n12 < 0x80:
+    n12 = buf[pos] - 1
+    if n12 < 0x7f:
         pos += 1
     else:
         n12, pos = read_uvarint(buf, pos)
-    n12 -= 1
+        n12 -= 1
     if n12 < 0:
         raise Malformed('non-nullable LiveBrokers is null')
     else:
-        if n12 > len(buf) - pos:
+        if n12 > end - pos:
             raise Malformed('array length exceeds the input')
         items13 = []
         for _ in range(n12):
@@ -2059,49 +2022,49 @@ def _read_UpdateMetadataRequest_v8(buf: Any, pos: int) -> tuple[Any, int]:
             o14.v0_port = 0
             o14.id, = _S2.unpack_from(buf, pos)
             pos += 4
-            n15 = buf[pos]
-            if n15 < 0x80:
+            n15 = buf[pos] - 1
+            if n15 < 0x7f:
                 pos += 1
             else:
                 n15, pos = read_uvarint(buf, pos)
-            n15 -= 1
+                n15 -= 1
             if n15 < 0:
                 raise Malformed('non-nullable Endpoints is null')
             else:
-                if n15 > len(buf) - pos:
+                if n15 > end - pos:
                     raise Malformed('array length exceeds the input')
                 items16 = []
                 for _ in range(n15):
                     o17 = new(UpdateMetadataEndpoint)
                     o17.port, = _S2.unpack_from(buf, pos)
                     pos += 4
-                    n18 = buf[pos]
-                    if n18 < 0x80:
+                    n18 = buf[pos] - 1
+                    if n18 < 0x7f:
                         pos += 1
                     else:
                         n18, pos = read_uvarint(buf, pos)
-                    n18 -= 1
+                        n18 -= 1
+                        if n18 > 0x7fff:
+                            raise Malformed('string too long')
                     if n18 < 0:
                         raise Malformed('non-nullable Host is null')
                     else:
-                        if n18 > 0x7fff:
-                            raise Malformed('string too long')
-                        if pos + n18 > len(buf):
+                        if pos + n18 > end:
                             raise Malformed('string length exceeds the input')
                         o17.host = buf[pos:pos + n18].decode()
                         pos += n18
-                    n19 = buf[pos]
-                    if n19 < 0x80:
+                    n19 = buf[pos] - 1
+                    if n19 < 0x7f:
                         pos += 1
                     else:
                         n19, pos = read_uvarint(buf, pos)
-                    n19 -= 1
+                        n19 -= 1
+                        if n19 > 0x7fff:
+                            raise Malformed('string too long')
                     if n19 < 0:
                         raise Malformed('non-nullable Listener is null')
                     else:
-                        if n19 > 0x7fff:
-                            raise Malformed('string too long')
-                        if pos + n19 > len(buf):
+                        if pos + n19 > end:
                             raise Malformed('string length exceeds the input')
                         o17.listener = buf[pos:pos + n19].decode()
                         pos += n19
@@ -2114,18 +2077,18 @@ def _read_UpdateMetadataRequest_v8(buf: Any, pos: int) -> tuple[Any, int]:
                         pos = read_unknown_tags(o17, buf, pos)
                     items16.append(o17)
                 o14.endpoints = items16
-            n20 = buf[pos]
-            if n20 < 0x80:
+            n20 = buf[pos] - 1
+            if n20 < 0x7f:
                 pos += 1
             else:
                 n20, pos = read_uvarint(buf, pos)
-            n20 -= 1
+                n20 -= 1
+                if n20 > 0x7fff:
+                    raise Malformed('string too long')
             if n20 < 0:
                 o14.rack = None
             else:
-                if n20 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n20 > len(buf):
+                if pos + n20 > end:
                     raise Malformed('string length exceeds the input')
                 o14.rack = buf[pos:pos + n20].decode()
                 pos += n20
@@ -2157,7 +2120,7 @@ def _read_UpdateMetadataRequest_v8(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 size23, pos = read_uvarint(buf, pos)
             stop24 = pos + size23
-            if stop24 > len(buf):
+            if stop24 > end:
                 raise Malformed('tagged field size exceeds the input')
             if tag22 == 0:
                 o.type, = _S7.unpack_from(buf, pos)
@@ -2311,13 +2274,14 @@ def _write_UpdateMetadataRequest_v8(o: Any, out: bytearray) -> None:
 def _read_UpdateMetadataPartitionState_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(UpdateMetadataPartitionState)
     n1, = H.unpack_from(buf, pos)
     pos += 2
     if n1 < 0:
         raise Malformed('non-nullable TopicName is null')
     else:
-        if pos + n1 > len(buf):
+        if pos + n1 > end:
             raise Malformed('string length exceeds the input')
         o.topic_name = buf[pos:pos + n1].decode()
         pos += n1
@@ -2328,8 +2292,6 @@ def _read_UpdateMetadataPartitionState_v0(buf: Any, pos: int) -> tuple[Any, int]
     if n2 < 0:
         raise Malformed('non-nullable Isr is null')
     else:
-        if n2 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.isr = [*_INT32S[n2].unpack_from(buf, pos)]
         pos += 4 * n2
     o.zk_version, = _S2.unpack_from(buf, pos)
@@ -2339,8 +2301,6 @@ def _read_UpdateMetadataPartitionState_v0(buf: Any, pos: int) -> tuple[Any, int]
     if n3 < 0:
         raise Malformed('non-nullable Replicas is null')
     else:
-        if n3 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.replicas = [*_INT32S[n3].unpack_from(buf, pos)]
         pos += 4 * n3
     o.offline_replicas = []
@@ -2389,13 +2349,14 @@ _write_UpdateMetadataPartitionState_v3 = _write_UpdateMetadataPartitionState_v0
 def _read_UpdateMetadataPartitionState_v4(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(UpdateMetadataPartitionState)
     n1, = H.unpack_from(buf, pos)
     pos += 2
     if n1 < 0:
         raise Malformed('non-nullable TopicName is null')
     else:
-        if pos + n1 > len(buf):
+        if pos + n1 > end:
             raise Malformed('string length exceeds the input')
         o.topic_name = buf[pos:pos + n1].decode()
         pos += n1
@@ -2406,8 +2367,6 @@ def _read_UpdateMetadataPartitionState_v4(buf: Any, pos: int) -> tuple[Any, int]
     if n2 < 0:
         raise Malformed('non-nullable Isr is null')
     else:
-        if n2 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.isr = [*_INT32S[n2].unpack_from(buf, pos)]
         pos += 4 * n2
     o.zk_version, = _S2.unpack_from(buf, pos)
@@ -2417,8 +2376,6 @@ def _read_UpdateMetadataPartitionState_v4(buf: Any, pos: int) -> tuple[Any, int]
     if n3 < 0:
         raise Malformed('non-nullable Replicas is null')
     else:
-        if n3 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.replicas = [*_INT32S[n3].unpack_from(buf, pos)]
         pos += 4 * n3
     n4, = I.unpack_from(buf, pos)
@@ -2426,8 +2383,6 @@ def _read_UpdateMetadataPartitionState_v4(buf: Any, pos: int) -> tuple[Any, int]
     if n4 < 0:
         raise Malformed('non-nullable OfflineReplicas is null')
     else:
-        if n4 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.offline_replicas = [*_INT32S[n4].unpack_from(buf, pos)]
         pos += 4 * n4
     o.unknown_tagged_fields = None
@@ -2468,8 +2423,6 @@ def _read_UpdateMetadataPartitionState_v5(buf: Any, pos: int) -> tuple[Any, int]
     if n1 < 0:
         raise Malformed('non-nullable Isr is null')
     else:
-        if n1 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.isr = [*_INT32S[n1].unpack_from(buf, pos)]
         pos += 4 * n1
     o.zk_version, = _S2.unpack_from(buf, pos)
@@ -2479,8 +2432,6 @@ def _read_UpdateMetadataPartitionState_v5(buf: Any, pos: int) -> tuple[Any, int]
     if n2 < 0:
         raise Malformed('non-nullable Replicas is null')
     else:
-        if n2 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.replicas = [*_INT32S[n2].unpack_from(buf, pos)]
         pos += 4 * n2
     n3, = I.unpack_from(buf, pos)
@@ -2488,8 +2439,6 @@ def _read_UpdateMetadataPartitionState_v5(buf: Any, pos: int) -> tuple[Any, int]
     if n3 < 0:
         raise Malformed('non-nullable OfflineReplicas is null')
     else:
-        if n3 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.offline_replicas = [*_INT32S[n3].unpack_from(buf, pos)]
         pos += 4 * n3
     o.unknown_tagged_fields = None
@@ -2518,45 +2467,39 @@ def _read_UpdateMetadataPartitionState_v6(buf: Any, pos: int) -> tuple[Any, int]
     o.topic_name = ''
     o.partition_index, o.controller_epoch, o.leader, o.leader_epoch = _S1.unpack_from(buf, pos)
     pos += 16
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
     if n1 < 0:
         raise Malformed('non-nullable Isr is null')
     else:
-        if n1 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.isr = [*_INT32S[n1].unpack_from(buf, pos)]
         pos += 4 * n1
     o.zk_version, = _S2.unpack_from(buf, pos)
     pos += 4
-    n2 = buf[pos]
-    if n2 < 0x80:
+    n2 = buf[pos] - 1
+    if n2 < 0x7f:
         pos += 1
     else:
         n2, pos = read_uvarint(buf, pos)
-    n2 -= 1
+        n2 -= 1
     if n2 < 0:
         raise Malformed('non-nullable Replicas is null')
     else:
-        if n2 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.replicas = [*_INT32S[n2].unpack_from(buf, pos)]
         pos += 4 * n2
-    n3 = buf[pos]
-    if n3 < 0x80:
+    n3 = buf[pos] - 1
+    if n3 < 0x7f:
         pos += 1
     else:
         n3, pos = read_uvarint(buf, pos)
-    n3 -= 1
+        n3 -= 1
     if n3 < 0:
         raise Malformed('non-nullable OfflineReplicas is null')
     else:
-        if n3 > len(buf) - pos:
-            raise Malformed('array length exceeds the input')
         o.offline_replicas = [*_INT32S[n3].unpack_from(buf, pos)]
         pos += 4 * n3
     o.unknown_tagged_fields = None
@@ -2612,13 +2555,14 @@ _write_UpdateMetadataPartitionState_v8 = _write_UpdateMetadataPartitionState_v6
 def _read_UpdateMetadataTopicState_v5(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(UpdateMetadataTopicState)
     n1, = H.unpack_from(buf, pos)
     pos += 2
     if n1 < 0:
         raise Malformed('non-nullable TopicName is null')
     else:
-        if pos + n1 > len(buf):
+        if pos + n1 > end:
             raise Malformed('string length exceeds the input')
         o.topic_name = buf[pos:pos + n1].decode()
         pos += n1
@@ -2628,7 +2572,7 @@ def _read_UpdateMetadataTopicState_v5(buf: Any, pos: int) -> tuple[Any, int]:
     if n2 < 0:
         raise Malformed('non-nullable PartitionStates is null')
     else:
-        if n2 > len(buf) - pos:
+        if n2 > end - pos:
             raise Malformed('array length exceeds the input')
         items3 = []
         for _ in range(n2):
@@ -2641,8 +2585,6 @@ def _read_UpdateMetadataTopicState_v5(buf: Any, pos: int) -> tuple[Any, int]:
             if n5 < 0:
                 raise Malformed('non-nullable Isr is null')
             else:
-                if n5 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o4.isr = [*_INT32S[n5].unpack_from(buf, pos)]
                 pos += 4 * n5
             o4.zk_version, = _S2.unpack_from(buf, pos)
@@ -2652,8 +2594,6 @@ def _read_UpdateMetadataTopicState_v5(buf: Any, pos: int) -> tuple[Any, int]:
             if n6 < 0:
                 raise Malformed('non-nullable Replicas is null')
             else:
-                if n6 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o4.replicas = [*_INT32S[n6].unpack_from(buf, pos)]
                 pos += 4 * n6
             n7, = I.unpack_from(buf, pos)
@@ -2661,8 +2601,6 @@ def _read_UpdateMetadataTopicState_v5(buf: Any, pos: int) -> tuple[Any, int]:
             if n7 < 0:
                 raise Malformed('non-nullable OfflineReplicas is null')
             else:
-                if n7 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o4.offline_replicas = [*_INT32S[n7].unpack_from(buf, pos)]
                 pos += 4 * n7
             o4.unknown_tagged_fields = None
@@ -2704,33 +2642,34 @@ def _write_UpdateMetadataTopicState_v5(o: Any, out: bytearray) -> None:
 def _read_UpdateMetadataTopicState_v6(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(UpdateMetadataTopicState)
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
+        if n1 > 0x7fff:
+            raise Malformed('string too long')
     if n1 < 0:
         raise Malformed('non-nullable TopicName is null')
     else:
-        if n1 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n1 > len(buf):
+        if pos + n1 > end:
             raise Malformed('string length exceeds the input')
         o.topic_name = buf[pos:pos + n1].decode()
         pos += n1
     o.topic_id = ZERO
-    n2 = buf[pos]
-    if n2 < 0x80:
+    n2 = buf[pos] - 1
+    if n2 < 0x7f:
         pos += 1
     else:
         n2, pos = read_uvarint(buf, pos)
-    n2 -= 1
+        n2 -= 1
     if n2 < 0:
         raise Malformed('non-nullable PartitionStates is null')
     else:
-        if n2 > len(buf) - pos:
+        if n2 > end - pos:
             raise Malformed('array length exceeds the input')
         items3 = []
         for _ in range(n2):
@@ -2738,45 +2677,39 @@ def _read_UpdateMetadataTopicState_v6(buf: Any, pos: int) -> tuple[Any, int]:
             o4.topic_name = ''
             o4.partition_index, o4.controller_epoch, o4.leader, o4.leader_epoch = _S1.unpack_from(buf, pos)
             pos += 16
-            n5 = buf[pos]
-            if n5 < 0x80:
+            n5 = buf[pos] - 1
+            if n5 < 0x7f:
                 pos += 1
             else:
                 n5, pos = read_uvarint(buf, pos)
-            n5 -= 1
+                n5 -= 1
             if n5 < 0:
                 raise Malformed('non-nullable Isr is null')
             else:
-                if n5 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o4.isr = [*_INT32S[n5].unpack_from(buf, pos)]
                 pos += 4 * n5
             o4.zk_version, = _S2.unpack_from(buf, pos)
             pos += 4
-            n6 = buf[pos]
-            if n6 < 0x80:
+            n6 = buf[pos] - 1
+            if n6 < 0x7f:
                 pos += 1
             else:
                 n6, pos = read_uvarint(buf, pos)
-            n6 -= 1
+                n6 -= 1
             if n6 < 0:
                 raise Malformed('non-nullable Replicas is null')
             else:
-                if n6 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o4.replicas = [*_INT32S[n6].unpack_from(buf, pos)]
                 pos += 4 * n6
-            n7 = buf[pos]
-            if n7 < 0x80:
+            n7 = buf[pos] - 1
+            if n7 < 0x7f:
                 pos += 1
             else:
                 n7, pos = read_uvarint(buf, pos)
-            n7 -= 1
+                n7 -= 1
             if n7 < 0:
                 raise Malformed('non-nullable OfflineReplicas is null')
             else:
-                if n7 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o4.offline_replicas = [*_INT32S[n7].unpack_from(buf, pos)]
                 pos += 4 * n7
             o4.unknown_tagged_fields = None
@@ -2849,35 +2782,36 @@ def _write_UpdateMetadataTopicState_v6(o: Any, out: bytearray) -> None:
 def _read_UpdateMetadataTopicState_v7(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(UpdateMetadataTopicState)
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
+        if n1 > 0x7fff:
+            raise Malformed('string too long')
     if n1 < 0:
         raise Malformed('non-nullable TopicName is null')
     else:
-        if n1 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n1 > len(buf):
+        if pos + n1 > end:
             raise Malformed('string length exceeds the input')
         o.topic_name = buf[pos:pos + n1].decode()
         pos += n1
     u2, = _S5.unpack_from(buf, pos)
     o.topic_id = bytes_new(Uuid, u2)
     pos += 16
-    n3 = buf[pos]
-    if n3 < 0x80:
+    n3 = buf[pos] - 1
+    if n3 < 0x7f:
         pos += 1
     else:
         n3, pos = read_uvarint(buf, pos)
-    n3 -= 1
+        n3 -= 1
     if n3 < 0:
         raise Malformed('non-nullable PartitionStates is null')
     else:
-        if n3 > len(buf) - pos:
+        if n3 > end - pos:
             raise Malformed('array length exceeds the input')
         items4 = []
         for _ in range(n3):
@@ -2885,45 +2819,39 @@ def _read_UpdateMetadataTopicState_v7(buf: Any, pos: int) -> tuple[Any, int]:
             o5.topic_name = ''
             o5.partition_index, o5.controller_epoch, o5.leader, o5.leader_epoch = _S1.unpack_from(buf, pos)
             pos += 16
-            n6 = buf[pos]
-            if n6 < 0x80:
+            n6 = buf[pos] - 1
+            if n6 < 0x7f:
                 pos += 1
             else:
                 n6, pos = read_uvarint(buf, pos)
-            n6 -= 1
+                n6 -= 1
             if n6 < 0:
                 raise Malformed('non-nullable Isr is null')
             else:
-                if n6 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o5.isr = [*_INT32S[n6].unpack_from(buf, pos)]
                 pos += 4 * n6
             o5.zk_version, = _S2.unpack_from(buf, pos)
             pos += 4
-            n7 = buf[pos]
-            if n7 < 0x80:
+            n7 = buf[pos] - 1
+            if n7 < 0x7f:
                 pos += 1
             else:
                 n7, pos = read_uvarint(buf, pos)
-            n7 -= 1
+                n7 -= 1
             if n7 < 0:
                 raise Malformed('non-nullable Replicas is null')
             else:
-                if n7 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o5.replicas = [*_INT32S[n7].unpack_from(buf, pos)]
                 pos += 4 * n7
-            n8 = buf[pos]
-            if n8 < 0x80:
+            n8 = buf[pos] - 1
+            if n8 < 0x7f:
                 pos += 1
             else:
                 n8, pos = read_uvarint(buf, pos)
-            n8 -= 1
+                n8 -= 1
             if n8 < 0:
                 raise Malformed('non-nullable OfflineReplicas is null')
             else:
-                if n8 > len(buf) - pos:
-                    raise Malformed('array length exceeds the input')
                 o5.offline_replicas = [*_INT32S[n8].unpack_from(buf, pos)]
                 pos += 4 * n8
             o5.unknown_tagged_fields = None
@@ -3003,6 +2931,7 @@ _write_UpdateMetadataTopicState_v8 = _write_UpdateMetadataTopicState_v7
 def _read_UpdateMetadataBroker_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(UpdateMetadataBroker)
     o.id, = _S2.unpack_from(buf, pos)
     pos += 4
@@ -3011,7 +2940,7 @@ def _read_UpdateMetadataBroker_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if n1 < 0:
         raise Malformed('non-nullable V0Host is null')
     else:
-        if pos + n1 > len(buf):
+        if pos + n1 > end:
             raise Malformed('string length exceeds the input')
         o.v0_host = buf[pos:pos + n1].decode()
         pos += n1
@@ -3038,6 +2967,7 @@ def _write_UpdateMetadataBroker_v0(o: Any, out: bytearray) -> None:
 def _read_UpdateMetadataBroker_v1(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(UpdateMetadataBroker)
     o.v0_host = ''
     o.v0_port = 0
@@ -3048,7 +2978,7 @@ def _read_UpdateMetadataBroker_v1(buf: Any, pos: int) -> tuple[Any, int]:
     if n1 < 0:
         raise Malformed('non-nullable Endpoints is null')
     else:
-        if n1 > len(buf) - pos:
+        if n1 > end - pos:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
@@ -3060,7 +2990,7 @@ def _read_UpdateMetadataBroker_v1(buf: Any, pos: int) -> tuple[Any, int]:
             if n4 < 0:
                 raise Malformed('non-nullable Host is null')
             else:
-                if pos + n4 > len(buf):
+                if pos + n4 > end:
                     raise Malformed('string length exceeds the input')
                 o3.host = buf[pos:pos + n4].decode()
                 pos += n4
@@ -3096,6 +3026,7 @@ def _write_UpdateMetadataBroker_v1(o: Any, out: bytearray) -> None:
 def _read_UpdateMetadataBroker_v2(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(UpdateMetadataBroker)
     o.v0_host = ''
     o.v0_port = 0
@@ -3106,7 +3037,7 @@ def _read_UpdateMetadataBroker_v2(buf: Any, pos: int) -> tuple[Any, int]:
     if n1 < 0:
         raise Malformed('non-nullable Endpoints is null')
     else:
-        if n1 > len(buf) - pos:
+        if n1 > end - pos:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
@@ -3118,7 +3049,7 @@ def _read_UpdateMetadataBroker_v2(buf: Any, pos: int) -> tuple[Any, int]:
             if n4 < 0:
                 raise Malformed('non-nullable Host is null')
             else:
-                if pos + n4 > len(buf):
+                if pos + n4 > end:
                     raise Malformed('string length exceeds the input')
                 o3.host = buf[pos:pos + n4].decode()
                 pos += n4
@@ -3133,7 +3064,7 @@ def _read_UpdateMetadataBroker_v2(buf: Any, pos: int) -> tuple[Any, int]:
     if n5 < 0:
         o.rack = None
     else:
-        if pos + n5 > len(buf):
+        if pos + n5 > end:
             raise Malformed('string length exceeds the input')
         o.rack = buf[pos:pos + n5].decode()
         pos += n5
@@ -3172,6 +3103,7 @@ def _write_UpdateMetadataBroker_v2(o: Any, out: bytearray) -> None:
 def _read_UpdateMetadataBroker_v3(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(UpdateMetadataBroker)
     o.v0_host = ''
     o.v0_port = 0
@@ -3182,7 +3114,7 @@ def _read_UpdateMetadataBroker_v3(buf: Any, pos: int) -> tuple[Any, int]:
     if n1 < 0:
         raise Malformed('non-nullable Endpoints is null')
     else:
-        if n1 > len(buf) - pos:
+        if n1 > end - pos:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
@@ -3194,7 +3126,7 @@ def _read_UpdateMetadataBroker_v3(buf: Any, pos: int) -> tuple[Any, int]:
             if n4 < 0:
                 raise Malformed('non-nullable Host is null')
             else:
-                if pos + n4 > len(buf):
+                if pos + n4 > end:
                     raise Malformed('string length exceeds the input')
                 o3.host = buf[pos:pos + n4].decode()
                 pos += n4
@@ -3203,7 +3135,7 @@ def _read_UpdateMetadataBroker_v3(buf: Any, pos: int) -> tuple[Any, int]:
             if n5 < 0:
                 raise Malformed('non-nullable Listener is null')
             else:
-                if pos + n5 > len(buf):
+                if pos + n5 > end:
                     raise Malformed('string length exceeds the input')
                 o3.listener = buf[pos:pos + n5].decode()
                 pos += n5
@@ -3217,7 +3149,7 @@ def _read_UpdateMetadataBroker_v3(buf: Any, pos: int) -> tuple[Any, int]:
     if n6 < 0:
         o.rack = None
     else:
-        if pos + n6 > len(buf):
+        if pos + n6 > end:
             raise Malformed('string length exceeds the input')
         o.rack = buf[pos:pos + n6].decode()
         pos += n6
@@ -3275,54 +3207,55 @@ _write_UpdateMetadataBroker_v5 = _write_UpdateMetadataBroker_v3
 def _read_UpdateMetadataBroker_v6(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(UpdateMetadataBroker)
     o.v0_host = ''
     o.v0_port = 0
     o.id, = _S2.unpack_from(buf, pos)
     pos += 4
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
     if n1 < 0:
         raise Malformed('non-nullable Endpoints is null')
     else:
-        if n1 > len(buf) - pos:
+        if n1 > end - pos:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
             o3 = new(UpdateMetadataEndpoint)
             o3.port, = _S2.unpack_from(buf, pos)
             pos += 4
-            n4 = buf[pos]
-            if n4 < 0x80:
+            n4 = buf[pos] - 1
+            if n4 < 0x7f:
                 pos += 1
             else:
                 n4, pos = read_uvarint(buf, pos)
-            n4 -= 1
+                n4 -= 1
+                if n4 > 0x7fff:
+                    raise Malformed('string too long')
             if n4 < 0:
                 raise Malformed('non-nullable Host is null')
             else:
-                if n4 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n4 > len(buf):
+                if pos + n4 > end:
                     raise Malformed('string length exceeds the input')
                 o3.host = buf[pos:pos + n4].decode()
                 pos += n4
-            n5 = buf[pos]
-            if n5 < 0x80:
+            n5 = buf[pos] - 1
+            if n5 < 0x7f:
                 pos += 1
             else:
                 n5, pos = read_uvarint(buf, pos)
-            n5 -= 1
+                n5 -= 1
+                if n5 > 0x7fff:
+                    raise Malformed('string too long')
             if n5 < 0:
                 raise Malformed('non-nullable Listener is null')
             else:
-                if n5 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n5 > len(buf):
+                if pos + n5 > end:
                     raise Malformed('string length exceeds the input')
                 o3.listener = buf[pos:pos + n5].decode()
                 pos += n5
@@ -3335,18 +3268,18 @@ def _read_UpdateMetadataBroker_v6(buf: Any, pos: int) -> tuple[Any, int]:
                 pos = read_unknown_tags(o3, buf, pos)
             items2.append(o3)
         o.endpoints = items2
-    n6 = buf[pos]
-    if n6 < 0x80:
+    n6 = buf[pos] - 1
+    if n6 < 0x7f:
         pos += 1
     else:
         n6, pos = read_uvarint(buf, pos)
-    n6 -= 1
+        n6 -= 1
+        if n6 > 0x7fff:
+            raise Malformed('string too long')
     if n6 < 0:
         o.rack = None
     else:
-        if n6 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n6 > len(buf):
+        if pos + n6 > end:
             raise Malformed('string length exceeds the input')
         o.rack = buf[pos:pos + n6].decode()
         pos += n6
@@ -3428,6 +3361,7 @@ _write_UpdateMetadataBroker_v8 = _write_UpdateMetadataBroker_v6
 def _read_UpdateMetadataEndpoint_v1(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(UpdateMetadataEndpoint)
     o.port, = _S2.unpack_from(buf, pos)
     pos += 4
@@ -3436,7 +3370,7 @@ def _read_UpdateMetadataEndpoint_v1(buf: Any, pos: int) -> tuple[Any, int]:
     if n1 < 0:
         raise Malformed('non-nullable Host is null')
     else:
-        if pos + n1 > len(buf):
+        if pos + n1 > end:
             raise Malformed('string length exceeds the input')
         o.host = buf[pos:pos + n1].decode()
         pos += n1
@@ -3468,6 +3402,7 @@ _write_UpdateMetadataEndpoint_v2 = _write_UpdateMetadataEndpoint_v1
 def _read_UpdateMetadataEndpoint_v3(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(UpdateMetadataEndpoint)
     o.port, = _S2.unpack_from(buf, pos)
     pos += 4
@@ -3476,7 +3411,7 @@ def _read_UpdateMetadataEndpoint_v3(buf: Any, pos: int) -> tuple[Any, int]:
     if n1 < 0:
         raise Malformed('non-nullable Host is null')
     else:
-        if pos + n1 > len(buf):
+        if pos + n1 > end:
             raise Malformed('string length exceeds the input')
         o.host = buf[pos:pos + n1].decode()
         pos += n1
@@ -3485,7 +3420,7 @@ def _read_UpdateMetadataEndpoint_v3(buf: Any, pos: int) -> tuple[Any, int]:
     if n2 < 0:
         raise Malformed('non-nullable Listener is null')
     else:
-        if pos + n2 > len(buf):
+        if pos + n2 > end:
             raise Malformed('string length exceeds the input')
         o.listener = buf[pos:pos + n2].decode()
         pos += n2
@@ -3529,36 +3464,37 @@ _write_UpdateMetadataEndpoint_v5 = _write_UpdateMetadataEndpoint_v3
 def _read_UpdateMetadataEndpoint_v6(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(UpdateMetadataEndpoint)
     o.port, = _S2.unpack_from(buf, pos)
     pos += 4
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
+        if n1 > 0x7fff:
+            raise Malformed('string too long')
     if n1 < 0:
         raise Malformed('non-nullable Host is null')
     else:
-        if n1 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n1 > len(buf):
+        if pos + n1 > end:
             raise Malformed('string length exceeds the input')
         o.host = buf[pos:pos + n1].decode()
         pos += n1
-    n2 = buf[pos]
-    if n2 < 0x80:
+    n2 = buf[pos] - 1
+    if n2 < 0x7f:
         pos += 1
     else:
         n2, pos = read_uvarint(buf, pos)
-    n2 -= 1
+        n2 -= 1
+        if n2 > 0x7fff:
+            raise Malformed('string too long')
     if n2 < 0:
         raise Malformed('non-nullable Listener is null')
     else:
-        if n2 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n2 > len(buf):
+        if pos + n2 > end:
             raise Malformed('string length exceeds the input')
         o.listener = buf[pos:pos + n2].decode()
         pos += n2

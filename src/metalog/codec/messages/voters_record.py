@@ -111,19 +111,20 @@ class KRaftVersionFeature(KafkaStruct):
 def _read_VotersRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(VotersRecord)
     o.version, = _S0.unpack_from(buf, pos)
     pos += 2
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
     if n1 < 0:
         raise Malformed('non-nullable Voters is null')
     else:
-        if n1 > len(buf) - pos:
+        if n1 > end - pos:
             raise Malformed('array length exceeds the input')
         items2 = []
         for _ in range(n1):
@@ -131,47 +132,47 @@ def _read_VotersRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
             o3.voter_id, u4 = _S1.unpack_from(buf, pos)
             o3.voter_directory_id = bytes_new(Uuid, u4)
             pos += 20
-            n5 = buf[pos]
-            if n5 < 0x80:
+            n5 = buf[pos] - 1
+            if n5 < 0x7f:
                 pos += 1
             else:
                 n5, pos = read_uvarint(buf, pos)
-            n5 -= 1
+                n5 -= 1
             if n5 < 0:
                 raise Malformed('non-nullable Endpoints is null')
             else:
-                if n5 > len(buf) - pos:
+                if n5 > end - pos:
                     raise Malformed('array length exceeds the input')
                 items6 = []
                 for _ in range(n5):
                     o7 = new(Endpoint)
-                    n8 = buf[pos]
-                    if n8 < 0x80:
+                    n8 = buf[pos] - 1
+                    if n8 < 0x7f:
                         pos += 1
                     else:
                         n8, pos = read_uvarint(buf, pos)
-                    n8 -= 1
+                        n8 -= 1
+                        if n8 > 0x7fff:
+                            raise Malformed('string too long')
                     if n8 < 0:
                         raise Malformed('non-nullable Name is null')
                     else:
-                        if n8 > 0x7fff:
-                            raise Malformed('string too long')
-                        if pos + n8 > len(buf):
+                        if pos + n8 > end:
                             raise Malformed('string length exceeds the input')
                         o7.name = buf[pos:pos + n8].decode()
                         pos += n8
-                    n9 = buf[pos]
-                    if n9 < 0x80:
+                    n9 = buf[pos] - 1
+                    if n9 < 0x7f:
                         pos += 1
                     else:
                         n9, pos = read_uvarint(buf, pos)
-                    n9 -= 1
+                        n9 -= 1
+                        if n9 > 0x7fff:
+                            raise Malformed('string too long')
                     if n9 < 0:
                         raise Malformed('non-nullable Host is null')
                     else:
-                        if n9 > 0x7fff:
-                            raise Malformed('string too long')
-                        if pos + n9 > len(buf):
+                        if pos + n9 > end:
                             raise Malformed('string length exceeds the input')
                         o7.host = buf[pos:pos + n9].decode()
                         pos += n9
@@ -271,51 +272,52 @@ def _write_VotersRecord_v0(o: Any, out: bytearray) -> None:
 def _read_Voter_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(Voter)
     o.voter_id, u1 = _S1.unpack_from(buf, pos)
     o.voter_directory_id = bytes_new(Uuid, u1)
     pos += 20
-    n2 = buf[pos]
-    if n2 < 0x80:
+    n2 = buf[pos] - 1
+    if n2 < 0x7f:
         pos += 1
     else:
         n2, pos = read_uvarint(buf, pos)
-    n2 -= 1
+        n2 -= 1
     if n2 < 0:
         raise Malformed('non-nullable Endpoints is null')
     else:
-        if n2 > len(buf) - pos:
+        if n2 > end - pos:
             raise Malformed('array length exceeds the input')
         items3 = []
         for _ in range(n2):
             o4 = new(Endpoint)
-            n5 = buf[pos]
-            if n5 < 0x80:
+            n5 = buf[pos] - 1
+            if n5 < 0x7f:
                 pos += 1
             else:
                 n5, pos = read_uvarint(buf, pos)
-            n5 -= 1
+                n5 -= 1
+                if n5 > 0x7fff:
+                    raise Malformed('string too long')
             if n5 < 0:
                 raise Malformed('non-nullable Name is null')
             else:
-                if n5 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n5 > len(buf):
+                if pos + n5 > end:
                     raise Malformed('string length exceeds the input')
                 o4.name = buf[pos:pos + n5].decode()
                 pos += n5
-            n6 = buf[pos]
-            if n6 < 0x80:
+            n6 = buf[pos] - 1
+            if n6 < 0x7f:
                 pos += 1
             else:
                 n6, pos = read_uvarint(buf, pos)
-            n6 -= 1
+                n6 -= 1
+                if n6 > 0x7fff:
+                    raise Malformed('string too long')
             if n6 < 0:
                 raise Malformed('non-nullable Host is null')
             else:
-                if n6 > 0x7fff:
-                    raise Malformed('string too long')
-                if pos + n6 > len(buf):
+                if pos + n6 > end:
                     raise Malformed('string length exceeds the input')
                 o4.host = buf[pos:pos + n6].decode()
                 pos += n6
@@ -395,34 +397,35 @@ def _write_Voter_v0(o: Any, out: bytearray) -> None:
 def _read_Endpoint_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if type(buf) is memoryview:
         buf = bytes(buf)
+    end = len(buf)
     o = new(Endpoint)
-    n1 = buf[pos]
-    if n1 < 0x80:
+    n1 = buf[pos] - 1
+    if n1 < 0x7f:
         pos += 1
     else:
         n1, pos = read_uvarint(buf, pos)
-    n1 -= 1
+        n1 -= 1
+        if n1 > 0x7fff:
+            raise Malformed('string too long')
     if n1 < 0:
         raise Malformed('non-nullable Name is null')
     else:
-        if n1 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n1 > len(buf):
+        if pos + n1 > end:
             raise Malformed('string length exceeds the input')
         o.name = buf[pos:pos + n1].decode()
         pos += n1
-    n2 = buf[pos]
-    if n2 < 0x80:
+    n2 = buf[pos] - 1
+    if n2 < 0x7f:
         pos += 1
     else:
         n2, pos = read_uvarint(buf, pos)
-    n2 -= 1
+        n2 -= 1
+        if n2 > 0x7fff:
+            raise Malformed('string too long')
     if n2 < 0:
         raise Malformed('non-nullable Host is null')
     else:
-        if n2 > 0x7fff:
-            raise Malformed('string too long')
-        if pos + n2 > len(buf):
+        if pos + n2 > end:
             raise Malformed('string length exceeds the input')
         o.host = buf[pos:pos + n2].decode()
         pos += n2
