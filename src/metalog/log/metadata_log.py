@@ -100,6 +100,8 @@ class MetadataLog:
         if self.writable:
             self._lock()
             self._clean_leftovers()
+            if not (self.directory / files.PARTITION_METADATA).exists():  # Kafka writes it for every partition
+                files.atomic_write(self.directory / files.PARTITION_METADATA, files.partition_metadata_text())
         self._load_epochs()
         self._load_segments(repair)
         self.committed_offset = self.log_end_offset
@@ -221,7 +223,7 @@ class MetadataLog:
             self.recovery.truncated.append(f"(not written, read-only) {seg.path} at byte {position}: {why}")
             return
         seg.truncate_to(position, seg.next_offset)
-        report = f"{seg.path} at byte {position}, {cut} bytes: {why}"
+        report = f"{seg.path} at byte {position}, {cut} bytes (offsets from {seg.next_offset} on): {why}"
         (self.recovery.truncated if torn else self.recovery.lost).append(report)
         if not torn:  # repair: everything after this segment goes too
             idx = self.segments.index(seg)
