@@ -318,7 +318,8 @@ class MessageGenerator:
             self.arrays.add(el)
             size = FIXED[el][1]
             unpack = f"_{el.upper()}S[{n}].unpack_from(buf, pos)"
-            em(f"{target} = [bytes_new(Uuid, u) for u in {unpack}]" if el == "uuid" else f"{target} = [*{unpack}]")
+            items = f"[bytes_new(Uuid, u) for u in {unpack}]" if el == "uuid" else f"[*{unpack}]"
+            em(f"{target} = {items} if {n} else []")  # empty arrays are common (adding/removing replicas)
             em(f"pos += {size} * {n}" if size > 1 else f"pos += {n}")
             return
         items = em.fresh("items")
@@ -465,6 +466,10 @@ class MessageGenerator:
         self.write_group(em, group, o, out)
         if flexible:
             self.write_tag_section(em, tagged, v, o, out)
+        else:  # Kafka refuses tagged fields at a version without a tagged-field section
+            em(f"if {o}.unknown_tagged_fields:")
+            with em:
+                em("raise Malformed('tagged fields at a version without them')")
 
     def differs(self, f: F, value: str) -> str:
         """An expression that is true when ``value`` is not the field's default."""
@@ -472,8 +477,21 @@ class MessageGenerator:
 
     def write_group(self, em: Emitter, group: list[F], o: str, out: str) -> None:
         if group:
+            for f in group:
+                self.check_fixed(em, f.type, f"{o}.{f.attr}")
             fmt = ">" + "".join(FIXED[f.type][0] for f in group)
             em(f"{out} += {self.fixed(fmt)}.pack({', '.join(f'{o}.{f.attr}' for f in group)})")
+
+    def check_fixed(self, em: Emitter, typ: str, value: str) -> None:
+        """What struct would let through silently: None packs as a false '?', and '16s' pads or cuts."""
+        if typ == "bool":
+            em(f"if {value} is None:")
+        elif typ == "uuid":
+            em(f"if len({value}) != 16:")
+        else:
+            return
+        with em:
+            em(f"raise Malformed('bad {typ}')")
 
     def write_length(self, em: Emitter, n: str, compact: bool, wide: bool, out: str) -> None:
         if compact:
@@ -491,6 +509,7 @@ class MessageGenerator:
         compact = self.msg.field_is_flexible(f, v)
         nullable = (not element) and v in f.nullable_versions
         if typ in FIXED:
+            self.check_fixed(em, typ, value)
             em(f"{out} += {self.fixed('>' + FIXED[typ][0])}.pack({value})")
             return
         if typ not in ("string", "bytes", "records") and not typ.startswith("[]"):
@@ -540,7 +559,18 @@ class MessageGenerator:
             el = f.element
             if el in PACKED_ARRAYS:
                 self.arrays.add(el)
-                em(f"{out} += _{el.upper()}S[{n}].pack(*{x})")
+                if el == "bool":
+                    em(f"if None in {x}:")
+                    with em:
+                        em("raise Malformed('bad bool')")
+                elif el == "uuid":
+                    u = em.fresh("u")
+                    em(f"for {u} in {x}:")
+                    with em:
+                        self.check_fixed(em, "uuid", u)
+                em(f"if {n}:")
+                with em:
+                    em(f"{out} += _{el.upper()}S[{n}].pack(*{x})")
                 return
             item = em.fresh("item")
             em(f"for {item} in {x}:")
@@ -584,6 +614,7 @@ class MessageGenerator:
         assert f.tag is not None
         if f.type in FIXED and f.tag < 0x80:  # tag, size and value in one pack
             fmt, size = FIXED[f.type]
+            self.check_fixed(em, f.type, value)
             em(f"{out} += {self.fixed('>BB' + fmt)}.pack({f.tag}, {size}, {value})")
             return
         t = em.fresh("t")

@@ -142,7 +142,7 @@ class ApiMessage(KafkaStruct):
         read = cls.READERS.get(version)
         if read is None:
             raise DecodeError(_no_version(cls, version), message=cls.NAME, version=version, offset=0)
-        if isinstance(buf, memoryview) and (buf.format != "B" or buf.ndim != 1):
+        if type(buf) is memoryview and (buf.format != "B" or buf.ndim != 1):  # memoryview is final
             buf = buf.cast("B")
         try:
             obj, pos = read(buf, 0)

@@ -128,6 +128,8 @@ def _read_AccessControlEntryRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
 
 
 def _write_AccessControlEntryRecord_v0(o: Any, out: bytearray) -> None:
+    if len(o.id) != 16:
+        raise Malformed('bad uuid')
     out += _S0.pack(o.id, o.resource_type)
     x1 = o.resource_name
     b3 = x1.encode()

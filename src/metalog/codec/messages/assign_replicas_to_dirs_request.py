@@ -208,6 +208,8 @@ def _write_AssignReplicasToDirsRequest_v0(o: Any, out: bytearray) -> None:
         write_uvarint(out, n2 + 1)
     for item3 in x1:
         o4 = item3
+        if len(o4.id) != 16:
+            raise Malformed('bad uuid')
         out += _S1.pack(o4.id)
         x5 = o4.topics
         n6 = len(x5)
@@ -217,6 +219,8 @@ def _write_AssignReplicasToDirsRequest_v0(o: Any, out: bytearray) -> None:
             write_uvarint(out, n6 + 1)
         for item7 in x5:
             o8 = item7
+            if len(o8.topic_id) != 16:
+                raise Malformed('bad uuid')
             out += _S1.pack(o8.topic_id)
             x9 = o8.partitions
             n10 = len(x9)
@@ -319,6 +323,8 @@ def _read_DirectoryData_v0(buf: Any, pos: int) -> tuple[Any, int]:
 
 
 def _write_DirectoryData_v0(o: Any, out: bytearray) -> None:
+    if len(o.id) != 16:
+        raise Malformed('bad uuid')
     out += _S1.pack(o.id)
     x1 = o.topics
     n2 = len(x1)
@@ -328,6 +334,8 @@ def _write_DirectoryData_v0(o: Any, out: bytearray) -> None:
         write_uvarint(out, n2 + 1)
     for item3 in x1:
         o4 = item3
+        if len(o4.topic_id) != 16:
+            raise Malformed('bad uuid')
         out += _S1.pack(o4.topic_id)
         x5 = o4.partitions
         n6 = len(x5)
@@ -402,6 +410,8 @@ def _read_TopicData_v0(buf: Any, pos: int) -> tuple[Any, int]:
 
 
 def _write_TopicData_v0(o: Any, out: bytearray) -> None:
+    if len(o.topic_id) != 16:
+        raise Malformed('bad uuid')
     out += _S1.pack(o.topic_id)
     x1 = o.partitions
     n2 = len(x1)

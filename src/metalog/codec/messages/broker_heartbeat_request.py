@@ -73,6 +73,10 @@ def _read_BrokerHeartbeatRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
 def _write_BrokerHeartbeatRequest_v0(o: Any, out: bytearray) -> None:
     if o.offline_log_dirs != []:
         raise non_default('BrokerHeartbeatRequest', 0, 'BrokerHeartbeatRequest.OfflineLogDirs')
+    if o.want_fence is None:
+        raise Malformed('bad bool')
+    if o.want_shut_down is None:
+        raise Malformed('bad bool')
     out += _S0.pack(o.broker_id, o.broker_epoch, o.current_metadata_offset, o.want_fence, o.want_shut_down)
     if o.unknown_tagged_fields:
         write_tagged(out, [], o.unknown_tagged_fields)
@@ -121,7 +125,7 @@ def _read_BrokerHeartbeatRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
                 else:
                     if n5 > end - pos:
                         raise Malformed('array length exceeds the input')
-                    o.offline_log_dirs = [bytes_new(Uuid, u) for u in _UUIDS[n5].unpack_from(buf, pos)]
+                    o.offline_log_dirs = [bytes_new(Uuid, u) for u in _UUIDS[n5].unpack_from(buf, pos)] if n5 else []
                     pos += 16 * n5
                 if pos != stop4:
                     raise Malformed('tagged field size does not match its value')
@@ -134,6 +138,10 @@ def _read_BrokerHeartbeatRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
 
 
 def _write_BrokerHeartbeatRequest_v1(o: Any, out: bytearray) -> None:
+    if o.want_fence is None:
+        raise Malformed('bad bool')
+    if o.want_shut_down is None:
+        raise Malformed('bad bool')
     out += _S0.pack(o.broker_id, o.broker_epoch, o.current_metadata_offset, o.want_fence, o.want_shut_down)
     if o.unknown_tagged_fields:
         known1: list[tuple[int, bytearray]] = []
@@ -145,27 +153,35 @@ def _write_BrokerHeartbeatRequest_v1(o: Any, out: bytearray) -> None:
                 t2.append(n4 + 1)
             else:
                 write_uvarint(t2, n4 + 1)
-            t2 += _UUIDS[n4].pack(*x3)
+            for u5 in x3:
+                if len(u5) != 16:
+                    raise Malformed('bad uuid')
+            if n4:
+                t2 += _UUIDS[n4].pack(*x3)
             known1.append((0, t2))
         write_tagged(out, known1, o.unknown_tagged_fields)
     else:
-        count5 = (o.offline_log_dirs != [])
-        out.append(count5)
+        count6 = (o.offline_log_dirs != [])
+        out.append(count6)
         if o.offline_log_dirs != []:
-            t6 = bytearray()
-            x7 = o.offline_log_dirs
-            n8 = len(x7)
-            if n8 < 0x7f:
-                t6.append(n8 + 1)
+            t7 = bytearray()
+            x8 = o.offline_log_dirs
+            n9 = len(x8)
+            if n9 < 0x7f:
+                t7.append(n9 + 1)
             else:
-                write_uvarint(t6, n8 + 1)
-            t6 += _UUIDS[n8].pack(*x7)
+                write_uvarint(t7, n9 + 1)
+            for u10 in x8:
+                if len(u10) != 16:
+                    raise Malformed('bad uuid')
+            if n9:
+                t7 += _UUIDS[n9].pack(*x8)
             out.append(0)
-            if len(t6) < 0x80:
-                out.append(len(t6))
+            if len(t7) < 0x80:
+                out.append(len(t7))
             else:
-                write_uvarint(out, len(t6))
-            out += t6
+                write_uvarint(out, len(t7))
+            out += t7
 
 BrokerHeartbeatRequest.READERS = {0: _read_BrokerHeartbeatRequest_v0, 1: _read_BrokerHeartbeatRequest_v1}
 BrokerHeartbeatRequest.WRITERS = {0: _write_BrokerHeartbeatRequest_v0, 1: _write_BrokerHeartbeatRequest_v1}

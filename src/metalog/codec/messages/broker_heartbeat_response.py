@@ -67,6 +67,12 @@ def _read_BrokerHeartbeatResponse_v0(buf: Any, pos: int) -> tuple[Any, int]:
 
 
 def _write_BrokerHeartbeatResponse_v0(o: Any, out: bytearray) -> None:
+    if o.is_caught_up is None:
+        raise Malformed('bad bool')
+    if o.is_fenced is None:
+        raise Malformed('bad bool')
+    if o.should_shut_down is None:
+        raise Malformed('bad bool')
     out += _S0.pack(o.throttle_time_ms, o.error_code, o.is_caught_up, o.is_fenced, o.should_shut_down)
     if o.unknown_tagged_fields:
         write_tagged(out, [], o.unknown_tagged_fields)

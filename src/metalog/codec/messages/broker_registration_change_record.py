@@ -247,7 +247,7 @@ def _read_BrokerRegistrationChangeRecord_v2(buf: Any, pos: int) -> tuple[Any, in
                 else:
                     if n5 > end - pos:
                         raise Malformed('array length exceeds the input')
-                    o.log_dirs = [bytes_new(Uuid, u) for u in _UUIDS[n5].unpack_from(buf, pos)]
+                    o.log_dirs = [bytes_new(Uuid, u) for u in _UUIDS[n5].unpack_from(buf, pos)] if n5 else []
                     pos += 16 * n5
                 if pos != stop4:
                     raise Malformed('tagged field size does not match its value')
@@ -279,31 +279,39 @@ def _write_BrokerRegistrationChangeRecord_v2(o: Any, out: bytearray) -> None:
                 t4.append(n6 + 1)
             else:
                 write_uvarint(t4, n6 + 1)
-            t4 += _UUIDS[n6].pack(*x5)
+            for u7 in x5:
+                if len(u7) != 16:
+                    raise Malformed('bad uuid')
+            if n6:
+                t4 += _UUIDS[n6].pack(*x5)
             known1.append((2, t4))
         write_tagged(out, known1, o.unknown_tagged_fields)
     else:
-        count7 = (o.fenced != 0) + (o.in_controlled_shutdown != 0) + (o.log_dirs != [])
-        out.append(count7)
+        count8 = (o.fenced != 0) + (o.in_controlled_shutdown != 0) + (o.log_dirs != [])
+        out.append(count8)
         if o.fenced != 0:
             out += _S2.pack(0, 1, o.fenced)
         if o.in_controlled_shutdown != 0:
             out += _S2.pack(1, 1, o.in_controlled_shutdown)
         if o.log_dirs != []:
-            t8 = bytearray()
-            x9 = o.log_dirs
-            n10 = len(x9)
-            if n10 < 0x7f:
-                t8.append(n10 + 1)
+            t9 = bytearray()
+            x10 = o.log_dirs
+            n11 = len(x10)
+            if n11 < 0x7f:
+                t9.append(n11 + 1)
             else:
-                write_uvarint(t8, n10 + 1)
-            t8 += _UUIDS[n10].pack(*x9)
+                write_uvarint(t9, n11 + 1)
+            for u12 in x10:
+                if len(u12) != 16:
+                    raise Malformed('bad uuid')
+            if n11:
+                t9 += _UUIDS[n11].pack(*x10)
             out.append(2)
-            if len(t8) < 0x80:
-                out.append(len(t8))
+            if len(t9) < 0x80:
+                out.append(len(t9))
             else:
-                write_uvarint(out, len(t8))
-            out += t8
+                write_uvarint(out, len(t9))
+            out += t9
 
 BrokerRegistrationChangeRecord.READERS = {0: _read_BrokerRegistrationChangeRecord_v0, 1: _read_BrokerRegistrationChangeRecord_v1, 2: _read_BrokerRegistrationChangeRecord_v2}
 BrokerRegistrationChangeRecord.WRITERS = {0: _write_BrokerRegistrationChangeRecord_v0, 1: _write_BrokerRegistrationChangeRecord_v1, 2: _write_BrokerRegistrationChangeRecord_v2}

@@ -262,6 +262,8 @@ def _write_BrokerRegistrationRequest_v0(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     out += b3
+    if len(o.incarnation_id) != 16:
+        raise Malformed('bad uuid')
     out += _S1.pack(o.incarnation_id)
     x4 = o.listeners
     n5 = len(x4)
@@ -495,6 +497,8 @@ def _write_BrokerRegistrationRequest_v1(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     out += b3
+    if len(o.incarnation_id) != 16:
+        raise Malformed('bad uuid')
     out += _S1.pack(o.incarnation_id)
     x4 = o.listeners
     n5 = len(x4)
@@ -565,6 +569,8 @@ def _write_BrokerRegistrationRequest_v1(o: Any, out: bytearray) -> None:
         else:
             write_uvarint(out, n22 + 1)
         out += b23
+    if o.is_migrating_zk_broker is None:
+        raise Malformed('bad bool')
     out += _S4.pack(o.is_migrating_zk_broker)
     if o.unknown_tagged_fields:
         write_tagged(out, [], o.unknown_tagged_fields)
@@ -716,7 +722,7 @@ def _read_BrokerRegistrationRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
     else:
         if n13 > end - pos:
             raise Malformed('array length exceeds the input')
-        o.log_dirs = [bytes_new(Uuid, u) for u in _UUIDS[n13].unpack_from(buf, pos)]
+        o.log_dirs = [bytes_new(Uuid, u) for u in _UUIDS[n13].unpack_from(buf, pos)] if n13 else []
         pos += 16 * n13
     o.previous_broker_epoch = -1
     o.unknown_tagged_fields = None
@@ -739,6 +745,8 @@ def _write_BrokerRegistrationRequest_v2(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     out += b3
+    if len(o.incarnation_id) != 16:
+        raise Malformed('bad uuid')
     out += _S1.pack(o.incarnation_id)
     x4 = o.listeners
     n5 = len(x4)
@@ -809,6 +817,8 @@ def _write_BrokerRegistrationRequest_v2(o: Any, out: bytearray) -> None:
         else:
             write_uvarint(out, n22 + 1)
         out += b23
+    if o.is_migrating_zk_broker is None:
+        raise Malformed('bad bool')
     out += _S4.pack(o.is_migrating_zk_broker)
     x24 = o.log_dirs
     n25 = len(x24)
@@ -816,7 +826,11 @@ def _write_BrokerRegistrationRequest_v2(o: Any, out: bytearray) -> None:
         out.append(n25 + 1)
     else:
         write_uvarint(out, n25 + 1)
-    out += _UUIDS[n25].pack(*x24)
+    for u26 in x24:
+        if len(u26) != 16:
+            raise Malformed('bad uuid')
+    if n25:
+        out += _UUIDS[n25].pack(*x24)
     if o.unknown_tagged_fields:
         write_tagged(out, [], o.unknown_tagged_fields)
     else:
@@ -967,7 +981,7 @@ def _read_BrokerRegistrationRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
     else:
         if n13 > end - pos:
             raise Malformed('array length exceeds the input')
-        o.log_dirs = [bytes_new(Uuid, u) for u in _UUIDS[n13].unpack_from(buf, pos)]
+        o.log_dirs = [bytes_new(Uuid, u) for u in _UUIDS[n13].unpack_from(buf, pos)] if n13 else []
         pos += 16 * n13
     o.previous_broker_epoch, = _S5.unpack_from(buf, pos)
     pos += 8
@@ -991,6 +1005,8 @@ def _write_BrokerRegistrationRequest_v3(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     out += b3
+    if len(o.incarnation_id) != 16:
+        raise Malformed('bad uuid')
     out += _S1.pack(o.incarnation_id)
     x4 = o.listeners
     n5 = len(x4)
@@ -1061,6 +1077,8 @@ def _write_BrokerRegistrationRequest_v3(o: Any, out: bytearray) -> None:
         else:
             write_uvarint(out, n22 + 1)
         out += b23
+    if o.is_migrating_zk_broker is None:
+        raise Malformed('bad bool')
     out += _S4.pack(o.is_migrating_zk_broker)
     x24 = o.log_dirs
     n25 = len(x24)
@@ -1068,7 +1086,11 @@ def _write_BrokerRegistrationRequest_v3(o: Any, out: bytearray) -> None:
         out.append(n25 + 1)
     else:
         write_uvarint(out, n25 + 1)
-    out += _UUIDS[n25].pack(*x24)
+    for u26 in x24:
+        if len(u26) != 16:
+            raise Malformed('bad uuid')
+    if n25:
+        out += _UUIDS[n25].pack(*x24)
     out += _S5.pack(o.previous_broker_epoch)
     if o.unknown_tagged_fields:
         write_tagged(out, [], o.unknown_tagged_fields)

@@ -196,6 +196,8 @@ def _write_ClientQuotaRecord_v0(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n12 + 1)
     out += b13
+    if o.remove is None:
+        raise Malformed('bad bool')
     out += _S0.pack(o.value, o.remove)
     if o.unknown_tagged_fields:
         write_tagged(out, [], o.unknown_tagged_fields)

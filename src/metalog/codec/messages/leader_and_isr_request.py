@@ -180,7 +180,7 @@ def _read_LeaderAndIsrRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
             if n5 < 0:
                 raise Malformed('non-nullable Isr is null')
             else:
-                o3.isr = [*_INT32S[n5].unpack_from(buf, pos)]
+                o3.isr = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
                 pos += 4 * n5
             o3.partition_epoch, = _S2.unpack_from(buf, pos)
             pos += 4
@@ -189,7 +189,7 @@ def _read_LeaderAndIsrRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
             if n6 < 0:
                 raise Malformed('non-nullable Replicas is null')
             else:
-                o3.replicas = [*_INT32S[n6].unpack_from(buf, pos)]
+                o3.replicas = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
                 pos += 4 * n6
             o3.adding_replicas = []
             o3.removing_replicas = []
@@ -251,14 +251,18 @@ def _write_LeaderAndIsrRequest_v0(o: Any, out: bytearray) -> None:
         x8 = o4.isr
         n9 = len(x8)
         out += I.pack(n9)
-        out += _INT32S[n9].pack(*x8)
+        if n9:
+            out += _INT32S[n9].pack(*x8)
         out += _S2.pack(o4.partition_epoch)
         x10 = o4.replicas
         n11 = len(x10)
         out += I.pack(n11)
-        out += _INT32S[n11].pack(*x10)
+        if n11:
+            out += _INT32S[n11].pack(*x10)
         if o4.leader_recovery_state != 0:
             raise non_default('LeaderAndIsrRequest', 0, 'LeaderAndIsrPartitionState.LeaderRecoveryState')
+        if o4.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
     if o.topic_states != []:
         raise non_default('LeaderAndIsrRequest', 0, 'LeaderAndIsrRequest.TopicStates')
     x12 = o.live_leaders
@@ -275,6 +279,10 @@ def _write_LeaderAndIsrRequest_v0(o: Any, out: bytearray) -> None:
         out += H.pack(n17)
         out += b18
         out += _S2.pack(o15.port)
+        if o15.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 def _read_LeaderAndIsrRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
@@ -313,7 +321,7 @@ def _read_LeaderAndIsrRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
             if n5 < 0:
                 raise Malformed('non-nullable Isr is null')
             else:
-                o3.isr = [*_INT32S[n5].unpack_from(buf, pos)]
+                o3.isr = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
                 pos += 4 * n5
             o3.partition_epoch, = _S2.unpack_from(buf, pos)
             pos += 4
@@ -322,7 +330,7 @@ def _read_LeaderAndIsrRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
             if n6 < 0:
                 raise Malformed('non-nullable Replicas is null')
             else:
-                o3.replicas = [*_INT32S[n6].unpack_from(buf, pos)]
+                o3.replicas = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
                 pos += 4 * n6
             o3.adding_replicas = []
             o3.removing_replicas = []
@@ -385,15 +393,21 @@ def _write_LeaderAndIsrRequest_v1(o: Any, out: bytearray) -> None:
         x8 = o4.isr
         n9 = len(x8)
         out += I.pack(n9)
-        out += _INT32S[n9].pack(*x8)
+        if n9:
+            out += _INT32S[n9].pack(*x8)
         out += _S2.pack(o4.partition_epoch)
         x10 = o4.replicas
         n11 = len(x10)
         out += I.pack(n11)
-        out += _INT32S[n11].pack(*x10)
+        if n11:
+            out += _INT32S[n11].pack(*x10)
         if o4.leader_recovery_state != 0:
             raise non_default('LeaderAndIsrRequest', 1, 'LeaderAndIsrPartitionState.LeaderRecoveryState')
+        if o4.is_new is None:
+            raise Malformed('bad bool')
         out += _S3.pack(o4.is_new)
+        if o4.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
     if o.topic_states != []:
         raise non_default('LeaderAndIsrRequest', 1, 'LeaderAndIsrRequest.TopicStates')
     x12 = o.live_leaders
@@ -410,6 +424,10 @@ def _write_LeaderAndIsrRequest_v1(o: Any, out: bytearray) -> None:
         out += H.pack(n17)
         out += b18
         out += _S2.pack(o15.port)
+        if o15.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 def _read_LeaderAndIsrRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
@@ -460,7 +478,7 @@ def _read_LeaderAndIsrRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
                     if n8 < 0:
                         raise Malformed('non-nullable Isr is null')
                     else:
-                        o7.isr = [*_INT32S[n8].unpack_from(buf, pos)]
+                        o7.isr = [*_INT32S[n8].unpack_from(buf, pos)] if n8 else []
                         pos += 4 * n8
                     o7.partition_epoch, = _S2.unpack_from(buf, pos)
                     pos += 4
@@ -469,7 +487,7 @@ def _read_LeaderAndIsrRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
                     if n9 < 0:
                         raise Malformed('non-nullable Replicas is null')
                     else:
-                        o7.replicas = [*_INT32S[n9].unpack_from(buf, pos)]
+                        o7.replicas = [*_INT32S[n9].unpack_from(buf, pos)] if n9 else []
                         pos += 4 * n9
                     o7.adding_replicas = []
                     o7.removing_replicas = []
@@ -541,15 +559,23 @@ def _write_LeaderAndIsrRequest_v2(o: Any, out: bytearray) -> None:
             x12 = o11.isr
             n13 = len(x12)
             out += I.pack(n13)
-            out += _INT32S[n13].pack(*x12)
+            if n13:
+                out += _INT32S[n13].pack(*x12)
             out += _S2.pack(o11.partition_epoch)
             x14 = o11.replicas
             n15 = len(x14)
             out += I.pack(n15)
-            out += _INT32S[n15].pack(*x14)
+            if n15:
+                out += _INT32S[n15].pack(*x14)
             if o11.leader_recovery_state != 0:
                 raise non_default('LeaderAndIsrRequest', 2, 'LeaderAndIsrPartitionState.LeaderRecoveryState')
+            if o11.is_new is None:
+                raise Malformed('bad bool')
             out += _S3.pack(o11.is_new)
+            if o11.unknown_tagged_fields:
+                raise Malformed('tagged fields at a version without them')
+        if o4.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
     x16 = o.live_leaders
     n17 = len(x16)
     out += I.pack(n17)
@@ -564,6 +590,10 @@ def _write_LeaderAndIsrRequest_v2(o: Any, out: bytearray) -> None:
         out += H.pack(n21)
         out += b22
         out += _S2.pack(o19.port)
+        if o19.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 def _read_LeaderAndIsrRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
@@ -614,7 +644,7 @@ def _read_LeaderAndIsrRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
                     if n8 < 0:
                         raise Malformed('non-nullable Isr is null')
                     else:
-                        o7.isr = [*_INT32S[n8].unpack_from(buf, pos)]
+                        o7.isr = [*_INT32S[n8].unpack_from(buf, pos)] if n8 else []
                         pos += 4 * n8
                     o7.partition_epoch, = _S2.unpack_from(buf, pos)
                     pos += 4
@@ -623,21 +653,21 @@ def _read_LeaderAndIsrRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
                     if n9 < 0:
                         raise Malformed('non-nullable Replicas is null')
                     else:
-                        o7.replicas = [*_INT32S[n9].unpack_from(buf, pos)]
+                        o7.replicas = [*_INT32S[n9].unpack_from(buf, pos)] if n9 else []
                         pos += 4 * n9
                     n10, = I.unpack_from(buf, pos)
                     pos += 4
                     if n10 < 0:
                         raise Malformed('non-nullable AddingReplicas is null')
                     else:
-                        o7.adding_replicas = [*_INT32S[n10].unpack_from(buf, pos)]
+                        o7.adding_replicas = [*_INT32S[n10].unpack_from(buf, pos)] if n10 else []
                         pos += 4 * n10
                     n11, = I.unpack_from(buf, pos)
                     pos += 4
                     if n11 < 0:
                         raise Malformed('non-nullable RemovingReplicas is null')
                     else:
-                        o7.removing_replicas = [*_INT32S[n11].unpack_from(buf, pos)]
+                        o7.removing_replicas = [*_INT32S[n11].unpack_from(buf, pos)] if n11 else []
                         pos += 4 * n11
                     o7.leader_recovery_state = 0
                     o7.is_new, = _S3.unpack_from(buf, pos)
@@ -707,23 +737,33 @@ def _write_LeaderAndIsrRequest_v3(o: Any, out: bytearray) -> None:
             x12 = o11.isr
             n13 = len(x12)
             out += I.pack(n13)
-            out += _INT32S[n13].pack(*x12)
+            if n13:
+                out += _INT32S[n13].pack(*x12)
             out += _S2.pack(o11.partition_epoch)
             x14 = o11.replicas
             n15 = len(x14)
             out += I.pack(n15)
-            out += _INT32S[n15].pack(*x14)
+            if n15:
+                out += _INT32S[n15].pack(*x14)
             x16 = o11.adding_replicas
             n17 = len(x16)
             out += I.pack(n17)
-            out += _INT32S[n17].pack(*x16)
+            if n17:
+                out += _INT32S[n17].pack(*x16)
             x18 = o11.removing_replicas
             n19 = len(x18)
             out += I.pack(n19)
-            out += _INT32S[n19].pack(*x18)
+            if n19:
+                out += _INT32S[n19].pack(*x18)
             if o11.leader_recovery_state != 0:
                 raise non_default('LeaderAndIsrRequest', 3, 'LeaderAndIsrPartitionState.LeaderRecoveryState')
+            if o11.is_new is None:
+                raise Malformed('bad bool')
             out += _S3.pack(o11.is_new)
+            if o11.unknown_tagged_fields:
+                raise Malformed('tagged fields at a version without them')
+        if o4.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
     x20 = o.live_leaders
     n21 = len(x20)
     out += I.pack(n21)
@@ -738,6 +778,10 @@ def _write_LeaderAndIsrRequest_v3(o: Any, out: bytearray) -> None:
         out += H.pack(n25)
         out += b26
         out += _S2.pack(o23.port)
+        if o23.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 def _read_LeaderAndIsrRequest_v4(buf: Any, pos: int) -> tuple[Any, int]:
@@ -806,7 +850,7 @@ def _read_LeaderAndIsrRequest_v4(buf: Any, pos: int) -> tuple[Any, int]:
                     if n8 < 0:
                         raise Malformed('non-nullable Isr is null')
                     else:
-                        o7.isr = [*_INT32S[n8].unpack_from(buf, pos)]
+                        o7.isr = [*_INT32S[n8].unpack_from(buf, pos)] if n8 else []
                         pos += 4 * n8
                     o7.partition_epoch, = _S2.unpack_from(buf, pos)
                     pos += 4
@@ -819,7 +863,7 @@ def _read_LeaderAndIsrRequest_v4(buf: Any, pos: int) -> tuple[Any, int]:
                     if n9 < 0:
                         raise Malformed('non-nullable Replicas is null')
                     else:
-                        o7.replicas = [*_INT32S[n9].unpack_from(buf, pos)]
+                        o7.replicas = [*_INT32S[n9].unpack_from(buf, pos)] if n9 else []
                         pos += 4 * n9
                     n10 = buf[pos] - 1
                     if n10 < 0x7f:
@@ -830,7 +874,7 @@ def _read_LeaderAndIsrRequest_v4(buf: Any, pos: int) -> tuple[Any, int]:
                     if n10 < 0:
                         raise Malformed('non-nullable AddingReplicas is null')
                     else:
-                        o7.adding_replicas = [*_INT32S[n10].unpack_from(buf, pos)]
+                        o7.adding_replicas = [*_INT32S[n10].unpack_from(buf, pos)] if n10 else []
                         pos += 4 * n10
                     n11 = buf[pos] - 1
                     if n11 < 0x7f:
@@ -841,7 +885,7 @@ def _read_LeaderAndIsrRequest_v4(buf: Any, pos: int) -> tuple[Any, int]:
                     if n11 < 0:
                         raise Malformed('non-nullable RemovingReplicas is null')
                     else:
-                        o7.removing_replicas = [*_INT32S[n11].unpack_from(buf, pos)]
+                        o7.removing_replicas = [*_INT32S[n11].unpack_from(buf, pos)] if n11 else []
                         pos += 4 * n11
                     o7.leader_recovery_state = 0
                     o7.is_new, = _S3.unpack_from(buf, pos)
@@ -949,7 +993,8 @@ def _write_LeaderAndIsrRequest_v4(o: Any, out: bytearray) -> None:
                 out.append(n13 + 1)
             else:
                 write_uvarint(out, n13 + 1)
-            out += _INT32S[n13].pack(*x12)
+            if n13:
+                out += _INT32S[n13].pack(*x12)
             out += _S2.pack(o11.partition_epoch)
             x14 = o11.replicas
             n15 = len(x14)
@@ -957,23 +1002,28 @@ def _write_LeaderAndIsrRequest_v4(o: Any, out: bytearray) -> None:
                 out.append(n15 + 1)
             else:
                 write_uvarint(out, n15 + 1)
-            out += _INT32S[n15].pack(*x14)
+            if n15:
+                out += _INT32S[n15].pack(*x14)
             x16 = o11.adding_replicas
             n17 = len(x16)
             if n17 < 0x7f:
                 out.append(n17 + 1)
             else:
                 write_uvarint(out, n17 + 1)
-            out += _INT32S[n17].pack(*x16)
+            if n17:
+                out += _INT32S[n17].pack(*x16)
             x18 = o11.removing_replicas
             n19 = len(x18)
             if n19 < 0x7f:
                 out.append(n19 + 1)
             else:
                 write_uvarint(out, n19 + 1)
-            out += _INT32S[n19].pack(*x18)
+            if n19:
+                out += _INT32S[n19].pack(*x18)
             if o11.leader_recovery_state != 0:
                 raise non_default('LeaderAndIsrRequest', 4, 'LeaderAndIsrPartitionState.LeaderRecoveryState')
+            if o11.is_new is None:
+                raise Malformed('bad bool')
             out += _S3.pack(o11.is_new)
             if o11.unknown_tagged_fields:
                 write_tagged(out, [], o11.unknown_tagged_fields)
@@ -1080,7 +1130,7 @@ def _read_LeaderAndIsrRequest_v5(buf: Any, pos: int) -> tuple[Any, int]:
                     if n9 < 0:
                         raise Malformed('non-nullable Isr is null')
                     else:
-                        o8.isr = [*_INT32S[n9].unpack_from(buf, pos)]
+                        o8.isr = [*_INT32S[n9].unpack_from(buf, pos)] if n9 else []
                         pos += 4 * n9
                     o8.partition_epoch, = _S2.unpack_from(buf, pos)
                     pos += 4
@@ -1093,7 +1143,7 @@ def _read_LeaderAndIsrRequest_v5(buf: Any, pos: int) -> tuple[Any, int]:
                     if n10 < 0:
                         raise Malformed('non-nullable Replicas is null')
                     else:
-                        o8.replicas = [*_INT32S[n10].unpack_from(buf, pos)]
+                        o8.replicas = [*_INT32S[n10].unpack_from(buf, pos)] if n10 else []
                         pos += 4 * n10
                     n11 = buf[pos] - 1
                     if n11 < 0x7f:
@@ -1104,7 +1154,7 @@ def _read_LeaderAndIsrRequest_v5(buf: Any, pos: int) -> tuple[Any, int]:
                     if n11 < 0:
                         raise Malformed('non-nullable AddingReplicas is null')
                     else:
-                        o8.adding_replicas = [*_INT32S[n11].unpack_from(buf, pos)]
+                        o8.adding_replicas = [*_INT32S[n11].unpack_from(buf, pos)] if n11 else []
                         pos += 4 * n11
                     n12 = buf[pos] - 1
                     if n12 < 0x7f:
@@ -1115,7 +1165,7 @@ def _read_LeaderAndIsrRequest_v5(buf: Any, pos: int) -> tuple[Any, int]:
                     if n12 < 0:
                         raise Malformed('non-nullable RemovingReplicas is null')
                     else:
-                        o8.removing_replicas = [*_INT32S[n12].unpack_from(buf, pos)]
+                        o8.removing_replicas = [*_INT32S[n12].unpack_from(buf, pos)] if n12 else []
                         pos += 4 * n12
                     o8.leader_recovery_state = 0
                     o8.is_new, = _S3.unpack_from(buf, pos)
@@ -1206,6 +1256,8 @@ def _write_LeaderAndIsrRequest_v5(o: Any, out: bytearray) -> None:
         else:
             write_uvarint(out, n6 + 1)
         out += b7
+        if len(o4.topic_id) != 16:
+            raise Malformed('bad uuid')
         out += _S6.pack(o4.topic_id)
         x8 = o4.partition_states
         n9 = len(x8)
@@ -1222,7 +1274,8 @@ def _write_LeaderAndIsrRequest_v5(o: Any, out: bytearray) -> None:
                 out.append(n13 + 1)
             else:
                 write_uvarint(out, n13 + 1)
-            out += _INT32S[n13].pack(*x12)
+            if n13:
+                out += _INT32S[n13].pack(*x12)
             out += _S2.pack(o11.partition_epoch)
             x14 = o11.replicas
             n15 = len(x14)
@@ -1230,23 +1283,28 @@ def _write_LeaderAndIsrRequest_v5(o: Any, out: bytearray) -> None:
                 out.append(n15 + 1)
             else:
                 write_uvarint(out, n15 + 1)
-            out += _INT32S[n15].pack(*x14)
+            if n15:
+                out += _INT32S[n15].pack(*x14)
             x16 = o11.adding_replicas
             n17 = len(x16)
             if n17 < 0x7f:
                 out.append(n17 + 1)
             else:
                 write_uvarint(out, n17 + 1)
-            out += _INT32S[n17].pack(*x16)
+            if n17:
+                out += _INT32S[n17].pack(*x16)
             x18 = o11.removing_replicas
             n19 = len(x18)
             if n19 < 0x7f:
                 out.append(n19 + 1)
             else:
                 write_uvarint(out, n19 + 1)
-            out += _INT32S[n19].pack(*x18)
+            if n19:
+                out += _INT32S[n19].pack(*x18)
             if o11.leader_recovery_state != 0:
                 raise non_default('LeaderAndIsrRequest', 5, 'LeaderAndIsrPartitionState.LeaderRecoveryState')
+            if o11.is_new is None:
+                raise Malformed('bad bool')
             out += _S3.pack(o11.is_new)
             if o11.unknown_tagged_fields:
                 write_tagged(out, [], o11.unknown_tagged_fields)
@@ -1353,7 +1411,7 @@ def _read_LeaderAndIsrRequest_v6(buf: Any, pos: int) -> tuple[Any, int]:
                     if n9 < 0:
                         raise Malformed('non-nullable Isr is null')
                     else:
-                        o8.isr = [*_INT32S[n9].unpack_from(buf, pos)]
+                        o8.isr = [*_INT32S[n9].unpack_from(buf, pos)] if n9 else []
                         pos += 4 * n9
                     o8.partition_epoch, = _S2.unpack_from(buf, pos)
                     pos += 4
@@ -1366,7 +1424,7 @@ def _read_LeaderAndIsrRequest_v6(buf: Any, pos: int) -> tuple[Any, int]:
                     if n10 < 0:
                         raise Malformed('non-nullable Replicas is null')
                     else:
-                        o8.replicas = [*_INT32S[n10].unpack_from(buf, pos)]
+                        o8.replicas = [*_INT32S[n10].unpack_from(buf, pos)] if n10 else []
                         pos += 4 * n10
                     n11 = buf[pos] - 1
                     if n11 < 0x7f:
@@ -1377,7 +1435,7 @@ def _read_LeaderAndIsrRequest_v6(buf: Any, pos: int) -> tuple[Any, int]:
                     if n11 < 0:
                         raise Malformed('non-nullable AddingReplicas is null')
                     else:
-                        o8.adding_replicas = [*_INT32S[n11].unpack_from(buf, pos)]
+                        o8.adding_replicas = [*_INT32S[n11].unpack_from(buf, pos)] if n11 else []
                         pos += 4 * n11
                     n12 = buf[pos] - 1
                     if n12 < 0x7f:
@@ -1388,7 +1446,7 @@ def _read_LeaderAndIsrRequest_v6(buf: Any, pos: int) -> tuple[Any, int]:
                     if n12 < 0:
                         raise Malformed('non-nullable RemovingReplicas is null')
                     else:
-                        o8.removing_replicas = [*_INT32S[n12].unpack_from(buf, pos)]
+                        o8.removing_replicas = [*_INT32S[n12].unpack_from(buf, pos)] if n12 else []
                         pos += 4 * n12
                     o8.is_new, o8.leader_recovery_state = _S7.unpack_from(buf, pos)
                     pos += 2
@@ -1478,6 +1536,8 @@ def _write_LeaderAndIsrRequest_v6(o: Any, out: bytearray) -> None:
         else:
             write_uvarint(out, n6 + 1)
         out += b7
+        if len(o4.topic_id) != 16:
+            raise Malformed('bad uuid')
         out += _S6.pack(o4.topic_id)
         x8 = o4.partition_states
         n9 = len(x8)
@@ -1494,7 +1554,8 @@ def _write_LeaderAndIsrRequest_v6(o: Any, out: bytearray) -> None:
                 out.append(n13 + 1)
             else:
                 write_uvarint(out, n13 + 1)
-            out += _INT32S[n13].pack(*x12)
+            if n13:
+                out += _INT32S[n13].pack(*x12)
             out += _S2.pack(o11.partition_epoch)
             x14 = o11.replicas
             n15 = len(x14)
@@ -1502,21 +1563,26 @@ def _write_LeaderAndIsrRequest_v6(o: Any, out: bytearray) -> None:
                 out.append(n15 + 1)
             else:
                 write_uvarint(out, n15 + 1)
-            out += _INT32S[n15].pack(*x14)
+            if n15:
+                out += _INT32S[n15].pack(*x14)
             x16 = o11.adding_replicas
             n17 = len(x16)
             if n17 < 0x7f:
                 out.append(n17 + 1)
             else:
                 write_uvarint(out, n17 + 1)
-            out += _INT32S[n17].pack(*x16)
+            if n17:
+                out += _INT32S[n17].pack(*x16)
             x18 = o11.removing_replicas
             n19 = len(x18)
             if n19 < 0x7f:
                 out.append(n19 + 1)
             else:
                 write_uvarint(out, n19 + 1)
-            out += _INT32S[n19].pack(*x18)
+            if n19:
+                out += _INT32S[n19].pack(*x18)
+            if o11.is_new is None:
+                raise Malformed('bad bool')
             out += _S7.pack(o11.is_new, o11.leader_recovery_state)
             if o11.unknown_tagged_fields:
                 write_tagged(out, [], o11.unknown_tagged_fields)
@@ -1622,7 +1688,7 @@ def _read_LeaderAndIsrRequest_v7(buf: Any, pos: int) -> tuple[Any, int]:
                     if n9 < 0:
                         raise Malformed('non-nullable Isr is null')
                     else:
-                        o8.isr = [*_INT32S[n9].unpack_from(buf, pos)]
+                        o8.isr = [*_INT32S[n9].unpack_from(buf, pos)] if n9 else []
                         pos += 4 * n9
                     o8.partition_epoch, = _S2.unpack_from(buf, pos)
                     pos += 4
@@ -1635,7 +1701,7 @@ def _read_LeaderAndIsrRequest_v7(buf: Any, pos: int) -> tuple[Any, int]:
                     if n10 < 0:
                         raise Malformed('non-nullable Replicas is null')
                     else:
-                        o8.replicas = [*_INT32S[n10].unpack_from(buf, pos)]
+                        o8.replicas = [*_INT32S[n10].unpack_from(buf, pos)] if n10 else []
                         pos += 4 * n10
                     n11 = buf[pos] - 1
                     if n11 < 0x7f:
@@ -1646,7 +1712,7 @@ def _read_LeaderAndIsrRequest_v7(buf: Any, pos: int) -> tuple[Any, int]:
                     if n11 < 0:
                         raise Malformed('non-nullable AddingReplicas is null')
                     else:
-                        o8.adding_replicas = [*_INT32S[n11].unpack_from(buf, pos)]
+                        o8.adding_replicas = [*_INT32S[n11].unpack_from(buf, pos)] if n11 else []
                         pos += 4 * n11
                     n12 = buf[pos] - 1
                     if n12 < 0x7f:
@@ -1657,7 +1723,7 @@ def _read_LeaderAndIsrRequest_v7(buf: Any, pos: int) -> tuple[Any, int]:
                     if n12 < 0:
                         raise Malformed('non-nullable RemovingReplicas is null')
                     else:
-                        o8.removing_replicas = [*_INT32S[n12].unpack_from(buf, pos)]
+                        o8.removing_replicas = [*_INT32S[n12].unpack_from(buf, pos)] if n12 else []
                         pos += 4 * n12
                     o8.is_new, o8.leader_recovery_state = _S7.unpack_from(buf, pos)
                     pos += 2
@@ -1726,6 +1792,8 @@ def _read_LeaderAndIsrRequest_v7(buf: Any, pos: int) -> tuple[Any, int]:
 def _write_LeaderAndIsrRequest_v7(o: Any, out: bytearray) -> None:
     if o.ungrouped_partition_states != []:
         raise non_default('LeaderAndIsrRequest', 7, 'LeaderAndIsrRequest.UngroupedPartitionStates')
+    if o.is_k_raft_controller is None:
+        raise Malformed('bad bool')
     out += _S8.pack(o.controller_id, o.is_k_raft_controller, o.controller_epoch, o.broker_epoch, o.type)
     x1 = o.topic_states
     n2 = len(x1)
@@ -1745,6 +1813,8 @@ def _write_LeaderAndIsrRequest_v7(o: Any, out: bytearray) -> None:
         else:
             write_uvarint(out, n6 + 1)
         out += b7
+        if len(o4.topic_id) != 16:
+            raise Malformed('bad uuid')
         out += _S6.pack(o4.topic_id)
         x8 = o4.partition_states
         n9 = len(x8)
@@ -1761,7 +1831,8 @@ def _write_LeaderAndIsrRequest_v7(o: Any, out: bytearray) -> None:
                 out.append(n13 + 1)
             else:
                 write_uvarint(out, n13 + 1)
-            out += _INT32S[n13].pack(*x12)
+            if n13:
+                out += _INT32S[n13].pack(*x12)
             out += _S2.pack(o11.partition_epoch)
             x14 = o11.replicas
             n15 = len(x14)
@@ -1769,21 +1840,26 @@ def _write_LeaderAndIsrRequest_v7(o: Any, out: bytearray) -> None:
                 out.append(n15 + 1)
             else:
                 write_uvarint(out, n15 + 1)
-            out += _INT32S[n15].pack(*x14)
+            if n15:
+                out += _INT32S[n15].pack(*x14)
             x16 = o11.adding_replicas
             n17 = len(x16)
             if n17 < 0x7f:
                 out.append(n17 + 1)
             else:
                 write_uvarint(out, n17 + 1)
-            out += _INT32S[n17].pack(*x16)
+            if n17:
+                out += _INT32S[n17].pack(*x16)
             x18 = o11.removing_replicas
             n19 = len(x18)
             if n19 < 0x7f:
                 out.append(n19 + 1)
             else:
                 write_uvarint(out, n19 + 1)
-            out += _INT32S[n19].pack(*x18)
+            if n19:
+                out += _INT32S[n19].pack(*x18)
+            if o11.is_new is None:
+                raise Malformed('bad bool')
             out += _S7.pack(o11.is_new, o11.leader_recovery_state)
             if o11.unknown_tagged_fields:
                 write_tagged(out, [], o11.unknown_tagged_fields)
@@ -1844,7 +1920,7 @@ def _read_LeaderAndIsrPartitionState_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if n2 < 0:
         raise Malformed('non-nullable Isr is null')
     else:
-        o.isr = [*_INT32S[n2].unpack_from(buf, pos)]
+        o.isr = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
         pos += 4 * n2
     o.partition_epoch, = _S2.unpack_from(buf, pos)
     pos += 4
@@ -1853,7 +1929,7 @@ def _read_LeaderAndIsrPartitionState_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if n3 < 0:
         raise Malformed('non-nullable Replicas is null')
     else:
-        o.replicas = [*_INT32S[n3].unpack_from(buf, pos)]
+        o.replicas = [*_INT32S[n3].unpack_from(buf, pos)] if n3 else []
         pos += 4 * n3
     o.adding_replicas = []
     o.removing_replicas = []
@@ -1875,14 +1951,18 @@ def _write_LeaderAndIsrPartitionState_v0(o: Any, out: bytearray) -> None:
     x4 = o.isr
     n5 = len(x4)
     out += I.pack(n5)
-    out += _INT32S[n5].pack(*x4)
+    if n5:
+        out += _INT32S[n5].pack(*x4)
     out += _S2.pack(o.partition_epoch)
     x6 = o.replicas
     n7 = len(x6)
     out += I.pack(n7)
-    out += _INT32S[n7].pack(*x6)
+    if n7:
+        out += _INT32S[n7].pack(*x6)
     if o.leader_recovery_state != 0:
         raise non_default('LeaderAndIsrRequest', 0, 'LeaderAndIsrPartitionState.LeaderRecoveryState')
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 def _read_LeaderAndIsrPartitionState_v1(buf: Any, pos: int) -> tuple[Any, int]:
@@ -1906,7 +1986,7 @@ def _read_LeaderAndIsrPartitionState_v1(buf: Any, pos: int) -> tuple[Any, int]:
     if n2 < 0:
         raise Malformed('non-nullable Isr is null')
     else:
-        o.isr = [*_INT32S[n2].unpack_from(buf, pos)]
+        o.isr = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
         pos += 4 * n2
     o.partition_epoch, = _S2.unpack_from(buf, pos)
     pos += 4
@@ -1915,7 +1995,7 @@ def _read_LeaderAndIsrPartitionState_v1(buf: Any, pos: int) -> tuple[Any, int]:
     if n3 < 0:
         raise Malformed('non-nullable Replicas is null')
     else:
-        o.replicas = [*_INT32S[n3].unpack_from(buf, pos)]
+        o.replicas = [*_INT32S[n3].unpack_from(buf, pos)] if n3 else []
         pos += 4 * n3
     o.adding_replicas = []
     o.removing_replicas = []
@@ -1938,15 +2018,21 @@ def _write_LeaderAndIsrPartitionState_v1(o: Any, out: bytearray) -> None:
     x4 = o.isr
     n5 = len(x4)
     out += I.pack(n5)
-    out += _INT32S[n5].pack(*x4)
+    if n5:
+        out += _INT32S[n5].pack(*x4)
     out += _S2.pack(o.partition_epoch)
     x6 = o.replicas
     n7 = len(x6)
     out += I.pack(n7)
-    out += _INT32S[n7].pack(*x6)
+    if n7:
+        out += _INT32S[n7].pack(*x6)
     if o.leader_recovery_state != 0:
         raise non_default('LeaderAndIsrRequest', 1, 'LeaderAndIsrPartitionState.LeaderRecoveryState')
+    if o.is_new is None:
+        raise Malformed('bad bool')
     out += _S3.pack(o.is_new)
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 def _read_LeaderAndIsrPartitionState_v2(buf: Any, pos: int) -> tuple[Any, int]:
@@ -1959,7 +2045,7 @@ def _read_LeaderAndIsrPartitionState_v2(buf: Any, pos: int) -> tuple[Any, int]:
     if n1 < 0:
         raise Malformed('non-nullable Isr is null')
     else:
-        o.isr = [*_INT32S[n1].unpack_from(buf, pos)]
+        o.isr = [*_INT32S[n1].unpack_from(buf, pos)] if n1 else []
         pos += 4 * n1
     o.partition_epoch, = _S2.unpack_from(buf, pos)
     pos += 4
@@ -1968,7 +2054,7 @@ def _read_LeaderAndIsrPartitionState_v2(buf: Any, pos: int) -> tuple[Any, int]:
     if n2 < 0:
         raise Malformed('non-nullable Replicas is null')
     else:
-        o.replicas = [*_INT32S[n2].unpack_from(buf, pos)]
+        o.replicas = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
         pos += 4 * n2
     o.adding_replicas = []
     o.removing_replicas = []
@@ -1984,15 +2070,21 @@ def _write_LeaderAndIsrPartitionState_v2(o: Any, out: bytearray) -> None:
     x1 = o.isr
     n2 = len(x1)
     out += I.pack(n2)
-    out += _INT32S[n2].pack(*x1)
+    if n2:
+        out += _INT32S[n2].pack(*x1)
     out += _S2.pack(o.partition_epoch)
     x3 = o.replicas
     n4 = len(x3)
     out += I.pack(n4)
-    out += _INT32S[n4].pack(*x3)
+    if n4:
+        out += _INT32S[n4].pack(*x3)
     if o.leader_recovery_state != 0:
         raise non_default('LeaderAndIsrRequest', 2, 'LeaderAndIsrPartitionState.LeaderRecoveryState')
+    if o.is_new is None:
+        raise Malformed('bad bool')
     out += _S3.pack(o.is_new)
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 def _read_LeaderAndIsrPartitionState_v3(buf: Any, pos: int) -> tuple[Any, int]:
@@ -2005,7 +2097,7 @@ def _read_LeaderAndIsrPartitionState_v3(buf: Any, pos: int) -> tuple[Any, int]:
     if n1 < 0:
         raise Malformed('non-nullable Isr is null')
     else:
-        o.isr = [*_INT32S[n1].unpack_from(buf, pos)]
+        o.isr = [*_INT32S[n1].unpack_from(buf, pos)] if n1 else []
         pos += 4 * n1
     o.partition_epoch, = _S2.unpack_from(buf, pos)
     pos += 4
@@ -2014,21 +2106,21 @@ def _read_LeaderAndIsrPartitionState_v3(buf: Any, pos: int) -> tuple[Any, int]:
     if n2 < 0:
         raise Malformed('non-nullable Replicas is null')
     else:
-        o.replicas = [*_INT32S[n2].unpack_from(buf, pos)]
+        o.replicas = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
         pos += 4 * n2
     n3, = I.unpack_from(buf, pos)
     pos += 4
     if n3 < 0:
         raise Malformed('non-nullable AddingReplicas is null')
     else:
-        o.adding_replicas = [*_INT32S[n3].unpack_from(buf, pos)]
+        o.adding_replicas = [*_INT32S[n3].unpack_from(buf, pos)] if n3 else []
         pos += 4 * n3
     n4, = I.unpack_from(buf, pos)
     pos += 4
     if n4 < 0:
         raise Malformed('non-nullable RemovingReplicas is null')
     else:
-        o.removing_replicas = [*_INT32S[n4].unpack_from(buf, pos)]
+        o.removing_replicas = [*_INT32S[n4].unpack_from(buf, pos)] if n4 else []
         pos += 4 * n4
     o.leader_recovery_state = 0
     o.is_new, = _S3.unpack_from(buf, pos)
@@ -2042,23 +2134,31 @@ def _write_LeaderAndIsrPartitionState_v3(o: Any, out: bytearray) -> None:
     x1 = o.isr
     n2 = len(x1)
     out += I.pack(n2)
-    out += _INT32S[n2].pack(*x1)
+    if n2:
+        out += _INT32S[n2].pack(*x1)
     out += _S2.pack(o.partition_epoch)
     x3 = o.replicas
     n4 = len(x3)
     out += I.pack(n4)
-    out += _INT32S[n4].pack(*x3)
+    if n4:
+        out += _INT32S[n4].pack(*x3)
     x5 = o.adding_replicas
     n6 = len(x5)
     out += I.pack(n6)
-    out += _INT32S[n6].pack(*x5)
+    if n6:
+        out += _INT32S[n6].pack(*x5)
     x7 = o.removing_replicas
     n8 = len(x7)
     out += I.pack(n8)
-    out += _INT32S[n8].pack(*x7)
+    if n8:
+        out += _INT32S[n8].pack(*x7)
     if o.leader_recovery_state != 0:
         raise non_default('LeaderAndIsrRequest', 3, 'LeaderAndIsrPartitionState.LeaderRecoveryState')
+    if o.is_new is None:
+        raise Malformed('bad bool')
     out += _S3.pack(o.is_new)
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 def _read_LeaderAndIsrPartitionState_v4(buf: Any, pos: int) -> tuple[Any, int]:
@@ -2075,7 +2175,7 @@ def _read_LeaderAndIsrPartitionState_v4(buf: Any, pos: int) -> tuple[Any, int]:
     if n1 < 0:
         raise Malformed('non-nullable Isr is null')
     else:
-        o.isr = [*_INT32S[n1].unpack_from(buf, pos)]
+        o.isr = [*_INT32S[n1].unpack_from(buf, pos)] if n1 else []
         pos += 4 * n1
     o.partition_epoch, = _S2.unpack_from(buf, pos)
     pos += 4
@@ -2088,7 +2188,7 @@ def _read_LeaderAndIsrPartitionState_v4(buf: Any, pos: int) -> tuple[Any, int]:
     if n2 < 0:
         raise Malformed('non-nullable Replicas is null')
     else:
-        o.replicas = [*_INT32S[n2].unpack_from(buf, pos)]
+        o.replicas = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
         pos += 4 * n2
     n3 = buf[pos] - 1
     if n3 < 0x7f:
@@ -2099,7 +2199,7 @@ def _read_LeaderAndIsrPartitionState_v4(buf: Any, pos: int) -> tuple[Any, int]:
     if n3 < 0:
         raise Malformed('non-nullable AddingReplicas is null')
     else:
-        o.adding_replicas = [*_INT32S[n3].unpack_from(buf, pos)]
+        o.adding_replicas = [*_INT32S[n3].unpack_from(buf, pos)] if n3 else []
         pos += 4 * n3
     n4 = buf[pos] - 1
     if n4 < 0x7f:
@@ -2110,7 +2210,7 @@ def _read_LeaderAndIsrPartitionState_v4(buf: Any, pos: int) -> tuple[Any, int]:
     if n4 < 0:
         raise Malformed('non-nullable RemovingReplicas is null')
     else:
-        o.removing_replicas = [*_INT32S[n4].unpack_from(buf, pos)]
+        o.removing_replicas = [*_INT32S[n4].unpack_from(buf, pos)] if n4 else []
         pos += 4 * n4
     o.leader_recovery_state = 0
     o.is_new, = _S3.unpack_from(buf, pos)
@@ -2131,7 +2231,8 @@ def _write_LeaderAndIsrPartitionState_v4(o: Any, out: bytearray) -> None:
         out.append(n2 + 1)
     else:
         write_uvarint(out, n2 + 1)
-    out += _INT32S[n2].pack(*x1)
+    if n2:
+        out += _INT32S[n2].pack(*x1)
     out += _S2.pack(o.partition_epoch)
     x3 = o.replicas
     n4 = len(x3)
@@ -2139,23 +2240,28 @@ def _write_LeaderAndIsrPartitionState_v4(o: Any, out: bytearray) -> None:
         out.append(n4 + 1)
     else:
         write_uvarint(out, n4 + 1)
-    out += _INT32S[n4].pack(*x3)
+    if n4:
+        out += _INT32S[n4].pack(*x3)
     x5 = o.adding_replicas
     n6 = len(x5)
     if n6 < 0x7f:
         out.append(n6 + 1)
     else:
         write_uvarint(out, n6 + 1)
-    out += _INT32S[n6].pack(*x5)
+    if n6:
+        out += _INT32S[n6].pack(*x5)
     x7 = o.removing_replicas
     n8 = len(x7)
     if n8 < 0x7f:
         out.append(n8 + 1)
     else:
         write_uvarint(out, n8 + 1)
-    out += _INT32S[n8].pack(*x7)
+    if n8:
+        out += _INT32S[n8].pack(*x7)
     if o.leader_recovery_state != 0:
         raise non_default('LeaderAndIsrRequest', 4, 'LeaderAndIsrPartitionState.LeaderRecoveryState')
+    if o.is_new is None:
+        raise Malformed('bad bool')
     out += _S3.pack(o.is_new)
     if o.unknown_tagged_fields:
         write_tagged(out, [], o.unknown_tagged_fields)
@@ -2174,7 +2280,8 @@ def _write_LeaderAndIsrPartitionState_v5(o: Any, out: bytearray) -> None:
         out.append(n2 + 1)
     else:
         write_uvarint(out, n2 + 1)
-    out += _INT32S[n2].pack(*x1)
+    if n2:
+        out += _INT32S[n2].pack(*x1)
     out += _S2.pack(o.partition_epoch)
     x3 = o.replicas
     n4 = len(x3)
@@ -2182,23 +2289,28 @@ def _write_LeaderAndIsrPartitionState_v5(o: Any, out: bytearray) -> None:
         out.append(n4 + 1)
     else:
         write_uvarint(out, n4 + 1)
-    out += _INT32S[n4].pack(*x3)
+    if n4:
+        out += _INT32S[n4].pack(*x3)
     x5 = o.adding_replicas
     n6 = len(x5)
     if n6 < 0x7f:
         out.append(n6 + 1)
     else:
         write_uvarint(out, n6 + 1)
-    out += _INT32S[n6].pack(*x5)
+    if n6:
+        out += _INT32S[n6].pack(*x5)
     x7 = o.removing_replicas
     n8 = len(x7)
     if n8 < 0x7f:
         out.append(n8 + 1)
     else:
         write_uvarint(out, n8 + 1)
-    out += _INT32S[n8].pack(*x7)
+    if n8:
+        out += _INT32S[n8].pack(*x7)
     if o.leader_recovery_state != 0:
         raise non_default('LeaderAndIsrRequest', 5, 'LeaderAndIsrPartitionState.LeaderRecoveryState')
+    if o.is_new is None:
+        raise Malformed('bad bool')
     out += _S3.pack(o.is_new)
     if o.unknown_tagged_fields:
         write_tagged(out, [], o.unknown_tagged_fields)
@@ -2220,7 +2332,7 @@ def _read_LeaderAndIsrPartitionState_v6(buf: Any, pos: int) -> tuple[Any, int]:
     if n1 < 0:
         raise Malformed('non-nullable Isr is null')
     else:
-        o.isr = [*_INT32S[n1].unpack_from(buf, pos)]
+        o.isr = [*_INT32S[n1].unpack_from(buf, pos)] if n1 else []
         pos += 4 * n1
     o.partition_epoch, = _S2.unpack_from(buf, pos)
     pos += 4
@@ -2233,7 +2345,7 @@ def _read_LeaderAndIsrPartitionState_v6(buf: Any, pos: int) -> tuple[Any, int]:
     if n2 < 0:
         raise Malformed('non-nullable Replicas is null')
     else:
-        o.replicas = [*_INT32S[n2].unpack_from(buf, pos)]
+        o.replicas = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
         pos += 4 * n2
     n3 = buf[pos] - 1
     if n3 < 0x7f:
@@ -2244,7 +2356,7 @@ def _read_LeaderAndIsrPartitionState_v6(buf: Any, pos: int) -> tuple[Any, int]:
     if n3 < 0:
         raise Malformed('non-nullable AddingReplicas is null')
     else:
-        o.adding_replicas = [*_INT32S[n3].unpack_from(buf, pos)]
+        o.adding_replicas = [*_INT32S[n3].unpack_from(buf, pos)] if n3 else []
         pos += 4 * n3
     n4 = buf[pos] - 1
     if n4 < 0x7f:
@@ -2255,7 +2367,7 @@ def _read_LeaderAndIsrPartitionState_v6(buf: Any, pos: int) -> tuple[Any, int]:
     if n4 < 0:
         raise Malformed('non-nullable RemovingReplicas is null')
     else:
-        o.removing_replicas = [*_INT32S[n4].unpack_from(buf, pos)]
+        o.removing_replicas = [*_INT32S[n4].unpack_from(buf, pos)] if n4 else []
         pos += 4 * n4
     o.is_new, o.leader_recovery_state = _S7.unpack_from(buf, pos)
     pos += 2
@@ -2275,7 +2387,8 @@ def _write_LeaderAndIsrPartitionState_v6(o: Any, out: bytearray) -> None:
         out.append(n2 + 1)
     else:
         write_uvarint(out, n2 + 1)
-    out += _INT32S[n2].pack(*x1)
+    if n2:
+        out += _INT32S[n2].pack(*x1)
     out += _S2.pack(o.partition_epoch)
     x3 = o.replicas
     n4 = len(x3)
@@ -2283,21 +2396,26 @@ def _write_LeaderAndIsrPartitionState_v6(o: Any, out: bytearray) -> None:
         out.append(n4 + 1)
     else:
         write_uvarint(out, n4 + 1)
-    out += _INT32S[n4].pack(*x3)
+    if n4:
+        out += _INT32S[n4].pack(*x3)
     x5 = o.adding_replicas
     n6 = len(x5)
     if n6 < 0x7f:
         out.append(n6 + 1)
     else:
         write_uvarint(out, n6 + 1)
-    out += _INT32S[n6].pack(*x5)
+    if n6:
+        out += _INT32S[n6].pack(*x5)
     x7 = o.removing_replicas
     n8 = len(x7)
     if n8 < 0x7f:
         out.append(n8 + 1)
     else:
         write_uvarint(out, n8 + 1)
-    out += _INT32S[n8].pack(*x7)
+    if n8:
+        out += _INT32S[n8].pack(*x7)
+    if o.is_new is None:
+        raise Malformed('bad bool')
     out += _S7.pack(o.is_new, o.leader_recovery_state)
     if o.unknown_tagged_fields:
         write_tagged(out, [], o.unknown_tagged_fields)
@@ -2344,7 +2462,7 @@ def _read_LeaderAndIsrTopicState_v2(buf: Any, pos: int) -> tuple[Any, int]:
             if n5 < 0:
                 raise Malformed('non-nullable Isr is null')
             else:
-                o4.isr = [*_INT32S[n5].unpack_from(buf, pos)]
+                o4.isr = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
                 pos += 4 * n5
             o4.partition_epoch, = _S2.unpack_from(buf, pos)
             pos += 4
@@ -2353,7 +2471,7 @@ def _read_LeaderAndIsrTopicState_v2(buf: Any, pos: int) -> tuple[Any, int]:
             if n6 < 0:
                 raise Malformed('non-nullable Replicas is null')
             else:
-                o4.replicas = [*_INT32S[n6].unpack_from(buf, pos)]
+                o4.replicas = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
                 pos += 4 * n6
             o4.adding_replicas = []
             o4.removing_replicas = []
@@ -2384,15 +2502,23 @@ def _write_LeaderAndIsrTopicState_v2(o: Any, out: bytearray) -> None:
         x8 = o7.isr
         n9 = len(x8)
         out += I.pack(n9)
-        out += _INT32S[n9].pack(*x8)
+        if n9:
+            out += _INT32S[n9].pack(*x8)
         out += _S2.pack(o7.partition_epoch)
         x10 = o7.replicas
         n11 = len(x10)
         out += I.pack(n11)
-        out += _INT32S[n11].pack(*x10)
+        if n11:
+            out += _INT32S[n11].pack(*x10)
         if o7.leader_recovery_state != 0:
             raise non_default('LeaderAndIsrRequest', 2, 'LeaderAndIsrPartitionState.LeaderRecoveryState')
+        if o7.is_new is None:
+            raise Malformed('bad bool')
         out += _S3.pack(o7.is_new)
+        if o7.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 def _read_LeaderAndIsrTopicState_v3(buf: Any, pos: int) -> tuple[Any, int]:
@@ -2428,7 +2554,7 @@ def _read_LeaderAndIsrTopicState_v3(buf: Any, pos: int) -> tuple[Any, int]:
             if n5 < 0:
                 raise Malformed('non-nullable Isr is null')
             else:
-                o4.isr = [*_INT32S[n5].unpack_from(buf, pos)]
+                o4.isr = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
                 pos += 4 * n5
             o4.partition_epoch, = _S2.unpack_from(buf, pos)
             pos += 4
@@ -2437,21 +2563,21 @@ def _read_LeaderAndIsrTopicState_v3(buf: Any, pos: int) -> tuple[Any, int]:
             if n6 < 0:
                 raise Malformed('non-nullable Replicas is null')
             else:
-                o4.replicas = [*_INT32S[n6].unpack_from(buf, pos)]
+                o4.replicas = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
                 pos += 4 * n6
             n7, = I.unpack_from(buf, pos)
             pos += 4
             if n7 < 0:
                 raise Malformed('non-nullable AddingReplicas is null')
             else:
-                o4.adding_replicas = [*_INT32S[n7].unpack_from(buf, pos)]
+                o4.adding_replicas = [*_INT32S[n7].unpack_from(buf, pos)] if n7 else []
                 pos += 4 * n7
             n8, = I.unpack_from(buf, pos)
             pos += 4
             if n8 < 0:
                 raise Malformed('non-nullable RemovingReplicas is null')
             else:
-                o4.removing_replicas = [*_INT32S[n8].unpack_from(buf, pos)]
+                o4.removing_replicas = [*_INT32S[n8].unpack_from(buf, pos)] if n8 else []
                 pos += 4 * n8
             o4.leader_recovery_state = 0
             o4.is_new, = _S3.unpack_from(buf, pos)
@@ -2480,23 +2606,33 @@ def _write_LeaderAndIsrTopicState_v3(o: Any, out: bytearray) -> None:
         x8 = o7.isr
         n9 = len(x8)
         out += I.pack(n9)
-        out += _INT32S[n9].pack(*x8)
+        if n9:
+            out += _INT32S[n9].pack(*x8)
         out += _S2.pack(o7.partition_epoch)
         x10 = o7.replicas
         n11 = len(x10)
         out += I.pack(n11)
-        out += _INT32S[n11].pack(*x10)
+        if n11:
+            out += _INT32S[n11].pack(*x10)
         x12 = o7.adding_replicas
         n13 = len(x12)
         out += I.pack(n13)
-        out += _INT32S[n13].pack(*x12)
+        if n13:
+            out += _INT32S[n13].pack(*x12)
         x14 = o7.removing_replicas
         n15 = len(x14)
         out += I.pack(n15)
-        out += _INT32S[n15].pack(*x14)
+        if n15:
+            out += _INT32S[n15].pack(*x14)
         if o7.leader_recovery_state != 0:
             raise non_default('LeaderAndIsrRequest', 3, 'LeaderAndIsrPartitionState.LeaderRecoveryState')
+        if o7.is_new is None:
+            raise Malformed('bad bool')
         out += _S3.pack(o7.is_new)
+        if o7.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 def _read_LeaderAndIsrTopicState_v4(buf: Any, pos: int) -> tuple[Any, int]:
@@ -2546,7 +2682,7 @@ def _read_LeaderAndIsrTopicState_v4(buf: Any, pos: int) -> tuple[Any, int]:
             if n5 < 0:
                 raise Malformed('non-nullable Isr is null')
             else:
-                o4.isr = [*_INT32S[n5].unpack_from(buf, pos)]
+                o4.isr = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
                 pos += 4 * n5
             o4.partition_epoch, = _S2.unpack_from(buf, pos)
             pos += 4
@@ -2559,7 +2695,7 @@ def _read_LeaderAndIsrTopicState_v4(buf: Any, pos: int) -> tuple[Any, int]:
             if n6 < 0:
                 raise Malformed('non-nullable Replicas is null')
             else:
-                o4.replicas = [*_INT32S[n6].unpack_from(buf, pos)]
+                o4.replicas = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
                 pos += 4 * n6
             n7 = buf[pos] - 1
             if n7 < 0x7f:
@@ -2570,7 +2706,7 @@ def _read_LeaderAndIsrTopicState_v4(buf: Any, pos: int) -> tuple[Any, int]:
             if n7 < 0:
                 raise Malformed('non-nullable AddingReplicas is null')
             else:
-                o4.adding_replicas = [*_INT32S[n7].unpack_from(buf, pos)]
+                o4.adding_replicas = [*_INT32S[n7].unpack_from(buf, pos)] if n7 else []
                 pos += 4 * n7
             n8 = buf[pos] - 1
             if n8 < 0x7f:
@@ -2581,7 +2717,7 @@ def _read_LeaderAndIsrTopicState_v4(buf: Any, pos: int) -> tuple[Any, int]:
             if n8 < 0:
                 raise Malformed('non-nullable RemovingReplicas is null')
             else:
-                o4.removing_replicas = [*_INT32S[n8].unpack_from(buf, pos)]
+                o4.removing_replicas = [*_INT32S[n8].unpack_from(buf, pos)] if n8 else []
                 pos += 4 * n8
             o4.leader_recovery_state = 0
             o4.is_new, = _S3.unpack_from(buf, pos)
@@ -2627,7 +2763,8 @@ def _write_LeaderAndIsrTopicState_v4(o: Any, out: bytearray) -> None:
             out.append(n9 + 1)
         else:
             write_uvarint(out, n9 + 1)
-        out += _INT32S[n9].pack(*x8)
+        if n9:
+            out += _INT32S[n9].pack(*x8)
         out += _S2.pack(o7.partition_epoch)
         x10 = o7.replicas
         n11 = len(x10)
@@ -2635,23 +2772,28 @@ def _write_LeaderAndIsrTopicState_v4(o: Any, out: bytearray) -> None:
             out.append(n11 + 1)
         else:
             write_uvarint(out, n11 + 1)
-        out += _INT32S[n11].pack(*x10)
+        if n11:
+            out += _INT32S[n11].pack(*x10)
         x12 = o7.adding_replicas
         n13 = len(x12)
         if n13 < 0x7f:
             out.append(n13 + 1)
         else:
             write_uvarint(out, n13 + 1)
-        out += _INT32S[n13].pack(*x12)
+        if n13:
+            out += _INT32S[n13].pack(*x12)
         x14 = o7.removing_replicas
         n15 = len(x14)
         if n15 < 0x7f:
             out.append(n15 + 1)
         else:
             write_uvarint(out, n15 + 1)
-        out += _INT32S[n15].pack(*x14)
+        if n15:
+            out += _INT32S[n15].pack(*x14)
         if o7.leader_recovery_state != 0:
             raise non_default('LeaderAndIsrRequest', 4, 'LeaderAndIsrPartitionState.LeaderRecoveryState')
+        if o7.is_new is None:
+            raise Malformed('bad bool')
         out += _S3.pack(o7.is_new)
         if o7.unknown_tagged_fields:
             write_tagged(out, [], o7.unknown_tagged_fields)
@@ -2712,7 +2854,7 @@ def _read_LeaderAndIsrTopicState_v5(buf: Any, pos: int) -> tuple[Any, int]:
             if n6 < 0:
                 raise Malformed('non-nullable Isr is null')
             else:
-                o5.isr = [*_INT32S[n6].unpack_from(buf, pos)]
+                o5.isr = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
                 pos += 4 * n6
             o5.partition_epoch, = _S2.unpack_from(buf, pos)
             pos += 4
@@ -2725,7 +2867,7 @@ def _read_LeaderAndIsrTopicState_v5(buf: Any, pos: int) -> tuple[Any, int]:
             if n7 < 0:
                 raise Malformed('non-nullable Replicas is null')
             else:
-                o5.replicas = [*_INT32S[n7].unpack_from(buf, pos)]
+                o5.replicas = [*_INT32S[n7].unpack_from(buf, pos)] if n7 else []
                 pos += 4 * n7
             n8 = buf[pos] - 1
             if n8 < 0x7f:
@@ -2736,7 +2878,7 @@ def _read_LeaderAndIsrTopicState_v5(buf: Any, pos: int) -> tuple[Any, int]:
             if n8 < 0:
                 raise Malformed('non-nullable AddingReplicas is null')
             else:
-                o5.adding_replicas = [*_INT32S[n8].unpack_from(buf, pos)]
+                o5.adding_replicas = [*_INT32S[n8].unpack_from(buf, pos)] if n8 else []
                 pos += 4 * n8
             n9 = buf[pos] - 1
             if n9 < 0x7f:
@@ -2747,7 +2889,7 @@ def _read_LeaderAndIsrTopicState_v5(buf: Any, pos: int) -> tuple[Any, int]:
             if n9 < 0:
                 raise Malformed('non-nullable RemovingReplicas is null')
             else:
-                o5.removing_replicas = [*_INT32S[n9].unpack_from(buf, pos)]
+                o5.removing_replicas = [*_INT32S[n9].unpack_from(buf, pos)] if n9 else []
                 pos += 4 * n9
             o5.leader_recovery_state = 0
             o5.is_new, = _S3.unpack_from(buf, pos)
@@ -2778,6 +2920,8 @@ def _write_LeaderAndIsrTopicState_v5(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     out += b3
+    if len(o.topic_id) != 16:
+        raise Malformed('bad uuid')
     out += _S6.pack(o.topic_id)
     x4 = o.partition_states
     n5 = len(x4)
@@ -2794,7 +2938,8 @@ def _write_LeaderAndIsrTopicState_v5(o: Any, out: bytearray) -> None:
             out.append(n9 + 1)
         else:
             write_uvarint(out, n9 + 1)
-        out += _INT32S[n9].pack(*x8)
+        if n9:
+            out += _INT32S[n9].pack(*x8)
         out += _S2.pack(o7.partition_epoch)
         x10 = o7.replicas
         n11 = len(x10)
@@ -2802,23 +2947,28 @@ def _write_LeaderAndIsrTopicState_v5(o: Any, out: bytearray) -> None:
             out.append(n11 + 1)
         else:
             write_uvarint(out, n11 + 1)
-        out += _INT32S[n11].pack(*x10)
+        if n11:
+            out += _INT32S[n11].pack(*x10)
         x12 = o7.adding_replicas
         n13 = len(x12)
         if n13 < 0x7f:
             out.append(n13 + 1)
         else:
             write_uvarint(out, n13 + 1)
-        out += _INT32S[n13].pack(*x12)
+        if n13:
+            out += _INT32S[n13].pack(*x12)
         x14 = o7.removing_replicas
         n15 = len(x14)
         if n15 < 0x7f:
             out.append(n15 + 1)
         else:
             write_uvarint(out, n15 + 1)
-        out += _INT32S[n15].pack(*x14)
+        if n15:
+            out += _INT32S[n15].pack(*x14)
         if o7.leader_recovery_state != 0:
             raise non_default('LeaderAndIsrRequest', 5, 'LeaderAndIsrPartitionState.LeaderRecoveryState')
+        if o7.is_new is None:
+            raise Malformed('bad bool')
         out += _S3.pack(o7.is_new)
         if o7.unknown_tagged_fields:
             write_tagged(out, [], o7.unknown_tagged_fields)
@@ -2879,7 +3029,7 @@ def _read_LeaderAndIsrTopicState_v6(buf: Any, pos: int) -> tuple[Any, int]:
             if n6 < 0:
                 raise Malformed('non-nullable Isr is null')
             else:
-                o5.isr = [*_INT32S[n6].unpack_from(buf, pos)]
+                o5.isr = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
                 pos += 4 * n6
             o5.partition_epoch, = _S2.unpack_from(buf, pos)
             pos += 4
@@ -2892,7 +3042,7 @@ def _read_LeaderAndIsrTopicState_v6(buf: Any, pos: int) -> tuple[Any, int]:
             if n7 < 0:
                 raise Malformed('non-nullable Replicas is null')
             else:
-                o5.replicas = [*_INT32S[n7].unpack_from(buf, pos)]
+                o5.replicas = [*_INT32S[n7].unpack_from(buf, pos)] if n7 else []
                 pos += 4 * n7
             n8 = buf[pos] - 1
             if n8 < 0x7f:
@@ -2903,7 +3053,7 @@ def _read_LeaderAndIsrTopicState_v6(buf: Any, pos: int) -> tuple[Any, int]:
             if n8 < 0:
                 raise Malformed('non-nullable AddingReplicas is null')
             else:
-                o5.adding_replicas = [*_INT32S[n8].unpack_from(buf, pos)]
+                o5.adding_replicas = [*_INT32S[n8].unpack_from(buf, pos)] if n8 else []
                 pos += 4 * n8
             n9 = buf[pos] - 1
             if n9 < 0x7f:
@@ -2914,7 +3064,7 @@ def _read_LeaderAndIsrTopicState_v6(buf: Any, pos: int) -> tuple[Any, int]:
             if n9 < 0:
                 raise Malformed('non-nullable RemovingReplicas is null')
             else:
-                o5.removing_replicas = [*_INT32S[n9].unpack_from(buf, pos)]
+                o5.removing_replicas = [*_INT32S[n9].unpack_from(buf, pos)] if n9 else []
                 pos += 4 * n9
             o5.is_new, o5.leader_recovery_state = _S7.unpack_from(buf, pos)
             pos += 2
@@ -2944,6 +3094,8 @@ def _write_LeaderAndIsrTopicState_v6(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     out += b3
+    if len(o.topic_id) != 16:
+        raise Malformed('bad uuid')
     out += _S6.pack(o.topic_id)
     x4 = o.partition_states
     n5 = len(x4)
@@ -2960,7 +3112,8 @@ def _write_LeaderAndIsrTopicState_v6(o: Any, out: bytearray) -> None:
             out.append(n9 + 1)
         else:
             write_uvarint(out, n9 + 1)
-        out += _INT32S[n9].pack(*x8)
+        if n9:
+            out += _INT32S[n9].pack(*x8)
         out += _S2.pack(o7.partition_epoch)
         x10 = o7.replicas
         n11 = len(x10)
@@ -2968,21 +3121,26 @@ def _write_LeaderAndIsrTopicState_v6(o: Any, out: bytearray) -> None:
             out.append(n11 + 1)
         else:
             write_uvarint(out, n11 + 1)
-        out += _INT32S[n11].pack(*x10)
+        if n11:
+            out += _INT32S[n11].pack(*x10)
         x12 = o7.adding_replicas
         n13 = len(x12)
         if n13 < 0x7f:
             out.append(n13 + 1)
         else:
             write_uvarint(out, n13 + 1)
-        out += _INT32S[n13].pack(*x12)
+        if n13:
+            out += _INT32S[n13].pack(*x12)
         x14 = o7.removing_replicas
         n15 = len(x14)
         if n15 < 0x7f:
             out.append(n15 + 1)
         else:
             write_uvarint(out, n15 + 1)
-        out += _INT32S[n15].pack(*x14)
+        if n15:
+            out += _INT32S[n15].pack(*x14)
+        if o7.is_new is None:
+            raise Malformed('bad bool')
         out += _S7.pack(o7.is_new, o7.leader_recovery_state)
         if o7.unknown_tagged_fields:
             write_tagged(out, [], o7.unknown_tagged_fields)
@@ -3032,6 +3190,8 @@ def _write_LeaderAndIsrLiveLeader_v0(o: Any, out: bytearray) -> None:
     out += H.pack(n2)
     out += b3
     out += _S2.pack(o.port)
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 _read_LeaderAndIsrLiveLeader_v1 = _read_LeaderAndIsrLiveLeader_v0

@@ -140,8 +140,12 @@ def _write_LeaderAndIsrResponse_v0(o: Any, out: bytearray) -> None:
         out += H.pack(n6)
         out += b7
         out += _S1.pack(o4.partition_index, o4.error_code)
+        if o4.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
     if o.topics != []:
         raise non_default('LeaderAndIsrResponse', 0, 'LeaderAndIsrResponse.Topics')
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 _read_LeaderAndIsrResponse_v1 = _read_LeaderAndIsrResponse_v0
@@ -162,8 +166,12 @@ def _write_LeaderAndIsrResponse_v1(o: Any, out: bytearray) -> None:
         out += H.pack(n6)
         out += b7
         out += _S1.pack(o4.partition_index, o4.error_code)
+        if o4.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
     if o.topics != []:
         raise non_default('LeaderAndIsrResponse', 1, 'LeaderAndIsrResponse.Topics')
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 _read_LeaderAndIsrResponse_v2 = _read_LeaderAndIsrResponse_v0
@@ -184,8 +192,12 @@ def _write_LeaderAndIsrResponse_v2(o: Any, out: bytearray) -> None:
         out += H.pack(n6)
         out += b7
         out += _S1.pack(o4.partition_index, o4.error_code)
+        if o4.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
     if o.topics != []:
         raise non_default('LeaderAndIsrResponse', 2, 'LeaderAndIsrResponse.Topics')
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 _read_LeaderAndIsrResponse_v3 = _read_LeaderAndIsrResponse_v0
@@ -206,8 +218,12 @@ def _write_LeaderAndIsrResponse_v3(o: Any, out: bytearray) -> None:
         out += H.pack(n6)
         out += b7
         out += _S1.pack(o4.partition_index, o4.error_code)
+        if o4.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
     if o.topics != []:
         raise non_default('LeaderAndIsrResponse', 3, 'LeaderAndIsrResponse.Topics')
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 def _read_LeaderAndIsrResponse_v4(buf: Any, pos: int) -> tuple[Any, int]:
@@ -385,6 +401,8 @@ def _write_LeaderAndIsrResponse_v5(o: Any, out: bytearray) -> None:
         write_uvarint(out, n2 + 1)
     for item3 in x1:
         o4 = item3
+        if len(o4.topic_id) != 16:
+            raise Malformed('bad uuid')
         out += _S2.pack(o4.topic_id)
         x5 = o4.partition_errors
         n6 = len(x5)
@@ -424,6 +442,8 @@ def _write_LeaderAndIsrResponse_v6(o: Any, out: bytearray) -> None:
         write_uvarint(out, n2 + 1)
     for item3 in x1:
         o4 = item3
+        if len(o4.topic_id) != 16:
+            raise Malformed('bad uuid')
         out += _S2.pack(o4.topic_id)
         x5 = o4.partition_errors
         n6 = len(x5)
@@ -463,6 +483,8 @@ def _write_LeaderAndIsrResponse_v7(o: Any, out: bytearray) -> None:
         write_uvarint(out, n2 + 1)
     for item3 in x1:
         o4 = item3
+        if len(o4.topic_id) != 16:
+            raise Malformed('bad uuid')
         out += _S2.pack(o4.topic_id)
         x5 = o4.partition_errors
         n6 = len(x5)
@@ -516,6 +538,8 @@ def _write_LeaderAndIsrPartitionError_v0(o: Any, out: bytearray) -> None:
     out += H.pack(n2)
     out += b3
     out += _S1.pack(o.partition_index, o.error_code)
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 _read_LeaderAndIsrPartitionError_v1 = _read_LeaderAndIsrPartitionError_v0
@@ -670,6 +694,8 @@ def _read_LeaderAndIsrTopicError_v5(buf: Any, pos: int) -> tuple[Any, int]:
 
 
 def _write_LeaderAndIsrTopicError_v5(o: Any, out: bytearray) -> None:
+    if len(o.topic_id) != 16:
+        raise Malformed('bad uuid')
     out += _S2.pack(o.topic_id)
     x1 = o.partition_errors
     n2 = len(x1)

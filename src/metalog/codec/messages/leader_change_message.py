@@ -295,6 +295,8 @@ def _write_LeaderChangeMessage_v1(o: Any, out: bytearray) -> None:
         write_uvarint(out, n2 + 1)
     for item3 in x1:
         o4 = item3
+        if len(o4.voter_directory_id) != 16:
+            raise Malformed('bad uuid')
         out += _S2.pack(o4.voter_id, o4.voter_directory_id)
         if o4.unknown_tagged_fields:
             write_tagged(out, [], o4.unknown_tagged_fields)
@@ -308,6 +310,8 @@ def _write_LeaderChangeMessage_v1(o: Any, out: bytearray) -> None:
         write_uvarint(out, n6 + 1)
     for item7 in x5:
         o8 = item7
+        if len(o8.voter_directory_id) != 16:
+            raise Malformed('bad uuid')
         out += _S2.pack(o8.voter_id, o8.voter_directory_id)
         if o8.unknown_tagged_fields:
             write_tagged(out, [], o8.unknown_tagged_fields)
@@ -356,6 +360,8 @@ def _read_Voter_v1(buf: Any, pos: int) -> tuple[Any, int]:
 
 
 def _write_Voter_v1(o: Any, out: bytearray) -> None:
+    if len(o.voter_directory_id) != 16:
+        raise Malformed('bad uuid')
     out += _S2.pack(o.voter_id, o.voter_directory_id)
     if o.unknown_tagged_fields:
         write_tagged(out, [], o.unknown_tagged_fields)

@@ -120,12 +120,16 @@ def _write_MetadataRequest_v0(o: Any, out: bytearray) -> None:
             raise Malformed('Name is longer than 32767 bytes')
         out += H.pack(n6)
         out += b7
+        if o4.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
     if o.allow_auto_topic_creation != True:
         raise non_default('MetadataRequest', 0, 'MetadataRequest.AllowAutoTopicCreation')
     if o.include_cluster_authorized_operations != False:
         raise non_default('MetadataRequest', 0, 'MetadataRequest.IncludeClusterAuthorizedOperations')
     if o.include_topic_authorized_operations != False:
         raise non_default('MetadataRequest', 0, 'MetadataRequest.IncludeTopicAuthorizedOperations')
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 def _read_MetadataRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
@@ -179,12 +183,16 @@ def _write_MetadataRequest_v1(o: Any, out: bytearray) -> None:
                 raise Malformed('Name is longer than 32767 bytes')
             out += H.pack(n6)
             out += b7
+            if o4.unknown_tagged_fields:
+                raise Malformed('tagged fields at a version without them')
     if o.allow_auto_topic_creation != True:
         raise non_default('MetadataRequest', 1, 'MetadataRequest.AllowAutoTopicCreation')
     if o.include_cluster_authorized_operations != False:
         raise non_default('MetadataRequest', 1, 'MetadataRequest.IncludeClusterAuthorizedOperations')
     if o.include_topic_authorized_operations != False:
         raise non_default('MetadataRequest', 1, 'MetadataRequest.IncludeTopicAuthorizedOperations')
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 _read_MetadataRequest_v2 = _read_MetadataRequest_v1
@@ -206,12 +214,16 @@ def _write_MetadataRequest_v2(o: Any, out: bytearray) -> None:
                 raise Malformed('Name is longer than 32767 bytes')
             out += H.pack(n6)
             out += b7
+            if o4.unknown_tagged_fields:
+                raise Malformed('tagged fields at a version without them')
     if o.allow_auto_topic_creation != True:
         raise non_default('MetadataRequest', 2, 'MetadataRequest.AllowAutoTopicCreation')
     if o.include_cluster_authorized_operations != False:
         raise non_default('MetadataRequest', 2, 'MetadataRequest.IncludeClusterAuthorizedOperations')
     if o.include_topic_authorized_operations != False:
         raise non_default('MetadataRequest', 2, 'MetadataRequest.IncludeTopicAuthorizedOperations')
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 _read_MetadataRequest_v3 = _read_MetadataRequest_v1
@@ -233,12 +245,16 @@ def _write_MetadataRequest_v3(o: Any, out: bytearray) -> None:
                 raise Malformed('Name is longer than 32767 bytes')
             out += H.pack(n6)
             out += b7
+            if o4.unknown_tagged_fields:
+                raise Malformed('tagged fields at a version without them')
     if o.allow_auto_topic_creation != True:
         raise non_default('MetadataRequest', 3, 'MetadataRequest.AllowAutoTopicCreation')
     if o.include_cluster_authorized_operations != False:
         raise non_default('MetadataRequest', 3, 'MetadataRequest.IncludeClusterAuthorizedOperations')
     if o.include_topic_authorized_operations != False:
         raise non_default('MetadataRequest', 3, 'MetadataRequest.IncludeTopicAuthorizedOperations')
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 def _read_MetadataRequest_v4(buf: Any, pos: int) -> tuple[Any, int]:
@@ -293,11 +309,17 @@ def _write_MetadataRequest_v4(o: Any, out: bytearray) -> None:
                 raise Malformed('Name is longer than 32767 bytes')
             out += H.pack(n6)
             out += b7
+            if o4.unknown_tagged_fields:
+                raise Malformed('tagged fields at a version without them')
     if o.include_cluster_authorized_operations != False:
         raise non_default('MetadataRequest', 4, 'MetadataRequest.IncludeClusterAuthorizedOperations')
     if o.include_topic_authorized_operations != False:
         raise non_default('MetadataRequest', 4, 'MetadataRequest.IncludeTopicAuthorizedOperations')
+    if o.allow_auto_topic_creation is None:
+        raise Malformed('bad bool')
     out += _S0.pack(o.allow_auto_topic_creation)
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 _read_MetadataRequest_v5 = _read_MetadataRequest_v4
@@ -319,11 +341,17 @@ def _write_MetadataRequest_v5(o: Any, out: bytearray) -> None:
                 raise Malformed('Name is longer than 32767 bytes')
             out += H.pack(n6)
             out += b7
+            if o4.unknown_tagged_fields:
+                raise Malformed('tagged fields at a version without them')
     if o.include_cluster_authorized_operations != False:
         raise non_default('MetadataRequest', 5, 'MetadataRequest.IncludeClusterAuthorizedOperations')
     if o.include_topic_authorized_operations != False:
         raise non_default('MetadataRequest', 5, 'MetadataRequest.IncludeTopicAuthorizedOperations')
+    if o.allow_auto_topic_creation is None:
+        raise Malformed('bad bool')
     out += _S0.pack(o.allow_auto_topic_creation)
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 _read_MetadataRequest_v6 = _read_MetadataRequest_v4
@@ -345,11 +373,17 @@ def _write_MetadataRequest_v6(o: Any, out: bytearray) -> None:
                 raise Malformed('Name is longer than 32767 bytes')
             out += H.pack(n6)
             out += b7
+            if o4.unknown_tagged_fields:
+                raise Malformed('tagged fields at a version without them')
     if o.include_cluster_authorized_operations != False:
         raise non_default('MetadataRequest', 6, 'MetadataRequest.IncludeClusterAuthorizedOperations')
     if o.include_topic_authorized_operations != False:
         raise non_default('MetadataRequest', 6, 'MetadataRequest.IncludeTopicAuthorizedOperations')
+    if o.allow_auto_topic_creation is None:
+        raise Malformed('bad bool')
     out += _S0.pack(o.allow_auto_topic_creation)
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 _read_MetadataRequest_v7 = _read_MetadataRequest_v4
@@ -371,11 +405,17 @@ def _write_MetadataRequest_v7(o: Any, out: bytearray) -> None:
                 raise Malformed('Name is longer than 32767 bytes')
             out += H.pack(n6)
             out += b7
+            if o4.unknown_tagged_fields:
+                raise Malformed('tagged fields at a version without them')
     if o.include_cluster_authorized_operations != False:
         raise non_default('MetadataRequest', 7, 'MetadataRequest.IncludeClusterAuthorizedOperations')
     if o.include_topic_authorized_operations != False:
         raise non_default('MetadataRequest', 7, 'MetadataRequest.IncludeTopicAuthorizedOperations')
+    if o.allow_auto_topic_creation is None:
+        raise Malformed('bad bool')
     out += _S0.pack(o.allow_auto_topic_creation)
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 def _read_MetadataRequest_v8(buf: Any, pos: int) -> tuple[Any, int]:
@@ -428,7 +468,17 @@ def _write_MetadataRequest_v8(o: Any, out: bytearray) -> None:
                 raise Malformed('Name is longer than 32767 bytes')
             out += H.pack(n6)
             out += b7
+            if o4.unknown_tagged_fields:
+                raise Malformed('tagged fields at a version without them')
+    if o.allow_auto_topic_creation is None:
+        raise Malformed('bad bool')
+    if o.include_cluster_authorized_operations is None:
+        raise Malformed('bad bool')
+    if o.include_topic_authorized_operations is None:
+        raise Malformed('bad bool')
     out += _S1.pack(o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations)
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 def _read_MetadataRequest_v9(buf: Any, pos: int) -> tuple[Any, int]:
@@ -509,6 +559,12 @@ def _write_MetadataRequest_v9(o: Any, out: bytearray) -> None:
                 write_tagged(out, [], o4.unknown_tagged_fields)
             else:
                 out.append(0)
+    if o.allow_auto_topic_creation is None:
+        raise Malformed('bad bool')
+    if o.include_cluster_authorized_operations is None:
+        raise Malformed('bad bool')
+    if o.include_topic_authorized_operations is None:
+        raise Malformed('bad bool')
     out += _S1.pack(o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations)
     if o.unknown_tagged_fields:
         write_tagged(out, [], o.unknown_tagged_fields)
@@ -582,6 +638,8 @@ def _write_MetadataRequest_v10(o: Any, out: bytearray) -> None:
             write_uvarint(out, n2 + 1)
         for item3 in x1:
             o4 = item3
+            if len(o4.topic_id) != 16:
+                raise Malformed('bad uuid')
             out += _S2.pack(o4.topic_id)
             x5 = o4.name
             if x5 is None:
@@ -600,6 +658,12 @@ def _write_MetadataRequest_v10(o: Any, out: bytearray) -> None:
                 write_tagged(out, [], o4.unknown_tagged_fields)
             else:
                 out.append(0)
+    if o.allow_auto_topic_creation is None:
+        raise Malformed('bad bool')
+    if o.include_cluster_authorized_operations is None:
+        raise Malformed('bad bool')
+    if o.include_topic_authorized_operations is None:
+        raise Malformed('bad bool')
     out += _S1.pack(o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations)
     if o.unknown_tagged_fields:
         write_tagged(out, [], o.unknown_tagged_fields)
@@ -674,6 +738,8 @@ def _write_MetadataRequest_v11(o: Any, out: bytearray) -> None:
             write_uvarint(out, n2 + 1)
         for item3 in x1:
             o4 = item3
+            if len(o4.topic_id) != 16:
+                raise Malformed('bad uuid')
             out += _S2.pack(o4.topic_id)
             x5 = o4.name
             if x5 is None:
@@ -694,6 +760,10 @@ def _write_MetadataRequest_v11(o: Any, out: bytearray) -> None:
                 out.append(0)
     if o.include_cluster_authorized_operations != False:
         raise non_default('MetadataRequest', 11, 'MetadataRequest.IncludeClusterAuthorizedOperations')
+    if o.allow_auto_topic_creation is None:
+        raise Malformed('bad bool')
+    if o.include_topic_authorized_operations is None:
+        raise Malformed('bad bool')
     out += _S3.pack(o.allow_auto_topic_creation, o.include_topic_authorized_operations)
     if o.unknown_tagged_fields:
         write_tagged(out, [], o.unknown_tagged_fields)
@@ -716,6 +786,8 @@ def _write_MetadataRequest_v12(o: Any, out: bytearray) -> None:
             write_uvarint(out, n2 + 1)
         for item3 in x1:
             o4 = item3
+            if len(o4.topic_id) != 16:
+                raise Malformed('bad uuid')
             out += _S2.pack(o4.topic_id)
             x5 = o4.name
             if x5 is None:
@@ -736,6 +808,10 @@ def _write_MetadataRequest_v12(o: Any, out: bytearray) -> None:
                 out.append(0)
     if o.include_cluster_authorized_operations != False:
         raise non_default('MetadataRequest', 12, 'MetadataRequest.IncludeClusterAuthorizedOperations')
+    if o.allow_auto_topic_creation is None:
+        raise Malformed('bad bool')
+    if o.include_topic_authorized_operations is None:
+        raise Malformed('bad bool')
     out += _S3.pack(o.allow_auto_topic_creation, o.include_topic_authorized_operations)
     if o.unknown_tagged_fields:
         write_tagged(out, [], o.unknown_tagged_fields)
@@ -770,6 +846,8 @@ def _write_MetadataRequestTopic_v0(o: Any, out: bytearray) -> None:
         raise Malformed('Name is longer than 32767 bytes')
     out += H.pack(n2)
     out += b3
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 _read_MetadataRequestTopic_v1 = _read_MetadataRequestTopic_v0
@@ -898,6 +976,8 @@ def _read_MetadataRequestTopic_v10(buf: Any, pos: int) -> tuple[Any, int]:
 
 
 def _write_MetadataRequestTopic_v10(o: Any, out: bytearray) -> None:
+    if len(o.topic_id) != 16:
+        raise Malformed('bad uuid')
     out += _S2.pack(o.topic_id)
     x1 = o.name
     if x1 is None:

@@ -211,14 +211,14 @@ def _read_MetadataResponse_v0(buf: Any, pos: int) -> tuple[Any, int]:
                     if n12 < 0:
                         raise Malformed('non-nullable ReplicaNodes is null')
                     else:
-                        o11.replica_nodes = [*_INT32S[n12].unpack_from(buf, pos)]
+                        o11.replica_nodes = [*_INT32S[n12].unpack_from(buf, pos)] if n12 else []
                         pos += 4 * n12
                     n13, = I.unpack_from(buf, pos)
                     pos += 4
                     if n13 < 0:
                         raise Malformed('non-nullable IsrNodes is null')
                     else:
-                        o11.isr_nodes = [*_INT32S[n13].unpack_from(buf, pos)]
+                        o11.isr_nodes = [*_INT32S[n13].unpack_from(buf, pos)] if n13 else []
                         pos += 4 * n13
                     o11.offline_replicas = []
                     o11.unknown_tagged_fields = None
@@ -248,6 +248,8 @@ def _write_MetadataResponse_v0(o: Any, out: bytearray) -> None:
         out += H.pack(n6)
         out += b7
         out += _S0.pack(o4.port)
+        if o4.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
     x8 = o.topics
     n9 = len(x8)
     out += I.pack(n9)
@@ -270,15 +272,23 @@ def _write_MetadataResponse_v0(o: Any, out: bytearray) -> None:
             x19 = o18.replica_nodes
             n20 = len(x19)
             out += I.pack(n20)
-            out += _INT32S[n20].pack(*x19)
+            if n20:
+                out += _INT32S[n20].pack(*x19)
             x21 = o18.isr_nodes
             n22 = len(x21)
             out += I.pack(n22)
-            out += _INT32S[n22].pack(*x21)
+            if n22:
+                out += _INT32S[n22].pack(*x21)
+            if o18.unknown_tagged_fields:
+                raise Malformed('tagged fields at a version without them')
         if o11.topic_authorized_operations != -2147483648:
             raise non_default('MetadataResponse', 0, 'MetadataResponseTopic.TopicAuthorizedOperations')
+        if o11.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
     if o.cluster_authorized_operations != -2147483648:
         raise non_default('MetadataResponse', 0, 'MetadataResponse.ClusterAuthorizedOperations')
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 def _read_MetadataResponse_v1(buf: Any, pos: int) -> tuple[Any, int]:
@@ -367,14 +377,14 @@ def _read_MetadataResponse_v1(buf: Any, pos: int) -> tuple[Any, int]:
                     if n13 < 0:
                         raise Malformed('non-nullable ReplicaNodes is null')
                     else:
-                        o12.replica_nodes = [*_INT32S[n13].unpack_from(buf, pos)]
+                        o12.replica_nodes = [*_INT32S[n13].unpack_from(buf, pos)] if n13 else []
                         pos += 4 * n13
                     n14, = I.unpack_from(buf, pos)
                     pos += 4
                     if n14 < 0:
                         raise Malformed('non-nullable IsrNodes is null')
                     else:
-                        o12.isr_nodes = [*_INT32S[n14].unpack_from(buf, pos)]
+                        o12.isr_nodes = [*_INT32S[n14].unpack_from(buf, pos)] if n14 else []
                         pos += 4 * n14
                     o12.offline_replicas = []
                     o12.unknown_tagged_fields = None
@@ -414,6 +424,8 @@ def _write_MetadataResponse_v1(o: Any, out: bytearray) -> None:
                 raise Malformed('Rack is longer than 32767 bytes')
             out += H.pack(n9)
             out += b10
+        if o4.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
     out += _S0.pack(o.controller_id)
     x11 = o.topics
     n12 = len(x11)
@@ -428,6 +440,8 @@ def _write_MetadataResponse_v1(o: Any, out: bytearray) -> None:
             raise Malformed('Name is longer than 32767 bytes')
         out += H.pack(n16)
         out += b17
+        if o14.is_internal is None:
+            raise Malformed('bad bool')
         out += _S3.pack(o14.is_internal)
         x18 = o14.partitions
         n19 = len(x18)
@@ -438,15 +452,23 @@ def _write_MetadataResponse_v1(o: Any, out: bytearray) -> None:
             x22 = o21.replica_nodes
             n23 = len(x22)
             out += I.pack(n23)
-            out += _INT32S[n23].pack(*x22)
+            if n23:
+                out += _INT32S[n23].pack(*x22)
             x24 = o21.isr_nodes
             n25 = len(x24)
             out += I.pack(n25)
-            out += _INT32S[n25].pack(*x24)
+            if n25:
+                out += _INT32S[n25].pack(*x24)
+            if o21.unknown_tagged_fields:
+                raise Malformed('tagged fields at a version without them')
         if o14.topic_authorized_operations != -2147483648:
             raise non_default('MetadataResponse', 1, 'MetadataResponseTopic.TopicAuthorizedOperations')
+        if o14.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
     if o.cluster_authorized_operations != -2147483648:
         raise non_default('MetadataResponse', 1, 'MetadataResponse.ClusterAuthorizedOperations')
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 def _read_MetadataResponse_v2(buf: Any, pos: int) -> tuple[Any, int]:
@@ -543,14 +565,14 @@ def _read_MetadataResponse_v2(buf: Any, pos: int) -> tuple[Any, int]:
                     if n14 < 0:
                         raise Malformed('non-nullable ReplicaNodes is null')
                     else:
-                        o13.replica_nodes = [*_INT32S[n14].unpack_from(buf, pos)]
+                        o13.replica_nodes = [*_INT32S[n14].unpack_from(buf, pos)] if n14 else []
                         pos += 4 * n14
                     n15, = I.unpack_from(buf, pos)
                     pos += 4
                     if n15 < 0:
                         raise Malformed('non-nullable IsrNodes is null')
                     else:
-                        o13.isr_nodes = [*_INT32S[n15].unpack_from(buf, pos)]
+                        o13.isr_nodes = [*_INT32S[n15].unpack_from(buf, pos)] if n15 else []
                         pos += 4 * n15
                     o13.offline_replicas = []
                     o13.unknown_tagged_fields = None
@@ -590,6 +612,8 @@ def _write_MetadataResponse_v2(o: Any, out: bytearray) -> None:
                 raise Malformed('Rack is longer than 32767 bytes')
             out += H.pack(n9)
             out += b10
+        if o4.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
     x11 = o.cluster_id
     if x11 is None:
         out += H.pack(-1)
@@ -614,6 +638,8 @@ def _write_MetadataResponse_v2(o: Any, out: bytearray) -> None:
             raise Malformed('Name is longer than 32767 bytes')
         out += H.pack(n19)
         out += b20
+        if o17.is_internal is None:
+            raise Malformed('bad bool')
         out += _S3.pack(o17.is_internal)
         x21 = o17.partitions
         n22 = len(x21)
@@ -624,15 +650,23 @@ def _write_MetadataResponse_v2(o: Any, out: bytearray) -> None:
             x25 = o24.replica_nodes
             n26 = len(x25)
             out += I.pack(n26)
-            out += _INT32S[n26].pack(*x25)
+            if n26:
+                out += _INT32S[n26].pack(*x25)
             x27 = o24.isr_nodes
             n28 = len(x27)
             out += I.pack(n28)
-            out += _INT32S[n28].pack(*x27)
+            if n28:
+                out += _INT32S[n28].pack(*x27)
+            if o24.unknown_tagged_fields:
+                raise Malformed('tagged fields at a version without them')
         if o17.topic_authorized_operations != -2147483648:
             raise non_default('MetadataResponse', 2, 'MetadataResponseTopic.TopicAuthorizedOperations')
+        if o17.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
     if o.cluster_authorized_operations != -2147483648:
         raise non_default('MetadataResponse', 2, 'MetadataResponse.ClusterAuthorizedOperations')
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 def _read_MetadataResponse_v3(buf: Any, pos: int) -> tuple[Any, int]:
@@ -730,14 +764,14 @@ def _read_MetadataResponse_v3(buf: Any, pos: int) -> tuple[Any, int]:
                     if n14 < 0:
                         raise Malformed('non-nullable ReplicaNodes is null')
                     else:
-                        o13.replica_nodes = [*_INT32S[n14].unpack_from(buf, pos)]
+                        o13.replica_nodes = [*_INT32S[n14].unpack_from(buf, pos)] if n14 else []
                         pos += 4 * n14
                     n15, = I.unpack_from(buf, pos)
                     pos += 4
                     if n15 < 0:
                         raise Malformed('non-nullable IsrNodes is null')
                     else:
-                        o13.isr_nodes = [*_INT32S[n15].unpack_from(buf, pos)]
+                        o13.isr_nodes = [*_INT32S[n15].unpack_from(buf, pos)] if n15 else []
                         pos += 4 * n15
                     o13.offline_replicas = []
                     o13.unknown_tagged_fields = None
@@ -778,6 +812,8 @@ def _write_MetadataResponse_v3(o: Any, out: bytearray) -> None:
                 raise Malformed('Rack is longer than 32767 bytes')
             out += H.pack(n9)
             out += b10
+        if o4.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
     x11 = o.cluster_id
     if x11 is None:
         out += H.pack(-1)
@@ -802,6 +838,8 @@ def _write_MetadataResponse_v3(o: Any, out: bytearray) -> None:
             raise Malformed('Name is longer than 32767 bytes')
         out += H.pack(n19)
         out += b20
+        if o17.is_internal is None:
+            raise Malformed('bad bool')
         out += _S3.pack(o17.is_internal)
         x21 = o17.partitions
         n22 = len(x21)
@@ -812,15 +850,23 @@ def _write_MetadataResponse_v3(o: Any, out: bytearray) -> None:
             x25 = o24.replica_nodes
             n26 = len(x25)
             out += I.pack(n26)
-            out += _INT32S[n26].pack(*x25)
+            if n26:
+                out += _INT32S[n26].pack(*x25)
             x27 = o24.isr_nodes
             n28 = len(x27)
             out += I.pack(n28)
-            out += _INT32S[n28].pack(*x27)
+            if n28:
+                out += _INT32S[n28].pack(*x27)
+            if o24.unknown_tagged_fields:
+                raise Malformed('tagged fields at a version without them')
         if o17.topic_authorized_operations != -2147483648:
             raise non_default('MetadataResponse', 3, 'MetadataResponseTopic.TopicAuthorizedOperations')
+        if o17.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
     if o.cluster_authorized_operations != -2147483648:
         raise non_default('MetadataResponse', 3, 'MetadataResponse.ClusterAuthorizedOperations')
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 _read_MetadataResponse_v4 = _read_MetadataResponse_v3
@@ -852,6 +898,8 @@ def _write_MetadataResponse_v4(o: Any, out: bytearray) -> None:
                 raise Malformed('Rack is longer than 32767 bytes')
             out += H.pack(n9)
             out += b10
+        if o4.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
     x11 = o.cluster_id
     if x11 is None:
         out += H.pack(-1)
@@ -876,6 +924,8 @@ def _write_MetadataResponse_v4(o: Any, out: bytearray) -> None:
             raise Malformed('Name is longer than 32767 bytes')
         out += H.pack(n19)
         out += b20
+        if o17.is_internal is None:
+            raise Malformed('bad bool')
         out += _S3.pack(o17.is_internal)
         x21 = o17.partitions
         n22 = len(x21)
@@ -886,15 +936,23 @@ def _write_MetadataResponse_v4(o: Any, out: bytearray) -> None:
             x25 = o24.replica_nodes
             n26 = len(x25)
             out += I.pack(n26)
-            out += _INT32S[n26].pack(*x25)
+            if n26:
+                out += _INT32S[n26].pack(*x25)
             x27 = o24.isr_nodes
             n28 = len(x27)
             out += I.pack(n28)
-            out += _INT32S[n28].pack(*x27)
+            if n28:
+                out += _INT32S[n28].pack(*x27)
+            if o24.unknown_tagged_fields:
+                raise Malformed('tagged fields at a version without them')
         if o17.topic_authorized_operations != -2147483648:
             raise non_default('MetadataResponse', 4, 'MetadataResponseTopic.TopicAuthorizedOperations')
+        if o17.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
     if o.cluster_authorized_operations != -2147483648:
         raise non_default('MetadataResponse', 4, 'MetadataResponse.ClusterAuthorizedOperations')
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 def _read_MetadataResponse_v5(buf: Any, pos: int) -> tuple[Any, int]:
@@ -992,21 +1050,21 @@ def _read_MetadataResponse_v5(buf: Any, pos: int) -> tuple[Any, int]:
                     if n14 < 0:
                         raise Malformed('non-nullable ReplicaNodes is null')
                     else:
-                        o13.replica_nodes = [*_INT32S[n14].unpack_from(buf, pos)]
+                        o13.replica_nodes = [*_INT32S[n14].unpack_from(buf, pos)] if n14 else []
                         pos += 4 * n14
                     n15, = I.unpack_from(buf, pos)
                     pos += 4
                     if n15 < 0:
                         raise Malformed('non-nullable IsrNodes is null')
                     else:
-                        o13.isr_nodes = [*_INT32S[n15].unpack_from(buf, pos)]
+                        o13.isr_nodes = [*_INT32S[n15].unpack_from(buf, pos)] if n15 else []
                         pos += 4 * n15
                     n16, = I.unpack_from(buf, pos)
                     pos += 4
                     if n16 < 0:
                         raise Malformed('non-nullable OfflineReplicas is null')
                     else:
-                        o13.offline_replicas = [*_INT32S[n16].unpack_from(buf, pos)]
+                        o13.offline_replicas = [*_INT32S[n16].unpack_from(buf, pos)] if n16 else []
                         pos += 4 * n16
                     o13.unknown_tagged_fields = None
                     items12.append(o13)
@@ -1046,6 +1104,8 @@ def _write_MetadataResponse_v5(o: Any, out: bytearray) -> None:
                 raise Malformed('Rack is longer than 32767 bytes')
             out += H.pack(n9)
             out += b10
+        if o4.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
     x11 = o.cluster_id
     if x11 is None:
         out += H.pack(-1)
@@ -1070,6 +1130,8 @@ def _write_MetadataResponse_v5(o: Any, out: bytearray) -> None:
             raise Malformed('Name is longer than 32767 bytes')
         out += H.pack(n19)
         out += b20
+        if o17.is_internal is None:
+            raise Malformed('bad bool')
         out += _S3.pack(o17.is_internal)
         x21 = o17.partitions
         n22 = len(x21)
@@ -1080,19 +1142,28 @@ def _write_MetadataResponse_v5(o: Any, out: bytearray) -> None:
             x25 = o24.replica_nodes
             n26 = len(x25)
             out += I.pack(n26)
-            out += _INT32S[n26].pack(*x25)
+            if n26:
+                out += _INT32S[n26].pack(*x25)
             x27 = o24.isr_nodes
             n28 = len(x27)
             out += I.pack(n28)
-            out += _INT32S[n28].pack(*x27)
+            if n28:
+                out += _INT32S[n28].pack(*x27)
             x29 = o24.offline_replicas
             n30 = len(x29)
             out += I.pack(n30)
-            out += _INT32S[n30].pack(*x29)
+            if n30:
+                out += _INT32S[n30].pack(*x29)
+            if o24.unknown_tagged_fields:
+                raise Malformed('tagged fields at a version without them')
         if o17.topic_authorized_operations != -2147483648:
             raise non_default('MetadataResponse', 5, 'MetadataResponseTopic.TopicAuthorizedOperations')
+        if o17.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
     if o.cluster_authorized_operations != -2147483648:
         raise non_default('MetadataResponse', 5, 'MetadataResponse.ClusterAuthorizedOperations')
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 _read_MetadataResponse_v6 = _read_MetadataResponse_v5
@@ -1124,6 +1195,8 @@ def _write_MetadataResponse_v6(o: Any, out: bytearray) -> None:
                 raise Malformed('Rack is longer than 32767 bytes')
             out += H.pack(n9)
             out += b10
+        if o4.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
     x11 = o.cluster_id
     if x11 is None:
         out += H.pack(-1)
@@ -1148,6 +1221,8 @@ def _write_MetadataResponse_v6(o: Any, out: bytearray) -> None:
             raise Malformed('Name is longer than 32767 bytes')
         out += H.pack(n19)
         out += b20
+        if o17.is_internal is None:
+            raise Malformed('bad bool')
         out += _S3.pack(o17.is_internal)
         x21 = o17.partitions
         n22 = len(x21)
@@ -1158,19 +1233,28 @@ def _write_MetadataResponse_v6(o: Any, out: bytearray) -> None:
             x25 = o24.replica_nodes
             n26 = len(x25)
             out += I.pack(n26)
-            out += _INT32S[n26].pack(*x25)
+            if n26:
+                out += _INT32S[n26].pack(*x25)
             x27 = o24.isr_nodes
             n28 = len(x27)
             out += I.pack(n28)
-            out += _INT32S[n28].pack(*x27)
+            if n28:
+                out += _INT32S[n28].pack(*x27)
             x29 = o24.offline_replicas
             n30 = len(x29)
             out += I.pack(n30)
-            out += _INT32S[n30].pack(*x29)
+            if n30:
+                out += _INT32S[n30].pack(*x29)
+            if o24.unknown_tagged_fields:
+                raise Malformed('tagged fields at a version without them')
         if o17.topic_authorized_operations != -2147483648:
             raise non_default('MetadataResponse', 6, 'MetadataResponseTopic.TopicAuthorizedOperations')
+        if o17.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
     if o.cluster_authorized_operations != -2147483648:
         raise non_default('MetadataResponse', 6, 'MetadataResponse.ClusterAuthorizedOperations')
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 def _read_MetadataResponse_v7(buf: Any, pos: int) -> tuple[Any, int]:
@@ -1267,21 +1351,21 @@ def _read_MetadataResponse_v7(buf: Any, pos: int) -> tuple[Any, int]:
                     if n14 < 0:
                         raise Malformed('non-nullable ReplicaNodes is null')
                     else:
-                        o13.replica_nodes = [*_INT32S[n14].unpack_from(buf, pos)]
+                        o13.replica_nodes = [*_INT32S[n14].unpack_from(buf, pos)] if n14 else []
                         pos += 4 * n14
                     n15, = I.unpack_from(buf, pos)
                     pos += 4
                     if n15 < 0:
                         raise Malformed('non-nullable IsrNodes is null')
                     else:
-                        o13.isr_nodes = [*_INT32S[n15].unpack_from(buf, pos)]
+                        o13.isr_nodes = [*_INT32S[n15].unpack_from(buf, pos)] if n15 else []
                         pos += 4 * n15
                     n16, = I.unpack_from(buf, pos)
                     pos += 4
                     if n16 < 0:
                         raise Malformed('non-nullable OfflineReplicas is null')
                     else:
-                        o13.offline_replicas = [*_INT32S[n16].unpack_from(buf, pos)]
+                        o13.offline_replicas = [*_INT32S[n16].unpack_from(buf, pos)] if n16 else []
                         pos += 4 * n16
                     o13.unknown_tagged_fields = None
                     items12.append(o13)
@@ -1321,6 +1405,8 @@ def _write_MetadataResponse_v7(o: Any, out: bytearray) -> None:
                 raise Malformed('Rack is longer than 32767 bytes')
             out += H.pack(n9)
             out += b10
+        if o4.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
     x11 = o.cluster_id
     if x11 is None:
         out += H.pack(-1)
@@ -1345,6 +1431,8 @@ def _write_MetadataResponse_v7(o: Any, out: bytearray) -> None:
             raise Malformed('Name is longer than 32767 bytes')
         out += H.pack(n19)
         out += b20
+        if o17.is_internal is None:
+            raise Malformed('bad bool')
         out += _S3.pack(o17.is_internal)
         x21 = o17.partitions
         n22 = len(x21)
@@ -1355,19 +1443,28 @@ def _write_MetadataResponse_v7(o: Any, out: bytearray) -> None:
             x25 = o24.replica_nodes
             n26 = len(x25)
             out += I.pack(n26)
-            out += _INT32S[n26].pack(*x25)
+            if n26:
+                out += _INT32S[n26].pack(*x25)
             x27 = o24.isr_nodes
             n28 = len(x27)
             out += I.pack(n28)
-            out += _INT32S[n28].pack(*x27)
+            if n28:
+                out += _INT32S[n28].pack(*x27)
             x29 = o24.offline_replicas
             n30 = len(x29)
             out += I.pack(n30)
-            out += _INT32S[n30].pack(*x29)
+            if n30:
+                out += _INT32S[n30].pack(*x29)
+            if o24.unknown_tagged_fields:
+                raise Malformed('tagged fields at a version without them')
         if o17.topic_authorized_operations != -2147483648:
             raise non_default('MetadataResponse', 7, 'MetadataResponseTopic.TopicAuthorizedOperations')
+        if o17.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
     if o.cluster_authorized_operations != -2147483648:
         raise non_default('MetadataResponse', 7, 'MetadataResponse.ClusterAuthorizedOperations')
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 def _read_MetadataResponse_v8(buf: Any, pos: int) -> tuple[Any, int]:
@@ -1464,21 +1561,21 @@ def _read_MetadataResponse_v8(buf: Any, pos: int) -> tuple[Any, int]:
                     if n14 < 0:
                         raise Malformed('non-nullable ReplicaNodes is null')
                     else:
-                        o13.replica_nodes = [*_INT32S[n14].unpack_from(buf, pos)]
+                        o13.replica_nodes = [*_INT32S[n14].unpack_from(buf, pos)] if n14 else []
                         pos += 4 * n14
                     n15, = I.unpack_from(buf, pos)
                     pos += 4
                     if n15 < 0:
                         raise Malformed('non-nullable IsrNodes is null')
                     else:
-                        o13.isr_nodes = [*_INT32S[n15].unpack_from(buf, pos)]
+                        o13.isr_nodes = [*_INT32S[n15].unpack_from(buf, pos)] if n15 else []
                         pos += 4 * n15
                     n16, = I.unpack_from(buf, pos)
                     pos += 4
                     if n16 < 0:
                         raise Malformed('non-nullable OfflineReplicas is null')
                     else:
-                        o13.offline_replicas = [*_INT32S[n16].unpack_from(buf, pos)]
+                        o13.offline_replicas = [*_INT32S[n16].unpack_from(buf, pos)] if n16 else []
                         pos += 4 * n16
                     o13.unknown_tagged_fields = None
                     items12.append(o13)
@@ -1520,6 +1617,8 @@ def _write_MetadataResponse_v8(o: Any, out: bytearray) -> None:
                 raise Malformed('Rack is longer than 32767 bytes')
             out += H.pack(n9)
             out += b10
+        if o4.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
     x11 = o.cluster_id
     if x11 is None:
         out += H.pack(-1)
@@ -1544,6 +1643,8 @@ def _write_MetadataResponse_v8(o: Any, out: bytearray) -> None:
             raise Malformed('Name is longer than 32767 bytes')
         out += H.pack(n19)
         out += b20
+        if o17.is_internal is None:
+            raise Malformed('bad bool')
         out += _S3.pack(o17.is_internal)
         x21 = o17.partitions
         n22 = len(x21)
@@ -1554,17 +1655,26 @@ def _write_MetadataResponse_v8(o: Any, out: bytearray) -> None:
             x25 = o24.replica_nodes
             n26 = len(x25)
             out += I.pack(n26)
-            out += _INT32S[n26].pack(*x25)
+            if n26:
+                out += _INT32S[n26].pack(*x25)
             x27 = o24.isr_nodes
             n28 = len(x27)
             out += I.pack(n28)
-            out += _INT32S[n28].pack(*x27)
+            if n28:
+                out += _INT32S[n28].pack(*x27)
             x29 = o24.offline_replicas
             n30 = len(x29)
             out += I.pack(n30)
-            out += _INT32S[n30].pack(*x29)
+            if n30:
+                out += _INT32S[n30].pack(*x29)
+            if o24.unknown_tagged_fields:
+                raise Malformed('tagged fields at a version without them')
         out += _S0.pack(o17.topic_authorized_operations)
+        if o17.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
     out += _S0.pack(o.cluster_authorized_operations)
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 def _read_MetadataResponse_v9(buf: Any, pos: int) -> tuple[Any, int]:
@@ -1705,7 +1815,7 @@ def _read_MetadataResponse_v9(buf: Any, pos: int) -> tuple[Any, int]:
                     if n14 < 0:
                         raise Malformed('non-nullable ReplicaNodes is null')
                     else:
-                        o13.replica_nodes = [*_INT32S[n14].unpack_from(buf, pos)]
+                        o13.replica_nodes = [*_INT32S[n14].unpack_from(buf, pos)] if n14 else []
                         pos += 4 * n14
                     n15 = buf[pos] - 1
                     if n15 < 0x7f:
@@ -1716,7 +1826,7 @@ def _read_MetadataResponse_v9(buf: Any, pos: int) -> tuple[Any, int]:
                     if n15 < 0:
                         raise Malformed('non-nullable IsrNodes is null')
                     else:
-                        o13.isr_nodes = [*_INT32S[n15].unpack_from(buf, pos)]
+                        o13.isr_nodes = [*_INT32S[n15].unpack_from(buf, pos)] if n15 else []
                         pos += 4 * n15
                     n16 = buf[pos] - 1
                     if n16 < 0x7f:
@@ -1727,7 +1837,7 @@ def _read_MetadataResponse_v9(buf: Any, pos: int) -> tuple[Any, int]:
                     if n16 < 0:
                         raise Malformed('non-nullable OfflineReplicas is null')
                     else:
-                        o13.offline_replicas = [*_INT32S[n16].unpack_from(buf, pos)]
+                        o13.offline_replicas = [*_INT32S[n16].unpack_from(buf, pos)] if n16 else []
                         pos += 4 * n16
                     o13.unknown_tagged_fields = None
                     if buf[pos] == 0:
@@ -1827,6 +1937,8 @@ def _write_MetadataResponse_v9(o: Any, out: bytearray) -> None:
         else:
             write_uvarint(out, n19 + 1)
         out += b20
+        if o17.is_internal is None:
+            raise Malformed('bad bool')
         out += _S3.pack(o17.is_internal)
         x21 = o17.partitions
         n22 = len(x21)
@@ -1843,21 +1955,24 @@ def _write_MetadataResponse_v9(o: Any, out: bytearray) -> None:
                 out.append(n26 + 1)
             else:
                 write_uvarint(out, n26 + 1)
-            out += _INT32S[n26].pack(*x25)
+            if n26:
+                out += _INT32S[n26].pack(*x25)
             x27 = o24.isr_nodes
             n28 = len(x27)
             if n28 < 0x7f:
                 out.append(n28 + 1)
             else:
                 write_uvarint(out, n28 + 1)
-            out += _INT32S[n28].pack(*x27)
+            if n28:
+                out += _INT32S[n28].pack(*x27)
             x29 = o24.offline_replicas
             n30 = len(x29)
             if n30 < 0x7f:
                 out.append(n30 + 1)
             else:
                 write_uvarint(out, n30 + 1)
-            out += _INT32S[n30].pack(*x29)
+            if n30:
+                out += _INT32S[n30].pack(*x29)
             if o24.unknown_tagged_fields:
                 write_tagged(out, [], o24.unknown_tagged_fields)
             else:
@@ -2012,7 +2127,7 @@ def _read_MetadataResponse_v10(buf: Any, pos: int) -> tuple[Any, int]:
                     if n15 < 0:
                         raise Malformed('non-nullable ReplicaNodes is null')
                     else:
-                        o14.replica_nodes = [*_INT32S[n15].unpack_from(buf, pos)]
+                        o14.replica_nodes = [*_INT32S[n15].unpack_from(buf, pos)] if n15 else []
                         pos += 4 * n15
                     n16 = buf[pos] - 1
                     if n16 < 0x7f:
@@ -2023,7 +2138,7 @@ def _read_MetadataResponse_v10(buf: Any, pos: int) -> tuple[Any, int]:
                     if n16 < 0:
                         raise Malformed('non-nullable IsrNodes is null')
                     else:
-                        o14.isr_nodes = [*_INT32S[n16].unpack_from(buf, pos)]
+                        o14.isr_nodes = [*_INT32S[n16].unpack_from(buf, pos)] if n16 else []
                         pos += 4 * n16
                     n17 = buf[pos] - 1
                     if n17 < 0x7f:
@@ -2034,7 +2149,7 @@ def _read_MetadataResponse_v10(buf: Any, pos: int) -> tuple[Any, int]:
                     if n17 < 0:
                         raise Malformed('non-nullable OfflineReplicas is null')
                     else:
-                        o14.offline_replicas = [*_INT32S[n17].unpack_from(buf, pos)]
+                        o14.offline_replicas = [*_INT32S[n17].unpack_from(buf, pos)] if n17 else []
                         pos += 4 * n17
                     o14.unknown_tagged_fields = None
                     if buf[pos] == 0:
@@ -2134,6 +2249,10 @@ def _write_MetadataResponse_v10(o: Any, out: bytearray) -> None:
         else:
             write_uvarint(out, n19 + 1)
         out += b20
+        if len(o17.topic_id) != 16:
+            raise Malformed('bad uuid')
+        if o17.is_internal is None:
+            raise Malformed('bad bool')
         out += _S5.pack(o17.topic_id, o17.is_internal)
         x21 = o17.partitions
         n22 = len(x21)
@@ -2150,21 +2269,24 @@ def _write_MetadataResponse_v10(o: Any, out: bytearray) -> None:
                 out.append(n26 + 1)
             else:
                 write_uvarint(out, n26 + 1)
-            out += _INT32S[n26].pack(*x25)
+            if n26:
+                out += _INT32S[n26].pack(*x25)
             x27 = o24.isr_nodes
             n28 = len(x27)
             if n28 < 0x7f:
                 out.append(n28 + 1)
             else:
                 write_uvarint(out, n28 + 1)
-            out += _INT32S[n28].pack(*x27)
+            if n28:
+                out += _INT32S[n28].pack(*x27)
             x29 = o24.offline_replicas
             n30 = len(x29)
             if n30 < 0x7f:
                 out.append(n30 + 1)
             else:
                 write_uvarint(out, n30 + 1)
-            out += _INT32S[n30].pack(*x29)
+            if n30:
+                out += _INT32S[n30].pack(*x29)
             if o24.unknown_tagged_fields:
                 write_tagged(out, [], o24.unknown_tagged_fields)
             else:
@@ -2319,7 +2441,7 @@ def _read_MetadataResponse_v11(buf: Any, pos: int) -> tuple[Any, int]:
                     if n15 < 0:
                         raise Malformed('non-nullable ReplicaNodes is null')
                     else:
-                        o14.replica_nodes = [*_INT32S[n15].unpack_from(buf, pos)]
+                        o14.replica_nodes = [*_INT32S[n15].unpack_from(buf, pos)] if n15 else []
                         pos += 4 * n15
                     n16 = buf[pos] - 1
                     if n16 < 0x7f:
@@ -2330,7 +2452,7 @@ def _read_MetadataResponse_v11(buf: Any, pos: int) -> tuple[Any, int]:
                     if n16 < 0:
                         raise Malformed('non-nullable IsrNodes is null')
                     else:
-                        o14.isr_nodes = [*_INT32S[n16].unpack_from(buf, pos)]
+                        o14.isr_nodes = [*_INT32S[n16].unpack_from(buf, pos)] if n16 else []
                         pos += 4 * n16
                     n17 = buf[pos] - 1
                     if n17 < 0x7f:
@@ -2341,7 +2463,7 @@ def _read_MetadataResponse_v11(buf: Any, pos: int) -> tuple[Any, int]:
                     if n17 < 0:
                         raise Malformed('non-nullable OfflineReplicas is null')
                     else:
-                        o14.offline_replicas = [*_INT32S[n17].unpack_from(buf, pos)]
+                        o14.offline_replicas = [*_INT32S[n17].unpack_from(buf, pos)] if n17 else []
                         pos += 4 * n17
                     o14.unknown_tagged_fields = None
                     if buf[pos] == 0:
@@ -2440,6 +2562,10 @@ def _write_MetadataResponse_v11(o: Any, out: bytearray) -> None:
         else:
             write_uvarint(out, n19 + 1)
         out += b20
+        if len(o17.topic_id) != 16:
+            raise Malformed('bad uuid')
+        if o17.is_internal is None:
+            raise Malformed('bad bool')
         out += _S5.pack(o17.topic_id, o17.is_internal)
         x21 = o17.partitions
         n22 = len(x21)
@@ -2456,21 +2582,24 @@ def _write_MetadataResponse_v11(o: Any, out: bytearray) -> None:
                 out.append(n26 + 1)
             else:
                 write_uvarint(out, n26 + 1)
-            out += _INT32S[n26].pack(*x25)
+            if n26:
+                out += _INT32S[n26].pack(*x25)
             x27 = o24.isr_nodes
             n28 = len(x27)
             if n28 < 0x7f:
                 out.append(n28 + 1)
             else:
                 write_uvarint(out, n28 + 1)
-            out += _INT32S[n28].pack(*x27)
+            if n28:
+                out += _INT32S[n28].pack(*x27)
             x29 = o24.offline_replicas
             n30 = len(x29)
             if n30 < 0x7f:
                 out.append(n30 + 1)
             else:
                 write_uvarint(out, n30 + 1)
-            out += _INT32S[n30].pack(*x29)
+            if n30:
+                out += _INT32S[n30].pack(*x29)
             if o24.unknown_tagged_fields:
                 write_tagged(out, [], o24.unknown_tagged_fields)
             else:
@@ -2626,7 +2755,7 @@ def _read_MetadataResponse_v12(buf: Any, pos: int) -> tuple[Any, int]:
                     if n15 < 0:
                         raise Malformed('non-nullable ReplicaNodes is null')
                     else:
-                        o14.replica_nodes = [*_INT32S[n15].unpack_from(buf, pos)]
+                        o14.replica_nodes = [*_INT32S[n15].unpack_from(buf, pos)] if n15 else []
                         pos += 4 * n15
                     n16 = buf[pos] - 1
                     if n16 < 0x7f:
@@ -2637,7 +2766,7 @@ def _read_MetadataResponse_v12(buf: Any, pos: int) -> tuple[Any, int]:
                     if n16 < 0:
                         raise Malformed('non-nullable IsrNodes is null')
                     else:
-                        o14.isr_nodes = [*_INT32S[n16].unpack_from(buf, pos)]
+                        o14.isr_nodes = [*_INT32S[n16].unpack_from(buf, pos)] if n16 else []
                         pos += 4 * n16
                     n17 = buf[pos] - 1
                     if n17 < 0x7f:
@@ -2648,7 +2777,7 @@ def _read_MetadataResponse_v12(buf: Any, pos: int) -> tuple[Any, int]:
                     if n17 < 0:
                         raise Malformed('non-nullable OfflineReplicas is null')
                     else:
-                        o14.offline_replicas = [*_INT32S[n17].unpack_from(buf, pos)]
+                        o14.offline_replicas = [*_INT32S[n17].unpack_from(buf, pos)] if n17 else []
                         pos += 4 * n17
                     o14.unknown_tagged_fields = None
                     if buf[pos] == 0:
@@ -2750,6 +2879,10 @@ def _write_MetadataResponse_v12(o: Any, out: bytearray) -> None:
             else:
                 write_uvarint(out, n19 + 1)
             out += b20
+        if len(o17.topic_id) != 16:
+            raise Malformed('bad uuid')
+        if o17.is_internal is None:
+            raise Malformed('bad bool')
         out += _S5.pack(o17.topic_id, o17.is_internal)
         x21 = o17.partitions
         n22 = len(x21)
@@ -2766,21 +2899,24 @@ def _write_MetadataResponse_v12(o: Any, out: bytearray) -> None:
                 out.append(n26 + 1)
             else:
                 write_uvarint(out, n26 + 1)
-            out += _INT32S[n26].pack(*x25)
+            if n26:
+                out += _INT32S[n26].pack(*x25)
             x27 = o24.isr_nodes
             n28 = len(x27)
             if n28 < 0x7f:
                 out.append(n28 + 1)
             else:
                 write_uvarint(out, n28 + 1)
-            out += _INT32S[n28].pack(*x27)
+            if n28:
+                out += _INT32S[n28].pack(*x27)
             x29 = o24.offline_replicas
             n30 = len(x29)
             if n30 < 0x7f:
                 out.append(n30 + 1)
             else:
                 write_uvarint(out, n30 + 1)
-            out += _INT32S[n30].pack(*x29)
+            if n30:
+                out += _INT32S[n30].pack(*x29)
             if o24.unknown_tagged_fields:
                 write_tagged(out, [], o24.unknown_tagged_fields)
             else:
@@ -2831,6 +2967,8 @@ def _write_MetadataResponseBroker_v0(o: Any, out: bytearray) -> None:
     out += H.pack(n2)
     out += b3
     out += _S0.pack(o.port)
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 def _read_MetadataResponseBroker_v1(buf: Any, pos: int) -> tuple[Any, int]:
@@ -2884,6 +3022,8 @@ def _write_MetadataResponseBroker_v1(o: Any, out: bytearray) -> None:
             raise Malformed('Rack is longer than 32767 bytes')
         out += H.pack(n5)
         out += b6
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 _read_MetadataResponseBroker_v2 = _read_MetadataResponseBroker_v1
@@ -3061,14 +3201,14 @@ def _read_MetadataResponseTopic_v0(buf: Any, pos: int) -> tuple[Any, int]:
             if n5 < 0:
                 raise Malformed('non-nullable ReplicaNodes is null')
             else:
-                o4.replica_nodes = [*_INT32S[n5].unpack_from(buf, pos)]
+                o4.replica_nodes = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
                 pos += 4 * n5
             n6, = I.unpack_from(buf, pos)
             pos += 4
             if n6 < 0:
                 raise Malformed('non-nullable IsrNodes is null')
             else:
-                o4.isr_nodes = [*_INT32S[n6].unpack_from(buf, pos)]
+                o4.isr_nodes = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
                 pos += 4 * n6
             o4.offline_replicas = []
             o4.unknown_tagged_fields = None
@@ -3097,13 +3237,19 @@ def _write_MetadataResponseTopic_v0(o: Any, out: bytearray) -> None:
         x8 = o7.replica_nodes
         n9 = len(x8)
         out += I.pack(n9)
-        out += _INT32S[n9].pack(*x8)
+        if n9:
+            out += _INT32S[n9].pack(*x8)
         x10 = o7.isr_nodes
         n11 = len(x10)
         out += I.pack(n11)
-        out += _INT32S[n11].pack(*x10)
+        if n11:
+            out += _INT32S[n11].pack(*x10)
+        if o7.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
     if o.topic_authorized_operations != -2147483648:
         raise non_default('MetadataResponse', 0, 'MetadataResponseTopic.TopicAuthorizedOperations')
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 def _read_MetadataResponseTopic_v1(buf: Any, pos: int) -> tuple[Any, int]:
@@ -3143,14 +3289,14 @@ def _read_MetadataResponseTopic_v1(buf: Any, pos: int) -> tuple[Any, int]:
             if n5 < 0:
                 raise Malformed('non-nullable ReplicaNodes is null')
             else:
-                o4.replica_nodes = [*_INT32S[n5].unpack_from(buf, pos)]
+                o4.replica_nodes = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
                 pos += 4 * n5
             n6, = I.unpack_from(buf, pos)
             pos += 4
             if n6 < 0:
                 raise Malformed('non-nullable IsrNodes is null')
             else:
-                o4.isr_nodes = [*_INT32S[n6].unpack_from(buf, pos)]
+                o4.isr_nodes = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
                 pos += 4 * n6
             o4.offline_replicas = []
             o4.unknown_tagged_fields = None
@@ -3170,6 +3316,8 @@ def _write_MetadataResponseTopic_v1(o: Any, out: bytearray) -> None:
         raise Malformed('Name is longer than 32767 bytes')
     out += H.pack(n2)
     out += b3
+    if o.is_internal is None:
+        raise Malformed('bad bool')
     out += _S3.pack(o.is_internal)
     x4 = o.partitions
     n5 = len(x4)
@@ -3180,13 +3328,19 @@ def _write_MetadataResponseTopic_v1(o: Any, out: bytearray) -> None:
         x8 = o7.replica_nodes
         n9 = len(x8)
         out += I.pack(n9)
-        out += _INT32S[n9].pack(*x8)
+        if n9:
+            out += _INT32S[n9].pack(*x8)
         x10 = o7.isr_nodes
         n11 = len(x10)
         out += I.pack(n11)
-        out += _INT32S[n11].pack(*x10)
+        if n11:
+            out += _INT32S[n11].pack(*x10)
+        if o7.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
     if o.topic_authorized_operations != -2147483648:
         raise non_default('MetadataResponse', 1, 'MetadataResponseTopic.TopicAuthorizedOperations')
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 _read_MetadataResponseTopic_v2 = _read_MetadataResponseTopic_v1
@@ -3201,6 +3355,8 @@ def _write_MetadataResponseTopic_v2(o: Any, out: bytearray) -> None:
         raise Malformed('Name is longer than 32767 bytes')
     out += H.pack(n2)
     out += b3
+    if o.is_internal is None:
+        raise Malformed('bad bool')
     out += _S3.pack(o.is_internal)
     x4 = o.partitions
     n5 = len(x4)
@@ -3211,13 +3367,19 @@ def _write_MetadataResponseTopic_v2(o: Any, out: bytearray) -> None:
         x8 = o7.replica_nodes
         n9 = len(x8)
         out += I.pack(n9)
-        out += _INT32S[n9].pack(*x8)
+        if n9:
+            out += _INT32S[n9].pack(*x8)
         x10 = o7.isr_nodes
         n11 = len(x10)
         out += I.pack(n11)
-        out += _INT32S[n11].pack(*x10)
+        if n11:
+            out += _INT32S[n11].pack(*x10)
+        if o7.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
     if o.topic_authorized_operations != -2147483648:
         raise non_default('MetadataResponse', 2, 'MetadataResponseTopic.TopicAuthorizedOperations')
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 _read_MetadataResponseTopic_v3 = _read_MetadataResponseTopic_v1
@@ -3232,6 +3394,8 @@ def _write_MetadataResponseTopic_v3(o: Any, out: bytearray) -> None:
         raise Malformed('Name is longer than 32767 bytes')
     out += H.pack(n2)
     out += b3
+    if o.is_internal is None:
+        raise Malformed('bad bool')
     out += _S3.pack(o.is_internal)
     x4 = o.partitions
     n5 = len(x4)
@@ -3242,13 +3406,19 @@ def _write_MetadataResponseTopic_v3(o: Any, out: bytearray) -> None:
         x8 = o7.replica_nodes
         n9 = len(x8)
         out += I.pack(n9)
-        out += _INT32S[n9].pack(*x8)
+        if n9:
+            out += _INT32S[n9].pack(*x8)
         x10 = o7.isr_nodes
         n11 = len(x10)
         out += I.pack(n11)
-        out += _INT32S[n11].pack(*x10)
+        if n11:
+            out += _INT32S[n11].pack(*x10)
+        if o7.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
     if o.topic_authorized_operations != -2147483648:
         raise non_default('MetadataResponse', 3, 'MetadataResponseTopic.TopicAuthorizedOperations')
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 _read_MetadataResponseTopic_v4 = _read_MetadataResponseTopic_v1
@@ -3263,6 +3433,8 @@ def _write_MetadataResponseTopic_v4(o: Any, out: bytearray) -> None:
         raise Malformed('Name is longer than 32767 bytes')
     out += H.pack(n2)
     out += b3
+    if o.is_internal is None:
+        raise Malformed('bad bool')
     out += _S3.pack(o.is_internal)
     x4 = o.partitions
     n5 = len(x4)
@@ -3273,13 +3445,19 @@ def _write_MetadataResponseTopic_v4(o: Any, out: bytearray) -> None:
         x8 = o7.replica_nodes
         n9 = len(x8)
         out += I.pack(n9)
-        out += _INT32S[n9].pack(*x8)
+        if n9:
+            out += _INT32S[n9].pack(*x8)
         x10 = o7.isr_nodes
         n11 = len(x10)
         out += I.pack(n11)
-        out += _INT32S[n11].pack(*x10)
+        if n11:
+            out += _INT32S[n11].pack(*x10)
+        if o7.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
     if o.topic_authorized_operations != -2147483648:
         raise non_default('MetadataResponse', 4, 'MetadataResponseTopic.TopicAuthorizedOperations')
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 def _read_MetadataResponseTopic_v5(buf: Any, pos: int) -> tuple[Any, int]:
@@ -3319,21 +3497,21 @@ def _read_MetadataResponseTopic_v5(buf: Any, pos: int) -> tuple[Any, int]:
             if n5 < 0:
                 raise Malformed('non-nullable ReplicaNodes is null')
             else:
-                o4.replica_nodes = [*_INT32S[n5].unpack_from(buf, pos)]
+                o4.replica_nodes = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
                 pos += 4 * n5
             n6, = I.unpack_from(buf, pos)
             pos += 4
             if n6 < 0:
                 raise Malformed('non-nullable IsrNodes is null')
             else:
-                o4.isr_nodes = [*_INT32S[n6].unpack_from(buf, pos)]
+                o4.isr_nodes = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
                 pos += 4 * n6
             n7, = I.unpack_from(buf, pos)
             pos += 4
             if n7 < 0:
                 raise Malformed('non-nullable OfflineReplicas is null')
             else:
-                o4.offline_replicas = [*_INT32S[n7].unpack_from(buf, pos)]
+                o4.offline_replicas = [*_INT32S[n7].unpack_from(buf, pos)] if n7 else []
                 pos += 4 * n7
             o4.unknown_tagged_fields = None
             items3.append(o4)
@@ -3352,6 +3530,8 @@ def _write_MetadataResponseTopic_v5(o: Any, out: bytearray) -> None:
         raise Malformed('Name is longer than 32767 bytes')
     out += H.pack(n2)
     out += b3
+    if o.is_internal is None:
+        raise Malformed('bad bool')
     out += _S3.pack(o.is_internal)
     x4 = o.partitions
     n5 = len(x4)
@@ -3362,17 +3542,24 @@ def _write_MetadataResponseTopic_v5(o: Any, out: bytearray) -> None:
         x8 = o7.replica_nodes
         n9 = len(x8)
         out += I.pack(n9)
-        out += _INT32S[n9].pack(*x8)
+        if n9:
+            out += _INT32S[n9].pack(*x8)
         x10 = o7.isr_nodes
         n11 = len(x10)
         out += I.pack(n11)
-        out += _INT32S[n11].pack(*x10)
+        if n11:
+            out += _INT32S[n11].pack(*x10)
         x12 = o7.offline_replicas
         n13 = len(x12)
         out += I.pack(n13)
-        out += _INT32S[n13].pack(*x12)
+        if n13:
+            out += _INT32S[n13].pack(*x12)
+        if o7.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
     if o.topic_authorized_operations != -2147483648:
         raise non_default('MetadataResponse', 5, 'MetadataResponseTopic.TopicAuthorizedOperations')
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 _read_MetadataResponseTopic_v6 = _read_MetadataResponseTopic_v5
@@ -3387,6 +3574,8 @@ def _write_MetadataResponseTopic_v6(o: Any, out: bytearray) -> None:
         raise Malformed('Name is longer than 32767 bytes')
     out += H.pack(n2)
     out += b3
+    if o.is_internal is None:
+        raise Malformed('bad bool')
     out += _S3.pack(o.is_internal)
     x4 = o.partitions
     n5 = len(x4)
@@ -3397,17 +3586,24 @@ def _write_MetadataResponseTopic_v6(o: Any, out: bytearray) -> None:
         x8 = o7.replica_nodes
         n9 = len(x8)
         out += I.pack(n9)
-        out += _INT32S[n9].pack(*x8)
+        if n9:
+            out += _INT32S[n9].pack(*x8)
         x10 = o7.isr_nodes
         n11 = len(x10)
         out += I.pack(n11)
-        out += _INT32S[n11].pack(*x10)
+        if n11:
+            out += _INT32S[n11].pack(*x10)
         x12 = o7.offline_replicas
         n13 = len(x12)
         out += I.pack(n13)
-        out += _INT32S[n13].pack(*x12)
+        if n13:
+            out += _INT32S[n13].pack(*x12)
+        if o7.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
     if o.topic_authorized_operations != -2147483648:
         raise non_default('MetadataResponse', 6, 'MetadataResponseTopic.TopicAuthorizedOperations')
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 def _read_MetadataResponseTopic_v7(buf: Any, pos: int) -> tuple[Any, int]:
@@ -3446,21 +3642,21 @@ def _read_MetadataResponseTopic_v7(buf: Any, pos: int) -> tuple[Any, int]:
             if n5 < 0:
                 raise Malformed('non-nullable ReplicaNodes is null')
             else:
-                o4.replica_nodes = [*_INT32S[n5].unpack_from(buf, pos)]
+                o4.replica_nodes = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
                 pos += 4 * n5
             n6, = I.unpack_from(buf, pos)
             pos += 4
             if n6 < 0:
                 raise Malformed('non-nullable IsrNodes is null')
             else:
-                o4.isr_nodes = [*_INT32S[n6].unpack_from(buf, pos)]
+                o4.isr_nodes = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
                 pos += 4 * n6
             n7, = I.unpack_from(buf, pos)
             pos += 4
             if n7 < 0:
                 raise Malformed('non-nullable OfflineReplicas is null')
             else:
-                o4.offline_replicas = [*_INT32S[n7].unpack_from(buf, pos)]
+                o4.offline_replicas = [*_INT32S[n7].unpack_from(buf, pos)] if n7 else []
                 pos += 4 * n7
             o4.unknown_tagged_fields = None
             items3.append(o4)
@@ -3479,6 +3675,8 @@ def _write_MetadataResponseTopic_v7(o: Any, out: bytearray) -> None:
         raise Malformed('Name is longer than 32767 bytes')
     out += H.pack(n2)
     out += b3
+    if o.is_internal is None:
+        raise Malformed('bad bool')
     out += _S3.pack(o.is_internal)
     x4 = o.partitions
     n5 = len(x4)
@@ -3489,17 +3687,24 @@ def _write_MetadataResponseTopic_v7(o: Any, out: bytearray) -> None:
         x8 = o7.replica_nodes
         n9 = len(x8)
         out += I.pack(n9)
-        out += _INT32S[n9].pack(*x8)
+        if n9:
+            out += _INT32S[n9].pack(*x8)
         x10 = o7.isr_nodes
         n11 = len(x10)
         out += I.pack(n11)
-        out += _INT32S[n11].pack(*x10)
+        if n11:
+            out += _INT32S[n11].pack(*x10)
         x12 = o7.offline_replicas
         n13 = len(x12)
         out += I.pack(n13)
-        out += _INT32S[n13].pack(*x12)
+        if n13:
+            out += _INT32S[n13].pack(*x12)
+        if o7.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
     if o.topic_authorized_operations != -2147483648:
         raise non_default('MetadataResponse', 7, 'MetadataResponseTopic.TopicAuthorizedOperations')
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 def _read_MetadataResponseTopic_v8(buf: Any, pos: int) -> tuple[Any, int]:
@@ -3538,21 +3743,21 @@ def _read_MetadataResponseTopic_v8(buf: Any, pos: int) -> tuple[Any, int]:
             if n5 < 0:
                 raise Malformed('non-nullable ReplicaNodes is null')
             else:
-                o4.replica_nodes = [*_INT32S[n5].unpack_from(buf, pos)]
+                o4.replica_nodes = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
                 pos += 4 * n5
             n6, = I.unpack_from(buf, pos)
             pos += 4
             if n6 < 0:
                 raise Malformed('non-nullable IsrNodes is null')
             else:
-                o4.isr_nodes = [*_INT32S[n6].unpack_from(buf, pos)]
+                o4.isr_nodes = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
                 pos += 4 * n6
             n7, = I.unpack_from(buf, pos)
             pos += 4
             if n7 < 0:
                 raise Malformed('non-nullable OfflineReplicas is null')
             else:
-                o4.offline_replicas = [*_INT32S[n7].unpack_from(buf, pos)]
+                o4.offline_replicas = [*_INT32S[n7].unpack_from(buf, pos)] if n7 else []
                 pos += 4 * n7
             o4.unknown_tagged_fields = None
             items3.append(o4)
@@ -3572,6 +3777,8 @@ def _write_MetadataResponseTopic_v8(o: Any, out: bytearray) -> None:
         raise Malformed('Name is longer than 32767 bytes')
     out += H.pack(n2)
     out += b3
+    if o.is_internal is None:
+        raise Malformed('bad bool')
     out += _S3.pack(o.is_internal)
     x4 = o.partitions
     n5 = len(x4)
@@ -3582,16 +3789,23 @@ def _write_MetadataResponseTopic_v8(o: Any, out: bytearray) -> None:
         x8 = o7.replica_nodes
         n9 = len(x8)
         out += I.pack(n9)
-        out += _INT32S[n9].pack(*x8)
+        if n9:
+            out += _INT32S[n9].pack(*x8)
         x10 = o7.isr_nodes
         n11 = len(x10)
         out += I.pack(n11)
-        out += _INT32S[n11].pack(*x10)
+        if n11:
+            out += _INT32S[n11].pack(*x10)
         x12 = o7.offline_replicas
         n13 = len(x12)
         out += I.pack(n13)
-        out += _INT32S[n13].pack(*x12)
+        if n13:
+            out += _INT32S[n13].pack(*x12)
+        if o7.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
     out += _S0.pack(o.topic_authorized_operations)
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 def _read_MetadataResponseTopic_v9(buf: Any, pos: int) -> tuple[Any, int]:
@@ -3644,7 +3858,7 @@ def _read_MetadataResponseTopic_v9(buf: Any, pos: int) -> tuple[Any, int]:
             if n5 < 0:
                 raise Malformed('non-nullable ReplicaNodes is null')
             else:
-                o4.replica_nodes = [*_INT32S[n5].unpack_from(buf, pos)]
+                o4.replica_nodes = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
                 pos += 4 * n5
             n6 = buf[pos] - 1
             if n6 < 0x7f:
@@ -3655,7 +3869,7 @@ def _read_MetadataResponseTopic_v9(buf: Any, pos: int) -> tuple[Any, int]:
             if n6 < 0:
                 raise Malformed('non-nullable IsrNodes is null')
             else:
-                o4.isr_nodes = [*_INT32S[n6].unpack_from(buf, pos)]
+                o4.isr_nodes = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
                 pos += 4 * n6
             n7 = buf[pos] - 1
             if n7 < 0x7f:
@@ -3666,7 +3880,7 @@ def _read_MetadataResponseTopic_v9(buf: Any, pos: int) -> tuple[Any, int]:
             if n7 < 0:
                 raise Malformed('non-nullable OfflineReplicas is null')
             else:
-                o4.offline_replicas = [*_INT32S[n7].unpack_from(buf, pos)]
+                o4.offline_replicas = [*_INT32S[n7].unpack_from(buf, pos)] if n7 else []
                 pos += 4 * n7
             o4.unknown_tagged_fields = None
             if buf[pos] == 0:
@@ -3697,6 +3911,8 @@ def _write_MetadataResponseTopic_v9(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     out += b3
+    if o.is_internal is None:
+        raise Malformed('bad bool')
     out += _S3.pack(o.is_internal)
     x4 = o.partitions
     n5 = len(x4)
@@ -3713,21 +3929,24 @@ def _write_MetadataResponseTopic_v9(o: Any, out: bytearray) -> None:
             out.append(n9 + 1)
         else:
             write_uvarint(out, n9 + 1)
-        out += _INT32S[n9].pack(*x8)
+        if n9:
+            out += _INT32S[n9].pack(*x8)
         x10 = o7.isr_nodes
         n11 = len(x10)
         if n11 < 0x7f:
             out.append(n11 + 1)
         else:
             write_uvarint(out, n11 + 1)
-        out += _INT32S[n11].pack(*x10)
+        if n11:
+            out += _INT32S[n11].pack(*x10)
         x12 = o7.offline_replicas
         n13 = len(x12)
         if n13 < 0x7f:
             out.append(n13 + 1)
         else:
             write_uvarint(out, n13 + 1)
-        out += _INT32S[n13].pack(*x12)
+        if n13:
+            out += _INT32S[n13].pack(*x12)
         if o7.unknown_tagged_fields:
             write_tagged(out, [], o7.unknown_tagged_fields)
         else:
@@ -3789,7 +4008,7 @@ def _read_MetadataResponseTopic_v10(buf: Any, pos: int) -> tuple[Any, int]:
             if n6 < 0:
                 raise Malformed('non-nullable ReplicaNodes is null')
             else:
-                o5.replica_nodes = [*_INT32S[n6].unpack_from(buf, pos)]
+                o5.replica_nodes = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
                 pos += 4 * n6
             n7 = buf[pos] - 1
             if n7 < 0x7f:
@@ -3800,7 +4019,7 @@ def _read_MetadataResponseTopic_v10(buf: Any, pos: int) -> tuple[Any, int]:
             if n7 < 0:
                 raise Malformed('non-nullable IsrNodes is null')
             else:
-                o5.isr_nodes = [*_INT32S[n7].unpack_from(buf, pos)]
+                o5.isr_nodes = [*_INT32S[n7].unpack_from(buf, pos)] if n7 else []
                 pos += 4 * n7
             n8 = buf[pos] - 1
             if n8 < 0x7f:
@@ -3811,7 +4030,7 @@ def _read_MetadataResponseTopic_v10(buf: Any, pos: int) -> tuple[Any, int]:
             if n8 < 0:
                 raise Malformed('non-nullable OfflineReplicas is null')
             else:
-                o5.offline_replicas = [*_INT32S[n8].unpack_from(buf, pos)]
+                o5.offline_replicas = [*_INT32S[n8].unpack_from(buf, pos)] if n8 else []
                 pos += 4 * n8
             o5.unknown_tagged_fields = None
             if buf[pos] == 0:
@@ -3842,6 +4061,10 @@ def _write_MetadataResponseTopic_v10(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     out += b3
+    if len(o.topic_id) != 16:
+        raise Malformed('bad uuid')
+    if o.is_internal is None:
+        raise Malformed('bad bool')
     out += _S5.pack(o.topic_id, o.is_internal)
     x4 = o.partitions
     n5 = len(x4)
@@ -3858,21 +4081,24 @@ def _write_MetadataResponseTopic_v10(o: Any, out: bytearray) -> None:
             out.append(n9 + 1)
         else:
             write_uvarint(out, n9 + 1)
-        out += _INT32S[n9].pack(*x8)
+        if n9:
+            out += _INT32S[n9].pack(*x8)
         x10 = o7.isr_nodes
         n11 = len(x10)
         if n11 < 0x7f:
             out.append(n11 + 1)
         else:
             write_uvarint(out, n11 + 1)
-        out += _INT32S[n11].pack(*x10)
+        if n11:
+            out += _INT32S[n11].pack(*x10)
         x12 = o7.offline_replicas
         n13 = len(x12)
         if n13 < 0x7f:
             out.append(n13 + 1)
         else:
             write_uvarint(out, n13 + 1)
-        out += _INT32S[n13].pack(*x12)
+        if n13:
+            out += _INT32S[n13].pack(*x12)
         if o7.unknown_tagged_fields:
             write_tagged(out, [], o7.unknown_tagged_fields)
         else:
@@ -3940,7 +4166,7 @@ def _read_MetadataResponseTopic_v12(buf: Any, pos: int) -> tuple[Any, int]:
             if n6 < 0:
                 raise Malformed('non-nullable ReplicaNodes is null')
             else:
-                o5.replica_nodes = [*_INT32S[n6].unpack_from(buf, pos)]
+                o5.replica_nodes = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
                 pos += 4 * n6
             n7 = buf[pos] - 1
             if n7 < 0x7f:
@@ -3951,7 +4177,7 @@ def _read_MetadataResponseTopic_v12(buf: Any, pos: int) -> tuple[Any, int]:
             if n7 < 0:
                 raise Malformed('non-nullable IsrNodes is null')
             else:
-                o5.isr_nodes = [*_INT32S[n7].unpack_from(buf, pos)]
+                o5.isr_nodes = [*_INT32S[n7].unpack_from(buf, pos)] if n7 else []
                 pos += 4 * n7
             n8 = buf[pos] - 1
             if n8 < 0x7f:
@@ -3962,7 +4188,7 @@ def _read_MetadataResponseTopic_v12(buf: Any, pos: int) -> tuple[Any, int]:
             if n8 < 0:
                 raise Malformed('non-nullable OfflineReplicas is null')
             else:
-                o5.offline_replicas = [*_INT32S[n8].unpack_from(buf, pos)]
+                o5.offline_replicas = [*_INT32S[n8].unpack_from(buf, pos)] if n8 else []
                 pos += 4 * n8
             o5.unknown_tagged_fields = None
             if buf[pos] == 0:
@@ -3996,6 +4222,10 @@ def _write_MetadataResponseTopic_v12(o: Any, out: bytearray) -> None:
         else:
             write_uvarint(out, n2 + 1)
         out += b3
+    if len(o.topic_id) != 16:
+        raise Malformed('bad uuid')
+    if o.is_internal is None:
+        raise Malformed('bad bool')
     out += _S5.pack(o.topic_id, o.is_internal)
     x4 = o.partitions
     n5 = len(x4)
@@ -4012,21 +4242,24 @@ def _write_MetadataResponseTopic_v12(o: Any, out: bytearray) -> None:
             out.append(n9 + 1)
         else:
             write_uvarint(out, n9 + 1)
-        out += _INT32S[n9].pack(*x8)
+        if n9:
+            out += _INT32S[n9].pack(*x8)
         x10 = o7.isr_nodes
         n11 = len(x10)
         if n11 < 0x7f:
             out.append(n11 + 1)
         else:
             write_uvarint(out, n11 + 1)
-        out += _INT32S[n11].pack(*x10)
+        if n11:
+            out += _INT32S[n11].pack(*x10)
         x12 = o7.offline_replicas
         n13 = len(x12)
         if n13 < 0x7f:
             out.append(n13 + 1)
         else:
             write_uvarint(out, n13 + 1)
-        out += _INT32S[n13].pack(*x12)
+        if n13:
+            out += _INT32S[n13].pack(*x12)
         if o7.unknown_tagged_fields:
             write_tagged(out, [], o7.unknown_tagged_fields)
         else:
@@ -4048,14 +4281,14 @@ def _read_MetadataResponsePartition_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if n1 < 0:
         raise Malformed('non-nullable ReplicaNodes is null')
     else:
-        o.replica_nodes = [*_INT32S[n1].unpack_from(buf, pos)]
+        o.replica_nodes = [*_INT32S[n1].unpack_from(buf, pos)] if n1 else []
         pos += 4 * n1
     n2, = I.unpack_from(buf, pos)
     pos += 4
     if n2 < 0:
         raise Malformed('non-nullable IsrNodes is null')
     else:
-        o.isr_nodes = [*_INT32S[n2].unpack_from(buf, pos)]
+        o.isr_nodes = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
         pos += 4 * n2
     o.offline_replicas = []
     o.unknown_tagged_fields = None
@@ -4067,11 +4300,15 @@ def _write_MetadataResponsePartition_v0(o: Any, out: bytearray) -> None:
     x1 = o.replica_nodes
     n2 = len(x1)
     out += I.pack(n2)
-    out += _INT32S[n2].pack(*x1)
+    if n2:
+        out += _INT32S[n2].pack(*x1)
     x3 = o.isr_nodes
     n4 = len(x3)
     out += I.pack(n4)
-    out += _INT32S[n4].pack(*x3)
+    if n4:
+        out += _INT32S[n4].pack(*x3)
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 _read_MetadataResponsePartition_v1 = _read_MetadataResponsePartition_v0
@@ -4108,21 +4345,21 @@ def _read_MetadataResponsePartition_v5(buf: Any, pos: int) -> tuple[Any, int]:
     if n1 < 0:
         raise Malformed('non-nullable ReplicaNodes is null')
     else:
-        o.replica_nodes = [*_INT32S[n1].unpack_from(buf, pos)]
+        o.replica_nodes = [*_INT32S[n1].unpack_from(buf, pos)] if n1 else []
         pos += 4 * n1
     n2, = I.unpack_from(buf, pos)
     pos += 4
     if n2 < 0:
         raise Malformed('non-nullable IsrNodes is null')
     else:
-        o.isr_nodes = [*_INT32S[n2].unpack_from(buf, pos)]
+        o.isr_nodes = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
         pos += 4 * n2
     n3, = I.unpack_from(buf, pos)
     pos += 4
     if n3 < 0:
         raise Malformed('non-nullable OfflineReplicas is null')
     else:
-        o.offline_replicas = [*_INT32S[n3].unpack_from(buf, pos)]
+        o.offline_replicas = [*_INT32S[n3].unpack_from(buf, pos)] if n3 else []
         pos += 4 * n3
     o.unknown_tagged_fields = None
     return o, pos
@@ -4133,15 +4370,20 @@ def _write_MetadataResponsePartition_v5(o: Any, out: bytearray) -> None:
     x1 = o.replica_nodes
     n2 = len(x1)
     out += I.pack(n2)
-    out += _INT32S[n2].pack(*x1)
+    if n2:
+        out += _INT32S[n2].pack(*x1)
     x3 = o.isr_nodes
     n4 = len(x3)
     out += I.pack(n4)
-    out += _INT32S[n4].pack(*x3)
+    if n4:
+        out += _INT32S[n4].pack(*x3)
     x5 = o.offline_replicas
     n6 = len(x5)
     out += I.pack(n6)
-    out += _INT32S[n6].pack(*x5)
+    if n6:
+        out += _INT32S[n6].pack(*x5)
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 _read_MetadataResponsePartition_v6 = _read_MetadataResponsePartition_v5
@@ -4159,21 +4401,21 @@ def _read_MetadataResponsePartition_v7(buf: Any, pos: int) -> tuple[Any, int]:
     if n1 < 0:
         raise Malformed('non-nullable ReplicaNodes is null')
     else:
-        o.replica_nodes = [*_INT32S[n1].unpack_from(buf, pos)]
+        o.replica_nodes = [*_INT32S[n1].unpack_from(buf, pos)] if n1 else []
         pos += 4 * n1
     n2, = I.unpack_from(buf, pos)
     pos += 4
     if n2 < 0:
         raise Malformed('non-nullable IsrNodes is null')
     else:
-        o.isr_nodes = [*_INT32S[n2].unpack_from(buf, pos)]
+        o.isr_nodes = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
         pos += 4 * n2
     n3, = I.unpack_from(buf, pos)
     pos += 4
     if n3 < 0:
         raise Malformed('non-nullable OfflineReplicas is null')
     else:
-        o.offline_replicas = [*_INT32S[n3].unpack_from(buf, pos)]
+        o.offline_replicas = [*_INT32S[n3].unpack_from(buf, pos)] if n3 else []
         pos += 4 * n3
     o.unknown_tagged_fields = None
     return o, pos
@@ -4184,15 +4426,20 @@ def _write_MetadataResponsePartition_v7(o: Any, out: bytearray) -> None:
     x1 = o.replica_nodes
     n2 = len(x1)
     out += I.pack(n2)
-    out += _INT32S[n2].pack(*x1)
+    if n2:
+        out += _INT32S[n2].pack(*x1)
     x3 = o.isr_nodes
     n4 = len(x3)
     out += I.pack(n4)
-    out += _INT32S[n4].pack(*x3)
+    if n4:
+        out += _INT32S[n4].pack(*x3)
     x5 = o.offline_replicas
     n6 = len(x5)
     out += I.pack(n6)
-    out += _INT32S[n6].pack(*x5)
+    if n6:
+        out += _INT32S[n6].pack(*x5)
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 _read_MetadataResponsePartition_v8 = _read_MetadataResponsePartition_v7
@@ -4214,7 +4461,7 @@ def _read_MetadataResponsePartition_v9(buf: Any, pos: int) -> tuple[Any, int]:
     if n1 < 0:
         raise Malformed('non-nullable ReplicaNodes is null')
     else:
-        o.replica_nodes = [*_INT32S[n1].unpack_from(buf, pos)]
+        o.replica_nodes = [*_INT32S[n1].unpack_from(buf, pos)] if n1 else []
         pos += 4 * n1
     n2 = buf[pos] - 1
     if n2 < 0x7f:
@@ -4225,7 +4472,7 @@ def _read_MetadataResponsePartition_v9(buf: Any, pos: int) -> tuple[Any, int]:
     if n2 < 0:
         raise Malformed('non-nullable IsrNodes is null')
     else:
-        o.isr_nodes = [*_INT32S[n2].unpack_from(buf, pos)]
+        o.isr_nodes = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
         pos += 4 * n2
     n3 = buf[pos] - 1
     if n3 < 0x7f:
@@ -4236,7 +4483,7 @@ def _read_MetadataResponsePartition_v9(buf: Any, pos: int) -> tuple[Any, int]:
     if n3 < 0:
         raise Malformed('non-nullable OfflineReplicas is null')
     else:
-        o.offline_replicas = [*_INT32S[n3].unpack_from(buf, pos)]
+        o.offline_replicas = [*_INT32S[n3].unpack_from(buf, pos)] if n3 else []
         pos += 4 * n3
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
@@ -4254,21 +4501,24 @@ def _write_MetadataResponsePartition_v9(o: Any, out: bytearray) -> None:
         out.append(n2 + 1)
     else:
         write_uvarint(out, n2 + 1)
-    out += _INT32S[n2].pack(*x1)
+    if n2:
+        out += _INT32S[n2].pack(*x1)
     x3 = o.isr_nodes
     n4 = len(x3)
     if n4 < 0x7f:
         out.append(n4 + 1)
     else:
         write_uvarint(out, n4 + 1)
-    out += _INT32S[n4].pack(*x3)
+    if n4:
+        out += _INT32S[n4].pack(*x3)
     x5 = o.offline_replicas
     n6 = len(x5)
     if n6 < 0x7f:
         out.append(n6 + 1)
     else:
         write_uvarint(out, n6 + 1)
-    out += _INT32S[n6].pack(*x5)
+    if n6:
+        out += _INT32S[n6].pack(*x5)
     if o.unknown_tagged_fields:
         write_tagged(out, [], o.unknown_tagged_fields)
     else:

@@ -120,7 +120,7 @@ def _read_PartitionChangeRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
                 if n6 < 0:
                     o.isr = None
                 else:
-                    o.isr = [*_INT32S[n6].unpack_from(buf, pos)]
+                    o.isr = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
                     pos += 4 * n6
                 if pos != stop5:
                     raise Malformed('tagged field size does not match its value')
@@ -139,7 +139,7 @@ def _read_PartitionChangeRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
                 if n7 < 0:
                     o.replicas = None
                 else:
-                    o.replicas = [*_INT32S[n7].unpack_from(buf, pos)]
+                    o.replicas = [*_INT32S[n7].unpack_from(buf, pos)] if n7 else []
                     pos += 4 * n7
                 if pos != stop5:
                     raise Malformed('tagged field size does not match its value')
@@ -153,7 +153,7 @@ def _read_PartitionChangeRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
                 if n8 < 0:
                     o.removing_replicas = None
                 else:
-                    o.removing_replicas = [*_INT32S[n8].unpack_from(buf, pos)]
+                    o.removing_replicas = [*_INT32S[n8].unpack_from(buf, pos)] if n8 else []
                     pos += 4 * n8
                 if pos != stop5:
                     raise Malformed('tagged field size does not match its value')
@@ -167,7 +167,7 @@ def _read_PartitionChangeRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
                 if n9 < 0:
                     o.adding_replicas = None
                 else:
-                    o.adding_replicas = [*_INT32S[n9].unpack_from(buf, pos)]
+                    o.adding_replicas = [*_INT32S[n9].unpack_from(buf, pos)] if n9 else []
                     pos += 4 * n9
                 if pos != stop5:
                     raise Malformed('tagged field size does not match its value')
@@ -191,6 +191,8 @@ def _write_PartitionChangeRecord_v0(o: Any, out: bytearray) -> None:
         raise non_default('PartitionChangeRecord', 0, 'PartitionChangeRecord.EligibleLeaderReplicas')
     if o.last_known_elr is not None:
         raise non_default('PartitionChangeRecord', 0, 'PartitionChangeRecord.LastKnownElr')
+    if len(o.topic_id) != 16:
+        raise Malformed('bad uuid')
     out += _S0.pack(o.partition_id, o.topic_id)
     if o.unknown_tagged_fields:
         known1: list[tuple[int, bytearray]] = []
@@ -205,7 +207,8 @@ def _write_PartitionChangeRecord_v0(o: Any, out: bytearray) -> None:
                     t2.append(n4 + 1)
                 else:
                     write_uvarint(t2, n4 + 1)
-                t2 += _INT32S[n4].pack(*x3)
+                if n4:
+                    t2 += _INT32S[n4].pack(*x3)
             known1.append((0, t2))
         if o.leader != -2:
             t5 = bytearray()
@@ -222,7 +225,8 @@ def _write_PartitionChangeRecord_v0(o: Any, out: bytearray) -> None:
                     t6.append(n8 + 1)
                 else:
                     write_uvarint(t6, n8 + 1)
-                t6 += _INT32S[n8].pack(*x7)
+                if n8:
+                    t6 += _INT32S[n8].pack(*x7)
             known1.append((2, t6))
         if o.removing_replicas is not None:
             t9 = bytearray()
@@ -235,7 +239,8 @@ def _write_PartitionChangeRecord_v0(o: Any, out: bytearray) -> None:
                     t9.append(n11 + 1)
                 else:
                     write_uvarint(t9, n11 + 1)
-                t9 += _INT32S[n11].pack(*x10)
+                if n11:
+                    t9 += _INT32S[n11].pack(*x10)
             known1.append((3, t9))
         if o.adding_replicas is not None:
             t12 = bytearray()
@@ -248,7 +253,8 @@ def _write_PartitionChangeRecord_v0(o: Any, out: bytearray) -> None:
                     t12.append(n14 + 1)
                 else:
                     write_uvarint(t12, n14 + 1)
-                t12 += _INT32S[n14].pack(*x13)
+                if n14:
+                    t12 += _INT32S[n14].pack(*x13)
             known1.append((4, t12))
         if o.leader_recovery_state != -1:
             t15 = bytearray()
@@ -269,7 +275,8 @@ def _write_PartitionChangeRecord_v0(o: Any, out: bytearray) -> None:
                     t17.append(n19 + 1)
                 else:
                     write_uvarint(t17, n19 + 1)
-                t17 += _INT32S[n19].pack(*x18)
+                if n19:
+                    t17 += _INT32S[n19].pack(*x18)
             out.append(0)
             if len(t17) < 0x80:
                 out.append(len(t17))
@@ -289,7 +296,8 @@ def _write_PartitionChangeRecord_v0(o: Any, out: bytearray) -> None:
                     t20.append(n22 + 1)
                 else:
                     write_uvarint(t20, n22 + 1)
-                t20 += _INT32S[n22].pack(*x21)
+                if n22:
+                    t20 += _INT32S[n22].pack(*x21)
             out.append(2)
             if len(t20) < 0x80:
                 out.append(len(t20))
@@ -307,7 +315,8 @@ def _write_PartitionChangeRecord_v0(o: Any, out: bytearray) -> None:
                     t23.append(n25 + 1)
                 else:
                     write_uvarint(t23, n25 + 1)
-                t23 += _INT32S[n25].pack(*x24)
+                if n25:
+                    t23 += _INT32S[n25].pack(*x24)
             out.append(3)
             if len(t23) < 0x80:
                 out.append(len(t23))
@@ -325,7 +334,8 @@ def _write_PartitionChangeRecord_v0(o: Any, out: bytearray) -> None:
                     t26.append(n28 + 1)
                 else:
                     write_uvarint(t26, n28 + 1)
-                t26 += _INT32S[n28].pack(*x27)
+                if n28:
+                    t26 += _INT32S[n28].pack(*x27)
             out.append(4)
             if len(t26) < 0x80:
                 out.append(len(t26))
@@ -384,7 +394,7 @@ def _read_PartitionChangeRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
                 if n6 < 0:
                     o.isr = None
                 else:
-                    o.isr = [*_INT32S[n6].unpack_from(buf, pos)]
+                    o.isr = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
                     pos += 4 * n6
                 if pos != stop5:
                     raise Malformed('tagged field size does not match its value')
@@ -403,7 +413,7 @@ def _read_PartitionChangeRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
                 if n7 < 0:
                     o.replicas = None
                 else:
-                    o.replicas = [*_INT32S[n7].unpack_from(buf, pos)]
+                    o.replicas = [*_INT32S[n7].unpack_from(buf, pos)] if n7 else []
                     pos += 4 * n7
                 if pos != stop5:
                     raise Malformed('tagged field size does not match its value')
@@ -417,7 +427,7 @@ def _read_PartitionChangeRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
                 if n8 < 0:
                     o.removing_replicas = None
                 else:
-                    o.removing_replicas = [*_INT32S[n8].unpack_from(buf, pos)]
+                    o.removing_replicas = [*_INT32S[n8].unpack_from(buf, pos)] if n8 else []
                     pos += 4 * n8
                 if pos != stop5:
                     raise Malformed('tagged field size does not match its value')
@@ -431,7 +441,7 @@ def _read_PartitionChangeRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
                 if n9 < 0:
                     o.adding_replicas = None
                 else:
-                    o.adding_replicas = [*_INT32S[n9].unpack_from(buf, pos)]
+                    o.adding_replicas = [*_INT32S[n9].unpack_from(buf, pos)] if n9 else []
                     pos += 4 * n9
                 if pos != stop5:
                     raise Malformed('tagged field size does not match its value')
@@ -452,7 +462,7 @@ def _read_PartitionChangeRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
                 else:
                     if n10 > end - pos:
                         raise Malformed('array length exceeds the input')
-                    o.directories = [bytes_new(Uuid, u) for u in _UUIDS[n10].unpack_from(buf, pos)]
+                    o.directories = [bytes_new(Uuid, u) for u in _UUIDS[n10].unpack_from(buf, pos)] if n10 else []
                     pos += 16 * n10
                 if pos != stop5:
                     raise Malformed('tagged field size does not match its value')
@@ -469,6 +479,8 @@ def _write_PartitionChangeRecord_v1(o: Any, out: bytearray) -> None:
         raise non_default('PartitionChangeRecord', 1, 'PartitionChangeRecord.EligibleLeaderReplicas')
     if o.last_known_elr is not None:
         raise non_default('PartitionChangeRecord', 1, 'PartitionChangeRecord.LastKnownElr')
+    if len(o.topic_id) != 16:
+        raise Malformed('bad uuid')
     out += _S0.pack(o.partition_id, o.topic_id)
     if o.unknown_tagged_fields:
         known1: list[tuple[int, bytearray]] = []
@@ -483,7 +495,8 @@ def _write_PartitionChangeRecord_v1(o: Any, out: bytearray) -> None:
                     t2.append(n4 + 1)
                 else:
                     write_uvarint(t2, n4 + 1)
-                t2 += _INT32S[n4].pack(*x3)
+                if n4:
+                    t2 += _INT32S[n4].pack(*x3)
             known1.append((0, t2))
         if o.leader != -2:
             t5 = bytearray()
@@ -500,7 +513,8 @@ def _write_PartitionChangeRecord_v1(o: Any, out: bytearray) -> None:
                     t6.append(n8 + 1)
                 else:
                     write_uvarint(t6, n8 + 1)
-                t6 += _INT32S[n8].pack(*x7)
+                if n8:
+                    t6 += _INT32S[n8].pack(*x7)
             known1.append((2, t6))
         if o.removing_replicas is not None:
             t9 = bytearray()
@@ -513,7 +527,8 @@ def _write_PartitionChangeRecord_v1(o: Any, out: bytearray) -> None:
                     t9.append(n11 + 1)
                 else:
                     write_uvarint(t9, n11 + 1)
-                t9 += _INT32S[n11].pack(*x10)
+                if n11:
+                    t9 += _INT32S[n11].pack(*x10)
             known1.append((3, t9))
         if o.adding_replicas is not None:
             t12 = bytearray()
@@ -526,7 +541,8 @@ def _write_PartitionChangeRecord_v1(o: Any, out: bytearray) -> None:
                     t12.append(n14 + 1)
                 else:
                     write_uvarint(t12, n14 + 1)
-                t12 += _INT32S[n14].pack(*x13)
+                if n14:
+                    t12 += _INT32S[n14].pack(*x13)
             known1.append((4, t12))
         if o.leader_recovery_state != -1:
             t15 = bytearray()
@@ -543,106 +559,118 @@ def _write_PartitionChangeRecord_v1(o: Any, out: bytearray) -> None:
                     t16.append(n18 + 1)
                 else:
                     write_uvarint(t16, n18 + 1)
-                t16 += _UUIDS[n18].pack(*x17)
+                for u19 in x17:
+                    if len(u19) != 16:
+                        raise Malformed('bad uuid')
+                if n18:
+                    t16 += _UUIDS[n18].pack(*x17)
             known1.append((8, t16))
         write_tagged(out, known1, o.unknown_tagged_fields)
     else:
-        count19 = (o.isr is not None) + (o.leader != -2) + (o.replicas is not None) + (o.removing_replicas is not None) + (o.adding_replicas is not None) + (o.leader_recovery_state != -1) + (o.directories is not None)
-        out.append(count19)
+        count20 = (o.isr is not None) + (o.leader != -2) + (o.replicas is not None) + (o.removing_replicas is not None) + (o.adding_replicas is not None) + (o.leader_recovery_state != -1) + (o.directories is not None)
+        out.append(count20)
         if o.isr is not None:
-            t20 = bytearray()
-            x21 = o.isr
-            if x21 is None:
-                t20.append(0)
+            t21 = bytearray()
+            x22 = o.isr
+            if x22 is None:
+                t21.append(0)
             else:
-                n22 = len(x21)
-                if n22 < 0x7f:
-                    t20.append(n22 + 1)
+                n23 = len(x22)
+                if n23 < 0x7f:
+                    t21.append(n23 + 1)
                 else:
-                    write_uvarint(t20, n22 + 1)
-                t20 += _INT32S[n22].pack(*x21)
+                    write_uvarint(t21, n23 + 1)
+                if n23:
+                    t21 += _INT32S[n23].pack(*x22)
             out.append(0)
-            if len(t20) < 0x80:
-                out.append(len(t20))
+            if len(t21) < 0x80:
+                out.append(len(t21))
             else:
-                write_uvarint(out, len(t20))
-            out += t20
+                write_uvarint(out, len(t21))
+            out += t21
         if o.leader != -2:
             out += _S3.pack(1, 4, o.leader)
         if o.replicas is not None:
-            t23 = bytearray()
-            x24 = o.replicas
-            if x24 is None:
-                t23.append(0)
+            t24 = bytearray()
+            x25 = o.replicas
+            if x25 is None:
+                t24.append(0)
             else:
-                n25 = len(x24)
-                if n25 < 0x7f:
-                    t23.append(n25 + 1)
+                n26 = len(x25)
+                if n26 < 0x7f:
+                    t24.append(n26 + 1)
                 else:
-                    write_uvarint(t23, n25 + 1)
-                t23 += _INT32S[n25].pack(*x24)
+                    write_uvarint(t24, n26 + 1)
+                if n26:
+                    t24 += _INT32S[n26].pack(*x25)
             out.append(2)
-            if len(t23) < 0x80:
-                out.append(len(t23))
+            if len(t24) < 0x80:
+                out.append(len(t24))
             else:
-                write_uvarint(out, len(t23))
-            out += t23
+                write_uvarint(out, len(t24))
+            out += t24
         if o.removing_replicas is not None:
-            t26 = bytearray()
-            x27 = o.removing_replicas
-            if x27 is None:
-                t26.append(0)
+            t27 = bytearray()
+            x28 = o.removing_replicas
+            if x28 is None:
+                t27.append(0)
             else:
-                n28 = len(x27)
-                if n28 < 0x7f:
-                    t26.append(n28 + 1)
+                n29 = len(x28)
+                if n29 < 0x7f:
+                    t27.append(n29 + 1)
                 else:
-                    write_uvarint(t26, n28 + 1)
-                t26 += _INT32S[n28].pack(*x27)
+                    write_uvarint(t27, n29 + 1)
+                if n29:
+                    t27 += _INT32S[n29].pack(*x28)
             out.append(3)
-            if len(t26) < 0x80:
-                out.append(len(t26))
+            if len(t27) < 0x80:
+                out.append(len(t27))
             else:
-                write_uvarint(out, len(t26))
-            out += t26
+                write_uvarint(out, len(t27))
+            out += t27
         if o.adding_replicas is not None:
-            t29 = bytearray()
-            x30 = o.adding_replicas
-            if x30 is None:
-                t29.append(0)
+            t30 = bytearray()
+            x31 = o.adding_replicas
+            if x31 is None:
+                t30.append(0)
             else:
-                n31 = len(x30)
-                if n31 < 0x7f:
-                    t29.append(n31 + 1)
+                n32 = len(x31)
+                if n32 < 0x7f:
+                    t30.append(n32 + 1)
                 else:
-                    write_uvarint(t29, n31 + 1)
-                t29 += _INT32S[n31].pack(*x30)
+                    write_uvarint(t30, n32 + 1)
+                if n32:
+                    t30 += _INT32S[n32].pack(*x31)
             out.append(4)
-            if len(t29) < 0x80:
-                out.append(len(t29))
+            if len(t30) < 0x80:
+                out.append(len(t30))
             else:
-                write_uvarint(out, len(t29))
-            out += t29
+                write_uvarint(out, len(t30))
+            out += t30
         if o.leader_recovery_state != -1:
             out += _S4.pack(5, 1, o.leader_recovery_state)
         if o.directories is not None:
-            t32 = bytearray()
-            x33 = o.directories
-            if x33 is None:
-                t32.append(0)
+            t33 = bytearray()
+            x34 = o.directories
+            if x34 is None:
+                t33.append(0)
             else:
-                n34 = len(x33)
-                if n34 < 0x7f:
-                    t32.append(n34 + 1)
+                n35 = len(x34)
+                if n35 < 0x7f:
+                    t33.append(n35 + 1)
                 else:
-                    write_uvarint(t32, n34 + 1)
-                t32 += _UUIDS[n34].pack(*x33)
+                    write_uvarint(t33, n35 + 1)
+                for u36 in x34:
+                    if len(u36) != 16:
+                        raise Malformed('bad uuid')
+                if n35:
+                    t33 += _UUIDS[n35].pack(*x34)
             out.append(8)
-            if len(t32) < 0x80:
-                out.append(len(t32))
+            if len(t33) < 0x80:
+                out.append(len(t33))
             else:
-                write_uvarint(out, len(t32))
-            out += t32
+                write_uvarint(out, len(t33))
+            out += t33
 
 
 def _read_PartitionChangeRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
@@ -693,7 +721,7 @@ def _read_PartitionChangeRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
                 if n6 < 0:
                     o.isr = None
                 else:
-                    o.isr = [*_INT32S[n6].unpack_from(buf, pos)]
+                    o.isr = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
                     pos += 4 * n6
                 if pos != stop5:
                     raise Malformed('tagged field size does not match its value')
@@ -712,7 +740,7 @@ def _read_PartitionChangeRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
                 if n7 < 0:
                     o.replicas = None
                 else:
-                    o.replicas = [*_INT32S[n7].unpack_from(buf, pos)]
+                    o.replicas = [*_INT32S[n7].unpack_from(buf, pos)] if n7 else []
                     pos += 4 * n7
                 if pos != stop5:
                     raise Malformed('tagged field size does not match its value')
@@ -726,7 +754,7 @@ def _read_PartitionChangeRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
                 if n8 < 0:
                     o.removing_replicas = None
                 else:
-                    o.removing_replicas = [*_INT32S[n8].unpack_from(buf, pos)]
+                    o.removing_replicas = [*_INT32S[n8].unpack_from(buf, pos)] if n8 else []
                     pos += 4 * n8
                 if pos != stop5:
                     raise Malformed('tagged field size does not match its value')
@@ -740,7 +768,7 @@ def _read_PartitionChangeRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
                 if n9 < 0:
                     o.adding_replicas = None
                 else:
-                    o.adding_replicas = [*_INT32S[n9].unpack_from(buf, pos)]
+                    o.adding_replicas = [*_INT32S[n9].unpack_from(buf, pos)] if n9 else []
                     pos += 4 * n9
                 if pos != stop5:
                     raise Malformed('tagged field size does not match its value')
@@ -759,7 +787,7 @@ def _read_PartitionChangeRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
                 if n10 < 0:
                     o.eligible_leader_replicas = None
                 else:
-                    o.eligible_leader_replicas = [*_INT32S[n10].unpack_from(buf, pos)]
+                    o.eligible_leader_replicas = [*_INT32S[n10].unpack_from(buf, pos)] if n10 else []
                     pos += 4 * n10
                 if pos != stop5:
                     raise Malformed('tagged field size does not match its value')
@@ -773,7 +801,7 @@ def _read_PartitionChangeRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
                 if n11 < 0:
                     o.last_known_elr = None
                 else:
-                    o.last_known_elr = [*_INT32S[n11].unpack_from(buf, pos)]
+                    o.last_known_elr = [*_INT32S[n11].unpack_from(buf, pos)] if n11 else []
                     pos += 4 * n11
                 if pos != stop5:
                     raise Malformed('tagged field size does not match its value')
@@ -789,7 +817,7 @@ def _read_PartitionChangeRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
                 else:
                     if n12 > end - pos:
                         raise Malformed('array length exceeds the input')
-                    o.directories = [bytes_new(Uuid, u) for u in _UUIDS[n12].unpack_from(buf, pos)]
+                    o.directories = [bytes_new(Uuid, u) for u in _UUIDS[n12].unpack_from(buf, pos)] if n12 else []
                     pos += 16 * n12
                 if pos != stop5:
                     raise Malformed('tagged field size does not match its value')
@@ -802,6 +830,8 @@ def _read_PartitionChangeRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
 
 
 def _write_PartitionChangeRecord_v2(o: Any, out: bytearray) -> None:
+    if len(o.topic_id) != 16:
+        raise Malformed('bad uuid')
     out += _S0.pack(o.partition_id, o.topic_id)
     if o.unknown_tagged_fields:
         known1: list[tuple[int, bytearray]] = []
@@ -816,7 +846,8 @@ def _write_PartitionChangeRecord_v2(o: Any, out: bytearray) -> None:
                     t2.append(n4 + 1)
                 else:
                     write_uvarint(t2, n4 + 1)
-                t2 += _INT32S[n4].pack(*x3)
+                if n4:
+                    t2 += _INT32S[n4].pack(*x3)
             known1.append((0, t2))
         if o.leader != -2:
             t5 = bytearray()
@@ -833,7 +864,8 @@ def _write_PartitionChangeRecord_v2(o: Any, out: bytearray) -> None:
                     t6.append(n8 + 1)
                 else:
                     write_uvarint(t6, n8 + 1)
-                t6 += _INT32S[n8].pack(*x7)
+                if n8:
+                    t6 += _INT32S[n8].pack(*x7)
             known1.append((2, t6))
         if o.removing_replicas is not None:
             t9 = bytearray()
@@ -846,7 +878,8 @@ def _write_PartitionChangeRecord_v2(o: Any, out: bytearray) -> None:
                     t9.append(n11 + 1)
                 else:
                     write_uvarint(t9, n11 + 1)
-                t9 += _INT32S[n11].pack(*x10)
+                if n11:
+                    t9 += _INT32S[n11].pack(*x10)
             known1.append((3, t9))
         if o.adding_replicas is not None:
             t12 = bytearray()
@@ -859,7 +892,8 @@ def _write_PartitionChangeRecord_v2(o: Any, out: bytearray) -> None:
                     t12.append(n14 + 1)
                 else:
                     write_uvarint(t12, n14 + 1)
-                t12 += _INT32S[n14].pack(*x13)
+                if n14:
+                    t12 += _INT32S[n14].pack(*x13)
             known1.append((4, t12))
         if o.leader_recovery_state != -1:
             t15 = bytearray()
@@ -876,7 +910,8 @@ def _write_PartitionChangeRecord_v2(o: Any, out: bytearray) -> None:
                     t16.append(n18 + 1)
                 else:
                     write_uvarint(t16, n18 + 1)
-                t16 += _INT32S[n18].pack(*x17)
+                if n18:
+                    t16 += _INT32S[n18].pack(*x17)
             known1.append((6, t16))
         if o.last_known_elr is not None:
             t19 = bytearray()
@@ -889,7 +924,8 @@ def _write_PartitionChangeRecord_v2(o: Any, out: bytearray) -> None:
                     t19.append(n21 + 1)
                 else:
                     write_uvarint(t19, n21 + 1)
-                t19 += _INT32S[n21].pack(*x20)
+                if n21:
+                    t19 += _INT32S[n21].pack(*x20)
             known1.append((7, t19))
         if o.directories is not None:
             t22 = bytearray()
@@ -902,142 +938,156 @@ def _write_PartitionChangeRecord_v2(o: Any, out: bytearray) -> None:
                     t22.append(n24 + 1)
                 else:
                     write_uvarint(t22, n24 + 1)
-                t22 += _UUIDS[n24].pack(*x23)
+                for u25 in x23:
+                    if len(u25) != 16:
+                        raise Malformed('bad uuid')
+                if n24:
+                    t22 += _UUIDS[n24].pack(*x23)
             known1.append((8, t22))
         write_tagged(out, known1, o.unknown_tagged_fields)
     else:
-        count25 = (o.isr is not None) + (o.leader != -2) + (o.replicas is not None) + (o.removing_replicas is not None) + (o.adding_replicas is not None) + (o.leader_recovery_state != -1) + (o.eligible_leader_replicas is not None) + (o.last_known_elr is not None) + (o.directories is not None)
-        out.append(count25)
+        count26 = (o.isr is not None) + (o.leader != -2) + (o.replicas is not None) + (o.removing_replicas is not None) + (o.adding_replicas is not None) + (o.leader_recovery_state != -1) + (o.eligible_leader_replicas is not None) + (o.last_known_elr is not None) + (o.directories is not None)
+        out.append(count26)
         if o.isr is not None:
-            t26 = bytearray()
-            x27 = o.isr
-            if x27 is None:
-                t26.append(0)
+            t27 = bytearray()
+            x28 = o.isr
+            if x28 is None:
+                t27.append(0)
             else:
-                n28 = len(x27)
-                if n28 < 0x7f:
-                    t26.append(n28 + 1)
+                n29 = len(x28)
+                if n29 < 0x7f:
+                    t27.append(n29 + 1)
                 else:
-                    write_uvarint(t26, n28 + 1)
-                t26 += _INT32S[n28].pack(*x27)
+                    write_uvarint(t27, n29 + 1)
+                if n29:
+                    t27 += _INT32S[n29].pack(*x28)
             out.append(0)
-            if len(t26) < 0x80:
-                out.append(len(t26))
+            if len(t27) < 0x80:
+                out.append(len(t27))
             else:
-                write_uvarint(out, len(t26))
-            out += t26
+                write_uvarint(out, len(t27))
+            out += t27
         if o.leader != -2:
             out += _S3.pack(1, 4, o.leader)
         if o.replicas is not None:
-            t29 = bytearray()
-            x30 = o.replicas
-            if x30 is None:
-                t29.append(0)
+            t30 = bytearray()
+            x31 = o.replicas
+            if x31 is None:
+                t30.append(0)
             else:
-                n31 = len(x30)
-                if n31 < 0x7f:
-                    t29.append(n31 + 1)
+                n32 = len(x31)
+                if n32 < 0x7f:
+                    t30.append(n32 + 1)
                 else:
-                    write_uvarint(t29, n31 + 1)
-                t29 += _INT32S[n31].pack(*x30)
+                    write_uvarint(t30, n32 + 1)
+                if n32:
+                    t30 += _INT32S[n32].pack(*x31)
             out.append(2)
-            if len(t29) < 0x80:
-                out.append(len(t29))
+            if len(t30) < 0x80:
+                out.append(len(t30))
             else:
-                write_uvarint(out, len(t29))
-            out += t29
+                write_uvarint(out, len(t30))
+            out += t30
         if o.removing_replicas is not None:
-            t32 = bytearray()
-            x33 = o.removing_replicas
-            if x33 is None:
-                t32.append(0)
+            t33 = bytearray()
+            x34 = o.removing_replicas
+            if x34 is None:
+                t33.append(0)
             else:
-                n34 = len(x33)
-                if n34 < 0x7f:
-                    t32.append(n34 + 1)
+                n35 = len(x34)
+                if n35 < 0x7f:
+                    t33.append(n35 + 1)
                 else:
-                    write_uvarint(t32, n34 + 1)
-                t32 += _INT32S[n34].pack(*x33)
+                    write_uvarint(t33, n35 + 1)
+                if n35:
+                    t33 += _INT32S[n35].pack(*x34)
             out.append(3)
-            if len(t32) < 0x80:
-                out.append(len(t32))
+            if len(t33) < 0x80:
+                out.append(len(t33))
             else:
-                write_uvarint(out, len(t32))
-            out += t32
+                write_uvarint(out, len(t33))
+            out += t33
         if o.adding_replicas is not None:
-            t35 = bytearray()
-            x36 = o.adding_replicas
-            if x36 is None:
-                t35.append(0)
+            t36 = bytearray()
+            x37 = o.adding_replicas
+            if x37 is None:
+                t36.append(0)
             else:
-                n37 = len(x36)
-                if n37 < 0x7f:
-                    t35.append(n37 + 1)
+                n38 = len(x37)
+                if n38 < 0x7f:
+                    t36.append(n38 + 1)
                 else:
-                    write_uvarint(t35, n37 + 1)
-                t35 += _INT32S[n37].pack(*x36)
+                    write_uvarint(t36, n38 + 1)
+                if n38:
+                    t36 += _INT32S[n38].pack(*x37)
             out.append(4)
-            if len(t35) < 0x80:
-                out.append(len(t35))
+            if len(t36) < 0x80:
+                out.append(len(t36))
             else:
-                write_uvarint(out, len(t35))
-            out += t35
+                write_uvarint(out, len(t36))
+            out += t36
         if o.leader_recovery_state != -1:
             out += _S4.pack(5, 1, o.leader_recovery_state)
         if o.eligible_leader_replicas is not None:
-            t38 = bytearray()
-            x39 = o.eligible_leader_replicas
-            if x39 is None:
-                t38.append(0)
+            t39 = bytearray()
+            x40 = o.eligible_leader_replicas
+            if x40 is None:
+                t39.append(0)
             else:
-                n40 = len(x39)
-                if n40 < 0x7f:
-                    t38.append(n40 + 1)
+                n41 = len(x40)
+                if n41 < 0x7f:
+                    t39.append(n41 + 1)
                 else:
-                    write_uvarint(t38, n40 + 1)
-                t38 += _INT32S[n40].pack(*x39)
+                    write_uvarint(t39, n41 + 1)
+                if n41:
+                    t39 += _INT32S[n41].pack(*x40)
             out.append(6)
-            if len(t38) < 0x80:
-                out.append(len(t38))
+            if len(t39) < 0x80:
+                out.append(len(t39))
             else:
-                write_uvarint(out, len(t38))
-            out += t38
+                write_uvarint(out, len(t39))
+            out += t39
         if o.last_known_elr is not None:
-            t41 = bytearray()
-            x42 = o.last_known_elr
-            if x42 is None:
-                t41.append(0)
+            t42 = bytearray()
+            x43 = o.last_known_elr
+            if x43 is None:
+                t42.append(0)
             else:
-                n43 = len(x42)
-                if n43 < 0x7f:
-                    t41.append(n43 + 1)
+                n44 = len(x43)
+                if n44 < 0x7f:
+                    t42.append(n44 + 1)
                 else:
-                    write_uvarint(t41, n43 + 1)
-                t41 += _INT32S[n43].pack(*x42)
+                    write_uvarint(t42, n44 + 1)
+                if n44:
+                    t42 += _INT32S[n44].pack(*x43)
             out.append(7)
-            if len(t41) < 0x80:
-                out.append(len(t41))
+            if len(t42) < 0x80:
+                out.append(len(t42))
             else:
-                write_uvarint(out, len(t41))
-            out += t41
+                write_uvarint(out, len(t42))
+            out += t42
         if o.directories is not None:
-            t44 = bytearray()
-            x45 = o.directories
-            if x45 is None:
-                t44.append(0)
+            t45 = bytearray()
+            x46 = o.directories
+            if x46 is None:
+                t45.append(0)
             else:
-                n46 = len(x45)
-                if n46 < 0x7f:
-                    t44.append(n46 + 1)
+                n47 = len(x46)
+                if n47 < 0x7f:
+                    t45.append(n47 + 1)
                 else:
-                    write_uvarint(t44, n46 + 1)
-                t44 += _UUIDS[n46].pack(*x45)
+                    write_uvarint(t45, n47 + 1)
+                for u48 in x46:
+                    if len(u48) != 16:
+                        raise Malformed('bad uuid')
+                if n47:
+                    t45 += _UUIDS[n47].pack(*x46)
             out.append(8)
-            if len(t44) < 0x80:
-                out.append(len(t44))
+            if len(t45) < 0x80:
+                out.append(len(t45))
             else:
-                write_uvarint(out, len(t44))
-            out += t44
+                write_uvarint(out, len(t45))
+            out += t45
 
 PartitionChangeRecord.READERS = {0: _read_PartitionChangeRecord_v0, 1: _read_PartitionChangeRecord_v1, 2: _read_PartitionChangeRecord_v2}
 PartitionChangeRecord.WRITERS = {0: _write_PartitionChangeRecord_v0, 1: _write_PartitionChangeRecord_v1, 2: _write_PartitionChangeRecord_v2}

@@ -90,7 +90,7 @@ def _read_PartitionRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if n2 < 0:
         raise Malformed('non-nullable Replicas is null')
     else:
-        o.replicas = [*_INT32S[n2].unpack_from(buf, pos)]
+        o.replicas = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
         pos += 4 * n2
     n3 = buf[pos] - 1
     if n3 < 0x7f:
@@ -101,7 +101,7 @@ def _read_PartitionRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if n3 < 0:
         raise Malformed('non-nullable Isr is null')
     else:
-        o.isr = [*_INT32S[n3].unpack_from(buf, pos)]
+        o.isr = [*_INT32S[n3].unpack_from(buf, pos)] if n3 else []
         pos += 4 * n3
     n4 = buf[pos] - 1
     if n4 < 0x7f:
@@ -112,7 +112,7 @@ def _read_PartitionRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if n4 < 0:
         raise Malformed('non-nullable RemovingReplicas is null')
     else:
-        o.removing_replicas = [*_INT32S[n4].unpack_from(buf, pos)]
+        o.removing_replicas = [*_INT32S[n4].unpack_from(buf, pos)] if n4 else []
         pos += 4 * n4
     n5 = buf[pos] - 1
     if n5 < 0x7f:
@@ -123,7 +123,7 @@ def _read_PartitionRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
     if n5 < 0:
         raise Malformed('non-nullable AddingReplicas is null')
     else:
-        o.adding_replicas = [*_INT32S[n5].unpack_from(buf, pos)]
+        o.adding_replicas = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
         pos += 4 * n5
     o.leader_recovery_state = 0
     o.directories = []
@@ -168,6 +168,8 @@ def _read_PartitionRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
 
 
 def _write_PartitionRecord_v0(o: Any, out: bytearray) -> None:
+    if len(o.topic_id) != 16:
+        raise Malformed('bad uuid')
     out += _S0.pack(o.partition_id, o.topic_id)
     x1 = o.replicas
     n2 = len(x1)
@@ -175,28 +177,32 @@ def _write_PartitionRecord_v0(o: Any, out: bytearray) -> None:
         out.append(n2 + 1)
     else:
         write_uvarint(out, n2 + 1)
-    out += _INT32S[n2].pack(*x1)
+    if n2:
+        out += _INT32S[n2].pack(*x1)
     x3 = o.isr
     n4 = len(x3)
     if n4 < 0x7f:
         out.append(n4 + 1)
     else:
         write_uvarint(out, n4 + 1)
-    out += _INT32S[n4].pack(*x3)
+    if n4:
+        out += _INT32S[n4].pack(*x3)
     x5 = o.removing_replicas
     n6 = len(x5)
     if n6 < 0x7f:
         out.append(n6 + 1)
     else:
         write_uvarint(out, n6 + 1)
-    out += _INT32S[n6].pack(*x5)
+    if n6:
+        out += _INT32S[n6].pack(*x5)
     x7 = o.adding_replicas
     n8 = len(x7)
     if n8 < 0x7f:
         out.append(n8 + 1)
     else:
         write_uvarint(out, n8 + 1)
-    out += _INT32S[n8].pack(*x7)
+    if n8:
+        out += _INT32S[n8].pack(*x7)
     if o.directories != []:
         raise non_default('PartitionRecord', 0, 'PartitionRecord.Directories')
     if o.eligible_leader_replicas is not None:
@@ -233,7 +239,7 @@ def _read_PartitionRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
     if n2 < 0:
         raise Malformed('non-nullable Replicas is null')
     else:
-        o.replicas = [*_INT32S[n2].unpack_from(buf, pos)]
+        o.replicas = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
         pos += 4 * n2
     n3 = buf[pos] - 1
     if n3 < 0x7f:
@@ -244,7 +250,7 @@ def _read_PartitionRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
     if n3 < 0:
         raise Malformed('non-nullable Isr is null')
     else:
-        o.isr = [*_INT32S[n3].unpack_from(buf, pos)]
+        o.isr = [*_INT32S[n3].unpack_from(buf, pos)] if n3 else []
         pos += 4 * n3
     n4 = buf[pos] - 1
     if n4 < 0x7f:
@@ -255,7 +261,7 @@ def _read_PartitionRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
     if n4 < 0:
         raise Malformed('non-nullable RemovingReplicas is null')
     else:
-        o.removing_replicas = [*_INT32S[n4].unpack_from(buf, pos)]
+        o.removing_replicas = [*_INT32S[n4].unpack_from(buf, pos)] if n4 else []
         pos += 4 * n4
     n5 = buf[pos] - 1
     if n5 < 0x7f:
@@ -266,7 +272,7 @@ def _read_PartitionRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
     if n5 < 0:
         raise Malformed('non-nullable AddingReplicas is null')
     else:
-        o.adding_replicas = [*_INT32S[n5].unpack_from(buf, pos)]
+        o.adding_replicas = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
         pos += 4 * n5
     o.leader_recovery_state = 0
     o.leader, o.leader_epoch, o.partition_epoch = _S1.unpack_from(buf, pos)
@@ -282,7 +288,7 @@ def _read_PartitionRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
     else:
         if n6 > end - pos:
             raise Malformed('array length exceeds the input')
-        o.directories = [bytes_new(Uuid, u) for u in _UUIDS[n6].unpack_from(buf, pos)]
+        o.directories = [bytes_new(Uuid, u) for u in _UUIDS[n6].unpack_from(buf, pos)] if n6 else []
         pos += 16 * n6
     o.eligible_leader_replicas = None
     o.last_known_elr = None
@@ -323,6 +329,8 @@ def _read_PartitionRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
 
 
 def _write_PartitionRecord_v1(o: Any, out: bytearray) -> None:
+    if len(o.topic_id) != 16:
+        raise Malformed('bad uuid')
     out += _S0.pack(o.partition_id, o.topic_id)
     x1 = o.replicas
     n2 = len(x1)
@@ -330,28 +338,32 @@ def _write_PartitionRecord_v1(o: Any, out: bytearray) -> None:
         out.append(n2 + 1)
     else:
         write_uvarint(out, n2 + 1)
-    out += _INT32S[n2].pack(*x1)
+    if n2:
+        out += _INT32S[n2].pack(*x1)
     x3 = o.isr
     n4 = len(x3)
     if n4 < 0x7f:
         out.append(n4 + 1)
     else:
         write_uvarint(out, n4 + 1)
-    out += _INT32S[n4].pack(*x3)
+    if n4:
+        out += _INT32S[n4].pack(*x3)
     x5 = o.removing_replicas
     n6 = len(x5)
     if n6 < 0x7f:
         out.append(n6 + 1)
     else:
         write_uvarint(out, n6 + 1)
-    out += _INT32S[n6].pack(*x5)
+    if n6:
+        out += _INT32S[n6].pack(*x5)
     x7 = o.adding_replicas
     n8 = len(x7)
     if n8 < 0x7f:
         out.append(n8 + 1)
     else:
         write_uvarint(out, n8 + 1)
-    out += _INT32S[n8].pack(*x7)
+    if n8:
+        out += _INT32S[n8].pack(*x7)
     out += _S1.pack(o.leader, o.leader_epoch, o.partition_epoch)
     x9 = o.directories
     n10 = len(x9)
@@ -359,21 +371,25 @@ def _write_PartitionRecord_v1(o: Any, out: bytearray) -> None:
         out.append(n10 + 1)
     else:
         write_uvarint(out, n10 + 1)
-    out += _UUIDS[n10].pack(*x9)
+    for u11 in x9:
+        if len(u11) != 16:
+            raise Malformed('bad uuid')
+    if n10:
+        out += _UUIDS[n10].pack(*x9)
     if o.eligible_leader_replicas is not None:
         raise non_default('PartitionRecord', 1, 'PartitionRecord.EligibleLeaderReplicas')
     if o.last_known_elr is not None:
         raise non_default('PartitionRecord', 1, 'PartitionRecord.LastKnownElr')
     if o.unknown_tagged_fields:
-        known11: list[tuple[int, bytearray]] = []
+        known12: list[tuple[int, bytearray]] = []
         if o.leader_recovery_state != 0:
-            t12 = bytearray()
-            t12 += _S2.pack(o.leader_recovery_state)
-            known11.append((0, t12))
-        write_tagged(out, known11, o.unknown_tagged_fields)
+            t13 = bytearray()
+            t13 += _S2.pack(o.leader_recovery_state)
+            known12.append((0, t13))
+        write_tagged(out, known12, o.unknown_tagged_fields)
     else:
-        count13 = (o.leader_recovery_state != 0)
-        out.append(count13)
+        count14 = (o.leader_recovery_state != 0)
+        out.append(count14)
         if o.leader_recovery_state != 0:
             out += _S3.pack(0, 1, o.leader_recovery_state)
 
@@ -393,7 +409,7 @@ def _read_PartitionRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
     if n2 < 0:
         raise Malformed('non-nullable Replicas is null')
     else:
-        o.replicas = [*_INT32S[n2].unpack_from(buf, pos)]
+        o.replicas = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
         pos += 4 * n2
     n3 = buf[pos] - 1
     if n3 < 0x7f:
@@ -404,7 +420,7 @@ def _read_PartitionRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
     if n3 < 0:
         raise Malformed('non-nullable Isr is null')
     else:
-        o.isr = [*_INT32S[n3].unpack_from(buf, pos)]
+        o.isr = [*_INT32S[n3].unpack_from(buf, pos)] if n3 else []
         pos += 4 * n3
     n4 = buf[pos] - 1
     if n4 < 0x7f:
@@ -415,7 +431,7 @@ def _read_PartitionRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
     if n4 < 0:
         raise Malformed('non-nullable RemovingReplicas is null')
     else:
-        o.removing_replicas = [*_INT32S[n4].unpack_from(buf, pos)]
+        o.removing_replicas = [*_INT32S[n4].unpack_from(buf, pos)] if n4 else []
         pos += 4 * n4
     n5 = buf[pos] - 1
     if n5 < 0x7f:
@@ -426,7 +442,7 @@ def _read_PartitionRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
     if n5 < 0:
         raise Malformed('non-nullable AddingReplicas is null')
     else:
-        o.adding_replicas = [*_INT32S[n5].unpack_from(buf, pos)]
+        o.adding_replicas = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
         pos += 4 * n5
     o.leader_recovery_state = 0
     o.leader, o.leader_epoch, o.partition_epoch = _S1.unpack_from(buf, pos)
@@ -442,7 +458,7 @@ def _read_PartitionRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
     else:
         if n6 > end - pos:
             raise Malformed('array length exceeds the input')
-        o.directories = [bytes_new(Uuid, u) for u in _UUIDS[n6].unpack_from(buf, pos)]
+        o.directories = [bytes_new(Uuid, u) for u in _UUIDS[n6].unpack_from(buf, pos)] if n6 else []
         pos += 16 * n6
     o.eligible_leader_replicas = None
     o.last_known_elr = None
@@ -484,7 +500,7 @@ def _read_PartitionRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
                 if n11 < 0:
                     o.eligible_leader_replicas = None
                 else:
-                    o.eligible_leader_replicas = [*_INT32S[n11].unpack_from(buf, pos)]
+                    o.eligible_leader_replicas = [*_INT32S[n11].unpack_from(buf, pos)] if n11 else []
                     pos += 4 * n11
                 if pos != stop10:
                     raise Malformed('tagged field size does not match its value')
@@ -498,7 +514,7 @@ def _read_PartitionRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
                 if n12 < 0:
                     o.last_known_elr = None
                 else:
-                    o.last_known_elr = [*_INT32S[n12].unpack_from(buf, pos)]
+                    o.last_known_elr = [*_INT32S[n12].unpack_from(buf, pos)] if n12 else []
                     pos += 4 * n12
                 if pos != stop10:
                     raise Malformed('tagged field size does not match its value')
@@ -511,6 +527,8 @@ def _read_PartitionRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
 
 
 def _write_PartitionRecord_v2(o: Any, out: bytearray) -> None:
+    if len(o.topic_id) != 16:
+        raise Malformed('bad uuid')
     out += _S0.pack(o.partition_id, o.topic_id)
     x1 = o.replicas
     n2 = len(x1)
@@ -518,28 +536,32 @@ def _write_PartitionRecord_v2(o: Any, out: bytearray) -> None:
         out.append(n2 + 1)
     else:
         write_uvarint(out, n2 + 1)
-    out += _INT32S[n2].pack(*x1)
+    if n2:
+        out += _INT32S[n2].pack(*x1)
     x3 = o.isr
     n4 = len(x3)
     if n4 < 0x7f:
         out.append(n4 + 1)
     else:
         write_uvarint(out, n4 + 1)
-    out += _INT32S[n4].pack(*x3)
+    if n4:
+        out += _INT32S[n4].pack(*x3)
     x5 = o.removing_replicas
     n6 = len(x5)
     if n6 < 0x7f:
         out.append(n6 + 1)
     else:
         write_uvarint(out, n6 + 1)
-    out += _INT32S[n6].pack(*x5)
+    if n6:
+        out += _INT32S[n6].pack(*x5)
     x7 = o.adding_replicas
     n8 = len(x7)
     if n8 < 0x7f:
         out.append(n8 + 1)
     else:
         write_uvarint(out, n8 + 1)
-    out += _INT32S[n8].pack(*x7)
+    if n8:
+        out += _INT32S[n8].pack(*x7)
     out += _S1.pack(o.leader, o.leader_epoch, o.partition_epoch)
     x9 = o.directories
     n10 = len(x9)
@@ -547,81 +569,89 @@ def _write_PartitionRecord_v2(o: Any, out: bytearray) -> None:
         out.append(n10 + 1)
     else:
         write_uvarint(out, n10 + 1)
-    out += _UUIDS[n10].pack(*x9)
+    for u11 in x9:
+        if len(u11) != 16:
+            raise Malformed('bad uuid')
+    if n10:
+        out += _UUIDS[n10].pack(*x9)
     if o.unknown_tagged_fields:
-        known11: list[tuple[int, bytearray]] = []
+        known12: list[tuple[int, bytearray]] = []
         if o.leader_recovery_state != 0:
-            t12 = bytearray()
-            t12 += _S2.pack(o.leader_recovery_state)
-            known11.append((0, t12))
-        if o.eligible_leader_replicas is not None:
             t13 = bytearray()
-            x14 = o.eligible_leader_replicas
-            if x14 is None:
-                t13.append(0)
+            t13 += _S2.pack(o.leader_recovery_state)
+            known12.append((0, t13))
+        if o.eligible_leader_replicas is not None:
+            t14 = bytearray()
+            x15 = o.eligible_leader_replicas
+            if x15 is None:
+                t14.append(0)
             else:
-                n15 = len(x14)
-                if n15 < 0x7f:
-                    t13.append(n15 + 1)
+                n16 = len(x15)
+                if n16 < 0x7f:
+                    t14.append(n16 + 1)
                 else:
-                    write_uvarint(t13, n15 + 1)
-                t13 += _INT32S[n15].pack(*x14)
-            known11.append((1, t13))
+                    write_uvarint(t14, n16 + 1)
+                if n16:
+                    t14 += _INT32S[n16].pack(*x15)
+            known12.append((1, t14))
         if o.last_known_elr is not None:
-            t16 = bytearray()
-            x17 = o.last_known_elr
-            if x17 is None:
-                t16.append(0)
+            t17 = bytearray()
+            x18 = o.last_known_elr
+            if x18 is None:
+                t17.append(0)
             else:
-                n18 = len(x17)
-                if n18 < 0x7f:
-                    t16.append(n18 + 1)
+                n19 = len(x18)
+                if n19 < 0x7f:
+                    t17.append(n19 + 1)
                 else:
-                    write_uvarint(t16, n18 + 1)
-                t16 += _INT32S[n18].pack(*x17)
-            known11.append((2, t16))
-        write_tagged(out, known11, o.unknown_tagged_fields)
+                    write_uvarint(t17, n19 + 1)
+                if n19:
+                    t17 += _INT32S[n19].pack(*x18)
+            known12.append((2, t17))
+        write_tagged(out, known12, o.unknown_tagged_fields)
     else:
-        count19 = (o.leader_recovery_state != 0) + (o.eligible_leader_replicas is not None) + (o.last_known_elr is not None)
-        out.append(count19)
+        count20 = (o.leader_recovery_state != 0) + (o.eligible_leader_replicas is not None) + (o.last_known_elr is not None)
+        out.append(count20)
         if o.leader_recovery_state != 0:
             out += _S3.pack(0, 1, o.leader_recovery_state)
         if o.eligible_leader_replicas is not None:
-            t20 = bytearray()
-            x21 = o.eligible_leader_replicas
-            if x21 is None:
-                t20.append(0)
+            t21 = bytearray()
+            x22 = o.eligible_leader_replicas
+            if x22 is None:
+                t21.append(0)
             else:
-                n22 = len(x21)
-                if n22 < 0x7f:
-                    t20.append(n22 + 1)
+                n23 = len(x22)
+                if n23 < 0x7f:
+                    t21.append(n23 + 1)
                 else:
-                    write_uvarint(t20, n22 + 1)
-                t20 += _INT32S[n22].pack(*x21)
+                    write_uvarint(t21, n23 + 1)
+                if n23:
+                    t21 += _INT32S[n23].pack(*x22)
             out.append(1)
-            if len(t20) < 0x80:
-                out.append(len(t20))
+            if len(t21) < 0x80:
+                out.append(len(t21))
             else:
-                write_uvarint(out, len(t20))
-            out += t20
+                write_uvarint(out, len(t21))
+            out += t21
         if o.last_known_elr is not None:
-            t23 = bytearray()
-            x24 = o.last_known_elr
-            if x24 is None:
-                t23.append(0)
+            t24 = bytearray()
+            x25 = o.last_known_elr
+            if x25 is None:
+                t24.append(0)
             else:
-                n25 = len(x24)
-                if n25 < 0x7f:
-                    t23.append(n25 + 1)
+                n26 = len(x25)
+                if n26 < 0x7f:
+                    t24.append(n26 + 1)
                 else:
-                    write_uvarint(t23, n25 + 1)
-                t23 += _INT32S[n25].pack(*x24)
+                    write_uvarint(t24, n26 + 1)
+                if n26:
+                    t24 += _INT32S[n26].pack(*x25)
             out.append(2)
-            if len(t23) < 0x80:
-                out.append(len(t23))
+            if len(t24) < 0x80:
+                out.append(len(t24))
             else:
-                write_uvarint(out, len(t23))
-            out += t23
+                write_uvarint(out, len(t24))
+            out += t24
 
 PartitionRecord.READERS = {0: _read_PartitionRecord_v0, 1: _read_PartitionRecord_v1, 2: _read_PartitionRecord_v2}
 PartitionRecord.WRITERS = {0: _write_PartitionRecord_v0, 1: _write_PartitionRecord_v1, 2: _write_PartitionRecord_v2}

@@ -240,6 +240,8 @@ def _read_RegisterBrokerRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
 def _write_RegisterBrokerRecord_v0(o: Any, out: bytearray) -> None:
     if o.is_migrating_zk_broker != False:
         raise non_default('RegisterBrokerRecord', 0, 'RegisterBrokerRecord.IsMigratingZkBroker')
+    if len(o.incarnation_id) != 16:
+        raise Malformed('bad uuid')
     out += _S0.pack(o.broker_id, o.incarnation_id, o.broker_epoch)
     x1 = o.end_points
     n2 = len(x1)
@@ -314,6 +316,8 @@ def _write_RegisterBrokerRecord_v0(o: Any, out: bytearray) -> None:
         raise non_default('RegisterBrokerRecord', 0, 'RegisterBrokerRecord.InControlledShutdown')
     if o.log_dirs != []:
         raise non_default('RegisterBrokerRecord', 0, 'RegisterBrokerRecord.LogDirs')
+    if o.fenced is None:
+        raise Malformed('bad bool')
     out += _S3.pack(o.fenced)
     if o.unknown_tagged_fields:
         write_tagged(out, [], o.unknown_tagged_fields)
@@ -450,6 +454,8 @@ def _read_RegisterBrokerRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
 def _write_RegisterBrokerRecord_v1(o: Any, out: bytearray) -> None:
     if o.is_migrating_zk_broker != False:
         raise non_default('RegisterBrokerRecord', 1, 'RegisterBrokerRecord.IsMigratingZkBroker')
+    if len(o.incarnation_id) != 16:
+        raise Malformed('bad uuid')
     out += _S0.pack(o.broker_id, o.incarnation_id, o.broker_epoch)
     x1 = o.end_points
     n2 = len(x1)
@@ -522,6 +528,10 @@ def _write_RegisterBrokerRecord_v1(o: Any, out: bytearray) -> None:
         out += b20
     if o.log_dirs != []:
         raise non_default('RegisterBrokerRecord', 1, 'RegisterBrokerRecord.LogDirs')
+    if o.fenced is None:
+        raise Malformed('bad bool')
+    if o.in_controlled_shutdown is None:
+        raise Malformed('bad bool')
     out += _S4.pack(o.fenced, o.in_controlled_shutdown)
     if o.unknown_tagged_fields:
         write_tagged(out, [], o.unknown_tagged_fields)
@@ -655,6 +665,10 @@ def _read_RegisterBrokerRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
 
 
 def _write_RegisterBrokerRecord_v2(o: Any, out: bytearray) -> None:
+    if o.is_migrating_zk_broker is None:
+        raise Malformed('bad bool')
+    if len(o.incarnation_id) != 16:
+        raise Malformed('bad uuid')
     out += _S5.pack(o.broker_id, o.is_migrating_zk_broker, o.incarnation_id, o.broker_epoch)
     x1 = o.end_points
     n2 = len(x1)
@@ -727,6 +741,10 @@ def _write_RegisterBrokerRecord_v2(o: Any, out: bytearray) -> None:
         out += b20
     if o.log_dirs != []:
         raise non_default('RegisterBrokerRecord', 2, 'RegisterBrokerRecord.LogDirs')
+    if o.fenced is None:
+        raise Malformed('bad bool')
+    if o.in_controlled_shutdown is None:
+        raise Malformed('bad bool')
     out += _S4.pack(o.fenced, o.in_controlled_shutdown)
     if o.unknown_tagged_fields:
         write_tagged(out, [], o.unknown_tagged_fields)
@@ -886,7 +904,7 @@ def _read_RegisterBrokerRecord_v3(buf: Any, pos: int) -> tuple[Any, int]:
                 else:
                     if n16 > end - pos:
                         raise Malformed('array length exceeds the input')
-                    o.log_dirs = [bytes_new(Uuid, u) for u in _UUIDS[n16].unpack_from(buf, pos)]
+                    o.log_dirs = [bytes_new(Uuid, u) for u in _UUIDS[n16].unpack_from(buf, pos)] if n16 else []
                     pos += 16 * n16
                 if pos != stop15:
                     raise Malformed('tagged field size does not match its value')
@@ -899,6 +917,10 @@ def _read_RegisterBrokerRecord_v3(buf: Any, pos: int) -> tuple[Any, int]:
 
 
 def _write_RegisterBrokerRecord_v3(o: Any, out: bytearray) -> None:
+    if o.is_migrating_zk_broker is None:
+        raise Malformed('bad bool')
+    if len(o.incarnation_id) != 16:
+        raise Malformed('bad uuid')
     out += _S5.pack(o.broker_id, o.is_migrating_zk_broker, o.incarnation_id, o.broker_epoch)
     x1 = o.end_points
     n2 = len(x1)
@@ -969,6 +991,10 @@ def _write_RegisterBrokerRecord_v3(o: Any, out: bytearray) -> None:
         else:
             write_uvarint(out, n19 + 1)
         out += b20
+    if o.fenced is None:
+        raise Malformed('bad bool')
+    if o.in_controlled_shutdown is None:
+        raise Malformed('bad bool')
     out += _S4.pack(o.fenced, o.in_controlled_shutdown)
     if o.unknown_tagged_fields:
         known21: list[tuple[int, bytearray]] = []
@@ -980,27 +1006,35 @@ def _write_RegisterBrokerRecord_v3(o: Any, out: bytearray) -> None:
                 t22.append(n24 + 1)
             else:
                 write_uvarint(t22, n24 + 1)
-            t22 += _UUIDS[n24].pack(*x23)
+            for u25 in x23:
+                if len(u25) != 16:
+                    raise Malformed('bad uuid')
+            if n24:
+                t22 += _UUIDS[n24].pack(*x23)
             known21.append((0, t22))
         write_tagged(out, known21, o.unknown_tagged_fields)
     else:
-        count25 = (o.log_dirs != [])
-        out.append(count25)
+        count26 = (o.log_dirs != [])
+        out.append(count26)
         if o.log_dirs != []:
-            t26 = bytearray()
-            x27 = o.log_dirs
-            n28 = len(x27)
-            if n28 < 0x7f:
-                t26.append(n28 + 1)
+            t27 = bytearray()
+            x28 = o.log_dirs
+            n29 = len(x28)
+            if n29 < 0x7f:
+                t27.append(n29 + 1)
             else:
-                write_uvarint(t26, n28 + 1)
-            t26 += _UUIDS[n28].pack(*x27)
+                write_uvarint(t27, n29 + 1)
+            for u30 in x28:
+                if len(u30) != 16:
+                    raise Malformed('bad uuid')
+            if n29:
+                t27 += _UUIDS[n29].pack(*x28)
             out.append(0)
-            if len(t26) < 0x80:
-                out.append(len(t26))
+            if len(t27) < 0x80:
+                out.append(len(t27))
             else:
-                write_uvarint(out, len(t26))
-            out += t26
+                write_uvarint(out, len(t27))
+            out += t27
 
 
 def _read_BrokerEndpoint_v0(buf: Any, pos: int) -> tuple[Any, int]:

@@ -204,6 +204,10 @@ def _read_RegisterControllerRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
 
 
 def _write_RegisterControllerRecord_v0(o: Any, out: bytearray) -> None:
+    if len(o.incarnation_id) != 16:
+        raise Malformed('bad uuid')
+    if o.zk_migration_ready is None:
+        raise Malformed('bad bool')
     out += _S0.pack(o.controller_id, o.incarnation_id, o.zk_migration_ready)
     x1 = o.end_points
     n2 = len(x1)

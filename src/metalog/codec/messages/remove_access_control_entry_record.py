@@ -60,6 +60,8 @@ def _read_RemoveAccessControlEntryRecord_v0(buf: Any, pos: int) -> tuple[Any, in
 
 
 def _write_RemoveAccessControlEntryRecord_v0(o: Any, out: bytearray) -> None:
+    if len(o.id) != 16:
+        raise Malformed('bad uuid')
     out += _S0.pack(o.id)
     if o.unknown_tagged_fields:
         write_tagged(out, [], o.unknown_tagged_fields)

@@ -60,6 +60,8 @@ def _read_RemoveTopicRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
 
 
 def _write_RemoveTopicRecord_v0(o: Any, out: bytearray) -> None:
+    if len(o.topic_id) != 16:
+        raise Malformed('bad uuid')
     out += _S0.pack(o.topic_id)
     if o.unknown_tagged_fields:
         write_tagged(out, [], o.unknown_tagged_fields)

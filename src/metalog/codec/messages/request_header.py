@@ -63,6 +63,8 @@ def _read_RequestHeader_v0(buf: Any, pos: int) -> tuple[Any, int]:
 
 def _write_RequestHeader_v0(o: Any, out: bytearray) -> None:
     out += _S0.pack(o.request_api_key, o.request_api_version, o.correlation_id)
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 def _read_RequestHeader_v1(buf: Any, pos: int) -> tuple[Any, int]:
@@ -97,6 +99,8 @@ def _write_RequestHeader_v1(o: Any, out: bytearray) -> None:
             raise Malformed('ClientId is longer than 32767 bytes')
         out += H.pack(n2)
         out += b3
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 def _read_RequestHeader_v2(buf: Any, pos: int) -> tuple[Any, int]:

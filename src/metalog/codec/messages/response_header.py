@@ -56,6 +56,8 @@ def _read_ResponseHeader_v0(buf: Any, pos: int) -> tuple[Any, int]:
 
 def _write_ResponseHeader_v0(o: Any, out: bytearray) -> None:
     out += _S0.pack(o.correlation_id)
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 def _read_ResponseHeader_v1(buf: Any, pos: int) -> tuple[Any, int]:

@@ -90,6 +90,8 @@ def _write_TopicRecord_v0(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     out += b3
+    if len(o.topic_id) != 16:
+        raise Malformed('bad uuid')
     out += _S0.pack(o.topic_id)
     if o.unknown_tagged_fields:
         write_tagged(out, [], o.unknown_tagged_fields)

@@ -199,7 +199,7 @@ def _read_UpdateMetadataRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
             if n5 < 0:
                 raise Malformed('non-nullable Isr is null')
             else:
-                o3.isr = [*_INT32S[n5].unpack_from(buf, pos)]
+                o3.isr = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
                 pos += 4 * n5
             o3.zk_version, = _S2.unpack_from(buf, pos)
             pos += 4
@@ -208,7 +208,7 @@ def _read_UpdateMetadataRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
             if n6 < 0:
                 raise Malformed('non-nullable Replicas is null')
             else:
-                o3.replicas = [*_INT32S[n6].unpack_from(buf, pos)]
+                o3.replicas = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
                 pos += 4 * n6
             o3.offline_replicas = []
             o3.unknown_tagged_fields = None
@@ -269,12 +269,16 @@ def _write_UpdateMetadataRequest_v0(o: Any, out: bytearray) -> None:
         x8 = o4.isr
         n9 = len(x8)
         out += I.pack(n9)
-        out += _INT32S[n9].pack(*x8)
+        if n9:
+            out += _INT32S[n9].pack(*x8)
         out += _S2.pack(o4.zk_version)
         x10 = o4.replicas
         n11 = len(x10)
         out += I.pack(n11)
-        out += _INT32S[n11].pack(*x10)
+        if n11:
+            out += _INT32S[n11].pack(*x10)
+        if o4.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
     if o.topic_states != []:
         raise non_default('UpdateMetadataRequest', 0, 'UpdateMetadataRequest.TopicStates')
     x12 = o.live_brokers
@@ -291,6 +295,10 @@ def _write_UpdateMetadataRequest_v0(o: Any, out: bytearray) -> None:
         out += H.pack(n17)
         out += b18
         out += _S2.pack(o15.v0_port)
+        if o15.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 def _read_UpdateMetadataRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
@@ -329,7 +337,7 @@ def _read_UpdateMetadataRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
             if n5 < 0:
                 raise Malformed('non-nullable Isr is null')
             else:
-                o3.isr = [*_INT32S[n5].unpack_from(buf, pos)]
+                o3.isr = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
                 pos += 4 * n5
             o3.zk_version, = _S2.unpack_from(buf, pos)
             pos += 4
@@ -338,7 +346,7 @@ def _read_UpdateMetadataRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
             if n6 < 0:
                 raise Malformed('non-nullable Replicas is null')
             else:
-                o3.replicas = [*_INT32S[n6].unpack_from(buf, pos)]
+                o3.replicas = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
                 pos += 4 * n6
             o3.offline_replicas = []
             o3.unknown_tagged_fields = None
@@ -416,12 +424,16 @@ def _write_UpdateMetadataRequest_v1(o: Any, out: bytearray) -> None:
         x8 = o4.isr
         n9 = len(x8)
         out += I.pack(n9)
-        out += _INT32S[n9].pack(*x8)
+        if n9:
+            out += _INT32S[n9].pack(*x8)
         out += _S2.pack(o4.zk_version)
         x10 = o4.replicas
         n11 = len(x10)
         out += I.pack(n11)
-        out += _INT32S[n11].pack(*x10)
+        if n11:
+            out += _INT32S[n11].pack(*x10)
+        if o4.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
     if o.topic_states != []:
         raise non_default('UpdateMetadataRequest', 1, 'UpdateMetadataRequest.TopicStates')
     x12 = o.live_brokers
@@ -444,6 +456,12 @@ def _write_UpdateMetadataRequest_v1(o: Any, out: bytearray) -> None:
             out += H.pack(n21)
             out += b22
             out += _S3.pack(o19.security_protocol)
+            if o19.unknown_tagged_fields:
+                raise Malformed('tagged fields at a version without them')
+        if o15.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 def _read_UpdateMetadataRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
@@ -482,7 +500,7 @@ def _read_UpdateMetadataRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
             if n5 < 0:
                 raise Malformed('non-nullable Isr is null')
             else:
-                o3.isr = [*_INT32S[n5].unpack_from(buf, pos)]
+                o3.isr = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
                 pos += 4 * n5
             o3.zk_version, = _S2.unpack_from(buf, pos)
             pos += 4
@@ -491,7 +509,7 @@ def _read_UpdateMetadataRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
             if n6 < 0:
                 raise Malformed('non-nullable Replicas is null')
             else:
-                o3.replicas = [*_INT32S[n6].unpack_from(buf, pos)]
+                o3.replicas = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
                 pos += 4 * n6
             o3.offline_replicas = []
             o3.unknown_tagged_fields = None
@@ -577,12 +595,16 @@ def _write_UpdateMetadataRequest_v2(o: Any, out: bytearray) -> None:
         x8 = o4.isr
         n9 = len(x8)
         out += I.pack(n9)
-        out += _INT32S[n9].pack(*x8)
+        if n9:
+            out += _INT32S[n9].pack(*x8)
         out += _S2.pack(o4.zk_version)
         x10 = o4.replicas
         n11 = len(x10)
         out += I.pack(n11)
-        out += _INT32S[n11].pack(*x10)
+        if n11:
+            out += _INT32S[n11].pack(*x10)
+        if o4.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
     if o.topic_states != []:
         raise non_default('UpdateMetadataRequest', 2, 'UpdateMetadataRequest.TopicStates')
     x12 = o.live_brokers
@@ -605,6 +627,8 @@ def _write_UpdateMetadataRequest_v2(o: Any, out: bytearray) -> None:
             out += H.pack(n21)
             out += b22
             out += _S3.pack(o19.security_protocol)
+            if o19.unknown_tagged_fields:
+                raise Malformed('tagged fields at a version without them')
         x23 = o15.rack
         if x23 is None:
             out += H.pack(-1)
@@ -615,6 +639,10 @@ def _write_UpdateMetadataRequest_v2(o: Any, out: bytearray) -> None:
                 raise Malformed('Rack is longer than 32767 bytes')
             out += H.pack(n24)
             out += b25
+        if o15.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 def _read_UpdateMetadataRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
@@ -653,7 +681,7 @@ def _read_UpdateMetadataRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
             if n5 < 0:
                 raise Malformed('non-nullable Isr is null')
             else:
-                o3.isr = [*_INT32S[n5].unpack_from(buf, pos)]
+                o3.isr = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
                 pos += 4 * n5
             o3.zk_version, = _S2.unpack_from(buf, pos)
             pos += 4
@@ -662,7 +690,7 @@ def _read_UpdateMetadataRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
             if n6 < 0:
                 raise Malformed('non-nullable Replicas is null')
             else:
-                o3.replicas = [*_INT32S[n6].unpack_from(buf, pos)]
+                o3.replicas = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
                 pos += 4 * n6
             o3.offline_replicas = []
             o3.unknown_tagged_fields = None
@@ -756,12 +784,16 @@ def _write_UpdateMetadataRequest_v3(o: Any, out: bytearray) -> None:
         x8 = o4.isr
         n9 = len(x8)
         out += I.pack(n9)
-        out += _INT32S[n9].pack(*x8)
+        if n9:
+            out += _INT32S[n9].pack(*x8)
         out += _S2.pack(o4.zk_version)
         x10 = o4.replicas
         n11 = len(x10)
         out += I.pack(n11)
-        out += _INT32S[n11].pack(*x10)
+        if n11:
+            out += _INT32S[n11].pack(*x10)
+        if o4.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
     if o.topic_states != []:
         raise non_default('UpdateMetadataRequest', 3, 'UpdateMetadataRequest.TopicStates')
     x12 = o.live_brokers
@@ -791,6 +823,8 @@ def _write_UpdateMetadataRequest_v3(o: Any, out: bytearray) -> None:
             out += H.pack(n24)
             out += b25
             out += _S3.pack(o19.security_protocol)
+            if o19.unknown_tagged_fields:
+                raise Malformed('tagged fields at a version without them')
         x26 = o15.rack
         if x26 is None:
             out += H.pack(-1)
@@ -801,6 +835,10 @@ def _write_UpdateMetadataRequest_v3(o: Any, out: bytearray) -> None:
                 raise Malformed('Rack is longer than 32767 bytes')
             out += H.pack(n27)
             out += b28
+        if o15.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 def _read_UpdateMetadataRequest_v4(buf: Any, pos: int) -> tuple[Any, int]:
@@ -839,7 +877,7 @@ def _read_UpdateMetadataRequest_v4(buf: Any, pos: int) -> tuple[Any, int]:
             if n5 < 0:
                 raise Malformed('non-nullable Isr is null')
             else:
-                o3.isr = [*_INT32S[n5].unpack_from(buf, pos)]
+                o3.isr = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
                 pos += 4 * n5
             o3.zk_version, = _S2.unpack_from(buf, pos)
             pos += 4
@@ -848,14 +886,14 @@ def _read_UpdateMetadataRequest_v4(buf: Any, pos: int) -> tuple[Any, int]:
             if n6 < 0:
                 raise Malformed('non-nullable Replicas is null')
             else:
-                o3.replicas = [*_INT32S[n6].unpack_from(buf, pos)]
+                o3.replicas = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
                 pos += 4 * n6
             n7, = I.unpack_from(buf, pos)
             pos += 4
             if n7 < 0:
                 raise Malformed('non-nullable OfflineReplicas is null')
             else:
-                o3.offline_replicas = [*_INT32S[n7].unpack_from(buf, pos)]
+                o3.offline_replicas = [*_INT32S[n7].unpack_from(buf, pos)] if n7 else []
                 pos += 4 * n7
             o3.unknown_tagged_fields = None
             items2.append(o3)
@@ -948,16 +986,21 @@ def _write_UpdateMetadataRequest_v4(o: Any, out: bytearray) -> None:
         x8 = o4.isr
         n9 = len(x8)
         out += I.pack(n9)
-        out += _INT32S[n9].pack(*x8)
+        if n9:
+            out += _INT32S[n9].pack(*x8)
         out += _S2.pack(o4.zk_version)
         x10 = o4.replicas
         n11 = len(x10)
         out += I.pack(n11)
-        out += _INT32S[n11].pack(*x10)
+        if n11:
+            out += _INT32S[n11].pack(*x10)
         x12 = o4.offline_replicas
         n13 = len(x12)
         out += I.pack(n13)
-        out += _INT32S[n13].pack(*x12)
+        if n13:
+            out += _INT32S[n13].pack(*x12)
+        if o4.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
     if o.topic_states != []:
         raise non_default('UpdateMetadataRequest', 4, 'UpdateMetadataRequest.TopicStates')
     x14 = o.live_brokers
@@ -987,6 +1030,8 @@ def _write_UpdateMetadataRequest_v4(o: Any, out: bytearray) -> None:
             out += H.pack(n26)
             out += b27
             out += _S3.pack(o21.security_protocol)
+            if o21.unknown_tagged_fields:
+                raise Malformed('tagged fields at a version without them')
         x28 = o17.rack
         if x28 is None:
             out += H.pack(-1)
@@ -997,6 +1042,10 @@ def _write_UpdateMetadataRequest_v4(o: Any, out: bytearray) -> None:
                 raise Malformed('Rack is longer than 32767 bytes')
             out += H.pack(n29)
             out += b30
+        if o17.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 def _read_UpdateMetadataRequest_v5(buf: Any, pos: int) -> tuple[Any, int]:
@@ -1047,7 +1096,7 @@ def _read_UpdateMetadataRequest_v5(buf: Any, pos: int) -> tuple[Any, int]:
                     if n8 < 0:
                         raise Malformed('non-nullable Isr is null')
                     else:
-                        o7.isr = [*_INT32S[n8].unpack_from(buf, pos)]
+                        o7.isr = [*_INT32S[n8].unpack_from(buf, pos)] if n8 else []
                         pos += 4 * n8
                     o7.zk_version, = _S2.unpack_from(buf, pos)
                     pos += 4
@@ -1056,14 +1105,14 @@ def _read_UpdateMetadataRequest_v5(buf: Any, pos: int) -> tuple[Any, int]:
                     if n9 < 0:
                         raise Malformed('non-nullable Replicas is null')
                     else:
-                        o7.replicas = [*_INT32S[n9].unpack_from(buf, pos)]
+                        o7.replicas = [*_INT32S[n9].unpack_from(buf, pos)] if n9 else []
                         pos += 4 * n9
                     n10, = I.unpack_from(buf, pos)
                     pos += 4
                     if n10 < 0:
                         raise Malformed('non-nullable OfflineReplicas is null')
                     else:
-                        o7.offline_replicas = [*_INT32S[n10].unpack_from(buf, pos)]
+                        o7.offline_replicas = [*_INT32S[n10].unpack_from(buf, pos)] if n10 else []
                         pos += 4 * n10
                     o7.unknown_tagged_fields = None
                     items6.append(o7)
@@ -1165,16 +1214,23 @@ def _write_UpdateMetadataRequest_v5(o: Any, out: bytearray) -> None:
             x12 = o11.isr
             n13 = len(x12)
             out += I.pack(n13)
-            out += _INT32S[n13].pack(*x12)
+            if n13:
+                out += _INT32S[n13].pack(*x12)
             out += _S2.pack(o11.zk_version)
             x14 = o11.replicas
             n15 = len(x14)
             out += I.pack(n15)
-            out += _INT32S[n15].pack(*x14)
+            if n15:
+                out += _INT32S[n15].pack(*x14)
             x16 = o11.offline_replicas
             n17 = len(x16)
             out += I.pack(n17)
-            out += _INT32S[n17].pack(*x16)
+            if n17:
+                out += _INT32S[n17].pack(*x16)
+            if o11.unknown_tagged_fields:
+                raise Malformed('tagged fields at a version without them')
+        if o4.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
     x18 = o.live_brokers
     n19 = len(x18)
     out += I.pack(n19)
@@ -1202,6 +1258,8 @@ def _write_UpdateMetadataRequest_v5(o: Any, out: bytearray) -> None:
             out += H.pack(n30)
             out += b31
             out += _S3.pack(o25.security_protocol)
+            if o25.unknown_tagged_fields:
+                raise Malformed('tagged fields at a version without them')
         x32 = o21.rack
         if x32 is None:
             out += H.pack(-1)
@@ -1212,6 +1270,10 @@ def _write_UpdateMetadataRequest_v5(o: Any, out: bytearray) -> None:
                 raise Malformed('Rack is longer than 32767 bytes')
             out += H.pack(n33)
             out += b34
+        if o21.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 def _read_UpdateMetadataRequest_v6(buf: Any, pos: int) -> tuple[Any, int]:
@@ -1280,7 +1342,7 @@ def _read_UpdateMetadataRequest_v6(buf: Any, pos: int) -> tuple[Any, int]:
                     if n8 < 0:
                         raise Malformed('non-nullable Isr is null')
                     else:
-                        o7.isr = [*_INT32S[n8].unpack_from(buf, pos)]
+                        o7.isr = [*_INT32S[n8].unpack_from(buf, pos)] if n8 else []
                         pos += 4 * n8
                     o7.zk_version, = _S2.unpack_from(buf, pos)
                     pos += 4
@@ -1293,7 +1355,7 @@ def _read_UpdateMetadataRequest_v6(buf: Any, pos: int) -> tuple[Any, int]:
                     if n9 < 0:
                         raise Malformed('non-nullable Replicas is null')
                     else:
-                        o7.replicas = [*_INT32S[n9].unpack_from(buf, pos)]
+                        o7.replicas = [*_INT32S[n9].unpack_from(buf, pos)] if n9 else []
                         pos += 4 * n9
                     n10 = buf[pos] - 1
                     if n10 < 0x7f:
@@ -1304,7 +1366,7 @@ def _read_UpdateMetadataRequest_v6(buf: Any, pos: int) -> tuple[Any, int]:
                     if n10 < 0:
                         raise Malformed('non-nullable OfflineReplicas is null')
                     else:
-                        o7.offline_replicas = [*_INT32S[n10].unpack_from(buf, pos)]
+                        o7.offline_replicas = [*_INT32S[n10].unpack_from(buf, pos)] if n10 else []
                         pos += 4 * n10
                     o7.unknown_tagged_fields = None
                     if buf[pos] == 0:
@@ -1464,7 +1526,8 @@ def _write_UpdateMetadataRequest_v6(o: Any, out: bytearray) -> None:
                 out.append(n13 + 1)
             else:
                 write_uvarint(out, n13 + 1)
-            out += _INT32S[n13].pack(*x12)
+            if n13:
+                out += _INT32S[n13].pack(*x12)
             out += _S2.pack(o11.zk_version)
             x14 = o11.replicas
             n15 = len(x14)
@@ -1472,14 +1535,16 @@ def _write_UpdateMetadataRequest_v6(o: Any, out: bytearray) -> None:
                 out.append(n15 + 1)
             else:
                 write_uvarint(out, n15 + 1)
-            out += _INT32S[n15].pack(*x14)
+            if n15:
+                out += _INT32S[n15].pack(*x14)
             x16 = o11.offline_replicas
             n17 = len(x16)
             if n17 < 0x7f:
                 out.append(n17 + 1)
             else:
                 write_uvarint(out, n17 + 1)
-            out += _INT32S[n17].pack(*x16)
+            if n17:
+                out += _INT32S[n17].pack(*x16)
             if o11.unknown_tagged_fields:
                 write_tagged(out, [], o11.unknown_tagged_fields)
             else:
@@ -1622,7 +1687,7 @@ def _read_UpdateMetadataRequest_v7(buf: Any, pos: int) -> tuple[Any, int]:
                     if n9 < 0:
                         raise Malformed('non-nullable Isr is null')
                     else:
-                        o8.isr = [*_INT32S[n9].unpack_from(buf, pos)]
+                        o8.isr = [*_INT32S[n9].unpack_from(buf, pos)] if n9 else []
                         pos += 4 * n9
                     o8.zk_version, = _S2.unpack_from(buf, pos)
                     pos += 4
@@ -1635,7 +1700,7 @@ def _read_UpdateMetadataRequest_v7(buf: Any, pos: int) -> tuple[Any, int]:
                     if n10 < 0:
                         raise Malformed('non-nullable Replicas is null')
                     else:
-                        o8.replicas = [*_INT32S[n10].unpack_from(buf, pos)]
+                        o8.replicas = [*_INT32S[n10].unpack_from(buf, pos)] if n10 else []
                         pos += 4 * n10
                     n11 = buf[pos] - 1
                     if n11 < 0x7f:
@@ -1646,7 +1711,7 @@ def _read_UpdateMetadataRequest_v7(buf: Any, pos: int) -> tuple[Any, int]:
                     if n11 < 0:
                         raise Malformed('non-nullable OfflineReplicas is null')
                     else:
-                        o8.offline_replicas = [*_INT32S[n11].unpack_from(buf, pos)]
+                        o8.offline_replicas = [*_INT32S[n11].unpack_from(buf, pos)] if n11 else []
                         pos += 4 * n11
                     o8.unknown_tagged_fields = None
                     if buf[pos] == 0:
@@ -1791,6 +1856,8 @@ def _write_UpdateMetadataRequest_v7(o: Any, out: bytearray) -> None:
         else:
             write_uvarint(out, n6 + 1)
         out += b7
+        if len(o4.topic_id) != 16:
+            raise Malformed('bad uuid')
         out += _S5.pack(o4.topic_id)
         x8 = o4.partition_states
         n9 = len(x8)
@@ -1807,7 +1874,8 @@ def _write_UpdateMetadataRequest_v7(o: Any, out: bytearray) -> None:
                 out.append(n13 + 1)
             else:
                 write_uvarint(out, n13 + 1)
-            out += _INT32S[n13].pack(*x12)
+            if n13:
+                out += _INT32S[n13].pack(*x12)
             out += _S2.pack(o11.zk_version)
             x14 = o11.replicas
             n15 = len(x14)
@@ -1815,14 +1883,16 @@ def _write_UpdateMetadataRequest_v7(o: Any, out: bytearray) -> None:
                 out.append(n15 + 1)
             else:
                 write_uvarint(out, n15 + 1)
-            out += _INT32S[n15].pack(*x14)
+            if n15:
+                out += _INT32S[n15].pack(*x14)
             x16 = o11.offline_replicas
             n17 = len(x16)
             if n17 < 0x7f:
                 out.append(n17 + 1)
             else:
                 write_uvarint(out, n17 + 1)
-            out += _INT32S[n17].pack(*x16)
+            if n17:
+                out += _INT32S[n17].pack(*x16)
             if o11.unknown_tagged_fields:
                 write_tagged(out, [], o11.unknown_tagged_fields)
             else:
@@ -1964,7 +2034,7 @@ def _read_UpdateMetadataRequest_v8(buf: Any, pos: int) -> tuple[Any, int]:
                     if n9 < 0:
                         raise Malformed('non-nullable Isr is null')
                     else:
-                        o8.isr = [*_INT32S[n9].unpack_from(buf, pos)]
+                        o8.isr = [*_INT32S[n9].unpack_from(buf, pos)] if n9 else []
                         pos += 4 * n9
                     o8.zk_version, = _S2.unpack_from(buf, pos)
                     pos += 4
@@ -1977,7 +2047,7 @@ def _read_UpdateMetadataRequest_v8(buf: Any, pos: int) -> tuple[Any, int]:
                     if n10 < 0:
                         raise Malformed('non-nullable Replicas is null')
                     else:
-                        o8.replicas = [*_INT32S[n10].unpack_from(buf, pos)]
+                        o8.replicas = [*_INT32S[n10].unpack_from(buf, pos)] if n10 else []
                         pos += 4 * n10
                     n11 = buf[pos] - 1
                     if n11 < 0x7f:
@@ -1988,7 +2058,7 @@ def _read_UpdateMetadataRequest_v8(buf: Any, pos: int) -> tuple[Any, int]:
                     if n11 < 0:
                         raise Malformed('non-nullable OfflineReplicas is null')
                     else:
-                        o8.offline_replicas = [*_INT32S[n11].unpack_from(buf, pos)]
+                        o8.offline_replicas = [*_INT32S[n11].unpack_from(buf, pos)] if n11 else []
                         pos += 4 * n11
                     o8.unknown_tagged_fields = None
                     if buf[pos] == 0:
@@ -2138,6 +2208,8 @@ def _read_UpdateMetadataRequest_v8(buf: Any, pos: int) -> tuple[Any, int]:
 def _write_UpdateMetadataRequest_v8(o: Any, out: bytearray) -> None:
     if o.ungrouped_partition_states != []:
         raise non_default('UpdateMetadataRequest', 8, 'UpdateMetadataRequest.UngroupedPartitionStates')
+    if o.is_k_raft_controller is None:
+        raise Malformed('bad bool')
     out += _S6.pack(o.controller_id, o.is_k_raft_controller, o.controller_epoch, o.broker_epoch)
     x1 = o.topic_states
     n2 = len(x1)
@@ -2157,6 +2229,8 @@ def _write_UpdateMetadataRequest_v8(o: Any, out: bytearray) -> None:
         else:
             write_uvarint(out, n6 + 1)
         out += b7
+        if len(o4.topic_id) != 16:
+            raise Malformed('bad uuid')
         out += _S5.pack(o4.topic_id)
         x8 = o4.partition_states
         n9 = len(x8)
@@ -2173,7 +2247,8 @@ def _write_UpdateMetadataRequest_v8(o: Any, out: bytearray) -> None:
                 out.append(n13 + 1)
             else:
                 write_uvarint(out, n13 + 1)
-            out += _INT32S[n13].pack(*x12)
+            if n13:
+                out += _INT32S[n13].pack(*x12)
             out += _S2.pack(o11.zk_version)
             x14 = o11.replicas
             n15 = len(x14)
@@ -2181,14 +2256,16 @@ def _write_UpdateMetadataRequest_v8(o: Any, out: bytearray) -> None:
                 out.append(n15 + 1)
             else:
                 write_uvarint(out, n15 + 1)
-            out += _INT32S[n15].pack(*x14)
+            if n15:
+                out += _INT32S[n15].pack(*x14)
             x16 = o11.offline_replicas
             n17 = len(x16)
             if n17 < 0x7f:
                 out.append(n17 + 1)
             else:
                 write_uvarint(out, n17 + 1)
-            out += _INT32S[n17].pack(*x16)
+            if n17:
+                out += _INT32S[n17].pack(*x16)
             if o11.unknown_tagged_fields:
                 write_tagged(out, [], o11.unknown_tagged_fields)
             else:
@@ -2292,7 +2369,7 @@ def _read_UpdateMetadataPartitionState_v0(buf: Any, pos: int) -> tuple[Any, int]
     if n2 < 0:
         raise Malformed('non-nullable Isr is null')
     else:
-        o.isr = [*_INT32S[n2].unpack_from(buf, pos)]
+        o.isr = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
         pos += 4 * n2
     o.zk_version, = _S2.unpack_from(buf, pos)
     pos += 4
@@ -2301,7 +2378,7 @@ def _read_UpdateMetadataPartitionState_v0(buf: Any, pos: int) -> tuple[Any, int]
     if n3 < 0:
         raise Malformed('non-nullable Replicas is null')
     else:
-        o.replicas = [*_INT32S[n3].unpack_from(buf, pos)]
+        o.replicas = [*_INT32S[n3].unpack_from(buf, pos)] if n3 else []
         pos += 4 * n3
     o.offline_replicas = []
     o.unknown_tagged_fields = None
@@ -2320,12 +2397,16 @@ def _write_UpdateMetadataPartitionState_v0(o: Any, out: bytearray) -> None:
     x4 = o.isr
     n5 = len(x4)
     out += I.pack(n5)
-    out += _INT32S[n5].pack(*x4)
+    if n5:
+        out += _INT32S[n5].pack(*x4)
     out += _S2.pack(o.zk_version)
     x6 = o.replicas
     n7 = len(x6)
     out += I.pack(n7)
-    out += _INT32S[n7].pack(*x6)
+    if n7:
+        out += _INT32S[n7].pack(*x6)
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 _read_UpdateMetadataPartitionState_v1 = _read_UpdateMetadataPartitionState_v0
@@ -2367,7 +2448,7 @@ def _read_UpdateMetadataPartitionState_v4(buf: Any, pos: int) -> tuple[Any, int]
     if n2 < 0:
         raise Malformed('non-nullable Isr is null')
     else:
-        o.isr = [*_INT32S[n2].unpack_from(buf, pos)]
+        o.isr = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
         pos += 4 * n2
     o.zk_version, = _S2.unpack_from(buf, pos)
     pos += 4
@@ -2376,14 +2457,14 @@ def _read_UpdateMetadataPartitionState_v4(buf: Any, pos: int) -> tuple[Any, int]
     if n3 < 0:
         raise Malformed('non-nullable Replicas is null')
     else:
-        o.replicas = [*_INT32S[n3].unpack_from(buf, pos)]
+        o.replicas = [*_INT32S[n3].unpack_from(buf, pos)] if n3 else []
         pos += 4 * n3
     n4, = I.unpack_from(buf, pos)
     pos += 4
     if n4 < 0:
         raise Malformed('non-nullable OfflineReplicas is null')
     else:
-        o.offline_replicas = [*_INT32S[n4].unpack_from(buf, pos)]
+        o.offline_replicas = [*_INT32S[n4].unpack_from(buf, pos)] if n4 else []
         pos += 4 * n4
     o.unknown_tagged_fields = None
     return o, pos
@@ -2401,16 +2482,21 @@ def _write_UpdateMetadataPartitionState_v4(o: Any, out: bytearray) -> None:
     x4 = o.isr
     n5 = len(x4)
     out += I.pack(n5)
-    out += _INT32S[n5].pack(*x4)
+    if n5:
+        out += _INT32S[n5].pack(*x4)
     out += _S2.pack(o.zk_version)
     x6 = o.replicas
     n7 = len(x6)
     out += I.pack(n7)
-    out += _INT32S[n7].pack(*x6)
+    if n7:
+        out += _INT32S[n7].pack(*x6)
     x8 = o.offline_replicas
     n9 = len(x8)
     out += I.pack(n9)
-    out += _INT32S[n9].pack(*x8)
+    if n9:
+        out += _INT32S[n9].pack(*x8)
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 def _read_UpdateMetadataPartitionState_v5(buf: Any, pos: int) -> tuple[Any, int]:
@@ -2423,7 +2509,7 @@ def _read_UpdateMetadataPartitionState_v5(buf: Any, pos: int) -> tuple[Any, int]
     if n1 < 0:
         raise Malformed('non-nullable Isr is null')
     else:
-        o.isr = [*_INT32S[n1].unpack_from(buf, pos)]
+        o.isr = [*_INT32S[n1].unpack_from(buf, pos)] if n1 else []
         pos += 4 * n1
     o.zk_version, = _S2.unpack_from(buf, pos)
     pos += 4
@@ -2432,14 +2518,14 @@ def _read_UpdateMetadataPartitionState_v5(buf: Any, pos: int) -> tuple[Any, int]
     if n2 < 0:
         raise Malformed('non-nullable Replicas is null')
     else:
-        o.replicas = [*_INT32S[n2].unpack_from(buf, pos)]
+        o.replicas = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
         pos += 4 * n2
     n3, = I.unpack_from(buf, pos)
     pos += 4
     if n3 < 0:
         raise Malformed('non-nullable OfflineReplicas is null')
     else:
-        o.offline_replicas = [*_INT32S[n3].unpack_from(buf, pos)]
+        o.offline_replicas = [*_INT32S[n3].unpack_from(buf, pos)] if n3 else []
         pos += 4 * n3
     o.unknown_tagged_fields = None
     return o, pos
@@ -2450,16 +2536,21 @@ def _write_UpdateMetadataPartitionState_v5(o: Any, out: bytearray) -> None:
     x1 = o.isr
     n2 = len(x1)
     out += I.pack(n2)
-    out += _INT32S[n2].pack(*x1)
+    if n2:
+        out += _INT32S[n2].pack(*x1)
     out += _S2.pack(o.zk_version)
     x3 = o.replicas
     n4 = len(x3)
     out += I.pack(n4)
-    out += _INT32S[n4].pack(*x3)
+    if n4:
+        out += _INT32S[n4].pack(*x3)
     x5 = o.offline_replicas
     n6 = len(x5)
     out += I.pack(n6)
-    out += _INT32S[n6].pack(*x5)
+    if n6:
+        out += _INT32S[n6].pack(*x5)
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 def _read_UpdateMetadataPartitionState_v6(buf: Any, pos: int) -> tuple[Any, int]:
@@ -2476,7 +2567,7 @@ def _read_UpdateMetadataPartitionState_v6(buf: Any, pos: int) -> tuple[Any, int]
     if n1 < 0:
         raise Malformed('non-nullable Isr is null')
     else:
-        o.isr = [*_INT32S[n1].unpack_from(buf, pos)]
+        o.isr = [*_INT32S[n1].unpack_from(buf, pos)] if n1 else []
         pos += 4 * n1
     o.zk_version, = _S2.unpack_from(buf, pos)
     pos += 4
@@ -2489,7 +2580,7 @@ def _read_UpdateMetadataPartitionState_v6(buf: Any, pos: int) -> tuple[Any, int]
     if n2 < 0:
         raise Malformed('non-nullable Replicas is null')
     else:
-        o.replicas = [*_INT32S[n2].unpack_from(buf, pos)]
+        o.replicas = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
         pos += 4 * n2
     n3 = buf[pos] - 1
     if n3 < 0x7f:
@@ -2500,7 +2591,7 @@ def _read_UpdateMetadataPartitionState_v6(buf: Any, pos: int) -> tuple[Any, int]
     if n3 < 0:
         raise Malformed('non-nullable OfflineReplicas is null')
     else:
-        o.offline_replicas = [*_INT32S[n3].unpack_from(buf, pos)]
+        o.offline_replicas = [*_INT32S[n3].unpack_from(buf, pos)] if n3 else []
         pos += 4 * n3
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
@@ -2518,7 +2609,8 @@ def _write_UpdateMetadataPartitionState_v6(o: Any, out: bytearray) -> None:
         out.append(n2 + 1)
     else:
         write_uvarint(out, n2 + 1)
-    out += _INT32S[n2].pack(*x1)
+    if n2:
+        out += _INT32S[n2].pack(*x1)
     out += _S2.pack(o.zk_version)
     x3 = o.replicas
     n4 = len(x3)
@@ -2526,14 +2618,16 @@ def _write_UpdateMetadataPartitionState_v6(o: Any, out: bytearray) -> None:
         out.append(n4 + 1)
     else:
         write_uvarint(out, n4 + 1)
-    out += _INT32S[n4].pack(*x3)
+    if n4:
+        out += _INT32S[n4].pack(*x3)
     x5 = o.offline_replicas
     n6 = len(x5)
     if n6 < 0x7f:
         out.append(n6 + 1)
     else:
         write_uvarint(out, n6 + 1)
-    out += _INT32S[n6].pack(*x5)
+    if n6:
+        out += _INT32S[n6].pack(*x5)
     if o.unknown_tagged_fields:
         write_tagged(out, [], o.unknown_tagged_fields)
     else:
@@ -2585,7 +2679,7 @@ def _read_UpdateMetadataTopicState_v5(buf: Any, pos: int) -> tuple[Any, int]:
             if n5 < 0:
                 raise Malformed('non-nullable Isr is null')
             else:
-                o4.isr = [*_INT32S[n5].unpack_from(buf, pos)]
+                o4.isr = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
                 pos += 4 * n5
             o4.zk_version, = _S2.unpack_from(buf, pos)
             pos += 4
@@ -2594,14 +2688,14 @@ def _read_UpdateMetadataTopicState_v5(buf: Any, pos: int) -> tuple[Any, int]:
             if n6 < 0:
                 raise Malformed('non-nullable Replicas is null')
             else:
-                o4.replicas = [*_INT32S[n6].unpack_from(buf, pos)]
+                o4.replicas = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
                 pos += 4 * n6
             n7, = I.unpack_from(buf, pos)
             pos += 4
             if n7 < 0:
                 raise Malformed('non-nullable OfflineReplicas is null')
             else:
-                o4.offline_replicas = [*_INT32S[n7].unpack_from(buf, pos)]
+                o4.offline_replicas = [*_INT32S[n7].unpack_from(buf, pos)] if n7 else []
                 pos += 4 * n7
             o4.unknown_tagged_fields = None
             items3.append(o4)
@@ -2627,16 +2721,23 @@ def _write_UpdateMetadataTopicState_v5(o: Any, out: bytearray) -> None:
         x8 = o7.isr
         n9 = len(x8)
         out += I.pack(n9)
-        out += _INT32S[n9].pack(*x8)
+        if n9:
+            out += _INT32S[n9].pack(*x8)
         out += _S2.pack(o7.zk_version)
         x10 = o7.replicas
         n11 = len(x10)
         out += I.pack(n11)
-        out += _INT32S[n11].pack(*x10)
+        if n11:
+            out += _INT32S[n11].pack(*x10)
         x12 = o7.offline_replicas
         n13 = len(x12)
         out += I.pack(n13)
-        out += _INT32S[n13].pack(*x12)
+        if n13:
+            out += _INT32S[n13].pack(*x12)
+        if o7.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 def _read_UpdateMetadataTopicState_v6(buf: Any, pos: int) -> tuple[Any, int]:
@@ -2686,7 +2787,7 @@ def _read_UpdateMetadataTopicState_v6(buf: Any, pos: int) -> tuple[Any, int]:
             if n5 < 0:
                 raise Malformed('non-nullable Isr is null')
             else:
-                o4.isr = [*_INT32S[n5].unpack_from(buf, pos)]
+                o4.isr = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
                 pos += 4 * n5
             o4.zk_version, = _S2.unpack_from(buf, pos)
             pos += 4
@@ -2699,7 +2800,7 @@ def _read_UpdateMetadataTopicState_v6(buf: Any, pos: int) -> tuple[Any, int]:
             if n6 < 0:
                 raise Malformed('non-nullable Replicas is null')
             else:
-                o4.replicas = [*_INT32S[n6].unpack_from(buf, pos)]
+                o4.replicas = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
                 pos += 4 * n6
             n7 = buf[pos] - 1
             if n7 < 0x7f:
@@ -2710,7 +2811,7 @@ def _read_UpdateMetadataTopicState_v6(buf: Any, pos: int) -> tuple[Any, int]:
             if n7 < 0:
                 raise Malformed('non-nullable OfflineReplicas is null')
             else:
-                o4.offline_replicas = [*_INT32S[n7].unpack_from(buf, pos)]
+                o4.offline_replicas = [*_INT32S[n7].unpack_from(buf, pos)] if n7 else []
                 pos += 4 * n7
             o4.unknown_tagged_fields = None
             if buf[pos] == 0:
@@ -2753,7 +2854,8 @@ def _write_UpdateMetadataTopicState_v6(o: Any, out: bytearray) -> None:
             out.append(n9 + 1)
         else:
             write_uvarint(out, n9 + 1)
-        out += _INT32S[n9].pack(*x8)
+        if n9:
+            out += _INT32S[n9].pack(*x8)
         out += _S2.pack(o7.zk_version)
         x10 = o7.replicas
         n11 = len(x10)
@@ -2761,14 +2863,16 @@ def _write_UpdateMetadataTopicState_v6(o: Any, out: bytearray) -> None:
             out.append(n11 + 1)
         else:
             write_uvarint(out, n11 + 1)
-        out += _INT32S[n11].pack(*x10)
+        if n11:
+            out += _INT32S[n11].pack(*x10)
         x12 = o7.offline_replicas
         n13 = len(x12)
         if n13 < 0x7f:
             out.append(n13 + 1)
         else:
             write_uvarint(out, n13 + 1)
-        out += _INT32S[n13].pack(*x12)
+        if n13:
+            out += _INT32S[n13].pack(*x12)
         if o7.unknown_tagged_fields:
             write_tagged(out, [], o7.unknown_tagged_fields)
         else:
@@ -2828,7 +2932,7 @@ def _read_UpdateMetadataTopicState_v7(buf: Any, pos: int) -> tuple[Any, int]:
             if n6 < 0:
                 raise Malformed('non-nullable Isr is null')
             else:
-                o5.isr = [*_INT32S[n6].unpack_from(buf, pos)]
+                o5.isr = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
                 pos += 4 * n6
             o5.zk_version, = _S2.unpack_from(buf, pos)
             pos += 4
@@ -2841,7 +2945,7 @@ def _read_UpdateMetadataTopicState_v7(buf: Any, pos: int) -> tuple[Any, int]:
             if n7 < 0:
                 raise Malformed('non-nullable Replicas is null')
             else:
-                o5.replicas = [*_INT32S[n7].unpack_from(buf, pos)]
+                o5.replicas = [*_INT32S[n7].unpack_from(buf, pos)] if n7 else []
                 pos += 4 * n7
             n8 = buf[pos] - 1
             if n8 < 0x7f:
@@ -2852,7 +2956,7 @@ def _read_UpdateMetadataTopicState_v7(buf: Any, pos: int) -> tuple[Any, int]:
             if n8 < 0:
                 raise Malformed('non-nullable OfflineReplicas is null')
             else:
-                o5.offline_replicas = [*_INT32S[n8].unpack_from(buf, pos)]
+                o5.offline_replicas = [*_INT32S[n8].unpack_from(buf, pos)] if n8 else []
                 pos += 4 * n8
             o5.unknown_tagged_fields = None
             if buf[pos] == 0:
@@ -2880,6 +2984,8 @@ def _write_UpdateMetadataTopicState_v7(o: Any, out: bytearray) -> None:
     else:
         write_uvarint(out, n2 + 1)
     out += b3
+    if len(o.topic_id) != 16:
+        raise Malformed('bad uuid')
     out += _S5.pack(o.topic_id)
     x4 = o.partition_states
     n5 = len(x4)
@@ -2896,7 +3002,8 @@ def _write_UpdateMetadataTopicState_v7(o: Any, out: bytearray) -> None:
             out.append(n9 + 1)
         else:
             write_uvarint(out, n9 + 1)
-        out += _INT32S[n9].pack(*x8)
+        if n9:
+            out += _INT32S[n9].pack(*x8)
         out += _S2.pack(o7.zk_version)
         x10 = o7.replicas
         n11 = len(x10)
@@ -2904,14 +3011,16 @@ def _write_UpdateMetadataTopicState_v7(o: Any, out: bytearray) -> None:
             out.append(n11 + 1)
         else:
             write_uvarint(out, n11 + 1)
-        out += _INT32S[n11].pack(*x10)
+        if n11:
+            out += _INT32S[n11].pack(*x10)
         x12 = o7.offline_replicas
         n13 = len(x12)
         if n13 < 0x7f:
             out.append(n13 + 1)
         else:
             write_uvarint(out, n13 + 1)
-        out += _INT32S[n13].pack(*x12)
+        if n13:
+            out += _INT32S[n13].pack(*x12)
         if o7.unknown_tagged_fields:
             write_tagged(out, [], o7.unknown_tagged_fields)
         else:
@@ -2962,6 +3071,8 @@ def _write_UpdateMetadataBroker_v0(o: Any, out: bytearray) -> None:
     out += H.pack(n2)
     out += b3
     out += _S2.pack(o.v0_port)
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 def _read_UpdateMetadataBroker_v1(buf: Any, pos: int) -> tuple[Any, int]:
@@ -3021,6 +3132,10 @@ def _write_UpdateMetadataBroker_v1(o: Any, out: bytearray) -> None:
         out += H.pack(n6)
         out += b7
         out += _S3.pack(o4.security_protocol)
+        if o4.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 def _read_UpdateMetadataBroker_v2(buf: Any, pos: int) -> tuple[Any, int]:
@@ -3088,6 +3203,8 @@ def _write_UpdateMetadataBroker_v2(o: Any, out: bytearray) -> None:
         out += H.pack(n6)
         out += b7
         out += _S3.pack(o4.security_protocol)
+        if o4.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
     x8 = o.rack
     if x8 is None:
         out += H.pack(-1)
@@ -3098,6 +3215,8 @@ def _write_UpdateMetadataBroker_v2(o: Any, out: bytearray) -> None:
             raise Malformed('Rack is longer than 32767 bytes')
         out += H.pack(n9)
         out += b10
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 def _read_UpdateMetadataBroker_v3(buf: Any, pos: int) -> tuple[Any, int]:
@@ -3180,6 +3299,8 @@ def _write_UpdateMetadataBroker_v3(o: Any, out: bytearray) -> None:
         out += H.pack(n9)
         out += b10
         out += _S3.pack(o4.security_protocol)
+        if o4.unknown_tagged_fields:
+            raise Malformed('tagged fields at a version without them')
     x11 = o.rack
     if x11 is None:
         out += H.pack(-1)
@@ -3190,6 +3311,8 @@ def _write_UpdateMetadataBroker_v3(o: Any, out: bytearray) -> None:
             raise Malformed('Rack is longer than 32767 bytes')
         out += H.pack(n12)
         out += b13
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 _read_UpdateMetadataBroker_v4 = _read_UpdateMetadataBroker_v3
@@ -3391,6 +3514,8 @@ def _write_UpdateMetadataEndpoint_v1(o: Any, out: bytearray) -> None:
     out += H.pack(n2)
     out += b3
     out += _S3.pack(o.security_protocol)
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 _read_UpdateMetadataEndpoint_v2 = _read_UpdateMetadataEndpoint_v1
@@ -3447,6 +3572,8 @@ def _write_UpdateMetadataEndpoint_v3(o: Any, out: bytearray) -> None:
     out += H.pack(n5)
     out += b6
     out += _S3.pack(o.security_protocol)
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 _read_UpdateMetadataEndpoint_v4 = _read_UpdateMetadataEndpoint_v3

@@ -56,6 +56,8 @@ def _read_UpdateMetadataResponse_v0(buf: Any, pos: int) -> tuple[Any, int]:
 
 def _write_UpdateMetadataResponse_v0(o: Any, out: bytearray) -> None:
     out += _S0.pack(o.error_code)
+    if o.unknown_tagged_fields:
+        raise Malformed('tagged fields at a version without them')
 
 
 _read_UpdateMetadataResponse_v1 = _read_UpdateMetadataResponse_v0

@@ -219,6 +219,8 @@ def _write_VotersRecord_v0(o: Any, out: bytearray) -> None:
         write_uvarint(out, n2 + 1)
     for item3 in x1:
         o4 = item3
+        if len(o4.voter_directory_id) != 16:
+            raise Malformed('bad uuid')
         out += _S1.pack(o4.voter_id, o4.voter_directory_id)
         x5 = o4.endpoints
         n6 = len(x5)
@@ -348,6 +350,8 @@ def _read_Voter_v0(buf: Any, pos: int) -> tuple[Any, int]:
 
 
 def _write_Voter_v0(o: Any, out: bytearray) -> None:
+    if len(o.voter_directory_id) != 16:
+        raise Malformed('bad uuid')
     out += _S1.pack(o.voter_id, o.voter_directory_id)
     x1 = o.endpoints
     n2 = len(x1)
