@@ -174,6 +174,7 @@ class HistoryGenerator:
         return topic, pid, topic.partitions[pid]
 
     def _partition_churn(self) -> None:
+        """An ISR shrinks by one replica, or grows back to every live replica; sometimes the leader moves."""
         picked = self._pick_partition()
         if picked is None:
             return
@@ -182,9 +183,15 @@ class HistoryGenerator:
         candidates = [r for r in p.replicas if r in live]
         if not candidates:
             return
-        isr = sorted(self.rng.sample(candidates, self.rng.randint(1, len(candidates))))
+        if len(p.isr) < len(candidates) and self.rng.random() < 0.6:
+            isr = list(candidates)
+        elif len(p.isr) > 1:
+            victim = self.rng.choice(p.isr)
+            isr = [r for r in p.isr if r != victim]
+        else:
+            isr = [r for r in p.isr if r in live] or [candidates[0]]
         fields: dict[str, Any] = {"isr": isr}
-        if p.leader not in isr or self.rng.random() < 0.3:
+        if p.leader not in isr or self.rng.random() < 0.2:
             fields["leader"] = p.leader = self.rng.choice(isr)
         p.isr = isr
         self._emit("PartitionChangeRecord", version=1, partition_id=pid, topic_id=topic.id, **fields)
@@ -200,9 +207,11 @@ class HistoryGenerator:
             self._emit("PartitionChangeRecord", version=1, partition_id=pid, topic_id=topic.id, directories=dirs)
 
     def _broker_restart(self) -> None:
+        """Fence, leave every ISR (leadership moves), register a new incarnation, unfence, catch up."""
         b = self.brokers[self.rng.choice(sorted(self.brokers))]
         self._emit("BrokerRegistrationChangeRecord", broker_id=b.id, broker_epoch=b.epoch, fenced=1)
         b.fenced = True
+        left = []
         for topic in self.topics.values():
             for pid, p in topic.partitions.items():
                 if b.id in p.isr and len(p.isr) > 1:
@@ -211,10 +220,17 @@ class HistoryGenerator:
                     if p.leader == b.id:
                         fields["leader"] = p.leader = p.isr[0]
                     self._emit("PartitionChangeRecord", version=1, partition_id=pid, topic_id=topic.id, **fields)
+                    left.append((topic, pid, p))
+        self.now += 500
         self._register(b.id)
         self._emit("BrokerRegistrationChangeRecord", broker_id=b.id, broker_epoch=self.brokers[b.id].epoch,
                    fenced=-1)
         self.brokers[b.id].fenced = False
+        self.now += 500
+        for topic, pid, p in left:  # the restarted broker catches up and rejoins the ISR
+            if topic.id in self.topics and b.id not in p.isr:
+                p.isr = p.isr + [b.id]
+                self._emit("PartitionChangeRecord", version=1, partition_id=pid, topic_id=topic.id, isr=list(p.isr))
 
     def _topic_change(self) -> None:
         if self.topics and (self.rng.random() < 0.5 or len(self.topics) >= self.s.topics * 2):

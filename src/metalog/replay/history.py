@@ -115,6 +115,8 @@ class MetadataHistory:
                 timestamp = batch.max_timestamp
             if progress is not None:
                 progress(replayed, total)
+        if timestamp is None and target >= self.log.log_start_offset:
+            timestamp = next(self.log.batches(target)).max_timestamp  # started from a snapshot right there
         return ReplayResult(loader.image, target, timestamp, start, replayed, loader.in_transaction)
 
     def state_at_time(self, timestamp_ms: int, **kw: Any) -> ReplayResult:

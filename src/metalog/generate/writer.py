@@ -1,0 +1,103 @@
+"""Writing a generated history as a real KRaft log directory, with Kafka snapshots along the way."""
+
+from __future__ import annotations
+
+import os
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from metalog.codec import Uuid, message_class
+from metalog.errors import MetalogError
+from metalog.generate.history import START_MS, HistoryGenerator, HistorySettings
+from metalog.log import MetadataLog
+from metalog.snapshots import SnapshotId, SnapshotWriter
+from metalog.state import MetadataLoader
+from metalog.state.records import image_digest, image_records
+
+LEADER_ID = 3000
+EPOCH = 1
+
+
+@dataclass
+class GeneratedLog:
+    path: Path
+    records: int
+    batches: int
+    snapshots: list[Path]
+    end_offset: int
+    digest: str  # of the final state
+
+
+def write_history(outdir: str | os.PathLike[str], seed: int, settings: HistorySettings, *,
+                  snapshot_every: int = 50_000,
+                  progress: Callable[[int, int], None] | None = None) -> GeneratedLog:
+    """Generate and write; the state is replayed as it is written, so snapshots hold the real image."""
+    out = Path(outdir)
+    if (out / "__cluster_metadata-0").exists():
+        raise MetalogError(f"{out} already holds a metadata log; choose an empty directory")
+    _write_meta_properties(out, seed)
+    loader = MetadataLoader()
+    snapshots: list[Path] = []
+    records = batches = 0
+    next_snapshot = snapshot_every
+    with MetadataLog.open(out, create=True, durability="none") as log:
+        log.append_control([(_leader_change(), 0)], epoch=EPOCH, timestamp=START_MS)
+        pending: list[tuple[Any, int]] = []
+        stamp = START_MS
+
+        def flush() -> None:
+            nonlocal batches
+            first = log.log_end_offset
+            log.append(pending, epoch=EPOCH, timestamp=stamp)
+            for i, (record, _) in enumerate(pending):
+                loader.replay(record, first + i)
+            batches += 1
+            pending.clear()
+
+        for ts, record, version in HistoryGenerator(seed, settings).records():
+            if pending and ts != stamp:  # one batch per controller write
+                flush()
+                if records >= next_snapshot and not loader.in_transaction:
+                    snapshots.append(_snapshot(log, loader, stamp))
+                    next_snapshot += snapshot_every
+            stamp = ts
+            pending.append((record, version))
+            records += 1
+            if progress is not None and records % 1000 == 0:
+                progress(records, settings.records)
+        if pending:
+            flush()
+        if progress is not None:
+            progress(records, settings.records)
+        log.flush()
+        end = log.log_end_offset - 1
+    return GeneratedLog(out, records, batches, snapshots, end, image_digest(loader.image))
+
+
+def _write_meta_properties(out: Path, seed: int) -> None:
+    """meta.properties as ``kafka-storage format`` writes it, with ids (and the date line) from the seed."""
+    rng = random.Random(f"meta-{seed}")
+    cluster_id, directory_id = (Uuid(rng.getrandbits(128).to_bytes(16, "big")) for _ in range(2))
+    date = datetime.fromtimestamp(START_MS / 1000, tz=UTC).strftime("%a %b %d %H:%M:%S UTC %Y")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "meta.properties").write_text(f"#\n#{date}\nnode.id={LEADER_ID}\ndirectory.id={directory_id}\n"
+                                         f"version=1\ncluster.id={cluster_id}\n")
+
+
+def _leader_change() -> Any:
+    cls = message_class("LeaderChangeMessage")
+    voter = __import__(cls.__module__, fromlist=["Voter"]).Voter
+    return cls(version=0, leader_id=LEADER_ID, voters=[voter(voter_id=LEADER_ID)],
+               granting_voters=[voter(voter_id=LEADER_ID)])
+
+
+def _snapshot(log: MetadataLog, loader: MetadataLoader, timestamp: int) -> Path:
+    image = loader.image
+    with SnapshotWriter(log.directory, SnapshotId(log.log_end_offset, EPOCH),
+                        last_contained_log_timestamp=timestamp, time_ms=timestamp) as writer:
+        writer.append(image_records(image))
+        return writer.freeze()
