@@ -286,6 +286,9 @@ class MessageGenerator:
             return
         n = em.fresh("n")
         self.read_length(em, n, compact, wide=typ != "string")
+        if typ.startswith("[]") and len(PACKED_ARRAYS.get(f.element, "..")) == 1 and not nullable:
+            self.read_array(em, f, v, target, n)  # a null count is refused by the array Struct cache
+            return
         em(f"if {n} < 0:")
         with em:
             em(f"{target} = None" if nullable else f"raise Malformed('non-nullable {f.name} is null')")

@@ -43,6 +43,8 @@ class _ArrayStructs(dict[int, struct.Struct]):
         self.code = code
 
     def __missing__(self, n: int) -> struct.Struct:
+        if n < 0:  # the generated readers leave a non-nullable array's null count (-1) to this check
+            raise Malformed("null array count")
         code = self.code
         s = struct.Struct(f">{code * n}" if len(code) > 1 else f">{n}{code}")
         if n <= 4096:

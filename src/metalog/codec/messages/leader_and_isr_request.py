@@ -177,20 +177,14 @@ def _read_LeaderAndIsrRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
             pos += 16
             n5, = I.unpack_from(buf, pos)
             pos += 4
-            if n5 < 0:
-                raise Malformed('non-nullable Isr is null')
-            else:
-                o3.isr = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
-                pos += 4 * n5
+            o3.isr = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
+            pos += 4 * n5
             o3.partition_epoch, = _S2.unpack_from(buf, pos)
             pos += 4
             n6, = I.unpack_from(buf, pos)
             pos += 4
-            if n6 < 0:
-                raise Malformed('non-nullable Replicas is null')
-            else:
-                o3.replicas = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
-                pos += 4 * n6
+            o3.replicas = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
+            pos += 4 * n6
             o3.adding_replicas = []
             o3.removing_replicas = []
             o3.is_new = False
@@ -318,20 +312,14 @@ def _read_LeaderAndIsrRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
             pos += 16
             n5, = I.unpack_from(buf, pos)
             pos += 4
-            if n5 < 0:
-                raise Malformed('non-nullable Isr is null')
-            else:
-                o3.isr = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
-                pos += 4 * n5
+            o3.isr = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
+            pos += 4 * n5
             o3.partition_epoch, = _S2.unpack_from(buf, pos)
             pos += 4
             n6, = I.unpack_from(buf, pos)
             pos += 4
-            if n6 < 0:
-                raise Malformed('non-nullable Replicas is null')
-            else:
-                o3.replicas = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
-                pos += 4 * n6
+            o3.replicas = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
+            pos += 4 * n6
             o3.adding_replicas = []
             o3.removing_replicas = []
             o3.leader_recovery_state = 0
@@ -475,20 +463,14 @@ def _read_LeaderAndIsrRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
                     pos += 16
                     n8, = I.unpack_from(buf, pos)
                     pos += 4
-                    if n8 < 0:
-                        raise Malformed('non-nullable Isr is null')
-                    else:
-                        o7.isr = [*_INT32S[n8].unpack_from(buf, pos)] if n8 else []
-                        pos += 4 * n8
+                    o7.isr = [*_INT32S[n8].unpack_from(buf, pos)] if n8 else []
+                    pos += 4 * n8
                     o7.partition_epoch, = _S2.unpack_from(buf, pos)
                     pos += 4
                     n9, = I.unpack_from(buf, pos)
                     pos += 4
-                    if n9 < 0:
-                        raise Malformed('non-nullable Replicas is null')
-                    else:
-                        o7.replicas = [*_INT32S[n9].unpack_from(buf, pos)] if n9 else []
-                        pos += 4 * n9
+                    o7.replicas = [*_INT32S[n9].unpack_from(buf, pos)] if n9 else []
+                    pos += 4 * n9
                     o7.adding_replicas = []
                     o7.removing_replicas = []
                     o7.leader_recovery_state = 0
@@ -641,34 +623,22 @@ def _read_LeaderAndIsrRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
                     pos += 16
                     n8, = I.unpack_from(buf, pos)
                     pos += 4
-                    if n8 < 0:
-                        raise Malformed('non-nullable Isr is null')
-                    else:
-                        o7.isr = [*_INT32S[n8].unpack_from(buf, pos)] if n8 else []
-                        pos += 4 * n8
+                    o7.isr = [*_INT32S[n8].unpack_from(buf, pos)] if n8 else []
+                    pos += 4 * n8
                     o7.partition_epoch, = _S2.unpack_from(buf, pos)
                     pos += 4
                     n9, = I.unpack_from(buf, pos)
                     pos += 4
-                    if n9 < 0:
-                        raise Malformed('non-nullable Replicas is null')
-                    else:
-                        o7.replicas = [*_INT32S[n9].unpack_from(buf, pos)] if n9 else []
-                        pos += 4 * n9
+                    o7.replicas = [*_INT32S[n9].unpack_from(buf, pos)] if n9 else []
+                    pos += 4 * n9
                     n10, = I.unpack_from(buf, pos)
                     pos += 4
-                    if n10 < 0:
-                        raise Malformed('non-nullable AddingReplicas is null')
-                    else:
-                        o7.adding_replicas = [*_INT32S[n10].unpack_from(buf, pos)] if n10 else []
-                        pos += 4 * n10
+                    o7.adding_replicas = [*_INT32S[n10].unpack_from(buf, pos)] if n10 else []
+                    pos += 4 * n10
                     n11, = I.unpack_from(buf, pos)
                     pos += 4
-                    if n11 < 0:
-                        raise Malformed('non-nullable RemovingReplicas is null')
-                    else:
-                        o7.removing_replicas = [*_INT32S[n11].unpack_from(buf, pos)] if n11 else []
-                        pos += 4 * n11
+                    o7.removing_replicas = [*_INT32S[n11].unpack_from(buf, pos)] if n11 else []
+                    pos += 4 * n11
                     o7.leader_recovery_state = 0
                     o7.is_new, = _S3.unpack_from(buf, pos)
                     pos += 1
@@ -847,11 +817,8 @@ def _read_LeaderAndIsrRequest_v4(buf: Any, pos: int) -> tuple[Any, int]:
                     else:
                         n8, pos = read_uvarint(buf, pos)
                         n8 -= 1
-                    if n8 < 0:
-                        raise Malformed('non-nullable Isr is null')
-                    else:
-                        o7.isr = [*_INT32S[n8].unpack_from(buf, pos)] if n8 else []
-                        pos += 4 * n8
+                    o7.isr = [*_INT32S[n8].unpack_from(buf, pos)] if n8 else []
+                    pos += 4 * n8
                     o7.partition_epoch, = _S2.unpack_from(buf, pos)
                     pos += 4
                     n9 = buf[pos] - 1
@@ -860,33 +827,24 @@ def _read_LeaderAndIsrRequest_v4(buf: Any, pos: int) -> tuple[Any, int]:
                     else:
                         n9, pos = read_uvarint(buf, pos)
                         n9 -= 1
-                    if n9 < 0:
-                        raise Malformed('non-nullable Replicas is null')
-                    else:
-                        o7.replicas = [*_INT32S[n9].unpack_from(buf, pos)] if n9 else []
-                        pos += 4 * n9
+                    o7.replicas = [*_INT32S[n9].unpack_from(buf, pos)] if n9 else []
+                    pos += 4 * n9
                     n10 = buf[pos] - 1
                     if n10 < 0x7f:
                         pos += 1
                     else:
                         n10, pos = read_uvarint(buf, pos)
                         n10 -= 1
-                    if n10 < 0:
-                        raise Malformed('non-nullable AddingReplicas is null')
-                    else:
-                        o7.adding_replicas = [*_INT32S[n10].unpack_from(buf, pos)] if n10 else []
-                        pos += 4 * n10
+                    o7.adding_replicas = [*_INT32S[n10].unpack_from(buf, pos)] if n10 else []
+                    pos += 4 * n10
                     n11 = buf[pos] - 1
                     if n11 < 0x7f:
                         pos += 1
                     else:
                         n11, pos = read_uvarint(buf, pos)
                         n11 -= 1
-                    if n11 < 0:
-                        raise Malformed('non-nullable RemovingReplicas is null')
-                    else:
-                        o7.removing_replicas = [*_INT32S[n11].unpack_from(buf, pos)] if n11 else []
-                        pos += 4 * n11
+                    o7.removing_replicas = [*_INT32S[n11].unpack_from(buf, pos)] if n11 else []
+                    pos += 4 * n11
                     o7.leader_recovery_state = 0
                     o7.is_new, = _S3.unpack_from(buf, pos)
                     pos += 1
@@ -1127,11 +1085,8 @@ def _read_LeaderAndIsrRequest_v5(buf: Any, pos: int) -> tuple[Any, int]:
                     else:
                         n9, pos = read_uvarint(buf, pos)
                         n9 -= 1
-                    if n9 < 0:
-                        raise Malformed('non-nullable Isr is null')
-                    else:
-                        o8.isr = [*_INT32S[n9].unpack_from(buf, pos)] if n9 else []
-                        pos += 4 * n9
+                    o8.isr = [*_INT32S[n9].unpack_from(buf, pos)] if n9 else []
+                    pos += 4 * n9
                     o8.partition_epoch, = _S2.unpack_from(buf, pos)
                     pos += 4
                     n10 = buf[pos] - 1
@@ -1140,33 +1095,24 @@ def _read_LeaderAndIsrRequest_v5(buf: Any, pos: int) -> tuple[Any, int]:
                     else:
                         n10, pos = read_uvarint(buf, pos)
                         n10 -= 1
-                    if n10 < 0:
-                        raise Malformed('non-nullable Replicas is null')
-                    else:
-                        o8.replicas = [*_INT32S[n10].unpack_from(buf, pos)] if n10 else []
-                        pos += 4 * n10
+                    o8.replicas = [*_INT32S[n10].unpack_from(buf, pos)] if n10 else []
+                    pos += 4 * n10
                     n11 = buf[pos] - 1
                     if n11 < 0x7f:
                         pos += 1
                     else:
                         n11, pos = read_uvarint(buf, pos)
                         n11 -= 1
-                    if n11 < 0:
-                        raise Malformed('non-nullable AddingReplicas is null')
-                    else:
-                        o8.adding_replicas = [*_INT32S[n11].unpack_from(buf, pos)] if n11 else []
-                        pos += 4 * n11
+                    o8.adding_replicas = [*_INT32S[n11].unpack_from(buf, pos)] if n11 else []
+                    pos += 4 * n11
                     n12 = buf[pos] - 1
                     if n12 < 0x7f:
                         pos += 1
                     else:
                         n12, pos = read_uvarint(buf, pos)
                         n12 -= 1
-                    if n12 < 0:
-                        raise Malformed('non-nullable RemovingReplicas is null')
-                    else:
-                        o8.removing_replicas = [*_INT32S[n12].unpack_from(buf, pos)] if n12 else []
-                        pos += 4 * n12
+                    o8.removing_replicas = [*_INT32S[n12].unpack_from(buf, pos)] if n12 else []
+                    pos += 4 * n12
                     o8.leader_recovery_state = 0
                     o8.is_new, = _S3.unpack_from(buf, pos)
                     pos += 1
@@ -1408,11 +1354,8 @@ def _read_LeaderAndIsrRequest_v6(buf: Any, pos: int) -> tuple[Any, int]:
                     else:
                         n9, pos = read_uvarint(buf, pos)
                         n9 -= 1
-                    if n9 < 0:
-                        raise Malformed('non-nullable Isr is null')
-                    else:
-                        o8.isr = [*_INT32S[n9].unpack_from(buf, pos)] if n9 else []
-                        pos += 4 * n9
+                    o8.isr = [*_INT32S[n9].unpack_from(buf, pos)] if n9 else []
+                    pos += 4 * n9
                     o8.partition_epoch, = _S2.unpack_from(buf, pos)
                     pos += 4
                     n10 = buf[pos] - 1
@@ -1421,33 +1364,24 @@ def _read_LeaderAndIsrRequest_v6(buf: Any, pos: int) -> tuple[Any, int]:
                     else:
                         n10, pos = read_uvarint(buf, pos)
                         n10 -= 1
-                    if n10 < 0:
-                        raise Malformed('non-nullable Replicas is null')
-                    else:
-                        o8.replicas = [*_INT32S[n10].unpack_from(buf, pos)] if n10 else []
-                        pos += 4 * n10
+                    o8.replicas = [*_INT32S[n10].unpack_from(buf, pos)] if n10 else []
+                    pos += 4 * n10
                     n11 = buf[pos] - 1
                     if n11 < 0x7f:
                         pos += 1
                     else:
                         n11, pos = read_uvarint(buf, pos)
                         n11 -= 1
-                    if n11 < 0:
-                        raise Malformed('non-nullable AddingReplicas is null')
-                    else:
-                        o8.adding_replicas = [*_INT32S[n11].unpack_from(buf, pos)] if n11 else []
-                        pos += 4 * n11
+                    o8.adding_replicas = [*_INT32S[n11].unpack_from(buf, pos)] if n11 else []
+                    pos += 4 * n11
                     n12 = buf[pos] - 1
                     if n12 < 0x7f:
                         pos += 1
                     else:
                         n12, pos = read_uvarint(buf, pos)
                         n12 -= 1
-                    if n12 < 0:
-                        raise Malformed('non-nullable RemovingReplicas is null')
-                    else:
-                        o8.removing_replicas = [*_INT32S[n12].unpack_from(buf, pos)] if n12 else []
-                        pos += 4 * n12
+                    o8.removing_replicas = [*_INT32S[n12].unpack_from(buf, pos)] if n12 else []
+                    pos += 4 * n12
                     o8.is_new, o8.leader_recovery_state = _S7.unpack_from(buf, pos)
                     pos += 2
                     o8.unknown_tagged_fields = None
@@ -1685,11 +1619,8 @@ def _read_LeaderAndIsrRequest_v7(buf: Any, pos: int) -> tuple[Any, int]:
                     else:
                         n9, pos = read_uvarint(buf, pos)
                         n9 -= 1
-                    if n9 < 0:
-                        raise Malformed('non-nullable Isr is null')
-                    else:
-                        o8.isr = [*_INT32S[n9].unpack_from(buf, pos)] if n9 else []
-                        pos += 4 * n9
+                    o8.isr = [*_INT32S[n9].unpack_from(buf, pos)] if n9 else []
+                    pos += 4 * n9
                     o8.partition_epoch, = _S2.unpack_from(buf, pos)
                     pos += 4
                     n10 = buf[pos] - 1
@@ -1698,33 +1629,24 @@ def _read_LeaderAndIsrRequest_v7(buf: Any, pos: int) -> tuple[Any, int]:
                     else:
                         n10, pos = read_uvarint(buf, pos)
                         n10 -= 1
-                    if n10 < 0:
-                        raise Malformed('non-nullable Replicas is null')
-                    else:
-                        o8.replicas = [*_INT32S[n10].unpack_from(buf, pos)] if n10 else []
-                        pos += 4 * n10
+                    o8.replicas = [*_INT32S[n10].unpack_from(buf, pos)] if n10 else []
+                    pos += 4 * n10
                     n11 = buf[pos] - 1
                     if n11 < 0x7f:
                         pos += 1
                     else:
                         n11, pos = read_uvarint(buf, pos)
                         n11 -= 1
-                    if n11 < 0:
-                        raise Malformed('non-nullable AddingReplicas is null')
-                    else:
-                        o8.adding_replicas = [*_INT32S[n11].unpack_from(buf, pos)] if n11 else []
-                        pos += 4 * n11
+                    o8.adding_replicas = [*_INT32S[n11].unpack_from(buf, pos)] if n11 else []
+                    pos += 4 * n11
                     n12 = buf[pos] - 1
                     if n12 < 0x7f:
                         pos += 1
                     else:
                         n12, pos = read_uvarint(buf, pos)
                         n12 -= 1
-                    if n12 < 0:
-                        raise Malformed('non-nullable RemovingReplicas is null')
-                    else:
-                        o8.removing_replicas = [*_INT32S[n12].unpack_from(buf, pos)] if n12 else []
-                        pos += 4 * n12
+                    o8.removing_replicas = [*_INT32S[n12].unpack_from(buf, pos)] if n12 else []
+                    pos += 4 * n12
                     o8.is_new, o8.leader_recovery_state = _S7.unpack_from(buf, pos)
                     pos += 2
                     o8.unknown_tagged_fields = None
@@ -1917,20 +1839,14 @@ def _read_LeaderAndIsrPartitionState_v0(buf: Any, pos: int) -> tuple[Any, int]:
     pos += 16
     n2, = I.unpack_from(buf, pos)
     pos += 4
-    if n2 < 0:
-        raise Malformed('non-nullable Isr is null')
-    else:
-        o.isr = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
-        pos += 4 * n2
+    o.isr = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
+    pos += 4 * n2
     o.partition_epoch, = _S2.unpack_from(buf, pos)
     pos += 4
     n3, = I.unpack_from(buf, pos)
     pos += 4
-    if n3 < 0:
-        raise Malformed('non-nullable Replicas is null')
-    else:
-        o.replicas = [*_INT32S[n3].unpack_from(buf, pos)] if n3 else []
-        pos += 4 * n3
+    o.replicas = [*_INT32S[n3].unpack_from(buf, pos)] if n3 else []
+    pos += 4 * n3
     o.adding_replicas = []
     o.removing_replicas = []
     o.is_new = False
@@ -1983,20 +1899,14 @@ def _read_LeaderAndIsrPartitionState_v1(buf: Any, pos: int) -> tuple[Any, int]:
     pos += 16
     n2, = I.unpack_from(buf, pos)
     pos += 4
-    if n2 < 0:
-        raise Malformed('non-nullable Isr is null')
-    else:
-        o.isr = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
-        pos += 4 * n2
+    o.isr = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
+    pos += 4 * n2
     o.partition_epoch, = _S2.unpack_from(buf, pos)
     pos += 4
     n3, = I.unpack_from(buf, pos)
     pos += 4
-    if n3 < 0:
-        raise Malformed('non-nullable Replicas is null')
-    else:
-        o.replicas = [*_INT32S[n3].unpack_from(buf, pos)] if n3 else []
-        pos += 4 * n3
+    o.replicas = [*_INT32S[n3].unpack_from(buf, pos)] if n3 else []
+    pos += 4 * n3
     o.adding_replicas = []
     o.removing_replicas = []
     o.leader_recovery_state = 0
@@ -2042,20 +1952,14 @@ def _read_LeaderAndIsrPartitionState_v2(buf: Any, pos: int) -> tuple[Any, int]:
     pos += 16
     n1, = I.unpack_from(buf, pos)
     pos += 4
-    if n1 < 0:
-        raise Malformed('non-nullable Isr is null')
-    else:
-        o.isr = [*_INT32S[n1].unpack_from(buf, pos)] if n1 else []
-        pos += 4 * n1
+    o.isr = [*_INT32S[n1].unpack_from(buf, pos)] if n1 else []
+    pos += 4 * n1
     o.partition_epoch, = _S2.unpack_from(buf, pos)
     pos += 4
     n2, = I.unpack_from(buf, pos)
     pos += 4
-    if n2 < 0:
-        raise Malformed('non-nullable Replicas is null')
-    else:
-        o.replicas = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
-        pos += 4 * n2
+    o.replicas = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
+    pos += 4 * n2
     o.adding_replicas = []
     o.removing_replicas = []
     o.leader_recovery_state = 0
@@ -2094,34 +1998,22 @@ def _read_LeaderAndIsrPartitionState_v3(buf: Any, pos: int) -> tuple[Any, int]:
     pos += 16
     n1, = I.unpack_from(buf, pos)
     pos += 4
-    if n1 < 0:
-        raise Malformed('non-nullable Isr is null')
-    else:
-        o.isr = [*_INT32S[n1].unpack_from(buf, pos)] if n1 else []
-        pos += 4 * n1
+    o.isr = [*_INT32S[n1].unpack_from(buf, pos)] if n1 else []
+    pos += 4 * n1
     o.partition_epoch, = _S2.unpack_from(buf, pos)
     pos += 4
     n2, = I.unpack_from(buf, pos)
     pos += 4
-    if n2 < 0:
-        raise Malformed('non-nullable Replicas is null')
-    else:
-        o.replicas = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
-        pos += 4 * n2
+    o.replicas = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
+    pos += 4 * n2
     n3, = I.unpack_from(buf, pos)
     pos += 4
-    if n3 < 0:
-        raise Malformed('non-nullable AddingReplicas is null')
-    else:
-        o.adding_replicas = [*_INT32S[n3].unpack_from(buf, pos)] if n3 else []
-        pos += 4 * n3
+    o.adding_replicas = [*_INT32S[n3].unpack_from(buf, pos)] if n3 else []
+    pos += 4 * n3
     n4, = I.unpack_from(buf, pos)
     pos += 4
-    if n4 < 0:
-        raise Malformed('non-nullable RemovingReplicas is null')
-    else:
-        o.removing_replicas = [*_INT32S[n4].unpack_from(buf, pos)] if n4 else []
-        pos += 4 * n4
+    o.removing_replicas = [*_INT32S[n4].unpack_from(buf, pos)] if n4 else []
+    pos += 4 * n4
     o.leader_recovery_state = 0
     o.is_new, = _S3.unpack_from(buf, pos)
     pos += 1
@@ -2172,11 +2064,8 @@ def _read_LeaderAndIsrPartitionState_v4(buf: Any, pos: int) -> tuple[Any, int]:
     else:
         n1, pos = read_uvarint(buf, pos)
         n1 -= 1
-    if n1 < 0:
-        raise Malformed('non-nullable Isr is null')
-    else:
-        o.isr = [*_INT32S[n1].unpack_from(buf, pos)] if n1 else []
-        pos += 4 * n1
+    o.isr = [*_INT32S[n1].unpack_from(buf, pos)] if n1 else []
+    pos += 4 * n1
     o.partition_epoch, = _S2.unpack_from(buf, pos)
     pos += 4
     n2 = buf[pos] - 1
@@ -2185,33 +2074,24 @@ def _read_LeaderAndIsrPartitionState_v4(buf: Any, pos: int) -> tuple[Any, int]:
     else:
         n2, pos = read_uvarint(buf, pos)
         n2 -= 1
-    if n2 < 0:
-        raise Malformed('non-nullable Replicas is null')
-    else:
-        o.replicas = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
-        pos += 4 * n2
+    o.replicas = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
+    pos += 4 * n2
     n3 = buf[pos] - 1
     if n3 < 0x7f:
         pos += 1
     else:
         n3, pos = read_uvarint(buf, pos)
         n3 -= 1
-    if n3 < 0:
-        raise Malformed('non-nullable AddingReplicas is null')
-    else:
-        o.adding_replicas = [*_INT32S[n3].unpack_from(buf, pos)] if n3 else []
-        pos += 4 * n3
+    o.adding_replicas = [*_INT32S[n3].unpack_from(buf, pos)] if n3 else []
+    pos += 4 * n3
     n4 = buf[pos] - 1
     if n4 < 0x7f:
         pos += 1
     else:
         n4, pos = read_uvarint(buf, pos)
         n4 -= 1
-    if n4 < 0:
-        raise Malformed('non-nullable RemovingReplicas is null')
-    else:
-        o.removing_replicas = [*_INT32S[n4].unpack_from(buf, pos)] if n4 else []
-        pos += 4 * n4
+    o.removing_replicas = [*_INT32S[n4].unpack_from(buf, pos)] if n4 else []
+    pos += 4 * n4
     o.leader_recovery_state = 0
     o.is_new, = _S3.unpack_from(buf, pos)
     pos += 1
@@ -2329,11 +2209,8 @@ def _read_LeaderAndIsrPartitionState_v6(buf: Any, pos: int) -> tuple[Any, int]:
     else:
         n1, pos = read_uvarint(buf, pos)
         n1 -= 1
-    if n1 < 0:
-        raise Malformed('non-nullable Isr is null')
-    else:
-        o.isr = [*_INT32S[n1].unpack_from(buf, pos)] if n1 else []
-        pos += 4 * n1
+    o.isr = [*_INT32S[n1].unpack_from(buf, pos)] if n1 else []
+    pos += 4 * n1
     o.partition_epoch, = _S2.unpack_from(buf, pos)
     pos += 4
     n2 = buf[pos] - 1
@@ -2342,33 +2219,24 @@ def _read_LeaderAndIsrPartitionState_v6(buf: Any, pos: int) -> tuple[Any, int]:
     else:
         n2, pos = read_uvarint(buf, pos)
         n2 -= 1
-    if n2 < 0:
-        raise Malformed('non-nullable Replicas is null')
-    else:
-        o.replicas = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
-        pos += 4 * n2
+    o.replicas = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
+    pos += 4 * n2
     n3 = buf[pos] - 1
     if n3 < 0x7f:
         pos += 1
     else:
         n3, pos = read_uvarint(buf, pos)
         n3 -= 1
-    if n3 < 0:
-        raise Malformed('non-nullable AddingReplicas is null')
-    else:
-        o.adding_replicas = [*_INT32S[n3].unpack_from(buf, pos)] if n3 else []
-        pos += 4 * n3
+    o.adding_replicas = [*_INT32S[n3].unpack_from(buf, pos)] if n3 else []
+    pos += 4 * n3
     n4 = buf[pos] - 1
     if n4 < 0x7f:
         pos += 1
     else:
         n4, pos = read_uvarint(buf, pos)
         n4 -= 1
-    if n4 < 0:
-        raise Malformed('non-nullable RemovingReplicas is null')
-    else:
-        o.removing_replicas = [*_INT32S[n4].unpack_from(buf, pos)] if n4 else []
-        pos += 4 * n4
+    o.removing_replicas = [*_INT32S[n4].unpack_from(buf, pos)] if n4 else []
+    pos += 4 * n4
     o.is_new, o.leader_recovery_state = _S7.unpack_from(buf, pos)
     pos += 2
     o.unknown_tagged_fields = None
@@ -2459,20 +2327,14 @@ def _read_LeaderAndIsrTopicState_v2(buf: Any, pos: int) -> tuple[Any, int]:
             pos += 16
             n5, = I.unpack_from(buf, pos)
             pos += 4
-            if n5 < 0:
-                raise Malformed('non-nullable Isr is null')
-            else:
-                o4.isr = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
-                pos += 4 * n5
+            o4.isr = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
+            pos += 4 * n5
             o4.partition_epoch, = _S2.unpack_from(buf, pos)
             pos += 4
             n6, = I.unpack_from(buf, pos)
             pos += 4
-            if n6 < 0:
-                raise Malformed('non-nullable Replicas is null')
-            else:
-                o4.replicas = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
-                pos += 4 * n6
+            o4.replicas = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
+            pos += 4 * n6
             o4.adding_replicas = []
             o4.removing_replicas = []
             o4.leader_recovery_state = 0
@@ -2551,34 +2413,22 @@ def _read_LeaderAndIsrTopicState_v3(buf: Any, pos: int) -> tuple[Any, int]:
             pos += 16
             n5, = I.unpack_from(buf, pos)
             pos += 4
-            if n5 < 0:
-                raise Malformed('non-nullable Isr is null')
-            else:
-                o4.isr = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
-                pos += 4 * n5
+            o4.isr = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
+            pos += 4 * n5
             o4.partition_epoch, = _S2.unpack_from(buf, pos)
             pos += 4
             n6, = I.unpack_from(buf, pos)
             pos += 4
-            if n6 < 0:
-                raise Malformed('non-nullable Replicas is null')
-            else:
-                o4.replicas = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
-                pos += 4 * n6
+            o4.replicas = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
+            pos += 4 * n6
             n7, = I.unpack_from(buf, pos)
             pos += 4
-            if n7 < 0:
-                raise Malformed('non-nullable AddingReplicas is null')
-            else:
-                o4.adding_replicas = [*_INT32S[n7].unpack_from(buf, pos)] if n7 else []
-                pos += 4 * n7
+            o4.adding_replicas = [*_INT32S[n7].unpack_from(buf, pos)] if n7 else []
+            pos += 4 * n7
             n8, = I.unpack_from(buf, pos)
             pos += 4
-            if n8 < 0:
-                raise Malformed('non-nullable RemovingReplicas is null')
-            else:
-                o4.removing_replicas = [*_INT32S[n8].unpack_from(buf, pos)] if n8 else []
-                pos += 4 * n8
+            o4.removing_replicas = [*_INT32S[n8].unpack_from(buf, pos)] if n8 else []
+            pos += 4 * n8
             o4.leader_recovery_state = 0
             o4.is_new, = _S3.unpack_from(buf, pos)
             pos += 1
@@ -2679,11 +2529,8 @@ def _read_LeaderAndIsrTopicState_v4(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 n5, pos = read_uvarint(buf, pos)
                 n5 -= 1
-            if n5 < 0:
-                raise Malformed('non-nullable Isr is null')
-            else:
-                o4.isr = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
-                pos += 4 * n5
+            o4.isr = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
+            pos += 4 * n5
             o4.partition_epoch, = _S2.unpack_from(buf, pos)
             pos += 4
             n6 = buf[pos] - 1
@@ -2692,33 +2539,24 @@ def _read_LeaderAndIsrTopicState_v4(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 n6, pos = read_uvarint(buf, pos)
                 n6 -= 1
-            if n6 < 0:
-                raise Malformed('non-nullable Replicas is null')
-            else:
-                o4.replicas = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
-                pos += 4 * n6
+            o4.replicas = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
+            pos += 4 * n6
             n7 = buf[pos] - 1
             if n7 < 0x7f:
                 pos += 1
             else:
                 n7, pos = read_uvarint(buf, pos)
                 n7 -= 1
-            if n7 < 0:
-                raise Malformed('non-nullable AddingReplicas is null')
-            else:
-                o4.adding_replicas = [*_INT32S[n7].unpack_from(buf, pos)] if n7 else []
-                pos += 4 * n7
+            o4.adding_replicas = [*_INT32S[n7].unpack_from(buf, pos)] if n7 else []
+            pos += 4 * n7
             n8 = buf[pos] - 1
             if n8 < 0x7f:
                 pos += 1
             else:
                 n8, pos = read_uvarint(buf, pos)
                 n8 -= 1
-            if n8 < 0:
-                raise Malformed('non-nullable RemovingReplicas is null')
-            else:
-                o4.removing_replicas = [*_INT32S[n8].unpack_from(buf, pos)] if n8 else []
-                pos += 4 * n8
+            o4.removing_replicas = [*_INT32S[n8].unpack_from(buf, pos)] if n8 else []
+            pos += 4 * n8
             o4.leader_recovery_state = 0
             o4.is_new, = _S3.unpack_from(buf, pos)
             pos += 1
@@ -2851,11 +2689,8 @@ def _read_LeaderAndIsrTopicState_v5(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 n6, pos = read_uvarint(buf, pos)
                 n6 -= 1
-            if n6 < 0:
-                raise Malformed('non-nullable Isr is null')
-            else:
-                o5.isr = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
-                pos += 4 * n6
+            o5.isr = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
+            pos += 4 * n6
             o5.partition_epoch, = _S2.unpack_from(buf, pos)
             pos += 4
             n7 = buf[pos] - 1
@@ -2864,33 +2699,24 @@ def _read_LeaderAndIsrTopicState_v5(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 n7, pos = read_uvarint(buf, pos)
                 n7 -= 1
-            if n7 < 0:
-                raise Malformed('non-nullable Replicas is null')
-            else:
-                o5.replicas = [*_INT32S[n7].unpack_from(buf, pos)] if n7 else []
-                pos += 4 * n7
+            o5.replicas = [*_INT32S[n7].unpack_from(buf, pos)] if n7 else []
+            pos += 4 * n7
             n8 = buf[pos] - 1
             if n8 < 0x7f:
                 pos += 1
             else:
                 n8, pos = read_uvarint(buf, pos)
                 n8 -= 1
-            if n8 < 0:
-                raise Malformed('non-nullable AddingReplicas is null')
-            else:
-                o5.adding_replicas = [*_INT32S[n8].unpack_from(buf, pos)] if n8 else []
-                pos += 4 * n8
+            o5.adding_replicas = [*_INT32S[n8].unpack_from(buf, pos)] if n8 else []
+            pos += 4 * n8
             n9 = buf[pos] - 1
             if n9 < 0x7f:
                 pos += 1
             else:
                 n9, pos = read_uvarint(buf, pos)
                 n9 -= 1
-            if n9 < 0:
-                raise Malformed('non-nullable RemovingReplicas is null')
-            else:
-                o5.removing_replicas = [*_INT32S[n9].unpack_from(buf, pos)] if n9 else []
-                pos += 4 * n9
+            o5.removing_replicas = [*_INT32S[n9].unpack_from(buf, pos)] if n9 else []
+            pos += 4 * n9
             o5.leader_recovery_state = 0
             o5.is_new, = _S3.unpack_from(buf, pos)
             pos += 1
@@ -3026,11 +2852,8 @@ def _read_LeaderAndIsrTopicState_v6(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 n6, pos = read_uvarint(buf, pos)
                 n6 -= 1
-            if n6 < 0:
-                raise Malformed('non-nullable Isr is null')
-            else:
-                o5.isr = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
-                pos += 4 * n6
+            o5.isr = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
+            pos += 4 * n6
             o5.partition_epoch, = _S2.unpack_from(buf, pos)
             pos += 4
             n7 = buf[pos] - 1
@@ -3039,33 +2862,24 @@ def _read_LeaderAndIsrTopicState_v6(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 n7, pos = read_uvarint(buf, pos)
                 n7 -= 1
-            if n7 < 0:
-                raise Malformed('non-nullable Replicas is null')
-            else:
-                o5.replicas = [*_INT32S[n7].unpack_from(buf, pos)] if n7 else []
-                pos += 4 * n7
+            o5.replicas = [*_INT32S[n7].unpack_from(buf, pos)] if n7 else []
+            pos += 4 * n7
             n8 = buf[pos] - 1
             if n8 < 0x7f:
                 pos += 1
             else:
                 n8, pos = read_uvarint(buf, pos)
                 n8 -= 1
-            if n8 < 0:
-                raise Malformed('non-nullable AddingReplicas is null')
-            else:
-                o5.adding_replicas = [*_INT32S[n8].unpack_from(buf, pos)] if n8 else []
-                pos += 4 * n8
+            o5.adding_replicas = [*_INT32S[n8].unpack_from(buf, pos)] if n8 else []
+            pos += 4 * n8
             n9 = buf[pos] - 1
             if n9 < 0x7f:
                 pos += 1
             else:
                 n9, pos = read_uvarint(buf, pos)
                 n9 -= 1
-            if n9 < 0:
-                raise Malformed('non-nullable RemovingReplicas is null')
-            else:
-                o5.removing_replicas = [*_INT32S[n9].unpack_from(buf, pos)] if n9 else []
-                pos += 4 * n9
+            o5.removing_replicas = [*_INT32S[n9].unpack_from(buf, pos)] if n9 else []
+            pos += 4 * n9
             o5.is_new, o5.leader_recovery_state = _S7.unpack_from(buf, pos)
             pos += 2
             o5.unknown_tagged_fields = None

@@ -208,18 +208,12 @@ def _read_MetadataResponse_v0(buf: Any, pos: int) -> tuple[Any, int]:
                     pos += 10
                     n12, = I.unpack_from(buf, pos)
                     pos += 4
-                    if n12 < 0:
-                        raise Malformed('non-nullable ReplicaNodes is null')
-                    else:
-                        o11.replica_nodes = [*_INT32S[n12].unpack_from(buf, pos)] if n12 else []
-                        pos += 4 * n12
+                    o11.replica_nodes = [*_INT32S[n12].unpack_from(buf, pos)] if n12 else []
+                    pos += 4 * n12
                     n13, = I.unpack_from(buf, pos)
                     pos += 4
-                    if n13 < 0:
-                        raise Malformed('non-nullable IsrNodes is null')
-                    else:
-                        o11.isr_nodes = [*_INT32S[n13].unpack_from(buf, pos)] if n13 else []
-                        pos += 4 * n13
+                    o11.isr_nodes = [*_INT32S[n13].unpack_from(buf, pos)] if n13 else []
+                    pos += 4 * n13
                     o11.offline_replicas = []
                     o11.unknown_tagged_fields = None
                     items10.append(o11)
@@ -374,18 +368,12 @@ def _read_MetadataResponse_v1(buf: Any, pos: int) -> tuple[Any, int]:
                     pos += 10
                     n13, = I.unpack_from(buf, pos)
                     pos += 4
-                    if n13 < 0:
-                        raise Malformed('non-nullable ReplicaNodes is null')
-                    else:
-                        o12.replica_nodes = [*_INT32S[n13].unpack_from(buf, pos)] if n13 else []
-                        pos += 4 * n13
+                    o12.replica_nodes = [*_INT32S[n13].unpack_from(buf, pos)] if n13 else []
+                    pos += 4 * n13
                     n14, = I.unpack_from(buf, pos)
                     pos += 4
-                    if n14 < 0:
-                        raise Malformed('non-nullable IsrNodes is null')
-                    else:
-                        o12.isr_nodes = [*_INT32S[n14].unpack_from(buf, pos)] if n14 else []
-                        pos += 4 * n14
+                    o12.isr_nodes = [*_INT32S[n14].unpack_from(buf, pos)] if n14 else []
+                    pos += 4 * n14
                     o12.offline_replicas = []
                     o12.unknown_tagged_fields = None
                     items11.append(o12)
@@ -562,18 +550,12 @@ def _read_MetadataResponse_v2(buf: Any, pos: int) -> tuple[Any, int]:
                     pos += 10
                     n14, = I.unpack_from(buf, pos)
                     pos += 4
-                    if n14 < 0:
-                        raise Malformed('non-nullable ReplicaNodes is null')
-                    else:
-                        o13.replica_nodes = [*_INT32S[n14].unpack_from(buf, pos)] if n14 else []
-                        pos += 4 * n14
+                    o13.replica_nodes = [*_INT32S[n14].unpack_from(buf, pos)] if n14 else []
+                    pos += 4 * n14
                     n15, = I.unpack_from(buf, pos)
                     pos += 4
-                    if n15 < 0:
-                        raise Malformed('non-nullable IsrNodes is null')
-                    else:
-                        o13.isr_nodes = [*_INT32S[n15].unpack_from(buf, pos)] if n15 else []
-                        pos += 4 * n15
+                    o13.isr_nodes = [*_INT32S[n15].unpack_from(buf, pos)] if n15 else []
+                    pos += 4 * n15
                     o13.offline_replicas = []
                     o13.unknown_tagged_fields = None
                     items12.append(o13)
@@ -761,18 +743,12 @@ def _read_MetadataResponse_v3(buf: Any, pos: int) -> tuple[Any, int]:
                     pos += 10
                     n14, = I.unpack_from(buf, pos)
                     pos += 4
-                    if n14 < 0:
-                        raise Malformed('non-nullable ReplicaNodes is null')
-                    else:
-                        o13.replica_nodes = [*_INT32S[n14].unpack_from(buf, pos)] if n14 else []
-                        pos += 4 * n14
+                    o13.replica_nodes = [*_INT32S[n14].unpack_from(buf, pos)] if n14 else []
+                    pos += 4 * n14
                     n15, = I.unpack_from(buf, pos)
                     pos += 4
-                    if n15 < 0:
-                        raise Malformed('non-nullable IsrNodes is null')
-                    else:
-                        o13.isr_nodes = [*_INT32S[n15].unpack_from(buf, pos)] if n15 else []
-                        pos += 4 * n15
+                    o13.isr_nodes = [*_INT32S[n15].unpack_from(buf, pos)] if n15 else []
+                    pos += 4 * n15
                     o13.offline_replicas = []
                     o13.unknown_tagged_fields = None
                     items12.append(o13)
@@ -1047,25 +1023,16 @@ def _read_MetadataResponse_v5(buf: Any, pos: int) -> tuple[Any, int]:
                     pos += 10
                     n14, = I.unpack_from(buf, pos)
                     pos += 4
-                    if n14 < 0:
-                        raise Malformed('non-nullable ReplicaNodes is null')
-                    else:
-                        o13.replica_nodes = [*_INT32S[n14].unpack_from(buf, pos)] if n14 else []
-                        pos += 4 * n14
+                    o13.replica_nodes = [*_INT32S[n14].unpack_from(buf, pos)] if n14 else []
+                    pos += 4 * n14
                     n15, = I.unpack_from(buf, pos)
                     pos += 4
-                    if n15 < 0:
-                        raise Malformed('non-nullable IsrNodes is null')
-                    else:
-                        o13.isr_nodes = [*_INT32S[n15].unpack_from(buf, pos)] if n15 else []
-                        pos += 4 * n15
+                    o13.isr_nodes = [*_INT32S[n15].unpack_from(buf, pos)] if n15 else []
+                    pos += 4 * n15
                     n16, = I.unpack_from(buf, pos)
                     pos += 4
-                    if n16 < 0:
-                        raise Malformed('non-nullable OfflineReplicas is null')
-                    else:
-                        o13.offline_replicas = [*_INT32S[n16].unpack_from(buf, pos)] if n16 else []
-                        pos += 4 * n16
+                    o13.offline_replicas = [*_INT32S[n16].unpack_from(buf, pos)] if n16 else []
+                    pos += 4 * n16
                     o13.unknown_tagged_fields = None
                     items12.append(o13)
                 o9.partitions = items12
@@ -1348,25 +1315,16 @@ def _read_MetadataResponse_v7(buf: Any, pos: int) -> tuple[Any, int]:
                     pos += 14
                     n14, = I.unpack_from(buf, pos)
                     pos += 4
-                    if n14 < 0:
-                        raise Malformed('non-nullable ReplicaNodes is null')
-                    else:
-                        o13.replica_nodes = [*_INT32S[n14].unpack_from(buf, pos)] if n14 else []
-                        pos += 4 * n14
+                    o13.replica_nodes = [*_INT32S[n14].unpack_from(buf, pos)] if n14 else []
+                    pos += 4 * n14
                     n15, = I.unpack_from(buf, pos)
                     pos += 4
-                    if n15 < 0:
-                        raise Malformed('non-nullable IsrNodes is null')
-                    else:
-                        o13.isr_nodes = [*_INT32S[n15].unpack_from(buf, pos)] if n15 else []
-                        pos += 4 * n15
+                    o13.isr_nodes = [*_INT32S[n15].unpack_from(buf, pos)] if n15 else []
+                    pos += 4 * n15
                     n16, = I.unpack_from(buf, pos)
                     pos += 4
-                    if n16 < 0:
-                        raise Malformed('non-nullable OfflineReplicas is null')
-                    else:
-                        o13.offline_replicas = [*_INT32S[n16].unpack_from(buf, pos)] if n16 else []
-                        pos += 4 * n16
+                    o13.offline_replicas = [*_INT32S[n16].unpack_from(buf, pos)] if n16 else []
+                    pos += 4 * n16
                     o13.unknown_tagged_fields = None
                     items12.append(o13)
                 o9.partitions = items12
@@ -1558,25 +1516,16 @@ def _read_MetadataResponse_v8(buf: Any, pos: int) -> tuple[Any, int]:
                     pos += 14
                     n14, = I.unpack_from(buf, pos)
                     pos += 4
-                    if n14 < 0:
-                        raise Malformed('non-nullable ReplicaNodes is null')
-                    else:
-                        o13.replica_nodes = [*_INT32S[n14].unpack_from(buf, pos)] if n14 else []
-                        pos += 4 * n14
+                    o13.replica_nodes = [*_INT32S[n14].unpack_from(buf, pos)] if n14 else []
+                    pos += 4 * n14
                     n15, = I.unpack_from(buf, pos)
                     pos += 4
-                    if n15 < 0:
-                        raise Malformed('non-nullable IsrNodes is null')
-                    else:
-                        o13.isr_nodes = [*_INT32S[n15].unpack_from(buf, pos)] if n15 else []
-                        pos += 4 * n15
+                    o13.isr_nodes = [*_INT32S[n15].unpack_from(buf, pos)] if n15 else []
+                    pos += 4 * n15
                     n16, = I.unpack_from(buf, pos)
                     pos += 4
-                    if n16 < 0:
-                        raise Malformed('non-nullable OfflineReplicas is null')
-                    else:
-                        o13.offline_replicas = [*_INT32S[n16].unpack_from(buf, pos)] if n16 else []
-                        pos += 4 * n16
+                    o13.offline_replicas = [*_INT32S[n16].unpack_from(buf, pos)] if n16 else []
+                    pos += 4 * n16
                     o13.unknown_tagged_fields = None
                     items12.append(o13)
                 o9.partitions = items12
@@ -1812,33 +1761,24 @@ def _read_MetadataResponse_v9(buf: Any, pos: int) -> tuple[Any, int]:
                     else:
                         n14, pos = read_uvarint(buf, pos)
                         n14 -= 1
-                    if n14 < 0:
-                        raise Malformed('non-nullable ReplicaNodes is null')
-                    else:
-                        o13.replica_nodes = [*_INT32S[n14].unpack_from(buf, pos)] if n14 else []
-                        pos += 4 * n14
+                    o13.replica_nodes = [*_INT32S[n14].unpack_from(buf, pos)] if n14 else []
+                    pos += 4 * n14
                     n15 = buf[pos] - 1
                     if n15 < 0x7f:
                         pos += 1
                     else:
                         n15, pos = read_uvarint(buf, pos)
                         n15 -= 1
-                    if n15 < 0:
-                        raise Malformed('non-nullable IsrNodes is null')
-                    else:
-                        o13.isr_nodes = [*_INT32S[n15].unpack_from(buf, pos)] if n15 else []
-                        pos += 4 * n15
+                    o13.isr_nodes = [*_INT32S[n15].unpack_from(buf, pos)] if n15 else []
+                    pos += 4 * n15
                     n16 = buf[pos] - 1
                     if n16 < 0x7f:
                         pos += 1
                     else:
                         n16, pos = read_uvarint(buf, pos)
                         n16 -= 1
-                    if n16 < 0:
-                        raise Malformed('non-nullable OfflineReplicas is null')
-                    else:
-                        o13.offline_replicas = [*_INT32S[n16].unpack_from(buf, pos)] if n16 else []
-                        pos += 4 * n16
+                    o13.offline_replicas = [*_INT32S[n16].unpack_from(buf, pos)] if n16 else []
+                    pos += 4 * n16
                     o13.unknown_tagged_fields = None
                     if buf[pos] == 0:
                         pos += 1
@@ -2124,33 +2064,24 @@ def _read_MetadataResponse_v10(buf: Any, pos: int) -> tuple[Any, int]:
                     else:
                         n15, pos = read_uvarint(buf, pos)
                         n15 -= 1
-                    if n15 < 0:
-                        raise Malformed('non-nullable ReplicaNodes is null')
-                    else:
-                        o14.replica_nodes = [*_INT32S[n15].unpack_from(buf, pos)] if n15 else []
-                        pos += 4 * n15
+                    o14.replica_nodes = [*_INT32S[n15].unpack_from(buf, pos)] if n15 else []
+                    pos += 4 * n15
                     n16 = buf[pos] - 1
                     if n16 < 0x7f:
                         pos += 1
                     else:
                         n16, pos = read_uvarint(buf, pos)
                         n16 -= 1
-                    if n16 < 0:
-                        raise Malformed('non-nullable IsrNodes is null')
-                    else:
-                        o14.isr_nodes = [*_INT32S[n16].unpack_from(buf, pos)] if n16 else []
-                        pos += 4 * n16
+                    o14.isr_nodes = [*_INT32S[n16].unpack_from(buf, pos)] if n16 else []
+                    pos += 4 * n16
                     n17 = buf[pos] - 1
                     if n17 < 0x7f:
                         pos += 1
                     else:
                         n17, pos = read_uvarint(buf, pos)
                         n17 -= 1
-                    if n17 < 0:
-                        raise Malformed('non-nullable OfflineReplicas is null')
-                    else:
-                        o14.offline_replicas = [*_INT32S[n17].unpack_from(buf, pos)] if n17 else []
-                        pos += 4 * n17
+                    o14.offline_replicas = [*_INT32S[n17].unpack_from(buf, pos)] if n17 else []
+                    pos += 4 * n17
                     o14.unknown_tagged_fields = None
                     if buf[pos] == 0:
                         pos += 1
@@ -2438,33 +2369,24 @@ def _read_MetadataResponse_v11(buf: Any, pos: int) -> tuple[Any, int]:
                     else:
                         n15, pos = read_uvarint(buf, pos)
                         n15 -= 1
-                    if n15 < 0:
-                        raise Malformed('non-nullable ReplicaNodes is null')
-                    else:
-                        o14.replica_nodes = [*_INT32S[n15].unpack_from(buf, pos)] if n15 else []
-                        pos += 4 * n15
+                    o14.replica_nodes = [*_INT32S[n15].unpack_from(buf, pos)] if n15 else []
+                    pos += 4 * n15
                     n16 = buf[pos] - 1
                     if n16 < 0x7f:
                         pos += 1
                     else:
                         n16, pos = read_uvarint(buf, pos)
                         n16 -= 1
-                    if n16 < 0:
-                        raise Malformed('non-nullable IsrNodes is null')
-                    else:
-                        o14.isr_nodes = [*_INT32S[n16].unpack_from(buf, pos)] if n16 else []
-                        pos += 4 * n16
+                    o14.isr_nodes = [*_INT32S[n16].unpack_from(buf, pos)] if n16 else []
+                    pos += 4 * n16
                     n17 = buf[pos] - 1
                     if n17 < 0x7f:
                         pos += 1
                     else:
                         n17, pos = read_uvarint(buf, pos)
                         n17 -= 1
-                    if n17 < 0:
-                        raise Malformed('non-nullable OfflineReplicas is null')
-                    else:
-                        o14.offline_replicas = [*_INT32S[n17].unpack_from(buf, pos)] if n17 else []
-                        pos += 4 * n17
+                    o14.offline_replicas = [*_INT32S[n17].unpack_from(buf, pos)] if n17 else []
+                    pos += 4 * n17
                     o14.unknown_tagged_fields = None
                     if buf[pos] == 0:
                         pos += 1
@@ -2752,33 +2674,24 @@ def _read_MetadataResponse_v12(buf: Any, pos: int) -> tuple[Any, int]:
                     else:
                         n15, pos = read_uvarint(buf, pos)
                         n15 -= 1
-                    if n15 < 0:
-                        raise Malformed('non-nullable ReplicaNodes is null')
-                    else:
-                        o14.replica_nodes = [*_INT32S[n15].unpack_from(buf, pos)] if n15 else []
-                        pos += 4 * n15
+                    o14.replica_nodes = [*_INT32S[n15].unpack_from(buf, pos)] if n15 else []
+                    pos += 4 * n15
                     n16 = buf[pos] - 1
                     if n16 < 0x7f:
                         pos += 1
                     else:
                         n16, pos = read_uvarint(buf, pos)
                         n16 -= 1
-                    if n16 < 0:
-                        raise Malformed('non-nullable IsrNodes is null')
-                    else:
-                        o14.isr_nodes = [*_INT32S[n16].unpack_from(buf, pos)] if n16 else []
-                        pos += 4 * n16
+                    o14.isr_nodes = [*_INT32S[n16].unpack_from(buf, pos)] if n16 else []
+                    pos += 4 * n16
                     n17 = buf[pos] - 1
                     if n17 < 0x7f:
                         pos += 1
                     else:
                         n17, pos = read_uvarint(buf, pos)
                         n17 -= 1
-                    if n17 < 0:
-                        raise Malformed('non-nullable OfflineReplicas is null')
-                    else:
-                        o14.offline_replicas = [*_INT32S[n17].unpack_from(buf, pos)] if n17 else []
-                        pos += 4 * n17
+                    o14.offline_replicas = [*_INT32S[n17].unpack_from(buf, pos)] if n17 else []
+                    pos += 4 * n17
                     o14.unknown_tagged_fields = None
                     if buf[pos] == 0:
                         pos += 1
@@ -3198,18 +3111,12 @@ def _read_MetadataResponseTopic_v0(buf: Any, pos: int) -> tuple[Any, int]:
             pos += 10
             n5, = I.unpack_from(buf, pos)
             pos += 4
-            if n5 < 0:
-                raise Malformed('non-nullable ReplicaNodes is null')
-            else:
-                o4.replica_nodes = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
-                pos += 4 * n5
+            o4.replica_nodes = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
+            pos += 4 * n5
             n6, = I.unpack_from(buf, pos)
             pos += 4
-            if n6 < 0:
-                raise Malformed('non-nullable IsrNodes is null')
-            else:
-                o4.isr_nodes = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
-                pos += 4 * n6
+            o4.isr_nodes = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
+            pos += 4 * n6
             o4.offline_replicas = []
             o4.unknown_tagged_fields = None
             items3.append(o4)
@@ -3286,18 +3193,12 @@ def _read_MetadataResponseTopic_v1(buf: Any, pos: int) -> tuple[Any, int]:
             pos += 10
             n5, = I.unpack_from(buf, pos)
             pos += 4
-            if n5 < 0:
-                raise Malformed('non-nullable ReplicaNodes is null')
-            else:
-                o4.replica_nodes = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
-                pos += 4 * n5
+            o4.replica_nodes = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
+            pos += 4 * n5
             n6, = I.unpack_from(buf, pos)
             pos += 4
-            if n6 < 0:
-                raise Malformed('non-nullable IsrNodes is null')
-            else:
-                o4.isr_nodes = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
-                pos += 4 * n6
+            o4.isr_nodes = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
+            pos += 4 * n6
             o4.offline_replicas = []
             o4.unknown_tagged_fields = None
             items3.append(o4)
@@ -3494,25 +3395,16 @@ def _read_MetadataResponseTopic_v5(buf: Any, pos: int) -> tuple[Any, int]:
             pos += 10
             n5, = I.unpack_from(buf, pos)
             pos += 4
-            if n5 < 0:
-                raise Malformed('non-nullable ReplicaNodes is null')
-            else:
-                o4.replica_nodes = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
-                pos += 4 * n5
+            o4.replica_nodes = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
+            pos += 4 * n5
             n6, = I.unpack_from(buf, pos)
             pos += 4
-            if n6 < 0:
-                raise Malformed('non-nullable IsrNodes is null')
-            else:
-                o4.isr_nodes = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
-                pos += 4 * n6
+            o4.isr_nodes = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
+            pos += 4 * n6
             n7, = I.unpack_from(buf, pos)
             pos += 4
-            if n7 < 0:
-                raise Malformed('non-nullable OfflineReplicas is null')
-            else:
-                o4.offline_replicas = [*_INT32S[n7].unpack_from(buf, pos)] if n7 else []
-                pos += 4 * n7
+            o4.offline_replicas = [*_INT32S[n7].unpack_from(buf, pos)] if n7 else []
+            pos += 4 * n7
             o4.unknown_tagged_fields = None
             items3.append(o4)
         o.partitions = items3
@@ -3639,25 +3531,16 @@ def _read_MetadataResponseTopic_v7(buf: Any, pos: int) -> tuple[Any, int]:
             pos += 14
             n5, = I.unpack_from(buf, pos)
             pos += 4
-            if n5 < 0:
-                raise Malformed('non-nullable ReplicaNodes is null')
-            else:
-                o4.replica_nodes = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
-                pos += 4 * n5
+            o4.replica_nodes = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
+            pos += 4 * n5
             n6, = I.unpack_from(buf, pos)
             pos += 4
-            if n6 < 0:
-                raise Malformed('non-nullable IsrNodes is null')
-            else:
-                o4.isr_nodes = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
-                pos += 4 * n6
+            o4.isr_nodes = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
+            pos += 4 * n6
             n7, = I.unpack_from(buf, pos)
             pos += 4
-            if n7 < 0:
-                raise Malformed('non-nullable OfflineReplicas is null')
-            else:
-                o4.offline_replicas = [*_INT32S[n7].unpack_from(buf, pos)] if n7 else []
-                pos += 4 * n7
+            o4.offline_replicas = [*_INT32S[n7].unpack_from(buf, pos)] if n7 else []
+            pos += 4 * n7
             o4.unknown_tagged_fields = None
             items3.append(o4)
         o.partitions = items3
@@ -3740,25 +3623,16 @@ def _read_MetadataResponseTopic_v8(buf: Any, pos: int) -> tuple[Any, int]:
             pos += 14
             n5, = I.unpack_from(buf, pos)
             pos += 4
-            if n5 < 0:
-                raise Malformed('non-nullable ReplicaNodes is null')
-            else:
-                o4.replica_nodes = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
-                pos += 4 * n5
+            o4.replica_nodes = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
+            pos += 4 * n5
             n6, = I.unpack_from(buf, pos)
             pos += 4
-            if n6 < 0:
-                raise Malformed('non-nullable IsrNodes is null')
-            else:
-                o4.isr_nodes = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
-                pos += 4 * n6
+            o4.isr_nodes = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
+            pos += 4 * n6
             n7, = I.unpack_from(buf, pos)
             pos += 4
-            if n7 < 0:
-                raise Malformed('non-nullable OfflineReplicas is null')
-            else:
-                o4.offline_replicas = [*_INT32S[n7].unpack_from(buf, pos)] if n7 else []
-                pos += 4 * n7
+            o4.offline_replicas = [*_INT32S[n7].unpack_from(buf, pos)] if n7 else []
+            pos += 4 * n7
             o4.unknown_tagged_fields = None
             items3.append(o4)
         o.partitions = items3
@@ -3855,33 +3729,24 @@ def _read_MetadataResponseTopic_v9(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 n5, pos = read_uvarint(buf, pos)
                 n5 -= 1
-            if n5 < 0:
-                raise Malformed('non-nullable ReplicaNodes is null')
-            else:
-                o4.replica_nodes = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
-                pos += 4 * n5
+            o4.replica_nodes = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
+            pos += 4 * n5
             n6 = buf[pos] - 1
             if n6 < 0x7f:
                 pos += 1
             else:
                 n6, pos = read_uvarint(buf, pos)
                 n6 -= 1
-            if n6 < 0:
-                raise Malformed('non-nullable IsrNodes is null')
-            else:
-                o4.isr_nodes = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
-                pos += 4 * n6
+            o4.isr_nodes = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
+            pos += 4 * n6
             n7 = buf[pos] - 1
             if n7 < 0x7f:
                 pos += 1
             else:
                 n7, pos = read_uvarint(buf, pos)
                 n7 -= 1
-            if n7 < 0:
-                raise Malformed('non-nullable OfflineReplicas is null')
-            else:
-                o4.offline_replicas = [*_INT32S[n7].unpack_from(buf, pos)] if n7 else []
-                pos += 4 * n7
+            o4.offline_replicas = [*_INT32S[n7].unpack_from(buf, pos)] if n7 else []
+            pos += 4 * n7
             o4.unknown_tagged_fields = None
             if buf[pos] == 0:
                 pos += 1
@@ -4005,33 +3870,24 @@ def _read_MetadataResponseTopic_v10(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 n6, pos = read_uvarint(buf, pos)
                 n6 -= 1
-            if n6 < 0:
-                raise Malformed('non-nullable ReplicaNodes is null')
-            else:
-                o5.replica_nodes = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
-                pos += 4 * n6
+            o5.replica_nodes = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
+            pos += 4 * n6
             n7 = buf[pos] - 1
             if n7 < 0x7f:
                 pos += 1
             else:
                 n7, pos = read_uvarint(buf, pos)
                 n7 -= 1
-            if n7 < 0:
-                raise Malformed('non-nullable IsrNodes is null')
-            else:
-                o5.isr_nodes = [*_INT32S[n7].unpack_from(buf, pos)] if n7 else []
-                pos += 4 * n7
+            o5.isr_nodes = [*_INT32S[n7].unpack_from(buf, pos)] if n7 else []
+            pos += 4 * n7
             n8 = buf[pos] - 1
             if n8 < 0x7f:
                 pos += 1
             else:
                 n8, pos = read_uvarint(buf, pos)
                 n8 -= 1
-            if n8 < 0:
-                raise Malformed('non-nullable OfflineReplicas is null')
-            else:
-                o5.offline_replicas = [*_INT32S[n8].unpack_from(buf, pos)] if n8 else []
-                pos += 4 * n8
+            o5.offline_replicas = [*_INT32S[n8].unpack_from(buf, pos)] if n8 else []
+            pos += 4 * n8
             o5.unknown_tagged_fields = None
             if buf[pos] == 0:
                 pos += 1
@@ -4163,33 +4019,24 @@ def _read_MetadataResponseTopic_v12(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 n6, pos = read_uvarint(buf, pos)
                 n6 -= 1
-            if n6 < 0:
-                raise Malformed('non-nullable ReplicaNodes is null')
-            else:
-                o5.replica_nodes = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
-                pos += 4 * n6
+            o5.replica_nodes = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
+            pos += 4 * n6
             n7 = buf[pos] - 1
             if n7 < 0x7f:
                 pos += 1
             else:
                 n7, pos = read_uvarint(buf, pos)
                 n7 -= 1
-            if n7 < 0:
-                raise Malformed('non-nullable IsrNodes is null')
-            else:
-                o5.isr_nodes = [*_INT32S[n7].unpack_from(buf, pos)] if n7 else []
-                pos += 4 * n7
+            o5.isr_nodes = [*_INT32S[n7].unpack_from(buf, pos)] if n7 else []
+            pos += 4 * n7
             n8 = buf[pos] - 1
             if n8 < 0x7f:
                 pos += 1
             else:
                 n8, pos = read_uvarint(buf, pos)
                 n8 -= 1
-            if n8 < 0:
-                raise Malformed('non-nullable OfflineReplicas is null')
-            else:
-                o5.offline_replicas = [*_INT32S[n8].unpack_from(buf, pos)] if n8 else []
-                pos += 4 * n8
+            o5.offline_replicas = [*_INT32S[n8].unpack_from(buf, pos)] if n8 else []
+            pos += 4 * n8
             o5.unknown_tagged_fields = None
             if buf[pos] == 0:
                 pos += 1
@@ -4278,18 +4125,12 @@ def _read_MetadataResponsePartition_v0(buf: Any, pos: int) -> tuple[Any, int]:
     pos += 10
     n1, = I.unpack_from(buf, pos)
     pos += 4
-    if n1 < 0:
-        raise Malformed('non-nullable ReplicaNodes is null')
-    else:
-        o.replica_nodes = [*_INT32S[n1].unpack_from(buf, pos)] if n1 else []
-        pos += 4 * n1
+    o.replica_nodes = [*_INT32S[n1].unpack_from(buf, pos)] if n1 else []
+    pos += 4 * n1
     n2, = I.unpack_from(buf, pos)
     pos += 4
-    if n2 < 0:
-        raise Malformed('non-nullable IsrNodes is null')
-    else:
-        o.isr_nodes = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
-        pos += 4 * n2
+    o.isr_nodes = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
+    pos += 4 * n2
     o.offline_replicas = []
     o.unknown_tagged_fields = None
     return o, pos
@@ -4342,25 +4183,16 @@ def _read_MetadataResponsePartition_v5(buf: Any, pos: int) -> tuple[Any, int]:
     pos += 10
     n1, = I.unpack_from(buf, pos)
     pos += 4
-    if n1 < 0:
-        raise Malformed('non-nullable ReplicaNodes is null')
-    else:
-        o.replica_nodes = [*_INT32S[n1].unpack_from(buf, pos)] if n1 else []
-        pos += 4 * n1
+    o.replica_nodes = [*_INT32S[n1].unpack_from(buf, pos)] if n1 else []
+    pos += 4 * n1
     n2, = I.unpack_from(buf, pos)
     pos += 4
-    if n2 < 0:
-        raise Malformed('non-nullable IsrNodes is null')
-    else:
-        o.isr_nodes = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
-        pos += 4 * n2
+    o.isr_nodes = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
+    pos += 4 * n2
     n3, = I.unpack_from(buf, pos)
     pos += 4
-    if n3 < 0:
-        raise Malformed('non-nullable OfflineReplicas is null')
-    else:
-        o.offline_replicas = [*_INT32S[n3].unpack_from(buf, pos)] if n3 else []
-        pos += 4 * n3
+    o.offline_replicas = [*_INT32S[n3].unpack_from(buf, pos)] if n3 else []
+    pos += 4 * n3
     o.unknown_tagged_fields = None
     return o, pos
 
@@ -4398,25 +4230,16 @@ def _read_MetadataResponsePartition_v7(buf: Any, pos: int) -> tuple[Any, int]:
     pos += 14
     n1, = I.unpack_from(buf, pos)
     pos += 4
-    if n1 < 0:
-        raise Malformed('non-nullable ReplicaNodes is null')
-    else:
-        o.replica_nodes = [*_INT32S[n1].unpack_from(buf, pos)] if n1 else []
-        pos += 4 * n1
+    o.replica_nodes = [*_INT32S[n1].unpack_from(buf, pos)] if n1 else []
+    pos += 4 * n1
     n2, = I.unpack_from(buf, pos)
     pos += 4
-    if n2 < 0:
-        raise Malformed('non-nullable IsrNodes is null')
-    else:
-        o.isr_nodes = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
-        pos += 4 * n2
+    o.isr_nodes = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
+    pos += 4 * n2
     n3, = I.unpack_from(buf, pos)
     pos += 4
-    if n3 < 0:
-        raise Malformed('non-nullable OfflineReplicas is null')
-    else:
-        o.offline_replicas = [*_INT32S[n3].unpack_from(buf, pos)] if n3 else []
-        pos += 4 * n3
+    o.offline_replicas = [*_INT32S[n3].unpack_from(buf, pos)] if n3 else []
+    pos += 4 * n3
     o.unknown_tagged_fields = None
     return o, pos
 
@@ -4458,33 +4281,24 @@ def _read_MetadataResponsePartition_v9(buf: Any, pos: int) -> tuple[Any, int]:
     else:
         n1, pos = read_uvarint(buf, pos)
         n1 -= 1
-    if n1 < 0:
-        raise Malformed('non-nullable ReplicaNodes is null')
-    else:
-        o.replica_nodes = [*_INT32S[n1].unpack_from(buf, pos)] if n1 else []
-        pos += 4 * n1
+    o.replica_nodes = [*_INT32S[n1].unpack_from(buf, pos)] if n1 else []
+    pos += 4 * n1
     n2 = buf[pos] - 1
     if n2 < 0x7f:
         pos += 1
     else:
         n2, pos = read_uvarint(buf, pos)
         n2 -= 1
-    if n2 < 0:
-        raise Malformed('non-nullable IsrNodes is null')
-    else:
-        o.isr_nodes = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
-        pos += 4 * n2
+    o.isr_nodes = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
+    pos += 4 * n2
     n3 = buf[pos] - 1
     if n3 < 0x7f:
         pos += 1
     else:
         n3, pos = read_uvarint(buf, pos)
         n3 -= 1
-    if n3 < 0:
-        raise Malformed('non-nullable OfflineReplicas is null')
-    else:
-        o.offline_replicas = [*_INT32S[n3].unpack_from(buf, pos)] if n3 else []
-        pos += 4 * n3
+    o.offline_replicas = [*_INT32S[n3].unpack_from(buf, pos)] if n3 else []
+    pos += 4 * n3
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1

@@ -87,44 +87,32 @@ def _read_PartitionRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
     else:
         n2, pos = read_uvarint(buf, pos)
         n2 -= 1
-    if n2 < 0:
-        raise Malformed('non-nullable Replicas is null')
-    else:
-        o.replicas = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
-        pos += 4 * n2
+    o.replicas = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
+    pos += 4 * n2
     n3 = buf[pos] - 1
     if n3 < 0x7f:
         pos += 1
     else:
         n3, pos = read_uvarint(buf, pos)
         n3 -= 1
-    if n3 < 0:
-        raise Malformed('non-nullable Isr is null')
-    else:
-        o.isr = [*_INT32S[n3].unpack_from(buf, pos)] if n3 else []
-        pos += 4 * n3
+    o.isr = [*_INT32S[n3].unpack_from(buf, pos)] if n3 else []
+    pos += 4 * n3
     n4 = buf[pos] - 1
     if n4 < 0x7f:
         pos += 1
     else:
         n4, pos = read_uvarint(buf, pos)
         n4 -= 1
-    if n4 < 0:
-        raise Malformed('non-nullable RemovingReplicas is null')
-    else:
-        o.removing_replicas = [*_INT32S[n4].unpack_from(buf, pos)] if n4 else []
-        pos += 4 * n4
+    o.removing_replicas = [*_INT32S[n4].unpack_from(buf, pos)] if n4 else []
+    pos += 4 * n4
     n5 = buf[pos] - 1
     if n5 < 0x7f:
         pos += 1
     else:
         n5, pos = read_uvarint(buf, pos)
         n5 -= 1
-    if n5 < 0:
-        raise Malformed('non-nullable AddingReplicas is null')
-    else:
-        o.adding_replicas = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
-        pos += 4 * n5
+    o.adding_replicas = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
+    pos += 4 * n5
     o.leader_recovery_state = 0
     o.directories = []
     o.eligible_leader_replicas = None
@@ -236,44 +224,32 @@ def _read_PartitionRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
     else:
         n2, pos = read_uvarint(buf, pos)
         n2 -= 1
-    if n2 < 0:
-        raise Malformed('non-nullable Replicas is null')
-    else:
-        o.replicas = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
-        pos += 4 * n2
+    o.replicas = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
+    pos += 4 * n2
     n3 = buf[pos] - 1
     if n3 < 0x7f:
         pos += 1
     else:
         n3, pos = read_uvarint(buf, pos)
         n3 -= 1
-    if n3 < 0:
-        raise Malformed('non-nullable Isr is null')
-    else:
-        o.isr = [*_INT32S[n3].unpack_from(buf, pos)] if n3 else []
-        pos += 4 * n3
+    o.isr = [*_INT32S[n3].unpack_from(buf, pos)] if n3 else []
+    pos += 4 * n3
     n4 = buf[pos] - 1
     if n4 < 0x7f:
         pos += 1
     else:
         n4, pos = read_uvarint(buf, pos)
         n4 -= 1
-    if n4 < 0:
-        raise Malformed('non-nullable RemovingReplicas is null')
-    else:
-        o.removing_replicas = [*_INT32S[n4].unpack_from(buf, pos)] if n4 else []
-        pos += 4 * n4
+    o.removing_replicas = [*_INT32S[n4].unpack_from(buf, pos)] if n4 else []
+    pos += 4 * n4
     n5 = buf[pos] - 1
     if n5 < 0x7f:
         pos += 1
     else:
         n5, pos = read_uvarint(buf, pos)
         n5 -= 1
-    if n5 < 0:
-        raise Malformed('non-nullable AddingReplicas is null')
-    else:
-        o.adding_replicas = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
-        pos += 4 * n5
+    o.adding_replicas = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
+    pos += 4 * n5
     o.leader_recovery_state = 0
     o.leader, o.leader_epoch, o.partition_epoch = _S1.unpack_from(buf, pos)
     pos += 12
@@ -406,44 +382,32 @@ def _read_PartitionRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
     else:
         n2, pos = read_uvarint(buf, pos)
         n2 -= 1
-    if n2 < 0:
-        raise Malformed('non-nullable Replicas is null')
-    else:
-        o.replicas = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
-        pos += 4 * n2
+    o.replicas = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
+    pos += 4 * n2
     n3 = buf[pos] - 1
     if n3 < 0x7f:
         pos += 1
     else:
         n3, pos = read_uvarint(buf, pos)
         n3 -= 1
-    if n3 < 0:
-        raise Malformed('non-nullable Isr is null')
-    else:
-        o.isr = [*_INT32S[n3].unpack_from(buf, pos)] if n3 else []
-        pos += 4 * n3
+    o.isr = [*_INT32S[n3].unpack_from(buf, pos)] if n3 else []
+    pos += 4 * n3
     n4 = buf[pos] - 1
     if n4 < 0x7f:
         pos += 1
     else:
         n4, pos = read_uvarint(buf, pos)
         n4 -= 1
-    if n4 < 0:
-        raise Malformed('non-nullable RemovingReplicas is null')
-    else:
-        o.removing_replicas = [*_INT32S[n4].unpack_from(buf, pos)] if n4 else []
-        pos += 4 * n4
+    o.removing_replicas = [*_INT32S[n4].unpack_from(buf, pos)] if n4 else []
+    pos += 4 * n4
     n5 = buf[pos] - 1
     if n5 < 0x7f:
         pos += 1
     else:
         n5, pos = read_uvarint(buf, pos)
         n5 -= 1
-    if n5 < 0:
-        raise Malformed('non-nullable AddingReplicas is null')
-    else:
-        o.adding_replicas = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
-        pos += 4 * n5
+    o.adding_replicas = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
+    pos += 4 * n5
     o.leader_recovery_state = 0
     o.leader, o.leader_epoch, o.partition_epoch = _S1.unpack_from(buf, pos)
     pos += 12

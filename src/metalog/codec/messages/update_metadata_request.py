@@ -196,20 +196,14 @@ def _read_UpdateMetadataRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
             pos += 16
             n5, = I.unpack_from(buf, pos)
             pos += 4
-            if n5 < 0:
-                raise Malformed('non-nullable Isr is null')
-            else:
-                o3.isr = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
-                pos += 4 * n5
+            o3.isr = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
+            pos += 4 * n5
             o3.zk_version, = _S2.unpack_from(buf, pos)
             pos += 4
             n6, = I.unpack_from(buf, pos)
             pos += 4
-            if n6 < 0:
-                raise Malformed('non-nullable Replicas is null')
-            else:
-                o3.replicas = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
-                pos += 4 * n6
+            o3.replicas = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
+            pos += 4 * n6
             o3.offline_replicas = []
             o3.unknown_tagged_fields = None
             items2.append(o3)
@@ -334,20 +328,14 @@ def _read_UpdateMetadataRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
             pos += 16
             n5, = I.unpack_from(buf, pos)
             pos += 4
-            if n5 < 0:
-                raise Malformed('non-nullable Isr is null')
-            else:
-                o3.isr = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
-                pos += 4 * n5
+            o3.isr = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
+            pos += 4 * n5
             o3.zk_version, = _S2.unpack_from(buf, pos)
             pos += 4
             n6, = I.unpack_from(buf, pos)
             pos += 4
-            if n6 < 0:
-                raise Malformed('non-nullable Replicas is null')
-            else:
-                o3.replicas = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
-                pos += 4 * n6
+            o3.replicas = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
+            pos += 4 * n6
             o3.offline_replicas = []
             o3.unknown_tagged_fields = None
             items2.append(o3)
@@ -497,20 +485,14 @@ def _read_UpdateMetadataRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
             pos += 16
             n5, = I.unpack_from(buf, pos)
             pos += 4
-            if n5 < 0:
-                raise Malformed('non-nullable Isr is null')
-            else:
-                o3.isr = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
-                pos += 4 * n5
+            o3.isr = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
+            pos += 4 * n5
             o3.zk_version, = _S2.unpack_from(buf, pos)
             pos += 4
             n6, = I.unpack_from(buf, pos)
             pos += 4
-            if n6 < 0:
-                raise Malformed('non-nullable Replicas is null')
-            else:
-                o3.replicas = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
-                pos += 4 * n6
+            o3.replicas = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
+            pos += 4 * n6
             o3.offline_replicas = []
             o3.unknown_tagged_fields = None
             items2.append(o3)
@@ -678,20 +660,14 @@ def _read_UpdateMetadataRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
             pos += 16
             n5, = I.unpack_from(buf, pos)
             pos += 4
-            if n5 < 0:
-                raise Malformed('non-nullable Isr is null')
-            else:
-                o3.isr = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
-                pos += 4 * n5
+            o3.isr = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
+            pos += 4 * n5
             o3.zk_version, = _S2.unpack_from(buf, pos)
             pos += 4
             n6, = I.unpack_from(buf, pos)
             pos += 4
-            if n6 < 0:
-                raise Malformed('non-nullable Replicas is null')
-            else:
-                o3.replicas = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
-                pos += 4 * n6
+            o3.replicas = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
+            pos += 4 * n6
             o3.offline_replicas = []
             o3.unknown_tagged_fields = None
             items2.append(o3)
@@ -874,27 +850,18 @@ def _read_UpdateMetadataRequest_v4(buf: Any, pos: int) -> tuple[Any, int]:
             pos += 16
             n5, = I.unpack_from(buf, pos)
             pos += 4
-            if n5 < 0:
-                raise Malformed('non-nullable Isr is null')
-            else:
-                o3.isr = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
-                pos += 4 * n5
+            o3.isr = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
+            pos += 4 * n5
             o3.zk_version, = _S2.unpack_from(buf, pos)
             pos += 4
             n6, = I.unpack_from(buf, pos)
             pos += 4
-            if n6 < 0:
-                raise Malformed('non-nullable Replicas is null')
-            else:
-                o3.replicas = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
-                pos += 4 * n6
+            o3.replicas = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
+            pos += 4 * n6
             n7, = I.unpack_from(buf, pos)
             pos += 4
-            if n7 < 0:
-                raise Malformed('non-nullable OfflineReplicas is null')
-            else:
-                o3.offline_replicas = [*_INT32S[n7].unpack_from(buf, pos)] if n7 else []
-                pos += 4 * n7
+            o3.offline_replicas = [*_INT32S[n7].unpack_from(buf, pos)] if n7 else []
+            pos += 4 * n7
             o3.unknown_tagged_fields = None
             items2.append(o3)
         o.ungrouped_partition_states = items2
@@ -1093,27 +1060,18 @@ def _read_UpdateMetadataRequest_v5(buf: Any, pos: int) -> tuple[Any, int]:
                     pos += 16
                     n8, = I.unpack_from(buf, pos)
                     pos += 4
-                    if n8 < 0:
-                        raise Malformed('non-nullable Isr is null')
-                    else:
-                        o7.isr = [*_INT32S[n8].unpack_from(buf, pos)] if n8 else []
-                        pos += 4 * n8
+                    o7.isr = [*_INT32S[n8].unpack_from(buf, pos)] if n8 else []
+                    pos += 4 * n8
                     o7.zk_version, = _S2.unpack_from(buf, pos)
                     pos += 4
                     n9, = I.unpack_from(buf, pos)
                     pos += 4
-                    if n9 < 0:
-                        raise Malformed('non-nullable Replicas is null')
-                    else:
-                        o7.replicas = [*_INT32S[n9].unpack_from(buf, pos)] if n9 else []
-                        pos += 4 * n9
+                    o7.replicas = [*_INT32S[n9].unpack_from(buf, pos)] if n9 else []
+                    pos += 4 * n9
                     n10, = I.unpack_from(buf, pos)
                     pos += 4
-                    if n10 < 0:
-                        raise Malformed('non-nullable OfflineReplicas is null')
-                    else:
-                        o7.offline_replicas = [*_INT32S[n10].unpack_from(buf, pos)] if n10 else []
-                        pos += 4 * n10
+                    o7.offline_replicas = [*_INT32S[n10].unpack_from(buf, pos)] if n10 else []
+                    pos += 4 * n10
                     o7.unknown_tagged_fields = None
                     items6.append(o7)
                 o3.partition_states = items6
@@ -1339,11 +1297,8 @@ def _read_UpdateMetadataRequest_v6(buf: Any, pos: int) -> tuple[Any, int]:
                     else:
                         n8, pos = read_uvarint(buf, pos)
                         n8 -= 1
-                    if n8 < 0:
-                        raise Malformed('non-nullable Isr is null')
-                    else:
-                        o7.isr = [*_INT32S[n8].unpack_from(buf, pos)] if n8 else []
-                        pos += 4 * n8
+                    o7.isr = [*_INT32S[n8].unpack_from(buf, pos)] if n8 else []
+                    pos += 4 * n8
                     o7.zk_version, = _S2.unpack_from(buf, pos)
                     pos += 4
                     n9 = buf[pos] - 1
@@ -1352,22 +1307,16 @@ def _read_UpdateMetadataRequest_v6(buf: Any, pos: int) -> tuple[Any, int]:
                     else:
                         n9, pos = read_uvarint(buf, pos)
                         n9 -= 1
-                    if n9 < 0:
-                        raise Malformed('non-nullable Replicas is null')
-                    else:
-                        o7.replicas = [*_INT32S[n9].unpack_from(buf, pos)] if n9 else []
-                        pos += 4 * n9
+                    o7.replicas = [*_INT32S[n9].unpack_from(buf, pos)] if n9 else []
+                    pos += 4 * n9
                     n10 = buf[pos] - 1
                     if n10 < 0x7f:
                         pos += 1
                     else:
                         n10, pos = read_uvarint(buf, pos)
                         n10 -= 1
-                    if n10 < 0:
-                        raise Malformed('non-nullable OfflineReplicas is null')
-                    else:
-                        o7.offline_replicas = [*_INT32S[n10].unpack_from(buf, pos)] if n10 else []
-                        pos += 4 * n10
+                    o7.offline_replicas = [*_INT32S[n10].unpack_from(buf, pos)] if n10 else []
+                    pos += 4 * n10
                     o7.unknown_tagged_fields = None
                     if buf[pos] == 0:
                         pos += 1
@@ -1684,11 +1633,8 @@ def _read_UpdateMetadataRequest_v7(buf: Any, pos: int) -> tuple[Any, int]:
                     else:
                         n9, pos = read_uvarint(buf, pos)
                         n9 -= 1
-                    if n9 < 0:
-                        raise Malformed('non-nullable Isr is null')
-                    else:
-                        o8.isr = [*_INT32S[n9].unpack_from(buf, pos)] if n9 else []
-                        pos += 4 * n9
+                    o8.isr = [*_INT32S[n9].unpack_from(buf, pos)] if n9 else []
+                    pos += 4 * n9
                     o8.zk_version, = _S2.unpack_from(buf, pos)
                     pos += 4
                     n10 = buf[pos] - 1
@@ -1697,22 +1643,16 @@ def _read_UpdateMetadataRequest_v7(buf: Any, pos: int) -> tuple[Any, int]:
                     else:
                         n10, pos = read_uvarint(buf, pos)
                         n10 -= 1
-                    if n10 < 0:
-                        raise Malformed('non-nullable Replicas is null')
-                    else:
-                        o8.replicas = [*_INT32S[n10].unpack_from(buf, pos)] if n10 else []
-                        pos += 4 * n10
+                    o8.replicas = [*_INT32S[n10].unpack_from(buf, pos)] if n10 else []
+                    pos += 4 * n10
                     n11 = buf[pos] - 1
                     if n11 < 0x7f:
                         pos += 1
                     else:
                         n11, pos = read_uvarint(buf, pos)
                         n11 -= 1
-                    if n11 < 0:
-                        raise Malformed('non-nullable OfflineReplicas is null')
-                    else:
-                        o8.offline_replicas = [*_INT32S[n11].unpack_from(buf, pos)] if n11 else []
-                        pos += 4 * n11
+                    o8.offline_replicas = [*_INT32S[n11].unpack_from(buf, pos)] if n11 else []
+                    pos += 4 * n11
                     o8.unknown_tagged_fields = None
                     if buf[pos] == 0:
                         pos += 1
@@ -2031,11 +1971,8 @@ def _read_UpdateMetadataRequest_v8(buf: Any, pos: int) -> tuple[Any, int]:
                     else:
                         n9, pos = read_uvarint(buf, pos)
                         n9 -= 1
-                    if n9 < 0:
-                        raise Malformed('non-nullable Isr is null')
-                    else:
-                        o8.isr = [*_INT32S[n9].unpack_from(buf, pos)] if n9 else []
-                        pos += 4 * n9
+                    o8.isr = [*_INT32S[n9].unpack_from(buf, pos)] if n9 else []
+                    pos += 4 * n9
                     o8.zk_version, = _S2.unpack_from(buf, pos)
                     pos += 4
                     n10 = buf[pos] - 1
@@ -2044,22 +1981,16 @@ def _read_UpdateMetadataRequest_v8(buf: Any, pos: int) -> tuple[Any, int]:
                     else:
                         n10, pos = read_uvarint(buf, pos)
                         n10 -= 1
-                    if n10 < 0:
-                        raise Malformed('non-nullable Replicas is null')
-                    else:
-                        o8.replicas = [*_INT32S[n10].unpack_from(buf, pos)] if n10 else []
-                        pos += 4 * n10
+                    o8.replicas = [*_INT32S[n10].unpack_from(buf, pos)] if n10 else []
+                    pos += 4 * n10
                     n11 = buf[pos] - 1
                     if n11 < 0x7f:
                         pos += 1
                     else:
                         n11, pos = read_uvarint(buf, pos)
                         n11 -= 1
-                    if n11 < 0:
-                        raise Malformed('non-nullable OfflineReplicas is null')
-                    else:
-                        o8.offline_replicas = [*_INT32S[n11].unpack_from(buf, pos)] if n11 else []
-                        pos += 4 * n11
+                    o8.offline_replicas = [*_INT32S[n11].unpack_from(buf, pos)] if n11 else []
+                    pos += 4 * n11
                     o8.unknown_tagged_fields = None
                     if buf[pos] == 0:
                         pos += 1
@@ -2366,20 +2297,14 @@ def _read_UpdateMetadataPartitionState_v0(buf: Any, pos: int) -> tuple[Any, int]
     pos += 16
     n2, = I.unpack_from(buf, pos)
     pos += 4
-    if n2 < 0:
-        raise Malformed('non-nullable Isr is null')
-    else:
-        o.isr = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
-        pos += 4 * n2
+    o.isr = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
+    pos += 4 * n2
     o.zk_version, = _S2.unpack_from(buf, pos)
     pos += 4
     n3, = I.unpack_from(buf, pos)
     pos += 4
-    if n3 < 0:
-        raise Malformed('non-nullable Replicas is null')
-    else:
-        o.replicas = [*_INT32S[n3].unpack_from(buf, pos)] if n3 else []
-        pos += 4 * n3
+    o.replicas = [*_INT32S[n3].unpack_from(buf, pos)] if n3 else []
+    pos += 4 * n3
     o.offline_replicas = []
     o.unknown_tagged_fields = None
     return o, pos
@@ -2445,27 +2370,18 @@ def _read_UpdateMetadataPartitionState_v4(buf: Any, pos: int) -> tuple[Any, int]
     pos += 16
     n2, = I.unpack_from(buf, pos)
     pos += 4
-    if n2 < 0:
-        raise Malformed('non-nullable Isr is null')
-    else:
-        o.isr = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
-        pos += 4 * n2
+    o.isr = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
+    pos += 4 * n2
     o.zk_version, = _S2.unpack_from(buf, pos)
     pos += 4
     n3, = I.unpack_from(buf, pos)
     pos += 4
-    if n3 < 0:
-        raise Malformed('non-nullable Replicas is null')
-    else:
-        o.replicas = [*_INT32S[n3].unpack_from(buf, pos)] if n3 else []
-        pos += 4 * n3
+    o.replicas = [*_INT32S[n3].unpack_from(buf, pos)] if n3 else []
+    pos += 4 * n3
     n4, = I.unpack_from(buf, pos)
     pos += 4
-    if n4 < 0:
-        raise Malformed('non-nullable OfflineReplicas is null')
-    else:
-        o.offline_replicas = [*_INT32S[n4].unpack_from(buf, pos)] if n4 else []
-        pos += 4 * n4
+    o.offline_replicas = [*_INT32S[n4].unpack_from(buf, pos)] if n4 else []
+    pos += 4 * n4
     o.unknown_tagged_fields = None
     return o, pos
 
@@ -2506,27 +2422,18 @@ def _read_UpdateMetadataPartitionState_v5(buf: Any, pos: int) -> tuple[Any, int]
     pos += 16
     n1, = I.unpack_from(buf, pos)
     pos += 4
-    if n1 < 0:
-        raise Malformed('non-nullable Isr is null')
-    else:
-        o.isr = [*_INT32S[n1].unpack_from(buf, pos)] if n1 else []
-        pos += 4 * n1
+    o.isr = [*_INT32S[n1].unpack_from(buf, pos)] if n1 else []
+    pos += 4 * n1
     o.zk_version, = _S2.unpack_from(buf, pos)
     pos += 4
     n2, = I.unpack_from(buf, pos)
     pos += 4
-    if n2 < 0:
-        raise Malformed('non-nullable Replicas is null')
-    else:
-        o.replicas = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
-        pos += 4 * n2
+    o.replicas = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
+    pos += 4 * n2
     n3, = I.unpack_from(buf, pos)
     pos += 4
-    if n3 < 0:
-        raise Malformed('non-nullable OfflineReplicas is null')
-    else:
-        o.offline_replicas = [*_INT32S[n3].unpack_from(buf, pos)] if n3 else []
-        pos += 4 * n3
+    o.offline_replicas = [*_INT32S[n3].unpack_from(buf, pos)] if n3 else []
+    pos += 4 * n3
     o.unknown_tagged_fields = None
     return o, pos
 
@@ -2564,11 +2471,8 @@ def _read_UpdateMetadataPartitionState_v6(buf: Any, pos: int) -> tuple[Any, int]
     else:
         n1, pos = read_uvarint(buf, pos)
         n1 -= 1
-    if n1 < 0:
-        raise Malformed('non-nullable Isr is null')
-    else:
-        o.isr = [*_INT32S[n1].unpack_from(buf, pos)] if n1 else []
-        pos += 4 * n1
+    o.isr = [*_INT32S[n1].unpack_from(buf, pos)] if n1 else []
+    pos += 4 * n1
     o.zk_version, = _S2.unpack_from(buf, pos)
     pos += 4
     n2 = buf[pos] - 1
@@ -2577,22 +2481,16 @@ def _read_UpdateMetadataPartitionState_v6(buf: Any, pos: int) -> tuple[Any, int]
     else:
         n2, pos = read_uvarint(buf, pos)
         n2 -= 1
-    if n2 < 0:
-        raise Malformed('non-nullable Replicas is null')
-    else:
-        o.replicas = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
-        pos += 4 * n2
+    o.replicas = [*_INT32S[n2].unpack_from(buf, pos)] if n2 else []
+    pos += 4 * n2
     n3 = buf[pos] - 1
     if n3 < 0x7f:
         pos += 1
     else:
         n3, pos = read_uvarint(buf, pos)
         n3 -= 1
-    if n3 < 0:
-        raise Malformed('non-nullable OfflineReplicas is null')
-    else:
-        o.offline_replicas = [*_INT32S[n3].unpack_from(buf, pos)] if n3 else []
-        pos += 4 * n3
+    o.offline_replicas = [*_INT32S[n3].unpack_from(buf, pos)] if n3 else []
+    pos += 4 * n3
     o.unknown_tagged_fields = None
     if buf[pos] == 0:
         pos += 1
@@ -2676,27 +2574,18 @@ def _read_UpdateMetadataTopicState_v5(buf: Any, pos: int) -> tuple[Any, int]:
             pos += 16
             n5, = I.unpack_from(buf, pos)
             pos += 4
-            if n5 < 0:
-                raise Malformed('non-nullable Isr is null')
-            else:
-                o4.isr = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
-                pos += 4 * n5
+            o4.isr = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
+            pos += 4 * n5
             o4.zk_version, = _S2.unpack_from(buf, pos)
             pos += 4
             n6, = I.unpack_from(buf, pos)
             pos += 4
-            if n6 < 0:
-                raise Malformed('non-nullable Replicas is null')
-            else:
-                o4.replicas = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
-                pos += 4 * n6
+            o4.replicas = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
+            pos += 4 * n6
             n7, = I.unpack_from(buf, pos)
             pos += 4
-            if n7 < 0:
-                raise Malformed('non-nullable OfflineReplicas is null')
-            else:
-                o4.offline_replicas = [*_INT32S[n7].unpack_from(buf, pos)] if n7 else []
-                pos += 4 * n7
+            o4.offline_replicas = [*_INT32S[n7].unpack_from(buf, pos)] if n7 else []
+            pos += 4 * n7
             o4.unknown_tagged_fields = None
             items3.append(o4)
         o.partition_states = items3
@@ -2784,11 +2673,8 @@ def _read_UpdateMetadataTopicState_v6(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 n5, pos = read_uvarint(buf, pos)
                 n5 -= 1
-            if n5 < 0:
-                raise Malformed('non-nullable Isr is null')
-            else:
-                o4.isr = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
-                pos += 4 * n5
+            o4.isr = [*_INT32S[n5].unpack_from(buf, pos)] if n5 else []
+            pos += 4 * n5
             o4.zk_version, = _S2.unpack_from(buf, pos)
             pos += 4
             n6 = buf[pos] - 1
@@ -2797,22 +2683,16 @@ def _read_UpdateMetadataTopicState_v6(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 n6, pos = read_uvarint(buf, pos)
                 n6 -= 1
-            if n6 < 0:
-                raise Malformed('non-nullable Replicas is null')
-            else:
-                o4.replicas = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
-                pos += 4 * n6
+            o4.replicas = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
+            pos += 4 * n6
             n7 = buf[pos] - 1
             if n7 < 0x7f:
                 pos += 1
             else:
                 n7, pos = read_uvarint(buf, pos)
                 n7 -= 1
-            if n7 < 0:
-                raise Malformed('non-nullable OfflineReplicas is null')
-            else:
-                o4.offline_replicas = [*_INT32S[n7].unpack_from(buf, pos)] if n7 else []
-                pos += 4 * n7
+            o4.offline_replicas = [*_INT32S[n7].unpack_from(buf, pos)] if n7 else []
+            pos += 4 * n7
             o4.unknown_tagged_fields = None
             if buf[pos] == 0:
                 pos += 1
@@ -2929,11 +2809,8 @@ def _read_UpdateMetadataTopicState_v7(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 n6, pos = read_uvarint(buf, pos)
                 n6 -= 1
-            if n6 < 0:
-                raise Malformed('non-nullable Isr is null')
-            else:
-                o5.isr = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
-                pos += 4 * n6
+            o5.isr = [*_INT32S[n6].unpack_from(buf, pos)] if n6 else []
+            pos += 4 * n6
             o5.zk_version, = _S2.unpack_from(buf, pos)
             pos += 4
             n7 = buf[pos] - 1
@@ -2942,22 +2819,16 @@ def _read_UpdateMetadataTopicState_v7(buf: Any, pos: int) -> tuple[Any, int]:
             else:
                 n7, pos = read_uvarint(buf, pos)
                 n7 -= 1
-            if n7 < 0:
-                raise Malformed('non-nullable Replicas is null')
-            else:
-                o5.replicas = [*_INT32S[n7].unpack_from(buf, pos)] if n7 else []
-                pos += 4 * n7
+            o5.replicas = [*_INT32S[n7].unpack_from(buf, pos)] if n7 else []
+            pos += 4 * n7
             n8 = buf[pos] - 1
             if n8 < 0x7f:
                 pos += 1
             else:
                 n8, pos = read_uvarint(buf, pos)
                 n8 -= 1
-            if n8 < 0:
-                raise Malformed('non-nullable OfflineReplicas is null')
-            else:
-                o5.offline_replicas = [*_INT32S[n8].unpack_from(buf, pos)] if n8 else []
-                pos += 4 * n8
+            o5.offline_replicas = [*_INT32S[n8].unpack_from(buf, pos)] if n8 else []
+            pos += 4 * n8
             o5.unknown_tagged_fields = None
             if buf[pos] == 0:
                 pos += 1
