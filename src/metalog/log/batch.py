@@ -303,38 +303,51 @@ def _decode_records(data: Any, pos: int, limit: int, count: int, base_offset: in
     return out
 
 
+def _kraft_record_heads(n: int) -> list[bytes]:
+    """attributes 0, timestampDelta 0, offsetDelta i (zigzag varint), key length -1: record i's first bytes."""
+    heads = []
+    for i in range(n):
+        z, delta = i << 1, bytearray()
+        while z >= 0x80:
+            delta.append((z & 0x7F) | 0x80)
+            z >>= 7
+        delta.append(z)
+        heads.append(b"\x00\x00" + bytes(delta) + b"\x01")
+    return heads
+
+
+_KRAFT_FAST_MAX = 8192  # offset deltas of at most two varint bytes
+_KRAFT_HEADS = _kraft_record_heads(_KRAFT_FAST_MAX)
+
+
 def _decode_kraft_records(data: Any, pos: int, limit: int, count: int, base_offset: int,
                           base_timestamp: int) -> list[Record] | None:
     """The fast path for records exactly as KRaft's BatchBuilder writes them: attributes 0, timestamp
     delta 0, offset delta = the record's index, null key, no headers, lengths under 8 KiB. Returns None
     as soon as a record is not in that form, and the general decoder takes over."""
+    if count > _KRAFT_FAST_MAX:
+        return None
     out: list[Record] = []
     append = out.append
-    new, rec_cls, no_headers = _new_record, Record, ()
+    new, rec_cls, no_headers, heads = _new_record, Record, (), _KRAFT_HEADS
     try:
-        for i in range(min(count, 8192)):
+        for i in range(count):
             b = data[pos]
             if b < 0x80:
                 if b & 1:  # a negative length
                     return None
                 end = pos + 1 + (b >> 1)
-                p = pos + 1
+                pos += 1
             else:
                 c = data[pos + 1]
                 if c >= 0x80 or b & 1:
                     return None
                 end = pos + 2 + (((b & 0x7F) | (c << 7)) >> 1)
-                p = pos + 2
-            # attributes 0, timestampDelta 0, offsetDelta i (its zigzag bytes), key length -1
-            if i < 64:
-                if data[p] or data[p + 1] or data[p + 2] != i << 1 or data[p + 3] != 1:
-                    return None
-                p += 4
-            else:
-                if (data[p] or data[p + 1] or data[p + 2] != ((i << 1) & 0x7F) | 0x80 or data[p + 3] != i >> 6
-                        or data[p + 4] != 1):
-                    return None
-                p += 5
+                pos += 2
+            head = heads[i]
+            p = pos + len(head)
+            if data[pos:p] != head:
+                return None
             b = data[p]
             if b < 0x80:
                 n = b >> 1
@@ -345,13 +358,15 @@ def _decode_kraft_records(data: Any, pos: int, limit: int, count: int, base_offs
                     return None
                 n = ((b & 0x7F) | (c << 7)) >> 1
                 p += 2
-            if b & 1 or p + n + 1 != end or end > limit or data[end - 1]:  # value length, no headers
+            # the value length must fill the record up to its header count, which must be 0; a record that
+            # runs past ``limit`` leaves ``pos`` past it, which the last line rejects
+            if b & 1 or p + n + 1 != end or data[end - 1]:
                 return None
             append(new(rec_cls, (base_offset + i, base_timestamp, None, data[p:end - 1], no_headers, 0)))
             pos = end
     except IndexError:
         return None
-    return out if pos == limit and count <= 8192 else None
+    return out if pos == limit else None
 
 
 def _decode_headers(data: Any, pos: int, end: int, index: int) -> tuple[tuple[tuple[str, bytes | None], ...], int]:
