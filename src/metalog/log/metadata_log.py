@@ -17,6 +17,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -383,9 +384,13 @@ class MetadataLog:
     def records(self, start_offset: int | None = None) -> Iterator[Record]:
         """Records from ``start_offset`` on (CRC checked batch by batch, decoded as they are reached)."""
         start = self.log_start_offset if start_offset is None else start_offset
-        for batch in self.batches(start):
-            records = batch.records()
-            yield from records if batch.base_offset >= start else [r for r in records if r.offset >= start]
+        batches = self.batches(start)
+        first = next(batches, None)
+        if first is None:
+            return iter(())
+        head = [r for r in first.records() if r.offset >= start]
+        # chain, not a generator: no Python frame per record
+        return chain(head, chain.from_iterable(map(RecordBatch.records, batches)))
 
     def offset_for_timestamp(self, timestamp: int) -> int | None:
         """The first offset whose record timestamp is at or after ``timestamp`` (time index lookup)."""
