@@ -233,3 +233,23 @@ def test_jbod_copy_opens_writable_and_gets_indexes(jbod_dir, tmp_path):
     assert (part / "00000000000000000000.log").read_bytes()[:1931] == (
         jbod_dir / "__cluster_metadata-0" / "00000000000000000000.log").read_bytes()
     assert Path(part / "00000000000000000000.index").exists()
+
+
+def test_a_stale_epoch_checkpoint_is_rebuilt_never_treated_as_damage(tmp_path):
+    """Kafka writes leader-epoch-checkpoint without waiting: after a crash it can lag the log. The batches
+    win; nothing is cut, and the checkpoint is rewritten from them."""
+    from metalog.codec import message_class
+    from metalog.log import MetadataLog
+
+    noop = message_class("NoOpRecord")()
+    with MetadataLog.open(tmp_path, create=True) as log:
+        log.append([(noop, 0)] * 3, epoch=1)
+        log.append([(noop, 0)] * 2, epoch=2)
+    part = tmp_path / "__cluster_metadata-0"
+    (part / "leader-epoch-checkpoint").write_text("0\n1\n1 0\n")  # epoch 2 never made it to disk
+    with MetadataLog.open(tmp_path) as log:
+        assert log.log_end_offset == 5
+        assert log.latest_epoch == 2
+        assert any("disagreed with the log" in r for r in log.recovery.rebuilt)
+        assert not log.recovery.truncated and not log.recovery.lost
+    assert (part / "leader-epoch-checkpoint").read_text() == "0\n2\n1 0\n2 3\n"

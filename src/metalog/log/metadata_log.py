@@ -151,20 +151,25 @@ class MetadataLog:
                                     index_interval_bytes=self.index_interval_bytes) for b in bases]
         if not self._epochs_from_file:
             self._rebuild_epochs()
-        state = ScanState(next_offset=None, cache=self.epochs, checked_cache=self._epochs_from_file)
+        quorum = self.quorum_state()
+        state = ScanState(next_offset=None, cache=self.epochs, checked_cache=self._epochs_from_file,
+                          max_epoch=quorum.get("leaderEpoch") if quorum else None)
         for i, seg in enumerate(self.segments):
             last = i == len(self.segments) - 1
             self._load_segment(seg, state, last=last, repair=repair)
             if not last:
                 seg.next_offset = self.segments[i + 1].base_offset
+        if state.disagreement is not None:  # a stale checkpoint: the batches are the truth
+            self.epochs = LeaderEpochCache(self.directory / EPOCH_FILE)
+            self._rebuild_epochs(f"it disagreed with the log: {state.disagreement}")
         changed = self.epochs.truncate_from_end(self.log_end_offset)
-        if self.writable and (changed or not self._epochs_from_file):
+        if self.writable and (changed or not self._epochs_from_file or state.disagreement is not None):
             self.epochs.save()
         if self.writable:
             self.segments[-1].open_index_files()
 
-    def _rebuild_epochs(self) -> None:
-        """leader-epoch-checkpoint is missing: read every batch header (a torn tail is dropped later)."""
+    def _rebuild_epochs(self, why: str = "it was missing") -> None:
+        """leader-epoch-checkpoint from every batch header (a torn tail is dropped later)."""
         for seg in self.segments:
             try:
                 for batch in seg.batches(0, validate=False):
@@ -172,7 +177,7 @@ class MetadataLog:
             except CorruptBatchError:
                 pass
         memory = "" if self.writable else ", in memory only: read-only"
-        self.recovery.rebuilt.append(f"{self.epochs.path} (it was missing{memory})")
+        self.recovery.rebuilt.append(f"{self.epochs.path} ({why}{memory})")
 
     def _stored_log_start(self, bases: list[int]) -> int:
         path = self.root / files.LOG_START_OFFSET_CHECKPOINT

@@ -1,8 +1,12 @@
 """Recovery on open: check the tail of the last segment, cut a torn batch, rebuild indexes.
 
 A batch is accepted when its frame and CRC-32C are valid, its base offset follows the previous
-batch (the fields outside the CRC: baseOffset and batchLength), and its partitionLeaderEpoch is the
-one leader-epoch-checkpoint gives for that offset (the other field outside the CRC). At the first
+batch (the fields outside the CRC: baseOffset and batchLength), and its partitionLeaderEpoch is not
+lower than the previous batch's, and it agrees with leader-epoch-checkpoint (the other field outside
+the CRC). One disagreement is no damage: a checkpoint that lags the log (Kafka writes it without
+waiting), seen as a batch with a newer epoch than the checkpoint's latest, no newer than the
+leader epoch quorum-state holds (written durably before any batch of an epoch): there the batches
+win and the checkpoint is rebuilt from them, as Kafka's recovery does. At the first
 batch that fails: if no valid batch follows anywhere in the file, it is a torn write and the
 file is cut there; otherwise the log is damaged in the middle, which is an error naming the
 file and byte position (``repair`` cuts there instead and reports what is lost).
@@ -42,8 +46,10 @@ class ScanState:
 
     next_offset: int | None
     epoch: int = -1
-    cache: LeaderEpochCache | None = None  # checked against when it came from the file
+    cache: LeaderEpochCache | None = None  # compared with the batches when it came from the file
     checked_cache: bool = False
+    disagreement: str | None = None  # where a lagging checkpoint first fell behind the batches
+    max_epoch: int | None = None  # quorum-state's leader epoch: no batch can be newer
 
 
 def problem_with(batch: RecordBatch, state: ScanState, first_last_offset: int | None = None) -> str | None:
@@ -62,11 +68,24 @@ def problem_with(batch: RecordBatch, state: ScanState, first_last_offset: int | 
     epoch = batch.partition_leader_epoch
     if epoch < state.epoch:
         return f"partitionLeaderEpoch {epoch} is lower than the previous batch's {state.epoch}"
-    if state.checked_cache and state.cache is not None:
-        expected = state.cache.epoch_for(batch.base_offset)
-        if expected is not None and expected != epoch:
-            return (f"partitionLeaderEpoch {epoch} disagrees with leader-epoch-checkpoint (epoch {expected} "
-                    f"at offset {batch.base_offset})")
+    return None
+
+
+def _epoch_disagreement(batch: RecordBatch, state: ScanState) -> str | None:
+    """Damage, or None; notes a lagging checkpoint in ``state.disagreement``."""
+    if state.cache is None:
+        return None
+    epoch, offset = batch.partition_leader_epoch, batch.base_offset
+    expected = state.cache.epoch_for(offset)
+    if expected is None or expected == epoch:
+        return None
+    entries = state.cache.entries
+    lagging = epoch > entries[-1][0] and offset >= entries[-1][1] and \
+        (state.max_epoch is None or epoch <= state.max_epoch)
+    if not lagging:
+        return (f"partitionLeaderEpoch {epoch} disagrees with leader-epoch-checkpoint (epoch {expected} at offset "
+                f"{offset})")
+    state.disagreement = f"it ends at epoch {entries[-1][0]}, the batch at offset {offset} has epoch {epoch}"
     return None
 
 
@@ -83,6 +102,8 @@ def scan_segment(seg: LogSegment, start: int, state: ScanState, *, write_index: 
         except CorruptBatchError as e:
             return pos, e.reason
         problem = problem_with(batch, state, first_last_offset if pos == start else None)
+        if not problem and state.checked_cache and state.disagreement is None:
+            problem = _epoch_disagreement(batch, state)
         if problem:
             return pos, problem
         seg.observe(batch, pos, write=write_index)
