@@ -213,15 +213,15 @@ class MessageGenerator:
         self.read_group(em, group, o)
         em(f"{o}.unknown_tagged_fields = None")
         if flexible:
-            em("if buf[pos] == 0:")
-            with em:
-                em("pos += 1")
-            em("else:")
+            em("if buf[pos]:")  # a tag count; almost always 0
             with em:
                 if tagged:
                     self.read_tag_section(em, tagged, v, o)
                 else:  # only tags this version does not know: kept as raw bytes
                     em(f"pos = read_unknown_tags({o}, buf, pos)")
+            em("else:")
+            with em:
+                em("pos += 1")
 
     def read_group(self, em: Emitter, group: list[F], o: str) -> None:
         if not group:

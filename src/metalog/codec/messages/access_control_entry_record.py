@@ -120,10 +120,10 @@ def _read_AccessControlEntryRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
     o.operation, o.permission_type = _S2.unpack_from(buf, pos)
     pos += 2
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 

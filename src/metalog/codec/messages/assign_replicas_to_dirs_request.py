@@ -170,31 +170,31 @@ def _read_AssignReplicasToDirsRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
                                 o14.partition_index, = _S2.unpack_from(buf, pos)
                                 pos += 4
                                 o14.unknown_tagged_fields = None
-                                if buf[pos] == 0:
-                                    pos += 1
-                                else:
+                                if buf[pos]:
                                     pos = read_unknown_tags(o14, buf, pos)
+                                else:
+                                    pos += 1
                                 items10.append(o14)
                         o7.partitions = items10
                     o7.unknown_tagged_fields = None
-                    if buf[pos] == 0:
-                        pos += 1
-                    else:
+                    if buf[pos]:
                         pos = read_unknown_tags(o7, buf, pos)
+                    else:
+                        pos += 1
                     items6.append(o7)
                 o3.topics = items6
             o3.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o3, buf, pos)
+            else:
+                pos += 1
             items2.append(o3)
         o.directories = items2
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -301,24 +301,24 @@ def _read_DirectoryData_v0(buf: Any, pos: int) -> tuple[Any, int]:
                         o11.partition_index, = _S2.unpack_from(buf, pos)
                         pos += 4
                         o11.unknown_tagged_fields = None
-                        if buf[pos] == 0:
-                            pos += 1
-                        else:
+                        if buf[pos]:
                             pos = read_unknown_tags(o11, buf, pos)
+                        else:
+                            pos += 1
                         items7.append(o11)
                 o4.partitions = items7
             o4.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o4, buf, pos)
+            else:
+                pos += 1
             items3.append(o4)
         o.topics = items3
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -395,17 +395,17 @@ def _read_TopicData_v0(buf: Any, pos: int) -> tuple[Any, int]:
                 o7.partition_index, = _S2.unpack_from(buf, pos)
                 pos += 4
                 o7.unknown_tagged_fields = None
-                if buf[pos] == 0:
-                    pos += 1
-                else:
+                if buf[pos]:
                     pos = read_unknown_tags(o7, buf, pos)
+                else:
+                    pos += 1
                 items3.append(o7)
         o.partitions = items3
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -437,10 +437,10 @@ def _read_PartitionData_v0(buf: Any, pos: int) -> tuple[Any, int]:
     o.partition_index, = _S2.unpack_from(buf, pos)
     pos += 4
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 

@@ -172,31 +172,31 @@ def _read_AssignReplicasToDirsResponse_v0(buf: Any, pos: int) -> tuple[Any, int]
                                 o15.partition_index, o15.error_code = _S0.unpack_from(buf, pos)
                                 pos += 6
                                 o15.unknown_tagged_fields = None
-                                if buf[pos] == 0:
-                                    pos += 1
-                                else:
+                                if buf[pos]:
                                     pos = read_unknown_tags(o15, buf, pos)
+                                else:
+                                    pos += 1
                                 items10.append(o15)
                         o7.partitions = items10
                     o7.unknown_tagged_fields = None
-                    if buf[pos] == 0:
-                        pos += 1
-                    else:
+                    if buf[pos]:
                         pos = read_unknown_tags(o7, buf, pos)
+                    else:
+                        pos += 1
                     items6.append(o7)
                 o3.topics = items6
             o3.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o3, buf, pos)
+            else:
+                pos += 1
             items2.append(o3)
         o.directories = items2
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -304,24 +304,24 @@ def _read_DirectoryData_v0(buf: Any, pos: int) -> tuple[Any, int]:
                         o12.partition_index, o12.error_code = _S0.unpack_from(buf, pos)
                         pos += 6
                         o12.unknown_tagged_fields = None
-                        if buf[pos] == 0:
-                            pos += 1
-                        else:
+                        if buf[pos]:
                             pos = read_unknown_tags(o12, buf, pos)
+                        else:
+                            pos += 1
                         items7.append(o12)
                 o4.partitions = items7
             o4.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o4, buf, pos)
+            else:
+                pos += 1
             items3.append(o4)
         o.topics = items3
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -399,17 +399,17 @@ def _read_TopicData_v0(buf: Any, pos: int) -> tuple[Any, int]:
                 o8.partition_index, o8.error_code = _S0.unpack_from(buf, pos)
                 pos += 6
                 o8.unknown_tagged_fields = None
-                if buf[pos] == 0:
-                    pos += 1
-                else:
+                if buf[pos]:
                     pos = read_unknown_tags(o8, buf, pos)
+                else:
+                    pos += 1
                 items3.append(o8)
         o.partitions = items3
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -441,10 +441,10 @@ def _read_PartitionData_v0(buf: Any, pos: int) -> tuple[Any, int]:
     o.partition_index, o.error_code = _S0.unpack_from(buf, pos)
     pos += 6
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 

@@ -51,9 +51,7 @@ def _read_BeginTransactionRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
     o = new(BeginTransactionRecord)
     o.name = None
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         count1 = buf[pos]
         if count1 < 0x80:
             pos += 1
@@ -96,6 +94,8 @@ def _read_BeginTransactionRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
                     o.unknown_tagged_fields = []
                 o.unknown_tagged_fields.append((tag2, bytes(buf[pos:stop4])))
                 pos = stop4
+    else:
+        pos += 1
     return o, pos
 
 

@@ -63,10 +63,10 @@ def _read_BrokerHeartbeatRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
     o.broker_id, o.broker_epoch, o.current_metadata_offset, o.want_fence, o.want_shut_down = _S0.unpack_from(buf, pos)
     pos += 22
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -91,9 +91,7 @@ def _read_BrokerHeartbeatRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
     o.broker_id, o.broker_epoch, o.current_metadata_offset, o.want_fence, o.want_shut_down = _S0.unpack_from(buf, pos)
     pos += 22
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         count1 = buf[pos]
         if count1 < 0x80:
             pos += 1
@@ -134,6 +132,8 @@ def _read_BrokerHeartbeatRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
                     o.unknown_tagged_fields = []
                 o.unknown_tagged_fields.append((tag2, bytes(buf[pos:stop4])))
                 pos = stop4
+    else:
+        pos += 1
     return o, pos
 
 

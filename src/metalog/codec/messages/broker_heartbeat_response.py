@@ -59,10 +59,10 @@ def _read_BrokerHeartbeatResponse_v0(buf: Any, pos: int) -> tuple[Any, int]:
     o.throttle_time_ms, o.error_code, o.is_caught_up, o.is_fenced, o.should_shut_down = _S0.unpack_from(buf, pos)
     pos += 9
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 

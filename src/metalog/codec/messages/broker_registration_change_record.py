@@ -66,9 +66,7 @@ def _read_BrokerRegistrationChangeRecord_v0(buf: Any, pos: int) -> tuple[Any, in
     o.broker_id, o.broker_epoch = _S0.unpack_from(buf, pos)
     pos += 12
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         count1 = buf[pos]
         if count1 < 0x80:
             pos += 1
@@ -98,6 +96,8 @@ def _read_BrokerRegistrationChangeRecord_v0(buf: Any, pos: int) -> tuple[Any, in
                     o.unknown_tagged_fields = []
                 o.unknown_tagged_fields.append((tag2, bytes(buf[pos:stop4])))
                 pos = stop4
+    else:
+        pos += 1
     return o, pos
 
 
@@ -130,9 +130,7 @@ def _read_BrokerRegistrationChangeRecord_v1(buf: Any, pos: int) -> tuple[Any, in
     o.broker_id, o.broker_epoch = _S0.unpack_from(buf, pos)
     pos += 12
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         count1 = buf[pos]
         if count1 < 0x80:
             pos += 1
@@ -167,6 +165,8 @@ def _read_BrokerRegistrationChangeRecord_v1(buf: Any, pos: int) -> tuple[Any, in
                     o.unknown_tagged_fields = []
                 o.unknown_tagged_fields.append((tag2, bytes(buf[pos:stop4])))
                 pos = stop4
+    else:
+        pos += 1
     return o, pos
 
 
@@ -203,9 +203,7 @@ def _read_BrokerRegistrationChangeRecord_v2(buf: Any, pos: int) -> tuple[Any, in
     o.broker_id, o.broker_epoch = _S0.unpack_from(buf, pos)
     pos += 12
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         count1 = buf[pos]
         if count1 < 0x80:
             pos += 1
@@ -256,6 +254,8 @@ def _read_BrokerRegistrationChangeRecord_v2(buf: Any, pos: int) -> tuple[Any, in
                     o.unknown_tagged_fields = []
                 o.unknown_tagged_fields.append((tag2, bytes(buf[pos:stop4])))
                 pos = stop4
+    else:
+        pos += 1
     return o, pos
 
 

@@ -180,10 +180,10 @@ def _read_BrokerRegistrationRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
             o5.port, o5.security_protocol = _S2.unpack_from(buf, pos)
             pos += 4
             o5.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o5, buf, pos)
+            else:
+                pos += 1
             items4.append(o5)
         o.listeners = items4
     n8 = buf[pos] - 1
@@ -218,10 +218,10 @@ def _read_BrokerRegistrationRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
             o10.min_supported_version, o10.max_supported_version = _S3.unpack_from(buf, pos)
             pos += 4
             o10.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o10, buf, pos)
+            else:
+                pos += 1
             items9.append(o10)
         o.features = items9
     n12 = buf[pos] - 1
@@ -243,10 +243,10 @@ def _read_BrokerRegistrationRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
     o.log_dirs = []
     o.previous_broker_epoch = -1
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -414,10 +414,10 @@ def _read_BrokerRegistrationRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
             o5.port, o5.security_protocol = _S2.unpack_from(buf, pos)
             pos += 4
             o5.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o5, buf, pos)
+            else:
+                pos += 1
             items4.append(o5)
         o.listeners = items4
     n8 = buf[pos] - 1
@@ -452,10 +452,10 @@ def _read_BrokerRegistrationRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
             o10.min_supported_version, o10.max_supported_version = _S3.unpack_from(buf, pos)
             pos += 4
             o10.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o10, buf, pos)
+            else:
+                pos += 1
             items9.append(o10)
         o.features = items9
     n12 = buf[pos] - 1
@@ -478,10 +478,10 @@ def _read_BrokerRegistrationRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
     o.is_migrating_zk_broker, = _S4.unpack_from(buf, pos)
     pos += 1
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -650,10 +650,10 @@ def _read_BrokerRegistrationRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
             o5.port, o5.security_protocol = _S2.unpack_from(buf, pos)
             pos += 4
             o5.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o5, buf, pos)
+            else:
+                pos += 1
             items4.append(o5)
         o.listeners = items4
     n8 = buf[pos] - 1
@@ -688,10 +688,10 @@ def _read_BrokerRegistrationRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
             o10.min_supported_version, o10.max_supported_version = _S3.unpack_from(buf, pos)
             pos += 4
             o10.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o10, buf, pos)
+            else:
+                pos += 1
             items9.append(o10)
         o.features = items9
     n12 = buf[pos] - 1
@@ -726,10 +726,10 @@ def _read_BrokerRegistrationRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
         pos += 16 * n13
     o.previous_broker_epoch = -1
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -909,10 +909,10 @@ def _read_BrokerRegistrationRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
             o5.port, o5.security_protocol = _S2.unpack_from(buf, pos)
             pos += 4
             o5.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o5, buf, pos)
+            else:
+                pos += 1
             items4.append(o5)
         o.listeners = items4
     n8 = buf[pos] - 1
@@ -947,10 +947,10 @@ def _read_BrokerRegistrationRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
             o10.min_supported_version, o10.max_supported_version = _S3.unpack_from(buf, pos)
             pos += 4
             o10.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o10, buf, pos)
+            else:
+                pos += 1
             items9.append(o10)
         o.features = items9
     n12 = buf[pos] - 1
@@ -986,10 +986,10 @@ def _read_BrokerRegistrationRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
     o.previous_broker_epoch, = _S5.unpack_from(buf, pos)
     pos += 8
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -1142,10 +1142,10 @@ def _read_Listener_v0(buf: Any, pos: int) -> tuple[Any, int]:
     o.port, o.security_protocol = _S2.unpack_from(buf, pos)
     pos += 4
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -1224,10 +1224,10 @@ def _read_Feature_v0(buf: Any, pos: int) -> tuple[Any, int]:
     o.min_supported_version, o.max_supported_version = _S3.unpack_from(buf, pos)
     pos += 4
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 

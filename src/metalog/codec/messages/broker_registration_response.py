@@ -55,10 +55,10 @@ def _read_BrokerRegistrationResponse_v0(buf: Any, pos: int) -> tuple[Any, int]:
     o.throttle_time_ms, o.error_code, o.broker_epoch = _S0.unpack_from(buf, pos)
     pos += 14
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 

@@ -119,10 +119,10 @@ def _read_ClientQuotaRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
                 o3.entity_name = buf[pos:pos + n5].decode()
                 pos += n5
             o3.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o3, buf, pos)
+            else:
+                pos += 1
             items2.append(o3)
         o.entity = items2
     n6 = buf[pos] - 1
@@ -143,10 +143,10 @@ def _read_ClientQuotaRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
     o.value, o.remove = _S0.unpack_from(buf, pos)
     pos += 9
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -241,10 +241,10 @@ def _read_EntityData_v0(buf: Any, pos: int) -> tuple[Any, int]:
         o.entity_name = buf[pos:pos + n2].decode()
         pos += n2
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 

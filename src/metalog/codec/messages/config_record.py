@@ -105,10 +105,10 @@ def _read_ConfigRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
         o.value = buf[pos:pos + n3].decode()
         pos += n3
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 

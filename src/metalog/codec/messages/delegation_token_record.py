@@ -141,10 +141,10 @@ def _read_DelegationTokenRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
         o.token_id = buf[pos:pos + n7].decode()
         pos += n7
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 

@@ -45,10 +45,10 @@ class EndTransactionRecord(ApiMessage):
 def _read_EndTransactionRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
     o = new(EndTransactionRecord)
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 

@@ -53,10 +53,10 @@ def _read_KRaftVersionRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
     o.version, o.k_raft_version = _S0.unpack_from(buf, pos)
     pos += 4
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 

@@ -849,17 +849,17 @@ def _read_LeaderAndIsrRequest_v4(buf: Any, pos: int) -> tuple[Any, int]:
                     o7.is_new, = _S3.unpack_from(buf, pos)
                     pos += 1
                     o7.unknown_tagged_fields = None
-                    if buf[pos] == 0:
-                        pos += 1
-                    else:
+                    if buf[pos]:
                         pos = read_unknown_tags(o7, buf, pos)
+                    else:
+                        pos += 1
                     items6.append(o7)
                 o3.partition_states = items6
             o3.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o3, buf, pos)
+            else:
+                pos += 1
             items2.append(o3)
         o.topic_states = items2
     n12 = buf[pos] - 1
@@ -896,17 +896,17 @@ def _read_LeaderAndIsrRequest_v4(buf: Any, pos: int) -> tuple[Any, int]:
             o14.port, = _S2.unpack_from(buf, pos)
             pos += 4
             o14.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o14, buf, pos)
+            else:
+                pos += 1
             items13.append(o14)
         o.live_leaders = items13
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -1117,17 +1117,17 @@ def _read_LeaderAndIsrRequest_v5(buf: Any, pos: int) -> tuple[Any, int]:
                     o8.is_new, = _S3.unpack_from(buf, pos)
                     pos += 1
                     o8.unknown_tagged_fields = None
-                    if buf[pos] == 0:
-                        pos += 1
-                    else:
+                    if buf[pos]:
                         pos = read_unknown_tags(o8, buf, pos)
+                    else:
+                        pos += 1
                     items7.append(o8)
                 o3.partition_states = items7
             o3.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o3, buf, pos)
+            else:
+                pos += 1
             items2.append(o3)
         o.topic_states = items2
     n13 = buf[pos] - 1
@@ -1164,17 +1164,17 @@ def _read_LeaderAndIsrRequest_v5(buf: Any, pos: int) -> tuple[Any, int]:
             o15.port, = _S2.unpack_from(buf, pos)
             pos += 4
             o15.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o15, buf, pos)
+            else:
+                pos += 1
             items14.append(o15)
         o.live_leaders = items14
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -1385,17 +1385,17 @@ def _read_LeaderAndIsrRequest_v6(buf: Any, pos: int) -> tuple[Any, int]:
                     o8.is_new, o8.leader_recovery_state = _S7.unpack_from(buf, pos)
                     pos += 2
                     o8.unknown_tagged_fields = None
-                    if buf[pos] == 0:
-                        pos += 1
-                    else:
+                    if buf[pos]:
                         pos = read_unknown_tags(o8, buf, pos)
+                    else:
+                        pos += 1
                     items7.append(o8)
                 o3.partition_states = items7
             o3.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o3, buf, pos)
+            else:
+                pos += 1
             items2.append(o3)
         o.topic_states = items2
     n13 = buf[pos] - 1
@@ -1432,17 +1432,17 @@ def _read_LeaderAndIsrRequest_v6(buf: Any, pos: int) -> tuple[Any, int]:
             o15.port, = _S2.unpack_from(buf, pos)
             pos += 4
             o15.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o15, buf, pos)
+            else:
+                pos += 1
             items14.append(o15)
         o.live_leaders = items14
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -1650,17 +1650,17 @@ def _read_LeaderAndIsrRequest_v7(buf: Any, pos: int) -> tuple[Any, int]:
                     o8.is_new, o8.leader_recovery_state = _S7.unpack_from(buf, pos)
                     pos += 2
                     o8.unknown_tagged_fields = None
-                    if buf[pos] == 0:
-                        pos += 1
-                    else:
+                    if buf[pos]:
                         pos = read_unknown_tags(o8, buf, pos)
+                    else:
+                        pos += 1
                     items7.append(o8)
                 o3.partition_states = items7
             o3.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o3, buf, pos)
+            else:
+                pos += 1
             items2.append(o3)
         o.topic_states = items2
     n13 = buf[pos] - 1
@@ -1697,17 +1697,17 @@ def _read_LeaderAndIsrRequest_v7(buf: Any, pos: int) -> tuple[Any, int]:
             o15.port, = _S2.unpack_from(buf, pos)
             pos += 4
             o15.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o15, buf, pos)
+            else:
+                pos += 1
             items14.append(o15)
         o.live_leaders = items14
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -2096,10 +2096,10 @@ def _read_LeaderAndIsrPartitionState_v4(buf: Any, pos: int) -> tuple[Any, int]:
     o.is_new, = _S3.unpack_from(buf, pos)
     pos += 1
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -2240,10 +2240,10 @@ def _read_LeaderAndIsrPartitionState_v6(buf: Any, pos: int) -> tuple[Any, int]:
     o.is_new, o.leader_recovery_state = _S7.unpack_from(buf, pos)
     pos += 2
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -2561,17 +2561,17 @@ def _read_LeaderAndIsrTopicState_v4(buf: Any, pos: int) -> tuple[Any, int]:
             o4.is_new, = _S3.unpack_from(buf, pos)
             pos += 1
             o4.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o4, buf, pos)
+            else:
+                pos += 1
             items3.append(o4)
         o.partition_states = items3
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -2721,17 +2721,17 @@ def _read_LeaderAndIsrTopicState_v5(buf: Any, pos: int) -> tuple[Any, int]:
             o5.is_new, = _S3.unpack_from(buf, pos)
             pos += 1
             o5.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o5, buf, pos)
+            else:
+                pos += 1
             items4.append(o5)
         o.partition_states = items4
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -2883,17 +2883,17 @@ def _read_LeaderAndIsrTopicState_v6(buf: Any, pos: int) -> tuple[Any, int]:
             o5.is_new, o5.leader_recovery_state = _S7.unpack_from(buf, pos)
             pos += 2
             o5.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o5, buf, pos)
+            else:
+                pos += 1
             items4.append(o5)
         o.partition_states = items4
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -3051,10 +3051,10 @@ def _read_LeaderAndIsrLiveLeader_v4(buf: Any, pos: int) -> tuple[Any, int]:
     o.port, = _S2.unpack_from(buf, pos)
     pos += 4
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 

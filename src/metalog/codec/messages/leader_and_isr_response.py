@@ -265,18 +265,18 @@ def _read_LeaderAndIsrResponse_v4(buf: Any, pos: int) -> tuple[Any, int]:
             o3.partition_index, o3.error_code = _S1.unpack_from(buf, pos)
             pos += 6
             o3.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o3, buf, pos)
+            else:
+                pos += 1
             items2.append(o3)
         o.partition_errors = items2
     o.topics = []
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -368,24 +368,24 @@ def _read_LeaderAndIsrResponse_v5(buf: Any, pos: int) -> tuple[Any, int]:
                         o11.partition_index, o11.error_code = _S1.unpack_from(buf, pos)
                         pos += 6
                         o11.unknown_tagged_fields = None
-                        if buf[pos] == 0:
-                            pos += 1
-                        else:
+                        if buf[pos]:
                             pos = read_unknown_tags(o11, buf, pos)
+                        else:
+                            pos += 1
                         items6.append(o11)
                 o3.partition_errors = items6
             o3.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o3, buf, pos)
+            else:
+                pos += 1
             items2.append(o3)
         o.topics = items2
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -583,10 +583,10 @@ def _read_LeaderAndIsrPartitionError_v4(buf: Any, pos: int) -> tuple[Any, int]:
     o.partition_index, o.error_code = _S1.unpack_from(buf, pos)
     pos += 6
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -614,10 +614,10 @@ def _read_LeaderAndIsrPartitionError_v5(buf: Any, pos: int) -> tuple[Any, int]:
     o.partition_index, o.error_code = _S1.unpack_from(buf, pos)
     pos += 6
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -679,17 +679,17 @@ def _read_LeaderAndIsrTopicError_v5(buf: Any, pos: int) -> tuple[Any, int]:
                 o8.partition_index, o8.error_code = _S1.unpack_from(buf, pos)
                 pos += 6
                 o8.unknown_tagged_fields = None
-                if buf[pos] == 0:
-                    pos += 1
-                else:
+                if buf[pos]:
                     pos = read_unknown_tags(o8, buf, pos)
+                else:
+                    pos += 1
                 items3.append(o8)
         o.partition_errors = items3
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 

@@ -109,10 +109,10 @@ def _read_LeaderChangeMessage_v0(buf: Any, pos: int) -> tuple[Any, int]:
                 o6.voter_id, = _S1.unpack_from(buf, pos)
                 pos += 4
                 o6.unknown_tagged_fields = None
-                if buf[pos] == 0:
-                    pos += 1
-                else:
+                if buf[pos]:
                     pos = read_unknown_tags(o6, buf, pos)
+                else:
+                    pos += 1
                 items2.append(o6)
         o.voters = items2
     n7 = buf[pos] - 1
@@ -146,17 +146,17 @@ def _read_LeaderChangeMessage_v0(buf: Any, pos: int) -> tuple[Any, int]:
                 o12.voter_id, = _S1.unpack_from(buf, pos)
                 pos += 4
                 o12.unknown_tagged_fields = None
-                if buf[pos] == 0:
-                    pos += 1
-                else:
+                if buf[pos]:
                     pos = read_unknown_tags(o12, buf, pos)
+                else:
+                    pos += 1
                 items8.append(o12)
         o.granting_voters = items8
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -234,10 +234,10 @@ def _read_LeaderChangeMessage_v1(buf: Any, pos: int) -> tuple[Any, int]:
                 o7.voter_directory_id = bytes_new(Uuid, u8)
                 pos += 20
                 o7.unknown_tagged_fields = None
-                if buf[pos] == 0:
-                    pos += 1
-                else:
+                if buf[pos]:
                     pos = read_unknown_tags(o7, buf, pos)
+                else:
+                    pos += 1
                 items2.append(o7)
         o.voters = items2
     n9 = buf[pos] - 1
@@ -271,17 +271,17 @@ def _read_LeaderChangeMessage_v1(buf: Any, pos: int) -> tuple[Any, int]:
                 o15.voter_directory_id = bytes_new(Uuid, u16)
                 pos += 20
                 o15.unknown_tagged_fields = None
-                if buf[pos] == 0:
-                    pos += 1
-                else:
+                if buf[pos]:
                     pos = read_unknown_tags(o15, buf, pos)
+                else:
+                    pos += 1
                 items10.append(o15)
         o.granting_voters = items10
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -329,10 +329,10 @@ def _read_Voter_v0(buf: Any, pos: int) -> tuple[Any, int]:
     o.voter_id, = _S1.unpack_from(buf, pos)
     pos += 4
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -352,10 +352,10 @@ def _read_Voter_v1(buf: Any, pos: int) -> tuple[Any, int]:
     o.voter_directory_id = bytes_new(Uuid, u1)
     pos += 20
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 

@@ -517,19 +517,19 @@ def _read_MetadataRequest_v9(buf: Any, pos: int) -> tuple[Any, int]:
                 o3.name = buf[pos:pos + n4].decode()
                 pos += n4
             o3.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o3, buf, pos)
+            else:
+                pos += 1
             items2.append(o3)
         o.topics = items2
     o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations = _S1.unpack_from(buf, pos)
     pos += 3
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -610,19 +610,19 @@ def _read_MetadataRequest_v10(buf: Any, pos: int) -> tuple[Any, int]:
                 o3.name = buf[pos:pos + n5].decode()
                 pos += n5
             o3.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o3, buf, pos)
+            else:
+                pos += 1
             items2.append(o3)
         o.topics = items2
     o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations = _S1.unpack_from(buf, pos)
     pos += 3
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -709,20 +709,20 @@ def _read_MetadataRequest_v11(buf: Any, pos: int) -> tuple[Any, int]:
                 o3.name = buf[pos:pos + n5].decode()
                 pos += n5
             o3.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o3, buf, pos)
+            else:
+                pos += 1
             items2.append(o3)
         o.topics = items2
     o.include_cluster_authorized_operations = False
     o.allow_auto_topic_creation, o.include_topic_authorized_operations = _S3.unpack_from(buf, pos)
     pos += 2
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -920,10 +920,10 @@ def _read_MetadataRequestTopic_v9(buf: Any, pos: int) -> tuple[Any, int]:
         o.name = buf[pos:pos + n1].decode()
         pos += n1
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -968,10 +968,10 @@ def _read_MetadataRequestTopic_v10(buf: Any, pos: int) -> tuple[Any, int]:
         o.name = buf[pos:pos + n2].decode()
         pos += n2
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 

@@ -1682,10 +1682,10 @@ def _read_MetadataResponse_v9(buf: Any, pos: int) -> tuple[Any, int]:
                 o3.rack = buf[pos:pos + n5].decode()
                 pos += n5
             o3.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o3, buf, pos)
+            else:
+                pos += 1
             items2.append(o3)
         o.brokers = items2
     n6 = buf[pos] - 1
@@ -1780,28 +1780,28 @@ def _read_MetadataResponse_v9(buf: Any, pos: int) -> tuple[Any, int]:
                     o13.offline_replicas = [*_INT32S[n16].unpack_from(buf, pos)] if n16 else []
                     pos += 4 * n16
                     o13.unknown_tagged_fields = None
-                    if buf[pos] == 0:
-                        pos += 1
-                    else:
+                    if buf[pos]:
                         pos = read_unknown_tags(o13, buf, pos)
+                    else:
+                        pos += 1
                     items12.append(o13)
                 o9.partitions = items12
             o9.topic_authorized_operations, = _S0.unpack_from(buf, pos)
             pos += 4
             o9.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o9, buf, pos)
+            else:
+                pos += 1
             items8.append(o9)
         o.topics = items8
     o.cluster_authorized_operations, = _S0.unpack_from(buf, pos)
     pos += 4
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -1985,10 +1985,10 @@ def _read_MetadataResponse_v10(buf: Any, pos: int) -> tuple[Any, int]:
                 o3.rack = buf[pos:pos + n5].decode()
                 pos += n5
             o3.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o3, buf, pos)
+            else:
+                pos += 1
             items2.append(o3)
         o.brokers = items2
     n6 = buf[pos] - 1
@@ -2083,28 +2083,28 @@ def _read_MetadataResponse_v10(buf: Any, pos: int) -> tuple[Any, int]:
                     o14.offline_replicas = [*_INT32S[n17].unpack_from(buf, pos)] if n17 else []
                     pos += 4 * n17
                     o14.unknown_tagged_fields = None
-                    if buf[pos] == 0:
-                        pos += 1
-                    else:
+                    if buf[pos]:
                         pos = read_unknown_tags(o14, buf, pos)
+                    else:
+                        pos += 1
                     items13.append(o14)
                 o9.partitions = items13
             o9.topic_authorized_operations, = _S0.unpack_from(buf, pos)
             pos += 4
             o9.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o9, buf, pos)
+            else:
+                pos += 1
             items8.append(o9)
         o.topics = items8
     o.cluster_authorized_operations, = _S0.unpack_from(buf, pos)
     pos += 4
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -2290,10 +2290,10 @@ def _read_MetadataResponse_v11(buf: Any, pos: int) -> tuple[Any, int]:
                 o3.rack = buf[pos:pos + n5].decode()
                 pos += n5
             o3.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o3, buf, pos)
+            else:
+                pos += 1
             items2.append(o3)
         o.brokers = items2
     n6 = buf[pos] - 1
@@ -2388,27 +2388,27 @@ def _read_MetadataResponse_v11(buf: Any, pos: int) -> tuple[Any, int]:
                     o14.offline_replicas = [*_INT32S[n17].unpack_from(buf, pos)] if n17 else []
                     pos += 4 * n17
                     o14.unknown_tagged_fields = None
-                    if buf[pos] == 0:
-                        pos += 1
-                    else:
+                    if buf[pos]:
                         pos = read_unknown_tags(o14, buf, pos)
+                    else:
+                        pos += 1
                     items13.append(o14)
                 o9.partitions = items13
             o9.topic_authorized_operations, = _S0.unpack_from(buf, pos)
             pos += 4
             o9.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o9, buf, pos)
+            else:
+                pos += 1
             items8.append(o9)
         o.topics = items8
     o.cluster_authorized_operations = -2147483648
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -2595,10 +2595,10 @@ def _read_MetadataResponse_v12(buf: Any, pos: int) -> tuple[Any, int]:
                 o3.rack = buf[pos:pos + n5].decode()
                 pos += n5
             o3.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o3, buf, pos)
+            else:
+                pos += 1
             items2.append(o3)
         o.brokers = items2
     n6 = buf[pos] - 1
@@ -2693,27 +2693,27 @@ def _read_MetadataResponse_v12(buf: Any, pos: int) -> tuple[Any, int]:
                     o14.offline_replicas = [*_INT32S[n17].unpack_from(buf, pos)] if n17 else []
                     pos += 4 * n17
                     o14.unknown_tagged_fields = None
-                    if buf[pos] == 0:
-                        pos += 1
-                    else:
+                    if buf[pos]:
                         pos = read_unknown_tags(o14, buf, pos)
+                    else:
+                        pos += 1
                     items13.append(o14)
                 o9.partitions = items13
             o9.topic_authorized_operations, = _S0.unpack_from(buf, pos)
             pos += 4
             o9.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o9, buf, pos)
+            else:
+                pos += 1
             items8.append(o9)
         o.topics = items8
     o.cluster_authorized_operations = -2147483648
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -3021,10 +3021,10 @@ def _read_MetadataResponseBroker_v9(buf: Any, pos: int) -> tuple[Any, int]:
         o.rack = buf[pos:pos + n2].decode()
         pos += n2
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -3748,19 +3748,19 @@ def _read_MetadataResponseTopic_v9(buf: Any, pos: int) -> tuple[Any, int]:
             o4.offline_replicas = [*_INT32S[n7].unpack_from(buf, pos)] if n7 else []
             pos += 4 * n7
             o4.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o4, buf, pos)
+            else:
+                pos += 1
             items3.append(o4)
         o.partitions = items3
     o.topic_authorized_operations, = _S0.unpack_from(buf, pos)
     pos += 4
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -3889,19 +3889,19 @@ def _read_MetadataResponseTopic_v10(buf: Any, pos: int) -> tuple[Any, int]:
             o5.offline_replicas = [*_INT32S[n8].unpack_from(buf, pos)] if n8 else []
             pos += 4 * n8
             o5.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o5, buf, pos)
+            else:
+                pos += 1
             items4.append(o5)
         o.partitions = items4
     o.topic_authorized_operations, = _S0.unpack_from(buf, pos)
     pos += 4
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -4038,19 +4038,19 @@ def _read_MetadataResponseTopic_v12(buf: Any, pos: int) -> tuple[Any, int]:
             o5.offline_replicas = [*_INT32S[n8].unpack_from(buf, pos)] if n8 else []
             pos += 4 * n8
             o5.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o5, buf, pos)
+            else:
+                pos += 1
             items4.append(o5)
         o.partitions = items4
     o.topic_authorized_operations, = _S0.unpack_from(buf, pos)
     pos += 4
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -4300,10 +4300,10 @@ def _read_MetadataResponsePartition_v9(buf: Any, pos: int) -> tuple[Any, int]:
     o.offline_replicas = [*_INT32S[n3].unpack_from(buf, pos)] if n3 else []
     pos += 4 * n3
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 

@@ -88,9 +88,7 @@ def _read_PartitionChangeRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
     o.topic_id = bytes_new(Uuid, u1)
     pos += 20
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         count2 = buf[pos]
         if count2 < 0x80:
             pos += 1
@@ -181,6 +179,8 @@ def _read_PartitionChangeRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
                     o.unknown_tagged_fields = []
                 o.unknown_tagged_fields.append((tag3, bytes(buf[pos:stop5])))
                 pos = stop5
+    else:
+        pos += 1
     return o, pos
 
 
@@ -362,9 +362,7 @@ def _read_PartitionChangeRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
     o.topic_id = bytes_new(Uuid, u1)
     pos += 20
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         count2 = buf[pos]
         if count2 < 0x80:
             pos += 1
@@ -471,6 +469,8 @@ def _read_PartitionChangeRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
                     o.unknown_tagged_fields = []
                 o.unknown_tagged_fields.append((tag3, bytes(buf[pos:stop5])))
                 pos = stop5
+    else:
+        pos += 1
     return o, pos
 
 
@@ -689,9 +689,7 @@ def _read_PartitionChangeRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
     o.topic_id = bytes_new(Uuid, u1)
     pos += 20
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         count2 = buf[pos]
         if count2 < 0x80:
             pos += 1
@@ -826,6 +824,8 @@ def _read_PartitionChangeRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
                     o.unknown_tagged_fields = []
                 o.unknown_tagged_fields.append((tag3, bytes(buf[pos:stop5])))
                 pos = stop5
+    else:
+        pos += 1
     return o, pos
 
 

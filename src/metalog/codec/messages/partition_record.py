@@ -120,9 +120,7 @@ def _read_PartitionRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
     o.leader, o.leader_epoch, o.partition_epoch = _S1.unpack_from(buf, pos)
     pos += 12
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         count6 = buf[pos]
         if count6 < 0x80:
             pos += 1
@@ -152,6 +150,8 @@ def _read_PartitionRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
                     o.unknown_tagged_fields = []
                 o.unknown_tagged_fields.append((tag7, bytes(buf[pos:stop9])))
                 pos = stop9
+    else:
+        pos += 1
     return o, pos
 
 
@@ -269,9 +269,7 @@ def _read_PartitionRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
     o.eligible_leader_replicas = None
     o.last_known_elr = None
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         count7 = buf[pos]
         if count7 < 0x80:
             pos += 1
@@ -301,6 +299,8 @@ def _read_PartitionRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
                     o.unknown_tagged_fields = []
                 o.unknown_tagged_fields.append((tag8, bytes(buf[pos:stop10])))
                 pos = stop10
+    else:
+        pos += 1
     return o, pos
 
 
@@ -427,9 +427,7 @@ def _read_PartitionRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
     o.eligible_leader_replicas = None
     o.last_known_elr = None
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         count7 = buf[pos]
         if count7 < 0x80:
             pos += 1
@@ -487,6 +485,8 @@ def _read_PartitionRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
                     o.unknown_tagged_fields = []
                 o.unknown_tagged_fields.append((tag8, bytes(buf[pos:stop10])))
                 pos = stop10
+    else:
+        pos += 1
     return o, pos
 
 

@@ -55,10 +55,10 @@ def _read_ProducerIdsRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
     o.broker_id, o.broker_epoch, o.next_producer_id = _S0.unpack_from(buf, pos)
     pos += 20
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 

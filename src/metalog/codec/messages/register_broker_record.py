@@ -166,10 +166,10 @@ def _read_RegisterBrokerRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
             o4.port, o4.security_protocol = _S1.unpack_from(buf, pos)
             pos += 4
             o4.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o4, buf, pos)
+            else:
+                pos += 1
             items3.append(o4)
         o.end_points = items3
     n7 = buf[pos] - 1
@@ -204,10 +204,10 @@ def _read_RegisterBrokerRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
             o9.min_supported_version, o9.max_supported_version = _S2.unpack_from(buf, pos)
             pos += 4
             o9.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o9, buf, pos)
+            else:
+                pos += 1
             items8.append(o9)
         o.features = items8
     n11 = buf[pos] - 1
@@ -230,10 +230,10 @@ def _read_RegisterBrokerRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
     o.fenced, = _S3.unpack_from(buf, pos)
     pos += 1
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -381,10 +381,10 @@ def _read_RegisterBrokerRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
             o4.port, o4.security_protocol = _S1.unpack_from(buf, pos)
             pos += 4
             o4.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o4, buf, pos)
+            else:
+                pos += 1
             items3.append(o4)
         o.end_points = items3
     n7 = buf[pos] - 1
@@ -419,10 +419,10 @@ def _read_RegisterBrokerRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
             o9.min_supported_version, o9.max_supported_version = _S2.unpack_from(buf, pos)
             pos += 4
             o9.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o9, buf, pos)
+            else:
+                pos += 1
             items8.append(o9)
         o.features = items8
     n11 = buf[pos] - 1
@@ -444,10 +444,10 @@ def _read_RegisterBrokerRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
     o.fenced, o.in_controlled_shutdown = _S4.unpack_from(buf, pos)
     pos += 2
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -594,10 +594,10 @@ def _read_RegisterBrokerRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
             o4.port, o4.security_protocol = _S1.unpack_from(buf, pos)
             pos += 4
             o4.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o4, buf, pos)
+            else:
+                pos += 1
             items3.append(o4)
         o.end_points = items3
     n7 = buf[pos] - 1
@@ -632,10 +632,10 @@ def _read_RegisterBrokerRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
             o9.min_supported_version, o9.max_supported_version = _S2.unpack_from(buf, pos)
             pos += 4
             o9.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o9, buf, pos)
+            else:
+                pos += 1
             items8.append(o9)
         o.features = items8
     n11 = buf[pos] - 1
@@ -657,10 +657,10 @@ def _read_RegisterBrokerRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
     o.fenced, o.in_controlled_shutdown = _S4.unpack_from(buf, pos)
     pos += 2
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -807,10 +807,10 @@ def _read_RegisterBrokerRecord_v3(buf: Any, pos: int) -> tuple[Any, int]:
             o4.port, o4.security_protocol = _S1.unpack_from(buf, pos)
             pos += 4
             o4.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o4, buf, pos)
+            else:
+                pos += 1
             items3.append(o4)
         o.end_points = items3
     n7 = buf[pos] - 1
@@ -845,10 +845,10 @@ def _read_RegisterBrokerRecord_v3(buf: Any, pos: int) -> tuple[Any, int]:
             o9.min_supported_version, o9.max_supported_version = _S2.unpack_from(buf, pos)
             pos += 4
             o9.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o9, buf, pos)
+            else:
+                pos += 1
             items8.append(o9)
         o.features = items8
     n11 = buf[pos] - 1
@@ -870,9 +870,7 @@ def _read_RegisterBrokerRecord_v3(buf: Any, pos: int) -> tuple[Any, int]:
     o.fenced, o.in_controlled_shutdown = _S4.unpack_from(buf, pos)
     pos += 2
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         count12 = buf[pos]
         if count12 < 0x80:
             pos += 1
@@ -913,6 +911,8 @@ def _read_RegisterBrokerRecord_v3(buf: Any, pos: int) -> tuple[Any, int]:
                     o.unknown_tagged_fields = []
                 o.unknown_tagged_fields.append((tag13, bytes(buf[pos:stop15])))
                 pos = stop15
+    else:
+        pos += 1
     return o, pos
 
 
@@ -1075,10 +1075,10 @@ def _read_BrokerEndpoint_v0(buf: Any, pos: int) -> tuple[Any, int]:
     o.port, o.security_protocol = _S1.unpack_from(buf, pos)
     pos += 4
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -1151,10 +1151,10 @@ def _read_BrokerFeature_v0(buf: Any, pos: int) -> tuple[Any, int]:
     o.min_supported_version, o.max_supported_version = _S2.unpack_from(buf, pos)
     pos += 4
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 

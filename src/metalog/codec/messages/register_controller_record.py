@@ -151,10 +151,10 @@ def _read_RegisterControllerRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
             o4.port, o4.security_protocol = _S1.unpack_from(buf, pos)
             pos += 4
             o4.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o4, buf, pos)
+            else:
+                pos += 1
             items3.append(o4)
         o.end_points = items3
     n7 = buf[pos] - 1
@@ -189,17 +189,17 @@ def _read_RegisterControllerRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
             o9.min_supported_version, o9.max_supported_version = _S2.unpack_from(buf, pos)
             pos += 4
             o9.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o9, buf, pos)
+            else:
+                pos += 1
             items8.append(o9)
         o.features = items8
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -309,10 +309,10 @@ def _read_ControllerEndpoint_v0(buf: Any, pos: int) -> tuple[Any, int]:
     o.port, o.security_protocol = _S1.unpack_from(buf, pos)
     pos += 4
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -367,10 +367,10 @@ def _read_ControllerFeature_v0(buf: Any, pos: int) -> tuple[Any, int]:
     o.min_supported_version, o.max_supported_version = _S2.unpack_from(buf, pos)
     pos += 4
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 

@@ -52,10 +52,10 @@ def _read_RemoveAccessControlEntryRecord_v0(buf: Any, pos: int) -> tuple[Any, in
     o.id = bytes_new(Uuid, u1)
     pos += 16
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 

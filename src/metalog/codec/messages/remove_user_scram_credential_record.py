@@ -71,10 +71,10 @@ def _read_RemoveUserScramCredentialRecord_v0(buf: Any, pos: int) -> tuple[Any, i
     o.mechanism, = _S0.unpack_from(buf, pos)
     pos += 1
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 

@@ -120,10 +120,10 @@ def _read_RequestHeader_v2(buf: Any, pos: int) -> tuple[Any, int]:
         o.client_id = buf[pos:pos + n1].decode()
         pos += n1
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 

@@ -65,10 +65,10 @@ def _read_ResponseHeader_v1(buf: Any, pos: int) -> tuple[Any, int]:
     o.correlation_id, = _S0.unpack_from(buf, pos)
     pos += 4
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 

@@ -72,10 +72,10 @@ def _read_TopicRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
     o.topic_id = bytes_new(Uuid, u2)
     pos += 16
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 

@@ -53,10 +53,10 @@ def _read_UnregisterBrokerRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
     o.broker_id, o.broker_epoch = _S0.unpack_from(buf, pos)
     pos += 12
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 

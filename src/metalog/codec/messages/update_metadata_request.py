@@ -1318,17 +1318,17 @@ def _read_UpdateMetadataRequest_v6(buf: Any, pos: int) -> tuple[Any, int]:
                     o7.offline_replicas = [*_INT32S[n10].unpack_from(buf, pos)] if n10 else []
                     pos += 4 * n10
                     o7.unknown_tagged_fields = None
-                    if buf[pos] == 0:
-                        pos += 1
-                    else:
+                    if buf[pos]:
                         pos = read_unknown_tags(o7, buf, pos)
+                    else:
+                        pos += 1
                     items6.append(o7)
                 o3.partition_states = items6
             o3.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o3, buf, pos)
+            else:
+                pos += 1
             items2.append(o3)
         o.topic_states = items2
     n11 = buf[pos] - 1
@@ -1398,10 +1398,10 @@ def _read_UpdateMetadataRequest_v6(buf: Any, pos: int) -> tuple[Any, int]:
                     o16.security_protocol, = _S3.unpack_from(buf, pos)
                     pos += 2
                     o16.unknown_tagged_fields = None
-                    if buf[pos] == 0:
-                        pos += 1
-                    else:
+                    if buf[pos]:
                         pos = read_unknown_tags(o16, buf, pos)
+                    else:
+                        pos += 1
                     items15.append(o16)
                 o13.endpoints = items15
             n19 = buf[pos] - 1
@@ -1420,17 +1420,17 @@ def _read_UpdateMetadataRequest_v6(buf: Any, pos: int) -> tuple[Any, int]:
                 o13.rack = buf[pos:pos + n19].decode()
                 pos += n19
             o13.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o13, buf, pos)
+            else:
+                pos += 1
             items12.append(o13)
         o.live_brokers = items12
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -1654,17 +1654,17 @@ def _read_UpdateMetadataRequest_v7(buf: Any, pos: int) -> tuple[Any, int]:
                     o8.offline_replicas = [*_INT32S[n11].unpack_from(buf, pos)] if n11 else []
                     pos += 4 * n11
                     o8.unknown_tagged_fields = None
-                    if buf[pos] == 0:
-                        pos += 1
-                    else:
+                    if buf[pos]:
                         pos = read_unknown_tags(o8, buf, pos)
+                    else:
+                        pos += 1
                     items7.append(o8)
                 o3.partition_states = items7
             o3.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o3, buf, pos)
+            else:
+                pos += 1
             items2.append(o3)
         o.topic_states = items2
     n12 = buf[pos] - 1
@@ -1734,10 +1734,10 @@ def _read_UpdateMetadataRequest_v7(buf: Any, pos: int) -> tuple[Any, int]:
                     o17.security_protocol, = _S3.unpack_from(buf, pos)
                     pos += 2
                     o17.unknown_tagged_fields = None
-                    if buf[pos] == 0:
-                        pos += 1
-                    else:
+                    if buf[pos]:
                         pos = read_unknown_tags(o17, buf, pos)
+                    else:
+                        pos += 1
                     items16.append(o17)
                 o14.endpoints = items16
             n20 = buf[pos] - 1
@@ -1756,17 +1756,17 @@ def _read_UpdateMetadataRequest_v7(buf: Any, pos: int) -> tuple[Any, int]:
                 o14.rack = buf[pos:pos + n20].decode()
                 pos += n20
             o14.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o14, buf, pos)
+            else:
+                pos += 1
             items13.append(o14)
         o.live_brokers = items13
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -1992,17 +1992,17 @@ def _read_UpdateMetadataRequest_v8(buf: Any, pos: int) -> tuple[Any, int]:
                     o8.offline_replicas = [*_INT32S[n11].unpack_from(buf, pos)] if n11 else []
                     pos += 4 * n11
                     o8.unknown_tagged_fields = None
-                    if buf[pos] == 0:
-                        pos += 1
-                    else:
+                    if buf[pos]:
                         pos = read_unknown_tags(o8, buf, pos)
+                    else:
+                        pos += 1
                     items7.append(o8)
                 o3.partition_states = items7
             o3.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o3, buf, pos)
+            else:
+                pos += 1
             items2.append(o3)
         o.topic_states = items2
     n12 = buf[pos] - 1
@@ -2072,10 +2072,10 @@ def _read_UpdateMetadataRequest_v8(buf: Any, pos: int) -> tuple[Any, int]:
                     o17.security_protocol, = _S3.unpack_from(buf, pos)
                     pos += 2
                     o17.unknown_tagged_fields = None
-                    if buf[pos] == 0:
-                        pos += 1
-                    else:
+                    if buf[pos]:
                         pos = read_unknown_tags(o17, buf, pos)
+                    else:
+                        pos += 1
                     items16.append(o17)
                 o14.endpoints = items16
             n20 = buf[pos] - 1
@@ -2094,16 +2094,14 @@ def _read_UpdateMetadataRequest_v8(buf: Any, pos: int) -> tuple[Any, int]:
                 o14.rack = buf[pos:pos + n20].decode()
                 pos += n20
             o14.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o14, buf, pos)
+            else:
+                pos += 1
             items13.append(o14)
         o.live_brokers = items13
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         count21 = buf[pos]
         if count21 < 0x80:
             pos += 1
@@ -2133,6 +2131,8 @@ def _read_UpdateMetadataRequest_v8(buf: Any, pos: int) -> tuple[Any, int]:
                     o.unknown_tagged_fields = []
                 o.unknown_tagged_fields.append((tag22, bytes(buf[pos:stop24])))
                 pos = stop24
+    else:
+        pos += 1
     return o, pos
 
 
@@ -2492,10 +2492,10 @@ def _read_UpdateMetadataPartitionState_v6(buf: Any, pos: int) -> tuple[Any, int]
     o.offline_replicas = [*_INT32S[n3].unpack_from(buf, pos)] if n3 else []
     pos += 4 * n3
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -2694,17 +2694,17 @@ def _read_UpdateMetadataTopicState_v6(buf: Any, pos: int) -> tuple[Any, int]:
             o4.offline_replicas = [*_INT32S[n7].unpack_from(buf, pos)] if n7 else []
             pos += 4 * n7
             o4.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o4, buf, pos)
+            else:
+                pos += 1
             items3.append(o4)
         o.partition_states = items3
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -2830,17 +2830,17 @@ def _read_UpdateMetadataTopicState_v7(buf: Any, pos: int) -> tuple[Any, int]:
             o5.offline_replicas = [*_INT32S[n8].unpack_from(buf, pos)] if n8 else []
             pos += 4 * n8
             o5.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o5, buf, pos)
+            else:
+                pos += 1
             items4.append(o5)
         o.partition_states = items4
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -3256,10 +3256,10 @@ def _read_UpdateMetadataBroker_v6(buf: Any, pos: int) -> tuple[Any, int]:
             o3.security_protocol, = _S3.unpack_from(buf, pos)
             pos += 2
             o3.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o3, buf, pos)
+            else:
+                pos += 1
             items2.append(o3)
         o.endpoints = items2
     n6 = buf[pos] - 1
@@ -3278,10 +3278,10 @@ def _read_UpdateMetadataBroker_v6(buf: Any, pos: int) -> tuple[Any, int]:
         o.rack = buf[pos:pos + n6].decode()
         pos += n6
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -3499,10 +3499,10 @@ def _read_UpdateMetadataEndpoint_v6(buf: Any, pos: int) -> tuple[Any, int]:
     o.security_protocol, = _S3.unpack_from(buf, pos)
     pos += 2
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 

@@ -95,10 +95,10 @@ def _read_UpdateMetadataResponse_v6(buf: Any, pos: int) -> tuple[Any, int]:
     o.error_code, = _S0.unpack_from(buf, pos)
     pos += 2
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 

@@ -179,33 +179,33 @@ def _read_VotersRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
                     o7.port, = _S2.unpack_from(buf, pos)
                     pos += 2
                     o7.unknown_tagged_fields = None
-                    if buf[pos] == 0:
-                        pos += 1
-                    else:
+                    if buf[pos]:
                         pos = read_unknown_tags(o7, buf, pos)
+                    else:
+                        pos += 1
                     items6.append(o7)
                 o3.endpoints = items6
             o10 = new(KRaftVersionFeature)
             o10.min_supported_version, o10.max_supported_version = _S3.unpack_from(buf, pos)
             pos += 4
             o10.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o10, buf, pos)
+            else:
+                pos += 1
             o3.k_raft_version_feature = o10
             o3.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o3, buf, pos)
+            else:
+                pos += 1
             items2.append(o3)
         o.voters = items2
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -326,26 +326,26 @@ def _read_Voter_v0(buf: Any, pos: int) -> tuple[Any, int]:
             o4.port, = _S2.unpack_from(buf, pos)
             pos += 2
             o4.unknown_tagged_fields = None
-            if buf[pos] == 0:
-                pos += 1
-            else:
+            if buf[pos]:
                 pos = read_unknown_tags(o4, buf, pos)
+            else:
+                pos += 1
             items3.append(o4)
         o.endpoints = items3
     o7 = new(KRaftVersionFeature)
     o7.min_supported_version, o7.max_supported_version = _S3.unpack_from(buf, pos)
     pos += 4
     o7.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o7, buf, pos)
+    else:
+        pos += 1
     o.k_raft_version_feature = o7
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -436,10 +436,10 @@ def _read_Endpoint_v0(buf: Any, pos: int) -> tuple[Any, int]:
     o.port, = _S2.unpack_from(buf, pos)
     pos += 2
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
@@ -476,10 +476,10 @@ def _read_KRaftVersionFeature_v0(buf: Any, pos: int) -> tuple[Any, int]:
     o.min_supported_version, o.max_supported_version = _S3.unpack_from(buf, pos)
     pos += 4
     o.unknown_tagged_fields = None
-    if buf[pos] == 0:
-        pos += 1
-    else:
+    if buf[pos]:
         pos = read_unknown_tags(o, buf, pos)
+    else:
+        pos += 1
     return o, pos
 
 
