@@ -127,7 +127,7 @@ def _hex(text: Any) -> bytes:
 
 
 def _explain(args: argparse.Namespace) -> int:
-    from metalog.codec import DecodeError, message_class
+    from metalog.codec import message_class
     from metalog.codec.explain import explain, render_table
 
     try:
@@ -137,7 +137,7 @@ def _explain(args: argparse.Namespace) -> int:
     text = sys.stdin.read().strip() if args.hex == "-" else args.hex
     rows = explain(args.name, args.version, _hex("".join(text.split())))
     print(render_table(rows))
-    return 1 if any(getattr(r, "error", None) for r in rows) or rows and isinstance(rows[-1], DecodeError) else 0
+    return 1 if any(r.role == "error" for r in rows) else 0
 
 
 def _list(args: argparse.Namespace) -> int:

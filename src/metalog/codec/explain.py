@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from metalog.codec import reference
-from metalog.codec.uuid import Uuid
+from metalog.codec.uuid import LOST, MIGRATING, UNASSIGNED, Uuid
 from metalog.errors import DecodeError
 
 __all__ = ["ExplainRow", "explain", "render_table"]
@@ -39,11 +39,15 @@ def _depth(path: str) -> int:
     return max(path.count(".") - 1, 0) + path.count("[")
 
 
+_RESERVED = {MIGRATING: "MIGRATING", UNASSIGNED: "UNASSIGNED", LOST: "LOST"}  # the reserved directory ids
+
+
 def _show(value: Any) -> str:
     if value is None:
         return "null"
     if isinstance(value, Uuid):
-        return str(value)
+        reserved = _RESERVED.get(value)
+        return f"{value} ({reserved})" if reserved else str(value)
     if isinstance(value, bytes):
         return f"{len(value)} bytes"
     if isinstance(value, str):
