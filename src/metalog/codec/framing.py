@@ -67,25 +67,28 @@ def decode_metadata_record(buf: bytes | bytearray | memoryview) -> MetadataRecor
     """A record value from the metadata log; the frame must be consumed exactly."""
     # Fast path: frame version, apiKey and version are one byte each in every record Kafka writes.
     if len(buf) > 3 and buf[0] == FRAME_VERSION:
-        reader = (_READERS or _fast_readers()).get((buf[1], buf[2]))
+        reader = (_READERS or _fast_readers()).get(buf[1] << 8 | buf[2])
         if reader is not None:
             try:
                 obj, end = reader(buf, 3)
                 if end == len(buf):
-                    return MetadataRecord(obj, buf[2])
+                    return _new_tuple(MetadataRecord, (obj, buf[2]))
             except Exception:  # noqa: S110  the checked path below names what is wrong
                 pass
     return _decode_checked(buf)
 
 
+_new_tuple = tuple.__new__
+
+
 def _fast_readers() -> dict[tuple[int, int], Any]:
-    """(apiKey, version) -> the generated reader, for one-byte apiKeys and versions."""
+    """apiKey << 8 | version -> the generated reader, for one-byte apiKeys and versions."""
     out = _READERS
     for api_key, spec in METADATA_BY_API_KEY.items():
         cls = message_class(spec.name)
         for version in cls.VERSIONS:
             if api_key < 0x80 and version < 0x80:
-                out[(api_key, version)] = cls.READERS[version]
+                out[api_key << 8 | version] = cls.READERS[version]
     return out
 
 

@@ -154,7 +154,7 @@ class HistoryGenerator:
             self._partition_churn()
         elif roll < 0.94:
             self._assign_directory()
-        elif roll < 0.945:
+        elif roll < 0.9405:  # a rolling restart touches every partition the broker hosts: rare in a real log
             self._broker_restart()
         elif roll < 0.948:
             self._topic_change()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import fcntl
+import mmap
 import os
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -33,6 +34,7 @@ from metalog.log.epoch import FILE_NAME as EPOCH_FILE
 from metalog.log.epoch import LeaderEpochCache
 from metalog.log.index import INDEX_INTERVAL_BYTES
 from metalog.log.recovery import RecoveryReport, ScanState, damage_error, is_torn_tail, scan_segment
+from metalog.log.scan import ScannedBatch, scan_values
 from metalog.log.segment import LOG_SUFFIX, LogSegment
 from metalog.snapshots.files import SnapshotId, clean_snapshot_dir, list_snapshots
 
@@ -384,6 +386,23 @@ class MetadataLog:
         for seg in self.segments[i:]:
             if pos is not None:
                 yield from seg.batches(pos, validate=validate, end_position=seg.size)
+            pos = 0
+
+    def scan(self, start_offset: int | None = None) -> Iterator[ScannedBatch]:
+        """``(base offset, last offset, max timestamp, is control, record values)`` per batch, CRC-checked:
+        the fast path for replay (see ``metalog.log.scan``). The first batch may start before ``start_offset``."""
+        start = self.log_start_offset if start_offset is None else start_offset
+        if start < self.log_start_offset:
+            raise LogError(f"offset {start} is before the log start offset {self.log_start_offset}",
+                           file=self.directory)
+        if start >= self.log_end_offset:
+            return
+        i = max(bisect.bisect_right([s.base_offset for s in self.segments], start) - 1, 0)
+        pos = self.segments[i].position_of(start)
+        for seg in self.segments[i:]:
+            if pos is not None and seg.size > pos:
+                with mmap.mmap(seg.fd, seg.size, access=mmap.ACCESS_READ) as data:
+                    yield from scan_values(data, pos, seg.size, seg.source)
             pos = 0
 
     def records(self, start_offset: int | None = None) -> Iterator[Record]:

@@ -19,7 +19,7 @@ from typing import Any
 from metalog.codec import message_class
 from metalog.codec.framing import decode_metadata_record, encode_metadata_record
 from metalog.errors import LogError, MetalogError
-from metalog.log import MetadataLog, RecordBatch
+from metalog.log import MetadataLog
 from metalog.snapshots import SnapshotReader
 from metalog.state import MetadataLoader
 from metalog.state.image import EMPTY, MetadataImage
@@ -107,16 +107,16 @@ class MetadataHistory:
         loader = MetadataLoader(self._load(start))
         replayed, timestamp = 0, None
         first, total = start.offset + 1, target - start.offset
-        for batch in self.log.batches(first) if first <= target else ():
-            if batch.base_offset > target:
+        for base, _, max_ts, control, values in self.log.scan(first) if first <= target else ():
+            if base > target:
                 break
-            if not batch.is_control:
-                replayed += replay_batch(loader, batch, first, target)
-                timestamp = batch.max_timestamp
+            if not control:
+                replayed += replay_values(loader, base, values, first, target, self.log.directory)
+                timestamp = max_ts
             if progress is not None:
                 progress(replayed, total)
         if timestamp is None and target >= self.log.log_start_offset:
-            timestamp = next(self.log.batches(target)).max_timestamp  # started from a snapshot right there
+            timestamp = next(self.log.scan(target))[2]  # started from a snapshot right there
         return ReplayResult(loader.image, target, timestamp, start, replayed, loader.in_transaction)
 
     def state_at_time(self, timestamp_ms: int, **kw: Any) -> ReplayResult:
@@ -128,11 +128,11 @@ class MetadataHistory:
         base = self.state_at(start - 1) if start > 0 else None
         loader = MetadataLoader(base.image if base else EMPTY)
         first = max(start, 0)
-        for batch in self.log.batches(first) if first <= end else ():
-            if batch.base_offset > end:
+        for base, last, max_ts, control, values in self.log.scan(first) if first <= end else ():
+            if base > end:
                 break
-            if not batch.is_control and replay_batch(loader, batch, first, end):
-                yield min(batch.last_offset, end), batch.max_timestamp, loader.image
+            if not control and replay_values(loader, base, values, first, end, self.log.directory):
+                yield min(last, end), max_ts, loader.image
 
     def save_image(self, result: ReplayResult) -> Path:
         """Write ``result``'s state as a state image, so later replays can start there.
@@ -160,15 +160,15 @@ class MetadataHistory:
         have = {p.offset for p in self.start_points() if p.kind == "image"}
         loader = MetadataLoader()
         written, replayed, next_mark = [], 0, every
-        for batch in self.log.batches(0) if self.end_offset >= 0 else ():
-            if not batch.is_control:
-                replayed += replay_batch(loader, batch, 0, self.end_offset)
-            if batch.last_offset >= next_mark:
+        for base, last, _, control, values in self.log.scan(0) if self.end_offset >= 0 else ():
+            if not control:
+                replayed += replay_values(loader, base, values, 0, self.end_offset, self.log.directory)
+            if last >= next_mark:
                 image = loader.image
                 if image.offset not in have and image.offset >= 0:
                     written.append(self._write_image(image))
                     have.add(image.offset)
-                next_mark = (batch.last_offset // every + 1) * every
+                next_mark = (last // every + 1) * every
             if progress is not None:
                 progress(replayed, self.end_offset + 1)
         return written
@@ -192,12 +192,14 @@ class MetadataHistory:
 _NO_OP = encode_metadata_record(message_class("NoOpRecord")(), 0)
 
 
-def replay_batch(loader: MetadataLoader, batch: RecordBatch, first: int, last: int) -> int:
-    """Replay a data batch's records with offsets in [first, last]; returns how many. The hot loop of replay."""
+def replay_values(loader: MetadataLoader, base_offset: int, values: list[bytes | None], first: int, last: int,
+                  where: Path) -> int:
+    """Replay one data batch's record values with offsets in [first, last]; returns how many. Replay's hot loop."""
     count = 0
     replay = loader.replay
-    for rec in batch.records():
-        offset, value = rec[0], rec[3]
+    offset = base_offset - 1
+    for value in values:
+        offset += 1
         if offset < first or offset > last:
             continue
         count += 1
@@ -205,12 +207,11 @@ def replay_batch(loader: MetadataLoader, batch: RecordBatch, first: int, last: i
             loader.skip(offset)
             continue
         try:
-            record = decode_metadata_record(value).message
+            record = decode_metadata_record(value)[0]  # type: ignore[arg-type]
         except MetalogError as e:
-            raise LogError(f"offset {offset}: {e}", file=batch.source, position=batch.position) from None
+            raise LogError(f"offset {offset}: {e}", file=where) from None
         except TypeError:  # a null value
-            raise LogError(f"record at offset {offset} has no value", file=batch.source,
-                           position=batch.position) from None
+            raise LogError(f"record at offset {offset} has no value", file=where) from None
         replay(record, offset)
     return count
 

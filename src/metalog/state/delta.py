@@ -22,6 +22,7 @@ from metalog.state.image import (
 )
 
 _DELETED = None  # an overlay value that removes the entry
+_new_tuple = tuple.__new__
 
 
 class _TopicDelta:
@@ -169,8 +170,8 @@ class MetadataDelta:
             _recovery_state(r.leader_recovery_state), r.leader_epoch, r.partition_epoch)
 
     def _partition_change(self, r: Any) -> None:
-        topic = self._topic(r.topic_id)
-        old = topic.partition(r.partition_id)
+        topic = self.topics.get(r.topic_id) or self._topic(r.topic_id)
+        old = topic.partitions.get(r.partition_id) or topic.partition(r.partition_id)
         if old is None:
             raise ReplayError(f"unknown partition {topic.name}-{r.partition_id} (topic id {r.topic_id})")
         replicas = old.replicas if r.replicas is None else tuple(r.replicas)
@@ -192,14 +193,14 @@ class MetadataDelta:
             leader, leader_epoch = r.leader, old.leader_epoch + 1
         recovery = old.leader_recovery_state if r.leader_recovery_state == V.LEADER_RECOVERY_NO_CHANGE \
             else _recovery_state(r.leader_recovery_state)
-        topic.partitions[r.partition_id] = PartitionRegistration(
+        topic.partitions[r.partition_id] = _new_tuple(PartitionRegistration, (
             replicas, directories,
             old.isr if r.isr is None else tuple(r.isr),
             old.removing_replicas if r.removing_replicas is None else tuple(r.removing_replicas),
             old.adding_replicas if r.adding_replicas is None else tuple(r.adding_replicas),
             old.elr if r.eligible_leader_replicas is None else tuple(r.eligible_leader_replicas),
             old.last_known_elr if r.last_known_elr is None else tuple(r.last_known_elr),
-            leader, recovery, leader_epoch, old.partition_epoch + 1)
+            leader, recovery, leader_epoch, old.partition_epoch + 1))
 
     def _remove_topic(self, r: Any) -> None:
         name = self._topic(r.topic_id).name

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from metalog.codec.uuid import LOST, MIGRATING, UNASSIGNED, Uuid
 
@@ -70,38 +70,26 @@ class BrokerRegistration:
         return f"BrokerRegistration(id={self.id}, epoch={self.epoch}, fenced={self.fenced}, rack={self.rack!r})"
 
 
-class PartitionRegistration:
-    """One partition's replicas, directories, ISR, ELR and leadership (Kafka's PartitionRegistration)."""
+class PartitionRegistration(NamedTuple):
+    """One partition's replicas, directories, ISR, ELR and leadership (Kafka's PartitionRegistration).
 
-    __slots__ = ("replicas", "directories", "isr", "removing_replicas", "adding_replicas", "elr", "last_known_elr",
-                 "leader", "leader_recovery_state", "leader_epoch", "partition_epoch")
+    A tuple: immutable, compared and hashed in C, and built in one call on replay's hot path.
+    """
 
-    def __init__(self, replicas: tuple[int, ...], directories: tuple[Uuid, ...], isr: tuple[int, ...],
-                 removing_replicas: tuple[int, ...], adding_replicas: tuple[int, ...], elr: tuple[int, ...],
-                 last_known_elr: tuple[int, ...], leader: int, leader_recovery_state: int, leader_epoch: int,
-                 partition_epoch: int) -> None:
-        self.replicas = replicas
-        self.directories = directories
-        self.isr = isr
-        self.removing_replicas = removing_replicas
-        self.adding_replicas = adding_replicas
-        self.elr = elr
-        self.last_known_elr = last_known_elr
-        self.leader = leader
-        self.leader_recovery_state = leader_recovery_state
-        self.leader_epoch = leader_epoch
-        self.partition_epoch = partition_epoch
+    replicas: tuple[int, ...]
+    directories: tuple[Uuid, ...]
+    isr: tuple[int, ...]
+    removing_replicas: tuple[int, ...]
+    adding_replicas: tuple[int, ...]
+    elr: tuple[int, ...]
+    last_known_elr: tuple[int, ...]
+    leader: int
+    leader_recovery_state: int
+    leader_epoch: int
+    partition_epoch: int
 
     def directory(self, replica: int) -> Uuid:
         return self.directories[self.replicas.index(replica)]
-
-    def _key(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, s) for s in self.__slots__)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, PartitionRegistration) and self._key() == other._key()
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return (f"PartitionRegistration(replicas={list(self.replicas)}, isr={list(self.isr)}, leader={self.leader}, "
