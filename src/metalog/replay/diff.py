@@ -33,6 +33,7 @@ class ImageDiff:
     brokers_restarted: list[int] = field(default_factory=list)  # registered again with a new epoch
     brokers_fenced: list[int] = field(default_factory=list)
     brokers_unfenced: list[int] = field(default_factory=list)
+    brokers_shutting_down: list[int] = field(default_factory=list)  # entered controlled shutdown
     dirs_lost: dict[int, list[str]] = field(default_factory=dict)
     dirs_added: dict[int, list[str]] = field(default_factory=dict)
     topics_created: list[str] = field(default_factory=list)
@@ -51,7 +52,7 @@ class ImageDiff:
             "zkMigrationState": list(self.zk_migration_state) if self.zk_migration_state else None,
             "brokers": {"registered": self.brokers_registered, "unregistered": self.brokers_unregistered,
                         "restarted": self.brokers_restarted, "fenced": self.brokers_fenced,
-                        "unfenced": self.brokers_unfenced,
+                        "unfenced": self.brokers_unfenced, "shuttingDown": self.brokers_shutting_down,
                         "dirsLost": {str(b): d for b, d in self.dirs_lost.items()},
                         "dirsAdded": {str(b): d for b, d in self.dirs_added.items()}},
             "topics": {"created": self.topics_created, "removed": self.topics_removed},
@@ -95,6 +96,8 @@ def _brokers(before: MetadataImage, after: MetadataImage, d: ImageDiff) -> None:
             d.brokers_restarted.append(bid)
         if old.fenced != new.fenced:
             (d.brokers_fenced if new.fenced else d.brokers_unfenced).append(bid)
+        if new.in_controlled_shutdown and not old.in_controlled_shutdown:
+            d.brokers_shutting_down.append(bid)
         lost = [str(x) for x in old.directories if x not in new.directories]
         added = [str(x) for x in new.directories if x not in old.directories]
         if lost:
@@ -148,7 +151,7 @@ def render_diff(d: ImageDiff) -> str:
         lines.append(f"  ZK migration state: {d.zk_migration_state[0]} -> {d.zk_migration_state[1]}")
     for label, ids in (("registered", d.brokers_registered), ("unregistered", d.brokers_unregistered),
                        ("restarted", d.brokers_restarted), ("fenced", d.brokers_fenced),
-                       ("unfenced", d.brokers_unfenced)):
+                       ("unfenced", d.brokers_unfenced), ("in controlled shutdown", d.brokers_shutting_down)):
         if ids:
             lines.append(f"  brokers {label}: {', '.join(map(str, ids))}")
     for label, dirs in (("lost", d.dirs_lost), ("added", d.dirs_added)):
