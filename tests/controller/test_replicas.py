@@ -37,7 +37,7 @@ def test_create_fence_delete() -> None:
     fenced = c.image
     c.submit(DeleteTopic("foo"))
     assert kinds(state_changes(fenced, c.image, 1)) == [("close-replica", "foo-0", 1, -1),
-                                                       ("close-replica", "foo-1", 1, -1)]
+                                                       ("close-replica", "foo-1", 0, -1)]
 
 
 def test_isr_only_change_needs_nothing() -> None:
