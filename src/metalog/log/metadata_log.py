@@ -375,6 +375,19 @@ class MetadataLog:
     # ---- reading ---------------------------------------------------------------------------
     def batches(self, start_offset: int | None = None, *, validate: bool = True) -> Iterator[RecordBatch]:
         """Batches from the one holding ``start_offset`` (default: the log start) to the end."""
+        for seg, pos in self._segments_from(start_offset):
+            yield from seg.batches(pos, validate=validate, end_position=seg.size)
+
+    def scan(self, start_offset: int | None = None) -> Iterator[ScannedBatch]:
+        """``(base offset, last offset, max timestamp, is control, record values)`` per batch, CRC-checked:
+        the fast path for replay (see ``metalog.log.scan``). The first batch may start before ``start_offset``."""
+        for seg, pos in self._segments_from(start_offset):
+            if seg.size > pos:
+                with mmap.mmap(seg.fd, seg.size, access=mmap.ACCESS_READ) as data:
+                    yield from scan_values(data, pos, seg.size, seg.source)
+
+    def _segments_from(self, start_offset: int | None) -> Iterator[tuple[LogSegment, int]]:
+        """(segment, byte position to read from) for the batch holding ``start_offset`` and every later one."""
         start = self.log_start_offset if start_offset is None else start_offset
         if start < self.log_start_offset:
             raise LogError(f"offset {start} is before the log start offset {self.log_start_offset}",
@@ -385,24 +398,7 @@ class MetadataLog:
         pos = self.segments[i].position_of(start)
         for seg in self.segments[i:]:
             if pos is not None:
-                yield from seg.batches(pos, validate=validate, end_position=seg.size)
-            pos = 0
-
-    def scan(self, start_offset: int | None = None) -> Iterator[ScannedBatch]:
-        """``(base offset, last offset, max timestamp, is control, record values)`` per batch, CRC-checked:
-        the fast path for replay (see ``metalog.log.scan``). The first batch may start before ``start_offset``."""
-        start = self.log_start_offset if start_offset is None else start_offset
-        if start < self.log_start_offset:
-            raise LogError(f"offset {start} is before the log start offset {self.log_start_offset}",
-                           file=self.directory)
-        if start >= self.log_end_offset:
-            return
-        i = max(bisect.bisect_right([s.base_offset for s in self.segments], start) - 1, 0)
-        pos = self.segments[i].position_of(start)
-        for seg in self.segments[i:]:
-            if pos is not None and seg.size > pos:
-                with mmap.mmap(seg.fd, seg.size, access=mmap.ACCESS_READ) as data:
-                    yield from scan_values(data, pos, seg.size, seg.source)
+                yield seg, pos
             pos = 0
 
     def records(self, start_offset: int | None = None) -> Iterator[Record]:
