@@ -97,8 +97,8 @@ class MetadataLog:
     def _open(self, *, create: bool, repair: bool, cluster_id: str | None, node_id: int) -> None:
         if not self.directory.is_dir():
             if not create:
-                raise LogError(f"no {files.METADATA_PARTITION_DIR} directory here (use create to make one)",
-                               file=self.root)
+                hint = " (use create to make one)" if self.writable else ": not a KRaft metadata log directory"
+                raise LogError(f"no {files.METADATA_PARTITION_DIR} directory here{hint}", file=self.root)
             self._create(cluster_id, node_id)
         if self.writable:
             self._lock()
