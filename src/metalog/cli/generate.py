@@ -6,21 +6,33 @@ import argparse
 from typing import Any
 
 from metalog.cli.progress import Progress
+from metalog.generate.history import SCENARIOS
 
 EXAMPLES = """\
 examples:
   metalog generate /tmp/cluster --seed 7
+  metalog generate /tmp/zk --scenario zk-migration     # starts in ZooKeeper mode and migrates
+  metalog generate /tmp/mixed --scenario mixed --records 100000
   metalog generate /tmp/big --seed 1 --brokers 30 --topics 200 --partitions 12 --records 1000000
   metalog replay /tmp/cluster                 # then look at it
 """
 
+DESCRIPTION = (
+    "Generate a KRaft metadata history (NoOps every 500 ms, leader elections, ISR churn, broker restarts, topics "
+    "created and deleted, configs, metadata transactions, replicas getting real log directories) and write it as a "
+    "log directory with Kafka snapshots. The same seed gives the same bytes.\n\n"
+    "scenarios:\n"
+    "  native           KRaft from the start (the default)\n"
+    "  zk-migration     starts in ZooKeeper mode: PRE_MIGRATION, an aborted and a committed initial load,\n"
+    "                   MIGRATION, ZK brokers restarting as KRaft brokers, POST_MIGRATION, upgrades\n"
+    "  jbod-transition  one log dir per broker below 3.7-IV2, the upgrade to 3.7-IV2, brokers with several\n"
+    "                   dirs, replicas assigned to them, a failed disk\n"
+    "  mixed            all of it in one history")
+
 
 def register(sub: Any) -> None:
     p = sub.add_parser("generate", help="write a realistic, valid KRaft metadata log with snapshots",
-                       description="Generate a KRaft metadata history (NoOps every 500 ms, leader elections, ISR "
-                                   "churn, broker restarts, topics created and deleted, configs, metadata "
-                                   "transactions, replicas getting real log directories) and write it as a log "
-                                   "directory with Kafka snapshots. The same seed gives the same bytes.",
+                       description=DESCRIPTION,
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("outdir", help="an empty or new directory")
     p.add_argument("--seed", type=int, default=1)
@@ -28,6 +40,7 @@ def register(sub: Any) -> None:
     p.add_argument("--topics", type=int, default=20)
     p.add_argument("--partitions", type=int, default=6, help="partitions per topic")
     p.add_argument("--records", type=int, default=20_000, help="about how many records to write")
+    p.add_argument("--scenario", choices=SCENARIOS, default="native", help="the cluster's story (default native)")
     p.add_argument("--snapshot-every", type=int, default=50_000, metavar="N", help="records between snapshots")
     p.set_defaults(func=_generate)
 
@@ -41,11 +54,13 @@ def _generate(args: argparse.Namespace) -> int:
         if getattr(args, name) < 1:
             raise MetalogError(f"--{name.replace('_', '-')} must be at least 1")
     settings = HistorySettings(brokers=args.brokers, topics=args.topics, partitions=args.partitions,
-                               records=args.records)
+                               records=args.records, scenario=args.scenario)
+    events: list[str] = []
     with Progress("generating") as bar:
         result = write_history(args.outdir, args.seed, settings, snapshot_every=args.snapshot_every,
-                               progress=bar.update)
+                               progress=bar.update, events=events)
     print(f"wrote {result.records:,} records in {result.batches:,} batches to {result.path} "
           f"(offsets 0..{result.end_offset:,}), {len(result.snapshots)} snapshot(s)")
+    print(f"scenario {args.scenario}" + "".join(f"\n  {event}" for event in events))
     print(f"final state digest {result.digest}")
     return 0

@@ -34,8 +34,11 @@ class GeneratedLog:
 
 def write_history(outdir: str | os.PathLike[str], seed: int, settings: HistorySettings, *,
                   snapshot_every: int = 50_000,
-                  progress: Callable[[int, int], None] | None = None) -> GeneratedLog:
-    """Generate and write; the state is replayed as it is written, so snapshots hold the real image."""
+                  progress: Callable[[int, int], None] | None = None,
+                  events: list[str] | None = None) -> GeneratedLog:
+    """Generate and write; the state is replayed as it is written, so snapshots hold the real image.
+
+    ``events``, when given, receives the scenario's scripted events (with the offset each starts at)."""
     out = Path(outdir)
     if (out / "__cluster_metadata-0").exists():
         raise MetalogError(f"{out} already holds a metadata log; choose an empty directory")
@@ -58,7 +61,13 @@ def write_history(outdir: str | os.PathLike[str], seed: int, settings: HistorySe
             batches += 1
             pending.clear()
 
-        for ts, record, version in HistoryGenerator(seed, settings).records():
+        generator = HistoryGenerator(seed, settings)
+        seen = 0
+        for ts, record, version in generator.records():
+            if events is not None and len(generator.events) > seen:  # offset 0 holds the LeaderChangeMessage
+                events.extend(f"offset {n + 1:>9,}  {e}"
+                              for n, e in zip(generator.event_records[seen:], generator.events[seen:], strict=True))
+                seen = len(generator.events)
             if pending and ts != stamp:  # one batch per controller write
                 flush()
                 if records >= next_snapshot and not loader.in_transaction:
