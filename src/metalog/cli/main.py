@@ -15,7 +15,7 @@ from metalog import __version__
 from metalog.errors import MetalogError
 
 # Verb modules, in the order --help lists them.
-VERBS = ["codec", "log", "snapshot", "replay", "generate", "demo", "assign", "format", "simulate"]
+VERBS = ["codec", "log", "snapshot", "replay", "generate", "demo", "assign", "format", "simulate", "analyze", "bench"]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,9 @@
+"""Migration-phase analysis: per-batch timelines of ZooKeeper migration and JBOD transition, events, a report.
+
+Builds on replay (one pass over each log); no I/O beyond reading logs and writing the output directory.
+"""
+
+from metalog.analysis.pipeline import Analysis, analyze_log, analyze_python
+from metalog.analysis.timeline import COLUMNS, RowCounter
+
+__all__ = ["COLUMNS", "Analysis", "RowCounter", "analyze_log", "analyze_python"]

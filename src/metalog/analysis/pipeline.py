@@ -1,0 +1,160 @@
+"""The analysis pipeline, python engine: replay each cluster's log once, a timeline row and events per batch."""
+
+from __future__ import annotations
+
+import csv
+import os
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from metalog.analysis.events import EVENT_COLUMNS, aborted, directory_failures, row_events
+from metalog.analysis.timeline import COLUMNS, INT_COLUMNS, RowCounter
+from metalog.replay.history import MetadataHistory, gc_paused, replay_values
+from metalog.state import MetadataLoader
+from metalog.state.image import EMPTY
+
+BUCKET_COLUMNS: dict[str, str] = {"bucket_start": "timeline_buckets only: the bucket's start, epoch ms",
+                                  **COLUMNS}
+Progress = Callable[[int, int], None]  # (records replayed, records to replay about)
+
+
+class _WatchingLoader(MetadataLoader):
+    """A loader that notes aborted transactions: (abort offset, offset the transaction began at)."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.aborts: list[tuple[int, int | None]] = []
+
+    def _transaction(self, name: str, offset: int) -> None:
+        if name == "AbortTransactionRecord" and self.in_transaction:
+            self.aborts.append((offset, self.transaction_start))
+        super()._transaction(name, offset)
+
+
+@dataclass
+class Analysis:
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    records: int = 0
+
+
+def cluster_name(path: str | os.PathLike[str]) -> str:
+    return Path(path).resolve().name
+
+
+def analyze_log(path: str | os.PathLike[str], cluster: str | None = None, *, progress: Progress | None = None,
+                done_before: int = 0, total: int = 0) -> Analysis:
+    """Every batch's timeline row and the events of one cluster's log directory."""
+    cluster = cluster or cluster_name(path)
+    out = Analysis()
+    with MetadataHistory(path) as history, gc_paused():
+        log = history.log
+        start = log.log_start_offset
+        base = history.state_at(start - 1).image if start > 0 else EMPTY
+        loader = _WatchingLoader(base)
+        counter = RowCounter(cluster)
+        prev: dict[str, Any] | None = None
+        brokers = base.brokers
+        end = history.end_offset
+        for first, last, max_ts, control, values in log.scan(start) if end >= start else ():
+            if control:
+                continue
+            n = replay_values(loader, first, values, start, end, log.directory)
+            if not n:
+                continue
+            out.records += n
+            image = loader.image
+            row = counter.row(image, last, max_ts, loader.in_transaction)
+            out.events.extend(aborted(row, at, began) for at, began in loader.aborts)
+            loader.aborts.clear()
+            if image.brokers is not brokers:
+                out.events.extend(directory_failures(brokers, image.brokers, row))
+                brokers = image.brokers
+            out.events.extend(row_events(prev, row))
+            out.rows.append(row)
+            prev = row
+            if progress is not None:
+                progress(done_before + out.records, total)
+    return out
+
+
+def log_records(path: str | os.PathLike[str]) -> int:
+    """Offsets in a log directory (the size of the work, for progress)."""
+    with MetadataHistory(path) as history:
+        return history.end_offset + 1 - history.log.log_start_offset
+
+
+def analyze_python(logdirs: Sequence[str | os.PathLike[str]], *, progress: Progress | None = None) -> Analysis:
+    """The python engine over a fleet: clusters one after another, in one process."""
+    total = sum(log_records(p) for p in logdirs)
+    names = _cluster_names(logdirs)
+    result = Analysis()
+    for path, name in zip(logdirs, names, strict=True):
+        one = analyze_log(path, name, progress=progress, done_before=result.records, total=total)
+        result.rows.extend(one.rows)
+        result.events.extend(one.events)
+        result.records += one.records
+    return result
+
+
+def _cluster_names(logdirs: Sequence[str | os.PathLike[str]]) -> list[str]:
+    """Directory names, made unique with a suffix when two clusters share one."""
+    names: list[str] = []
+    for p in logdirs:
+        name = cluster_name(p)
+        while name in names:
+            name += "'"
+        names.append(name)
+    return names
+
+
+def buckets(rows: Iterable[dict[str, Any]], width_ms: int) -> list[dict[str, Any]]:
+    """The last row of every cluster in every time bucket of ``width_ms``."""
+    last: dict[tuple[str, int], dict[str, Any]] = {}
+    for row in rows:
+        start = row["timestamp"] // width_ms * width_ms
+        last[(row["cluster"], start)] = row
+    return [{"bucket_start": start, **row} for (_, start), row in sorted(last.items(), key=lambda kv: kv[0])]
+
+
+def parse_bucket(text: str) -> int:
+    """Milliseconds from ``500ms``, ``30s``, ``1m``, ``2h``, ``1d``."""
+    units = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+    for unit in sorted(units, key=len, reverse=True):
+        if text.endswith(unit) and text[: -len(unit)].isdigit() and int(text[: -len(unit)]) > 0:
+            return int(text[: -len(unit)]) * units[unit]
+    raise ValueError(f"not a bucket width: {text!r} (e.g. 30s, 1m, 1h)")
+
+
+def write_table(out: Path, name: str, columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> list[Path]:
+    """``name``.csv, and ``name``.parquet when pyarrow is importable."""
+    written = [out / f"{name}.csv"]
+    with open(written[0], "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(columns), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    try:
+        import pyarrow as pa  # type: ignore[import-not-found]
+        import pyarrow.parquet as pq  # type: ignore[import-not-found]
+    except ImportError:
+        return written
+    table = pa.table({c: [r[c] for r in rows] for c in columns})
+    pq.write_table(table, out / f"{name}.parquet")
+    return [*written, out / f"{name}.parquet"]
+
+
+def read_table(path: Path) -> list[dict[str, Any]]:
+    """A CSV this module wrote, with its integer columns as ints."""
+    ints = INT_COLUMNS | {"bucket_start", "offset"}
+    with open(path, newline="") as f:
+        return [{k: int(v) if k in ints else v for k, v in row.items()} for row in csv.DictReader(f)]
+
+
+def write_outputs(out: Path, result: Analysis, width_ms: int) -> list[Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    written = write_table(out, "timeline_batches", list(COLUMNS), result.rows)
+    written += write_table(out, "timeline_buckets", list(BUCKET_COLUMNS), buckets(result.rows, width_ms))
+    written += write_table(out, "events", list(EVENT_COLUMNS), result.events)
+    return written

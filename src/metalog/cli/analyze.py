@@ -1,0 +1,73 @@
+"""``metalog analyze``: migration-phase timelines, events and a report for a fleet of metadata logs."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from metalog.analysis.events import EVENT_COLUMNS
+from metalog.analysis.pipeline import BUCKET_COLUMNS
+from metalog.cli.progress import Progress
+from metalog.errors import MetalogError
+
+
+def _columns_help() -> str:
+    lines = ["timeline_batches (one row per batch) and timeline_buckets (the last row per --bucket):"]
+    lines += [f"  {name:<28} {text}" for name, text in BUCKET_COLUMNS.items()]
+    lines += ["events:"]
+    lines += [f"  {name:<28} {text}" for name, text in EVENT_COLUMNS.items()]
+    return "\n".join(lines)
+
+
+EXAMPLES = """\
+examples:
+  metalog analyze /var/lib/kafka/metadata --out analysis
+  metalog analyze cluster-a cluster-b cluster-c --out fleet --bucket 5m
+"""
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("analyze", help="ZooKeeper-migration and JBOD-transition timelines, events and a report",
+                       description="Replay every batch of each log and write OUT/timeline_batches, "
+                                   "OUT/timeline_buckets and OUT/events as CSV (and parquet when pyarrow is "
+                                   "installed), plus OUT/report.html.",
+                       epilog=EXAMPLES + "\ncolumns:\n" + _columns_help(),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("logdirs", nargs="+", metavar="LOGDIR", help="log directories, one per cluster")
+    p.add_argument("--out", required=True, metavar="DIR", help="the output directory")
+    p.add_argument("--engine", choices=["python"], default="python",
+                   help="python: one process, no JVM")
+    p.add_argument("--bucket", default="1m", metavar="WIDTH", help="timeline_buckets width: 30s, 1m, 1h... (1m)")
+    p.set_defaults(func=_analyze)
+
+
+def _analyze(args: argparse.Namespace) -> int:
+    from metalog.analysis.pipeline import analyze_python, parse_bucket, write_outputs
+
+    try:
+        width = parse_bucket(args.bucket)
+    except ValueError as e:
+        raise MetalogError(str(e)) from None
+    with Progress("analyze") as progress:
+        result = analyze_python(args.logdirs, progress=progress.update)
+    out = Path(args.out)
+    written = write_outputs(out, result, width)
+    written += _report(out, result)
+    clusters = len({r["cluster"] for r in result.rows})
+    print(f"{result.records:,} records, {len(result.rows):,} batches, {clusters} cluster(s), "
+          f"{len(result.events):,} events", file=sys.stderr)
+    for path in written:
+        print(path)
+    return 0
+
+
+def _report(out: Path, result: Any) -> list[Path]:
+    try:
+        from metalog.analysis.report import write_report
+    except ModuleNotFoundError as e:
+        if e.name != "metalog.analysis.report":
+            raise
+        return []  # the report is not built yet
+    return write_report(out, result.rows, result.events)

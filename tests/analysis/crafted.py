@@ -1,0 +1,82 @@
+"""Crafted histories for the analysis tests: records built by hand, one batch per step, timestamps per batch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from metalog.codec import Uuid, message_class
+from metalog.codec.uuid import MIGRATING, UNASSIGNED
+from metalog.log import MetadataLog
+
+T0 = 1_700_000_000_000
+NONE, MIGRATION, PRE_MIGRATION, POST_MIGRATION = 0, 1, 2, 3
+
+
+def uuid(n: int) -> Uuid:
+    return Uuid(n.to_bytes(16, "big"))
+
+
+def rec(message: str, version: int = 0, /, **fields: Any) -> tuple[Any, int]:
+    return message_class(message)(**fields), version
+
+
+def broker(bid: int, epoch: int, *, zk: bool = False, dirs: list[Uuid] | None = None) -> tuple[Any, int]:
+    cls = message_class("RegisterBrokerRecord")
+    mod = __import__(cls.__module__, fromlist=["x"])
+    extra: dict[str, Any] = {"is_migrating_zk_broker": zk}
+    version = 2
+    if dirs is not None:
+        extra["log_dirs"], version = dirs, 3
+    return rec("RegisterBrokerRecord", version, broker_id=bid, broker_epoch=epoch, incarnation_id=uuid(1000 + epoch),
+               fenced=True, rack=None,
+               end_points=[mod.BrokerEndpoint(name="PLAINTEXT", host=f"b{bid}", port=9092, security_protocol=0)],
+               features=[], **extra)
+
+
+def unfence(bid: int, epoch: int) -> tuple[Any, int]:
+    return rec("BrokerRegistrationChangeRecord", broker_id=bid, broker_epoch=epoch, fenced=-1)
+
+
+def feature(level: int) -> tuple[Any, int]:
+    return rec("FeatureLevelRecord", name="metadata.version", feature_level=level)
+
+
+def zk_state(state: int) -> tuple[Any, int]:
+    return rec("ZkMigrationStateRecord", zk_migration_state=state)
+
+
+def topic(n: int, replicas: list[list[int]], dirs: list[list[Uuid]] | None = None) -> list[tuple[Any, int]]:
+    out = [rec("TopicRecord", name=f"t{n}", topic_id=uuid(n))]
+    for pid, rs in enumerate(replicas):
+        extra = {"directories": dirs[pid]} if dirs else {}
+        out.append(rec("PartitionRecord", 1 if dirs else 0, partition_id=pid, topic_id=uuid(n), replicas=rs,
+                       isr=rs, leader=rs[0], leader_epoch=0, partition_epoch=0, **extra))
+    return out
+
+
+def move(n: int, pid: int, dirs: list[Uuid]) -> tuple[Any, int]:
+    return rec("PartitionChangeRecord", 1, partition_id=pid, topic_id=uuid(n), directories=dirs)
+
+
+def begin() -> tuple[Any, int]:
+    return rec("BeginTransactionRecord", name="load")
+
+
+def end() -> tuple[Any, int]:
+    return rec("EndTransactionRecord")
+
+
+def abort() -> tuple[Any, int]:
+    return rec("AbortTransactionRecord", reason="failed")
+
+
+def write(root: Path, steps: list[list[tuple[Any, int]]], *, every_ms: int = 1000) -> Path:
+    """One batch per step, the n-th stamped T0 + n * every_ms."""
+    with MetadataLog.open(root, create=True, durability="none") as log:
+        for n, step in enumerate(steps):
+            log.append(step, epoch=1, timestamp=T0 + n * every_ms)
+    return root
+
+
+__all__ = ["MIGRATING", "UNASSIGNED"]

@@ -1,0 +1,47 @@
+"""metalog analyze: the files it writes and the columns its help documents."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from metalog.analysis.pipeline import analyze_log, parse_bucket, read_table
+from metalog.analysis.timeline import COLUMNS
+from metalog.cli.main import main
+from tests.analysis.test_timeline import jbod_transition, zk_migration
+
+
+def test_analyze_writes_timelines_and_events_for_a_fleet(tmp_path: Path) -> None:
+    zk, jbod = zk_migration(tmp_path / "zk"), jbod_transition(tmp_path / "jbod")
+    out = tmp_path / "out"
+    assert main(["analyze", str(zk), str(jbod), "--out", str(out), "--engine", "python", "--bucket", "2s"]) == 0
+    rows = read_table(out / "timeline_batches.csv")
+    assert rows == analyze_log(zk).rows + analyze_log(jbod).rows
+    buckets = read_table(out / "timeline_buckets.csv")
+    # 8 batches a second apart per cluster: buckets of 2 s hold the 2nd, 4th, 6th and 8th
+    assert [(b["cluster"], b["last_offset"]) for b in buckets] == (
+        [("jbod", o) for o in (8, 12, 14, 16)] + [("zk", o) for o in (9, 15, 18, 21)])
+    assert all(b["bucket_start"] % 2000 == 0 and 0 <= b["timestamp"] - b["bucket_start"] < 2000 for b in buckets)
+    events = read_table(out / "events.csv")
+    assert ("zk", 10, "aborted-transaction") in [(e["cluster"], e["offset"], e["event"]) for e in events]
+    assert ("jbod", 15, "directory-failure") in [(e["cluster"], e["offset"], e["event"]) for e in events]
+
+
+def test_help_documents_every_column(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["analyze", "--help"])
+    text = capsys.readouterr().out
+    for column in [*COLUMNS, "bucket_start", "event", "detail"]:
+        assert f"  {column} " in text
+
+
+@pytest.mark.parametrize(("text", "ms"), [("500ms", 500), ("30s", 30_000), ("1m", 60_000), ("2h", 7_200_000)])
+def test_bucket_widths(text: str, ms: int) -> None:
+    assert parse_bucket(text) == ms
+
+
+@pytest.mark.parametrize("text", ["", "m", "0m", "1w", "-1s"])
+def test_bad_bucket_widths(text: str) -> None:
+    with pytest.raises(ValueError):
+        parse_bucket(text)

@@ -1,0 +1,126 @@
+"""Timeline rows and events on crafted histories, and the incremental counter against a full recount."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from metalog.analysis.pipeline import analyze_log
+from metalog.analysis.timeline import COLUMNS, full_row
+from metalog.codec.uuid import LOST, UNASSIGNED
+from metalog.generate.history import HistorySettings
+from metalog.generate.writer import write_history
+from metalog.replay.history import MetadataHistory
+from tests.analysis import crafted as c
+
+
+def _events(analysis: Any, kind: str) -> list[tuple[int, str]]:
+    return [(e["offset"], e["detail"]) for e in analysis.events if e["event"] == kind]
+
+
+def _column(analysis: Any, name: str) -> list[Any]:
+    return [r[name] for r in analysis.rows]
+
+
+def zk_migration(root: Path) -> Path:
+    return c.write(root, [
+        [c.feature(13), c.zk_state(c.PRE_MIGRATION), c.broker(1, 10, zk=True), c.broker(2, 20, zk=True),
+         c.unfence(1, 10), c.unfence(2, 20)],                                     # 0..5
+        [c.begin(), *c.topic(1, [[1, 2], [2, 1]])],                                # 6..9 initial load
+        [c.abort()],                                                               # 10 fails
+        [c.begin(), *c.topic(1, [[1, 2], [2, 1]]), c.end()],                       # 11..15 loaded
+        [c.zk_state(c.MIGRATION)],                                                 # 16
+        [c.broker(1, 11), c.unfence(1, 11)],                                       # 17..18 broker 1 on KRaft
+        [c.broker(2, 21), c.unfence(2, 21)],                                       # 19..20 broker 2 on KRaft
+        [c.zk_state(c.POST_MIGRATION)],                                            # 21
+    ])
+
+
+def test_zk_migration_with_an_aborted_initial_load(tmp_path: Path) -> None:
+    a = analyze_log(zk_migration(tmp_path / "zk"))
+    assert _column(a, "last_offset") == [5, 9, 10, 15, 16, 18, 20, 21]
+    assert _column(a, "phase") == ["pre-migration"] * 4 + ["hybrid", "hybrid", "dual-write", "post-migration"]
+    assert _column(a, "zk_migration_state") == ["PRE_MIGRATION"] * 4 + ["MIGRATION"] * 3 + ["POST_MIGRATION"]
+    assert _column(a, "open_transaction") == [0, 1, 0, 0, 0, 0, 0, 0]
+    assert _column(a, "topics") == [0, 0, 0, 1, 1, 1, 1, 1]  # the open, then aborted, load is never visible
+    assert _column(a, "partitions") == [0, 0, 0, 2, 2, 2, 2, 2]
+    assert _column(a, "brokers_zk") == [2, 2, 2, 2, 2, 1, 0, 0]
+    assert _column(a, "metadata_version") == ["3.6-IV1"] * 8
+    assert _column(a, "timestamp") == [c.T0 + 1000 * i for i in range(8)]
+    assert _events(a, "phase-change") == [(5, "native -> pre-migration"), (16, "pre-migration -> hybrid"),
+                                          (20, "hybrid -> dual-write"), (21, "dual-write -> post-migration")]
+    assert _events(a, "aborted-transaction") == [(10, "transaction begun at offset 6 aborted")]
+    assert _events(a, "metadata-version") == [(5, "unset -> 3.6-IV1")]
+    assert _events(a, "directory-failure") == []
+
+
+def jbod_transition(root: Path) -> Path:
+    d1a, d1b, d2a = c.uuid(501), c.uuid(502), c.uuid(601)
+    return c.write(root, [
+        [c.feature(16), c.broker(1, 10), c.broker(2, 20), c.unfence(1, 10), c.unfence(2, 20),
+         *c.topic(1, [[1, 2], [2, 1]])],                                          # 0..7
+        [c.feature(17)],                                                           # 8
+        [c.broker(1, 11, dirs=[d1a, d1b]), c.unfence(1, 11)],                      # 9..10
+        [c.broker(2, 21, dirs=[d2a]), c.unfence(2, 21)],                           # 11..12
+        [c.move(1, 0, [d1a, d2a])],                                                # 13
+        [c.move(1, 1, [d2a, d1b])],                                                # 14
+        [c.rec("BrokerRegistrationChangeRecord", 2, broker_id=1, broker_epoch=11, log_dirs=[d1a])],  # 15 d1b fails
+        [c.move(1, 1, [d2a, LOST])],                                               # 16
+    ])
+
+
+def test_jbod_transition_with_a_directory_failure(tmp_path: Path) -> None:
+    a = analyze_log(jbod_transition(tmp_path / "jbod"))
+    assert _column(a, "last_offset") == [7, 8, 10, 12, 13, 14, 15, 16]
+    assert _column(a, "dir_transition") == ["not-started"] * 2 + ["in-progress"] * 3 + ["complete"] * 3
+    assert _column(a, "replicas_migrating") == [4, 4, 4, 4, 2, 0, 0, 0]
+    assert _column(a, "replicas_assigned") == [0, 0, 0, 0, 2, 4, 4, 3]
+    assert _column(a, "replicas_lost") == [0] * 7 + [1]
+    assert _column(a, "offline_replicas") == [0] * 6 + [1, 1]  # broker 1's replica in d1b, then in LOST
+    assert _column(a, "phase") == ["native"] * 8
+    assert _events(a, "metadata-version") == [(7, "unset -> 3.7-IV1"), (8, "3.7-IV1 -> 3.7-IV2")]
+    assert _events(a, "dir-transition") == [(10, "not-started -> in-progress"), (14, "in-progress -> complete")]
+    assert _events(a, "directory-failure") == [(15, f"broker 1 lost directory {c.uuid(502)}")]
+    assert _events(a, "phase-change") == []
+
+
+def test_native_cluster_with_fenced_and_shutting_down_brokers(tmp_path: Path) -> None:
+    d = [c.uuid(700 + i) for i in range(3)]
+    root = c.write(tmp_path / "native", [
+        [c.feature(17), c.zk_state(c.NONE), *(c.broker(b, b * 10, dirs=[d[b - 1]]) for b in (1, 2, 3)),
+         *(c.unfence(b, b * 10) for b in (1, 2, 3)),
+         *c.topic(1, [[1, 2, 3]], dirs=[[UNASSIGNED, d[1], d[2]]])],
+        [c.rec("BrokerRegistrationChangeRecord", broker_id=3, broker_epoch=30, fenced=1)],
+        [c.rec("BrokerRegistrationChangeRecord", 1, broker_id=2, broker_epoch=20, in_controlled_shutdown=1)],
+        [c.move(1, 0, [d[0], d[1], d[2]])],
+    ])
+    a = analyze_log(root)
+    assert _column(a, "phase") == ["native"] * 4
+    assert _column(a, "zk_migration_state") == ["NONE"] * 4
+    assert _column(a, "brokers_fenced") == [0, 1, 1, 1]
+    assert _column(a, "brokers_controlled_shutdown") == [0, 0, 1, 1]
+    assert _column(a, "brokers_unfenced") == [3, 2, 1, 1]
+    assert _column(a, "offline_replicas") == [0, 1, 1, 1]
+    assert _column(a, "replicas_unassigned") == [1, 1, 1, 0]
+    assert _column(a, "dir_transition") == ["in-progress"] * 3 + ["complete"]
+    assert [e["event"] for e in a.events] == ["metadata-version", "dir-transition", "dir-transition"]
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**16), scenario=st.sampled_from(["native", "zk-migration", "jbod-transition", "mixed"]))
+def test_rows_equal_a_full_recount_of_every_replayed_state(tmp_path_factory: pytest.TempPathFactory, seed: int,
+                                                           scenario: str) -> None:
+    root = tmp_path_factory.mktemp("gen")
+    write_history(root, seed, HistorySettings(brokers=4, topics=4, partitions=3, records=1500, scenario=scenario),
+                  snapshot_every=10_000)
+    a = analyze_log(root, "c")
+    with MetadataHistory(root) as h:
+        states = list(h.states())
+    assert len(a.rows) == len(states)
+    for row, (last, ts, image) in zip(a.rows, states, strict=True):
+        assert row == full_row("c", image, last, ts, bool(row["open_transaction"]))
+    assert list(a.rows[0]) == list(COLUMNS)
