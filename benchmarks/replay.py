@@ -14,41 +14,10 @@ import argparse
 import shutil
 import sys
 import time
-from collections import Counter
 from pathlib import Path
 
-from metalog.generate import HistoryGenerator, HistorySettings
-from metalog.log import MetadataLog
+from metalog.bench.replay import build_log, timed
 from metalog.replay.history import IMAGE_DIR, MetadataHistory
-
-
-def build_log(path: Path, records: int, seed: int) -> Counter[str]:
-    """Write a generated history as a KRaft log: one batch per controller write (same timestamp)."""
-    kinds: Counter[str] = Counter()
-    gen = HistoryGenerator(seed, HistorySettings(brokers=12, topics=60, partitions=16, records=records))
-    with MetadataLog.open(path, create=True, durability="none") as log:
-        batch: list[tuple[object, int]] = []
-        stamp = None
-        for ts, record, version in gen.records():
-            kinds[type(record).__name__] += 1
-            if batch and ts != stamp:
-                log.append(batch, timestamp=stamp)
-                batch = []
-            stamp = ts
-            batch.append((record, version))
-        if batch:
-            log.append(batch, timestamp=stamp)
-    return kinds
-
-
-def timed(fn, repeat: int = 3) -> tuple[float, object]:  # type: ignore[no-untyped-def]
-    """Best of ``repeat`` in CPU time of this process: the 2-core machine is shared, wall time swings 2x."""
-    times, result = [], None
-    for _ in range(repeat):
-        t = time.process_time()
-        result = fn()
-        times.append(time.process_time() - t)
-    return min(times), result
 
 
 def _restore_times(h: MetadataHistory, image: object, repeat: int) -> tuple[float, float]:

@@ -1,0 +1,65 @@
+"""``metalog bench`` on tiny sizes: one table, peers compared, the user's own message, clear errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from metalog.cli.main import main
+
+TINY = ["--min-time", "0.001", "--repeat", "1", "--records", "2000"]
+
+
+def _table(out: str) -> list[list[str]]:
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("benchmark"))
+    return [line.split("  ") for line in lines[start + 2:] if line and not line.startswith("note:")]
+
+
+def test_bench_all_prints_one_table(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", *TINY]) == 0
+    out = capsys.readouterr().out
+    rows = _table(out)
+    kinds = [r[0] for r in rows]
+    assert kinds.count("codec") == 8 and kinds.count("log") == 3 and kinds.count("replay") == 1
+    assert "metalog/kio" in out and "metalog/kafka-python" in out
+    codec = [line for line in out.splitlines() if line.startswith("codec")]
+    assert all(line.rstrip().endswith("x") for line in codec)  # both peers are installed in the test env
+    assert "from offset 0" in out and "rec/s" in out
+
+
+def test_bench_log_only(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "log", *TINY]) == 0
+    rows = _table(capsys.readouterr().out)
+    assert {r[0] for r in rows} == {"log"}
+
+
+def test_bench_own_message(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    record = {"type": "FEATURE_LEVEL_RECORD", "version": 0,
+              "data": {"name": "metadata.version", "featureLevel": 17}}
+    (tmp_path / "m.json").write_text(json.dumps(record))
+    assert main(["bench", "--message", "FeatureLevelRecord", "--version", "0", "--json", str(tmp_path / "m.json"),
+                 *TINY]) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.startswith("codec")]
+    assert len(rows) == 2 and "FeatureLevelRecord v0 encode (20 B)" in rows[0]
+    assert "kio is compared on the built-in messages only" in out
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--message", "FeatureLevelRecrd", "--version", "0", "--json", "X"], "unknown message 'FeatureLevelRecrd'"),
+    (["--message", "FeatureLevelRecord", "--version", "9", "--json", "X"], "has no version 9"),
+    (["--message", "FeatureLevelRecord", "--version", "0", "--json", "MISSING"], "No such file or directory"),
+    (["--message", "FeatureLevelRecord"], "go together"),
+    (["--message", "FeatureLevelRecord", "--version", "0", "--json", "BAD"], "is not JSON"),
+])
+def test_bench_bad_message(args: list[str], message: str, tmp_path: Path,
+                           capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "X").write_text('{"name": "metadata.version", "featureLevel": 1}')
+    (tmp_path / "BAD").write_text("{not json")
+    args = [str(tmp_path / a) if a in ("X", "MISSING", "BAD") else a for a in args]
+    assert main(["bench", "codec", *args]) == 1
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
