@@ -47,7 +47,9 @@ def register(sub: Any) -> None:
     exp.add_argument("hex", help="the message bytes in hex ('-' reads them from stdin)")
     exp.set_defaults(func=_explain)
 
-    lst = verbs.add_parser("list", help="every message metalog knows, with its versions")
+    lst = verbs.add_parser("list", help="every message metalog knows, with its versions",
+                           epilog="examples:\n  metalog codec list\n  metalog codec list | grep Record",
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
     lst.set_defaults(func=_list)
 
 
@@ -128,14 +130,22 @@ def _hex(text: Any) -> bytes:
 
 def _explain(args: argparse.Namespace) -> int:
     from metalog.codec import message_class
+    from metalog.codec.definitions import MESSAGES
     from metalog.codec.explain import explain, render_table
 
     try:
         message_class(args.name)
     except KeyError as e:
         raise MetalogError(str(e.args[0])) from None
+    valid = MESSAGES[args.name].valid_versions
+    if args.version not in valid:
+        raise MetalogError(f"{args.name} has no version {args.version} (valid versions: {valid})")
     text = sys.stdin.read().strip() if args.hex == "-" else args.hex
-    rows = explain(args.name, args.version, _hex("".join(text.split())))
+    try:
+        raw = _hex("".join(text.split()))
+    except ValueError as e:
+        raise MetalogError(str(e)) from None
+    rows = explain(args.name, args.version, raw)
     print(render_table(rows))
     return 1 if any(r.role == "error" for r in rows) else 0
 

@@ -46,10 +46,14 @@ def register(sub: Any) -> None:
 
 
 def _generate(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from metalog.errors import MetalogError
     from metalog.generate import HistorySettings
     from metalog.generate.writer import write_history
 
+    if Path(args.outdir).exists() and not Path(args.outdir).is_dir():
+        raise MetalogError(f"{args.outdir} is a file; give a new or empty directory")
     for name in ("brokers", "topics", "partitions", "records", "snapshot_every"):
         if getattr(args, name) < 1:
             raise MetalogError(f"--{name.replace('_', '-')} must be at least 1")

@@ -131,11 +131,24 @@ def _dump_file(path: Path, as_json: bool, with_records: bool) -> int:
 
 
 # ---- append ---------------------------------------------------------------------------------
+def _require_log(logdir: str, hint: str | None) -> None:
+    """A missing directory says so in words a person can act on (``hint`` None: no check)."""
+    if hint is None:
+        return
+    path = Path(logdir)
+    if not path.exists():
+        raise MetalogError(f"{logdir}: no such directory ({hint})")
+    if path.name != "__cluster_metadata-0" and not (path / "__cluster_metadata-0").is_dir():
+        raise MetalogError(f"{logdir}: no __cluster_metadata-0 directory here: not a KRaft metadata log directory "
+                           f"({hint})")
+
+
 def _append(args: argparse.Namespace) -> int:
     from metalog.log import MetadataLog
 
     if args.batch_size < 1:
         raise MetalogError("--batch-size must be at least 1")
+    _require_log(args.logdir, "--create makes a new one" if not args.create else None)
     with MetadataLog.open(args.logdir, create=args.create, durability=args.durability,
                           segment_bytes=args.segment_bytes, cluster_id=args.cluster_id,
                           node_id=args.node_id) as log:
@@ -206,6 +219,7 @@ def _verify(args: argparse.Namespace) -> int:
 def _recover(args: argparse.Namespace) -> int:
     from metalog.log import MetadataLog
 
+    _require_log(args.logdir, "nothing to recover")
     with MetadataLog.open(args.logdir, repair=args.repair) as log:
         for line in log.recovery.lines():
             print(line)

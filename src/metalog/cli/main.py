@@ -18,11 +18,22 @@ from metalog.errors import MetalogError
 VERBS = ["codec", "log", "snapshot", "replay", "generate", "demo", "assign", "format", "simulate", "analyze", "bench"]
 
 
+EXAMPLES = """\
+examples:
+  metalog demo                                   # see it work: generate, replay, diff
+  metalog generate /tmp/cluster --scenario mixed # a realistic history as a real log directory
+  metalog log dump /tmp/cluster                  # like kafka-dump-log --cluster-metadata-decoder
+  metalog replay /tmp/cluster --to-offset 5000   # the cluster's state at a point in time
+  metalog bench                                  # throughput on this machine
+  metalog VERB --help                            # each verb's options and examples
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="metalog",
         description="Read, write, replay and analyse Kafka's KRaft cluster-metadata log.",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"metalog {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
@@ -51,10 +62,11 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"metalog: error: {e}", file=sys.stderr)
         return 1
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError) as e:
+    except OSError as e:  # a missing file, a file where a directory should be, a full disk, ...
         if args.debug:
             raise
-        print(f"metalog: error: {e.strerror}: {e.filename}", file=sys.stderr)
+        where = f": {e.filename}" if e.filename else ""
+        print(f"metalog: error: {e.strerror or e}{where}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130

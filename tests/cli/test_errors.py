@@ -1,0 +1,90 @@
+"""Every command's --help has examples; bad inputs give one clear line and a non-zero exit, no traceback."""
+
+from __future__ import annotations
+
+import argparse
+import io
+from pathlib import Path
+
+import pytest
+
+from metalog.cli.main import build_parser, main
+from metalog.errors import MetalogError
+
+
+def _commands(parser: argparse.ArgumentParser, path: list[str]) -> list[list[str]]:
+    found = [path]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found += _commands(sub, path + [name])
+    return found
+
+
+COMMANDS = _commands(build_parser(), [])
+
+
+def test_every_verb_is_walked() -> None:
+    verbs = {c[0] for c in COMMANDS if c}
+    assert {"codec", "log", "snapshot", "replay", "diff", "generate", "demo", "bench"} <= verbs
+    assert ["log", "dump"] in COMMANDS and ["codec", "list"] in COMMANDS
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c) or "metalog")
+def test_help_has_examples(command: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main([*command, "--help"])
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    assert "usage: metalog" in out and "\nexamples:\n" in out
+    assert "metalog " in out.split("\nexamples:\n", 1)[1]  # the examples run metalog
+
+
+@pytest.fixture
+def places(tmp_path: Path) -> dict[str, str]:
+    (tmp_path / "file.txt").write_text("not a metadata log\n")
+    (tmp_path / "empty").mkdir()
+    return {"MISSING": str(tmp_path / "missing"), "FILE": str(tmp_path / "file.txt"),
+            "EMPTY": str(tmp_path / "empty")}
+
+
+BAD = [
+    (["log", "dump", "MISSING"], "No such file or directory"),
+    (["log", "dump", "EMPTY"], "no .log segments"),
+    (["log", "dump", "FILE"], "file.txt, byte 16: batch: unsupported magic"),
+    (["log", "append", "MISSING"], "no such directory (--create makes a new one)"),
+    (["log", "append", "EMPTY"], "not a KRaft metadata log directory (--create makes a new one)"),
+    (["log", "recover", "EMPTY"], "not a KRaft metadata log directory (nothing to recover)"),
+    (["snapshot", "list", "MISSING"], "No such file or directory"),
+    (["snapshot", "create", "MISSING"], "not a KRaft metadata log directory"),
+    (["snapshot", "images", "EMPTY"], "not a KRaft metadata log directory"),
+    (["replay", "MISSING"], "not a KRaft metadata log directory"),
+    (["replay", "FILE"], "not a KRaft metadata log directory"),
+    (["diff", "EMPTY", "--from", "0", "--to", "1"], "not a KRaft metadata log directory"),
+    (["codec", "explain", "PartitionRecrd", "0", "00"], "unknown message 'PartitionRecrd'; did you mean"),
+    (["codec", "explain", "PartitionRecord", "9", "00"], "PartitionRecord has no version 9 (valid versions: 0-2)"),
+    (["codec", "explain", "PartitionRecord", "0", "zz"], "'hex' is not hex"),
+    (["generate", "FILE"], "is a file; give a new or empty directory"),
+    (["simulate", "FILE"], "Not a directory"),
+    (["bench", "--message", "NoSuchRecord", "--version", "0", "--json", "FILE"], "unknown message 'NoSuchRecord'"),
+    (["bench", "--message", "NoOpRecord", "--version", "3", "--json", "FILE"], "NoOpRecord has no version 3"),
+]
+
+
+@pytest.mark.parametrize(("argv", "message"), BAD, ids=lambda v: " ".join(v) if isinstance(v, list) else "")
+def test_bad_input_gives_one_clear_line(argv: list[str], message: str, places: dict[str, str],
+                                        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    argv = [places.get(a, a) for a in argv]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("metalog"), err
+    assert message in lines[0] and "Traceback" not in err
+
+
+def test_debug_shows_the_traceback(places: dict[str, str]) -> None:
+    with pytest.raises(MetalogError, match="not a KRaft metadata log directory"):
+        main(["--debug", "replay", places["MISSING"]])
+    with pytest.raises(FileNotFoundError):
+        main(["--debug", "log", "dump", places["MISSING"]])
