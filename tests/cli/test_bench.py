@@ -63,3 +63,18 @@ def test_bench_bad_message(args: list[str], message: str, tmp_path: Path,
     assert main(["bench", "codec", *args]) == 1
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_bench_without_the_peers(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the bench extra: metalog's own rates, dashes for the peers, and a note saying how to add them."""
+    import sys
+
+    for module in ("metalog.bench.kio_peer", "metalog.bench.kafka_python_peer", "kafka.record.memory_records"):
+        monkeypatch.setitem(sys.modules, module, None)  # makes the import fail
+    assert main(["bench", "codec", *TINY]) == 0
+    assert main(["bench", "log", *TINY]) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.startswith(("codec", "log"))]
+    assert len(rows) == 11 and all(line.endswith("-") for line in rows)
+    assert "kio not installed, not compared (pip install 'metalog[bench]')" in out
+    assert "kafka-python not installed" in out
