@@ -88,3 +88,12 @@ def test_debug_shows_the_traceback(places: dict[str, str]) -> None:
         main(["--debug", "replay", places["MISSING"]])
     with pytest.raises(FileNotFoundError):
         main(["--debug", "log", "dump", places["MISSING"]])
+
+
+def test_a_closed_pipe_is_not_an_error(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    def closed(args: argparse.Namespace) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr("metalog.cli.codec._list", closed)
+    assert main(["codec", "list"]) == 0
+    assert capsys.readouterr().err == ""

@@ -45,8 +45,10 @@ def _demo(args: argparse.Namespace) -> int:
     out.mkdir(parents=True)
     (out / ".metalog-demo").write_text("written by metalog demo\n")
 
-    print(f"== 1. generating a cluster history ({args.records:,} records, seed {args.seed})")
-    settings = HistorySettings(brokers=6, topics=12, partitions=6, records=args.records)
+    print(f"== 1. generating a cluster history ({args.records:,} records, seed {args.seed}): a ZooKeeper "
+          "migration, the move to several log dirs per broker, a failed disk")
+    settings = HistorySettings(brokers=6, topics=12, partitions=6, records=args.records,
+                               scenario="mixed")
     with Progress("generating") as bar:
         gen = write_history(log_dir, args.seed, settings, snapshot_every=max(args.records // 4, 1000),
                             progress=bar.update)

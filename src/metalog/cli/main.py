@@ -62,6 +62,8 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"metalog: error: {e}", file=sys.stderr)
         return 1
+    except BrokenPipeError:  # the reader (head, less) went away: not an error; before OSError, its base
+        return 0
     except OSError as e:  # a missing file, a file where a directory should be, a full disk, ...
         if args.debug:
             raise
@@ -70,8 +72,6 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:
-        return 0
 
 
 if __name__ == "__main__":
