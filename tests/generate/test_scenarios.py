@@ -6,6 +6,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from metalog.cli.main import main
 from metalog.codec.framing import decode_metadata_record, encode_metadata_record
@@ -141,3 +143,16 @@ def test_generate_cli_scenario(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert "scenario mixed" in out and "zk migration POST_MIGRATION" in out and "loses log dir" in out
     with pytest.raises(SystemExit):
         main(["generate", str(tmp_path / "x"), "--scenario", "nope"])
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32), scenario=st.sampled_from(SCENARIOS), brokers=st.integers(1, 6),
+       topics=st.integers(1, 4), partitions=st.integers(1, 4), rf=st.integers(1, 3), dirs=st.integers(1, 3),
+       records=st.integers(1, 600))
+def test_any_settings_replay_to_the_generators_model(seed: int, scenario: str, brokers: int, topics: int,
+                                                     partitions: int, rf: int, dirs: int, records: int) -> None:
+    s = HistorySettings(brokers=brokers, topics=topics, partitions=partitions, records=records,
+                        replication_factor=rf, dirs_per_broker=dirs, scenario=scenario)
+    gen, produced, loader = _replayed(seed, s)
+    assert len(produced) >= records and not loader.in_transaction
+    assert image_model(loader.image) == gen.model()
