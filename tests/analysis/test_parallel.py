@@ -1,0 +1,140 @@
+"""Parallel replay equals sequential replay: for random histories and any partitioning into ranges, the state
+at every range's start and every batch's timeline row and events."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from metalog.analysis.overlay import Overlay, RangeDelta, compose, then
+from metalog.analysis.parallel import (
+    analyze_parallel,
+    base_image,
+    log_bounds,
+    range_delta,
+    split_ranges,
+    start_states,
+)
+from metalog.analysis.pipeline import analyze_log
+from metalog.errors import ReplayError
+from metalog.generate.history import HistorySettings
+from metalog.generate.writer import write_history
+from metalog.log import MetadataLog
+from metalog.replay.history import MetadataHistory
+from tests.analysis import crafted as c
+from tests.analysis.test_timeline import jbod_transition, zk_migration
+
+SCENARIOS = ["native", "zk-migration", "jbod-transition", "mixed"]
+
+
+def batch_bases(root: Path) -> list[int]:
+    with MetadataLog.open(root, writable=False) as log:
+        return [b[0] for b in log.scan(0) if not b[3]]
+
+
+def ranges_from(bases: list[int], last: int, picks: list[int]) -> list[tuple[int, int]]:
+    """Ranges cut at the batch bases ``picks`` index (batch-aligned, so range starts are replay points)."""
+    cuts = sorted({bases[i % len(bases)] for i in picks} - {bases[0]})
+    starts = [bases[0], *cuts]
+    return [(lo, hi - 1) for lo, hi in zip(starts, [*cuts, last + 1], strict=True)]
+
+
+def check(root: Path, ranges: list[tuple[int, int]]) -> None:
+    sequential = analyze_log(root, "c")
+    deltas = [range_delta(root, lo, hi) for lo, hi in ranges]
+    starts = start_states(base_image(root), deltas)
+    with MetadataHistory(root) as h:
+        for (lo, _), start in zip(ranges, starts, strict=True):
+            expected = h.state_at(lo - 1)
+            assert start.image == expected.image, f"state before offset {lo}"
+            assert (start.transaction is not None) == expected.open_transaction
+    parallel = analyze_parallel(root, ranges, "c")
+    assert parallel.rows == sequential.rows
+    assert parallel.events == sequential.events
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**16), scenario=st.sampled_from(SCENARIOS),
+       picks=st.lists(st.integers(0, 10_000), max_size=12))
+def test_parallel_equals_sequential_on_generated_histories(tmp_path_factory: pytest.TempPathFactory, seed: int,
+                                                           scenario: str, picks: list[int]) -> None:
+    root = tmp_path_factory.mktemp("gen")
+    write_history(root, seed, HistorySettings(brokers=4, topics=4, partitions=3, records=2500, scenario=scenario),
+                  snapshot_every=100_000)
+    check(root, ranges_from(batch_bases(root), log_bounds(root)[1], picks))
+
+
+def transactions_and_topic_configs(root: Path) -> Path:
+    """A transaction over three batches that removes a topic created long before and re-creates its name
+    with new configs, an aborted one that touches brokers, configs cleared by name across ranges."""
+    return c.write(root, [
+        [c.feature(17), c.broker(1, 10, dirs=[c.uuid(9)]), c.unfence(1, 10), *c.topic(1, [[1], [1]]),
+         c.rec("ConfigRecord", resource_type=2, resource_name="t1", name="retention.ms", value="1000"),
+         c.rec("ConfigRecord", resource_type=2, resource_name="t1", name="cleanup.policy", value="compact")],
+        [c.rec("PartitionChangeRecord", 1, partition_id=0, topic_id=c.uuid(1), isr=[1], leader=1)],
+        [c.begin(), c.rec("RemoveTopicRecord", topic_id=c.uuid(1))],
+        [c.rec("ConfigRecord", resource_type=2, resource_name="t1", name="retention.ms", value="5")],
+        [*c.topic(2, [[1]]), c.rec("ConfigRecord", resource_type=2, resource_name="t1", name="segment.ms",
+                                  value="7"), c.end()],
+        [c.rec("TopicRecord", name="t1", topic_id=c.uuid(3)),
+         c.rec("PartitionRecord", 1, partition_id=0, topic_id=c.uuid(3), replicas=[1], isr=[1], leader=1,
+               leader_epoch=0, partition_epoch=0, directories=[c.uuid(9)])],
+        [c.begin(), c.rec("BrokerRegistrationChangeRecord", broker_id=1, broker_epoch=10, fenced=1)],
+        [c.rec("ClientQuotaRecord", entity=[_quota_entity()], key="producer_byte_rate", value=1024.0)],
+        [c.abort(), c.rec("NoOpRecord")],
+        [c.rec("BrokerRegistrationChangeRecord", 1, broker_id=1, broker_epoch=10, in_controlled_shutdown=1)],
+        [c.rec("ConfigRecord", resource_type=2, resource_name="t1", name="retention.ms", value=None)],
+    ])
+
+
+def _quota_entity() -> object:
+    cls = c.message_class("ClientQuotaRecord")
+    mod = __import__(cls.__module__, fromlist=["x"])
+    return mod.EntityData(entity_type="user", entity_name="alice")
+
+
+@pytest.mark.parametrize("history", [zk_migration, jbod_transition, transactions_and_topic_configs])
+def test_every_partitioning_of_crafted_histories(tmp_path: Path, history: object) -> None:
+    root = history(tmp_path / "h")  # type: ignore[operator]
+    bases, last = batch_bases(root), log_bounds(root)[1]
+    for mask in range(2 ** (len(bases) - 1)):  # every set of up to three cuts between batches
+        if bin(mask).count("1") > 3:
+            continue
+        cuts = [b for i, b in enumerate(bases[1:]) if mask >> i & 1]
+        starts = [bases[0], *cuts]
+        check(root, [(lo, hi - 1) for lo, hi in zip(starts, [*cuts, last + 1], strict=True)])
+
+
+def test_equal_ranges_need_not_align_with_batches(tmp_path: Path) -> None:
+    root = transactions_and_topic_configs(tmp_path / "h")
+    sequential = analyze_log(root, "c")
+    for n in (1, 2, 3, 5, 40):
+        assert analyze_parallel(root, n, "c").rows == sequential.rows
+
+
+def test_split_ranges() -> None:
+    assert split_ranges(0, 9, 3) == [(0, 2), (3, 5), (6, 9)]
+    assert split_ranges(5, 6, 4) == [(5, 5), (6, 6)]
+    assert split_ranges(0, -1, 2) == []
+
+
+def test_composition_is_associative_and_transactions_match() -> None:
+    def o(offset: int) -> Overlay:
+        return Overlay(full={("zk_migration_state",): offset}, offset=offset)
+
+    begin, end, abort = (RangeDelta(open=(1, Overlay()), begun=True), RangeDelta(close=("end", 9)),
+                         RangeDelta(close=("abort", 9)))
+    pieces = [RangeDelta(head=o(0)), begin, RangeDelta(head=o(2)), end, RangeDelta(head=o(3))]
+    left = then(then(then(then(pieces[0], pieces[1]), pieces[2]), pieces[3]), pieces[4])
+    right = then(pieces[0], then(pieces[1], then(pieces[2], then(pieces[3], pieces[4]))))
+    assert left == right
+    assert compose(left.head, left.mid).full == {("zk_migration_state",): 3} and left.open is None
+    aborted = then(then(then(RangeDelta(head=o(0)), begin), RangeDelta(head=o(2))), abort)
+    assert aborted.head.full == {("zk_migration_state",): 0}
+    with pytest.raises(ReplayError):
+        then(then(begin, RangeDelta(head=o(2))), begin)
+    with pytest.raises(ReplayError):
+        then(then(begin, end), end)
