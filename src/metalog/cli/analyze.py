@@ -23,7 +23,8 @@ def _columns_help() -> str:
 
 EXAMPLES = """\
 examples:
-  metalog analyze /var/lib/kafka/metadata --out analysis
+  metalog analyze /var/lib/kafka/metadata --out analysis                 # Spark on local[*]
+  metalog analyze LOGDIR --out analysis --engine python                  # no JVM
   metalog analyze cluster-a cluster-b cluster-c --out fleet --bucket 5m
 """
 
@@ -37,8 +38,11 @@ def register(sub: Any) -> None:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("logdirs", nargs="+", metavar="LOGDIR", help="log directories, one per cluster")
     p.add_argument("--out", required=True, metavar="DIR", help="the output directory")
-    p.add_argument("--engine", choices=["python"], default="python",
-                   help="python: one process, no JVM")
+    p.add_argument("--engine", choices=["spark", "python"], default="spark",
+                   help="spark (the default; pyspark and a JDK): offset ranges replayed in parallel; python: one "
+                        "process, no JVM")
+    p.add_argument("--master", metavar="URL", help="Spark master (default local[*]); the log directories must "
+                                                   "be readable at the same paths on the executors")
     p.add_argument("--bucket", default="1m", metavar="WIDTH", help="timeline_buckets width: 30s, 1m, 1h... (1m)")
     p.set_defaults(func=_analyze)
 
@@ -50,8 +54,14 @@ def _analyze(args: argparse.Namespace) -> int:
         width = parse_bucket(args.bucket)
     except ValueError as e:
         raise MetalogError(str(e)) from None
-    with Progress("analyze") as progress:
-        result = analyze_python(args.logdirs, progress=progress.update)
+    if args.engine == "spark":
+        from metalog.analysis.spark import analyze_spark, spark_session
+
+        with spark_session(args.master) as session, Progress("analyze (spark)") as progress:
+            result = analyze_spark(session, args.logdirs, progress=progress.update)
+    else:
+        with Progress("analyze") as progress:
+            result = analyze_python(args.logdirs, progress=progress.update)
     out = Path(args.out)
     written = write_outputs(out, result, width)
     written += _report(out, result)
@@ -64,10 +74,6 @@ def _analyze(args: argparse.Namespace) -> int:
 
 
 def _report(out: Path, result: Any) -> list[Path]:
-    try:
-        from metalog.analysis.report import write_report
-    except ModuleNotFoundError as e:
-        if e.name != "metalog.analysis.report":
-            raise
-        return []  # the report is not built yet
+    from metalog.analysis.report import write_report
+
     return write_report(out, result.rows, result.events)

@@ -1,0 +1,25 @@
+"""One Spark session for every Spark test (starting a JVM costs seconds); skipped, saying why, without one."""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from metalog.errors import MetalogError
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    if importlib.util.find_spec("pyspark") is None:
+        pytest.skip("pyspark is not installed (pip install -e '.[test]' installs it)")
+    from metalog.analysis.spark import find_java, spark_session
+
+    try:
+        find_java()
+    except MetalogError as e:
+        pytest.skip(str(e))
+    with spark_session("local[2]", app="metalog tests") as session:
+        yield session
