@@ -14,7 +14,6 @@ import dataclasses
 import datetime
 import importlib
 import io
-import sys
 import uuid
 from typing import Any
 
@@ -34,7 +33,7 @@ from kio.serial._introspect import (
     is_optional,
 )
 
-from metalog.codec import Uuid, message_class
+from metalog.codec import Uuid, message_class, struct_class
 from metalog.codec.schema import INT_RANGES, snake
 from tests.conftest import load_vectors
 
@@ -104,11 +103,11 @@ def kio_read(cls: type, data: bytes) -> Any:
 
 
 # ---- kio -> metalog ---------------------------------------------------------------------------
-def metalog_value(value: Any, module: Any) -> Any:
+def metalog_value(value: Any, message: str) -> Any:
     if dataclasses.is_dataclass(value):
-        return to_metalog(value, getattr(module, type(value).__name__))
+        return to_metalog(value, struct_class(message, type(value).__name__))
     if isinstance(value, tuple):
-        return [metalog_value(v, module) for v in value]
+        return [metalog_value(v, message) for v in value]
     if isinstance(value, uuid.UUID):
         return Uuid(value.bytes)
     if isinstance(value, ErrorCode):
@@ -120,14 +119,14 @@ def metalog_value(value: Any, module: Any) -> Any:
 
 def to_metalog(entity: Any, cls: type) -> Any:
     """The metalog object holding the same values; fields kio's version lacks keep our defaults."""
-    module = sys.modules[cls.__module__]
+    message = cls.STRUCT_PATH[0]
     kwargs = {}
     for f in dataclasses.fields(entity):
         name = KIO_RENAMES.get(f.name, f.name.rstrip("_"))
         value = getattr(entity, f.name)
         if value is None and f.metadata.get("kafka_type") == "uuid":
             value = Uuid()
-        kwargs[name] = metalog_value(value, module)
+        kwargs[name] = metalog_value(value, message)
     return cls(**kwargs)
 
 
@@ -205,9 +204,10 @@ def test_metadata_request_matches_kio_and_kafka_python(version: int, data: st.Da
 
 # ---- the rack rule ----------------------------------------------------------------------------
 def one_broker_request(version: int, rack: str | None) -> Any:
-    m = sys.modules[UpdateMetadataRequest.__module__]
-    endpoint = m.UpdateMetadataEndpoint(port=9092, host="h", listener="PLAINTEXT", security_protocol=0)
-    broker = m.UpdateMetadataBroker(id=1, v0_host="h", v0_port=9092, endpoints=[endpoint], rack=rack)
+    endpoint_cls, broker_cls = (struct_class("UpdateMetadataRequest", s)
+                                for s in ("UpdateMetadataEndpoint", "UpdateMetadataBroker"))
+    endpoint = endpoint_cls(port=9092, host="h", listener="PLAINTEXT", security_protocol=0)
+    broker = broker_cls(id=1, v0_host="h", v0_port=9092, endpoints=[endpoint], rack=rack)
     return UpdateMetadataRequest(controller_id=1, controller_epoch=2, live_brokers=[broker])
 
 

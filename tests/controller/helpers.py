@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
-from metalog.codec import message_class
+from metalog.codec import message_class, struct_class
 from metalog.codec.uuid import Uuid
 from metalog.controller.commands import SetFeatureLevel
 from metalog.controller.controller import Controller
@@ -14,7 +13,7 @@ CLUSTER_ID = "MkU3OEVBNTcwNTJENDM2Qg"
 
 
 def struct(message: str, name: str) -> Any:
-    return getattr(sys.modules[message_class(message).__module__], name)
+    return struct_class(message, name)
 
 
 def dir_id(broker: int, n: int) -> Uuid:

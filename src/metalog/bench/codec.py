@@ -6,19 +6,23 @@ bytes back to an equal object, before anything is timed (``check``).
 
 from __future__ import annotations
 
-import sys
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 from metalog.bench.timing import Op
-from metalog.codec import Uuid, message_class
+from metalog.codec import Uuid, message_class, struct_class
 
 
 # ---- the four inputs --------------------------------------------------------------------------
 def uid(n: int) -> Uuid:
     return Uuid(uuid.UUID(int=(n * 0x9E3779B97F4A7C15 + 1) % (1 << 128)).bytes)
+
+
+def _structs(message: str, *names: str) -> SimpleNamespace:
+    return SimpleNamespace(**{n: struct_class(message, n) for n in names})
 
 
 def partition_record() -> Any:
@@ -33,7 +37,8 @@ def partition_change_record() -> Any:
 
 def update_metadata_request() -> Any:
     cls = message_class("UpdateMetadataRequest")
-    m = sys.modules[cls.__module__]
+    m = _structs(cls.NAME, "UpdateMetadataBroker", "UpdateMetadataEndpoint", "UpdateMetadataTopicState",
+                 "UpdateMetadataPartitionState")
     brokers = [m.UpdateMetadataBroker(
         id=b, endpoints=[m.UpdateMetadataEndpoint(port=9092, host=f"broker-{b}.kafka.internal", listener="PLAINTEXT",
                                                   security_protocol=0)],
@@ -49,7 +54,7 @@ def update_metadata_request() -> Any:
 
 def assign_replicas_to_dirs_request() -> Any:
     cls = message_class("AssignReplicasToDirsRequest")
-    m = sys.modules[cls.__module__]
+    m = _structs(cls.NAME, "DirectoryData", "TopicData", "PartitionData")
     dirs = [m.DirectoryData(id=uid(200 + d), topics=[
         m.TopicData(topic_id=uid(100 + t), partitions=[m.PartitionData(partition_index=p) for p in range(10)])
         for t in range(20)]) for d in range(10)]

@@ -19,7 +19,7 @@ from metalog.errors import CodecError, DecodeError, EncodeError
 
 __all__ = [
     "ApiMessage", "KafkaStruct", "Uuid", "ZERO", "MIGRATING", "UNASSIGNED", "LOST",
-    "CodecError", "DecodeError", "EncodeError", "message_class", "message_names",
+    "CodecError", "DecodeError", "EncodeError", "message_class", "message_names", "struct_class",
 ]
 
 
@@ -36,3 +36,17 @@ def message_class(name: str) -> Any:
         hint = f"; did you mean {' or '.join(close)}?" if close else " (`metalog codec list` shows them all)"
         raise KeyError(f"unknown message {name!r}{hint}")
     return getattr(importlib.import_module(f"metalog.codec.messages.{module}"), name)
+
+
+def struct_class(message: str, struct: str) -> Any:
+    """The generated class of a struct nested in a message, e.g. ``("RegisterBrokerRecord", "BrokerEndpoint")``.
+
+    Nested structs live in their message's module; the message's own name gives the message class.
+    """
+    top = message_class(message)
+    if struct == message:
+        return top
+    cls = getattr(importlib.import_module(top.__module__), struct, None)
+    if getattr(cls, "STRUCT_PATH", None) != (message, struct):  # not a module's other names
+        raise KeyError(f"{message} has no struct {struct!r}")
+    return cls

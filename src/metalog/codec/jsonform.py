@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import base64
 import binascii
-import sys
 from functools import cache
 from typing import Any
 
+from metalog.codec import struct_class
 from metalog.codec.definitions import MESSAGES
 from metalog.codec.runtime import KafkaStruct
 from metalog.codec.schema import INT_RANGES, F, Message
@@ -138,7 +138,7 @@ def _scalar_from_json(cls: type[KafkaStruct], f: F, value: Any, version: int, pa
             return base64.b64decode(value, validate=True)
         except (binascii.Error, ValueError):
             raise _error(cls, version, path, "is not valid base64") from None
-    struct_cls = getattr(sys.modules[cls.__module__], t)
+    struct_cls = struct_class(cls.STRUCT_PATH[0], t)
     return from_json(struct_cls, value, version, path)
 
 

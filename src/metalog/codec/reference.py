@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import io
 import re
-import sys
 from functools import cache
 from typing import Any
 
@@ -459,10 +458,9 @@ class Record(c.Construct):
 
 def struct_class(msg: Message, struct: str) -> type:
     """The generated class of a message or of one of its structs."""
-    from metalog.codec import message_class
+    from metalog.codec import struct_class as by_name
 
-    top = message_class(msg.name)
-    return top if struct == msg.name else getattr(sys.modules[top.__module__], struct)
+    return by_name(msg.name, struct)
 
 
 def default_value(msg: Message, f: F) -> Any:

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import re
 import shutil
-import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from metalog.codec import message_class
+from metalog.codec import message_class, struct_class
 from metalog.codec.uuid import LOST, MIGRATING, UNASSIGNED, Uuid
 from metalog.errors import MetalogError
 from metalog.log import files
@@ -223,14 +222,15 @@ def assignment_requests(broker_id: int, broker_epoch: int, reports: Sequence[Act
                         limit: int = MAX_ASSIGNMENTS_PER_REQUEST) -> list[Any]:
     """AssignReplicasToDirsRequests of at most ``limit`` assignments each, grouped by directory and topic."""
     cls = message_class("AssignReplicasToDirsRequest")
-    mod = sys.modules[cls.__module__]
+    DirectoryData, TopicData, PartitionData = (  # noqa: N806 - Kafka's struct names
+        struct_class(cls.NAME, s) for s in ("DirectoryData", "TopicData", "PartitionData"))
     out = []
     for start in range(0, len(reports), limit):
         grouped: dict[Uuid, dict[Uuid, list[int]]] = {}
         for a in reports[start:start + limit]:
             grouped.setdefault(a.directory, {}).setdefault(a.topic_id, []).append(a.partition)
         out.append(cls(broker_id=broker_id, broker_epoch=broker_epoch, directories=[
-            mod.DirectoryData(id=d, topics=[
-                mod.TopicData(topic_id=t, partitions=[mod.PartitionData(partition_index=p) for p in ps])
+            DirectoryData(id=d, topics=[
+                TopicData(topic_id=t, partitions=[PartitionData(partition_index=p) for p in ps])
                 for t, ps in topics.items()]) for d, topics in grouped.items()]))
     return out

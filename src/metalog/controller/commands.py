@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from metalog.codec import message_class
+from metalog.codec import message_class, struct_class
 from metalog.codec.uuid import Uuid
 from metalog.controller import errors as E
 from metalog.controller.changes import Changes, partition_record_version
@@ -244,20 +244,21 @@ def _assign_replicas_to_dirs(changes: Changes, req: Any, ctx: CommandContext) ->
     broker = changes.broker(req.broker_id)
     assert broker is not None
     resp_cls = message_class("AssignReplicasToDirsResponse")
-    mod = _module(resp_cls)
+    DirectoryData, TopicData, PartitionData = (  # noqa: N806 - Kafka's struct names
+        struct_class(resp_cls.NAME, s) for s in ("DirectoryData", "TopicData", "PartitionData"))
     response = resp_cls(error_code=E.NONE, directories=[])
     offline_targets: list[tuple[Uuid, int]] = []
     for d in req.directories:
         online = broker.has_online_dir(d.id)
-        res_dir = mod.DirectoryData(id=d.id, topics=[])
+        res_dir = DirectoryData(id=d.id, topics=[])
         for t in d.topics:
             topic = changes.image.topics.get(t.topic_id)
-            res_topic = mod.TopicData(topic_id=t.topic_id, partitions=[])
+            res_topic = TopicData(topic_id=t.topic_id, partitions=[])
             for p in t.partitions:
                 code = _assign_one(changes, req.broker_id, topic, t.topic_id, p.partition_index, d.id)
                 if code == E.NONE and not online:
                     offline_targets.append((t.topic_id, p.partition_index))
-                res_topic.partitions.append(mod.PartitionData(partition_index=p.partition_index, error_code=code))
+                res_topic.partitions.append(PartitionData(partition_index=p.partition_index, error_code=code))
             res_dir.topics.append(res_topic)
         response.directories.append(res_dir)
     changes.remove_from_isr(req.broker_id, offline_targets)
@@ -425,12 +426,6 @@ def _zk_migration(changes: Changes, cmd: ZkMigrationTransition, ctx: CommandCont
 
 def _empty(image: MetadataImage) -> bool:
     return not image.brokers and not image.topics
-
-
-def _module(cls: Any) -> Any:
-    import sys
-
-    return sys.modules[cls.__module__]
 
 
 _HANDLERS: dict[str, tuple[Any, Any]] = {

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from metalog.codec import message_class
+from metalog.codec import message_class, struct_class
 from metalog.codec.uuid import Uuid
 from metalog.controller.broker import (
     LogDir,
@@ -102,7 +102,5 @@ class Simulation:
 
 
 def _feature(lo: int, hi: int) -> Any:
-    import sys
-
-    mod = sys.modules[message_class("BrokerRegistrationRequest").__module__]
-    return mod.Feature(name="metadata.version", min_supported_version=lo, max_supported_version=hi)
+    feature = struct_class("BrokerRegistrationRequest", "Feature")
+    return feature(name="metadata.version", min_supported_version=lo, max_supported_version=hi)

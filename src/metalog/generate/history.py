@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from metalog.codec import message_class
+from metalog.codec import message_class, struct_class
 from metalog.codec.uuid import MIGRATING, UNASSIGNED, Uuid
 from metalog.state import versions as V
 
@@ -31,12 +31,6 @@ NONE, MIGRATION, PRE_MIGRATION, POST_MIGRATION = 0, 1, 2, 3
 
 def _cls(name: str) -> Any:
     return message_class(name)
-
-
-def _struct(message: str, struct: str) -> Any:
-    import sys
-
-    return getattr(sys.modules[_cls(message).__module__], struct)
 
 
 @dataclass
@@ -165,8 +159,8 @@ class HistoryGenerator:
         rack = old.rack if old else f"rack-{bid % 3}"
         zk = (old.zk if old else False) if zk is None else zk
         self.brokers[bid] = _Broker(bid, epoch, dirs, rack, zk=zk)
-        endpoint = _struct("RegisterBrokerRecord", "BrokerEndpoint")
-        feature = _struct("RegisterBrokerRecord", "BrokerFeature")
+        endpoint = struct_class("RegisterBrokerRecord", "BrokerEndpoint")
+        feature = struct_class("RegisterBrokerRecord", "BrokerFeature")
         version = 3 if self._dirs_on_wire else 2 if self.mv >= V.MV_3_4_IV0_MIGRATION else 1
         extra: dict[str, Any] = {"log_dirs": list(dirs)} if version >= 3 else {}
         if zk:

@@ -13,7 +13,7 @@ import hashlib
 from collections.abc import Iterator
 from typing import Any
 
-from metalog.codec import message_class
+from metalog.codec import message_class, struct_class
 from metalog.codec.framing import encode_metadata_record
 from metalog.codec.uuid import MIGRATING
 from metalog.state import versions as V
@@ -65,7 +65,7 @@ def image_records(image: MetadataImage) -> Iterator[tuple[Any, int]]:
 
 def broker_record(b: BrokerRegistration, level: int) -> tuple[Any, int]:
     cls = message_class("RegisterBrokerRecord")
-    endpoint, feature = _struct(cls, "BrokerEndpoint"), _struct(cls, "BrokerFeature")
+    endpoint, feature = struct_class(cls.NAME, "BrokerEndpoint"), struct_class(cls.NAME, "BrokerFeature")
     record = cls(
         broker_id=b.id, incarnation_id=b.incarnation_id, broker_epoch=b.epoch, rack=b.rack, fenced=b.fenced,
         end_points=[endpoint(name=n, host=h, port=p, security_protocol=s) for n, h, p, s in b.listeners],
@@ -108,17 +108,11 @@ def lost_in_image(image: MetadataImage) -> list[str]:
 
 def _quota_records(image: MetadataImage) -> Iterator[tuple[Any, int]]:
     cls = message_class("ClientQuotaRecord")
-    entity_data = _struct(cls, "EntityData")
+    entity_data = struct_class(cls.NAME, "EntityData")
     for entity in sorted(image.client_quotas, key=lambda e: [(t, n or "") for t, n in e]):
         for key, value in sorted(image.client_quotas[entity].items()):
             yield cls(entity=[entity_data(entity_type=t, entity_name=n) for t, n in entity], key=key,
                       value=value), 0
-
-
-def _struct(cls: Any, name: str) -> Any:
-    import sys
-
-    return getattr(sys.modules[cls.__module__], name)
 
 
 def image_digest(image: MetadataImage) -> str:
