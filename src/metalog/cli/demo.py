@@ -103,7 +103,7 @@ def _replay(log_dir: Path, step: int) -> tuple[list[int], str]:
             result = history.state_at(offset)
             results.append(result)
             print(f"\n== {i}. the state at offset {offset:,} ({format_time(result.timestamp)})")
-            print(_indent(render_state(result)))
+            print(_indent(render_state(result), limit=16))  # the brokers and the first topics
         print(f"\n== {step + len(points)}. what changed between offsets {points[1]:,} and {points[2]:,}")
         print(_indent(render_diff(diff_images(results[1].image, results[2].image)), limit=40))
     return points, format_time(results[0].timestamp)
@@ -141,15 +141,20 @@ def _analyze(log_dir: Path, out: Path, engine: str, why: str | None, step: int) 
 
 def _where(log_dir: Path, written: list[Path], points: list[int], first_time: str) -> None:
     by_name = {p.name: p for p in written}
-    print("\n== where to look")
+    places = []
     if "report.html" in by_name:
-        print(f"   the report (open it in a browser): {by_name['report.html'].resolve().as_uri()}")
+        places.append(("the report (open it in a browser)", by_name["report.html"].resolve().as_uri()))
     if "report.png" in by_name:
-        print(f"   its main chart:                    {by_name['report.png']}")
-    tables = [p for p in written if p.suffix in (".csv", ".parquet")]
+        places.append(("its main chart", str(by_name["report.png"])))
+    tables = [p for p in written if p.suffix == ".csv"]
     if tables:
-        print(f"   the timelines and events:          {tables[0].parent}/: {', '.join(p.name for p in tables)}")
-    print(f"   the log:                           {log_dir}")
+        also = ", and .parquet" if any(p.suffix == ".parquet" for p in written) else ""
+        places.append((f"the timelines and events (CSV{also})", f"{tables[0].parent}/"))
+    places.append(("the log", str(log_dir)))
+    width = max(len(label) for label, _ in places) + 2
+    print("\n== where to look")
+    for label, place in places:
+        print(f"   {label + ':':<{width}}{place}")
     print(f"\n== next: look at it yourself\n"
           f"   metalog replay {log_dir} --at-time {first_time}\n"
           f"   metalog diff {log_dir} --from {points[0]} --to end\n"
