@@ -20,10 +20,11 @@ VERBS = ["codec", "log", "snapshot", "replay", "generate", "demo", "assign", "fo
 
 EXAMPLES = """\
 examples:
-  metalog demo                                   # see it work: generate, replay, diff
+  metalog demo                                   # see it work: generate, replay, diff, analyse
   metalog generate /tmp/cluster --scenario mixed # a realistic history as a real log directory
   metalog log dump /tmp/cluster                  # like kafka-dump-log --cluster-metadata-decoder
   metalog replay /tmp/cluster --to-offset 5000   # the cluster's state at a point in time
+  metalog analyze /tmp/cluster --out analysis    # migration timelines, events, report.html
   metalog bench                                  # throughput on this machine
   metalog VERB --help                            # each verb's options and examples
 """
