@@ -68,6 +68,15 @@ BAD = [
     (["simulate", "FILE"], "Not a directory"),
     (["bench", "--message", "NoSuchRecord", "--version", "0", "--json", "FILE"], "unknown message 'NoSuchRecord'"),
     (["bench", "--message", "NoOpRecord", "--version", "3", "--json", "FILE"], "NoOpRecord has no version 3"),
+    (["log", "verify", "MISSING"], "missing: no such directory (nothing to verify)"),
+    (["log", "verify", "EMPTY"], "not a KRaft metadata log directory (nothing to verify)"),
+    (["snapshot", "list", "EMPTY"], "empty: no .checkpoint files and no __cluster_metadata-0 directory here"),
+    (["format", "--log-dirs", "FILE", "--node-id", "1", "--cluster-id", "UXyU9i5ARn6W00ON2taeWA"],
+     "file.txt is a file, not a log directory"),
+    (["demo", "--out", "FILE"], "file.txt exists and is not a metalog demo directory; choose another --out"),
+    (["demo", "--records", "0"], "--records must be at least 1, not 0"),
+    (["analyze", "MISSING", "--out", "EMPTY", "--engine", "python"], "not a KRaft metadata log directory"),
+    (["analyze", "EMPTY", "--out", "EMPTY", "--engine", "python"], "not a KRaft metadata log directory"),
 ]
 
 
@@ -97,3 +106,24 @@ def test_a_closed_pipe_is_not_an_error(monkeypatch: pytest.MonkeyPatch, capsys: 
     monkeypatch.setattr("metalog.cli.codec._list", closed)
     assert main(["codec", "list"]) == 0
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ("garbage", "input line 1 is not JSON: Expecting value"),
+    ('{"name": "Nope", "version": 0, "data": {}}', "input line 1: unknown message 'Nope' (`metalog codec list`"),
+    ('{"name": "NoOpRecord", "version": 0}', 'input line 1: expected {"name", "version", "data"}'),
+])
+def test_log_append_names_the_bad_line(line: str, message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO(line + "\n"))
+    assert main(["log", "append", str(tmp_path / "log"), "--create"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"metalog: error: {message}") and err.count("\n") == 1, err
+
+
+def test_codec_says_a_line_is_not_json(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO("not json\n"))
+    assert main(["codec", "decode"]) == 1
+    out, err = capsys.readouterr()
+    assert out.startswith('{"error": "line 1: not JSON: Expecting value') and err == "metalog: 1 line(s) failed\n"
+

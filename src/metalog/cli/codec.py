@@ -58,7 +58,10 @@ def _lines(inp: TextIO, out: TextIO, handle: Callable[[dict[str, Any]], dict[str
     failed = 0
     for lineno, line in enumerate(_non_empty(inp), start=1):
         try:
-            request = json.loads(line)
+            try:
+                request = json.loads(line)
+            except ValueError as e:
+                raise ValueError(f"not JSON: {e}") from None
             if not isinstance(request, dict):
                 raise ValueError("each line must be a JSON object")
             answer = handle(request)

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any
+
+from metalog.errors import MetalogError
 
 EXAMPLES = """\
 examples:
@@ -32,6 +35,9 @@ def _format(args: argparse.Namespace) -> int:
     from metalog.controller.broker import format_log_dirs
 
     dirs = [d for d in args.log_dirs.split(",") if d]
+    for d in dirs:
+        if os.path.exists(d) and not os.path.isdir(d):
+            raise MetalogError(f"{d} is a file, not a log directory")
     done = format_log_dirs(dirs, args.node_id, args.cluster_id, args.ignore_formatted)
     for path, directory_id in done:
         print(f"Formatted {path}: directory.id={directory_id}")

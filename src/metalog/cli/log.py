@@ -175,11 +175,16 @@ def _parse_record(line: str, lineno: int) -> tuple[Any, int]:
 
     try:
         req = json.loads(line)
+    except ValueError as e:
+        raise MetalogError(f"input line {lineno} is not JSON: {e}") from None
+    try:
         if not isinstance(req, dict) or not {"name", "version", "data"} <= req.keys():
             raise ValueError('expected {"name", "version", "data"}')
         cls = message_class(_message_name(req["name"]))
         return cls.from_json(req["data"], req["version"]), req["version"]
-    except (MetalogError, ValueError, KeyError, TypeError) as e:
+    except KeyError as e:  # str() of a KeyError is the repr of its argument: quotes around the message
+        raise MetalogError(f"input line {lineno}: {e.args[0] if e.args else e}") from None
+    except (MetalogError, ValueError, TypeError) as e:
         raise MetalogError(f"input line {lineno}: {e}") from None
 
 
@@ -204,6 +209,7 @@ def _report(b: Any) -> None:
 def _verify(args: argparse.Namespace) -> int:
     from metalog.log.verify import verify_log
 
+    _require_log(args.logdir, "nothing to verify")
     v = verify_log(args.logdir)
     if not args.quiet:
         for note in v.notes:

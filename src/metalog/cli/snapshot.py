@@ -66,7 +66,11 @@ def _snapshot_files(path: Path) -> list[Path]:
         return [path]
     if (path / METADATA_PARTITION_DIR).is_dir():
         path = path / METADATA_PARTITION_DIR
-    return [path / sid.file_name for sid in list_snapshots(path)]
+    found = [path / sid.file_name for sid in list_snapshots(path)]
+    if not found and path.name != METADATA_PARTITION_DIR:  # a log without snapshots lists none; this is no log
+        raise MetalogError(f"{path}: no .checkpoint files and no {METADATA_PARTITION_DIR} directory here: not a "
+                           "KRaft metadata log directory")
+    return found
 
 
 def _list(args: argparse.Namespace) -> int:
