@@ -12,10 +12,11 @@ from hypothesis import strategies as st
 from metalog.analysis.overlay import Overlay, RangeDelta, compose, then
 from metalog.analysis.parallel import (
     analyze_parallel,
-    base_image,
+    fold,
     log_bounds,
-    range_delta,
+    plan,
     split_ranges,
+    start_points,
     start_states,
 )
 from metalog.analysis.pipeline import analyze_log
@@ -42,16 +43,18 @@ def ranges_from(bases: list[int], last: int, picks: list[int]) -> list[tuple[int
     return [(lo, hi - 1) for lo, hi in zip(starts, [*cuts, last + 1], strict=True)]
 
 
-def check(root: Path, ranges: list[tuple[int, int]]) -> None:
+def check(root: Path, ranges: list[tuple[int, int]], *, points: bool = True) -> None:
     sequential = analyze_log(root, "c")
-    deltas = [range_delta(root, lo, hi) for lo, hi in ranges]
-    starts = start_states(base_image(root), deltas)
+    starts = start_states(root, ranges, points=points)
+    with MetadataLog.open(root, writable=False) as log:
+        bases = [b[0] for b in log.scan(0)] + [log.log_end_offset]
     with MetadataHistory(root) as h:
         for (lo, _), start in zip(ranges, starts, strict=True):
-            expected = h.state_at(lo - 1)
+            # a range starts at a batch boundary; replayed from the log's start (not from points)
+            expected = h.state_at(min(b for b in bases if b >= lo) - 1, use_snapshots=False)
             assert start.image == expected.image, f"state before offset {lo}"
             assert (start.transaction is not None) == expected.open_transaction
-    parallel = analyze_parallel(root, ranges, "c")
+    parallel = analyze_parallel(root, ranges, "c", points=points)
     assert parallel.rows == sequential.rows
     assert parallel.events == sequential.events
 
@@ -65,6 +68,44 @@ def test_parallel_equals_sequential_on_generated_histories(tmp_path_factory: pyt
     write_history(root, seed, HistorySettings(brokers=4, topics=4, partitions=3, records=2500, scenario=scenario),
                   snapshot_every=100_000)
     check(root, ranges_from(batch_bases(root), log_bounds(root)[1], picks))
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**16), scenario=st.sampled_from(SCENARIOS), every=st.integers(150, 700),
+       image_every=st.integers(200, 900), picks=st.lists(st.integers(0, 10_000), max_size=10),
+       equal=st.integers(1, 9))
+def test_ranges_start_from_snapshots_and_images(tmp_path_factory: pytest.TempPathFactory, seed: int, scenario: str,
+                                                every: int, image_every: int, picks: list[int], equal: int) -> None:
+    """With snapshots and state images in the log dir, a range starts from the last one before it and composes
+    only the deltas after it; the result is the same as without them and as sequential replay."""
+    root = tmp_path_factory.mktemp("points")
+    log = write_history(root, seed, HistorySettings(brokers=4, topics=4, partitions=3, records=2500,
+                                                    scenario=scenario), snapshot_every=every)
+    with MetadataHistory(root) as h:
+        h.write_images(image_every)
+    points = start_points(root)
+    assert {p.kind for p in points} == {"checkpoint", "image"} and len(points) >= len(log.snapshots)
+    first, last = log_bounds(root)
+    for ranges in (ranges_from(batch_bases(root), last, picks), split_ranges(first, last, equal)):
+        origins = plan(ranges, first, points)
+        for (lo, _), origin in zip(ranges, origins, strict=True):
+            before = [p for p in points if p.offset < lo]
+            assert origin.point == (before[-1] if before else None)
+            begin = first if origin.point is None else origin.point.offset + 1
+            assert [a for a, _ in origin.pieces] == [begin, *(s for s, _ in ranges if begin < s < lo)][
+                :len(origin.pieces)] and (not origin.pieces or origin.pieces[-1][1] == lo - 1)
+        check(root, ranges, points=True)
+        check(root, ranges, points=False)
+
+
+def test_points_inside_a_batch_are_not_used(tmp_path: Path) -> None:
+    root = transactions_and_topic_configs(tmp_path / "h")
+    with MetadataHistory(root) as h:
+        assert batch_bases(root)[:2] == [0, 8]
+        h.save_image(h.state_at(2))  # inside the first batch
+        h.save_image(h.state_at(7))  # the first batch's last offset: the next batch starts at 8
+    assert [p.offset for p in start_points(root)] == [7]
+    check(root, [(0, 3), (4, 8), (9, 30)])
 
 
 def transactions_and_topic_configs(root: Path) -> Path:
@@ -130,6 +171,7 @@ def test_composition_is_associative_and_transactions_match() -> None:
     pieces = [RangeDelta(head=o(0)), begin, RangeDelta(head=o(2)), end, RangeDelta(head=o(3))]
     left = then(then(then(then(pieces[0], pieces[1]), pieces[2]), pieces[3]), pieces[4])
     right = then(pieces[0], then(pieces[1], then(pieces[2], then(pieces[3], pieces[4]))))
+    assert fold(pieces) == left and fold([]) == RangeDelta()
     assert left == right
     assert compose(left.head, left.mid).full == {("zk_migration_state",): 3} and left.open is None
     aborted = then(then(then(RangeDelta(head=o(0)), begin), RangeDelta(head=o(2))), abort)

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from metalog.analysis.pipeline import analyze_python
-from metalog.analysis.spark import analyze_spark, find_java
+from metalog.analysis.pipeline import Analysis, analyze_python
+from metalog.analysis.spark import analyze_spark, find_java, place, range_counts
 from metalog.errors import MetalogError
 from metalog.generate.history import HistorySettings
 from metalog.generate.writer import write_history
+from metalog.replay.history import MetadataHistory
 from tests.analysis.test_parallel import transactions_and_topic_configs
 from tests.analysis.test_timeline import jbod_transition, zk_migration
 
@@ -20,21 +24,59 @@ from tests.analysis.test_timeline import jbod_transition, zk_migration
 def fleet(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     root = tmp_path_factory.mktemp("fleet")
     paths = [zk_migration(root / "zk"), jbod_transition(root / "jbod"), transactions_and_topic_configs(root / "tx")]
-    for seed, scenario in ((11, "mixed"), (12, "zk-migration"), (13, "jbod-transition")):
+    for seed, scenario, every in ((11, "mixed", 100_000), (12, "zk-migration", 100_000),
+                                  (13, "jbod-transition", 100_000), (14, "mixed", 700)):
         path = root / f"{scenario}-{seed}"
         write_history(path, seed, HistorySettings(brokers=4, topics=5, partitions=3, records=4000, scenario=scenario),
-                      snapshot_every=100_000)
+                      snapshot_every=every)
         paths.append(path)
+    with MetadataHistory(paths[-1]) as history:  # snapshots every 700 records and state images every 900
+        history.write_images(900)
     return paths
 
 
-@pytest.mark.parametrize("ranges_per_core", [1, 3, 7])
-def test_spark_equals_python(spark: Any, fleet: list[Path], ranges_per_core: int) -> None:
-    expected = analyze_python(fleet)
-    got = analyze_spark(spark, fleet, ranges_per_core=ranges_per_core)
+@pytest.fixture(scope="module")
+def expected(fleet: list[Path]) -> Analysis:
+    return analyze_python(fleet)
+
+
+@pytest.mark.parametrize("ranges", [None, 1, 3, 7])
+def test_spark_equals_python(spark: Any, fleet: list[Path], expected: Analysis, ranges: int | None) -> None:
+    got = analyze_spark(spark, fleet, ranges=ranges)
     assert got.rows == expected.rows
     assert got.events == expected.events
     assert {r["cluster"] for r in got.rows} == {p.name for p in fleet}
+
+
+def test_any_number_of_partitions_and_with_or_without_points(spark: Any, fleet: list[Path],
+                                                              expected: Analysis) -> None:
+    """Ranges placed on 1..8 partitions (several ranges share one when there are fewer partitions than ranges),
+    from snapshots and images or from deltas only: the same rows and events."""
+    for partitions in range(1, 9):
+        got = analyze_spark(spark, fleet, ranges=4, partitions=partitions, points=partitions % 2 == 0)
+        assert (got.rows, got.events) == (expected.rows, expected.events), f"{partitions} partitions"
+
+
+def test_placement_is_stable_across_processes() -> None:
+    keys = [(name, n) for name in ("zk", "jbod", "tx", "a" * 40) for n in range(5)]
+    code = ("from metalog.analysis.spark import place; "
+            f"print(place({keys!r}, 3))")
+    outs = {subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONHASHSEED": seed},
+                           capture_output=True, text=True, check=True).stdout for seed in ("1", "2", "random")}
+    assert outs == {f"{place(keys, 3)}\n"}
+    slots = place([("zk", n) for n in range(6)], 3)
+    assert sorted(len(s) for s in slots) == [2, 2, 2]  # one cluster's ranges spread evenly
+    assert range_counts([100, 300, 0], 8) == [2, 6, 1]
+
+
+def test_progress_reports_stages_and_records(spark: Any, fleet: list[Path]) -> None:
+    calls: list[tuple[int, int]] = []
+    stages: list[str] = []
+    got = analyze_spark(spark, fleet, ranges=3, progress=lambda done, total: calls.append((done, total)),
+                        stage=stages.append)
+    assert stages == ["range deltas", "replay"]
+    assert calls[0] == (0, got.records) and calls[-1] == (got.records, got.records)
+    assert all(0 <= done <= total == got.records for done, total in calls)
 
 
 def test_an_empty_fleet(spark: Any) -> None:

@@ -1,8 +1,10 @@
 """Parallel replay: ranges of a log replayed independently, with a result identical to sequential replay.
 
 1. ``range_delta`` (per range, in parallel): the range's RangeDelta, from its own records only.
-2. ``start_states`` (cheap, on the driver): the state at each range's start, as the prefix composition of
-   the deltas before it over the state the log starts from (empty, or the snapshot below a truncated log).
+2. ``plan``/``prefixes`` (cheap, on the driver): each range starts from the last snapshot or state image
+   before it (else from the state before the log: empty, or the snapshot below a truncated log) and the
+   composition of the deltas of the pieces between that point and the range; no deltas when a point lies
+   right before it.
 3. ``replay_range`` (per range, in parallel): a loader set to that start state replays the range batch by
    batch and yields each batch's timeline row and events, exactly as ``analyze_log`` does sequentially.
 
@@ -20,16 +22,18 @@ from typing import Any
 from metalog.analysis.events import aborted, directory_failures, row_events
 from metalog.analysis.overlay import Overlay, RangeDelta, apply, entity_key, published, then
 from metalog.analysis.pipeline import Analysis, _WatchingLoader, cluster_name
-from metalog.analysis.timeline import RowCounter
-from metalog.codec.framing import decode_metadata_record
+from metalog.analysis.timeline import COLUMNS, RowCounter
+from metalog.codec import message_class
+from metalog.codec.framing import decode_metadata_record, encode_metadata_record
 from metalog.errors import LogError, MetalogError, ReplayError
 from metalog.log import MetadataLog
-from metalog.replay.history import MetadataHistory, gc_paused, replay_values
+from metalog.replay.history import MetadataHistory, StartPoint, gc_paused, replay_values
 from metalog.state import versions as V
 from metalog.state.delta import MetadataDelta
 from metalog.state.image import EMPTY, MetadataImage
 
 _MARKERS = {"BeginTransactionRecord", "EndTransactionRecord", "AbortTransactionRecord"}
+_NO_OP = encode_metadata_record(message_class("NoOpRecord")(), 0)
 
 
 # ---- ranges -----------------------------------------------------------------------------------------------
@@ -125,23 +129,34 @@ def _value(image: MetadataImage, key: tuple[Any, ...]) -> Any:
 
 def range_delta(path: str | os.PathLike[str], lo: int, hi: int) -> RangeDelta:
     """What the batches with base offsets in [lo, hi] do, knowing nothing of the state before them."""
-    delta, block = RangeDelta(), _Block()
+    parts, block = [], _Block()
     with MetadataLog.open(path, writable=False) as log, gc_paused():
         for base, _, _, control, values in _batches(log, lo, hi):
             if control:
                 continue
             for i, value in enumerate(values):
                 offset = base + i
+                if value == _NO_OP:  # much of a quiet cluster's log: it only moves the offset
+                    block.overlay.offset = offset
+                    continue
                 try:
                     record = decode_metadata_record(value)[0]  # type: ignore[arg-type]
                 except (MetalogError, TypeError) as e:
                     raise LogError(f"offset {offset}: {e}", file=log.directory) from None
                 if record.NAME in _MARKERS:
-                    delta = then(then(delta, RangeDelta(head=block.finish())), _marker(record.NAME, offset))
+                    parts += [RangeDelta(head=block.finish()), _marker(record.NAME, offset)]
                     block = _Block()
                 else:
                     block.add(offset, record)
-    return then(delta, RangeDelta(head=block.finish()))
+    return fold([*parts, RangeDelta(head=block.finish())])
+
+
+def fold(deltas: Sequence[RangeDelta]) -> RangeDelta:
+    """``then`` over ``deltas``, pairwise (associativity): each key is copied log(n) times, not n times."""
+    level = list(deltas) or [RangeDelta()]
+    while len(level) > 1:
+        level = [then(level[i], level[i + 1]) if i + 1 < len(level) else level[i] for i in range(0, len(level), 2)]
+    return level[0]
 
 
 def _marker(name: str, offset: int) -> RangeDelta:
@@ -151,22 +166,97 @@ def _marker(name: str, offset: int) -> RangeDelta:
 
 
 # ---- 2. start states --------------------------------------------------------------------------------------
+Piece = tuple[int, int]  # an offset interval whose delta a start state needs
+
+
 @dataclass(frozen=True)
 class StartState:
     image: MetadataImage  # published
     transaction: tuple[int, MetadataImage] | None  # (begin offset, the image with the open transaction's records)
 
 
-def start_states(base: MetadataImage, deltas: Sequence[RangeDelta]) -> list[StartState]:
-    """The state before each range: ``base`` and the composition of the deltas before it."""
-    states, prefix = [], RangeDelta()
-    for d in deltas:
-        visible, open_tx = published(prefix)
-        image = apply(base, visible)
-        tx = None if open_tx is None else (open_tx[0], apply(image, open_tx[1]))
-        states.append(StartState(image, tx))
-        prefix = then(prefix, d)
-    return states
+@dataclass(frozen=True)
+class Origin:
+    """Where a range's start state comes from: ``point``, a snapshot or state image holding the state through
+    its offset (None: the state before the log's first offset), then the deltas of ``pieces``, in order."""
+
+    point: StartPoint | None
+    pieces: tuple[Piece, ...]
+
+
+def start_points(path: str | os.PathLike[str]) -> list[StartPoint]:
+    """Snapshots and state images a range can start from: inside the log and at a batch boundary (so the
+    batches after one are whole), ordered by offset (an image after a snapshot at the same offset)."""
+    out = []
+    with MetadataHistory(path) as history:
+        log, end = history.log, history.end_offset
+        for p in history.start_points():
+            if p.kind != "empty" and log.log_start_offset <= p.offset + 1 <= end \
+                    and next(log.scan(p.offset + 1))[0] == p.offset + 1:
+                out.append(p)
+    return out
+
+
+def plan(ranges: Sequence[tuple[int, int]], first: int, points: Sequence[StartPoint] = ()) -> list[Origin]:
+    """Each range's origin: the last point before its first offset, else the log's start (``first``), and the
+    pieces between that and the range: cut at range starts, so one piece's delta serves several ranges."""
+    starts = [lo for lo, _ in ranges]
+    out = []
+    for lo in starts:
+        point = None
+        for p in points:
+            if p.offset < lo:
+                point = p
+        origin = first if point is None else point.offset + 1
+        cuts = [origin, *(s for s in starts if origin < s < lo), lo]
+        out.append(Origin(point, tuple((a, b - 1) for a, b in zip(cuts, cuts[1:], strict=False) if b > a)))
+    return out
+
+
+def prefixes(origins: Sequence[Origin], deltas: dict[Piece, RangeDelta]) -> list[RangeDelta]:
+    """The composition of each origin's piece deltas; a prefix shared with an earlier origin is reused."""
+    memo: dict[tuple[Any, ...], RangeDelta] = {}
+    out = []
+    for origin in origins:
+        key: tuple[Any, ...] = (origin.point,)
+        composed = RangeDelta()
+        for piece in origin.pieces:
+            key = (*key, piece)
+            if key not in memo:
+                memo[key] = then(composed, deltas[piece])
+            composed = memo[key]
+        out.append(composed)
+    return out
+
+
+def origin_image(path: str | os.PathLike[str], point: StartPoint | None) -> MetadataImage:
+    """The state a point holds; for None, the state before the log (empty, or the snapshot below a truncated
+    log)."""
+    with MetadataHistory(path) as history:
+        if point is not None:
+            return history.state_at(point.offset).image
+        start = history.log.log_start_offset
+        return history.state_at(start - 1).image if start > 0 else EMPTY
+
+
+def start_state(image: MetadataImage, prefix: RangeDelta) -> StartState:
+    """The state after ``prefix`` over ``image``: published, and the open transaction's pending image."""
+    visible, open_tx = published(prefix)
+    image = apply(image, visible)
+    return StartState(image, None if open_tx is None else (open_tx[0], apply(image, open_tx[1])))
+
+
+def range_start(path: str | os.PathLike[str], point: StartPoint | None, prefix: RangeDelta) -> StartState:
+    """A range's start state, where the range is replayed (so images travel as file names, not bytes)."""
+    return start_state(origin_image(path, point), prefix)
+
+
+def start_states(path: str | os.PathLike[str], ranges: Sequence[tuple[int, int]], *,
+                 points: bool = True) -> list[StartState]:
+    """The state before each range, from snapshots and images where there are some (``points``)."""
+    origins = plan(ranges, log_bounds(path)[0], start_points(path) if points else ())
+    deltas = {piece: range_delta(path, *piece) for piece in sorted({p for o in origins for p in o.pieces})}
+    return [range_start(path, o.point, d) for o, d in zip(origins, prefixes(origins, deltas), strict=True)]
 
 
 def loader_at(start: StartState) -> _WatchingLoader:
@@ -181,12 +271,21 @@ def loader_at(start: StartState) -> _WatchingLoader:
 
 
 # ---- 3. replaying a range ---------------------------------------------------------------------------------
-def replay_range(path: str | os.PathLike[str], cluster: str, lo: int, hi: int,
-                 start: StartState) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
-    """(row, its aborts and directory failures) of each data batch with a base offset in [lo, hi]."""
-    out = []
+@dataclass
+class Part:
+    """A range's rows (tuples in COLUMNS order: compact to send) and events. The first row's row-to-row
+    events need the row before the range: ``assemble`` puts them after the first row's ``split`` events."""
+
+    rows: list[tuple[Any, ...]]
+    events: list[dict[str, Any]]
+    split: int = 0
+
+
+def replay_range(path: str | os.PathLike[str], cluster: str, lo: int, hi: int, start: StartState) -> Part:
+    """The timeline rows and events of each data batch with a base offset in [lo, hi]."""
+    part = Part([], [])
     loader, counter = loader_at(start), RowCounter(cluster)
-    brokers = start.image.brokers
+    brokers, prev = start.image.brokers, None
     with MetadataLog.open(path, writable=False) as log, gc_paused():
         end = log.log_end_offset - 1
         for base, last, max_ts, control, values in _batches(log, lo, hi):
@@ -194,43 +293,44 @@ def replay_range(path: str | os.PathLike[str], cluster: str, lo: int, hi: int,
                 continue
             image = loader.image
             row = counter.row(image, last, max_ts, loader.in_transaction)
-            events = [aborted(row, at, began) for at, began in loader.aborts]
+            events = part.events
+            events += [aborted(row, at, began) for at, began in loader.aborts]
             loader.aborts.clear()
             if image.brokers is not brokers:
                 events += directory_failures(brokers, image.brokers, row)
                 brokers = image.brokers
-            out.append((row, events))
-    return out
-
-
-def base_image(path: str | os.PathLike[str]) -> MetadataImage:
-    """The state before the log's first offset: empty, or from the snapshot below a truncated log."""
-    with MetadataHistory(path) as history:
-        start = history.log.log_start_offset
-        return history.state_at(start - 1).image if start > 0 else EMPTY
-
-
-def assemble(parts: Sequence[list[tuple[dict[str, Any], list[dict[str, Any]]]]]) -> Analysis:
-    """Rows and events of consecutive ranges, with the row-to-row events across range boundaries."""
-    result, prev = Analysis(), None
-    for part in parts:
-        for row, events in part:
-            result.rows.append(row)
-            result.events += events
-            result.events += row_events(prev, row)
+            if prev is None:
+                part.split = len(events)
+            else:
+                events += row_events(prev, row)
+            part.rows.append(tuple(row.values()))
             prev = row
+    return part
+
+
+def assemble(parts: Sequence[Part]) -> Analysis:
+    """Rows and events of consecutive ranges of one cluster, with the row-to-row events across boundaries."""
+    result, prev = Analysis(), None
+    columns = list(COLUMNS)
+    for part in parts:
+        if not part.rows:
+            continue
+        rows = [dict(zip(columns, values, strict=True)) for values in part.rows]
+        result.events += part.events[:part.split] + row_events(prev, rows[0]) + part.events[part.split:]
+        result.rows += rows
+        prev = rows[-1]
     return result
 
 
 def analyze_parallel(path: str | os.PathLike[str], ranges: int | Sequence[tuple[int, int]],
-                     cluster: str | None = None) -> Analysis:
+                     cluster: str | None = None, *, points: bool = True) -> Analysis:
     """The parallel algorithm run in one process (the Spark engine runs the same steps on executors):
-    ``ranges`` is how many equal offset ranges, or the [lo, hi] ranges themselves."""
+    ``ranges`` is how many equal offset ranges, or the [lo, hi] ranges themselves; ``points``: start ranges
+    from snapshots and state images where there are some."""
     cluster = cluster or cluster_name(path)
     first, last = log_bounds(path)
     bounds = split_ranges(first, last, ranges) if isinstance(ranges, int) else list(ranges)
-    deltas = [range_delta(path, lo, hi) for lo, hi in bounds]
-    starts = start_states(base_image(path), deltas)
+    starts = start_states(path, bounds, points=points)
     result = assemble([replay_range(path, cluster, lo, hi, s) for (lo, hi), s in zip(bounds, starts, strict=True)])
     result.records = last - first + 1 if last >= first else 0
     return result

@@ -1,9 +1,11 @@
 """The Spark engine: the parallel replay's two passes as Spark stages over offset ranges of every cluster.
 
-Stage 1 computes each range's delta on an executor, the driver composes prefixes into start states (small:
-deltas hold only what a range changed), stage 2 replays each range from its start state into timeline rows.
-Executors open the log directories themselves: the paths must be visible to them (local disks for
-``local[*]``; a shared filesystem on a cluster). Only offsets, deltas, start states and rows travel.
+Stage 1 computes on executors the deltas of the pieces between each range and the snapshot or state image
+before it (none for a range right after one, or for the first range), the driver composes them into each
+range's prefix (small: deltas hold only what changed), stage 2 loads each range's snapshot or image, applies
+the prefix and replays the range into timeline rows. Executors open the log directories themselves: the
+paths must be visible to them (local disks for ``local[*]``; a shared filesystem on a cluster). Only
+offsets, point names, deltas and rows (as tuples) travel. Work is placed on partitions by a stable hash.
 """
 
 from __future__ import annotations
@@ -13,24 +15,32 @@ import shutil
 import sys
 import tempfile
 import threading
+import uuid
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from metalog.analysis.overlay import RangeDelta
 from metalog.analysis.parallel import (
+    Part,
+    Piece,
     assemble,
-    base_image,
     log_bounds,
+    plan,
+    prefixes,
     range_delta,
+    range_start,
     replay_range,
     split_ranges,
-    start_states,
+    start_points,
 )
 from metalog.analysis.pipeline import Analysis, _cluster_names
-from metalog.analysis.timeline import COLUMNS
 from metalog.errors import MetalogError
+from metalog.replay.history import StartPoint
 
 RANGES_PER_CORE = 2  # a little slack for ranges that replay slower than others
 _LOG4J = """\
@@ -110,80 +120,145 @@ def _package_zip(scratch: Path) -> Path:
     return out
 
 
-Task = tuple[int, str, str, int, int]  # (cluster index, path, cluster name, lo, hi)
+def stable_hash(text: str) -> int:
+    """A placement hash equal in every process (Python's ``hash`` of a str is salted per process)."""
+    return zlib.crc32(text.encode())
 
 
-def _delta(task: Task) -> tuple[int, Any]:
-    return task[0], range_delta(task[1], task[3], task[4])
+def place(keys: Sequence[tuple[str, int]], partitions: int) -> list[list[int]]:
+    """Indexes of ``keys`` (cluster, range number) per Spark partition: a cluster's ranges go round-robin from
+    the partition its stable hash picks, so one cluster's ranges spread evenly and clusters start apart."""
+    out: list[list[int]] = [[] for _ in range(partitions)]
+    for i, (cluster, n) in enumerate(keys):
+        out[(stable_hash(cluster) + n) % partitions].append(i)
+    return out
 
 
-def _replay(item: tuple[Task, Any]) -> list[Any]:
-    """Rows as tuples in COLUMNS order: a third of the bytes of dicts to serialize and collect."""
-    (_, path, cluster, lo, hi), start = item
-    return [(tuple(row.values()), events) for row, events in replay_range(path, cluster, lo, hi, start)]
+def range_counts(sizes: Sequence[int], total: int) -> list[int]:
+    """Ranges per cluster, about ``total`` in all, in proportion to their sizes (at least one each)."""
+    whole = max(sum(sizes), 1)
+    return [max(1, round(total * size / whole)) for size in sizes]
 
 
-def _rows(part: list[Any]) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
-    return [(dict(zip(COLUMNS, values, strict=True)), events) for values, events in part]
+@dataclass(frozen=True)
+class _Cluster:
+    path: str
+    name: str
+    first: int
+    last: int
+    points: list[StartPoint]
 
 
-def analyze_spark(session: Any, logdirs: Sequence[str | os.PathLike[str]], *, ranges_per_core: int = RANGES_PER_CORE,
-                  progress: Callable[[int, int], None] | None = None) -> Analysis:
-    """Every cluster's timeline and events, computed on Spark; equal to ``analyze_python``'s."""
+def _on_partitions(sc: Any, fn: Callable[[Any], Any], items: Sequence[Any], keys: Sequence[tuple[str, int]],
+                   partitions: int | None) -> list[Any]:
+    """``fn`` over ``items`` on executors, each item in the partition ``place`` gives its key; results in
+    ``items`` order. Items travel inside the tasks (no shuffle)."""
+    if not items:
+        return []
+    n = partitions or len(items)
+    buckets = [[(i, items[i]) for i in slot] for slot in place(keys, n)]
+
+    def run(bucket: list[tuple[int, Any]]) -> list[tuple[int, Any]]:
+        return [(i, fn(item)) for i, item in bucket]
+
+    found = dict(sc.parallelize(buckets, n).flatMap(run).collect())  # n buckets in n slices: one each
+    return [found[i] for i in range(len(items))]
+
+
+def _delta(item: tuple[str, int, int]) -> RangeDelta:
+    return range_delta(*item)
+
+
+def _replay(item: tuple[str, str, int, int, StartPoint | None, RangeDelta]) -> Part:
+    path, cluster, lo, hi, point, prefix = item
+    return replay_range(path, cluster, lo, hi, range_start(path, point, prefix))
+
+
+def analyze_spark(session: Any, logdirs: Sequence[str | os.PathLike[str]], *, ranges: int | None = None,
+                  partitions: int | None = None, points: bool = True,
+                  progress: Callable[[int, int], None] | None = None,
+                  stage: Callable[[str], None] | None = None) -> Analysis:
+    """Every cluster's timeline and events, computed on Spark; equal to ``analyze_python``'s.
+
+    ``ranges``: offset ranges per cluster (default: ``RANGES_PER_CORE`` per core over the fleet, in proportion
+    to the clusters' sizes; one core replays each cluster whole, which needs no deltas). ``partitions``: Spark
+    partitions per stage (default one per task). ``points``: start ranges from snapshots and state images.
+    ``progress(records done, total)`` and ``stage(name)`` report while it runs."""
     sc = session.sparkContext
-    paths = [str(Path(p).resolve()) for p in logdirs]
-    names = _cluster_names(logdirs)
-    n = max(1, sc.defaultParallelism * ranges_per_core)
-    tasks: list[Task] = []
-    total = 0
-    for i, (path, name) in enumerate(zip(paths, names, strict=True)):
+    clusters = []
+    for path, name in zip([str(Path(p).resolve()) for p in logdirs], _cluster_names(logdirs), strict=True):
         first, last = log_bounds(path)
-        total += max(last - first + 1, 0)
-        tasks += [(i, path, name, lo, hi) for lo, hi in split_ranges(first, last, n)]
-    if not tasks:
-        return Analysis()
-    with _StageProgress(sc, total, progress):
-        deltas = sc.parallelize(tasks, len(tasks)).map(_delta).collect()
-        starts: list[Any] = []
-        for i, path in enumerate(paths):
-            starts += start_states(base_image(path), [d for c, d in deltas if c == i])
-        parts = sc.parallelize(list(zip(tasks, starts, strict=True)), len(tasks)).map(_replay).collect()
+        clusters.append(_Cluster(path, name, first, last, start_points(path) if points else []))
+    sizes = [max(c.last - c.first + 1, 0) for c in clusters]
+    cores = sc.defaultParallelism
+    counts = [ranges] * len(clusters) if ranges else range_counts(sizes, cores * RANGES_PER_CORE if cores > 1 else 1)
+    bounds = [split_ranges(c.first, c.last, n) for c, n in zip(clusters, counts, strict=True)]
+    origins = [plan(b, c.first, c.points) for c, b in zip(clusters, bounds, strict=True)]
+    report = _Report(sc, sum(sizes), progress, stage)
+
+    pieces = [(i, piece) for i, os_ in enumerate(origins) for piece in sorted({p for o in os_ for p in o.pieces})]
+    with report.stage("range deltas", 0):
+        found = _on_partitions(sc, _delta, [(clusters[i].path, *piece) for i, piece in pieces],
+                               [(clusters[i].name, n) for n, (i, _) in enumerate(pieces)], partitions)
+    deltas: list[dict[Piece, RangeDelta]] = [{} for _ in clusters]
+    for (i, piece), delta in zip(pieces, found, strict=True):
+        deltas[i][piece] = delta
+
+    items, keys = [], []
+    for c, b, os_, ds in zip(clusters, bounds, origins, deltas, strict=True):
+        for n, ((lo, hi), origin, prefix) in enumerate(zip(b, os_, prefixes(os_, ds), strict=True)):
+            items.append((c.path, c.name, lo, hi, origin.point, prefix))
+            keys.append((c.name, n))
+    with report.stage("replay", sum(sizes)):
+        parts = _on_partitions(sc, _replay, items, keys, partitions)
     result = Analysis()
-    for i in range(len(paths)):
-        one = assemble([_rows(part) for task, part in zip(tasks, parts, strict=True) if task[0] == i])
+    for c in clusters:
+        one = assemble([part for item, part in zip(items, parts, strict=True) if item[0] == c.path])
         result.rows += one.rows
         result.events += one.events
-    result.records = total
+    result.records = sum(sizes)
     return result
 
 
-class _StageProgress:
-    """Reports (records done, total) from Spark's status tracker: two stages, each over every record."""
+class _Report:
+    """Progress from Spark's status tracker while a stage runs: the stage's name, then records done (the
+    share of its tasks finished) of all records; every stage ends with an exact report."""
 
-    def __init__(self, sc: Any, total: int, progress: Callable[[int, int], None] | None) -> None:
-        self.sc, self.total, self.progress = sc, total, progress
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._poll, daemon=True)
+    def __init__(self, sc: Any, total: int, progress: Callable[[int, int], None] | None,
+                 stage: Callable[[str], None] | None) -> None:
+        self.sc, self.total, self.progress, self.on_stage = sc, total, progress, stage
+        self.group = f"metalog-{uuid.uuid4().hex}"
 
-    def __enter__(self) -> _StageProgress:
+    @contextmanager
+    def stage(self, name: str, records: int) -> Iterator[None]:
+        """``records``: what finishing the stage adds to the records done (the replay counts them all)."""
+        if self.on_stage is not None:
+            self.on_stage(name)
         if self.progress is not None:
-            self.thread.start()
-        return self
+            self.progress(0, self.total)
+        self.sc.setJobGroup(self.group, f"metalog analyze: {name}")
+        stop = threading.Event()
+        poller = threading.Thread(target=self._poll, args=(stop, records), daemon=True)
+        if self.progress is not None and records:
+            poller.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            if poller.is_alive():
+                poller.join()
+        if self.progress is not None:
+            self.progress(records, self.total)
 
-    def __exit__(self, *exc: object) -> None:
-        self.stop.set()
-        if self.thread.is_alive():
-            self.thread.join()
-
-    def _poll(self) -> None:
+    def _poll(self, stop: threading.Event, records: int) -> None:
         tracker = self.sc.statusTracker()
-        while not self.stop.wait(0.2):
+        while not stop.wait(0.25):
             done = tasks = 0
-            for job in tracker.getJobIdsForGroup():
+            for job in tracker.getJobIdsForGroup(self.group):
                 info = tracker.getJobInfo(job)
-                for stage in info.stageIds if info else ():
-                    s = tracker.getStageInfo(stage)
+                for sid in info.stageIds if info else ():
+                    s = tracker.getStageInfo(sid)
                     if s is not None:
                         done, tasks = done + s.numCompletedTasks, tasks + s.numTasks
             if tasks and self.progress is not None:
-                self.progress(self.total * done // max(tasks, 1), self.total)
+                self.progress(records * done // tasks, self.total)

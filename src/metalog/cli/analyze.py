@@ -58,7 +58,8 @@ def _analyze(args: argparse.Namespace) -> int:
         from metalog.analysis.spark import analyze_spark, spark_session
 
         with spark_session(args.master) as session, Progress("analyze (spark)") as progress:
-            result = analyze_spark(session, args.logdirs, progress=progress.update)
+            result = analyze_spark(session, args.logdirs, progress=progress.update,
+                                   stage=lambda name: setattr(progress, "label", f"analyze (spark: {name})"))
     else:
         with Progress("analyze") as progress:
             result = analyze_python(args.logdirs, progress=progress.update)
