@@ -81,7 +81,14 @@ def decode_metadata_record(buf: bytes | bytearray | memoryview) -> MetadataRecor
 _new_tuple = tuple.__new__
 
 
-def _fast_readers() -> dict[tuple[int, int], Any]:
+def metadata_readers() -> dict[int, Any]:
+    """apiKey << 8 | version -> the generated reader ``(buf, pos) -> (message, end)``, for one-byte apiKeys
+    and versions: a record value's bytes 1 and 2 pick its reader and the body starts at 3. The readers
+    check less than ``decode_metadata_record``: on any failure, call that for the precise error."""
+    return _READERS or _fast_readers()
+
+
+def _fast_readers() -> dict[int, Any]:
     """apiKey << 8 | version -> the generated reader, for one-byte apiKeys and versions."""
     out = _READERS
     for api_key, spec in METADATA_BY_API_KEY.items():
@@ -131,7 +138,7 @@ def _frame_uvarint(buf: Any, pos: int, what: str) -> tuple[int, int]:
     return value, end
 
 
-_READERS: dict[tuple[int, int], Any] = {}  # filled on first use: importing every record class takes time
+_READERS: dict[int, Any] = {}  # filled on first use: importing every record class takes time
 
 
 # ---- request and response frames ----------------------------------------------------------

@@ -322,16 +322,24 @@ _KRAFT_HEADS = _kraft_record_heads(_KRAFT_FAST_MAX)
 
 def _decode_kraft_records(data: Any, pos: int, limit: int, count: int, base_offset: int,
                           base_timestamp: int) -> list[Record] | None:
-    """The fast path for records exactly as KRaft's BatchBuilder writes them: attributes 0, timestamp
-    delta 0, offset delta = the record's index, null key, no headers, lengths under 8 KiB. Returns None
-    as soon as a record is not in that form, and the general decoder takes over."""
+    """The fast path for records exactly as KRaft's BatchBuilder writes them (see ``kraft_values``)."""
+    values = kraft_values(data, pos, limit, count)
+    if values is None:
+        return None
+    new, rec_cls = _new_record, Record
+    return [new(rec_cls, (base_offset + i, base_timestamp, None, v, (), 0)) for i, v in enumerate(values)]
+
+
+def kraft_values(data: Any, pos: int, limit: int, count: int) -> list[bytes] | None:
+    """The values of ``count`` records at ``data[pos:limit]`` exactly as KRaft's BatchBuilder writes them:
+    attributes 0, timestamp delta 0, offset delta = the record's index, null key, no headers, lengths
+    under 8 KiB. Returns None as soon as a record is not in that form, and the general decoder takes over."""
     if count > _KRAFT_FAST_MAX:
         return None
-    out: list[Record] = []
-    append = out.append
-    new, rec_cls, no_headers, heads = _new_record, Record, (), _KRAFT_HEADS
+    values: list[bytes] = []
+    append = values.append
     try:
-        for i in range(count):
+        for head in _KRAFT_HEADS[:count]:
             b = data[pos]
             if b < 0x80:
                 if b & 1:  # a negative length
@@ -344,7 +352,6 @@ def _decode_kraft_records(data: Any, pos: int, limit: int, count: int, base_offs
                     return None
                 end = pos + 2 + (((b & 0x7F) | (c << 7)) >> 1)
                 pos += 2
-            head = heads[i]
             p = pos + len(head)
             if data[pos:p] != head:
                 return None
@@ -362,11 +369,11 @@ def _decode_kraft_records(data: Any, pos: int, limit: int, count: int, base_offs
             # runs past ``limit`` leaves ``pos`` past it, which the last line rejects
             if b & 1 or p + n + 1 != end or data[end - 1]:
                 return None
-            append(new(rec_cls, (base_offset + i, base_timestamp, None, data[p:end - 1], no_headers, 0)))
+            append(data[p:end - 1])
             pos = end
     except IndexError:
         return None
-    return out if pos == limit else None
+    return values if pos == limit else None
 
 
 def _decode_headers(data: Any, pos: int, end: int, index: int) -> tuple[tuple[tuple[str, bytes | None], ...], int]:

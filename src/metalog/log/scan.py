@@ -1,8 +1,10 @@
-"""The fast read path for replay and analysis: each batch's record values, CRC-checked, in one tight loop.
+"""The fast read paths for replay and analysis: record values, CRC-checked, in one tight loop.
 
 ``scan_values`` walks a memory map of a segment and, for every batch, checks the frame and the
-CRC-32C and yields ``(base_offset, last_offset, max_timestamp, is_control, values)``. Batches exactly
-as KRaft writes them are handled inline; anything else (compression, headers, a damaged batch) goes
+CRC-32C and yields ``(base_offset, last_offset, max_timestamp, is_control, values)``. ``scan_into``
+checks the same but makes no object per batch: it hands each data record's value straight to a sink
+(replay from an offset, where per-batch objects cost more than the records). Batches exactly as
+KRaft writes them are handled inline; anything else (compression, headers, a damaged batch) goes
 through RecordBatch, which decodes the general case and raises the precise error.
 """
 
@@ -10,11 +12,11 @@ from __future__ import annotations
 
 import mmap
 import struct
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import crc32c
 
-from metalog.errors import TruncatedBatchError
+from metalog.errors import DecodeError, LogError, TruncatedBatchError
 from metalog.log.batch import (
     ATTRIBUTES_OFFSET,
     COMPRESSION_MASK,
@@ -27,13 +29,21 @@ from metalog.log.batch import (
     RecordBatch,
     _decode_kraft_records,
     check_frame,
+    kraft_values,
 )
 
 # baseOffset, batchLength, (partitionLeaderEpoch), magic, crc, attributes, lastOffsetDelta,
 # (baseTimestamp), maxTimestamp, (producer fields), recordsCount
 _HEAD = struct.Struct(">qi4xbIhi8xq14xi")
+# the same, then a single record's length, its attributes/deltas/key length, and its value length
+_HEAD_AND_RECORD = struct.Struct(">qi4xbIhi8xq14xiBIB")
+_HEAD_AND_RECORD_SIZE = _HEAD_AND_RECORD.size
+_KRAFT_SINGLE_HEAD = 1  # attributes 0, timestamp delta 0, offset delta 0, key length -1 (zigzag 1)
+_SINGLE_OVERHEAD = HEADER_SIZE - LOG_OVERHEAD + 7  # batchLength minus the value length of a single small record
+_CHUNK_BYTES = 1 << 20  # scan_into returns about this often, so callers can report progress
 
 ScannedBatch = tuple[int, int, int, bool, list[bytes | None]]
+RecordSink = Callable[[bytes | None, int], object]  # (record value, offset)
 
 
 def scan_values(data: mmap.mmap | bytes, start: int, end: int, source: str) -> Iterator[ScannedBatch]:
@@ -60,6 +70,67 @@ def scan_values(data: mmap.mmap | bytes, start: int, end: int, source: str) -> I
         pos = stop
 
 
+def scan_into(data: mmap.mmap | bytes, pos: int, end: int, source: str, first: int, last: int,
+              sink: RecordSink) -> tuple[int, int, int | None, bool]:
+    """``sink(value, offset)`` for every record of the data batches in ``data[pos:end]`` (whole batches)
+    whose offset lies in [first, last], in order, for about ``_CHUNK_BYTES`` from ``pos``.
+
+    Returns ``(position reached, records passed, max timestamp of the last data batch reached or None,
+    done)``; done means a batch past ``last`` was reached. A DecodeError from the sink becomes a
+    LogError naming the record's offset and the segment.
+    """
+    head, crc_of = _HEAD_AND_RECORD.unpack_from, crc32c.crc32c
+    count, timestamp, offset = 0, None, -1
+    until = min(end, pos + _CHUNK_BYTES)
+    try:
+        while pos < until:
+            values = None
+            if end - pos >= _HEAD_AND_RECORD_SIZE:
+                base, length, magic, crc, attrs, last_delta, max_ts, n, rlen, rhead, vlen = head(data, pos)
+                stop = pos + LOG_OVERHEAD + length
+                if magic == MAGIC and length >= MIN_BATCH_LENGTH and stop <= end and \
+                        not attrs & (COMPRESSION_MASK | LOG_APPEND_TIME_FLAG) and \
+                        crc_of(data[pos + ATTRIBUTES_OFFSET:stop]) == crc:
+                    if base > last:
+                        return pos, count, timestamp, True
+                    if attrs & CONTROL_FLAG:
+                        pos = stop
+                        continue
+                    timestamp = max_ts
+                    # One small record in KRaft's form: its value fills the batch but for 7 bytes (one-byte
+                    # zigzag varints for the record's and the value's length, 4 fixed bytes, no headers).
+                    if n == 1 and rhead == _KRAFT_SINGLE_HEAD and vlen == (length - _SINGLE_OVERHEAD) << 1 and \
+                            rlen == vlen + 12 < 0x80 and not data[stop - 1] and last_delta == 0 and base >= first:
+                        offset = base
+                        sink(data[pos + HEADER_SIZE + 6:stop - 1], base)
+                        count += 1
+                        pos = stop
+                        continue
+                    if last_delta == n - 1:
+                        values = kraft_values(data, pos + HEADER_SIZE, stop, n)
+            if values is None:  # not in KRaft's form, or damaged: the general reader decodes it or says what is wrong
+                (base, _, max_ts, control, values), stop = _general_batch(data, pos, end, source)
+                if base > last:
+                    return pos, count, timestamp, True
+                if control:
+                    pos = stop
+                    continue
+                timestamp = max_ts
+            if first <= base and base + len(values) <= last + 1:
+                for offset, value in enumerate(values, base):
+                    sink(value, offset)
+                count += len(values)
+            else:  # the batch holding ``first`` or ``last``
+                for offset, value in enumerate(values, base):
+                    if first <= offset <= last:
+                        sink(value, offset)
+                        count += 1
+            pos = stop
+    except DecodeError as e:
+        raise LogError(f"offset {offset}: {e}", file=source) from None
+    return pos, count, timestamp, False
+
+
 _KRAFT_RECORD_HEAD = b"\x00\x00\x00\x01"  # attributes 0, timestamp delta 0, offset delta 0, null key
 
 
@@ -75,9 +146,14 @@ def _single_value(data: mmap.mmap | bytes, p: int, stop: int) -> bytes | None:
 
 
 def _general(data: mmap.mmap | bytes, pos: int, end: int, source: str) -> ScannedBatch:
-    if end - pos < HEADER_SIZE or check_frame(data, pos, source=source) > end - pos:
+    return _general_batch(data, pos, end, source)[0]
+
+
+def _general_batch(data: mmap.mmap | bytes, pos: int, end: int, source: str) -> tuple[ScannedBatch, int]:
+    """The batch at ``pos`` through RecordBatch, and where the next one starts."""
+    if end - pos < HEADER_SIZE or (size := check_frame(data, pos, source=source)) > end - pos:
         raise TruncatedBatchError("batch: runs past the end of the segment's valid data", file=source, position=pos)
     batch = RecordBatch(data, pos, position=pos, source=source)
     batch.ensure_valid()
     values = [r.value for r in batch.records()]
-    return batch.base_offset, batch.last_offset, batch.max_timestamp, batch.is_control, values
+    return (batch.base_offset, batch.last_offset, batch.max_timestamp, batch.is_control, values), pos + size

@@ -18,9 +18,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from metalog.codec import message_class
-from metalog.codec.framing import decode_metadata_record, encode_metadata_record
-from metalog.errors import LogError, MetalogError
+from metalog.codec.framing import decode_metadata_record
+from metalog.errors import DecodeError, LogError, MetalogError
 from metalog.log import MetadataLog
 from metalog.snapshots import SnapshotReader
 from metalog.state import MetadataLoader
@@ -113,11 +112,10 @@ class MetadataHistory:
         loader = MetadataLoader(self._load(start))
         replayed, timestamp = 0, None
         first, total = start.offset + 1, target - start.offset
-        for base, _, max_ts, control, values in self.log.scan(first) if first <= target else ():
-            if base > target:
-                break
-            if not control:
-                replayed += replay_values(loader, base, values, first, target, self.log.directory)
+        # the fused path: batches are read, checked and their values replayed without an object per batch
+        for count, max_ts in self.log.scan_into(first, target, loader.replay_value) if first <= target else ():
+            replayed += count
+            if max_ts is not None:
                 timestamp = max_ts
             if progress is not None:
                 progress(replayed, total)
@@ -199,30 +197,20 @@ class MetadataHistory:
 
 
 
-_NO_OP = encode_metadata_record(message_class("NoOpRecord")(), 0)
-
-
 def replay_values(loader: MetadataLoader, base_offset: int, values: list[bytes | None], first: int, last: int,
                   where: Path) -> int:
-    """Replay one data batch's record values with offsets in [first, last]; returns how many. Replay's hot loop."""
+    """Replay one data batch's record values with offsets in [first, last]; returns how many."""
     count = 0
-    replay = loader.replay
+    replay = loader.replay_value
     offset = base_offset - 1
-    for value in values:
-        offset += 1
-        if offset < first or offset > last:
-            continue
-        count += 1
-        if value == _NO_OP:  # most of a quiet cluster's log; it changes nothing
-            loader.skip(offset)
-            continue
-        try:
-            record = decode_metadata_record(value)[0]  # type: ignore[arg-type]
-        except MetalogError as e:
-            raise LogError(f"offset {offset}: {e}", file=where) from None
-        except TypeError:  # a null value
-            raise LogError(f"record at offset {offset} has no value", file=where) from None
-        replay(record, offset)
+    try:
+        for value in values:
+            offset += 1
+            if first <= offset <= last:
+                count += 1
+                replay(value, offset)
+    except DecodeError as e:
+        raise LogError(f"offset {offset}: {e}", file=where) from None
     return count
 
 

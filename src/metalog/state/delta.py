@@ -28,19 +28,17 @@ _new_tuple = tuple.__new__
 class _TopicDelta:
     """A topic that is new or has changed partitions."""
 
-    __slots__ = ("name", "id", "base", "partitions")
+    __slots__ = ("name", "id", "base", "base_partitions", "partitions")
 
     def __init__(self, name: str, topic_id: Uuid, base: TopicImage | None) -> None:
         self.name = name
         self.id = topic_id
         self.base = base  # the image's topic, whose partitions this delta overlays; None for a new topic
-        self.partitions: dict[int, PartitionRegistration] = {}
+        self.base_partitions: dict[int, PartitionRegistration] = {} if base is None else base.partitions
+        self.partitions: dict[int, PartitionRegistration] = {}  # the changed ones
 
     def partition(self, pid: int) -> PartitionRegistration | None:
-        p = self.partitions.get(pid)
-        if p is None and self.base is not None:
-            p = self.base.partitions.get(pid)
-        return p
+        return self.partitions.get(pid) or self.base_partitions.get(pid)
 
     def image(self) -> TopicImage:
         if self.base is None:
@@ -80,9 +78,7 @@ class MetadataDelta:
         try:
             rule(self, record)
         except ReplayError as e:
-            if e.offset is None:
-                raise ReplayError(e.reason, offset=offset, record=V.record_type_name(record.NAME)) from None
-            raise
+            raise located(e, offset, record) from None
         if offset is not None:
             self.offset = offset
 
@@ -171,36 +167,26 @@ class MetadataDelta:
 
     def _partition_change(self, r: Any) -> None:
         topic = self.topics.get(r.topic_id) or self._topic(r.topic_id)
-        old = topic.partitions.get(r.partition_id) or topic.partition(r.partition_id)
+        pid = r.partition_id
+        old = topic.partitions.get(pid) or topic.base_partitions.get(pid)
         if old is None:
-            raise ReplayError(f"unknown partition {topic.name}-{r.partition_id} (topic id {r.topic_id})")
-        replicas = old.replicas if r.replicas is None else tuple(r.replicas)
-        if r.directories:
-            if r.replicas is not None and len(r.directories) != len(r.replicas):
-                raise ReplayError(f"{len(r.directories)} directories for {len(r.replicas)} replicas")
-            directories = tuple(r.directories)
-        elif r.replicas is not None:
-            # Replicas that stay keep their directory; new ones are UNASSIGNED (DirectoryId.createDirectoriesFrom).
-            current = dict(zip(old.replicas, old.directories, strict=True))
-            directories = tuple(current.get(b, UNASSIGNED) for b in replicas)
-        else:
-            directories = old.directories
-        if len(directories) != len(replicas):
-            raise ReplayError(f"{len(directories)} directories for {len(replicas)} replicas")
-        if r.leader == V.NO_LEADER_CHANGE:
-            leader, leader_epoch = old.leader, old.leader_epoch
-        else:
-            leader, leader_epoch = r.leader, old.leader_epoch + 1
-        recovery = old.leader_recovery_state if r.leader_recovery_state == V.LEADER_RECOVERY_NO_CHANGE \
-            else _recovery_state(r.leader_recovery_state)
-        topic.partitions[r.partition_id] = _new_tuple(PartitionRegistration, (
+            raise ReplayError(f"unknown partition {topic.name}-{pid} (topic id {r.topic_id})")
+        replicas, directories, isr, removing, adding, elr, last_known_elr, leader, recovery, leader_epoch, \
+            partition_epoch = old
+        if r.replicas is not None or r.directories:
+            replicas, directories = _changed_replicas(old, r)
+        if r.leader != V.NO_LEADER_CHANGE:
+            leader, leader_epoch = r.leader, leader_epoch + 1
+        if r.leader_recovery_state != V.LEADER_RECOVERY_NO_CHANGE:
+            recovery = _recovery_state(r.leader_recovery_state)
+        topic.partitions[pid] = _new_tuple(PartitionRegistration, (
             replicas, directories,
-            old.isr if r.isr is None else tuple(r.isr),
-            old.removing_replicas if r.removing_replicas is None else tuple(r.removing_replicas),
-            old.adding_replicas if r.adding_replicas is None else tuple(r.adding_replicas),
-            old.elr if r.eligible_leader_replicas is None else tuple(r.eligible_leader_replicas),
-            old.last_known_elr if r.last_known_elr is None else tuple(r.last_known_elr),
-            leader, recovery, leader_epoch, old.partition_epoch + 1))
+            isr if r.isr is None else tuple(r.isr),
+            removing if r.removing_replicas is None else tuple(r.removing_replicas),
+            adding if r.adding_replicas is None else tuple(r.adding_replicas),
+            elr if r.eligible_leader_replicas is None else tuple(r.eligible_leader_replicas),
+            last_known_elr if r.last_known_elr is None else tuple(r.last_known_elr),
+            leader, recovery, leader_epoch, partition_epoch + 1))
 
     def _remove_topic(self, r: Any) -> None:
         name = self._topic(r.topic_id).name
@@ -314,6 +300,18 @@ class MetadataDelta:
         return quotas
 
 
+def located(error: ReplayError, offset: int | None, record: Any) -> ReplayError:
+    """A rule's error with the offset and the record type named (a rule knows neither)."""
+    if error.offset is None:
+        return ReplayError(error.reason, offset=offset, record=V.record_type_name(record.NAME))
+    return error
+
+
+def rule_for(name: str) -> Callable[[MetadataDelta, Any], None] | None:
+    """The rule that applies a record of message ``name`` to a delta (None: not a record a delta applies)."""
+    return _RULES.get(name)
+
+
 def _overlay(base: dict[Any, Any], changes: dict[Any, Any]) -> dict[Any, Any]:
     """``base`` with ``changes`` on top; a None change removes the key. Shares ``base`` when nothing changed."""
     if not changes:
@@ -325,6 +323,22 @@ def _overlay(base: dict[Any, Any], changes: dict[Any, Any]) -> dict[Any, Any]:
         else:
             merged[key] = value
     return merged
+
+
+def _changed_replicas(old: PartitionRegistration, r: Any) -> tuple[tuple[int, ...], tuple[Uuid, ...]]:
+    """The replicas and directories after a PartitionChangeRecord that sets Replicas or Directories."""
+    replicas = old.replicas if r.replicas is None else tuple(r.replicas)
+    if r.directories:
+        if r.replicas is not None and len(r.directories) != len(r.replicas):
+            raise ReplayError(f"{len(r.directories)} directories for {len(r.replicas)} replicas")
+        directories = tuple(r.directories)
+    else:
+        # Replicas that stay keep their directory; new ones are UNASSIGNED (DirectoryId.createDirectoriesFrom).
+        current = dict(zip(old.replicas, old.directories, strict=True))
+        directories = tuple(current.get(b, UNASSIGNED) for b in replicas)
+    if len(directories) != len(replicas):
+        raise ReplayError(f"{len(directories)} directories for {len(replicas)} replicas")
+    return replicas, directories
 
 
 def _directories(directories: list[Uuid] | None, n_replicas: int) -> tuple[Uuid, ...]:

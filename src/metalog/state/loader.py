@@ -7,20 +7,28 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
-from metalog.errors import ReplayError
-from metalog.state.delta import MetadataDelta
+from metalog.codec import message_class
+from metalog.codec.definitions import METADATA_BY_API_KEY
+from metalog.codec.framing import FRAME_VERSION, decode_metadata_record, encode_metadata_record, metadata_readers
+from metalog.errors import DecodeError, ReplayError
+from metalog.state.delta import MetadataDelta, located, rule_for
 from metalog.state.image import EMPTY, MetadataImage
 
 _TRANSACTION_MARKERS = frozenset({"BeginTransactionRecord", "EndTransactionRecord", "AbortTransactionRecord"})
+_NO_OP = encode_metadata_record(message_class("NoOpRecord")(), 0)
+Reader = Callable[[bytes, int], tuple[Any, int]]
+Rule = Callable[[MetadataDelta, Any], None]
 
 
 class MetadataLoader:
     """Replays records in log order; ``image`` is the published state (what a reader of the log sees)."""
 
     def __init__(self, image: MetadataImage = EMPTY) -> None:
+        if not _DISPATCH:
+            _fill_dispatch()
         self._published = image
         self._delta = MetadataDelta(image)
         self._pending = False  # records in the delta not yet in the published image
@@ -43,6 +51,37 @@ class MetadataLoader:
             self._transaction(name, offset)
         else:
             self._delta.replay(record, offset)
+            self._pending = True
+        self.offset = offset
+
+    def replay_value(self, value: bytes | None, offset: int) -> None:
+        """Decode and replay one record value as the log stores it: ``replay`` without the detours, for
+        replay's hot loop. The generated reader and the rule are found in one lookup by the value's
+        apiKey and version bytes; anything unusual goes the checked way (raising DecodeError)."""
+        if value == _NO_OP:  # most of a quiet cluster's log; it changes nothing (``skip``, inline)
+            self._delta.offset = offset
+            self._pending = True
+            self.offset = offset
+            return
+        try:
+            reader, rule = _DISPATCH[value[1] << 8 | value[2]]  # type: ignore[index]
+            record, end = reader(value, 3)  # type: ignore[arg-type]
+            if end != len(value) or value[0] != FRAME_VERSION:  # type: ignore[arg-type,index]
+                raise DecodeError("not exactly one record")
+        except Exception:  # the checked path raises the precise error, or handles a rare form
+            if value is None:
+                raise DecodeError("the record has no value") from None
+            self.replay(decode_metadata_record(value).message, offset)
+            return
+        if rule is None:
+            self._transaction(record.NAME, offset)
+        else:
+            delta = self._delta
+            try:
+                rule(delta, record)
+            except ReplayError as e:
+                raise located(e, offset, record) from None
+            delta.offset = offset
             self._pending = True
         self.offset = offset
 
@@ -87,3 +126,18 @@ class MetadataLoader:
         self.in_transaction, self.transaction_start = False, None
         self.offset = offset
         return self._published
+
+
+def _fill_dispatch() -> None:
+    """apiKey << 8 | version -> (the generated reader, the delta's rule; None for a transaction marker)."""
+    table = _DISPATCH
+    for key, reader in metadata_readers().items():
+        name = METADATA_BY_API_KEY[key >> 8].name
+        if name in _TRANSACTION_MARKERS:
+            table[key] = (reader, None)
+        elif (rule := rule_for(name)) is not None:
+            table[key] = (reader, rule)
+
+
+# filled by the first loader: importing every record class takes time
+_DISPATCH: dict[int, tuple[Reader, Rule | None]] = {}
