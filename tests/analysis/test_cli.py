@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from metalog.analysis.pipeline import analyze_log, parse_bucket, read_table
+from metalog.analysis.pipeline import analyze_log, analyze_python, parse_bucket, read_table
 from metalog.analysis.timeline import COLUMNS
 from metalog.cli.main import main
 from tests.analysis.test_timeline import jbod_transition, zk_migration
@@ -26,6 +28,40 @@ def test_analyze_writes_timelines_and_events_for_a_fleet(tmp_path: Path) -> None
     events = read_table(out / "events.csv")
     assert ("zk", 10, "aborted-transaction") in [(e["cluster"], e["offset"], e["event"]) for e in events]
     assert ("jbod", 15, "directory-failure") in [(e["cluster"], e["offset"], e["event"]) for e in events]
+
+
+@pytest.mark.parametrize("name", ["timeline_batches", "timeline_buckets", "events"])
+def test_parquet_tables_equal_the_csv_tables(tmp_path: Path, name: str) -> None:
+    pytest.importorskip("pyarrow")
+    out = tmp_path / "out"
+    assert main(["analyze", str(zk_migration(tmp_path / "zk")), "--out", str(out), "--engine", "python"]) == 0
+    rows = read_table(out / f"{name}.csv")
+    assert rows and read_table(out / f"{name}.parquet") == rows
+
+
+def test_spark_engine_end_to_end_is_quiet_and_writes_both_formats(tmp_path: Path) -> None:
+    """The command as users run it, in a process of its own (its own JVM): stderr holds the summary line and
+    nothing else (no JVM or Spark startup lines; no progress bar without a terminal); the tables equal the
+    python engine's in both formats."""
+    pytest.importorskip("pyspark")
+    pytest.importorskip("pyarrow")
+    from metalog.analysis.spark import find_java
+    from metalog.errors import MetalogError
+
+    try:
+        find_java()
+    except MetalogError as e:
+        pytest.skip(str(e))
+    zk, jbod = zk_migration(tmp_path / "zk"), jbod_transition(tmp_path / "jbod")
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-m", "metalog.cli.main", "analyze", str(zk), str(jbod), "--out", str(out),
+                           "--master", "local[2]"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    expected = analyze_python([zk, jbod])
+    assert done.stderr.splitlines() == [f"39 records, 16 batches, 2 cluster(s), {len(expected.events)} events"]
+    for name, rows in (("timeline_batches", expected.rows), ("events", expected.events)):
+        assert read_table(out / f"{name}.csv") == rows
+        assert read_table(out / f"{name}.parquet") == rows
 
 
 def test_help_documents_every_column(capsys: pytest.CaptureFixture[str]) -> None:

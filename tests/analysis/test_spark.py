@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +14,8 @@ import pytest
 
 from metalog.analysis.pipeline import Analysis, analyze_python
 from metalog.analysis.spark import analyze_spark, find_java, place, range_counts
+from metalog.cli.analyze import run_spark
+from metalog.cli.progress import Progress
 from metalog.errors import MetalogError
 from metalog.generate.history import HistorySettings
 from metalog.generate.writer import write_history
@@ -50,9 +54,9 @@ def test_spark_equals_python(spark: Any, fleet: list[Path], expected: Analysis, 
 
 def test_any_number_of_partitions_and_with_or_without_points(spark: Any, fleet: list[Path],
                                                               expected: Analysis) -> None:
-    """Ranges placed on 1..8 partitions (several ranges share one when there are fewer partitions than ranges),
+    """Ranges placed on 1..6 partitions (several ranges share one when there are fewer partitions than ranges),
     from snapshots and images or from deltas only: the same rows and events."""
-    for partitions in range(1, 9):
+    for partitions in range(1, 7):
         got = analyze_spark(spark, fleet, ranges=4, partitions=partitions, points=partitions % 2 == 0)
         assert (got.rows, got.events) == (expected.rows, expected.events), f"{partitions} partitions"
 
@@ -89,3 +93,18 @@ def test_no_java_is_one_line_saying_what_to_install(monkeypatch: pytest.MonkeyPa
     with pytest.raises(MetalogError) as e:
         find_java()
     assert "install a JDK" in str(e.value) and "--engine python" in str(e.value) and "\n" not in str(e.value)
+
+
+class _EveryUpdate(Progress):
+    def update(self, done: int, total: int | None = None) -> None:
+        self.last_draw = -1.0  # draw every update, however quick
+        super().update(done, total)
+
+
+def test_the_command_shows_stage_and_rate_on_a_terminal(spark: Any, fleet: list[Path]) -> None:
+    screen = io.StringIO()
+    with _EveryUpdate("analyze (spark)", stream=screen, enabled=True) as progress:
+        result = run_spark(spark, [str(p) for p in fleet], progress)
+    text = screen.getvalue()
+    assert "analyze (spark: range deltas)" in text and "analyze (spark: replay)" in text
+    assert f"{result.records:,}/{result.records:,} records (" in text and re.search(r"records \([\d,]+/s\)", text)

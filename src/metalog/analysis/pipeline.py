@@ -128,8 +128,11 @@ def parse_bucket(text: str) -> int:
     raise ValueError(f"not a bucket width: {text!r} (e.g. 30s, 1m, 1h)")
 
 
+_INTS = INT_COLUMNS | {"bucket_start", "offset"}
+
+
 def write_table(out: Path, name: str, columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> list[Path]:
-    """``name``.csv, and ``name``.parquet when pyarrow is importable."""
+    """``name``.csv, and ``name``.parquet when pyarrow is importable (the ``analysis`` and ``spark`` extras)."""
     written = [out / f"{name}.csv"]
     with open(written[0], "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(columns), lineterminator="\n")
@@ -140,16 +143,19 @@ def write_table(out: Path, name: str, columns: Sequence[str], rows: Sequence[dic
         import pyarrow.parquet as pq  # type: ignore[import-not-found]
     except ImportError:
         return written
-    table = pa.table({c: [r[c] for r in rows] for c in columns})
-    pq.write_table(table, out / f"{name}.parquet")
+    schema = pa.schema([(c, pa.int64() if c in _INTS else pa.string()) for c in columns])
+    pq.write_table(pa.table({c: [r[c] for r in rows] for c in columns}, schema=schema), out / f"{name}.parquet")
     return [*written, out / f"{name}.parquet"]
 
 
 def read_table(path: Path) -> list[dict[str, Any]]:
-    """A CSV this module wrote, with its integer columns as ints."""
-    ints = INT_COLUMNS | {"bucket_start", "offset"}
+    """A table this module wrote (CSV or parquet), with its integer columns as ints."""
+    if path.suffix == ".parquet":
+        import pyarrow.parquet as pq  # type: ignore[import-not-found]
+
+        return pq.read_table(path).to_pylist()  # type: ignore[no-any-return]
     with open(path, newline="") as f:
-        return [{k: int(v) if k in ints else v for k, v in row.items()} for row in csv.DictReader(f)]
+        return [{k: int(v) if k in _INTS else v for k, v in row.items()} for row in csv.DictReader(f)]
 
 
 def write_outputs(out: Path, result: Analysis, width_ms: int) -> list[Path]:

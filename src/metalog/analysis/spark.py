@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import threading
@@ -52,6 +53,10 @@ appender.console.target = SYSTEM_ERR
 appender.console.layout.type = PatternLayout
 appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
 """
+# startup notices log4j cannot silence: the JVM's for the vector module Spark enables, and the two lines Spark
+# prints itself (not through log4j) when a Python driver starts it
+_JVM_NOTICES = ("WARNING: Using incubator modules", "Setting default log level to",
+                "To adjust logging level use sc.setLogLevel")
 
 
 def find_java() -> str:
@@ -90,14 +95,14 @@ def spark_session(master: str | None = None, *, app: str = "metalog analyze") ->
     master = master or "local[*]"
     # the driver's JVM starts before the builder's settings apply: its options go through the launcher
     os.environ["PYSPARK_SUBMIT_ARGS"] = f'--driver-java-options "{java_opts}" pyspark-shell'
-    builder = (SparkSession.builder.master(master).appName(app)
-               .config("spark.ui.enabled", "false")
-               .config("spark.ui.showConsoleProgress", "false")
-               .config("spark.local.dir", str(scratch))
-               .config("spark.driver.extraJavaOptions", java_opts)
-               .config("spark.executor.extraJavaOptions", java_opts)
-               .config("spark.sql.warehouse.dir", str(scratch / "warehouse"))
-               .config("spark.python.worker.reuse", "true"))
+    conf = {"spark.master": master, "spark.app.name": app, "spark.ui.enabled": "false",
+            "spark.ui.showConsoleProgress": "false", "spark.local.dir": str(scratch),
+            "spark.driver.extraJavaOptions": java_opts, "spark.executor.extraJavaOptions": java_opts,
+            "spark.sql.warehouse.dir": str(scratch / "warehouse"), "spark.python.worker.reuse": "true"}
+    _quiet_gateway(conf)
+    builder = SparkSession.builder
+    for key, value in conf.items():
+        builder = builder.config(key, value)
     session = builder.getOrCreate()
     try:
         session.sparkContext.setLogLevel("ERROR")
@@ -107,6 +112,27 @@ def spark_session(master: str | None = None, *, app: str = "metalog analyze") ->
     finally:
         session.stop()
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _quiet_gateway(settings: dict[str, str]) -> None:
+    """Start the driver's JVM (once per process) with its stderr through a filter that drops the JVM's
+    startup notices and passes everything else on."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if SparkContext._gateway is not None:  # noqa: SLF001 - a JVM from an earlier session is reused
+        return
+    conf = SparkConf(loadDefaults=False).setAll(list(settings.items()))
+    gateway = launch_gateway(conf, popen_kwargs={"stderr": subprocess.PIPE})
+    threading.Thread(target=_forward, args=(gateway.proc.stderr,), daemon=True).start()
+    SparkContext._gateway, SparkContext._jvm = gateway, gateway.jvm  # noqa: SLF001 - pyspark's own slots
+
+
+def _forward(stream: Any) -> None:
+    for line in iter(stream.readline, b""):
+        if not line.decode(errors="replace").startswith(_JVM_NOTICES):
+            sys.stderr.buffer.write(line)
+            sys.stderr.flush()
 
 
 def _package_zip(scratch: Path) -> Path:

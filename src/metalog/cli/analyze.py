@@ -32,8 +32,9 @@ examples:
 def register(sub: Any) -> None:
     p = sub.add_parser("analyze", help="ZooKeeper-migration and JBOD-transition timelines, events and a report",
                        description="Replay every batch of each log and write OUT/timeline_batches, "
-                                   "OUT/timeline_buckets and OUT/events as CSV (and parquet when pyarrow is "
-                                   "installed), plus OUT/report.html.",
+                                   "OUT/timeline_buckets and OUT/events as CSV and parquet, plus OUT/report.html "
+                                   "and OUT/report.png (parquet needs pyarrow, the png matplotlib: the analysis "
+                                   "extra; the spark extra has pyarrow too).",
                        epilog=EXAMPLES + "\ncolumns:\n" + _columns_help(),
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("logdirs", nargs="+", metavar="LOGDIR", help="log directories, one per cluster")
@@ -55,23 +56,34 @@ def _analyze(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise MetalogError(str(e)) from None
     if args.engine == "spark":
-        from metalog.analysis.spark import analyze_spark, spark_session
+        from metalog.analysis.spark import spark_session
 
         with spark_session(args.master) as session, Progress("analyze (spark)") as progress:
-            result = analyze_spark(session, args.logdirs, progress=progress.update,
-                                   stage=lambda name: setattr(progress, "label", f"analyze (spark: {name})"))
+            result = run_spark(session, args.logdirs, progress)
     else:
         with Progress("analyze") as progress:
             result = analyze_python(args.logdirs, progress=progress.update)
     out = Path(args.out)
     written = write_outputs(out, result, width)
     written += _report(out, result)
+    if not any(path.suffix == ".parquet" for path in written):
+        print("CSV only: the parquet tables need pyarrow (pip install 'metalog[analysis]')", file=sys.stderr)
     clusters = len({r["cluster"] for r in result.rows})
     print(f"{result.records:,} records, {len(result.rows):,} batches, {clusters} cluster(s), "
           f"{len(result.events):,} events", file=sys.stderr)
     for path in written:
         print(path)
     return 0
+
+
+def run_spark(session: Any, logdirs: list[str], progress: Progress) -> Any:
+    """The Spark engine with its progress on ``progress``: the stage in the label, records and records/s."""
+    from metalog.analysis.spark import analyze_spark
+
+    def stage(name: str) -> None:
+        progress.label = f"analyze (spark: {name})"
+
+    return analyze_spark(session, logdirs, progress=progress.update, stage=stage)
 
 
 def _report(out: Path, result: Any) -> list[Path]:
