@@ -1,4 +1,4 @@
-"""The fast scan gives exactly what the general batch reader gives, and refuses what it refuses."""
+"""The fast scans give exactly what the general batch reader gives, and refuse what it refuses."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from metalog.errors import CorruptBatchError, LogError
 from metalog.log import MetadataLog, Record, build_batch, iter_batches
-from metalog.log.scan import scan_values
+from metalog.log.scan import scan_into, scan_values
 
 TS = 1700000000000
 
@@ -39,6 +39,53 @@ def test_scan_equals_the_general_reader(batches: list) -> None:  # type: ignore[
     assert list(scan_values(data, 0, len(data), "x")) == general(data)
 
 
+def build(batches: list) -> bytes:  # type: ignore[type-arg]
+    data, offset = b"", 0
+    for recs, compression, control in batches:
+        built = [Record(offset + i, TS + ts, key, value, tuple(headers)) for i, (value, key, headers, ts) in
+                 enumerate(recs)]
+        data += build_batch(offset, built, compression=compression, is_control=control, partition_leader_epoch=1)
+        offset += len(recs)
+    return data
+
+
+def scanned_into(data: bytes, first: int, last: int, chunk: int) -> tuple[list[tuple[bytes | None, int]], int | None]:
+    """What scan_into passes to its sink over the whole of ``data``, and the last timestamp it reports."""
+    got: list[tuple[bytes | None, int]] = []
+    pos, timestamp = 0, None
+    while pos < len(data):
+        pos, count, ts, done = scan_into(data, pos, len(data), "x", first, last, lambda v, o: got.append((v, o)),
+                                         chunk)
+        timestamp = timestamp if ts is None else ts
+        if done:
+            break
+    return got, timestamp
+
+
+@settings(max_examples=80, deadline=None)
+@given(batches=st.lists(st.tuples(records, st.sampled_from(["none", "none", "gzip"]), st.booleans()), min_size=1,
+                        max_size=6),
+       first=st.integers(-1, 32), span=st.integers(0, 32), chunk=st.sampled_from([1, 90, 500, 1 << 20]))
+def test_scan_into_passes_what_the_general_reader_reads(batches: list, first: int, span: int,  # type: ignore[type-arg]
+                                                        chunk: int) -> None:
+    data = build(batches)
+    expected, timestamp = [], None
+    for base, _, max_ts, control, values in general(data):
+        if base > first + span:
+            break
+        if not control:
+            timestamp = max_ts
+            expected += [(v, base + i) for i, v in enumerate(values) if first <= base + i <= first + span]
+    assert scanned_into(data, first, first + span, chunk) == (expected, timestamp)
+
+
+def test_scan_into_single_record_batches_of_every_small_size() -> None:
+    """The inline path for one-record batches against the general reader, around the one-byte varint limits."""
+    values = [bytes(range(n)) for n in range(0, 140)] + [None, b""]
+    data = build([([(v, None, [], 0)], "none", False) for v in values])
+    assert scanned_into(data, 0, 10**6, 1 << 20)[0] == [(v, i) for i, v in enumerate(values)]
+
+
 def test_scan_of_kafkas_segment(jbod_dir: Path) -> None:
     with MetadataLog.open(jbod_dir, writable=False) as log:
         scanned = list(log.scan())
@@ -60,3 +107,26 @@ def test_a_batch_past_the_valid_end_is_refused(jbod_dir: Path) -> None:
     data = (jbod_dir / "__cluster_metadata-0" / "00000000000000000000.log").read_bytes()
     with pytest.raises(LogError, match="past the end"):
         list(scan_values(data, 0, 100, "seg.log"))  # the second batch starts at 91 and is 103 bytes
+
+
+def test_scan_into_names_the_offset_of_a_value_its_sink_cannot_decode(jbod_dir: Path) -> None:
+    from metalog.errors import DecodeError
+
+    def sink(value: bytes | None, offset: int) -> None:
+        if offset == 3:
+            raise DecodeError("bad")
+
+    data = (jbod_dir / "__cluster_metadata-0" / "00000000000000000000.log").read_bytes()
+    with pytest.raises(LogError, match="offset 3: bad") as e:
+        scan_into(data, 0, len(data), "seg.log", 0, 100, sink)
+    assert e.value.file == "seg.log"
+
+
+def test_scan_into_refuses_what_scan_values_refuses(jbod_dir: Path) -> None:
+    data = bytearray((jbod_dir / "__cluster_metadata-0" / "00000000000000000000.log").read_bytes())
+    with pytest.raises(LogError, match="past the end"):
+        scan_into(bytes(data), 0, 100, "seg.log", 0, 100, lambda v, o: None)
+    data[91 + 70] ^= 0x01
+    with pytest.raises(CorruptBatchError, match="CRC-32C mismatch") as e:
+        scan_into(bytes(data), 0, len(data), "seg.log", 0, 100, lambda v, o: None)
+    assert e.value.position == 91 + 17

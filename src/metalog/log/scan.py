@@ -70,10 +70,10 @@ def scan_values(data: mmap.mmap | bytes, start: int, end: int, source: str) -> I
         pos = stop
 
 
-def scan_into(data: mmap.mmap | bytes, pos: int, end: int, source: str, first: int, last: int,
-              sink: RecordSink) -> tuple[int, int, int | None, bool]:
+def scan_into(data: mmap.mmap | bytes, pos: int, end: int, source: str, first: int, last: int, sink: RecordSink,
+              chunk: int = _CHUNK_BYTES) -> tuple[int, int, int | None, bool]:
     """``sink(value, offset)`` for every record of the data batches in ``data[pos:end]`` (whole batches)
-    whose offset lies in [first, last], in order, for about ``_CHUNK_BYTES`` from ``pos``.
+    whose offset lies in [first, last], in order, for the batches that start in the next ``chunk`` bytes.
 
     Returns ``(position reached, records passed, max timestamp of the last data batch reached or None,
     done)``; done means a batch past ``last`` was reached. A DecodeError from the sink becomes a
@@ -81,7 +81,7 @@ def scan_into(data: mmap.mmap | bytes, pos: int, end: int, source: str, first: i
     """
     head, crc_of = _HEAD_AND_RECORD.unpack_from, crc32c.crc32c
     count, timestamp, offset = 0, None, -1
-    until = min(end, pos + _CHUNK_BYTES)
+    until = min(end, pos + chunk)
     try:
         while pos < until:
             values = None

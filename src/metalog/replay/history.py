@@ -13,7 +13,7 @@ import os
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -144,9 +144,13 @@ class MetadataHistory:
         The image is named by the last offset it includes: inside an open transaction that is the
         offset before the transaction began, so a replay from the image replays the whole transaction.
         """
-        return self._write_image(result.image)
+        return self._write_image(result.image, result.image.offset if result.open_transaction else result.offset)
 
-    def _write_image(self, image: MetadataImage) -> Path:
+    def _write_image(self, image: MetadataImage, offset: int) -> Path:
+        """``image`` as the state through ``offset``: after EndTransactionRecord the image's own offset is
+        the transaction's last record, and a replay from there would meet the end without its begin."""
+        if image.offset != offset:
+            image = replace(image, offset=offset)
         directory = self.root / IMAGE_DIR
         directory.mkdir(exist_ok=True)
         path = directory / f"{image.offset:020d}.image"
@@ -173,9 +177,10 @@ class MetadataHistory:
                 replayed += replay_values(loader, base, values, 0, self.end_offset, self.log.directory)
             if last >= next_mark:
                 image = loader.image
-                if image.offset not in have and image.offset >= 0:
-                    written.append(self._write_image(image))
-                    have.add(image.offset)
+                offset = image.offset if loader.in_transaction else loader.offset
+                if offset not in have and offset >= 0:
+                    written.append(self._write_image(image, offset))
+                    have.add(offset)
                 next_mark = (last // every + 1) * every
             if progress is not None:
                 progress(replayed, self.end_offset + 1)
