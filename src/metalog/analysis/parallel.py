@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from metalog.analysis.events import aborted, directory_failures, row_events
@@ -24,7 +25,7 @@ from metalog.analysis.overlay import Overlay, RangeDelta, apply, entity_key, pub
 from metalog.analysis.pipeline import Analysis, _WatchingLoader, cluster_name
 from metalog.analysis.timeline import COLUMNS, RowCounter
 from metalog.codec import message_class
-from metalog.codec.framing import decode_metadata_record, encode_metadata_record
+from metalog.codec.framing import FRAME_VERSION, decode_metadata_record, encode_metadata_record, metadata_readers
 from metalog.errors import LogError, MetalogError, ReplayError
 from metalog.log import MetadataLog
 from metalog.replay.history import MetadataHistory, StartPoint, gc_paused, replay_values
@@ -129,7 +130,7 @@ def _value(image: MetadataImage, key: tuple[Any, ...]) -> Any:
 
 def range_delta(path: str | os.PathLike[str], lo: int, hi: int) -> RangeDelta:
     """What the batches with base offsets in [lo, hi] do, knowing nothing of the state before them."""
-    parts, block = [], _Block()
+    parts, block, readers = [], _Block(), metadata_readers()
     with MetadataLog.open(path, writable=False) as log, gc_paused():
         for base, _, _, control, values in _batches(log, lo, hi):
             if control:
@@ -139,16 +140,27 @@ def range_delta(path: str | os.PathLike[str], lo: int, hi: int) -> RangeDelta:
                 if value == _NO_OP:  # much of a quiet cluster's log: it only moves the offset
                     block.overlay.offset = offset
                     continue
-                try:
-                    record = decode_metadata_record(value)[0]  # type: ignore[arg-type]
-                except (MetalogError, TypeError) as e:
-                    raise LogError(f"offset {offset}: {e}", file=log.directory) from None
+                record = _decode(readers, value, offset, log.directory)
                 if record.NAME in _MARKERS:
                     parts += [RangeDelta(head=block.finish()), _marker(record.NAME, offset)]
                     block = _Block()
                 else:
                     block.add(offset, record)
     return fold([*parts, RangeDelta(head=block.finish())])
+
+
+def _decode(readers: dict[int, Any], value: bytes | None, offset: int, where: Path) -> Any:
+    """The record in ``value``: straight through its generated reader, else the checked way for the error."""
+    try:
+        record, end = readers[value[1] << 8 | value[2]](value, 3)  # type: ignore[index]
+        if end == len(value) and value[0] == FRAME_VERSION:  # type: ignore[arg-type,index]
+            return record
+    except Exception:  # the checked decode below names the problem
+        pass
+    try:
+        return decode_metadata_record(value)[0]  # type: ignore[arg-type]
+    except (MetalogError, TypeError) as e:
+        raise LogError(f"offset {offset}: {e}", file=where) from None
 
 
 def fold(deltas: Sequence[RangeDelta]) -> RangeDelta:

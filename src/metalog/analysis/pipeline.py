@@ -38,6 +38,7 @@ class Analysis:
     rows: list[dict[str, Any]] = field(default_factory=list)
     events: list[dict[str, Any]] = field(default_factory=list)
     records: int = 0
+    task_cpu: dict[str, list[float]] = field(default_factory=dict)  # Spark: stage -> CPU seconds per task
 
 
 def cluster_name(path: str | os.PathLike[str]) -> str:

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import uuid
 import zipfile
 import zlib
@@ -176,18 +177,24 @@ class _Cluster:
 
 
 def _on_partitions(sc: Any, fn: Callable[[Any], Any], items: Sequence[Any], keys: Sequence[tuple[str, int]],
-                   partitions: int | None) -> list[Any]:
+                   partitions: int | None, cpu: list[float]) -> list[Any]:
     """``fn`` over ``items`` on executors, each item in the partition ``place`` gives its key; results in
-    ``items`` order. Items travel inside the tasks (no shuffle)."""
+    ``items`` order. Items travel inside the tasks (no shuffle). Each task's CPU seconds are appended to
+    ``cpu`` (what the benchmark models a quiet machine with)."""
     if not items:
         return []
     n = partitions or len(items)
     buckets = [[(i, items[i]) for i in slot] for slot in place(keys, n)]
 
-    def run(bucket: list[tuple[int, Any]]) -> list[tuple[int, Any]]:
-        return [(i, fn(item)) for i, item in bucket]
+    def run(bucket: list[tuple[int, Any]]) -> list[tuple[float, list[tuple[int, Any]]]]:
+        start = time.process_time()
+        out = [(i, fn(item)) for i, item in bucket]
+        return [(time.process_time() - start, out)] if bucket else []
 
-    found = dict(sc.parallelize(buckets, n).flatMap(run).collect())  # n buckets in n slices: one each
+    found: dict[int, Any] = {}
+    for seconds, pairs in sc.parallelize(buckets, n).flatMap(run).collect():  # n buckets in n slices: one each
+        cpu.append(seconds)
+        found.update(pairs)
     return [found[i] for i in range(len(items))]
 
 
@@ -221,11 +228,13 @@ def analyze_spark(session: Any, logdirs: Sequence[str | os.PathLike[str]], *, ra
     bounds = [split_ranges(c.first, c.last, n) for c, n in zip(clusters, counts, strict=True)]
     origins = [plan(b, c.first, c.points) for c, b in zip(clusters, bounds, strict=True)]
     report = _Report(sc, sum(sizes), progress, stage)
+    result = Analysis()
 
     pieces = [(i, piece) for i, os_ in enumerate(origins) for piece in sorted({p for o in os_ for p in o.pieces})]
     with report.stage("range deltas", 0):
         found = _on_partitions(sc, _delta, [(clusters[i].path, *piece) for i, piece in pieces],
-                               [(clusters[i].name, n) for n, (i, _) in enumerate(pieces)], partitions)
+                               [(clusters[i].name, n) for n, (i, _) in enumerate(pieces)], partitions,
+                               result.task_cpu.setdefault("deltas", []))
     deltas: list[dict[Piece, RangeDelta]] = [{} for _ in clusters]
     for (i, piece), delta in zip(pieces, found, strict=True):
         deltas[i][piece] = delta
@@ -236,8 +245,7 @@ def analyze_spark(session: Any, logdirs: Sequence[str | os.PathLike[str]], *, ra
             items.append((c.path, c.name, lo, hi, origin.point, prefix))
             keys.append((c.name, n))
     with report.stage("replay", sum(sizes)):
-        parts = _on_partitions(sc, _replay, items, keys, partitions)
-    result = Analysis()
+        parts = _on_partitions(sc, _replay, items, keys, partitions, result.task_cpu.setdefault("replay", []))
     for c in clusters:
         one = assemble([part for item, part in zip(items, parts, strict=True) if item[0] == c.path])
         result.rows += one.rows
