@@ -87,9 +87,9 @@ class MessageGenerator:
                 self.writers[(name, v)] = self.function(self.writer(name, v), f"_write_{name}_v{v}", body)
         out = [HEADER, "from __future__ import annotations\n\n", "from typing import Any\n\n",
                "from metalog.codec.runtime import (\n    H,\n    I,\n    UNSET,\n    ZERO,\n    ApiMessage,\n"
-               "    KafkaStruct,\n    Malformed,\n    Struct,\n    Uuid,\n    array_struct,\n    bytes_new,\n"
-               "    new,\n    non_default,\n    read_unknown_tags,\n    read_uvarint,\n    write_tagged,\n"
-               "    write_uvarint,\n)\n\n"]
+               "    KafkaStruct,\n    Malformed,\n    Struct,\n    Uuid,\n    array_struct,\n    new,\n"
+               "    non_default,\n    read_unknown_tags,\n    read_uvarint,\n    seen_uuid,\n    uuid_of,\n"
+               "    write_tagged,\n    write_uvarint,\n)\n\n"]
         out.append(f"__all__ = {[self.msg.name] + [s for s in self.structs if s in reach]!r}\n\n")
         for fmt, const in self.formats.items():
             out.append(f"{const} = Struct({fmt!r})\n")
@@ -232,7 +232,7 @@ class MessageGenerator:
         targets = [raw.get(f.attr, f"{o}.{f.attr}") for f in group]
         em(f"{', '.join(targets)}{',' if len(group) == 1 else ''} = {self.fixed(fmt)}.unpack_from(buf, pos)")
         for attr, u in raw.items():
-            em(f"{o}.{attr} = bytes_new(Uuid, {u})")  # unpacked as exactly 16 bytes
+            em(f"{o}.{attr} = seen_uuid({u}) or uuid_of({u})")  # unpacked as exactly 16 bytes
         em(f"pos += {size}")
 
     def read_uvarint(self, em: Emitter, var: str) -> None:
@@ -276,7 +276,7 @@ class MessageGenerator:
             if typ == "uuid":
                 u = em.fresh("u")
                 em(f"{u}, = {const}.unpack_from(buf, pos)")
-                em(f"{target} = bytes_new(Uuid, {u})")
+                em(f"{target} = seen_uuid({u}) or uuid_of({u})")
             else:
                 em(f"{target}, = {const}.unpack_from(buf, pos)")
             em(f"pos += {size}")
@@ -321,7 +321,7 @@ class MessageGenerator:
             self.arrays.add(el)
             size = FIXED[el][1]
             unpack = f"_{el.upper()}S[{n}].unpack_from(buf, pos)"
-            items = f"[bytes_new(Uuid, u) for u in {unpack}]" if el == "uuid" else f"[*{unpack}]"
+            items = f"[seen_uuid(u) or uuid_of(u) for u in {unpack}]" if el == "uuid" else f"[*{unpack}]"
             em(f"{target} = {items} if {n} else []")  # empty arrays are common (adding/removing replicas)
             em(f"pos += {size} * {n}" if size > 1 else f"pos += {n}")
             return
@@ -386,7 +386,7 @@ class MessageGenerator:
                     if v not in f.valid:
                         em(f"{o}.{f.attr} = {self.default(f)}")
                 for f, a in zip(rows, names, strict=True):
-                    em(f"{o}.{f.attr} = bytes_new(Uuid, {a})" if f.type == "uuid" else f"{o}.{f.attr} = {a}")
+                    em(f"{o}.{f.attr} = seen_uuid({a}) or uuid_of({a})" if f.type == "uuid" else f"{o}.{f.attr} = {a}")
                 em(f"{o}.unknown_tagged_fields = None")
                 em(f"{items}.append({o})")
             em(f"pos += {size} * {n}")

@@ -19,13 +19,27 @@ from metalog.errors import CodecError, DecodeError, EncodeError
 __all__ = [
     "ZERO", "Uuid", "Struct", "KafkaStruct", "ApiMessage", "Malformed", "UNSET", "H", "I",
     "read_uvarint", "read_unknown_tags", "write_uvarint", "write_tagged", "new", "bytes_new", "array_struct",
-    "non_default",
+    "non_default", "seen_uuid", "uuid_of",
 ]
 Struct = struct.Struct
 
 new = object.__new__
 # ``bytes_new(Uuid, raw)`` makes a Uuid without Uuid.__new__'s length check: for 16 bytes from a struct.
 bytes_new = bytes.__new__
+# Ids repeat from record to record (topics, directories, incarnations): readers share one Uuid per id,
+# ``seen_uuid(raw) or uuid_of(raw)``, which is several times cheaper than making one, and the shared
+# object keeps its hash for the dict lookups replay does with it. Bounded, so hostile input cannot grow it.
+_UUIDS: dict[bytes, Uuid] = {}
+_UUIDS_MAX = 1 << 16
+seen_uuid = _UUIDS.get
+
+
+def uuid_of(raw: bytes) -> Uuid:
+    """A Uuid of 16 raw bytes from a struct, kept for ``seen_uuid`` while there is room."""
+    u = bytes_new(Uuid, raw)
+    if len(_UUIDS) < _UUIDS_MAX:
+        _UUIDS[raw] = u
+    return u
 UNSET: Any = type("Unset", (), {"__repr__": lambda self: "UNSET"})()
 H = struct.Struct(">h")  # int16 length of a classic string
 I = struct.Struct(">i")  # noqa: E741  int32 length of classic bytes and arrays

@@ -14,11 +14,12 @@ from metalog.codec.runtime import (
     Struct,
     Uuid,
     array_struct,
-    bytes_new,
     new,
     non_default,
     read_unknown_tags,
     read_uvarint,
+    seen_uuid,
+    uuid_of,
     write_tagged,
     write_uvarint,
 )
@@ -68,7 +69,7 @@ def _read_AccessControlEntryRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
     end = len(buf)
     o = new(AccessControlEntryRecord)
     u1, o.resource_type = _S0.unpack_from(buf, pos)
-    o.id = bytes_new(Uuid, u1)
+    o.id = seen_uuid(u1) or uuid_of(u1)
     pos += 17
     n2 = buf[pos] - 1
     if n2 < 0x7f:

@@ -14,11 +14,12 @@ from metalog.codec.runtime import (
     Struct,
     Uuid,
     array_struct,
-    bytes_new,
     new,
     non_default,
     read_unknown_tags,
     read_uvarint,
+    seen_uuid,
+    uuid_of,
     write_tagged,
     write_uvarint,
 )
@@ -123,7 +124,7 @@ def _read_AssignReplicasToDirsResponse_v0(buf: Any, pos: int) -> tuple[Any, int]
         for _ in range(n1):
             o3 = new(DirectoryData)
             u4, = _S1.unpack_from(buf, pos)
-            o3.id = bytes_new(Uuid, u4)
+            o3.id = seen_uuid(u4) or uuid_of(u4)
             pos += 16
             n5 = buf[pos] - 1
             if n5 < 0x7f:
@@ -140,7 +141,7 @@ def _read_AssignReplicasToDirsResponse_v0(buf: Any, pos: int) -> tuple[Any, int]
                 for _ in range(n5):
                     o7 = new(TopicData)
                     u8, = _S1.unpack_from(buf, pos)
-                    o7.topic_id = bytes_new(Uuid, u8)
+                    o7.topic_id = seen_uuid(u8) or uuid_of(u8)
                     pos += 16
                     n9 = buf[pos] - 1
                     if n9 < 0x7f:
@@ -255,7 +256,7 @@ def _read_DirectoryData_v0(buf: Any, pos: int) -> tuple[Any, int]:
     end = len(buf)
     o = new(DirectoryData)
     u1, = _S1.unpack_from(buf, pos)
-    o.id = bytes_new(Uuid, u1)
+    o.id = seen_uuid(u1) or uuid_of(u1)
     pos += 16
     n2 = buf[pos] - 1
     if n2 < 0x7f:
@@ -272,7 +273,7 @@ def _read_DirectoryData_v0(buf: Any, pos: int) -> tuple[Any, int]:
         for _ in range(n2):
             o4 = new(TopicData)
             u5, = _S1.unpack_from(buf, pos)
-            o4.topic_id = bytes_new(Uuid, u5)
+            o4.topic_id = seen_uuid(u5) or uuid_of(u5)
             pos += 16
             n6 = buf[pos] - 1
             if n6 < 0x7f:
@@ -367,7 +368,7 @@ def _read_TopicData_v0(buf: Any, pos: int) -> tuple[Any, int]:
     end = len(buf)
     o = new(TopicData)
     u1, = _S1.unpack_from(buf, pos)
-    o.topic_id = bytes_new(Uuid, u1)
+    o.topic_id = seen_uuid(u1) or uuid_of(u1)
     pos += 16
     n2 = buf[pos] - 1
     if n2 < 0x7f:

@@ -14,11 +14,12 @@ from metalog.codec.runtime import (
     Struct,
     Uuid,
     array_struct,
-    bytes_new,
     new,
     non_default,
     read_unknown_tags,
     read_uvarint,
+    seen_uuid,
+    uuid_of,
     write_tagged,
     write_uvarint,
 )
@@ -123,7 +124,7 @@ def _read_BrokerHeartbeatRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
                 else:
                     if n5 > end - pos:
                         raise Malformed('array length exceeds the input')
-                    o.offline_log_dirs = [bytes_new(Uuid, u) for u in _UUIDS[n5].unpack_from(buf, pos)] if n5 else []
+                    o.offline_log_dirs = [seen_uuid(u) or uuid_of(u) for u in _UUIDS[n5].unpack_from(buf, pos)] if n5 else []
                     pos += 16 * n5
                 if pos != stop4:
                     raise Malformed('tagged field size does not match its value')

@@ -14,11 +14,12 @@ from metalog.codec.runtime import (
     Struct,
     Uuid,
     array_struct,
-    bytes_new,
     new,
     non_default,
     read_unknown_tags,
     read_uvarint,
+    seen_uuid,
+    uuid_of,
     write_tagged,
     write_uvarint,
 )
@@ -131,7 +132,7 @@ def _read_BrokerRegistrationRequest_v0(buf: Any, pos: int) -> tuple[Any, int]:
         o.cluster_id = buf[pos:pos + n1].decode()
         pos += n1
     u2, = _S1.unpack_from(buf, pos)
-    o.incarnation_id = bytes_new(Uuid, u2)
+    o.incarnation_id = seen_uuid(u2) or uuid_of(u2)
     pos += 16
     n3 = buf[pos] - 1
     if n3 < 0x7f:
@@ -365,7 +366,7 @@ def _read_BrokerRegistrationRequest_v1(buf: Any, pos: int) -> tuple[Any, int]:
         o.cluster_id = buf[pos:pos + n1].decode()
         pos += n1
     u2, = _S1.unpack_from(buf, pos)
-    o.incarnation_id = bytes_new(Uuid, u2)
+    o.incarnation_id = seen_uuid(u2) or uuid_of(u2)
     pos += 16
     n3 = buf[pos] - 1
     if n3 < 0x7f:
@@ -601,7 +602,7 @@ def _read_BrokerRegistrationRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
         o.cluster_id = buf[pos:pos + n1].decode()
         pos += n1
     u2, = _S1.unpack_from(buf, pos)
-    o.incarnation_id = bytes_new(Uuid, u2)
+    o.incarnation_id = seen_uuid(u2) or uuid_of(u2)
     pos += 16
     n3 = buf[pos] - 1
     if n3 < 0x7f:
@@ -722,7 +723,7 @@ def _read_BrokerRegistrationRequest_v2(buf: Any, pos: int) -> tuple[Any, int]:
     else:
         if n13 > end - pos:
             raise Malformed('array length exceeds the input')
-        o.log_dirs = [bytes_new(Uuid, u) for u in _UUIDS[n13].unpack_from(buf, pos)] if n13 else []
+        o.log_dirs = [seen_uuid(u) or uuid_of(u) for u in _UUIDS[n13].unpack_from(buf, pos)] if n13 else []
         pos += 16 * n13
     o.previous_broker_epoch = -1
     o.unknown_tagged_fields = None
@@ -860,7 +861,7 @@ def _read_BrokerRegistrationRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
         o.cluster_id = buf[pos:pos + n1].decode()
         pos += n1
     u2, = _S1.unpack_from(buf, pos)
-    o.incarnation_id = bytes_new(Uuid, u2)
+    o.incarnation_id = seen_uuid(u2) or uuid_of(u2)
     pos += 16
     n3 = buf[pos] - 1
     if n3 < 0x7f:
@@ -981,7 +982,7 @@ def _read_BrokerRegistrationRequest_v3(buf: Any, pos: int) -> tuple[Any, int]:
     else:
         if n13 > end - pos:
             raise Malformed('array length exceeds the input')
-        o.log_dirs = [bytes_new(Uuid, u) for u in _UUIDS[n13].unpack_from(buf, pos)] if n13 else []
+        o.log_dirs = [seen_uuid(u) or uuid_of(u) for u in _UUIDS[n13].unpack_from(buf, pos)] if n13 else []
         pos += 16 * n13
     o.previous_broker_epoch, = _S5.unpack_from(buf, pos)
     pos += 8

@@ -14,11 +14,12 @@ from metalog.codec.runtime import (
     Struct,
     Uuid,
     array_struct,
-    bytes_new,
     new,
     non_default,
     read_unknown_tags,
     read_uvarint,
+    seen_uuid,
+    uuid_of,
     write_tagged,
     write_uvarint,
 )
@@ -1060,7 +1061,7 @@ def _read_LeaderAndIsrRequest_v5(buf: Any, pos: int) -> tuple[Any, int]:
                 o3.topic_name = buf[pos:pos + n4].decode()
                 pos += n4
             u5, = _S6.unpack_from(buf, pos)
-            o3.topic_id = bytes_new(Uuid, u5)
+            o3.topic_id = seen_uuid(u5) or uuid_of(u5)
             pos += 16
             n6 = buf[pos] - 1
             if n6 < 0x7f:
@@ -1329,7 +1330,7 @@ def _read_LeaderAndIsrRequest_v6(buf: Any, pos: int) -> tuple[Any, int]:
                 o3.topic_name = buf[pos:pos + n4].decode()
                 pos += n4
             u5, = _S6.unpack_from(buf, pos)
-            o3.topic_id = bytes_new(Uuid, u5)
+            o3.topic_id = seen_uuid(u5) or uuid_of(u5)
             pos += 16
             n6 = buf[pos] - 1
             if n6 < 0x7f:
@@ -1594,7 +1595,7 @@ def _read_LeaderAndIsrRequest_v7(buf: Any, pos: int) -> tuple[Any, int]:
                 o3.topic_name = buf[pos:pos + n4].decode()
                 pos += n4
             u5, = _S6.unpack_from(buf, pos)
-            o3.topic_id = bytes_new(Uuid, u5)
+            o3.topic_id = seen_uuid(u5) or uuid_of(u5)
             pos += 16
             n6 = buf[pos] - 1
             if n6 < 0x7f:
@@ -2664,7 +2665,7 @@ def _read_LeaderAndIsrTopicState_v5(buf: Any, pos: int) -> tuple[Any, int]:
         o.topic_name = buf[pos:pos + n1].decode()
         pos += n1
     u2, = _S6.unpack_from(buf, pos)
-    o.topic_id = bytes_new(Uuid, u2)
+    o.topic_id = seen_uuid(u2) or uuid_of(u2)
     pos += 16
     n3 = buf[pos] - 1
     if n3 < 0x7f:
@@ -2827,7 +2828,7 @@ def _read_LeaderAndIsrTopicState_v6(buf: Any, pos: int) -> tuple[Any, int]:
         o.topic_name = buf[pos:pos + n1].decode()
         pos += n1
     u2, = _S6.unpack_from(buf, pos)
-    o.topic_id = bytes_new(Uuid, u2)
+    o.topic_id = seen_uuid(u2) or uuid_of(u2)
     pos += 16
     n3 = buf[pos] - 1
     if n3 < 0x7f:

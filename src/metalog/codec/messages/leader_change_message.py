@@ -14,11 +14,12 @@ from metalog.codec.runtime import (
     Struct,
     Uuid,
     array_struct,
-    bytes_new,
     new,
     non_default,
     read_unknown_tags,
     read_uvarint,
+    seen_uuid,
+    uuid_of,
     write_tagged,
     write_uvarint,
 )
@@ -223,7 +224,7 @@ def _read_LeaderChangeMessage_v1(buf: Any, pos: int) -> tuple[Any, int]:
             for a4, a5 in zip(rows3[0::3], rows3[1::3]):
                 o6 = new(Voter)
                 o6.voter_id = a4
-                o6.voter_directory_id = bytes_new(Uuid, a5)
+                o6.voter_directory_id = seen_uuid(a5) or uuid_of(a5)
                 o6.unknown_tagged_fields = None
                 items2.append(o6)
             pos += 21 * n1
@@ -231,7 +232,7 @@ def _read_LeaderChangeMessage_v1(buf: Any, pos: int) -> tuple[Any, int]:
             for _ in range(n1):
                 o7 = new(Voter)
                 o7.voter_id, u8 = _S2.unpack_from(buf, pos)
-                o7.voter_directory_id = bytes_new(Uuid, u8)
+                o7.voter_directory_id = seen_uuid(u8) or uuid_of(u8)
                 pos += 20
                 o7.unknown_tagged_fields = None
                 if buf[pos]:
@@ -260,7 +261,7 @@ def _read_LeaderChangeMessage_v1(buf: Any, pos: int) -> tuple[Any, int]:
             for a12, a13 in zip(rows11[0::3], rows11[1::3]):
                 o14 = new(Voter)
                 o14.voter_id = a12
-                o14.voter_directory_id = bytes_new(Uuid, a13)
+                o14.voter_directory_id = seen_uuid(a13) or uuid_of(a13)
                 o14.unknown_tagged_fields = None
                 items10.append(o14)
             pos += 21 * n9
@@ -268,7 +269,7 @@ def _read_LeaderChangeMessage_v1(buf: Any, pos: int) -> tuple[Any, int]:
             for _ in range(n9):
                 o15 = new(Voter)
                 o15.voter_id, u16 = _S2.unpack_from(buf, pos)
-                o15.voter_directory_id = bytes_new(Uuid, u16)
+                o15.voter_directory_id = seen_uuid(u16) or uuid_of(u16)
                 pos += 20
                 o15.unknown_tagged_fields = None
                 if buf[pos]:
@@ -349,7 +350,7 @@ def _write_Voter_v0(o: Any, out: bytearray) -> None:
 def _read_Voter_v1(buf: Any, pos: int) -> tuple[Any, int]:
     o = new(Voter)
     o.voter_id, u1 = _S2.unpack_from(buf, pos)
-    o.voter_directory_id = bytes_new(Uuid, u1)
+    o.voter_directory_id = seen_uuid(u1) or uuid_of(u1)
     pos += 20
     o.unknown_tagged_fields = None
     if buf[pos]:

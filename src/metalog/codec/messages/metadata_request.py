@@ -14,11 +14,12 @@ from metalog.codec.runtime import (
     Struct,
     Uuid,
     array_struct,
-    bytes_new,
     new,
     non_default,
     read_unknown_tags,
     read_uvarint,
+    seen_uuid,
+    uuid_of,
     write_tagged,
     write_uvarint,
 )
@@ -592,7 +593,7 @@ def _read_MetadataRequest_v10(buf: Any, pos: int) -> tuple[Any, int]:
         for _ in range(n1):
             o3 = new(MetadataRequestTopic)
             u4, = _S2.unpack_from(buf, pos)
-            o3.topic_id = bytes_new(Uuid, u4)
+            o3.topic_id = seen_uuid(u4) or uuid_of(u4)
             pos += 16
             n5 = buf[pos] - 1
             if n5 < 0x7f:
@@ -691,7 +692,7 @@ def _read_MetadataRequest_v11(buf: Any, pos: int) -> tuple[Any, int]:
         for _ in range(n1):
             o3 = new(MetadataRequestTopic)
             u4, = _S2.unpack_from(buf, pos)
-            o3.topic_id = bytes_new(Uuid, u4)
+            o3.topic_id = seen_uuid(u4) or uuid_of(u4)
             pos += 16
             n5 = buf[pos] - 1
             if n5 < 0x7f:
@@ -950,7 +951,7 @@ def _read_MetadataRequestTopic_v10(buf: Any, pos: int) -> tuple[Any, int]:
     end = len(buf)
     o = new(MetadataRequestTopic)
     u1, = _S2.unpack_from(buf, pos)
-    o.topic_id = bytes_new(Uuid, u1)
+    o.topic_id = seen_uuid(u1) or uuid_of(u1)
     pos += 16
     n2 = buf[pos] - 1
     if n2 < 0x7f:

@@ -14,11 +14,12 @@ from metalog.codec.runtime import (
     Struct,
     Uuid,
     array_struct,
-    bytes_new,
     new,
     non_default,
     read_unknown_tags,
     read_uvarint,
+    seen_uuid,
+    uuid_of,
     write_tagged,
     write_uvarint,
 )
@@ -2040,7 +2041,7 @@ def _read_MetadataResponse_v10(buf: Any, pos: int) -> tuple[Any, int]:
                 o9.name = buf[pos:pos + n10].decode()
                 pos += n10
             u11, o9.is_internal = _S5.unpack_from(buf, pos)
-            o9.topic_id = bytes_new(Uuid, u11)
+            o9.topic_id = seen_uuid(u11) or uuid_of(u11)
             pos += 17
             n12 = buf[pos] - 1
             if n12 < 0x7f:
@@ -2345,7 +2346,7 @@ def _read_MetadataResponse_v11(buf: Any, pos: int) -> tuple[Any, int]:
                 o9.name = buf[pos:pos + n10].decode()
                 pos += n10
             u11, o9.is_internal = _S5.unpack_from(buf, pos)
-            o9.topic_id = bytes_new(Uuid, u11)
+            o9.topic_id = seen_uuid(u11) or uuid_of(u11)
             pos += 17
             n12 = buf[pos] - 1
             if n12 < 0x7f:
@@ -2650,7 +2651,7 @@ def _read_MetadataResponse_v12(buf: Any, pos: int) -> tuple[Any, int]:
                 o9.name = buf[pos:pos + n10].decode()
                 pos += n10
             u11, o9.is_internal = _S5.unpack_from(buf, pos)
-            o9.topic_id = bytes_new(Uuid, u11)
+            o9.topic_id = seen_uuid(u11) or uuid_of(u11)
             pos += 17
             n12 = buf[pos] - 1
             if n12 < 0x7f:
@@ -3846,7 +3847,7 @@ def _read_MetadataResponseTopic_v10(buf: Any, pos: int) -> tuple[Any, int]:
         o.name = buf[pos:pos + n1].decode()
         pos += n1
     u2, o.is_internal = _S5.unpack_from(buf, pos)
-    o.topic_id = bytes_new(Uuid, u2)
+    o.topic_id = seen_uuid(u2) or uuid_of(u2)
     pos += 17
     n3 = buf[pos] - 1
     if n3 < 0x7f:
@@ -3995,7 +3996,7 @@ def _read_MetadataResponseTopic_v12(buf: Any, pos: int) -> tuple[Any, int]:
         o.name = buf[pos:pos + n1].decode()
         pos += n1
     u2, o.is_internal = _S5.unpack_from(buf, pos)
-    o.topic_id = bytes_new(Uuid, u2)
+    o.topic_id = seen_uuid(u2) or uuid_of(u2)
     pos += 17
     n3 = buf[pos] - 1
     if n3 < 0x7f:

@@ -14,11 +14,12 @@ from metalog.codec.runtime import (
     Struct,
     Uuid,
     array_struct,
-    bytes_new,
     new,
     non_default,
     read_unknown_tags,
     read_uvarint,
+    seen_uuid,
+    uuid_of,
     write_tagged,
     write_uvarint,
 )
@@ -85,7 +86,7 @@ def _read_PartitionChangeRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
     o.eligible_leader_replicas = None
     o.last_known_elr = None
     o.partition_id, u1 = _S0.unpack_from(buf, pos)
-    o.topic_id = bytes_new(Uuid, u1)
+    o.topic_id = seen_uuid(u1) or uuid_of(u1)
     pos += 20
     o.unknown_tagged_fields = None
     if buf[pos]:
@@ -359,7 +360,7 @@ def _read_PartitionChangeRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
     o.eligible_leader_replicas = None
     o.last_known_elr = None
     o.partition_id, u1 = _S0.unpack_from(buf, pos)
-    o.topic_id = bytes_new(Uuid, u1)
+    o.topic_id = seen_uuid(u1) or uuid_of(u1)
     pos += 20
     o.unknown_tagged_fields = None
     if buf[pos]:
@@ -460,7 +461,7 @@ def _read_PartitionChangeRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
                 else:
                     if n10 > end - pos:
                         raise Malformed('array length exceeds the input')
-                    o.directories = [bytes_new(Uuid, u) for u in _UUIDS[n10].unpack_from(buf, pos)] if n10 else []
+                    o.directories = [seen_uuid(u) or uuid_of(u) for u in _UUIDS[n10].unpack_from(buf, pos)] if n10 else []
                     pos += 16 * n10
                 if pos != stop5:
                     raise Malformed('tagged field size does not match its value')
@@ -686,7 +687,7 @@ def _read_PartitionChangeRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
     o.eligible_leader_replicas = None
     o.last_known_elr = None
     o.partition_id, u1 = _S0.unpack_from(buf, pos)
-    o.topic_id = bytes_new(Uuid, u1)
+    o.topic_id = seen_uuid(u1) or uuid_of(u1)
     pos += 20
     o.unknown_tagged_fields = None
     if buf[pos]:
@@ -815,7 +816,7 @@ def _read_PartitionChangeRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
                 else:
                     if n12 > end - pos:
                         raise Malformed('array length exceeds the input')
-                    o.directories = [bytes_new(Uuid, u) for u in _UUIDS[n12].unpack_from(buf, pos)] if n12 else []
+                    o.directories = [seen_uuid(u) or uuid_of(u) for u in _UUIDS[n12].unpack_from(buf, pos)] if n12 else []
                     pos += 16 * n12
                 if pos != stop5:
                     raise Malformed('tagged field size does not match its value')

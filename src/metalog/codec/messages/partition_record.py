@@ -14,11 +14,12 @@ from metalog.codec.runtime import (
     Struct,
     Uuid,
     array_struct,
-    bytes_new,
     new,
     non_default,
     read_unknown_tags,
     read_uvarint,
+    seen_uuid,
+    uuid_of,
     write_tagged,
     write_uvarint,
 )
@@ -79,7 +80,7 @@ def _read_PartitionRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
     end = len(buf)
     o = new(PartitionRecord)
     o.partition_id, u1 = _S0.unpack_from(buf, pos)
-    o.topic_id = bytes_new(Uuid, u1)
+    o.topic_id = seen_uuid(u1) or uuid_of(u1)
     pos += 20
     n2 = buf[pos] - 1
     if n2 < 0x7f:
@@ -216,7 +217,7 @@ def _read_PartitionRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
     end = len(buf)
     o = new(PartitionRecord)
     o.partition_id, u1 = _S0.unpack_from(buf, pos)
-    o.topic_id = bytes_new(Uuid, u1)
+    o.topic_id = seen_uuid(u1) or uuid_of(u1)
     pos += 20
     n2 = buf[pos] - 1
     if n2 < 0x7f:
@@ -264,7 +265,7 @@ def _read_PartitionRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
     else:
         if n6 > end - pos:
             raise Malformed('array length exceeds the input')
-        o.directories = [bytes_new(Uuid, u) for u in _UUIDS[n6].unpack_from(buf, pos)] if n6 else []
+        o.directories = [seen_uuid(u) or uuid_of(u) for u in _UUIDS[n6].unpack_from(buf, pos)] if n6 else []
         pos += 16 * n6
     o.eligible_leader_replicas = None
     o.last_known_elr = None
@@ -374,7 +375,7 @@ def _read_PartitionRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
     end = len(buf)
     o = new(PartitionRecord)
     o.partition_id, u1 = _S0.unpack_from(buf, pos)
-    o.topic_id = bytes_new(Uuid, u1)
+    o.topic_id = seen_uuid(u1) or uuid_of(u1)
     pos += 20
     n2 = buf[pos] - 1
     if n2 < 0x7f:
@@ -422,7 +423,7 @@ def _read_PartitionRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
     else:
         if n6 > end - pos:
             raise Malformed('array length exceeds the input')
-        o.directories = [bytes_new(Uuid, u) for u in _UUIDS[n6].unpack_from(buf, pos)] if n6 else []
+        o.directories = [seen_uuid(u) or uuid_of(u) for u in _UUIDS[n6].unpack_from(buf, pos)] if n6 else []
         pos += 16 * n6
     o.eligible_leader_replicas = None
     o.last_known_elr = None

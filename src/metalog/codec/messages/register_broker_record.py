@@ -14,11 +14,12 @@ from metalog.codec.runtime import (
     Struct,
     Uuid,
     array_struct,
-    bytes_new,
     new,
     non_default,
     read_unknown_tags,
     read_uvarint,
+    seen_uuid,
+    uuid_of,
     write_tagged,
     write_uvarint,
 )
@@ -117,7 +118,7 @@ def _read_RegisterBrokerRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
     o = new(RegisterBrokerRecord)
     o.is_migrating_zk_broker = False
     o.broker_id, u1, o.broker_epoch = _S0.unpack_from(buf, pos)
-    o.incarnation_id = bytes_new(Uuid, u1)
+    o.incarnation_id = seen_uuid(u1) or uuid_of(u1)
     pos += 28
     n2 = buf[pos] - 1
     if n2 < 0x7f:
@@ -332,7 +333,7 @@ def _read_RegisterBrokerRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
     o = new(RegisterBrokerRecord)
     o.is_migrating_zk_broker = False
     o.broker_id, u1, o.broker_epoch = _S0.unpack_from(buf, pos)
-    o.incarnation_id = bytes_new(Uuid, u1)
+    o.incarnation_id = seen_uuid(u1) or uuid_of(u1)
     pos += 28
     n2 = buf[pos] - 1
     if n2 < 0x7f:
@@ -545,7 +546,7 @@ def _read_RegisterBrokerRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
     end = len(buf)
     o = new(RegisterBrokerRecord)
     o.broker_id, o.is_migrating_zk_broker, u1, o.broker_epoch = _S5.unpack_from(buf, pos)
-    o.incarnation_id = bytes_new(Uuid, u1)
+    o.incarnation_id = seen_uuid(u1) or uuid_of(u1)
     pos += 29
     n2 = buf[pos] - 1
     if n2 < 0x7f:
@@ -758,7 +759,7 @@ def _read_RegisterBrokerRecord_v3(buf: Any, pos: int) -> tuple[Any, int]:
     end = len(buf)
     o = new(RegisterBrokerRecord)
     o.broker_id, o.is_migrating_zk_broker, u1, o.broker_epoch = _S5.unpack_from(buf, pos)
-    o.incarnation_id = bytes_new(Uuid, u1)
+    o.incarnation_id = seen_uuid(u1) or uuid_of(u1)
     pos += 29
     n2 = buf[pos] - 1
     if n2 < 0x7f:
@@ -902,7 +903,7 @@ def _read_RegisterBrokerRecord_v3(buf: Any, pos: int) -> tuple[Any, int]:
                 else:
                     if n16 > end - pos:
                         raise Malformed('array length exceeds the input')
-                    o.log_dirs = [bytes_new(Uuid, u) for u in _UUIDS[n16].unpack_from(buf, pos)] if n16 else []
+                    o.log_dirs = [seen_uuid(u) or uuid_of(u) for u in _UUIDS[n16].unpack_from(buf, pos)] if n16 else []
                     pos += 16 * n16
                 if pos != stop15:
                     raise Malformed('tagged field size does not match its value')

@@ -14,11 +14,12 @@ from metalog.codec.runtime import (
     Struct,
     Uuid,
     array_struct,
-    bytes_new,
     new,
     non_default,
     read_unknown_tags,
     read_uvarint,
+    seen_uuid,
+    uuid_of,
     write_tagged,
     write_uvarint,
 )
@@ -102,7 +103,7 @@ def _read_RegisterControllerRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
     end = len(buf)
     o = new(RegisterControllerRecord)
     o.controller_id, u1, o.zk_migration_ready = _S0.unpack_from(buf, pos)
-    o.incarnation_id = bytes_new(Uuid, u1)
+    o.incarnation_id = seen_uuid(u1) or uuid_of(u1)
     pos += 21
     n2 = buf[pos] - 1
     if n2 < 0x7f:

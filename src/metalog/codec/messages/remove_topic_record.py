@@ -14,11 +14,12 @@ from metalog.codec.runtime import (
     Struct,
     Uuid,
     array_struct,
-    bytes_new,
     new,
     non_default,
     read_unknown_tags,
     read_uvarint,
+    seen_uuid,
+    uuid_of,
     write_tagged,
     write_uvarint,
 )
@@ -49,7 +50,7 @@ class RemoveTopicRecord(ApiMessage):
 def _read_RemoveTopicRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
     o = new(RemoveTopicRecord)
     u1, = _S0.unpack_from(buf, pos)
-    o.topic_id = bytes_new(Uuid, u1)
+    o.topic_id = seen_uuid(u1) or uuid_of(u1)
     pos += 16
     o.unknown_tagged_fields = None
     if buf[pos]:

@@ -14,11 +14,12 @@ from metalog.codec.runtime import (
     Struct,
     Uuid,
     array_struct,
-    bytes_new,
     new,
     non_default,
     read_unknown_tags,
     read_uvarint,
+    seen_uuid,
+    uuid_of,
     write_tagged,
     write_uvarint,
 )
@@ -69,7 +70,7 @@ def _read_TopicRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
         o.name = buf[pos:pos + n1].decode()
         pos += n1
     u2, = _S0.unpack_from(buf, pos)
-    o.topic_id = bytes_new(Uuid, u2)
+    o.topic_id = seen_uuid(u2) or uuid_of(u2)
     pos += 16
     o.unknown_tagged_fields = None
     if buf[pos]:

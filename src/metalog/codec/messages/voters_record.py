@@ -14,11 +14,12 @@ from metalog.codec.runtime import (
     Struct,
     Uuid,
     array_struct,
-    bytes_new,
     new,
     non_default,
     read_unknown_tags,
     read_uvarint,
+    seen_uuid,
+    uuid_of,
     write_tagged,
     write_uvarint,
 )
@@ -130,7 +131,7 @@ def _read_VotersRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
         for _ in range(n1):
             o3 = new(Voter)
             o3.voter_id, u4 = _S1.unpack_from(buf, pos)
-            o3.voter_directory_id = bytes_new(Uuid, u4)
+            o3.voter_directory_id = seen_uuid(u4) or uuid_of(u4)
             pos += 20
             n5 = buf[pos] - 1
             if n5 < 0x7f:
@@ -277,7 +278,7 @@ def _read_Voter_v0(buf: Any, pos: int) -> tuple[Any, int]:
     end = len(buf)
     o = new(Voter)
     o.voter_id, u1 = _S1.unpack_from(buf, pos)
-    o.voter_directory_id = bytes_new(Uuid, u1)
+    o.voter_directory_id = seen_uuid(u1) or uuid_of(u1)
     pos += 20
     n2 = buf[pos] - 1
     if n2 < 0x7f:
