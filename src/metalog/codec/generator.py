@@ -416,8 +416,9 @@ class MessageGenerator:
     def read_tag_section(self, em: Emitter, tagged: list[F], v: int, o: str) -> None:
         count, tag, size, stop = (em.fresh(x) for x in ("count", "tag", "size", "stop"))
         self.read_uvarint(em, count)
-        em(f"for _ in range({count}):")
+        em(f"while {count}:")  # a count-down: cheaper than a range object for the usual one or two fields
         with em:
+            em(f"{count} -= 1")
             self.read_uvarint(em, tag)
             self.read_uvarint(em, size)
             em(f"{stop} = pos + {size}")

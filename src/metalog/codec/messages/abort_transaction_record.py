@@ -58,7 +58,8 @@ def _read_AbortTransactionRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
             pos += 1
         else:
             count1, pos = read_uvarint(buf, pos)
-        for _ in range(count1):
+        while count1:
+            count1 -= 1
             tag2 = buf[pos]
             if tag2 < 0x80:
                 pos += 1

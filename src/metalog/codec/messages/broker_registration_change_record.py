@@ -73,7 +73,8 @@ def _read_BrokerRegistrationChangeRecord_v0(buf: Any, pos: int) -> tuple[Any, in
             pos += 1
         else:
             count1, pos = read_uvarint(buf, pos)
-        for _ in range(count1):
+        while count1:
+            count1 -= 1
             tag2 = buf[pos]
             if tag2 < 0x80:
                 pos += 1
@@ -137,7 +138,8 @@ def _read_BrokerRegistrationChangeRecord_v1(buf: Any, pos: int) -> tuple[Any, in
             pos += 1
         else:
             count1, pos = read_uvarint(buf, pos)
-        for _ in range(count1):
+        while count1:
+            count1 -= 1
             tag2 = buf[pos]
             if tag2 < 0x80:
                 pos += 1
@@ -210,7 +212,8 @@ def _read_BrokerRegistrationChangeRecord_v2(buf: Any, pos: int) -> tuple[Any, in
             pos += 1
         else:
             count1, pos = read_uvarint(buf, pos)
-        for _ in range(count1):
+        while count1:
+            count1 -= 1
             tag2 = buf[pos]
             if tag2 < 0x80:
                 pos += 1

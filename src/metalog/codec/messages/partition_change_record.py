@@ -95,7 +95,8 @@ def _read_PartitionChangeRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
             pos += 1
         else:
             count2, pos = read_uvarint(buf, pos)
-        for _ in range(count2):
+        while count2:
+            count2 -= 1
             tag3 = buf[pos]
             if tag3 < 0x80:
                 pos += 1
@@ -369,7 +370,8 @@ def _read_PartitionChangeRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
             pos += 1
         else:
             count2, pos = read_uvarint(buf, pos)
-        for _ in range(count2):
+        while count2:
+            count2 -= 1
             tag3 = buf[pos]
             if tag3 < 0x80:
                 pos += 1
@@ -696,7 +698,8 @@ def _read_PartitionChangeRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
             pos += 1
         else:
             count2, pos = read_uvarint(buf, pos)
-        for _ in range(count2):
+        while count2:
+            count2 -= 1
             tag3 = buf[pos]
             if tag3 < 0x80:
                 pos += 1

@@ -127,7 +127,8 @@ def _read_PartitionRecord_v0(buf: Any, pos: int) -> tuple[Any, int]:
             pos += 1
         else:
             count6, pos = read_uvarint(buf, pos)
-        for _ in range(count6):
+        while count6:
+            count6 -= 1
             tag7 = buf[pos]
             if tag7 < 0x80:
                 pos += 1
@@ -276,7 +277,8 @@ def _read_PartitionRecord_v1(buf: Any, pos: int) -> tuple[Any, int]:
             pos += 1
         else:
             count7, pos = read_uvarint(buf, pos)
-        for _ in range(count7):
+        while count7:
+            count7 -= 1
             tag8 = buf[pos]
             if tag8 < 0x80:
                 pos += 1
@@ -434,7 +436,8 @@ def _read_PartitionRecord_v2(buf: Any, pos: int) -> tuple[Any, int]:
             pos += 1
         else:
             count7, pos = read_uvarint(buf, pos)
-        for _ in range(count7):
+        while count7:
+            count7 -= 1
             tag8 = buf[pos]
             if tag8 < 0x80:
                 pos += 1

@@ -877,7 +877,8 @@ def _read_RegisterBrokerRecord_v3(buf: Any, pos: int) -> tuple[Any, int]:
             pos += 1
         else:
             count12, pos = read_uvarint(buf, pos)
-        for _ in range(count12):
+        while count12:
+            count12 -= 1
             tag13 = buf[pos]
             if tag13 < 0x80:
                 pos += 1

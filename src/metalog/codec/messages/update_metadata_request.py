@@ -2108,7 +2108,8 @@ def _read_UpdateMetadataRequest_v8(buf: Any, pos: int) -> tuple[Any, int]:
             pos += 1
         else:
             count21, pos = read_uvarint(buf, pos)
-        for _ in range(count21):
+        while count21:
+            count21 -= 1
             tag22 = buf[pos]
             if tag22 < 0x80:
                 pos += 1
