@@ -21,13 +21,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from metalog.codec.framing import decode_metadata_record
 from metalog.errors import ReplayError
 from metalog.state import versions as V
 from metalog.state.delta import MetadataDelta
 from metalog.state.image import FeaturesImage, MetadataImage
 
 Key = tuple[Any, ...]
-Records = list[tuple[int, Any]]  # (offset, record)
+Records = list[tuple[int, Any]]  # (offset, record: its bytes, decoded or for configs (name, value))
 
 # record name -> (entity kind, the attribute naming the entity, True when the record writes it whole)
 _ENTITY: dict[str, tuple[str, str | None, bool]] = {
@@ -87,7 +88,8 @@ def resolve(key: Key, base: Any, records: Records) -> tuple[Any, list[tuple[tupl
         img = replace(img, topics_by_name={base.name: base})
     delta = MetadataDelta(img)
     clears = []
-    for offset, record in records:
+    for offset, value in records:
+        record = decode_metadata_record(value)[0] if isinstance(value, bytes) else value
         if record.NAME == "RemoveTopicRecord" and base is not None:
             clears.append(((V.TOPIC_RESOURCE, base.name), offset))
         delta.replay(record, offset)
@@ -157,7 +159,7 @@ def _image(o: Overlay, offset: int) -> MetadataImage:
     for resource, (_, records) in o.configs.items():
         values: dict[str, str] = {}
         for _, rec in records:
-            name, value = rec if isinstance(rec, tuple) else (rec.name, rec.value)
+            name, value = rec
             if value is None:
                 values.pop(name, None)
             else:

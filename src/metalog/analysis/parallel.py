@@ -76,7 +76,9 @@ class _Block:
         self.known: set[tuple[Any, ...]] = set()
         self.overlay = Overlay()
 
-    def add(self, offset: int, record: Any) -> None:
+    def add(self, offset: int, record: Any, value: bytes) -> None:
+        """``record`` decoded from ``value``: partial records wait as their bytes (cheap to send; decoded again
+        only when composition resolves them)."""
         o = self.overlay
         o.offset = offset
         name = record.NAME
@@ -95,7 +97,7 @@ class _Block:
             self.known.add(key)
             o.partial.pop(key, None)
         else:
-            o.partial.setdefault(key, []).append((offset, record))
+            o.partial.setdefault(key, []).append((offset, value))
 
     def _config(self, offset: int, record: Any) -> None:
         if record.resource_type not in V.CONFIG_RESOURCE_TYPES:
@@ -103,7 +105,7 @@ class _Block:
                               record="CONFIG_RECORD")
         resource = (record.resource_type, record.resource_name)
         cleared, records = self.overlay.configs.get(resource, (None, []))
-        self.overlay.configs[resource] = (cleared, [*records, (offset, record)])
+        self.overlay.configs[resource] = (cleared, [*records, (offset, (record.name, record.value))])
 
     def _clear(self, resource: tuple[int, str], at: int) -> None:
         self.overlay.configs[resource] = (at, [])
@@ -145,7 +147,7 @@ def range_delta(path: str | os.PathLike[str], lo: int, hi: int) -> RangeDelta:
                     parts += [RangeDelta(head=block.finish()), _marker(record.NAME, offset)]
                     block = _Block()
                 else:
-                    block.add(offset, record)
+                    block.add(offset, record, value)  # type: ignore[arg-type]
     return fold([*parts, RangeDelta(head=block.finish())])
 
 
