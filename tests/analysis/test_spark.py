@@ -68,8 +68,9 @@ def test_placement_is_stable_across_processes() -> None:
     outs = {subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONHASHSEED": seed},
                            capture_output=True, text=True, check=True).stdout for seed in ("1", "2", "random")}
     assert outs == {f"{place(keys, 3)}\n"}
-    slots = place([("zk", n) for n in range(6)], 3)
-    assert sorted(len(s) for s in slots) == [2, 2, 2]  # one cluster's ranges spread evenly
+    slots = place([("zk", n) for n in range(6)] + [("jbod", n) for n in range(5)], 4)
+    assert sorted(len(s) for s in slots) == [2, 3, 3, 3]  # spread evenly over the fleet
+    assert sorted(i for s in slots for i in s) == list(range(11))
     assert range_counts([100, 300, 0], 8) == [2, 6, 1]
 
 

@@ -153,11 +153,13 @@ def stable_hash(text: str) -> int:
 
 
 def place(keys: Sequence[tuple[str, int]], partitions: int) -> list[list[int]]:
-    """Indexes of ``keys`` (cluster, range number) per Spark partition: a cluster's ranges go round-robin from
-    the partition its stable hash picks, so one cluster's ranges spread evenly and clusters start apart."""
+    """Indexes of ``keys`` (cluster, range number) per Spark partition: ordered by the cluster's stable hash
+    (then name and range), dealt round-robin, so partitions differ by at most one task and every process
+    places alike."""
     out: list[list[int]] = [[] for _ in range(partitions)]
-    for i, (cluster, n) in enumerate(keys):
-        out[(stable_hash(cluster) + n) % partitions].append(i)
+    order = sorted(range(len(keys)), key=lambda i: (stable_hash(keys[i][0]), keys[i][0], keys[i][1]))
+    for rank, i in enumerate(order):
+        out[rank % partitions].append(i)
     return out
 
 
