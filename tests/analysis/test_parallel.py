@@ -14,10 +14,13 @@ from metalog.analysis.parallel import (
     analyze_parallel,
     fold,
     log_bounds,
+    pack_part,
     plan,
+    replay_range,
     split_ranges,
     start_points,
     start_states,
+    unpack_part,
 )
 from metalog.analysis.pipeline import analyze_log
 from metalog.errors import ReplayError
@@ -180,3 +183,14 @@ def test_composition_is_associative_and_transactions_match() -> None:
         then(then(begin, RangeDelta(head=o(2))), begin)
     with pytest.raises(ReplayError):
         then(then(begin, end), end)
+
+
+def test_a_packed_part_unpacks_to_the_same_rows_and_events(tmp_path: Path) -> None:
+    root = transactions_and_topic_configs(tmp_path / "h")
+    first, last = log_bounds(root)
+    part = replay_range(root, "h", first, last, start_states(root, [(first, last)])[0])
+    part.split = 1
+    assert part.rows and part.events
+    data = pack_part(part)
+    assert unpack_part(data) == part
+    assert len(data) < len(repr(part.rows)) // 2  # compressed: the driver holds the small form

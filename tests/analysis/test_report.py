@@ -63,7 +63,10 @@ CHROMIUM = next((c for c in ("chromium", "chromium-browser", "google-chrome") if
 @pytest.mark.skipif(CHROMIUM is None, reason="no chromium on PATH (apt-get install -y chromium) to render the report")
 def test_chromium_draws_the_charts(report: Path, tmp_path: Path) -> None:
     shot = tmp_path / "shot.png"
+    # the networking flags keep a machine without network from refusing Chromium's own connections
     subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                    "--no-first-run", "--disable-quic",
                     f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1000,2600",
                     f"--screenshot={shot}", (report / "report.html").as_uri()],
                    check=True, capture_output=True, timeout=120)

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from metalog.analysis.pipeline import Analysis, analyze_python
-from metalog.analysis.spark import analyze_spark, find_java, place, range_counts
+from metalog.analysis.spark import analyze_spark, default_driver_memory, find_java, place, range_counts
 from metalog.cli.analyze import run_spark
 from metalog.cli.progress import Progress
 from metalog.errors import MetalogError
@@ -109,3 +109,8 @@ def test_the_command_shows_stage_and_rate_on_a_terminal(spark: Any, fleet: list[
     text = screen.getvalue()
     assert "analyze (spark: range deltas)" in text and "analyze (spark: replay)" in text
     assert f"{result.records:,}/{result.records:,} records (" in text and re.search(r"records \([\d,]+/s\)", text)
+
+
+def test_the_driver_gets_a_quarter_of_memory_within_bounds() -> None:
+    size = default_driver_memory()
+    assert size.endswith("g") and 1 <= int(size[:-1]) <= 8

@@ -5,7 +5,7 @@ before it (none for a range right after one, or for the first range), the driver
 range's prefix (small: deltas hold only what changed), stage 2 loads each range's snapshot or image, applies
 the prefix and replays the range into timeline rows. Executors open the log directories themselves: the
 paths must be visible to them (local disks for ``local[*]``; a shared filesystem on a cluster). Only
-offsets, point names, deltas and rows (as tuples) travel. Work is placed on partitions by a stable hash.
+offsets, point names, deltas and rows (compressed) travel. Work is placed on partitions by a stable hash.
 """
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ from typing import Any
 
 from metalog.analysis.overlay import RangeDelta
 from metalog.analysis.parallel import (
-    Part,
     Piece,
     assemble,
     log_bounds,
+    pack_part,
     plan,
     prefixes,
     range_delta,
@@ -39,6 +39,7 @@ from metalog.analysis.parallel import (
     replay_range,
     split_ranges,
     start_points,
+    unpack_part,
 )
 from metalog.analysis.pipeline import Analysis, _cluster_names
 from metalog.errors import MetalogError
@@ -82,8 +83,11 @@ def import_pyspark() -> Any:
 
 
 @contextmanager
-def spark_session(master: str | None = None, *, app: str = "metalog analyze") -> Iterator[Any]:
-    """A quiet SparkSession (no UI, errors only), with its scratch space in a temp dir removed afterwards."""
+def spark_session(master: str | None = None, *, app: str = "metalog analyze",
+                  driver_memory: str | None = None) -> Iterator[Any]:
+    """A quiet SparkSession (no UI, errors only), with its scratch space in a temp dir removed afterwards.
+    ``driver_memory`` (Spark's size form, e.g. ``4g``; default ``default_driver_memory()``): the driver
+    collects every row, and on ``local[*]`` its JVM runs the tasks too."""
     find_java()
     import_pyspark()
     from pyspark.sql import SparkSession
@@ -93,10 +97,14 @@ def spark_session(master: str | None = None, *, app: str = "metalog analyze") ->
     scratch = Path(tempfile.mkdtemp(prefix="metalog-spark-"))
     (scratch / "log4j2.properties").write_text(_LOG4J)
     java_opts = f"-Dlog4j2.configurationFile={scratch / 'log4j2.properties'} -Djava.io.tmpdir={scratch}"
+    memory = driver_memory or default_driver_memory()
     master = master or "local[*]"
-    # the driver's JVM starts before the builder's settings apply: its options go through the launcher
-    os.environ["PYSPARK_SUBMIT_ARGS"] = f'--driver-java-options "{java_opts}" pyspark-shell'
+    # the driver's JVM starts before the builder's settings apply: its options go through the launcher. A JVM
+    # out of memory exits (Spark would otherwise wait forever on a task result it failed to read)
+    os.environ["PYSPARK_SUBMIT_ARGS"] = (f'--driver-memory {memory} --driver-java-options '
+                                         f'"{java_opts} -XX:+ExitOnOutOfMemoryError" pyspark-shell')
     conf = {"spark.master": master, "spark.app.name": app, "spark.ui.enabled": "false",
+            "spark.driver.memory": memory,
             "spark.ui.showConsoleProgress": "false", "spark.local.dir": str(scratch),
             "spark.driver.extraJavaOptions": java_opts, "spark.executor.extraJavaOptions": java_opts,
             "spark.sql.warehouse.dir": str(scratch / "warehouse"), "spark.python.worker.reuse": "true"}
@@ -113,6 +121,15 @@ def spark_session(master: str | None = None, *, app: str = "metalog analyze") ->
     finally:
         session.stop()
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def default_driver_memory() -> str:
+    """A quarter of this machine's memory, between 1 GB and 8 GB (Spark's own default is 1 GB)."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return "2g"
+    return f"{min(max(total // 4 >> 30, 1), 8)}g"
 
 
 def _quiet_gateway(settings: dict[str, str]) -> None:
@@ -204,9 +221,9 @@ def _delta(item: tuple[str, int, int]) -> RangeDelta:
     return range_delta(*item)
 
 
-def _replay(item: tuple[str, str, int, int, StartPoint | None, RangeDelta]) -> Part:
+def _replay(item: tuple[str, str, int, int, StartPoint | None, RangeDelta]) -> bytes:
     path, cluster, lo, hi, point, prefix = item
-    return replay_range(path, cluster, lo, hi, range_start(path, point, prefix))
+    return pack_part(replay_range(path, cluster, lo, hi, range_start(path, point, prefix)))
 
 
 def analyze_spark(session: Any, logdirs: Sequence[str | os.PathLike[str]], *, ranges: int | None = None,
@@ -247,7 +264,8 @@ def analyze_spark(session: Any, logdirs: Sequence[str | os.PathLike[str]], *, ra
             items.append((c.path, c.name, lo, hi, origin.point, prefix))
             keys.append((c.name, n))
     with report.stage("replay", sum(sizes)):
-        parts = _on_partitions(sc, _replay, items, keys, partitions, result.task_cpu.setdefault("replay", []))
+        packed = _on_partitions(sc, _replay, items, keys, partitions, result.task_cpu.setdefault("replay", []))
+    parts = [unpack_part(data) for data in packed]
     for c in clusters:
         one = assemble([part for item, part in zip(items, parts, strict=True) if item[0] == c.path])
         result.rows += one.rows

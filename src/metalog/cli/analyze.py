@@ -44,6 +44,9 @@ def register(sub: Any) -> None:
                         "process, no JVM")
     p.add_argument("--master", metavar="URL", help="Spark master (default local[*]); the log directories must "
                                                    "be readable at the same paths on the executors")
+    p.add_argument("--driver-memory", metavar="SIZE",
+                   help="the Spark driver's memory, e.g. 8g (default: a quarter of this machine's, 1g to 8g); it "
+                        "collects every row, and on local[*] runs the tasks too")
     p.add_argument("--bucket", default="1m", metavar="WIDTH", help="timeline_buckets width: 30s, 1m, 1h... (1m)")
     p.set_defaults(func=_analyze)
 
@@ -58,7 +61,8 @@ def _analyze(args: argparse.Namespace) -> int:
     if args.engine == "spark":
         from metalog.analysis.spark import spark_session
 
-        with spark_session(args.master) as session, Progress("analyze (spark)") as progress:
+        with spark_session(args.master, driver_memory=args.driver_memory) as session, \
+                Progress("analyze (spark)") as progress:
             result = run_spark(session, args.logdirs, progress)
     else:
         with Progress("analyze") as progress:
@@ -83,7 +87,16 @@ def run_spark(session: Any, logdirs: list[str], progress: Progress) -> Any:
     def stage(name: str) -> None:
         progress.label = f"analyze (spark: {name})"
 
-    return analyze_spark(session, logdirs, progress=progress.update, stage=stage)
+    try:
+        return analyze_spark(session, logdirs, progress=progress.update, stage=stage)
+    except MetalogError:
+        raise
+    except Exception as e:  # py4j's errors: the JVM went away or a Spark job failed
+        if type(e).__module__.startswith(("py4j", "pyspark")):
+            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            raise MetalogError(f"Spark failed: {first[:300]} (a driver out of memory exits its JVM: try a "
+                               "larger --driver-memory, or --engine python)") from e
+        raise
 
 
 def _report(out: Path, result: Any) -> list[Path]:
