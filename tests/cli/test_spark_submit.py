@@ -19,8 +19,6 @@ SPARK_SUBMIT = Path(sys.executable).parent / "spark-submit"
 
 @pytest.mark.skipif(not SPARK_SUBMIT.exists(), reason="no spark-submit next to this python (pyspark not installed)")
 @pytest.mark.skipif(not (os.environ.get("JAVA_HOME") or shutil.which("java")), reason="no Java runtime")
-@pytest.mark.xfail(strict=True, reason="analysis/spark.py _quiet_gateway reads gateway.proc.stderr, but under "
-                                       "spark-submit the JVM is spark-submit's own and gateway.proc is None")
 def test_spark_submit_runs_metalog_analyze(tmp_path: Path) -> None:
     assert main(["generate", str(tmp_path / "mixed"), "--scenario", "mixed", "--seed", "3", "--records", "500"]) == 0
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "TMPDIR": str(tmp_path)}

@@ -142,7 +142,8 @@ def _quiet_gateway(settings: dict[str, str]) -> None:
         return
     conf = SparkConf(loadDefaults=False).setAll(list(settings.items()))
     gateway = launch_gateway(conf, popen_kwargs={"stderr": subprocess.PIPE})
-    threading.Thread(target=_forward, args=(gateway.proc.stderr,), daemon=True).start()
+    if gateway.proc is not None:  # None under spark-submit: its JVM was there first, its stderr is not ours
+        threading.Thread(target=_forward, args=(gateway.proc.stderr,), daemon=True).start()
     SparkContext._gateway, SparkContext._jvm = gateway, gateway.jvm  # noqa: SLF001 - pyspark's own slots
 
 
