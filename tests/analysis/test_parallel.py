@@ -23,6 +23,7 @@ from metalog.analysis.parallel import (
     unpack_part,
 )
 from metalog.analysis.pipeline import analyze_log
+from metalog.analysis.timeline import COLUMNS
 from metalog.errors import ReplayError
 from metalog.generate.history import HistorySettings
 from metalog.generate.writer import write_history
@@ -192,5 +193,6 @@ def test_a_packed_part_unpacks_to_the_same_rows_and_events(tmp_path: Path) -> No
     part.split = 1
     assert part.rows and part.events
     data = pack_part(part)
-    assert unpack_part(data) == part
+    back = unpack_part(data)
+    assert back == part and all(list(row) == list(COLUMNS) for row in back.rows)  # column order kept
     assert len(data) < len(repr(part.rows)) // 2  # compressed: the driver holds the small form
