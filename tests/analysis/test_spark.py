@@ -13,7 +13,14 @@ from typing import Any
 import pytest
 
 from metalog.analysis.pipeline import Analysis, analyze_python
-from metalog.analysis.spark import analyze_spark, default_driver_memory, find_java, place, range_counts
+from metalog.analysis.spark import (
+    analyze_spark,
+    default_driver_memory,
+    delta_cuts,
+    find_java,
+    place,
+    range_counts,
+)
 from metalog.cli.analyze import run_spark
 from metalog.cli.progress import Progress
 from metalog.errors import MetalogError
@@ -114,3 +121,18 @@ def test_the_command_shows_stage_and_rate_on_a_terminal(spark: Any, fleet: list[
 def test_the_driver_gets_a_quarter_of_memory_within_bounds() -> None:
     size = default_driver_memory()
     assert size.endswith("g") and 1 <= int(size[:-1]) <= 8
+
+
+def test_delta_tasks_fill_every_round_of_the_cores() -> None:
+    assert delta_cuts(3, 2) == 2  # 6 tasks on 2 cores: three full rounds, not a last one with an idle core
+    assert delta_cuts(7, 4) == 4
+    assert delta_cuts(4, 2) == delta_cuts(0, 2) == delta_cuts(5, 1) == 1  # already full rounds
+    assert delta_cuts(63, 32) == 1  # enough tasks to balance without cuts
+
+
+def test_deltas_composed_from_cuts_equal_python(spark: Any, fleet: list[Path], expected: Analysis,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("metalog.analysis.spark.delta_cuts", lambda pieces, cores: 3)
+    got = analyze_spark(spark, fleet, ranges=4)
+    assert got.rows == expected.rows and got.events == expected.events
+    assert len(got.task_cpu["deltas"]) > 0

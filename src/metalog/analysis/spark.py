@@ -30,6 +30,7 @@ from metalog.analysis.overlay import RangeDelta
 from metalog.analysis.parallel import (
     Piece,
     assemble,
+    fold,
     log_bounds,
     pack_part,
     plan,
@@ -181,6 +182,16 @@ def place(keys: Sequence[tuple[str, int]], partitions: int) -> list[list[int]]:
     return out
 
 
+def delta_cuts(pieces: int, cores: int) -> int:
+    """Into how many cuts to split each piece's delta so the delta stage keeps every core busy to its end:
+    2 ranges per core make 2 x cores - 1 pieces, one short of two full rounds, so the last round leaves a core
+    idle; ``cores`` cuts each fill every round (6 tasks rather than 3 on 2 cores), while that stays within
+    64 tasks. Composing the cuts' deltas gives the piece's delta (composition is associative)."""
+    if pieces == 0 or pieces % cores == 0 or pieces * cores > 64:
+        return 1
+    return cores
+
+
 def range_counts(sizes: Sequence[int], total: int) -> list[int]:
     """Ranges per cluster, about ``total`` in all, in proportion to their sizes (at least one each)."""
     whole = max(sum(sizes), 1)
@@ -251,13 +262,18 @@ def analyze_spark(session: Any, logdirs: Sequence[str | os.PathLike[str]], *, ra
     result = Analysis()
 
     pieces = [(i, piece) for i, os_ in enumerate(origins) for piece in sorted({p for o in os_ for p in o.pieces})]
+    cuts = delta_cuts(len(pieces), cores)
+    subs = [(i, piece, sub) for i, piece in pieces for sub in split_ranges(*piece, cuts)]
     with report.stage("range deltas", 0):
-        found = _on_partitions(sc, _delta, [(clusters[i].path, *piece) for i, piece in pieces],
-                               [(clusters[i].name, n) for n, (i, _) in enumerate(pieces)], partitions,
+        found = _on_partitions(sc, _delta, [(clusters[i].path, *sub) for i, _, sub in subs],
+                               [(clusters[i].name, n) for n, (i, _, _) in enumerate(subs)], partitions,
                                result.task_cpu.setdefault("deltas", []))
+    by_piece: dict[tuple[int, Piece], list[RangeDelta]] = {}
+    for (i, piece, _), delta in zip(subs, found, strict=True):
+        by_piece.setdefault((i, piece), []).append(delta)  # in offset order: subs are
     deltas: list[dict[Piece, RangeDelta]] = [{} for _ in clusters]
-    for (i, piece), delta in zip(pieces, found, strict=True):
-        deltas[i][piece] = delta
+    for (i, piece), parts in by_piece.items():
+        deltas[i][piece] = fold(parts)  # composition is associative: a piece's delta from its cuts' deltas
 
     items, keys = [], []
     for c, b, os_, ds in zip(clusters, bounds, origins, deltas, strict=True):
