@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from metalog.codec.uuid import LOST, MIGRATING, UNASSIGNED
-from metalog.state.image import BrokerRegistration, MetadataImage, TopicImage
+from metalog.state.image import BrokerRegistration, MetadataImage, PartitionRegistration, TopicImage
 from metalog.state.versions import ZK_MIGRATION_STATES, metadata_version_name
 
 # Column name -> what it holds; the order is the files' column order. The README and --help print this.
@@ -76,27 +76,21 @@ def _broker_counts(brokers: dict[int, BrokerRegistration]) -> tuple[int, int, in
     return fenced, unfenced, shutdown, zk
 
 
-def _topic_counts(topic: TopicImage, brokers: dict[int, BrokerRegistration]) -> tuple[int, int, int, int, int, int]:
-    """(partitions, migrating, unassigned, lost, assigned, offline) of one topic."""
+def _partition_counts(part: PartitionRegistration, brokers: dict[int, BrokerRegistration]) -> tuple[int, ...]:
+    """(1, migrating, unassigned, lost, assigned, offline) of one partition: a topic's counts are their sums."""
     migrating = unassigned = lost = assigned = offline = 0
-    online: dict[tuple[int, bytes], bool] = {}
-    for part in topic.partitions.values():
-        for replica, directory in zip(part.replicas, part.directories, strict=True):
-            if directory == MIGRATING:
-                migrating += 1
-            elif directory == UNASSIGNED:
-                unassigned += 1
-            elif directory == LOST:
-                lost += 1
-            else:
-                assigned += 1
-            key = (replica, directory)
-            up = online.get(key)
-            if up is None:
-                broker = brokers.get(replica)
-                up = online[key] = broker is not None and not broker.fenced and broker.has_online_dir(directory)
-            offline += not up
-    return len(topic.partitions), migrating, unassigned, lost, assigned, offline
+    for replica, directory in zip(part.replicas, part.directories, strict=True):
+        if directory == MIGRATING:
+            migrating += 1
+        elif directory == UNASSIGNED:
+            unassigned += 1
+        elif directory == LOST:
+            lost += 1
+        else:
+            assigned += 1
+        broker = brokers.get(replica)
+        offline += broker is None or broker.fenced or not broker.has_online_dir(directory)
+    return 1, migrating, unassigned, lost, assigned, offline
 
 
 class RowCounter:
@@ -107,7 +101,7 @@ class RowCounter:
         self._brokers: dict[int, BrokerRegistration] | None = None
         self._broker_counts = (0, 0, 0, 0)
         self._topics: dict[Any, TopicImage] | None = None
-        self._per_topic: dict[Any, tuple[TopicImage, tuple[int, ...]]] = {}
+        self._per_topic: dict[Any, tuple[TopicImage, dict[int, tuple[Any, tuple[int, ...]]]]] = {}
         self._totals = [0] * 6
 
     def row(self, image: MetadataImage, last_offset: int, timestamp: int, open_transaction: bool) -> dict[str, Any]:
@@ -132,20 +126,35 @@ class RowCounter:
         }
 
     def _recount_topics(self, image: MetadataImage, everything: bool) -> None:
-        totals = self._totals
-        cache = self._per_topic
-        for tid in [t for t in cache if t not in image.topics]:
-            _sub(totals, cache.pop(tid)[1])
-        for tid, topic in image.topics.items():
-            entry = cache.get(tid)
-            if entry is not None:
-                if entry[0] is topic and not everything:
-                    continue
-                _sub(totals, entry[1])
-            counts = _topic_counts(topic, image.brokers)
-            cache[tid] = (topic, counts)
-            for i, c in enumerate(counts):
-                totals[i] += c
+        """Counts of changed partitions only: a batch changes a few partitions of a few topics (the images
+        share unchanged TopicImage and PartitionRegistration objects); a broker change recounts all."""
+        totals, cache, topics, brokers = self._totals, self._per_topic, image.topics, image.brokers
+        if everything:
+            cache.clear()
+            totals[:] = [0] * 6
+        changed = [(tid, t) for tid, t in topics.items() if (cache.get(tid) or _NONE)[0] is not t]
+        removed = len(cache) + sum(tid not in cache for tid, _ in changed) != len(topics)
+        for tid in [t for t in cache if t not in topics] if removed else ():
+            for _, counts in cache.pop(tid)[1].values():
+                _sub(totals, counts)
+        for tid, topic in changed:
+            parts = cache[tid][1] if tid in cache else {}
+            for pid in [p for p in parts if p not in topic.partitions]:
+                _sub(totals, parts.pop(pid)[1])
+            for pid, part in topic.partitions.items():
+                entry = parts.get(pid)
+                if entry is not None:
+                    if entry[0] is part:
+                        continue
+                    _sub(totals, entry[1])
+                counts = _partition_counts(part, brokers)
+                parts[pid] = (part, counts)
+                for i, c in enumerate(counts):
+                    totals[i] += c
+            cache[tid] = (topic, parts)
+
+
+_NONE = (None, None)
 
 
 def _sub(totals: list[int], counts: tuple[int, ...]) -> None:
