@@ -77,6 +77,8 @@ BAD = [
     (["demo", "--records", "0"], "--records must be at least 1, not 0"),
     (["analyze", "MISSING", "--out", "EMPTY", "--engine", "python"], "not a KRaft metadata log directory"),
     (["analyze", "EMPTY", "--out", "EMPTY", "--engine", "python"], "not a KRaft metadata log directory"),
+    (["analyze", "EMPTY", "--out", "EMPTY", "--driver-memory", "200m"], "Spark's driver needs at least 512m"),
+    (["analyze", "EMPTY", "--out", "EMPTY", "--driver-memory", "lots"], "give a size such as 4g or 768m"),
 ]
 
 
@@ -127,3 +129,18 @@ def test_codec_says_a_line_is_not_json(monkeypatch: pytest.MonkeyPatch, capsys: 
     out, err = capsys.readouterr()
     assert out.startswith('{"error": "line 1: not JSON: Expecting value') and err == "metalog: 1 line(s) failed\n"
 
+
+
+def test_spark_errors_become_one_line() -> None:
+    from metalog.cli.analyze import spark_errors
+
+    class Py4JJavaError(Exception):  # what py4j raises for a failed Java call, with Java's trace after it
+        __module__ = "py4j.protocol"
+
+    with pytest.raises(MetalogError) as e, spark_errors():
+        raise Py4JJavaError("An error occurred while calling o1.collect.\n: org.apache.spark.SparkException: "
+                            "Job aborted\n\tat org.apache.spark.scheduler.DAGScheduler.failJobAndIndependentStages")
+    assert "\n" not in str(e.value) and "org.apache.spark.SparkException: Job aborted" in str(e.value)
+    assert "--driver-memory" in str(e.value)
+    with pytest.raises(ValueError), spark_errors():  # anything else is not Spark's to explain
+        raise ValueError("a bug of ours")

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +64,10 @@ def _analyze(args: argparse.Namespace) -> int:
     if args.engine == "spark":
         from metalog.analysis.spark import spark_session
 
-        with spark_session(args.master, driver_memory=args.driver_memory) as session, \
+        if args.driver_memory is not None:
+            check_driver_memory(args.driver_memory)
+
+        with spark_errors(), spark_session(args.master, driver_memory=args.driver_memory) as session, \
                 Progress("analyze (spark)") as progress:
             result = run_spark(session, args.logdirs, progress)
     else:
@@ -87,16 +93,35 @@ def run_spark(session: Any, logdirs: list[str], progress: Progress) -> Any:
     def stage(name: str) -> None:
         progress.label = f"analyze (spark: {name})"
 
+    return analyze_spark(session, logdirs, progress=progress.update, stage=stage)
+
+
+_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def check_driver_memory(size: str) -> None:
+    """A size in Spark's form (``4g``, ``512m``) that Spark will start with (it needs 450 MiB or more)."""
+    match = re.fullmatch(r"(\d+)([bkmgt]?)", size.strip().lower())
+    if match is None:
+        raise MetalogError(f"--driver-memory {size!r}: give a size such as 4g or 768m")
+    if int(match[1]) * _UNITS[match[2]] < 512 << 20:
+        raise MetalogError(f"--driver-memory {size}: Spark's driver needs at least 512m")
+
+
+@contextmanager
+def spark_errors() -> Iterator[None]:
+    """Spark's and py4j's errors (a JVM that refused the settings or went away, a failed job) as one line."""
     try:
-        return analyze_spark(session, logdirs, progress=progress.update, stage=stage)
+        yield
     except MetalogError:
         raise
-    except Exception as e:  # py4j's errors: the JVM went away or a Spark job failed
-        if type(e).__module__.startswith(("py4j", "pyspark")):
-            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
-            raise MetalogError(f"Spark failed: {first[:300]} (a driver out of memory exits its JVM: try a "
-                               "larger --driver-memory, or --engine python)") from e
-        raise
+    except Exception as e:
+        if not type(e).__module__.startswith(("py4j", "pyspark")):
+            raise
+        lines = [line.strip() for line in str(e).splitlines() if line.strip()]
+        why = next((line for line in lines if "Exception:" in line or "Error:" in line), lines[0] if lines else "")
+        raise MetalogError(f"Spark failed: {why[:300] or type(e).__name__} (a driver out of memory exits its "
+                           "JVM: try a larger --driver-memory, or --engine python)") from e
 
 
 def _report(out: Path, result: Any) -> list[Path]:
