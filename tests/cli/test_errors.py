@@ -130,7 +130,6 @@ def test_codec_says_a_line_is_not_json(monkeypatch: pytest.MonkeyPatch, capsys: 
     assert out.startswith('{"error": "line 1: not JSON: Expecting value') and err == "metalog: 1 line(s) failed\n"
 
 
-
 def test_spark_errors_become_one_line() -> None:
     from metalog.cli.analyze import spark_errors
 

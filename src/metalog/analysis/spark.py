@@ -268,12 +268,11 @@ def analyze_spark(session: Any, logdirs: Sequence[str | os.PathLike[str]], *, ra
         found = _on_partitions(sc, _delta, [(clusters[i].path, *sub) for i, _, sub in subs],
                                [(clusters[i].name, n) for n, (i, _, _) in enumerate(subs)], partitions,
                                result.task_cpu.setdefault("deltas", []))
-    by_piece: dict[tuple[int, Piece], list[RangeDelta]] = {}
-    for (i, piece, _), delta in zip(subs, found, strict=True):
-        by_piece.setdefault((i, piece), []).append(delta)  # in offset order: subs are
-    deltas: list[dict[Piece, RangeDelta]] = [{} for _ in clusters]
-    for (i, piece), parts in by_piece.items():
-        deltas[i][piece] = fold(parts)  # composition is associative: a piece's delta from its cuts' deltas
+    cut_deltas: list[dict[Piece, list[RangeDelta]]] = [{} for _ in clusters]
+    for (i, piece, _), delta in zip(subs, found, strict=True):  # subs are in offset order within a piece
+        cut_deltas[i].setdefault(piece, []).append(delta)
+    # composition is associative: a piece's delta from its cuts' deltas
+    deltas = [{piece: fold(cut) for piece, cut in by_piece.items()} for by_piece in cut_deltas]
 
     items, keys = [], []
     for c, b, os_, ds in zip(clusters, bounds, origins, deltas, strict=True):

@@ -11,7 +11,13 @@ from __future__ import annotations
 from typing import Any
 
 from metalog.codec.uuid import LOST, MIGRATING, UNASSIGNED
-from metalog.state.image import BrokerRegistration, MetadataImage, PartitionRegistration, TopicImage
+from metalog.state.image import (
+    BrokerRegistration,
+    MetadataImage,
+    PartitionRegistration,
+    TopicImage,
+    offline_replicas,
+)
 from metalog.state.versions import ZK_MIGRATION_STATES, metadata_version_name
 
 # Column name -> what it holds; the order is the files' column order. The README and --help print this.
@@ -78,8 +84,8 @@ def _broker_counts(brokers: dict[int, BrokerRegistration]) -> tuple[int, int, in
 
 def _partition_counts(part: PartitionRegistration, brokers: dict[int, BrokerRegistration]) -> tuple[int, ...]:
     """(1, migrating, unassigned, lost, assigned, offline) of one partition: a topic's counts are their sums."""
-    migrating = unassigned = lost = assigned = offline = 0
-    for replica, directory in zip(part.replicas, part.directories, strict=True):
+    migrating = unassigned = lost = assigned = 0
+    for directory in part.directories:
         if directory == MIGRATING:
             migrating += 1
         elif directory == UNASSIGNED:
@@ -88,9 +94,7 @@ def _partition_counts(part: PartitionRegistration, brokers: dict[int, BrokerRegi
             lost += 1
         else:
             assigned += 1
-        broker = brokers.get(replica)
-        offline += broker is None or broker.fenced or not broker.has_online_dir(directory)
-    return 1, migrating, unassigned, lost, assigned, offline
+    return 1, migrating, unassigned, lost, assigned, len(offline_replicas(part, brokers))
 
 
 class RowCounter:
@@ -132,7 +136,7 @@ class RowCounter:
         if everything:
             cache.clear()
             totals[:] = [0] * 6
-        changed = [(tid, t) for tid, t in topics.items() if (cache.get(tid) or _NONE)[0] is not t]
+        changed = [(tid, t) for tid, t in topics.items() if cache.get(tid, _NONE)[0] is not t]
         removed = len(cache) + sum(tid not in cache for tid, _ in changed) != len(topics)
         for tid in [t for t in cache if t not in topics] if removed else ():
             for _, counts in cache.pop(tid)[1].values():

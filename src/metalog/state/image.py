@@ -136,12 +136,17 @@ class MetadataImage:
 
     def offline_replicas(self, partition: PartitionRegistration) -> list[int]:
         """Replicas whose broker is missing or fenced, or whose directory is not online on that broker."""
-        offline = []
-        for replica, directory in zip(partition.replicas, partition.directories, strict=True):
-            broker = self.brokers.get(replica)
-            if broker is None or broker.fenced or not broker.has_online_dir(directory):
-                offline.append(replica)
-        return offline
+        return offline_replicas(partition, self.brokers)
+
+
+def offline_replicas(partition: PartitionRegistration, brokers: dict[int, BrokerRegistration]) -> list[int]:
+    """``MetadataImage.offline_replicas`` given only the brokers (what the analysis keeps between images)."""
+    offline = []
+    for replica, directory in zip(partition.replicas, partition.directories, strict=True):
+        broker = brokers.get(replica)
+        if broker is None or broker.fenced or not broker.has_online_dir(directory):
+            offline.append(replica)
+    return offline
 
 
 EMPTY = MetadataImage()
