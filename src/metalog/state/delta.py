@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from metalog.codec.uuid import MIGRATING, UNASSIGNED, Uuid
+from metalog.codec.uuid import MIGRATING, Uuid
 from metalog.errors import ReplayError
 from metalog.state import versions as V
 from metalog.state.image import (
@@ -173,8 +173,9 @@ class MetadataDelta:
             raise ReplayError(f"unknown partition {topic.name}-{pid} (topic id {r.topic_id})")
         replicas, directories, isr, removing, adding, elr, last_known_elr, leader, recovery, leader_epoch, \
             partition_epoch = old
-        if r.replicas is not None or r.directories:
-            replicas, directories = _changed_replicas(old, r)
+        if r.replicas is not None or r.directories is not None:
+            replicas = replicas if r.replicas is None else tuple(r.replicas)
+            directories = _merged_directories(directories, r, replicas)
         if r.leader != V.NO_LEADER_CHANGE:
             leader, leader_epoch = r.leader, leader_epoch + 1
         if r.leader_recovery_state != V.LEADER_RECOVERY_NO_CHANGE:
@@ -325,20 +326,29 @@ def _overlay(base: dict[Any, Any], changes: dict[Any, Any]) -> dict[Any, Any]:
     return merged
 
 
-def _changed_replicas(old: PartitionRegistration, r: Any) -> tuple[tuple[int, ...], tuple[Uuid, ...]]:
-    """The replicas and directories after a PartitionChangeRecord that sets Replicas or Directories."""
-    replicas = old.replicas if r.replicas is None else tuple(r.replicas)
-    if r.directories:
-        if r.replicas is not None and len(r.directories) != len(r.replicas):
+def _merged_directories(current: tuple[Uuid, ...], r: Any, replicas: tuple[int, ...]) -> tuple[Uuid, ...]:
+    """The directories after a PartitionChangeRecord that carries Replicas or Directories, for ``replicas``.
+
+    Kafka's PartitionRegistration.merge (since KAFKA-16583, 3.7.1 and 3.8): a record without Directories (null,
+    as every record written below metadata.version 3.7-IV2 is) keeps the current directories by position; the
+    record's Directories replace them otherwise; and directories that are all MIGRATING (or an empty list)
+    become MIGRATING for every replica, however many there now are. Anything else whose length does not match
+    the replicas is refused, as Kafka's checkDirectories and constructor refuse it.
+    """
+    if r.directories is None:
+        directories = current
+    else:
+        if r.replicas is not None and r.directories and len(r.directories) != len(r.replicas):
             raise ReplayError(f"{len(r.directories)} directories for {len(r.replicas)} replicas")
         directories = tuple(r.directories)
-    else:
-        # Replicas that stay keep their directory; new ones are UNASSIGNED (DirectoryId.createDirectoriesFrom).
-        current = dict(zip(old.replicas, old.directories, strict=True))
-        directories = tuple(current.get(b, UNASSIGNED) for b in replicas)
+    if all(d == MIGRATING for d in directories):
+        return (MIGRATING,) * len(replicas)
     if len(directories) != len(replicas):
+        if r.directories is None:
+            raise ReplayError(f"Replicas changes to {len(replicas)} replicas without Directories, and the "
+                              f"{len(directories)} current directories are not all MIGRATING")
         raise ReplayError(f"{len(directories)} directories for {len(replicas)} replicas")
-    return replicas, directories
+    return directories
 
 
 def _directories(directories: list[Uuid] | None, n_replicas: int) -> tuple[Uuid, ...]:
