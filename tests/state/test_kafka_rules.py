@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metalog.codec import LOST, MIGRATING, UNASSIGNED, Uuid, message_class
+from metalog.codec import LOST, MIGRATING, UNASSIGNED, Uuid, message_class, struct_class
 from metalog.codec.framing import decode_metadata_record, encode_metadata_record
 from metalog.errors import ReplayError
 from metalog.state import MetadataDelta
@@ -59,6 +59,11 @@ def kafka_record(name: str) -> Any:
     """A record decoded from the bytes Kafka's own serde wrote (tests/data/kafka/kafka-vectors.json)."""
     vector = next(v for v in load_vectors()["metadataRecords"] if v["name"] == name)
     return decode_metadata_record(bytes.fromhex(vector["framedHex"])).message
+
+
+def broker(bid: int, epoch: int = 10, **kw: Any) -> Any:
+    return rec("RegisterBrokerRecord", **{"broker_id": bid, "broker_epoch": epoch, "incarnation_id": Uuid.of(bid, 1),
+                                          **kw})
 
 
 # ==== PartitionRegistration(PartitionRecord) ========================================================
@@ -288,3 +293,111 @@ def test_remove_topic_for_an_unknown_topic_is_refused() -> None:
     # TopicsDelta.replay(RemoveTopicRecord): "Unable to delete topic with id ...: no such topic found."
     with pytest.raises(ReplayError, match="unknown topic id"):
         build(rec("RemoveTopicRecord", topic_id=T))
+
+
+# ==== brokers and controllers ==========================================================================
+# Kafka: image/ClusterDelta.java, metadata/BrokerRegistration.java (fromRecord, cloneWith),
+# BrokerRegistrationFencingChange, BrokerRegistrationInControlledShutdownChange, ControllerRegistration.
+
+def test_register_broker_keeps_the_last_listener_and_feature_of_a_name() -> None:
+    # BrokerRegistration.fromRecord puts endpoints and features into maps by name: a repeated name keeps the last.
+    endpoint = struct_class("RegisterBrokerRecord", "BrokerEndpoint")
+    feature = struct_class("RegisterBrokerRecord", "BrokerFeature")
+    image = build(broker(1, end_points=[endpoint(name="PLAINTEXT", host="a", port=1, security_protocol=0),
+                                        endpoint(name="SSL", host="b", port=2, security_protocol=1),
+                                        endpoint(name="PLAINTEXT", host="c", port=3, security_protocol=0)],
+                         features=[feature(name="group.version", min_supported_version=0, max_supported_version=0),
+                                   feature(name="group.version", min_supported_version=0, max_supported_version=1)]))
+    b = image.brokers[1]
+    assert b.listeners == (("PLAINTEXT", "c", 3, 0), ("SSL", "b", 2, 1))
+    assert b.features == (("group.version", 0, 1),)
+
+
+@pytest.mark.parametrize("log_dirs", [[], None], ids=["empty", "null"])
+def test_broker_registration_change_without_log_dirs_keeps_the_directories(log_dirs: Any) -> None:
+    # ClusterDelta.replay(BrokerRegistrationChangeRecord): Optional.ofNullable(logDirs).filter(non-empty), so
+    # null and empty both leave the broker's directories alone (LogDirs is a non-nullable field: absent is empty).
+    image = build(broker(1, log_dirs=[D2, D1], fenced=True))
+    record = rec("BrokerRegistrationChangeRecord", broker_id=1, broker_epoch=10, fenced=-1, log_dirs=log_dirs)
+    b = build(record, image=image).brokers[1]
+    assert (b.fenced, b.directories) == (False, (D1, D2))
+
+
+def test_broker_registration_change_in_controlled_shutdown_only_enters_it() -> None:
+    # BrokerRegistrationInControlledShutdownChange: 0 is no change, 1 enters controlled shutdown; nothing
+    # leaves it but a new registration.
+    image = build(broker(1, fenced=False),
+                  rec("BrokerRegistrationChangeRecord", broker_id=1, broker_epoch=10, in_controlled_shutdown=1))
+    assert image.brokers[1].in_controlled_shutdown
+    image = build(rec("BrokerRegistrationChangeRecord", broker_id=1, broker_epoch=10, fenced=-1), image=image)
+    assert image.brokers[1].in_controlled_shutdown and not image.brokers[1].fenced
+    assert not build(broker(1, epoch=11), image=image).brokers[1].in_controlled_shutdown
+
+
+@pytest.mark.parametrize("record", [
+    rec("BrokerRegistrationChangeRecord", broker_id=1, broker_epoch=10, fenced=2),
+    rec("BrokerRegistrationChangeRecord", broker_id=1, broker_epoch=10, in_controlled_shutdown=-1),
+    rec("BrokerRegistrationChangeRecord", broker_id=1, broker_epoch=11),
+    rec("FenceBrokerRecord", id=1, epoch=9),
+    rec("UnfenceBrokerRecord", id=2, epoch=10),
+], ids=["fenced-2", "shutdown-minus-1", "stale-epoch", "fence-stale-epoch", "unfence-unknown"])
+def test_broker_changes_with_unknown_values_or_brokers_are_refused(record: Any) -> None:
+    # ClusterDelta.getBrokerOrThrow ("Tried to change broker ...") and the two fromValue(...).orElseThrow.
+    with pytest.raises(ReplayError):
+        build(record, image=build(broker(1)))
+
+
+@pytest.mark.parametrize("record", [
+    rec("UnregisterBrokerRecord", broker_id=2, broker_epoch=10),
+    rec("UnregisterBrokerRecord", broker_id=1, broker_epoch=9),
+], ids=["unknown", "stale-epoch"])
+def test_unregister_of_a_broker_not_registered_at_that_epoch_is_refused(record: Any) -> None:
+    # Deliberate difference: Kafka's image (ClusterDelta.replay(UnregisterBrokerRecord)) removes without looking;
+    # Kafka's controller refuses it (ClusterControlManager.replay: "no broker registration found for that id" /
+    # "... with that epoch found"), so no controller wrote it. metalog reports it: records are missing.
+    with pytest.raises(ReplayError, match="but that broker was not registered|did not match"):
+        build(record, image=build(broker(1)))
+
+
+def test_register_controller_with_an_unknown_security_protocol_is_refused() -> None:
+    # ControllerRegistration.Builder(RegisterControllerRecord): "Unknown security protocol" for an id that
+    # SecurityProtocol.forId does not know.
+    endpoint = struct_class("RegisterControllerRecord", "ControllerEndpoint")
+    good = rec("RegisterControllerRecord", controller_id=3000, incarnation_id=Uuid.of(1, 1),
+               end_points=[endpoint(name="CONTROLLER", host="h", port=9093, security_protocol=3)])
+    assert set(build(good).controllers) == {3000}
+    bad = rec("RegisterControllerRecord", controller_id=3000, incarnation_id=Uuid.of(1, 1),
+              end_points=[endpoint(name="CONTROLLER", host="h", port=9093, security_protocol=9)])
+    with pytest.raises(ReplayError, match="unknown security protocol 9 for endpoint 'CONTROLLER'"):
+        build(bad)
+
+
+# ==== features ========================================================================================
+# Kafka: image/FeaturesDelta.java, MetadataVersion.fromFeatureLevel, ZkMigrationState.of.
+
+def test_feature_level_zero_removes_a_feature() -> None:
+    # FeaturesDelta.replay(FeatureLevelRecord): level 0 of a feature other than metadata.version removes it.
+    image = build(rec("FeatureLevelRecord", name="group.version", feature_level=1),
+                  rec("FeatureLevelRecord", name="kraft.version", feature_level=1),
+                  rec("FeatureLevelRecord", name="group.version", feature_level=0))
+    assert image.features.finalized == {"kraft.version": 1}
+
+
+def test_metadata_version_level_zero_is_refused() -> None:
+    # MetadataVersion.fromFeatureLevel(0) throws: no metadata.version has level 0.
+    with pytest.raises(ReplayError, match="metadata.version cannot be set to level 0"):
+        build(rec("FeatureLevelRecord", name="metadata.version", feature_level=0))
+
+
+def test_metadata_version_level_metalog_does_not_name_is_kept() -> None:
+    # Deliberate difference: fromFeatureLevel throws for a level newer than the Kafka reading the log; metalog
+    # reads logs of newer Kafkas, so it keeps the level (shown as unknown-level-N) rather than stop.
+    image = build(rec("FeatureLevelRecord", name="metadata.version", feature_level=99))
+    assert image.features.metadata_version == 99
+
+
+@pytest.mark.parametrize("value", [-1, 5])
+def test_unknown_zk_migration_state_is_refused(value: int) -> None:
+    # ZkMigrationState.of throws "is not a valid Zk migration state" outside 0..4.
+    with pytest.raises(ReplayError, match="unknown ZkMigrationState"):
+        build(rec("ZkMigrationStateRecord", zk_migration_state=value))

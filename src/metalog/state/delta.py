@@ -122,10 +122,11 @@ class MetadataDelta:
 
     # ---- cluster -----------------------------------------------------------------------------------
     def _register_broker(self, r: Any) -> None:
+        # BrokerRegistration.fromRecord keeps listeners and features in maps by name: a repeated name keeps the last.
+        listeners = {e.name: (e.name, e.host, e.port, e.security_protocol) for e in r.end_points}
+        features = {f.name: (f.name, f.min_supported_version, f.max_supported_version) for f in r.features}
         self.brokers[r.broker_id] = BrokerRegistration(
-            r.broker_id, r.broker_epoch, r.incarnation_id,
-            tuple((e.name, e.host, e.port, e.security_protocol) for e in r.end_points),
-            tuple((f.name, f.min_supported_version, f.max_supported_version) for f in r.features),
+            r.broker_id, r.broker_epoch, r.incarnation_id, tuple(listeners.values()), tuple(features.values()),
             r.rack, r.fenced, r.in_controlled_shutdown, r.is_migrating_zk_broker, tuple(r.log_dirs))
 
     def _unregister_broker(self, r: Any) -> None:
@@ -150,6 +151,10 @@ class MetadataDelta:
         self.brokers[r.broker_id] = broker.clone_with(fenced, shutdown, dirs)
 
     def _register_controller(self, r: Any) -> None:
+        # ControllerRegistration.Builder(record) refuses an endpoint whose security protocol it does not know.
+        for e in r.end_points:
+            if e.security_protocol not in V.SECURITY_PROTOCOLS:
+                raise ReplayError(f"unknown security protocol {e.security_protocol} for endpoint {e.name!r}")
         self.controllers[r.controller_id] = r
 
     # ---- topics and partitions ---------------------------------------------------------------------
