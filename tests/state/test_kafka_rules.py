@@ -401,3 +401,81 @@ def test_unknown_zk_migration_state_is_refused(value: int) -> None:
     # ZkMigrationState.of throws "is not a valid Zk migration state" outside 0..4.
     with pytest.raises(ReplayError, match="unknown ZkMigrationState"):
         build(rec("ZkMigrationStateRecord", zk_migration_state=value))
+
+
+# ==== configs, quotas, producer ids ======================================================================
+# Kafka: image/ConfigurationsDelta.java, ConfigurationDelta.java, ClientQuotasDelta.java, ClientQuotaDelta.java,
+# ClientQuotaImage.dataToEntity, ProducerIdsDelta.java, controller/ProducerIdControlManager.replay.
+
+def test_config_record_of_an_unknown_resource_type_is_applied() -> None:
+    # ConfigurationsDelta.replay(ConfigRecord): ConfigResource.Type.forId gives UNKNOWN for an id it does not
+    # know, and the config is applied (Kafka's controller does the same). metalog keeps the id itself, so two
+    # unknown types never merge into one resource.
+    image = build(rec("ConfigRecord", resource_type=64, resource_name="x", name="a", value="1"),
+                  rec("ConfigRecord", resource_type=0, resource_name="x", name="b", value="2"))
+    assert image.configs == {(64, "x"): {"a": "1"}, (0, "x"): {"b": "2"}}
+
+
+def test_config_record_null_value_removes_the_key_and_an_empty_resource() -> None:
+    # ConfigurationDelta.replay: Optional.ofNullable(value); ConfigurationsDelta.apply drops empty images.
+    image = build(rec("ConfigRecord", resource_type=4, resource_name="1", name="a", value="1"),
+                  rec("ConfigRecord", resource_type=4, resource_name="1", name="a", value=None))
+    assert image.configs == {}
+
+
+def test_client_quota_entity_naming_a_type_twice_keeps_the_last_name() -> None:
+    # ClientQuotaImage.dataToEntity puts the entity's (type, name) pairs into a map by type.
+    data = struct_class("ClientQuotaRecord", "EntityData")
+    q = rec("ClientQuotaRecord", entity=[data(entity_type="user", entity_name="a"),
+                                         data(entity_type="client-id", entity_name=None),
+                                         data(entity_type="user", entity_name="b")],
+            key="producer_byte_rate", value=10.0)
+    assert build(q).client_quotas == {(("client-id", None), ("user", "b")): {"producer_byte_rate": 10.0}}
+
+
+def test_client_quota_remove_takes_the_key_away() -> None:
+    # ClientQuotaDelta.replay: remove -> OptionalDouble.empty(); an entity without quotas disappears.
+    data = struct_class("ClientQuotaRecord", "EntityData")
+    entity = [data(entity_type="user", entity_name="a")]
+    image = build(rec("ClientQuotaRecord", entity=entity, key="k", value=1.0),
+                  rec("ClientQuotaRecord", entity=entity, key="k", remove=True))
+    assert image.client_quotas == {}
+
+
+@pytest.mark.parametrize("next_id", [1000, 999])
+def test_producer_ids_that_do_not_increase_are_refused(next_id: int) -> None:
+    # Deliberate difference: Kafka's image (ProducerIdsDelta.replay) takes any value; Kafka's controller
+    # (ProducerIdControlManager.replay) refuses a next producer id that is not greater than the current one.
+    image = build(rec("ProducerIdsRecord", broker_id=1, broker_epoch=1, next_producer_id=1000))
+    with pytest.raises(ReplayError, match=f"next producer id {next_id} is not greater than the current 1000"):
+        build(rec("ProducerIdsRecord", broker_id=1, broker_epoch=1, next_producer_id=next_id), image=image)
+    assert build(rec("ProducerIdsRecord", broker_id=1, broker_epoch=1, next_producer_id=1001),
+                 image=image).next_producer_id == 1001
+
+
+# ==== ACLs, SCRAM, delegation tokens ======================================================================
+# Kafka: image/AclsDelta.java, ScramDelta.java, DelegationTokenDelta.java and the controller's
+# AclControlManager, ScramControlManager and DelegationTokenControlManager replay methods.
+
+def test_remove_of_an_unknown_acl_is_refused() -> None:
+    # AclsDelta.replay(RemoveAccessControlEntryRecord): "Failed to find existing ACL with ID ...".
+    with pytest.raises(ReplayError, match="no ACL with id"):
+        build(rec("RemoveAccessControlEntryRecord", id=Uuid.of(3, 3)))
+
+
+def test_remove_of_an_unknown_scram_credential_is_refused() -> None:
+    # Deliberate difference: Kafka's image (ScramDelta) removes without looking; Kafka's controller
+    # (ScramControlManager.replay) throws "Unable to find credential to delete".
+    with pytest.raises(ReplayError, match="no SCRAM credential"):
+        build(rec("RemoveUserScramCredentialRecord", name="bob", mechanism=1))
+
+
+def test_remove_of_an_unknown_delegation_token_changes_nothing() -> None:
+    # DelegationTokenDelta.replay(RemoveDelegationTokenRecord) and DelegationTokenControlManager.replay take it
+    # as it comes: the controller may expire a token its cache still shows after it was removed.
+    token = rec("DelegationTokenRecord", owner="User:a", token_id="tok")
+    image = build(token, rec("RemoveDelegationTokenRecord", token_id="nope"))
+    assert set(image.delegation_tokens) == {"tok"}
+    image = build(rec("RemoveDelegationTokenRecord", token_id="tok"), rec("RemoveDelegationTokenRecord",
+                                                                            token_id="tok"), image=image)
+    assert image.delegation_tokens == {}

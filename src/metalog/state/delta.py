@@ -202,22 +202,24 @@ class MetadataDelta:
 
     # ---- configs and the rest ----------------------------------------------------------------------
     def _config(self, r: Any) -> None:
-        resource = (r.resource_type, r.resource_name)
-        if r.resource_type not in V.CONFIG_RESOURCE_TYPES:
-            raise ReplayError(f"unknown config resource type {r.resource_type}")
-        self.configs.setdefault(resource, {})[r.name] = r.value  # a null value deletes the key
+        # A resource type Kafka does not know is applied all the same (ConfigResource.Type.forId gives UNKNOWN).
+        # metalog keeps the type's own id rather than UNKNOWN, so two unknown types never merge.
+        self.configs.setdefault((r.resource_type, r.resource_name), {})[r.name] = r.value  # null deletes the key
 
     def _clear_config(self, resource: tuple[int, str]) -> None:
         self.configs.pop(resource, None)
         self.cleared_configs.add(resource)
 
     def _client_quota(self, r: Any) -> None:
-        entity = tuple(sorted(((e.entity_type, e.entity_name) for e in r.entity), key=lambda t: t[0]))
-        self.client_quotas.setdefault(entity, {})[r.key] = None if r.remove else r.value
+        self.client_quotas.setdefault(quota_entity(r), {})[r.key] = None if r.remove else r.value
 
     def _producer_ids(self, r: Any) -> None:
-        if self.next_producer_id is not None and r.next_producer_id < self.next_producer_id:
-            raise ReplayError(f"next producer id {r.next_producer_id} goes back from {self.next_producer_id}")
+        # Deliberately stricter than Kafka's image (ProducerIdsDelta takes any value): Kafka's controller refuses a
+        # next producer id that is not greater than the current one (ProducerIdControlManager.replay), so no Kafka
+        # controller wrote such a record; metalog reports it rather than publish a state that went back.
+        if self.next_producer_id is not None and r.next_producer_id <= self.next_producer_id:
+            raise ReplayError(f"next producer id {r.next_producer_id} is not greater than the current "
+                              f"{self.next_producer_id}")
         self.next_producer_id = r.next_producer_id
 
     def _acl(self, r: Any) -> None:
@@ -241,11 +243,9 @@ class MetadataDelta:
         self.delegation_tokens[r.token_id] = r
 
     def _remove_token(self, r: Any) -> None:
-        tid = r.token_id
-        if (self.delegation_tokens[tid] if tid in self.delegation_tokens else self.image.delegation_tokens.get(tid)) \
-                is None:
-            raise ReplayError(f"no delegation token {tid!r} to remove")
-        self.delegation_tokens[tid] = _DELETED
+        # A token that is not there is no error: Kafka's image (DelegationTokenDelta) and its controller
+        # (DelegationTokenControlManager.replay) both take the removal as it comes.
+        self.delegation_tokens[r.token_id] = _DELETED
 
     def _no_op(self, r: Any) -> None:
         pass
@@ -316,6 +316,12 @@ def located(error: ReplayError, offset: int | None, record: Any) -> ReplayError:
 def rule_for(name: str) -> Callable[[MetadataDelta, Any], None] | None:
     """The rule that applies a record of message ``name`` to a delta (None: not a record a delta applies)."""
     return _RULES.get(name)
+
+
+def quota_entity(r: Any) -> tuple[tuple[str, str | None], ...]:
+    """A ClientQuotaRecord's entity as a key: (type, name) pairs by type. Kafka's ClientQuotaImage.dataToEntity
+    builds a map by type, so a type named twice keeps its last name."""
+    return tuple(sorted({e.entity_type: e.entity_name for e in r.entity}.items()))
 
 
 def _overlay(base: dict[Any, Any], changes: dict[Any, Any]) -> dict[Any, Any]:
