@@ -352,7 +352,7 @@ def _merged_directories(current: tuple[Uuid, ...], r: Any, replicas: tuple[int, 
         if r.replicas is not None and r.directories and len(r.directories) != len(r.replicas):
             raise ReplayError(f"{len(r.directories)} directories for {len(r.replicas)} replicas")
         directories = tuple(r.directories)
-    if all(d == MIGRATING for d in directories):
+    if directories.count(MIGRATING) == len(directories):  # all MIGRATING (or none)
         return (MIGRATING,) * len(replicas)
     if len(directories) != len(replicas):
         if r.directories is None:
