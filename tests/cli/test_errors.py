@@ -164,3 +164,20 @@ def test_spark_errors_become_one_line() -> None:
     assert "--driver-memory" in str(e.value)
     with pytest.raises(ValueError), spark_errors():  # anything else is not Spark's to explain
         raise ValueError("a bug of ours")
+
+
+def test_a_deeply_nested_quorum_state_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO(NOOP + "\n"))
+    assert main(["log", "append", str(tmp_path / "log"), "--create"]) == 0
+    (tmp_path / "log" / "__cluster_metadata-0" / "quorum-state").write_text(DEEP + "\n")
+    capsys.readouterr()
+    assert main(["log", "verify", str(tmp_path / "log")]) == 1  # verify reports it as a problem of the log
+    out = capsys.readouterr().out
+    assert "quorum-state: malformed quorum-state: arrays or objects nested too deeply to read" in out
+    monkeypatch.setattr("sys.stdin", io.StringIO(NOOP + "\n"))
+    assert main(["log", "append", str(tmp_path / "log")]) == 1  # append cannot open the log: one line
+    err = capsys.readouterr().err
+    assert err.startswith("metalog: error: ") and err.endswith("quorum-state: malformed quorum-state: arrays or "
+                                                               "objects nested too deeply to read\n"), err
+    assert err.count("\n") == 1
