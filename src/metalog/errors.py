@@ -49,6 +49,15 @@ class EncodeError(CodecError):
     """A value that cannot be written at the version asked for."""
 
 
+class UnknownMessageError(CodecError, KeyError):
+    """A message, struct or api key metalog has no definition for; the text names it and what is known.
+
+    Also a KeyError, the lookup error it replaces, so ``except KeyError`` keeps catching it.
+    """
+
+    __str__ = BaseException.__str__  # KeyError's would show the text in quotes
+
+
 class SchemaError(MetalogError):
     """A schema definition that breaks the rules of Kafka's message format."""
 

@@ -54,12 +54,14 @@ def test_bench_own_message(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     (["--message", "FeatureLevelRecord", "--version", "0", "--json", "MISSING"], "No such file or directory"),
     (["--message", "FeatureLevelRecord"], "go together"),
     (["--message", "FeatureLevelRecord", "--version", "0", "--json", "BAD"], "is not JSON"),
+    (["--message", "FeatureLevelRecord", "--version", "0", "--json", "DEEP"], "is not JSON: arrays or objects nested"),
 ])
 def test_bench_bad_message(args: list[str], message: str, tmp_path: Path,
                            capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "X").write_text('{"name": "metadata.version", "featureLevel": 1}')
     (tmp_path / "BAD").write_text("{not json")
-    args = [str(tmp_path / a) if a in ("X", "MISSING", "BAD") else a for a in args]
+    (tmp_path / "DEEP").write_text("[" * 100_000 + "]" * 100_000)
+    args = [str(tmp_path / a) if a in ("X", "MISSING", "BAD", "DEEP") else a for a in args]
     assert main(["bench", "codec", *args]) == 1
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1

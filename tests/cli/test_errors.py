@@ -110,11 +110,18 @@ def test_a_closed_pipe_is_not_an_error(monkeypatch: pytest.MonkeyPatch, capsys: 
     assert capsys.readouterr().err == ""
 
 
+DEEP = "[" * 100_000 + "]" * 100_000  # json.loads raises RecursionError for it
+NOOP = '{"name": "NoOpRecord", "version": 0, "data": {}}'
+
+
 @pytest.mark.parametrize(("line", "message"), [
     ("garbage", "input line 1 is not JSON: Expecting value"),
     ('{"name": "Nope", "version": 0, "data": {}}', "input line 1: unknown message 'Nope' (`metalog codec list`"),
     ('{"name": "NoOpRecord", "version": 0}', 'input line 1: expected {"name", "version", "data"}'),
-])
+    (DEEP, "input line 1 is not JSON: arrays or objects nested too deeply to read"),
+    (NOOP + "\n" + '{"data": ' * 50_000 + "0" + "}" * 50_000,
+     "input line 2 is not JSON: arrays or objects nested too deeply to read"),
+], ids=["garbage", "unknown-message", "no-data", "deeply-nested", "deeply-nested-object-second-line"])
 def test_log_append_names_the_bad_line(line: str, message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                        capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setattr("sys.stdin", io.StringIO(line + "\n"))
@@ -130,6 +137,20 @@ def test_codec_says_a_line_is_not_json(monkeypatch: pytest.MonkeyPatch, capsys: 
     assert out.startswith('{"error": "line 1: not JSON: Expecting value') and err == "metalog: 1 line(s) failed\n"
 
 
+@pytest.mark.parametrize("verb", ["encode", "decode"])
+def test_codec_says_a_deeply_nested_line_is_not_json(verb: str, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    good = {"encode": '{"name": "NoOpRecord", "version": 0, "data": {}}',
+            "decode": '{"name": "NoOpRecord", "version": 0, "hex": "00"}'}[verb]
+    monkeypatch.setattr("sys.stdin", io.StringIO(f"{DEEP}\n{good}\n"))
+    assert main(["codec", verb]) == 1
+    out, err = capsys.readouterr()
+    first, second = out.splitlines()
+    assert first == '{"error": "line 1: not JSON: arrays or objects nested too deeply to read"}'
+    assert "error" not in second  # the next line is answered as usual
+    assert err == "metalog: 1 line(s) failed\n"
+
+
 def test_spark_errors_become_one_line() -> None:
     from metalog.cli.analyze import spark_errors
 
@@ -143,3 +164,20 @@ def test_spark_errors_become_one_line() -> None:
     assert "--driver-memory" in str(e.value)
     with pytest.raises(ValueError), spark_errors():  # anything else is not Spark's to explain
         raise ValueError("a bug of ours")
+
+
+def test_a_deeply_nested_quorum_state_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO(NOOP + "\n"))
+    assert main(["log", "append", str(tmp_path / "log"), "--create"]) == 0
+    (tmp_path / "log" / "__cluster_metadata-0" / "quorum-state").write_text(DEEP + "\n")
+    capsys.readouterr()
+    assert main(["log", "verify", str(tmp_path / "log")]) == 1  # verify reports it as a problem of the log
+    out = capsys.readouterr().out
+    assert "quorum-state: malformed quorum-state: arrays or objects nested too deeply to read" in out
+    monkeypatch.setattr("sys.stdin", io.StringIO(NOOP + "\n"))
+    assert main(["log", "append", str(tmp_path / "log")]) == 1  # append cannot open the log: one line
+    err = capsys.readouterr().err
+    assert err.startswith("metalog: error: ") and err.endswith("quorum-state: malformed quorum-state: arrays or "
+                                                               "objects nested too deeply to read\n"), err
+    assert err.count("\n") == 1

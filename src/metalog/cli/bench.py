@@ -7,7 +7,6 @@ The figures come from the same code as the scripts in ``benchmarks/`` (``metalog
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import sys
 import tempfile
@@ -129,9 +128,11 @@ def _custom_case(args: argparse.Namespace) -> Any:
     valid = MESSAGES[args.message].valid_versions
     if args.version not in valid:
         raise MetalogError(f"{args.message} has no version {args.version} (valid versions: {valid})")
+    from metalog.codec.jsonform import loads
+
     try:
-        data = json.loads(Path(args.json).read_text())
-    except json.JSONDecodeError as e:
+        data = loads(Path(args.json).read_text())
+    except ValueError as e:
         raise MetalogError(f"{args.json} is not JSON: {e}") from None
     if isinstance(data, dict) and isinstance(data.get("data"), dict) and ("type" in data or "name" in data):
         data = data["data"]  # a `log dump --json` payload or a `codec encode` line

@@ -55,11 +55,13 @@ def register(sub: Any) -> None:
 
 def _lines(inp: TextIO, out: TextIO, handle: Callable[[dict[str, Any]], dict[str, Any]]) -> int:
     """One answer line per input line; errors in-band; non-zero exit at the end if any line failed."""
+    from metalog.codec.jsonform import loads
+
     failed = 0
     for lineno, line in enumerate(_non_empty(inp), start=1):
         try:
             try:
-                request = json.loads(line)
+                request = loads(line)
             except ValueError as e:
                 raise ValueError(f"not JSON: {e}") from None
             if not isinstance(request, dict):

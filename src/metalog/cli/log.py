@@ -172,9 +172,10 @@ def _append(args: argparse.Namespace) -> int:
 
 def _parse_record(line: str, lineno: int) -> tuple[Any, int]:
     from metalog.codec import message_class
+    from metalog.codec.jsonform import loads
 
     try:
-        req = json.loads(line)
+        req = loads(line)
     except ValueError as e:
         raise MetalogError(f"input line {lineno} is not JSON: {e}") from None
     try:

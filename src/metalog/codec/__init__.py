@@ -15,11 +15,12 @@ from typing import Any
 from metalog.codec.messages import MODULES
 from metalog.codec.runtime import ApiMessage, KafkaStruct
 from metalog.codec.uuid import LOST, MIGRATING, UNASSIGNED, ZERO, Uuid
-from metalog.errors import CodecError, DecodeError, EncodeError
+from metalog.errors import CodecError, DecodeError, EncodeError, UnknownMessageError
 
 __all__ = [
     "ApiMessage", "KafkaStruct", "Uuid", "ZERO", "MIGRATING", "UNASSIGNED", "LOST",
-    "CodecError", "DecodeError", "EncodeError", "message_class", "message_names", "struct_class",
+    "CodecError", "DecodeError", "EncodeError", "UnknownMessageError", "message_class", "message_names",
+    "struct_class",
 ]
 
 
@@ -29,12 +30,16 @@ def message_names() -> list[str]:
 
 
 def message_class(name: str) -> Any:
-    """The generated class for a message spec name, e.g. ``"PartitionRecord"``."""
-    module = MODULES.get(name)
+    """The generated class for a message spec name, e.g. ``"PartitionRecord"``.
+
+    An unknown name raises UnknownMessageError naming it with the closest known names, if any are close.
+    """
+    module = MODULES.get(name) if isinstance(name, str) else None
     if module is None:
         close = difflib.get_close_matches(str(name), MODULES, n=3)
-        hint = f"; did you mean {' or '.join(close)}?" if close else " (`metalog codec list` shows them all)"
-        raise KeyError(f"unknown message {name!r}{hint}")
+        every = f"`metalog codec list` or metalog.codec.message_names() gives all {len(MODULES)}"
+        hint = f"; did you mean {' or '.join(close)}? (the closest; {every})" if close else f" ({every})"
+        raise UnknownMessageError(f"unknown message {name!r}{hint}")
     return getattr(importlib.import_module(f"metalog.codec.messages.{module}"), name)
 
 
@@ -48,5 +53,8 @@ def struct_class(message: str, struct: str) -> Any:
         return top
     cls = getattr(importlib.import_module(top.__module__), struct, None)
     if getattr(cls, "STRUCT_PATH", None) != (message, struct):  # not a module's other names
-        raise KeyError(f"{message} has no struct {struct!r}")
+        from metalog.codec.definitions import MESSAGES
+
+        known = ", ".join(sorted(MESSAGES[message].structs)) or "none"
+        raise UnknownMessageError(f"{message} has no struct {struct!r} (its structs: {known})")
     return cls

@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 from metalog.codec import message_class
 from metalog.codec.definitions import MESSAGES, METADATA_BY_API_KEY
 from metalog.codec.runtime import ApiMessage, Malformed, read_uvarint, write_uvarint
-from metalog.errors import DecodeError, EncodeError
+from metalog.errors import DecodeError, EncodeError, UnknownMessageError
 
 FRAME_VERSION = 1
 _SIZE = struct.Struct(">i")
@@ -47,7 +47,8 @@ class ResponseFrame(NamedTuple):
 def metadata_record_class(api_key: int) -> Any:
     spec = METADATA_BY_API_KEY.get(api_key)
     if spec is None:
-        raise KeyError(f"unknown metadata record type {api_key}")
+        raise UnknownMessageError(f"unknown metadata record type {api_key} (known api keys: "
+                                  f"{_key_ranges(METADATA_BY_API_KEY)})")
     return message_class(spec.name)
 
 
@@ -155,8 +156,20 @@ def response_header_version(api_key: int, api_version: int) -> int:
 def _spec(table: dict[int | None, str], api_key: int, kind: str) -> Any:
     name = table.get(api_key)
     if name is None:
-        raise KeyError(f"no {kind} with api key {api_key} is defined")
+        known = ", ".join(f"{k} {table[k]}" for k in sorted(k for k in table if k is not None))
+        raise UnknownMessageError(f"no {kind} with api key {api_key} is defined (known: {known})")
     return MESSAGES[name]
+
+
+def _key_ranges(keys: Any) -> str:
+    """``0-3, 5, 7-9``: sorted integer keys as runs."""
+    runs: list[list[int]] = []
+    for k in sorted(keys):
+        if runs and k == runs[-1][1] + 1:
+            runs[-1][1] = k
+        else:
+            runs.append([k, k])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
 
 
 def encode_request(body: ApiMessage, api_version: int, correlation_id: int, client_id: str | None = None) -> bytes:

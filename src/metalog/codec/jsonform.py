@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 from functools import cache
 from typing import Any
 
@@ -71,6 +72,18 @@ def _scalar_to_json(f: F, value: Any, version: int) -> Any:
     if isinstance(value, KafkaStruct):
         return to_json(value, version)
     return value
+
+
+def loads(text: str | bytes) -> Any:
+    """JSON text as ``json.loads`` reads it, with every failure a ValueError naming what is wrong.
+
+    ``json.loads`` raises RecursionError (a traceback, not a message) for arrays or objects nested deeper than
+    Python's recursion limit, e.g. 100,000 ``[``; here that is malformed input like any other.
+    """
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("arrays or objects nested too deeply to read") from None
 
 
 def from_json(cls: type[KafkaStruct], data: Any, version: int, where: str = "") -> Any:

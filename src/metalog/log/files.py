@@ -109,9 +109,11 @@ def quorum_state_json(*, leader_id: int, leader_epoch: int, voted_id: int = -1,
 
 
 def read_quorum_state(path: Path) -> dict[str, Any]:
+    from metalog.codec.jsonform import loads  # json.loads, with too deep a nesting a ValueError too
+
     try:
         first = path.read_text().splitlines()[0]
-        state = json.loads(first)
+        state = loads(first)
     except (IndexError, ValueError) as e:
         raise LogError(f"malformed quorum-state: {e}", file=path) from None
     if not isinstance(state, dict) or state.get("data_version") not in (0, 1):

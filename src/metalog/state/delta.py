@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from metalog.codec.uuid import MIGRATING, UNASSIGNED, Uuid
+from metalog.codec.uuid import MIGRATING, Uuid
 from metalog.errors import ReplayError
 from metalog.state import versions as V
 from metalog.state.image import (
@@ -122,10 +122,11 @@ class MetadataDelta:
 
     # ---- cluster -----------------------------------------------------------------------------------
     def _register_broker(self, r: Any) -> None:
+        # BrokerRegistration.fromRecord keeps listeners and features in maps by name: a repeated name keeps the last.
+        listeners = {e.name: (e.name, e.host, e.port, e.security_protocol) for e in r.end_points}
+        features = {f.name: (f.name, f.min_supported_version, f.max_supported_version) for f in r.features}
         self.brokers[r.broker_id] = BrokerRegistration(
-            r.broker_id, r.broker_epoch, r.incarnation_id,
-            tuple((e.name, e.host, e.port, e.security_protocol) for e in r.end_points),
-            tuple((f.name, f.min_supported_version, f.max_supported_version) for f in r.features),
+            r.broker_id, r.broker_epoch, r.incarnation_id, tuple(listeners.values()), tuple(features.values()),
             r.rack, r.fenced, r.in_controlled_shutdown, r.is_migrating_zk_broker, tuple(r.log_dirs))
 
     def _unregister_broker(self, r: Any) -> None:
@@ -150,6 +151,10 @@ class MetadataDelta:
         self.brokers[r.broker_id] = broker.clone_with(fenced, shutdown, dirs)
 
     def _register_controller(self, r: Any) -> None:
+        # ControllerRegistration.Builder(record) refuses an endpoint whose security protocol it does not know.
+        for e in r.end_points:
+            if e.security_protocol not in V.SECURITY_PROTOCOLS:
+                raise ReplayError(f"unknown security protocol {e.security_protocol} for endpoint {e.name!r}")
         self.controllers[r.controller_id] = r
 
     # ---- topics and partitions ---------------------------------------------------------------------
@@ -173,8 +178,9 @@ class MetadataDelta:
             raise ReplayError(f"unknown partition {topic.name}-{pid} (topic id {r.topic_id})")
         replicas, directories, isr, removing, adding, elr, last_known_elr, leader, recovery, leader_epoch, \
             partition_epoch = old
-        if r.replicas is not None or r.directories:
-            replicas, directories = _changed_replicas(old, r)
+        if r.replicas is not None or r.directories is not None:
+            replicas = replicas if r.replicas is None else tuple(r.replicas)
+            directories = _merged_directories(directories, r, replicas)
         if r.leader != V.NO_LEADER_CHANGE:
             leader, leader_epoch = r.leader, leader_epoch + 1
         if r.leader_recovery_state != V.LEADER_RECOVERY_NO_CHANGE:
@@ -196,22 +202,24 @@ class MetadataDelta:
 
     # ---- configs and the rest ----------------------------------------------------------------------
     def _config(self, r: Any) -> None:
-        resource = (r.resource_type, r.resource_name)
-        if r.resource_type not in V.CONFIG_RESOURCE_TYPES:
-            raise ReplayError(f"unknown config resource type {r.resource_type}")
-        self.configs.setdefault(resource, {})[r.name] = r.value  # a null value deletes the key
+        # A resource type Kafka does not know is applied all the same (ConfigResource.Type.forId gives UNKNOWN).
+        # metalog keeps the type's own id rather than UNKNOWN, so two unknown types never merge.
+        self.configs.setdefault((r.resource_type, r.resource_name), {})[r.name] = r.value  # null deletes the key
 
     def _clear_config(self, resource: tuple[int, str]) -> None:
         self.configs.pop(resource, None)
         self.cleared_configs.add(resource)
 
     def _client_quota(self, r: Any) -> None:
-        entity = tuple(sorted(((e.entity_type, e.entity_name) for e in r.entity), key=lambda t: t[0]))
-        self.client_quotas.setdefault(entity, {})[r.key] = None if r.remove else r.value
+        self.client_quotas.setdefault(quota_entity(r), {})[r.key] = None if r.remove else r.value
 
     def _producer_ids(self, r: Any) -> None:
-        if self.next_producer_id is not None and r.next_producer_id < self.next_producer_id:
-            raise ReplayError(f"next producer id {r.next_producer_id} goes back from {self.next_producer_id}")
+        # Deliberately stricter than Kafka's image (ProducerIdsDelta takes any value): Kafka's controller refuses a
+        # next producer id that is not greater than the current one (ProducerIdControlManager.replay), so no Kafka
+        # controller wrote such a record; metalog reports it rather than publish a state that went back.
+        if self.next_producer_id is not None and r.next_producer_id <= self.next_producer_id:
+            raise ReplayError(f"next producer id {r.next_producer_id} is not greater than the current "
+                              f"{self.next_producer_id}")
         self.next_producer_id = r.next_producer_id
 
     def _acl(self, r: Any) -> None:
@@ -235,11 +243,9 @@ class MetadataDelta:
         self.delegation_tokens[r.token_id] = r
 
     def _remove_token(self, r: Any) -> None:
-        tid = r.token_id
-        if (self.delegation_tokens[tid] if tid in self.delegation_tokens else self.image.delegation_tokens.get(tid)) \
-                is None:
-            raise ReplayError(f"no delegation token {tid!r} to remove")
-        self.delegation_tokens[tid] = _DELETED
+        # A token that is not there is no error: Kafka's image (DelegationTokenDelta) and its controller
+        # (DelegationTokenControlManager.replay) both take the removal as it comes.
+        self.delegation_tokens[r.token_id] = _DELETED
 
     def _no_op(self, r: Any) -> None:
         pass
@@ -312,6 +318,12 @@ def rule_for(name: str) -> Callable[[MetadataDelta, Any], None] | None:
     return _RULES.get(name)
 
 
+def quota_entity(r: Any) -> tuple[tuple[str, str | None], ...]:
+    """A ClientQuotaRecord's entity as a key: (type, name) pairs by type. Kafka's ClientQuotaImage.dataToEntity
+    builds a map by type, so a type named twice keeps its last name."""
+    return tuple(sorted({e.entity_type: e.entity_name for e in r.entity}.items()))
+
+
 def _overlay(base: dict[Any, Any], changes: dict[Any, Any]) -> dict[Any, Any]:
     """``base`` with ``changes`` on top; a None change removes the key. Shares ``base`` when nothing changed."""
     if not changes:
@@ -325,20 +337,29 @@ def _overlay(base: dict[Any, Any], changes: dict[Any, Any]) -> dict[Any, Any]:
     return merged
 
 
-def _changed_replicas(old: PartitionRegistration, r: Any) -> tuple[tuple[int, ...], tuple[Uuid, ...]]:
-    """The replicas and directories after a PartitionChangeRecord that sets Replicas or Directories."""
-    replicas = old.replicas if r.replicas is None else tuple(r.replicas)
-    if r.directories:
-        if r.replicas is not None and len(r.directories) != len(r.replicas):
+def _merged_directories(current: tuple[Uuid, ...], r: Any, replicas: tuple[int, ...]) -> tuple[Uuid, ...]:
+    """The directories after a PartitionChangeRecord that carries Replicas or Directories, for ``replicas``.
+
+    Kafka's PartitionRegistration.merge (since KAFKA-16583, 3.7.1 and 3.8): a record without Directories (null,
+    as every record written below metadata.version 3.7-IV2 is) keeps the current directories by position; the
+    record's Directories replace them otherwise; and directories that are all MIGRATING (or an empty list)
+    become MIGRATING for every replica, however many there now are. Anything else whose length does not match
+    the replicas is refused, as Kafka's checkDirectories and constructor refuse it.
+    """
+    if r.directories is None:
+        directories = current
+    else:
+        if r.replicas is not None and r.directories and len(r.directories) != len(r.replicas):
             raise ReplayError(f"{len(r.directories)} directories for {len(r.replicas)} replicas")
         directories = tuple(r.directories)
-    else:
-        # Replicas that stay keep their directory; new ones are UNASSIGNED (DirectoryId.createDirectoriesFrom).
-        current = dict(zip(old.replicas, old.directories, strict=True))
-        directories = tuple(current.get(b, UNASSIGNED) for b in replicas)
+    if directories.count(MIGRATING) == len(directories):  # all MIGRATING (or none)
+        return (MIGRATING,) * len(replicas)
     if len(directories) != len(replicas):
+        if r.directories is None:
+            raise ReplayError(f"Replicas changes to {len(replicas)} replicas without Directories, and the "
+                              f"{len(directories)} current directories are not all MIGRATING")
         raise ReplayError(f"{len(directories)} directories for {len(replicas)} replicas")
-    return replicas, directories
+    return directories
 
 
 def _directories(directories: list[Uuid] | None, n_replicas: int) -> tuple[Uuid, ...]:

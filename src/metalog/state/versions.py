@@ -54,6 +54,9 @@ NO_SHUTDOWN_CHANGE, IN_CONTROLLED_SHUTDOWN = 0, 1
 NO_LEADER_CHANGE = -2
 NO_LEADER = -1
 
+# SecurityProtocol ids as the endpoints of RegisterBrokerRecord and RegisterControllerRecord carry them.
+SECURITY_PROTOCOLS = {0: "PLAINTEXT", 1: "SSL", 2: "SASL_PLAINTEXT", 3: "SASL_SSL"}
+
 # ConfigResource.Type ids as ConfigRecord.ResourceType carries them.
 CONFIG_RESOURCE_TYPES = {0: "UNKNOWN", 2: "TOPIC", 4: "BROKER", 8: "BROKER_LOGGER", 16: "CLIENT_METRICS",
                          32: "GROUP"}
