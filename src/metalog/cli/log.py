@@ -77,7 +77,7 @@ def _dump(args: argparse.Namespace) -> int:
 
 def _files(path: Path) -> Iterator[Path]:
     from metalog.log.files import METADATA_PARTITION_DIR
-    from metalog.snapshots.files import parse_name
+    from metalog.log.snapshot_files import parse_name
 
     if not path.is_dir():
         if not path.exists():
@@ -97,7 +97,7 @@ def _files(path: Path) -> Iterator[Path]:
 def _dump_file(path: Path, as_json: bool, with_records: bool) -> int:
     from metalog.log import dump
     from metalog.log.reader import read_batches
-    from metalog.snapshots.files import parse_name
+    from metalog.log.snapshot_files import parse_name
 
     out = sys.stdout
     parsed = parse_name(path.name)
@@ -208,9 +208,10 @@ def _report(b: Any) -> None:
 # ---- verify ---------------------------------------------------------------------------------
 def _verify(args: argparse.Namespace) -> int:
     from metalog.log.verify import verify_log
+    from metalog.snapshots.verify import verify_snapshots
 
     _require_log(args.logdir, "nothing to verify")
-    v = verify_log(args.logdir)
+    v = verify_snapshots(args.logdir, verify_log(args.logdir))
     if not args.quiet:
         for note in v.notes:
             print(f"note: {note}")

@@ -36,7 +36,7 @@ from metalog.log.index import INDEX_INTERVAL_BYTES
 from metalog.log.recovery import RecoveryReport, ScanState, damage_error, is_torn_tail, scan_segment
 from metalog.log.scan import RecordSink, ScannedBatch, scan_into, scan_values
 from metalog.log.segment import LOG_SUFFIX, LogSegment
-from metalog.snapshots.files import SnapshotId, clean_snapshot_dir, list_snapshots
+from metalog.log.snapshot_files import SnapshotId, clean_snapshot_dir, list_snapshots
 
 DEFAULT_SEGMENT_BYTES = 1024 * 1024 * 1024  # metadata.log.segment.bytes
 LOCK_FILE = ".lock"
