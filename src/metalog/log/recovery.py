@@ -1,24 +1,29 @@
-"""Recovery on open: check the tail of the last segment, cut a torn batch, rebuild indexes.
+"""The checks of recovery (see ``metalog.log.log_loader`` for when they run): each batch is sound and
+follows the one before, the indexes agree with the batches, and whether damage is a torn tail.
 
-A batch is accepted when its frame and CRC-32C are valid, its base offset follows the previous
-batch (the fields outside the CRC: baseOffset and batchLength), and its partitionLeaderEpoch is not
-lower than the previous batch's, and it agrees with leader-epoch-checkpoint (the other field outside
-the CRC). One disagreement is no damage: a checkpoint that lags the log (Kafka writes it without
-waiting), seen as a batch with a newer epoch than the checkpoint's latest, no newer than the
-leader epoch quorum-state holds (written durably before any batch of an epoch): there the batches
-win and the checkpoint is rebuilt from them, as Kafka's recovery does. At the first
-batch that fails: if no valid batch follows anywhere in the file, it is a torn write and the
-file is cut there; otherwise the log is damaged in the middle, which is an error naming the
-file and byte position (``repair`` cuts there instead and reports what is lost).
+A batch is accepted when its frame and CRC-32C are valid, it follows the previous batch
+(``metalog.log.chain``: offsets run on, recordsCount spans them, epochs never decrease: baseOffset
+and partitionLeaderEpoch lie outside the CRC), and it agrees with leader-epoch-checkpoint. One
+disagreement is no damage: a checkpoint that lags the log (Kafka writes it without waiting), seen
+as a batch with a newer epoch than the checkpoint's latest, no newer than the leader epoch
+quorum-state holds (written durably before any batch of an epoch): there the batches win and the
+checkpoint is rebuilt from them, as Kafka's recovery does. At the first batch that fails: if no
+valid batch follows anywhere in the file, it is a torn write; otherwise the log is damaged in the
+middle, an error naming the file and byte position.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from metalog.errors import CorruptBatchError
 from metalog.log.batch import RecordBatch
+from metalog.log.chain import follow_problem
 from metalog.log.epoch import LeaderEpochCache
+from metalog.log.index import OffsetIndex, TimeIndex
 from metalog.log.reader import find_valid_batch
 from metalog.log.segment import LogSegment
 
@@ -36,8 +41,32 @@ class RecoveryReport:
         return bool(self.truncated or self.lost or self.rebuilt or self.cleaned)
 
     def lines(self) -> list[str]:
-        return ([f"truncated {t}" for t in self.truncated] + [f"lost {t}" for t in self.lost]
-                + [f"rebuilt {t}" for t in self.rebuilt] + [f"removed {t}" for t in self.cleaned])
+        return self.damage_lines() + [f"rebuilt {t}" for t in self.rebuilt] + [f"removed {t}" for t in self.cleaned]
+
+    def damage_lines(self) -> list[str]:
+        """What was cut (or, read-only, left out of reads) and what a repair lost: what every reader must hear."""
+        return [f"truncated {t}" for t in self.truncated] + [f"lost {t}" for t in self.lost]
+
+
+_watchers: ContextVar[tuple[Callable[[RecoveryReport], object], ...]] = ContextVar("metalog_recovery_watchers",
+                                                                                   default=())
+
+
+@contextmanager
+def watch_recovery(callback: Callable[[RecoveryReport], object]) -> Iterator[None]:
+    """``callback(report)`` for every log opened in this context whose opening found something: the library
+    never prints, and whoever shows a person its results (the CLI) hears of it here."""
+    token = _watchers.set((*_watchers.get(), callback))
+    try:
+        yield
+    finally:
+        _watchers.reset(token)
+
+
+def announce(report: RecoveryReport) -> None:
+    if report:
+        for callback in _watchers.get():
+            callback(report)
 
 
 @dataclass
@@ -50,25 +79,24 @@ class ScanState:
     checked_cache: bool = False
     disagreement: str | None = None  # where a lagging checkpoint first fell behind the batches
     max_epoch: int | None = None  # quorum-state's leader epoch: no batch can be newer
+    seen: LeaderEpochCache | None = None  # the epochs of the batches scanned, when every batch is
 
 
 def problem_with(batch: RecordBatch, state: ScanState, first_last_offset: int | None = None) -> str | None:
-    """Why ``batch`` cannot follow what was scanned so far, or None."""
+    """Why ``batch`` cannot follow what was scanned so far, or None. With ``first_last_offset`` (an offset
+    index entry's), the batch must end there, and its base offset is taken from it."""
     try:
         batch.ensure_valid()
     except CorruptBatchError as e:
         return e.reason
+    next_offset = batch.base_offset if state.next_offset is None else state.next_offset
     if first_last_offset is not None:
         if batch.last_offset != first_last_offset:
             return f"batch ends at offset {batch.last_offset}, the offset index says {first_last_offset}"
-    elif state.next_offset is not None and batch.base_offset != state.next_offset:
-        return f"baseOffset {batch.base_offset} does not follow the previous batch (expected {state.next_offset})"
-    if batch.records_count != batch.last_offset_delta + 1:
-        return f"recordsCount {batch.records_count} does not match lastOffsetDelta {batch.last_offset_delta}"
-    epoch = batch.partition_leader_epoch
-    if epoch < state.epoch:
-        return f"partitionLeaderEpoch {epoch} is lower than the previous batch's {state.epoch}"
-    return None
+        next_offset = batch.base_offset
+    found = follow_problem(batch.base_offset, batch.last_offset_delta, batch.records_count,
+                           batch.partition_leader_epoch, next_offset, state.epoch)
+    return None if found is None else f"batch: {found[0]}"
 
 
 def _epoch_disagreement(batch: RecordBatch, state: ScanState) -> str | None:
@@ -90,8 +118,9 @@ def _epoch_disagreement(batch: RecordBatch, state: ScanState) -> str | None:
 
 
 def scan_segment(seg: LogSegment, start: int, state: ScanState, *, write_index: bool,
-                 first_last_offset: int | None = None) -> tuple[int, str | None]:
-    """Validate batches from ``start``; index them. Returns (end of the valid data, problem or None)."""
+                 first_last_offset: int | None = None, check: IndexCheck | None = None) -> tuple[int, str | None]:
+    """Validate batches from ``start``; index them (``check``: compare the indexes loaded from disk as the scan
+    goes). Returns (end of the valid data, problem or None)."""
     pos = start
     batches = seg.batches(start, validate=False)
     while True:
@@ -106,11 +135,60 @@ def scan_segment(seg: LogSegment, start: int, state: ScanState, *, write_index: 
             problem = _epoch_disagreement(batch, state)
         if problem:
             return pos, problem
+        if check is not None:
+            check.batch(pos, batch.last_offset, batch.max_timestamp)
         seg.observe(batch, pos, write=write_index)
         if state.cache is not None and not state.checked_cache:
             state.cache.assign(batch.partition_leader_epoch, batch.base_offset)
+        if state.seen is not None:
+            state.seen.assign(batch.partition_leader_epoch, batch.base_offset)
         state.next_offset, state.epoch = batch.next_offset, batch.partition_leader_epoch
         pos += batch.size_in_bytes
+
+
+class IndexCheck:
+    """Whether a segment's indexes, as loaded from disk, agree with its batches: every ``.index`` entry names
+    the last offset of the batch at its position, every ``.timeindex`` entry the largest timestamp up to the
+    last offset of a batch. Fed the batches in order (``batch``), so it holds no more than two cursors."""
+
+    def __init__(self, offsets: OffsetIndex, times: TimeIndex) -> None:
+        self.offsets, self.times = offsets, times
+        self.i = self.k = 0
+        self.max_timestamp = -1
+        self.problem: str | None = None
+
+    def batch(self, position: int, last_offset: int, max_timestamp: int) -> None:
+        if self.problem is not None:
+            return
+        index, i = self.offsets, self.i
+        if i < len(index) and index.positions[i] <= position:
+            named, at = index.entry(i)
+            if at != position or named != last_offset:
+                found = f"the batch there ends at offset {last_offset}" if at == position else \
+                    "that is not where a batch starts"
+                self.problem = f"{index.path.name} entry {i} says ({named}, {at}), but {found}"
+                return
+            self.i = i + 1
+        self.max_timestamp = max(self.max_timestamp, max_timestamp)
+        times, k = self.times, self.k
+        base = times.base_offset
+        while k < len(times) and base + times.offsets[k] <= last_offset:
+            offset, timestamp = base + times.offsets[k], times.timestamps[k]
+            if offset != last_offset or timestamp != self.max_timestamp:
+                self.problem = (f"{times.path.name} entry ({timestamp}, {offset}) is not the largest timestamp up "
+                                "to a batch's last offset")
+                return
+            k += 1
+        self.k = k
+
+    def finish(self) -> str | None:
+        """After the segment's last batch: the problem, if any, including entries past its end."""
+        if self.problem is None and self.i < len(self.offsets):
+            named, at = self.offsets.entry(self.i)
+            self.problem = f"{self.offsets.path.name} entry {self.i} ({named}, {at}) lies past the last batch"
+        if self.problem is None and self.k < len(self.times):
+            self.problem = f"{self.times.path.name} entry {self.k} lies past the last batch"
+        return self.problem
 
 
 def is_torn_tail(seg: LogSegment, position: int) -> bool:
