@@ -103,13 +103,15 @@ class MetadataLog:
         return log
 
     def _open(self, *, create: bool, check_all: bool, repair: bool, cluster_id: str | None, node_id: int) -> None:
-        if not self.directory.is_dir():
-            if not create:
-                hint = " (use create to make one)" if self.writable else ": not a KRaft metadata log directory"
-                raise LogError(f"no {files.METADATA_PARTITION_DIR} directory here{hint}", file=self.root)
-            self._create(cluster_id, node_id)
+        if not create and not self.directory.is_dir():
+            hint = " (use create to make one)" if self.writable else ": not a KRaft metadata log directory"
+            raise LogError(f"no {files.METADATA_PARTITION_DIR} directory here{hint}", file=self.root)
         if self.writable:
-            self._lock()
+            if create:
+                self.root.mkdir(parents=True, exist_ok=True)
+            self._lock()  # before anything is created or cleaned: two creators make one log, or one of them fails
+            if not self.directory.is_dir():
+                self._create(cluster_id, node_id)
             self._clean_leftovers()
             if not (self.directory / files.PARTITION_METADATA).exists():  # Kafka writes it for every partition
                 files.atomic_write(self.directory / files.PARTITION_METADATA, files.partition_metadata_text())
@@ -118,7 +120,8 @@ class MetadataLog:
         self.committed_offset = self.log_end_offset
 
     def _create(self, cluster_id: str | None, node_id: int) -> None:
-        self.directory.mkdir(parents=True)
+        """A new log directory, made under the lock."""
+        self.directory.mkdir()
         if not (self.root / files.META_PROPERTIES).exists():
             files.write_meta_properties(self.root, cluster_id=cluster_id or str(Uuid.random()), node_id=node_id,
                                         directory_id=Uuid.random())
