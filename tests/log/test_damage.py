@@ -297,10 +297,10 @@ def test_log_append_refuses_a_log_with_damage_in_its_middle(copy, capsys, where)
     before = {p.name: p.read_bytes() for p in (path / PARTITION_DIR).iterdir()}
     rc, out, err = run(["log", "append", str(path)], capsys, '{"name": "NoOpRecord", "version": 0, "data": {}}\n')
     assert rc == 1 and out == ""
+    why = "it is not in the last segment" if where == "sealed segment" else "valid batches follow"
     assert err.splitlines() == [f"metalog: error: {batches[i].segment}, byte {batches[i].position}: "
-                                f"{_crc_reason(batches[i])}; valid batches follow, so this is damage in the middle of "
-                                "the log (never skipped; 'metalog log recover --repair' truncates here, losing the "
-                                "rest)"]
+                                f"{_crc_reason(batches[i])}; {why}, so this is damage in the middle of the log (never "
+                                "skipped; 'metalog log recover --repair' truncates here, losing the rest)"]
     assert {p.name: p.read_bytes() for p in (path / PARTITION_DIR).iterdir()} == before  # nothing was written
 
 
@@ -399,3 +399,25 @@ def state(path: Path, offset: int | None = None) -> Any:
 def _epochs(path: Path) -> list[tuple[int, int]]:
     with MetadataLog.open(path, writable=False) as log:
         return list(log.epochs.entries)
+
+
+def test_with_an_empty_active_segment_open_checks_the_tail_of_the_one_before(copy):
+    """Kafka rolls a segment at the log end offset; until its first batch the log's last batch is in the one
+    before, and that is what open checks (its end must be the new segment's name)."""
+    path, batches = copy
+    last = batches[-1]
+    empty = path / PARTITION_DIR / f"{last.last_offset + 1:020d}.log"
+    for suffix in (".log", ".index", ".timeindex"):
+        empty.with_suffix(suffix).touch()
+    with MetadataLog.open(path, writable=False) as log:
+        assert log.log_end_offset == last.last_offset + 1 and not log.recovery
+    damage(last, DAMAGES["partitionLeaderEpoch"] + 1)  # raised: only leader-epoch-checkpoint can tell
+    with pytest.raises(CorruptBatchError, match="disagrees with leader-epoch-checkpoint") as e:
+        MetadataLog.open(path, writable=False)
+    assert str(e.value).startswith(f"{last.segment}, byte {last.position}: ")
+    assert "; it is not in the last segment, so this is damage in the middle of the log" in str(e.value)
+    damage(last, DAMAGES["partitionLeaderEpoch"] + 1)  # undone
+    empty.rename(empty.with_name(f"{last.last_offset + 2:020d}.log"))  # a gap of one offset
+    with pytest.raises(CorruptBatchError, match="the segment's name says it starts at offset") as e:
+        MetadataLog.open(path, writable=False)
+    assert "it is a gap between segments, so this is damage" in str(e.value)

@@ -45,6 +45,7 @@ class Damage:
     position: int
     reason: str
     next_offset: int  # the offset the first lost batch should have had
+    boundary: bool = False  # a segment whose name does not continue the batches before it
 
 
 @dataclass
@@ -75,10 +76,14 @@ class LogLoader:
                           max_epoch=quorum.get("leaderEpoch") if quorum else None)
         plan = self._check_all(state) if self.check_all else self._check_tail(state)
         damage = plan.damage
-        torn = damage is not None and damage.segment is log.segments[-1] and \
-            is_torn_tail(damage.segment, damage.position)
-        if damage is not None and not torn and not self.repair:
-            raise damage_error(damage.segment, damage.position, damage.reason)
+        torn = False
+        if damage is not None:
+            why_not_torn = "it is not in the last segment" if damage.segment is not log.segments[-1] else \
+                "it is a gap between segments" if damage.boundary else \
+                None if is_torn_tail(damage.segment, damage.position) else "valid batches follow"
+            if why_not_torn is not None and not self.repair:
+                raise damage_error(damage.segment, damage.position, damage.reason, why_not_torn)
+            torn = why_not_torn is None
         for seg, why in plan.rebuild:  # only now, when the open goes ahead, is anything written
             log.recovery.rebuilt.append(f"indexes of {seg.path.name} ({why}{self.memory})")
             seg.finish_rebuild()
@@ -107,7 +112,7 @@ class LogLoader:
             if not any(seg is before for seg, _ in plan.rebuild) and self._scan_from_last_entry(before, state, plan):
                 return plan
             if state.next_offset != active.base_offset:
-                plan.damage = Damage(active, 0, _boundary(active, state), state.next_offset)
+                plan.damage = Damage(active, 0, _boundary(active, state), _next(state, active), boundary=True)
                 return plan
         if problem is not None:
             state.next_offset, state.epoch = active.base_offset, -1
@@ -154,7 +159,7 @@ class LogLoader:
         state.seen = plan.seen_epochs
         for seg in self.log.segments:
             if state.next_offset is not None and state.next_offset != seg.base_offset:
-                plan.damage = Damage(seg, 0, _boundary(seg, state), state.next_offset)
+                plan.damage = Damage(seg, 0, _boundary(seg, state), _next(state, seg), boundary=True)
                 return plan
             state.next_offset = seg.base_offset
             problem = seg.load_indexes()

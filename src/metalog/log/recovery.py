@@ -196,7 +196,8 @@ def is_torn_tail(seg: LogSegment, position: int) -> bool:
     return find_valid_batch(seg.fd, position, seg.size) is None
 
 
-def damage_error(seg: LogSegment, position: int, problem: str) -> CorruptBatchError:
-    return CorruptBatchError(f"{problem}; valid batches follow, so this is damage in the middle of the log "
+def damage_error(seg: LogSegment, position: int, problem: str, why_not_torn: str = "valid batches follow") -> \
+        CorruptBatchError:
+    return CorruptBatchError(f"{problem}; {why_not_torn}, so this is damage in the middle of the log "
                              "(never skipped; 'metalog log recover --repair' truncates here, losing the rest)",
                              file=seg.path, position=position)
