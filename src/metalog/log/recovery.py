@@ -156,10 +156,23 @@ class IndexCheck:
         self.i = self.k = 0
         self.max_timestamp = -1
         self.problem: str | None = None
+        self._skip_below = (self._position(0), self._offset(0))  # (position, offset): no entry before both
+
+    def _position(self, i: int) -> int:
+        return self.offsets.positions[i] if i < len(self.offsets) else 1 << 62
+
+    def _offset(self, k: int) -> int:
+        return self.times.base_offset + self.times.offsets[k] if k < len(self.times) else 1 << 62
 
     def batch(self, position: int, last_offset: int, max_timestamp: int) -> None:
-        if self.problem is not None:
-            return
+        if max_timestamp > self.max_timestamp:
+            self.max_timestamp = max_timestamp
+        if position < self._skip_below[0] and last_offset < self._skip_below[1] or self.problem is not None:
+            return  # most batches: no entry names them
+        self._check(position, last_offset)
+        self._skip_below = (self._position(self.i), self._offset(self.k))
+
+    def _check(self, position: int, last_offset: int) -> None:
         index, i = self.offsets, self.i
         if i < len(index) and index.positions[i] <= position:
             named, at = index.entry(i)
@@ -169,7 +182,6 @@ class IndexCheck:
                 self.problem = f"{index.path.name} entry {i} says ({named}, {at}), but {found}"
                 return
             self.i = i + 1
-        self.max_timestamp = max(self.max_timestamp, max_timestamp)
         times, k = self.times, self.k
         base = times.base_offset
         while k < len(times) and base + times.offsets[k] <= last_offset:
