@@ -158,6 +158,7 @@ def test_a_missing_segment_is_a_gap_every_reader_reports(copy, reader):
     end_of_first = max(b.last_offset for b in batches if b.segment == segments[0])
     assert str(e.value) == (f"{segments[2]}, byte 0: the segment's name says it starts at offset "
                             f"{first_of_next.base_offset}, but the batches before it end at offset {end_of_first}")
+    assert verify_log(path).problems[0] == str(e.value)
 
 
 def test_reads_that_start_after_the_damage_do_not_meet_it(copy):
@@ -184,7 +185,7 @@ def _rewrite_entry(index: Path, n: int, *, offset_delta: int = 0, position_delta
 
 
 @pytest.mark.parametrize("change", ["position", "offset"])
-def test_an_index_entry_that_does_not_name_its_batch_is_an_error_not_a_skip(copy, change):
+def test_an_index_entry_that_does_not_name_its_batch_is_an_error_not_a_skip(copy, change, capsys):
     """An entry pointing into the middle of a batch, or naming another offset, stops the read that uses it."""
     path, batches = copy
     seg = batches[0].segment
@@ -197,8 +198,11 @@ def test_an_index_entry_that_does_not_name_its_batch_is_an_error_not_a_skip(copy
         assert list(log.records(0))[-1].offset == batches[-1].last_offset  # from the segment's start: no entry used
     assert f"offset index {index.name} entry 1" in str(e.value)
     assert str(e.value).startswith(f"{seg}, byte {pos + (3 if change == 'position' else 0)}")
+    v = verify_log(path)
+    assert not v.ok and v.problems[0].startswith(f"{index}: entry 1 ")
     rc = main(["log", "recover", str(path)])
-    assert rc == 0 and verify_log(path).ok
+    assert rc == 0 and capsys.readouterr().out.startswith(f"rebuilt indexes of {seg.name} ({index}: entry 1 (")
+    assert verify_log(path).ok
     with MetadataLog.open(path, writable=False) as log:
         assert [r.offset for r in log.records(target)][0] == target
 
@@ -213,6 +217,9 @@ def test_a_time_index_entry_that_disagrees_is_an_error(copy):
     timeindex.write_bytes(bytes(raw))
     with MetadataLog.open(path, writable=False) as log, pytest.raises(CorruptBatchError, match="time index"):
         log.offset_for_timestamp(ts + 1)
+    assert verify_log(path).problems == [f"{timeindex}: entry ({ts}, {batches[0].base_offset + rel + 1}) is not the "
+                                         "largest timestamp up to a batch's last offset"]
+    assert main(["log", "recover", str(path)]) == 0 and verify_log(path).ok
 
 
 # ---- the reported case: every verb stops with one line ---------------------------------------------------------

@@ -177,18 +177,14 @@ class IndexCheck:
         if i < len(index) and index.positions[i] <= position:
             named, at = index.entry(i)
             if at != position or named != last_offset:
-                found = f"the batch there ends at offset {last_offset}" if at == position else \
-                    "that is not where a batch starts"
-                self.problem = f"{index.path.name} entry {i} says ({named}, {at}), but {found}"
+                self.problem = _not_a_batch(index, i)
                 return
             self.i = i + 1
         times, k = self.times, self.k
         base = times.base_offset
         while k < len(times) and base + times.offsets[k] <= last_offset:
-            offset, timestamp = base + times.offsets[k], times.timestamps[k]
-            if offset != last_offset or timestamp != self.max_timestamp:
-                self.problem = (f"{times.path.name} entry ({timestamp}, {offset}) is not the largest timestamp up "
-                                "to a batch's last offset")
+            if base + times.offsets[k] != last_offset or times.timestamps[k] != self.max_timestamp:
+                self.problem = _not_a_max(times, k)
                 return
             k += 1
         self.k = k
@@ -196,11 +192,20 @@ class IndexCheck:
     def finish(self) -> str | None:
         """After the segment's last batch: the problem, if any, including entries past its end."""
         if self.problem is None and self.i < len(self.offsets):
-            named, at = self.offsets.entry(self.i)
-            self.problem = f"{self.offsets.path.name} entry {self.i} ({named}, {at}) lies past the last batch"
+            self.problem = _not_a_batch(self.offsets, self.i)
         if self.problem is None and self.k < len(self.times):
-            self.problem = f"{self.times.path.name} entry {self.k} lies past the last batch"
+            self.problem = _not_a_max(self.times, self.k)
         return self.problem
+
+
+def _not_a_batch(index: OffsetIndex, i: int) -> str:
+    named, at = index.entry(i)
+    return f"{index.path}: entry {i} ({named}, {at}) does not name the last offset of a batch at that position"
+
+
+def _not_a_max(times: TimeIndex, k: int) -> str:
+    return (f"{times.path}: entry ({times.timestamps[k]}, {times.base_offset + times.offsets[k]}) is not the largest "
+            "timestamp up to a batch's last offset")
 
 
 def is_torn_tail(seg: LogSegment, position: int) -> bool:
