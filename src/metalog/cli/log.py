@@ -18,6 +18,7 @@ examples:
   metalog log dump --json __cluster_metadata-0/00000000000000000000.log | jq .records[].payload.type
   metalog log dump 00000000000000000025-0000000001.checkpoint
   metalog log verify /var/lib/kafka/metadata && echo intact
+  metalog log recover /var/lib/kafka/metadata              # check every segment; damage: exit status 1
   metalog log recover --repair /var/lib/kafka/metadata     # truncate at damage, saying what is lost
   echo '{"name": "NoOpRecord", "version": 0, "data": {}}' | metalog log append --create /tmp/metadata
 """
@@ -39,6 +40,9 @@ def register(sub: Any) -> None:
     dump.set_defaults(func=_dump)
 
     app = verbs.add_parser("append", help='append JSON lines {"name", "version", "data"} as batches',
+                           description="Checks every segment of the log first and refuses to append after damage "
+                                       "in its middle (a torn write at its end is cut, as Kafka does, and "
+                                       "reported); then appends, fsyncs and prints the committed offsets.",
                            epilog=EXAMPLES, formatter_class=fmt)
     app.add_argument("logdir", metavar="LOGDIR")
     app.add_argument("--batch-size", type=int, default=1000, help="records per batch (default 1000)")

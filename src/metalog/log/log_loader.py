@@ -186,6 +186,8 @@ class LogLoader:
         where = f"{seg.path} at byte {position}, {cut} bytes (offsets from {damage.next_offset} on): {damage.reason}"
         if not log.writable:  # reads stop before the damage; the file is unchanged
             seg.size, seg.next_offset = position, damage.next_offset
+            seg.offset_index.truncate_to_position(position)
+            seg.time_index.truncate_to_offset(damage.next_offset)
             log.recovery.truncated.append(f"(read-only, the file is unchanged) {where}")
             return
         idx = log.segments.index(seg)
