@@ -46,8 +46,14 @@ def read_batches(fd: int, start: int, end: int, *, source: str, validate: bool =
         if validate:
             batch.ensure_valid()
         if chain is not None:
-            follow(source, pos, batch.base_offset, batch.last_offset_delta, batch.records_count,
-                   batch.partition_leader_epoch, chain)
+            if batch.base_offset != chain.next_offset or batch.partition_leader_epoch != chain.epoch or \
+                    batch.records_count != batch.last_offset_delta + 1:
+                if not validate:
+                    batch.ensure_valid()  # a damaged batch says so first
+                follow(source, pos, batch.base_offset, batch.last_offset_delta, batch.records_count,
+                       batch.partition_leader_epoch, chain)
+            else:
+                chain.next_offset = batch.base_offset + batch.records_count
         yield batch
         pos += size
 
