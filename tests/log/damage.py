@@ -17,15 +17,15 @@ from metalog.log.batch import CRC_OFFSET, HEADER_SIZE
 PARTITION_DIR = "__cluster_metadata-0"
 LEADER = 3000
 
-# (field, byte within the batch, why): the high byte of each field outside the CRC, and a byte inside it
+# field -> the byte of a batch to damage: the high byte of each field outside the CRC, and one byte inside it
 DAMAGES = {
-    "baseOffset": 0,  # int64 at 0: its high byte
+    "baseOffset": 0,  # int64 at 0
     "batchLength": 8,  # int32 at 8
     "partitionLeaderEpoch": 12,  # int32 at 12
     "magic": 16,
-    "crc-covered": HEADER_SIZE - 4,  # recordsCount's high byte, inside the CRC (which starts after it)
+    "crc-covered": HEADER_SIZE - 4,  # recordsCount's high byte; the CRC covers everything after itself
 }
-assert DAMAGES["crc-covered"] > CRC_OFFSET
+assert DAMAGES["crc-covered"] >= CRC_OFFSET + 4
 
 
 @dataclass(frozen=True)
