@@ -115,3 +115,16 @@ def test_help_has_examples(capsys):
         with pytest.raises(SystemExit):
             main(verb)
         assert "examples:" in capsys.readouterr().out
+
+
+def test_verify_reads_the_snapshots_too(jbod_dir, tmp_path, capsys):
+    shutil.copytree(jbod_dir / "__cluster_metadata-0", tmp_path / "__cluster_metadata-0")
+    snap = jbod_dir / "snapshot-kraft-v1" / "00000000000000000025-0000000001.checkpoint"
+    shutil.copy(snap, tmp_path / "__cluster_metadata-0" / snap.name)
+    rc, out, _ = run(["log", "verify", str(tmp_path)], capsys)
+    assert rc == 0 and f"note: snapshot {snap.name}: 3 batches, 9 records, kraft.version 1" in out
+    assert out.rstrip().endswith("1 snapshots: intact")
+    copy = tmp_path / "__cluster_metadata-0" / snap.name
+    copy.write_bytes(copy.read_bytes()[:-20])  # the footer batch is cut short
+    rc, out, _ = run(["log", "verify", str(tmp_path)], capsys)
+    assert rc == 1 and f"PROBLEM: {copy}, byte " in out and out.rstrip().endswith("0 snapshots: 1 problem(s)")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -149,6 +150,53 @@ def test_one_writer_at_a_time(tmp_path):
             assert reader.log_end_offset == 0
     with MetadataLog.open(tmp_path) as log:  # released on close
         log.append([NOOP])
+
+
+RACER = """
+import io, sys, time
+from pathlib import Path
+import metalog.log
+from metalog.cli.main import build_parser, main
+build_parser()  # every module imported before the start line, so that both start together
+go = Path(sys.argv[2])
+Path(sys.argv[3]).touch()
+while not go.exists():
+    time.sleep(0.0002)
+sys.stdin = io.StringIO('{"name": "NoOpRecord", "version": 0, "data": {}}\\n' * 3)
+sys.exit(main(["log", "append", "--create", sys.argv[1]]))
+"""
+
+
+def test_two_creators_of_one_new_log_make_one_log(tmp_path):
+    """Two ``log append --create`` on one new directory, started together: the directory is made under the lock,
+    so one log results, the loser (if the two overlap) fails in one line, and the winner's files are whole."""
+    import subprocess
+    import sys
+
+    for round_ in range(4):
+        target, go = tmp_path / f"new-{round_}" / "metadata", tmp_path / f"go-{round_}"
+        ready = [tmp_path / f"ready-{round_}-{n}" for n in range(2)]
+        racers = [subprocess.Popen([sys.executable, "-c", RACER, str(target), str(go), str(r)], stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True) for r in ready]
+        deadline = time.monotonic() + 60
+        while not all(r.exists() for r in ready) and time.monotonic() < deadline:
+            time.sleep(0.005)  # both have imported metalog and wait for the start line
+        go.touch()
+        results = [(p.wait(timeout=60), p.stdout.read(), p.stderr.read()) for p in racers]  # type: ignore[union-attr]
+        won = [r for r in results if r[0] == 0]
+        assert won, results
+        for rc, out, err in results:
+            if rc:
+                assert out == "" and err.splitlines() == [
+                    f"metalog: error: {target / '.lock'}: another writer holds the lock on this log directory; one "
+                    "writer at a time (readers can open it read-only)"], results
+        partition = target / "__cluster_metadata-0"
+        assert {p.name for p in partition.iterdir()} >= {"partition.metadata", "quorum-state",
+                                                          "leader-epoch-checkpoint", "00000000000000000000.log"}
+        assert (target / "meta.properties").is_file() and not list(target.rglob("*.tmp"))
+        with MetadataLog.open(target, writable=False) as log:
+            assert log.log_end_offset == 3 * len(won) and not log.recovery
+        assert verify_log(target).ok
 
 
 def test_missing_directory_is_an_error(tmp_path):

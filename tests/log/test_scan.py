@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from metalog.errors import CorruptBatchError, LogError
 from metalog.log import MetadataLog, Record, build_batch, iter_batches
+from metalog.log.chain import BatchChain
 from metalog.log.scan import scan_into, scan_values
 
 TS = 1700000000000
@@ -36,7 +37,7 @@ def test_scan_equals_the_general_reader(batches: list) -> None:  # type: ignore[
                  enumerate(recs)]
         data += build_batch(offset, built, compression=compression, is_control=control, partition_leader_epoch=1)
         offset += len(recs)
-    assert list(scan_values(data, 0, len(data), "x")) == general(data)
+    assert list(scan_values(data, 0, len(data), "x", BatchChain(0))) == general(data)
 
 
 def build(batches: list) -> bytes:  # type: ignore[type-arg]
@@ -52,10 +53,10 @@ def build(batches: list) -> bytes:  # type: ignore[type-arg]
 def scanned_into(data: bytes, first: int, last: int, chunk: int) -> tuple[list[tuple[bytes | None, int]], int | None]:
     """What scan_into passes to its sink over the whole of ``data``, and the last timestamp it reports."""
     got: list[tuple[bytes | None, int]] = []
-    pos, timestamp = 0, None
+    pos, timestamp, chain = 0, None, BatchChain(0)
     while pos < len(data):
         pos, count, ts, done = scan_into(data, pos, len(data), "x", first, last, lambda v, o: got.append((v, o)),
-                                         chunk)
+                                         chain, chunk)
         timestamp = timestamp if ts is None else ts
         if done:
             break
@@ -99,14 +100,14 @@ def test_a_bad_crc_is_refused_with_its_position(jbod_dir: Path) -> None:
     data = bytearray((jbod_dir / "__cluster_metadata-0" / "00000000000000000000.log").read_bytes())
     data[91 + 70] ^= 0x01  # inside the second batch's records
     with pytest.raises(CorruptBatchError, match="CRC-32C mismatch") as e:
-        list(scan_values(bytes(data), 0, len(data), "seg.log"))
+        list(scan_values(bytes(data), 0, len(data), "seg.log", BatchChain(0)))
     assert e.value.position == 91 + 17 and e.value.file == "seg.log"
 
 
 def test_a_batch_past_the_valid_end_is_refused(jbod_dir: Path) -> None:
     data = (jbod_dir / "__cluster_metadata-0" / "00000000000000000000.log").read_bytes()
     with pytest.raises(LogError, match="past the end"):
-        list(scan_values(data, 0, 100, "seg.log"))  # the second batch starts at 91 and is 103 bytes
+        list(scan_values(data, 0, 100, "seg.log", BatchChain(0)))  # the second batch starts at 91 and is 103 bytes
 
 
 def test_scan_into_names_the_offset_of_a_value_its_sink_cannot_decode(jbod_dir: Path) -> None:
@@ -118,15 +119,15 @@ def test_scan_into_names_the_offset_of_a_value_its_sink_cannot_decode(jbod_dir: 
 
     data = (jbod_dir / "__cluster_metadata-0" / "00000000000000000000.log").read_bytes()
     with pytest.raises(LogError, match="offset 3: bad") as e:
-        scan_into(data, 0, len(data), "seg.log", 0, 100, sink)
+        scan_into(data, 0, len(data), "seg.log", 0, 100, sink, BatchChain(0))
     assert e.value.file == "seg.log"
 
 
 def test_scan_into_refuses_what_scan_values_refuses(jbod_dir: Path) -> None:
     data = bytearray((jbod_dir / "__cluster_metadata-0" / "00000000000000000000.log").read_bytes())
     with pytest.raises(LogError, match="past the end"):
-        scan_into(bytes(data), 0, 100, "seg.log", 0, 100, lambda v, o: None)
+        scan_into(bytes(data), 0, 100, "seg.log", 0, 100, lambda v, o: None, BatchChain(0))
     data[91 + 70] ^= 0x01
     with pytest.raises(CorruptBatchError, match="CRC-32C mismatch") as e:
-        scan_into(bytes(data), 0, len(data), "seg.log", 0, 100, lambda v, o: None)
+        scan_into(bytes(data), 0, len(data), "seg.log", 0, 100, lambda v, o: None, BatchChain(0))
     assert e.value.position == 91 + 17

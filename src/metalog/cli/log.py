@@ -5,13 +5,12 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from metalog.errors import CorruptBatchError, MetalogError
+from metalog.errors import MetalogError
 
 EXAMPLES = """\
 examples:
@@ -19,6 +18,7 @@ examples:
   metalog log dump --json __cluster_metadata-0/00000000000000000000.log | jq .records[].payload.type
   metalog log dump 00000000000000000025-0000000001.checkpoint
   metalog log verify /var/lib/kafka/metadata && echo intact
+  metalog log recover /var/lib/kafka/metadata              # check every segment; damage: exit status 1
   metalog log recover --repair /var/lib/kafka/metadata     # truncate at damage, saying what is lost
   echo '{"name": "NoOpRecord", "version": 0, "data": {}}' | metalog log append --create /tmp/metadata
 """
@@ -40,6 +40,9 @@ def register(sub: Any) -> None:
     dump.set_defaults(func=_dump)
 
     app = verbs.add_parser("append", help='append JSON lines {"name", "version", "data"} as batches',
+                           description="Checks every segment of the log first and refuses to append after damage "
+                                       "in its middle (a torn write at its end is cut, as Kafka does, and "
+                                       "reported); then appends, fsyncs and prints the committed offsets.",
                            epilog=EXAMPLES, formatter_class=fmt)
     app.add_argument("logdir", metavar="LOGDIR")
     app.add_argument("--batch-size", type=int, default=1000, help="records per batch (default 1000)")
@@ -57,27 +60,35 @@ def register(sub: Any) -> None:
                            epilog=EXAMPLES, formatter_class=fmt)
     ver.add_argument("logdir", metavar="LOGDIR")
     ver.add_argument("--quiet", "-q", action="store_true", help="print problems only")
-    ver.set_defaults(func=_verify)
+    ver.set_defaults(func=_verify, reports_recovery=True)
 
-    rec = verbs.add_parser("recover", help="open for writing: cut a torn tail, rebuild indexes, report what changed",
+    rec = verbs.add_parser("recover", help="check every segment; cut a torn tail, rebuild indexes; report what changed",
+                           description="Opens the log for writing and checks every batch of every segment, as "
+                                       "Kafka's recovery does: a torn write at the end is cut, indexes and "
+                                       "leader-epoch-checkpoint that disagree with the batches are rebuilt. Damage "
+                                       "anywhere else is an error (exit status 1) unless --repair. Snapshots are "
+                                       "left as they are.",
                            epilog=EXAMPLES, formatter_class=fmt)
     rec.add_argument("logdir", metavar="LOGDIR")
     rec.add_argument("--repair", action="store_true",
                      help="also truncate at damage in the middle of the log, losing everything after it")
-    rec.set_defaults(func=_recover)
+    rec.set_defaults(func=_recover, reports_recovery=True)
 
 
 # ---- dump -----------------------------------------------------------------------------------
 def _dump(args: argparse.Namespace) -> int:
-    failed = 0
+    from metalog.log.dump import FileDump
+
+    failed, previous = 0, None
     for path in itertools.chain.from_iterable(_files(Path(p)) for p in args.paths):
-        failed += _dump_file(path, args.json, not args.no_records)
+        previous = FileDump(path, previous)
+        failed += _dump_file(previous, args.json, not args.no_records)
     return 1 if failed else 0
 
 
 def _files(path: Path) -> Iterator[Path]:
     from metalog.log.files import METADATA_PARTITION_DIR
-    from metalog.snapshots.files import parse_name
+    from metalog.log.snapshot_files import parse_name
 
     if not path.is_dir():
         if not path.exists():
@@ -94,40 +105,39 @@ def _files(path: Path) -> Iterator[Path]:
     yield from snaps
 
 
-def _dump_file(path: Path, as_json: bool, with_records: bool) -> int:
+def _dump_file(walk: Any, as_json: bool, with_records: bool) -> bool:
+    """Print one file's batches; a problem gets one line on stderr. True when the file is not sound."""
+    from metalog.cli.notices import error, notice
     from metalog.log import dump
-    from metalog.log.reader import read_batches
-    from metalog.snapshots.files import parse_name
 
-    out = sys.stdout
-    parsed = parse_name(path.name)
+    out, path = sys.stdout, walk.path
     if not as_json:
         out.write(f"Dumping {path}\n")
-        if parsed:
-            out.write(f"Snapshot end offset: {parsed[0].end_offset}, epoch: {parsed[0].epoch}\n")
-        elif path.stem.isdigit():
-            out.write(f"Log starting offset: {int(path.stem)}\n")
-    fd = os.open(path, os.O_RDONLY)
-    size, valid, bad = os.fstat(fd).st_size, 0, 0
-    try:
-        for batch in read_batches(fd, 0, size, source=str(path), validate=False):
-            bad += not batch.is_valid()
-            if as_json:
-                obj = dump.batch_json(batch, records=with_records)
-                out.write(json.dumps({"file": str(path), **obj}, separators=(",", ":")) + "\n")
-            else:
-                out.write(dump.batch_text(batch) + "\n")
-                if with_records:
-                    out.writelines(dump.record_text(batch, r) + "\n" for r in batch.records())
-            valid += batch.size_in_bytes
-    except CorruptBatchError as e:
-        print(f"metalog: {e}", file=sys.stderr)
-    finally:
-        os.close(fd)
-    if size > valid:
-        msg = f"Found {size - valid} invalid bytes at the end of {path.name}"
-        print(json.dumps({"file": str(path), "invalidBytes": size - valid}) if as_json else msg, file=out)
-    return bad + (size > valid)
+        if walk.snapshot:
+            out.write(f"Snapshot end offset: {walk.snapshot[0].end_offset}, epoch: {walk.snapshot[0].epoch}\n")
+        elif walk.base_offset is not None:
+            out.write(f"Log starting offset: {walk.base_offset}\n")
+    if walk.boundary is not None:
+        error(walk.boundary)
+    for batch in walk:
+        full = with_records and walk.damage is None  # a damaged batch shows its header only
+        if as_json:
+            obj = dump.batch_json(batch, records=full)
+            out.write(json.dumps({"file": str(path), **obj}, separators=(",", ":")) + "\n")
+        else:
+            out.write(dump.batch_text(batch) + "\n")
+            if full:
+                out.writelines(dump.record_text(batch, r) + "\n" for r in batch.records())
+    damage = walk.damage
+    if damage is None:
+        return walk.boundary is not None
+    if damage.torn:  # kafka-dump-log's line for the bytes after the last whole batch
+        msg = f"Found {damage.invalid_bytes} invalid bytes at the end of {path.name}"
+        print(json.dumps({"file": str(path), "invalidBytes": damage.invalid_bytes}) if as_json else msg, file=out)
+        notice(f"{damage.error} (a torn write: no valid batch in the last {damage.invalid_bytes} bytes)")
+    else:
+        error(damage.error)
+    return True
 
 
 # ---- append ---------------------------------------------------------------------------------
@@ -149,7 +159,8 @@ def _append(args: argparse.Namespace) -> int:
     if args.batch_size < 1:
         raise MetalogError("--batch-size must be at least 1")
     _require_log(args.logdir, "--create makes a new one" if not args.create else None)
-    with MetadataLog.open(args.logdir, create=args.create, durability=args.durability,
+    # every segment is checked before anything is appended: never append after damage in the middle
+    with MetadataLog.open(args.logdir, create=args.create, check_all=True, durability=args.durability,
                           segment_bytes=args.segment_bytes, cluster_id=args.cluster_id,
                           node_id=args.node_id) as log:
         lines = (line for line in sys.stdin if line.strip())
@@ -209,9 +220,10 @@ def _report(b: Any) -> None:
 # ---- verify ---------------------------------------------------------------------------------
 def _verify(args: argparse.Namespace) -> int:
     from metalog.log.verify import verify_log
+    from metalog.snapshots.verify import verify_snapshots
 
     _require_log(args.logdir, "nothing to verify")
-    v = verify_log(args.logdir)
+    v = verify_snapshots(args.logdir, verify_log(args.logdir))
     if not args.quiet:
         for note in v.notes:
             print(f"note: {note}")
@@ -227,7 +239,7 @@ def _recover(args: argparse.Namespace) -> int:
     from metalog.log import MetadataLog
 
     _require_log(args.logdir, "nothing to recover")
-    with MetadataLog.open(args.logdir, repair=args.repair) as log:
+    with MetadataLog.open(args.logdir, check_all=True, repair=args.repair) as log:
         for line in log.recovery.lines():
             print(line)
         print(f"{args.logdir}: log start offset {log.log_start_offset}, log end offset {log.log_end_offset}"

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import sys
 
 from metalog import __version__
+from metalog.cli.notices import error, recovery_notices
 from metalog.errors import MetalogError
 
 # Verb modules, in the order --help lists them.
@@ -57,11 +57,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return int(args.func(args) or 0)
+        if getattr(args, "reports_recovery", False):  # the verb's own output is the recovery report
+            return int(args.func(args) or 0)
+        with recovery_notices():
+            return int(args.func(args) or 0)
     except MetalogError as e:
         if args.debug:
             raise
-        print(f"metalog: error: {e}", file=sys.stderr)
+        error(e)
         return 1
     except BrokenPipeError:  # the reader (head, less) went away: not an error; before OSError, its base
         return 0
@@ -69,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.debug:
             raise
         where = f": {e.filename}" if e.filename else ""
-        print(f"metalog: error: {e.strerror or e}{where}", file=sys.stderr)
+        error(f"{e.strerror or e}{where}")
         return 1
     except KeyboardInterrupt:
         return 130

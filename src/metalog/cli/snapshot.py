@@ -58,7 +58,7 @@ def register(sub: Any) -> None:
 
 def _snapshot_files(path: Path) -> list[Path]:
     from metalog.log.files import METADATA_PARTITION_DIR
-    from metalog.snapshots.files import list_snapshots
+    from metalog.log.snapshot_files import list_snapshots
 
     if not path.is_dir():
         if not path.exists():

@@ -1,18 +1,86 @@
-"""What ``metalog log dump`` prints for a batch and its records: kafka-dump-log's text form
-(``--deep-iteration --print-data-log --cluster-metadata-decoder``) or one JSON object per batch.
+"""What ``metalog log dump`` reads and prints: every batch of a file, checked as every reader checks
+them (``FileDump``), in kafka-dump-log's text form (``--deep-iteration --print-data-log
+--cluster-metadata-decoder``) or as one JSON object per batch.
 """
 
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from metalog.codec.framing import decode_metadata_record
 from metalog.codec.schema import snake
-from metalog.errors import MetalogError
+from metalog.errors import CorruptBatchError, MetalogError
 from metalog.log.batch import NO_SEQUENCE, Record, RecordBatch
+from metalog.log.chain import BatchChain, boundary_error, follow
 from metalog.log.control import DUMP_LABELS, decode_control
+from metalog.log.reader import find_valid_batch, read_batches
+from metalog.log.segment import LOG_SUFFIX
+from metalog.log.snapshot_files import parse_name
+
+
+@dataclass(frozen=True)
+class FileDamage:
+    """Where a dumped file stops making sense. ``torn``: nothing valid follows, as an interrupted write leaves."""
+
+    error: CorruptBatchError
+    position: int
+    invalid_bytes: int  # from ``position`` to the end of the file
+    torn: bool
+
+
+class FileDump:
+    """The batches of one file (a segment or a snapshot), each checked as every reader checks them: frame,
+    CRC-32C, and that it follows the batch before (from the segment's base offset, its name; from 0 in a
+    snapshot). Iterating stops at the first damage, which ``damage`` then describes; a batch whose header
+    could be read is yielded first, so that it can be shown."""
+
+    def __init__(self, path: Path, previous: FileDump | None = None) -> None:
+        self.path = path
+        self.snapshot = parse_name(path.name)
+        self.base_offset = int(path.stem) if path.suffix == LOG_SUFFIX and path.stem.isdigit() else None
+        start = 0 if self.snapshot else self.base_offset
+        self.chain = None if start is None else BatchChain(start)
+        self.damage: FileDamage | None = None
+        # segments dumped one after another: this one must start where the one before ended
+        self.boundary: CorruptBatchError | None = None
+        if previous is not None and previous.base_offset is not None and self.base_offset is not None and \
+                previous.damage is None and previous.chain is not None and \
+                previous.chain.next_offset != self.base_offset:
+            self.boundary = boundary_error(str(path), self.base_offset, previous.chain)
+
+    def __iter__(self) -> Iterator[RecordBatch]:
+        fd = os.open(self.path, os.O_RDONLY)
+        try:
+            size, pos = os.fstat(fd).st_size, 0
+            try:
+                for batch in read_batches(fd, 0, size, source=str(self.path), validate=False):
+                    pos = batch.position
+                    if self.chain is None:
+                        self.chain = BatchChain(batch.base_offset)
+                    try:
+                        batch.ensure_valid()
+                        follow(batch.source, pos, batch.base_offset, batch.last_offset_delta, batch.records_count,
+                               batch.partition_leader_epoch, self.chain)
+                    except CorruptBatchError as e:
+                        self._damaged(fd, size, pos, e)
+                        yield batch
+                        return
+                    yield batch
+                    pos += batch.size_in_bytes
+            except CorruptBatchError as e:
+                self._damaged(fd, size, pos, e)
+        finally:
+            os.close(fd)
+
+    def _damaged(self, fd: int, size: int, position: int, error: CorruptBatchError) -> None:
+        torn = find_valid_batch(fd, position, size) is None
+        self.damage = FileDamage(error, position, size - position, torn)
 
 _COMPACT = {"separators": (",", ":")}
 

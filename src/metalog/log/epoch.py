@@ -57,7 +57,7 @@ class LeaderEpochCache:
 
     def epoch_for(self, offset: int) -> int | None:
         """The epoch that was leading when ``offset`` was written, if known."""
-        i = bisect.bisect_right([o for _, o in self.entries], offset)
+        i = bisect.bisect_right(self.entries, offset, key=_start_offset)
         return self.entries[i - 1][0] if i else None
 
     def assign(self, epoch: int, start_offset: int) -> bool:
@@ -85,3 +85,7 @@ class LeaderEpochCache:
         changed = kept != self.entries
         self.entries = kept
         return changed
+
+
+def _start_offset(entry: tuple[int, int]) -> int:
+    return entry[1]

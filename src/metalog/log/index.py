@@ -15,10 +15,18 @@ import struct
 import sys
 from array import array
 from pathlib import Path
+from typing import NamedTuple
 
 OFFSET_ENTRY = struct.Struct(">ii")
 TIME_ENTRY = struct.Struct(">qi")
 INDEX_INTERVAL_BYTES = 4096
+
+
+class TimeEntry(NamedTuple):
+    """A time index entry: the largest timestamp so far, and the (absolute) offset of the batch that holds it."""
+
+    timestamp: int
+    offset: int
 
 
 class IndexProblem(ValueError):
@@ -59,10 +67,9 @@ class OffsetIndex:
     def entry(self, i: int) -> tuple[int, int]:
         return self.base_offset + self.offsets[i], self.positions[i]
 
-    def lookup(self, offset: int) -> tuple[int, int]:
-        """The largest entry at or below ``offset``, or (base offset, 0): where to start scanning."""
-        i = bisect.bisect_right(self.offsets, offset - self.base_offset)
-        return self.entry(i - 1) if i else (self.base_offset, 0)
+    def floor(self, offset: int) -> int:
+        """The number of the largest entry at or below ``offset`` (Kafka's lookup), or -1 when there is none."""
+        return bisect.bisect_right(self.offsets, offset - self.base_offset) - 1
 
     def append(self, offset: int, position: int, fd: int | None) -> None:
         self.offsets.append(offset - self.base_offset)
@@ -107,10 +114,11 @@ class TimeIndex:
     def last_entry(self) -> tuple[int, int] | None:
         return (self.timestamps[-1], self.base_offset + self.offsets[-1]) if self.offsets else None
 
-    def lookup(self, timestamp: int) -> int:
-        """The offset to start scanning from for the first batch with maxTimestamp >= ``timestamp``."""
+    def entry_before(self, timestamp: int) -> TimeEntry | None:
+        """The last entry whose timestamp is below ``timestamp``: where Kafka starts scanning for the first
+        batch with maxTimestamp >= ``timestamp``. None: from the segment's start."""
         i = bisect.bisect_left(self.timestamps, timestamp)
-        return self.base_offset + self.offsets[i - 1] if i else self.base_offset
+        return TimeEntry(self.timestamps[i - 1], self.base_offset + self.offsets[i - 1]) if i else None
 
     def maybe_append(self, timestamp: int, offset: int, fd: int | None) -> None:
         """Add (timestamp, offset) when the timestamp is newer than the last entry (TimeIndex.maybeAppend)."""

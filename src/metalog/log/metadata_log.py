@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import bisect
 import fcntl
+import itertools
 import mmap
 import os
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -28,15 +28,17 @@ from metalog.errors import CorruptBatchError, LogError, LogLockedError
 from metalog.log import files
 from metalog.log.batch import Record, RecordBatch
 from metalog.log.builder import KRAFT_MAX_BATCH_BYTES, build_control_batch, build_data_batch
+from metalog.log.chain import BatchChain, boundary_error
 from metalog.log.compression import Compression
 from metalog.log.control import encode_control
 from metalog.log.epoch import FILE_NAME as EPOCH_FILE
 from metalog.log.epoch import LeaderEpochCache
 from metalog.log.index import INDEX_INTERVAL_BYTES
-from metalog.log.recovery import RecoveryReport, ScanState, damage_error, is_torn_tail, scan_segment
+from metalog.log.log_loader import LogLoader
+from metalog.log.recovery import RecoveryReport, announce
 from metalog.log.scan import RecordSink, ScannedBatch, scan_into, scan_values
-from metalog.log.segment import LOG_SUFFIX, LogSegment
-from metalog.snapshots.files import SnapshotId, clean_snapshot_dir, list_snapshots
+from metalog.log.segment import LOG_SUFFIX, Located, LogSegment
+from metalog.log.snapshot_files import SnapshotId, clean_snapshot_dir, list_snapshots
 
 DEFAULT_SEGMENT_BYTES = 1024 * 1024 * 1024  # metadata.log.segment.bytes
 LOCK_FILE = ".lock"
@@ -80,37 +82,46 @@ class MetadataLog:
     # ---- opening ---------------------------------------------------------------------------
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, writable: bool = True, create: bool = False,
-             repair: bool = False, durability: Durability | str = Durability.BATCH,
+             check_all: bool = False, repair: bool = False, durability: Durability | str = Durability.BATCH,
              segment_bytes: int = DEFAULT_SEGMENT_BYTES, index_interval_bytes: int = INDEX_INTERVAL_BYTES,
              cluster_id: str | None = None, node_id: int = 1) -> MetadataLog:
-        """Open (and with ``create`` make) the log under ``path``: the log dir or its ``__cluster_metadata-0``."""
+        """Open (and with ``create`` make) the log under ``path``: the log dir or its ``__cluster_metadata-0``.
+
+        Opening checks the tail of the log and cuts a torn write there (``recovery`` says what it did);
+        ``check_all`` checks every segment from its first byte, so that damage anywhere is an error before
+        anything is appended; ``repair`` (which checks all) cuts the log at the first damage instead
+        (``recovery.lost`` says what went). See ``metalog.log.log_loader``."""
         root = _root_of(Path(path))
         log = cls(root, writable=writable or create, segment_bytes=segment_bytes,
                   index_interval_bytes=index_interval_bytes, durability=Durability(durability))
         try:
-            log._open(create=create, repair=repair, cluster_id=cluster_id, node_id=node_id)
+            log._open(create=create, check_all=check_all, repair=repair, cluster_id=cluster_id, node_id=node_id)
         except BaseException:
             log._release()
             raise
+        announce(log.recovery)
         return log
 
-    def _open(self, *, create: bool, repair: bool, cluster_id: str | None, node_id: int) -> None:
-        if not self.directory.is_dir():
-            if not create:
-                hint = " (use create to make one)" if self.writable else ": not a KRaft metadata log directory"
-                raise LogError(f"no {files.METADATA_PARTITION_DIR} directory here{hint}", file=self.root)
-            self._create(cluster_id, node_id)
+    def _open(self, *, create: bool, check_all: bool, repair: bool, cluster_id: str | None, node_id: int) -> None:
+        if not create and not self.directory.is_dir():
+            hint = " (use create to make one)" if self.writable else ": not a KRaft metadata log directory"
+            raise LogError(f"no {files.METADATA_PARTITION_DIR} directory here{hint}", file=self.root)
         if self.writable:
-            self._lock()
+            if create:
+                self.root.mkdir(parents=True, exist_ok=True)
+            self._lock()  # before anything is created or cleaned: two creators make one log, or one of them fails
+            if not self.directory.is_dir():
+                self._create(cluster_id, node_id)
             self._clean_leftovers()
             if not (self.directory / files.PARTITION_METADATA).exists():  # Kafka writes it for every partition
                 files.atomic_write(self.directory / files.PARTITION_METADATA, files.partition_metadata_text())
         self._load_epochs()
-        self._load_segments(repair)
+        self._load_segments(check_all=check_all, repair=repair)
         self.committed_offset = self.log_end_offset
 
     def _create(self, cluster_id: str | None, node_id: int) -> None:
-        self.directory.mkdir(parents=True)
+        """A new log directory, made under the lock."""
+        self.directory.mkdir()
         if not (self.root / files.META_PROPERTIES).exists():
             files.write_meta_properties(self.root, cluster_id=cluster_id or str(Uuid.random()), node_id=node_id,
                                         directory_id=Uuid.random())
@@ -141,7 +152,7 @@ class MetadataLog:
         if self._epochs_from_file:
             self.epochs = LeaderEpochCache.load(path)
 
-    def _load_segments(self, repair: bool) -> None:
+    def _load_segments(self, *, check_all: bool, repair: bool) -> None:
         bases = sorted(int(p.name[:-len(LOG_SUFFIX)]) for p in self.directory.glob(f"*{LOG_SUFFIX}")
                        if p.name[:-len(LOG_SUFFIX)].isdigit())
         self.log_start_offset = self._stored_log_start(bases)
@@ -151,35 +162,7 @@ class MetadataLog:
             bases = [self.log_start_offset]
         self.segments = [LogSegment(self.directory, b, writable=self.writable,
                                     index_interval_bytes=self.index_interval_bytes) for b in bases]
-        if not self._epochs_from_file:
-            self._rebuild_epochs()
-        quorum = self.quorum_state()
-        state = ScanState(next_offset=None, cache=self.epochs, checked_cache=self._epochs_from_file,
-                          max_epoch=quorum.get("leaderEpoch") if quorum else None)
-        for i, seg in enumerate(self.segments):
-            last = i == len(self.segments) - 1
-            self._load_segment(seg, state, last=last, repair=repair)
-            if not last:
-                seg.next_offset = self.segments[i + 1].base_offset
-        if state.disagreement is not None:  # a stale checkpoint: the batches are the truth
-            self.epochs = LeaderEpochCache(self.directory / EPOCH_FILE)
-            self._rebuild_epochs(f"it disagreed with the log: {state.disagreement}")
-        changed = self.epochs.truncate_from_end(self.log_end_offset)
-        if self.writable and (changed or not self._epochs_from_file or state.disagreement is not None):
-            self.epochs.save()
-        if self.writable:
-            self.segments[-1].open_index_files()
-
-    def _rebuild_epochs(self, why: str = "it was missing") -> None:
-        """leader-epoch-checkpoint from every batch header (a torn tail is dropped later)."""
-        for seg in self.segments:
-            try:
-                for batch in seg.batches(0, validate=False):
-                    self.epochs.assign(batch.partition_leader_epoch, batch.base_offset)
-            except CorruptBatchError:
-                pass
-        memory = "" if self.writable else ", in memory only: read-only"
-        self.recovery.rebuilt.append(f"{self.epochs.path} ({why}{memory})")
+        LogLoader(self, check_all=check_all, repair=repair).load(self._epochs_from_file)
 
     def _stored_log_start(self, bases: list[int]) -> int:
         path = self.root / files.LOG_START_OFFSET_CHECKPOINT
@@ -190,55 +173,6 @@ class MetadataLog:
             latest = self.latest_snapshot_id()
             return max(stored, latest.end_offset if latest else 0)
         return max(stored, bases[0])
-
-    def _load_segment(self, seg: LogSegment, state: ScanState, *, last: bool, repair: bool) -> None:
-        problem = seg.load_indexes()
-        if problem is None and not last:
-            state.next_offset = None  # a sealed segment with sane indexes: nothing to scan
-            return
-        if problem is not None:
-            seg.reset_indexes()
-            memory = "" if self.writable else ", in memory only: read-only"
-            self.recovery.rebuilt.append(f"indexes of {seg.path.name} ({problem}{memory})")
-        elif self.writable:
-            seg.open_index_files()
-        while True:
-            start, first_last = 0, None
-            if problem is None and len(seg.offset_index):
-                first_last, start = seg.offset_index.entry(len(seg.offset_index) - 1)
-            if start == 0 and state.next_offset is None:
-                state.next_offset = seg.base_offset
-            end, why = scan_segment(seg, start, state, write_index=self.writable and problem is None,
-                                    first_last_offset=first_last)
-            if why is None or end > start or start == 0:
-                break
-            # the last indexed batch itself is bad: scan again from the entry before, to learn where it starts
-            seg.offset_index.truncate_to_position(start)
-        if why is not None:
-            self._handle_damage(seg, end, why, torn_allowed=last, repair=repair)
-        if problem is not None:
-            seg.finish_rebuild()
-        if not last:
-            seg.seal()
-
-    def _handle_damage(self, seg: LogSegment, position: int, why: str, *, torn_allowed: bool, repair: bool) -> None:
-        torn = torn_allowed and is_torn_tail(seg, position)
-        if not torn and not repair:
-            raise damage_error(seg, position, why)
-        cut = seg.size - position
-        if not self.writable:
-            seg.size = position  # read-only: reads stop before the damage; nothing changes on disk
-            self.recovery.truncated.append(f"(not written, read-only) {seg.path} at byte {position}: {why}")
-            return
-        seg.truncate_to(position, seg.next_offset)
-        report = f"{seg.path} at byte {position}, {cut} bytes (offsets from {seg.next_offset} on): {why}"
-        (self.recovery.truncated if torn else self.recovery.lost).append(report)
-        if not torn:  # repair: everything after this segment goes too
-            idx = self.segments.index(seg)
-            for later in self.segments[idx + 1:]:
-                self.recovery.lost.append(f"{later.path} (whole segment, {later.size} bytes)")
-                later.delete()
-            del self.segments[idx + 1:]
 
     # ---- facts -----------------------------------------------------------------------------
     @property
@@ -373,36 +307,40 @@ class MetadataLog:
         self.committed_offset = self.log_end_offset
 
     # ---- reading ---------------------------------------------------------------------------
+    # Every read checks what it reads: frame and CRC-32C, that each batch follows the one before (offsets run on
+    # within and across segments, epochs never decrease: metalog.log.chain), and the index entries it uses.
     def batches(self, start_offset: int | None = None, *, validate: bool = True) -> Iterator[RecordBatch]:
         """Batches from the one holding ``start_offset`` (default: the log start) to the end."""
-        for seg, pos in self._segments_from(start_offset):
-            yield from seg.batches(pos, validate=validate, end_position=seg.size)
+        for seg, pos, chain in self._reads(start_offset):
+            yield from seg.batches(pos, validate=validate, chain=chain)
 
     def scan(self, start_offset: int | None = None) -> Iterator[ScannedBatch]:
         """``(base offset, last offset, max timestamp, is control, record values)`` per batch, CRC-checked:
         the fast path for replay (see ``metalog.log.scan``). The first batch may start before ``start_offset``."""
-        for seg, pos in self._segments_from(start_offset):
+        for seg, pos, chain in self._reads(start_offset):
             if seg.size > pos:
                 with mmap.mmap(seg.fd, seg.size, access=mmap.ACCESS_READ) as data:
-                    yield from scan_values(data, pos, seg.size, seg.source)
+                    yield from scan_values(data, pos, seg.size, seg.source, chain)
 
     def scan_into(self, first: int, last: int, sink: RecordSink) -> Iterator[tuple[int, int | None]]:
         """``sink(value, offset)`` for every data record with an offset in [first, last], in log order,
         CRC-checked: replay's fused fast path, no object per batch (see ``metalog.log.scan``). Yields
         ``(records passed, max timestamp of the last data batch reached or None)`` about every MiB."""
-        for seg, pos in self._segments_from(first):
-            if seg.base_offset > last:
+        for seg, pos, chain in self._reads(first):
+            if chain.next_offset > last:
                 return
             if seg.size > pos:
                 with mmap.mmap(seg.fd, seg.size, access=mmap.ACCESS_READ) as data:
                     while pos < seg.size:
-                        pos, count, timestamp, done = scan_into(data, pos, seg.size, seg.source, first, last, sink)
+                        pos, count, timestamp, done = scan_into(data, pos, seg.size, seg.source, first, last, sink,
+                                                                chain)
                         yield count, timestamp
                         if done:
                             return
 
-    def _segments_from(self, start_offset: int | None) -> Iterator[tuple[LogSegment, int]]:
-        """(segment, byte position to read from) for the batch holding ``start_offset`` and every later one."""
+    def _reads(self, start_offset: int | None) -> Iterator[tuple[LogSegment, int, BatchChain]]:
+        """(segment, byte position to read from, the chain its batches must follow) for the batch holding
+        ``start_offset`` and every later one; the reader moves the chain through each segment before the next."""
         start = self.log_start_offset if start_offset is None else start_offset
         if start < self.log_start_offset:
             raise LogError(f"offset {start} is before the log start offset {self.log_start_offset}",
@@ -410,11 +348,18 @@ class MetadataLog:
         if start >= self.log_end_offset:
             return
         i = max(bisect.bisect_right([s.base_offset for s in self.segments], start) - 1, 0)
-        pos = self.segments[i].position_of(start)
-        for seg in self.segments[i:]:
-            if pos is not None:
-                yield seg, pos
-            pos = 0
+        yield from self._reads_on(i, self.segments[i].locate(start))
+
+    def _reads_on(self, i: int, located: Located) -> Iterator[tuple[LogSegment, int, BatchChain]]:
+        """From ``located`` in segment ``i`` to the end of the log. The first batch may carry no older epoch
+        than leader-epoch-checkpoint gives its offset; each later segment must start where the one before ends."""
+        epoch = self.epochs.epoch_for(located.base_offset)
+        chain = BatchChain(located.base_offset, -1 if epoch is None else epoch)
+        yield self.segments[i], located.position, chain
+        for seg in self.segments[i + 1:]:
+            if chain.next_offset != seg.base_offset:
+                raise boundary_error(seg.source, seg.base_offset, chain)
+            yield seg, 0, chain
 
     def records(self, start_offset: int | None = None) -> Iterator[Record]:
         """Records from ``start_offset`` on (CRC checked batch by batch, decoded as they are reached)."""
@@ -425,7 +370,7 @@ class MetadataLog:
             return iter(())
         head = [r for r in first.records() if r.offset >= start]
         # chain, not a generator: no Python frame per record
-        return chain(head, chain.from_iterable(map(RecordBatch.records, batches)))
+        return itertools.chain(head, itertools.chain.from_iterable(map(RecordBatch.records, batches)))
 
     def offset_for_timestamp(self, timestamp: int) -> int | None:
         """The first offset whose record timestamp is at or after ``timestamp`` (time index lookup)."""
@@ -439,12 +384,11 @@ class MetadataLog:
         for i, seg in enumerate(self.segments):
             if seg.max_timestamp < timestamp and i < len(self.segments) - 1:
                 continue
-            pos = seg.position_for_timestamp(timestamp)
-            if pos is None:
+            located = seg.locate_timestamp(timestamp)
+            if located.position >= seg.size:
                 continue
-            yield from seg.batches(pos, end_position=seg.size)
-            for later in self.segments[i + 1:]:
-                yield from later.batches(0, end_position=later.size)
+            for later, pos, chain in self._reads_on(i, located):
+                yield from later.batches(pos, chain=chain)
             return
 
     # ---- truncation and retention ----------------------------------------------------------
@@ -454,10 +398,9 @@ class MetadataLog:
         while len(self.segments) > 1 and self.segments[-1].base_offset >= offset:
             self.segments.pop().delete()
         seg = self.segments[-1]
-        pos = seg.position_of(offset)
-        if pos is not None:
-            base = next(seg.batches(pos, validate=False)).base_offset
-            seg.truncate_to(pos, base)
+        located = seg.locate(offset)
+        if located.position < seg.size:
+            seg.truncate_to(located.position, located.base_offset)
             seg.flush()
         if self.epochs.truncate_from_end(self.log_end_offset):
             self.epochs.save()

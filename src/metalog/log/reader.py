@@ -10,17 +10,19 @@ from collections.abc import Iterator
 
 from metalog.errors import TruncatedBatchError
 from metalog.log.batch import HEADER_SIZE, RecordBatch, check_frame
+from metalog.log.chain import BatchChain, follow
 
 CHUNK_BYTES = 1 << 20
 _FRAME_PREFIX = 17  # baseOffset, batchLength, partitionLeaderEpoch, magic: enough to size a batch
 
 
 def read_batches(fd: int, start: int, end: int, *, source: str, validate: bool = True,
-                 chunk_bytes: int = CHUNK_BYTES) -> Iterator[RecordBatch]:
+                 chunk_bytes: int = CHUNK_BYTES, chain: BatchChain | None = None) -> Iterator[RecordBatch]:
     """Batches in the file between byte positions ``start`` and ``end``.
 
     A batch that does not fit before ``end`` raises TruncatedBatchError; a bad frame or CRC raises
-    CorruptBatchError; both name ``source`` and the byte position.
+    CorruptBatchError; both name ``source`` and the byte position. With a ``chain``, each batch must
+    follow the one before (``metalog.log.chain``), and ``chain`` moves past every batch yielded.
     """
     pos = start
     buf, buf_pos = b"", start
@@ -43,6 +45,15 @@ def read_batches(fd: int, start: int, end: int, *, source: str, validate: bool =
         batch = RecordBatch(buf, off, position=pos, source=source)
         if validate:
             batch.ensure_valid()
+        if chain is not None:
+            if batch.base_offset != chain.next_offset or batch.partition_leader_epoch != chain.epoch or \
+                    batch.records_count != batch.last_offset_delta + 1:
+                if not validate:
+                    batch.ensure_valid()  # a damaged batch says so first
+                follow(source, pos, batch.base_offset, batch.last_offset_delta, batch.records_count,
+                       batch.partition_leader_epoch, chain)
+            else:
+                chain.next_offset = batch.base_offset + batch.records_count
         yield batch
         pos += size
 

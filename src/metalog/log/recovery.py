@@ -1,24 +1,29 @@
-"""Recovery on open: check the tail of the last segment, cut a torn batch, rebuild indexes.
+"""The checks of recovery (see ``metalog.log.log_loader`` for when they run): each batch is sound and
+follows the one before, the indexes agree with the batches, and whether damage is a torn tail.
 
-A batch is accepted when its frame and CRC-32C are valid, its base offset follows the previous
-batch (the fields outside the CRC: baseOffset and batchLength), and its partitionLeaderEpoch is not
-lower than the previous batch's, and it agrees with leader-epoch-checkpoint (the other field outside
-the CRC). One disagreement is no damage: a checkpoint that lags the log (Kafka writes it without
-waiting), seen as a batch with a newer epoch than the checkpoint's latest, no newer than the
-leader epoch quorum-state holds (written durably before any batch of an epoch): there the batches
-win and the checkpoint is rebuilt from them, as Kafka's recovery does. At the first
-batch that fails: if no valid batch follows anywhere in the file, it is a torn write and the
-file is cut there; otherwise the log is damaged in the middle, which is an error naming the
-file and byte position (``repair`` cuts there instead and reports what is lost).
+A batch is accepted when its frame and CRC-32C are valid, it follows the previous batch
+(``metalog.log.chain``: offsets run on, recordsCount spans them, epochs never decrease: baseOffset
+and partitionLeaderEpoch lie outside the CRC), and it agrees with leader-epoch-checkpoint. One
+disagreement is no damage: a checkpoint that lags the log (Kafka writes it without waiting), seen
+as a batch with a newer epoch than the checkpoint's latest, no newer than the leader epoch
+quorum-state holds (written durably before any batch of an epoch): there the batches win and the
+checkpoint is rebuilt from them, as Kafka's recovery does. At the first batch that fails: if no
+valid batch follows anywhere in the file, it is a torn write; otherwise the log is damaged in the
+middle, an error naming the file and byte position.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from metalog.errors import CorruptBatchError
 from metalog.log.batch import RecordBatch
+from metalog.log.chain import follow_problem
 from metalog.log.epoch import LeaderEpochCache
+from metalog.log.index import OffsetIndex, TimeIndex
 from metalog.log.reader import find_valid_batch
 from metalog.log.segment import LogSegment
 
@@ -36,8 +41,32 @@ class RecoveryReport:
         return bool(self.truncated or self.lost or self.rebuilt or self.cleaned)
 
     def lines(self) -> list[str]:
-        return ([f"truncated {t}" for t in self.truncated] + [f"lost {t}" for t in self.lost]
-                + [f"rebuilt {t}" for t in self.rebuilt] + [f"removed {t}" for t in self.cleaned])
+        return self.damage_lines() + [f"rebuilt {t}" for t in self.rebuilt] + [f"removed {t}" for t in self.cleaned]
+
+    def damage_lines(self) -> list[str]:
+        """What was cut (or, read-only, left out of reads) and what a repair lost: what every reader must hear."""
+        return [f"truncated {t}" for t in self.truncated] + [f"lost {t}" for t in self.lost]
+
+
+_watchers: ContextVar[tuple[Callable[[RecoveryReport], object], ...]] = ContextVar("metalog_recovery_watchers",
+                                                                                   default=())
+
+
+@contextmanager
+def watch_recovery(callback: Callable[[RecoveryReport], object]) -> Iterator[None]:
+    """``callback(report)`` for every log opened in this context whose opening found something: the library
+    never prints, and whoever shows a person its results (the CLI) hears of it here."""
+    token = _watchers.set((*_watchers.get(), callback))
+    try:
+        yield
+    finally:
+        _watchers.reset(token)
+
+
+def announce(report: RecoveryReport) -> None:
+    if report:
+        for callback in _watchers.get():
+            callback(report)
 
 
 @dataclass
@@ -50,25 +79,24 @@ class ScanState:
     checked_cache: bool = False
     disagreement: str | None = None  # where a lagging checkpoint first fell behind the batches
     max_epoch: int | None = None  # quorum-state's leader epoch: no batch can be newer
+    seen: LeaderEpochCache | None = None  # the epochs of the batches scanned, when every batch is
 
 
 def problem_with(batch: RecordBatch, state: ScanState, first_last_offset: int | None = None) -> str | None:
-    """Why ``batch`` cannot follow what was scanned so far, or None."""
+    """Why ``batch`` cannot follow what was scanned so far, or None. With ``first_last_offset`` (an offset
+    index entry's), the batch must end there, and its base offset is taken from it."""
     try:
         batch.ensure_valid()
     except CorruptBatchError as e:
         return e.reason
+    next_offset = batch.base_offset if state.next_offset is None else state.next_offset
     if first_last_offset is not None:
         if batch.last_offset != first_last_offset:
             return f"batch ends at offset {batch.last_offset}, the offset index says {first_last_offset}"
-    elif state.next_offset is not None and batch.base_offset != state.next_offset:
-        return f"baseOffset {batch.base_offset} does not follow the previous batch (expected {state.next_offset})"
-    if batch.records_count != batch.last_offset_delta + 1:
-        return f"recordsCount {batch.records_count} does not match lastOffsetDelta {batch.last_offset_delta}"
-    epoch = batch.partition_leader_epoch
-    if epoch < state.epoch:
-        return f"partitionLeaderEpoch {epoch} is lower than the previous batch's {state.epoch}"
-    return None
+        next_offset = batch.base_offset
+    found = follow_problem(batch.base_offset, batch.last_offset_delta, batch.records_count,
+                           batch.partition_leader_epoch, next_offset, state.epoch)
+    return None if found is None else f"batch: {found[0]}"
 
 
 def _epoch_disagreement(batch: RecordBatch, state: ScanState) -> str | None:
@@ -90,8 +118,9 @@ def _epoch_disagreement(batch: RecordBatch, state: ScanState) -> str | None:
 
 
 def scan_segment(seg: LogSegment, start: int, state: ScanState, *, write_index: bool,
-                 first_last_offset: int | None = None) -> tuple[int, str | None]:
-    """Validate batches from ``start``; index them. Returns (end of the valid data, problem or None)."""
+                 first_last_offset: int | None = None, check: IndexCheck | None = None) -> tuple[int, str | None]:
+    """Validate batches from ``start``; index them (``check``: compare the indexes loaded from disk as the scan
+    goes). Returns (end of the valid data, problem or None)."""
     pos = start
     batches = seg.batches(start, validate=False)
     while True:
@@ -106,11 +135,77 @@ def scan_segment(seg: LogSegment, start: int, state: ScanState, *, write_index: 
             problem = _epoch_disagreement(batch, state)
         if problem:
             return pos, problem
+        if check is not None:
+            check.batch(pos, batch.last_offset, batch.max_timestamp)
         seg.observe(batch, pos, write=write_index)
         if state.cache is not None and not state.checked_cache:
             state.cache.assign(batch.partition_leader_epoch, batch.base_offset)
+        if state.seen is not None:
+            state.seen.assign(batch.partition_leader_epoch, batch.base_offset)
         state.next_offset, state.epoch = batch.next_offset, batch.partition_leader_epoch
         pos += batch.size_in_bytes
+
+
+class IndexCheck:
+    """Whether a segment's indexes, as loaded from disk, agree with its batches: every ``.index`` entry names
+    the last offset of the batch at its position, every ``.timeindex`` entry the largest timestamp up to the
+    last offset of a batch. Fed the batches in order (``batch``), so it holds no more than two cursors."""
+
+    def __init__(self, offsets: OffsetIndex, times: TimeIndex) -> None:
+        self.offsets, self.times = offsets, times
+        self.i = self.k = 0
+        self.max_timestamp = -1
+        self.problem: str | None = None
+        self._skip_below = (self._position(0), self._offset(0))  # (position, offset): no entry before both
+
+    def _position(self, i: int) -> int:
+        return self.offsets.positions[i] if i < len(self.offsets) else 1 << 62
+
+    def _offset(self, k: int) -> int:
+        return self.times.base_offset + self.times.offsets[k] if k < len(self.times) else 1 << 62
+
+    def batch(self, position: int, last_offset: int, max_timestamp: int) -> None:
+        if max_timestamp > self.max_timestamp:
+            self.max_timestamp = max_timestamp
+        if position < self._skip_below[0] and last_offset < self._skip_below[1] or self.problem is not None:
+            return  # most batches: no entry names them
+        self._check(position, last_offset)
+        self._skip_below = (self._position(self.i), self._offset(self.k))
+
+    def _check(self, position: int, last_offset: int) -> None:
+        index, i = self.offsets, self.i
+        if i < len(index) and index.positions[i] <= position:
+            named, at = index.entry(i)
+            if at != position or named != last_offset:
+                self.problem = _not_a_batch(index, i)
+                return
+            self.i = i + 1
+        times, k = self.times, self.k
+        base = times.base_offset
+        while k < len(times) and base + times.offsets[k] <= last_offset:
+            if base + times.offsets[k] != last_offset or times.timestamps[k] != self.max_timestamp:
+                self.problem = _not_a_max(times, k)
+                return
+            k += 1
+        self.k = k
+
+    def finish(self) -> str | None:
+        """After the segment's last batch: the problem, if any, including entries past its end."""
+        if self.problem is None and self.i < len(self.offsets):
+            self.problem = _not_a_batch(self.offsets, self.i)
+        if self.problem is None and self.k < len(self.times):
+            self.problem = _not_a_max(self.times, self.k)
+        return self.problem
+
+
+def _not_a_batch(index: OffsetIndex, i: int) -> str:
+    named, at = index.entry(i)
+    return f"{index.path}: entry {i} ({named}, {at}) does not name the last offset of a batch at that position"
+
+
+def _not_a_max(times: TimeIndex, k: int) -> str:
+    return (f"{times.path}: entry ({times.timestamps[k]}, {times.base_offset + times.offsets[k]}) is not the largest "
+            "timestamp up to a batch's last offset")
 
 
 def is_torn_tail(seg: LogSegment, position: int) -> bool:
@@ -118,7 +213,8 @@ def is_torn_tail(seg: LogSegment, position: int) -> bool:
     return find_valid_batch(seg.fd, position, seg.size) is None
 
 
-def damage_error(seg: LogSegment, position: int, problem: str) -> CorruptBatchError:
-    return CorruptBatchError(f"{problem}; valid batches follow, so this is damage in the middle of the log "
+def damage_error(seg: LogSegment, position: int, problem: str, why_not_torn: str = "valid batches follow") -> \
+        CorruptBatchError:
+    return CorruptBatchError(f"{problem}; {why_not_torn}, so this is damage in the middle of the log "
                              "(never skipped; 'metalog log recover --repair' truncates here, losing the rest)",
                              file=seg.path, position=position)

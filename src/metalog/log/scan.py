@@ -1,11 +1,12 @@
 """The fast read paths for replay and analysis: record values, CRC-checked, in one tight loop.
 
-``scan_values`` walks a memory map of a segment and, for every batch, checks the frame and the
-CRC-32C and yields ``(base_offset, last_offset, max_timestamp, is_control, values)``. ``scan_into``
-checks the same but makes no object per batch: it hands each data record's value straight to a sink
-(replay from an offset, where per-batch objects cost more than the records). Batches exactly as
-KRaft writes them are handled inline; anything else (compression, headers, a damaged batch) goes
-through RecordBatch, which decodes the general case and raises the precise error.
+``scan_values`` walks a memory map of a segment and, for every batch, checks the frame, the
+CRC-32C and that it follows the batch before (offsets run on, epochs never decrease: see
+``metalog.log.chain``), and yields ``(base_offset, last_offset, max_timestamp, is_control, values)``.
+``scan_into`` checks the same but makes no object per batch: it hands each data record's value
+straight to a sink (replay from an offset, where per-batch objects cost more than the records).
+Batches exactly as KRaft writes them are handled inline; anything else (compression, headers, a
+damaged batch) goes through RecordBatch, which decodes the general case and raises the precise error.
 """
 
 from __future__ import annotations
@@ -27,16 +28,16 @@ from metalog.log.batch import (
     MAGIC,
     MIN_BATCH_LENGTH,
     RecordBatch,
-    _decode_kraft_records,
     check_frame,
     kraft_values,
 )
+from metalog.log.chain import BatchChain, follow
 
-# baseOffset, batchLength, (partitionLeaderEpoch), magic, crc, attributes, lastOffsetDelta,
-# (baseTimestamp), maxTimestamp, (producer fields), recordsCount
-_HEAD = struct.Struct(">qi4xbIhi8xq14xi")
+# baseOffset, batchLength, partitionLeaderEpoch, magic, crc, attributes, lastOffsetDelta, (baseTimestamp),
+# maxTimestamp, (producer fields), recordsCount
+_HEAD = struct.Struct(">qiibIhi8xq14xi")
 # the same, then a single record's length, its attributes/deltas/key length, and its value length
-_HEAD_AND_RECORD = struct.Struct(">qi4xbIhi8xq14xiBIB")
+_HEAD_AND_RECORD = struct.Struct(">qiibIhi8xq14xiBIB")
 _HEAD_AND_RECORD_SIZE = _HEAD_AND_RECORD.size
 _KRAFT_SINGLE_HEAD = 1  # attributes 0, timestamp delta 0, offset delta 0, key length -1 (zigzag 1)
 _SINGLE_OVERHEAD = HEADER_SIZE - LOG_OVERHEAD + 7  # batchLength minus the value length of a single small record
@@ -46,72 +47,90 @@ ScannedBatch = tuple[int, int, int, bool, list[bytes | None]]
 RecordSink = Callable[[bytes | None, int], object]  # (record value, offset)
 
 
-def scan_values(data: mmap.mmap | bytes, start: int, end: int, source: str) -> Iterator[ScannedBatch]:
-    """Every batch in ``data[start:end]``, which must hold whole batches (a segment's valid extent)."""
+def scan_values(data: mmap.mmap | bytes, start: int, end: int, source: str, chain: BatchChain) -> Iterator[
+        ScannedBatch]:
+    """Every batch in ``data[start:end]``, which must hold whole batches (a segment's valid extent), each
+    following the one before from ``chain`` on; ``chain`` is past the last batch when the iterator ends."""
     head, crc_of = _HEAD.unpack_from, crc32c.crc32c
     pos = start
     while pos < end:
         if end - pos < HEADER_SIZE:
-            yield _general(data, pos, end, source)  # raises the precise error
-            return
-        base, length, magic, crc, attrs, last_delta, max_ts, count = head(data, pos)
+            _general_batch(data, pos, end, source, chain)  # a partial header: raises the precise error
+        base, length, epoch, magic, crc, attrs, last_delta, max_ts, count = head(data, pos)
         stop = pos + LOG_OVERHEAD + length
         if magic != MAGIC or length < MIN_BATCH_LENGTH or stop > end or \
                 crc_of(data[pos + ATTRIBUTES_OFFSET:stop]) != crc or attrs & (COMPRESSION_MASK | LOG_APPEND_TIME_FLAG):
-            yield _general(data, pos, end, source)
-        elif count == 1 and last_delta == 0 and (value := _single_value(data, pos + HEADER_SIZE, stop)) is not None:
+            scanned, pos = _general_batch(data, pos, end, source, chain)
+            yield scanned
+            continue
+        if base != chain.next_offset or epoch != chain.epoch or count != last_delta + 1:
+            follow(source, pos, base, last_delta, count, epoch, chain)
+        else:
+            chain.next_offset = base + count
+        if count == 1 and (value := _single_value(data, pos + HEADER_SIZE, stop)) is not None:
             yield base, base, max_ts, bool(attrs & CONTROL_FLAG), [value]
         else:
-            records = _decode_kraft_records(data, pos + HEADER_SIZE, stop, count, base, 0)
-            if records is None or last_delta != count - 1:
-                yield _general(data, pos, end, source)
-            else:
-                yield base, base + last_delta, max_ts, bool(attrs & CONTROL_FLAG), [r[3] for r in records]
+            values = kraft_values(data, pos + HEADER_SIZE, stop, count)
+            if values is None:  # headers, keys, long values: the general decoder (the CRC was checked)
+                values = _values_of(data, pos, source)
+            yield base, base + last_delta, max_ts, bool(attrs & CONTROL_FLAG), values
         pos = stop
 
 
 def scan_into(data: mmap.mmap | bytes, pos: int, end: int, source: str, first: int, last: int, sink: RecordSink,
-              chunk: int = _CHUNK_BYTES) -> tuple[int, int, int | None, bool]:
+              chain: BatchChain, chunk: int = _CHUNK_BYTES) -> tuple[int, int, int | None, bool]:
     """``sink(value, offset)`` for every record of the data batches in ``data[pos:end]`` (whole batches)
     whose offset lies in [first, last], in order, for the batches that start in the next ``chunk`` bytes.
+    Each batch must follow ``chain``, which moves past it.
 
     Returns ``(position reached, records passed, max timestamp of the last data batch reached or None,
-    done)``; done means a batch past ``last`` was reached. A DecodeError from the sink becomes a
-    LogError naming the record's offset and the segment.
+    done)``; done means every offset up to ``last`` was passed (the batch after is not read). A
+    DecodeError from the sink becomes a LogError naming the record's offset and the segment.
     """
     head, crc_of = _HEAD_AND_RECORD.unpack_from, crc32c.crc32c
+    # the loop's constants as locals (a global costs more than a local, per batch)
+    magic_v2, min_length, unusual, control_flag = MAGIC, MIN_BATCH_LENGTH, COMPRESSION_MASK | LOG_APPEND_TIME_FLAG, \
+        CONTROL_FLAG
+    head_size, single_head, single_overhead, value_at = _HEAD_AND_RECORD_SIZE, _KRAFT_SINGLE_HEAD, _SINGLE_OVERHEAD, \
+        HEADER_SIZE + 6
     count, timestamp, offset = 0, None, -1
     until = min(end, pos + chunk)
+    next_offset, epoch_floor = chain.next_offset, chain.epoch
     try:
         while pos < until:
+            if next_offset > last:
+                return pos, count, timestamp, True
             values = None
-            if end - pos >= _HEAD_AND_RECORD_SIZE:
-                base, length, magic, crc, attrs, last_delta, max_ts, n, rlen, rhead, vlen = head(data, pos)
-                stop = pos + LOG_OVERHEAD + length
-                if magic == MAGIC and length >= MIN_BATCH_LENGTH and stop <= end and \
-                        not attrs & (COMPRESSION_MASK | LOG_APPEND_TIME_FLAG) and \
-                        crc_of(data[pos + ATTRIBUTES_OFFSET:stop]) == crc:
-                    if base > last:
-                        return pos, count, timestamp, True
-                    if attrs & CONTROL_FLAG:
+            if end - pos >= head_size:
+                base, length, epoch, magic, crc, attrs, last_delta, max_ts, n, rlen, rhead, vlen = head(data, pos)
+                stop = pos + 12 + length
+                if magic == magic_v2 and length >= min_length and stop <= end and not attrs & unusual and \
+                        crc_of(data[pos + 21:stop]) == crc:  # 12 = LOG_OVERHEAD, 21 = ATTRIBUTES_OFFSET
+                    if base != next_offset or epoch != epoch_floor or n != last_delta + 1:
+                        chain.next_offset, chain.epoch = next_offset, epoch_floor
+                        follow(source, pos, base, last_delta, n, epoch, chain)
+                        epoch_floor = epoch
+                    next_offset = base + n
+                    if attrs & control_flag:
                         pos = stop
                         continue
                     timestamp = max_ts
                     # One small record in KRaft's form: its value fills the batch but for 7 bytes (one-byte
                     # zigzag varints for the record's and the value's length, 4 fixed bytes, no headers).
-                    if n == 1 and rhead == _KRAFT_SINGLE_HEAD and vlen == (length - _SINGLE_OVERHEAD) << 1 and \
-                            rlen == vlen + 12 < 0x80 and not data[stop - 1] and last_delta == 0 and base >= first:
+                    if n == 1 and rhead == single_head and vlen == (length - single_overhead) << 1 and \
+                            rlen == vlen + 12 < 0x80 and not data[stop - 1] and base >= first:
                         offset = base
-                        sink(data[pos + HEADER_SIZE + 6:stop - 1], base)
+                        sink(data[pos + value_at:stop - 1], base)
                         count += 1
                         pos = stop
                         continue
-                    if last_delta == n - 1:
-                        values = kraft_values(data, pos + HEADER_SIZE, stop, n)
+                    values = kraft_values(data, pos + HEADER_SIZE, stop, n)
+                    if values is None:  # headers, keys, long values: the general decoder (the CRC was checked)
+                        values = _values_of(data, pos, source)
             if values is None:  # not in KRaft's form, or damaged: the general reader decodes it or says what is wrong
-                (base, _, max_ts, control, values), stop = _general_batch(data, pos, end, source)
-                if base > last:
-                    return pos, count, timestamp, True
+                chain.next_offset, chain.epoch = next_offset, epoch_floor
+                (base, _, max_ts, control, values), stop = _general_batch(data, pos, end, source, chain)
+                next_offset, epoch_floor = chain.next_offset, chain.epoch
                 if control:
                     pos = stop
                     continue
@@ -128,7 +147,9 @@ def scan_into(data: mmap.mmap | bytes, pos: int, end: int, source: str, first: i
             pos = stop
     except DecodeError as e:
         raise LogError(f"offset {offset}: {e}", file=source) from None
-    return pos, count, timestamp, False
+    finally:
+        chain.next_offset, chain.epoch = next_offset, epoch_floor
+    return pos, count, timestamp, next_offset > last
 
 
 _KRAFT_RECORD_HEAD = b"\x00\x00\x00\x01"  # attributes 0, timestamp delta 0, offset delta 0, null key
@@ -145,15 +166,20 @@ def _single_value(data: mmap.mmap | bytes, p: int, stop: int) -> bytes | None:
     return data[p + 6:stop - 1]
 
 
-def _general(data: mmap.mmap | bytes, pos: int, end: int, source: str) -> ScannedBatch:
-    return _general_batch(data, pos, end, source)[0]
+def _values_of(data: mmap.mmap | bytes, pos: int, source: str) -> list[bytes | None]:
+    """The record values of the valid, uncompressed batch at ``pos`` through the general decoder."""
+    return [r.value for r in RecordBatch(data, pos, position=pos, source=source).records()]
 
 
-def _general_batch(data: mmap.mmap | bytes, pos: int, end: int, source: str) -> tuple[ScannedBatch, int]:
-    """The batch at ``pos`` through RecordBatch, and where the next one starts."""
+def _general_batch(data: mmap.mmap | bytes, pos: int, end: int, source: str, chain: BatchChain) -> tuple[
+        ScannedBatch, int]:
+    """The batch at ``pos`` through RecordBatch, checked against ``chain`` (which moves past it), and where the
+    next one starts."""
     if end - pos < HEADER_SIZE or (size := check_frame(data, pos, source=source)) > end - pos:
         raise TruncatedBatchError("batch: runs past the end of the segment's valid data", file=source, position=pos)
     batch = RecordBatch(data, pos, position=pos, source=source)
     batch.ensure_valid()
+    follow(source, pos, batch.base_offset, batch.last_offset_delta, batch.records_count, batch.partition_leader_epoch,
+           chain)
     values = [r.value for r in batch.records()]
     return (batch.base_offset, batch.last_offset, batch.max_timestamp, batch.is_control, values), pos + size

@@ -11,9 +11,11 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
-from metalog.errors import LogError
+from metalog.errors import CorruptBatchError, LogError
 from metalog.log.batch import RecordBatch
+from metalog.log.chain import BatchChain
 from metalog.log.index import INDEX_INTERVAL_BYTES, IndexProblem, OffsetIndex, TimeIndex
 from metalog.log.reader import read_batches
 
@@ -22,8 +24,19 @@ INDEX_SUFFIX = ".index"
 TIME_INDEX_SUFFIX = ".timeindex"
 
 
+_LOOKUP_CHUNK = 64 * 1024  # an index lookup reads about index_interval_bytes past the entry
+
+
 def segment_name(base_offset: int) -> str:
     return f"{base_offset:020d}"
+
+
+class Located(NamedTuple):
+    """Where a read starts in a segment: the batch at ``position`` starts at ``base_offset``. Past the
+    segment's last batch, ``position`` is its size and ``base_offset`` the offset the next segment starts at."""
+
+    position: int
+    base_offset: int
 
 
 class LogSegment:
@@ -54,31 +67,66 @@ class LogSegment:
         return str(self.path)
 
     # ---- reading ---------------------------------------------------------------------------
-    def batches(self, start_position: int = 0, *, validate: bool = True,
-                end_position: int | None = None) -> Iterator[RecordBatch]:
+    def batches(self, start_position: int = 0, *, validate: bool = True, end_position: int | None = None,
+                chain: BatchChain | None = None) -> Iterator[RecordBatch]:
         end = self.size if end_position is None else end_position
-        return read_batches(self.fd, start_position, end, source=self.source, validate=validate)
+        return read_batches(self.fd, start_position, end, source=self.source, validate=validate, chain=chain)
 
-    def position_of(self, offset: int) -> int | None:
-        """The position of the batch holding ``offset`` (or the first one after it), via the index."""
-        _, pos = self.offset_index.lookup(offset)
-        for batch in read_batches(self.fd, pos, self.size, source=self.source, validate=False,
-                                  chunk_bytes=64 * 1024):
+    def locate(self, offset: int) -> Located:
+        """The batch holding ``offset``, or the first one after it, found through the offset index and checked."""
+        chain = BatchChain(self.base_offset)
+        for batch in self._walk(offset, chain):
             if batch.last_offset >= offset:
-                return batch.position
-        return None
+                return Located(batch.position, batch.base_offset)
+        return Located(self.size, chain.next_offset)
 
-    def position_for_timestamp(self, timestamp: int) -> int | None:
-        """The position of the first batch whose maxTimestamp is at or after ``timestamp``."""
-        start_offset = self.time_index.lookup(timestamp)
-        pos = self.position_of(start_offset)
-        if pos is None:
-            return None
-        for batch in read_batches(self.fd, pos, self.size, source=self.source, validate=False,
-                                  chunk_bytes=64 * 1024):
+    def locate_timestamp(self, timestamp: int) -> Located:
+        """The first batch whose maxTimestamp is at or after ``timestamp`` (Kafka's time-index lookup, then a
+        scan), or the segment's end. The time index entry used must hold a batch's maxTimestamp at its offset."""
+        chain = BatchChain(self.base_offset)
+        entry = self.time_index.entry_before(timestamp)
+        for batch in self._walk(self.base_offset if entry is None else entry.offset, chain):
+            if entry is not None and batch.last_offset >= entry.offset:
+                if batch.last_offset != entry.offset or batch.max_timestamp != entry.timestamp:
+                    raise CorruptBatchError(
+                        f"time index {self.time_index.path.name} has the entry ({entry.timestamp}, {entry.offset}), "
+                        f"but the batch here ends at offset {batch.last_offset} with maxTimestamp "
+                        f"{batch.max_timestamp} ('metalog log recover' rebuilds the indexes)", file=self.path,
+                        position=batch.position)
+                entry = None
             if batch.max_timestamp >= timestamp:
-                return batch.position
-        return None
+                return Located(batch.position, batch.base_offset)
+        return Located(self.size, chain.next_offset)
+
+    def _walk(self, offset: int, chain: BatchChain) -> Iterator[RecordBatch]:
+        """The batches from the offset index's entry at or below ``offset`` (from the segment's first batch
+        when there is none), each checked: the batch at the entry's position must be whole and end at the
+        entry's offset (an entry that lands anywhere else is an error, never a silent skip), and the batches
+        from there run on (``metalog.log.chain``). ``chain`` is moved past every batch yielded."""
+        i = self.offset_index.floor(offset)
+        if i < 0:
+            chain.next_offset = self.base_offset
+            yield from read_batches(self.fd, 0, self.size, source=self.source, validate=False,
+                                    chunk_bytes=_LOOKUP_CHUNK, chain=chain)
+            return
+        named, position = self.offset_index.entry(i)
+        where = f"offset index {self.offset_index.path.name} entry {i} (offset {named}, position {position})"
+        try:
+            first = next(read_batches(self.fd, position, self.size, source=self.source, validate=False,
+                                      chunk_bytes=_LOOKUP_CHUNK), None)
+        except CorruptBatchError as e:
+            raise CorruptBatchError(f"{where} names a batch here, but {e.reason}", file=self.path,
+                                    position=position) from None
+        if first is None or first.last_offset != named:
+            if first is not None:
+                first.ensure_valid()  # a damaged batch says so first
+            found = "the segment ends" if first is None else f"the batch here ends at offset {first.last_offset}"
+            raise CorruptBatchError(f"{where}: {found} ('metalog log recover' rebuilds the indexes)",
+                                    file=self.path, position=position)
+        chain.next_offset, chain.epoch = first.next_offset, first.partition_leader_epoch
+        yield first
+        yield from read_batches(self.fd, position + first.size_in_bytes, self.size, source=self.source,
+                                validate=False, chunk_bytes=_LOOKUP_CHUNK, chain=chain)
 
     # ---- indexes ---------------------------------------------------------------------------
     def load_indexes(self) -> str | None:

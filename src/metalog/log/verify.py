@@ -1,25 +1,26 @@
 """``metalog log verify``: read everything, change nothing, list every problem.
 
-Checks: each batch's frame and CRC-32C, offsets contiguous across segments, epochs against
+Checks: each batch's frame and CRC-32C, that it follows the one before (offsets run on within and
+across segments, epochs never decrease: ``metalog.log.chain``), epochs against
 leader-epoch-checkpoint, every record decodes (metadata record or control record), every
-``.index`` entry names the last offset of the batch at its position, every ``.timeindex`` entry
-holds the largest timestamp up to its offset, and every snapshot reads with header and footer.
+``.index`` entry names the last offset of the batch at its position, and every ``.timeindex`` entry
+holds the largest timestamp up to its offset (``recovery.IndexCheck``, which recovery uses too).
+The snapshots are checked by ``metalog.snapshots.verify`` (the ``log verify`` verb runs both).
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from metalog.errors import MetalogError
 from metalog.log.batch import RecordBatch
+from metalog.log.chain import BatchChain, boundary_error
 from metalog.log.dump import control_json, payload_json
 from metalog.log.epoch import LeaderEpochCache
 from metalog.log.metadata_log import MetadataLog
-from metalog.log.recovery import ScanState, problem_with
+from metalog.log.recovery import IndexCheck, ScanState, problem_with
 from metalog.log.segment import LogSegment
-from metalog.snapshots.reader import SnapshotReader
 
 
 @dataclass
@@ -48,51 +49,42 @@ def verify_log(path: str | os.PathLike[str]) -> Verification:
             (v.problems if line.startswith(("truncated", "lost")) else v.notes).append(line)
         state = ScanState(next_offset=None)
         epochs = LeaderEpochCache(None)
+        whole = True  # the segment before was read to its end
         for seg in log.segments:
-            _verify_segment(seg, state, epochs, v)
+            if whole and state.next_offset is not None and state.next_offset != seg.base_offset:
+                v.problems.append(str(boundary_error(seg.source, seg.base_offset, BatchChain(state.next_offset))))
+            state.next_offset = seg.base_offset
+            whole = _verify_segment(seg, state, epochs, v)
         epochs.truncate_from_start(log.log_start_offset)  # retention moved the first epoch's start up
         if log.epochs.entries != epochs.entries:
             v.problems.append(f"{log.epochs.path}: entries {log.epochs.entries} but the batches say {epochs.entries}")
-        for sid in log.snapshot_ids():
-            _verify_snapshot(log.directory / sid.file_name, v)
     return v
 
 
-def _verify_segment(seg: LogSegment, state: ScanState, epochs: LeaderEpochCache, v: Verification) -> None:
-    if state.next_offset is None or state.next_offset < seg.base_offset:
-        state.next_offset = seg.base_offset
-    batch_at: dict[int, RecordBatch] = {}
-    max_ts: list[tuple[int, int]] = []  # (last offset, max timestamp so far), per batch
+def _verify_segment(seg: LogSegment, state: ScanState, epochs: LeaderEpochCache, v: Verification) -> bool:
+    """Every batch of ``seg`` and its indexes; False when a problem stopped the read before the segment's end."""
+    check = IndexCheck(seg.offset_index, seg.time_index)
     pos = 0
     try:
         for batch in seg.batches(0, validate=False):
             problem = problem_with(batch, state)
             if problem:
                 v.problems.append(f"{seg.path}, byte {pos}: {problem}")
-                return
+                return False
             _verify_records(seg, batch, v)
             epochs.assign(batch.partition_leader_epoch, batch.base_offset)
             state.next_offset, state.epoch = batch.next_offset, batch.partition_leader_epoch
-            batch_at[pos] = batch
-            max_ts.append((batch.last_offset, max(batch.max_timestamp, max_ts[-1][1] if max_ts else -1)))
+            check.batch(pos, batch.last_offset, batch.max_timestamp)
             v.batches += 1
             v.bytes += batch.size_in_bytes
             pos += batch.size_in_bytes
     except MetalogError as e:
         v.problems.append(str(e))
-        return
-    for i in range(len(seg.offset_index)):
-        offset, position = seg.offset_index.entry(i)
-        found = batch_at.get(position)
-        if found is None or found.last_offset != offset:
-            v.problems.append(f"{seg.offset_index.path}: entry {i} ({offset}, {position}) does not name the last "
-                              "offset of a batch at that position")
-    ends = dict(max_ts)
-    for ts, rel in zip(seg.time_index.timestamps, seg.time_index.offsets, strict=True):
-        offset = seg.base_offset + rel
-        if ends.get(offset) != ts:
-            v.problems.append(f"{seg.time_index.path}: entry ({ts}, {offset}) is not the largest timestamp "
-                              "up to a batch's last offset")
+        return False
+    problem = check.finish()
+    if problem is not None:
+        v.problems.append(problem)
+    return True
 
 
 def _verify_records(seg: LogSegment, batch: RecordBatch, v: Verification) -> None:
@@ -103,14 +95,3 @@ def _verify_records(seg: LogSegment, batch: RecordBatch, v: Verification) -> Non
             decode(rec)
         except (MetalogError, KeyError) as e:
             v.problems.append(f"{seg.path}, byte {batch.position}: record at offset {rec.offset} does not decode: {e}")
-
-
-def _verify_snapshot(path: Path, v: Verification) -> None:
-    try:
-        summary = SnapshotReader(path).verify()
-    except MetalogError as e:
-        v.problems.append(str(e))
-        return
-    v.snapshots += 1
-    v.notes.append(f"snapshot {path.name}: {summary.batches} batches, {summary.records} records, "
-                   f"kraft.version {summary.kraft_version}")

@@ -1,6 +1,6 @@
 """Kafka's KRaft snapshots: ``<end offset>-<epoch>.checkpoint`` files (RecordsSnapshotWriter's format)."""
 
-from metalog.snapshots.files import SnapshotId, list_snapshots, parse_name
+from metalog.log.snapshot_files import SnapshotId, list_snapshots, parse_name
 from metalog.snapshots.reader import SnapshotReader, SnapshotSummary
 from metalog.snapshots.writer import SnapshotWriter
 

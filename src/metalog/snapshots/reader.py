@@ -14,7 +14,7 @@ from metalog.errors import CodecError, CorruptBatchError, SnapshotError
 from metalog.log.batch import Record, RecordBatch
 from metalog.log.control import ControlRecord, ControlType, decode_control
 from metalog.log.reader import read_file_batches
-from metalog.snapshots.files import SnapshotId, parse_name
+from metalog.log.snapshot_files import SnapshotId, parse_name
 
 
 @dataclass

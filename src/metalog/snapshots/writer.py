@@ -21,7 +21,7 @@ from metalog.log.builder import KRAFT_MAX_BATCH_BYTES, build_control_batch, buil
 from metalog.log.compression import Compression
 from metalog.log.control import encode_control
 from metalog.log.files import fsync_dir
-from metalog.snapshots.files import PART_SUFFIX, SnapshotId
+from metalog.log.snapshot_files import PART_SUFFIX, SnapshotId
 
 _RECORD_OVERHEAD = 8  # a data record's framing beyond its value, at most, for batch sizing
 

@@ -1,0 +1,66 @@
+"""How the batches of a log follow one another: the rules that catch damage the CRC cannot see.
+
+A batch's CRC-32C covers attributes to the end; baseOffset, batchLength, partitionLeaderEpoch and
+magic lie outside it. batchLength and magic are checked by the frame (``check_frame``); the other
+two only by how a batch follows the one before it (Kafka's log layer: LogSegment.recover,
+LogValidator on append, LeaderEpochFileCache):
+
+- offsets run on without gap or overlap: a batch starts at the offset after the previous batch's
+  last offset, and a segment's first batch at the segment's base offset (its file name);
+- partitionLeaderEpoch never decreases (the epoch cache only ever assigns a newer epoch);
+- recordsCount is lastOffsetDelta + 1: the metadata log is never compacted, so a batch holds every
+  offset it spans.
+
+Every reader carries a ``BatchChain`` and checks each batch against it. The read loops inline the
+integer compares (``base != chain.next_offset or epoch != chain.epoch or count != delta + 1``) and
+call ``follow`` only when one differs; ``follow`` says what is wrong, or accepts a newer epoch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from metalog.errors import CorruptBatchError
+
+BASE_OFFSET_AT = 0
+EPOCH_AT = 12
+LAST_OFFSET_DELTA_AT = 23
+RECORDS_COUNT_AT = 57
+
+
+@dataclass(slots=True)
+class BatchChain:
+    """What the next batch must be: it starts at ``next_offset`` and carries ``epoch`` or a newer one."""
+
+    next_offset: int
+    epoch: int = -1
+
+
+def follow_problem(base_offset: int, last_offset_delta: int, records_count: int, epoch: int,
+                   next_offset: int, previous_epoch: int) -> tuple[str, int] | None:
+    """(what is wrong, its byte within the batch) when this batch cannot follow, else None."""
+    if base_offset != next_offset:
+        return f"baseOffset {base_offset} does not follow the previous batch (expected {next_offset})", BASE_OFFSET_AT
+    if records_count != last_offset_delta + 1:
+        return (f"recordsCount {records_count} does not match lastOffsetDelta {last_offset_delta} (a batch holds "
+                "every offset it spans)", RECORDS_COUNT_AT)
+    if epoch < previous_epoch:
+        return f"partitionLeaderEpoch {epoch} is lower than the previous batch's {previous_epoch}", EPOCH_AT
+    return None
+
+
+def follow(source: str | None, position: int, base_offset: int, last_offset_delta: int, records_count: int,
+           epoch: int, chain: BatchChain) -> None:
+    """Advance ``chain`` past this batch, or raise CorruptBatchError naming the file and the field's byte."""
+    problem = follow_problem(base_offset, last_offset_delta, records_count, epoch, chain.next_offset, chain.epoch)
+    if problem is not None:
+        reason, at = problem
+        raise CorruptBatchError(f"batch: {reason}", file=source, position=position + at)
+    chain.next_offset = base_offset + last_offset_delta + 1
+    chain.epoch = epoch
+
+
+def boundary_error(source: str, base_offset: int, chain: BatchChain) -> CorruptBatchError:
+    """A segment whose name does not continue the batches before it (a gap or an overlap between segments)."""
+    return CorruptBatchError(f"the segment's name says it starts at offset {base_offset}, but the batches before it "
+                             f"end at offset {chain.next_offset - 1}", file=source, position=0)
