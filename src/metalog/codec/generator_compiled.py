@@ -154,7 +154,7 @@ class CompiledGenerator:
     def reader(self, name: str, v: int) -> CEmitter:
         em = CEmitter()
         em.decls["o"] = "object"
-        em(f"o = ml_new(C_{name})")
+        em(f"o = ml_new(r, C_{name})")
         self.read_body(em, name, v, "o")
         em("r.pos = pos")
         em("return o")
@@ -245,7 +245,7 @@ class CompiledGenerator:
         if el in FIXED:  # one call makes the list; the length was checked against the input first
             size = FIXED[el][1]
             em(f"if {n} > (end - pos) // {size}: {REFUSE}" if size > 1 else f"if {n} > end - pos: {REFUSE}")
-            em(target.new(f"ml_list_{LOADERS[el]}(p + pos, {n})"))
+            em(target.new(f"ml_list_{LOADERS[el]}(r, p + pos, {n})"))
             em(f"pos += {n} * {size}" if size > 1 else f"pos += {n}")
             return
         # Every element takes at least one byte: more elements than bytes left is refused before the list
@@ -253,7 +253,7 @@ class CompiledGenerator:
         em(f"if {n} > end - pos: {REFUSE}")
         items = em.var("items", "object")
         i = em.var("i", "Py_ssize_t")
-        em(f"{items} = PyList_New({n})")
+        em(f"{items} = ml_list(r, {n})")
         em(f"for {i} in range({n}):")
         with em:
             self.read_value(em, f, v, Item(items, i), element=True)
@@ -270,7 +270,7 @@ class CompiledGenerator:
             em.depth += 1
             em("pos += 1")
         o = em.var("o", "object")
-        em(f"{o} = ml_new(C_{struct})")
+        em(f"{o} = ml_new(r, C_{struct})")
         self.read_body(em, struct, v, o)
         em(target.obj(o))
         if nullable:

@@ -12,9 +12,77 @@
 #include <stdint.h>
 #include <string.h>
 
+/* The helpers are small and called from long generated functions, where a compiler may decline to inline. */
+#if defined(__GNUC__) || defined(__clang__)
+#define ML_INLINE static inline __attribute__((always_inline))
+#else
+#define ML_INLINE static inline
+#endif
+
 #ifndef METALOG_CYTHON_VERSION
 #define METALOG_CYTHON_VERSION "unknown"
 #endif
+
+/* A reader's state: the input, and the containers it made. Those are kept out of the cycle collector until
+ * the read is over (ml_keep / ml_finish): a collection that runs while a message is half built would
+ * otherwise walk, and promote to an older generation, every list and struct made so far (for a 12 KB
+ * UpdateMetadataRequest that walking was a quarter of the decode). Nothing else can reach them meanwhile. */
+#define ML_LOCAL 48
+typedef struct {
+    const unsigned char *p;
+    Py_ssize_t pos;
+    Py_ssize_t end;
+    PyObject **made;  /* new references, untracked, of every list and struct made */
+    Py_ssize_t nmade;
+    Py_ssize_t cap;
+    PyObject *local[ML_LOCAL];
+} ml_reader;
+
+static int ml_direct = 0;
+
+static inline void ml_start(ml_reader *r, const unsigned char *p, Py_ssize_t pos, Py_ssize_t end) {
+    r->p = p;
+    r->pos = pos;
+    r->end = end;
+    r->made = r->local;
+    r->nmade = 0;
+    r->cap = ML_LOCAL;
+}
+
+/* Keep the new container o (a new reference, or NULL: passed on) out of the collector until ml_finish. */
+ML_INLINE PyObject *ml_keep(ml_reader *r, PyObject *o) {
+    if (o == NULL || !ml_direct) return o;
+    if (r->nmade == r->cap) {
+        Py_ssize_t cap = r->cap * 2;
+        PyObject **more = PyMem_New(PyObject *, cap);
+        if (more == NULL) {
+            Py_DECREF(o);
+            PyErr_NoMemory();
+            return NULL;
+        }
+        memcpy(more, r->made, sizeof(PyObject *) * r->nmade);
+        if (r->made != r->local) PyMem_Free(r->made);
+        r->made = more;
+        r->cap = cap;
+    }
+    PyObject_GC_UnTrack(o);
+    Py_INCREF(o);
+    r->made[r->nmade++] = o;
+    return o;
+}
+
+/* The read is over: hand its containers to the collector (ok) or let them go (an error: they die untracked). */
+static inline void ml_finish(ml_reader *r, int ok) {
+    Py_ssize_t i;
+    for (i = 0; i < r->nmade; i++) {
+        PyObject *o = r->made[i];
+        if (ok && !PyObject_GC_IsTracked(o)) PyObject_GC_Track(o);
+        Py_DECREF(o);
+    }
+    r->nmade = 0;
+    if (r->made != r->local) PyMem_Free(r->made);
+    r->made = r->local;
+}
 
 /* The offset of the k-th slot (in CPython's slot order) of a class whose bases have no slots. */
 #define ML_SLOT(k) ((Py_ssize_t)(sizeof(PyObject) + (size_t)(k) * sizeof(PyObject *)))
@@ -29,7 +97,7 @@ static inline int32_t ml_i32(const unsigned char *p) { return (int32_t)ml_u32(p)
 static inline int64_t ml_i64(const unsigned char *p) { return (int64_t)ml_u64(p); }
 
 /* An unsigned varint of at most 5 bytes that fits 32 bits (Kafka's readUnsignedVarint), or -1. */
-static inline int64_t ml_uvarint(const unsigned char *p, Py_ssize_t end, Py_ssize_t *pos) {
+ML_INLINE int64_t ml_uvarint(const unsigned char *p, Py_ssize_t end, Py_ssize_t *pos) {
     Py_ssize_t at = *pos;
     uint64_t value = 0;
     int shift;
@@ -52,13 +120,13 @@ static inline int64_t ml_uvarint(const unsigned char *p, Py_ssize_t end, Py_ssiz
 }
 
 /* ---- Python values ------------------------------------------------------------------------- */
-static inline PyObject *ml_obj_bool(const unsigned char *p) { return PyBool_FromLong(p[0] != 0); }
-static inline PyObject *ml_obj_i8(const unsigned char *p) { return PyLong_FromLong((int8_t)p[0]); }
-static inline PyObject *ml_obj_i16(const unsigned char *p) { return PyLong_FromLong(ml_i16(p)); }
-static inline PyObject *ml_obj_u16(const unsigned char *p) { return PyLong_FromLong(ml_u16(p)); }
-static inline PyObject *ml_obj_i32(const unsigned char *p) { return PyLong_FromLong(ml_i32(p)); }
-static inline PyObject *ml_obj_u32(const unsigned char *p) { return PyLong_FromUnsignedLong(ml_u32(p)); }
-static inline PyObject *ml_obj_i64(const unsigned char *p) { return PyLong_FromLongLong(ml_i64(p)); }
+ML_INLINE PyObject *ml_obj_bool(const unsigned char *p) { return PyBool_FromLong(p[0] != 0); }
+ML_INLINE PyObject *ml_obj_i8(const unsigned char *p) { return PyLong_FromLong((int8_t)p[0]); }
+ML_INLINE PyObject *ml_obj_i16(const unsigned char *p) { return PyLong_FromLong(ml_i16(p)); }
+ML_INLINE PyObject *ml_obj_u16(const unsigned char *p) { return PyLong_FromLong(ml_u16(p)); }
+ML_INLINE PyObject *ml_obj_i32(const unsigned char *p) { return PyLong_FromLong(ml_i32(p)); }
+ML_INLINE PyObject *ml_obj_u32(const unsigned char *p) { return PyLong_FromUnsignedLong(ml_u32(p)); }
+ML_INLINE PyObject *ml_obj_i64(const unsigned char *p) { return PyLong_FromLongLong(ml_i64(p)); }
 static inline PyObject *ml_obj_f64(const unsigned char *p) {
     uint64_t u = ml_u64(p);
     double d;
@@ -112,9 +180,10 @@ static inline PyObject *ml_obj_uuid(const unsigned char *p) {
 
 /* ---- lists of fixed-width values (n was checked against the input) -------------------------- */
 #define ML_LIST(name, size, make)                                                 \
-    static inline PyObject *ml_list_##name(const unsigned char *p, Py_ssize_t n) {      \
+    static inline PyObject *ml_list_##name(ml_reader *r, const unsigned char *p,  \
+                                           Py_ssize_t n) {                        \
         Py_ssize_t i;                                                             \
-        PyObject *v, *list = PyList_New(n);                                       \
+        PyObject *v, *list = ml_keep(r, PyList_New(n));                           \
         if (list == NULL) return NULL;                                            \
         for (i = 0; i < n; i++, p += (size)) {                                    \
             v = make(p);                                                          \
@@ -140,7 +209,6 @@ ML_LIST(uuid, 16, ml_obj_uuid)
  * ml_direct (set at import, when every class's slot layout is the one the generator expects, on
  * CPython only) stores straight into the instance's slots; otherwise the portable path: object.__new__
  * and setattr through the slot descriptors. */
-static int ml_direct = 0;
 static PyObject *ml_object_new = NULL;  /* object.__new__ */
 
 static inline int ml_set_object_new(PyObject *f) {
@@ -149,13 +217,16 @@ static inline int ml_set_object_new(PyObject *f) {
     return 0;
 }
 
-static inline PyObject *ml_new(PyObject *cls) {
-    if (ml_direct) return ((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, 0);
+ML_INLINE PyObject *ml_new(ml_reader *r, PyObject *cls) {
+    if (ml_direct) return ml_keep(r, ((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, 0));
     return PyObject_CallOneArg(ml_object_new, cls);
 }
 
+/* A list of n items, each set by the reader before the read is over (n was checked against the input). */
+ML_INLINE PyObject *ml_list(ml_reader *r, Py_ssize_t n) { return ml_keep(r, PyList_New(n)); }
+
 /* Store v (borrowed) in o's slot at off (direct) or as attribute name (portable). */
-static inline int ml_put(PyObject *o, Py_ssize_t off, PyObject *name, PyObject *v) {
+ML_INLINE int ml_put(PyObject *o, Py_ssize_t off, PyObject *name, PyObject *v) {
     if (ml_direct) {
         PyObject **slot = (PyObject **)((char *)o + off);
         PyObject *old = *slot;
@@ -168,7 +239,7 @@ static inline int ml_put(PyObject *o, Py_ssize_t off, PyObject *name, PyObject *
 }
 
 /* The same with a new reference, which it takes over; NULL (an error) is passed on as -1. */
-static inline int ml_put_new(PyObject *o, Py_ssize_t off, PyObject *name, PyObject *v) {
+ML_INLINE int ml_put_new(PyObject *o, Py_ssize_t off, PyObject *name, PyObject *v) {
     int r;
     if (v == NULL) return -1;
     if (ml_direct) {
@@ -184,11 +255,11 @@ static inline int ml_put_new(PyObject *o, Py_ssize_t off, PyObject *name, PyObje
 }
 
 /* Item i of a list made by PyList_New: v borrowed / v a new reference taken over. */
-static inline void ml_set_item(PyObject *list, Py_ssize_t i, PyObject *v) {
+ML_INLINE void ml_set_item(PyObject *list, Py_ssize_t i, PyObject *v) {
     Py_INCREF(v);
     PyList_SET_ITEM(list, i, v);
 }
-static inline int ml_set_item_new(PyObject *list, Py_ssize_t i, PyObject *v) {
+ML_INLINE int ml_set_item_new(PyObject *list, Py_ssize_t i, PyObject *v) {
     if (v == NULL) return -1;
     PyList_SET_ITEM(list, i, v);
     return 0;

@@ -3,13 +3,18 @@
 from cpython.buffer cimport PyBUF_FORMAT, PyBUF_ND, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.exc cimport PyErr_Clear
-from cpython.list cimport PyList_New
 from cpython.object cimport PyObject
 from libc.stdint cimport int16_t, int32_t, int64_t
 from libc.string cimport strcmp
 
 
 cdef extern from "_reader.h":
+    ctypedef struct ml_reader:
+        const unsigned char *p
+        Py_ssize_t pos
+        Py_ssize_t end
+    void ml_start(ml_reader *r, const unsigned char *p, Py_ssize_t pos, Py_ssize_t end)
+    void ml_finish(ml_reader *r, int ok)
     const char *METALOG_CYTHON_VERSION
     Py_ssize_t ML_SLOT(Py_ssize_t k)
     int ml_direct
@@ -27,18 +32,19 @@ cdef extern from "_reader.h":
     PyObject *ml_obj_uuid(const unsigned char *p)
     PyObject *ml_obj_str(const unsigned char *p, Py_ssize_t n)
     PyObject *ml_obj_bytes(const unsigned char *p, Py_ssize_t n)
-    PyObject *ml_list_bool(const unsigned char *p, Py_ssize_t n)
-    PyObject *ml_list_i8(const unsigned char *p, Py_ssize_t n)
-    PyObject *ml_list_i16(const unsigned char *p, Py_ssize_t n)
-    PyObject *ml_list_u16(const unsigned char *p, Py_ssize_t n)
-    PyObject *ml_list_i32(const unsigned char *p, Py_ssize_t n)
-    PyObject *ml_list_u32(const unsigned char *p, Py_ssize_t n)
-    PyObject *ml_list_i64(const unsigned char *p, Py_ssize_t n)
-    PyObject *ml_list_f64(const unsigned char *p, Py_ssize_t n)
-    PyObject *ml_list_uuid(const unsigned char *p, Py_ssize_t n)
+    PyObject *ml_list_bool(ml_reader *r, const unsigned char *p, Py_ssize_t n)
+    PyObject *ml_list_i8(ml_reader *r, const unsigned char *p, Py_ssize_t n)
+    PyObject *ml_list_i16(ml_reader *r, const unsigned char *p, Py_ssize_t n)
+    PyObject *ml_list_u16(ml_reader *r, const unsigned char *p, Py_ssize_t n)
+    PyObject *ml_list_i32(ml_reader *r, const unsigned char *p, Py_ssize_t n)
+    PyObject *ml_list_u32(ml_reader *r, const unsigned char *p, Py_ssize_t n)
+    PyObject *ml_list_i64(ml_reader *r, const unsigned char *p, Py_ssize_t n)
+    PyObject *ml_list_f64(ml_reader *r, const unsigned char *p, Py_ssize_t n)
+    PyObject *ml_list_uuid(ml_reader *r, const unsigned char *p, Py_ssize_t n)
     int ml_set_uuid_maker(object maker) except -1
     int ml_set_object_new(object f) except -1
-    object ml_new(object cls)
+    object ml_new(ml_reader *r, object cls)
+    object ml_list(ml_reader *r, Py_ssize_t n)
     int ml_put(object o, Py_ssize_t off, object name, object v) except -1
     int ml_put_new(object o, Py_ssize_t off, object name, PyObject *v) except -1
     void ml_set_item(object items, Py_ssize_t i, object v)
@@ -47,10 +53,7 @@ cdef extern from "_reader.h":
     int ml_generic_alloc(object cls)
 
 
-ctypedef struct Rd:
-    const unsigned char *p
-    Py_ssize_t pos
-    Py_ssize_t end
+ctypedef ml_reader Rd
 
 ctypedef object (*ReadFn)(Rd *r)
 
@@ -89,38 +92,41 @@ cdef inline object read_with(ReadFn fn, object pure, object buf, object pos):
     bytes), goes to the pure reader, so errors are the pure path's own, raised where it raises them."""
     cdef Rd r
     cdef Py_buffer view
-    cdef object o
+    cdef object o = None
+    cdef int state = 0  # 0: a buffer this reader does not read, 1: refused, 2: read
     if type(pos) is not int or pos < 0:
         return pure(buf, pos)
     if type(buf) is bytes:
-        r.p = <const unsigned char *>PyBytes_AS_STRING(buf)
-        r.end = PyBytes_GET_SIZE(buf)
-        if pos > r.end:
+        if pos > PyBytes_GET_SIZE(buf):
             return pure(buf, pos)
-        r.pos = pos
+        ml_start(&r, <const unsigned char *>PyBytes_AS_STRING(buf), pos, PyBytes_GET_SIZE(buf))
+        state = 1
         try:
             o = fn(&r)
-        except Exception:
-            return refused(pure, buf, pos)
-        return o, r.pos
-    cdef int state = 0  # 0: a buffer this reader does not read, 1: refused, 2: read
-    try:
-        PyObject_GetBuffer(buf, &view, PyBUF_ND | PyBUF_FORMAT)
-    except Exception:
-        PyErr_Clear()
-        return pure(buf, pos)
-    try:
-        if view.ndim == 1 and (view.format == NULL or strcmp(view.format, b"B") == 0) and pos <= view.len:
-            r.p = <const unsigned char *>view.buf
-            r.end = view.len
-            r.pos = pos
-            state = 1
-            o = fn(&r)
             state = 2
-    except Exception:
-        pass
-    finally:
-        PyBuffer_Release(&view)
+        except Exception:
+            pass
+        finally:
+            ml_finish(&r, state == 2)
+    else:
+        try:
+            PyObject_GetBuffer(buf, &view, PyBUF_ND | PyBUF_FORMAT)
+        except Exception:
+            PyErr_Clear()
+            return pure(buf, pos)
+        try:
+            if view.ndim == 1 and (view.format == NULL or strcmp(view.format, b"B") == 0) and pos <= view.len:
+                ml_start(&r, <const unsigned char *>view.buf, pos, view.len)
+                state = 1
+                try:
+                    o = fn(&r)
+                    state = 2
+                finally:
+                    ml_finish(&r, state == 2)
+        except Exception:
+            pass
+        finally:
+            PyBuffer_Release(&view)
     if state == 2:
         return o, r.pos
     if state == 1:

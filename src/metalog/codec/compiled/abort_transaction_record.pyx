@@ -42,7 +42,7 @@ cdef object r_AbortTransactionRecord_v0(Rd *r):
     cdef int64_t size3
     cdef Py_ssize_t stop4
     cdef int64_t n5
-    o = ml_new(C_AbortTransactionRecord)
+    o = ml_new(r, C_AbortTransactionRecord)
     ml_put(o, ML_SLOT(0), 'reason', None)
     ml_put(o, ML_SLOT(1), 'unknown_tagged_fields', None)
     if pos >= end: raise ValueError

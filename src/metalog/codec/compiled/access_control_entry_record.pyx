@@ -44,7 +44,7 @@ cdef object r_AccessControlEntryRecord_v0(Rd *r):
     cdef int64_t tag5
     cdef int64_t size6
     cdef Py_ssize_t stop7
-    o = ml_new(C_AccessControlEntryRecord)
+    o = ml_new(r, C_AccessControlEntryRecord)
     if end - pos < 17: raise ValueError
     ml_put_new(o, ML_SLOT(1), 'id', ml_obj_uuid(p + pos))
     ml_put_new(o, ML_SLOT(7), 'resource_type', ml_obj_i8(p + pos + 16))

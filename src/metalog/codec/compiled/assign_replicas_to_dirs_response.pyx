@@ -71,7 +71,7 @@ cdef object r_AssignReplicasToDirsResponse_v0(Rd *r):
     cdef int64_t tag26
     cdef int64_t size27
     cdef Py_ssize_t stop28
-    o = ml_new(C_AssignReplicasToDirsResponse)
+    o = ml_new(r, C_AssignReplicasToDirsResponse)
     if end - pos < 6: raise ValueError
     ml_put_new(o, ML_SLOT(2), 'throttle_time_ms', ml_obj_i32(p + pos))
     ml_put_new(o, ML_SLOT(1), 'error_code', ml_obj_i16(p + pos + 4))
@@ -82,9 +82,9 @@ cdef object r_AssignReplicasToDirsResponse_v0(Rd *r):
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_DirectoryData)
+            o4 = ml_new(r, C_DirectoryData)
             if end - pos < 16: raise ValueError
             ml_put_new(o4, ML_SLOT(0), 'id', ml_obj_uuid(p + pos))
             pos += 16
@@ -94,9 +94,9 @@ cdef object r_AssignReplicasToDirsResponse_v0(Rd *r):
                 raise ValueError
             else:
                 if n5 > end - pos: raise ValueError
-                items6 = PyList_New(n5)
+                items6 = ml_list(r, n5)
                 for i7 in range(n5):
-                    o8 = ml_new(C_TopicData)
+                    o8 = ml_new(r, C_TopicData)
                     if end - pos < 16: raise ValueError
                     ml_put_new(o8, ML_SLOT(1), 'topic_id', ml_obj_uuid(p + pos))
                     pos += 16
@@ -106,9 +106,9 @@ cdef object r_AssignReplicasToDirsResponse_v0(Rd *r):
                         raise ValueError
                     else:
                         if n9 > end - pos: raise ValueError
-                        items10 = PyList_New(n9)
+                        items10 = ml_list(r, n9)
                         for i11 in range(n9):
-                            o12 = ml_new(C_PartitionData)
+                            o12 = ml_new(r, C_PartitionData)
                             if end - pos < 6: raise ValueError
                             ml_put_new(o12, ML_SLOT(1), 'partition_index', ml_obj_i32(p + pos))
                             ml_put_new(o12, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos + 4))
@@ -212,7 +212,7 @@ cdef object r_DirectoryData_v0(Rd *r):
     cdef int64_t tag18
     cdef int64_t size19
     cdef Py_ssize_t stop20
-    o = ml_new(C_DirectoryData)
+    o = ml_new(r, C_DirectoryData)
     if end - pos < 16: raise ValueError
     ml_put_new(o, ML_SLOT(0), 'id', ml_obj_uuid(p + pos))
     pos += 16
@@ -222,9 +222,9 @@ cdef object r_DirectoryData_v0(Rd *r):
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_TopicData)
+            o4 = ml_new(r, C_TopicData)
             if end - pos < 16: raise ValueError
             ml_put_new(o4, ML_SLOT(1), 'topic_id', ml_obj_uuid(p + pos))
             pos += 16
@@ -234,9 +234,9 @@ cdef object r_DirectoryData_v0(Rd *r):
                 raise ValueError
             else:
                 if n5 > end - pos: raise ValueError
-                items6 = PyList_New(n5)
+                items6 = ml_list(r, n5)
                 for i7 in range(n5):
-                    o8 = ml_new(C_PartitionData)
+                    o8 = ml_new(r, C_PartitionData)
                     if end - pos < 6: raise ValueError
                     ml_put_new(o8, ML_SLOT(1), 'partition_index', ml_obj_i32(p + pos))
                     ml_put_new(o8, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos + 4))
@@ -314,7 +314,7 @@ cdef object r_TopicData_v0(Rd *r):
     cdef int64_t tag10
     cdef int64_t size11
     cdef Py_ssize_t stop12
-    o = ml_new(C_TopicData)
+    o = ml_new(r, C_TopicData)
     if end - pos < 16: raise ValueError
     ml_put_new(o, ML_SLOT(1), 'topic_id', ml_obj_uuid(p + pos))
     pos += 16
@@ -324,9 +324,9 @@ cdef object r_TopicData_v0(Rd *r):
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_PartitionData)
+            o4 = ml_new(r, C_PartitionData)
             if end - pos < 6: raise ValueError
             ml_put_new(o4, ML_SLOT(1), 'partition_index', ml_obj_i32(p + pos))
             ml_put_new(o4, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos + 4))
@@ -378,7 +378,7 @@ cdef object r_PartitionData_v0(Rd *r):
     cdef int64_t tag2
     cdef int64_t size3
     cdef Py_ssize_t stop4
-    o = ml_new(C_PartitionData)
+    o = ml_new(r, C_PartitionData)
     if end - pos < 6: raise ValueError
     ml_put_new(o, ML_SLOT(1), 'partition_index', ml_obj_i32(p + pos))
     ml_put_new(o, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos + 4))

@@ -42,7 +42,7 @@ cdef object r_BrokerHeartbeatRequest_v0(Rd *r):
     cdef int64_t tag2
     cdef int64_t size3
     cdef Py_ssize_t stop4
-    o = ml_new(C_BrokerHeartbeatRequest)
+    o = ml_new(r, C_BrokerHeartbeatRequest)
     ml_put(o, ML_SLOT(3), 'offline_log_dirs', [])
     if end - pos < 22: raise ValueError
     ml_put_new(o, ML_SLOT(1), 'broker_id', ml_obj_i32(p + pos))
@@ -81,7 +81,7 @@ cdef object r_BrokerHeartbeatRequest_v1(Rd *r):
     cdef int64_t size3
     cdef Py_ssize_t stop4
     cdef int64_t n5
-    o = ml_new(C_BrokerHeartbeatRequest)
+    o = ml_new(r, C_BrokerHeartbeatRequest)
     ml_put(o, ML_SLOT(3), 'offline_log_dirs', [])
     if end - pos < 22: raise ValueError
     ml_put_new(o, ML_SLOT(1), 'broker_id', ml_obj_i32(p + pos))
@@ -111,7 +111,7 @@ cdef object r_BrokerHeartbeatRequest_v1(Rd *r):
                     raise ValueError
                 else:
                     if n5 > (end - pos) // 16: raise ValueError
-                    ml_put_new(o, ML_SLOT(3), 'offline_log_dirs', ml_list_uuid(p + pos, n5))
+                    ml_put_new(o, ML_SLOT(3), 'offline_log_dirs', ml_list_uuid(r, p + pos, n5))
                     pos += n5 * 16
                 if pos != stop4: raise ValueError
             else:

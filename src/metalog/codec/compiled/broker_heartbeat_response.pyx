@@ -42,7 +42,7 @@ cdef object r_BrokerHeartbeatResponse_v0(Rd *r):
     cdef int64_t tag2
     cdef int64_t size3
     cdef Py_ssize_t stop4
-    o = ml_new(C_BrokerHeartbeatResponse)
+    o = ml_new(r, C_BrokerHeartbeatResponse)
     if end - pos < 9: raise ValueError
     ml_put_new(o, ML_SLOT(4), 'throttle_time_ms', ml_obj_i32(p + pos))
     ml_put_new(o, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos + 4))

@@ -43,7 +43,7 @@ cdef object r_BrokerRegistrationChangeRecord_v0(Rd *r):
     cdef int64_t tag2
     cdef int64_t size3
     cdef Py_ssize_t stop4
-    o = ml_new(C_BrokerRegistrationChangeRecord)
+    o = ml_new(r, C_BrokerRegistrationChangeRecord)
     ml_put(o, ML_SLOT(2), 'fenced', 0)
     ml_put(o, ML_SLOT(3), 'in_controlled_shutdown', 0)
     ml_put(o, ML_SLOT(4), 'log_dirs', [])
@@ -86,7 +86,7 @@ cdef object r_BrokerRegistrationChangeRecord_v1(Rd *r):
     cdef int64_t tag2
     cdef int64_t size3
     cdef Py_ssize_t stop4
-    o = ml_new(C_BrokerRegistrationChangeRecord)
+    o = ml_new(r, C_BrokerRegistrationChangeRecord)
     ml_put(o, ML_SLOT(2), 'fenced', 0)
     ml_put(o, ML_SLOT(3), 'in_controlled_shutdown', 0)
     ml_put(o, ML_SLOT(4), 'log_dirs', [])
@@ -135,7 +135,7 @@ cdef object r_BrokerRegistrationChangeRecord_v2(Rd *r):
     cdef int64_t size3
     cdef Py_ssize_t stop4
     cdef int64_t n5
-    o = ml_new(C_BrokerRegistrationChangeRecord)
+    o = ml_new(r, C_BrokerRegistrationChangeRecord)
     ml_put(o, ML_SLOT(2), 'fenced', 0)
     ml_put(o, ML_SLOT(3), 'in_controlled_shutdown', 0)
     ml_put(o, ML_SLOT(4), 'log_dirs', [])
@@ -174,7 +174,7 @@ cdef object r_BrokerRegistrationChangeRecord_v2(Rd *r):
                     raise ValueError
                 else:
                     if n5 > (end - pos) // 16: raise ValueError
-                    ml_put_new(o, ML_SLOT(4), 'log_dirs', ml_list_uuid(p + pos, n5))
+                    ml_put_new(o, ML_SLOT(4), 'log_dirs', ml_list_uuid(r, p + pos, n5))
                     pos += n5 * 16
                 if pos != stop4: raise ValueError
             else:

@@ -78,7 +78,7 @@ cdef object r_BrokerRegistrationRequest_v0(Rd *r):
     cdef int64_t tag23
     cdef int64_t size24
     cdef Py_ssize_t stop25
-    o = ml_new(C_BrokerRegistrationRequest)
+    o = ml_new(r, C_BrokerRegistrationRequest)
     if end - pos < 4: raise ValueError
     ml_put_new(o, ML_SLOT(0), 'broker_id', ml_obj_i32(p + pos))
     pos += 4
@@ -100,9 +100,9 @@ cdef object r_BrokerRegistrationRequest_v0(Rd *r):
         raise ValueError
     else:
         if n2 > end - pos: raise ValueError
-        items3 = PyList_New(n2)
+        items3 = ml_list(r, n2)
         for i4 in range(n2):
-            o5 = ml_new(C_Listener)
+            o5 = ml_new(r, C_Listener)
             n6 = ml_uvarint(p, end, &pos) - 1
             if n6 < -1: raise ValueError
             if n6 > 0x7fff: raise ValueError
@@ -149,9 +149,9 @@ cdef object r_BrokerRegistrationRequest_v0(Rd *r):
         raise ValueError
     else:
         if n12 > end - pos: raise ValueError
-        items13 = PyList_New(n12)
+        items13 = ml_list(r, n12)
         for i14 in range(n12):
-            o15 = ml_new(C_Feature)
+            o15 = ml_new(r, C_Feature)
             n16 = ml_uvarint(p, end, &pos) - 1
             if n16 < -1: raise ValueError
             if n16 > 0x7fff: raise ValueError
@@ -245,7 +245,7 @@ cdef object r_BrokerRegistrationRequest_v1(Rd *r):
     cdef int64_t tag23
     cdef int64_t size24
     cdef Py_ssize_t stop25
-    o = ml_new(C_BrokerRegistrationRequest)
+    o = ml_new(r, C_BrokerRegistrationRequest)
     if end - pos < 4: raise ValueError
     ml_put_new(o, ML_SLOT(0), 'broker_id', ml_obj_i32(p + pos))
     pos += 4
@@ -267,9 +267,9 @@ cdef object r_BrokerRegistrationRequest_v1(Rd *r):
         raise ValueError
     else:
         if n2 > end - pos: raise ValueError
-        items3 = PyList_New(n2)
+        items3 = ml_list(r, n2)
         for i4 in range(n2):
-            o5 = ml_new(C_Listener)
+            o5 = ml_new(r, C_Listener)
             n6 = ml_uvarint(p, end, &pos) - 1
             if n6 < -1: raise ValueError
             if n6 > 0x7fff: raise ValueError
@@ -316,9 +316,9 @@ cdef object r_BrokerRegistrationRequest_v1(Rd *r):
         raise ValueError
     else:
         if n12 > end - pos: raise ValueError
-        items13 = PyList_New(n12)
+        items13 = ml_list(r, n12)
         for i14 in range(n12):
-            o15 = ml_new(C_Feature)
+            o15 = ml_new(r, C_Feature)
             n16 = ml_uvarint(p, end, &pos) - 1
             if n16 < -1: raise ValueError
             if n16 > 0x7fff: raise ValueError
@@ -415,7 +415,7 @@ cdef object r_BrokerRegistrationRequest_v2(Rd *r):
     cdef int64_t tag24
     cdef int64_t size25
     cdef Py_ssize_t stop26
-    o = ml_new(C_BrokerRegistrationRequest)
+    o = ml_new(r, C_BrokerRegistrationRequest)
     if end - pos < 4: raise ValueError
     ml_put_new(o, ML_SLOT(0), 'broker_id', ml_obj_i32(p + pos))
     pos += 4
@@ -437,9 +437,9 @@ cdef object r_BrokerRegistrationRequest_v2(Rd *r):
         raise ValueError
     else:
         if n2 > end - pos: raise ValueError
-        items3 = PyList_New(n2)
+        items3 = ml_list(r, n2)
         for i4 in range(n2):
-            o5 = ml_new(C_Listener)
+            o5 = ml_new(r, C_Listener)
             n6 = ml_uvarint(p, end, &pos) - 1
             if n6 < -1: raise ValueError
             if n6 > 0x7fff: raise ValueError
@@ -486,9 +486,9 @@ cdef object r_BrokerRegistrationRequest_v2(Rd *r):
         raise ValueError
     else:
         if n12 > end - pos: raise ValueError
-        items13 = PyList_New(n12)
+        items13 = ml_list(r, n12)
         for i14 in range(n12):
-            o15 = ml_new(C_Feature)
+            o15 = ml_new(r, C_Feature)
             n16 = ml_uvarint(p, end, &pos) - 1
             if n16 < -1: raise ValueError
             if n16 > 0x7fff: raise ValueError
@@ -538,7 +538,7 @@ cdef object r_BrokerRegistrationRequest_v2(Rd *r):
         raise ValueError
     else:
         if n22 > (end - pos) // 16: raise ValueError
-        ml_put_new(o, ML_SLOT(6), 'log_dirs', ml_list_uuid(p + pos, n22))
+        ml_put_new(o, ML_SLOT(6), 'log_dirs', ml_list_uuid(r, p + pos, n22))
         pos += n22 * 16
     ml_put(o, ML_SLOT(7), 'previous_broker_epoch', -1)
     ml_put(o, ML_SLOT(9), 'unknown_tagged_fields', None)
@@ -592,7 +592,7 @@ cdef object r_BrokerRegistrationRequest_v3(Rd *r):
     cdef int64_t tag24
     cdef int64_t size25
     cdef Py_ssize_t stop26
-    o = ml_new(C_BrokerRegistrationRequest)
+    o = ml_new(r, C_BrokerRegistrationRequest)
     if end - pos < 4: raise ValueError
     ml_put_new(o, ML_SLOT(0), 'broker_id', ml_obj_i32(p + pos))
     pos += 4
@@ -614,9 +614,9 @@ cdef object r_BrokerRegistrationRequest_v3(Rd *r):
         raise ValueError
     else:
         if n2 > end - pos: raise ValueError
-        items3 = PyList_New(n2)
+        items3 = ml_list(r, n2)
         for i4 in range(n2):
-            o5 = ml_new(C_Listener)
+            o5 = ml_new(r, C_Listener)
             n6 = ml_uvarint(p, end, &pos) - 1
             if n6 < -1: raise ValueError
             if n6 > 0x7fff: raise ValueError
@@ -663,9 +663,9 @@ cdef object r_BrokerRegistrationRequest_v3(Rd *r):
         raise ValueError
     else:
         if n12 > end - pos: raise ValueError
-        items13 = PyList_New(n12)
+        items13 = ml_list(r, n12)
         for i14 in range(n12):
-            o15 = ml_new(C_Feature)
+            o15 = ml_new(r, C_Feature)
             n16 = ml_uvarint(p, end, &pos) - 1
             if n16 < -1: raise ValueError
             if n16 > 0x7fff: raise ValueError
@@ -715,7 +715,7 @@ cdef object r_BrokerRegistrationRequest_v3(Rd *r):
         raise ValueError
     else:
         if n22 > (end - pos) // 16: raise ValueError
-        ml_put_new(o, ML_SLOT(6), 'log_dirs', ml_list_uuid(p + pos, n22))
+        ml_put_new(o, ML_SLOT(6), 'log_dirs', ml_list_uuid(r, p + pos, n22))
         pos += n22 * 16
     if end - pos < 8: raise ValueError
     ml_put_new(o, ML_SLOT(7), 'previous_broker_epoch', ml_obj_i64(p + pos))
@@ -751,7 +751,7 @@ cdef object r_Listener_v0(Rd *r):
     cdef int64_t tag4
     cdef int64_t size5
     cdef Py_ssize_t stop6
-    o = ml_new(C_Listener)
+    o = ml_new(r, C_Listener)
     n1 = ml_uvarint(p, end, &pos) - 1
     if n1 < -1: raise ValueError
     if n1 > 0x7fff: raise ValueError
@@ -804,7 +804,7 @@ cdef object r_Feature_v0(Rd *r):
     cdef int64_t tag3
     cdef int64_t size4
     cdef Py_ssize_t stop5
-    o = ml_new(C_Feature)
+    o = ml_new(r, C_Feature)
     n1 = ml_uvarint(p, end, &pos) - 1
     if n1 < -1: raise ValueError
     if n1 > 0x7fff: raise ValueError

@@ -45,7 +45,7 @@ cdef object r_BrokerRegistrationResponse_v0(Rd *r):
     cdef int64_t tag2
     cdef int64_t size3
     cdef Py_ssize_t stop4
-    o = ml_new(C_BrokerRegistrationResponse)
+    o = ml_new(r, C_BrokerRegistrationResponse)
     if end - pos < 14: raise ValueError
     ml_put_new(o, ML_SLOT(2), 'throttle_time_ms', ml_obj_i32(p + pos))
     ml_put_new(o, ML_SLOT(1), 'error_code', ml_obj_i16(p + pos + 4))

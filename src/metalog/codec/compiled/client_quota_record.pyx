@@ -54,16 +54,16 @@ cdef object r_ClientQuotaRecord_v0(Rd *r):
     cdef int64_t tag13
     cdef int64_t size14
     cdef Py_ssize_t stop15
-    o = ml_new(C_ClientQuotaRecord)
+    o = ml_new(r, C_ClientQuotaRecord)
     n1 = ml_uvarint(p, end, &pos) - 1
     if n1 < -1: raise ValueError
     if n1 < 0:
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_EntityData)
+            o4 = ml_new(r, C_EntityData)
             n5 = ml_uvarint(p, end, &pos) - 1
             if n5 < -1: raise ValueError
             if n5 > 0x7fff: raise ValueError
@@ -144,7 +144,7 @@ cdef object r_EntityData_v0(Rd *r):
     cdef int64_t tag4
     cdef int64_t size5
     cdef Py_ssize_t stop6
-    o = ml_new(C_EntityData)
+    o = ml_new(r, C_EntityData)
     n1 = ml_uvarint(p, end, &pos) - 1
     if n1 < -1: raise ValueError
     if n1 > 0x7fff: raise ValueError

@@ -44,7 +44,7 @@ cdef object r_ConfigRecord_v0(Rd *r):
     cdef int64_t tag5
     cdef int64_t size6
     cdef Py_ssize_t stop7
-    o = ml_new(C_ConfigRecord)
+    o = ml_new(r, C_ConfigRecord)
     if end - pos < 1: raise ValueError
     ml_put_new(o, ML_SLOT(2), 'resource_type', ml_obj_i8(p + pos))
     pos += 1

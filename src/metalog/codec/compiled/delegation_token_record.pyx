@@ -48,7 +48,7 @@ cdef object r_DelegationTokenRecord_v0(Rd *r):
     cdef int64_t tag9
     cdef int64_t size10
     cdef Py_ssize_t stop11
-    o = ml_new(C_DelegationTokenRecord)
+    o = ml_new(r, C_DelegationTokenRecord)
     n1 = ml_uvarint(p, end, &pos) - 1
     if n1 < -1: raise ValueError
     if n1 > 0x7fff: raise ValueError
@@ -73,7 +73,7 @@ cdef object r_DelegationTokenRecord_v0(Rd *r):
         raise ValueError
     else:
         if n3 > end - pos: raise ValueError
-        items4 = PyList_New(n3)
+        items4 = ml_list(r, n3)
         for i5 in range(n3):
             n6 = ml_uvarint(p, end, &pos) - 1
             if n6 < -1: raise ValueError

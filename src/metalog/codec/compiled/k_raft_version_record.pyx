@@ -41,7 +41,7 @@ cdef object r_KRaftVersionRecord_v0(Rd *r):
     cdef int64_t tag2
     cdef int64_t size3
     cdef Py_ssize_t stop4
-    o = ml_new(C_KRaftVersionRecord)
+    o = ml_new(r, C_KRaftVersionRecord)
     if end - pos < 4: raise ValueError
     ml_put_new(o, ML_SLOT(2), 'version', ml_obj_i16(p + pos))
     ml_put_new(o, ML_SLOT(0), 'k_raft_version', ml_obj_i16(p + pos + 2))

@@ -81,7 +81,7 @@ cdef object r_LeaderAndIsrRequest_v0(Rd *r):
     cdef Py_ssize_t i10
     cdef object o11
     cdef int64_t n12
-    o = ml_new(C_LeaderAndIsrRequest)
+    o = ml_new(r, C_LeaderAndIsrRequest)
     ml_put(o, ML_SLOT(3), 'is_k_raft_controller', False)
     ml_put(o, ML_SLOT(0), 'broker_epoch', -1)
     ml_put(o, ML_SLOT(6), 'type', 0)
@@ -96,9 +96,9 @@ cdef object r_LeaderAndIsrRequest_v0(Rd *r):
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_LeaderAndIsrPartitionState)
+            o4 = ml_new(r, C_LeaderAndIsrPartitionState)
             if end - pos < 2: raise ValueError
             n5 = ml_i16(p + pos)
             pos += 2
@@ -121,7 +121,7 @@ cdef object r_LeaderAndIsrRequest_v0(Rd *r):
                 raise ValueError
             else:
                 if n6 > (end - pos) // 4: raise ValueError
-                ml_put_new(o4, ML_SLOT(3), 'isr', ml_list_i32(p + pos, n6))
+                ml_put_new(o4, ML_SLOT(3), 'isr', ml_list_i32(r, p + pos, n6))
                 pos += n6 * 4
             if end - pos < 4: raise ValueError
             ml_put_new(o4, ML_SLOT(7), 'partition_epoch', ml_obj_i32(p + pos))
@@ -133,7 +133,7 @@ cdef object r_LeaderAndIsrRequest_v0(Rd *r):
                 raise ValueError
             else:
                 if n7 > (end - pos) // 4: raise ValueError
-                ml_put_new(o4, ML_SLOT(10), 'replicas', ml_list_i32(p + pos, n7))
+                ml_put_new(o4, ML_SLOT(10), 'replicas', ml_list_i32(r, p + pos, n7))
                 pos += n7 * 4
             ml_put(o4, ML_SLOT(0), 'adding_replicas', [])
             ml_put(o4, ML_SLOT(9), 'removing_replicas', [])
@@ -150,9 +150,9 @@ cdef object r_LeaderAndIsrRequest_v0(Rd *r):
         raise ValueError
     else:
         if n8 > end - pos: raise ValueError
-        items9 = PyList_New(n8)
+        items9 = ml_list(r, n8)
         for i10 in range(n8):
-            o11 = ml_new(C_LeaderAndIsrLiveLeader)
+            o11 = ml_new(r, C_LeaderAndIsrLiveLeader)
             if end - pos < 4: raise ValueError
             ml_put_new(o11, ML_SLOT(0), 'broker_id', ml_obj_i32(p + pos))
             pos += 4
@@ -193,7 +193,7 @@ cdef object r_LeaderAndIsrRequest_v1(Rd *r):
     cdef Py_ssize_t i10
     cdef object o11
     cdef int64_t n12
-    o = ml_new(C_LeaderAndIsrRequest)
+    o = ml_new(r, C_LeaderAndIsrRequest)
     ml_put(o, ML_SLOT(3), 'is_k_raft_controller', False)
     ml_put(o, ML_SLOT(0), 'broker_epoch', -1)
     ml_put(o, ML_SLOT(6), 'type', 0)
@@ -208,9 +208,9 @@ cdef object r_LeaderAndIsrRequest_v1(Rd *r):
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_LeaderAndIsrPartitionState)
+            o4 = ml_new(r, C_LeaderAndIsrPartitionState)
             if end - pos < 2: raise ValueError
             n5 = ml_i16(p + pos)
             pos += 2
@@ -233,7 +233,7 @@ cdef object r_LeaderAndIsrRequest_v1(Rd *r):
                 raise ValueError
             else:
                 if n6 > (end - pos) // 4: raise ValueError
-                ml_put_new(o4, ML_SLOT(3), 'isr', ml_list_i32(p + pos, n6))
+                ml_put_new(o4, ML_SLOT(3), 'isr', ml_list_i32(r, p + pos, n6))
                 pos += n6 * 4
             if end - pos < 4: raise ValueError
             ml_put_new(o4, ML_SLOT(7), 'partition_epoch', ml_obj_i32(p + pos))
@@ -245,7 +245,7 @@ cdef object r_LeaderAndIsrRequest_v1(Rd *r):
                 raise ValueError
             else:
                 if n7 > (end - pos) // 4: raise ValueError
-                ml_put_new(o4, ML_SLOT(10), 'replicas', ml_list_i32(p + pos, n7))
+                ml_put_new(o4, ML_SLOT(10), 'replicas', ml_list_i32(r, p + pos, n7))
                 pos += n7 * 4
             ml_put(o4, ML_SLOT(0), 'adding_replicas', [])
             ml_put(o4, ML_SLOT(9), 'removing_replicas', [])
@@ -264,9 +264,9 @@ cdef object r_LeaderAndIsrRequest_v1(Rd *r):
         raise ValueError
     else:
         if n8 > end - pos: raise ValueError
-        items9 = PyList_New(n8)
+        items9 = ml_list(r, n8)
         for i10 in range(n8):
-            o11 = ml_new(C_LeaderAndIsrLiveLeader)
+            o11 = ml_new(r, C_LeaderAndIsrLiveLeader)
             if end - pos < 4: raise ValueError
             ml_put_new(o11, ML_SLOT(0), 'broker_id', ml_obj_i32(p + pos))
             pos += 4
@@ -311,7 +311,7 @@ cdef object r_LeaderAndIsrRequest_v2(Rd *r):
     cdef Py_ssize_t i14
     cdef object o15
     cdef int64_t n16
-    o = ml_new(C_LeaderAndIsrRequest)
+    o = ml_new(r, C_LeaderAndIsrRequest)
     ml_put(o, ML_SLOT(3), 'is_k_raft_controller', False)
     ml_put(o, ML_SLOT(6), 'type', 0)
     ml_put(o, ML_SLOT(7), 'ungrouped_partition_states', [])
@@ -327,9 +327,9 @@ cdef object r_LeaderAndIsrRequest_v2(Rd *r):
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_LeaderAndIsrTopicState)
+            o4 = ml_new(r, C_LeaderAndIsrTopicState)
             if end - pos < 2: raise ValueError
             n5 = ml_i16(p + pos)
             pos += 2
@@ -347,9 +347,9 @@ cdef object r_LeaderAndIsrRequest_v2(Rd *r):
                 raise ValueError
             else:
                 if n6 > end - pos: raise ValueError
-                items7 = PyList_New(n6)
+                items7 = ml_list(r, n6)
                 for i8 in range(n6):
-                    o9 = ml_new(C_LeaderAndIsrPartitionState)
+                    o9 = ml_new(r, C_LeaderAndIsrPartitionState)
                     ml_put(o9, ML_SLOT(11), 'topic_name', '')
                     if end - pos < 16: raise ValueError
                     ml_put_new(o9, ML_SLOT(8), 'partition_index', ml_obj_i32(p + pos))
@@ -364,7 +364,7 @@ cdef object r_LeaderAndIsrRequest_v2(Rd *r):
                         raise ValueError
                     else:
                         if n10 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o9, ML_SLOT(3), 'isr', ml_list_i32(p + pos, n10))
+                        ml_put_new(o9, ML_SLOT(3), 'isr', ml_list_i32(r, p + pos, n10))
                         pos += n10 * 4
                     if end - pos < 4: raise ValueError
                     ml_put_new(o9, ML_SLOT(7), 'partition_epoch', ml_obj_i32(p + pos))
@@ -376,7 +376,7 @@ cdef object r_LeaderAndIsrRequest_v2(Rd *r):
                         raise ValueError
                     else:
                         if n11 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o9, ML_SLOT(10), 'replicas', ml_list_i32(p + pos, n11))
+                        ml_put_new(o9, ML_SLOT(10), 'replicas', ml_list_i32(r, p + pos, n11))
                         pos += n11 * 4
                     ml_put(o9, ML_SLOT(0), 'adding_replicas', [])
                     ml_put(o9, ML_SLOT(9), 'removing_replicas', [])
@@ -397,9 +397,9 @@ cdef object r_LeaderAndIsrRequest_v2(Rd *r):
         raise ValueError
     else:
         if n12 > end - pos: raise ValueError
-        items13 = PyList_New(n12)
+        items13 = ml_list(r, n12)
         for i14 in range(n12):
-            o15 = ml_new(C_LeaderAndIsrLiveLeader)
+            o15 = ml_new(r, C_LeaderAndIsrLiveLeader)
             if end - pos < 4: raise ValueError
             ml_put_new(o15, ML_SLOT(0), 'broker_id', ml_obj_i32(p + pos))
             pos += 4
@@ -446,7 +446,7 @@ cdef object r_LeaderAndIsrRequest_v3(Rd *r):
     cdef Py_ssize_t i16
     cdef object o17
     cdef int64_t n18
-    o = ml_new(C_LeaderAndIsrRequest)
+    o = ml_new(r, C_LeaderAndIsrRequest)
     ml_put(o, ML_SLOT(3), 'is_k_raft_controller', False)
     ml_put(o, ML_SLOT(6), 'type', 0)
     ml_put(o, ML_SLOT(7), 'ungrouped_partition_states', [])
@@ -462,9 +462,9 @@ cdef object r_LeaderAndIsrRequest_v3(Rd *r):
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_LeaderAndIsrTopicState)
+            o4 = ml_new(r, C_LeaderAndIsrTopicState)
             if end - pos < 2: raise ValueError
             n5 = ml_i16(p + pos)
             pos += 2
@@ -482,9 +482,9 @@ cdef object r_LeaderAndIsrRequest_v3(Rd *r):
                 raise ValueError
             else:
                 if n6 > end - pos: raise ValueError
-                items7 = PyList_New(n6)
+                items7 = ml_list(r, n6)
                 for i8 in range(n6):
-                    o9 = ml_new(C_LeaderAndIsrPartitionState)
+                    o9 = ml_new(r, C_LeaderAndIsrPartitionState)
                     ml_put(o9, ML_SLOT(11), 'topic_name', '')
                     if end - pos < 16: raise ValueError
                     ml_put_new(o9, ML_SLOT(8), 'partition_index', ml_obj_i32(p + pos))
@@ -499,7 +499,7 @@ cdef object r_LeaderAndIsrRequest_v3(Rd *r):
                         raise ValueError
                     else:
                         if n10 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o9, ML_SLOT(3), 'isr', ml_list_i32(p + pos, n10))
+                        ml_put_new(o9, ML_SLOT(3), 'isr', ml_list_i32(r, p + pos, n10))
                         pos += n10 * 4
                     if end - pos < 4: raise ValueError
                     ml_put_new(o9, ML_SLOT(7), 'partition_epoch', ml_obj_i32(p + pos))
@@ -511,7 +511,7 @@ cdef object r_LeaderAndIsrRequest_v3(Rd *r):
                         raise ValueError
                     else:
                         if n11 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o9, ML_SLOT(10), 'replicas', ml_list_i32(p + pos, n11))
+                        ml_put_new(o9, ML_SLOT(10), 'replicas', ml_list_i32(r, p + pos, n11))
                         pos += n11 * 4
                     if end - pos < 4: raise ValueError
                     n12 = ml_i32(p + pos)
@@ -520,7 +520,7 @@ cdef object r_LeaderAndIsrRequest_v3(Rd *r):
                         raise ValueError
                     else:
                         if n12 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o9, ML_SLOT(0), 'adding_replicas', ml_list_i32(p + pos, n12))
+                        ml_put_new(o9, ML_SLOT(0), 'adding_replicas', ml_list_i32(r, p + pos, n12))
                         pos += n12 * 4
                     if end - pos < 4: raise ValueError
                     n13 = ml_i32(p + pos)
@@ -529,7 +529,7 @@ cdef object r_LeaderAndIsrRequest_v3(Rd *r):
                         raise ValueError
                     else:
                         if n13 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o9, ML_SLOT(9), 'removing_replicas', ml_list_i32(p + pos, n13))
+                        ml_put_new(o9, ML_SLOT(9), 'removing_replicas', ml_list_i32(r, p + pos, n13))
                         pos += n13 * 4
                     ml_put(o9, ML_SLOT(6), 'leader_recovery_state', 0)
                     if end - pos < 1: raise ValueError
@@ -548,9 +548,9 @@ cdef object r_LeaderAndIsrRequest_v3(Rd *r):
         raise ValueError
     else:
         if n14 > end - pos: raise ValueError
-        items15 = PyList_New(n14)
+        items15 = ml_list(r, n14)
         for i16 in range(n14):
-            o17 = ml_new(C_LeaderAndIsrLiveLeader)
+            o17 = ml_new(r, C_LeaderAndIsrLiveLeader)
             if end - pos < 4: raise ValueError
             ml_put_new(o17, ML_SLOT(0), 'broker_id', ml_obj_i32(p + pos))
             pos += 4
@@ -613,7 +613,7 @@ cdef object r_LeaderAndIsrRequest_v4(Rd *r):
     cdef int64_t tag32
     cdef int64_t size33
     cdef Py_ssize_t stop34
-    o = ml_new(C_LeaderAndIsrRequest)
+    o = ml_new(r, C_LeaderAndIsrRequest)
     ml_put(o, ML_SLOT(3), 'is_k_raft_controller', False)
     ml_put(o, ML_SLOT(6), 'type', 0)
     ml_put(o, ML_SLOT(7), 'ungrouped_partition_states', [])
@@ -628,9 +628,9 @@ cdef object r_LeaderAndIsrRequest_v4(Rd *r):
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_LeaderAndIsrTopicState)
+            o4 = ml_new(r, C_LeaderAndIsrTopicState)
             n5 = ml_uvarint(p, end, &pos) - 1
             if n5 < -1: raise ValueError
             if n5 > 0x7fff: raise ValueError
@@ -647,9 +647,9 @@ cdef object r_LeaderAndIsrRequest_v4(Rd *r):
                 raise ValueError
             else:
                 if n6 > end - pos: raise ValueError
-                items7 = PyList_New(n6)
+                items7 = ml_list(r, n6)
                 for i8 in range(n6):
-                    o9 = ml_new(C_LeaderAndIsrPartitionState)
+                    o9 = ml_new(r, C_LeaderAndIsrPartitionState)
                     ml_put(o9, ML_SLOT(11), 'topic_name', '')
                     if end - pos < 16: raise ValueError
                     ml_put_new(o9, ML_SLOT(8), 'partition_index', ml_obj_i32(p + pos))
@@ -663,7 +663,7 @@ cdef object r_LeaderAndIsrRequest_v4(Rd *r):
                         raise ValueError
                     else:
                         if n10 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o9, ML_SLOT(3), 'isr', ml_list_i32(p + pos, n10))
+                        ml_put_new(o9, ML_SLOT(3), 'isr', ml_list_i32(r, p + pos, n10))
                         pos += n10 * 4
                     if end - pos < 4: raise ValueError
                     ml_put_new(o9, ML_SLOT(7), 'partition_epoch', ml_obj_i32(p + pos))
@@ -674,7 +674,7 @@ cdef object r_LeaderAndIsrRequest_v4(Rd *r):
                         raise ValueError
                     else:
                         if n11 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o9, ML_SLOT(10), 'replicas', ml_list_i32(p + pos, n11))
+                        ml_put_new(o9, ML_SLOT(10), 'replicas', ml_list_i32(r, p + pos, n11))
                         pos += n11 * 4
                     n12 = ml_uvarint(p, end, &pos) - 1
                     if n12 < -1: raise ValueError
@@ -682,7 +682,7 @@ cdef object r_LeaderAndIsrRequest_v4(Rd *r):
                         raise ValueError
                     else:
                         if n12 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o9, ML_SLOT(0), 'adding_replicas', ml_list_i32(p + pos, n12))
+                        ml_put_new(o9, ML_SLOT(0), 'adding_replicas', ml_list_i32(r, p + pos, n12))
                         pos += n12 * 4
                     n13 = ml_uvarint(p, end, &pos) - 1
                     if n13 < -1: raise ValueError
@@ -690,7 +690,7 @@ cdef object r_LeaderAndIsrRequest_v4(Rd *r):
                         raise ValueError
                     else:
                         if n13 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o9, ML_SLOT(9), 'removing_replicas', ml_list_i32(p + pos, n13))
+                        ml_put_new(o9, ML_SLOT(9), 'removing_replicas', ml_list_i32(r, p + pos, n13))
                         pos += n13 * 4
                     ml_put(o9, ML_SLOT(6), 'leader_recovery_state', 0)
                     if end - pos < 1: raise ValueError
@@ -738,9 +738,9 @@ cdef object r_LeaderAndIsrRequest_v4(Rd *r):
         raise ValueError
     else:
         if n22 > end - pos: raise ValueError
-        items23 = PyList_New(n22)
+        items23 = ml_list(r, n22)
         for i24 in range(n22):
-            o25 = ml_new(C_LeaderAndIsrLiveLeader)
+            o25 = ml_new(r, C_LeaderAndIsrLiveLeader)
             if end - pos < 4: raise ValueError
             ml_put_new(o25, ML_SLOT(0), 'broker_id', ml_obj_i32(p + pos))
             pos += 4
@@ -833,7 +833,7 @@ cdef object r_LeaderAndIsrRequest_v5(Rd *r):
     cdef int64_t tag32
     cdef int64_t size33
     cdef Py_ssize_t stop34
-    o = ml_new(C_LeaderAndIsrRequest)
+    o = ml_new(r, C_LeaderAndIsrRequest)
     ml_put(o, ML_SLOT(3), 'is_k_raft_controller', False)
     ml_put(o, ML_SLOT(7), 'ungrouped_partition_states', [])
     if end - pos < 17: raise ValueError
@@ -848,9 +848,9 @@ cdef object r_LeaderAndIsrRequest_v5(Rd *r):
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_LeaderAndIsrTopicState)
+            o4 = ml_new(r, C_LeaderAndIsrTopicState)
             n5 = ml_uvarint(p, end, &pos) - 1
             if n5 < -1: raise ValueError
             if n5 > 0x7fff: raise ValueError
@@ -869,9 +869,9 @@ cdef object r_LeaderAndIsrRequest_v5(Rd *r):
                 raise ValueError
             else:
                 if n6 > end - pos: raise ValueError
-                items7 = PyList_New(n6)
+                items7 = ml_list(r, n6)
                 for i8 in range(n6):
-                    o9 = ml_new(C_LeaderAndIsrPartitionState)
+                    o9 = ml_new(r, C_LeaderAndIsrPartitionState)
                     ml_put(o9, ML_SLOT(11), 'topic_name', '')
                     if end - pos < 16: raise ValueError
                     ml_put_new(o9, ML_SLOT(8), 'partition_index', ml_obj_i32(p + pos))
@@ -885,7 +885,7 @@ cdef object r_LeaderAndIsrRequest_v5(Rd *r):
                         raise ValueError
                     else:
                         if n10 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o9, ML_SLOT(3), 'isr', ml_list_i32(p + pos, n10))
+                        ml_put_new(o9, ML_SLOT(3), 'isr', ml_list_i32(r, p + pos, n10))
                         pos += n10 * 4
                     if end - pos < 4: raise ValueError
                     ml_put_new(o9, ML_SLOT(7), 'partition_epoch', ml_obj_i32(p + pos))
@@ -896,7 +896,7 @@ cdef object r_LeaderAndIsrRequest_v5(Rd *r):
                         raise ValueError
                     else:
                         if n11 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o9, ML_SLOT(10), 'replicas', ml_list_i32(p + pos, n11))
+                        ml_put_new(o9, ML_SLOT(10), 'replicas', ml_list_i32(r, p + pos, n11))
                         pos += n11 * 4
                     n12 = ml_uvarint(p, end, &pos) - 1
                     if n12 < -1: raise ValueError
@@ -904,7 +904,7 @@ cdef object r_LeaderAndIsrRequest_v5(Rd *r):
                         raise ValueError
                     else:
                         if n12 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o9, ML_SLOT(0), 'adding_replicas', ml_list_i32(p + pos, n12))
+                        ml_put_new(o9, ML_SLOT(0), 'adding_replicas', ml_list_i32(r, p + pos, n12))
                         pos += n12 * 4
                     n13 = ml_uvarint(p, end, &pos) - 1
                     if n13 < -1: raise ValueError
@@ -912,7 +912,7 @@ cdef object r_LeaderAndIsrRequest_v5(Rd *r):
                         raise ValueError
                     else:
                         if n13 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o9, ML_SLOT(9), 'removing_replicas', ml_list_i32(p + pos, n13))
+                        ml_put_new(o9, ML_SLOT(9), 'removing_replicas', ml_list_i32(r, p + pos, n13))
                         pos += n13 * 4
                     ml_put(o9, ML_SLOT(6), 'leader_recovery_state', 0)
                     if end - pos < 1: raise ValueError
@@ -960,9 +960,9 @@ cdef object r_LeaderAndIsrRequest_v5(Rd *r):
         raise ValueError
     else:
         if n22 > end - pos: raise ValueError
-        items23 = PyList_New(n22)
+        items23 = ml_list(r, n22)
         for i24 in range(n22):
-            o25 = ml_new(C_LeaderAndIsrLiveLeader)
+            o25 = ml_new(r, C_LeaderAndIsrLiveLeader)
             if end - pos < 4: raise ValueError
             ml_put_new(o25, ML_SLOT(0), 'broker_id', ml_obj_i32(p + pos))
             pos += 4
@@ -1055,7 +1055,7 @@ cdef object r_LeaderAndIsrRequest_v6(Rd *r):
     cdef int64_t tag32
     cdef int64_t size33
     cdef Py_ssize_t stop34
-    o = ml_new(C_LeaderAndIsrRequest)
+    o = ml_new(r, C_LeaderAndIsrRequest)
     ml_put(o, ML_SLOT(3), 'is_k_raft_controller', False)
     ml_put(o, ML_SLOT(7), 'ungrouped_partition_states', [])
     if end - pos < 17: raise ValueError
@@ -1070,9 +1070,9 @@ cdef object r_LeaderAndIsrRequest_v6(Rd *r):
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_LeaderAndIsrTopicState)
+            o4 = ml_new(r, C_LeaderAndIsrTopicState)
             n5 = ml_uvarint(p, end, &pos) - 1
             if n5 < -1: raise ValueError
             if n5 > 0x7fff: raise ValueError
@@ -1091,9 +1091,9 @@ cdef object r_LeaderAndIsrRequest_v6(Rd *r):
                 raise ValueError
             else:
                 if n6 > end - pos: raise ValueError
-                items7 = PyList_New(n6)
+                items7 = ml_list(r, n6)
                 for i8 in range(n6):
-                    o9 = ml_new(C_LeaderAndIsrPartitionState)
+                    o9 = ml_new(r, C_LeaderAndIsrPartitionState)
                     ml_put(o9, ML_SLOT(11), 'topic_name', '')
                     if end - pos < 16: raise ValueError
                     ml_put_new(o9, ML_SLOT(8), 'partition_index', ml_obj_i32(p + pos))
@@ -1107,7 +1107,7 @@ cdef object r_LeaderAndIsrRequest_v6(Rd *r):
                         raise ValueError
                     else:
                         if n10 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o9, ML_SLOT(3), 'isr', ml_list_i32(p + pos, n10))
+                        ml_put_new(o9, ML_SLOT(3), 'isr', ml_list_i32(r, p + pos, n10))
                         pos += n10 * 4
                     if end - pos < 4: raise ValueError
                     ml_put_new(o9, ML_SLOT(7), 'partition_epoch', ml_obj_i32(p + pos))
@@ -1118,7 +1118,7 @@ cdef object r_LeaderAndIsrRequest_v6(Rd *r):
                         raise ValueError
                     else:
                         if n11 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o9, ML_SLOT(10), 'replicas', ml_list_i32(p + pos, n11))
+                        ml_put_new(o9, ML_SLOT(10), 'replicas', ml_list_i32(r, p + pos, n11))
                         pos += n11 * 4
                     n12 = ml_uvarint(p, end, &pos) - 1
                     if n12 < -1: raise ValueError
@@ -1126,7 +1126,7 @@ cdef object r_LeaderAndIsrRequest_v6(Rd *r):
                         raise ValueError
                     else:
                         if n12 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o9, ML_SLOT(0), 'adding_replicas', ml_list_i32(p + pos, n12))
+                        ml_put_new(o9, ML_SLOT(0), 'adding_replicas', ml_list_i32(r, p + pos, n12))
                         pos += n12 * 4
                     n13 = ml_uvarint(p, end, &pos) - 1
                     if n13 < -1: raise ValueError
@@ -1134,7 +1134,7 @@ cdef object r_LeaderAndIsrRequest_v6(Rd *r):
                         raise ValueError
                     else:
                         if n13 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o9, ML_SLOT(9), 'removing_replicas', ml_list_i32(p + pos, n13))
+                        ml_put_new(o9, ML_SLOT(9), 'removing_replicas', ml_list_i32(r, p + pos, n13))
                         pos += n13 * 4
                     if end - pos < 2: raise ValueError
                     ml_put_new(o9, ML_SLOT(2), 'is_new', ml_obj_bool(p + pos))
@@ -1182,9 +1182,9 @@ cdef object r_LeaderAndIsrRequest_v6(Rd *r):
         raise ValueError
     else:
         if n22 > end - pos: raise ValueError
-        items23 = PyList_New(n22)
+        items23 = ml_list(r, n22)
         for i24 in range(n22):
-            o25 = ml_new(C_LeaderAndIsrLiveLeader)
+            o25 = ml_new(r, C_LeaderAndIsrLiveLeader)
             if end - pos < 4: raise ValueError
             ml_put_new(o25, ML_SLOT(0), 'broker_id', ml_obj_i32(p + pos))
             pos += 4
@@ -1277,7 +1277,7 @@ cdef object r_LeaderAndIsrRequest_v7(Rd *r):
     cdef int64_t tag32
     cdef int64_t size33
     cdef Py_ssize_t stop34
-    o = ml_new(C_LeaderAndIsrRequest)
+    o = ml_new(r, C_LeaderAndIsrRequest)
     ml_put(o, ML_SLOT(7), 'ungrouped_partition_states', [])
     if end - pos < 18: raise ValueError
     ml_put_new(o, ML_SLOT(2), 'controller_id', ml_obj_i32(p + pos))
@@ -1292,9 +1292,9 @@ cdef object r_LeaderAndIsrRequest_v7(Rd *r):
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_LeaderAndIsrTopicState)
+            o4 = ml_new(r, C_LeaderAndIsrTopicState)
             n5 = ml_uvarint(p, end, &pos) - 1
             if n5 < -1: raise ValueError
             if n5 > 0x7fff: raise ValueError
@@ -1313,9 +1313,9 @@ cdef object r_LeaderAndIsrRequest_v7(Rd *r):
                 raise ValueError
             else:
                 if n6 > end - pos: raise ValueError
-                items7 = PyList_New(n6)
+                items7 = ml_list(r, n6)
                 for i8 in range(n6):
-                    o9 = ml_new(C_LeaderAndIsrPartitionState)
+                    o9 = ml_new(r, C_LeaderAndIsrPartitionState)
                     ml_put(o9, ML_SLOT(11), 'topic_name', '')
                     if end - pos < 16: raise ValueError
                     ml_put_new(o9, ML_SLOT(8), 'partition_index', ml_obj_i32(p + pos))
@@ -1329,7 +1329,7 @@ cdef object r_LeaderAndIsrRequest_v7(Rd *r):
                         raise ValueError
                     else:
                         if n10 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o9, ML_SLOT(3), 'isr', ml_list_i32(p + pos, n10))
+                        ml_put_new(o9, ML_SLOT(3), 'isr', ml_list_i32(r, p + pos, n10))
                         pos += n10 * 4
                     if end - pos < 4: raise ValueError
                     ml_put_new(o9, ML_SLOT(7), 'partition_epoch', ml_obj_i32(p + pos))
@@ -1340,7 +1340,7 @@ cdef object r_LeaderAndIsrRequest_v7(Rd *r):
                         raise ValueError
                     else:
                         if n11 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o9, ML_SLOT(10), 'replicas', ml_list_i32(p + pos, n11))
+                        ml_put_new(o9, ML_SLOT(10), 'replicas', ml_list_i32(r, p + pos, n11))
                         pos += n11 * 4
                     n12 = ml_uvarint(p, end, &pos) - 1
                     if n12 < -1: raise ValueError
@@ -1348,7 +1348,7 @@ cdef object r_LeaderAndIsrRequest_v7(Rd *r):
                         raise ValueError
                     else:
                         if n12 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o9, ML_SLOT(0), 'adding_replicas', ml_list_i32(p + pos, n12))
+                        ml_put_new(o9, ML_SLOT(0), 'adding_replicas', ml_list_i32(r, p + pos, n12))
                         pos += n12 * 4
                     n13 = ml_uvarint(p, end, &pos) - 1
                     if n13 < -1: raise ValueError
@@ -1356,7 +1356,7 @@ cdef object r_LeaderAndIsrRequest_v7(Rd *r):
                         raise ValueError
                     else:
                         if n13 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o9, ML_SLOT(9), 'removing_replicas', ml_list_i32(p + pos, n13))
+                        ml_put_new(o9, ML_SLOT(9), 'removing_replicas', ml_list_i32(r, p + pos, n13))
                         pos += n13 * 4
                     if end - pos < 2: raise ValueError
                     ml_put_new(o9, ML_SLOT(2), 'is_new', ml_obj_bool(p + pos))
@@ -1404,9 +1404,9 @@ cdef object r_LeaderAndIsrRequest_v7(Rd *r):
         raise ValueError
     else:
         if n22 > end - pos: raise ValueError
-        items23 = PyList_New(n22)
+        items23 = ml_list(r, n22)
         for i24 in range(n22):
-            o25 = ml_new(C_LeaderAndIsrLiveLeader)
+            o25 = ml_new(r, C_LeaderAndIsrLiveLeader)
             if end - pos < 4: raise ValueError
             ml_put_new(o25, ML_SLOT(0), 'broker_id', ml_obj_i32(p + pos))
             pos += 4
@@ -1468,7 +1468,7 @@ cdef object r_LeaderAndIsrPartitionState_v0(Rd *r):
     cdef int64_t n1
     cdef int64_t n2
     cdef int64_t n3
-    o = ml_new(C_LeaderAndIsrPartitionState)
+    o = ml_new(r, C_LeaderAndIsrPartitionState)
     if end - pos < 2: raise ValueError
     n1 = ml_i16(p + pos)
     pos += 2
@@ -1491,7 +1491,7 @@ cdef object r_LeaderAndIsrPartitionState_v0(Rd *r):
         raise ValueError
     else:
         if n2 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(3), 'isr', ml_list_i32(p + pos, n2))
+        ml_put_new(o, ML_SLOT(3), 'isr', ml_list_i32(r, p + pos, n2))
         pos += n2 * 4
     if end - pos < 4: raise ValueError
     ml_put_new(o, ML_SLOT(7), 'partition_epoch', ml_obj_i32(p + pos))
@@ -1503,7 +1503,7 @@ cdef object r_LeaderAndIsrPartitionState_v0(Rd *r):
         raise ValueError
     else:
         if n3 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(10), 'replicas', ml_list_i32(p + pos, n3))
+        ml_put_new(o, ML_SLOT(10), 'replicas', ml_list_i32(r, p + pos, n3))
         pos += n3 * 4
     ml_put(o, ML_SLOT(0), 'adding_replicas', [])
     ml_put(o, ML_SLOT(9), 'removing_replicas', [])
@@ -1522,7 +1522,7 @@ cdef object r_LeaderAndIsrPartitionState_v1(Rd *r):
     cdef int64_t n1
     cdef int64_t n2
     cdef int64_t n3
-    o = ml_new(C_LeaderAndIsrPartitionState)
+    o = ml_new(r, C_LeaderAndIsrPartitionState)
     if end - pos < 2: raise ValueError
     n1 = ml_i16(p + pos)
     pos += 2
@@ -1545,7 +1545,7 @@ cdef object r_LeaderAndIsrPartitionState_v1(Rd *r):
         raise ValueError
     else:
         if n2 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(3), 'isr', ml_list_i32(p + pos, n2))
+        ml_put_new(o, ML_SLOT(3), 'isr', ml_list_i32(r, p + pos, n2))
         pos += n2 * 4
     if end - pos < 4: raise ValueError
     ml_put_new(o, ML_SLOT(7), 'partition_epoch', ml_obj_i32(p + pos))
@@ -1557,7 +1557,7 @@ cdef object r_LeaderAndIsrPartitionState_v1(Rd *r):
         raise ValueError
     else:
         if n3 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(10), 'replicas', ml_list_i32(p + pos, n3))
+        ml_put_new(o, ML_SLOT(10), 'replicas', ml_list_i32(r, p + pos, n3))
         pos += n3 * 4
     ml_put(o, ML_SLOT(0), 'adding_replicas', [])
     ml_put(o, ML_SLOT(9), 'removing_replicas', [])
@@ -1577,7 +1577,7 @@ cdef object r_LeaderAndIsrPartitionState_v2(Rd *r):
     cdef object o
     cdef int64_t n1
     cdef int64_t n2
-    o = ml_new(C_LeaderAndIsrPartitionState)
+    o = ml_new(r, C_LeaderAndIsrPartitionState)
     ml_put(o, ML_SLOT(11), 'topic_name', '')
     if end - pos < 16: raise ValueError
     ml_put_new(o, ML_SLOT(8), 'partition_index', ml_obj_i32(p + pos))
@@ -1592,7 +1592,7 @@ cdef object r_LeaderAndIsrPartitionState_v2(Rd *r):
         raise ValueError
     else:
         if n1 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(3), 'isr', ml_list_i32(p + pos, n1))
+        ml_put_new(o, ML_SLOT(3), 'isr', ml_list_i32(r, p + pos, n1))
         pos += n1 * 4
     if end - pos < 4: raise ValueError
     ml_put_new(o, ML_SLOT(7), 'partition_epoch', ml_obj_i32(p + pos))
@@ -1604,7 +1604,7 @@ cdef object r_LeaderAndIsrPartitionState_v2(Rd *r):
         raise ValueError
     else:
         if n2 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(10), 'replicas', ml_list_i32(p + pos, n2))
+        ml_put_new(o, ML_SLOT(10), 'replicas', ml_list_i32(r, p + pos, n2))
         pos += n2 * 4
     ml_put(o, ML_SLOT(0), 'adding_replicas', [])
     ml_put(o, ML_SLOT(9), 'removing_replicas', [])
@@ -1626,7 +1626,7 @@ cdef object r_LeaderAndIsrPartitionState_v3(Rd *r):
     cdef int64_t n2
     cdef int64_t n3
     cdef int64_t n4
-    o = ml_new(C_LeaderAndIsrPartitionState)
+    o = ml_new(r, C_LeaderAndIsrPartitionState)
     ml_put(o, ML_SLOT(11), 'topic_name', '')
     if end - pos < 16: raise ValueError
     ml_put_new(o, ML_SLOT(8), 'partition_index', ml_obj_i32(p + pos))
@@ -1641,7 +1641,7 @@ cdef object r_LeaderAndIsrPartitionState_v3(Rd *r):
         raise ValueError
     else:
         if n1 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(3), 'isr', ml_list_i32(p + pos, n1))
+        ml_put_new(o, ML_SLOT(3), 'isr', ml_list_i32(r, p + pos, n1))
         pos += n1 * 4
     if end - pos < 4: raise ValueError
     ml_put_new(o, ML_SLOT(7), 'partition_epoch', ml_obj_i32(p + pos))
@@ -1653,7 +1653,7 @@ cdef object r_LeaderAndIsrPartitionState_v3(Rd *r):
         raise ValueError
     else:
         if n2 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(10), 'replicas', ml_list_i32(p + pos, n2))
+        ml_put_new(o, ML_SLOT(10), 'replicas', ml_list_i32(r, p + pos, n2))
         pos += n2 * 4
     if end - pos < 4: raise ValueError
     n3 = ml_i32(p + pos)
@@ -1662,7 +1662,7 @@ cdef object r_LeaderAndIsrPartitionState_v3(Rd *r):
         raise ValueError
     else:
         if n3 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(0), 'adding_replicas', ml_list_i32(p + pos, n3))
+        ml_put_new(o, ML_SLOT(0), 'adding_replicas', ml_list_i32(r, p + pos, n3))
         pos += n3 * 4
     if end - pos < 4: raise ValueError
     n4 = ml_i32(p + pos)
@@ -1671,7 +1671,7 @@ cdef object r_LeaderAndIsrPartitionState_v3(Rd *r):
         raise ValueError
     else:
         if n4 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(9), 'removing_replicas', ml_list_i32(p + pos, n4))
+        ml_put_new(o, ML_SLOT(9), 'removing_replicas', ml_list_i32(r, p + pos, n4))
         pos += n4 * 4
     ml_put(o, ML_SLOT(6), 'leader_recovery_state', 0)
     if end - pos < 1: raise ValueError
@@ -1695,7 +1695,7 @@ cdef object r_LeaderAndIsrPartitionState_v4(Rd *r):
     cdef int64_t tag6
     cdef int64_t size7
     cdef Py_ssize_t stop8
-    o = ml_new(C_LeaderAndIsrPartitionState)
+    o = ml_new(r, C_LeaderAndIsrPartitionState)
     ml_put(o, ML_SLOT(11), 'topic_name', '')
     if end - pos < 16: raise ValueError
     ml_put_new(o, ML_SLOT(8), 'partition_index', ml_obj_i32(p + pos))
@@ -1709,7 +1709,7 @@ cdef object r_LeaderAndIsrPartitionState_v4(Rd *r):
         raise ValueError
     else:
         if n1 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(3), 'isr', ml_list_i32(p + pos, n1))
+        ml_put_new(o, ML_SLOT(3), 'isr', ml_list_i32(r, p + pos, n1))
         pos += n1 * 4
     if end - pos < 4: raise ValueError
     ml_put_new(o, ML_SLOT(7), 'partition_epoch', ml_obj_i32(p + pos))
@@ -1720,7 +1720,7 @@ cdef object r_LeaderAndIsrPartitionState_v4(Rd *r):
         raise ValueError
     else:
         if n2 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(10), 'replicas', ml_list_i32(p + pos, n2))
+        ml_put_new(o, ML_SLOT(10), 'replicas', ml_list_i32(r, p + pos, n2))
         pos += n2 * 4
     n3 = ml_uvarint(p, end, &pos) - 1
     if n3 < -1: raise ValueError
@@ -1728,7 +1728,7 @@ cdef object r_LeaderAndIsrPartitionState_v4(Rd *r):
         raise ValueError
     else:
         if n3 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(0), 'adding_replicas', ml_list_i32(p + pos, n3))
+        ml_put_new(o, ML_SLOT(0), 'adding_replicas', ml_list_i32(r, p + pos, n3))
         pos += n3 * 4
     n4 = ml_uvarint(p, end, &pos) - 1
     if n4 < -1: raise ValueError
@@ -1736,7 +1736,7 @@ cdef object r_LeaderAndIsrPartitionState_v4(Rd *r):
         raise ValueError
     else:
         if n4 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(9), 'removing_replicas', ml_list_i32(p + pos, n4))
+        ml_put_new(o, ML_SLOT(9), 'removing_replicas', ml_list_i32(r, p + pos, n4))
         pos += n4 * 4
     ml_put(o, ML_SLOT(6), 'leader_recovery_state', 0)
     if end - pos < 1: raise ValueError
@@ -1775,7 +1775,7 @@ cdef object r_LeaderAndIsrPartitionState_v6(Rd *r):
     cdef int64_t tag6
     cdef int64_t size7
     cdef Py_ssize_t stop8
-    o = ml_new(C_LeaderAndIsrPartitionState)
+    o = ml_new(r, C_LeaderAndIsrPartitionState)
     ml_put(o, ML_SLOT(11), 'topic_name', '')
     if end - pos < 16: raise ValueError
     ml_put_new(o, ML_SLOT(8), 'partition_index', ml_obj_i32(p + pos))
@@ -1789,7 +1789,7 @@ cdef object r_LeaderAndIsrPartitionState_v6(Rd *r):
         raise ValueError
     else:
         if n1 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(3), 'isr', ml_list_i32(p + pos, n1))
+        ml_put_new(o, ML_SLOT(3), 'isr', ml_list_i32(r, p + pos, n1))
         pos += n1 * 4
     if end - pos < 4: raise ValueError
     ml_put_new(o, ML_SLOT(7), 'partition_epoch', ml_obj_i32(p + pos))
@@ -1800,7 +1800,7 @@ cdef object r_LeaderAndIsrPartitionState_v6(Rd *r):
         raise ValueError
     else:
         if n2 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(10), 'replicas', ml_list_i32(p + pos, n2))
+        ml_put_new(o, ML_SLOT(10), 'replicas', ml_list_i32(r, p + pos, n2))
         pos += n2 * 4
     n3 = ml_uvarint(p, end, &pos) - 1
     if n3 < -1: raise ValueError
@@ -1808,7 +1808,7 @@ cdef object r_LeaderAndIsrPartitionState_v6(Rd *r):
         raise ValueError
     else:
         if n3 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(0), 'adding_replicas', ml_list_i32(p + pos, n3))
+        ml_put_new(o, ML_SLOT(0), 'adding_replicas', ml_list_i32(r, p + pos, n3))
         pos += n3 * 4
     n4 = ml_uvarint(p, end, &pos) - 1
     if n4 < -1: raise ValueError
@@ -1816,7 +1816,7 @@ cdef object r_LeaderAndIsrPartitionState_v6(Rd *r):
         raise ValueError
     else:
         if n4 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(9), 'removing_replicas', ml_list_i32(p + pos, n4))
+        ml_put_new(o, ML_SLOT(9), 'removing_replicas', ml_list_i32(r, p + pos, n4))
         pos += n4 * 4
     if end - pos < 2: raise ValueError
     ml_put_new(o, ML_SLOT(2), 'is_new', ml_obj_bool(p + pos))
@@ -1854,7 +1854,7 @@ cdef object r_LeaderAndIsrTopicState_v2(Rd *r):
     cdef object o5
     cdef int64_t n6
     cdef int64_t n7
-    o = ml_new(C_LeaderAndIsrTopicState)
+    o = ml_new(r, C_LeaderAndIsrTopicState)
     if end - pos < 2: raise ValueError
     n1 = ml_i16(p + pos)
     pos += 2
@@ -1872,9 +1872,9 @@ cdef object r_LeaderAndIsrTopicState_v2(Rd *r):
         raise ValueError
     else:
         if n2 > end - pos: raise ValueError
-        items3 = PyList_New(n2)
+        items3 = ml_list(r, n2)
         for i4 in range(n2):
-            o5 = ml_new(C_LeaderAndIsrPartitionState)
+            o5 = ml_new(r, C_LeaderAndIsrPartitionState)
             ml_put(o5, ML_SLOT(11), 'topic_name', '')
             if end - pos < 16: raise ValueError
             ml_put_new(o5, ML_SLOT(8), 'partition_index', ml_obj_i32(p + pos))
@@ -1889,7 +1889,7 @@ cdef object r_LeaderAndIsrTopicState_v2(Rd *r):
                 raise ValueError
             else:
                 if n6 > (end - pos) // 4: raise ValueError
-                ml_put_new(o5, ML_SLOT(3), 'isr', ml_list_i32(p + pos, n6))
+                ml_put_new(o5, ML_SLOT(3), 'isr', ml_list_i32(r, p + pos, n6))
                 pos += n6 * 4
             if end - pos < 4: raise ValueError
             ml_put_new(o5, ML_SLOT(7), 'partition_epoch', ml_obj_i32(p + pos))
@@ -1901,7 +1901,7 @@ cdef object r_LeaderAndIsrTopicState_v2(Rd *r):
                 raise ValueError
             else:
                 if n7 > (end - pos) // 4: raise ValueError
-                ml_put_new(o5, ML_SLOT(10), 'replicas', ml_list_i32(p + pos, n7))
+                ml_put_new(o5, ML_SLOT(10), 'replicas', ml_list_i32(r, p + pos, n7))
                 pos += n7 * 4
             ml_put(o5, ML_SLOT(0), 'adding_replicas', [])
             ml_put(o5, ML_SLOT(9), 'removing_replicas', [])
@@ -1931,7 +1931,7 @@ cdef object r_LeaderAndIsrTopicState_v3(Rd *r):
     cdef int64_t n7
     cdef int64_t n8
     cdef int64_t n9
-    o = ml_new(C_LeaderAndIsrTopicState)
+    o = ml_new(r, C_LeaderAndIsrTopicState)
     if end - pos < 2: raise ValueError
     n1 = ml_i16(p + pos)
     pos += 2
@@ -1949,9 +1949,9 @@ cdef object r_LeaderAndIsrTopicState_v3(Rd *r):
         raise ValueError
     else:
         if n2 > end - pos: raise ValueError
-        items3 = PyList_New(n2)
+        items3 = ml_list(r, n2)
         for i4 in range(n2):
-            o5 = ml_new(C_LeaderAndIsrPartitionState)
+            o5 = ml_new(r, C_LeaderAndIsrPartitionState)
             ml_put(o5, ML_SLOT(11), 'topic_name', '')
             if end - pos < 16: raise ValueError
             ml_put_new(o5, ML_SLOT(8), 'partition_index', ml_obj_i32(p + pos))
@@ -1966,7 +1966,7 @@ cdef object r_LeaderAndIsrTopicState_v3(Rd *r):
                 raise ValueError
             else:
                 if n6 > (end - pos) // 4: raise ValueError
-                ml_put_new(o5, ML_SLOT(3), 'isr', ml_list_i32(p + pos, n6))
+                ml_put_new(o5, ML_SLOT(3), 'isr', ml_list_i32(r, p + pos, n6))
                 pos += n6 * 4
             if end - pos < 4: raise ValueError
             ml_put_new(o5, ML_SLOT(7), 'partition_epoch', ml_obj_i32(p + pos))
@@ -1978,7 +1978,7 @@ cdef object r_LeaderAndIsrTopicState_v3(Rd *r):
                 raise ValueError
             else:
                 if n7 > (end - pos) // 4: raise ValueError
-                ml_put_new(o5, ML_SLOT(10), 'replicas', ml_list_i32(p + pos, n7))
+                ml_put_new(o5, ML_SLOT(10), 'replicas', ml_list_i32(r, p + pos, n7))
                 pos += n7 * 4
             if end - pos < 4: raise ValueError
             n8 = ml_i32(p + pos)
@@ -1987,7 +1987,7 @@ cdef object r_LeaderAndIsrTopicState_v3(Rd *r):
                 raise ValueError
             else:
                 if n8 > (end - pos) // 4: raise ValueError
-                ml_put_new(o5, ML_SLOT(0), 'adding_replicas', ml_list_i32(p + pos, n8))
+                ml_put_new(o5, ML_SLOT(0), 'adding_replicas', ml_list_i32(r, p + pos, n8))
                 pos += n8 * 4
             if end - pos < 4: raise ValueError
             n9 = ml_i32(p + pos)
@@ -1996,7 +1996,7 @@ cdef object r_LeaderAndIsrTopicState_v3(Rd *r):
                 raise ValueError
             else:
                 if n9 > (end - pos) // 4: raise ValueError
-                ml_put_new(o5, ML_SLOT(9), 'removing_replicas', ml_list_i32(p + pos, n9))
+                ml_put_new(o5, ML_SLOT(9), 'removing_replicas', ml_list_i32(r, p + pos, n9))
                 pos += n9 * 4
             ml_put(o5, ML_SLOT(6), 'leader_recovery_state', 0)
             if end - pos < 1: raise ValueError
@@ -2032,7 +2032,7 @@ cdef object r_LeaderAndIsrTopicState_v4(Rd *r):
     cdef int64_t tag15
     cdef int64_t size16
     cdef Py_ssize_t stop17
-    o = ml_new(C_LeaderAndIsrTopicState)
+    o = ml_new(r, C_LeaderAndIsrTopicState)
     n1 = ml_uvarint(p, end, &pos) - 1
     if n1 < -1: raise ValueError
     if n1 > 0x7fff: raise ValueError
@@ -2049,9 +2049,9 @@ cdef object r_LeaderAndIsrTopicState_v4(Rd *r):
         raise ValueError
     else:
         if n2 > end - pos: raise ValueError
-        items3 = PyList_New(n2)
+        items3 = ml_list(r, n2)
         for i4 in range(n2):
-            o5 = ml_new(C_LeaderAndIsrPartitionState)
+            o5 = ml_new(r, C_LeaderAndIsrPartitionState)
             ml_put(o5, ML_SLOT(11), 'topic_name', '')
             if end - pos < 16: raise ValueError
             ml_put_new(o5, ML_SLOT(8), 'partition_index', ml_obj_i32(p + pos))
@@ -2065,7 +2065,7 @@ cdef object r_LeaderAndIsrTopicState_v4(Rd *r):
                 raise ValueError
             else:
                 if n6 > (end - pos) // 4: raise ValueError
-                ml_put_new(o5, ML_SLOT(3), 'isr', ml_list_i32(p + pos, n6))
+                ml_put_new(o5, ML_SLOT(3), 'isr', ml_list_i32(r, p + pos, n6))
                 pos += n6 * 4
             if end - pos < 4: raise ValueError
             ml_put_new(o5, ML_SLOT(7), 'partition_epoch', ml_obj_i32(p + pos))
@@ -2076,7 +2076,7 @@ cdef object r_LeaderAndIsrTopicState_v4(Rd *r):
                 raise ValueError
             else:
                 if n7 > (end - pos) // 4: raise ValueError
-                ml_put_new(o5, ML_SLOT(10), 'replicas', ml_list_i32(p + pos, n7))
+                ml_put_new(o5, ML_SLOT(10), 'replicas', ml_list_i32(r, p + pos, n7))
                 pos += n7 * 4
             n8 = ml_uvarint(p, end, &pos) - 1
             if n8 < -1: raise ValueError
@@ -2084,7 +2084,7 @@ cdef object r_LeaderAndIsrTopicState_v4(Rd *r):
                 raise ValueError
             else:
                 if n8 > (end - pos) // 4: raise ValueError
-                ml_put_new(o5, ML_SLOT(0), 'adding_replicas', ml_list_i32(p + pos, n8))
+                ml_put_new(o5, ML_SLOT(0), 'adding_replicas', ml_list_i32(r, p + pos, n8))
                 pos += n8 * 4
             n9 = ml_uvarint(p, end, &pos) - 1
             if n9 < -1: raise ValueError
@@ -2092,7 +2092,7 @@ cdef object r_LeaderAndIsrTopicState_v4(Rd *r):
                 raise ValueError
             else:
                 if n9 > (end - pos) // 4: raise ValueError
-                ml_put_new(o5, ML_SLOT(9), 'removing_replicas', ml_list_i32(p + pos, n9))
+                ml_put_new(o5, ML_SLOT(9), 'removing_replicas', ml_list_i32(r, p + pos, n9))
                 pos += n9 * 4
             ml_put(o5, ML_SLOT(6), 'leader_recovery_state', 0)
             if end - pos < 1: raise ValueError
@@ -2158,7 +2158,7 @@ cdef object r_LeaderAndIsrTopicState_v5(Rd *r):
     cdef int64_t tag15
     cdef int64_t size16
     cdef Py_ssize_t stop17
-    o = ml_new(C_LeaderAndIsrTopicState)
+    o = ml_new(r, C_LeaderAndIsrTopicState)
     n1 = ml_uvarint(p, end, &pos) - 1
     if n1 < -1: raise ValueError
     if n1 > 0x7fff: raise ValueError
@@ -2177,9 +2177,9 @@ cdef object r_LeaderAndIsrTopicState_v5(Rd *r):
         raise ValueError
     else:
         if n2 > end - pos: raise ValueError
-        items3 = PyList_New(n2)
+        items3 = ml_list(r, n2)
         for i4 in range(n2):
-            o5 = ml_new(C_LeaderAndIsrPartitionState)
+            o5 = ml_new(r, C_LeaderAndIsrPartitionState)
             ml_put(o5, ML_SLOT(11), 'topic_name', '')
             if end - pos < 16: raise ValueError
             ml_put_new(o5, ML_SLOT(8), 'partition_index', ml_obj_i32(p + pos))
@@ -2193,7 +2193,7 @@ cdef object r_LeaderAndIsrTopicState_v5(Rd *r):
                 raise ValueError
             else:
                 if n6 > (end - pos) // 4: raise ValueError
-                ml_put_new(o5, ML_SLOT(3), 'isr', ml_list_i32(p + pos, n6))
+                ml_put_new(o5, ML_SLOT(3), 'isr', ml_list_i32(r, p + pos, n6))
                 pos += n6 * 4
             if end - pos < 4: raise ValueError
             ml_put_new(o5, ML_SLOT(7), 'partition_epoch', ml_obj_i32(p + pos))
@@ -2204,7 +2204,7 @@ cdef object r_LeaderAndIsrTopicState_v5(Rd *r):
                 raise ValueError
             else:
                 if n7 > (end - pos) // 4: raise ValueError
-                ml_put_new(o5, ML_SLOT(10), 'replicas', ml_list_i32(p + pos, n7))
+                ml_put_new(o5, ML_SLOT(10), 'replicas', ml_list_i32(r, p + pos, n7))
                 pos += n7 * 4
             n8 = ml_uvarint(p, end, &pos) - 1
             if n8 < -1: raise ValueError
@@ -2212,7 +2212,7 @@ cdef object r_LeaderAndIsrTopicState_v5(Rd *r):
                 raise ValueError
             else:
                 if n8 > (end - pos) // 4: raise ValueError
-                ml_put_new(o5, ML_SLOT(0), 'adding_replicas', ml_list_i32(p + pos, n8))
+                ml_put_new(o5, ML_SLOT(0), 'adding_replicas', ml_list_i32(r, p + pos, n8))
                 pos += n8 * 4
             n9 = ml_uvarint(p, end, &pos) - 1
             if n9 < -1: raise ValueError
@@ -2220,7 +2220,7 @@ cdef object r_LeaderAndIsrTopicState_v5(Rd *r):
                 raise ValueError
             else:
                 if n9 > (end - pos) // 4: raise ValueError
-                ml_put_new(o5, ML_SLOT(9), 'removing_replicas', ml_list_i32(p + pos, n9))
+                ml_put_new(o5, ML_SLOT(9), 'removing_replicas', ml_list_i32(r, p + pos, n9))
                 pos += n9 * 4
             ml_put(o5, ML_SLOT(6), 'leader_recovery_state', 0)
             if end - pos < 1: raise ValueError
@@ -2286,7 +2286,7 @@ cdef object r_LeaderAndIsrTopicState_v6(Rd *r):
     cdef int64_t tag15
     cdef int64_t size16
     cdef Py_ssize_t stop17
-    o = ml_new(C_LeaderAndIsrTopicState)
+    o = ml_new(r, C_LeaderAndIsrTopicState)
     n1 = ml_uvarint(p, end, &pos) - 1
     if n1 < -1: raise ValueError
     if n1 > 0x7fff: raise ValueError
@@ -2305,9 +2305,9 @@ cdef object r_LeaderAndIsrTopicState_v6(Rd *r):
         raise ValueError
     else:
         if n2 > end - pos: raise ValueError
-        items3 = PyList_New(n2)
+        items3 = ml_list(r, n2)
         for i4 in range(n2):
-            o5 = ml_new(C_LeaderAndIsrPartitionState)
+            o5 = ml_new(r, C_LeaderAndIsrPartitionState)
             ml_put(o5, ML_SLOT(11), 'topic_name', '')
             if end - pos < 16: raise ValueError
             ml_put_new(o5, ML_SLOT(8), 'partition_index', ml_obj_i32(p + pos))
@@ -2321,7 +2321,7 @@ cdef object r_LeaderAndIsrTopicState_v6(Rd *r):
                 raise ValueError
             else:
                 if n6 > (end - pos) // 4: raise ValueError
-                ml_put_new(o5, ML_SLOT(3), 'isr', ml_list_i32(p + pos, n6))
+                ml_put_new(o5, ML_SLOT(3), 'isr', ml_list_i32(r, p + pos, n6))
                 pos += n6 * 4
             if end - pos < 4: raise ValueError
             ml_put_new(o5, ML_SLOT(7), 'partition_epoch', ml_obj_i32(p + pos))
@@ -2332,7 +2332,7 @@ cdef object r_LeaderAndIsrTopicState_v6(Rd *r):
                 raise ValueError
             else:
                 if n7 > (end - pos) // 4: raise ValueError
-                ml_put_new(o5, ML_SLOT(10), 'replicas', ml_list_i32(p + pos, n7))
+                ml_put_new(o5, ML_SLOT(10), 'replicas', ml_list_i32(r, p + pos, n7))
                 pos += n7 * 4
             n8 = ml_uvarint(p, end, &pos) - 1
             if n8 < -1: raise ValueError
@@ -2340,7 +2340,7 @@ cdef object r_LeaderAndIsrTopicState_v6(Rd *r):
                 raise ValueError
             else:
                 if n8 > (end - pos) // 4: raise ValueError
-                ml_put_new(o5, ML_SLOT(0), 'adding_replicas', ml_list_i32(p + pos, n8))
+                ml_put_new(o5, ML_SLOT(0), 'adding_replicas', ml_list_i32(r, p + pos, n8))
                 pos += n8 * 4
             n9 = ml_uvarint(p, end, &pos) - 1
             if n9 < -1: raise ValueError
@@ -2348,7 +2348,7 @@ cdef object r_LeaderAndIsrTopicState_v6(Rd *r):
                 raise ValueError
             else:
                 if n9 > (end - pos) // 4: raise ValueError
-                ml_put_new(o5, ML_SLOT(9), 'removing_replicas', ml_list_i32(p + pos, n9))
+                ml_put_new(o5, ML_SLOT(9), 'removing_replicas', ml_list_i32(r, p + pos, n9))
                 pos += n9 * 4
             if end - pos < 2: raise ValueError
             ml_put_new(o5, ML_SLOT(2), 'is_new', ml_obj_bool(p + pos))
@@ -2398,7 +2398,7 @@ cdef object r_LeaderAndIsrLiveLeader_v0(Rd *r):
     cdef Py_ssize_t pos = r.pos
     cdef object o
     cdef int64_t n1
-    o = ml_new(C_LeaderAndIsrLiveLeader)
+    o = ml_new(r, C_LeaderAndIsrLiveLeader)
     if end - pos < 4: raise ValueError
     ml_put_new(o, ML_SLOT(0), 'broker_id', ml_obj_i32(p + pos))
     pos += 4
@@ -2429,7 +2429,7 @@ cdef object r_LeaderAndIsrLiveLeader_v4(Rd *r):
     cdef int64_t tag3
     cdef int64_t size4
     cdef Py_ssize_t stop5
-    o = ml_new(C_LeaderAndIsrLiveLeader)
+    o = ml_new(r, C_LeaderAndIsrLiveLeader)
     if end - pos < 4: raise ValueError
     ml_put_new(o, ML_SLOT(0), 'broker_id', ml_obj_i32(p + pos))
     pos += 4

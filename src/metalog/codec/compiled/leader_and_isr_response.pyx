@@ -62,7 +62,7 @@ cdef object r_LeaderAndIsrResponse_v0(Rd *r):
     cdef Py_ssize_t i3
     cdef object o4
     cdef int64_t n5
-    o = ml_new(C_LeaderAndIsrResponse)
+    o = ml_new(r, C_LeaderAndIsrResponse)
     if end - pos < 2: raise ValueError
     ml_put_new(o, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos))
     pos += 2
@@ -73,9 +73,9 @@ cdef object r_LeaderAndIsrResponse_v0(Rd *r):
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_LeaderAndIsrPartitionError)
+            o4 = ml_new(r, C_LeaderAndIsrPartitionError)
             if end - pos < 2: raise ValueError
             n5 = ml_i16(p + pos)
             pos += 2
@@ -116,7 +116,7 @@ cdef object r_LeaderAndIsrResponse_v4(Rd *r):
     cdef int64_t tag11
     cdef int64_t size12
     cdef Py_ssize_t stop13
-    o = ml_new(C_LeaderAndIsrResponse)
+    o = ml_new(r, C_LeaderAndIsrResponse)
     if end - pos < 2: raise ValueError
     ml_put_new(o, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos))
     pos += 2
@@ -126,9 +126,9 @@ cdef object r_LeaderAndIsrResponse_v4(Rd *r):
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_LeaderAndIsrPartitionError)
+            o4 = ml_new(r, C_LeaderAndIsrPartitionError)
             n5 = ml_uvarint(p, end, &pos) - 1
             if n5 < -1: raise ValueError
             if n5 > 0x7fff: raise ValueError
@@ -206,7 +206,7 @@ cdef object r_LeaderAndIsrResponse_v5(Rd *r):
     cdef int64_t tag18
     cdef int64_t size19
     cdef Py_ssize_t stop20
-    o = ml_new(C_LeaderAndIsrResponse)
+    o = ml_new(r, C_LeaderAndIsrResponse)
     ml_put(o, ML_SLOT(1), 'partition_errors', [])
     if end - pos < 2: raise ValueError
     ml_put_new(o, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos))
@@ -217,9 +217,9 @@ cdef object r_LeaderAndIsrResponse_v5(Rd *r):
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_LeaderAndIsrTopicError)
+            o4 = ml_new(r, C_LeaderAndIsrTopicError)
             if end - pos < 16: raise ValueError
             ml_put_new(o4, ML_SLOT(1), 'topic_id', ml_obj_uuid(p + pos))
             pos += 16
@@ -229,9 +229,9 @@ cdef object r_LeaderAndIsrResponse_v5(Rd *r):
                 raise ValueError
             else:
                 if n5 > end - pos: raise ValueError
-                items6 = PyList_New(n5)
+                items6 = ml_list(r, n5)
                 for i7 in range(n5):
-                    o8 = ml_new(C_LeaderAndIsrPartitionError)
+                    o8 = ml_new(r, C_LeaderAndIsrPartitionError)
                     ml_put(o8, ML_SLOT(2), 'topic_name', '')
                     if end - pos < 6: raise ValueError
                     ml_put_new(o8, ML_SLOT(1), 'partition_index', ml_obj_i32(p + pos))
@@ -299,7 +299,7 @@ cdef object r_LeaderAndIsrPartitionError_v0(Rd *r):
     cdef Py_ssize_t pos = r.pos
     cdef object o
     cdef int64_t n1
-    o = ml_new(C_LeaderAndIsrPartitionError)
+    o = ml_new(r, C_LeaderAndIsrPartitionError)
     if end - pos < 2: raise ValueError
     n1 = ml_i16(p + pos)
     pos += 2
@@ -328,7 +328,7 @@ cdef object r_LeaderAndIsrPartitionError_v4(Rd *r):
     cdef int64_t tag3
     cdef int64_t size4
     cdef Py_ssize_t stop5
-    o = ml_new(C_LeaderAndIsrPartitionError)
+    o = ml_new(r, C_LeaderAndIsrPartitionError)
     n1 = ml_uvarint(p, end, &pos) - 1
     if n1 < -1: raise ValueError
     if n1 > 0x7fff: raise ValueError
@@ -371,7 +371,7 @@ cdef object r_LeaderAndIsrPartitionError_v5(Rd *r):
     cdef int64_t tag2
     cdef int64_t size3
     cdef Py_ssize_t stop4
-    o = ml_new(C_LeaderAndIsrPartitionError)
+    o = ml_new(r, C_LeaderAndIsrPartitionError)
     ml_put(o, ML_SLOT(2), 'topic_name', '')
     if end - pos < 6: raise ValueError
     ml_put_new(o, ML_SLOT(1), 'partition_index', ml_obj_i32(p + pos))
@@ -414,7 +414,7 @@ cdef object r_LeaderAndIsrTopicError_v5(Rd *r):
     cdef int64_t tag10
     cdef int64_t size11
     cdef Py_ssize_t stop12
-    o = ml_new(C_LeaderAndIsrTopicError)
+    o = ml_new(r, C_LeaderAndIsrTopicError)
     if end - pos < 16: raise ValueError
     ml_put_new(o, ML_SLOT(1), 'topic_id', ml_obj_uuid(p + pos))
     pos += 16
@@ -424,9 +424,9 @@ cdef object r_LeaderAndIsrTopicError_v5(Rd *r):
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_LeaderAndIsrPartitionError)
+            o4 = ml_new(r, C_LeaderAndIsrPartitionError)
             ml_put(o4, ML_SLOT(2), 'topic_name', '')
             if end - pos < 6: raise ValueError
             ml_put_new(o4, ML_SLOT(1), 'partition_index', ml_obj_i32(p + pos))

@@ -61,7 +61,7 @@ cdef object r_LeaderChangeMessage_v0(Rd *r):
     cdef int64_t tag18
     cdef int64_t size19
     cdef Py_ssize_t stop20
-    o = ml_new(C_LeaderChangeMessage)
+    o = ml_new(r, C_LeaderChangeMessage)
     if end - pos < 6: raise ValueError
     ml_put_new(o, ML_SLOT(3), 'version', ml_obj_i16(p + pos))
     ml_put_new(o, ML_SLOT(1), 'leader_id', ml_obj_i32(p + pos + 2))
@@ -72,9 +72,9 @@ cdef object r_LeaderChangeMessage_v0(Rd *r):
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_Voter)
+            o4 = ml_new(r, C_Voter)
             ml_put(o4, ML_SLOT(1), 'voter_directory_id', ZERO)
             if end - pos < 4: raise ValueError
             ml_put_new(o4, ML_SLOT(2), 'voter_id', ml_obj_i32(p + pos))
@@ -103,9 +103,9 @@ cdef object r_LeaderChangeMessage_v0(Rd *r):
         raise ValueError
     else:
         if n9 > end - pos: raise ValueError
-        items10 = PyList_New(n9)
+        items10 = ml_list(r, n9)
         for i11 in range(n9):
-            o12 = ml_new(C_Voter)
+            o12 = ml_new(r, C_Voter)
             ml_put(o12, ML_SLOT(1), 'voter_directory_id', ZERO)
             if end - pos < 4: raise ValueError
             ml_put_new(o12, ML_SLOT(2), 'voter_id', ml_obj_i32(p + pos))
@@ -173,7 +173,7 @@ cdef object r_LeaderChangeMessage_v1(Rd *r):
     cdef int64_t tag18
     cdef int64_t size19
     cdef Py_ssize_t stop20
-    o = ml_new(C_LeaderChangeMessage)
+    o = ml_new(r, C_LeaderChangeMessage)
     if end - pos < 6: raise ValueError
     ml_put_new(o, ML_SLOT(3), 'version', ml_obj_i16(p + pos))
     ml_put_new(o, ML_SLOT(1), 'leader_id', ml_obj_i32(p + pos + 2))
@@ -184,9 +184,9 @@ cdef object r_LeaderChangeMessage_v1(Rd *r):
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_Voter)
+            o4 = ml_new(r, C_Voter)
             if end - pos < 20: raise ValueError
             ml_put_new(o4, ML_SLOT(2), 'voter_id', ml_obj_i32(p + pos))
             ml_put_new(o4, ML_SLOT(1), 'voter_directory_id', ml_obj_uuid(p + pos + 4))
@@ -215,9 +215,9 @@ cdef object r_LeaderChangeMessage_v1(Rd *r):
         raise ValueError
     else:
         if n9 > end - pos: raise ValueError
-        items10 = PyList_New(n9)
+        items10 = ml_list(r, n9)
         for i11 in range(n9):
-            o12 = ml_new(C_Voter)
+            o12 = ml_new(r, C_Voter)
             if end - pos < 20: raise ValueError
             ml_put_new(o12, ML_SLOT(2), 'voter_id', ml_obj_i32(p + pos))
             ml_put_new(o12, ML_SLOT(1), 'voter_directory_id', ml_obj_uuid(p + pos + 4))
@@ -269,7 +269,7 @@ cdef object r_Voter_v0(Rd *r):
     cdef int64_t tag2
     cdef int64_t size3
     cdef Py_ssize_t stop4
-    o = ml_new(C_Voter)
+    o = ml_new(r, C_Voter)
     ml_put(o, ML_SLOT(1), 'voter_directory_id', ZERO)
     if end - pos < 4: raise ValueError
     ml_put_new(o, ML_SLOT(2), 'voter_id', ml_obj_i32(p + pos))
@@ -303,7 +303,7 @@ cdef object r_Voter_v1(Rd *r):
     cdef int64_t tag2
     cdef int64_t size3
     cdef Py_ssize_t stop4
-    o = ml_new(C_Voter)
+    o = ml_new(r, C_Voter)
     if end - pos < 20: raise ValueError
     ml_put_new(o, ML_SLOT(2), 'voter_id', ml_obj_i32(p + pos))
     ml_put_new(o, ML_SLOT(1), 'voter_directory_id', ml_obj_uuid(p + pos + 4))

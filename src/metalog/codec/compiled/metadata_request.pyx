@@ -68,7 +68,7 @@ cdef object r_MetadataRequest_v0(Rd *r):
     cdef Py_ssize_t i3
     cdef object o4
     cdef int64_t n5
-    o = ml_new(C_MetadataRequest)
+    o = ml_new(r, C_MetadataRequest)
     if end - pos < 4: raise ValueError
     n1 = ml_i32(p + pos)
     pos += 4
@@ -76,9 +76,9 @@ cdef object r_MetadataRequest_v0(Rd *r):
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_MetadataRequestTopic)
+            o4 = ml_new(r, C_MetadataRequestTopic)
             ml_put(o4, ML_SLOT(1), 'topic_id', ZERO)
             if end - pos < 2: raise ValueError
             n5 = ml_i16(p + pos)
@@ -110,7 +110,7 @@ cdef object r_MetadataRequest_v1(Rd *r):
     cdef Py_ssize_t i3
     cdef object o4
     cdef int64_t n5
-    o = ml_new(C_MetadataRequest)
+    o = ml_new(r, C_MetadataRequest)
     if end - pos < 4: raise ValueError
     n1 = ml_i32(p + pos)
     pos += 4
@@ -118,9 +118,9 @@ cdef object r_MetadataRequest_v1(Rd *r):
         ml_put(o, ML_SLOT(3), 'topics', None)
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_MetadataRequestTopic)
+            o4 = ml_new(r, C_MetadataRequestTopic)
             ml_put(o4, ML_SLOT(1), 'topic_id', ZERO)
             if end - pos < 2: raise ValueError
             n5 = ml_i16(p + pos)
@@ -152,7 +152,7 @@ cdef object r_MetadataRequest_v4(Rd *r):
     cdef Py_ssize_t i3
     cdef object o4
     cdef int64_t n5
-    o = ml_new(C_MetadataRequest)
+    o = ml_new(r, C_MetadataRequest)
     if end - pos < 4: raise ValueError
     n1 = ml_i32(p + pos)
     pos += 4
@@ -160,9 +160,9 @@ cdef object r_MetadataRequest_v4(Rd *r):
         ml_put(o, ML_SLOT(3), 'topics', None)
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_MetadataRequestTopic)
+            o4 = ml_new(r, C_MetadataRequestTopic)
             ml_put(o4, ML_SLOT(1), 'topic_id', ZERO)
             if end - pos < 2: raise ValueError
             n5 = ml_i16(p + pos)
@@ -196,7 +196,7 @@ cdef object r_MetadataRequest_v8(Rd *r):
     cdef Py_ssize_t i3
     cdef object o4
     cdef int64_t n5
-    o = ml_new(C_MetadataRequest)
+    o = ml_new(r, C_MetadataRequest)
     if end - pos < 4: raise ValueError
     n1 = ml_i32(p + pos)
     pos += 4
@@ -204,9 +204,9 @@ cdef object r_MetadataRequest_v8(Rd *r):
         ml_put(o, ML_SLOT(3), 'topics', None)
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_MetadataRequestTopic)
+            o4 = ml_new(r, C_MetadataRequestTopic)
             ml_put(o4, ML_SLOT(1), 'topic_id', ZERO)
             if end - pos < 2: raise ValueError
             n5 = ml_i16(p + pos)
@@ -248,16 +248,16 @@ cdef object r_MetadataRequest_v9(Rd *r):
     cdef int64_t tag11
     cdef int64_t size12
     cdef Py_ssize_t stop13
-    o = ml_new(C_MetadataRequest)
+    o = ml_new(r, C_MetadataRequest)
     n1 = ml_uvarint(p, end, &pos) - 1
     if n1 < -1: raise ValueError
     if n1 < 0:
         ml_put(o, ML_SLOT(3), 'topics', None)
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_MetadataRequestTopic)
+            o4 = ml_new(r, C_MetadataRequestTopic)
             ml_put(o4, ML_SLOT(1), 'topic_id', ZERO)
             n5 = ml_uvarint(p, end, &pos) - 1
             if n5 < -1: raise ValueError
@@ -329,16 +329,16 @@ cdef object r_MetadataRequest_v10(Rd *r):
     cdef int64_t tag11
     cdef int64_t size12
     cdef Py_ssize_t stop13
-    o = ml_new(C_MetadataRequest)
+    o = ml_new(r, C_MetadataRequest)
     n1 = ml_uvarint(p, end, &pos) - 1
     if n1 < -1: raise ValueError
     if n1 < 0:
         ml_put(o, ML_SLOT(3), 'topics', None)
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_MetadataRequestTopic)
+            o4 = ml_new(r, C_MetadataRequestTopic)
             if end - pos < 16: raise ValueError
             ml_put_new(o4, ML_SLOT(1), 'topic_id', ml_obj_uuid(p + pos))
             pos += 16
@@ -412,16 +412,16 @@ cdef object r_MetadataRequest_v11(Rd *r):
     cdef int64_t tag11
     cdef int64_t size12
     cdef Py_ssize_t stop13
-    o = ml_new(C_MetadataRequest)
+    o = ml_new(r, C_MetadataRequest)
     n1 = ml_uvarint(p, end, &pos) - 1
     if n1 < -1: raise ValueError
     if n1 < 0:
         ml_put(o, ML_SLOT(3), 'topics', None)
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_MetadataRequestTopic)
+            o4 = ml_new(r, C_MetadataRequestTopic)
             if end - pos < 16: raise ValueError
             ml_put_new(o4, ML_SLOT(1), 'topic_id', ml_obj_uuid(p + pos))
             pos += 16
@@ -483,7 +483,7 @@ cdef object r_MetadataRequestTopic_v0(Rd *r):
     cdef Py_ssize_t pos = r.pos
     cdef object o
     cdef int64_t n1
-    o = ml_new(C_MetadataRequestTopic)
+    o = ml_new(r, C_MetadataRequestTopic)
     ml_put(o, ML_SLOT(1), 'topic_id', ZERO)
     if end - pos < 2: raise ValueError
     n1 = ml_i16(p + pos)
@@ -509,7 +509,7 @@ cdef object r_MetadataRequestTopic_v9(Rd *r):
     cdef int64_t tag3
     cdef int64_t size4
     cdef Py_ssize_t stop5
-    o = ml_new(C_MetadataRequestTopic)
+    o = ml_new(r, C_MetadataRequestTopic)
     ml_put(o, ML_SLOT(1), 'topic_id', ZERO)
     n1 = ml_uvarint(p, end, &pos) - 1
     if n1 < -1: raise ValueError
@@ -550,7 +550,7 @@ cdef object r_MetadataRequestTopic_v10(Rd *r):
     cdef int64_t tag3
     cdef int64_t size4
     cdef Py_ssize_t stop5
-    o = ml_new(C_MetadataRequestTopic)
+    o = ml_new(r, C_MetadataRequestTopic)
     if end - pos < 16: raise ValueError
     ml_put_new(o, ML_SLOT(1), 'topic_id', ml_obj_uuid(p + pos))
     pos += 16

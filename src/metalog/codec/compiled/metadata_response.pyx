@@ -107,7 +107,7 @@ cdef object r_MetadataResponse_v0(Rd *r):
     cdef object o14
     cdef int64_t n15
     cdef int64_t n16
-    o = ml_new(C_MetadataResponse)
+    o = ml_new(r, C_MetadataResponse)
     ml_put(o, ML_SLOT(4), 'throttle_time_ms', 0)
     if end - pos < 4: raise ValueError
     n1 = ml_i32(p + pos)
@@ -116,9 +116,9 @@ cdef object r_MetadataResponse_v0(Rd *r):
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_MetadataResponseBroker)
+            o4 = ml_new(r, C_MetadataResponseBroker)
             if end - pos < 4: raise ValueError
             ml_put_new(o4, ML_SLOT(1), 'node_id', ml_obj_i32(p + pos))
             pos += 4
@@ -147,9 +147,9 @@ cdef object r_MetadataResponse_v0(Rd *r):
         raise ValueError
     else:
         if n6 > end - pos: raise ValueError
-        items7 = PyList_New(n6)
+        items7 = ml_list(r, n6)
         for i8 in range(n6):
-            o9 = ml_new(C_MetadataResponseTopic)
+            o9 = ml_new(r, C_MetadataResponseTopic)
             if end - pos < 2: raise ValueError
             ml_put_new(o9, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos))
             pos += 2
@@ -171,9 +171,9 @@ cdef object r_MetadataResponse_v0(Rd *r):
                 raise ValueError
             else:
                 if n11 > end - pos: raise ValueError
-                items12 = PyList_New(n11)
+                items12 = ml_list(r, n11)
                 for i13 in range(n11):
-                    o14 = ml_new(C_MetadataResponsePartition)
+                    o14 = ml_new(r, C_MetadataResponsePartition)
                     ml_put(o14, ML_SLOT(2), 'leader_epoch', -1)
                     if end - pos < 10: raise ValueError
                     ml_put_new(o14, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos))
@@ -187,7 +187,7 @@ cdef object r_MetadataResponse_v0(Rd *r):
                         raise ValueError
                     else:
                         if n15 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o14, ML_SLOT(6), 'replica_nodes', ml_list_i32(p + pos, n15))
+                        ml_put_new(o14, ML_SLOT(6), 'replica_nodes', ml_list_i32(r, p + pos, n15))
                         pos += n15 * 4
                     if end - pos < 4: raise ValueError
                     n16 = ml_i32(p + pos)
@@ -196,7 +196,7 @@ cdef object r_MetadataResponse_v0(Rd *r):
                         raise ValueError
                     else:
                         if n16 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o14, ML_SLOT(1), 'isr_nodes', ml_list_i32(p + pos, n16))
+                        ml_put_new(o14, ML_SLOT(1), 'isr_nodes', ml_list_i32(r, p + pos, n16))
                         pos += n16 * 4
                     ml_put(o14, ML_SLOT(4), 'offline_replicas', [])
                     ml_put(o14, ML_SLOT(7), 'unknown_tagged_fields', None)
@@ -234,7 +234,7 @@ cdef object r_MetadataResponse_v1(Rd *r):
     cdef object o15
     cdef int64_t n16
     cdef int64_t n17
-    o = ml_new(C_MetadataResponse)
+    o = ml_new(r, C_MetadataResponse)
     ml_put(o, ML_SLOT(4), 'throttle_time_ms', 0)
     if end - pos < 4: raise ValueError
     n1 = ml_i32(p + pos)
@@ -243,9 +243,9 @@ cdef object r_MetadataResponse_v1(Rd *r):
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_MetadataResponseBroker)
+            o4 = ml_new(r, C_MetadataResponseBroker)
             if end - pos < 4: raise ValueError
             ml_put_new(o4, ML_SLOT(1), 'node_id', ml_obj_i32(p + pos))
             pos += 4
@@ -284,9 +284,9 @@ cdef object r_MetadataResponse_v1(Rd *r):
         raise ValueError
     else:
         if n7 > end - pos: raise ValueError
-        items8 = PyList_New(n7)
+        items8 = ml_list(r, n7)
         for i9 in range(n7):
-            o10 = ml_new(C_MetadataResponseTopic)
+            o10 = ml_new(r, C_MetadataResponseTopic)
             if end - pos < 2: raise ValueError
             ml_put_new(o10, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos))
             pos += 2
@@ -310,9 +310,9 @@ cdef object r_MetadataResponse_v1(Rd *r):
                 raise ValueError
             else:
                 if n12 > end - pos: raise ValueError
-                items13 = PyList_New(n12)
+                items13 = ml_list(r, n12)
                 for i14 in range(n12):
-                    o15 = ml_new(C_MetadataResponsePartition)
+                    o15 = ml_new(r, C_MetadataResponsePartition)
                     ml_put(o15, ML_SLOT(2), 'leader_epoch', -1)
                     if end - pos < 10: raise ValueError
                     ml_put_new(o15, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos))
@@ -326,7 +326,7 @@ cdef object r_MetadataResponse_v1(Rd *r):
                         raise ValueError
                     else:
                         if n16 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o15, ML_SLOT(6), 'replica_nodes', ml_list_i32(p + pos, n16))
+                        ml_put_new(o15, ML_SLOT(6), 'replica_nodes', ml_list_i32(r, p + pos, n16))
                         pos += n16 * 4
                     if end - pos < 4: raise ValueError
                     n17 = ml_i32(p + pos)
@@ -335,7 +335,7 @@ cdef object r_MetadataResponse_v1(Rd *r):
                         raise ValueError
                     else:
                         if n17 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o15, ML_SLOT(1), 'isr_nodes', ml_list_i32(p + pos, n17))
+                        ml_put_new(o15, ML_SLOT(1), 'isr_nodes', ml_list_i32(r, p + pos, n17))
                         pos += n17 * 4
                     ml_put(o15, ML_SLOT(4), 'offline_replicas', [])
                     ml_put(o15, ML_SLOT(7), 'unknown_tagged_fields', None)
@@ -374,7 +374,7 @@ cdef object r_MetadataResponse_v2(Rd *r):
     cdef object o16
     cdef int64_t n17
     cdef int64_t n18
-    o = ml_new(C_MetadataResponse)
+    o = ml_new(r, C_MetadataResponse)
     ml_put(o, ML_SLOT(4), 'throttle_time_ms', 0)
     if end - pos < 4: raise ValueError
     n1 = ml_i32(p + pos)
@@ -383,9 +383,9 @@ cdef object r_MetadataResponse_v2(Rd *r):
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_MetadataResponseBroker)
+            o4 = ml_new(r, C_MetadataResponseBroker)
             if end - pos < 4: raise ValueError
             ml_put_new(o4, ML_SLOT(1), 'node_id', ml_obj_i32(p + pos))
             pos += 4
@@ -432,9 +432,9 @@ cdef object r_MetadataResponse_v2(Rd *r):
         raise ValueError
     else:
         if n8 > end - pos: raise ValueError
-        items9 = PyList_New(n8)
+        items9 = ml_list(r, n8)
         for i10 in range(n8):
-            o11 = ml_new(C_MetadataResponseTopic)
+            o11 = ml_new(r, C_MetadataResponseTopic)
             if end - pos < 2: raise ValueError
             ml_put_new(o11, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos))
             pos += 2
@@ -458,9 +458,9 @@ cdef object r_MetadataResponse_v2(Rd *r):
                 raise ValueError
             else:
                 if n13 > end - pos: raise ValueError
-                items14 = PyList_New(n13)
+                items14 = ml_list(r, n13)
                 for i15 in range(n13):
-                    o16 = ml_new(C_MetadataResponsePartition)
+                    o16 = ml_new(r, C_MetadataResponsePartition)
                     ml_put(o16, ML_SLOT(2), 'leader_epoch', -1)
                     if end - pos < 10: raise ValueError
                     ml_put_new(o16, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos))
@@ -474,7 +474,7 @@ cdef object r_MetadataResponse_v2(Rd *r):
                         raise ValueError
                     else:
                         if n17 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o16, ML_SLOT(6), 'replica_nodes', ml_list_i32(p + pos, n17))
+                        ml_put_new(o16, ML_SLOT(6), 'replica_nodes', ml_list_i32(r, p + pos, n17))
                         pos += n17 * 4
                     if end - pos < 4: raise ValueError
                     n18 = ml_i32(p + pos)
@@ -483,7 +483,7 @@ cdef object r_MetadataResponse_v2(Rd *r):
                         raise ValueError
                     else:
                         if n18 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o16, ML_SLOT(1), 'isr_nodes', ml_list_i32(p + pos, n18))
+                        ml_put_new(o16, ML_SLOT(1), 'isr_nodes', ml_list_i32(r, p + pos, n18))
                         pos += n18 * 4
                     ml_put(o16, ML_SLOT(4), 'offline_replicas', [])
                     ml_put(o16, ML_SLOT(7), 'unknown_tagged_fields', None)
@@ -522,7 +522,7 @@ cdef object r_MetadataResponse_v3(Rd *r):
     cdef object o16
     cdef int64_t n17
     cdef int64_t n18
-    o = ml_new(C_MetadataResponse)
+    o = ml_new(r, C_MetadataResponse)
     if end - pos < 4: raise ValueError
     ml_put_new(o, ML_SLOT(4), 'throttle_time_ms', ml_obj_i32(p + pos))
     pos += 4
@@ -533,9 +533,9 @@ cdef object r_MetadataResponse_v3(Rd *r):
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_MetadataResponseBroker)
+            o4 = ml_new(r, C_MetadataResponseBroker)
             if end - pos < 4: raise ValueError
             ml_put_new(o4, ML_SLOT(1), 'node_id', ml_obj_i32(p + pos))
             pos += 4
@@ -582,9 +582,9 @@ cdef object r_MetadataResponse_v3(Rd *r):
         raise ValueError
     else:
         if n8 > end - pos: raise ValueError
-        items9 = PyList_New(n8)
+        items9 = ml_list(r, n8)
         for i10 in range(n8):
-            o11 = ml_new(C_MetadataResponseTopic)
+            o11 = ml_new(r, C_MetadataResponseTopic)
             if end - pos < 2: raise ValueError
             ml_put_new(o11, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos))
             pos += 2
@@ -608,9 +608,9 @@ cdef object r_MetadataResponse_v3(Rd *r):
                 raise ValueError
             else:
                 if n13 > end - pos: raise ValueError
-                items14 = PyList_New(n13)
+                items14 = ml_list(r, n13)
                 for i15 in range(n13):
-                    o16 = ml_new(C_MetadataResponsePartition)
+                    o16 = ml_new(r, C_MetadataResponsePartition)
                     ml_put(o16, ML_SLOT(2), 'leader_epoch', -1)
                     if end - pos < 10: raise ValueError
                     ml_put_new(o16, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos))
@@ -624,7 +624,7 @@ cdef object r_MetadataResponse_v3(Rd *r):
                         raise ValueError
                     else:
                         if n17 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o16, ML_SLOT(6), 'replica_nodes', ml_list_i32(p + pos, n17))
+                        ml_put_new(o16, ML_SLOT(6), 'replica_nodes', ml_list_i32(r, p + pos, n17))
                         pos += n17 * 4
                     if end - pos < 4: raise ValueError
                     n18 = ml_i32(p + pos)
@@ -633,7 +633,7 @@ cdef object r_MetadataResponse_v3(Rd *r):
                         raise ValueError
                     else:
                         if n18 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o16, ML_SLOT(1), 'isr_nodes', ml_list_i32(p + pos, n18))
+                        ml_put_new(o16, ML_SLOT(1), 'isr_nodes', ml_list_i32(r, p + pos, n18))
                         pos += n18 * 4
                     ml_put(o16, ML_SLOT(4), 'offline_replicas', [])
                     ml_put(o16, ML_SLOT(7), 'unknown_tagged_fields', None)
@@ -673,7 +673,7 @@ cdef object r_MetadataResponse_v5(Rd *r):
     cdef int64_t n17
     cdef int64_t n18
     cdef int64_t n19
-    o = ml_new(C_MetadataResponse)
+    o = ml_new(r, C_MetadataResponse)
     if end - pos < 4: raise ValueError
     ml_put_new(o, ML_SLOT(4), 'throttle_time_ms', ml_obj_i32(p + pos))
     pos += 4
@@ -684,9 +684,9 @@ cdef object r_MetadataResponse_v5(Rd *r):
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_MetadataResponseBroker)
+            o4 = ml_new(r, C_MetadataResponseBroker)
             if end - pos < 4: raise ValueError
             ml_put_new(o4, ML_SLOT(1), 'node_id', ml_obj_i32(p + pos))
             pos += 4
@@ -733,9 +733,9 @@ cdef object r_MetadataResponse_v5(Rd *r):
         raise ValueError
     else:
         if n8 > end - pos: raise ValueError
-        items9 = PyList_New(n8)
+        items9 = ml_list(r, n8)
         for i10 in range(n8):
-            o11 = ml_new(C_MetadataResponseTopic)
+            o11 = ml_new(r, C_MetadataResponseTopic)
             if end - pos < 2: raise ValueError
             ml_put_new(o11, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos))
             pos += 2
@@ -759,9 +759,9 @@ cdef object r_MetadataResponse_v5(Rd *r):
                 raise ValueError
             else:
                 if n13 > end - pos: raise ValueError
-                items14 = PyList_New(n13)
+                items14 = ml_list(r, n13)
                 for i15 in range(n13):
-                    o16 = ml_new(C_MetadataResponsePartition)
+                    o16 = ml_new(r, C_MetadataResponsePartition)
                     ml_put(o16, ML_SLOT(2), 'leader_epoch', -1)
                     if end - pos < 10: raise ValueError
                     ml_put_new(o16, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos))
@@ -775,7 +775,7 @@ cdef object r_MetadataResponse_v5(Rd *r):
                         raise ValueError
                     else:
                         if n17 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o16, ML_SLOT(6), 'replica_nodes', ml_list_i32(p + pos, n17))
+                        ml_put_new(o16, ML_SLOT(6), 'replica_nodes', ml_list_i32(r, p + pos, n17))
                         pos += n17 * 4
                     if end - pos < 4: raise ValueError
                     n18 = ml_i32(p + pos)
@@ -784,7 +784,7 @@ cdef object r_MetadataResponse_v5(Rd *r):
                         raise ValueError
                     else:
                         if n18 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o16, ML_SLOT(1), 'isr_nodes', ml_list_i32(p + pos, n18))
+                        ml_put_new(o16, ML_SLOT(1), 'isr_nodes', ml_list_i32(r, p + pos, n18))
                         pos += n18 * 4
                     if end - pos < 4: raise ValueError
                     n19 = ml_i32(p + pos)
@@ -793,7 +793,7 @@ cdef object r_MetadataResponse_v5(Rd *r):
                         raise ValueError
                     else:
                         if n19 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o16, ML_SLOT(4), 'offline_replicas', ml_list_i32(p + pos, n19))
+                        ml_put_new(o16, ML_SLOT(4), 'offline_replicas', ml_list_i32(r, p + pos, n19))
                         pos += n19 * 4
                     ml_put(o16, ML_SLOT(7), 'unknown_tagged_fields', None)
                     ml_set_item(items14, i15, o16)
@@ -832,7 +832,7 @@ cdef object r_MetadataResponse_v7(Rd *r):
     cdef int64_t n17
     cdef int64_t n18
     cdef int64_t n19
-    o = ml_new(C_MetadataResponse)
+    o = ml_new(r, C_MetadataResponse)
     if end - pos < 4: raise ValueError
     ml_put_new(o, ML_SLOT(4), 'throttle_time_ms', ml_obj_i32(p + pos))
     pos += 4
@@ -843,9 +843,9 @@ cdef object r_MetadataResponse_v7(Rd *r):
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_MetadataResponseBroker)
+            o4 = ml_new(r, C_MetadataResponseBroker)
             if end - pos < 4: raise ValueError
             ml_put_new(o4, ML_SLOT(1), 'node_id', ml_obj_i32(p + pos))
             pos += 4
@@ -892,9 +892,9 @@ cdef object r_MetadataResponse_v7(Rd *r):
         raise ValueError
     else:
         if n8 > end - pos: raise ValueError
-        items9 = PyList_New(n8)
+        items9 = ml_list(r, n8)
         for i10 in range(n8):
-            o11 = ml_new(C_MetadataResponseTopic)
+            o11 = ml_new(r, C_MetadataResponseTopic)
             if end - pos < 2: raise ValueError
             ml_put_new(o11, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos))
             pos += 2
@@ -918,9 +918,9 @@ cdef object r_MetadataResponse_v7(Rd *r):
                 raise ValueError
             else:
                 if n13 > end - pos: raise ValueError
-                items14 = PyList_New(n13)
+                items14 = ml_list(r, n13)
                 for i15 in range(n13):
-                    o16 = ml_new(C_MetadataResponsePartition)
+                    o16 = ml_new(r, C_MetadataResponsePartition)
                     if end - pos < 14: raise ValueError
                     ml_put_new(o16, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos))
                     ml_put_new(o16, ML_SLOT(5), 'partition_index', ml_obj_i32(p + pos + 2))
@@ -934,7 +934,7 @@ cdef object r_MetadataResponse_v7(Rd *r):
                         raise ValueError
                     else:
                         if n17 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o16, ML_SLOT(6), 'replica_nodes', ml_list_i32(p + pos, n17))
+                        ml_put_new(o16, ML_SLOT(6), 'replica_nodes', ml_list_i32(r, p + pos, n17))
                         pos += n17 * 4
                     if end - pos < 4: raise ValueError
                     n18 = ml_i32(p + pos)
@@ -943,7 +943,7 @@ cdef object r_MetadataResponse_v7(Rd *r):
                         raise ValueError
                     else:
                         if n18 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o16, ML_SLOT(1), 'isr_nodes', ml_list_i32(p + pos, n18))
+                        ml_put_new(o16, ML_SLOT(1), 'isr_nodes', ml_list_i32(r, p + pos, n18))
                         pos += n18 * 4
                     if end - pos < 4: raise ValueError
                     n19 = ml_i32(p + pos)
@@ -952,7 +952,7 @@ cdef object r_MetadataResponse_v7(Rd *r):
                         raise ValueError
                     else:
                         if n19 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o16, ML_SLOT(4), 'offline_replicas', ml_list_i32(p + pos, n19))
+                        ml_put_new(o16, ML_SLOT(4), 'offline_replicas', ml_list_i32(r, p + pos, n19))
                         pos += n19 * 4
                     ml_put(o16, ML_SLOT(7), 'unknown_tagged_fields', None)
                     ml_set_item(items14, i15, o16)
@@ -991,7 +991,7 @@ cdef object r_MetadataResponse_v8(Rd *r):
     cdef int64_t n17
     cdef int64_t n18
     cdef int64_t n19
-    o = ml_new(C_MetadataResponse)
+    o = ml_new(r, C_MetadataResponse)
     if end - pos < 4: raise ValueError
     ml_put_new(o, ML_SLOT(4), 'throttle_time_ms', ml_obj_i32(p + pos))
     pos += 4
@@ -1002,9 +1002,9 @@ cdef object r_MetadataResponse_v8(Rd *r):
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_MetadataResponseBroker)
+            o4 = ml_new(r, C_MetadataResponseBroker)
             if end - pos < 4: raise ValueError
             ml_put_new(o4, ML_SLOT(1), 'node_id', ml_obj_i32(p + pos))
             pos += 4
@@ -1051,9 +1051,9 @@ cdef object r_MetadataResponse_v8(Rd *r):
         raise ValueError
     else:
         if n8 > end - pos: raise ValueError
-        items9 = PyList_New(n8)
+        items9 = ml_list(r, n8)
         for i10 in range(n8):
-            o11 = ml_new(C_MetadataResponseTopic)
+            o11 = ml_new(r, C_MetadataResponseTopic)
             if end - pos < 2: raise ValueError
             ml_put_new(o11, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos))
             pos += 2
@@ -1077,9 +1077,9 @@ cdef object r_MetadataResponse_v8(Rd *r):
                 raise ValueError
             else:
                 if n13 > end - pos: raise ValueError
-                items14 = PyList_New(n13)
+                items14 = ml_list(r, n13)
                 for i15 in range(n13):
-                    o16 = ml_new(C_MetadataResponsePartition)
+                    o16 = ml_new(r, C_MetadataResponsePartition)
                     if end - pos < 14: raise ValueError
                     ml_put_new(o16, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos))
                     ml_put_new(o16, ML_SLOT(5), 'partition_index', ml_obj_i32(p + pos + 2))
@@ -1093,7 +1093,7 @@ cdef object r_MetadataResponse_v8(Rd *r):
                         raise ValueError
                     else:
                         if n17 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o16, ML_SLOT(6), 'replica_nodes', ml_list_i32(p + pos, n17))
+                        ml_put_new(o16, ML_SLOT(6), 'replica_nodes', ml_list_i32(r, p + pos, n17))
                         pos += n17 * 4
                     if end - pos < 4: raise ValueError
                     n18 = ml_i32(p + pos)
@@ -1102,7 +1102,7 @@ cdef object r_MetadataResponse_v8(Rd *r):
                         raise ValueError
                     else:
                         if n18 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o16, ML_SLOT(1), 'isr_nodes', ml_list_i32(p + pos, n18))
+                        ml_put_new(o16, ML_SLOT(1), 'isr_nodes', ml_list_i32(r, p + pos, n18))
                         pos += n18 * 4
                     if end - pos < 4: raise ValueError
                     n19 = ml_i32(p + pos)
@@ -1111,7 +1111,7 @@ cdef object r_MetadataResponse_v8(Rd *r):
                         raise ValueError
                     else:
                         if n19 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o16, ML_SLOT(4), 'offline_replicas', ml_list_i32(p + pos, n19))
+                        ml_put_new(o16, ML_SLOT(4), 'offline_replicas', ml_list_i32(r, p + pos, n19))
                         pos += n19 * 4
                     ml_put(o16, ML_SLOT(7), 'unknown_tagged_fields', None)
                     ml_set_item(items14, i15, o16)
@@ -1170,7 +1170,7 @@ cdef object r_MetadataResponse_v9(Rd *r):
     cdef int64_t tag33
     cdef int64_t size34
     cdef Py_ssize_t stop35
-    o = ml_new(C_MetadataResponse)
+    o = ml_new(r, C_MetadataResponse)
     if end - pos < 4: raise ValueError
     ml_put_new(o, ML_SLOT(4), 'throttle_time_ms', ml_obj_i32(p + pos))
     pos += 4
@@ -1180,9 +1180,9 @@ cdef object r_MetadataResponse_v9(Rd *r):
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_MetadataResponseBroker)
+            o4 = ml_new(r, C_MetadataResponseBroker)
             if end - pos < 4: raise ValueError
             ml_put_new(o4, ML_SLOT(1), 'node_id', ml_obj_i32(p + pos))
             pos += 4
@@ -1243,9 +1243,9 @@ cdef object r_MetadataResponse_v9(Rd *r):
         raise ValueError
     else:
         if n12 > end - pos: raise ValueError
-        items13 = PyList_New(n12)
+        items13 = ml_list(r, n12)
         for i14 in range(n12):
-            o15 = ml_new(C_MetadataResponseTopic)
+            o15 = ml_new(r, C_MetadataResponseTopic)
             if end - pos < 2: raise ValueError
             ml_put_new(o15, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos))
             pos += 2
@@ -1268,9 +1268,9 @@ cdef object r_MetadataResponse_v9(Rd *r):
                 raise ValueError
             else:
                 if n17 > end - pos: raise ValueError
-                items18 = PyList_New(n17)
+                items18 = ml_list(r, n17)
                 for i19 in range(n17):
-                    o20 = ml_new(C_MetadataResponsePartition)
+                    o20 = ml_new(r, C_MetadataResponsePartition)
                     if end - pos < 14: raise ValueError
                     ml_put_new(o20, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos))
                     ml_put_new(o20, ML_SLOT(5), 'partition_index', ml_obj_i32(p + pos + 2))
@@ -1283,7 +1283,7 @@ cdef object r_MetadataResponse_v9(Rd *r):
                         raise ValueError
                     else:
                         if n21 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o20, ML_SLOT(6), 'replica_nodes', ml_list_i32(p + pos, n21))
+                        ml_put_new(o20, ML_SLOT(6), 'replica_nodes', ml_list_i32(r, p + pos, n21))
                         pos += n21 * 4
                     n22 = ml_uvarint(p, end, &pos) - 1
                     if n22 < -1: raise ValueError
@@ -1291,7 +1291,7 @@ cdef object r_MetadataResponse_v9(Rd *r):
                         raise ValueError
                     else:
                         if n22 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o20, ML_SLOT(1), 'isr_nodes', ml_list_i32(p + pos, n22))
+                        ml_put_new(o20, ML_SLOT(1), 'isr_nodes', ml_list_i32(r, p + pos, n22))
                         pos += n22 * 4
                     n23 = ml_uvarint(p, end, &pos) - 1
                     if n23 < -1: raise ValueError
@@ -1299,7 +1299,7 @@ cdef object r_MetadataResponse_v9(Rd *r):
                         raise ValueError
                     else:
                         if n23 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o20, ML_SLOT(4), 'offline_replicas', ml_list_i32(p + pos, n23))
+                        ml_put_new(o20, ML_SLOT(4), 'offline_replicas', ml_list_i32(r, p + pos, n23))
                         pos += n23 * 4
                     ml_put(o20, ML_SLOT(7), 'unknown_tagged_fields', None)
                     if pos >= end: raise ValueError
@@ -1403,7 +1403,7 @@ cdef object r_MetadataResponse_v10(Rd *r):
     cdef int64_t tag33
     cdef int64_t size34
     cdef Py_ssize_t stop35
-    o = ml_new(C_MetadataResponse)
+    o = ml_new(r, C_MetadataResponse)
     if end - pos < 4: raise ValueError
     ml_put_new(o, ML_SLOT(4), 'throttle_time_ms', ml_obj_i32(p + pos))
     pos += 4
@@ -1413,9 +1413,9 @@ cdef object r_MetadataResponse_v10(Rd *r):
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_MetadataResponseBroker)
+            o4 = ml_new(r, C_MetadataResponseBroker)
             if end - pos < 4: raise ValueError
             ml_put_new(o4, ML_SLOT(1), 'node_id', ml_obj_i32(p + pos))
             pos += 4
@@ -1476,9 +1476,9 @@ cdef object r_MetadataResponse_v10(Rd *r):
         raise ValueError
     else:
         if n12 > end - pos: raise ValueError
-        items13 = PyList_New(n12)
+        items13 = ml_list(r, n12)
         for i14 in range(n12):
-            o15 = ml_new(C_MetadataResponseTopic)
+            o15 = ml_new(r, C_MetadataResponseTopic)
             if end - pos < 2: raise ValueError
             ml_put_new(o15, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos))
             pos += 2
@@ -1501,9 +1501,9 @@ cdef object r_MetadataResponse_v10(Rd *r):
                 raise ValueError
             else:
                 if n17 > end - pos: raise ValueError
-                items18 = PyList_New(n17)
+                items18 = ml_list(r, n17)
                 for i19 in range(n17):
-                    o20 = ml_new(C_MetadataResponsePartition)
+                    o20 = ml_new(r, C_MetadataResponsePartition)
                     if end - pos < 14: raise ValueError
                     ml_put_new(o20, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos))
                     ml_put_new(o20, ML_SLOT(5), 'partition_index', ml_obj_i32(p + pos + 2))
@@ -1516,7 +1516,7 @@ cdef object r_MetadataResponse_v10(Rd *r):
                         raise ValueError
                     else:
                         if n21 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o20, ML_SLOT(6), 'replica_nodes', ml_list_i32(p + pos, n21))
+                        ml_put_new(o20, ML_SLOT(6), 'replica_nodes', ml_list_i32(r, p + pos, n21))
                         pos += n21 * 4
                     n22 = ml_uvarint(p, end, &pos) - 1
                     if n22 < -1: raise ValueError
@@ -1524,7 +1524,7 @@ cdef object r_MetadataResponse_v10(Rd *r):
                         raise ValueError
                     else:
                         if n22 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o20, ML_SLOT(1), 'isr_nodes', ml_list_i32(p + pos, n22))
+                        ml_put_new(o20, ML_SLOT(1), 'isr_nodes', ml_list_i32(r, p + pos, n22))
                         pos += n22 * 4
                     n23 = ml_uvarint(p, end, &pos) - 1
                     if n23 < -1: raise ValueError
@@ -1532,7 +1532,7 @@ cdef object r_MetadataResponse_v10(Rd *r):
                         raise ValueError
                     else:
                         if n23 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o20, ML_SLOT(4), 'offline_replicas', ml_list_i32(p + pos, n23))
+                        ml_put_new(o20, ML_SLOT(4), 'offline_replicas', ml_list_i32(r, p + pos, n23))
                         pos += n23 * 4
                     ml_put(o20, ML_SLOT(7), 'unknown_tagged_fields', None)
                     if pos >= end: raise ValueError
@@ -1636,7 +1636,7 @@ cdef object r_MetadataResponse_v11(Rd *r):
     cdef int64_t tag33
     cdef int64_t size34
     cdef Py_ssize_t stop35
-    o = ml_new(C_MetadataResponse)
+    o = ml_new(r, C_MetadataResponse)
     if end - pos < 4: raise ValueError
     ml_put_new(o, ML_SLOT(4), 'throttle_time_ms', ml_obj_i32(p + pos))
     pos += 4
@@ -1646,9 +1646,9 @@ cdef object r_MetadataResponse_v11(Rd *r):
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_MetadataResponseBroker)
+            o4 = ml_new(r, C_MetadataResponseBroker)
             if end - pos < 4: raise ValueError
             ml_put_new(o4, ML_SLOT(1), 'node_id', ml_obj_i32(p + pos))
             pos += 4
@@ -1709,9 +1709,9 @@ cdef object r_MetadataResponse_v11(Rd *r):
         raise ValueError
     else:
         if n12 > end - pos: raise ValueError
-        items13 = PyList_New(n12)
+        items13 = ml_list(r, n12)
         for i14 in range(n12):
-            o15 = ml_new(C_MetadataResponseTopic)
+            o15 = ml_new(r, C_MetadataResponseTopic)
             if end - pos < 2: raise ValueError
             ml_put_new(o15, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos))
             pos += 2
@@ -1734,9 +1734,9 @@ cdef object r_MetadataResponse_v11(Rd *r):
                 raise ValueError
             else:
                 if n17 > end - pos: raise ValueError
-                items18 = PyList_New(n17)
+                items18 = ml_list(r, n17)
                 for i19 in range(n17):
-                    o20 = ml_new(C_MetadataResponsePartition)
+                    o20 = ml_new(r, C_MetadataResponsePartition)
                     if end - pos < 14: raise ValueError
                     ml_put_new(o20, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos))
                     ml_put_new(o20, ML_SLOT(5), 'partition_index', ml_obj_i32(p + pos + 2))
@@ -1749,7 +1749,7 @@ cdef object r_MetadataResponse_v11(Rd *r):
                         raise ValueError
                     else:
                         if n21 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o20, ML_SLOT(6), 'replica_nodes', ml_list_i32(p + pos, n21))
+                        ml_put_new(o20, ML_SLOT(6), 'replica_nodes', ml_list_i32(r, p + pos, n21))
                         pos += n21 * 4
                     n22 = ml_uvarint(p, end, &pos) - 1
                     if n22 < -1: raise ValueError
@@ -1757,7 +1757,7 @@ cdef object r_MetadataResponse_v11(Rd *r):
                         raise ValueError
                     else:
                         if n22 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o20, ML_SLOT(1), 'isr_nodes', ml_list_i32(p + pos, n22))
+                        ml_put_new(o20, ML_SLOT(1), 'isr_nodes', ml_list_i32(r, p + pos, n22))
                         pos += n22 * 4
                     n23 = ml_uvarint(p, end, &pos) - 1
                     if n23 < -1: raise ValueError
@@ -1765,7 +1765,7 @@ cdef object r_MetadataResponse_v11(Rd *r):
                         raise ValueError
                     else:
                         if n23 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o20, ML_SLOT(4), 'offline_replicas', ml_list_i32(p + pos, n23))
+                        ml_put_new(o20, ML_SLOT(4), 'offline_replicas', ml_list_i32(r, p + pos, n23))
                         pos += n23 * 4
                     ml_put(o20, ML_SLOT(7), 'unknown_tagged_fields', None)
                     if pos >= end: raise ValueError
@@ -1867,7 +1867,7 @@ cdef object r_MetadataResponse_v12(Rd *r):
     cdef int64_t tag33
     cdef int64_t size34
     cdef Py_ssize_t stop35
-    o = ml_new(C_MetadataResponse)
+    o = ml_new(r, C_MetadataResponse)
     if end - pos < 4: raise ValueError
     ml_put_new(o, ML_SLOT(4), 'throttle_time_ms', ml_obj_i32(p + pos))
     pos += 4
@@ -1877,9 +1877,9 @@ cdef object r_MetadataResponse_v12(Rd *r):
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_MetadataResponseBroker)
+            o4 = ml_new(r, C_MetadataResponseBroker)
             if end - pos < 4: raise ValueError
             ml_put_new(o4, ML_SLOT(1), 'node_id', ml_obj_i32(p + pos))
             pos += 4
@@ -1940,9 +1940,9 @@ cdef object r_MetadataResponse_v12(Rd *r):
         raise ValueError
     else:
         if n12 > end - pos: raise ValueError
-        items13 = PyList_New(n12)
+        items13 = ml_list(r, n12)
         for i14 in range(n12):
-            o15 = ml_new(C_MetadataResponseTopic)
+            o15 = ml_new(r, C_MetadataResponseTopic)
             if end - pos < 2: raise ValueError
             ml_put_new(o15, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos))
             pos += 2
@@ -1965,9 +1965,9 @@ cdef object r_MetadataResponse_v12(Rd *r):
                 raise ValueError
             else:
                 if n17 > end - pos: raise ValueError
-                items18 = PyList_New(n17)
+                items18 = ml_list(r, n17)
                 for i19 in range(n17):
-                    o20 = ml_new(C_MetadataResponsePartition)
+                    o20 = ml_new(r, C_MetadataResponsePartition)
                     if end - pos < 14: raise ValueError
                     ml_put_new(o20, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos))
                     ml_put_new(o20, ML_SLOT(5), 'partition_index', ml_obj_i32(p + pos + 2))
@@ -1980,7 +1980,7 @@ cdef object r_MetadataResponse_v12(Rd *r):
                         raise ValueError
                     else:
                         if n21 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o20, ML_SLOT(6), 'replica_nodes', ml_list_i32(p + pos, n21))
+                        ml_put_new(o20, ML_SLOT(6), 'replica_nodes', ml_list_i32(r, p + pos, n21))
                         pos += n21 * 4
                     n22 = ml_uvarint(p, end, &pos) - 1
                     if n22 < -1: raise ValueError
@@ -1988,7 +1988,7 @@ cdef object r_MetadataResponse_v12(Rd *r):
                         raise ValueError
                     else:
                         if n22 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o20, ML_SLOT(1), 'isr_nodes', ml_list_i32(p + pos, n22))
+                        ml_put_new(o20, ML_SLOT(1), 'isr_nodes', ml_list_i32(r, p + pos, n22))
                         pos += n22 * 4
                     n23 = ml_uvarint(p, end, &pos) - 1
                     if n23 < -1: raise ValueError
@@ -1996,7 +1996,7 @@ cdef object r_MetadataResponse_v12(Rd *r):
                         raise ValueError
                     else:
                         if n23 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o20, ML_SLOT(4), 'offline_replicas', ml_list_i32(p + pos, n23))
+                        ml_put_new(o20, ML_SLOT(4), 'offline_replicas', ml_list_i32(r, p + pos, n23))
                         pos += n23 * 4
                     ml_put(o20, ML_SLOT(7), 'unknown_tagged_fields', None)
                     if pos >= end: raise ValueError
@@ -2064,7 +2064,7 @@ cdef object r_MetadataResponseBroker_v0(Rd *r):
     cdef Py_ssize_t pos = r.pos
     cdef object o
     cdef int64_t n1
-    o = ml_new(C_MetadataResponseBroker)
+    o = ml_new(r, C_MetadataResponseBroker)
     if end - pos < 4: raise ValueError
     ml_put_new(o, ML_SLOT(1), 'node_id', ml_obj_i32(p + pos))
     pos += 4
@@ -2093,7 +2093,7 @@ cdef object r_MetadataResponseBroker_v1(Rd *r):
     cdef object o
     cdef int64_t n1
     cdef int64_t n2
-    o = ml_new(C_MetadataResponseBroker)
+    o = ml_new(r, C_MetadataResponseBroker)
     if end - pos < 4: raise ValueError
     ml_put_new(o, ML_SLOT(1), 'node_id', ml_obj_i32(p + pos))
     pos += 4
@@ -2134,7 +2134,7 @@ cdef object r_MetadataResponseBroker_v9(Rd *r):
     cdef int64_t tag4
     cdef int64_t size5
     cdef Py_ssize_t stop6
-    o = ml_new(C_MetadataResponseBroker)
+    o = ml_new(r, C_MetadataResponseBroker)
     if end - pos < 4: raise ValueError
     ml_put_new(o, ML_SLOT(1), 'node_id', ml_obj_i32(p + pos))
     pos += 4
@@ -2191,7 +2191,7 @@ cdef object r_MetadataResponseTopic_v0(Rd *r):
     cdef object o5
     cdef int64_t n6
     cdef int64_t n7
-    o = ml_new(C_MetadataResponseTopic)
+    o = ml_new(r, C_MetadataResponseTopic)
     if end - pos < 2: raise ValueError
     ml_put_new(o, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos))
     pos += 2
@@ -2213,9 +2213,9 @@ cdef object r_MetadataResponseTopic_v0(Rd *r):
         raise ValueError
     else:
         if n2 > end - pos: raise ValueError
-        items3 = PyList_New(n2)
+        items3 = ml_list(r, n2)
         for i4 in range(n2):
-            o5 = ml_new(C_MetadataResponsePartition)
+            o5 = ml_new(r, C_MetadataResponsePartition)
             ml_put(o5, ML_SLOT(2), 'leader_epoch', -1)
             if end - pos < 10: raise ValueError
             ml_put_new(o5, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos))
@@ -2229,7 +2229,7 @@ cdef object r_MetadataResponseTopic_v0(Rd *r):
                 raise ValueError
             else:
                 if n6 > (end - pos) // 4: raise ValueError
-                ml_put_new(o5, ML_SLOT(6), 'replica_nodes', ml_list_i32(p + pos, n6))
+                ml_put_new(o5, ML_SLOT(6), 'replica_nodes', ml_list_i32(r, p + pos, n6))
                 pos += n6 * 4
             if end - pos < 4: raise ValueError
             n7 = ml_i32(p + pos)
@@ -2238,7 +2238,7 @@ cdef object r_MetadataResponseTopic_v0(Rd *r):
                 raise ValueError
             else:
                 if n7 > (end - pos) // 4: raise ValueError
-                ml_put_new(o5, ML_SLOT(1), 'isr_nodes', ml_list_i32(p + pos, n7))
+                ml_put_new(o5, ML_SLOT(1), 'isr_nodes', ml_list_i32(r, p + pos, n7))
                 pos += n7 * 4
             ml_put(o5, ML_SLOT(4), 'offline_replicas', [])
             ml_put(o5, ML_SLOT(7), 'unknown_tagged_fields', None)
@@ -2262,7 +2262,7 @@ cdef object r_MetadataResponseTopic_v1(Rd *r):
     cdef object o5
     cdef int64_t n6
     cdef int64_t n7
-    o = ml_new(C_MetadataResponseTopic)
+    o = ml_new(r, C_MetadataResponseTopic)
     if end - pos < 2: raise ValueError
     ml_put_new(o, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos))
     pos += 2
@@ -2286,9 +2286,9 @@ cdef object r_MetadataResponseTopic_v1(Rd *r):
         raise ValueError
     else:
         if n2 > end - pos: raise ValueError
-        items3 = PyList_New(n2)
+        items3 = ml_list(r, n2)
         for i4 in range(n2):
-            o5 = ml_new(C_MetadataResponsePartition)
+            o5 = ml_new(r, C_MetadataResponsePartition)
             ml_put(o5, ML_SLOT(2), 'leader_epoch', -1)
             if end - pos < 10: raise ValueError
             ml_put_new(o5, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos))
@@ -2302,7 +2302,7 @@ cdef object r_MetadataResponseTopic_v1(Rd *r):
                 raise ValueError
             else:
                 if n6 > (end - pos) // 4: raise ValueError
-                ml_put_new(o5, ML_SLOT(6), 'replica_nodes', ml_list_i32(p + pos, n6))
+                ml_put_new(o5, ML_SLOT(6), 'replica_nodes', ml_list_i32(r, p + pos, n6))
                 pos += n6 * 4
             if end - pos < 4: raise ValueError
             n7 = ml_i32(p + pos)
@@ -2311,7 +2311,7 @@ cdef object r_MetadataResponseTopic_v1(Rd *r):
                 raise ValueError
             else:
                 if n7 > (end - pos) // 4: raise ValueError
-                ml_put_new(o5, ML_SLOT(1), 'isr_nodes', ml_list_i32(p + pos, n7))
+                ml_put_new(o5, ML_SLOT(1), 'isr_nodes', ml_list_i32(r, p + pos, n7))
                 pos += n7 * 4
             ml_put(o5, ML_SLOT(4), 'offline_replicas', [])
             ml_put(o5, ML_SLOT(7), 'unknown_tagged_fields', None)
@@ -2336,7 +2336,7 @@ cdef object r_MetadataResponseTopic_v5(Rd *r):
     cdef int64_t n6
     cdef int64_t n7
     cdef int64_t n8
-    o = ml_new(C_MetadataResponseTopic)
+    o = ml_new(r, C_MetadataResponseTopic)
     if end - pos < 2: raise ValueError
     ml_put_new(o, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos))
     pos += 2
@@ -2360,9 +2360,9 @@ cdef object r_MetadataResponseTopic_v5(Rd *r):
         raise ValueError
     else:
         if n2 > end - pos: raise ValueError
-        items3 = PyList_New(n2)
+        items3 = ml_list(r, n2)
         for i4 in range(n2):
-            o5 = ml_new(C_MetadataResponsePartition)
+            o5 = ml_new(r, C_MetadataResponsePartition)
             ml_put(o5, ML_SLOT(2), 'leader_epoch', -1)
             if end - pos < 10: raise ValueError
             ml_put_new(o5, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos))
@@ -2376,7 +2376,7 @@ cdef object r_MetadataResponseTopic_v5(Rd *r):
                 raise ValueError
             else:
                 if n6 > (end - pos) // 4: raise ValueError
-                ml_put_new(o5, ML_SLOT(6), 'replica_nodes', ml_list_i32(p + pos, n6))
+                ml_put_new(o5, ML_SLOT(6), 'replica_nodes', ml_list_i32(r, p + pos, n6))
                 pos += n6 * 4
             if end - pos < 4: raise ValueError
             n7 = ml_i32(p + pos)
@@ -2385,7 +2385,7 @@ cdef object r_MetadataResponseTopic_v5(Rd *r):
                 raise ValueError
             else:
                 if n7 > (end - pos) // 4: raise ValueError
-                ml_put_new(o5, ML_SLOT(1), 'isr_nodes', ml_list_i32(p + pos, n7))
+                ml_put_new(o5, ML_SLOT(1), 'isr_nodes', ml_list_i32(r, p + pos, n7))
                 pos += n7 * 4
             if end - pos < 4: raise ValueError
             n8 = ml_i32(p + pos)
@@ -2394,7 +2394,7 @@ cdef object r_MetadataResponseTopic_v5(Rd *r):
                 raise ValueError
             else:
                 if n8 > (end - pos) // 4: raise ValueError
-                ml_put_new(o5, ML_SLOT(4), 'offline_replicas', ml_list_i32(p + pos, n8))
+                ml_put_new(o5, ML_SLOT(4), 'offline_replicas', ml_list_i32(r, p + pos, n8))
                 pos += n8 * 4
             ml_put(o5, ML_SLOT(7), 'unknown_tagged_fields', None)
             ml_set_item(items3, i4, o5)
@@ -2418,7 +2418,7 @@ cdef object r_MetadataResponseTopic_v7(Rd *r):
     cdef int64_t n6
     cdef int64_t n7
     cdef int64_t n8
-    o = ml_new(C_MetadataResponseTopic)
+    o = ml_new(r, C_MetadataResponseTopic)
     if end - pos < 2: raise ValueError
     ml_put_new(o, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos))
     pos += 2
@@ -2442,9 +2442,9 @@ cdef object r_MetadataResponseTopic_v7(Rd *r):
         raise ValueError
     else:
         if n2 > end - pos: raise ValueError
-        items3 = PyList_New(n2)
+        items3 = ml_list(r, n2)
         for i4 in range(n2):
-            o5 = ml_new(C_MetadataResponsePartition)
+            o5 = ml_new(r, C_MetadataResponsePartition)
             if end - pos < 14: raise ValueError
             ml_put_new(o5, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos))
             ml_put_new(o5, ML_SLOT(5), 'partition_index', ml_obj_i32(p + pos + 2))
@@ -2458,7 +2458,7 @@ cdef object r_MetadataResponseTopic_v7(Rd *r):
                 raise ValueError
             else:
                 if n6 > (end - pos) // 4: raise ValueError
-                ml_put_new(o5, ML_SLOT(6), 'replica_nodes', ml_list_i32(p + pos, n6))
+                ml_put_new(o5, ML_SLOT(6), 'replica_nodes', ml_list_i32(r, p + pos, n6))
                 pos += n6 * 4
             if end - pos < 4: raise ValueError
             n7 = ml_i32(p + pos)
@@ -2467,7 +2467,7 @@ cdef object r_MetadataResponseTopic_v7(Rd *r):
                 raise ValueError
             else:
                 if n7 > (end - pos) // 4: raise ValueError
-                ml_put_new(o5, ML_SLOT(1), 'isr_nodes', ml_list_i32(p + pos, n7))
+                ml_put_new(o5, ML_SLOT(1), 'isr_nodes', ml_list_i32(r, p + pos, n7))
                 pos += n7 * 4
             if end - pos < 4: raise ValueError
             n8 = ml_i32(p + pos)
@@ -2476,7 +2476,7 @@ cdef object r_MetadataResponseTopic_v7(Rd *r):
                 raise ValueError
             else:
                 if n8 > (end - pos) // 4: raise ValueError
-                ml_put_new(o5, ML_SLOT(4), 'offline_replicas', ml_list_i32(p + pos, n8))
+                ml_put_new(o5, ML_SLOT(4), 'offline_replicas', ml_list_i32(r, p + pos, n8))
                 pos += n8 * 4
             ml_put(o5, ML_SLOT(7), 'unknown_tagged_fields', None)
             ml_set_item(items3, i4, o5)
@@ -2500,7 +2500,7 @@ cdef object r_MetadataResponseTopic_v8(Rd *r):
     cdef int64_t n6
     cdef int64_t n7
     cdef int64_t n8
-    o = ml_new(C_MetadataResponseTopic)
+    o = ml_new(r, C_MetadataResponseTopic)
     if end - pos < 2: raise ValueError
     ml_put_new(o, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos))
     pos += 2
@@ -2524,9 +2524,9 @@ cdef object r_MetadataResponseTopic_v8(Rd *r):
         raise ValueError
     else:
         if n2 > end - pos: raise ValueError
-        items3 = PyList_New(n2)
+        items3 = ml_list(r, n2)
         for i4 in range(n2):
-            o5 = ml_new(C_MetadataResponsePartition)
+            o5 = ml_new(r, C_MetadataResponsePartition)
             if end - pos < 14: raise ValueError
             ml_put_new(o5, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos))
             ml_put_new(o5, ML_SLOT(5), 'partition_index', ml_obj_i32(p + pos + 2))
@@ -2540,7 +2540,7 @@ cdef object r_MetadataResponseTopic_v8(Rd *r):
                 raise ValueError
             else:
                 if n6 > (end - pos) // 4: raise ValueError
-                ml_put_new(o5, ML_SLOT(6), 'replica_nodes', ml_list_i32(p + pos, n6))
+                ml_put_new(o5, ML_SLOT(6), 'replica_nodes', ml_list_i32(r, p + pos, n6))
                 pos += n6 * 4
             if end - pos < 4: raise ValueError
             n7 = ml_i32(p + pos)
@@ -2549,7 +2549,7 @@ cdef object r_MetadataResponseTopic_v8(Rd *r):
                 raise ValueError
             else:
                 if n7 > (end - pos) // 4: raise ValueError
-                ml_put_new(o5, ML_SLOT(1), 'isr_nodes', ml_list_i32(p + pos, n7))
+                ml_put_new(o5, ML_SLOT(1), 'isr_nodes', ml_list_i32(r, p + pos, n7))
                 pos += n7 * 4
             if end - pos < 4: raise ValueError
             n8 = ml_i32(p + pos)
@@ -2558,7 +2558,7 @@ cdef object r_MetadataResponseTopic_v8(Rd *r):
                 raise ValueError
             else:
                 if n8 > (end - pos) // 4: raise ValueError
-                ml_put_new(o5, ML_SLOT(4), 'offline_replicas', ml_list_i32(p + pos, n8))
+                ml_put_new(o5, ML_SLOT(4), 'offline_replicas', ml_list_i32(r, p + pos, n8))
                 pos += n8 * 4
             ml_put(o5, ML_SLOT(7), 'unknown_tagged_fields', None)
             ml_set_item(items3, i4, o5)
@@ -2592,7 +2592,7 @@ cdef object r_MetadataResponseTopic_v9(Rd *r):
     cdef int64_t tag14
     cdef int64_t size15
     cdef Py_ssize_t stop16
-    o = ml_new(C_MetadataResponseTopic)
+    o = ml_new(r, C_MetadataResponseTopic)
     if end - pos < 2: raise ValueError
     ml_put_new(o, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos))
     pos += 2
@@ -2615,9 +2615,9 @@ cdef object r_MetadataResponseTopic_v9(Rd *r):
         raise ValueError
     else:
         if n2 > end - pos: raise ValueError
-        items3 = PyList_New(n2)
+        items3 = ml_list(r, n2)
         for i4 in range(n2):
-            o5 = ml_new(C_MetadataResponsePartition)
+            o5 = ml_new(r, C_MetadataResponsePartition)
             if end - pos < 14: raise ValueError
             ml_put_new(o5, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos))
             ml_put_new(o5, ML_SLOT(5), 'partition_index', ml_obj_i32(p + pos + 2))
@@ -2630,7 +2630,7 @@ cdef object r_MetadataResponseTopic_v9(Rd *r):
                 raise ValueError
             else:
                 if n6 > (end - pos) // 4: raise ValueError
-                ml_put_new(o5, ML_SLOT(6), 'replica_nodes', ml_list_i32(p + pos, n6))
+                ml_put_new(o5, ML_SLOT(6), 'replica_nodes', ml_list_i32(r, p + pos, n6))
                 pos += n6 * 4
             n7 = ml_uvarint(p, end, &pos) - 1
             if n7 < -1: raise ValueError
@@ -2638,7 +2638,7 @@ cdef object r_MetadataResponseTopic_v9(Rd *r):
                 raise ValueError
             else:
                 if n7 > (end - pos) // 4: raise ValueError
-                ml_put_new(o5, ML_SLOT(1), 'isr_nodes', ml_list_i32(p + pos, n7))
+                ml_put_new(o5, ML_SLOT(1), 'isr_nodes', ml_list_i32(r, p + pos, n7))
                 pos += n7 * 4
             n8 = ml_uvarint(p, end, &pos) - 1
             if n8 < -1: raise ValueError
@@ -2646,7 +2646,7 @@ cdef object r_MetadataResponseTopic_v9(Rd *r):
                 raise ValueError
             else:
                 if n8 > (end - pos) // 4: raise ValueError
-                ml_put_new(o5, ML_SLOT(4), 'offline_replicas', ml_list_i32(p + pos, n8))
+                ml_put_new(o5, ML_SLOT(4), 'offline_replicas', ml_list_i32(r, p + pos, n8))
                 pos += n8 * 4
             ml_put(o5, ML_SLOT(7), 'unknown_tagged_fields', None)
             if pos >= end: raise ValueError
@@ -2710,7 +2710,7 @@ cdef object r_MetadataResponseTopic_v10(Rd *r):
     cdef int64_t tag14
     cdef int64_t size15
     cdef Py_ssize_t stop16
-    o = ml_new(C_MetadataResponseTopic)
+    o = ml_new(r, C_MetadataResponseTopic)
     if end - pos < 2: raise ValueError
     ml_put_new(o, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos))
     pos += 2
@@ -2733,9 +2733,9 @@ cdef object r_MetadataResponseTopic_v10(Rd *r):
         raise ValueError
     else:
         if n2 > end - pos: raise ValueError
-        items3 = PyList_New(n2)
+        items3 = ml_list(r, n2)
         for i4 in range(n2):
-            o5 = ml_new(C_MetadataResponsePartition)
+            o5 = ml_new(r, C_MetadataResponsePartition)
             if end - pos < 14: raise ValueError
             ml_put_new(o5, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos))
             ml_put_new(o5, ML_SLOT(5), 'partition_index', ml_obj_i32(p + pos + 2))
@@ -2748,7 +2748,7 @@ cdef object r_MetadataResponseTopic_v10(Rd *r):
                 raise ValueError
             else:
                 if n6 > (end - pos) // 4: raise ValueError
-                ml_put_new(o5, ML_SLOT(6), 'replica_nodes', ml_list_i32(p + pos, n6))
+                ml_put_new(o5, ML_SLOT(6), 'replica_nodes', ml_list_i32(r, p + pos, n6))
                 pos += n6 * 4
             n7 = ml_uvarint(p, end, &pos) - 1
             if n7 < -1: raise ValueError
@@ -2756,7 +2756,7 @@ cdef object r_MetadataResponseTopic_v10(Rd *r):
                 raise ValueError
             else:
                 if n7 > (end - pos) // 4: raise ValueError
-                ml_put_new(o5, ML_SLOT(1), 'isr_nodes', ml_list_i32(p + pos, n7))
+                ml_put_new(o5, ML_SLOT(1), 'isr_nodes', ml_list_i32(r, p + pos, n7))
                 pos += n7 * 4
             n8 = ml_uvarint(p, end, &pos) - 1
             if n8 < -1: raise ValueError
@@ -2764,7 +2764,7 @@ cdef object r_MetadataResponseTopic_v10(Rd *r):
                 raise ValueError
             else:
                 if n8 > (end - pos) // 4: raise ValueError
-                ml_put_new(o5, ML_SLOT(4), 'offline_replicas', ml_list_i32(p + pos, n8))
+                ml_put_new(o5, ML_SLOT(4), 'offline_replicas', ml_list_i32(r, p + pos, n8))
                 pos += n8 * 4
             ml_put(o5, ML_SLOT(7), 'unknown_tagged_fields', None)
             if pos >= end: raise ValueError
@@ -2828,7 +2828,7 @@ cdef object r_MetadataResponseTopic_v12(Rd *r):
     cdef int64_t tag14
     cdef int64_t size15
     cdef Py_ssize_t stop16
-    o = ml_new(C_MetadataResponseTopic)
+    o = ml_new(r, C_MetadataResponseTopic)
     if end - pos < 2: raise ValueError
     ml_put_new(o, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos))
     pos += 2
@@ -2851,9 +2851,9 @@ cdef object r_MetadataResponseTopic_v12(Rd *r):
         raise ValueError
     else:
         if n2 > end - pos: raise ValueError
-        items3 = PyList_New(n2)
+        items3 = ml_list(r, n2)
         for i4 in range(n2):
-            o5 = ml_new(C_MetadataResponsePartition)
+            o5 = ml_new(r, C_MetadataResponsePartition)
             if end - pos < 14: raise ValueError
             ml_put_new(o5, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos))
             ml_put_new(o5, ML_SLOT(5), 'partition_index', ml_obj_i32(p + pos + 2))
@@ -2866,7 +2866,7 @@ cdef object r_MetadataResponseTopic_v12(Rd *r):
                 raise ValueError
             else:
                 if n6 > (end - pos) // 4: raise ValueError
-                ml_put_new(o5, ML_SLOT(6), 'replica_nodes', ml_list_i32(p + pos, n6))
+                ml_put_new(o5, ML_SLOT(6), 'replica_nodes', ml_list_i32(r, p + pos, n6))
                 pos += n6 * 4
             n7 = ml_uvarint(p, end, &pos) - 1
             if n7 < -1: raise ValueError
@@ -2874,7 +2874,7 @@ cdef object r_MetadataResponseTopic_v12(Rd *r):
                 raise ValueError
             else:
                 if n7 > (end - pos) // 4: raise ValueError
-                ml_put_new(o5, ML_SLOT(1), 'isr_nodes', ml_list_i32(p + pos, n7))
+                ml_put_new(o5, ML_SLOT(1), 'isr_nodes', ml_list_i32(r, p + pos, n7))
                 pos += n7 * 4
             n8 = ml_uvarint(p, end, &pos) - 1
             if n8 < -1: raise ValueError
@@ -2882,7 +2882,7 @@ cdef object r_MetadataResponseTopic_v12(Rd *r):
                 raise ValueError
             else:
                 if n8 > (end - pos) // 4: raise ValueError
-                ml_put_new(o5, ML_SLOT(4), 'offline_replicas', ml_list_i32(p + pos, n8))
+                ml_put_new(o5, ML_SLOT(4), 'offline_replicas', ml_list_i32(r, p + pos, n8))
                 pos += n8 * 4
             ml_put(o5, ML_SLOT(7), 'unknown_tagged_fields', None)
             if pos >= end: raise ValueError
@@ -2932,7 +2932,7 @@ cdef object r_MetadataResponsePartition_v0(Rd *r):
     cdef object o
     cdef int64_t n1
     cdef int64_t n2
-    o = ml_new(C_MetadataResponsePartition)
+    o = ml_new(r, C_MetadataResponsePartition)
     ml_put(o, ML_SLOT(2), 'leader_epoch', -1)
     if end - pos < 10: raise ValueError
     ml_put_new(o, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos))
@@ -2946,7 +2946,7 @@ cdef object r_MetadataResponsePartition_v0(Rd *r):
         raise ValueError
     else:
         if n1 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(6), 'replica_nodes', ml_list_i32(p + pos, n1))
+        ml_put_new(o, ML_SLOT(6), 'replica_nodes', ml_list_i32(r, p + pos, n1))
         pos += n1 * 4
     if end - pos < 4: raise ValueError
     n2 = ml_i32(p + pos)
@@ -2955,7 +2955,7 @@ cdef object r_MetadataResponsePartition_v0(Rd *r):
         raise ValueError
     else:
         if n2 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(1), 'isr_nodes', ml_list_i32(p + pos, n2))
+        ml_put_new(o, ML_SLOT(1), 'isr_nodes', ml_list_i32(r, p + pos, n2))
         pos += n2 * 4
     ml_put(o, ML_SLOT(4), 'offline_replicas', [])
     ml_put(o, ML_SLOT(7), 'unknown_tagged_fields', None)
@@ -2971,7 +2971,7 @@ cdef object r_MetadataResponsePartition_v5(Rd *r):
     cdef int64_t n1
     cdef int64_t n2
     cdef int64_t n3
-    o = ml_new(C_MetadataResponsePartition)
+    o = ml_new(r, C_MetadataResponsePartition)
     ml_put(o, ML_SLOT(2), 'leader_epoch', -1)
     if end - pos < 10: raise ValueError
     ml_put_new(o, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos))
@@ -2985,7 +2985,7 @@ cdef object r_MetadataResponsePartition_v5(Rd *r):
         raise ValueError
     else:
         if n1 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(6), 'replica_nodes', ml_list_i32(p + pos, n1))
+        ml_put_new(o, ML_SLOT(6), 'replica_nodes', ml_list_i32(r, p + pos, n1))
         pos += n1 * 4
     if end - pos < 4: raise ValueError
     n2 = ml_i32(p + pos)
@@ -2994,7 +2994,7 @@ cdef object r_MetadataResponsePartition_v5(Rd *r):
         raise ValueError
     else:
         if n2 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(1), 'isr_nodes', ml_list_i32(p + pos, n2))
+        ml_put_new(o, ML_SLOT(1), 'isr_nodes', ml_list_i32(r, p + pos, n2))
         pos += n2 * 4
     if end - pos < 4: raise ValueError
     n3 = ml_i32(p + pos)
@@ -3003,7 +3003,7 @@ cdef object r_MetadataResponsePartition_v5(Rd *r):
         raise ValueError
     else:
         if n3 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(4), 'offline_replicas', ml_list_i32(p + pos, n3))
+        ml_put_new(o, ML_SLOT(4), 'offline_replicas', ml_list_i32(r, p + pos, n3))
         pos += n3 * 4
     ml_put(o, ML_SLOT(7), 'unknown_tagged_fields', None)
     r.pos = pos
@@ -3018,7 +3018,7 @@ cdef object r_MetadataResponsePartition_v7(Rd *r):
     cdef int64_t n1
     cdef int64_t n2
     cdef int64_t n3
-    o = ml_new(C_MetadataResponsePartition)
+    o = ml_new(r, C_MetadataResponsePartition)
     if end - pos < 14: raise ValueError
     ml_put_new(o, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos))
     ml_put_new(o, ML_SLOT(5), 'partition_index', ml_obj_i32(p + pos + 2))
@@ -3032,7 +3032,7 @@ cdef object r_MetadataResponsePartition_v7(Rd *r):
         raise ValueError
     else:
         if n1 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(6), 'replica_nodes', ml_list_i32(p + pos, n1))
+        ml_put_new(o, ML_SLOT(6), 'replica_nodes', ml_list_i32(r, p + pos, n1))
         pos += n1 * 4
     if end - pos < 4: raise ValueError
     n2 = ml_i32(p + pos)
@@ -3041,7 +3041,7 @@ cdef object r_MetadataResponsePartition_v7(Rd *r):
         raise ValueError
     else:
         if n2 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(1), 'isr_nodes', ml_list_i32(p + pos, n2))
+        ml_put_new(o, ML_SLOT(1), 'isr_nodes', ml_list_i32(r, p + pos, n2))
         pos += n2 * 4
     if end - pos < 4: raise ValueError
     n3 = ml_i32(p + pos)
@@ -3050,7 +3050,7 @@ cdef object r_MetadataResponsePartition_v7(Rd *r):
         raise ValueError
     else:
         if n3 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(4), 'offline_replicas', ml_list_i32(p + pos, n3))
+        ml_put_new(o, ML_SLOT(4), 'offline_replicas', ml_list_i32(r, p + pos, n3))
         pos += n3 * 4
     ml_put(o, ML_SLOT(7), 'unknown_tagged_fields', None)
     r.pos = pos
@@ -3069,7 +3069,7 @@ cdef object r_MetadataResponsePartition_v9(Rd *r):
     cdef int64_t tag5
     cdef int64_t size6
     cdef Py_ssize_t stop7
-    o = ml_new(C_MetadataResponsePartition)
+    o = ml_new(r, C_MetadataResponsePartition)
     if end - pos < 14: raise ValueError
     ml_put_new(o, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos))
     ml_put_new(o, ML_SLOT(5), 'partition_index', ml_obj_i32(p + pos + 2))
@@ -3082,7 +3082,7 @@ cdef object r_MetadataResponsePartition_v9(Rd *r):
         raise ValueError
     else:
         if n1 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(6), 'replica_nodes', ml_list_i32(p + pos, n1))
+        ml_put_new(o, ML_SLOT(6), 'replica_nodes', ml_list_i32(r, p + pos, n1))
         pos += n1 * 4
     n2 = ml_uvarint(p, end, &pos) - 1
     if n2 < -1: raise ValueError
@@ -3090,7 +3090,7 @@ cdef object r_MetadataResponsePartition_v9(Rd *r):
         raise ValueError
     else:
         if n2 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(1), 'isr_nodes', ml_list_i32(p + pos, n2))
+        ml_put_new(o, ML_SLOT(1), 'isr_nodes', ml_list_i32(r, p + pos, n2))
         pos += n2 * 4
     n3 = ml_uvarint(p, end, &pos) - 1
     if n3 < -1: raise ValueError
@@ -3098,7 +3098,7 @@ cdef object r_MetadataResponsePartition_v9(Rd *r):
         raise ValueError
     else:
         if n3 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(4), 'offline_replicas', ml_list_i32(p + pos, n3))
+        ml_put_new(o, ML_SLOT(4), 'offline_replicas', ml_list_i32(r, p + pos, n3))
         pos += n3 * 4
     ml_put(o, ML_SLOT(7), 'unknown_tagged_fields', None)
     if pos >= end: raise ValueError

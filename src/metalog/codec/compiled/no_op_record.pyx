@@ -41,7 +41,7 @@ cdef object r_NoOpRecord_v0(Rd *r):
     cdef int64_t tag2
     cdef int64_t size3
     cdef Py_ssize_t stop4
-    o = ml_new(C_NoOpRecord)
+    o = ml_new(r, C_NoOpRecord)
     ml_put(o, ML_SLOT(0), 'unknown_tagged_fields', None)
     if pos >= end: raise ValueError
     if p[pos] == 0:

@@ -47,7 +47,7 @@ cdef object r_PartitionChangeRecord_v0(Rd *r):
     cdef int64_t n6
     cdef int64_t n7
     cdef int64_t n8
-    o = ml_new(C_PartitionChangeRecord)
+    o = ml_new(r, C_PartitionChangeRecord)
     ml_put(o, ML_SLOT(3), 'isr', None)
     ml_put(o, ML_SLOT(5), 'leader', -2)
     ml_put(o, ML_SLOT(9), 'replicas', None)
@@ -82,7 +82,7 @@ cdef object r_PartitionChangeRecord_v0(Rd *r):
                     ml_put(o, ML_SLOT(3), 'isr', None)
                 else:
                     if n5 > (end - pos) // 4: raise ValueError
-                    ml_put_new(o, ML_SLOT(3), 'isr', ml_list_i32(p + pos, n5))
+                    ml_put_new(o, ML_SLOT(3), 'isr', ml_list_i32(r, p + pos, n5))
                     pos += n5 * 4
                 if pos != stop4: raise ValueError
             elif tag2 == 1:
@@ -97,7 +97,7 @@ cdef object r_PartitionChangeRecord_v0(Rd *r):
                     ml_put(o, ML_SLOT(9), 'replicas', None)
                 else:
                     if n6 > (end - pos) // 4: raise ValueError
-                    ml_put_new(o, ML_SLOT(9), 'replicas', ml_list_i32(p + pos, n6))
+                    ml_put_new(o, ML_SLOT(9), 'replicas', ml_list_i32(r, p + pos, n6))
                     pos += n6 * 4
                 if pos != stop4: raise ValueError
             elif tag2 == 3:
@@ -107,7 +107,7 @@ cdef object r_PartitionChangeRecord_v0(Rd *r):
                     ml_put(o, ML_SLOT(8), 'removing_replicas', None)
                 else:
                     if n7 > (end - pos) // 4: raise ValueError
-                    ml_put_new(o, ML_SLOT(8), 'removing_replicas', ml_list_i32(p + pos, n7))
+                    ml_put_new(o, ML_SLOT(8), 'removing_replicas', ml_list_i32(r, p + pos, n7))
                     pos += n7 * 4
                 if pos != stop4: raise ValueError
             elif tag2 == 4:
@@ -117,7 +117,7 @@ cdef object r_PartitionChangeRecord_v0(Rd *r):
                     ml_put(o, ML_SLOT(0), 'adding_replicas', None)
                 else:
                     if n8 > (end - pos) // 4: raise ValueError
-                    ml_put_new(o, ML_SLOT(0), 'adding_replicas', ml_list_i32(p + pos, n8))
+                    ml_put_new(o, ML_SLOT(0), 'adding_replicas', ml_list_i32(r, p + pos, n8))
                     pos += n8 * 4
                 if pos != stop4: raise ValueError
             elif tag2 == 5:
@@ -146,7 +146,7 @@ cdef object r_PartitionChangeRecord_v1(Rd *r):
     cdef int64_t n7
     cdef int64_t n8
     cdef int64_t n9
-    o = ml_new(C_PartitionChangeRecord)
+    o = ml_new(r, C_PartitionChangeRecord)
     ml_put(o, ML_SLOT(3), 'isr', None)
     ml_put(o, ML_SLOT(5), 'leader', -2)
     ml_put(o, ML_SLOT(9), 'replicas', None)
@@ -181,7 +181,7 @@ cdef object r_PartitionChangeRecord_v1(Rd *r):
                     ml_put(o, ML_SLOT(3), 'isr', None)
                 else:
                     if n5 > (end - pos) // 4: raise ValueError
-                    ml_put_new(o, ML_SLOT(3), 'isr', ml_list_i32(p + pos, n5))
+                    ml_put_new(o, ML_SLOT(3), 'isr', ml_list_i32(r, p + pos, n5))
                     pos += n5 * 4
                 if pos != stop4: raise ValueError
             elif tag2 == 1:
@@ -196,7 +196,7 @@ cdef object r_PartitionChangeRecord_v1(Rd *r):
                     ml_put(o, ML_SLOT(9), 'replicas', None)
                 else:
                     if n6 > (end - pos) // 4: raise ValueError
-                    ml_put_new(o, ML_SLOT(9), 'replicas', ml_list_i32(p + pos, n6))
+                    ml_put_new(o, ML_SLOT(9), 'replicas', ml_list_i32(r, p + pos, n6))
                     pos += n6 * 4
                 if pos != stop4: raise ValueError
             elif tag2 == 3:
@@ -206,7 +206,7 @@ cdef object r_PartitionChangeRecord_v1(Rd *r):
                     ml_put(o, ML_SLOT(8), 'removing_replicas', None)
                 else:
                     if n7 > (end - pos) // 4: raise ValueError
-                    ml_put_new(o, ML_SLOT(8), 'removing_replicas', ml_list_i32(p + pos, n7))
+                    ml_put_new(o, ML_SLOT(8), 'removing_replicas', ml_list_i32(r, p + pos, n7))
                     pos += n7 * 4
                 if pos != stop4: raise ValueError
             elif tag2 == 4:
@@ -216,7 +216,7 @@ cdef object r_PartitionChangeRecord_v1(Rd *r):
                     ml_put(o, ML_SLOT(0), 'adding_replicas', None)
                 else:
                     if n8 > (end - pos) // 4: raise ValueError
-                    ml_put_new(o, ML_SLOT(0), 'adding_replicas', ml_list_i32(p + pos, n8))
+                    ml_put_new(o, ML_SLOT(0), 'adding_replicas', ml_list_i32(r, p + pos, n8))
                     pos += n8 * 4
                 if pos != stop4: raise ValueError
             elif tag2 == 5:
@@ -231,7 +231,7 @@ cdef object r_PartitionChangeRecord_v1(Rd *r):
                     ml_put(o, ML_SLOT(1), 'directories', None)
                 else:
                     if n9 > (end - pos) // 16: raise ValueError
-                    ml_put_new(o, ML_SLOT(1), 'directories', ml_list_uuid(p + pos, n9))
+                    ml_put_new(o, ML_SLOT(1), 'directories', ml_list_uuid(r, p + pos, n9))
                     pos += n9 * 16
                 if pos != stop4: raise ValueError
             else:
@@ -257,7 +257,7 @@ cdef object r_PartitionChangeRecord_v2(Rd *r):
     cdef int64_t n9
     cdef int64_t n10
     cdef int64_t n11
-    o = ml_new(C_PartitionChangeRecord)
+    o = ml_new(r, C_PartitionChangeRecord)
     ml_put(o, ML_SLOT(3), 'isr', None)
     ml_put(o, ML_SLOT(5), 'leader', -2)
     ml_put(o, ML_SLOT(9), 'replicas', None)
@@ -292,7 +292,7 @@ cdef object r_PartitionChangeRecord_v2(Rd *r):
                     ml_put(o, ML_SLOT(3), 'isr', None)
                 else:
                     if n5 > (end - pos) // 4: raise ValueError
-                    ml_put_new(o, ML_SLOT(3), 'isr', ml_list_i32(p + pos, n5))
+                    ml_put_new(o, ML_SLOT(3), 'isr', ml_list_i32(r, p + pos, n5))
                     pos += n5 * 4
                 if pos != stop4: raise ValueError
             elif tag2 == 1:
@@ -307,7 +307,7 @@ cdef object r_PartitionChangeRecord_v2(Rd *r):
                     ml_put(o, ML_SLOT(9), 'replicas', None)
                 else:
                     if n6 > (end - pos) // 4: raise ValueError
-                    ml_put_new(o, ML_SLOT(9), 'replicas', ml_list_i32(p + pos, n6))
+                    ml_put_new(o, ML_SLOT(9), 'replicas', ml_list_i32(r, p + pos, n6))
                     pos += n6 * 4
                 if pos != stop4: raise ValueError
             elif tag2 == 3:
@@ -317,7 +317,7 @@ cdef object r_PartitionChangeRecord_v2(Rd *r):
                     ml_put(o, ML_SLOT(8), 'removing_replicas', None)
                 else:
                     if n7 > (end - pos) // 4: raise ValueError
-                    ml_put_new(o, ML_SLOT(8), 'removing_replicas', ml_list_i32(p + pos, n7))
+                    ml_put_new(o, ML_SLOT(8), 'removing_replicas', ml_list_i32(r, p + pos, n7))
                     pos += n7 * 4
                 if pos != stop4: raise ValueError
             elif tag2 == 4:
@@ -327,7 +327,7 @@ cdef object r_PartitionChangeRecord_v2(Rd *r):
                     ml_put(o, ML_SLOT(0), 'adding_replicas', None)
                 else:
                     if n8 > (end - pos) // 4: raise ValueError
-                    ml_put_new(o, ML_SLOT(0), 'adding_replicas', ml_list_i32(p + pos, n8))
+                    ml_put_new(o, ML_SLOT(0), 'adding_replicas', ml_list_i32(r, p + pos, n8))
                     pos += n8 * 4
                 if pos != stop4: raise ValueError
             elif tag2 == 5:
@@ -342,7 +342,7 @@ cdef object r_PartitionChangeRecord_v2(Rd *r):
                     ml_put(o, ML_SLOT(2), 'eligible_leader_replicas', None)
                 else:
                     if n9 > (end - pos) // 4: raise ValueError
-                    ml_put_new(o, ML_SLOT(2), 'eligible_leader_replicas', ml_list_i32(p + pos, n9))
+                    ml_put_new(o, ML_SLOT(2), 'eligible_leader_replicas', ml_list_i32(r, p + pos, n9))
                     pos += n9 * 4
                 if pos != stop4: raise ValueError
             elif tag2 == 7:
@@ -352,7 +352,7 @@ cdef object r_PartitionChangeRecord_v2(Rd *r):
                     ml_put(o, ML_SLOT(4), 'last_known_elr', None)
                 else:
                     if n10 > (end - pos) // 4: raise ValueError
-                    ml_put_new(o, ML_SLOT(4), 'last_known_elr', ml_list_i32(p + pos, n10))
+                    ml_put_new(o, ML_SLOT(4), 'last_known_elr', ml_list_i32(r, p + pos, n10))
                     pos += n10 * 4
                 if pos != stop4: raise ValueError
             elif tag2 == 8:
@@ -362,7 +362,7 @@ cdef object r_PartitionChangeRecord_v2(Rd *r):
                     ml_put(o, ML_SLOT(1), 'directories', None)
                 else:
                     if n11 > (end - pos) // 16: raise ValueError
-                    ml_put_new(o, ML_SLOT(1), 'directories', ml_list_uuid(p + pos, n11))
+                    ml_put_new(o, ML_SLOT(1), 'directories', ml_list_uuid(r, p + pos, n11))
                     pos += n11 * 16
                 if pos != stop4: raise ValueError
             else:

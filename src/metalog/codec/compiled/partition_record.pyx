@@ -47,7 +47,7 @@ cdef object r_PartitionRecord_v0(Rd *r):
     cdef int64_t tag6
     cdef int64_t size7
     cdef Py_ssize_t stop8
-    o = ml_new(C_PartitionRecord)
+    o = ml_new(r, C_PartitionRecord)
     if end - pos < 20: raise ValueError
     ml_put_new(o, ML_SLOT(9), 'partition_id', ml_obj_i32(p + pos))
     ml_put_new(o, ML_SLOT(12), 'topic_id', ml_obj_uuid(p + pos + 4))
@@ -58,7 +58,7 @@ cdef object r_PartitionRecord_v0(Rd *r):
         raise ValueError
     else:
         if n1 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(11), 'replicas', ml_list_i32(p + pos, n1))
+        ml_put_new(o, ML_SLOT(11), 'replicas', ml_list_i32(r, p + pos, n1))
         pos += n1 * 4
     n2 = ml_uvarint(p, end, &pos) - 1
     if n2 < -1: raise ValueError
@@ -66,7 +66,7 @@ cdef object r_PartitionRecord_v0(Rd *r):
         raise ValueError
     else:
         if n2 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(3), 'isr', ml_list_i32(p + pos, n2))
+        ml_put_new(o, ML_SLOT(3), 'isr', ml_list_i32(r, p + pos, n2))
         pos += n2 * 4
     n3 = ml_uvarint(p, end, &pos) - 1
     if n3 < -1: raise ValueError
@@ -74,7 +74,7 @@ cdef object r_PartitionRecord_v0(Rd *r):
         raise ValueError
     else:
         if n3 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(10), 'removing_replicas', ml_list_i32(p + pos, n3))
+        ml_put_new(o, ML_SLOT(10), 'removing_replicas', ml_list_i32(r, p + pos, n3))
         pos += n3 * 4
     n4 = ml_uvarint(p, end, &pos) - 1
     if n4 < -1: raise ValueError
@@ -82,7 +82,7 @@ cdef object r_PartitionRecord_v0(Rd *r):
         raise ValueError
     else:
         if n4 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(0), 'adding_replicas', ml_list_i32(p + pos, n4))
+        ml_put_new(o, ML_SLOT(0), 'adding_replicas', ml_list_i32(r, p + pos, n4))
         pos += n4 * 4
     ml_put(o, ML_SLOT(7), 'leader_recovery_state', 0)
     ml_put(o, ML_SLOT(1), 'directories', [])
@@ -133,7 +133,7 @@ cdef object r_PartitionRecord_v1(Rd *r):
     cdef int64_t tag7
     cdef int64_t size8
     cdef Py_ssize_t stop9
-    o = ml_new(C_PartitionRecord)
+    o = ml_new(r, C_PartitionRecord)
     if end - pos < 20: raise ValueError
     ml_put_new(o, ML_SLOT(9), 'partition_id', ml_obj_i32(p + pos))
     ml_put_new(o, ML_SLOT(12), 'topic_id', ml_obj_uuid(p + pos + 4))
@@ -144,7 +144,7 @@ cdef object r_PartitionRecord_v1(Rd *r):
         raise ValueError
     else:
         if n1 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(11), 'replicas', ml_list_i32(p + pos, n1))
+        ml_put_new(o, ML_SLOT(11), 'replicas', ml_list_i32(r, p + pos, n1))
         pos += n1 * 4
     n2 = ml_uvarint(p, end, &pos) - 1
     if n2 < -1: raise ValueError
@@ -152,7 +152,7 @@ cdef object r_PartitionRecord_v1(Rd *r):
         raise ValueError
     else:
         if n2 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(3), 'isr', ml_list_i32(p + pos, n2))
+        ml_put_new(o, ML_SLOT(3), 'isr', ml_list_i32(r, p + pos, n2))
         pos += n2 * 4
     n3 = ml_uvarint(p, end, &pos) - 1
     if n3 < -1: raise ValueError
@@ -160,7 +160,7 @@ cdef object r_PartitionRecord_v1(Rd *r):
         raise ValueError
     else:
         if n3 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(10), 'removing_replicas', ml_list_i32(p + pos, n3))
+        ml_put_new(o, ML_SLOT(10), 'removing_replicas', ml_list_i32(r, p + pos, n3))
         pos += n3 * 4
     n4 = ml_uvarint(p, end, &pos) - 1
     if n4 < -1: raise ValueError
@@ -168,7 +168,7 @@ cdef object r_PartitionRecord_v1(Rd *r):
         raise ValueError
     else:
         if n4 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(0), 'adding_replicas', ml_list_i32(p + pos, n4))
+        ml_put_new(o, ML_SLOT(0), 'adding_replicas', ml_list_i32(r, p + pos, n4))
         pos += n4 * 4
     ml_put(o, ML_SLOT(7), 'leader_recovery_state', 0)
     if end - pos < 12: raise ValueError
@@ -182,7 +182,7 @@ cdef object r_PartitionRecord_v1(Rd *r):
         raise ValueError
     else:
         if n5 > (end - pos) // 16: raise ValueError
-        ml_put_new(o, ML_SLOT(1), 'directories', ml_list_uuid(p + pos, n5))
+        ml_put_new(o, ML_SLOT(1), 'directories', ml_list_uuid(r, p + pos, n5))
         pos += n5 * 16
     ml_put(o, ML_SLOT(2), 'eligible_leader_replicas', None)
     ml_put(o, ML_SLOT(4), 'last_known_elr', None)
@@ -228,7 +228,7 @@ cdef object r_PartitionRecord_v2(Rd *r):
     cdef Py_ssize_t stop9
     cdef int64_t n10
     cdef int64_t n11
-    o = ml_new(C_PartitionRecord)
+    o = ml_new(r, C_PartitionRecord)
     if end - pos < 20: raise ValueError
     ml_put_new(o, ML_SLOT(9), 'partition_id', ml_obj_i32(p + pos))
     ml_put_new(o, ML_SLOT(12), 'topic_id', ml_obj_uuid(p + pos + 4))
@@ -239,7 +239,7 @@ cdef object r_PartitionRecord_v2(Rd *r):
         raise ValueError
     else:
         if n1 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(11), 'replicas', ml_list_i32(p + pos, n1))
+        ml_put_new(o, ML_SLOT(11), 'replicas', ml_list_i32(r, p + pos, n1))
         pos += n1 * 4
     n2 = ml_uvarint(p, end, &pos) - 1
     if n2 < -1: raise ValueError
@@ -247,7 +247,7 @@ cdef object r_PartitionRecord_v2(Rd *r):
         raise ValueError
     else:
         if n2 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(3), 'isr', ml_list_i32(p + pos, n2))
+        ml_put_new(o, ML_SLOT(3), 'isr', ml_list_i32(r, p + pos, n2))
         pos += n2 * 4
     n3 = ml_uvarint(p, end, &pos) - 1
     if n3 < -1: raise ValueError
@@ -255,7 +255,7 @@ cdef object r_PartitionRecord_v2(Rd *r):
         raise ValueError
     else:
         if n3 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(10), 'removing_replicas', ml_list_i32(p + pos, n3))
+        ml_put_new(o, ML_SLOT(10), 'removing_replicas', ml_list_i32(r, p + pos, n3))
         pos += n3 * 4
     n4 = ml_uvarint(p, end, &pos) - 1
     if n4 < -1: raise ValueError
@@ -263,7 +263,7 @@ cdef object r_PartitionRecord_v2(Rd *r):
         raise ValueError
     else:
         if n4 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(0), 'adding_replicas', ml_list_i32(p + pos, n4))
+        ml_put_new(o, ML_SLOT(0), 'adding_replicas', ml_list_i32(r, p + pos, n4))
         pos += n4 * 4
     ml_put(o, ML_SLOT(7), 'leader_recovery_state', 0)
     if end - pos < 12: raise ValueError
@@ -277,7 +277,7 @@ cdef object r_PartitionRecord_v2(Rd *r):
         raise ValueError
     else:
         if n5 > (end - pos) // 16: raise ValueError
-        ml_put_new(o, ML_SLOT(1), 'directories', ml_list_uuid(p + pos, n5))
+        ml_put_new(o, ML_SLOT(1), 'directories', ml_list_uuid(r, p + pos, n5))
         pos += n5 * 16
     ml_put(o, ML_SLOT(2), 'eligible_leader_replicas', None)
     ml_put(o, ML_SLOT(4), 'last_known_elr', None)
@@ -307,7 +307,7 @@ cdef object r_PartitionRecord_v2(Rd *r):
                     ml_put(o, ML_SLOT(2), 'eligible_leader_replicas', None)
                 else:
                     if n10 > (end - pos) // 4: raise ValueError
-                    ml_put_new(o, ML_SLOT(2), 'eligible_leader_replicas', ml_list_i32(p + pos, n10))
+                    ml_put_new(o, ML_SLOT(2), 'eligible_leader_replicas', ml_list_i32(r, p + pos, n10))
                     pos += n10 * 4
                 if pos != stop9: raise ValueError
             elif tag7 == 2:
@@ -317,7 +317,7 @@ cdef object r_PartitionRecord_v2(Rd *r):
                     ml_put(o, ML_SLOT(4), 'last_known_elr', None)
                 else:
                     if n11 > (end - pos) // 4: raise ValueError
-                    ml_put_new(o, ML_SLOT(4), 'last_known_elr', ml_list_i32(p + pos, n11))
+                    ml_put_new(o, ML_SLOT(4), 'last_known_elr', ml_list_i32(r, p + pos, n11))
                     pos += n11 * 4
                 if pos != stop9: raise ValueError
             else:

@@ -74,7 +74,7 @@ cdef object r_RegisterBrokerRecord_v0(Rd *r):
     cdef int64_t tag22
     cdef int64_t size23
     cdef Py_ssize_t stop24
-    o = ml_new(C_RegisterBrokerRecord)
+    o = ml_new(r, C_RegisterBrokerRecord)
     ml_put(o, ML_SLOT(7), 'is_migrating_zk_broker', False)
     if end - pos < 28: raise ValueError
     ml_put_new(o, ML_SLOT(1), 'broker_id', ml_obj_i32(p + pos))
@@ -87,9 +87,9 @@ cdef object r_RegisterBrokerRecord_v0(Rd *r):
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_BrokerEndpoint)
+            o4 = ml_new(r, C_BrokerEndpoint)
             n5 = ml_uvarint(p, end, &pos) - 1
             if n5 < -1: raise ValueError
             if n5 > 0x7fff: raise ValueError
@@ -136,9 +136,9 @@ cdef object r_RegisterBrokerRecord_v0(Rd *r):
         raise ValueError
     else:
         if n11 > end - pos: raise ValueError
-        items12 = PyList_New(n11)
+        items12 = ml_list(r, n11)
         for i13 in range(n11):
-            o14 = ml_new(C_BrokerFeature)
+            o14 = ml_new(r, C_BrokerFeature)
             n15 = ml_uvarint(p, end, &pos) - 1
             if n15 < -1: raise ValueError
             if n15 > 0x7fff: raise ValueError
@@ -233,7 +233,7 @@ cdef object r_RegisterBrokerRecord_v1(Rd *r):
     cdef int64_t tag22
     cdef int64_t size23
     cdef Py_ssize_t stop24
-    o = ml_new(C_RegisterBrokerRecord)
+    o = ml_new(r, C_RegisterBrokerRecord)
     ml_put(o, ML_SLOT(7), 'is_migrating_zk_broker', False)
     if end - pos < 28: raise ValueError
     ml_put_new(o, ML_SLOT(1), 'broker_id', ml_obj_i32(p + pos))
@@ -246,9 +246,9 @@ cdef object r_RegisterBrokerRecord_v1(Rd *r):
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_BrokerEndpoint)
+            o4 = ml_new(r, C_BrokerEndpoint)
             n5 = ml_uvarint(p, end, &pos) - 1
             if n5 < -1: raise ValueError
             if n5 > 0x7fff: raise ValueError
@@ -295,9 +295,9 @@ cdef object r_RegisterBrokerRecord_v1(Rd *r):
         raise ValueError
     else:
         if n11 > end - pos: raise ValueError
-        items12 = PyList_New(n11)
+        items12 = ml_list(r, n11)
         for i13 in range(n11):
-            o14 = ml_new(C_BrokerFeature)
+            o14 = ml_new(r, C_BrokerFeature)
             n15 = ml_uvarint(p, end, &pos) - 1
             if n15 < -1: raise ValueError
             if n15 > 0x7fff: raise ValueError
@@ -392,7 +392,7 @@ cdef object r_RegisterBrokerRecord_v2(Rd *r):
     cdef int64_t tag22
     cdef int64_t size23
     cdef Py_ssize_t stop24
-    o = ml_new(C_RegisterBrokerRecord)
+    o = ml_new(r, C_RegisterBrokerRecord)
     if end - pos < 29: raise ValueError
     ml_put_new(o, ML_SLOT(1), 'broker_id', ml_obj_i32(p + pos))
     ml_put_new(o, ML_SLOT(7), 'is_migrating_zk_broker', ml_obj_bool(p + pos + 4))
@@ -405,9 +405,9 @@ cdef object r_RegisterBrokerRecord_v2(Rd *r):
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_BrokerEndpoint)
+            o4 = ml_new(r, C_BrokerEndpoint)
             n5 = ml_uvarint(p, end, &pos) - 1
             if n5 < -1: raise ValueError
             if n5 > 0x7fff: raise ValueError
@@ -454,9 +454,9 @@ cdef object r_RegisterBrokerRecord_v2(Rd *r):
         raise ValueError
     else:
         if n11 > end - pos: raise ValueError
-        items12 = PyList_New(n11)
+        items12 = ml_list(r, n11)
         for i13 in range(n11):
-            o14 = ml_new(C_BrokerFeature)
+            o14 = ml_new(r, C_BrokerFeature)
             n15 = ml_uvarint(p, end, &pos) - 1
             if n15 < -1: raise ValueError
             if n15 > 0x7fff: raise ValueError
@@ -552,7 +552,7 @@ cdef object r_RegisterBrokerRecord_v3(Rd *r):
     cdef int64_t size23
     cdef Py_ssize_t stop24
     cdef int64_t n25
-    o = ml_new(C_RegisterBrokerRecord)
+    o = ml_new(r, C_RegisterBrokerRecord)
     if end - pos < 29: raise ValueError
     ml_put_new(o, ML_SLOT(1), 'broker_id', ml_obj_i32(p + pos))
     ml_put_new(o, ML_SLOT(7), 'is_migrating_zk_broker', ml_obj_bool(p + pos + 4))
@@ -565,9 +565,9 @@ cdef object r_RegisterBrokerRecord_v3(Rd *r):
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_BrokerEndpoint)
+            o4 = ml_new(r, C_BrokerEndpoint)
             n5 = ml_uvarint(p, end, &pos) - 1
             if n5 < -1: raise ValueError
             if n5 > 0x7fff: raise ValueError
@@ -614,9 +614,9 @@ cdef object r_RegisterBrokerRecord_v3(Rd *r):
         raise ValueError
     else:
         if n11 > end - pos: raise ValueError
-        items12 = PyList_New(n11)
+        items12 = ml_list(r, n11)
         for i13 in range(n11):
-            o14 = ml_new(C_BrokerFeature)
+            o14 = ml_new(r, C_BrokerFeature)
             n15 = ml_uvarint(p, end, &pos) - 1
             if n15 < -1: raise ValueError
             if n15 > 0x7fff: raise ValueError
@@ -683,7 +683,7 @@ cdef object r_RegisterBrokerRecord_v3(Rd *r):
                     raise ValueError
                 else:
                     if n25 > (end - pos) // 16: raise ValueError
-                    ml_put_new(o, ML_SLOT(8), 'log_dirs', ml_list_uuid(p + pos, n25))
+                    ml_put_new(o, ML_SLOT(8), 'log_dirs', ml_list_uuid(r, p + pos, n25))
                     pos += n25 * 16
                 if pos != stop24: raise ValueError
             else:
@@ -704,7 +704,7 @@ cdef object r_BrokerEndpoint_v0(Rd *r):
     cdef int64_t tag4
     cdef int64_t size5
     cdef Py_ssize_t stop6
-    o = ml_new(C_BrokerEndpoint)
+    o = ml_new(r, C_BrokerEndpoint)
     n1 = ml_uvarint(p, end, &pos) - 1
     if n1 < -1: raise ValueError
     if n1 > 0x7fff: raise ValueError
@@ -757,7 +757,7 @@ cdef object r_BrokerFeature_v0(Rd *r):
     cdef int64_t tag3
     cdef int64_t size4
     cdef Py_ssize_t stop5
-    o = ml_new(C_BrokerFeature)
+    o = ml_new(r, C_BrokerFeature)
     n1 = ml_uvarint(p, end, &pos) - 1
     if n1 < -1: raise ValueError
     if n1 > 0x7fff: raise ValueError

@@ -64,7 +64,7 @@ cdef object r_RegisterControllerRecord_v0(Rd *r):
     cdef int64_t tag21
     cdef int64_t size22
     cdef Py_ssize_t stop23
-    o = ml_new(C_RegisterControllerRecord)
+    o = ml_new(r, C_RegisterControllerRecord)
     if end - pos < 21: raise ValueError
     ml_put_new(o, ML_SLOT(0), 'controller_id', ml_obj_i32(p + pos))
     ml_put_new(o, ML_SLOT(3), 'incarnation_id', ml_obj_uuid(p + pos + 4))
@@ -76,9 +76,9 @@ cdef object r_RegisterControllerRecord_v0(Rd *r):
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_ControllerEndpoint)
+            o4 = ml_new(r, C_ControllerEndpoint)
             n5 = ml_uvarint(p, end, &pos) - 1
             if n5 < -1: raise ValueError
             if n5 > 0x7fff: raise ValueError
@@ -125,9 +125,9 @@ cdef object r_RegisterControllerRecord_v0(Rd *r):
         raise ValueError
     else:
         if n11 > end - pos: raise ValueError
-        items12 = PyList_New(n11)
+        items12 = ml_list(r, n11)
         for i13 in range(n11):
-            o14 = ml_new(C_ControllerFeature)
+            o14 = ml_new(r, C_ControllerFeature)
             n15 = ml_uvarint(p, end, &pos) - 1
             if n15 < -1: raise ValueError
             if n15 > 0x7fff: raise ValueError
@@ -190,7 +190,7 @@ cdef object r_ControllerEndpoint_v0(Rd *r):
     cdef int64_t tag4
     cdef int64_t size5
     cdef Py_ssize_t stop6
-    o = ml_new(C_ControllerEndpoint)
+    o = ml_new(r, C_ControllerEndpoint)
     n1 = ml_uvarint(p, end, &pos) - 1
     if n1 < -1: raise ValueError
     if n1 > 0x7fff: raise ValueError
@@ -243,7 +243,7 @@ cdef object r_ControllerFeature_v0(Rd *r):
     cdef int64_t tag3
     cdef int64_t size4
     cdef Py_ssize_t stop5
-    o = ml_new(C_ControllerFeature)
+    o = ml_new(r, C_ControllerFeature)
     n1 = ml_uvarint(p, end, &pos) - 1
     if n1 < -1: raise ValueError
     if n1 > 0x7fff: raise ValueError

@@ -41,7 +41,7 @@ cdef object r_RemoveTopicRecord_v0(Rd *r):
     cdef int64_t tag2
     cdef int64_t size3
     cdef Py_ssize_t stop4
-    o = ml_new(C_RemoveTopicRecord)
+    o = ml_new(r, C_RemoveTopicRecord)
     if end - pos < 16: raise ValueError
     ml_put_new(o, ML_SLOT(0), 'topic_id', ml_obj_uuid(p + pos))
     pos += 16

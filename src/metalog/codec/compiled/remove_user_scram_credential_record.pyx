@@ -42,7 +42,7 @@ cdef object r_RemoveUserScramCredentialRecord_v0(Rd *r):
     cdef int64_t tag3
     cdef int64_t size4
     cdef Py_ssize_t stop5
-    o = ml_new(C_RemoveUserScramCredentialRecord)
+    o = ml_new(r, C_RemoveUserScramCredentialRecord)
     n1 = ml_uvarint(p, end, &pos) - 1
     if n1 < -1: raise ValueError
     if n1 > 0x7fff: raise ValueError

@@ -39,7 +39,7 @@ cdef object r_RequestHeader_v0(Rd *r):
     cdef Py_ssize_t end = r.end
     cdef Py_ssize_t pos = r.pos
     cdef object o
-    o = ml_new(C_RequestHeader)
+    o = ml_new(r, C_RequestHeader)
     ml_put(o, ML_SLOT(0), 'client_id', '')
     if end - pos < 8: raise ValueError
     ml_put_new(o, ML_SLOT(2), 'request_api_key', ml_obj_i16(p + pos))
@@ -57,7 +57,7 @@ cdef object r_RequestHeader_v1(Rd *r):
     cdef Py_ssize_t pos = r.pos
     cdef object o
     cdef int64_t n1
-    o = ml_new(C_RequestHeader)
+    o = ml_new(r, C_RequestHeader)
     if end - pos < 8: raise ValueError
     ml_put_new(o, ML_SLOT(2), 'request_api_key', ml_obj_i16(p + pos))
     ml_put_new(o, ML_SLOT(3), 'request_api_version', ml_obj_i16(p + pos + 2))
@@ -87,7 +87,7 @@ cdef object r_RequestHeader_v2(Rd *r):
     cdef int64_t tag3
     cdef int64_t size4
     cdef Py_ssize_t stop5
-    o = ml_new(C_RequestHeader)
+    o = ml_new(r, C_RequestHeader)
     if end - pos < 8: raise ValueError
     ml_put_new(o, ML_SLOT(2), 'request_api_key', ml_obj_i16(p + pos))
     ml_put_new(o, ML_SLOT(3), 'request_api_version', ml_obj_i16(p + pos + 2))

@@ -38,7 +38,7 @@ cdef object r_ResponseHeader_v0(Rd *r):
     cdef Py_ssize_t end = r.end
     cdef Py_ssize_t pos = r.pos
     cdef object o
-    o = ml_new(C_ResponseHeader)
+    o = ml_new(r, C_ResponseHeader)
     if end - pos < 4: raise ValueError
     ml_put_new(o, ML_SLOT(0), 'correlation_id', ml_obj_i32(p + pos))
     pos += 4
@@ -56,7 +56,7 @@ cdef object r_ResponseHeader_v1(Rd *r):
     cdef int64_t tag2
     cdef int64_t size3
     cdef Py_ssize_t stop4
-    o = ml_new(C_ResponseHeader)
+    o = ml_new(r, C_ResponseHeader)
     if end - pos < 4: raise ValueError
     ml_put_new(o, ML_SLOT(0), 'correlation_id', ml_obj_i32(p + pos))
     pos += 4

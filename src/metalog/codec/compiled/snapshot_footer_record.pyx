@@ -41,7 +41,7 @@ cdef object r_SnapshotFooterRecord_v0(Rd *r):
     cdef int64_t tag2
     cdef int64_t size3
     cdef Py_ssize_t stop4
-    o = ml_new(C_SnapshotFooterRecord)
+    o = ml_new(r, C_SnapshotFooterRecord)
     if end - pos < 2: raise ValueError
     ml_put_new(o, ML_SLOT(1), 'version', ml_obj_i16(p + pos))
     pos += 2

@@ -41,7 +41,7 @@ cdef object r_SnapshotHeaderRecord_v0(Rd *r):
     cdef int64_t tag2
     cdef int64_t size3
     cdef Py_ssize_t stop4
-    o = ml_new(C_SnapshotHeaderRecord)
+    o = ml_new(r, C_SnapshotHeaderRecord)
     if end - pos < 10: raise ValueError
     ml_put_new(o, ML_SLOT(2), 'version', ml_obj_i16(p + pos))
     ml_put_new(o, ML_SLOT(0), 'last_contained_log_timestamp', ml_obj_i64(p + pos + 2))

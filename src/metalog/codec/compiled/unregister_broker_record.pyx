@@ -41,7 +41,7 @@ cdef object r_UnregisterBrokerRecord_v0(Rd *r):
     cdef int64_t tag2
     cdef int64_t size3
     cdef Py_ssize_t stop4
-    o = ml_new(C_UnregisterBrokerRecord)
+    o = ml_new(r, C_UnregisterBrokerRecord)
     if end - pos < 12: raise ValueError
     ml_put_new(o, ML_SLOT(1), 'broker_id', ml_obj_i32(p + pos))
     ml_put_new(o, ML_SLOT(0), 'broker_epoch', ml_obj_i64(p + pos + 4))

@@ -91,7 +91,7 @@ cdef object r_UpdateMetadataRequest_v0(Rd *r):
     cdef Py_ssize_t i10
     cdef object o11
     cdef int64_t n12
-    o = ml_new(C_UpdateMetadataRequest)
+    o = ml_new(r, C_UpdateMetadataRequest)
     ml_put(o, ML_SLOT(3), 'is_k_raft_controller', False)
     ml_put(o, ML_SLOT(6), 'type', 0)
     ml_put(o, ML_SLOT(0), 'broker_epoch', -1)
@@ -106,9 +106,9 @@ cdef object r_UpdateMetadataRequest_v0(Rd *r):
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_UpdateMetadataPartitionState)
+            o4 = ml_new(r, C_UpdateMetadataPartitionState)
             if end - pos < 2: raise ValueError
             n5 = ml_i16(p + pos)
             pos += 2
@@ -131,7 +131,7 @@ cdef object r_UpdateMetadataRequest_v0(Rd *r):
                 raise ValueError
             else:
                 if n6 > (end - pos) // 4: raise ValueError
-                ml_put_new(o4, ML_SLOT(1), 'isr', ml_list_i32(p + pos, n6))
+                ml_put_new(o4, ML_SLOT(1), 'isr', ml_list_i32(r, p + pos, n6))
                 pos += n6 * 4
             if end - pos < 4: raise ValueError
             ml_put_new(o4, ML_SLOT(9), 'zk_version', ml_obj_i32(p + pos))
@@ -143,7 +143,7 @@ cdef object r_UpdateMetadataRequest_v0(Rd *r):
                 raise ValueError
             else:
                 if n7 > (end - pos) // 4: raise ValueError
-                ml_put_new(o4, ML_SLOT(6), 'replicas', ml_list_i32(p + pos, n7))
+                ml_put_new(o4, ML_SLOT(6), 'replicas', ml_list_i32(r, p + pos, n7))
                 pos += n7 * 4
             ml_put(o4, ML_SLOT(4), 'offline_replicas', [])
             ml_put(o4, ML_SLOT(8), 'unknown_tagged_fields', None)
@@ -157,9 +157,9 @@ cdef object r_UpdateMetadataRequest_v0(Rd *r):
         raise ValueError
     else:
         if n8 > end - pos: raise ValueError
-        items9 = PyList_New(n8)
+        items9 = ml_list(r, n8)
         for i10 in range(n8):
-            o11 = ml_new(C_UpdateMetadataBroker)
+            o11 = ml_new(r, C_UpdateMetadataBroker)
             if end - pos < 4: raise ValueError
             ml_put_new(o11, ML_SLOT(1), 'id', ml_obj_i32(p + pos))
             pos += 4
@@ -206,7 +206,7 @@ cdef object r_UpdateMetadataRequest_v1(Rd *r):
     cdef Py_ssize_t i14
     cdef object o15
     cdef int64_t n16
-    o = ml_new(C_UpdateMetadataRequest)
+    o = ml_new(r, C_UpdateMetadataRequest)
     ml_put(o, ML_SLOT(3), 'is_k_raft_controller', False)
     ml_put(o, ML_SLOT(6), 'type', 0)
     ml_put(o, ML_SLOT(0), 'broker_epoch', -1)
@@ -221,9 +221,9 @@ cdef object r_UpdateMetadataRequest_v1(Rd *r):
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_UpdateMetadataPartitionState)
+            o4 = ml_new(r, C_UpdateMetadataPartitionState)
             if end - pos < 2: raise ValueError
             n5 = ml_i16(p + pos)
             pos += 2
@@ -246,7 +246,7 @@ cdef object r_UpdateMetadataRequest_v1(Rd *r):
                 raise ValueError
             else:
                 if n6 > (end - pos) // 4: raise ValueError
-                ml_put_new(o4, ML_SLOT(1), 'isr', ml_list_i32(p + pos, n6))
+                ml_put_new(o4, ML_SLOT(1), 'isr', ml_list_i32(r, p + pos, n6))
                 pos += n6 * 4
             if end - pos < 4: raise ValueError
             ml_put_new(o4, ML_SLOT(9), 'zk_version', ml_obj_i32(p + pos))
@@ -258,7 +258,7 @@ cdef object r_UpdateMetadataRequest_v1(Rd *r):
                 raise ValueError
             else:
                 if n7 > (end - pos) // 4: raise ValueError
-                ml_put_new(o4, ML_SLOT(6), 'replicas', ml_list_i32(p + pos, n7))
+                ml_put_new(o4, ML_SLOT(6), 'replicas', ml_list_i32(r, p + pos, n7))
                 pos += n7 * 4
             ml_put(o4, ML_SLOT(4), 'offline_replicas', [])
             ml_put(o4, ML_SLOT(8), 'unknown_tagged_fields', None)
@@ -272,9 +272,9 @@ cdef object r_UpdateMetadataRequest_v1(Rd *r):
         raise ValueError
     else:
         if n8 > end - pos: raise ValueError
-        items9 = PyList_New(n8)
+        items9 = ml_list(r, n8)
         for i10 in range(n8):
-            o11 = ml_new(C_UpdateMetadataBroker)
+            o11 = ml_new(r, C_UpdateMetadataBroker)
             ml_put(o11, ML_SLOT(4), 'v0_host', '')
             ml_put(o11, ML_SLOT(5), 'v0_port', 0)
             if end - pos < 4: raise ValueError
@@ -287,9 +287,9 @@ cdef object r_UpdateMetadataRequest_v1(Rd *r):
                 raise ValueError
             else:
                 if n12 > end - pos: raise ValueError
-                items13 = PyList_New(n12)
+                items13 = ml_list(r, n12)
                 for i14 in range(n12):
-                    o15 = ml_new(C_UpdateMetadataEndpoint)
+                    o15 = ml_new(r, C_UpdateMetadataEndpoint)
                     if end - pos < 4: raise ValueError
                     ml_put_new(o15, ML_SLOT(2), 'port', ml_obj_i32(p + pos))
                     pos += 4
@@ -340,7 +340,7 @@ cdef object r_UpdateMetadataRequest_v2(Rd *r):
     cdef object o15
     cdef int64_t n16
     cdef int64_t n17
-    o = ml_new(C_UpdateMetadataRequest)
+    o = ml_new(r, C_UpdateMetadataRequest)
     ml_put(o, ML_SLOT(3), 'is_k_raft_controller', False)
     ml_put(o, ML_SLOT(6), 'type', 0)
     ml_put(o, ML_SLOT(0), 'broker_epoch', -1)
@@ -355,9 +355,9 @@ cdef object r_UpdateMetadataRequest_v2(Rd *r):
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_UpdateMetadataPartitionState)
+            o4 = ml_new(r, C_UpdateMetadataPartitionState)
             if end - pos < 2: raise ValueError
             n5 = ml_i16(p + pos)
             pos += 2
@@ -380,7 +380,7 @@ cdef object r_UpdateMetadataRequest_v2(Rd *r):
                 raise ValueError
             else:
                 if n6 > (end - pos) // 4: raise ValueError
-                ml_put_new(o4, ML_SLOT(1), 'isr', ml_list_i32(p + pos, n6))
+                ml_put_new(o4, ML_SLOT(1), 'isr', ml_list_i32(r, p + pos, n6))
                 pos += n6 * 4
             if end - pos < 4: raise ValueError
             ml_put_new(o4, ML_SLOT(9), 'zk_version', ml_obj_i32(p + pos))
@@ -392,7 +392,7 @@ cdef object r_UpdateMetadataRequest_v2(Rd *r):
                 raise ValueError
             else:
                 if n7 > (end - pos) // 4: raise ValueError
-                ml_put_new(o4, ML_SLOT(6), 'replicas', ml_list_i32(p + pos, n7))
+                ml_put_new(o4, ML_SLOT(6), 'replicas', ml_list_i32(r, p + pos, n7))
                 pos += n7 * 4
             ml_put(o4, ML_SLOT(4), 'offline_replicas', [])
             ml_put(o4, ML_SLOT(8), 'unknown_tagged_fields', None)
@@ -406,9 +406,9 @@ cdef object r_UpdateMetadataRequest_v2(Rd *r):
         raise ValueError
     else:
         if n8 > end - pos: raise ValueError
-        items9 = PyList_New(n8)
+        items9 = ml_list(r, n8)
         for i10 in range(n8):
-            o11 = ml_new(C_UpdateMetadataBroker)
+            o11 = ml_new(r, C_UpdateMetadataBroker)
             ml_put(o11, ML_SLOT(4), 'v0_host', '')
             ml_put(o11, ML_SLOT(5), 'v0_port', 0)
             if end - pos < 4: raise ValueError
@@ -421,9 +421,9 @@ cdef object r_UpdateMetadataRequest_v2(Rd *r):
                 raise ValueError
             else:
                 if n12 > end - pos: raise ValueError
-                items13 = PyList_New(n12)
+                items13 = ml_list(r, n12)
                 for i14 in range(n12):
-                    o15 = ml_new(C_UpdateMetadataEndpoint)
+                    o15 = ml_new(r, C_UpdateMetadataEndpoint)
                     if end - pos < 4: raise ValueError
                     ml_put_new(o15, ML_SLOT(2), 'port', ml_obj_i32(p + pos))
                     pos += 4
@@ -483,7 +483,7 @@ cdef object r_UpdateMetadataRequest_v3(Rd *r):
     cdef int64_t n16
     cdef int64_t n17
     cdef int64_t n18
-    o = ml_new(C_UpdateMetadataRequest)
+    o = ml_new(r, C_UpdateMetadataRequest)
     ml_put(o, ML_SLOT(3), 'is_k_raft_controller', False)
     ml_put(o, ML_SLOT(6), 'type', 0)
     ml_put(o, ML_SLOT(0), 'broker_epoch', -1)
@@ -498,9 +498,9 @@ cdef object r_UpdateMetadataRequest_v3(Rd *r):
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_UpdateMetadataPartitionState)
+            o4 = ml_new(r, C_UpdateMetadataPartitionState)
             if end - pos < 2: raise ValueError
             n5 = ml_i16(p + pos)
             pos += 2
@@ -523,7 +523,7 @@ cdef object r_UpdateMetadataRequest_v3(Rd *r):
                 raise ValueError
             else:
                 if n6 > (end - pos) // 4: raise ValueError
-                ml_put_new(o4, ML_SLOT(1), 'isr', ml_list_i32(p + pos, n6))
+                ml_put_new(o4, ML_SLOT(1), 'isr', ml_list_i32(r, p + pos, n6))
                 pos += n6 * 4
             if end - pos < 4: raise ValueError
             ml_put_new(o4, ML_SLOT(9), 'zk_version', ml_obj_i32(p + pos))
@@ -535,7 +535,7 @@ cdef object r_UpdateMetadataRequest_v3(Rd *r):
                 raise ValueError
             else:
                 if n7 > (end - pos) // 4: raise ValueError
-                ml_put_new(o4, ML_SLOT(6), 'replicas', ml_list_i32(p + pos, n7))
+                ml_put_new(o4, ML_SLOT(6), 'replicas', ml_list_i32(r, p + pos, n7))
                 pos += n7 * 4
             ml_put(o4, ML_SLOT(4), 'offline_replicas', [])
             ml_put(o4, ML_SLOT(8), 'unknown_tagged_fields', None)
@@ -549,9 +549,9 @@ cdef object r_UpdateMetadataRequest_v3(Rd *r):
         raise ValueError
     else:
         if n8 > end - pos: raise ValueError
-        items9 = PyList_New(n8)
+        items9 = ml_list(r, n8)
         for i10 in range(n8):
-            o11 = ml_new(C_UpdateMetadataBroker)
+            o11 = ml_new(r, C_UpdateMetadataBroker)
             ml_put(o11, ML_SLOT(4), 'v0_host', '')
             ml_put(o11, ML_SLOT(5), 'v0_port', 0)
             if end - pos < 4: raise ValueError
@@ -564,9 +564,9 @@ cdef object r_UpdateMetadataRequest_v3(Rd *r):
                 raise ValueError
             else:
                 if n12 > end - pos: raise ValueError
-                items13 = PyList_New(n12)
+                items13 = ml_list(r, n12)
                 for i14 in range(n12):
-                    o15 = ml_new(C_UpdateMetadataEndpoint)
+                    o15 = ml_new(r, C_UpdateMetadataEndpoint)
                     if end - pos < 4: raise ValueError
                     ml_put_new(o15, ML_SLOT(2), 'port', ml_obj_i32(p + pos))
                     pos += 4
@@ -635,7 +635,7 @@ cdef object r_UpdateMetadataRequest_v4(Rd *r):
     cdef int64_t n17
     cdef int64_t n18
     cdef int64_t n19
-    o = ml_new(C_UpdateMetadataRequest)
+    o = ml_new(r, C_UpdateMetadataRequest)
     ml_put(o, ML_SLOT(3), 'is_k_raft_controller', False)
     ml_put(o, ML_SLOT(6), 'type', 0)
     ml_put(o, ML_SLOT(0), 'broker_epoch', -1)
@@ -650,9 +650,9 @@ cdef object r_UpdateMetadataRequest_v4(Rd *r):
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_UpdateMetadataPartitionState)
+            o4 = ml_new(r, C_UpdateMetadataPartitionState)
             if end - pos < 2: raise ValueError
             n5 = ml_i16(p + pos)
             pos += 2
@@ -675,7 +675,7 @@ cdef object r_UpdateMetadataRequest_v4(Rd *r):
                 raise ValueError
             else:
                 if n6 > (end - pos) // 4: raise ValueError
-                ml_put_new(o4, ML_SLOT(1), 'isr', ml_list_i32(p + pos, n6))
+                ml_put_new(o4, ML_SLOT(1), 'isr', ml_list_i32(r, p + pos, n6))
                 pos += n6 * 4
             if end - pos < 4: raise ValueError
             ml_put_new(o4, ML_SLOT(9), 'zk_version', ml_obj_i32(p + pos))
@@ -687,7 +687,7 @@ cdef object r_UpdateMetadataRequest_v4(Rd *r):
                 raise ValueError
             else:
                 if n7 > (end - pos) // 4: raise ValueError
-                ml_put_new(o4, ML_SLOT(6), 'replicas', ml_list_i32(p + pos, n7))
+                ml_put_new(o4, ML_SLOT(6), 'replicas', ml_list_i32(r, p + pos, n7))
                 pos += n7 * 4
             if end - pos < 4: raise ValueError
             n8 = ml_i32(p + pos)
@@ -696,7 +696,7 @@ cdef object r_UpdateMetadataRequest_v4(Rd *r):
                 raise ValueError
             else:
                 if n8 > (end - pos) // 4: raise ValueError
-                ml_put_new(o4, ML_SLOT(4), 'offline_replicas', ml_list_i32(p + pos, n8))
+                ml_put_new(o4, ML_SLOT(4), 'offline_replicas', ml_list_i32(r, p + pos, n8))
                 pos += n8 * 4
             ml_put(o4, ML_SLOT(8), 'unknown_tagged_fields', None)
             ml_set_item(items2, i3, o4)
@@ -709,9 +709,9 @@ cdef object r_UpdateMetadataRequest_v4(Rd *r):
         raise ValueError
     else:
         if n9 > end - pos: raise ValueError
-        items10 = PyList_New(n9)
+        items10 = ml_list(r, n9)
         for i11 in range(n9):
-            o12 = ml_new(C_UpdateMetadataBroker)
+            o12 = ml_new(r, C_UpdateMetadataBroker)
             ml_put(o12, ML_SLOT(4), 'v0_host', '')
             ml_put(o12, ML_SLOT(5), 'v0_port', 0)
             if end - pos < 4: raise ValueError
@@ -724,9 +724,9 @@ cdef object r_UpdateMetadataRequest_v4(Rd *r):
                 raise ValueError
             else:
                 if n13 > end - pos: raise ValueError
-                items14 = PyList_New(n13)
+                items14 = ml_list(r, n13)
                 for i15 in range(n13):
-                    o16 = ml_new(C_UpdateMetadataEndpoint)
+                    o16 = ml_new(r, C_UpdateMetadataEndpoint)
                     if end - pos < 4: raise ValueError
                     ml_put_new(o16, ML_SLOT(2), 'port', ml_obj_i32(p + pos))
                     pos += 4
@@ -799,7 +799,7 @@ cdef object r_UpdateMetadataRequest_v5(Rd *r):
     cdef int64_t n21
     cdef int64_t n22
     cdef int64_t n23
-    o = ml_new(C_UpdateMetadataRequest)
+    o = ml_new(r, C_UpdateMetadataRequest)
     ml_put(o, ML_SLOT(3), 'is_k_raft_controller', False)
     ml_put(o, ML_SLOT(6), 'type', 0)
     ml_put(o, ML_SLOT(7), 'ungrouped_partition_states', [])
@@ -815,9 +815,9 @@ cdef object r_UpdateMetadataRequest_v5(Rd *r):
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_UpdateMetadataTopicState)
+            o4 = ml_new(r, C_UpdateMetadataTopicState)
             if end - pos < 2: raise ValueError
             n5 = ml_i16(p + pos)
             pos += 2
@@ -835,9 +835,9 @@ cdef object r_UpdateMetadataRequest_v5(Rd *r):
                 raise ValueError
             else:
                 if n6 > end - pos: raise ValueError
-                items7 = PyList_New(n6)
+                items7 = ml_list(r, n6)
                 for i8 in range(n6):
-                    o9 = ml_new(C_UpdateMetadataPartitionState)
+                    o9 = ml_new(r, C_UpdateMetadataPartitionState)
                     ml_put(o9, ML_SLOT(7), 'topic_name', '')
                     if end - pos < 16: raise ValueError
                     ml_put_new(o9, ML_SLOT(5), 'partition_index', ml_obj_i32(p + pos))
@@ -852,7 +852,7 @@ cdef object r_UpdateMetadataRequest_v5(Rd *r):
                         raise ValueError
                     else:
                         if n10 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o9, ML_SLOT(1), 'isr', ml_list_i32(p + pos, n10))
+                        ml_put_new(o9, ML_SLOT(1), 'isr', ml_list_i32(r, p + pos, n10))
                         pos += n10 * 4
                     if end - pos < 4: raise ValueError
                     ml_put_new(o9, ML_SLOT(9), 'zk_version', ml_obj_i32(p + pos))
@@ -864,7 +864,7 @@ cdef object r_UpdateMetadataRequest_v5(Rd *r):
                         raise ValueError
                     else:
                         if n11 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o9, ML_SLOT(6), 'replicas', ml_list_i32(p + pos, n11))
+                        ml_put_new(o9, ML_SLOT(6), 'replicas', ml_list_i32(r, p + pos, n11))
                         pos += n11 * 4
                     if end - pos < 4: raise ValueError
                     n12 = ml_i32(p + pos)
@@ -873,7 +873,7 @@ cdef object r_UpdateMetadataRequest_v5(Rd *r):
                         raise ValueError
                     else:
                         if n12 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o9, ML_SLOT(4), 'offline_replicas', ml_list_i32(p + pos, n12))
+                        ml_put_new(o9, ML_SLOT(4), 'offline_replicas', ml_list_i32(r, p + pos, n12))
                         pos += n12 * 4
                     ml_put(o9, ML_SLOT(8), 'unknown_tagged_fields', None)
                     ml_set_item(items7, i8, o9)
@@ -888,9 +888,9 @@ cdef object r_UpdateMetadataRequest_v5(Rd *r):
         raise ValueError
     else:
         if n13 > end - pos: raise ValueError
-        items14 = PyList_New(n13)
+        items14 = ml_list(r, n13)
         for i15 in range(n13):
-            o16 = ml_new(C_UpdateMetadataBroker)
+            o16 = ml_new(r, C_UpdateMetadataBroker)
             ml_put(o16, ML_SLOT(4), 'v0_host', '')
             ml_put(o16, ML_SLOT(5), 'v0_port', 0)
             if end - pos < 4: raise ValueError
@@ -903,9 +903,9 @@ cdef object r_UpdateMetadataRequest_v5(Rd *r):
                 raise ValueError
             else:
                 if n17 > end - pos: raise ValueError
-                items18 = PyList_New(n17)
+                items18 = ml_list(r, n17)
                 for i19 in range(n17):
-                    o20 = ml_new(C_UpdateMetadataEndpoint)
+                    o20 = ml_new(r, C_UpdateMetadataEndpoint)
                     if end - pos < 4: raise ValueError
                     ml_put_new(o20, ML_SLOT(2), 'port', ml_obj_i32(p + pos))
                     pos += 4
@@ -998,7 +998,7 @@ cdef object r_UpdateMetadataRequest_v6(Rd *r):
     cdef int64_t tag41
     cdef int64_t size42
     cdef Py_ssize_t stop43
-    o = ml_new(C_UpdateMetadataRequest)
+    o = ml_new(r, C_UpdateMetadataRequest)
     ml_put(o, ML_SLOT(3), 'is_k_raft_controller', False)
     ml_put(o, ML_SLOT(6), 'type', 0)
     ml_put(o, ML_SLOT(7), 'ungrouped_partition_states', [])
@@ -1013,9 +1013,9 @@ cdef object r_UpdateMetadataRequest_v6(Rd *r):
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_UpdateMetadataTopicState)
+            o4 = ml_new(r, C_UpdateMetadataTopicState)
             n5 = ml_uvarint(p, end, &pos) - 1
             if n5 < -1: raise ValueError
             if n5 > 0x7fff: raise ValueError
@@ -1032,9 +1032,9 @@ cdef object r_UpdateMetadataRequest_v6(Rd *r):
                 raise ValueError
             else:
                 if n6 > end - pos: raise ValueError
-                items7 = PyList_New(n6)
+                items7 = ml_list(r, n6)
                 for i8 in range(n6):
-                    o9 = ml_new(C_UpdateMetadataPartitionState)
+                    o9 = ml_new(r, C_UpdateMetadataPartitionState)
                     ml_put(o9, ML_SLOT(7), 'topic_name', '')
                     if end - pos < 16: raise ValueError
                     ml_put_new(o9, ML_SLOT(5), 'partition_index', ml_obj_i32(p + pos))
@@ -1048,7 +1048,7 @@ cdef object r_UpdateMetadataRequest_v6(Rd *r):
                         raise ValueError
                     else:
                         if n10 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o9, ML_SLOT(1), 'isr', ml_list_i32(p + pos, n10))
+                        ml_put_new(o9, ML_SLOT(1), 'isr', ml_list_i32(r, p + pos, n10))
                         pos += n10 * 4
                     if end - pos < 4: raise ValueError
                     ml_put_new(o9, ML_SLOT(9), 'zk_version', ml_obj_i32(p + pos))
@@ -1059,7 +1059,7 @@ cdef object r_UpdateMetadataRequest_v6(Rd *r):
                         raise ValueError
                     else:
                         if n11 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o9, ML_SLOT(6), 'replicas', ml_list_i32(p + pos, n11))
+                        ml_put_new(o9, ML_SLOT(6), 'replicas', ml_list_i32(r, p + pos, n11))
                         pos += n11 * 4
                     n12 = ml_uvarint(p, end, &pos) - 1
                     if n12 < -1: raise ValueError
@@ -1067,7 +1067,7 @@ cdef object r_UpdateMetadataRequest_v6(Rd *r):
                         raise ValueError
                     else:
                         if n12 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o9, ML_SLOT(4), 'offline_replicas', ml_list_i32(p + pos, n12))
+                        ml_put_new(o9, ML_SLOT(4), 'offline_replicas', ml_list_i32(r, p + pos, n12))
                         pos += n12 * 4
                     ml_put(o9, ML_SLOT(8), 'unknown_tagged_fields', None)
                     if pos >= end: raise ValueError
@@ -1111,9 +1111,9 @@ cdef object r_UpdateMetadataRequest_v6(Rd *r):
         raise ValueError
     else:
         if n21 > end - pos: raise ValueError
-        items22 = PyList_New(n21)
+        items22 = ml_list(r, n21)
         for i23 in range(n21):
-            o24 = ml_new(C_UpdateMetadataBroker)
+            o24 = ml_new(r, C_UpdateMetadataBroker)
             ml_put(o24, ML_SLOT(4), 'v0_host', '')
             ml_put(o24, ML_SLOT(5), 'v0_port', 0)
             if end - pos < 4: raise ValueError
@@ -1125,9 +1125,9 @@ cdef object r_UpdateMetadataRequest_v6(Rd *r):
                 raise ValueError
             else:
                 if n25 > end - pos: raise ValueError
-                items26 = PyList_New(n25)
+                items26 = ml_list(r, n25)
                 for i27 in range(n25):
-                    o28 = ml_new(C_UpdateMetadataEndpoint)
+                    o28 = ml_new(r, C_UpdateMetadataEndpoint)
                     if end - pos < 4: raise ValueError
                     ml_put_new(o28, ML_SLOT(2), 'port', ml_obj_i32(p + pos))
                     pos += 4
@@ -1265,7 +1265,7 @@ cdef object r_UpdateMetadataRequest_v7(Rd *r):
     cdef int64_t tag41
     cdef int64_t size42
     cdef Py_ssize_t stop43
-    o = ml_new(C_UpdateMetadataRequest)
+    o = ml_new(r, C_UpdateMetadataRequest)
     ml_put(o, ML_SLOT(3), 'is_k_raft_controller', False)
     ml_put(o, ML_SLOT(6), 'type', 0)
     ml_put(o, ML_SLOT(7), 'ungrouped_partition_states', [])
@@ -1280,9 +1280,9 @@ cdef object r_UpdateMetadataRequest_v7(Rd *r):
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_UpdateMetadataTopicState)
+            o4 = ml_new(r, C_UpdateMetadataTopicState)
             n5 = ml_uvarint(p, end, &pos) - 1
             if n5 < -1: raise ValueError
             if n5 > 0x7fff: raise ValueError
@@ -1301,9 +1301,9 @@ cdef object r_UpdateMetadataRequest_v7(Rd *r):
                 raise ValueError
             else:
                 if n6 > end - pos: raise ValueError
-                items7 = PyList_New(n6)
+                items7 = ml_list(r, n6)
                 for i8 in range(n6):
-                    o9 = ml_new(C_UpdateMetadataPartitionState)
+                    o9 = ml_new(r, C_UpdateMetadataPartitionState)
                     ml_put(o9, ML_SLOT(7), 'topic_name', '')
                     if end - pos < 16: raise ValueError
                     ml_put_new(o9, ML_SLOT(5), 'partition_index', ml_obj_i32(p + pos))
@@ -1317,7 +1317,7 @@ cdef object r_UpdateMetadataRequest_v7(Rd *r):
                         raise ValueError
                     else:
                         if n10 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o9, ML_SLOT(1), 'isr', ml_list_i32(p + pos, n10))
+                        ml_put_new(o9, ML_SLOT(1), 'isr', ml_list_i32(r, p + pos, n10))
                         pos += n10 * 4
                     if end - pos < 4: raise ValueError
                     ml_put_new(o9, ML_SLOT(9), 'zk_version', ml_obj_i32(p + pos))
@@ -1328,7 +1328,7 @@ cdef object r_UpdateMetadataRequest_v7(Rd *r):
                         raise ValueError
                     else:
                         if n11 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o9, ML_SLOT(6), 'replicas', ml_list_i32(p + pos, n11))
+                        ml_put_new(o9, ML_SLOT(6), 'replicas', ml_list_i32(r, p + pos, n11))
                         pos += n11 * 4
                     n12 = ml_uvarint(p, end, &pos) - 1
                     if n12 < -1: raise ValueError
@@ -1336,7 +1336,7 @@ cdef object r_UpdateMetadataRequest_v7(Rd *r):
                         raise ValueError
                     else:
                         if n12 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o9, ML_SLOT(4), 'offline_replicas', ml_list_i32(p + pos, n12))
+                        ml_put_new(o9, ML_SLOT(4), 'offline_replicas', ml_list_i32(r, p + pos, n12))
                         pos += n12 * 4
                     ml_put(o9, ML_SLOT(8), 'unknown_tagged_fields', None)
                     if pos >= end: raise ValueError
@@ -1380,9 +1380,9 @@ cdef object r_UpdateMetadataRequest_v7(Rd *r):
         raise ValueError
     else:
         if n21 > end - pos: raise ValueError
-        items22 = PyList_New(n21)
+        items22 = ml_list(r, n21)
         for i23 in range(n21):
-            o24 = ml_new(C_UpdateMetadataBroker)
+            o24 = ml_new(r, C_UpdateMetadataBroker)
             ml_put(o24, ML_SLOT(4), 'v0_host', '')
             ml_put(o24, ML_SLOT(5), 'v0_port', 0)
             if end - pos < 4: raise ValueError
@@ -1394,9 +1394,9 @@ cdef object r_UpdateMetadataRequest_v7(Rd *r):
                 raise ValueError
             else:
                 if n25 > end - pos: raise ValueError
-                items26 = PyList_New(n25)
+                items26 = ml_list(r, n25)
                 for i27 in range(n25):
-                    o28 = ml_new(C_UpdateMetadataEndpoint)
+                    o28 = ml_new(r, C_UpdateMetadataEndpoint)
                     if end - pos < 4: raise ValueError
                     ml_put_new(o28, ML_SLOT(2), 'port', ml_obj_i32(p + pos))
                     pos += 4
@@ -1534,7 +1534,7 @@ cdef object r_UpdateMetadataRequest_v8(Rd *r):
     cdef int64_t tag41
     cdef int64_t size42
     cdef Py_ssize_t stop43
-    o = ml_new(C_UpdateMetadataRequest)
+    o = ml_new(r, C_UpdateMetadataRequest)
     ml_put(o, ML_SLOT(6), 'type', 0)
     ml_put(o, ML_SLOT(7), 'ungrouped_partition_states', [])
     if end - pos < 17: raise ValueError
@@ -1549,9 +1549,9 @@ cdef object r_UpdateMetadataRequest_v8(Rd *r):
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_UpdateMetadataTopicState)
+            o4 = ml_new(r, C_UpdateMetadataTopicState)
             n5 = ml_uvarint(p, end, &pos) - 1
             if n5 < -1: raise ValueError
             if n5 > 0x7fff: raise ValueError
@@ -1570,9 +1570,9 @@ cdef object r_UpdateMetadataRequest_v8(Rd *r):
                 raise ValueError
             else:
                 if n6 > end - pos: raise ValueError
-                items7 = PyList_New(n6)
+                items7 = ml_list(r, n6)
                 for i8 in range(n6):
-                    o9 = ml_new(C_UpdateMetadataPartitionState)
+                    o9 = ml_new(r, C_UpdateMetadataPartitionState)
                     ml_put(o9, ML_SLOT(7), 'topic_name', '')
                     if end - pos < 16: raise ValueError
                     ml_put_new(o9, ML_SLOT(5), 'partition_index', ml_obj_i32(p + pos))
@@ -1586,7 +1586,7 @@ cdef object r_UpdateMetadataRequest_v8(Rd *r):
                         raise ValueError
                     else:
                         if n10 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o9, ML_SLOT(1), 'isr', ml_list_i32(p + pos, n10))
+                        ml_put_new(o9, ML_SLOT(1), 'isr', ml_list_i32(r, p + pos, n10))
                         pos += n10 * 4
                     if end - pos < 4: raise ValueError
                     ml_put_new(o9, ML_SLOT(9), 'zk_version', ml_obj_i32(p + pos))
@@ -1597,7 +1597,7 @@ cdef object r_UpdateMetadataRequest_v8(Rd *r):
                         raise ValueError
                     else:
                         if n11 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o9, ML_SLOT(6), 'replicas', ml_list_i32(p + pos, n11))
+                        ml_put_new(o9, ML_SLOT(6), 'replicas', ml_list_i32(r, p + pos, n11))
                         pos += n11 * 4
                     n12 = ml_uvarint(p, end, &pos) - 1
                     if n12 < -1: raise ValueError
@@ -1605,7 +1605,7 @@ cdef object r_UpdateMetadataRequest_v8(Rd *r):
                         raise ValueError
                     else:
                         if n12 > (end - pos) // 4: raise ValueError
-                        ml_put_new(o9, ML_SLOT(4), 'offline_replicas', ml_list_i32(p + pos, n12))
+                        ml_put_new(o9, ML_SLOT(4), 'offline_replicas', ml_list_i32(r, p + pos, n12))
                         pos += n12 * 4
                     ml_put(o9, ML_SLOT(8), 'unknown_tagged_fields', None)
                     if pos >= end: raise ValueError
@@ -1649,9 +1649,9 @@ cdef object r_UpdateMetadataRequest_v8(Rd *r):
         raise ValueError
     else:
         if n21 > end - pos: raise ValueError
-        items22 = PyList_New(n21)
+        items22 = ml_list(r, n21)
         for i23 in range(n21):
-            o24 = ml_new(C_UpdateMetadataBroker)
+            o24 = ml_new(r, C_UpdateMetadataBroker)
             ml_put(o24, ML_SLOT(4), 'v0_host', '')
             ml_put(o24, ML_SLOT(5), 'v0_port', 0)
             if end - pos < 4: raise ValueError
@@ -1663,9 +1663,9 @@ cdef object r_UpdateMetadataRequest_v8(Rd *r):
                 raise ValueError
             else:
                 if n25 > end - pos: raise ValueError
-                items26 = PyList_New(n25)
+                items26 = ml_list(r, n25)
                 for i27 in range(n25):
-                    o28 = ml_new(C_UpdateMetadataEndpoint)
+                    o28 = ml_new(r, C_UpdateMetadataEndpoint)
                     if end - pos < 4: raise ValueError
                     ml_put_new(o28, ML_SLOT(2), 'port', ml_obj_i32(p + pos))
                     pos += 4
@@ -1769,7 +1769,7 @@ cdef object r_UpdateMetadataPartitionState_v0(Rd *r):
     cdef int64_t n1
     cdef int64_t n2
     cdef int64_t n3
-    o = ml_new(C_UpdateMetadataPartitionState)
+    o = ml_new(r, C_UpdateMetadataPartitionState)
     if end - pos < 2: raise ValueError
     n1 = ml_i16(p + pos)
     pos += 2
@@ -1792,7 +1792,7 @@ cdef object r_UpdateMetadataPartitionState_v0(Rd *r):
         raise ValueError
     else:
         if n2 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(1), 'isr', ml_list_i32(p + pos, n2))
+        ml_put_new(o, ML_SLOT(1), 'isr', ml_list_i32(r, p + pos, n2))
         pos += n2 * 4
     if end - pos < 4: raise ValueError
     ml_put_new(o, ML_SLOT(9), 'zk_version', ml_obj_i32(p + pos))
@@ -1804,7 +1804,7 @@ cdef object r_UpdateMetadataPartitionState_v0(Rd *r):
         raise ValueError
     else:
         if n3 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(6), 'replicas', ml_list_i32(p + pos, n3))
+        ml_put_new(o, ML_SLOT(6), 'replicas', ml_list_i32(r, p + pos, n3))
         pos += n3 * 4
     ml_put(o, ML_SLOT(4), 'offline_replicas', [])
     ml_put(o, ML_SLOT(8), 'unknown_tagged_fields', None)
@@ -1821,7 +1821,7 @@ cdef object r_UpdateMetadataPartitionState_v4(Rd *r):
     cdef int64_t n2
     cdef int64_t n3
     cdef int64_t n4
-    o = ml_new(C_UpdateMetadataPartitionState)
+    o = ml_new(r, C_UpdateMetadataPartitionState)
     if end - pos < 2: raise ValueError
     n1 = ml_i16(p + pos)
     pos += 2
@@ -1844,7 +1844,7 @@ cdef object r_UpdateMetadataPartitionState_v4(Rd *r):
         raise ValueError
     else:
         if n2 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(1), 'isr', ml_list_i32(p + pos, n2))
+        ml_put_new(o, ML_SLOT(1), 'isr', ml_list_i32(r, p + pos, n2))
         pos += n2 * 4
     if end - pos < 4: raise ValueError
     ml_put_new(o, ML_SLOT(9), 'zk_version', ml_obj_i32(p + pos))
@@ -1856,7 +1856,7 @@ cdef object r_UpdateMetadataPartitionState_v4(Rd *r):
         raise ValueError
     else:
         if n3 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(6), 'replicas', ml_list_i32(p + pos, n3))
+        ml_put_new(o, ML_SLOT(6), 'replicas', ml_list_i32(r, p + pos, n3))
         pos += n3 * 4
     if end - pos < 4: raise ValueError
     n4 = ml_i32(p + pos)
@@ -1865,7 +1865,7 @@ cdef object r_UpdateMetadataPartitionState_v4(Rd *r):
         raise ValueError
     else:
         if n4 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(4), 'offline_replicas', ml_list_i32(p + pos, n4))
+        ml_put_new(o, ML_SLOT(4), 'offline_replicas', ml_list_i32(r, p + pos, n4))
         pos += n4 * 4
     ml_put(o, ML_SLOT(8), 'unknown_tagged_fields', None)
     r.pos = pos
@@ -1880,7 +1880,7 @@ cdef object r_UpdateMetadataPartitionState_v5(Rd *r):
     cdef int64_t n1
     cdef int64_t n2
     cdef int64_t n3
-    o = ml_new(C_UpdateMetadataPartitionState)
+    o = ml_new(r, C_UpdateMetadataPartitionState)
     ml_put(o, ML_SLOT(7), 'topic_name', '')
     if end - pos < 16: raise ValueError
     ml_put_new(o, ML_SLOT(5), 'partition_index', ml_obj_i32(p + pos))
@@ -1895,7 +1895,7 @@ cdef object r_UpdateMetadataPartitionState_v5(Rd *r):
         raise ValueError
     else:
         if n1 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(1), 'isr', ml_list_i32(p + pos, n1))
+        ml_put_new(o, ML_SLOT(1), 'isr', ml_list_i32(r, p + pos, n1))
         pos += n1 * 4
     if end - pos < 4: raise ValueError
     ml_put_new(o, ML_SLOT(9), 'zk_version', ml_obj_i32(p + pos))
@@ -1907,7 +1907,7 @@ cdef object r_UpdateMetadataPartitionState_v5(Rd *r):
         raise ValueError
     else:
         if n2 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(6), 'replicas', ml_list_i32(p + pos, n2))
+        ml_put_new(o, ML_SLOT(6), 'replicas', ml_list_i32(r, p + pos, n2))
         pos += n2 * 4
     if end - pos < 4: raise ValueError
     n3 = ml_i32(p + pos)
@@ -1916,7 +1916,7 @@ cdef object r_UpdateMetadataPartitionState_v5(Rd *r):
         raise ValueError
     else:
         if n3 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(4), 'offline_replicas', ml_list_i32(p + pos, n3))
+        ml_put_new(o, ML_SLOT(4), 'offline_replicas', ml_list_i32(r, p + pos, n3))
         pos += n3 * 4
     ml_put(o, ML_SLOT(8), 'unknown_tagged_fields', None)
     r.pos = pos
@@ -1935,7 +1935,7 @@ cdef object r_UpdateMetadataPartitionState_v6(Rd *r):
     cdef int64_t tag5
     cdef int64_t size6
     cdef Py_ssize_t stop7
-    o = ml_new(C_UpdateMetadataPartitionState)
+    o = ml_new(r, C_UpdateMetadataPartitionState)
     ml_put(o, ML_SLOT(7), 'topic_name', '')
     if end - pos < 16: raise ValueError
     ml_put_new(o, ML_SLOT(5), 'partition_index', ml_obj_i32(p + pos))
@@ -1949,7 +1949,7 @@ cdef object r_UpdateMetadataPartitionState_v6(Rd *r):
         raise ValueError
     else:
         if n1 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(1), 'isr', ml_list_i32(p + pos, n1))
+        ml_put_new(o, ML_SLOT(1), 'isr', ml_list_i32(r, p + pos, n1))
         pos += n1 * 4
     if end - pos < 4: raise ValueError
     ml_put_new(o, ML_SLOT(9), 'zk_version', ml_obj_i32(p + pos))
@@ -1960,7 +1960,7 @@ cdef object r_UpdateMetadataPartitionState_v6(Rd *r):
         raise ValueError
     else:
         if n2 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(6), 'replicas', ml_list_i32(p + pos, n2))
+        ml_put_new(o, ML_SLOT(6), 'replicas', ml_list_i32(r, p + pos, n2))
         pos += n2 * 4
     n3 = ml_uvarint(p, end, &pos) - 1
     if n3 < -1: raise ValueError
@@ -1968,7 +1968,7 @@ cdef object r_UpdateMetadataPartitionState_v6(Rd *r):
         raise ValueError
     else:
         if n3 > (end - pos) // 4: raise ValueError
-        ml_put_new(o, ML_SLOT(4), 'offline_replicas', ml_list_i32(p + pos, n3))
+        ml_put_new(o, ML_SLOT(4), 'offline_replicas', ml_list_i32(r, p + pos, n3))
         pos += n3 * 4
     ml_put(o, ML_SLOT(8), 'unknown_tagged_fields', None)
     if pos >= end: raise ValueError
@@ -2003,7 +2003,7 @@ cdef object r_UpdateMetadataTopicState_v5(Rd *r):
     cdef int64_t n6
     cdef int64_t n7
     cdef int64_t n8
-    o = ml_new(C_UpdateMetadataTopicState)
+    o = ml_new(r, C_UpdateMetadataTopicState)
     if end - pos < 2: raise ValueError
     n1 = ml_i16(p + pos)
     pos += 2
@@ -2021,9 +2021,9 @@ cdef object r_UpdateMetadataTopicState_v5(Rd *r):
         raise ValueError
     else:
         if n2 > end - pos: raise ValueError
-        items3 = PyList_New(n2)
+        items3 = ml_list(r, n2)
         for i4 in range(n2):
-            o5 = ml_new(C_UpdateMetadataPartitionState)
+            o5 = ml_new(r, C_UpdateMetadataPartitionState)
             ml_put(o5, ML_SLOT(7), 'topic_name', '')
             if end - pos < 16: raise ValueError
             ml_put_new(o5, ML_SLOT(5), 'partition_index', ml_obj_i32(p + pos))
@@ -2038,7 +2038,7 @@ cdef object r_UpdateMetadataTopicState_v5(Rd *r):
                 raise ValueError
             else:
                 if n6 > (end - pos) // 4: raise ValueError
-                ml_put_new(o5, ML_SLOT(1), 'isr', ml_list_i32(p + pos, n6))
+                ml_put_new(o5, ML_SLOT(1), 'isr', ml_list_i32(r, p + pos, n6))
                 pos += n6 * 4
             if end - pos < 4: raise ValueError
             ml_put_new(o5, ML_SLOT(9), 'zk_version', ml_obj_i32(p + pos))
@@ -2050,7 +2050,7 @@ cdef object r_UpdateMetadataTopicState_v5(Rd *r):
                 raise ValueError
             else:
                 if n7 > (end - pos) // 4: raise ValueError
-                ml_put_new(o5, ML_SLOT(6), 'replicas', ml_list_i32(p + pos, n7))
+                ml_put_new(o5, ML_SLOT(6), 'replicas', ml_list_i32(r, p + pos, n7))
                 pos += n7 * 4
             if end - pos < 4: raise ValueError
             n8 = ml_i32(p + pos)
@@ -2059,7 +2059,7 @@ cdef object r_UpdateMetadataTopicState_v5(Rd *r):
                 raise ValueError
             else:
                 if n8 > (end - pos) // 4: raise ValueError
-                ml_put_new(o5, ML_SLOT(4), 'offline_replicas', ml_list_i32(p + pos, n8))
+                ml_put_new(o5, ML_SLOT(4), 'offline_replicas', ml_list_i32(r, p + pos, n8))
                 pos += n8 * 4
             ml_put(o5, ML_SLOT(8), 'unknown_tagged_fields', None)
             ml_set_item(items3, i4, o5)
@@ -2090,7 +2090,7 @@ cdef object r_UpdateMetadataTopicState_v6(Rd *r):
     cdef int64_t tag14
     cdef int64_t size15
     cdef Py_ssize_t stop16
-    o = ml_new(C_UpdateMetadataTopicState)
+    o = ml_new(r, C_UpdateMetadataTopicState)
     n1 = ml_uvarint(p, end, &pos) - 1
     if n1 < -1: raise ValueError
     if n1 > 0x7fff: raise ValueError
@@ -2107,9 +2107,9 @@ cdef object r_UpdateMetadataTopicState_v6(Rd *r):
         raise ValueError
     else:
         if n2 > end - pos: raise ValueError
-        items3 = PyList_New(n2)
+        items3 = ml_list(r, n2)
         for i4 in range(n2):
-            o5 = ml_new(C_UpdateMetadataPartitionState)
+            o5 = ml_new(r, C_UpdateMetadataPartitionState)
             ml_put(o5, ML_SLOT(7), 'topic_name', '')
             if end - pos < 16: raise ValueError
             ml_put_new(o5, ML_SLOT(5), 'partition_index', ml_obj_i32(p + pos))
@@ -2123,7 +2123,7 @@ cdef object r_UpdateMetadataTopicState_v6(Rd *r):
                 raise ValueError
             else:
                 if n6 > (end - pos) // 4: raise ValueError
-                ml_put_new(o5, ML_SLOT(1), 'isr', ml_list_i32(p + pos, n6))
+                ml_put_new(o5, ML_SLOT(1), 'isr', ml_list_i32(r, p + pos, n6))
                 pos += n6 * 4
             if end - pos < 4: raise ValueError
             ml_put_new(o5, ML_SLOT(9), 'zk_version', ml_obj_i32(p + pos))
@@ -2134,7 +2134,7 @@ cdef object r_UpdateMetadataTopicState_v6(Rd *r):
                 raise ValueError
             else:
                 if n7 > (end - pos) // 4: raise ValueError
-                ml_put_new(o5, ML_SLOT(6), 'replicas', ml_list_i32(p + pos, n7))
+                ml_put_new(o5, ML_SLOT(6), 'replicas', ml_list_i32(r, p + pos, n7))
                 pos += n7 * 4
             n8 = ml_uvarint(p, end, &pos) - 1
             if n8 < -1: raise ValueError
@@ -2142,7 +2142,7 @@ cdef object r_UpdateMetadataTopicState_v6(Rd *r):
                 raise ValueError
             else:
                 if n8 > (end - pos) // 4: raise ValueError
-                ml_put_new(o5, ML_SLOT(4), 'offline_replicas', ml_list_i32(p + pos, n8))
+                ml_put_new(o5, ML_SLOT(4), 'offline_replicas', ml_list_i32(r, p + pos, n8))
                 pos += n8 * 4
             ml_put(o5, ML_SLOT(8), 'unknown_tagged_fields', None)
             if pos >= end: raise ValueError
@@ -2203,7 +2203,7 @@ cdef object r_UpdateMetadataTopicState_v7(Rd *r):
     cdef int64_t tag14
     cdef int64_t size15
     cdef Py_ssize_t stop16
-    o = ml_new(C_UpdateMetadataTopicState)
+    o = ml_new(r, C_UpdateMetadataTopicState)
     n1 = ml_uvarint(p, end, &pos) - 1
     if n1 < -1: raise ValueError
     if n1 > 0x7fff: raise ValueError
@@ -2222,9 +2222,9 @@ cdef object r_UpdateMetadataTopicState_v7(Rd *r):
         raise ValueError
     else:
         if n2 > end - pos: raise ValueError
-        items3 = PyList_New(n2)
+        items3 = ml_list(r, n2)
         for i4 in range(n2):
-            o5 = ml_new(C_UpdateMetadataPartitionState)
+            o5 = ml_new(r, C_UpdateMetadataPartitionState)
             ml_put(o5, ML_SLOT(7), 'topic_name', '')
             if end - pos < 16: raise ValueError
             ml_put_new(o5, ML_SLOT(5), 'partition_index', ml_obj_i32(p + pos))
@@ -2238,7 +2238,7 @@ cdef object r_UpdateMetadataTopicState_v7(Rd *r):
                 raise ValueError
             else:
                 if n6 > (end - pos) // 4: raise ValueError
-                ml_put_new(o5, ML_SLOT(1), 'isr', ml_list_i32(p + pos, n6))
+                ml_put_new(o5, ML_SLOT(1), 'isr', ml_list_i32(r, p + pos, n6))
                 pos += n6 * 4
             if end - pos < 4: raise ValueError
             ml_put_new(o5, ML_SLOT(9), 'zk_version', ml_obj_i32(p + pos))
@@ -2249,7 +2249,7 @@ cdef object r_UpdateMetadataTopicState_v7(Rd *r):
                 raise ValueError
             else:
                 if n7 > (end - pos) // 4: raise ValueError
-                ml_put_new(o5, ML_SLOT(6), 'replicas', ml_list_i32(p + pos, n7))
+                ml_put_new(o5, ML_SLOT(6), 'replicas', ml_list_i32(r, p + pos, n7))
                 pos += n7 * 4
             n8 = ml_uvarint(p, end, &pos) - 1
             if n8 < -1: raise ValueError
@@ -2257,7 +2257,7 @@ cdef object r_UpdateMetadataTopicState_v7(Rd *r):
                 raise ValueError
             else:
                 if n8 > (end - pos) // 4: raise ValueError
-                ml_put_new(o5, ML_SLOT(4), 'offline_replicas', ml_list_i32(p + pos, n8))
+                ml_put_new(o5, ML_SLOT(4), 'offline_replicas', ml_list_i32(r, p + pos, n8))
                 pos += n8 * 4
             ml_put(o5, ML_SLOT(8), 'unknown_tagged_fields', None)
             if pos >= end: raise ValueError
@@ -2303,7 +2303,7 @@ cdef object r_UpdateMetadataBroker_v0(Rd *r):
     cdef Py_ssize_t pos = r.pos
     cdef object o
     cdef int64_t n1
-    o = ml_new(C_UpdateMetadataBroker)
+    o = ml_new(r, C_UpdateMetadataBroker)
     if end - pos < 4: raise ValueError
     ml_put_new(o, ML_SLOT(1), 'id', ml_obj_i32(p + pos))
     pos += 4
@@ -2336,7 +2336,7 @@ cdef object r_UpdateMetadataBroker_v1(Rd *r):
     cdef Py_ssize_t i3
     cdef object o4
     cdef int64_t n5
-    o = ml_new(C_UpdateMetadataBroker)
+    o = ml_new(r, C_UpdateMetadataBroker)
     ml_put(o, ML_SLOT(4), 'v0_host', '')
     ml_put(o, ML_SLOT(5), 'v0_port', 0)
     if end - pos < 4: raise ValueError
@@ -2349,9 +2349,9 @@ cdef object r_UpdateMetadataBroker_v1(Rd *r):
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_UpdateMetadataEndpoint)
+            o4 = ml_new(r, C_UpdateMetadataEndpoint)
             if end - pos < 4: raise ValueError
             ml_put_new(o4, ML_SLOT(2), 'port', ml_obj_i32(p + pos))
             pos += 4
@@ -2388,7 +2388,7 @@ cdef object r_UpdateMetadataBroker_v2(Rd *r):
     cdef object o4
     cdef int64_t n5
     cdef int64_t n6
-    o = ml_new(C_UpdateMetadataBroker)
+    o = ml_new(r, C_UpdateMetadataBroker)
     ml_put(o, ML_SLOT(4), 'v0_host', '')
     ml_put(o, ML_SLOT(5), 'v0_port', 0)
     if end - pos < 4: raise ValueError
@@ -2401,9 +2401,9 @@ cdef object r_UpdateMetadataBroker_v2(Rd *r):
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_UpdateMetadataEndpoint)
+            o4 = ml_new(r, C_UpdateMetadataEndpoint)
             if end - pos < 4: raise ValueError
             ml_put_new(o4, ML_SLOT(2), 'port', ml_obj_i32(p + pos))
             pos += 4
@@ -2449,7 +2449,7 @@ cdef object r_UpdateMetadataBroker_v3(Rd *r):
     cdef int64_t n5
     cdef int64_t n6
     cdef int64_t n7
-    o = ml_new(C_UpdateMetadataBroker)
+    o = ml_new(r, C_UpdateMetadataBroker)
     ml_put(o, ML_SLOT(4), 'v0_host', '')
     ml_put(o, ML_SLOT(5), 'v0_port', 0)
     if end - pos < 4: raise ValueError
@@ -2462,9 +2462,9 @@ cdef object r_UpdateMetadataBroker_v3(Rd *r):
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_UpdateMetadataEndpoint)
+            o4 = ml_new(r, C_UpdateMetadataEndpoint)
             if end - pos < 4: raise ValueError
             ml_put_new(o4, ML_SLOT(2), 'port', ml_obj_i32(p + pos))
             pos += 4
@@ -2526,7 +2526,7 @@ cdef object r_UpdateMetadataBroker_v6(Rd *r):
     cdef int64_t tag13
     cdef int64_t size14
     cdef Py_ssize_t stop15
-    o = ml_new(C_UpdateMetadataBroker)
+    o = ml_new(r, C_UpdateMetadataBroker)
     ml_put(o, ML_SLOT(4), 'v0_host', '')
     ml_put(o, ML_SLOT(5), 'v0_port', 0)
     if end - pos < 4: raise ValueError
@@ -2538,9 +2538,9 @@ cdef object r_UpdateMetadataBroker_v6(Rd *r):
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_UpdateMetadataEndpoint)
+            o4 = ml_new(r, C_UpdateMetadataEndpoint)
             if end - pos < 4: raise ValueError
             ml_put_new(o4, ML_SLOT(2), 'port', ml_obj_i32(p + pos))
             pos += 4
@@ -2618,7 +2618,7 @@ cdef object r_UpdateMetadataEndpoint_v1(Rd *r):
     cdef Py_ssize_t pos = r.pos
     cdef object o
     cdef int64_t n1
-    o = ml_new(C_UpdateMetadataEndpoint)
+    o = ml_new(r, C_UpdateMetadataEndpoint)
     if end - pos < 4: raise ValueError
     ml_put_new(o, ML_SLOT(2), 'port', ml_obj_i32(p + pos))
     pos += 4
@@ -2647,7 +2647,7 @@ cdef object r_UpdateMetadataEndpoint_v3(Rd *r):
     cdef object o
     cdef int64_t n1
     cdef int64_t n2
-    o = ml_new(C_UpdateMetadataEndpoint)
+    o = ml_new(r, C_UpdateMetadataEndpoint)
     if end - pos < 4: raise ValueError
     ml_put_new(o, ML_SLOT(2), 'port', ml_obj_i32(p + pos))
     pos += 4
@@ -2688,7 +2688,7 @@ cdef object r_UpdateMetadataEndpoint_v6(Rd *r):
     cdef int64_t tag4
     cdef int64_t size5
     cdef Py_ssize_t stop6
-    o = ml_new(C_UpdateMetadataEndpoint)
+    o = ml_new(r, C_UpdateMetadataEndpoint)
     if end - pos < 4: raise ValueError
     ml_put_new(o, ML_SLOT(2), 'port', ml_obj_i32(p + pos))
     pos += 4

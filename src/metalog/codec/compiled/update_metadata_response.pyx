@@ -45,7 +45,7 @@ cdef object r_UpdateMetadataResponse_v0(Rd *r):
     cdef Py_ssize_t end = r.end
     cdef Py_ssize_t pos = r.pos
     cdef object o
-    o = ml_new(C_UpdateMetadataResponse)
+    o = ml_new(r, C_UpdateMetadataResponse)
     if end - pos < 2: raise ValueError
     ml_put_new(o, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos))
     pos += 2
@@ -63,7 +63,7 @@ cdef object r_UpdateMetadataResponse_v6(Rd *r):
     cdef int64_t tag2
     cdef int64_t size3
     cdef Py_ssize_t stop4
-    o = ml_new(C_UpdateMetadataResponse)
+    o = ml_new(r, C_UpdateMetadataResponse)
     if end - pos < 2: raise ValueError
     ml_put_new(o, ML_SLOT(0), 'error_code', ml_obj_i16(p + pos))
     pos += 2

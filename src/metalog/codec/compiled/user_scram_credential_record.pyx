@@ -45,7 +45,7 @@ cdef object r_UserScramCredentialRecord_v0(Rd *r):
     cdef int64_t tag6
     cdef int64_t size7
     cdef Py_ssize_t stop8
-    o = ml_new(C_UserScramCredentialRecord)
+    o = ml_new(r, C_UserScramCredentialRecord)
     n1 = ml_uvarint(p, end, &pos) - 1
     if n1 < -1: raise ValueError
     if n1 > 0x7fff: raise ValueError

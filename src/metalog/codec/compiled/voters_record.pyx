@@ -70,7 +70,7 @@ cdef object r_VotersRecord_v0(Rd *r):
     cdef int64_t tag25
     cdef int64_t size26
     cdef Py_ssize_t stop27
-    o = ml_new(C_VotersRecord)
+    o = ml_new(r, C_VotersRecord)
     if end - pos < 2: raise ValueError
     ml_put_new(o, ML_SLOT(1), 'version', ml_obj_i16(p + pos))
     pos += 2
@@ -80,9 +80,9 @@ cdef object r_VotersRecord_v0(Rd *r):
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_Voter)
+            o4 = ml_new(r, C_Voter)
             if end - pos < 20: raise ValueError
             ml_put_new(o4, ML_SLOT(4), 'voter_id', ml_obj_i32(p + pos))
             ml_put_new(o4, ML_SLOT(3), 'voter_directory_id', ml_obj_uuid(p + pos + 4))
@@ -93,9 +93,9 @@ cdef object r_VotersRecord_v0(Rd *r):
                 raise ValueError
             else:
                 if n5 > end - pos: raise ValueError
-                items6 = PyList_New(n5)
+                items6 = ml_list(r, n5)
                 for i7 in range(n5):
-                    o8 = ml_new(C_Endpoint)
+                    o8 = ml_new(r, C_Endpoint)
                     n9 = ml_uvarint(p, end, &pos) - 1
                     if n9 < -1: raise ValueError
                     if n9 > 0x7fff: raise ValueError
@@ -135,7 +135,7 @@ cdef object r_VotersRecord_v0(Rd *r):
                             pos = stop14
                     ml_set_item(items6, i7, o8)
                 ml_put(o4, ML_SLOT(0), 'endpoints', items6)
-            o15 = ml_new(C_KRaftVersionFeature)
+            o15 = ml_new(r, C_KRaftVersionFeature)
             if end - pos < 4: raise ValueError
             ml_put_new(o15, ML_SLOT(1), 'min_supported_version', ml_obj_i16(p + pos))
             ml_put_new(o15, ML_SLOT(0), 'max_supported_version', ml_obj_i16(p + pos + 2))
@@ -219,7 +219,7 @@ cdef object r_Voter_v0(Rd *r):
     cdef int64_t tag17
     cdef int64_t size18
     cdef Py_ssize_t stop19
-    o = ml_new(C_Voter)
+    o = ml_new(r, C_Voter)
     if end - pos < 20: raise ValueError
     ml_put_new(o, ML_SLOT(4), 'voter_id', ml_obj_i32(p + pos))
     ml_put_new(o, ML_SLOT(3), 'voter_directory_id', ml_obj_uuid(p + pos + 4))
@@ -230,9 +230,9 @@ cdef object r_Voter_v0(Rd *r):
         raise ValueError
     else:
         if n1 > end - pos: raise ValueError
-        items2 = PyList_New(n1)
+        items2 = ml_list(r, n1)
         for i3 in range(n1):
-            o4 = ml_new(C_Endpoint)
+            o4 = ml_new(r, C_Endpoint)
             n5 = ml_uvarint(p, end, &pos) - 1
             if n5 < -1: raise ValueError
             if n5 > 0x7fff: raise ValueError
@@ -272,7 +272,7 @@ cdef object r_Voter_v0(Rd *r):
                     pos = stop10
             ml_set_item(items2, i3, o4)
         ml_put(o, ML_SLOT(0), 'endpoints', items2)
-    o11 = ml_new(C_KRaftVersionFeature)
+    o11 = ml_new(r, C_KRaftVersionFeature)
     if end - pos < 4: raise ValueError
     ml_put_new(o11, ML_SLOT(1), 'min_supported_version', ml_obj_i16(p + pos))
     ml_put_new(o11, ML_SLOT(0), 'max_supported_version', ml_obj_i16(p + pos + 2))
@@ -325,7 +325,7 @@ cdef object r_Endpoint_v0(Rd *r):
     cdef int64_t tag4
     cdef int64_t size5
     cdef Py_ssize_t stop6
-    o = ml_new(C_Endpoint)
+    o = ml_new(r, C_Endpoint)
     n1 = ml_uvarint(p, end, &pos) - 1
     if n1 < -1: raise ValueError
     if n1 > 0x7fff: raise ValueError
@@ -376,7 +376,7 @@ cdef object r_KRaftVersionFeature_v0(Rd *r):
     cdef int64_t tag2
     cdef int64_t size3
     cdef Py_ssize_t stop4
-    o = ml_new(C_KRaftVersionFeature)
+    o = ml_new(r, C_KRaftVersionFeature)
     if end - pos < 4: raise ValueError
     ml_put_new(o, ML_SLOT(1), 'min_supported_version', ml_obj_i16(p + pos))
     ml_put_new(o, ML_SLOT(0), 'max_supported_version', ml_obj_i16(p + pos + 2))

@@ -41,7 +41,7 @@ cdef object r_ZkMigrationStateRecord_v0(Rd *r):
     cdef int64_t tag2
     cdef int64_t size3
     cdef Py_ssize_t stop4
-    o = ml_new(C_ZkMigrationStateRecord)
+    o = ml_new(r, C_ZkMigrationStateRecord)
     if end - pos < 1: raise ValueError
     ml_put_new(o, ML_SLOT(1), 'zk_migration_state', ml_obj_i8(p + pos))
     pos += 1
