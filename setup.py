@@ -67,6 +67,9 @@ def extensions() -> list[Extension]:
     if os.environ.get("METALOG_PURE_BUILD", "") not in ("", "0"):
         return []
     pyxs = sorted(COMPILED.glob("*.pyx"))
+    if not pyxs:
+        warn(f"no compiled reader sources in {COMPILED}")
+        return []
     names = {p: f"metalog.codec.compiled.{p.stem}" for p in pyxs}
     for p, name in names.items():
         built = in_place(name, p)

@@ -121,7 +121,7 @@ class CompiledGenerator:
                 out.append(f"cdef object P_{name}_v{v} = _pure._read_{name}_v{v}\n")
         layout = ", ".join(f"(C_{name}, {tuple(slot_order(self.slots(name)))!r})" for name in order)
         out.append(f"cdef tuple LAYOUT = ({layout},)\n")
-        out.append("ml_set_object_new(object.__new__)\nml_set_uuid_maker(shared_uuid)\n\n\n")
+        out.append("ml_set_object_new(object.__new__)\nml_set_uuid_maker(shared_uuid)\nml_init_small()\n\n\n")
         out.append('def direct_stores(flag=None):\n'
                    '    """Whether readers store straight into slots; ``flag`` asks for it (granted only where the\n'
                    '    class layout is the expected one) or for the portable path (False)."""\n'

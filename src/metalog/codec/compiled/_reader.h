@@ -50,9 +50,29 @@ static inline void ml_start(ml_reader *r, const unsigned char *p, Py_ssize_t pos
 }
 
 /* Keep the new container o (a new reference, or NULL: passed on) out of the collector until ml_finish. */
+static PyObject *ml_grow(ml_reader *r, PyObject *o);
+
+/* The same for a container made untracked (ml_new's instances). */
+ML_INLINE PyObject *ml_hold(ml_reader *r, PyObject *o) {
+    if (o == NULL) return NULL;
+    if (r->nmade == r->cap && ml_grow(r, o) == NULL) return NULL;
+    Py_INCREF(o);
+    r->made[r->nmade++] = o;
+    return o;
+}
+
 ML_INLINE PyObject *ml_keep(ml_reader *r, PyObject *o) {
     if (o == NULL || !ml_direct) return o;
-    if (r->nmade == r->cap) {
+    if (r->nmade == r->cap && ml_grow(r, o) == NULL) return NULL;
+    PyObject_GC_UnTrack(o);
+    Py_INCREF(o);
+    r->made[r->nmade++] = o;
+    return o;
+}
+
+/* Room for more kept containers; on failure o (a new reference) is let go and NULL returned. */
+static PyObject *ml_grow(ml_reader *r, PyObject *o) {
+    {
         Py_ssize_t cap = r->cap * 2;
         PyObject **more = PyMem_New(PyObject *, cap);
         if (more == NULL) {
@@ -65,9 +85,6 @@ ML_INLINE PyObject *ml_keep(ml_reader *r, PyObject *o) {
         r->made = more;
         r->cap = cap;
     }
-    PyObject_GC_UnTrack(o);
-    Py_INCREF(o);
-    r->made[r->nmade++] = o;
     return o;
 }
 
@@ -120,11 +137,31 @@ ML_INLINE int64_t ml_uvarint(const unsigned char *p, Py_ssize_t end, Py_ssize_t 
 }
 
 /* ---- Python values ------------------------------------------------------------------------- */
+/* CPython's own small ints (-5..256), looked up without a call: most ids, epochs and counts are small. */
+static PyObject *ml_small[262];
+
+static inline int ml_init_small(void) {
+    int i;
+    for (i = 0; i < 262; i++) {
+        if (ml_small[i] == NULL && (ml_small[i] = PyLong_FromLong(i - 5)) == NULL) return -1;
+    }
+    return 0;
+}
+
+ML_INLINE PyObject *ml_long(long v) {
+    if ((unsigned long)(v + 5) < 262) {
+        PyObject *o = ml_small[v + 5];
+        Py_INCREF(o);
+        return o;
+    }
+    return PyLong_FromLong(v);
+}
+
 ML_INLINE PyObject *ml_obj_bool(const unsigned char *p) { return PyBool_FromLong(p[0] != 0); }
-ML_INLINE PyObject *ml_obj_i8(const unsigned char *p) { return PyLong_FromLong((int8_t)p[0]); }
-ML_INLINE PyObject *ml_obj_i16(const unsigned char *p) { return PyLong_FromLong(ml_i16(p)); }
-ML_INLINE PyObject *ml_obj_u16(const unsigned char *p) { return PyLong_FromLong(ml_u16(p)); }
-ML_INLINE PyObject *ml_obj_i32(const unsigned char *p) { return PyLong_FromLong(ml_i32(p)); }
+ML_INLINE PyObject *ml_obj_i8(const unsigned char *p) { return ml_long((int8_t)p[0]); }
+ML_INLINE PyObject *ml_obj_i16(const unsigned char *p) { return ml_long(ml_i16(p)); }
+ML_INLINE PyObject *ml_obj_u16(const unsigned char *p) { return ml_long(ml_u16(p)); }
+ML_INLINE PyObject *ml_obj_i32(const unsigned char *p) { return ml_long(ml_i32(p)); }
 ML_INLINE PyObject *ml_obj_u32(const unsigned char *p) { return PyLong_FromUnsignedLong(ml_u32(p)); }
 ML_INLINE PyObject *ml_obj_i64(const unsigned char *p) { return PyLong_FromLongLong(ml_i64(p)); }
 static inline PyObject *ml_obj_f64(const unsigned char *p) {
@@ -217,8 +254,16 @@ static inline int ml_set_object_new(PyObject *f) {
     return 0;
 }
 
+/* An instance of cls with every slot empty: what PyType_GenericAlloc (cls's tp_alloc, checked at import) makes,
+ * only not yet tracked by the collector (ml_finish tracks it). */
 ML_INLINE PyObject *ml_new(ml_reader *r, PyObject *cls) {
-    if (ml_direct) return ml_keep(r, ((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, 0));
+    if (ml_direct) {
+        PyTypeObject *tp = (PyTypeObject *)cls;
+        PyObject *o = _PyObject_GC_New(tp);
+        if (o == NULL) return NULL;
+        memset((char *)o + sizeof(PyObject), 0, (size_t)tp->tp_basicsize - sizeof(PyObject));
+        return ml_hold(r, o);
+    }
     return PyObject_CallOneArg(ml_object_new, cls);
 }
 

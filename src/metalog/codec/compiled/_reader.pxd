@@ -43,6 +43,7 @@ cdef extern from "_reader.h":
     PyObject *ml_list_uuid(ml_reader *r, const unsigned char *p, Py_ssize_t n)
     int ml_set_uuid_maker(object maker) except -1
     int ml_set_object_new(object f) except -1
+    int ml_init_small() except -1
     object ml_new(ml_reader *r, object cls)
     object ml_list(ml_reader *r, Py_ssize_t n)
     int ml_put(object o, Py_ssize_t off, object name, object v) except -1

@@ -18,6 +18,7 @@ cdef object P_AccessControlEntryRecord_v0 = _pure._read_AccessControlEntryRecord
 cdef tuple LAYOUT = ((C_AccessControlEntryRecord, ('host', 'id', 'operation', 'pattern_type', 'permission_type', 'principal', 'resource_name', 'resource_type', 'unknown_tagged_fields')),)
 ml_set_object_new(object.__new__)
 ml_set_uuid_maker(shared_uuid)
+ml_init_small()
 
 
 def direct_stores(flag=None):

@@ -24,6 +24,7 @@ cdef object P_PartitionData_v0 = _pure._read_PartitionData_v0
 cdef tuple LAYOUT = ((C_AssignReplicasToDirsResponse, ('directories', 'error_code', 'throttle_time_ms', 'unknown_tagged_fields')), (C_DirectoryData, ('id', 'topics', 'unknown_tagged_fields')), (C_TopicData, ('partitions', 'topic_id', 'unknown_tagged_fields')), (C_PartitionData, ('error_code', 'partition_index', 'unknown_tagged_fields')),)
 ml_set_object_new(object.__new__)
 ml_set_uuid_maker(shared_uuid)
+ml_init_small()
 
 
 def direct_stores(flag=None):

@@ -19,6 +19,7 @@ cdef object P_BrokerHeartbeatRequest_v1 = _pure._read_BrokerHeartbeatRequest_v1
 cdef tuple LAYOUT = ((C_BrokerHeartbeatRequest, ('broker_epoch', 'broker_id', 'current_metadata_offset', 'offline_log_dirs', 'unknown_tagged_fields', 'want_fence', 'want_shut_down')),)
 ml_set_object_new(object.__new__)
 ml_set_uuid_maker(shared_uuid)
+ml_init_small()
 
 
 def direct_stores(flag=None):

@@ -19,6 +19,7 @@ cdef object P_BrokerHeartbeatResponse_v1 = _pure._read_BrokerHeartbeatResponse_v
 cdef tuple LAYOUT = ((C_BrokerHeartbeatResponse, ('error_code', 'is_caught_up', 'is_fenced', 'should_shut_down', 'throttle_time_ms', 'unknown_tagged_fields')),)
 ml_set_object_new(object.__new__)
 ml_set_uuid_maker(shared_uuid)
+ml_init_small()
 
 
 def direct_stores(flag=None):

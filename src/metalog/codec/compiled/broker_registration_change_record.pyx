@@ -20,6 +20,7 @@ cdef object P_BrokerRegistrationChangeRecord_v2 = _pure._read_BrokerRegistration
 cdef tuple LAYOUT = ((C_BrokerRegistrationChangeRecord, ('broker_epoch', 'broker_id', 'fenced', 'in_controlled_shutdown', 'log_dirs', 'unknown_tagged_fields')),)
 ml_set_object_new(object.__new__)
 ml_set_uuid_maker(shared_uuid)
+ml_init_small()
 
 
 def direct_stores(flag=None):

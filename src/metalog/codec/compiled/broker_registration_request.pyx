@@ -34,6 +34,7 @@ cdef object P_Feature_v4 = _pure._read_Feature_v4
 cdef tuple LAYOUT = ((C_BrokerRegistrationRequest, ('broker_id', 'cluster_id', 'features', 'incarnation_id', 'is_migrating_zk_broker', 'listeners', 'log_dirs', 'previous_broker_epoch', 'rack', 'unknown_tagged_fields')), (C_Listener, ('host', 'name', 'port', 'security_protocol', 'unknown_tagged_fields')), (C_Feature, ('max_supported_version', 'min_supported_version', 'name', 'unknown_tagged_fields')),)
 ml_set_object_new(object.__new__)
 ml_set_uuid_maker(shared_uuid)
+ml_init_small()
 
 
 def direct_stores(flag=None):

@@ -22,6 +22,7 @@ cdef object P_BrokerRegistrationResponse_v4 = _pure._read_BrokerRegistrationResp
 cdef tuple LAYOUT = ((C_BrokerRegistrationResponse, ('broker_epoch', 'error_code', 'throttle_time_ms', 'unknown_tagged_fields')),)
 ml_set_object_new(object.__new__)
 ml_set_uuid_maker(shared_uuid)
+ml_init_small()
 
 
 def direct_stores(flag=None):

@@ -20,6 +20,7 @@ cdef object P_EntityData_v0 = _pure._read_EntityData_v0
 cdef tuple LAYOUT = ((C_ClientQuotaRecord, ('entity', 'key', 'remove', 'unknown_tagged_fields', 'value')), (C_EntityData, ('entity_name', 'entity_type', 'unknown_tagged_fields')),)
 ml_set_object_new(object.__new__)
 ml_set_uuid_maker(shared_uuid)
+ml_init_small()
 
 
 def direct_stores(flag=None):

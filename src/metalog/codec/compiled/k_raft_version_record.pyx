@@ -18,6 +18,7 @@ cdef object P_KRaftVersionRecord_v0 = _pure._read_KRaftVersionRecord_v0
 cdef tuple LAYOUT = ((C_KRaftVersionRecord, ('k_raft_version', 'unknown_tagged_fields', 'version')),)
 ml_set_object_new(object.__new__)
 ml_set_uuid_maker(shared_uuid)
+ml_init_small()
 
 
 def direct_stores(flag=None):

@@ -50,6 +50,7 @@ cdef object P_LeaderAndIsrLiveLeader_v7 = _pure._read_LeaderAndIsrLiveLeader_v7
 cdef tuple LAYOUT = ((C_LeaderAndIsrRequest, ('broker_epoch', 'controller_epoch', 'controller_id', 'is_k_raft_controller', 'live_leaders', 'topic_states', 'type', 'ungrouped_partition_states', 'unknown_tagged_fields')), (C_LeaderAndIsrPartitionState, ('adding_replicas', 'controller_epoch', 'is_new', 'isr', 'leader', 'leader_epoch', 'leader_recovery_state', 'partition_epoch', 'partition_index', 'removing_replicas', 'replicas', 'topic_name', 'unknown_tagged_fields')), (C_LeaderAndIsrTopicState, ('partition_states', 'topic_id', 'topic_name', 'unknown_tagged_fields')), (C_LeaderAndIsrLiveLeader, ('broker_id', 'host_name', 'port', 'unknown_tagged_fields')),)
 ml_set_object_new(object.__new__)
 ml_set_uuid_maker(shared_uuid)
+ml_init_small()
 
 
 def direct_stores(flag=None):

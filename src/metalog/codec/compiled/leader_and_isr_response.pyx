@@ -38,6 +38,7 @@ cdef object P_LeaderAndIsrTopicError_v7 = _pure._read_LeaderAndIsrTopicError_v7
 cdef tuple LAYOUT = ((C_LeaderAndIsrResponse, ('error_code', 'partition_errors', 'topics', 'unknown_tagged_fields')), (C_LeaderAndIsrPartitionError, ('error_code', 'partition_index', 'topic_name', 'unknown_tagged_fields')), (C_LeaderAndIsrTopicError, ('partition_errors', 'topic_id', 'unknown_tagged_fields')),)
 ml_set_object_new(object.__new__)
 ml_set_uuid_maker(shared_uuid)
+ml_init_small()
 
 
 def direct_stores(flag=None):

@@ -22,6 +22,7 @@ cdef object P_Voter_v1 = _pure._read_Voter_v1
 cdef tuple LAYOUT = ((C_LeaderChangeMessage, ('granting_voters', 'leader_id', 'unknown_tagged_fields', 'version', 'voters')), (C_Voter, ('unknown_tagged_fields', 'voter_directory_id', 'voter_id')),)
 ml_set_object_new(object.__new__)
 ml_set_uuid_maker(shared_uuid)
+ml_init_small()
 
 
 def direct_stores(flag=None):

@@ -44,6 +44,7 @@ cdef object P_MetadataRequestTopic_v12 = _pure._read_MetadataRequestTopic_v12
 cdef tuple LAYOUT = ((C_MetadataRequest, ('allow_auto_topic_creation', 'include_cluster_authorized_operations', 'include_topic_authorized_operations', 'topics', 'unknown_tagged_fields')), (C_MetadataRequestTopic, ('name', 'topic_id', 'unknown_tagged_fields')),)
 ml_set_object_new(object.__new__)
 ml_set_uuid_maker(shared_uuid)
+ml_init_small()
 
 
 def direct_stores(flag=None):

@@ -72,6 +72,7 @@ cdef object P_MetadataResponsePartition_v12 = _pure._read_MetadataResponsePartit
 cdef tuple LAYOUT = ((C_MetadataResponse, ('brokers', 'cluster_authorized_operations', 'cluster_id', 'controller_id', 'throttle_time_ms', 'topics', 'unknown_tagged_fields')), (C_MetadataResponseBroker, ('host', 'node_id', 'port', 'rack', 'unknown_tagged_fields')), (C_MetadataResponseTopic, ('error_code', 'is_internal', 'name', 'partitions', 'topic_authorized_operations', 'topic_id', 'unknown_tagged_fields')), (C_MetadataResponsePartition, ('error_code', 'isr_nodes', 'leader_epoch', 'leader_id', 'offline_replicas', 'partition_index', 'replica_nodes', 'unknown_tagged_fields')),)
 ml_set_object_new(object.__new__)
 ml_set_uuid_maker(shared_uuid)
+ml_init_small()
 
 
 def direct_stores(flag=None):

@@ -18,6 +18,7 @@ cdef object P_NoOpRecord_v0 = _pure._read_NoOpRecord_v0
 cdef tuple LAYOUT = ((C_NoOpRecord, ('unknown_tagged_fields',)),)
 ml_set_object_new(object.__new__)
 ml_set_uuid_maker(shared_uuid)
+ml_init_small()
 
 
 def direct_stores(flag=None):

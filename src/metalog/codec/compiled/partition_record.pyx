@@ -20,6 +20,7 @@ cdef object P_PartitionRecord_v2 = _pure._read_PartitionRecord_v2
 cdef tuple LAYOUT = ((C_PartitionRecord, ('adding_replicas', 'directories', 'eligible_leader_replicas', 'isr', 'last_known_elr', 'leader', 'leader_epoch', 'leader_recovery_state', 'partition_epoch', 'partition_id', 'removing_replicas', 'replicas', 'topic_id', 'unknown_tagged_fields')),)
 ml_set_object_new(object.__new__)
 ml_set_uuid_maker(shared_uuid)
+ml_init_small()
 
 
 def direct_stores(flag=None):

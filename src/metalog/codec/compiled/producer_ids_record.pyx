@@ -18,6 +18,7 @@ cdef object P_ProducerIdsRecord_v0 = _pure._read_ProducerIdsRecord_v0
 cdef tuple LAYOUT = ((C_ProducerIdsRecord, ('broker_epoch', 'broker_id', 'next_producer_id', 'unknown_tagged_fields')),)
 ml_set_object_new(object.__new__)
 ml_set_uuid_maker(shared_uuid)
+ml_init_small()
 
 
 def direct_stores(flag=None):

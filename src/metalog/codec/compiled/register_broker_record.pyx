@@ -31,6 +31,7 @@ cdef object P_BrokerFeature_v3 = _pure._read_BrokerFeature_v3
 cdef tuple LAYOUT = ((C_RegisterBrokerRecord, ('broker_epoch', 'broker_id', 'end_points', 'features', 'fenced', 'in_controlled_shutdown', 'incarnation_id', 'is_migrating_zk_broker', 'log_dirs', 'rack', 'unknown_tagged_fields')), (C_BrokerEndpoint, ('host', 'name', 'port', 'security_protocol', 'unknown_tagged_fields')), (C_BrokerFeature, ('max_supported_version', 'min_supported_version', 'name', 'unknown_tagged_fields')),)
 ml_set_object_new(object.__new__)
 ml_set_uuid_maker(shared_uuid)
+ml_init_small()
 
 
 def direct_stores(flag=None):

@@ -22,6 +22,7 @@ cdef object P_ControllerFeature_v0 = _pure._read_ControllerFeature_v0
 cdef tuple LAYOUT = ((C_RegisterControllerRecord, ('controller_id', 'end_points', 'features', 'incarnation_id', 'unknown_tagged_fields', 'zk_migration_ready')), (C_ControllerEndpoint, ('host', 'name', 'port', 'security_protocol', 'unknown_tagged_fields')), (C_ControllerFeature, ('max_supported_version', 'min_supported_version', 'name', 'unknown_tagged_fields')),)
 ml_set_object_new(object.__new__)
 ml_set_uuid_maker(shared_uuid)
+ml_init_small()
 
 
 def direct_stores(flag=None):

@@ -20,6 +20,7 @@ cdef object P_RequestHeader_v2 = _pure._read_RequestHeader_v2
 cdef tuple LAYOUT = ((C_RequestHeader, ('client_id', 'correlation_id', 'request_api_key', 'request_api_version', 'unknown_tagged_fields')),)
 ml_set_object_new(object.__new__)
 ml_set_uuid_maker(shared_uuid)
+ml_init_small()
 
 
 def direct_stores(flag=None):

@@ -19,6 +19,7 @@ cdef object P_ResponseHeader_v1 = _pure._read_ResponseHeader_v1
 cdef tuple LAYOUT = ((C_ResponseHeader, ('correlation_id', 'unknown_tagged_fields')),)
 ml_set_object_new(object.__new__)
 ml_set_uuid_maker(shared_uuid)
+ml_init_small()
 
 
 def direct_stores(flag=None):

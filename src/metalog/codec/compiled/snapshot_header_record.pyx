@@ -18,6 +18,7 @@ cdef object P_SnapshotHeaderRecord_v0 = _pure._read_SnapshotHeaderRecord_v0
 cdef tuple LAYOUT = ((C_SnapshotHeaderRecord, ('last_contained_log_timestamp', 'unknown_tagged_fields', 'version')),)
 ml_set_object_new(object.__new__)
 ml_set_uuid_maker(shared_uuid)
+ml_init_small()
 
 
 def direct_stores(flag=None):

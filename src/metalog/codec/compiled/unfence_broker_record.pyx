@@ -18,6 +18,7 @@ cdef object P_UnfenceBrokerRecord_v0 = _pure._read_UnfenceBrokerRecord_v0
 cdef tuple LAYOUT = ((C_UnfenceBrokerRecord, ('epoch', 'id', 'unknown_tagged_fields')),)
 ml_set_object_new(object.__new__)
 ml_set_uuid_maker(shared_uuid)
+ml_init_small()
 
 
 def direct_stores(flag=None):

@@ -18,6 +18,7 @@ cdef object P_UnregisterBrokerRecord_v0 = _pure._read_UnregisterBrokerRecord_v0
 cdef tuple LAYOUT = ((C_UnregisterBrokerRecord, ('broker_epoch', 'broker_id', 'unknown_tagged_fields')),)
 ml_set_object_new(object.__new__)
 ml_set_uuid_maker(shared_uuid)
+ml_init_small()
 
 
 def direct_stores(flag=None):

@@ -60,6 +60,7 @@ cdef object P_UpdateMetadataEndpoint_v8 = _pure._read_UpdateMetadataEndpoint_v8
 cdef tuple LAYOUT = ((C_UpdateMetadataRequest, ('broker_epoch', 'controller_epoch', 'controller_id', 'is_k_raft_controller', 'live_brokers', 'topic_states', 'type', 'ungrouped_partition_states', 'unknown_tagged_fields')), (C_UpdateMetadataPartitionState, ('controller_epoch', 'isr', 'leader', 'leader_epoch', 'offline_replicas', 'partition_index', 'replicas', 'topic_name', 'unknown_tagged_fields', 'zk_version')), (C_UpdateMetadataTopicState, ('partition_states', 'topic_id', 'topic_name', 'unknown_tagged_fields')), (C_UpdateMetadataBroker, ('endpoints', 'id', 'rack', 'unknown_tagged_fields', 'v0_host', 'v0_port')), (C_UpdateMetadataEndpoint, ('host', 'listener', 'port', 'security_protocol', 'unknown_tagged_fields')),)
 ml_set_object_new(object.__new__)
 ml_set_uuid_maker(shared_uuid)
+ml_init_small()
 
 
 def direct_stores(flag=None):

@@ -26,6 +26,7 @@ cdef object P_UpdateMetadataResponse_v8 = _pure._read_UpdateMetadataResponse_v8
 cdef tuple LAYOUT = ((C_UpdateMetadataResponse, ('error_code', 'unknown_tagged_fields')),)
 ml_set_object_new(object.__new__)
 ml_set_uuid_maker(shared_uuid)
+ml_init_small()
 
 
 def direct_stores(flag=None):

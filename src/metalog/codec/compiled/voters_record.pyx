@@ -24,6 +24,7 @@ cdef object P_KRaftVersionFeature_v0 = _pure._read_KRaftVersionFeature_v0
 cdef tuple LAYOUT = ((C_VotersRecord, ('unknown_tagged_fields', 'version', 'voters')), (C_Voter, ('endpoints', 'k_raft_version_feature', 'unknown_tagged_fields', 'voter_directory_id', 'voter_id')), (C_Endpoint, ('host', 'name', 'port', 'unknown_tagged_fields')), (C_KRaftVersionFeature, ('max_supported_version', 'min_supported_version', 'unknown_tagged_fields')),)
 ml_set_object_new(object.__new__)
 ml_set_uuid_maker(shared_uuid)
+ml_init_small()
 
 
 def direct_stores(flag=None):
