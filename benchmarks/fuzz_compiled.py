@@ -143,7 +143,10 @@ def main(argv: list[str] | None = None) -> int:
     end_rss, end_refs = rss_kb(), refcounts()
     seconds = time.process_time() - start
     print(f"\n{args.inputs:,} inputs in {seconds:,.0f} CPU s: {counts['read']:,} read, {counts['raised']:,} refused")
-    print(f"resident set: {base_rss:,} KB after {warm:,} inputs, {end_rss:,} KB at the end")
+    from metalog.codec import runtime
+
+    print(f"resident set: {base_rss:,} KB after {warm:,} inputs, {end_rss:,} KB at the end (the pure path's shared "
+          f"Uuid table, bounded at {runtime._UUIDS_MAX:,}, holds {len(runtime._UUIDS):,})")
     grown = {k: end_refs[k] - base_refs[k] for k in end_refs} if base_refs else {}
     print(f"reference counts since the warm-up: {grown}")
     failed = False
