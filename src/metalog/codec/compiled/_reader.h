@@ -259,7 +259,7 @@ static inline int ml_set_object_new(PyObject *f) {
 ML_INLINE PyObject *ml_new(ml_reader *r, PyObject *cls) {
     if (ml_direct) {
         PyTypeObject *tp = (PyTypeObject *)cls;
-        PyObject *o = _PyObject_GC_New(tp);
+        PyObject *o = PyObject_GC_New(PyObject, tp);
         if (o == NULL) return NULL;
         memset((char *)o + sizeof(PyObject), 0, (size_t)tp->tp_basicsize - sizeof(PyObject));
         return ml_hold(r, o);
