@@ -8,8 +8,16 @@ from pathlib import Path
 import pytest
 
 from metalog.cli.main import main
+from metalog.codec import core
 
 TINY = ["--min-time", "0.001", "--repeat", "1", "--records", "2000"]
+# with the compiled codec, each decode row has a row for the pure Python core beside it (timed in the same run)
+PURE_ROWS = 1 if core.compiled_active() else 0
+
+
+def _status_line(out: str) -> None:
+    """The table says which codec core ran."""
+    assert f"codec: {core.status()}" in out.splitlines()
 
 
 def _table(out: str) -> list[list[str]]:
@@ -23,9 +31,11 @@ def test_bench_all_prints_one_table(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     rows = _table(out)
     kinds = [r[0] for r in rows]
-    assert kinds.count("codec") == 8 and kinds.count("log") == 3 and kinds.count("replay") == 1
+    assert kinds.count("codec") == 8 + 4 * PURE_ROWS and kinds.count("log") == 3 and kinds.count("replay") == 1
     assert "metalog/kio" in out and "metalog/kafka-python" in out
-    codec = [line for line in out.splitlines() if line.startswith("codec")]
+    _status_line(out)
+    codec = [line for line in out.splitlines() if line.startswith("codec ")]
+    assert len([line for line in codec if "decode, pure Python core" in line]) == 4 * PURE_ROWS
     assert all(line.rstrip().endswith("x") for line in codec)  # both peers are installed in the test env
     assert "from offset 0" in out and "rec/s" in out
 
@@ -43,8 +53,9 @@ def test_bench_own_message(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert main(["bench", "--message", "FeatureLevelRecord", "--version", "0", "--json", str(tmp_path / "m.json"),
                  *TINY]) == 0
     out = capsys.readouterr().out
-    rows = [line for line in out.splitlines() if line.startswith("codec")]
-    assert len(rows) == 2 and "FeatureLevelRecord v0 encode (20 B)" in rows[0]
+    rows = [line for line in out.splitlines() if line.startswith("codec ")]
+    assert len(rows) == 2 + PURE_ROWS and "FeatureLevelRecord v0 encode (20 B)" in rows[0]
+    _status_line(out)
     assert "kio is compared on the built-in messages only" in out
 
 
@@ -76,7 +87,7 @@ def test_bench_without_the_peers(capsys: pytest.CaptureFixture[str], monkeypatch
     assert main(["bench", "codec", *TINY]) == 0
     assert main(["bench", "log", *TINY]) == 0
     out = capsys.readouterr().out
-    rows = [line for line in out.splitlines() if line.startswith(("codec", "log"))]
-    assert len(rows) == 11 and all(line.endswith("-") for line in rows)
+    rows = [line for line in out.splitlines() if line.startswith(("codec ", "log "))]
+    assert len(rows) == 11 + 4 * PURE_ROWS and all(line.endswith("-") for line in rows)
     assert "kio not installed, not compared (pip install 'metalog[bench]')" in out
     assert "kafka-python not installed" in out

@@ -84,6 +84,31 @@ def metalog_ops(case: Case, obj: Any, data: bytes) -> tuple[Op, Op]:
     return lambda: obj.encode(v), lambda: cls.decode(data, v)
 
 
+def pure_decode_op(case: Case, obj: Any, data: bytes) -> Op | None:
+    """metalog's decode on its pure Python readers (the steps of ``ApiMessage.decode``), or None where the
+    pure readers are the ones running anyway (then ``metalog_ops`` times them)."""
+    from metalog.codec import core
+    from metalog.codec.runtime import Malformed
+
+    cls, v = type(obj), case.version
+    if not core.is_compiled(cls):
+        return None
+    readers = core.pure_readers(cls)
+
+    def decode() -> Any:
+        read = readers.get(v)
+        buf = data
+        if type(buf) is memoryview:
+            buf = buf.cast("B")
+        got, pos = read(buf, 0)  # type: ignore[misc]
+        if pos != len(buf):
+            raise Malformed("trailing bytes")
+        return got
+
+    check(decode() == obj, "metalog's pure decode differs")
+    return decode
+
+
 def reference_ops(case: Case, obj: Any, data: bytes) -> tuple[Op, Op]:
     from metalog.codec import reference
 

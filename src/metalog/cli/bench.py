@@ -81,8 +81,10 @@ def _bench(args: argparse.Namespace) -> int:
     rows: list[Row] = []
     runners: dict[str, Callable[[Sizes, list[str]], list[Row]]] = {
         "codec": lambda s, n: _codec(s, n, custom), "log": _log, "replay": _replay}
+    from metalog.codec import core
+
     print(f"metalog bench ({'full' if args.full else 'quick'}; Python {sys.version.split()[0]}; best of "
-          f"{sizes.repeat}, CPU time)", flush=True)
+          f"{sizes.repeat}, CPU time)\ncodec: {core.status()}", flush=True)
     for part in parts:
         rows += runners[part](sizes, notes)
     print(render(rows))
@@ -141,7 +143,7 @@ def _custom_case(args: argparse.Namespace) -> Any:
 
 
 def _codec(sizes: Sizes, notes: list[str], custom: Any) -> list[Row]:
-    from metalog.bench.codec import CASES, NotComparable, metalog_ops
+    from metalog.bench.codec import CASES, NotComparable, metalog_ops, pure_decode_op
     from metalog.bench.timing import Timer
 
     timer = Timer(min_time=sizes.min_time, repeat=sizes.repeat)
@@ -156,12 +158,19 @@ def _codec(sizes: Sizes, notes: list[str], custom: Any) -> list[Row]:
                 ops[peer] = make(case, obj, data, timer)
             except NotComparable as e:
                 notes.append(f"{peer} not compared on {case.label}: {e}")
+        pure = pure_decode_op(case, obj, data)  # the pure Python core beside the compiled one, in the same run
         label = case.label.split(") ", 1)[-1]
         for i, op in enumerate(("encode", "decode")):
-            rates = timer.rates({p: pair[i] for p, pair in ops.items()})
-            ours = rates["metalog"]
-            rows.append(Row("codec", f"{label} {op} ({len(data):,} B)", ours, "msg/s", ours * len(data) / 1e6,
-                            {p: ours / rates[p] if p in rates else None for p in peers}))
+            fns = {p: pair[i] for p, pair in ops.items()}
+            if op == "decode" and pure is not None:
+                fns["pure"] = pure
+            rates = timer.rates(fns)
+            for who, what in (("metalog", ""), ("pure", ", pure Python core")):
+                if who in rates:
+                    ours = rates[who]
+                    vs = {p: ours / rates[p] if p in rates else None for p in peers}
+                    rows.append(Row("codec", f"{label} {op}{what} ({len(data):,} B)", ours, "msg/s",
+                                    ours * len(data) / 1e6, vs))
     return rows
 
 

@@ -12,6 +12,7 @@ import difflib
 import importlib
 from typing import Any
 
+from metalog.codec import core
 from metalog.codec.messages import MODULES
 from metalog.codec.runtime import ApiMessage, KafkaStruct
 from metalog.codec.uuid import LOST, MIGRATING, UNASSIGNED, ZERO, Uuid
@@ -40,7 +41,7 @@ def message_class(name: str) -> Any:
         every = f"`metalog codec list` or metalog.codec.message_names() gives all {len(MODULES)}"
         hint = f"; did you mean {' or '.join(close)}? (the closest; {every})" if close else f" ({every})"
         raise UnknownMessageError(f"unknown message {name!r}{hint}")
-    return getattr(importlib.import_module(f"metalog.codec.messages.{module}"), name)
+    return getattr(core.message_module(module), name)  # with the compiled readers where they run
 
 
 def struct_class(message: str, struct: str) -> Any:

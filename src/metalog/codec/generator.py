@@ -5,8 +5,9 @@ reader ``(buf, pos) -> (obj, pos)`` and a writer ``(obj, out)``. Adjacent fixed-
 fields share one precompiled ``struct.Struct``; int and uuid arrays are unpacked in one
 call; one-byte varints and empty tagged sections take an inline fast path.
 
-Run ``python -m metalog.codec.generator`` to rewrite ``metalog/codec/messages/``;
-``tests/codec/test_generator.py`` fails when the committed modules are stale.
+Run ``python -m metalog.codec.generator`` to rewrite ``metalog/codec/messages/`` and, through the
+compiled backend (``generator_compiled``), ``metalog/codec/compiled/*.pyx``;
+``tests/codec/test_generator.py`` fails when the committed modules of either are stale.
 """
 
 from __future__ import annotations
@@ -656,6 +657,10 @@ def main(argv: list[str] | None = None) -> int:
     for name, text in files.items():
         (OUT_DIR / name).write_text(text)
     print(f"wrote {len(files)} modules to {OUT_DIR}", file=sys.stderr)
+    from metalog.codec import generator_compiled  # the compiled backend: the same definitions, Cython readers
+
+    count = generator_compiled.write_all()
+    print(f"wrote {count} modules to {generator_compiled.OUT_DIR} (build them: pip install -e .)", file=sys.stderr)
     return 0
 
 

@@ -1,0 +1,115 @@
+"""Which codec core runs, and the one place that looks up the compiled readers.
+
+metalog's readers come in two builds of the same definitions: the pure Python modules in
+``codec/messages/`` (the reference, always there) and the compiled modules in ``codec/compiled/``
+(Cython, built at install where a C compiler is present). When the compiled modules load, each
+generated class's ``READERS`` holds the compiled readers (same ``(buf, pos) -> (obj, pos)`` interface),
+so ``ApiMessage.decode``, the framing and the replay's dispatch table use them without knowing;
+``pure_readers(cls)`` keeps the pure ones. Writers are pure either way.
+
+``METALOG_PURE=1`` in the environment at import forces the pure readers. ``status()`` says which
+core runs and why (``metalog --version`` and ``metalog bench`` print it).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from types import ModuleType
+from typing import Any
+
+PURE_ENV = "METALOG_PURE"
+_PURE_PACKAGE = "metalog.codec.messages"
+_COMPILED_PACKAGE = "metalog.codec.compiled"
+
+_pure_readers: dict[type, dict[int, Any]] = {}  # class -> its pure readers, for classes given compiled ones
+_compiled: dict[str, ModuleType] = {}  # message module name -> its loaded compiled module
+_missing: dict[str, str] = {}  # message module name -> why its compiled module did not load
+
+
+def _why_not_compiled() -> str | None:
+    """None when the compiled readers are to run; else why not, as ``status()`` shows it."""
+    if os.environ.get(PURE_ENV, "") not in ("", "0"):
+        return f"{PURE_ENV}={os.environ[PURE_ENV]}"
+    try:
+        info = importlib.import_module(f"{_COMPILED_PACKAGE}._info")
+    except ImportError as e:
+        return f"extension not built: {e}"
+    global CYTHON_VERSION
+    CYTHON_VERSION = info.CYTHON_VERSION
+    return None
+
+
+CYTHON_VERSION: str | None = None
+WHY_PURE = _why_not_compiled()
+
+
+def message_module(module: str) -> ModuleType:
+    """The generated module of a message (``codec/messages/<module>.py``), its classes' READERS the
+    compiled readers when they load. ``metalog.codec.message_class`` comes here: the one way in."""
+    pure = importlib.import_module(f"{_PURE_PACKAGE}.{module}")
+    if WHY_PURE is None and module not in _compiled and module not in _missing:
+        _install(module, pure)
+    return pure
+
+
+def _install(module: str, pure: ModuleType) -> None:
+    try:
+        compiled = importlib.import_module(f"{_COMPILED_PACKAGE}.{module}")
+    except ImportError as e:  # a module that did not compile: this message stays pure, and status() says so
+        _missing[module] = str(e)
+        return
+    for name, readers in compiled.READERS.items():
+        cls = getattr(pure, name)
+        _pure_readers[cls] = dict(cls.READERS)
+        cls.READERS = dict(readers)
+    _compiled[module] = compiled
+
+
+def compiled_active() -> bool:
+    """Whether the compiled readers run (for every message whose module loaded)."""
+    return WHY_PURE is None
+
+
+def is_compiled(cls: Any) -> bool:
+    """Whether ``cls`` (a generated message or struct class) reads with its compiled readers."""
+    return cls in _pure_readers
+
+
+def pure_readers(cls: Any) -> dict[int, Any]:
+    """The pure Python readers of a generated class, whichever core runs."""
+    return _pure_readers.get(cls, cls.READERS)
+
+
+def compiled_readers(cls: Any) -> dict[int, Any] | None:
+    """The compiled readers of a generated class, or None where they do not run."""
+    return cls.READERS if cls in _pure_readers else None
+
+
+def load_all() -> dict[str, str]:
+    """Load every message's compiled readers (where they run); message module -> why one did not load."""
+    from metalog.codec.messages import MODULES
+
+    for module in MODULES.values():
+        message_module(module)
+    return dict(_missing)
+
+
+def direct_stores(flag: bool | None = None) -> bool:
+    """Whether the loaded compiled readers store straight into slots (CPython, the expected slot layout);
+    ``flag`` False switches them to the portable path (object.__new__ and setattr), True back where allowed."""
+    states = [m.direct_stores(flag) for m in _compiled.values()]
+    return bool(states) and all(states)
+
+
+def status() -> str:
+    """One line: which codec core runs, e.g. ``compiled (Cython 3.0.11)`` or ``pure Python (METALOG_PURE=1)``."""
+    if WHY_PURE is not None:
+        return f"pure Python ({WHY_PURE})"
+    missing = load_all()
+    text = f"compiled (Cython {CYTHON_VERSION})"
+    if not direct_stores():
+        text += ", portable slot stores"
+    if missing:
+        text += f"; pure for {len(missing)} message module(s) not built: {', '.join(sorted(missing))}"
+    return text
