@@ -3,6 +3,7 @@ at every range's start and every batch's timeline row and events."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 
 from metalog.analysis.overlay import Overlay, RangeDelta, compose, then
 from metalog.analysis.parallel import (
+    StartState,
     analyze_parallel,
     fold,
     log_bounds,
@@ -28,7 +30,9 @@ from metalog.errors import ReplayError
 from metalog.generate.history import HistorySettings
 from metalog.generate.writer import write_history
 from metalog.log import MetadataLog
-from metalog.replay.history import MetadataHistory
+from metalog.replay.history import IMAGE_DIR, MetadataHistory
+from metalog.state.image import EMPTY
+from metalog.state.serde import image_to_bytes
 from tests.analysis import crafted as c
 from tests.analysis.test_timeline import jbod_transition, zk_migration
 
@@ -55,7 +59,11 @@ def check(root: Path, ranges: list[tuple[int, int]], *, points: bool = True) -> 
     with MetadataHistory(root) as h:
         for (lo, _), start in zip(ranges, starts, strict=True):
             # a range starts at a batch boundary; replayed from the log's start (not from points)
-            expected = h.state_at(min(b for b in bases if b >= lo) - 1, use_snapshots=False)
+            before = min(b for b in bases if b >= lo) - 1
+            if before < 0:  # the state before the log: nothing was published yet
+                assert start == StartState(EMPTY, None)
+                continue
+            expected = h.state_at(before, use_snapshots=False)
             assert start.image == expected.image, f"state before offset {lo}"
             assert (start.transaction is not None) == expected.open_transaction
     parallel = analyze_parallel(root, ranges, "c", points=points)
@@ -106,8 +114,10 @@ def test_points_inside_a_batch_are_not_used(tmp_path: Path) -> None:
     root = transactions_and_topic_configs(tmp_path / "h")
     with MetadataHistory(root) as h:
         assert batch_bases(root)[:2] == [0, 8]
-        h.save_image(h.state_at(2))  # inside the first batch
-        h.save_image(h.state_at(7))  # the first batch's last offset: the next batch starts at 8
+        at_7 = h.state_at(7)
+        h.save_image(at_7)  # the first batch's last offset: the next batch starts at 8
+        # an image inside the first batch, as older metalog wrote them (save_image refuses: none was published)
+        (root / IMAGE_DIR / f"{2:020d}.image").write_bytes(image_to_bytes(replace(at_7.image, offset=2)))
     assert [p.offset for p in start_points(root)] == [7]
     check(root, [(0, 3), (4, 8), (9, 30)])
 

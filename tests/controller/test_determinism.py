@@ -94,8 +94,7 @@ def test_same_commands_same_log_same_state(step_list: list[tuple[Any, ...]]) -> 
     assert image_digest(a.image) == image_digest(b.image)
     # the log alone rebuilds the controller's state
     loader = MetadataLoader()
-    for offset, value in enumerate(log_a):
-        loader.replay(decode_metadata_record(value).message, offset)
+    loader.replay_all((offset, decode_metadata_record(value).message) for offset, value in enumerate(log_a))
     assert image_digest(loader.image) == image_digest(a.image)
 
 
@@ -108,7 +107,6 @@ def test_commands_through_a_real_log(tmp_path: Path) -> None:
     with MetadataLog.open(tmp_path / "meta", writable=False) as log:
         values = [r.value for r in log.records()]
     loader = MetadataLoader()
-    for offset, value in enumerate(values):
-        loader.replay(decode_metadata_record(value).message, offset)
+    loader.replay_all((offset, decode_metadata_record(value).message) for offset, value in enumerate(values))
     assert image_digest(loader.image) == image_digest(c.image)
     assert values == written

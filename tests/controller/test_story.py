@@ -57,7 +57,6 @@ def test_kip858_story(tmp_path: Path) -> None:
     # the log alone replays to the controller's state
     with MetadataLog.open(tmp_path / "controller", writable=False) as log:
         loader = MetadataLoader()
-        for rec in log.records():
-            loader.replay(decode_metadata_record(rec.value).message, rec.offset)
+        loader.replay_all((rec.offset, decode_metadata_record(rec.value).message) for rec in log.records())
     assert image_digest(loader.image) == image_digest(sim.controller.image)
     assert isinstance(next(iter(loader.image.topics)), Uuid)

@@ -24,16 +24,17 @@ from typing import Any
 
 from metalog.analysis.events import aborted, directory_failures, row_events
 from metalog.analysis.overlay import Overlay, RangeDelta, apply, entity_key, published, then
-from metalog.analysis.pipeline import Analysis, _WatchingLoader, cluster_name
+from metalog.analysis.pipeline import Analysis, cluster_name
 from metalog.analysis.timeline import RowCounter
 from metalog.codec import message_class
 from metalog.codec.framing import FRAME_VERSION, decode_metadata_record, encode_metadata_record, metadata_readers
 from metalog.errors import LogError, MetalogError, ReplayError
 from metalog.log import MetadataLog
-from metalog.replay.history import MetadataHistory, StartPoint, gc_paused, replay_values
+from metalog.replay.history import MetadataHistory, StartPoint, gc_paused, load_scanned
 from metalog.state import versions as V
 from metalog.state.delta import MetadataDelta
 from metalog.state.image import EMPTY, MetadataImage
+from metalog.state.loader import AbortedTransaction, MetadataLoader, OpenTransaction
 
 _MARKERS = {"BeginTransactionRecord", "EndTransactionRecord", "AbortTransactionRecord"}
 _NO_OP = encode_metadata_record(message_class("NoOpRecord")(), 0)
@@ -136,10 +137,8 @@ def range_delta(path: str | os.PathLike[str], lo: int, hi: int) -> RangeDelta:
     """What the batches with base offsets in [lo, hi] do, knowing nothing of the state before them."""
     parts, block, readers = [], _Block(), metadata_readers()
     with MetadataLog.open(path, writable=False) as log, gc_paused():
-        for base, _, _, control, values in _batches(log, lo, hi):
-            if control:
-                continue
-            for i, value in enumerate(values):
+        for base, last, _, control, values in _batches(log, lo, hi):
+            for i, value in enumerate(() if control else values):
                 offset = base + i
                 if value == _NO_OP:  # much of a quiet cluster's log: it only moves the offset
                     block.overlay.offset = offset
@@ -150,6 +149,7 @@ def range_delta(path: str | os.PathLike[str], lo: int, hi: int) -> RangeDelta:
                     block = _Block()
                 else:
                     block.add(offset, record, value)  # type: ignore[arg-type]
+            block.overlay.offset = last  # a batch end: where a state is published (a control batch's too)
     return fold([*parts, RangeDelta(head=block.finish())])
 
 
@@ -275,15 +275,10 @@ def start_states(path: str | os.PathLike[str], ranges: Sequence[tuple[int, int]]
     return [range_start(path, o.point, d) for o, d in zip(origins, prefixes(origins, deltas), strict=True)]
 
 
-def loader_at(start: StartState) -> _WatchingLoader:
+def loader_at(start: StartState, on_abort: Any = None) -> MetadataLoader:
     """A loader in exactly the state sequential replay has there (inside an open transaction, too)."""
-    loader = _WatchingLoader(start.image)
-    if start.transaction is not None:
-        begin, pending = start.transaction
-        loader._delta = MetadataDelta(pending)  # noqa: SLF001 - the pending records, unpublished
-        loader._pending = True  # noqa: SLF001
-        loader.in_transaction, loader.transaction_start = True, begin
-    return loader
+    transaction = None if start.transaction is None else OpenTransaction(*start.transaction)
+    return MetadataLoader(start.image, transaction=transaction, on_abort=on_abort)
 
 
 # ---- 3. replaying a range ---------------------------------------------------------------------------------
@@ -314,18 +309,20 @@ def unpack_part(data: bytes) -> Part:
 def replay_range(path: str | os.PathLike[str], cluster: str, lo: int, hi: int, start: StartState) -> Part:
     """The timeline rows and events of each data batch with a base offset in [lo, hi]."""
     part = Part([], [])
-    loader, counter = loader_at(start), RowCounter(cluster)
+    aborts: list[AbortedTransaction] = []
+    loader, counter = loader_at(start, aborts.append), RowCounter(cluster)
     brokers, prev = start.image.brokers, None
     with MetadataLog.open(path, writable=False) as log, gc_paused():
-        end = log.log_end_offset - 1
-        for base, last, max_ts, control, values in _batches(log, lo, hi):
-            if control or not replay_values(loader, base, values, base, end, log.directory):
+        for batch in _batches(log, lo, hi):
+            _, last, max_ts, control, _ = batch
+            if control:
                 continue
+            load_scanned(loader, batch, log.directory)
             image = loader.image
             row = counter.row(image, last, max_ts, loader.in_transaction)
             events = part.events
-            events += [aborted(row, at, began) for at, began in loader.aborts]
-            loader.aborts.clear()
+            events += [aborted(row, a.abort_offset, a.begin_offset) for a in aborts]
+            aborts.clear()
             if image.brokers is not brokers:
                 events += directory_failures(brokers, image.brokers, row)
                 brokers = image.brokers

@@ -11,26 +11,14 @@ from typing import Any
 
 from metalog.analysis.events import EVENT_COLUMNS, aborted, directory_failures, row_events
 from metalog.analysis.timeline import COLUMNS, INT_COLUMNS, RowCounter
-from metalog.replay.history import MetadataHistory, gc_paused, replay_values
+from metalog.replay.history import MetadataHistory, gc_paused, load_scanned
 from metalog.state import MetadataLoader
 from metalog.state.image import EMPTY
+from metalog.state.loader import AbortedTransaction
 
 BUCKET_COLUMNS: dict[str, str] = {"bucket_start": "timeline_buckets only: the bucket's start, epoch ms",
                                   **COLUMNS}
 Progress = Callable[[int, int], None]  # (records replayed, records to replay about)
-
-
-class _WatchingLoader(MetadataLoader):
-    """A loader that notes aborted transactions: (abort offset, offset the transaction began at)."""
-
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
-        self.aborts: list[tuple[int, int | None]] = []
-
-    def _transaction(self, name: str, offset: int) -> None:
-        if name == "AbortTransactionRecord" and self.in_transaction:
-            self.aborts.append((offset, self.transaction_start))
-        super()._transaction(name, offset)
 
 
 @dataclass
@@ -54,22 +42,22 @@ def analyze_log(path: str | os.PathLike[str], cluster: str | None = None, *, pro
         log = history.log
         start = log.log_start_offset
         base = history.state_at(start - 1).image if start > 0 else EMPTY
-        loader = _WatchingLoader(base)
+        aborts: list[AbortedTransaction] = []
+        loader = MetadataLoader(base, on_abort=aborts.append)
         counter = RowCounter(cluster)
         prev: dict[str, Any] | None = None
         brokers = base.brokers
         end = history.end_offset
-        for first, last, max_ts, control, values in log.scan(start) if end >= start else ():
+        for batch in log.scan(start) if end >= start else ():
+            _, last, max_ts, control, values = batch
             if control:
                 continue
-            n = replay_values(loader, first, values, start, end, log.directory)
-            if not n:
-                continue
-            out.records += n
+            load_scanned(loader, batch, log.directory)
+            out.records += len(values)
             image = loader.image
             row = counter.row(image, last, max_ts, loader.in_transaction)
-            out.events.extend(aborted(row, at, began) for at, began in loader.aborts)
-            loader.aborts.clear()
+            out.events.extend(aborted(row, a.abort_offset, a.begin_offset) for a in aborts)
+            aborts.clear()
             if image.brokers is not brokers:
                 out.events.extend(directory_failures(brokers, image.brokers, row))
                 brokers = image.brokers
