@@ -40,11 +40,15 @@ def register(sub: Any) -> None:
     dump.set_defaults(func=_dump)
 
     app = verbs.add_parser("append", help='append JSON lines {"name", "version", "data"} as batches',
-                           epilog=EXAMPLES, formatter_class=fmt)
+                           description="Up to --batch-size lines make one batch. A batch ends after an "
+                                       "AbortTransactionRecord: the records after it start a new batch (Kafka's "
+                                       "loader would keep the aborted transaction's records if more followed "
+                                       "in the batch).", epilog=EXAMPLES, formatter_class=fmt)
     app.add_argument("logdir", metavar="LOGDIR")
     app.add_argument("--batch-size", type=int, default=1000, help="records per batch (default 1000)")
     app.add_argument("--epoch", type=int, help="leader epoch of the batches (default: the log's latest, or 1)")
-    app.add_argument("--timestamp", type=int, help="append time in ms (default: now)")
+    app.add_argument("--timestamp", metavar="TIME",
+                     help="append time: ISO 8601 or epoch milliseconds, as every TIME (default: now)")
     app.add_argument("--durability", choices=["batch", "append", "none"], default="batch",
                      help="fsync after every batch (default), once at the end, or only at close")
     app.add_argument("--create", action="store_true", help="create the log directory if it does not exist")
@@ -145,10 +149,12 @@ def _require_log(logdir: str, hint: str | None) -> None:
 
 def _append(args: argparse.Namespace) -> int:
     from metalog.log import MetadataLog
+    from metalog.replay.points import parse_time
 
     if args.batch_size < 1:
         raise MetalogError("--batch-size must be at least 1")
     _require_log(args.logdir, "--create makes a new one" if not args.create else None)
+    timestamp = None if args.timestamp is None else parse_time(args.timestamp)
     with MetadataLog.open(args.logdir, create=args.create, durability=args.durability,
                           segment_bytes=args.segment_bytes, cluster_id=args.cluster_id,
                           node_id=args.node_id) as log:
@@ -162,7 +168,7 @@ def _append(args: argparse.Namespace) -> int:
             for line in chunk:
                 lineno += 1
                 records.append(_parse_record(line, lineno))
-            for b in log.append(records, epoch=args.epoch, timestamp=args.timestamp, batch_size=args.batch_size):
+            for b in log.append(records, epoch=args.epoch, timestamp=timestamp, batch_size=args.batch_size):
                 _report(b)
         if args.durability == "none":
             log.flush()
