@@ -40,8 +40,9 @@ SCENARIOS = ["native", "zk-migration", "jbod-transition", "mixed"]
 
 
 def batch_bases(root: Path) -> list[int]:
+    """Every batch's base offset, control batches' too (they get rows)."""
     with MetadataLog.open(root, writable=False) as log:
-        return [b[0] for b in log.scan(0) if not b[3]]
+        return [b[0] for b in log.scan(0)]
 
 
 def ranges_from(bases: list[int], last: int, picks: list[int]) -> list[tuple[int, int]]:
@@ -145,13 +146,33 @@ def transactions_and_topic_configs(root: Path) -> Path:
     ])
 
 
+def controls_and_aborts_inside_batches(root: Path) -> Path:
+    """Batches Kafka's loader treats specially: control batches (inside a transaction too), a transaction begun
+    inside a batch, records after an abort in the same batch (kept; the aborted ones dropped), an abort and a
+    begin in one batch."""
+    return c.write(root, [
+        c.Leader(3000, 1),
+        [c.feature(17), c.broker(1, 10, dirs=[c.uuid(9)]), c.unfence(1, 10), c.begin(), *c.topic(1, [[1]])],
+        c.Leader(3001, 2),
+        [c.rec("PartitionChangeRecord", 1, partition_id=0, topic_id=c.uuid(1), leader=-1, isr=[1]), c.abort(),
+         c.broker(2, 20), c.begin(), *c.topic(2, [[1, 2]])],
+        [c.end(), c.unfence(2, 20)],
+        [c.begin(), c.rec("BrokerRegistrationChangeRecord", broker_id=1, broker_epoch=10, fenced=1), c.abort(),
+         c.rec("NoOpRecord"), c.begin(), c.rec("PartitionChangeRecord", 1, partition_id=0, topic_id=c.uuid(2),
+                                                leader=2, isr=[2, 1])],
+        c.Leader(3000, 3),
+        [c.end()],
+    ])
+
+
 def _quota_entity() -> object:
     cls = c.message_class("ClientQuotaRecord")
     mod = __import__(cls.__module__, fromlist=["x"])
     return mod.EntityData(entity_type="user", entity_name="alice")
 
 
-@pytest.mark.parametrize("history", [zk_migration, jbod_transition, transactions_and_topic_configs])
+@pytest.mark.parametrize("history", [zk_migration, jbod_transition, transactions_and_topic_configs,
+                                     controls_and_aborts_inside_batches])
 def test_every_partitioning_of_crafted_histories(tmp_path: Path, history: object) -> None:
     root = history(tmp_path / "h")  # type: ignore[operator]
     bases, last = batch_bases(root), log_bounds(root)[1]
@@ -163,11 +184,28 @@ def test_every_partitioning_of_crafted_histories(tmp_path: Path, history: object
         check(root, [(lo, hi - 1) for lo, hi in zip(starts, [*cuts, last + 1], strict=True)])
 
 
-def test_equal_ranges_need_not_align_with_batches(tmp_path: Path) -> None:
-    root = transactions_and_topic_configs(tmp_path / "h")
+@pytest.mark.parametrize("history", [transactions_and_topic_configs, controls_and_aborts_inside_batches])
+def test_equal_ranges_need_not_align_with_batches(tmp_path: Path, history: object) -> None:
+    root = history(tmp_path / "h")  # type: ignore[operator]
     sequential = analyze_log(root, "c")
     for n in (1, 2, 3, 5, 40):
-        assert analyze_parallel(root, n, "c").rows == sequential.rows
+        parallel = analyze_parallel(root, n, "c")
+        assert (parallel.rows, parallel.events) == (sequential.rows, sequential.events)
+
+
+def test_the_special_batches_analysed(tmp_path: Path) -> None:
+    """What the crafted history above must give, so the engines agree on the right answer."""
+    a = analyze_log(controls_and_aborts_inside_batches(tmp_path / "h"), "c")
+    assert [r["last_offset"] for r in a.rows] == [0, 6, 7, 13, 15, 21, 22, 23]
+    assert [r["open_transaction"] for r in a.rows] == [0, 1, 1, 1, 0, 1, 1, 0]
+    assert [r["topics"] for r in a.rows] == [0, 0, 0, 0, 1, 1, 1, 1]  # topic 1 aborted; topic 2 at 15
+    # broker 2, registered after the abort at 9 in the same batch, is published (at 10, before the Begin at 11)
+    assert [r["brokers_fenced"] for r in a.rows] == [0, 0, 0, 1, 0, 0, 0, 0]  # the fence at 17 is aborted
+    assert a.rows[-1]["preferred_replica_imbalance"] == 1  # t2-0 led by 2, not by its first replica 1
+    assert [(e["offset"], e["event"]) for e in a.events if e["event"] in ("controller-leader",
+                                                                          "aborted-transaction")] == [
+        (0, "controller-leader"), (7, "controller-leader"), (9, "aborted-transaction"),
+        (18, "aborted-transaction"), (22, "controller-leader")]
 
 
 def test_split_ranges() -> None:

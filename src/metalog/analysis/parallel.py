@@ -22,19 +22,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from metalog.analysis.events import aborted, directory_failures, row_events
+from metalog.analysis.events import row_events
 from metalog.analysis.overlay import Overlay, RangeDelta, apply, entity_key, published, then
-from metalog.analysis.pipeline import Analysis, cluster_name
-from metalog.analysis.timeline import RowCounter
+from metalog.analysis.pipeline import Analysis, TimelineReplay, cluster_name
 from metalog.codec import message_class
 from metalog.codec.framing import FRAME_VERSION, decode_metadata_record, encode_metadata_record, metadata_readers
 from metalog.errors import LogError, MetalogError, ReplayError
 from metalog.log import MetadataLog
-from metalog.replay.history import MetadataHistory, StartPoint, gc_paused, load_scanned
+from metalog.replay.history import MetadataHistory, StartPoint, gc_paused
 from metalog.state import versions as V
 from metalog.state.delta import MetadataDelta
 from metalog.state.image import EMPTY, MetadataImage
-from metalog.state.loader import AbortedTransaction, MetadataLoader, OpenTransaction
+from metalog.state.loader import OpenTransaction
 
 _MARKERS = {"BeginTransactionRecord", "EndTransactionRecord", "AbortTransactionRecord"}
 _NO_OP = encode_metadata_record(message_class("NoOpRecord")(), 0)
@@ -275,10 +274,9 @@ def start_states(path: str | os.PathLike[str], ranges: Sequence[tuple[int, int]]
     return [range_start(path, o.point, d) for o, d in zip(origins, prefixes(origins, deltas), strict=True)]
 
 
-def loader_at(start: StartState, on_abort: Any = None) -> MetadataLoader:
-    """A loader in exactly the state sequential replay has there (inside an open transaction, too)."""
-    transaction = None if start.transaction is None else OpenTransaction(*start.transaction)
-    return MetadataLoader(start.image, transaction=transaction, on_abort=on_abort)
+def open_transaction(start: StartState) -> OpenTransaction | None:
+    """The transaction open at a range's start, for a loader to start inside it as sequential replay has it."""
+    return None if start.transaction is None else OpenTransaction(*start.transaction)
 
 
 # ---- 3. replaying a range ---------------------------------------------------------------------------------
@@ -307,25 +305,15 @@ def unpack_part(data: bytes) -> Part:
 
 
 def replay_range(path: str | os.PathLike[str], cluster: str, lo: int, hi: int, start: StartState) -> Part:
-    """The timeline rows and events of each data batch with a base offset in [lo, hi]."""
+    """The timeline rows and events of each batch (data or control) with a base offset in [lo, hi]."""
     part = Part([], [])
-    aborts: list[AbortedTransaction] = []
-    loader, counter = loader_at(start, aborts.append), RowCounter(cluster)
-    brokers, prev = start.image.brokers, None
+    prev = None
     with MetadataLog.open(path, writable=False) as log, gc_paused():
+        replay = TimelineReplay(log, cluster, start.image, open_transaction(start))
         for batch in _batches(log, lo, hi):
-            _, last, max_ts, control, _ = batch
-            if control:
-                continue
-            load_scanned(loader, batch, log.directory)
-            image = loader.image
-            row = counter.row(image, last, max_ts, loader.in_transaction)
+            row, batch_events = replay.batch(batch)
             events = part.events
-            events += [aborted(row, a.abort_offset, a.begin_offset) for a in aborts]
-            aborts.clear()
-            if image.brokers is not brokers:
-                events += directory_failures(brokers, image.brokers, row)
-                brokers = image.brokers
+            events += batch_events
             if prev is None:
                 part.split = len(events)
             else:

@@ -255,13 +255,14 @@ class MetadataHistory:
         loader, _ = self._loader_through(self._start_for(first - 1, first - 1, True), first - 1, None)
         written, replayed, next_mark = [], 0, (first // every + 1) * every
         for scanned in self.log.scan(first):
-            image = load_scanned(loader, scanned, self.log.directory)
-            replayed += 0 if scanned[3] else len(scanned[4])
-            if image is not None and image.offset >= next_mark:
-                if image.offset not in have:
+            replayed += replay_scanned(loader, scanned, self.log.directory)
+            last = scanned[1]
+            # only the batch ends that may get an image are told to the loader: publishing costs an image
+            if last >= next_mark and (image := loader.end_batch(last)) is not None:
+                if last not in have:
                     written.append(self._write_image(image))
-                    have.add(image.offset)
-                next_mark = (image.offset // every + 1) * every
+                    have.add(last)
+                next_mark = (last // every + 1) * every
             if progress is not None:
                 progress(replayed, end + 1 - first)
         return written
@@ -284,11 +285,23 @@ class MetadataHistory:
 def load_scanned(loader: MetadataLoader, batch: ScannedBatch, where: Path) -> MetadataImage | None:
     """Load one batch as ``MetadataLog.scan`` yields it; the published image, or None inside a transaction.
     A record that does not decode is named by its offset and ``where``."""
-    base, last, _, control, values = batch
+    replay_scanned(loader, batch, where)
+    return loader.end_batch(batch[1])
+
+
+def replay_scanned(loader: MetadataLoader, batch: ScannedBatch, where: Path) -> int:
+    """Replay one batch's records without ending the batch (its end publishes: call ``end_batch`` where a
+    published state is wanted); returns how many records."""
+    base, _, _, control, values = batch
+    if control:
+        return 0
+    replay = loader.replay_value
     try:
-        return loader.load_batch(base, values, last_offset=last, is_control=control)
+        for offset, value in enumerate(values, base):
+            replay(value, offset)
     except DecodeError as e:
         raise LogError(f"offset {max(loader.offset + 1, base)}: {e}", file=where) from None
+    return len(values)
 
 
 @contextmanager
