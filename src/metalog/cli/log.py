@@ -58,6 +58,9 @@ def register(sub: Any) -> None:
     app.set_defaults(func=_append)
 
     ver = verbs.add_parser("verify", help="check every CRC, index, epoch and snapshot; exit status 0 = intact",
+                           description="Problems make the exit status 1. Warnings do not: they name batches "
+                                       "metalog reads differently from Kafka's loader (records after an "
+                                       "AbortTransactionRecord in the same batch).",
                            epilog=EXAMPLES, formatter_class=fmt)
     ver.add_argument("logdir", metavar="LOGDIR")
     ver.add_argument("--quiet", "-q", action="store_true", help="print problems only")
@@ -220,9 +223,12 @@ def _verify(args: argparse.Namespace) -> int:
     if not args.quiet:
         for note in v.notes:
             print(f"note: {note}")
+        for warning in v.warnings:
+            print(f"warning: {warning}")
     for problem in v.problems:
         print(f"PROBLEM: {problem}")
     verdict = "intact" if v.ok else f"{len(v.problems)} problem(s)"
+    verdict += f", {len(v.warnings)} warning(s)" if v.warnings else ""
     print(f"{args.logdir}: {v.batches} batches, {v.records} records, {v.bytes} bytes, {v.snapshots} snapshots: "
           f"{verdict}")
     return 0 if v.ok else 1
