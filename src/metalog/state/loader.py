@@ -210,7 +210,7 @@ class MetadataLoader:
         elif self.image.offset != offset:
             self.image = replace(self.image, offset=offset)
             self._delta = MetadataDelta(self.image)
-        self._clean = max(self.offset, offset)
+        self._clean = offset  # never before the last record loaded (publish checks; a Begin publishes before it)
 
     def load_batch(self, base_offset: int, records: Sequence[Any], *, last_offset: int | None = None,
                    is_control: bool = False) -> MetadataImage | None:
