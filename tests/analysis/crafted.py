@@ -83,11 +83,12 @@ class Leader:
     epoch: int
 
 
-def write(root: Path, steps: list[list[tuple[Any, int]] | Leader], *, every_ms: int = 1000) -> Path:
+def write(root: Path, steps: list[list[tuple[Any, int]] | Leader], *, every_ms: int = 1000,
+          segment_bytes: int = 1 << 30) -> Path:
     """One batch per step, the n-th stamped T0 + n * every_ms; data batches in epoch 1 unless a Leader step
     moved the epoch on."""
     epoch = 1
-    with MetadataLog.open(root, create=True, durability="none") as log:
+    with MetadataLog.open(root, create=True, durability="none", segment_bytes=segment_bytes) as log:
         for n, step in enumerate(steps):
             if isinstance(step, Leader):
                 epoch = step.epoch

@@ -244,3 +244,39 @@ def test_a_packed_part_unpacks_to_the_same_rows_and_events(tmp_path: Path) -> No
     back = unpack_part(data)
     assert back == part and all(list(row) == list(COLUMNS) for row in back.rows)  # column order kept
     assert len(data) < len(repr(part.rows)) // 2  # compressed: the driver holds the small form
+
+
+def test_a_log_starting_inside_a_batch_after_a_snapshot(tmp_path: Path) -> None:
+    """Kafka may snapshot the state published before a BeginTransactionRecord inside a batch, and its retention
+    then starts the log there: both engines replay that batch from the log's start only."""
+    from metalog.snapshots import SnapshotId, SnapshotWriter
+    from metalog.state.records import image_records
+
+    root = c.write(tmp_path / "h", [
+        [c.feature(17), c.broker(1, 10, dirs=[c.uuid(9)]), c.unfence(1, 10)],
+        [*c.topic(1, [[1]]), c.begin(), *c.topic(2, [[1]])],  # published at 4, before the Begin at 5
+        [c.end()],
+        [c.rec("PartitionChangeRecord", 1, partition_id=0, topic_id=c.uuid(1), isr=[1], leader=1)],
+    ], segment_bytes=200)
+    with MetadataHistory(root) as h:
+        inside = h.state_at(4)
+        assert (inside.offset, str(inside.batch)) == (4, "3..7")
+        with SnapshotWriter(root / "__cluster_metadata-0", SnapshotId(5, 1), last_contained_log_timestamp=c.T0,
+                            time_ms=c.T0) as writer:
+            writer.append(image_records(inside.image))
+            writer.freeze()
+        expected = list(h.states(5))
+    with MetadataLog.open(root) as log:
+        log.delete_segments_before(5)
+        assert log.log_start_offset == 5 and log.segments[0].base_offset == 3
+    sequential = analyze_log(root, "c")
+    assert [(r["last_offset"], r["topics"], r["open_transaction"]) for r in sequential.rows] == [
+        (7, 1, 1), (8, 2, 0), (9, 2, 0)]
+    assert [r["last_offset"] for r in sequential.rows if not r["open_transaction"]] == [s.offset for s in expected]
+    for n in (1, 2, 3):
+        for points in (True, False):
+            parallel = analyze_parallel(root, n, "c", points=points)
+            assert (parallel.rows, parallel.events) == (sequential.rows, sequential.events), (n, points)
+    with MetadataHistory(root) as h:
+        assert [s.offset for s in h.states()] == [s.offset for s in expected]
+        assert h.state_at(6).offset == 4 and h.state_at(4).start.kind == "checkpoint"

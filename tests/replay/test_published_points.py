@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metalog.codec import message_class
+from metalog.codec import Uuid, message_class
 from metalog.codec.framing import encode_metadata_record
 from metalog.errors import PointError
 from metalog.log import MetadataLog
@@ -45,12 +45,18 @@ def config(value: str) -> Any:
 
 BEGIN, END, ABORT = rec("BeginTransactionRecord", name="t"), rec("EndTransactionRecord"), rec("AbortTransactionRecord")
 NOOP = rec("NoOpRecord")
+TOPIC = Uuid.of(7, 7)
+# a partition whose every change bumps its partition epoch: a record applied twice would show
+SETUP = [rec("TopicRecord", name="t", topic_id=TOPIC),
+         rec("PartitionRecord", partition_id=0, topic_id=TOPIC, replicas=[1], isr=[1], leader=1, leader_epoch=0,
+             partition_epoch=0)]
+CHANGE = rec("PartitionChangeRecord", partition_id=0, topic_id=TOPIC, isr=[1])
 
 
-def write(root: Path, batches: list[list[Any] | str]) -> Path:
+def write(root: Path, batches: list[list[Any] | str], segment_bytes: int = 1 << 30) -> Path:
     """Each batch exactly as given (``CONTROL``: a LeaderChange control batch), the n-th stamped TS + n s; built
     and appended whole, so nothing reshapes them (records after an abort stay in their batch)."""
-    with MetadataLog.open(root, create=True, durability="none") as log:
+    with MetadataLog.open(root, create=True, durability="none", segment_bytes=segment_bytes) as log:
         for n, batch in enumerate(batches):
             if batch == CONTROL:
                 log.append_control([(rec("LeaderChangeMessage", leader_id=1, voters=[]), 0)], epoch=1,
@@ -147,7 +153,7 @@ def model_of(batches: list[list[Any] | str]) -> tuple[KafkaBatchLoaderModel, lis
 # ---- random histories in random batch shapes --------------------------------------------------------------
 @st.composite
 def histories(draw: st.DrawFn) -> list[list[Any] | str]:
-    ops = draw(st.lists(st.sampled_from(["config"] * 4 + ["noop", "begin", "end", "abort"]), min_size=1,
+    ops = draw(st.lists(st.sampled_from(["config"] * 3 + ["change", "noop", "begin", "end", "abort"]), min_size=1,
                         max_size=45))
     records, open_ = [], False
     for i, op in enumerate(ops):
@@ -158,10 +164,10 @@ def histories(draw: st.DrawFn) -> list[list[Any] | str]:
             records.append(END if op == "end" else ABORT)
             open_ = False
         else:
-            records.append(NOOP if op == "noop" else config(f"v{i}"))
+            records.append(NOOP if op == "noop" else CHANGE if op == "change" else config(f"v{i}"))
     sizes = draw(st.lists(st.sampled_from([1, 1, 2, 3, 5, 8]), min_size=1, max_size=6))
     controls = draw(st.lists(st.booleans(), min_size=1, max_size=5))
-    batches: list[list[Any] | str] = []
+    batches: list[list[Any] | str] = [SETUP]
     i = n = 0
     while i < len(records):
         if controls[n % len(controls)] and n % 3 == 1:
@@ -187,26 +193,36 @@ def same(got: MetadataImage, expected: MetadataImage) -> bool:
 
 @settings(max_examples=60, deadline=None)
 @given(batches=histories(), snapshot_picks=st.lists(st.integers(0, 1000), max_size=3),
-       image_every=st.integers(0, 12), use_snapshots=st.booleans())
+       image_every=st.integers(0, 12), use_snapshots=st.booleans(), truncate=st.booleans())
 def test_the_state_at_every_offset_is_the_last_published_one(batches: list[list[Any] | str],
                                                              snapshot_picks: list[int], image_every: int,
-                                                             use_snapshots: bool) -> None:
+                                                             use_snapshots: bool, truncate: bool) -> None:
+    """With snapshots (Kafka's may end inside a batch, before a Begin), state images, and the log's segments
+    before the last snapshot deleted (Kafka's retention: the log then starts where the snapshot ends, perhaps
+    inside a batch)."""
     model, spans = model_of(batches)
     with tempfile.TemporaryDirectory() as tmp:
-        root = write(Path(tmp), batches)
-        if model.published:
-            for pick in sorted({p % len(model.published) for p in snapshot_picks}):
-                snapshot(root, model.published[pick])
+        root = write(Path(tmp), batches, segment_bytes=400)
+        snapshots = sorted({p % len(model.published) for p in snapshot_picks}) if model.published else []
+        for pick in snapshots:
+            snapshot(root, model.published[pick])
+        log_start = 0
+        if truncate and snapshots:
+            with MetadataLog.open(root) as log:
+                log.delete_segments_before(model.published[snapshots[-1]].offset + 1)
+                log_start = log.log_start_offset
+            use_snapshots = True
+        kept = {model.published[pick].offset for pick in snapshots}
         with MetadataHistory(root) as h:
             if image_every:
                 h.write_images(image_every)
-            ends = [p for p in model.published if p.batch_end]
+            ends = [p for p in model.published if p.batch_end and p.offset >= log_start]
             got_states = list(h.states())
             assert [(s.offset, image_to_json(s.image)) for s in got_states] == \
                 [(p.offset, image_to_json(p.image)) for p in ends]  # exactly the published batch ends
             for offset in range(-1, h.end_offset + 1):
                 expected = model.at(offset)
-                if expected is None:
+                if expected is None or (offset < log_start - 1 and offset not in kept):
                     with pytest.raises(PointError):
                         h.state_at(offset, use_snapshots=use_snapshots)
                     continue
@@ -219,6 +235,10 @@ def test_the_state_at_every_offset_is_the_last_published_one(batches: list[list[
             for start, path in [(p.offset, p.path) for p in h.start_points() if p.kind == "image"]:
                 assert any(last == start for _, last in spans), path  # images only at batch ends
             for n, (_, last) in enumerate(spans):  # a time is the last batch at or before it
+                if last < log_start:
+                    with pytest.raises(PointError, match="before the log's first batch"):
+                        h.offset_at_time(TS + n * 1000)
+                    continue
                 assert h.offset_at_time(TS + n * 1000) == last == h.offset_at_time(TS + n * 1000 + 999)
                 if model.at(last) is not None:
                     assert h.state_at_time(TS + n * 1000).requested == last
@@ -304,3 +324,20 @@ def test_an_older_state_image_inside_a_batch_is_not_used(tmp_path: Path) -> None
         assert [p.offset for p in h.start_points() if p.kind == "image"] == [0]
         r = h.state_at(2)
         assert r.start.kind == "empty" and image_to_json(r.image)["configs"] == {"BROKER/": {"k": "c"}}
+
+
+def test_a_kafka_snapshot_inside_a_batch_is_the_state_at_its_offset(tmp_path: Path) -> None:
+    """Kafka may snapshot the state it published before a BeginTransactionRecord inside a batch: at that offset
+    the snapshot is the answer, and the batch's records before it are not applied again."""
+    batches: list[list[Any] | str] = [SETUP, [CHANGE, CHANGE, BEGIN, CHANGE, END], [CHANGE]]
+    model, _ = model_of(batches)
+    root = write(tmp_path, batches)
+    inside = next(p for p in model.published if not p.batch_end)
+    assert inside.offset == 3
+    snapshot(root, inside)
+    with MetadataHistory(root) as h:
+        for offset in range(3, 8):
+            got = h.state_at(offset)
+            assert same(got.image, model.at(offset).image), offset  # type: ignore[union-attr]
+        assert h.state_at(3).start.kind == "checkpoint" and h.state_at(7).start.kind == "checkpoint"
+        assert h.state_at(3).records_replayed == 0

@@ -57,11 +57,12 @@ def log_bounds(path: str | os.PathLike[str]) -> tuple[int, int]:
 
 
 def _batches(log: MetadataLog, lo: int, hi: int) -> Iterator[tuple[int, int, int, bool, list[bytes | None]]]:
-    """The batches whose base offset lies in [lo, hi]."""
+    """The batches whose base offset lies in [lo, hi]; from the log's start, also the batch holding it (a log may
+    start inside a batch, after a snapshot: its records before ``lo`` are in the snapshot)."""
     for batch in log.scan(lo):
         if batch[0] > hi:
             return
-        if batch[0] >= lo:
+        if batch[0] >= lo or lo == log.log_start_offset:
             yield batch
 
 
@@ -137,6 +138,8 @@ def range_delta(path: str | os.PathLike[str], lo: int, hi: int) -> RangeDelta:
     parts, block, readers = [], _Block(), metadata_readers()
     with MetadataLog.open(path, writable=False) as log, gc_paused():
         for base, last, _, control, values in _batches(log, lo, hi):
+            if base < lo:
+                values, base = values[lo - base:], lo
             for i, value in enumerate(() if control else values):
                 offset = base + i
                 if value == _NO_OP:  # much of a quiet cluster's log: it only moves the offset
@@ -311,7 +314,7 @@ def replay_range(path: str | os.PathLike[str], cluster: str, lo: int, hi: int, s
     with MetadataLog.open(path, writable=False) as log, gc_paused():
         replay = TimelineReplay(log, cluster, start.image, open_transaction(start))
         for batch in _batches(log, lo, hi):
-            row, batch_events = replay.batch(batch)
+            row, batch_events = replay.batch(batch, lo)
             events = part.events
             events += batch_events
             if prev is None:

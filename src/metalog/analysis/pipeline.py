@@ -51,10 +51,11 @@ class TimelineReplay:
         self.counter = RowCounter(cluster)
         self._brokers = image.brokers
 
-    def batch(self, scanned: ScannedBatch) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    def batch(self, scanned: ScannedBatch, first: int = 0) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """The batch's row and events; its records from ``first`` on (a log may start inside its first batch)."""
         base, last, max_ts, control, _ = scanned
         loader = self.loader
-        load_scanned(loader, scanned, self.log.directory)
+        load_scanned(loader, scanned, self.log.directory, first)
         image = loader.image
         row = self.counter.row(image, last, max_ts, loader.in_transaction)
         events = [aborted(row, a.abort_offset, a.begin_offset) for a in self._aborts]
@@ -93,8 +94,8 @@ def analyze_log(path: str | os.PathLike[str], cluster: str | None = None, *, pro
         replay = TimelineReplay(log, cluster, history.state_at(start - 1).image if start > 0 else EMPTY)
         prev: dict[str, Any] | None = None
         for batch in log.scan(start) if history.end_offset >= start else ():
-            row, events = replay.batch(batch)
-            out.records += 0 if batch[3] else len(batch[4])
+            row, events = replay.batch(batch, start)
+            out.records += 0 if batch[3] else len(batch[4]) - max(start - batch[0], 0)
             out.events += events
             out.events += row_events(prev, row)
             out.rows.append(row)

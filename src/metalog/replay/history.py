@@ -123,12 +123,13 @@ class MetadataHistory:
             raise PointError(f"offset {target} is past the end of the log (last offset {end})")
         log_start = self.log.log_start_offset
         batch = self.batch_at(target) if target >= log_start else None
-        through = target if batch is None or batch.last_offset == target else batch.base_offset - 1
+        # whole batches through the one before ``target``'s (a log may start inside a batch, after a snapshot)
+        through = target if batch is None or batch.last_offset == target else max(batch.base_offset, log_start) - 1
         start = self._start_for(through, target, use_snapshots)
         with gc_paused():
             loader, replayed = self._loader_through(start, through, progress)
-            if through < target and batch is not None:
-                replayed += self._replay_inside(loader, batch, target)
+            if start.offset < target and through < target and batch is not None:  # (a snapshot may end in it)
+                replayed += self._replay_inside(loader, batch, max(through, start.offset) + 1, target)
         image = loader.image
         if image.offset < 0 and start.kind == "empty":
             raise PointError(_nothing_published(target, batch, loader))
@@ -145,7 +146,8 @@ class MetadataHistory:
         found = asked
         while not self.is_batch_end(found.offset):  # published just before a BeginTransactionRecord in a batch
             try:
-                found = self.state_at(self.batch_at(found.offset).base_offset - 1, **kw)
+                found = self.state_at(max(self.batch_at(found.offset).base_offset, self.log.log_start_offset) - 1,
+                                      **kw)
             except PointError:
                 raise PointError(f"offset {asked.requested}: Kafka's loader published no state at the end of a "
                                  "batch at or before it") from None
@@ -162,12 +164,12 @@ class MetadataHistory:
         first = max(start, self.log.log_start_offset)
         if first > end:
             return
-        base = self.batch_at(first).base_offset
-        loader, _ = self._loader_through(self._start_for(base - 1, base - 1, True), base - 1, None)
-        for scanned in self.log.scan(base):
+        through = max(self.batch_at(first).base_offset, self.log.log_start_offset) - 1
+        loader, _ = self._loader_through(self._start_for(through, through, True), through, None)
+        for scanned in self.log.scan(through + 1):
             if scanned[1] > end:
                 return
-            image = load_scanned(loader, scanned, self.log.directory)
+            image = load_scanned(loader, scanned, self.log.directory, through + 1)
             if image is not None and scanned[1] >= start:
                 yield PublishedState(scanned[1], scanned[2], image)
 
@@ -178,7 +180,8 @@ class MetadataHistory:
         log_start = self.log.log_start_offset
         points = self.start_points() if use_snapshots else [StartPoint("empty", -1)]
         for p in reversed(points):
-            if p.offset <= through and p.offset + 1 >= log_start and (p.kind != "image" or self.is_batch_end(p.offset)):
+            reachable = p.offset <= through and p.offset + 1 >= log_start or p.offset == target  # none to replay
+            if reachable and (p.kind != "image" or self.is_batch_end(p.offset)):
                 return p
         if target < log_start:
             raise PointError(f"offset {target} is before the log, which starts at offset {log_start}, and no "
@@ -202,12 +205,12 @@ class MetadataHistory:
             loader.end_batch(through)
         return loader, replayed
 
-    def _replay_inside(self, loader: MetadataLoader, batch: BatchSpan, target: int) -> int:
-        """The records of ``batch`` up to ``target``: they publish only where a BeginTransactionRecord follows
-        one of them (Kafka's loadBatch), which may be the record at ``target`` + 1."""
+    def _replay_inside(self, loader: MetadataLoader, batch: BatchSpan, first: int, target: int) -> int:
+        """The records of ``batch`` from ``first`` up to ``target``: they publish only where a
+        BeginTransactionRecord follows one of them (Kafka's loadBatch), which may be the record at ``target`` + 1."""
         if batch.is_control:
             return 0
-        count = sum(n for n, _ in self.log.scan_into(batch.base_offset, target, loader.replay_value))
+        count = sum(n for n, _ in self.log.scan_into(first, target, loader.replay_value))
         if not loader.in_transaction and self._begins_transaction(target + 1):
             loader.publish(target)
         return count
@@ -255,7 +258,7 @@ class MetadataHistory:
         loader, _ = self._loader_through(self._start_for(first - 1, first - 1, True), first - 1, None)
         written, replayed, next_mark = [], 0, (first // every + 1) * every
         for scanned in self.log.scan(first):
-            replayed += replay_scanned(loader, scanned, self.log.directory)
+            replayed += replay_scanned(loader, scanned, self.log.directory, first)
             last = scanned[1]
             # only the batch ends that may get an image are told to the loader: publishing costs an image
             if last >= next_mark and (image := loader.end_batch(last)) is not None:
@@ -282,19 +285,22 @@ class MetadataHistory:
         return MetadataLoader().load_snapshot(records, start.offset)
 
 
-def load_scanned(loader: MetadataLoader, batch: ScannedBatch, where: Path) -> MetadataImage | None:
-    """Load one batch as ``MetadataLog.scan`` yields it; the published image, or None inside a transaction.
-    A record that does not decode is named by its offset and ``where``."""
-    replay_scanned(loader, batch, where)
+def load_scanned(loader: MetadataLoader, batch: ScannedBatch, where: Path, first: int = 0) -> MetadataImage | None:
+    """Load one batch as ``MetadataLog.scan`` yields it (its records from ``first`` on: a log may start inside
+    its first batch, after a snapshot); the published image, or None inside a transaction. A record that does
+    not decode is named by its offset and ``where``."""
+    replay_scanned(loader, batch, where, first)
     return loader.end_batch(batch[1])
 
 
-def replay_scanned(loader: MetadataLoader, batch: ScannedBatch, where: Path) -> int:
-    """Replay one batch's records without ending the batch (its end publishes: call ``end_batch`` where a
-    published state is wanted); returns how many records."""
+def replay_scanned(loader: MetadataLoader, batch: ScannedBatch, where: Path, first: int = 0) -> int:
+    """Replay one batch's records from ``first`` on without ending the batch (its end publishes: call
+    ``end_batch`` where a published state is wanted); returns how many records."""
     base, _, _, control, values = batch
     if control:
         return 0
+    if base < first:
+        values, base = values[first - base:], first
     replay = loader.replay_value
     try:
         for offset, value in enumerate(values, base):
