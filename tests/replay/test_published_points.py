@@ -314,6 +314,14 @@ def test_offsets_outside_the_log_are_errors(tmp_path: Path) -> None:
             h.offset_at_time(TS - 1)
 
 
+def test_an_empty_log_has_no_state(tmp_path: Path) -> None:
+    MetadataLog.open(tmp_path, create=True).close()
+    with MetadataHistory(tmp_path) as h:
+        with pytest.raises(PointError, match="the log holds no batches"):
+            h.state_at()
+        assert list(h.states()) == [] and h.write_images(10) == []
+
+
 def test_an_older_state_image_inside_a_batch_is_not_used(tmp_path: Path) -> None:
     """Older metalog wrote images at any offset; one inside a batch holds a state never published."""
     root = write(tmp_path, [[config("a"), config("b")], [config("c")]])

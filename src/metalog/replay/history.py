@@ -132,6 +132,8 @@ class MetadataHistory:
                 replayed += self._replay_inside(loader, batch, max(through, start.offset) + 1, target)
         image = loader.image
         if image.offset < 0 and start.kind == "empty":
+            if end < log_start:
+                raise PointError("the log holds no batches: Kafka's loader published no state")
             raise PointError(_nothing_published(target, batch, loader))
         shown = batch if batch is not None and batch.base_offset <= image.offset <= batch.last_offset else \
             self.batch_at(image.offset) if image.offset >= log_start else None
