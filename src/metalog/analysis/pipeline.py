@@ -15,7 +15,7 @@ from metalog.errors import LogError, MetalogError
 from metalog.log import MetadataLog
 from metalog.log.control import ControlType, decode_control
 from metalog.log.scan import ScannedBatch
-from metalog.replay.history import MetadataHistory, gc_paused, load_scanned
+from metalog.replay.history import MetadataHistory, gc_paused, replay_scanned
 from metalog.state import MetadataLoader
 from metalog.state.image import EMPTY, MetadataImage
 from metalog.state.loader import AbortedTransaction, OpenTransaction
@@ -55,10 +55,11 @@ class TimelineReplay:
         """The batch's row and events; its records from ``first`` on (a log may start inside its first batch)."""
         base, last, max_ts, control, _ = scanned
         loader = self.loader
-        load_scanned(loader, scanned, self.log.directory, first)
+        replay_scanned(loader, scanned, self.log.directory, first)
+        loader.end_batch(last)
         image = loader.image
         row = self.counter.row(image, last, max_ts, loader.in_transaction)
-        events = [aborted(row, a.abort_offset, a.begin_offset) for a in self._aborts]
+        events = [aborted(row, a.abort_offset, a.begin_offset) for a in self._aborts] if self._aborts else []
         self._aborts.clear()
         if control:
             events += [controller_leader(row, leader, epoch) for leader, epoch in leader_changes(self.log, base)]
@@ -95,7 +96,7 @@ def analyze_log(path: str | os.PathLike[str], cluster: str | None = None, *, pro
         prev: dict[str, Any] | None = None
         for batch in log.scan(start) if history.end_offset >= start else ():
             row, events = replay.batch(batch, start)
-            out.records += 0 if batch[3] else len(batch[4]) - max(start - batch[0], 0)
+            out.records += 0 if batch[3] else len(batch[4]) if batch[0] >= start else batch[1] + 1 - start
             out.events += events
             out.events += row_events(prev, row)
             out.rows.append(row)

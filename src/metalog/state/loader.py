@@ -188,7 +188,9 @@ class MetadataLoader:
         Publishes and returns the new image unless a transaction is open (then None: nothing is published)."""
         if self._state in OPEN:
             return None
-        return self.publish(last_offset)
+        self._publish(last_offset)  # (publish() without its checks: once per batch in the analysis)
+        self._state = NO_TRANSACTION
+        return self.image
 
     def publish(self, offset: int) -> MetadataImage:
         """Publish everything loaded as the state at ``offset``; refused while a transaction is open."""
