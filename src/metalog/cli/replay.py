@@ -21,8 +21,9 @@ examples:
 
 The state shown is one Kafka's loader published: at the end of a batch (none while a metadata transaction
 is open), or just before a BeginTransactionRecord inside a batch. An offset inside a batch or inside an open
-transaction shows the state published last before it, and one line says so. A TIME is %s;
-it means the end of the last batch whose timestamp is at or before it.
+transaction shows the state published last before it, and one line says so. A TIME means the end of the
+last batch whose timestamp is at or before it; it is
+  %s.
 """
 
 DIFF_EXAMPLES = """\
@@ -31,10 +32,11 @@ examples:
   metalog diff LOGDIR --from 2024-05-01T10:30:00Z --to 2024-05-01T10:45:00Z
   metalog diff LOGDIR --from 1714559400000ms --to end --json   # a plain integer is an offset: "ms" makes a time
 
-A POINT is an offset (a plain integer), a time (%s; epoch
-milliseconds need the "ms" suffix here), "start" (the empty state before the log) or "end" (the last offset).
-Each point compares the state Kafka's loader published last at or before it; a line says which one when it
-is not the point itself.
+A POINT is an offset (a plain integer), a time, "start" (the empty state before the log) or "end" (the last
+offset). A time is
+  %s;
+here epoch milliseconds need the "ms" suffix (a plain integer is an offset). Each point compares the state
+Kafka's loader published last at or before it; a line says which one when it is not the point itself.
 """
 
 

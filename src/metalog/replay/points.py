@@ -17,8 +17,7 @@ from pathlib import Path
 from metalog.errors import PointError
 from metalog.state.image import MetadataImage
 
-TIME_FORMS = ("ISO 8601 (2024-05-01T10:32:00Z, 2024-05-01T12:32:00+02:00; without an offset it is UTC) or epoch "
-              "milliseconds (1714559520000 or 1714559520000ms)")
+TIME_FORMS = "ISO 8601 (2024-05-01T10:32:00Z, or +02:00; naive means UTC) or epoch milliseconds (1714559520000[ms])"
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MS = timedelta(milliseconds=1)
 
