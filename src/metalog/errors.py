@@ -109,3 +109,8 @@ class ReplayError(MetalogError):
 
 class TruncatedBatchError(CorruptBatchError):
     """A batch that runs past the end of its file: what a torn write at the tail leaves behind."""
+
+
+class PointError(MetalogError):
+    """An offset or a time that names no state Kafka's loader published: before the log or its first published
+    state, past its end, or not a time at all."""

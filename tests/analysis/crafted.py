@@ -1,13 +1,17 @@
-"""Crafted histories for the analysis tests: records built by hand, one batch per step, timestamps per batch."""
+"""Crafted histories for the analysis tests: records built by hand, one batch per step exactly as given (built
+whole, so nothing reshapes it: records may follow an abort), timestamps per batch."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from metalog.codec import Uuid, message_class
+from metalog.codec.framing import encode_metadata_record
 from metalog.codec.uuid import MIGRATING, UNASSIGNED
 from metalog.log import MetadataLog
+from metalog.log.builder import build_data_batch
 
 T0 = 1_700_000_000_000
 NONE, MIGRATION, PRE_MIGRATION, POST_MIGRATION = 0, 1, 2, 3
@@ -71,11 +75,28 @@ def abort() -> tuple[Any, int]:
     return rec("AbortTransactionRecord", reason="failed")
 
 
-def write(root: Path, steps: list[list[tuple[Any, int]]], *, every_ms: int = 1000) -> Path:
-    """One batch per step, the n-th stamped T0 + n * every_ms."""
-    with MetadataLog.open(root, create=True, durability="none") as log:
+@dataclass(frozen=True)
+class Leader:
+    """A step that is a control batch: a LeaderChangeMessage electing ``leader_id`` in ``epoch``."""
+
+    leader_id: int
+    epoch: int
+
+
+def write(root: Path, steps: list[list[tuple[Any, int]] | Leader], *, every_ms: int = 1000,
+          segment_bytes: int = 1 << 30) -> Path:
+    """One batch per step, the n-th stamped T0 + n * every_ms; data batches in epoch 1 unless a Leader step
+    moved the epoch on."""
+    epoch = 1
+    with MetadataLog.open(root, create=True, durability="none", segment_bytes=segment_bytes) as log:
         for n, step in enumerate(steps):
-            log.append(step, epoch=1, timestamp=T0 + n * every_ms)
+            if isinstance(step, Leader):
+                epoch = step.epoch
+                voter = message_class("LeaderChangeMessage")(leader_id=step.leader_id, voters=[])
+                log.append_control([(voter, 0)], epoch=epoch, timestamp=T0 + n * every_ms)
+            else:
+                values = [encode_metadata_record(*r) for r in step]
+                log.append_batch(build_data_batch(0, values, epoch=epoch, timestamp=T0 + n * every_ms))
     return root
 
 

@@ -3,6 +3,7 @@ at every range's start and every batch's timeline row and events."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 
 from metalog.analysis.overlay import Overlay, RangeDelta, compose, then
 from metalog.analysis.parallel import (
+    StartState,
     analyze_parallel,
     fold,
     log_bounds,
@@ -28,7 +30,9 @@ from metalog.errors import ReplayError
 from metalog.generate.history import HistorySettings
 from metalog.generate.writer import write_history
 from metalog.log import MetadataLog
-from metalog.replay.history import MetadataHistory
+from metalog.replay.history import IMAGE_DIR, MetadataHistory
+from metalog.state.image import EMPTY
+from metalog.state.serde import image_to_bytes
 from tests.analysis import crafted as c
 from tests.analysis.test_timeline import jbod_transition, zk_migration
 
@@ -36,8 +40,9 @@ SCENARIOS = ["native", "zk-migration", "jbod-transition", "mixed"]
 
 
 def batch_bases(root: Path) -> list[int]:
+    """Every batch's base offset, control batches' too (they get rows)."""
     with MetadataLog.open(root, writable=False) as log:
-        return [b[0] for b in log.scan(0) if not b[3]]
+        return [b[0] for b in log.scan(0)]
 
 
 def ranges_from(bases: list[int], last: int, picks: list[int]) -> list[tuple[int, int]]:
@@ -55,7 +60,11 @@ def check(root: Path, ranges: list[tuple[int, int]], *, points: bool = True) -> 
     with MetadataHistory(root) as h:
         for (lo, _), start in zip(ranges, starts, strict=True):
             # a range starts at a batch boundary; replayed from the log's start (not from points)
-            expected = h.state_at(min(b for b in bases if b >= lo) - 1, use_snapshots=False)
+            before = min(b for b in bases if b >= lo) - 1
+            if before < 0:  # the state before the log: nothing was published yet
+                assert start == StartState(EMPTY, None)
+                continue
+            expected = h.state_at(before, use_snapshots=False)
             assert start.image == expected.image, f"state before offset {lo}"
             assert (start.transaction is not None) == expected.open_transaction
     parallel = analyze_parallel(root, ranges, "c", points=points)
@@ -106,8 +115,10 @@ def test_points_inside_a_batch_are_not_used(tmp_path: Path) -> None:
     root = transactions_and_topic_configs(tmp_path / "h")
     with MetadataHistory(root) as h:
         assert batch_bases(root)[:2] == [0, 8]
-        h.save_image(h.state_at(2))  # inside the first batch
-        h.save_image(h.state_at(7))  # the first batch's last offset: the next batch starts at 8
+        at_7 = h.state_at(7)
+        h.save_image(at_7)  # the first batch's last offset: the next batch starts at 8
+        # an image inside the first batch, as older metalog wrote them (save_image refuses: none was published)
+        (root / IMAGE_DIR / f"{2:020d}.image").write_bytes(image_to_bytes(replace(at_7.image, offset=2)))
     assert [p.offset for p in start_points(root)] == [7]
     check(root, [(0, 3), (4, 8), (9, 30)])
 
@@ -135,13 +146,33 @@ def transactions_and_topic_configs(root: Path) -> Path:
     ])
 
 
+def controls_and_aborts_inside_batches(root: Path) -> Path:
+    """Batches Kafka's loader treats specially: control batches (inside a transaction too), a transaction begun
+    inside a batch, records after an abort in the same batch (kept; the aborted ones dropped), an abort and a
+    begin in one batch."""
+    return c.write(root, [
+        c.Leader(3000, 1),
+        [c.feature(17), c.broker(1, 10, dirs=[c.uuid(9)]), c.unfence(1, 10), c.begin(), *c.topic(1, [[1]])],
+        c.Leader(3001, 2),
+        [c.rec("PartitionChangeRecord", 1, partition_id=0, topic_id=c.uuid(1), leader=-1, isr=[1]), c.abort(),
+         c.broker(2, 20), c.begin(), *c.topic(2, [[1, 2]])],
+        [c.end(), c.unfence(2, 20)],
+        [c.begin(), c.rec("BrokerRegistrationChangeRecord", broker_id=1, broker_epoch=10, fenced=1), c.abort(),
+         c.rec("NoOpRecord"), c.begin(), c.rec("PartitionChangeRecord", 1, partition_id=0, topic_id=c.uuid(2),
+                                                leader=2, isr=[2, 1])],
+        c.Leader(3000, 3),
+        [c.end()],
+    ])
+
+
 def _quota_entity() -> object:
     cls = c.message_class("ClientQuotaRecord")
     mod = __import__(cls.__module__, fromlist=["x"])
     return mod.EntityData(entity_type="user", entity_name="alice")
 
 
-@pytest.mark.parametrize("history", [zk_migration, jbod_transition, transactions_and_topic_configs])
+@pytest.mark.parametrize("history", [zk_migration, jbod_transition, transactions_and_topic_configs,
+                                     controls_and_aborts_inside_batches])
 def test_every_partitioning_of_crafted_histories(tmp_path: Path, history: object) -> None:
     root = history(tmp_path / "h")  # type: ignore[operator]
     bases, last = batch_bases(root), log_bounds(root)[1]
@@ -153,11 +184,28 @@ def test_every_partitioning_of_crafted_histories(tmp_path: Path, history: object
         check(root, [(lo, hi - 1) for lo, hi in zip(starts, [*cuts, last + 1], strict=True)])
 
 
-def test_equal_ranges_need_not_align_with_batches(tmp_path: Path) -> None:
-    root = transactions_and_topic_configs(tmp_path / "h")
+@pytest.mark.parametrize("history", [transactions_and_topic_configs, controls_and_aborts_inside_batches])
+def test_equal_ranges_need_not_align_with_batches(tmp_path: Path, history: object) -> None:
+    root = history(tmp_path / "h")  # type: ignore[operator]
     sequential = analyze_log(root, "c")
     for n in (1, 2, 3, 5, 40):
-        assert analyze_parallel(root, n, "c").rows == sequential.rows
+        parallel = analyze_parallel(root, n, "c")
+        assert (parallel.rows, parallel.events) == (sequential.rows, sequential.events)
+
+
+def test_the_special_batches_analysed(tmp_path: Path) -> None:
+    """What the crafted history above must give, so the engines agree on the right answer."""
+    a = analyze_log(controls_and_aborts_inside_batches(tmp_path / "h"), "c")
+    assert [r["last_offset"] for r in a.rows] == [0, 6, 7, 13, 15, 21, 22, 23]
+    assert [r["open_transaction"] for r in a.rows] == [0, 1, 1, 1, 0, 1, 1, 0]
+    assert [r["topics"] for r in a.rows] == [0, 0, 0, 0, 1, 1, 1, 1]  # topic 1 aborted; topic 2 at 15
+    # broker 2, registered after the abort at 9 in the same batch, is published (at 10, before the Begin at 11)
+    assert [r["brokers_fenced"] for r in a.rows] == [0, 0, 0, 1, 0, 0, 0, 0]  # the fence at 17 is aborted
+    assert a.rows[-1]["preferred_replica_imbalance"] == 1  # t2-0 led by 2, not by its first replica 1
+    assert [(e["offset"], e["event"]) for e in a.events if e["event"] in ("controller-leader",
+                                                                          "aborted-transaction")] == [
+        (0, "controller-leader"), (7, "controller-leader"), (9, "aborted-transaction"),
+        (18, "aborted-transaction"), (22, "controller-leader")]
 
 
 def test_split_ranges() -> None:
@@ -196,3 +244,39 @@ def test_a_packed_part_unpacks_to_the_same_rows_and_events(tmp_path: Path) -> No
     back = unpack_part(data)
     assert back == part and all(list(row) == list(COLUMNS) for row in back.rows)  # column order kept
     assert len(data) < len(repr(part.rows)) // 2  # compressed: the driver holds the small form
+
+
+def test_a_log_starting_inside_a_batch_after_a_snapshot(tmp_path: Path) -> None:
+    """Kafka may snapshot the state published before a BeginTransactionRecord inside a batch, and its retention
+    then starts the log there: both engines replay that batch from the log's start only."""
+    from metalog.snapshots import SnapshotId, SnapshotWriter
+    from metalog.state.records import image_records
+
+    root = c.write(tmp_path / "h", [
+        [c.feature(17), c.broker(1, 10, dirs=[c.uuid(9)]), c.unfence(1, 10)],
+        [*c.topic(1, [[1]]), c.begin(), *c.topic(2, [[1]])],  # published at 4, before the Begin at 5
+        [c.end()],
+        [c.rec("PartitionChangeRecord", 1, partition_id=0, topic_id=c.uuid(1), isr=[1], leader=1)],
+    ], segment_bytes=200)
+    with MetadataHistory(root) as h:
+        inside = h.state_at(4)
+        assert (inside.offset, str(inside.batch)) == (4, "3..7")
+        with SnapshotWriter(root / "__cluster_metadata-0", SnapshotId(5, 1), last_contained_log_timestamp=c.T0,
+                            time_ms=c.T0) as writer:
+            writer.append(image_records(inside.image))
+            writer.freeze()
+        expected = list(h.states(5))
+    with MetadataLog.open(root) as log:
+        log.delete_segments_before(5)
+        assert log.log_start_offset == 5 and log.segments[0].base_offset == 3
+    sequential = analyze_log(root, "c")
+    assert [(r["last_offset"], r["topics"], r["open_transaction"]) for r in sequential.rows] == [
+        (7, 1, 1), (8, 2, 0), (9, 2, 0)]
+    assert [r["last_offset"] for r in sequential.rows if not r["open_transaction"]] == [s.offset for s in expected]
+    for n in (1, 2, 3):
+        for points in (True, False):
+            parallel = analyze_parallel(root, n, "c", points=points)
+            assert (parallel.rows, parallel.events) == (sequential.rows, sequential.events), (n, points)
+    with MetadataHistory(root) as h:
+        assert [s.offset for s in h.states()] == [s.offset for s in expected]
+        assert h.state_at(6).offset == 4 and h.state_at(4).start.kind == "checkpoint"

@@ -27,14 +27,15 @@ from metalog.errors import MetalogError
 from metalog.generate.history import HistorySettings
 from metalog.generate.writer import write_history
 from metalog.replay.history import MetadataHistory
-from tests.analysis.test_parallel import transactions_and_topic_configs
+from tests.analysis.test_parallel import controls_and_aborts_inside_batches, transactions_and_topic_configs
 from tests.analysis.test_timeline import jbod_transition, zk_migration
 
 
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     root = tmp_path_factory.mktemp("fleet")
-    paths = [zk_migration(root / "zk"), jbod_transition(root / "jbod"), transactions_and_topic_configs(root / "tx")]
+    paths = [zk_migration(root / "zk"), jbod_transition(root / "jbod"), transactions_and_topic_configs(root / "tx"),
+             controls_and_aborts_inside_batches(root / "batches")]
     for seed, scenario, every in ((11, "mixed", 100_000), (12, "zk-migration", 100_000),
                                   (13, "jbod-transition", 100_000), (14, "mixed", 700)):
         path = root / f"{scenario}-{seed}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -10,11 +11,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from metalog.analysis.pipeline import analyze_log
-from metalog.analysis.timeline import COLUMNS, full_row
+from metalog.analysis.timeline import COLUMNS, RowCounter, full_row
 from metalog.codec.uuid import LOST, UNASSIGNED
 from metalog.generate.history import HistorySettings
 from metalog.generate.writer import write_history
-from metalog.replay.history import MetadataHistory
+from metalog.log import MetadataLog
+from metalog.replay.history import MetadataHistory, load_scanned
+from metalog.state import MetadataDelta, MetadataLoader
+from metalog.state.image import EMPTY, MetadataImage
 from tests.analysis import crafted as c
 
 
@@ -103,7 +107,7 @@ def test_native_cluster_with_fenced_and_shutting_down_brokers(tmp_path: Path) ->
     assert _column(a, "zk_migration_state") == ["NONE"] * 4
     assert _column(a, "brokers_fenced") == [0, 1, 1, 1]
     assert _column(a, "brokers_controlled_shutdown") == [0, 0, 1, 1]
-    assert _column(a, "brokers_unfenced") == [3, 2, 1, 1]
+    assert _column(a, "brokers_unfenced") == [3, 2, 2, 2]  # ActiveBrokerCount: broker 2 shutting down is active
     assert _column(a, "offline_replicas") == [0, 1, 1, 1]
     assert _column(a, "replicas_unassigned") == [1, 1, 1, 0]
     assert _column(a, "dir_transition") == ["in-progress"] * 3 + ["complete"]
@@ -112,15 +116,117 @@ def test_native_cluster_with_fenced_and_shutting_down_brokers(tmp_path: Path) ->
 
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 2**16), scenario=st.sampled_from(["native", "zk-migration", "jbod-transition", "mixed"]))
-def test_rows_equal_a_full_recount_of_every_replayed_state(tmp_path_factory: pytest.TempPathFactory, seed: int,
-                                                           scenario: str) -> None:
+def test_rows_equal_a_full_recount_of_every_published_state(tmp_path_factory: pytest.TempPathFactory, seed: int,
+                                                            scenario: str) -> None:
     root = tmp_path_factory.mktemp("gen")
     write_history(root, seed, HistorySettings(brokers=4, topics=4, partitions=3, records=1500, scenario=scenario),
                   snapshot_every=10_000)
     a = analyze_log(root, "c")
+    loader = MetadataLoader()
+    with MetadataLog.open(root, writable=False) as log:
+        batches = list(log.scan(0))
+        for row, batch in zip(a.rows, batches, strict=True):  # a row per batch, control batches too
+            load_scanned(loader, batch, log.directory)
+            assert row == full_row("c", loader.image, batch[1], batch[2], loader.in_transaction)
     with MetadataHistory(root) as h:
-        states = list(h.states())
-    assert len(a.rows) == len(states)
-    for row, (last, ts, image) in zip(a.rows, states, strict=True):
-        assert row == full_row("c", image, last, ts, bool(row["open_transaction"]))
+        published = {s.offset: s.image for s in h.states()}
+    assert {r["last_offset"] for r in a.rows if not r["open_transaction"]} == set(published)
     assert list(a.rows[0]) == list(COLUMNS)
+
+
+# ---- each column is Kafka's controller metric (ControllerMetricsChanges, ControllerMetadataMetricsPublisher) ----
+def _image(*records: Any) -> MetadataImage:
+    delta = MetadataDelta(EMPTY)
+    for offset, (record, _) in enumerate(records):
+        delta.replay(record, offset)
+    return delta.apply()
+
+
+def _counts(image: MetadataImage) -> dict[str, Any]:
+    """The row both ways: counted from scratch and by the incremental counter (which must agree)."""
+    row = full_row("c", image, 0, 0, False)
+    assert RowCounter("c").row(image, 0, 0, False) == row
+    return row
+
+
+def _cs(bid: int, epoch: int, *, fenced: int = 0) -> tuple[Any, int]:
+    fields: dict[str, Any] = {"in_controlled_shutdown": 1}
+    if fenced:
+        fields["fenced"] = fenced
+    return c.rec("BrokerRegistrationChangeRecord", 1, broker_id=bid, broker_epoch=epoch, **fields)
+
+
+BROKERS = (c.broker(1, 10), c.broker(2, 20), c.broker(3, 30, zk=True), c.broker(4, 40), c.unfence(1, 10),
+           c.unfence(2, 20), c.unfence(3, 30))  # 1, 2, 3 unfenced (3 a ZooKeeper broker); 4 fenced
+
+
+def test_brokers_unfenced_is_active_broker_count() -> None:
+    # ControllerMetricsChanges.handleBrokerChange: active = !fenced, whether in controlled shutdown or not
+    assert _counts(_image(*BROKERS))["brokers_unfenced"] == 3
+    assert _counts(_image(*BROKERS, _cs(2, 20)))["brokers_unfenced"] == 3
+
+
+def test_brokers_fenced_is_fenced_broker_count() -> None:
+    assert _counts(_image(*BROKERS))["brokers_fenced"] == 1
+    assert _counts(_image(*BROKERS, _cs(2, 20), _cs(1, 10, fenced=1)))["brokers_fenced"] == 2
+
+
+def test_brokers_controlled_shutdown_counts_fenced_brokers_too() -> None:
+    # handleBrokerChange counts inControlledShutdown apart from fenced: a fenced broker in shutdown counts
+    row = _counts(_image(*BROKERS, _cs(2, 20), _cs(1, 10, fenced=1)))
+    assert (row["brokers_controlled_shutdown"], row["brokers_fenced"], row["brokers_unfenced"]) == (2, 2, 2)
+
+
+def test_brokers_zk_is_migrating_zk_broker_count() -> None:
+    # ControllerMetadataMetricsPublisher.publishSnapshot: BrokerRegistration.isMigratingZkBroker, fenced or not
+    assert _counts(_image(*BROKERS))["brokers_zk"] == 1
+    assert _counts(_image(*BROKERS, c.broker(5, 50, zk=True)))["brokers_zk"] == 2
+
+
+def _partitions(*leaders_and_replicas: tuple[int, list[int]]) -> MetadataImage:
+    image = _image(*BROKERS, *c.topic(1, [replicas or [1] for _, replicas in leaders_and_replicas]))
+    topic = image.topics[c.uuid(1)]
+    parts = {pid: p._replace(leader=leaders_and_replicas[pid][0], replicas=tuple(leaders_and_replicas[pid][1]),
+                             isr=tuple(leaders_and_replicas[pid][1]),
+                             directories=(c.MIGRATING,) * len(leaders_and_replicas[pid][1]))
+             for pid, p in topic.partitions.items()}
+    topic = replace(topic, partitions=parts)
+    return replace(image, topics={topic.id: topic}, topics_by_name={topic.name: topic})
+
+
+def test_offline_partitions_are_partitions_without_a_leader() -> None:
+    # PartitionRegistration.hasLeader: leader != LeaderConstants.NO_LEADER (-1)
+    row = _counts(_partitions((1, [1, 2]), (-1, [1, 2]), (-1, []), (2, [1, 2])))
+    assert (row["partitions"], row["offline_partitions"]) == (4, 2)
+
+
+def test_preferred_replica_imbalance_counts_partitions_not_led_by_their_first_replica() -> None:
+    # PartitionRegistration.hasPreferredLeader: leader == preferredReplica(), replicas[0] or NO_LEADER when empty:
+    # a partition without a leader is imbalanced, unless it has no replicas at all
+    row = _counts(_partitions((1, [1, 2]), (2, [1, 2]), (-1, [1, 2]), (-1, [])))
+    assert row["preferred_replica_imbalance"] == 2
+
+
+def test_a_control_batch_gets_a_row_and_a_leader_change_an_event(tmp_path: Path) -> None:
+    root = c.write(tmp_path / "leaders", [
+        c.Leader(3000, 1),                                                         # 0
+        [c.feature(17), c.broker(1, 10), c.unfence(1, 10)],                        # 1..3
+        [c.begin(), c.broker(2, 20)],                                              # 4..5
+        c.Leader(3001, 2),                                                         # 6, inside the transaction
+        [c.end()],                                                                 # 7
+    ])
+    a = analyze_log(root)
+    assert _column(a, "last_offset") == [0, 3, 5, 6, 7]
+    assert _column(a, "open_transaction") == [0, 0, 1, 1, 0]
+    assert _column(a, "brokers_unfenced") == [0, 1, 1, 1, 1]
+    assert _column(a, "brokers_fenced") == [0, 0, 0, 0, 1]  # broker 2, registered in the transaction
+    assert _events(a, "controller-leader") == [(0, "controller 3000 leads in epoch 1"),
+                                               (6, "controller 3001 leads in epoch 2")]
+
+
+def test_records_after_an_abort_in_a_batch_count_without_the_aborted_ones(tmp_path: Path) -> None:
+    """metalog's difference from Kafka's MetadataBatchLoader (which would keep broker 2): see the loader."""
+    root = c.write(tmp_path / "abort", [[c.broker(1, 10), c.begin(), c.broker(2, 20), c.abort(), c.broker(3, 30)]])
+    a = analyze_log(root)
+    assert _column(a, "brokers_fenced") == [2]
+    assert _events(a, "aborted-transaction") == [(3, "transaction begun at offset 1 aborted")]

@@ -44,11 +44,58 @@ def test_diff_json(capsys: pytest.CaptureFixture[str], jbod_dir: Path) -> None:
     assert code == 0 and "brokers registered: 1, 2, 3" in out and "topics created: foo" in out
 
 
+def test_replay_inside_a_batch_says_which_state_it_shows(capsys: pytest.CaptureFixture[str], jbod_dir: Path,
+                                                        tmp_path: Path) -> None:
+    code, out, err = run(capsys, "replay", str(jbod_dir), "--to-offset", "15")
+    assert code == 0 and err == ""
+    assert out.splitlines()[:2] == ["offset 14 at 2023-11-14T22:13:25.000Z (from empty, 15 records replayed)",
+                                    "offset 15 is inside batch 15..16; the state shown is the one published at 14"]
+    code, out, err = run(capsys, "replay", str(jbod_dir), "--to-offset", "15", "--format", "json")
+    assert code == 0 and err == "offset 15 is inside batch 15..16; the state shown is the one published at 14\n"
+    assert json.loads(out)["topics"]["foo"]["partitions"]["0"]["leader"] == 1  # broker 2 leads from 16 on
+
+
+def test_save_image_only_at_a_batch_end(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from tests.analysis import crafted as c
+
+    root = c.write(tmp_path / "h", [[c.feature(17), c.broker(1, 10), c.begin(), c.broker(2, 20)], [c.end()]])
+    code, out, err = run(capsys, "replay", str(root), "--to-offset", "3", "--save-image")
+    assert code == 0 and out.splitlines()[1] == ("a transaction open since offset 2 is not committed at 3; the "
+                                                 "state shown is the one published at 1")
+    assert err == ("warning: no state image written: the state shown was published at offset 1, inside batch "
+                   "0..3: state images are written only at batch ends\n")
+    code, out, err = run(capsys, "replay", str(root), "--save-image")
+    assert code == 0 and err == f"state image written: {root / 'metalog-images' / f'{4:020d}.image'}\n"
+
+
+def test_diff_compares_published_states_and_names_them(capsys: pytest.CaptureFixture[str], jbod_dir: Path) -> None:
+    code, out, err = run(capsys, "diff", str(jbod_dir), "--from", "15", "--to", "2023-11-14T22:13:26.5Z", "--json")
+    assert err == "--from 15: offset 15 is inside batch 15..16; the state compared is the one published at 14\n"
+    d = json.loads(out)
+    assert code == 0 and (d["fromOffset"], d["toOffset"]) == (14, 16)
+    assert d["partitions"][0]["changes"]["leader"] == {"from": 1, "to": 2}
+
+
+@pytest.mark.parametrize("verb", [["replay"], ["diff"], ["snapshot", "create"], ["log", "append"]])
+def test_every_verb_taking_a_time_names_the_forms(capsys: pytest.CaptureFixture[str], verb: list[str]) -> None:
+    with pytest.raises(SystemExit):
+        main([*verb, "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "ISO 8601" in text and "epoch milliseconds" in text
+
+
 @pytest.mark.parametrize(("argv", "message"), [
     (["replay", "/nonexistent/dir"], "no __cluster_metadata-0 directory"),
     (["replay", "{jbod}", "--to-offset", "99"], "past the end of the log"),
+    (["replay", "{jbod}", "--to-offset", "-1"], "offset -1 is before the log"),
     (["replay", "{jbod}", "--at-time", "soon"], "not a time"),
+    (["replay", "{jbod}", "--at-time", "1700000000"], "1700000000 looks like seconds: did you mean 1700000000000"),
+    (["replay", "{jbod}", "--at-time", "2023-11-14T22:13:19Z"], "before the log's first batch"),
     (["diff", "{jbod}", "--from", "20", "--to", "10"], "is after --to"),
+    (["diff", "{jbod}", "--from", "0", "--to", "1700000005000"],
+     "--to 1700000005000: offset 1700000005000 is past the end of the log (last offset 24); for a time in epoch "
+     "milliseconds write 1700000005000ms"),
+    (["snapshot", "create", "{jbod}", "--time-ms", "1700000000"], "looks like seconds"),
 ])
 def test_errors_are_one_line(capsys: pytest.CaptureFixture[str], jbod_dir: Path, argv: list[str],
                              message: str) -> None:

@@ -6,9 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from metalog.codec import message_class
 from metalog.codec.framing import decode_metadata_record, encode_metadata_record
 from metalog.codec.uuid import Uuid
 from metalog.controller.commands import (
@@ -94,8 +96,7 @@ def test_same_commands_same_log_same_state(step_list: list[tuple[Any, ...]]) -> 
     assert image_digest(a.image) == image_digest(b.image)
     # the log alone rebuilds the controller's state
     loader = MetadataLoader()
-    for offset, value in enumerate(log_a):
-        loader.replay(decode_metadata_record(value).message, offset)
+    loader.replay_all((offset, decode_metadata_record(value).message) for offset, value in enumerate(log_a))
     assert image_digest(loader.image) == image_digest(a.image)
 
 
@@ -108,7 +109,28 @@ def test_commands_through_a_real_log(tmp_path: Path) -> None:
     with MetadataLog.open(tmp_path / "meta", writable=False) as log:
         values = [r.value for r in log.records()]
     loader = MetadataLoader()
-    for offset, value in enumerate(values):
-        loader.replay(decode_metadata_record(value).message, offset)
+    loader.replay_all((offset, decode_metadata_record(value).message) for offset, value in enumerate(values))
     assert image_digest(loader.image) == image_digest(c.image)
     assert values == written
+
+
+def test_the_controller_loads_the_batches_the_log_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The controller's commands write Begin/End only; should a command's records hold an abort with records after
+    it, the log ends the batch at the abort and the controller's state is what a reader of those batches sees."""
+    import metalog.controller.controller as controller_module
+    from metalog.controller.commands import Result
+    from metalog.log.verify import verify_log
+
+    def rec(message: str, /, **fields: Any) -> tuple[Any, int]:
+        return message_class(message)(**fields), 0
+
+    records = [rec("BeginTransactionRecord", name="t"), rec("FeatureLevelRecord", name="metadata.version",
+                                                             feature_level=7),
+               rec("AbortTransactionRecord"), rec("FeatureLevelRecord", name="metadata.version", feature_level=21)]
+    monkeypatch.setattr(controller_module, "execute", lambda image, command, ctx: Result(None, records))
+    with MetadataLog.open(tmp_path / "meta", create=True, cluster_id=CLUSTER_ID) as log:
+        c = Controller(log, cluster_id=CLUSTER_ID)
+        c.submit(object())
+        assert [(b.base_offset, b.last_offset) for b in log.batches()] == [(0, 2), (3, 3)]
+    assert c.image.features.metadata_version == 21 and c.image.offset == 3
+    assert verify_log(tmp_path / "meta").warnings == []

@@ -35,6 +35,7 @@ def _replayed(seed: int, settings: HistorySettings) -> tuple[HistoryGenerator, l
         assert decoded.version == version
         loader.replay(decoded.message, offset)
         records.append((decoded.message, version))
+    loader.end_batch(loader.offset)  # the records as one batch
     return gen, records, loader
 
 
@@ -120,7 +121,8 @@ def test_jbod_transition() -> None:
         if r.NAME == "BrokerRegistrationChangeRecord" and r.log_dirs:
             failure = r
     assert failure is not None and len(failure.log_dirs) == 1
-    image = loader.image
+    image = loader.end_batch(loader.offset)
+    assert image is not None
     offline = [p for t in image.topics.values() for p in t.partitions.values()
                if failure.broker_id in image.offline_replicas(p)]
     assert offline

@@ -61,3 +61,20 @@ def test_demo_runs_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert main(["demo", "--out", str(out_dir), "--records", "500"]) == 0  # a demo dir is replaced
     (tmp_path / "other").mkdir()
     assert main(["demo", "--out", str(tmp_path / "other")]) == 1
+
+
+@pytest.mark.parametrize("scenario", ["zk-migration", "mixed", "native"])
+def test_no_batch_holds_records_after_an_abort(tmp_path: Path, scenario: str) -> None:
+    """Kafka's loader would keep an aborted transaction's records if more followed the abort in its batch; the
+    generator's writes end their batch at an abort (MetadataLog.append), as Kafka's controller writes them."""
+    from metalog.generate import HistoryGenerator
+    from metalog.log import MetadataLog
+    from metalog.log.verify import verify_log
+
+    settings = HistorySettings(brokers=4, topics=5, partitions=3, records=3000, scenario=scenario)
+    aborts = sum(r.NAME == "AbortTransactionRecord" for _, r, _ in HistoryGenerator(2, settings).records())
+    write_history(tmp_path / "log", 2, settings)
+    with MetadataLog.open(tmp_path / "log", writable=False) as log:
+        assert sum(r.value is not None and r.value[1] == 25 for r in log.records()) == aborts > 0
+    v = verify_log(tmp_path / "log")
+    assert v.ok and v.warnings == []

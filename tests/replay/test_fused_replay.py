@@ -1,5 +1,5 @@
-"""Replay's fused path (MetadataLog.scan_into -> MetadataLoader.replay_value) equals replaying decoded records
-one by one through MetadataLoader.replay, for random histories written in random batch shapes."""
+"""Replay's fused path (MetadataLog.scan_into -> MetadataLoader.replay_value) equals loading decoded records
+batch by batch through MetadataLoader.load_batch, for random histories written in random batch shapes."""
 
 from __future__ import annotations
 
@@ -24,12 +24,14 @@ from metalog.state.records import image_digest
 TS = 1700000000000
 
 
+Batch = tuple[int, int, int, bool]  # base offset, last offset, max timestamp, is control
+
+
 def write_log(root: Path, records: list[tuple[Any, int]], sizes: list[int], gzip: list[bool],
-              control_every: int) -> tuple[list[tuple[int, Any]], dict[int, int]]:
-    """The records as batches of the given sizes (some gzip, control batches between); returns
-    (offset, record) of every data record and the timestamp of the batch holding each data offset."""
+              control_every: int) -> tuple[list[tuple[int, Any]], list[Batch]]:
+    """The records as batches of the given sizes (some gzip, control batches between; the log ends a batch at
+    an abort); returns (offset, record) of every data record and every batch as written."""
     placed: list[tuple[int, Any]] = []
-    stamps: dict[int, int] = {}
     with MetadataLog.open(root, create=True, durability="none") as log:
         i = n = 0
         while i < len(records):
@@ -41,17 +43,21 @@ def write_log(root: Path, records: list[tuple[Any, int]], sizes: list[int], gzip
             base = log.log_end_offset
             log.append(chunk, timestamp=TS + n, batch_size=size, compression="gzip" if gzip[n % len(gzip)] else "none")
             placed += [(base + k, record) for k, (record, _) in enumerate(chunk)]
-            stamps.update(dict.fromkeys(range(base, base + len(chunk)), TS + n))
             i += size
             n += 1
-    return placed, stamps
+        batches = [(b[0], b[1], b[2], b[3]) for b in log.scan(0)]
+    return placed, batches
 
 
-def one_by_one(placed: list[tuple[int, Any]], target: int) -> MetadataLoader:
-    loader = MetadataLoader()
-    for offset, record in placed:
-        if offset <= target:
-            loader.replay(record, offset)
+def batchwise(placed: list[tuple[int, Any]], batches: list[Batch], target: int) -> MetadataLoader:
+    """Decoded records loaded batch by batch (the loader's batch-level entry) through the batch ending at
+    ``target``."""
+    loader, by_offset = MetadataLoader(), dict(placed)
+    for base, last, _, control in batches:
+        if last > target:
+            break
+        loader.load_batch(base, [] if control else [by_offset[o] for o in range(base, last + 1)], last_offset=last,
+                          is_control=control)
     return loader
 
 
@@ -60,29 +66,31 @@ def one_by_one(placed: list[tuple[int, Any]], target: int) -> MetadataLoader:
        sizes=st.lists(st.sampled_from([1, 1, 1, 2, 3, 17, 40]), min_size=1, max_size=6),
        gzip=st.lists(st.booleans(), min_size=1, max_size=4), control_every=st.integers(0, 7),
        cuts=st.lists(st.floats(0, 1), min_size=1, max_size=3), every=st.integers(5, 60))
-def test_fused_replay_equals_record_by_record(seed: int, n: int, sizes: list[int], gzip: list[bool],
-                                              control_every: int, cuts: list[float], every: int) -> None:
+def test_fused_replay_equals_batch_by_batch(seed: int, n: int, sizes: list[int], gzip: list[bool],
+                                            control_every: int, cuts: list[float], every: int) -> None:
+    """At every batch end, the fused path (scan_into -> replay_value, end_batch once) publishes what loading the
+    decoded records batch by batch publishes (offsets inside batches: tests/replay/test_published_points.py)."""
     gen = HistoryGenerator(seed, HistorySettings(brokers=4, topics=3, partitions=3, records=n))
     records = [(record, version) for _, record, version in gen.records()]
     with tempfile.TemporaryDirectory() as tmp:
-        placed, stamps = write_log(Path(tmp), records, sizes, gzip, control_every)
+        placed, batches = write_log(Path(tmp), records, sizes, gzip, control_every)
+        ends = [last for _, last, _, _ in batches]
         with MetadataHistory(tmp) as h:
-            targets = sorted({int(c * h.end_offset) for c in cuts} | {h.end_offset})
-            h.write_images(every)  # replay from images too: they are written batch by batch (replay_values)
+            targets = sorted({ends[int(c * (len(ends) - 1))] for c in cuts} | {h.end_offset})
+            h.write_images(every)  # replay from images too: they are written at published batch ends
             for target in targets:
-                expected = one_by_one(placed, target)
+                expected = batchwise(placed, batches, target)
                 for use_snapshots in (False, True):
                     got = h.state_at(target, use_snapshots=use_snapshots)
                     assert image_digest(got.image) == image_digest(expected.image)
                     assert image_to_json(got.image) == image_to_json(expected.image)
+                    assert got.offset == expected.image.offset and got.requested == target
                     assert got.open_transaction == expected.in_transaction
-                data_offsets = [o for o, _ in placed if o <= target]
+                    assert got.timestamp == next(ts for b, last, ts, _ in batches if b <= got.offset <= last)
                 plain = h.state_at(target, use_snapshots=False)
-                assert plain.records_replayed == len(data_offsets)
-                assert plain.timestamp == (stamps[data_offsets[-1]] if data_offsets else None) or \
-                    not data_offsets
+                assert plain.records_replayed == len([o for o, _ in placed if o <= target])
             last = list(h.states())[-1]
-            assert image_digest(last[2]) == image_digest(one_by_one(placed, h.end_offset).image)
+            assert image_digest(last.image) == image_digest(batchwise(placed, batches, h.end_offset).image)
 
 
 def _log_with(tmp_path: Path, values: list[bytes]) -> Path:
@@ -127,6 +135,7 @@ def test_replay_value_takes_the_checked_path_for_rare_forms() -> None:
         loader.replay_value(None, 9)
     feature = message_class("FeatureLevelRecord")(name="metadata.version", feature_level=21)
     loader.replay_value(encode_metadata_record(feature, 0), 10)
+    loader.end_batch(10)
     assert loader.image.features.metadata_version == 21 and loader.image.offset == 10
 
 

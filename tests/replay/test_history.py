@@ -9,7 +9,7 @@ import pytest
 
 from metalog.errors import MetalogError
 from metalog.replay.diff import diff_images
-from metalog.replay.history import MetadataHistory, parse_time
+from metalog.replay.history import MetadataHistory
 from metalog.state.jsonimage import image_to_json
 from metalog.state.records import image_digest
 from tests.conftest import load_vectors
@@ -34,11 +34,17 @@ def test_state_at_the_end_is_kafkas_final_image(jbod_dir: Path) -> None:
     assert (result.offset, result.start.kind, result.records_replayed) == (24, "empty", 24)
 
 
-def test_every_offset_matches_the_timeline(jbod_dir: Path) -> None:
+def test_every_offset_shows_the_state_published_at_or_before_it(jbod_dir: Path) -> None:
+    """Kafka's timeline is record by record (MetadataDelta); its loader publishes at batch ends
+    (MetadataBatchLoader.maybeFlushBatches): an offset shows the timeline at the last batch end at or before it."""
+    ends = [b["lastOffset"] for b in SCENARIO["batches"]]
+    timeline = {t["offset"]: t["metadataVersion"] for t in SCENARIO["stateTimeline"]}
     with MetadataHistory(jbod_dir) as h:
-        for expected in SCENARIO["stateTimeline"]:
-            state = image_to_json(h.state_at(expected["offset"]).image)
-            assert state["metadataVersion"] == expected["metadataVersion"]
+        for offset in timeline:
+            published = max(e for e in ends if e <= offset)
+            result = h.state_at(offset)
+            assert (result.requested, result.offset) == (offset, published)
+            assert image_to_json(result.image)["metadataVersion"] == timeline.get(published)
 
 
 def test_replay_starts_from_the_kafka_snapshot(jbod_copy: Path) -> None:
@@ -54,20 +60,20 @@ def test_replay_starts_from_the_kafka_snapshot(jbod_copy: Path) -> None:
 
 def test_saved_state_image_is_used_and_gives_the_same_state(jbod_copy: Path) -> None:
     with MetadataHistory(jbod_copy) as h:
-        at_15 = h.state_at(15)
-        path = h.save_image(at_15)
-        assert path.name == "00000000000000000015.image"
+        at_16 = h.state_at(16)
+        path = h.save_image(at_16)
+        assert path.name == "00000000000000000016.image"
         later = h.state_at(20)
-        assert later.start.kind == "image" and later.start.offset == 15 and later.records_replayed == 5
+        assert later.start.kind == "image" and later.start.offset == 16 and later.records_replayed == 4
         assert image_digest(later.image) == image_digest(h.state_at(20, use_snapshots=False).image)
 
 
-def test_state_image_at_a_no_op_offset(jbod_copy: Path) -> None:
+def test_an_image_of_a_state_asked_for_inside_a_batch_is_named_by_its_batch_end(jbod_copy: Path) -> None:
     with MetadataHistory(jbod_copy) as h:
-        at_noop = h.state_at(17)  # offset 17 is a NoOpRecord
-        assert at_noop.image.offset == 17
-        h.save_image(at_noop)
-        assert h.state_at(18).start.offset == 17
+        at_noop = h.state_at(17)  # offset 17, a NoOpRecord, opens batch 17..20: the state published at 16
+        assert (at_noop.requested, at_noop.offset, at_noop.image.offset) == (17, 16, 16)
+        assert h.save_image(at_noop).name == "00000000000000000016.image"
+        assert h.state_at(18).start.offset == 16
 
 
 def test_write_images_in_one_pass(jbod_copy: Path) -> None:
@@ -94,10 +100,12 @@ def test_time_maps_to_offsets_through_batch_timestamps(jbod_dir: Path) -> None:
 
 def test_states_after_every_batch(jbod_dir: Path) -> None:
     with MetadataHistory(jbod_dir) as h:
-        offsets = [off for off, _, _ in h.states()]
-        final = list(h.states())[-1][2]
-    assert offsets == [b["lastOffset"] for b in SCENARIO["batches"] if not b["isControlBatch"]]
-    assert image_to_json(final) == SCENARIO["finalImage"]
+        states = list(h.states())
+    # every batch end publishes, the control batch at offset 0 (the empty state) too
+    assert [s.offset for s in states] == [b["lastOffset"] for b in SCENARIO["batches"]]
+    assert [s.timestamp for s in states] == [b["maxTimestamp"] for b in SCENARIO["batches"]]
+    assert all(s.image.offset == s.offset for s in states)
+    assert image_to_json(states[-1].image) == SCENARIO["finalImage"]
 
 
 def test_diff_names_what_changed(jbod_dir: Path) -> None:
@@ -109,20 +117,11 @@ def test_diff_names_what_changed(jbod_dir: Path) -> None:
     assert d.partitions[0].changes["leader"] == (1, 2)
     assert d.topics_created == [] and d.topics_removed == []
     with MetadataHistory(jbod_dir) as h:
-        d = diff_images(h.state_at(17).image, h.state_at(19).image)
+        assert diff_images(h.state_at(17).image, h.state_at(19).image).empty  # both inside 17..20: 16's state
+        d = diff_images(h.state_at(17).image, h.state_at(20).image)
     assert d.topics_created == ["bar"]
-
-
-@pytest.mark.parametrize(("text", "ms"), [
-    ("1700000000000", 1700000000000), ("2023-11-14T22:13:20Z", 1700000000000),
-    ("2023-11-14T22:13:20", 1700000000000), ("2023-11-14T23:13:20+01:00", 1700000000000),
-])
-def test_parse_time(text: str, ms: int) -> None:
-    assert parse_time(text) == ms
 
 
 def test_bad_targets_are_clear(jbod_dir: Path) -> None:
     with MetadataHistory(jbod_dir) as h, pytest.raises(MetalogError, match="past the end of the log"):
         h.state_at(25)
-    with pytest.raises(MetalogError, match="not a time"):
-        parse_time("yesterday")

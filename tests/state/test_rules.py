@@ -266,6 +266,8 @@ def test_transactions_become_visible_at_end_and_aborts_are_dropped() -> None:
     loader.replay(rec("BeginTransactionRecord", name="load"), 4)
     loader.replay(broker(3), 5)
     loader.replay(rec("EndTransactionRecord"), 6)
+    assert set(loader.image.brokers) == {1}  # published at the end of the batch, not at the record
+    loader.end_batch(6)
     assert set(loader.image.brokers) == {1, 3}
 
 

@@ -1,5 +1,5 @@
 """Events between successive timeline rows: phase changes, metadata.version changes, directory failures,
-JBOD transition steps and aborted transactions."""
+JBOD transition steps, aborted transactions and controller leader changes."""
 
 from __future__ import annotations
 
@@ -11,8 +11,10 @@ EVENT_COLUMNS: dict[str, str] = {
     "cluster": "the log directory's name",
     "offset": "the offset of the batch the event shows in (of the abort record, for an aborted transaction)",
     "timestamp": "the batch's max timestamp, epoch milliseconds",
-    "event": "phase-change, dir-transition, metadata-version, directory-failure, aborted-transaction",
-    "detail": "what changed, e.g. 'hybrid -> dual-write' or 'broker 2 lost directory <uuid>'",
+    "event": "phase-change, dir-transition, metadata-version, directory-failure, aborted-transaction, "
+             "controller-leader (a LeaderChange control batch)",
+    "detail": "what changed, e.g. 'hybrid -> dual-write', 'broker 2 lost directory <uuid>' or 'controller 3000 "
+              "leads in epoch 5' (LeaderChangeMessage's leaderId; the epoch is the batch's partitionLeaderEpoch)",
 }
 
 
@@ -46,6 +48,10 @@ def aborted(row: dict[str, Any], offset: int, began: int | None) -> dict[str, An
     event = _event(row, "aborted-transaction", f"transaction begun at offset {began} aborted")
     event["offset"] = offset
     return event
+
+
+def controller_leader(row: dict[str, Any], leader_id: int, epoch: int) -> dict[str, Any]:
+    return _event(row, "controller-leader", f"controller {leader_id} leads in epoch {epoch}")
 
 
 def _event(row: dict[str, Any], event: str, detail: str) -> dict[str, Any]:

@@ -128,8 +128,8 @@ def compose(o1: Overlay, o2: Overlay) -> Overlay:
 
 def apply(image: MetadataImage, o: Overlay) -> MetadataImage:
     """The image ``o`` makes of ``image`` (every partial record resolved against it)."""
-    if o.empty():
-        return image
+    if not (o.full or o.partial or o.configs):  # nothing but offsets (control batches, NoOpRecords)
+        return image if o.offset <= image.offset else replace(image, offset=o.offset)
     as_overlay = Overlay({(k, i): v for k in ("brokers", "controllers", "topics", "client_quotas", "acls", "scram",
                                               "delegation_tokens") for i, v in getattr(image, k).items()},
                          configs={r: (-1, [(-1, (n, v)) for n, v in c.items()]) for r, c in image.configs.items()})

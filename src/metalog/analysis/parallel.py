@@ -22,18 +22,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from metalog.analysis.events import aborted, directory_failures, row_events
+from metalog.analysis.events import row_events
 from metalog.analysis.overlay import Overlay, RangeDelta, apply, entity_key, published, then
-from metalog.analysis.pipeline import Analysis, _WatchingLoader, cluster_name
-from metalog.analysis.timeline import RowCounter
+from metalog.analysis.pipeline import Analysis, TimelineReplay, cluster_name
 from metalog.codec import message_class
 from metalog.codec.framing import FRAME_VERSION, decode_metadata_record, encode_metadata_record, metadata_readers
 from metalog.errors import LogError, MetalogError, ReplayError
 from metalog.log import MetadataLog
-from metalog.replay.history import MetadataHistory, StartPoint, gc_paused, replay_values
+from metalog.replay.history import MetadataHistory, StartPoint, gc_paused
 from metalog.state import versions as V
 from metalog.state.delta import MetadataDelta
 from metalog.state.image import EMPTY, MetadataImage
+from metalog.state.loader import OpenTransaction
 
 _MARKERS = {"BeginTransactionRecord", "EndTransactionRecord", "AbortTransactionRecord"}
 _NO_OP = encode_metadata_record(message_class("NoOpRecord")(), 0)
@@ -57,11 +57,12 @@ def log_bounds(path: str | os.PathLike[str]) -> tuple[int, int]:
 
 
 def _batches(log: MetadataLog, lo: int, hi: int) -> Iterator[tuple[int, int, int, bool, list[bytes | None]]]:
-    """The batches whose base offset lies in [lo, hi]."""
+    """The batches whose base offset lies in [lo, hi]; from the log's start, also the batch holding it (a log may
+    start inside a batch, after a snapshot: its records before ``lo`` are in the snapshot)."""
     for batch in log.scan(lo):
         if batch[0] > hi:
             return
-        if batch[0] >= lo:
+        if batch[0] >= lo or lo == log.log_start_offset:
             yield batch
 
 
@@ -136,10 +137,10 @@ def range_delta(path: str | os.PathLike[str], lo: int, hi: int) -> RangeDelta:
     """What the batches with base offsets in [lo, hi] do, knowing nothing of the state before them."""
     parts, block, readers = [], _Block(), metadata_readers()
     with MetadataLog.open(path, writable=False) as log, gc_paused():
-        for base, _, _, control, values in _batches(log, lo, hi):
-            if control:
-                continue
-            for i, value in enumerate(values):
+        for base, last, _, control, values in _batches(log, lo, hi):
+            if base < lo:
+                values, base = values[lo - base:], lo
+            for i, value in enumerate(() if control else values):
                 offset = base + i
                 if value == _NO_OP:  # much of a quiet cluster's log: it only moves the offset
                     block.overlay.offset = offset
@@ -150,6 +151,7 @@ def range_delta(path: str | os.PathLike[str], lo: int, hi: int) -> RangeDelta:
                     block = _Block()
                 else:
                     block.add(offset, record, value)  # type: ignore[arg-type]
+            block.overlay.offset = last  # a batch end: where a state is published (a control batch's too)
     return fold([*parts, RangeDelta(head=block.finish())])
 
 
@@ -275,15 +277,9 @@ def start_states(path: str | os.PathLike[str], ranges: Sequence[tuple[int, int]]
     return [range_start(path, o.point, d) for o, d in zip(origins, prefixes(origins, deltas), strict=True)]
 
 
-def loader_at(start: StartState) -> _WatchingLoader:
-    """A loader in exactly the state sequential replay has there (inside an open transaction, too)."""
-    loader = _WatchingLoader(start.image)
-    if start.transaction is not None:
-        begin, pending = start.transaction
-        loader._delta = MetadataDelta(pending)  # noqa: SLF001 - the pending records, unpublished
-        loader._pending = True  # noqa: SLF001
-        loader.in_transaction, loader.transaction_start = True, begin
-    return loader
+def open_transaction(start: StartState) -> OpenTransaction | None:
+    """The transaction open at a range's start, for a loader to start inside it as sequential replay has it."""
+    return None if start.transaction is None else OpenTransaction(*start.transaction)
 
 
 # ---- 3. replaying a range ---------------------------------------------------------------------------------
@@ -312,23 +308,15 @@ def unpack_part(data: bytes) -> Part:
 
 
 def replay_range(path: str | os.PathLike[str], cluster: str, lo: int, hi: int, start: StartState) -> Part:
-    """The timeline rows and events of each data batch with a base offset in [lo, hi]."""
+    """The timeline rows and events of each batch (data or control) with a base offset in [lo, hi]."""
     part = Part([], [])
-    loader, counter = loader_at(start), RowCounter(cluster)
-    brokers, prev = start.image.brokers, None
+    prev = None
     with MetadataLog.open(path, writable=False) as log, gc_paused():
-        end = log.log_end_offset - 1
-        for base, last, max_ts, control, values in _batches(log, lo, hi):
-            if control or not replay_values(loader, base, values, base, end, log.directory):
-                continue
-            image = loader.image
-            row = counter.row(image, last, max_ts, loader.in_transaction)
+        replay = TimelineReplay(log, cluster, start.image, open_transaction(start))
+        for batch in _batches(log, lo, hi):
+            row, batch_events = replay.batch(batch, lo)
             events = part.events
-            events += [aborted(row, at, began) for at, began in loader.aborts]
-            loader.aborts.clear()
-            if image.brokers is not brokers:
-                events += directory_failures(brokers, image.brokers, row)
-                brokers = image.brokers
+            events += batch_events
             if prev is None:
                 part.split = len(events)
             else:

@@ -9,28 +9,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from metalog.analysis.events import EVENT_COLUMNS, aborted, directory_failures, row_events
+from metalog.analysis.events import EVENT_COLUMNS, aborted, controller_leader, directory_failures, row_events
 from metalog.analysis.timeline import COLUMNS, INT_COLUMNS, RowCounter
-from metalog.replay.history import MetadataHistory, gc_paused, replay_values
+from metalog.errors import LogError, MetalogError
+from metalog.log import MetadataLog
+from metalog.log.control import ControlType, decode_control
+from metalog.log.scan import ScannedBatch
+from metalog.replay.history import MetadataHistory, gc_paused, replay_scanned
 from metalog.state import MetadataLoader
-from metalog.state.image import EMPTY
+from metalog.state.image import EMPTY, MetadataImage
+from metalog.state.loader import AbortedTransaction, OpenTransaction
 
 BUCKET_COLUMNS: dict[str, str] = {"bucket_start": "timeline_buckets only: the bucket's start, epoch ms",
                                   **COLUMNS}
 Progress = Callable[[int, int], None]  # (records replayed, records to replay about)
-
-
-class _WatchingLoader(MetadataLoader):
-    """A loader that notes aborted transactions: (abort offset, offset the transaction began at)."""
-
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
-        self.aborts: list[tuple[int, int | None]] = []
-
-    def _transaction(self, name: str, offset: int) -> None:
-        if name == "AbortTransactionRecord" and self.in_transaction:
-            self.aborts.append((offset, self.transaction_start))
-        super()._transaction(name, offset)
 
 
 @dataclass
@@ -45,6 +37,53 @@ def cluster_name(path: str | os.PathLike[str]) -> str:
     return Path(path).resolve().name
 
 
+class TimelineReplay:
+    """One cluster's batches, in log order, into timeline rows and events: the step both engines share. A row
+    per batch (control batches too), from the state Kafka's loader published after it; its events are the
+    aborted transactions, the controller leader changes and the directory failures of that batch (the
+    row-to-row events need the row before, which a range of the parallel replay may not have)."""
+
+    def __init__(self, log: MetadataLog, cluster: str, image: MetadataImage,
+                 transaction: OpenTransaction | None = None) -> None:
+        self.log = log
+        self._aborts: list[AbortedTransaction] = []
+        self.loader = MetadataLoader(image, transaction=transaction, on_abort=self._aborts.append)
+        self.counter = RowCounter(cluster)
+        self._brokers = image.brokers
+
+    def batch(self, scanned: ScannedBatch, first: int = 0) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """The batch's row and events; its records from ``first`` on (a log may start inside its first batch)."""
+        base, last, max_ts, control, _ = scanned
+        loader = self.loader
+        replay_scanned(loader, scanned, self.log.directory, first)
+        loader.end_batch(last)
+        image = loader.image
+        row = self.counter.row(image, last, max_ts, loader.in_transaction)
+        events = [aborted(row, a.abort_offset, a.begin_offset) for a in self._aborts] if self._aborts else []
+        self._aborts.clear()
+        if control:
+            events += [controller_leader(row, leader, epoch) for leader, epoch in leader_changes(self.log, base)]
+        if image.brokers is not self._brokers:
+            events += directory_failures(self._brokers, image.brokers, row)
+            self._brokers = image.brokers
+        return row, events
+
+
+def leader_changes(log: MetadataLog, base_offset: int) -> list[tuple[int, int]]:
+    """(leaderId, epoch) of each LeaderChangeMessage in the control batch at ``base_offset``; the epoch is the
+    batch's partitionLeaderEpoch (control batches are few: read again here, with their keys)."""
+    batch = next(log.batches(base_offset))
+    out = []
+    for record in batch.records():
+        try:
+            control = decode_control(record.key, record.value)
+        except MetalogError as e:
+            raise LogError(f"offset {record.offset}: {e}", file=log.directory) from None
+        if control.type == ControlType.LEADER_CHANGE:
+            out.append((control.message.leader_id, batch.partition_leader_epoch))
+    return out
+
+
 def analyze_log(path: str | os.PathLike[str], cluster: str | None = None, *, progress: Progress | None = None,
                 done_before: int = 0, total: int = 0) -> Analysis:
     """Every batch's timeline row and the events of one cluster's log directory."""
@@ -53,27 +92,13 @@ def analyze_log(path: str | os.PathLike[str], cluster: str | None = None, *, pro
     with MetadataHistory(path) as history, gc_paused():
         log = history.log
         start = log.log_start_offset
-        base = history.state_at(start - 1).image if start > 0 else EMPTY
-        loader = _WatchingLoader(base)
-        counter = RowCounter(cluster)
+        replay = TimelineReplay(log, cluster, history.state_at(start - 1).image if start > 0 else EMPTY)
         prev: dict[str, Any] | None = None
-        brokers = base.brokers
-        end = history.end_offset
-        for first, last, max_ts, control, values in log.scan(start) if end >= start else ():
-            if control:
-                continue
-            n = replay_values(loader, first, values, start, end, log.directory)
-            if not n:
-                continue
-            out.records += n
-            image = loader.image
-            row = counter.row(image, last, max_ts, loader.in_transaction)
-            out.events.extend(aborted(row, at, began) for at, began in loader.aborts)
-            loader.aborts.clear()
-            if image.brokers is not brokers:
-                out.events.extend(directory_failures(brokers, image.brokers, row))
-                brokers = image.brokers
-            out.events.extend(row_events(prev, row))
+        for batch in log.scan(start) if history.end_offset >= start else ():
+            row, events = replay.batch(batch, start)
+            out.records += 0 if batch[3] else len(batch[4]) if batch[0] >= start else batch[1] + 1 - start
+            out.events += events
+            out.events += row_events(prev, row)
             out.rows.append(row)
             prev = row
             if progress is not None:

@@ -15,8 +15,9 @@ PHASE_COLORS = dict(zip(PHASES, ("#b0b0b0", "#f6c85f", "#ef8a62", "#6f9fd8", "#4
 DIR_COLORS = dict(zip(DIR_TRANSITIONS, ("#dddddd", "#fdb863", "#5aae61"), strict=True))
 REPLICA_SERIES = (("replicas_assigned", "assigned", "#1b9e77"), ("replicas_migrating", "migrating", "#e6ab02"),
                   ("replicas_unassigned", "unassigned", "#80b1d3"), ("replicas_lost", "lost", "#d7301f"))
+# Kafka's ActiveBrokerCount and FencedBrokerCount: together every registered broker (ControlledShutdownBrokerCount
+# overlaps both, so it is not stacked; the summary gives it)
 BROKER_SERIES = (("brokers_unfenced", "unfenced", "#66a61e"),
-                 ("brokers_controlled_shutdown", "controlled shutdown", "#c51b7d"),
                  ("brokers_fenced", "fenced", "#e7298a"))
 OFFLINE_SERIES = (("offline_replicas", "offline replicas", "#7570b3"),)  # every color differs from the others
 MAX_POINTS = 800  # per chart: the last row per pixel column is what a chart this wide can show
@@ -51,11 +52,12 @@ def summary(cluster: str, rows: Sequence[dict[str, Any]], events: Sequence[dict[
             break
         since = row["timestamp"]
     mine = [e["event"] for e in events if e["cluster"] == cluster]
-    brokers = last["brokers_fenced"] + last["brokers_unfenced"] + last["brokers_controlled_shutdown"]
+    brokers = last["brokers_fenced"] + last["brokers_unfenced"]
     return (f"{cluster}: {last['phase']} since {fmt_time(since)}, JBOD {last['dir_transition']}, "
             f"metadata.version {last['metadata_version'] or 'unset'}; {brokers} brokers "
-            f"({last['brokers_fenced']} fenced, {last['brokers_zk']} on ZooKeeper), {last['topics']} topics, "
-            f"{last['partitions']} partitions, {last['offline_replicas']} offline replicas, "
+            f"({last['brokers_fenced']} fenced, {last['brokers_controlled_shutdown']} in controlled shutdown, "
+            f"{last['brokers_zk']} on ZooKeeper), {last['topics']} topics, {last['partitions']} partitions "
+            f"({last['offline_partitions']} offline), {last['offline_replicas']} offline replicas, "
             f"{last['replicas_migrating'] + last['replicas_unassigned']} replicas without a directory; "
             f"{mine.count('directory-failure')} directory failures, {mine.count('aborted-transaction')} aborted "
             f"transactions; {len(rows):,} batches to offset {last['last_offset']:,} at {fmt_time(last['timestamp'])}")

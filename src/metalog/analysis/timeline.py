@@ -1,9 +1,13 @@
 """One timeline row per batch: where a cluster stands in its ZooKeeper migration and its JBOD transition.
 
-A row is computed from the published MetadataImage after a batch. Replay builds images that share
-every unchanged object with the previous image, so ``RowCounter`` recounts only what changed: the
-broker counts when the brokers map is a new object, one topic's replica counts when its TopicImage
-is a new object (every topic when the brokers changed, since offline replicas depend on them).
+A row is computed from the MetadataImage Kafka's loader published after a batch (data or control; inside an
+open transaction, the one published before it). The broker, topic and partition counts are Kafka's controller
+metrics, counted as ControllerMetadataMetricsPublisher and ControllerMetricsChanges count them
+(metadata/src/main/java/org/apache/kafka/controller/metrics/), so a row reads like the operator's dashboard.
+Replay builds images that share every unchanged object with the previous image, so ``RowCounter`` recounts
+only what changed: the broker counts when the brokers map is a new object, one topic's partition counts when
+its TopicImage is a new object (every topic when the brokers changed, since offline replicas depend on them).
+``full_row`` counts from scratch, straight from the definitions: the counter must always equal it.
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ from metalog.state.versions import ZK_MIGRATION_STATES, metadata_version_name
 # Column name -> what it holds; the order is the files' column order. The README and --help print this.
 COLUMNS: dict[str, str] = {
     "cluster": "the log directory's name (one analysis may cover a fleet of clusters)",
-    "last_offset": "the last offset of the batch; the row is the state a reader saw after it",
+    "last_offset": "the last offset of the batch (data or control); the row is the state Kafka's loader published "
+                   "after it (inside an open transaction: the one published before the transaction)",
     "timestamp": "the batch's max timestamp, epoch milliseconds",
     "metadata_version": "the metadata.version feature, e.g. 3.7-IV2 (empty before it is set)",
     "zk_migration_state": "NONE, PRE_MIGRATION, MIGRATION, POST_MIGRATION (ZkMigrationStateRecord)",
@@ -31,12 +36,16 @@ COLUMNS: dict[str, str] = {
              "broker on KRaft), post-migration",
     "dir_transition": "KIP-858: not-started (no broker registered log dirs), in-progress, complete (every "
                       "broker registered its dirs and no replica is MIGRATING or UNASSIGNED)",
-    "brokers_fenced": "registered brokers that are fenced",
-    "brokers_unfenced": "registered brokers that are unfenced and not in controlled shutdown",
-    "brokers_controlled_shutdown": "unfenced brokers in controlled shutdown",
-    "brokers_zk": "registered brokers that are ZooKeeper brokers being migrated",
-    "topics": "topics",
-    "partitions": "partitions",
+    "brokers_fenced": "FencedBrokerCount: registered brokers that are fenced",
+    "brokers_unfenced": "ActiveBrokerCount: registered brokers that are not fenced, in controlled shutdown or not",
+    "brokers_controlled_shutdown": "ControlledShutdownBrokerCount: registered brokers in controlled shutdown, "
+                                   "fenced or not",
+    "brokers_zk": "MigratingZkBrokerCount: registered brokers that are ZooKeeper brokers being migrated",
+    "topics": "GlobalTopicCount: topics",
+    "partitions": "GlobalPartitionCount: partitions",
+    "offline_partitions": "OfflinePartitionsCount: partitions without a leader (leader -1)",
+    "preferred_replica_imbalance": "PreferredReplicaImbalanceCount: partitions whose leader is not their first "
+                                   "replica (one without a leader counts, unless it has no replicas)",
     "replicas_migrating": "replicas whose directory is MIGRATING (placed before directories were tracked)",
     "replicas_unassigned": "replicas whose directory is UNASSIGNED (the broker has not chosen one yet)",
     "replicas_lost": "replicas whose directory is LOST",
@@ -70,20 +79,20 @@ def dir_transition(brokers: dict[int, BrokerRegistration], migrating: int, unass
 
 
 def _broker_counts(brokers: dict[int, BrokerRegistration]) -> tuple[int, int, int, int]:
-    fenced = unfenced = shutdown = zk = 0
+    """(fenced, active, in controlled shutdown, migrating ZooKeeper) brokers: ControllerMetricsChanges counts
+    fenced and active (= not fenced) apart, controlled shutdown across both."""
+    fenced = shutdown = zk = 0
     for b in brokers.values():
-        if b.fenced:
-            fenced += 1
-        elif b.in_controlled_shutdown:
-            shutdown += 1
-        else:
-            unfenced += 1
+        fenced += b.fenced
+        shutdown += b.in_controlled_shutdown
         zk += b.is_migrating_zk_broker
-    return fenced, unfenced, shutdown, zk
+    return fenced, len(brokers) - fenced, shutdown, zk
 
 
 def _partition_counts(part: PartitionRegistration, brokers: dict[int, BrokerRegistration]) -> tuple[int, ...]:
-    """(1, migrating, unassigned, lost, assigned, offline) of one partition: a topic's counts are their sums."""
+    """(1, offline, imbalanced, migrating, unassigned, lost, assigned, offline replicas) of one partition: the
+    totals are their sums. Offline: PartitionRegistration.hasLeader is false (leader != NO_LEADER, -1);
+    imbalanced: hasPreferredLeader is false (leader != replicas[0], or != -1 when there are no replicas)."""
     migrating = unassigned = lost = assigned = 0
     for directory in part.directories:
         if directory == MIGRATING:
@@ -94,7 +103,10 @@ def _partition_counts(part: PartitionRegistration, brokers: dict[int, BrokerRegi
             lost += 1
         else:
             assigned += 1
-    return 1, migrating, unassigned, lost, assigned, len(offline_replicas(part, brokers))
+    leader, replicas = part.leader, part.replicas
+    preferred = replicas[0] if replicas else NO_LEADER
+    return (1, leader == NO_LEADER, leader != preferred, migrating, unassigned, lost, assigned,
+            len(offline_replicas(part, brokers)))
 
 
 class RowCounter:
@@ -106,7 +118,7 @@ class RowCounter:
         self._broker_counts = (0, 0, 0, 0)
         self._topics: dict[Any, TopicImage] | None = None
         self._per_topic: dict[Any, tuple[TopicImage, dict[int, tuple[Any, tuple[int, ...]]]]] = {}
-        self._totals = [0] * 6
+        self._totals = [0] * _PARTITION_COUNTS
 
     def row(self, image: MetadataImage, last_offset: int, timestamp: int, open_transaction: bool) -> dict[str, Any]:
         brokers_changed = image.brokers is not self._brokers
@@ -115,16 +127,17 @@ class RowCounter:
         if brokers_changed or image.topics is not self._topics:
             self._recount_topics(image, brokers_changed)
         self._brokers, self._topics = image.brokers, image.topics
-        fenced, unfenced, shutdown, zk = self._broker_counts
-        partitions, migrating, unassigned, lost, assigned, offline = self._totals
+        fenced, active, shutdown, zk = self._broker_counts
+        partitions, offline_partitions, imbalanced, migrating, unassigned, lost, assigned, offline = self._totals
         zk_state = ZK_MIGRATION_STATES.get(image.features.zk_migration_state, "NONE")
         return {
             "cluster": self.cluster, "last_offset": last_offset, "timestamp": timestamp,
             "metadata_version": metadata_version_name(image.features.metadata_version) or "",
             "zk_migration_state": zk_state, "phase": phase(zk_state, zk),
             "dir_transition": dir_transition(image.brokers, migrating, unassigned),
-            "brokers_fenced": fenced, "brokers_unfenced": unfenced, "brokers_controlled_shutdown": shutdown,
+            "brokers_fenced": fenced, "brokers_unfenced": active, "brokers_controlled_shutdown": shutdown,
             "brokers_zk": zk, "topics": len(image.topics), "partitions": partitions,
+            "offline_partitions": offline_partitions, "preferred_replica_imbalance": imbalanced,
             "replicas_migrating": migrating, "replicas_unassigned": unassigned, "replicas_lost": lost,
             "replicas_assigned": assigned, "offline_replicas": offline, "open_transaction": int(open_transaction),
         }
@@ -135,7 +148,7 @@ class RowCounter:
         totals, cache, topics, brokers = self._totals, self._per_topic, image.topics, image.brokers
         if everything:
             cache.clear()
-            totals[:] = [0] * 6
+            totals[:] = [0] * _PARTITION_COUNTS
         changed = [(tid, t) for tid, t in topics.items() if cache.get(tid, _NONE)[0] is not t]
         removed = len(cache) + sum(tid not in cache for tid, _ in changed) != len(topics)
         for tid in [t for t in cache if t not in topics] if removed else ():
@@ -159,6 +172,8 @@ class RowCounter:
 
 
 _NONE = (None, None)
+_PARTITION_COUNTS = 8
+NO_LEADER = -1  # Kafka's LeaderConstants.NO_LEADER
 
 
 def _sub(totals: list[int], counts: tuple[int, ...]) -> None:
@@ -168,5 +183,29 @@ def _sub(totals: list[int], counts: tuple[int, ...]) -> None:
 
 def full_row(cluster: str, image: MetadataImage, last_offset: int, timestamp: int,
              open_transaction: bool) -> dict[str, Any]:
-    """A row counted from scratch: the definition the incremental counter must equal."""
-    return RowCounter(cluster).row(image, last_offset, timestamp, open_transaction)
+    """A row counted from scratch, each column straight from its definition (ControllerMetadataMetricsPublisher's
+    publishSnapshot counts the metrics this way): what the incremental ``RowCounter`` must equal."""
+    brokers = list(image.brokers.values())
+    parts = [p for topic in image.topics.values() for p in topic.partitions.values()]
+    directories = [d for p in parts for d in p.directories]
+    migrating = sum(d == MIGRATING for d in directories)
+    unassigned = sum(d == UNASSIGNED for d in directories)
+    zk = sum(b.is_migrating_zk_broker for b in brokers)
+    zk_state = ZK_MIGRATION_STATES.get(image.features.zk_migration_state, "NONE")
+    return {
+        "cluster": cluster, "last_offset": last_offset, "timestamp": timestamp,
+        "metadata_version": metadata_version_name(image.features.metadata_version) or "",
+        "zk_migration_state": zk_state, "phase": phase(zk_state, zk),
+        "dir_transition": dir_transition(image.brokers, migrating, unassigned),
+        "brokers_fenced": sum(b.fenced for b in brokers),
+        "brokers_unfenced": sum(not b.fenced for b in brokers),
+        "brokers_controlled_shutdown": sum(b.in_controlled_shutdown for b in brokers),
+        "brokers_zk": zk, "topics": len(image.topics), "partitions": len(parts),
+        "offline_partitions": sum(p.leader == NO_LEADER for p in parts),
+        "preferred_replica_imbalance": sum(p.leader != (p.replicas[0] if p.replicas else NO_LEADER) for p in parts),
+        "replicas_migrating": migrating, "replicas_unassigned": unassigned,
+        "replicas_lost": sum(d == LOST for d in directories),
+        "replicas_assigned": sum(d not in (MIGRATING, UNASSIGNED, LOST) for d in directories),
+        "offline_replicas": sum(len(image.offline_replicas(p)) for p in parts),
+        "open_transaction": int(open_transaction),
+    }

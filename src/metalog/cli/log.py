@@ -42,12 +42,16 @@ def register(sub: Any) -> None:
     app = verbs.add_parser("append", help='append JSON lines {"name", "version", "data"} as batches',
                            description="Checks every segment of the log first and refuses to append after damage "
                                        "in its middle (a torn write at its end is cut, as Kafka does, and "
-                                       "reported); then appends, fsyncs and prints the committed offsets.",
-                           epilog=EXAMPLES, formatter_class=fmt)
+                                       "reported); then appends, fsyncs and prints the committed offsets. Up to "
+                                       "--batch-size lines make one batch. A batch ends after an "
+                                       "AbortTransactionRecord: the records after it start a new batch (Kafka's "
+                                       "loader would keep the aborted transaction's records if more followed "
+                                       "in the batch).", epilog=EXAMPLES, formatter_class=fmt)
     app.add_argument("logdir", metavar="LOGDIR")
     app.add_argument("--batch-size", type=int, default=1000, help="records per batch (default 1000)")
     app.add_argument("--epoch", type=int, help="leader epoch of the batches (default: the log's latest, or 1)")
-    app.add_argument("--timestamp", type=int, help="append time in ms (default: now)")
+    app.add_argument("--timestamp", metavar="TIME",
+                     help="append time: ISO 8601 or epoch milliseconds, as every TIME (default: now)")
     app.add_argument("--durability", choices=["batch", "append", "none"], default="batch",
                      help="fsync after every batch (default), once at the end, or only at close")
     app.add_argument("--create", action="store_true", help="create the log directory if it does not exist")
@@ -57,6 +61,9 @@ def register(sub: Any) -> None:
     app.set_defaults(func=_append)
 
     ver = verbs.add_parser("verify", help="check every CRC, index, epoch and snapshot; exit status 0 = intact",
+                           description="Problems make the exit status 1. Warnings do not: they name batches "
+                                       "metalog reads differently from Kafka's loader (records after an "
+                                       "AbortTransactionRecord in the same batch).",
                            epilog=EXAMPLES, formatter_class=fmt)
     ver.add_argument("logdir", metavar="LOGDIR")
     ver.add_argument("--quiet", "-q", action="store_true", help="print problems only")
@@ -155,10 +162,12 @@ def _require_log(logdir: str, hint: str | None) -> None:
 
 def _append(args: argparse.Namespace) -> int:
     from metalog.log import MetadataLog
+    from metalog.replay.points import parse_time
 
     if args.batch_size < 1:
         raise MetalogError("--batch-size must be at least 1")
     _require_log(args.logdir, "--create makes a new one" if not args.create else None)
+    timestamp = None if args.timestamp is None else parse_time(args.timestamp)
     # every segment is checked before anything is appended: never append after damage in the middle
     with MetadataLog.open(args.logdir, create=args.create, check_all=True, durability=args.durability,
                           segment_bytes=args.segment_bytes, cluster_id=args.cluster_id,
@@ -173,7 +182,7 @@ def _append(args: argparse.Namespace) -> int:
             for line in chunk:
                 lineno += 1
                 records.append(_parse_record(line, lineno))
-            for b in log.append(records, epoch=args.epoch, timestamp=args.timestamp, batch_size=args.batch_size):
+            for b in log.append(records, epoch=args.epoch, timestamp=timestamp, batch_size=args.batch_size):
                 _report(b)
         if args.durability == "none":
             log.flush()
@@ -227,9 +236,12 @@ def _verify(args: argparse.Namespace) -> int:
     if not args.quiet:
         for note in v.notes:
             print(f"note: {note}")
+        for warning in v.warnings:
+            print(f"warning: {warning}")
     for problem in v.problems:
         print(f"PROBLEM: {problem}")
     verdict = "intact" if v.ok else f"{len(v.problems)} problem(s)"
+    verdict += f", {len(v.warnings)} warning(s)" if v.warnings else ""
     print(f"{args.logdir}: {v.batches} batches, {v.records} records, {v.bytes} bytes, {v.snapshots} snapshots: "
           f"{verdict}")
     return 0 if v.ok else 1

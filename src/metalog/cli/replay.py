@@ -14,42 +14,55 @@ from metalog.errors import MetalogError
 REPLAY_EXAMPLES = """\
 examples:
   metalog replay /var/lib/kafka/metadata                       # the state at the end of the log
-  metalog replay LOGDIR --to-offset 1200 --format json         # after offset 1200, as JSON
+  metalog replay LOGDIR --to-offset 1200 --format json         # the state published at or before offset 1200
   metalog replay LOGDIR --at-time 2024-05-01T10:32:00Z         # as it was at 10:32 UTC
   metalog replay LOGDIR --at-time 1714559520000 --partitions   # every partition, not only the unhealthy ones
   metalog replay LOGDIR --to-offset 5000 --save-image          # and keep a state image for faster replays
+
+The state shown is one Kafka's loader published: at the end of a batch (none while a metadata transaction
+is open), or just before a BeginTransactionRecord inside a batch. An offset inside a batch or inside an open
+transaction shows the state published last before it, and one line says so. A TIME means the end of the
+last batch whose timestamp is at or before it; it is
+  %s.
 """
 
 DIFF_EXAMPLES = """\
 examples:
   metalog diff LOGDIR --from 100 --to 2000                     # offsets
   metalog diff LOGDIR --from 2024-05-01T10:30:00Z --to 2024-05-01T10:45:00Z
-  metalog diff LOGDIR --from 1714559400000ms --to end --json   # epoch milliseconds end in "ms"
+  metalog diff LOGDIR --from 1714559400000ms --to end --json   # a plain integer is an offset: "ms" makes a time
 
-A point is an offset (a plain integer), a time (ISO-8601, or epoch milliseconds followed by "ms"),
-"start" (the empty state before the log) or "end" (the last offset).
+A POINT is an offset (a plain integer), a time, "start" (the empty state before the log) or "end" (the last
+offset). A time is
+  %s;
+here epoch milliseconds need the "ms" suffix (a plain integer is an offset). Each point compares the state
+Kafka's loader published last at or before it; a line says which one when it is not the point itself.
 """
 
 
 def register(sub: Any) -> None:
+    from metalog.replay.points import TIME_FORMS
+
     p = sub.add_parser("replay", help="the state of a metadata log at an offset or time",
-                       description="Rebuild the controller state from the nearest snapshot or state image at or "
-                                   "before the target, plus the tail of the log.",
-                       epilog=REPLAY_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+                       description="Rebuild the controller state Kafka's loader published, from the nearest "
+                                   "snapshot or state image before the target plus the tail of the log.",
+                       epilog=REPLAY_EXAMPLES % TIME_FORMS, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("logdir", help="a log directory (holding __cluster_metadata-0) or the partition directory")
     target = p.add_mutually_exclusive_group()
-    target.add_argument("--to-offset", type=int, metavar="N", help="replay up to and including offset N")
-    target.add_argument("--at-time", metavar="TIME", help="ISO-8601 or epoch milliseconds")
+    target.add_argument("--to-offset", type=int, metavar="N",
+                        help="the state published last at or before offset N")
+    target.add_argument("--at-time", metavar="TIME", help="the state at the end of the last batch at or before TIME")
     p.add_argument("--format", choices=["table", "json"], default="table")
     p.add_argument("--partitions", action="store_true", help="list every partition in the table")
     p.add_argument("--no-snapshots", action="store_true", help="replay from offset 0, ignoring snapshots/images")
-    p.add_argument("--save-image", action="store_true", help="write a state image of the result beside the log")
+    p.add_argument("--save-image", action="store_true",
+                   help="write a state image of the result beside the log (when it was published at a batch end)")
     p.set_defaults(func=_replay)
 
     d = sub.add_parser("diff", help="what changed between two points of a metadata log",
                        description="Brokers registered, fenced or restarted, log directories lost, topics created "
                                    "and removed, partitions whose leader, ISR, replicas or directories changed.",
-                       epilog=DIFF_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+                       epilog=DIFF_EXAMPLES % TIME_FORMS, formatter_class=argparse.RawDescriptionHelpFormatter)
     d.add_argument("logdir")
     d.add_argument("--from", dest="from_", required=True, metavar="POINT")
     d.add_argument("--to", required=True, metavar="POINT")
@@ -58,37 +71,48 @@ def register(sub: Any) -> None:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from metalog.replay.history import MetadataHistory, parse_time
+    from metalog.errors import PointError
+    from metalog.replay.history import MetadataHistory
+    from metalog.replay.points import parse_time
     from metalog.state.jsonimage import image_to_json
 
+    at = None if args.at_time is None else parse_time(args.at_time)
     with MetadataHistory(args.logdir) as history, Progress("replaying") as bar:
-        if args.at_time is not None:
-            result = history.state_at_time(parse_time(args.at_time), use_snapshots=not args.no_snapshots,
-                                           progress=bar.update)
+        if at is not None:
+            result = history.state_at_time(at, use_snapshots=not args.no_snapshots, progress=bar.update)
         else:
             result = history.state_at(args.to_offset, use_snapshots=not args.no_snapshots, progress=bar.update)
         if args.save_image:
-            path = history.save_image(result)
-            print(f"state image written: {path}", file=sys.stderr)
+            try:
+                print(f"state image written: {history.save_image(result)}", file=sys.stderr)
+            except PointError as e:
+                print(f"warning: no state image written: {e}", file=sys.stderr)
     if args.format == "json":
+        if (note := result.note()) is not None:
+            print(note, file=sys.stderr)
         print(json.dumps(image_to_json(result.image), indent=2))
     else:
         print(render_state(result, all_partitions=args.partitions))
     return 0
 
 
-def _point(history: Any, text: str) -> int:
-    from metalog.replay.history import parse_time
+def _point(history: Any, text: str, option: str) -> Any:
+    """The ReplayResult a diff point names (None: the empty state before the log)."""
+    from metalog.errors import PointError
+    from metalog.replay.points import parse_time
 
     if text == "start":
-        return -1
+        return None
     if text == "end":
-        return int(history.end_offset)
+        return history.state_at()
     if re.fullmatch(r"-?\d+", text):
-        return int(text)
-    if text.endswith("ms") and text[:-2].isdigit():
-        return int(history.offset_at_time(int(text[:-2])))
-    return int(history.offset_at_time(parse_time(text)))
+        try:
+            return history.state_at(int(text))
+        except PointError as e:
+            hint = f"; for a time in epoch milliseconds write {text}ms" if int(text) > history.end_offset and \
+                len(text) >= 12 else ""
+            raise PointError(f"{option} {text}: {e}{hint}") from None
+    return history.state_at_time(parse_time(text))
 
 
 def _diff(args: argparse.Namespace) -> int:
@@ -97,20 +121,21 @@ def _diff(args: argparse.Namespace) -> int:
     from metalog.state.image import EMPTY
 
     with MetadataHistory(args.logdir) as history:
-        a, b = _point(history, args.from_), _point(history, args.to)
-        if a > b:
-            raise MetalogError(f"--from ({a}) is after --to ({b})")
-        before = EMPTY if a < 0 else history.state_at(a).image
-        after = EMPTY if b < 0 else history.state_at(b).image
-    d = diff_images(before, after)
-    d.from_offset, d.to_offset = a, b
+        a, b = _point(history, args.from_, "--from"), _point(history, args.to, "--to")
+    asked = [-1 if r is None else r.requested for r in (a, b)]
+    if asked[0] > asked[1]:
+        raise MetalogError(f"--from ({asked[0]}) is after --to ({asked[1]})")
+    for option, text, r in (("--from", args.from_, a), ("--to", args.to, b)):
+        if r is not None and (note := r.note("the state compared is the one published at")) is not None:
+            print(f"{option} {text}: {note}", file=sys.stderr)
+    d = diff_images(EMPTY if a is None else a.image, EMPTY if b is None else b.image)
     print(json.dumps(d.to_json(), indent=2) if args.json else render_diff(d))
     return 0
 
 
 def render_state(result: Any, *, all_partitions: bool = False) -> str:
     from metalog.replay.diff import table
-    from metalog.replay.history import format_time
+    from metalog.replay.points import format_time
     from metalog.state import versions as V
 
     img = result.image
@@ -124,8 +149,8 @@ def render_state(result: Any, *, all_partitions: bool = False) -> str:
         f"   ZK migration {V.ZK_MIGRATION_STATES.get(f.zk_migration_state, f.zk_migration_state)}"
         + (f"   features {', '.join(f'{k}={v}' for k, v in sorted(f.finalized.items()))}" if f.finalized else ""),
     ]
-    if result.open_transaction:
-        lines.append("a metadata transaction is open at this offset: its records are not shown")
+    if (note := result.note()) is not None:
+        lines.insert(1, note)
     rows = [("BROKER", "EPOCH", "RACK", "STATE", "LOG DIRS")]
     for bid in sorted(img.brokers):
         b = img.brokers[bid]

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from metalog.errors import MetalogError
+from metalog.replay.points import TIME_FORMS
 
 EXAMPLES = """\
 examples:
@@ -16,6 +17,7 @@ examples:
   metalog snapshot list --json /var/lib/kafka/metadata/__cluster_metadata-0
   metalog snapshot verify 00000000000000000025-0000000001.checkpoint && echo complete
   metalog snapshot create /var/lib/kafka/metadata --offset 5000     # Kafka's format, Kafka's bytes
+  metalog snapshot create LOGDIR --at-time 2024-05-01T10:32:00Z      # the state at the end of a batch by then
   metalog snapshot images /var/lib/kafka/metadata --every 50000     # metalog state images, for fast replays
 """
 
@@ -38,13 +40,20 @@ def register(sub: Any) -> None:
     cre = verbs.add_parser("create", help="write a Kafka snapshot of the state at an offset",
                            description="Replays the log to the offset and writes <end offset>-<epoch>.checkpoint "
                                        "into __cluster_metadata-0 exactly as Kafka's RecordsSnapshotWriter does: "
-                                       "header, the state as metadata records, footer.",
-                           epilog=EXAMPLES, formatter_class=fmt)
+                                       "header, the state as metadata records, footer. A snapshot ends at the end "
+                                       "of a batch with no transaction open, so Kafka reads whole batches after "
+                                       "it: an offset inside a batch or a transaction rounds down to the last such "
+                                       "state before it, and a line says so.",
+                           epilog=EXAMPLES + f"\nA TIME is {TIME_FORMS}.\n", formatter_class=fmt)
     cre.add_argument("logdir", metavar="LOGDIR")
-    cre.add_argument("--offset", type=int, help="the last offset the snapshot contains (default: the log end)")
+    point = cre.add_mutually_exclusive_group()
+    point.add_argument("--offset", type=int, metavar="N",
+                       help="the snapshot holds the state published at the last batch end at or before N (default: "
+                            "the log end)")
+    point.add_argument("--at-time", metavar="TIME", help="the state at the end of the last batch at or before TIME")
     cre.add_argument("--kraft-version", type=int, choices=[0, 1], default=0,
                      help="1 also writes KRaftVersionRecord and the VotersRecord found in the log")
-    cre.add_argument("--time-ms", type=int, help="batch timestamps (default: now)")
+    cre.add_argument("--time-ms", metavar="TIME", help="the snapshot's batch timestamps (default: now)")
     cre.set_defaults(func=_create)
     img = verbs.add_parser("images", help="write metalog state images every N offsets (one pass over the log)",
                            description="State images (msgpack, checksummed) load much faster than replaying; "
@@ -126,14 +135,17 @@ def _verify(args: argparse.Namespace) -> int:
 def _create(args: argparse.Namespace) -> int:
     from metalog.log.control import ControlType, decode_control
     from metalog.replay.history import MetadataHistory
+    from metalog.replay.points import parse_time
     from metalog.snapshots import SnapshotId, SnapshotWriter
     from metalog.state.records import image_records, lost_in_image
 
+    at = None if args.at_time is None else parse_time(args.at_time)
+    time_ms = None if args.time_ms is None else parse_time(args.time_ms)
     with MetadataHistory(args.logdir) as history:
-        result = history.state_at(args.offset)
+        result = history.batch_end_state(args.offset if at is None else history.offset_at_time(at))
         image = result.image
         if image.offset < 0:
-            raise MetalogError("nothing to snapshot: no metadata record at or before that offset")
+            raise MetalogError("nothing to snapshot: Kafka's loader published no state at or before that offset")
         log = history.log
         batch = next(log.batches(image.offset))
         epoch = log.epochs.epoch_for(image.offset) or batch.partition_leader_epoch
@@ -153,12 +165,14 @@ def _create(args: argparse.Namespace) -> int:
             print(f"warning: metadata.version cannot carry {loss}; it is left out", file=sys.stderr)
         with SnapshotWriter(log.directory, SnapshotId(image.offset + 1, epoch),
                             last_contained_log_timestamp=batch.max_timestamp, kraft_version=args.kraft_version,
-                            voters=voters, time_ms=args.time_ms) as writer:
+                            voters=voters, time_ms=time_ms) as writer:
             writer.append(image_records(image))
             path = writer.freeze()
-    note = " (the open transaction there is left out)" if result.open_transaction else ""
-    print(f"{path}: the state through offset {image.offset}{note}")
+    if (note := result.note("the snapshot holds the state through")) is not None:
+        print(note, file=sys.stderr)
+    print(f"{path}: the state through offset {image.offset}")
     return 0
+
 
 
 def _images(args: argparse.Namespace) -> int:

@@ -82,6 +82,21 @@ def decode_metadata_record(buf: bytes | bytearray | memoryview) -> MetadataRecor
 _new_tuple = tuple.__new__
 
 
+def metadata_api_key(value: bytes | bytearray | memoryview | None) -> int | None:
+    """The apiKey of a framed metadata record value, read from its frame without decoding the record (None when
+    the value is not a frame version 1 record): what the log layer may know of a record, its type."""
+    if value is None:
+        return None
+    if len(value) > 1 and value[0] == FRAME_VERSION and value[1] < 0x80:  # one-byte varints: every Kafka record
+        return value[1]
+    try:
+        frame_version, pos = read_uvarint(value, 0)
+        api_key, _ = read_uvarint(value, pos)
+    except (Malformed, IndexError):
+        return None
+    return api_key if frame_version == FRAME_VERSION else None
+
+
 def metadata_readers() -> dict[int, Any]:
     """apiKey << 8 | version -> the generated reader ``(buf, pos) -> (message, end)``, for one-byte apiKeys
     and versions: a record value's bytes 1 and 2 pick its reader and the body starts at 3. The readers

@@ -52,9 +52,14 @@ class Controller:
                 return u
 
     def _append(self, records: list[tuple[Any, int]]) -> None:
+        """Append the records (the log decides the batches) and load them batch by batch, as a reader of the
+        log would: the state is the one published after the last batch."""
         first = self.next_offset
+        spans = [(first, first + len(records) - 1)]
         if self.log is not None:
             batches = self.log.append(records)
             assert batches[0].base_offset == first and batches[-1].last_offset == first + len(records) - 1
-        for i, (record, _version) in enumerate(records):
-            self.loader.replay(record, first + i)
+            spans = [(b.base_offset, b.last_offset) for b in batches]
+        messages = [record for record, _version in records]
+        for base, last in spans:
+            self.loader.load_batch(base, messages[base - first:last - first + 1])

@@ -48,17 +48,19 @@ def write_history(outdir: str | os.PathLike[str], seed: int, settings: HistorySe
     records = batches = 0
     next_snapshot = snapshot_every
     with MetadataLog.open(out, create=True, durability="none") as log:
-        log.append_control([(_leader_change(), 0)], epoch=EPOCH, timestamp=START_MS)
+        leader = log.append_control([(_leader_change(), 0)], epoch=EPOCH, timestamp=START_MS)
+        loader.load_batch(leader.base_offset, [], last_offset=leader.last_offset, is_control=True)
         pending: list[tuple[Any, int]] = []
         stamp = START_MS
 
         def flush() -> None:
+            """One controller write: one batch, or more where it holds an abort (the log ends a batch there)."""
             nonlocal batches
             first = log.log_end_offset
-            log.append(pending, epoch=EPOCH, timestamp=stamp)
-            for i, (record, _) in enumerate(pending):
-                loader.replay(record, first + i)
-            batches += 1
+            messages = [record for record, _ in pending]
+            for b in log.append(pending, epoch=EPOCH, timestamp=stamp):
+                loader.load_batch(b.base_offset, messages[b.base_offset - first:b.last_offset - first + 1])
+                batches += 1
             pending.clear()
 
         generator = HistoryGenerator(seed, settings)

@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from metalog.codec import Uuid
-from metalog.codec.framing import encode_metadata_record
+from metalog.codec.definitions import MESSAGES
+from metalog.codec.framing import encode_metadata_record, metadata_api_key
 from metalog.errors import CorruptBatchError, LogError, LogLockedError
 from metalog.log import files
 from metalog.log.batch import Record, RecordBatch
@@ -43,6 +44,7 @@ from metalog.log.snapshot_files import SnapshotId, clean_snapshot_dir, list_snap
 DEFAULT_SEGMENT_BYTES = 1024 * 1024 * 1024  # metadata.log.segment.bytes
 LOCK_FILE = ".lock"
 _LEFTOVER_SUFFIXES = (".deleted", ".cleaned", ".swap", ".tmp")
+ABORT_TRANSACTION_KEY = MESSAGES["AbortTransactionRecord"].api_key
 
 
 class Durability(Enum):
@@ -204,8 +206,10 @@ class MetadataLog:
         """Append metadata records (framed values, or (message, version) pairs) as KRaft data batches.
 
         Offsets are assigned from the log end; a batch holds at most ``batch_size`` records and
-        ``max_batch_bytes`` of values. Returns the batches written; ``committed`` says whether each
-        was fsynced under the durability policy before this returned.
+        ``max_batch_bytes`` of values, and ends at an AbortTransactionRecord (the records after an abort
+        start a new batch: Kafka's loader would keep the aborted records if more followed in the batch).
+        Returns the batches written; ``committed`` says whether each was fsynced under the durability
+        policy before this returned.
         """
         epoch = self._epoch_for_append(epoch)
         out: list[AppendedBatch] = []
@@ -213,7 +217,8 @@ class MetadataLog:
         size = 0
         for rec in records:
             value = rec if isinstance(rec, bytes | bytearray) else encode_metadata_record(*rec)
-            if pending and (size + len(value) > max_batch_bytes or len(pending) == batch_size):
+            if pending and (size + len(value) > max_batch_bytes or len(pending) == batch_size or
+                            metadata_api_key(pending[-1]) == ABORT_TRANSACTION_KEY):
                 out.append(self._append_values(pending, epoch, timestamp, compression))
                 pending, size = [], 0
             pending.append(bytes(value))

@@ -6,6 +6,9 @@ leader-epoch-checkpoint, every record decodes (metadata record or control record
 ``.index`` entry names the last offset of the batch at its position, and every ``.timeindex`` entry
 holds the largest timestamp up to its offset (``recovery.IndexCheck``, which recovery uses too).
 The snapshots are checked by ``metalog.snapshots.verify`` (the ``log verify`` verb runs both).
+
+Warnings (not problems: the exit status stays 0) name what metalog reads differently from Kafka: a batch with
+records after an AbortTransactionRecord (``records_after_abort``).
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from metalog.codec.definitions import MESSAGES
+from metalog.codec.framing import metadata_api_key
 from metalog.errors import MetalogError
 from metalog.log.batch import RecordBatch
 from metalog.log.chain import BatchChain, boundary_error
@@ -27,6 +32,7 @@ from metalog.log.segment import LogSegment
 class Verification:
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
     batches: int = 0
     records: int = 0
     bytes: int = 0
@@ -72,6 +78,7 @@ def _verify_segment(seg: LogSegment, state: ScanState, epochs: LeaderEpochCache,
                 v.problems.append(f"{seg.path}, byte {pos}: {problem}")
                 return False
             _verify_records(seg, batch, v)
+            _warn(seg, batch, records_after_abort(batch), v)
             epochs.assign(batch.partition_leader_epoch, batch.base_offset)
             state.next_offset, state.epoch = batch.next_offset, batch.partition_leader_epoch
             check.batch(pos, batch.last_offset, batch.max_timestamp)
@@ -95,3 +102,28 @@ def _verify_records(seg: LogSegment, batch: RecordBatch, v: Verification) -> Non
             decode(rec)
         except (MetalogError, KeyError) as e:
             v.problems.append(f"{seg.path}, byte {batch.position}: record at offset {rec.offset} does not decode: {e}")
+
+
+_ABORT_TRANSACTION = MESSAGES["AbortTransactionRecord"].api_key
+
+
+def records_after_abort(batch: RecordBatch) -> str | None:
+    """What differs when records follow an AbortTransactionRecord in one data batch (only record types are read):
+    Kafka's MetadataBatchLoader keeps the aborted transaction's records in its delta until the batch's flush
+    when more records follow the abort (ABORTED -> NO_TRANSACTION), so it publishes them; metalog drops them, as
+    the abort intends. Kafka's controller never writes such a batch, nor does metalog."""
+    if batch.is_control or batch.records_count < 2:
+        return None
+    records = list(batch.records())
+    for i, record in enumerate(records[:-1]):
+        if metadata_api_key(record.value) == _ABORT_TRANSACTION:
+            return (f"batch {batch.base_offset}..{batch.last_offset} has {len(records) - 1 - i} record(s) after the "
+                    f"AbortTransactionRecord at offset {record.offset}: metalog drops the aborted transaction's "
+                    "records and applies these; Kafka's loader would keep the aborted records too")
+    return None
+
+
+def _warn(seg: LogSegment, batch: RecordBatch, warning: str | None, v: Verification) -> None:
+    if warning is not None:
+        v.warnings.append(f"{seg.path}, byte {batch.position}: {warning}")
+

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from metalog.codec.uuid import LOST, MIGRATING, UNASSIGNED
@@ -43,7 +43,8 @@ class ImageDiff:
 
     @property
     def empty(self) -> bool:
-        return not any(v for k, v in self.to_json().items() if k not in ("fromOffset", "toOffset"))
+        """Nothing changed (the JSON form always has its keys: look at the fields)."""
+        return not any(getattr(self, f.name) for f in fields(self) if f.name not in ("from_offset", "to_offset"))
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -1,9 +1,10 @@
 """Point-in-time replay of a metadata log directory.
 
 ``MetadataHistory`` opens a log directory read-only and answers "what was the state at offset N
-(or at time T)?" by starting from the nearest Kafka snapshot or metalog state image at or before
-the target and replaying the tail of the log. State images live beside Kafka's files, in
-``<log dir>/metalog-images/<20-digit offset>.image``, where Kafka never looks.
+(or at time T)?": the state Kafka's loader published last at or before N (see ``metalog.replay.points``),
+found by starting from the nearest Kafka snapshot or metalog state image before it and replaying the
+tail of the log. State images live beside Kafka's files, in ``<log dir>/metalog-images/<20-digit
+offset>.image``, where Kafka never looks, and only ever at a published batch end.
 """
 
 from __future__ import annotations
@@ -13,40 +14,35 @@ import os
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from metalog.codec.framing import decode_metadata_record
-from metalog.errors import DecodeError, LogError, MetalogError
+from metalog.codec.definitions import MESSAGES
+from metalog.codec.framing import decode_metadata_record, metadata_api_key
+from metalog.errors import DecodeError, LogError, MetalogError, PointError
 from metalog.log import MetadataLog
+from metalog.log.scan import ScannedBatch
+from metalog.replay.points import BatchSpan, ReplayResult, StartPoint, format_time, parse_time
 from metalog.snapshots import SnapshotReader
 from metalog.state import MetadataLoader
 from metalog.state.image import EMPTY, MetadataImage
 from metalog.state.serde import image_from_bytes, image_to_bytes
 
+__all__ = ["IMAGE_DIR", "MetadataHistory", "PublishedState", "ReplayResult", "StartPoint", "format_time",
+           "gc_paused", "load_scanned", "parse_time"]
+
 IMAGE_DIR = "metalog-images"
 _IMAGE_NAME = re.compile(r"^(\d{20})\.image$")
+_BEGIN_TRANSACTION = MESSAGES["BeginTransactionRecord"].api_key
 
 
-@dataclass(frozen=True)
-class StartPoint:
-    """Where a replay starts: a snapshot or image holding the state through ``offset`` (-1: empty)."""
+class PublishedState(NamedTuple):
+    """A state Kafka's loader published at the end of a batch."""
 
-    kind: str  # "empty" | "checkpoint" | "image"
-    offset: int
-    path: Path | None = None
-
-
-@dataclass(frozen=True)
-class ReplayResult:
+    offset: int  # the batch's last offset
+    timestamp: int  # the batch's max timestamp
     image: MetadataImage
-    offset: int  # the state includes every record up to this offset (-1: none)
-    timestamp: int | None  # the timestamp of the batch holding ``offset``
-    start: StartPoint
-    records_replayed: int
-    open_transaction: bool = False  # a transaction was open at ``offset``: its records are not in ``image``
 
 
 ProgressCallback = Callable[[int, int], None]  # (records replayed, records to replay about)
@@ -87,70 +83,157 @@ class MetadataHistory:
         # images load faster than checkpoints: at equal offsets prefer them
         return sorted(points, key=lambda p: (p.offset, p.kind == "image"))
 
+    def batch_at(self, offset: int) -> BatchSpan:
+        """The batch holding ``offset``."""
+        if not self.log.log_start_offset <= offset <= self.end_offset:
+            raise PointError(f"offset {offset} is not in the log (offsets {self.log.log_start_offset} to "
+                             f"{self.end_offset})")
+        batch = next(self.log.batches(offset, validate=False))
+        return BatchSpan(batch.base_offset, batch.last_offset, batch.max_timestamp, batch.is_control)
+
+    def is_batch_end(self, offset: int) -> bool:
+        """``offset`` ends a batch (or is the offset just before the log, where a snapshot below it ends)."""
+        if offset == self.log.log_start_offset - 1 or offset == self.end_offset:
+            return True
+        return self.log.log_start_offset <= offset < self.end_offset and self.batch_at(offset).last_offset == offset
+
     def offset_at_time(self, timestamp_ms: int) -> int:
-        """The last offset whose batch timestamp is at or before ``timestamp_ms`` (-1: before the log)."""
-        first_after = self.log.offset_for_timestamp(timestamp_ms + 1)
-        return self.end_offset if first_after is None else first_after - 1
+        """The last offset of the last batch whose timestamp is at or before ``timestamp_ms``."""
+        after = next((b for b in self.log.batches_from_timestamp(timestamp_ms + 1)
+                      if b.max_timestamp > timestamp_ms), None)
+        last = self.end_offset if after is None else after.base_offset - 1
+        if last < self.log.log_start_offset:
+            first = self.batch_at(self.log.log_start_offset) if self.end_offset >= self.log.log_start_offset \
+                else None
+            since = "" if first is None else f" (offset {first.base_offset}, at {format_time(first.timestamp)})"
+            raise PointError(f"{format_time(timestamp_ms)} is before the log's first batch{since}")
+        return last
 
     # ---- states ----------------------------------------------------------------------------------
     def state_at(self, offset: int | None = None, *, use_snapshots: bool = True,
                  progress: ProgressCallback | None = None) -> ReplayResult:
-        """The state including every record up to ``offset`` (default: the end of the log)."""
-        target = self.end_offset if offset is None else offset
-        if target > self.end_offset:
-            raise MetalogError(f"offset {target} is past the end of the log (last offset {self.end_offset})")
-        usable = [p for p in self.start_points() if p.offset <= target and (use_snapshots or p.kind == "empty")]
-        replayable = [p for p in usable if p.offset + 1 >= self.log.log_start_offset]
-        if not replayable:
-            raise MetalogError(f"offset {target} cannot be reached: the log starts at {self.log.log_start_offset} "
-                               "and no snapshot or image lies between")
-        start = replayable[-1]
-        with gc_paused():
-            return self._replay_to(start, target, progress)
+        """The state Kafka's loader published last at or before ``offset`` (default: the end of the log).
 
-    def _replay_to(self, start: StartPoint, target: int, progress: ProgressCallback | None) -> ReplayResult:
-        loader = MetadataLoader(self._load(start))
-        replayed, timestamp = 0, None
-        first, total = start.offset + 1, target - start.offset
-        # the fused path: batches are read, checked and their values replayed without an object per batch
-        for count, max_ts in self.log.scan_into(first, target, loader.replay_value) if first <= target else ():
-            replayed += count
-            if max_ts is not None:
-                timestamp = max_ts
-            if progress is not None:
-                progress(replayed, total)
-        if timestamp is None and target >= self.log.log_start_offset:
-            timestamp = next(self.log.scan(target))[2]  # started from a snapshot right there
-        return ReplayResult(loader.image, target, timestamp, start, replayed, loader.in_transaction)
+        Inside a batch that is the state at the end of the batch before (or just before a
+        BeginTransactionRecord inside the batch, at or before ``offset``); inside an open transaction, the
+        state published before it began. The result says the offset shown and why it differs."""
+        end = self.end_offset
+        target = end if offset is None else offset
+        if target > end:
+            raise PointError(f"offset {target} is past the end of the log (last offset {end})")
+        log_start = self.log.log_start_offset
+        batch = self.batch_at(target) if target >= log_start else None
+        # whole batches through the one before ``target``'s (a log may start inside a batch, after a snapshot)
+        through = target if batch is None or batch.last_offset == target else max(batch.base_offset, log_start) - 1
+        start = self._start_for(through, target, use_snapshots)
+        with gc_paused():
+            loader, replayed = self._loader_through(start, through, progress)
+            if start.offset < target and through < target and batch is not None:  # (a snapshot may end in it)
+                replayed += self._replay_inside(loader, batch, max(through, start.offset) + 1, target)
+        image = loader.image
+        if image.offset < 0 and start.kind == "empty":
+            if end < log_start:
+                raise PointError("the log holds no batches: Kafka's loader published no state")
+            raise PointError(_nothing_published(target, batch, loader))
+        shown = batch if batch is not None and batch.base_offset <= image.offset <= batch.last_offset else \
+            self.batch_at(image.offset) if image.offset >= log_start else None
+        return ReplayResult(image, image.offset, target, batch, shown.timestamp if shown else None, start, replayed,
+                            loader.transaction_start if loader.in_transaction else None)
+
+    def batch_end_state(self, offset: int | None = None, **kw: Any) -> ReplayResult:
+        """The state published last at a batch end at or before ``offset``: where a snapshot may end, since
+        Kafka reads the log after a snapshot in whole batches. ``requested``, ``batch`` and
+        ``transaction_start`` stay those of ``offset``, so ``note()`` says why the state is an earlier one."""
+        asked = self.state_at(offset, **kw)
+        found = asked
+        while not self.is_batch_end(found.offset):  # published just before a BeginTransactionRecord in a batch
+            try:
+                found = self.state_at(max(self.batch_at(found.offset).base_offset, self.log.log_start_offset) - 1,
+                                      **kw)
+            except PointError:
+                raise PointError(f"offset {asked.requested}: Kafka's loader published no state at the end of a "
+                                 "batch at or before it") from None
+        return replace(found, requested=asked.requested, batch=asked.batch, transaction_start=asked.transaction_start)
 
     def state_at_time(self, timestamp_ms: int, **kw: Any) -> ReplayResult:
+        """The state at the end of the last batch whose timestamp is at or before ``timestamp_ms``."""
         return self.state_at(self.offset_at_time(timestamp_ms), **kw)
 
-    def states(self, start: int = 0, end: int | None = None) -> Iterator[tuple[int, int, MetadataImage]]:
-        """(last offset, timestamp, image) after every batch from ``start`` to ``end``, as a reader saw it."""
+    def states(self, start: int = 0, end: int | None = None) -> Iterator[PublishedState]:
+        """Every state published at the end of a batch whose last offset lies in [``start``, ``end``], in log
+        order: data and control batches, none while a transaction is open."""
         end = self.end_offset if end is None else end
-        base = self.state_at(start - 1) if start > 0 else None
-        loader = MetadataLoader(base.image if base else EMPTY)
-        first = max(start, 0)
-        for base, last, max_ts, control, values in self.log.scan(first) if first <= end else ():
-            if base > end:
-                break
-            if not control and replay_values(loader, base, values, first, end, self.log.directory):
-                yield min(last, end), max_ts, loader.image
+        first = max(start, self.log.log_start_offset)
+        if first > end:
+            return
+        through = max(self.batch_at(first).base_offset, self.log.log_start_offset) - 1
+        loader, _ = self._loader_through(self._start_for(through, through, True), through, None)
+        for scanned in self.log.scan(through + 1):
+            if scanned[1] > end:
+                return
+            image = load_scanned(loader, scanned, self.log.directory, through + 1)
+            if image is not None and scanned[1] >= start:
+                yield PublishedState(scanned[1], scanned[2], image)
+
+    def _start_for(self, through: int, target: int, use_snapshots: bool) -> StartPoint:
+        """The last snapshot or state image a replay to the end of the batch ending at ``through`` can start
+        from. A state image must lie at a batch end: one inside a batch (older metalog wrote some) holds a
+        state Kafka's loader never published."""
+        log_start = self.log.log_start_offset
+        points = self.start_points() if use_snapshots else [StartPoint("empty", -1)]
+        for p in reversed(points):
+            reachable = p.offset <= through and p.offset + 1 >= log_start or p.offset == target  # none to replay
+            if reachable and (p.kind != "image" or self.is_batch_end(p.offset)):
+                return p
+        if target < log_start:
+            raise PointError(f"offset {target} is before the log, which starts at offset {log_start}, and no "
+                             "snapshot or state image holds it")
+        raise PointError(f"offset {target} cannot be reached: the log starts at {log_start} and no snapshot or "
+                         "state image lies between")
+
+    def _loader_through(self, start: StartPoint, through: int,
+                        progress: ProgressCallback | None) -> tuple[MetadataLoader, int]:
+        """A loader after the batch ending at ``through``, from ``start``; and the records it replayed."""
+        loader = MetadataLoader(self._load(start))
+        replayed, first = 0, start.offset + 1
+        if first <= through:
+            total = through - start.offset
+            # the fused path: batches are read, checked and their values replayed without an object per batch;
+            # the state at a batch end needs no earlier batch end, so only the last one is told to the loader
+            for count, _ in self.log.scan_into(first, through, loader.replay_value):
+                replayed += count
+                if progress is not None:
+                    progress(replayed, total)
+            loader.end_batch(through)
+        return loader, replayed
+
+    def _replay_inside(self, loader: MetadataLoader, batch: BatchSpan, first: int, target: int) -> int:
+        """The records of ``batch`` from ``first`` up to ``target``: they publish only where a
+        BeginTransactionRecord follows one of them (Kafka's loadBatch), which may be the record at ``target`` + 1."""
+        if batch.is_control:
+            return 0
+        count = sum(n for n, _ in self.log.scan_into(first, target, loader.replay_value))
+        if not loader.in_transaction and self._begins_transaction(target + 1):
+            loader.publish(target)
+        return count
+
+    def _begins_transaction(self, offset: int) -> bool:
+        base, _, _, control, values = next(self.log.scan(offset))
+        return not control and metadata_api_key(values[offset - base]) == _BEGIN_TRANSACTION
 
     def save_image(self, result: ReplayResult) -> Path:
-        """Write ``result``'s state as a state image, so later replays can start there.
+        """Write ``result``'s state as a state image named by the offset it was published at, so later replays
+        can start there. Only a state published at the end of a batch is written (a replay from an image
+        starts with the next batch)."""
+        if result.offset < 0:
+            raise PointError("the empty state before the log needs no state image")
+        if not self.is_batch_end(result.offset):
+            raise PointError(f"the state shown was published at offset {result.offset}, inside batch "
+                             f"{self.batch_at(result.offset)}: state images are written only at batch ends")
+        return self._write_image(result.image)
 
-        The image is named by the last offset it includes: inside an open transaction that is the
-        offset before the transaction began, so a replay from the image replays the whole transaction.
-        """
-        return self._write_image(result.image, result.image.offset if result.open_transaction else result.offset)
-
-    def _write_image(self, image: MetadataImage, offset: int) -> Path:
-        """``image`` as the state through ``offset``: after EndTransactionRecord the image's own offset is
-        the transaction's last record, and a replay from there would meet the end without its begin."""
-        if image.offset != offset:
-            image = replace(image, offset=offset)
+    def _write_image(self, image: MetadataImage) -> Path:
+        """``image`` as the state image named by its offset: written whole, then renamed."""
         directory = self.root / IMAGE_DIR
         directory.mkdir(exist_ok=True)
         path = directory / f"{image.offset:020d}.image"
@@ -162,7 +245,8 @@ class MetadataHistory:
         return path
 
     def write_images(self, every: int, progress: ProgressCallback | None = None) -> list[Path]:
-        """One pass over the log, writing a state image every ``every`` offsets (where none exists yet)."""
+        """One pass over the log, writing a state image at the first published batch end at or after every
+        multiple of ``every`` offsets (where none exists yet)."""
         if every < 1:
             raise MetalogError("the image interval must be at least 1 offset")
         with gc_paused():
@@ -170,20 +254,22 @@ class MetadataHistory:
 
     def _write_images(self, every: int, progress: ProgressCallback | None) -> list[Path]:
         have = {p.offset for p in self.start_points() if p.kind == "image"}
-        loader = MetadataLoader()
-        written, replayed, next_mark = [], 0, every
-        for base, last, _, control, values in self.log.scan(0) if self.end_offset >= 0 else ():
-            if not control:
-                replayed += replay_values(loader, base, values, 0, self.end_offset, self.log.directory)
-            if last >= next_mark:
-                image = loader.image
-                offset = image.offset if loader.in_transaction else loader.offset
-                if offset not in have and offset >= 0:
-                    written.append(self._write_image(image, offset))
-                    have.add(offset)
+        first, end = self.log.log_start_offset, self.end_offset
+        if end < first:
+            return []
+        loader, _ = self._loader_through(self._start_for(first - 1, first - 1, True), first - 1, None)
+        written, replayed, next_mark = [], 0, (first // every + 1) * every
+        for scanned in self.log.scan(first):
+            replayed += replay_scanned(loader, scanned, self.log.directory, first)
+            last = scanned[1]
+            # only the batch ends that may get an image are told to the loader: publishing costs an image
+            if last >= next_mark and (image := loader.end_batch(last)) is not None:
+                if last not in have:
+                    written.append(self._write_image(image))
+                    have.add(last)
                 next_mark = (last // every + 1) * every
             if progress is not None:
-                progress(replayed, self.end_offset + 1)
+                progress(replayed, end + 1 - first)
         return written
 
     # ---- reading ---------------------------------------------------------------------------------
@@ -201,22 +287,29 @@ class MetadataHistory:
         return MetadataLoader().load_snapshot(records, start.offset)
 
 
+def load_scanned(loader: MetadataLoader, batch: ScannedBatch, where: Path, first: int = 0) -> MetadataImage | None:
+    """Load one batch as ``MetadataLog.scan`` yields it (its records from ``first`` on: a log may start inside
+    its first batch, after a snapshot); the published image, or None inside a transaction. A record that does
+    not decode is named by its offset and ``where``."""
+    replay_scanned(loader, batch, where, first)
+    return loader.end_batch(batch[1])
 
-def replay_values(loader: MetadataLoader, base_offset: int, values: list[bytes | None], first: int, last: int,
-                  where: Path) -> int:
-    """Replay one data batch's record values with offsets in [first, last]; returns how many."""
-    count = 0
+
+def replay_scanned(loader: MetadataLoader, batch: ScannedBatch, where: Path, first: int = 0) -> int:
+    """Replay one batch's records from ``first`` on without ending the batch (its end publishes: call
+    ``end_batch`` where a published state is wanted); returns how many records."""
+    base, _, _, control, values = batch
+    if control:
+        return 0
+    if base < first:
+        values, base = values[first - base:], first
     replay = loader.replay_value
-    offset = base_offset - 1
     try:
-        for value in values:
-            offset += 1
-            if first <= offset <= last:
-                count += 1
-                replay(value, offset)
+        for offset, value in enumerate(values, base):
+            replay(value, offset)
     except DecodeError as e:
-        raise LogError(f"offset {offset}: {e}", file=where) from None
-    return count
+        raise LogError(f"offset {max(loader.offset + 1, base)}: {e}", file=where) from None
+    return len(values)
 
 
 @contextmanager
@@ -231,21 +324,10 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def parse_time(text: str) -> int:
-    """Epoch milliseconds from ``1700000000000`` or ISO-8601 (``2023-11-14T22:13:20Z``; naive means UTC)."""
-    if re.fullmatch(r"-?\d+", text):
-        return int(text)
-    try:
-        dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise MetalogError(f"not a time: {text!r} (use epoch milliseconds or ISO-8601)") from None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    return int(dt.timestamp() * 1000)
-
-
-def format_time(ms: int | None) -> str:
-    if ms is None:
-        return "-"
-    return datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat(timespec="milliseconds").replace("+00:00",
-                                                                                                         "Z")
+def _nothing_published(target: int, batch: BatchSpan | None, loader: MetadataLoader) -> str:
+    if loader.in_transaction:
+        return (f"offset {target}: a transaction open since offset {loader.transaction_start} is not committed "
+                "there, and Kafka's loader published no state before it")
+    if batch is not None:
+        return f"offset {target} is inside batch {batch}, before the first state Kafka's loader published"
+    return f"offset {target} is before the log: Kafka's loader published no state there"

@@ -1,13 +1,28 @@
-"""MetadataLoader: Kafka's loader rules on top of MetadataDelta.
+"""MetadataLoader: Kafka's loader over MetadataDelta, with one commit per batch.
 
-- Records of a metadata transaction become visible together at EndTransaction; an aborted
-  transaction's records are dropped; while one is open, the published image excludes it.
-- Loading a snapshot replaces the image: whatever the snapshot does not mention is gone.
+Follows ``MetadataBatchLoader`` (``loadBatch``, ``replay``, ``maybeFlushBatches``) and ``MetadataLoader``
+(``handleCommit``, ``handleLoadSnapshot``) in Kafka's ``metadata/src/main/java/org/apache/kafka/image/loader``.
+``image`` is the state the loader last *published*; records loaded since wait in a delta. The published
+points of a log are exactly:
+
+- the end of every batch (data or control) after which no transaction is open: ``end_batch``;
+- inside a batch, just before a BeginTransactionRecord: what came before it, at the offset before it
+  (Kafka emits its delta there when the Begin is not the batch's first record; when it is, the batch
+  before already published that same state);
+- a snapshot, at its last contained offset: ``load_snapshot``.
+
+Nothing is published while a transaction is open: its records become visible together at the end of the
+batch holding its EndTransactionRecord. One deliberate difference from Kafka: an AbortTransactionRecord
+drops the transaction's records at once, so records after it in the same batch apply without them (Kafka's
+batch loader keeps the aborted records in its delta when more records follow the abort in that batch; its
+controller never writes such a batch).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from enum import Enum
 from typing import Any
 
 from metalog.codec import message_class
@@ -17,50 +32,112 @@ from metalog.errors import DecodeError, ReplayError
 from metalog.state.delta import MetadataDelta, located, rule_for
 from metalog.state.image import EMPTY, MetadataImage
 
-_TRANSACTION_MARKERS = frozenset({"BeginTransactionRecord", "EndTransactionRecord", "AbortTransactionRecord"})
+_BEGIN, _END, _ABORT = "BeginTransactionRecord", "EndTransactionRecord", "AbortTransactionRecord"
+_TRANSACTION_MARKERS = frozenset({_BEGIN, _END, _ABORT})
+_KAFKA_NAMES = {_BEGIN: "BEGIN_TRANSACTION_RECORD", _END: "END_TRANSACTION_RECORD", _ABORT: "ABORT_TRANSACTION_RECORD"}
 _NO_OP = encode_metadata_record(message_class("NoOpRecord")(), 0)
 Reader = Callable[[bytes, int], tuple[Any, int]]
 Rule = Callable[[MetadataDelta, Any], None]
 
 
-class MetadataLoader:
-    """Replays records in log order; ``image`` is the published state (what a reader of the log sees)."""
+class TransactionState(Enum):
+    """MetadataBatchLoader.TransactionState."""
 
-    def __init__(self, image: MetadataImage = EMPTY) -> None:
+    NO_TRANSACTION = "NO_TRANSACTION"
+    STARTED_TRANSACTION = "STARTED_TRANSACTION"  # a BeginTransactionRecord was the last record
+    CONTINUED_TRANSACTION = "CONTINUED_TRANSACTION"  # records followed the BeginTransactionRecord
+    ENDED_TRANSACTION = "ENDED_TRANSACTION"  # an EndTransactionRecord was the last record
+    ABORTED_TRANSACTION = "ABORTED_TRANSACTION"  # an AbortTransactionRecord was the last record
+
+
+NO_TRANSACTION = TransactionState.NO_TRANSACTION
+STARTED = TransactionState.STARTED_TRANSACTION
+CONTINUED = TransactionState.CONTINUED_TRANSACTION
+ENDED = TransactionState.ENDED_TRANSACTION
+ABORTED = TransactionState.ABORTED_TRANSACTION
+OPEN = frozenset({STARTED, CONTINUED})
+
+
+@dataclass(frozen=True)
+class OpenTransaction:
+    """A transaction open where a loader starts: its BeginTransactionRecord's offset, and ``pending``, the
+    published image with the transaction's records so far applied (what the parallel replay computes)."""
+
+    begin_offset: int
+    pending: MetadataImage
+
+
+@dataclass(frozen=True)
+class AbortedTransaction:
+    """What ``on_abort`` is told: the AbortTransactionRecord's offset and its transaction's Begin offset."""
+
+    abort_offset: int
+    begin_offset: int
+
+
+class MetadataLoader:
+    """Loads a log batch by batch; ``image`` is the last published state (what a reader of the log sees).
+
+    Batch-level entry points: ``load_batch`` (a whole batch), or ``replay``/``replay_value`` per record
+    followed by ``end_batch`` at the batch's end. Replaying many batches record by record and calling
+    ``end_batch`` only after the last one gives the same published state at that end (replay's fused path):
+    the state at a batch end depends on no earlier batch end.
+    """
+
+    def __init__(self, image: MetadataImage = EMPTY, *, transaction: OpenTransaction | None = None,
+                 on_abort: Callable[[AbortedTransaction], object] | None = None) -> None:
         if not _DISPATCH:
             _fill_dispatch()
-        self._published = image
+        self.image = image
+        self.on_abort = on_abort
+        self.transaction_start: int | None = None  # the open transaction's BeginTransactionRecord
+        self.offset = image.offset  # the last record loaded (a control batch holds none)
+        self._state = NO_TRANSACTION  # the state after the last transaction marker (see ``state``)
+        self._marker = image.offset  # the offset of the last transaction marker
+        self._clean = image.offset  # records after this offset are in the delta, not yet published
         self._delta = MetadataDelta(image)
-        self._pending = False  # records in the delta not yet in the published image
-        self.in_transaction = False
-        self.transaction_start: int | None = None
-        self.offset = image.offset  # the last offset replayed, visible or not
+        if transaction is not None:
+            pending = transaction.pending
+            self._delta = MetadataDelta(pending)
+            self.transaction_start = transaction.begin_offset
+            self.offset = max(image.offset, pending.offset, transaction.begin_offset)
+            self._marker = transaction.begin_offset
+            self._state = STARTED  # CONTINUED as soon as a record followed the Begin (``state``)
+
+    # ---- the transaction state ---------------------------------------------------------------------------
+    @property
+    def state(self) -> TransactionState:
+        """Kafka's transaction state after the last record loaded. A record after a marker moves STARTED to
+        CONTINUED and ENDED or ABORTED to NO_TRANSACTION, as in Kafka's ``replay``; derived here from the
+        offsets, so the replay loop pays nothing for it."""
+        s = self._state
+        if self.offset > self._marker:
+            if s is STARTED:
+                return CONTINUED
+            if s is ENDED or s is ABORTED:
+                return NO_TRANSACTION
+        return s
 
     @property
-    def image(self) -> MetadataImage:
-        """The state a reader sees after the last record: an open transaction is not yet visible."""
-        if self._pending and not self.in_transaction:
-            self._published = self._delta.apply()
-            self._delta = MetadataDelta(self._published)
-            self._pending = False
-        return self._published
+    def in_transaction(self) -> bool:
+        """A transaction is open: its records are not in ``image``."""
+        return self._state in OPEN
 
+    # ---- records of the current batch ---------------------------------------------------------------------
     def replay(self, record: Any, offset: int) -> None:
+        """Load one decoded record of the current batch."""
         name = record.NAME
         if name in _TRANSACTION_MARKERS:
-            self._transaction(name, offset)
+            self._marker_record(name, offset)
         else:
             self._delta.replay(record, offset)
-            self._pending = True
         self.offset = offset
 
     def replay_value(self, value: bytes | None, offset: int) -> None:
-        """Decode and replay one record value as the log stores it: ``replay`` without the detours, for
+        """Decode and load one record value as the log stores it: ``replay`` without the detours, for
         replay's hot loop. The generated reader and the rule are found in one lookup by the value's
         apiKey and version bytes; anything unusual goes the checked way (raising DecodeError)."""
-        if value == _NO_OP:  # most of a quiet cluster's log; it changes nothing (``skip``, inline)
-            self._delta.offset = offset
-            self._pending = True
+        if value == _NO_OP:  # most of a quiet cluster's log; it changes nothing
             self.offset = offset
             return
         try:
@@ -74,58 +151,109 @@ class MetadataLoader:
             self.replay(decode_metadata_record(value).message, offset)
             return
         if rule is None:
-            self._transaction(record.NAME, offset)
+            self._marker_record(record.NAME, offset)
         else:
-            delta = self._delta
             try:
-                rule(delta, record)
+                rule(self._delta, record)
             except ReplayError as e:
                 raise located(e, offset, record) from None
-            delta.offset = offset
-            self._pending = True
         self.offset = offset
 
-    def skip(self, offset: int) -> None:
-        """A record that changes nothing (NoOpRecord), replayed without decoding it: only the offset moves."""
-        self._delta.offset = offset
-        self._pending = True
-        self.offset = offset
+    def _marker_record(self, name: str, offset: int) -> None:
+        """Kafka's ``replay`` for the three transaction markers; an illegal one raises and changes nothing."""
+        state = self.state
+        if name == _BEGIN:
+            if state in OPEN:
+                raise ReplayError(f"a transaction is already open (since offset {self.transaction_start})",
+                                  offset=offset, record=_KAFKA_NAMES[name])
+            self._publish(offset - 1)  # Kafka's loadBatch emits the delta when a transaction starts
+            self._clean = offset
+            self._state, self.transaction_start = STARTED, offset
+        elif state not in OPEN:
+            raise ReplayError("no transaction is open", offset=offset, record=_KAFKA_NAMES[name])
+        elif name == _END:
+            self._state, self.transaction_start = ENDED, None
+        else:
+            begin = self.transaction_start
+            self._delta = MetadataDelta(self.image)  # the transaction's records are dropped
+            self._clean = offset
+            self._state, self.transaction_start = ABORTED, None
+            if self.on_abort is not None:
+                self.on_abort(AbortedTransaction(offset, begin))  # type: ignore[arg-type]
+        self._marker = offset
 
-    def replay_all(self, records: Iterable[tuple[int, Any]]) -> MetadataImage:
-        """Replay ``(offset, record)`` pairs and return the published image."""
-        for offset, record in records:
-            self.replay(record, offset)
+    # ---- publishing ---------------------------------------------------------------------------------------
+    def end_batch(self, last_offset: int) -> MetadataImage | None:
+        """The batch ending at ``last_offset`` is loaded: Kafka's ``maybeFlushBatches`` after one batch.
+        Publishes and returns the new image unless a transaction is open (then None: nothing is published)."""
+        if self._state in OPEN:
+            return None
+        self._publish(last_offset)  # (publish() without its checks: once per batch in the analysis)
+        self._state = NO_TRANSACTION
         return self.image
 
-    def _transaction(self, name: str, offset: int) -> None:
-        if name == "BeginTransactionRecord":
-            if self.in_transaction:
-                raise ReplayError(f"a transaction is already open (since offset {self.transaction_start})",
-                                  offset=offset, record="BEGIN_TRANSACTION_RECORD")
-            self.image  # noqa: B018  publish what came before, so an abort returns exactly there
-            self.in_transaction, self.transaction_start = True, offset
-        elif not self.in_transaction:
-            kind = "END_TRANSACTION_RECORD" if name == "EndTransactionRecord" else "ABORT_TRANSACTION_RECORD"
-            raise ReplayError("no transaction is open", offset=offset, record=kind)
-        elif name == "EndTransactionRecord":
-            self.in_transaction, self.transaction_start = False, None
-        else:
-            self._delta = MetadataDelta(self._published)
-            self._pending = False
-            self.in_transaction, self.transaction_start = False, None
+    def publish(self, offset: int) -> MetadataImage:
+        """Publish everything loaded as the state at ``offset``; refused while a transaction is open."""
+        if self._state in OPEN:
+            raise ReplayError(f"a transaction is open (since offset {self.transaction_start}): its records "
+                              "cannot be published before it ends", offset=offset)
+        if offset < self.offset:
+            raise ValueError(f"cannot publish at {offset}: records up to {self.offset} are loaded")
+        self._publish(offset)
+        self._state = NO_TRANSACTION
+        return self.image
+
+    def _publish(self, offset: int) -> None:
+        if self.offset > self._clean:
+            delta = self._delta
+            delta.offset = offset
+            self.image = delta.apply()
+            self._delta = MetadataDelta(self.image)
+        elif self.image.offset != offset:
+            self.image = replace(self.image, offset=offset)
+            self._delta = MetadataDelta(self.image)
+        self._clean = offset  # never before the last record loaded (publish checks; a Begin publishes before it)
+
+    def load_batch(self, base_offset: int, records: Sequence[Any], *, last_offset: int | None = None,
+                   is_control: bool = False) -> MetadataImage | None:
+        """Load one whole batch: its record values as the log stores them (or decoded records), then its end.
+        A control batch changes nothing but publishes too. Returns the published image, or None while a
+        transaction is open. ``last_offset`` defaults to the last record's."""
+        if not is_control and records:
+            if isinstance(records[0], bytes | None):
+                replay_value = self.replay_value
+                for offset, value in enumerate(records, base_offset):
+                    replay_value(value, offset)
+            else:
+                replay = self.replay
+                for offset, record in enumerate(records, base_offset):
+                    replay(record, offset)
+        last = base_offset + len(records) - 1 if last_offset is None else last_offset
+        return self.end_batch(last)
+
+    def replay_all(self, records: Iterable[tuple[int, Any]]) -> MetadataImage:
+        """Replay ``(offset, record)`` pairs as one batch and return the published image (inside a transaction
+        still open at the end: the image published before it)."""
+        last = None
+        for offset, record in records:
+            self.replay(record, offset)
+            last = offset
+        if last is not None:
+            self.end_batch(last)
+        return self.image
 
     def load_snapshot(self, records: Iterable[Any], offset: int) -> MetadataImage:
-        """Replace the state with a snapshot's records; ``offset`` is the snapshot's last contained offset."""
+        """Replace the state with a snapshot's records, published at ``offset``, its last contained offset
+        (Kafka's handleLoadSnapshot: whatever the snapshot does not mention is gone)."""
         delta = MetadataDelta(EMPTY)
         for record in records:
             delta.replay(record)
         delta.offset = offset
-        self._published = delta.apply()
-        self._delta = MetadataDelta(self._published)
-        self._pending = False
-        self.in_transaction, self.transaction_start = False, None
-        self.offset = offset
-        return self._published
+        self.image = delta.apply()
+        self._delta = MetadataDelta(self.image)
+        self._state, self.transaction_start = NO_TRANSACTION, None
+        self.offset = self._marker = self._clean = offset
+        return self.image
 
 
 def _fill_dispatch() -> None:

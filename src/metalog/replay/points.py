@@ -1,0 +1,98 @@
+"""Points in time: how a person names one (an offset or a time), and the state published there.
+
+Kafka's loader publishes a state at the end of every batch after which no transaction is open, just before a
+BeginTransactionRecord inside a batch, and at a snapshot's end (see ``metalog.state.loader``). The state *at*
+offset N is the one published last at or before N; a time T means the last batch whose timestamp is at or
+before T. ``ReplayResult`` says which offset was asked for, which published state is shown, and why they
+differ, in one line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from metalog.errors import PointError
+from metalog.state.image import MetadataImage
+
+TIME_FORMS = "ISO 8601 (2024-05-01T10:32:00Z, or +02:00; naive means UTC) or epoch milliseconds (1714559520000[ms])"
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MS = timedelta(milliseconds=1)
+
+
+def parse_time(text: str) -> int:
+    """Epoch milliseconds from ISO 8601 (``Z``, an offset, or naive meaning UTC) or epoch milliseconds, with or
+    without an ``ms`` suffix. Ten digits without ``ms`` look like epoch seconds: refused, with the likely
+    meaning (a time in seconds taken as milliseconds would name a day in 1970 and silently show nothing)."""
+    s = text.strip()
+    if (m := re.fullmatch(r"(-?\d+)(ms)?", s)) is not None:
+        value = int(m[1])
+        if m[2] is None and 10**9 <= value < 10**10:
+            raise PointError(f"{s} looks like seconds: did you mean {value * 1000} (epoch milliseconds)? Write "
+                             f"{s}ms if you mean milliseconds")
+        return value
+    try:
+        moment = datetime.fromisoformat(s)
+    except ValueError:
+        raise PointError(f"not a time: {text!r} (give {TIME_FORMS})") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return (moment - _EPOCH) // _MS
+
+
+def format_time(ms: int | None) -> str:
+    """``2023-11-14T22:13:20.000Z``; ``-`` for no time."""
+    if ms is None:
+        return "-"
+    return (_EPOCH + ms * _MS).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass(frozen=True)
+class BatchSpan:
+    """One batch of the log, as far as points in time care: its offsets, its max timestamp, its kind."""
+
+    base_offset: int
+    last_offset: int
+    timestamp: int
+    is_control: bool = False
+
+    def __str__(self) -> str:
+        return f"{self.base_offset}..{self.last_offset}"
+
+
+@dataclass(frozen=True)
+class StartPoint:
+    """Where a replay starts: a snapshot or image holding the state through ``offset`` (-1: empty)."""
+
+    kind: str  # "empty" | "checkpoint" | "image"
+    offset: int
+    path: Path | None = None
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    """The state published at or before an offset asked for."""
+
+    image: MetadataImage
+    offset: int  # the published state shown: Kafka's loader published ``image`` at this offset
+    requested: int  # the offset asked for
+    batch: BatchSpan | None  # the batch holding ``requested`` (None: not in the log, e.g. a snapshot below it)
+    timestamp: int | None  # the max timestamp of the batch holding ``offset``
+    start: StartPoint
+    records_replayed: int
+    transaction_start: int | None = None  # a transaction open at ``requested`` began here; ``image`` lacks it
+
+    @property
+    def open_transaction(self) -> bool:
+        return self.transaction_start is not None
+
+    def note(self, shown: str = "the state shown is the one published at") -> str | None:
+        """Why the state shown is not the one right after ``requested``, in one line (None when it is)."""
+        if self.transaction_start is not None:
+            return (f"a transaction open since offset {self.transaction_start} is not committed at "
+                    f"{self.requested}; {shown} {self.offset}")
+        if self.offset != self.requested and self.batch is not None:
+            return f"offset {self.requested} is inside batch {self.batch}; {shown} {self.offset}"
+        return None
