@@ -27,6 +27,7 @@ from metalog.errors import MetalogError
 from metalog.log import MetadataLog
 from metalog.log.verify import verify_log
 from metalog.replay.history import MetadataHistory
+from metalog.state.image import EMPTY
 from tests.log.damage import DAMAGES, PARTITION_DIR, BatchAt, build_log, damage
 
 # one line that names the segment and the byte: "[metalog: error: ]<...>.log, byte N: ..."
@@ -50,7 +51,11 @@ LOG_READERS: dict[str, Callable[[MetadataLog], Any]] = {
 
 
 def state(path: Path, offset: int | None = None) -> Any:
+    """The state published at ``offset`` (default: the end); before the log's first batch, and in a log that
+    repair emptied (damage in its first batch), that is the empty state."""
     with MetadataHistory(path) as history:
+        if history.end_offset < 0 or (offset is not None and offset < 0):
+            return EMPTY
         return history.state_at(offset).image
 
 
