@@ -1,4 +1,4 @@
-"""Shared fixtures: the Kafka-written vectors that live in tests/data/kafka."""
+"""Shared fixtures (the Kafka-written vectors that live in tests/data/kafka) and the suite's markers."""
 
 from __future__ import annotations
 
@@ -29,3 +29,12 @@ def kafka_vectors() -> dict[str, Any]:
 def jbod_dir() -> Path:
     """Kafka's own files for the KIP-858 scenario (a segment and two snapshots)."""
     return DATA / "jbod-kip858"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that uses the shared Spark session (the ``spark`` fixture of tests/analysis/conftest.py) needs
+    pyspark and a JVM: it is marked ``spark`` here, so no such test can be left out of ``-m "not spark"`` by
+    forgetting its marker."""
+    for item in items:
+        if "spark" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.spark)

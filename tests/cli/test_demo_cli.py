@@ -96,6 +96,8 @@ def _has_spark() -> str | None:
     return None
 
 
+@pytest.mark.spark
+@pytest.mark.slow
 @pytest.mark.skipif(_has_spark() is not None, reason=str(_has_spark()))
 def test_demo_default_engine_is_spark_end_to_end(tmp_path: Path) -> None:
     """What scripts/demo.sh runs: the default engine, in its own process (its own JVM and Spark session)."""

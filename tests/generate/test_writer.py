@@ -52,6 +52,8 @@ def test_generate_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert "already holds a metadata log" in capsys.readouterr().err
 
 
+@pytest.mark.spark  # the demo's default engine, in this process
+@pytest.mark.slow
 def test_demo_runs_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out_dir = tmp_path / "demo"
     assert main(["demo", "--out", str(out_dir), "--records", "2000"]) == 0
