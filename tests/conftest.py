@@ -31,10 +31,17 @@ def jbod_dir() -> Path:
     return DATA / "jbod-kip858"
 
 
+# markers that follow from a fixture: a test that uses it needs what the fixture needs
+FIXTURE_MARKERS = {
+    "spark": ("spark",),  # the shared Spark session (tests/analysis/conftest.py)
+    "spark_demo": ("spark", "slow"),  # metalog demo on Spark in a process of its own (tests/cli/conftest.py)
+}
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """A test that uses the shared Spark session (the ``spark`` fixture of tests/analysis/conftest.py) needs
-    pyspark and a JVM: it is marked ``spark`` here, so no such test can be left out of ``-m "not spark"`` by
-    forgetting its marker."""
+    """Marks each test with what its fixtures need (FIXTURE_MARKERS), so no test that starts Spark can be left
+    in ``-m "not spark"`` by forgetting its marker."""
     for item in items:
-        if "spark" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.spark)
+        for fixture in getattr(item, "fixturenames", ()):
+            for marker in FIXTURE_MARKERS.get(fixture, ()):
+                item.add_marker(marker)

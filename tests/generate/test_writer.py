@@ -50,16 +50,3 @@ def test_generate_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert out.startswith("wrote 500 records") and "final state digest" in out
     assert main(["generate", str(tmp_path / "g"), "--records", "10"]) == 1  # not over an existing log
     assert "already holds a metadata log" in capsys.readouterr().err
-
-
-@pytest.mark.spark  # the demo's default engine, in this process
-@pytest.mark.slow
-def test_demo_runs_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    out_dir = tmp_path / "demo"
-    assert main(["demo", "--out", str(out_dir), "--records", "2000"]) == 0
-    out = capsys.readouterr().out
-    assert "== 1. generating a cluster history" in out and "what changed between offsets" in out
-    assert (out_dir / "log" / "__cluster_metadata-0").is_dir()
-    assert main(["demo", "--out", str(out_dir), "--records", "500"]) == 0  # a demo dir is replaced
-    (tmp_path / "other").mkdir()
-    assert main(["demo", "--out", str(tmp_path / "other")]) == 1
