@@ -3,10 +3,24 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
+
+# Hypothesis: one profile for every property test, loaded before any test module builds its own settings (which
+# inherit from it). No deadline: on a 2-core machine shared with other work an example's time says nothing about
+# metalog (its speed is measured with benchmarks/, never in tests), so a deadline only makes tests flaky. CI
+# (HYPOTHESIS_PROFILE=ci, set by .ci/run) is derandomized: a CI verdict is decided by the code under test, not by
+# a lucky draw, and any failure it reports comes back on every run; new random examples are what developers'
+# runs are for (each draws afresh, and replays its past failures from .hypothesis/). CI runs twice as many
+# examples as a developer's run, since it draws the same ones every time.
+settings.register_profile("metalog", deadline=None)
+settings.register_profile("ci", settings.get_profile("metalog"), derandomize=True, database=None,
+                          max_examples=200, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "metalog"))
 
 DATA = Path(__file__).parent / "data" / "kafka"
 SHARED_SCHEMAS = Path(__file__).resolve().parents[2] / "shared" / "kafka-reference" / "schemas"
