@@ -3,26 +3,46 @@
 # a C compiler is present, then runs the linters and the suite twice: on the codec core as installed (the
 # compiled readers where they were built), then again on the pure Python core (METALOG_PURE=1), without the
 # tests marked spark or slow (they exercise the JVM and the analysis engines more than the codec).
-# Usage: bash scripts/test.sh [pytest args...]
+# Usage: bash scripts/test.sh [--quick] [pytest args...]
+#   (no option)  everything: what CI runs
+#   --quick      the inner loop: ruff and every test not marked spark or slow, on the installed core only
+#                (under a minute on 2 cores)
 #   METALOG_TEST_CORES=installed  only the first run; METALOG_TEST_CORES=pure  only the second
 #   METALOG_REQUIRE_COMPILED=1    the first run fails unless the compiled readers loaded (CI sets it)
+# The tests run in one process per core (pytest-xdist), a test file's tests in one process, so the Spark tests
+# share one session; -n 0 runs them in this process. pip runs again only when what the install builds from has
+# changed since the last install (pyproject.toml, setup.py, the compiled readers' sources; metalog is installed
+# editable, so Python sources need no reinstall).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+select=()
+cores=${METALOG_TEST_CORES:-both}
+if [ "${1:-}" = "--quick" ]; then
+  shift
+  select=(-m "not spark and not slow")
+  cores=${METALOG_TEST_CORES:-installed}
+fi
 PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+stamp=.venv/.metalog-test-install
+wanted=$(find pyproject.toml setup.py src/metalog/codec/compiled -type f \
+           \( -name pyproject.toml -o -name setup.py -o -name '*.pyx' -o -name '*.pxd' -o -name '*.h' \) \
+           -print0 | sort -z | xargs -0 cat | sha256sum)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]; then
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+  echo "$wanted" >"$stamp"
+fi
 .venv/bin/ruff check src tests benchmarks setup.py
-cores=${METALOG_TEST_CORES:-both}
 status=0
 if [ "$cores" != pure ]; then
   echo "== the suite on the codec core as installed: $(.venv/bin/python -c 'from metalog.codec import core; print(core.status())') =="
-  .venv/bin/python -m pytest "$@" || status=$?
+  .venv/bin/python -m pytest -n auto --dist loadfile ${select[@]+"${select[@]}"} "$@" || status=$?
 fi
 if [ "$cores" != installed ]; then
   echo "== the suite on the pure Python codec core (METALOG_PURE=1), without the spark and slow tests =="
-  METALOG_PURE=1 METALOG_REQUIRE_COMPILED=0 .venv/bin/python -m pytest -m "not spark and not slow" \
-    --ignore=tests/analysis/test_spark.py --ignore=tests/cli/test_spark_submit.py "$@" || status=$?
+  METALOG_PURE=1 METALOG_REQUIRE_COMPILED=0 .venv/bin/python -m pytest -n auto --dist loadfile \
+    -m "not spark and not slow" "$@" || status=$?
 fi
 exit "$status"

@@ -1,4 +1,5 @@
-"""Shared fixtures: the Kafka-written vectors that live in tests/data/kafka; which codec core runs."""
+"""Shared fixtures (the Kafka-written vectors that live in tests/data/kafka), the suite's markers and which
+codec core runs."""
 
 from __future__ import annotations
 
@@ -8,6 +9,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
+
+# Hypothesis: one profile for every property test, loaded before any test module builds its own settings (which
+# inherit from it). No deadline: on a 2-core machine shared with other work an example's time says nothing about
+# metalog (its speed is measured with benchmarks/, never in tests), so a deadline only makes tests flaky. CI
+# (HYPOTHESIS_PROFILE=ci, set by .ci/run) is derandomized: a CI verdict is decided by the code under test, not by
+# a lucky draw, and any failure it reports comes back on every run; new random examples are what developers'
+# runs are for (each draws afresh, and replays its past failures from .hypothesis/). CI runs twice as many
+# examples as a developer's run, since it draws the same ones every time.
+settings.register_profile("metalog", deadline=None)
+settings.register_profile("ci", settings.get_profile("metalog"), derandomize=True, database=None,
+                          max_examples=200, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "metalog"))
 
 DATA = Path(__file__).parent / "data" / "kafka"
 SHARED_SCHEMAS = Path(__file__).resolve().parents[2] / "shared" / "kafka-reference" / "schemas"
@@ -46,3 +60,19 @@ def kafka_vectors() -> dict[str, Any]:
 def jbod_dir() -> Path:
     """Kafka's own files for the KIP-858 scenario (a segment and two snapshots)."""
     return DATA / "jbod-kip858"
+
+
+# markers that follow from a fixture: a test that uses it needs what the fixture needs
+FIXTURE_MARKERS = {
+    "spark": ("spark",),  # the shared Spark session (tests/analysis/conftest.py)
+    "spark_demo": ("spark", "slow"),  # metalog demo on Spark in a process of its own (tests/cli/conftest.py)
+}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Marks each test with what its fixtures need (FIXTURE_MARKERS), so no test that starts Spark can be left
+    in ``-m "not spark"`` by forgetting its marker."""
+    for item in items:
+        for fixture in getattr(item, "fixturenames", ()):
+            for marker in FIXTURE_MARKERS.get(fixture, ()):
+                item.add_marker(marker)

@@ -13,6 +13,8 @@ from metalog.errors import MetalogError
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
+    """The tests' Spark session. Its tests live in test_spark.py: scripts/test.sh runs a file's tests in one
+    process (pytest-xdist's --dist loadfile), and a test file elsewhere would start a second JVM in another."""
     if importlib.util.find_spec("pyspark") is None:
         pytest.skip("pyspark is not installed (pip install -e '.[test]' installs it)")
     from metalog.analysis.spark import find_java, spark_session

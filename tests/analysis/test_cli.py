@@ -39,6 +39,8 @@ def test_parquet_tables_equal_the_csv_tables(tmp_path: Path, name: str) -> None:
     assert rows and read_table(out / f"{name}.parquet") == rows
 
 
+@pytest.mark.spark
+@pytest.mark.slow
 def test_spark_engine_end_to_end_is_quiet_and_writes_both_formats(tmp_path: Path) -> None:
     """The command as users run it, in a process of its own (its own JVM): stderr holds the summary line and
     nothing else (no JVM or Spark startup lines; no progress bar without a terminal); the tables equal the

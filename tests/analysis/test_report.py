@@ -60,6 +60,7 @@ def test_the_png_of_the_main_chart(report: Path) -> None:
 CHROMIUM = next((c for c in ("chromium", "chromium-browser", "google-chrome") if shutil.which(c)), None)
 
 
+@pytest.mark.slow  # a browser of its own
 @pytest.mark.skipif(CHROMIUM is None, reason="no chromium on PATH (apt-get install -y chromium) to render the report")
 def test_chromium_draws_the_charts(report: Path, tmp_path: Path) -> None:
     shot = tmp_path / "shot.png"

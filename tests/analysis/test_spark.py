@@ -20,6 +20,7 @@ from metalog.analysis.spark import (
     find_java,
     place,
     range_counts,
+    spark_session,
 )
 from metalog.cli.analyze import run_spark
 from metalog.cli.progress import Progress
@@ -137,3 +138,25 @@ def test_deltas_composed_from_cuts_equal_python(spark: Any, fleet: list[Path], e
     got = analyze_spark(spark, fleet, ranges=4)
     assert got.rows == expected.rows and got.events == expected.events
     assert len(got.task_cpu["deltas"]) > 0
+
+
+@pytest.mark.parametrize("active", [True, False], ids=["active-session", "context-only"])
+def test_a_running_session_is_used_and_left_running(spark: Any, fleet: list[Path], active: bool) -> None:
+    """A session the caller runs (a notebook's; here the tests' own) survives spark_session() and analyze_spark:
+    spark_session uses it, or a session over the caller's SparkContext when this thread has no active session,
+    with the caller's settings, and stops only a session it started itself."""
+    jvm_session = spark.sparkContext._jvm.SparkSession
+    if not active:
+        jvm_session.clearActiveSession()
+    try:
+        with spark_session("local[1]", app="another app", driver_memory="1g") as session:
+            assert session.sparkContext is spark.sparkContext
+            got = analyze_spark(session, fleet[:3])
+    finally:
+        jvm_session.setActiveSession(spark._jsparkSession)
+    python = analyze_python(fleet[:3])
+    assert (got.rows, got.events) == (python.rows, python.events)
+    assert not spark.sparkContext._jsc.sc().isStopped()
+    assert spark.sparkContext.appName == "metalog tests" and spark.sparkContext.master == "local[2]"
+    assert spark.range(5).count() == 5
+    assert analyze_spark(spark, fleet[:3]).rows == got.rows

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import importlib.util
-import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +12,7 @@ import pytest
 from metalog.analysis.pipeline import read_table
 from metalog.cli.main import main
 from metalog.errors import MetalogError
+from tests.cli.conftest import DemoRun
 
 OUTPUTS = ["timeline_batches.csv", "timeline_buckets.csv", "events.csv", "report.html", "report.png"]
 
@@ -40,14 +38,28 @@ def _check_outputs(out: str, demo: Path) -> None:
     assert "log: post-migration since " in out  # the summary line of the report
 
 
-def test_demo_python_engine(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    demo = tmp_path / "demo"
-    assert main(["demo", "--out", str(demo), "--records", "2000", "--engine", "python"]) == 0
-    out = capsys.readouterr().out
+def test_demo_python_engine(python_demo: DemoRun) -> None:
+    out = python_demo.stdout
     assert "== 6. the migration-phase analysis (the python engine)" in out
     assert "note:" not in out  # the engine was asked for: nothing to explain
-    _check_outputs(out, demo)
+    _check_outputs(out, python_demo.out)
     assert out.index("== 5. what changed") < out.index("== 6.") < out.index("== where to look") < out.index("== next")
+
+
+def test_demo_writes_a_log_and_shows_each_step(python_demo: DemoRun) -> None:
+    assert "== 1. generating a cluster history" in python_demo.stdout
+    assert "what changed between offsets" in python_demo.stdout
+    assert (python_demo.out / "log" / "__cluster_metadata-0").is_dir()
+
+
+def test_demo_replaces_a_directory_it_wrote(python_demo: DemoRun, tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    demo = tmp_path / "demo"
+    shutil.copytree(python_demo.out, demo)
+    (demo / "stale.txt").write_text("from the run before")
+    assert main(["demo", "--out", str(demo), "--records", "500", "--engine", "python"]) == 0
+    assert "== 1. generating a cluster history (500 records" in capsys.readouterr().out
+    assert not (demo / "stale.txt").exists() and (demo / "analysis" / "report.html").is_file()
 
 
 def test_demo_without_java_falls_back_to_python_saying_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -88,24 +100,9 @@ def test_demo_refuses_a_directory_it_did_not_write(tmp_path: Path, capsys: pytes
     assert (tmp_path / "other" / "keep.txt").read_text() == "mine"
 
 
-def _has_spark() -> str | None:
-    if importlib.util.find_spec("pyspark") is None:
-        return "pyspark is not installed (pip install -e '.[test]' installs it)"
-    if not (os.environ.get("JAVA_HOME") or shutil.which("java")):
-        return "no Java runtime (JAVA_HOME or java on PATH)"
-    return None
-
-
-@pytest.mark.skipif(_has_spark() is not None, reason=str(_has_spark()))
-def test_demo_default_engine_is_spark_end_to_end(tmp_path: Path) -> None:
+def test_demo_default_engine_is_spark_end_to_end(spark_demo: DemoRun) -> None:
     """What scripts/demo.sh runs: the default engine, in its own process (its own JVM and Spark session)."""
-    demo, scratch = tmp_path / "demo", tmp_path / "tmp"
-    scratch.mkdir()
-    done = subprocess.run([sys.executable, "-m", "metalog.cli.main", "demo", "--out", str(demo), "--records", "1500"],
-                          capture_output=True, text=True, timeout=600, cwd=tmp_path,
-                          env={**os.environ, "TMPDIR": str(scratch)})
-    assert done.returncode == 0, done.stderr
-    assert "== 6. the migration-phase analysis (Spark on local[*])" in done.stdout
-    assert "note:" not in done.stdout and "Traceback" not in done.stderr
-    _check_outputs(done.stdout, demo)
-    assert not list(scratch.iterdir())  # Spark's scratch space is removed
+    assert "== 6. the migration-phase analysis (Spark on local[*])" in spark_demo.stdout
+    assert "note:" not in spark_demo.stdout and "Traceback" not in spark_demo.stderr
+    _check_outputs(spark_demo.stdout, spark_demo.out)
+    assert spark_demo.scratch is not None and not list(spark_demo.scratch.iterdir())  # Spark's scratch is removed

@@ -79,6 +79,7 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, s
     return work, env
 
 
+@pytest.mark.slow  # some forty commands, each a process of its own
 def test_readme_examples_print_what_the_readme_shows(scratch: tuple[Path, dict[str, str]]) -> None:
     work, env = scratch
     all_blocks = blocks(README.read_text())

@@ -17,6 +17,8 @@ from metalog.cli.main import main
 SPARK_SUBMIT = Path(sys.executable).parent / "spark-submit"
 
 
+@pytest.mark.spark
+@pytest.mark.slow
 @pytest.mark.skipif(not SPARK_SUBMIT.exists(), reason="no spark-submit next to this python (pyspark not installed)")
 @pytest.mark.skipif(not (os.environ.get("JAVA_HOME") or shutil.which("java")), reason="no Java runtime")
 def test_spark_submit_runs_metalog_analyze(tmp_path: Path) -> None:

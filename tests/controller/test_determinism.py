@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from metalog.codec import message_class
@@ -86,7 +86,6 @@ PREFIX = [("register", 0, 2, "a"), ("register", 1, 2, "b"), ("register", 2, 1, "
           ("heartbeat", 0, False, -1), ("heartbeat", 1, False, -1), ("heartbeat", 2, False, -1)]
 
 
-@settings(max_examples=60, deadline=None)
 @given(steps)
 def test_same_commands_same_log_same_state(step_list: list[tuple[Any, ...]]) -> None:
     step_list = PREFIX + step_list

@@ -7,7 +7,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from metalog.controller import errors as E
@@ -115,7 +115,6 @@ def clusters(draw: st.DrawFn, racked: bool) -> tuple[list[BrokerMetadata], int, 
     return brokers, draw(st.integers(1, 30)), rf, draw(st.integers(0, 20))
 
 
-@settings(max_examples=150, deadline=None)
 @given(clusters(racked=True) | clusters(racked=False), st.integers(0, 40))
 def test_each_partition_on_distinct_brokers_and_as_many_racks_as_possible(
         cluster: tuple[list[BrokerMetadata], int, int, int], start_partition: int) -> None:
@@ -131,7 +130,6 @@ def test_each_partition_on_distinct_brokers_and_as_many_racks_as_possible(
             assert len({rack_of[b] for b in replicas}) == min(rf, n_racks)
 
 
-@settings(max_examples=150, deadline=None)
 @given(clusters(racked=True) | clusters(racked=False))
 def test_leaders_spread_evenly(cluster: tuple[list[BrokerMetadata], int, int, int]) -> None:
     brokers, n, rf, start = cluster
@@ -141,7 +139,6 @@ def test_leaders_spread_evenly(cluster: tuple[list[BrokerMetadata], int, int, in
     assert max(counts) - min(counts) <= 1
 
 
-@settings(max_examples=100, deadline=None)
 @given(st.integers(1, 4), st.integers(1, 3), st.integers(1, 4), st.integers(0, 12), st.data())
 def test_replicas_spread_evenly_in_whole_rounds(n_racks: int, per_rack: int, rounds: int, start: int,
                                                 data: st.DataObject) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from metalog.cli.main import main
@@ -147,7 +147,6 @@ def test_generate_cli_scenario(tmp_path: Path, capsys: pytest.CaptureFixture[str
         main(["generate", str(tmp_path / "x"), "--scenario", "nope"])
 
 
-@settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 2**32), scenario=st.sampled_from(SCENARIOS), brokers=st.integers(1, 6),
        topics=st.integers(1, 4), partitions=st.integers(1, 4), rf=st.integers(1, 3), dirs=st.integers(1, 3),
        records=st.integers(1, 600))

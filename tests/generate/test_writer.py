@@ -52,17 +52,6 @@ def test_generate_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert "already holds a metadata log" in capsys.readouterr().err
 
 
-def test_demo_runs_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    out_dir = tmp_path / "demo"
-    assert main(["demo", "--out", str(out_dir), "--records", "2000"]) == 0
-    out = capsys.readouterr().out
-    assert "== 1. generating a cluster history" in out and "what changed between offsets" in out
-    assert (out_dir / "log" / "__cluster_metadata-0").is_dir()
-    assert main(["demo", "--out", str(out_dir), "--records", "500"]) == 0  # a demo dir is replaced
-    (tmp_path / "other").mkdir()
-    assert main(["demo", "--out", str(tmp_path / "other")]) == 1
-
-
 @pytest.mark.parametrize("scenario", ["zk-migration", "mixed", "native"])
 def test_no_batch_holds_records_after_an_abort(tmp_path: Path, scenario: str) -> None:
     """Kafka's loader would keep an aborted transaction's records if more followed the abort in its batch; the

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from metalog.errors import CorruptBatchError
@@ -33,7 +33,6 @@ def _kafka_python_batch(codec: int, base_ts: int, recs: list, transactional: boo
     return bytes(builder.build())
 
 
-@settings(max_examples=60, deadline=None)
 @given(codec=st.sampled_from(CODECS), base_ts=timestamps, recs=record_lists, transactional=st.booleans(),
        pid=st.sampled_from([-1, 12345]))
 def test_we_read_what_kafka_python_writes(codec, base_ts, recs, transactional, pid):
@@ -60,7 +59,6 @@ def test_we_read_what_kafka_python_writes(codec, base_ts, recs, transactional, p
         assert [tuple(r) for r in RecordBatch(rebuilt).records()] == [tuple(r) for r in ours.records()]
 
 
-@settings(max_examples=60, deadline=None)
 @given(base=st.integers(0, 2**40), epoch=st.integers(0, 2**31 - 1), ts=timestamps,
        values=st.lists(st.binary(max_size=20000), min_size=1, max_size=30),
        codec=st.sampled_from([Compression.NONE, Compression.GZIP]))
@@ -77,7 +75,6 @@ def test_peers_read_what_we_write(base, epoch, ts, values, codec):
     assert [r.value for r in ours.records()] == values
 
 
-@settings(max_examples=80, deadline=None)
 @given(recs=record_lists, base_ts=timestamps)
 def test_kraft_fast_path_agrees_with_the_general_decoder(recs, base_ts):
     records = [Record(100 + i, base_ts + (dt if i % 3 else 0), key if i % 2 else None, value,
@@ -92,7 +89,6 @@ def test_kraft_fast_path_agrees_with_the_general_decoder(recs, base_ts):
     assert (fast == general) if kraft_form else fast is None
 
 
-@settings(max_examples=100, deadline=None)
 @given(values=st.lists(st.binary(max_size=50), min_size=1, max_size=10), data=st.data())
 def test_a_damaged_batch_fails_validation_or_decodes_exactly(values, data):
     raw = bytearray(build_data_batch(5, values, epoch=2, timestamp=1700000000000))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from metalog.errors import CorruptBatchError, LogError
@@ -27,7 +27,6 @@ records = st.lists(st.tuples(record_values, st.one_of(st.none(), st.binary(max_s
                              st.integers(0, 5)), min_size=1, max_size=5)
 
 
-@settings(max_examples=80, deadline=None)
 @given(batches=st.lists(st.tuples(records, st.sampled_from(["none", "gzip"]), st.booleans()), min_size=1,
                         max_size=5))
 def test_scan_equals_the_general_reader(batches: list) -> None:  # type: ignore[type-arg]
@@ -63,7 +62,6 @@ def scanned_into(data: bytes, first: int, last: int, chunk: int) -> tuple[list[t
     return got, timestamp
 
 
-@settings(max_examples=80, deadline=None)
 @given(batches=st.lists(st.tuples(records, st.sampled_from(["none", "none", "gzip"]), st.booleans()), min_size=1,
                         max_size=6),
        first=st.integers(-1, 32), span=st.integers(0, 32), chunk=st.sampled_from([1, 90, 500, 1 << 20]))

@@ -6,7 +6,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from metalog.codec import Uuid, message_class
@@ -132,7 +132,6 @@ def test_batches_split_at_the_size_limit(tmp_path):
     assert [r.value for r in SnapshotReader(path).records()] == values
 
 
-@settings(max_examples=30, deadline=None)
 @given(values=st.lists(st.binary(max_size=200), max_size=40), end=st.integers(0, 10**12), epoch=st.integers(0, 10**9),
        kraft_version=st.sampled_from([0, 1]), ts=st.integers(0, 2**40))
 def test_snapshot_write_read_round_trip(values, end, epoch, kraft_version, ts):

@@ -88,9 +88,17 @@ def spark_session(master: str | None = None, *, app: str = "metalog analyze",
                   driver_memory: str | None = None) -> Iterator[Any]:
     """A quiet SparkSession (no UI, errors only), with its scratch space in a temp dir removed afterwards.
     ``driver_memory`` (Spark's size form, e.g. ``4g``; default ``default_driver_memory()``): the driver
-    collects every row, and on ``local[*]`` its JVM runs the tasks too."""
+    collects every row, and on ``local[*]`` its JVM runs the tasks too.
+
+    A session or SparkContext this process already runs (a notebook's, a caller's) is used as it is, with its
+    own master and settings, and left running: only a session this call started is stopped. Executors of such
+    a session must be able to import metalog themselves."""
     find_java()
     import_pyspark()
+    running = _running_session()
+    if running is not None:
+        yield running
+        return
     from pyspark.sql import SparkSession
 
     os.environ["PYSPARK_PYTHON"] = sys.executable
@@ -122,6 +130,19 @@ def spark_session(master: str | None = None, *, app: str = "metalog analyze",
     finally:
         session.stop()
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _running_session() -> Any | None:
+    """The SparkSession of a SparkContext this process already runs, if there is one (else None)."""
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()  # this thread's
+    if active is not None:
+        return active
+    if SparkContext._active_spark_context is not None:  # noqa: SLF001 - pyspark's one context per process
+        return SparkSession.builder.getOrCreate()  # a session over that context, none of our settings applied
+    return None
 
 
 def default_driver_memory() -> str:
