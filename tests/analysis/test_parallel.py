@@ -61,6 +61,7 @@ def check(root: Path, ranges: list[tuple[int, int]], *, points: bool = True) -> 
     parallel = analyze_parallel(root, ranges, "c", points=points)
     assert parallel.rows == sequential.rows
     assert parallel.events == sequential.events
+    assert parallel.by_broker == sequential.by_broker  # broker_timeline, directory_timeline, directory_failures
 
 
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

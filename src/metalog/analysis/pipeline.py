@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from metalog.analysis.brokers import BROKER_COLUMNS, DIRECTORY_COLUMNS, FAILURE_COLUMNS, BrokerCounter, BrokerTables
+from metalog.analysis.brokers import INT_COLUMNS as BROKER_INT_COLUMNS
 from metalog.analysis.events import EVENT_COLUMNS, aborted, directory_failures, row_events
 from metalog.analysis.timeline import COLUMNS, INT_COLUMNS, RowCounter
 from metalog.replay.history import MetadataHistory, gc_paused, replay_values
@@ -39,6 +41,7 @@ class Analysis:
     events: list[dict[str, Any]] = field(default_factory=list)
     records: int = 0
     task_cpu: dict[str, list[float]] = field(default_factory=dict)  # Spark: stage -> CPU seconds per task
+    by_broker: BrokerTables = field(default_factory=BrokerTables)  # broker_timeline, directory_timeline, ...
 
 
 def cluster_name(path: str | os.PathLike[str]) -> str:
@@ -56,6 +59,7 @@ def analyze_log(path: str | os.PathLike[str], cluster: str | None = None, *, pro
         base = history.state_at(start - 1).image if start > 0 else EMPTY
         loader = _WatchingLoader(base)
         counter = RowCounter(cluster)
+        per_broker = BrokerCounter(cluster, base.brokers)
         prev: dict[str, Any] | None = None
         brokers = base.brokers
         end = history.end_offset
@@ -68,6 +72,7 @@ def analyze_log(path: str | os.PathLike[str], cluster: str | None = None, *, pro
             out.records += n
             image = loader.image
             row = counter.row(image, last, max_ts, loader.in_transaction)
+            per_broker.batch(image, last, max_ts)
             out.events.extend(aborted(row, at, began) for at, began in loader.aborts)
             loader.aborts.clear()
             if image.brokers is not brokers:
@@ -78,6 +83,7 @@ def analyze_log(path: str | os.PathLike[str], cluster: str | None = None, *, pro
             prev = row
             if progress is not None:
                 progress(done_before + out.records, total)
+    out.by_broker = per_broker.tables
     return out
 
 
@@ -97,6 +103,7 @@ def analyze_python(logdirs: Sequence[str | os.PathLike[str]], *, progress: Progr
         result.rows.extend(one.rows)
         result.events.extend(one.events)
         result.records += one.records
+        result.by_broker.extend(one.by_broker)
     return result
 
 
@@ -129,7 +136,7 @@ def parse_bucket(text: str) -> int:
     raise ValueError(f"not a bucket width: {text!r} (e.g. 30s, 1m, 1h)")
 
 
-_INTS = INT_COLUMNS | {"bucket_start", "offset"}
+_INTS = INT_COLUMNS | BROKER_INT_COLUMNS | {"bucket_start", "offset"}
 
 
 def write_table(out: Path, name: str, columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> list[Path]:
@@ -164,4 +171,7 @@ def write_outputs(out: Path, result: Analysis, width_ms: int) -> list[Path]:
     written = write_table(out, "timeline_batches", list(COLUMNS), result.rows)
     written += write_table(out, "timeline_buckets", list(BUCKET_COLUMNS), buckets(result.rows, width_ms))
     written += write_table(out, "events", list(EVENT_COLUMNS), result.events)
+    written += write_table(out, "broker_timeline", list(BROKER_COLUMNS), result.by_broker.brokers)
+    written += write_table(out, "directory_timeline", list(DIRECTORY_COLUMNS), result.by_broker.directories)
+    written += write_table(out, "directory_failures", list(FAILURE_COLUMNS), result.by_broker.failures)
     return written
