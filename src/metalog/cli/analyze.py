@@ -134,4 +134,4 @@ def spark_errors() -> Iterator[None]:
 def _report(out: Path, result: Any) -> list[Path]:
     from metalog.analysis.report import write_report
 
-    return write_report(out, result.rows, result.events)
+    return write_report(out, result.rows, result.events, result.by_broker)
