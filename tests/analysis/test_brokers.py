@@ -206,3 +206,19 @@ def test_the_tables_are_written_and_read_back(tmp_path: Path) -> None:
         if f"{name}.parquet" in written:
             assert read_table(tmp_path / "out" / f"{name}.parquet") == rows
     assert {r["cluster"] for r in a.by_broker.brokers} == {"jbod", "zk"}
+
+
+def test_a_failed_directory_that_held_nothing_has_one_row(tmp_path: Path) -> None:
+    """The directory-failure event has its row in directory_failures even when no replica was on the directory:
+    topic empty, partition -1."""
+    d1, d2 = c.uuid(801), c.uuid(802)
+    root = c.write(tmp_path / "h", [
+        [c.feature(17), c.broker(1, 10, dirs=[d1, d2]), c.unfence(1, 10), *c.topic(1, [[1]], dirs=[[d1]])],
+        [c.rec("BrokerRegistrationChangeRecord", 2, broker_id=1, broker_epoch=10, log_dirs=[d1])],  # d2 fails
+    ])
+    a = analyze_log(root)
+    assert [(e["offset"], e["detail"]) for e in a.events if e["event"] == "directory-failure"] == \
+        [(5, f"broker 1 lost directory {d2}")]
+    assert a.by_broker.failures == [{"cluster": "h", "offset": 5, "timestamp": c.T0 + 1000, "broker": 1,
+                                     "directory": str(d2), "topic": "", "partition": -1, "leader": -1}]
+    assert directories(a)[-1] == (5, 1, str(d2), 0, 0, 0, 0, 0)  # no longer listed, nothing on it: its zero row

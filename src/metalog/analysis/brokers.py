@@ -3,7 +3,8 @@
 ``broker_timeline`` has a row for a broker only in a batch after which one of its values changed (its state,
 its replicas by directory state, its offline replicas, the partitions it leads); ``directory_timeline`` the same
 for each (broker, log directory); ``directory_failures`` a row per partition with a replica on a directory the
-moment it failed. A 5M-batch log so writes a row per change, not a row per batch and broker.
+moment it failed (one row with no partition when it held none). A 5M-batch log so writes a row per change, not a
+row per batch and broker.
 
 The counts come from the published image after each batch, like ``timeline.RowCounter``'s, and as
 incrementally: images share every unchanged object, so ``BrokerCounter`` recounts a partition only when its
@@ -64,8 +65,8 @@ FAILURE_COLUMNS: dict[str, str] = {
     "timestamp": "the batch's max timestamp, epoch milliseconds",
     "broker": "the broker id",
     "directory": "the failed directory's id",
-    "topic": "the topic of a partition with a replica on the failed directory",
-    "partition": "the partition",
+    "topic": "the topic of a partition with a replica on the failed directory (empty: it held none)",
+    "partition": "the partition (-1: the directory held none)",
     "leader": "the partition's leader after the batch (-1: none, the failure took the partition offline)",
 }
 INT_COLUMNS = frozenset({"last_offset", "timestamp", "broker", "controlled_shutdown", "zk", "log_dirs",
@@ -341,9 +342,10 @@ class BrokerCounter:
                 part = self._parts[tid][1][pid][0]
                 if part.directory(bid) == directory:
                     found.append((image.topics[tid].name, pid, part.leader))
+            rows = sorted(found) or [("", -1, NO_LEADER)]  # a directory that held no replica: one row, empty
             self.tables.failures += [{"cluster": self.cluster, "offset": last_offset, "timestamp": timestamp,
                                       "broker": bid, "directory": str(directory), "topic": topic,
-                                      "partition": pid, "leader": leader} for topic, pid, leader in sorted(found)]
+                                      "partition": pid, "leader": leader} for topic, pid, leader in rows]
 
 
 _NONE = (None, None)
