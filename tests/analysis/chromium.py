@@ -148,12 +148,17 @@ class Chromium:
             self.mouse("mouseMoved", x0 + (x1 - x0) * i / 5, y, buttons=1)
         self.mouse("mouseReleased", x1, y, buttons=1)
 
-    def screenshot(self, path: Path, full_page: bool = False) -> Path:
+    def screenshot(self, path: Path, full_page: bool = False, clip: tuple[float, float, float, float] | None = None,
+                   ) -> Path:
+        """The viewport, the whole page, or ``clip`` (x, y, width, height in page CSS pixels)."""
         params: dict[str, Any] = {"format": "png"}
         if full_page:
             size = self.page("Page.getLayoutMetrics")["cssContentSize"]
-            params.update(captureBeyondViewport=True, clip={"x": 0, "y": 0, "width": size["width"],
-                                                            "height": size["height"], "scale": 1})
+            clip = (0, 0, size["width"], size["height"])
+        if clip is not None:
+            x, y, width, height = clip
+            params.update(captureBeyondViewport=True, clip={"x": x, "y": y, "width": width, "height": height,
+                                                            "scale": 1})
         path.write_bytes(base64.b64decode(self.page("Page.captureScreenshot", **params)["data"]))
         return path
 

@@ -71,10 +71,11 @@ def js(b: Chromium, body: str) -> Any:
 
 
 def place(b: Chromium, cluster: str, name: str, t: float) -> tuple[float, float, float]:
-    """Scroll a chart into view; the page x of time ``t`` on it, and its plot's top and bottom (page y)."""
-    return tuple(js(b, f"""const u = chart({cluster!r}, {name!r}).u;
-        u.root.scrollIntoView({{block: "center"}});
-        const r = u.over.getBoundingClientRect();
+    """Scroll a chart into view and wait until it is drawn for the current range (a chart off screen is drawn
+    when it comes into view); the x of time ``t`` on it, and its plot's top and bottom (viewport CSS pixels)."""
+    js(b, f"chart({cluster!r}, {name!r}).u.root.scrollIntoView({{block: 'center'}})")
+    b.wait_for(f"!window.metalogReport.charts.find(c => c.cluster === {cluster!r} && c.name === {name!r}).stale")
+    return tuple(js(b, f"""const u = chart({cluster!r}, {name!r}).u, r = u.over.getBoundingClientRect();
         return [r.left + u.valToPos({t}, "x"), r.top, r.bottom];"""))  # type: ignore[return-value]
 
 
@@ -133,11 +134,21 @@ def test_a_one_batch_spike_in_a_long_log_is_drawn_at_any_zoom(b: Chromium) -> No
 
 
 def test_zoom_changes_the_range_of_every_linked_chart(b: Chromium) -> None:
+    """The charts on screen follow a drag at once; each of the others is redrawn for the new range when it
+    comes into view."""
     x0, top, bottom = place(b, "jbod", "replicas", c.T0 + 2_000_000)
     x1, _, _ = place(b, "jbod", "replicas", c.T0 + 5_000_000)
     b.drag(x0, x1, (top + bottom) / 2)
-    ranges = js(b, "return window.metalogReport.charts.map(ch => [ch.u.scales.x.min, ch.u.scales.x.max])")
-    assert len(ranges) == 29 and len({tuple(r) for r in ranges}) == 1
+    on_screen = js(b, "return window.metalogReport.charts.filter(ch => ch.visible).map(ch => [ch.u.scales.x.min, "
+                      "ch.u.scales.x.max])")
+    assert 2 <= len(on_screen) < 29 and len({tuple(r) for r in on_screen}) == 1
+    names = js(b, "return window.metalogReport.charts.map(ch => [ch.cluster, ch.name])")
+    ranges = []
+    for cluster, name in names:  # scroll through the page: every chart shows the new range
+        place(b, cluster, name, 0)
+        scale = js(b, f"const u = chart({cluster!r}, {name!r}).u; return [u.scales.x.min, u.scales.x.max]")
+        ranges.append(tuple(scale))
+    assert len(ranges) == 29 and set(ranges) == {tuple(on_screen[0])}
     lo, hi = ranges[0]
     assert abs(lo - (c.T0 + 2_000_000)) < 20_000 and abs(hi - (c.T0 + 5_000_000)) < 20_000  # a pixel is 18 s
     assert "UTC (50 min)" in b.eval("document.querySelector('.toolbar .range').textContent")
@@ -167,6 +178,7 @@ def test_hover_shows_the_values_and_an_events_detail(b: Chromium) -> None:
 
 
 def test_events_are_drawn_on_every_chart_of_their_cluster(b: Chromium) -> None:
+    b.eval("window.metalogReport.drawAll()")
     drawn = js(b, "return window.metalogReport.charts.filter(c => c.cluster === 'jbod').map(c => c.u.notesDrawn)")
     assert drawn == [5] * len(drawn) and len(drawn) == 11
     assert colored_above_zero(b, "jbod", "replicas", c.T0 + 6000, "#d7301f") > 3  # the directory failure's line

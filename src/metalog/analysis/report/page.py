@@ -67,9 +67,11 @@ def _intro(clusters: Sequence[Cluster], shared: bool, span: tuple[int, int] | No
     if span is None:
         return "<p>No batches were analysed.</p>"
     batches = sum(len(c.rows) for c in clusters)
-    linked = "all charts share one time axis, cursor and range" if shared else \
-        "the charts of a cluster share one time axis, cursor and range (the clusters' times do not overlap)"
-    return (f'<p class="intro">{len(clusters)} cluster(s), {batches:,} batches from {fmt_time(span[0])} to '
+    linked = ("all charts share one time axis, cursor and range" if shared else
+              "the charts share one time axis, cursor and range" if len(clusters) == 1 else
+              "the charts of a cluster share one time axis, cursor and range (the clusters' times do not overlap)")
+    count = "1 cluster" if len(clusters) == 1 else f"{len(clusters)} clusters"
+    return (f'<p class="intro">{count}, {batches:,} batches from {fmt_time(span[0])} to '
             f"{fmt_time(span[1])}. All times are UTC. Hover a chart for its values; drag across it to zoom, "
             f"ctrl+wheel to zoom, shift+wheel to pan, double-click or Reset for the whole range; {linked}. "
             "Every line is drawn with the lowest and the highest value within each pixel (a band where they "

@@ -12,7 +12,7 @@
     [c.lanes, c.brokers && c.brokers.lanes, c.directories && c.directories.lanes].filter(Boolean)
       .flatMap(v => v.lanes.map(l => l.label.length))))));
   const groups = new Map();
-  const report = { groups, charts: [], envelope, ready: false };
+  const report = { groups, charts: [], envelope, ready: false, drawAll: () => report.charts.forEach(update) };
   window.metalogReport = report;  // for the tests, and for anyone curious in the console
 
   // ---- data -----------------------------------------------------------------------------------------------
@@ -103,12 +103,39 @@
     return g;
   }
 
+  // a new range redraws the charts on screen (or near it) at once; the others when they scroll into view, so
+  // a zoom costs the same for a fleet of a hundred clusters as for one
   function setRange(g, a, b) {
     const [f0, f1] = g.full, span = Math.max(Math.min(b - a, f1 - f0), 10);
     a = Math.max(f0, Math.min(a, f1 - span));
     g.min = a; g.max = a + span;
-    for (const c of g.charts) c.refresh();
+    for (const c of g.charts) {
+      if (c.visible) update(c);
+      else c.stale = true;
+    }
     toolbar(g);
+  }
+
+  function update(chart) {
+    chart.stale = false;
+    chart.refresh();
+  }
+
+  const watcher = "IntersectionObserver" in window ? new IntersectionObserver(entries => {
+    for (const e of entries) {
+      const chart = e.target.chart;
+      chart.visible = e.isIntersecting;
+      if (chart.visible && chart.stale) update(chart);
+    }
+  }, { rootMargin: "400px 0px" }) : null;
+
+  function watch(chart) {
+    const fig = chart.u.root.closest("figure");
+    fig.chart = chart;
+    const r = fig.getBoundingClientRect();  // on screen now (the watcher reports later)
+    chart.visible = !watcher || (r.bottom > -400 && r.top < window.innerHeight + 400);
+    chart.stale = true;
+    if (watcher) watcher.observe(fig);
   }
 
   function toolbar(g) {
@@ -371,6 +398,7 @@
         }
         if (l.label === "metadata.version") {  // its runs named where they are wide enough
           ctx.fillStyle = "#222"; ctx.font = `${10 * px}px system-ui, sans-serif`; ctx.textBaseline = "middle";
+          ctx.textAlign = "left";
           for (const i of runs) {
             const start = Math.max(l.t[i], min), end = Math.min(i + 1 < l.t.length ? l.t[i + 1] : until, max);
             const x0 = u.valToPos(start, "x", true), x1 = u.valToPos(end, "x", true), name = l.codes[l.v[i]];
@@ -432,7 +460,7 @@
     DATA.clusters.forEach((cluster, i) => {
       const g = fleet || group(`c${i}`, cluster.t0, cluster.t1);
       const notes = annotations(cluster);
-      const add = chart => { g.charts.push(chart); report.charts.push(chart); };
+      const add = chart => { g.charts.push(chart); report.charts.push(chart); watch(chart); };
       for (const host of document.querySelectorAll(`.charts[data-cluster="${i}"]`)) {
         const view = host.dataset.view;
         if (view === "cluster") {
