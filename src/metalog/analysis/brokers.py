@@ -8,17 +8,18 @@ row per batch and broker.
 
 The counts come from the published image after each batch, like ``timeline.RowCounter``'s, and as
 incrementally: images share every unchanged object, so ``BrokerCounter`` recounts a partition only when its
-PartitionRegistration is a new object, or when a broker holding one of its replicas registered anew (its
-fencing and its directories decide which replicas are offline: ``state.image.offline_replicas``). ``full_counts``
-counts from scratch, straight from the definitions: the counter must always agree with it.
+PartitionRegistration is a new object with another leader, replicas or directories, and then only the replicas
+whose entry moved. It keeps replicas, leaders and partitions without a leader per broker and directory (the
+placeholders MIGRATING, UNASSIGNED and LOST too); whether a replica is offline depends on its broker and
+directory only (``state.image.offline_replicas``), so the offline counts follow from those counts and the
+broker's registration when a row is written, and a broker that is fenced or registers anew costs no partition
+recount. ``full_counts`` counts from scratch, straight from the definitions: the counter must always agree.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import compress
-from operator import is_not
 from typing import Any
 
 from metalog.codec.uuid import LOST, MIGRATING, UNASSIGNED, Uuid
@@ -80,9 +81,8 @@ DIRECTORY_ZERO = (0, 0, 0, 0, 0)
 _BROKER_VALUES = tuple(BROKER_COLUMNS)[4:]
 _DIRECTORY_VALUES = tuple(DIRECTORY_COLUMNS)[5:]
 
-PartKey = tuple[Uuid, int]  # (topic id, partition id)
-# one partition: has no leader; per replica (broker, directory, directory state index, offline, leads)
-Contribution = tuple[bool, tuple[tuple[int, Uuid, int, bool, bool], ...]]
+# one partition: has no leader; per replica (broker, directory, leads)
+Contribution = tuple[bool, tuple[tuple[int, Uuid, bool], ...]]
 
 
 @dataclass
@@ -130,38 +130,38 @@ def _real(directory: Uuid) -> bool:
 
 
 def _offline(broker: BrokerRegistration | None, directory: Uuid) -> bool:
-    """``state.image.offline_replicas``' rule for one replica."""
+    """``state.image.offline_replicas``' rule for one replica: it depends on its broker and its directory only."""
     return broker is None or broker.fenced or not broker.has_online_dir(directory)
 
 
-def _contribution(part: PartitionRegistration, brokers: dict[int, BrokerRegistration]) -> Contribution:
+def _contribution(part: PartitionRegistration) -> Contribution:
     """What one partition adds to the counts: whether it has no leader, and per replica (broker, directory,
-    its directory state's index, offline, leads). On the hot path: ``_kind`` and ``_offline`` inlined."""
-    leader, out = part.leader, []
-    for replica, directory in zip(part.replicas, part.directories, strict=True):
-        broker = brokers.get(replica)
-        if directory == MIGRATING or directory == UNASSIGNED:
-            kind, offline = (0 if directory == MIGRATING else 1), broker is None or broker.fenced
-        elif directory == LOST:
-            kind, offline = 2, True
-        else:
-            kind, dirs = 3, broker.directories if broker is not None else ()
-            offline = broker is None or broker.fenced or bool(dirs and directory not in dirs)
-        out.append((replica, directory, kind, offline, replica == leader))
-    return leader == NO_LEADER, tuple(out)
+    leads). Whether a replica is offline is not in it: that follows from its broker and directory, so a broker
+    that registers anew changes no partition's contribution."""
+    leader = part.leader
+    return leader == NO_LEADER, tuple((replica, directory, replica == leader)
+                                      for replica, directory in zip(part.replicas, part.directories, strict=True))
 
 
-def _broker_values(broker: BrokerRegistration | None, counts: Sequence[int] | None) -> tuple[Any, ...]:
-    c = counts or (0, 0, 0, 0, 0, 0)
+def _broker_values(broker: BrokerRegistration | None, dirs: dict[Uuid, list[int]] | None) -> tuple[Any, ...]:
+    """A broker's values from its registration and its replicas' counts per directory."""
+    by_kind, offline, leaders = [0, 0, 0, 0], 0, 0
+    for directory, (replicas, leads, _) in (dirs or {}).items():
+        by_kind[_kind(directory)] += replicas
+        leaders += leads
+        if replicas and _offline(broker, directory):
+            offline += replicas
     if broker is None:
-        return ("unregistered", 0, 0, 0, *c)
+        return ("unregistered", 0, 0, 0, *by_kind, offline, leaders)
     return ("fenced" if broker.fenced else "unfenced", int(broker.in_controlled_shutdown),
-            int(broker.is_migrating_zk_broker), len(broker.directories), *c)
+            int(broker.is_migrating_zk_broker), len(broker.directories), *by_kind, offline, leaders)
 
 
-def _directory_values(broker: BrokerRegistration | None, directory: Uuid,
-                      counts: Sequence[int] | None) -> tuple[int, ...]:
-    return (int(broker is not None and broker.has_online_dir(directory)), *(counts or (0, 0, 0, 0)))
+def _directory_values(broker: BrokerRegistration | None, directory: Uuid, counts: Sequence[int] | None,
+                      ) -> tuple[int, ...]:
+    replicas, leaders, leaderless = counts or (0, 0, 0)
+    return (int(broker is not None and broker.has_online_dir(directory)), replicas, leaders,
+            replicas if _offline(broker, directory) else 0, leaderless)
 
 
 def lost_directories(before: dict[int, BrokerRegistration],
@@ -191,14 +191,13 @@ class BrokerCounter:
         self._brokers: dict[int, BrokerRegistration] | None = None  # the brokers counted (None: nothing yet)
         self._topics: dict[Uuid, TopicImage] | None = None
         self._parts: dict[Uuid, tuple[TopicImage, dict[int, tuple[PartitionRegistration, Contribution]]]] = {}
-        self._on_broker: dict[int, set[PartKey]] = {}  # partitions with a replica on each broker
-        self._broker_counts: dict[int, list[int]] = {}  # migrating, unassigned, lost, assigned, offline, leaders
-        self._dir_counts: dict[tuple[int, Uuid], list[int]] = {}  # replicas, leaders, offline, offline partitions
-        self._dirs_of: dict[int, set[Uuid]] = {}  # each broker's directories with counts
+        # per broker, per directory (the placeholders too): [replicas, leaders, partitions without a leader]
+        self._counts: dict[int, dict[Uuid, list[int]]] = {}
         self._shown_brokers: dict[int, tuple[Any, ...]] = {}  # the values of each broker's last row
         self._shown_dirs: dict[tuple[int, Uuid], tuple[int, ...]] = {}
         self._dirty_brokers: set[int] = set()
         self._dirty_dirs: set[tuple[int, Uuid]] = set()
+        self._names: dict[Uuid, str] = {}  # directory ids in Kafka's text form
 
     def batch(self, image: MetadataImage, last_offset: int, timestamp: int) -> None:
         """Count the image published after a batch; rows for what changed go to ``tables``."""
@@ -207,24 +206,20 @@ class BrokerCounter:
         brokers, topics = image.brokers, image.topics
         if brokers is self._brokers and topics is self._topics:
             return
-        old = self._brokers if self._brokers is not None else {}
-        changed_brokers = [] if brokers is self._brokers else \
-            [b for b in brokers.keys() | old.keys() if brokers.get(b) is not old.get(b)]
-        recounted: set[PartKey] = set()
         if topics is not self._topics:
-            self._recount_topics(topics, brokers, recounted)
-        for bid in changed_brokers:
-            self._dirty_brokers.add(bid)
-            self._dirty_dirs.update((bid, d) for d in self._dirs_of.get(bid, ()))
-            for reg in (old.get(bid), brokers.get(bid)):
-                if reg is not None:
-                    self._dirty_dirs.update((bid, d) for d in reg.directories)
-            for key in list(self._on_broker.get(bid, ())):
-                if key not in recounted:
-                    tid, pid = key
-                    entry = self._parts[tid][1][pid]
-                    self._recount(key, entry[0], brokers, entry)
-                    recounted.add(key)
+            self._recount_topics(topics)
+        if brokers is not self._brokers:
+            old = self._brokers if self._brokers is not None else {}
+            for bid in brokers.keys() | old.keys():
+                before, after = old.get(bid), brokers.get(bid)
+                if before is after:
+                    continue
+                self._dirty_brokers.add(bid)  # its state, and which of its replicas are offline
+                dirs = set(self._counts.get(bid, ()))
+                for reg in (before, after):
+                    if reg is not None:
+                        dirs.update(reg.directories)
+                self._dirty_dirs.update((bid, d) for d in dirs if _real(d))
         self._brokers, self._topics = brokers, topics
         if brokers is not self._before:
             self._failures(lost_directories(self._before, brokers), image, last_offset, timestamp)
@@ -232,135 +227,104 @@ class BrokerCounter:
         self._emit(brokers, last_offset, timestamp)
 
     # ---- counting ---------------------------------------------------------------------------------------
-    def _recount_topics(self, topics: dict[Uuid, TopicImage], brokers: dict[int, BrokerRegistration],
-                        recounted: set[PartKey]) -> None:
+    def _recount_topics(self, topics: dict[Uuid, TopicImage]) -> None:
         """Changed topics only, and in them the partitions whose leader, replicas or directories changed (an
-        ISR change keeps the counts; a partition on a broker that changed is recounted after, in ``batch``)."""
-        cache = self._parts
-        changed = _changed(self._topics, topics)  # the same topics: the fast way
-        if changed is None:
-            changed = [(tid, t) for tid, t in topics.items() if cache.get(tid, _NONE)[0] is not t]
+        ISR change keeps the counts)."""
+        cache, before = self._parts, self._topics or {}
+        changed = [(tid, t) for tid, t in topics.items() if before.get(tid) is not t]  # a plain loop: fastest
+        if len(before) + sum(tid not in before for tid, _ in changed) != len(topics):  # some were removed
             for tid in [t for t in cache if t not in topics]:
-                for pid, entry in cache.pop(tid)[1].items():
-                    self._recount((tid, pid), None, brokers, entry)
+                for entry in cache.pop(tid)[1].values():
+                    self._add(entry[1], -1)
         for tid, topic in changed:
             cached = cache.get(tid)
             parts = cached[1] if cached is not None else {}
-            moved = _changed(cached[0].partitions, topic.partitions) if cached is not None else None
-            if moved is None:
+            old_parts = cached[0].partitions if cached is not None else {}
+            moved = [(pid, p) for pid, p in topic.partitions.items() if old_parts.get(pid) is not p]
+            if len(old_parts) + sum(pid not in old_parts for pid, _ in moved) != len(topic.partitions):
                 for pid in [p for p in parts if p not in topic.partitions]:
-                    self._recount((tid, pid), None, brokers, parts.pop(pid))
-                moved = topic.partitions.items()  # type: ignore[assignment]
-            for pid, part in moved:  # type: ignore[union-attr]
+                    self._add(parts.pop(pid)[1], -1)
+            for pid, part in moved:
                 entry = parts.get(pid)
-                if entry is not None:
+                if entry is None:
+                    new = _contribution(part)
+                    self._add(new, 1)
+                else:
                     old = entry[0]
-                    if old is part:
-                        continue
                     if old.leader == part.leader and old.replicas == part.replicas \
                             and old.directories == part.directories:
-                        parts[pid] = (part, entry[1])
+                        parts[pid] = (part, entry[1])  # an ISR change: the same counts
                         continue
-                parts[pid] = self._recount((tid, pid), part, brokers, entry)  # type: ignore[assignment]
-                recounted.add((tid, pid))
+                    new = _contribution(part)
+                    self._replace(entry[1], new)
+                parts[pid] = (part, new)
             cache[tid] = (topic, parts)
 
-    def _recount(self, key: PartKey, part: PartitionRegistration | None, brokers: dict[int, BrokerRegistration],
-                 entry: tuple[PartitionRegistration, Contribution] | None,
-                 ) -> tuple[PartitionRegistration, Contribution] | None:
-        """Replace a partition's counts (None: it is gone); its new cache entry, also stored in place."""
-        old = entry[1] if entry is not None else None
-        new = _contribution(part, brokers) if part is not None else None
-        if old == new:
-            return (part, new) if part is not None else None  # type: ignore[return-value]
-        if old is not None:
+    def _replace(self, old: Contribution, new: Contribution) -> None:
+        if old[0] == new[0] and len(old[1]) == len(new[1]):
+            # the same replicas, mostly, and a leader moved: count only the replicas whose entry changed
+            pairs = [(o, n) for o, n in zip(old[1], new[1], strict=True) if o != n]
+            self._add((old[0], tuple(o for o, _ in pairs)), -1)
+            self._add((new[0], tuple(n for _, n in pairs)), 1)
+        else:
             self._add(old, -1)
-        if new is not None:
             self._add(new, 1)
-        before = entry[0].replicas if entry is not None else ()
-        after = part.replicas if part is not None else ()
-        if before != after:  # compared in C: replicas rarely move
-            for bid in set(before) - set(after):
-                self._on_broker[bid].discard(key)
-            for bid in set(after) - set(before):
-                self._on_broker.setdefault(bid, set()).add(key)
-        if part is None:
-            return None
-        if entry is not None and entry[0] is part:  # a broker's change: the same registration, new counts
-            tid, pid = key
-            self._parts[tid][1][pid] = (part, new)  # type: ignore[assignment]
-        return part, new  # type: ignore[return-value]
 
     def _add(self, contribution: Contribution, sign: int) -> None:
         leaderless, replicas = contribution
-        broker_counts, dir_counts = self._broker_counts, self._dir_counts
-        dirty_brokers, dirty_dirs = self._dirty_brokers, self._dirty_dirs
-        for bid, directory, kind, offline, leads in replicas:
-            counts = broker_counts.get(bid)
-            if counts is None:
-                counts = broker_counts[bid] = [0] * 6
-            counts[kind] += sign
-            counts[4] += sign * offline
-            counts[5] += sign * leads
+        counts, dirty_brokers, dirty_dirs = self._counts, self._dirty_brokers, self._dirty_dirs
+        for bid, directory, leads in replicas:
+            per_dir = counts.get(bid)
+            if per_dir is None:
+                per_dir = counts[bid] = {}
+            c = per_dir.get(directory)
+            if c is None:
+                c = per_dir[directory] = [0, 0, 0]
+            c[0] += sign
+            c[1] += sign * leads
+            c[2] += sign * leaderless
             dirty_brokers.add(bid)
-            if kind == 3:
-                key = (bid, directory)
-                d = dir_counts.get(key)
-                if d is None:
-                    d = dir_counts[key] = [0] * 4
-                    self._dirs_of.setdefault(bid, set()).add(directory)
-                d[0] += sign
-                d[1] += sign * leads
-                d[2] += sign * offline
-                d[3] += sign * leaderless
-                dirty_dirs.add(key)
+            dirty_dirs.add((bid, directory))
 
     # ---- rows -------------------------------------------------------------------------------------------
     def _emit(self, brokers: dict[int, BrokerRegistration], last_offset: int, timestamp: int) -> None:
-        cluster = self.cluster
-        shown, counts, rows = self._shown_brokers, self._broker_counts, self.tables.brokers
+        if not self._dirty_brokers and not self._dirty_dirs:  # an ISR change, say
+            return
+        cluster, counts, names = self.cluster, self._counts, self._names
+        shown, rows = self._shown_brokers, self.tables.brokers
         for bid in sorted(self._dirty_brokers):
             values = _broker_values(brokers.get(bid), counts.get(bid))
             if values != shown.get(bid, BROKER_ZERO):
                 rows.append(dict(zip(BROKER_COLUMNS, (cluster, last_offset, timestamp, bid, *values), strict=True)))
                 _remember(shown, bid, values, BROKER_ZERO)
         self._dirty_brokers.clear()
-        shown_dirs, dir_counts, rows = self._shown_dirs, self._dir_counts, self.tables.directories
-        for bid, directory in sorted(self._dirty_dirs, key=_dir_order):
-            values = _directory_values(brokers.get(bid), directory, dir_counts.get((bid, directory)))
+        shown_dirs, rows = self._shown_dirs, self.tables.directories
+        named = []
+        for bid, directory in self._dirty_dirs:
+            if _real(directory):
+                name = names.get(directory)
+                if name is None:
+                    name = names[directory] = str(directory)
+                named.append((bid, name, directory))
+        for bid, name, directory in sorted(named):  # the order join's rows take too
+            values = _directory_values(brokers.get(bid), directory, counts.get(bid, {}).get(directory))
             if values != shown_dirs.get((bid, directory), DIRECTORY_ZERO):
-                rows.append(dict(zip(DIRECTORY_COLUMNS, (cluster, last_offset, timestamp, bid, str(directory), *values),
+                rows.append(dict(zip(DIRECTORY_COLUMNS, (cluster, last_offset, timestamp, bid, name, *values),
                                      strict=True)))
                 _remember(shown_dirs, (bid, directory), values, DIRECTORY_ZERO)
         self._dirty_dirs.clear()
 
     def _failures(self, lost: list[tuple[int, Uuid]], image: MetadataImage, last_offset: int,
                   timestamp: int) -> None:
+        """The partitions with a replica on each lost directory (a rare event: every partition is looked at)."""
         for bid, directory in lost:
-            found = []
-            for tid, pid in self._on_broker.get(bid, ()):
-                part = self._parts[tid][1][pid][0]
-                if part.directory(bid) == directory:
-                    found.append((image.topics[tid].name, pid, part.leader))
+            found = [(image.topics[tid].name, pid, part.leader)
+                     for tid, (_, parts) in self._parts.items() for pid, (part, _) in parts.items()
+                     if bid in part.replicas and part.directory(bid) == directory]
             rows = sorted(found) or [("", -1, NO_LEADER)]  # a directory that held no replica: one row, empty
             self.tables.failures += [{"cluster": self.cluster, "offset": last_offset, "timestamp": timestamp,
                                       "broker": bid, "directory": str(directory), "topic": topic,
                                       "partition": pid, "leader": leader} for topic, pid, leader in rows]
-
-
-_NONE = (None, None)
-
-
-def _changed(before: dict[Any, Any] | None, after: dict[Any, Any]) -> list[tuple[Any, Any]] | None:
-    """The items of ``after`` whose value is not the very object ``before`` holds, when both have the same keys
-    in the same order (a delta replaces values in place: compared in C); None otherwise."""
-    if before is None or len(before) != len(after) or tuple(before) != tuple(after):
-        return None
-    return list(compress(after.items(), map(is_not, after.values(), before.values())))
-
-
-def _dir_order(key: tuple[int, Uuid]) -> tuple[int, str]:
-    return key[0], str(key[1])
 
 
 def _remember(shown: dict[Any, Any], key: Any, values: Any, zero: Any) -> None:
@@ -372,30 +336,35 @@ def _remember(shown: dict[Any, Any], key: Any, values: Any, zero: Any) -> None:
 
 # ---- the definitions, from scratch ----------------------------------------------------------------------------
 def full_counts(image: MetadataImage) -> tuple[dict[int, tuple[Any, ...]], dict[tuple[int, str], tuple[int, ...]]]:
-    """Every broker's and every directory's values in ``image``, counted from scratch (entries with the zero
-    values left out): what the rows of ``BrokerCounter`` up to that image must add up to."""
+    """Every broker's and every directory's values in ``image``, counted from scratch replica by replica with
+    ``MetadataImage.offline_replicas`` (entries with the zero values left out): what the rows of
+    ``BrokerCounter`` up to that image must add up to."""
     per_broker: dict[int, list[int]] = {b: [0] * 6 for b in image.brokers}
-    per_dir: dict[tuple[int, Uuid], list[int]] = {}
-    for bid, broker in image.brokers.items():
-        for d in broker.directories:
-            per_dir[(bid, d)] = [0] * 4
+    per_dir: dict[tuple[int, Uuid], list[int]] = {(b, d): [0] * 4 for b, reg in image.brokers.items()
+                                                   for d in reg.directories}
     for topic in image.topics.values():
         for part in topic.partitions.values():
+            offline = image.offline_replicas(part)
             for replica, directory in zip(part.replicas, part.directories, strict=True):
                 counts = per_broker.setdefault(replica, [0] * 6)
-                broker = image.brokers.get(replica)
-                offline = _offline(broker, directory)
                 counts[_kind(directory)] += 1
-                counts[4] += offline
+                counts[4] += replica in offline
                 counts[5] += replica == part.leader
                 if _real(directory):
                     d = per_dir.setdefault((replica, directory), [0] * 4)
                     d[0] += 1
                     d[1] += replica == part.leader
-                    d[2] += offline
+                    d[2] += replica in offline
                     d[3] += part.leader == NO_LEADER
-    brokers = {b: _broker_values(image.brokers.get(b), c) for b, c in per_broker.items()}
-    dirs = {(b, str(d)): _directory_values(image.brokers.get(b), d, c) for (b, d), c in per_dir.items()}
+    brokers = {}
+    for b, counts in per_broker.items():
+        reg = image.brokers.get(b)
+        head = ("unregistered", 0, 0, 0) if reg is None else \
+            ("fenced" if reg.fenced else "unfenced", int(reg.in_controlled_shutdown), int(reg.is_migrating_zk_broker),
+             len(reg.directories))
+        brokers[b] = (*head, *counts)
+    dirs = {(b, str(d)): (int(b in image.brokers and image.brokers[b].has_online_dir(d)), *c)
+            for (b, d), c in per_dir.items()}
     return ({b: v for b, v in brokers.items() if v != BROKER_ZERO},
             {k: v for k, v in dirs.items() if v != DIRECTORY_ZERO})
 
