@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
+from operator import itemgetter
 from typing import Any
 
 from metalog.analysis.report.series import Steps, m4, packed, steps
@@ -72,6 +74,18 @@ class Cluster:
     brokers: list[dict[str, Any]] = field(default_factory=list)
     directories: list[dict[str, Any]] = field(default_factory=list)
     failures: list[dict[str, Any]] = field(default_factory=list)
+    _steps: dict[str, Steps] = field(default_factory=dict, repr=False)
+
+    @cached_property
+    def times(self) -> list[int]:
+        return list(map(itemgetter("timestamp"), self.rows))
+
+    def steps(self, column: str) -> Steps:
+        """A timeline column in change form (computed once: the page and the PNG both draw it)."""
+        found = self._steps.get(column)
+        if found is None:
+            found = self._steps[column] = steps(self.times, list(map(itemgetter(column), self.rows)))
+        return found
 
     @property
     def start(self) -> int:
@@ -120,12 +134,12 @@ def _series(times: Sequence[int], values: Sequence[Any], t0: int, t1: int) -> di
     return packed(m4(steps(times, values), t0, t1), t0)
 
 
-def _chart(spec: ChartSpec, cluster: Cluster, times: list[int]) -> dict[str, Any] | None:
+def _chart(spec: ChartSpec, cluster: Cluster) -> dict[str, Any] | None:
     present = [s for s in spec.series if s.column in cluster.rows[0]]
     if not present:
         return None
     series = [{"label": s.label, "color": s.color,
-               **_series(times, [r[s.column] for r in cluster.rows], cluster.start, cluster.end)} for s in present]
+               **packed(m4(cluster.steps(s.column), cluster.start, cluster.end), cluster.start)} for s in present]
     return {"name": spec.name, "title": spec.title, "unit": spec.unit, "series": series}
 
 
@@ -135,16 +149,15 @@ def _lane(label: str, codes: dict[str, str], series: Steps, t0: int, title: str 
             **packed(Steps(series.times, [names.index(v) for v in series.values]), t0)}
 
 
-def _phase_lanes(cluster: Cluster, times: list[int]) -> list[dict[str, Any]]:
-    rows = cluster.rows
-    versions = steps(times, [r["metadata_version"] or "unset" for r in rows])
+def _phase_lanes(cluster: Cluster) -> list[dict[str, Any]]:
+    versions = cluster.steps("metadata_version")
+    versions = Steps(versions.times, [v or "unset" for v in versions.values])
     shades = {}
     for i, v in enumerate(dict.fromkeys(versions.values)):
         shades[v] = "#e8e8e8" if v == "unset" else ("#c6dbef", "#9ecae1")[i % 2]
     return [
-        _lane("phase", PHASE_COLORS, steps(times, [r["phase"] for r in rows]), cluster.start, "migration phase"),
-        _lane("JBOD", DIR_COLORS, steps(times, [r["dir_transition"] for r in rows]), cluster.start,
-              "JBOD transition (KIP-858)"),
+        _lane("phase", PHASE_COLORS, cluster.steps("phase"), cluster.start, "migration phase"),
+        _lane("JBOD", DIR_COLORS, cluster.steps("dir_transition"), cluster.start, "JBOD transition (KIP-858)"),
         _lane("metadata.version", shades, versions, cluster.start),
     ]
 
@@ -216,14 +229,13 @@ def _directory_view(cluster: Cluster) -> dict[str, Any] | None:
 
 def chart_data(index: int, cluster: Cluster) -> dict[str, Any]:
     """Everything the page's script draws for one cluster (times relative to ``t0``, differences)."""
-    times = [r["timestamp"] for r in cluster.rows]
     new_columns = "offline_partitions" in cluster.rows[0]
-    charts = [c for c in (_chart(spec, cluster, times) for spec in cluster_charts(new_columns)) if c is not None]
+    charts = [c for c in (_chart(spec, cluster) for spec in cluster_charts(new_columns)) if c is not None]
     annotations = [e for e in cluster.events if e["event"] in ANNOTATED]
     return {
         "name": cluster.name, "id": f"c{index}", "t0": cluster.start, "t1": cluster.end,
         "lanes": {"name": "phases", "title": "Migration phase, JBOD transition and metadata.version",
-                  "lanes": _phase_lanes(cluster, times),
+                  "lanes": _phase_lanes(cluster),
                   "legend": [*PHASE_COLORS.items(), *((f"JBOD {k}", v) for k, v in DIR_COLORS.items())]},
         "charts": charts, "brokers": _broker_view(cluster), "directories": _directory_view(cluster),
         "events": {"t": [e["timestamp"] for e in annotations], "kind": [e["event"] for e in annotations],

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from metalog.analysis.report.data import PHASE_COLORS, Cluster, cluster_charts, shared_axis
-from metalog.analysis.report.series import envelope, steps
+from metalog.analysis.report.series import envelope
 from metalog.analysis.timeline import PHASES
 
 CLUSTERS_PER_PNG = 12
@@ -60,8 +60,7 @@ def _times(start: int, end: int, n: int) -> list[datetime]:
 
 
 def _draw(ax: Any, cluster: Cluster, column: str, label: str, color: str, start: int, end: int) -> None:
-    times = [r["timestamp"] for r in cluster.rows]
-    lows, highs = envelope(steps(times, [r[column] for r in cluster.rows]), start, end, BUCKETS, cluster.end)
+    lows, highs = envelope(cluster.steps(column), start, end, BUCKETS, cluster.end)
     x = _times(start, end, BUCKETS)
     lows, highs = [*lows, lows[-1]], [*highs, highs[-1]]
     low = [float("nan") if v is None else v for v in lows]
@@ -78,7 +77,7 @@ def _panels(row: Sequence[Any], cluster: Cluster, span: tuple[int, int] | None) 
     start, end = span or (cluster.start, cluster.end)
     charts = {c.name: c for c in cluster_charts("offline_partitions" in cluster.rows[0])}
     left, middle, right = row
-    phases = steps([r["timestamp"] for r in cluster.rows], [r["phase"] for r in cluster.rows])
+    phases = cluster.steps("phase")
     for i, (t, value) in enumerate(zip(phases.times, phases.values, strict=True)):
         until = phases.times[i + 1] if i + 1 < len(phases) else cluster.end
         left.axvspan(datetime.fromtimestamp(t / 1000, tz=UTC), datetime.fromtimestamp(until / 1000, tz=UTC),
@@ -87,7 +86,7 @@ def _panels(row: Sequence[Any], cluster: Cluster, span: tuple[int, int] | None) 
         _draw(left, cluster, s.column, s.label, s.color, start, end)
     left.set_title(f"{cluster.name}: replicas by directory state, migration phase behind", fontsize=10)
     left.set_ylabel("replicas")
-    shown = {r["phase"] for r in cluster.rows}
+    shown = set(phases.values)
     left.legend(handles=[*left.get_legend_handles_labels()[0],
                          *(Patch(color=PHASE_COLORS[p], alpha=0.3, label=p) for p in PHASES if p in shown)],
                 fontsize=7, loc="upper left", ncol=2)
