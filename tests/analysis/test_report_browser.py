@@ -6,6 +6,7 @@ and the events filter and fold. Skipped, saying why, without Chromium (CI instal
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ import pytest
 
 from metalog.analysis.pipeline import analyze_python
 from metalog.analysis.report import write_report
+from metalog.analysis.report.series import Steps, envelope
 from tests.analysis import crafted as c
 from tests.analysis.chromium import BINARY, Chromium
 from tests.analysis.test_timeline import jbod_transition, zk_migration
@@ -183,6 +185,21 @@ def test_events_are_drawn_on_every_chart_of_their_cluster(b: Chromium) -> None:
     assert drawn == [5] * len(drawn) and len(drawn) == 11
     assert colored_above_zero(b, "jbod", "replicas", c.T0 + 6000, "#d7301f") > 3  # the directory failure's line
     assert js(b, "return chart('spike', 'offline').u.notesDrawn") == 1  # metadata.version set; the fence is no event
+
+
+def test_the_pages_envelope_is_the_python_one(b: Chromium) -> None:
+    """The page recomputes each pixel's lowest and highest value at every zoom; report.series.envelope is the
+    same rule in Python (the PNG's, and the unit tests'): both agree on random step series and ranges."""
+    rng = random.Random(5)
+    for _ in range(30):
+        times = sorted(rng.randrange(0, 1000) for _ in range(rng.randrange(1, 60)))
+        values = [rng.randrange(-5, 50) for _ in times]
+        start = rng.randrange(-100, 900)
+        end = start + rng.randrange(1, 600)
+        n, until = rng.randrange(1, 90), rng.randrange(0, 1100)
+        page = js(b, f"const e = window.metalogReport.envelope({{t: {times}, v: {values}}}, {start}, {end}, {n}, "
+                     f"{until}); return [e.lo, e.hi]")
+        assert tuple(page) == tuple(list(x) for x in envelope(Steps(times, values), start, end, n, until))
 
 
 def test_the_fleet_table_sorts(b: Chromium) -> None:

@@ -12,6 +12,7 @@
     [c.lanes, c.brokers && c.brokers.lanes, c.directories && c.directories.lanes].filter(Boolean)
       .flatMap(v => v.lanes.map(l => l.label.length))))));
   const groups = new Map();
+  // the groups and charts, the envelope (for a test against the Python one), drawAll (for screenshots)
   const report = { groups, charts: [], envelope, ready: false, drawAll: () => report.charts.forEach(update) };
   window.metalogReport = report;  // for the tests, and for anyone curious in the console
 
@@ -317,7 +318,6 @@
       const near = left >= 0 ? notesNear(u, notes, u.posToVal(left, "x")) : [];
       parts.readout.innerHTML = `<span class="t">${head}</span> ${values.join(" ")}` +
         near.map(n => `<div class="note">${escape(n)}</div>`).join("");
-      chart.lastReadout = { bucket: k, values: series.map((s, i) => k < 0 ? null : [chart.env[i].lo[k], chart.env[i].hi[k]]) };
     };
     const opts = baseOptions(g, plotWidth(parts.plot), 190, {
       setSelect: [onSelect(g)], setCursor: [readout], draw: [u => drawAnnotations(u, notes)],
