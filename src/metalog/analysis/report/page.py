@@ -40,7 +40,8 @@ def page_data(clusters: Sequence[Cluster]) -> dict[str, Any]:
 
 
 def render_html(clusters: Sequence[Cluster], events: Sequence[dict[str, Any]]) -> str:
-    data = json.dumps(page_data(clusters), separators=(",", ":"))
+    # no "<" at all in the JSON block (names come from the user): nothing in it can end or open a script element
+    data = json.dumps(page_data(clusters), separators=(",", ":")).replace("<", "\\u003c")
     shared = shared_axis(clusters)
     span = (min(c.start for c in clusters), max(c.end for c in clusters)) if clusters else None
     parts = [
@@ -56,7 +57,7 @@ def render_html(clusters: Sequence[Cluster], events: Sequence[dict[str, Any]]) -
     ]
     parts += [_cluster_section(i, c, shared) for i, c in enumerate(clusters)]
     parts.append(_events_section(clusters))
-    parts += [f'<script type="application/json" id="metalog-data">{_script(data)}</script>',
+    parts += [f'<script type="application/json" id="metalog-data">{data}</script>',
               f"<script>{_script(_asset('vendor', 'uplot', 'uPlot.iife.min.js'))}</script>",
               f"<script>{_script(_asset('assets', 'report.js'))}</script>",
               "</body></html>"]
