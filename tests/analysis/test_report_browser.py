@@ -154,6 +154,12 @@ def test_zoom_changes_the_range_of_every_linked_chart(b: Chromium) -> None:
     lo, hi = ranges[0]
     assert abs(lo - (c.T0 + 2_000_000)) < 20_000 and abs(hi - (c.T0 + 5_000_000)) < 20_000  # a pixel is 18 s
     assert "UTC (50 min)" in b.eval("document.querySelector('.toolbar .range').textContent")
+    b.eval("[...document.querySelectorAll('.toolbar[data-group=fleet] button')].find(x => x.textContent === '▶')"
+           ".click()")  # pan forward: a third of the range
+    panned = js(b, "const g = window.metalogReport.groups.get('fleet'); return [g.min, g.max]")
+    assert panned[0] == pytest.approx(lo + (hi - lo) / 3) and panned[1] == pytest.approx(hi + (hi - lo) / 3)
+    assert js(b, "return chart('jbod', 'replicas').u.scales.x.min") == pytest.approx(panned[0])  # on screen
+    lo, hi = panned
     x, top, bottom = place(b, "zk", "brokers", (lo + hi) / 2)
     for clicks in (1, 2):  # a double-click shows the whole range again
         b.mouse("mousePressed", x, (top + bottom) / 2, buttons=1, clickCount=clicks)
