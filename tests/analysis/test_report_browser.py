@@ -20,8 +20,9 @@ from tests.analysis import crafted as c
 from tests.analysis.chromium import BINARY, Chromium
 from tests.analysis.test_timeline import jbod_transition, zk_migration
 
-pytestmark = pytest.mark.skipif(BINARY is None, reason="no chromium on PATH (apt-get install -y chromium) to run "
-                                                       "the report's page")
+pytestmark = [pytest.mark.slow,  # a browser of its own
+              pytest.mark.skipif(BINARY is None, reason="no chromium on PATH (apt-get install -y chromium) to run "
+                                                        "the report's page")]
 
 SPIKE_AT, BATCHES = 12_345, 20_000  # broker 2 fenced for one batch of 20,000 (a second of 5.5 hours)
 SPIKE_TIME = c.T0 + SPIKE_AT * 1000

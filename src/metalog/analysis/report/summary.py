@@ -36,11 +36,13 @@ def phase_since(rows: Sequence[dict[str, Any]]) -> int:
 def summary(cluster: str, rows: Sequence[dict[str, Any]], events: Sequence[dict[str, Any]]) -> str:
     last = rows[-1]
     mine = [e["event"] for e in events if e["cluster"] == cluster]
-    offline = f"{last['offline_partitions']} offline partitions, " if "offline_partitions" in last else ""
+    metrics = "offline_partitions" in last  # Kafka's controller metrics: controlled shutdown overlaps the others
+    shutdown = f"{last['brokers_controlled_shutdown']} in controlled shutdown, " if metrics else ""
+    offline = f" ({last['offline_partitions']} offline)" if metrics else ""
     return (f"{cluster}: {last['phase']} since {fmt_time(phase_since(rows))}, JBOD {last['dir_transition']}, "
             f"metadata.version {last['metadata_version'] or 'unset'}; {brokers_registered(last)} brokers "
-            f"({last['brokers_fenced']} fenced, {last['brokers_zk']} on ZooKeeper), {last['topics']} topics, "
-            f"{last['partitions']} partitions, {offline}{last['offline_replicas']} offline replicas, "
+            f"({last['brokers_fenced']} fenced, {shutdown}{last['brokers_zk']} on ZooKeeper), {last['topics']} "
+            f"topics, {last['partitions']} partitions{offline}, {last['offline_replicas']} offline replicas, "
             f"{last['replicas_migrating'] + last['replicas_unassigned']} replicas without a directory; "
             f"{mine.count('directory-failure')} directory failures, {mine.count('aborted-transaction')} aborted "
             f"transactions; {len(rows):,} batches to offset {last['last_offset']:,} at {fmt_time(last['timestamp'])}")
