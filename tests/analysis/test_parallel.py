@@ -70,6 +70,7 @@ def check(root: Path, ranges: list[tuple[int, int]], *, points: bool = True) -> 
     parallel = analyze_parallel(root, ranges, "c", points=points)
     assert parallel.rows == sequential.rows
     assert parallel.events == sequential.events
+    assert parallel.by_broker == sequential.by_broker  # broker_timeline, directory_timeline, directory_failures
 
 
 @settings(max_examples=10)  # each example generates a 2,500-record log and replays it every way: ~0.2 s

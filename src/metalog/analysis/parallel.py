@@ -18,10 +18,11 @@ import marshal
 import os
 import zlib
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from metalog.analysis.brokers import BrokerTables, join
 from metalog.analysis.events import row_events
 from metalog.analysis.overlay import Overlay, RangeDelta, apply, entity_key, published, then
 from metalog.analysis.pipeline import Analysis, TimelineReplay, cluster_name
@@ -291,6 +292,7 @@ class Part:
     rows: list[dict[str, Any]]
     events: list[dict[str, Any]]
     split: int = 0
+    by_broker: BrokerTables = field(default_factory=BrokerTables)  # joined by brokers.join
 
 
 def pack_part(part: Part) -> bytes:
@@ -299,12 +301,12 @@ def pack_part(part: Part) -> bytes:
     dict(); rows repeat most of their values, so zlib shrinks them about 30x and the driver's JVM holds the
     small form (a 5M-record log's rows outgrew Spark's default 1 GB driver heap). The bytes come from our own
     executors, whose results Spark itself pickles; marshal only builds dicts, lists, str and int."""
-    return zlib.compress(marshal.dumps((part.rows, part.events, part.split)), 1)
+    return zlib.compress(marshal.dumps((part.rows, part.events, part.split, part.by_broker.plain())), 1)
 
 
 def unpack_part(data: bytes) -> Part:
-    rows, events, split = marshal.loads(zlib.decompress(data))
-    return Part(rows, events, split)
+    rows, events, split, by_broker = marshal.loads(zlib.decompress(data))
+    return Part(rows, events, split, BrokerTables.from_plain(by_broker))
 
 
 def replay_range(path: str | os.PathLike[str], cluster: str, lo: int, hi: int, start: StartState) -> Part:
@@ -323,6 +325,7 @@ def replay_range(path: str | os.PathLike[str], cluster: str, lo: int, hi: int, s
                 events += row_events(prev, row)
             part.rows.append(row)
             prev = row
+    part.by_broker = replay.per_broker.tables
     return part
 
 
@@ -336,6 +339,7 @@ def assemble(parts: Sequence[Part]) -> Analysis:
         result.events += part.events[:part.split] + row_events(prev, rows[0]) + part.events[part.split:]
         result.rows += rows
         prev = rows[-1]
+    result.by_broker = join([part.by_broker for part in parts])
     return result
 
 

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from metalog.analysis.brokers import BROKER_COLUMNS, DIRECTORY_COLUMNS, FAILURE_COLUMNS, BrokerCounter, BrokerTables
+from metalog.analysis.brokers import INT_COLUMNS as BROKER_INT_COLUMNS
 from metalog.analysis.events import EVENT_COLUMNS, aborted, controller_leader, directory_failures, row_events
 from metalog.analysis.timeline import COLUMNS, INT_COLUMNS, RowCounter
 from metalog.errors import LogError, MetalogError
@@ -31,6 +33,7 @@ class Analysis:
     events: list[dict[str, Any]] = field(default_factory=list)
     records: int = 0
     task_cpu: dict[str, list[float]] = field(default_factory=dict)  # Spark: stage -> CPU seconds per task
+    by_broker: BrokerTables = field(default_factory=BrokerTables)  # broker_timeline, directory_timeline, ...
 
 
 def cluster_name(path: str | os.PathLike[str]) -> str:
@@ -49,6 +52,7 @@ class TimelineReplay:
         self._aborts: list[AbortedTransaction] = []
         self.loader = MetadataLoader(image, transaction=transaction, on_abort=self._aborts.append)
         self.counter = RowCounter(cluster)
+        self.per_broker = BrokerCounter(cluster, image.brokers)  # broker_timeline, directory_timeline, ...
         self._brokers = image.brokers
 
     def batch(self, scanned: ScannedBatch, first: int = 0) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -59,6 +63,7 @@ class TimelineReplay:
         loader.end_batch(last)
         image = loader.image
         row = self.counter.row(image, last, max_ts, loader.in_transaction)
+        self.per_broker.batch(image, last, max_ts)
         events = [aborted(row, a.abort_offset, a.begin_offset) for a in self._aborts] if self._aborts else []
         self._aborts.clear()
         if control:
@@ -103,6 +108,7 @@ def analyze_log(path: str | os.PathLike[str], cluster: str | None = None, *, pro
             prev = row
             if progress is not None:
                 progress(done_before + out.records, total)
+    out.by_broker = replay.per_broker.tables
     return out
 
 
@@ -122,6 +128,7 @@ def analyze_python(logdirs: Sequence[str | os.PathLike[str]], *, progress: Progr
         result.rows.extend(one.rows)
         result.events.extend(one.events)
         result.records += one.records
+        result.by_broker.extend(one.by_broker)
     return result
 
 
@@ -154,7 +161,7 @@ def parse_bucket(text: str) -> int:
     raise ValueError(f"not a bucket width: {text!r} (e.g. 30s, 1m, 1h)")
 
 
-_INTS = INT_COLUMNS | {"bucket_start", "offset"}
+_INTS = INT_COLUMNS | BROKER_INT_COLUMNS | {"bucket_start", "offset"}
 
 
 def write_table(out: Path, name: str, columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> list[Path]:
@@ -189,4 +196,7 @@ def write_outputs(out: Path, result: Analysis, width_ms: int) -> list[Path]:
     written = write_table(out, "timeline_batches", list(COLUMNS), result.rows)
     written += write_table(out, "timeline_buckets", list(BUCKET_COLUMNS), buckets(result.rows, width_ms))
     written += write_table(out, "events", list(EVENT_COLUMNS), result.events)
+    written += write_table(out, "broker_timeline", list(BROKER_COLUMNS), result.by_broker.brokers)
+    written += write_table(out, "directory_timeline", list(DIRECTORY_COLUMNS), result.by_broker.directories)
+    written += write_table(out, "directory_failures", list(FAILURE_COLUMNS), result.by_broker.failures)
     return written

@@ -308,6 +308,7 @@ def analyze_spark(session: Any, logdirs: Sequence[str | os.PathLike[str]], *, ra
             one = assemble([part for item, part in zip(items, parts, strict=True) if item[0] == c.path])
             result.rows += one.rows
             result.events += one.events
+            result.by_broker.extend(one.by_broker)
     result.records = sum(sizes)
     return result
 
