@@ -23,8 +23,8 @@ from typing import Any
 
 from metalog.codec.framing import decode_metadata_record
 from metalog.errors import ReplayError
-from metalog.state import versions as V
 from metalog.state.delta import MetadataDelta
+from metalog.state.enums import METADATA_VERSION_FEATURE, TOPIC_RESOURCE
 from metalog.state.image import FeaturesImage, MetadataImage
 
 Key = tuple[Any, ...]
@@ -91,7 +91,7 @@ def resolve(key: Key, base: Any, records: Records) -> tuple[Any, list[tuple[tupl
     for offset, value in records:
         record = decode_metadata_record(value)[0] if isinstance(value, bytes) else value
         if record.NAME == "RemoveTopicRecord" and base is not None:
-            clears.append(((V.TOPIC_RESOURCE, base.name), offset))
+            clears.append(((TOPIC_RESOURCE, base.name), offset))
         delta.replay(record, offset)
     return getattr(delta.apply(), kind).get(ident), clears
 
@@ -136,7 +136,7 @@ def apply(image: MetadataImage, o: Overlay) -> MetadataImage:
     features = image.features
     as_overlay.full[("zk_migration_state",)] = features.zk_migration_state
     as_overlay.full[("next_producer_id",)] = image.next_producer_id
-    as_overlay.full[("features", V.METADATA_VERSION_FEATURE)] = features.metadata_version
+    as_overlay.full[("features", METADATA_VERSION_FEATURE)] = features.metadata_version
     as_overlay.full.update({("features", n): v for n, v in features.finalized.items()})
     for key in o.partial:  # a key the image lacks resolves against None (and fails as sequential replay would)
         as_overlay.full.setdefault(key, None)
@@ -153,7 +153,7 @@ def _image(o: Overlay, offset: int) -> MetadataImage:
             continue
         if key[0] in kinds:
             kinds[key[0]][key[1]] = value
-        elif key[0] == "features" and key[1] != V.METADATA_VERSION_FEATURE:
+        elif key[0] == "features" and key[1] != METADATA_VERSION_FEATURE:
             finalized[key[1]] = value
     configs = {}
     for resource, (_, records) in o.configs.items():
@@ -166,7 +166,7 @@ def _image(o: Overlay, offset: int) -> MetadataImage:
                 values[name] = value
         if values:
             configs[resource] = values
-    features = FeaturesImage(o.full.get(("features", V.METADATA_VERSION_FEATURE)), finalized,
+    features = FeaturesImage(o.full.get(("features", METADATA_VERSION_FEATURE)), finalized,
                              o.full.get(("zk_migration_state",), 0))
     topics = kinds.pop("topics")
     return MetadataImage(offset=offset, features=features, topics=topics,

@@ -30,8 +30,8 @@ from metalog.codec.framing import FRAME_VERSION, decode_metadata_record, encode_
 from metalog.errors import LogError, MetalogError, ReplayError
 from metalog.log import MetadataLog
 from metalog.replay.history import MetadataHistory, StartPoint, gc_paused
-from metalog.state import versions as V
 from metalog.state.delta import MetadataDelta
+from metalog.state.enums import CONFIG_RESOURCE_TYPES, METADATA_VERSION_FEATURE, TOPIC_RESOURCE
 from metalog.state.image import EMPTY, MetadataImage
 from metalog.state.loader import OpenTransaction
 
@@ -95,7 +95,7 @@ class _Block:
             if name == "RemoveTopicRecord":
                 topic = self.live.topics.get(key[1])
                 if topic is not None:
-                    self._clear((V.TOPIC_RESOURCE, topic.name), offset)
+                    self._clear((TOPIC_RESOURCE, topic.name), offset)
             self.live.replay(record, offset)
             self.known.add(key)
             o.partial.pop(key, None)
@@ -103,7 +103,7 @@ class _Block:
             o.partial.setdefault(key, []).append((offset, value))
 
     def _config(self, offset: int, record: Any) -> None:
-        if record.resource_type not in V.CONFIG_RESOURCE_TYPES:
+        if record.resource_type not in CONFIG_RESOURCE_TYPES:
             raise ReplayError(f"unknown config resource type {record.resource_type}", offset=offset,
                               record="CONFIG_RECORD")
         resource = (record.resource_type, record.resource_name)
@@ -123,7 +123,7 @@ class _Block:
 def _value(image: MetadataImage, key: tuple[Any, ...]) -> Any:
     kind = key[0]
     if kind == "features":
-        if key[1] == V.METADATA_VERSION_FEATURE:
+        if key[1] == METADATA_VERSION_FEATURE:
             return image.features.metadata_version
         return image.features.finalized.get(key[1])
     if kind == "zk_migration_state":

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from metalog.codec.uuid import LOST, MIGRATING, UNASSIGNED
+from metalog.state.enums import ZK_MIGRATION_STATES, metadata_version_name
 from metalog.state.image import (
     BrokerRegistration,
     MetadataImage,
@@ -22,7 +23,6 @@ from metalog.state.image import (
     TopicImage,
     offline_replicas,
 )
-from metalog.state.versions import ZK_MIGRATION_STATES, metadata_version_name
 
 # Column name -> what it holds; the order is the files' column order. The README and --help print this.
 COLUMNS: dict[str, str] = {

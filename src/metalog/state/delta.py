@@ -12,7 +12,21 @@ from typing import Any
 
 from metalog.codec.uuid import MIGRATING, Uuid
 from metalog.errors import ReplayError
-from metalog.state import versions as V
+from metalog.state.enums import (
+    FENCE,
+    IN_CONTROLLED_SHUTDOWN,
+    LEADER_RECOVERY_NO_CHANGE,
+    LEADER_RECOVERY_STATES,
+    METADATA_VERSION_FEATURE,
+    NO_FENCING_CHANGE,
+    NO_LEADER_CHANGE,
+    NO_SHUTDOWN_CHANGE,
+    SECURITY_PROTOCOLS,
+    TOPIC_RESOURCE,
+    UNFENCE,
+    ZK_MIGRATION_STATES,
+    record_type_name,
+)
 from metalog.state.image import (
     BrokerRegistration,
     FeaturesImage,
@@ -108,7 +122,7 @@ class MetadataDelta:
 
     # ---- features ----------------------------------------------------------------------------------
     def _feature_level(self, r: Any) -> None:
-        if r.name == V.METADATA_VERSION_FEATURE:
+        if r.name == METADATA_VERSION_FEATURE:
             if r.feature_level < 1:
                 raise ReplayError(f"metadata.version cannot be set to level {r.feature_level}")
             self.metadata_version = r.feature_level
@@ -116,7 +130,7 @@ class MetadataDelta:
             self.features[r.name] = r.feature_level if r.feature_level != 0 else _DELETED
 
     def _zk_migration_state(self, r: Any) -> None:
-        if r.zk_migration_state not in V.ZK_MIGRATION_STATES:
+        if r.zk_migration_state not in ZK_MIGRATION_STATES:
             raise ReplayError(f"unknown ZkMigrationState value {r.zk_migration_state}")
         self.zk_migration_state = r.zk_migration_state
 
@@ -141,19 +155,19 @@ class MetadataDelta:
 
     def _broker_registration_change(self, r: Any) -> None:
         broker = self._broker_or_fail(r.broker_id, r.broker_epoch, "change")
-        if r.fenced not in (V.FENCE, V.NO_FENCING_CHANGE, V.UNFENCE):
+        if r.fenced not in (FENCE, NO_FENCING_CHANGE, UNFENCE):
             raise ReplayError(f"unknown value for the Fenced field: {r.fenced}")
-        if r.in_controlled_shutdown not in (V.NO_SHUTDOWN_CHANGE, V.IN_CONTROLLED_SHUTDOWN):
+        if r.in_controlled_shutdown not in (NO_SHUTDOWN_CHANGE, IN_CONTROLLED_SHUTDOWN):
             raise ReplayError(f"unknown value for the InControlledShutdown field: {r.in_controlled_shutdown}")
-        fenced = {V.FENCE: True, V.UNFENCE: False}.get(r.fenced)
-        shutdown = True if r.in_controlled_shutdown == V.IN_CONTROLLED_SHUTDOWN else None
+        fenced = {FENCE: True, UNFENCE: False}.get(r.fenced)
+        shutdown = True if r.in_controlled_shutdown == IN_CONTROLLED_SHUTDOWN else None
         dirs = tuple(r.log_dirs) if r.log_dirs else None  # null or empty: unchanged
         self.brokers[r.broker_id] = broker.clone_with(fenced, shutdown, dirs)
 
     def _register_controller(self, r: Any) -> None:
         # ControllerRegistration.Builder(record) refuses an endpoint whose security protocol it does not know.
         for e in r.end_points:
-            if e.security_protocol not in V.SECURITY_PROTOCOLS:
+            if e.security_protocol not in SECURITY_PROTOCOLS:
                 raise ReplayError(f"unknown security protocol {e.security_protocol} for endpoint {e.name!r}")
         self.controllers[r.controller_id] = r
 
@@ -181,9 +195,9 @@ class MetadataDelta:
         if r.replicas is not None or r.directories is not None:
             replicas = replicas if r.replicas is None else tuple(r.replicas)
             directories = _merged_directories(directories, r, replicas)
-        if r.leader != V.NO_LEADER_CHANGE:
+        if r.leader != NO_LEADER_CHANGE:
             leader, leader_epoch = r.leader, leader_epoch + 1
-        if r.leader_recovery_state != V.LEADER_RECOVERY_NO_CHANGE:
+        if r.leader_recovery_state != LEADER_RECOVERY_NO_CHANGE:
             recovery = _recovery_state(r.leader_recovery_state)
         topic.partitions[pid] = _new_tuple(PartitionRegistration, (
             replicas, directories,
@@ -198,7 +212,7 @@ class MetadataDelta:
         name = self._topic(r.topic_id).name
         del self.topics[r.topic_id]
         self.deleted_topics.add(r.topic_id)
-        self._clear_config((V.TOPIC_RESOURCE, name))
+        self._clear_config((TOPIC_RESOURCE, name))
 
     # ---- configs and the rest ----------------------------------------------------------------------
     def _config(self, r: Any) -> None:
@@ -309,7 +323,7 @@ class MetadataDelta:
 def located(error: ReplayError, offset: int | None, record: Any) -> ReplayError:
     """A rule's error with the offset and the record type named (a rule knows neither)."""
     if error.offset is None:
-        return ReplayError(error.reason, offset=offset, record=V.record_type_name(record.NAME))
+        return ReplayError(error.reason, offset=offset, record=record_type_name(record.NAME))
     return error
 
 
@@ -372,7 +386,7 @@ def _directories(directories: list[Uuid] | None, n_replicas: int) -> tuple[Uuid,
 
 
 def _recovery_state(value: int) -> int:
-    if value not in V.LEADER_RECOVERY_STATES:
+    if value not in LEADER_RECOVERY_STATES:
         raise ReplayError(f"unknown LeaderRecoveryState value {value}")
     return value
 
