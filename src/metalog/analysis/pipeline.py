@@ -17,7 +17,7 @@ from metalog.log.control import ControlType, decode_control
 from metalog.log.scan import ScannedBatch
 from metalog.replay.history import MetadataHistory, gc_paused, replay_scanned
 from metalog.state import MetadataLoader
-from metalog.state.image import EMPTY, MetadataImage
+from metalog.state.image import MetadataImage
 from metalog.state.loader import AbortedTransaction, OpenTransaction
 
 BUCKET_COLUMNS: dict[str, str] = {"bucket_start": "timeline_buckets only: the bucket's start, epoch ms",
@@ -92,7 +92,7 @@ def analyze_log(path: str | os.PathLike[str], cluster: str | None = None, *, pro
     with MetadataHistory(path) as history, gc_paused():
         log = history.log
         start = log.log_start_offset
-        replay = TimelineReplay(log, cluster, history.state_at(start - 1).image if start > 0 else EMPTY)
+        replay = TimelineReplay(log, cluster, history.state_before_log())
         prev: dict[str, Any] | None = None
         for batch in log.scan(start) if history.end_offset >= start else ():
             row, events = replay.batch(batch, start)

@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from metalog.analysis.overlay import RangeDelta
 from metalog.analysis.parallel import (
     Piece,
     assemble,
@@ -45,6 +44,7 @@ from metalog.analysis.parallel import (
 from metalog.analysis.pipeline import Analysis, _cluster_names
 from metalog.errors import MetalogError
 from metalog.replay.history import StartPoint, gc_paused
+from metalog.state.overlay import RangeDelta
 
 RANGES_PER_CORE = 2  # a little slack for ranges that replay slower than others
 _LOG4J = """\

@@ -175,6 +175,12 @@ class MetadataHistory:
             if image is not None and scanned[1] >= start:
                 yield PublishedState(scanned[1], scanned[2], image)
 
+    def state_before_log(self) -> MetadataImage:
+        """The state a replay of the whole log starts from: empty, or for a log whose start moved up after a
+        snapshot (Kafka's retention), the snapshot or state image that holds the offset before its first."""
+        first = self.log.log_start_offset
+        return EMPTY if first == 0 else self._load(self._start_for(first - 1, first - 1, True))
+
     def _start_for(self, through: int, target: int, use_snapshots: bool) -> StartPoint:
         """The last snapshot or state image a replay to the end of the batch ending at ``through`` can start
         from. A state image must lie at a batch end: one inside a batch (older metalog wrote some) holds a
@@ -257,7 +263,7 @@ class MetadataHistory:
         first, end = self.log.log_start_offset, self.end_offset
         if end < first:
             return []
-        loader, _ = self._loader_through(self._start_for(first - 1, first - 1, True), first - 1, None)
+        loader = MetadataLoader(self.state_before_log())
         written, replayed, next_mark = [], 0, (first // every + 1) * every
         for scanned in self.log.scan(first):
             replayed += replay_scanned(loader, scanned, self.log.directory, first)
