@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from metalog.codec.uuid import ZERO, Uuid
-from metalog.errors import CodecError, DecodeError, EncodeError
+from metalog.errors import CodecError, DecodeError, EncodeError, Malformed
 
 __all__ = [
     "ZERO", "Uuid", "Struct", "KafkaStruct", "ApiMessage", "Malformed", "READER_ERRORS", "UNSET", "H", "I",
@@ -43,10 +43,6 @@ def uuid_of(raw: bytes) -> Uuid:
 UNSET: Any = type("Unset", (), {"__repr__": lambda self: "UNSET"})()
 H = struct.Struct(">h")  # int16 length of a classic string
 I = struct.Struct(">i")  # noqa: E741  int32 length of classic bytes and arrays
-
-
-class Malformed(ValueError):
-    """Raised inside the fast path; the public error is built by the reference codec."""
 
 
 READER_ERRORS = (Malformed, struct.error, IndexError, ValueError, OverflowError)

@@ -21,7 +21,7 @@ from metalog.controller import errors as E
 from metalog.controller.changes import Changes, partition_record_version
 from metalog.controller.errors import PlacementError
 from metalog.controller.placement import BrokerMetadata, assign_replicas_to_brokers
-from metalog.errors import ReplayError
+from metalog.errors import Rejected, ReplayError
 from metalog.state.enums import (
     METADATA_VERSION_FEATURE,
     METADATA_VERSIONS,
@@ -66,13 +66,6 @@ class Result:
     @property
     def ok(self) -> bool:
         return self.error_code == E.NONE
-
-
-class Rejected(Exception):
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 # ---- the commands without a generated request ----------------------------------------------------

@@ -29,16 +29,12 @@ import msgpack
 
 from metalog.codec.framing import decode_metadata_record, encode_metadata_record
 from metalog.codec.uuid import Uuid
-from metalog.errors import MetalogError
+from metalog.errors import ImageFormatError
 from metalog.state.image import BrokerRegistration, FeaturesImage, MetadataImage, TopicImage, partition_registration
 
 MAGIC = b"MLIMG"
 FORMAT_VERSION = 1
 _HEADER = struct.Struct(">5sBIQ")
-
-
-class ImageFormatError(MetalogError):
-    """Bytes that are not a valid state image."""
 
 
 def image_to_bytes(image: MetadataImage) -> bytes:
