@@ -57,9 +57,10 @@ def _batches(log: MetadataLog, lo: int, hi: int) -> Iterator[tuple[int, int, int
     """The batches whose base offset lies in [lo, hi]; from the log's start, also the batch holding it (a log may
     start inside a batch, after a snapshot: its records before ``lo`` are in the snapshot)."""
     for batch in log.scan(lo):
-        if batch[0] > hi:
+        base = batch[0]  # the batch's base offset
+        if base > hi:
             return
-        if batch[0] >= lo or lo == log.log_start_offset:
+        if base >= lo or lo == log.log_start_offset:
             yield batch
 
 
@@ -195,19 +196,9 @@ def unpack_part(data: bytes) -> Part:
 def replay_range(path: str | os.PathLike[str], cluster: str, lo: int, hi: int, start: StartState) -> Part:
     """The timeline rows and events of each batch (data or control) with a base offset in [lo, hi]."""
     part = Part([], [])
-    prev = None
     with MetadataLog.open(path, writable=False) as log, gc_paused():
         replay = TimelineReplay(log, cluster, start.image, open_transaction(start))
-        for batch in _batches(log, lo, hi):
-            row, batch_events = replay.batch(batch, lo)
-            events = part.events
-            events += batch_events
-            if prev is None:
-                part.split = len(events)
-            else:
-                events += row_events(prev, row)
-            part.rows.append(row)
-            prev = row
+        part.split = replay.run(_batches(log, lo, hi), lo, part.rows, part.events)
     return part
 
 

@@ -20,6 +20,7 @@ from metalog.state import MetadataLoader
 from metalog.state.image import MetadataImage
 from metalog.state.loader import AbortedTransaction, OpenTransaction
 
+UNKNOWN = object()  # the row before a range of the parallel replay, which it does not know
 BUCKET_COLUMNS: dict[str, str] = {"bucket_start": "timeline_buckets only: the bucket's start, epoch ms",
                                   **COLUMNS}
 Progress = Callable[[int, int], None]  # (records replayed, records to replay about)
@@ -50,12 +51,35 @@ class TimelineReplay:
         self.loader = MetadataLoader(image, transaction=transaction, on_abort=self._aborts.append)
         self.counter = RowCounter(cluster)
         self._brokers = image.brokers
+        self.records = 0  # data records replayed
+
+    def run(self, batches: Iterable[ScannedBatch], first: int, rows: list[dict[str, Any]],
+            events: list[dict[str, Any]], prev: dict[str, Any] | None | object = UNKNOWN,
+            progress: Callable[[int], object] | None = None) -> int:
+        """The rows and events of ``batches`` (in log order, from record ``first`` on), appended to ``rows`` and
+        ``events``: each batch's events, then the row-to-row events against the row before it. ``prev`` is the
+        row before the first batch: None at the log's start; UNKNOWN for a range of the parallel replay, whose
+        first row's row-to-row events are then left out. Returns where in ``events`` they belong (``assemble``
+        puts them there). ``progress(records replayed)`` after each batch."""
+        split = len(events)
+        for scanned in batches:
+            row, batch_events = self.batch(scanned, first)
+            events += batch_events
+            if prev is UNKNOWN:
+                split = len(events)
+            else:
+                events += row_events(prev, row)  # type: ignore[arg-type]
+            rows.append(row)
+            prev = row
+            if progress is not None:
+                progress(self.records)
+        return split
 
     def batch(self, scanned: ScannedBatch, first: int = 0) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """The batch's row and events; its records from ``first`` on (a log may start inside its first batch)."""
         base, last, max_ts, control, _ = scanned
         loader = self.loader
-        replay_scanned(loader, scanned, self.log.directory, first)
+        self.records += replay_scanned(loader, scanned, self.log.directory, first)
         loader.end_batch(last)
         image = loader.image
         row = self.counter.row(image, last, max_ts, loader.in_transaction)
@@ -93,16 +117,10 @@ def analyze_log(path: str | os.PathLike[str], cluster: str | None = None, *, pro
         log = history.log
         start = log.log_start_offset
         replay = TimelineReplay(log, cluster, history.state_before_log())
-        prev: dict[str, Any] | None = None
-        for batch in log.scan(start) if history.end_offset >= start else ():
-            row, events = replay.batch(batch, start)
-            out.records += 0 if batch[3] else len(batch[4]) if batch[0] >= start else batch[1] + 1 - start
-            out.events += events
-            out.events += row_events(prev, row)
-            out.rows.append(row)
-            prev = row
-            if progress is not None:
-                progress(done_before + out.records, total)
+        batches = log.scan(start) if history.end_offset >= start else ()
+        replay.run(batches, start, out.rows, out.events, None,
+                   None if progress is None else lambda records: progress(done_before + records, total))
+        out.records = replay.records
     return out
 
 

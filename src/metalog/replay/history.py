@@ -169,11 +169,12 @@ class MetadataHistory:
         through = max(self.batch_at(first).base_offset, self.log.log_start_offset) - 1
         loader, _ = self._loader_through(self._start_for(through, through, True), through, None)
         for scanned in self.log.scan(through + 1):
-            if scanned[1] > end:
+            _, last, max_timestamp, _, _ = scanned
+            if last > end:
                 return
             image = load_scanned(loader, scanned, self.log.directory, through + 1)
-            if image is not None and scanned[1] >= start:
-                yield PublishedState(scanned[1], scanned[2], image)
+            if image is not None and last >= start:
+                yield PublishedState(last, max_timestamp, image)
 
     def state_before_log(self) -> MetadataImage:
         """The state a replay of the whole log starts from: empty, or for a log whose start moved up after a
@@ -267,7 +268,7 @@ class MetadataHistory:
         written, replayed, next_mark = [], 0, (first // every + 1) * every
         for scanned in self.log.scan(first):
             replayed += replay_scanned(loader, scanned, self.log.directory, first)
-            last = scanned[1]
+            _, last, _, _, _ = scanned
             # only the batch ends that may get an image are told to the loader: publishing costs an image
             if last >= next_mark and (image := loader.end_batch(last)) is not None:
                 if last not in have:
@@ -298,7 +299,8 @@ def load_scanned(loader: MetadataLoader, batch: ScannedBatch, where: Path, first
     its first batch, after a snapshot); the published image, or None inside a transaction. A record that does
     not decode is named by its offset and ``where``."""
     replay_scanned(loader, batch, where, first)
-    return loader.end_batch(batch[1])
+    _, last, _, _, _ = batch
+    return loader.end_batch(last)
 
 
 def replay_scanned(loader: MetadataLoader, batch: ScannedBatch, where: Path, first: int = 0) -> int:
