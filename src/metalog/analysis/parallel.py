@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from metalog.analysis.events import row_events
-from metalog.analysis.pipeline import Analysis, TimelineReplay, cluster_name
+from metalog.analysis.pipeline import TimelineReplay
+from metalog.analysis.result import Analysis, cluster_name
 from metalog.errors import DecodeError, LogError
 from metalog.log import MetadataLog
 from metalog.replay.history import MetadataHistory, StartPoint, gc_paused

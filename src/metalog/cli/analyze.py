@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from metalog.analysis.events import EVENT_COLUMNS
-from metalog.analysis.pipeline import BUCKET_COLUMNS
+from metalog.analysis.tables import BUCKET_COLUMNS
 from metalog.cli.progress import Progress
 from metalog.errors import MetalogError
 
@@ -55,7 +55,8 @@ def register(sub: Any) -> None:
 
 
 def _analyze(args: argparse.Namespace) -> int:
-    from metalog.analysis.pipeline import analyze_python, parse_bucket, write_outputs
+    from metalog.analysis.pipeline import analyze_python
+    from metalog.analysis.tables import parse_bucket, write_outputs
 
     try:
         width = parse_bucket(args.bucket)
