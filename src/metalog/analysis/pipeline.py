@@ -18,7 +18,8 @@ from metalog.errors import LogError, MetalogError
 from metalog.log import MetadataLog
 from metalog.log.control import ControlType, decode_control
 from metalog.log.scan import ScannedBatch
-from metalog.replay.history import MetadataHistory, gc_paused, replay_scanned
+from metalog.replay.gc import gc_paused
+from metalog.replay.history import MetadataHistory, replay_scanned
 from metalog.state import MetadataLoader
 from metalog.state.image import MetadataImage
 from metalog.state.loader import AbortedTransaction, OpenTransaction

@@ -41,7 +41,8 @@ from metalog.analysis.parallel import (
 )
 from metalog.analysis.result import Analysis, cluster_names
 from metalog.analysis.spark_session import default_driver_memory, find_java, import_pyspark, spark_session
-from metalog.replay.history import StartPoint, gc_paused
+from metalog.replay.gc import gc_paused
+from metalog.replay.points import StartPoint
 from metalog.state.overlay import RangeDelta
 
 __all__ = ["RANGES_PER_CORE", "analyze_spark", "default_driver_memory", "delta_cuts", "find_java", "import_pyspark",
