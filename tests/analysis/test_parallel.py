@@ -26,7 +26,7 @@ from metalog.analysis.parallel import (
 from metalog.analysis.pipeline import analyze_log
 from metalog.analysis.timeline import COLUMNS
 from metalog.errors import ReplayError
-from metalog.generate.history import HistorySettings
+from metalog.generate.generator import HistorySettings
 from metalog.generate.writer import write_history
 from metalog.log import MetadataLog
 from metalog.replay.history import IMAGE_DIR, MetadataHistory
