@@ -36,7 +36,9 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]; then
   echo "$wanted" >"$stamp"
 fi
 .venv/bin/ruff check src tests benchmarks setup.py
-.venv/bin/lint-imports --no-cache
+# the layers' contracts: one line when they are kept, import-linter's whole report when one is broken
+contracts=$(.venv/bin/lint-imports --no-cache) || { echo "$contracts"; exit 1; }
+echo "lint-imports: ${contracts##*$'\n'}"
 status=0
 if [ "$cores" != pure ]; then
   echo "== the suite on the codec core as installed: $(.venv/bin/python -c 'from metalog.codec import core; print(core.status())') =="
