@@ -25,7 +25,7 @@ from metalog.analysis.spark import (
 from metalog.cli.analyze import run_spark
 from metalog.cli.progress import Progress
 from metalog.errors import MetalogError
-from metalog.generate.history import HistorySettings
+from metalog.generate.generator import HistorySettings
 from metalog.generate.writer import write_history
 from metalog.replay.history import MetadataHistory
 from tests.analysis.test_parallel import controls_and_aborts_inside_batches, transactions_and_topic_configs

@@ -64,12 +64,12 @@ def test_demo_replaces_a_directory_it_wrote(python_demo: DemoRun, tmp_path: Path
 
 def test_demo_without_java_falls_back_to_python_saying_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
-    import metalog.analysis.spark
+    import metalog.analysis.spark_session
 
     def no_java() -> str:
         raise MetalogError("no java")
 
-    monkeypatch.setattr(metalog.analysis.spark, "find_java", no_java)
+    monkeypatch.setattr(metalog.analysis.spark_session, "find_java", no_java)
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object() if name == "pyspark" else None)
     assert main(["demo", "--out", str(tmp_path / "demo"), "--records", "1000"]) == 0
     out = capsys.readouterr().out

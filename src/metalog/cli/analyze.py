@@ -12,7 +12,7 @@ from typing import Any
 
 from metalog.analysis.brokers import BROKER_COLUMNS, DIRECTORY_COLUMNS, FAILURE_COLUMNS
 from metalog.analysis.events import EVENT_COLUMNS
-from metalog.analysis.pipeline import BUCKET_COLUMNS
+from metalog.analysis.tables import BUCKET_COLUMNS
 from metalog.cli.progress import Progress
 from metalog.errors import MetalogError
 
@@ -62,7 +62,8 @@ def register(sub: Any) -> None:
 
 
 def _analyze(args: argparse.Namespace) -> int:
-    from metalog.analysis.pipeline import analyze_python, parse_bucket, write_outputs
+    from metalog.analysis.pipeline import analyze_python
+    from metalog.analysis.tables import parse_bucket, write_outputs
 
     try:
         width = parse_bucket(args.bucket)
