@@ -91,8 +91,12 @@ def test_progress_reports_stages_and_records(spark: Any, fleet: list[Path]) -> N
     got = analyze_spark(spark, fleet, ranges=3, progress=lambda done, total: calls.append((done, total)),
                         stage=stages.append)
     assert stages == ["range deltas", "replay"]
-    assert calls[0] == (0, got.records) and calls[-1] == (got.records, got.records)
-    assert all(0 <= done <= total == got.records for done, total in calls)
+    # each stage reports its own share: the replay starts again from 0 (it used to count the delta stage's
+    # tasks again) and ends with every record
+    starts = [i for i, call in enumerate(calls) if call[0] == 0]
+    assert len(starts) >= 2 and calls[starts[-1]] == (0, got.records) and calls[-1] == (got.records, got.records)
+    assert all(0 <= done <= total for done, total in calls)
+    assert all(total == got.records for _, total in calls[starts[-1]:])
 
 
 def test_an_empty_fleet(spark: Any) -> None:
@@ -162,3 +166,17 @@ def test_a_running_session_is_used_and_left_running(spark: Any, fleet: list[Path
     assert spark.sparkContext.appName == "metalog tests" and spark.sparkContext.master == "local[2]"
     assert spark.range(5).count() == 5
     assert analyze_spark(spark, fleet[:3]).rows == got.rows
+
+
+def test_the_out_of_memory_hint_only_when_the_jvm_ran_out_of_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    from py4j.protocol import Py4JNetworkError
+
+    from metalog.analysis import spark_session as module
+    from metalog.cli.analyze import spark_errors
+
+    for oom in (False, True):
+        monkeypatch.setattr(module.JVM, "out_of_memory", oom)
+        with pytest.raises(MetalogError) as e, spark_errors():
+            raise Py4JNetworkError("Answer from Java side is empty")
+        assert str(e.value).startswith("Spark failed: Answer from Java side is empty")
+        assert ("ran out of memory: try a larger --driver-memory" in str(e.value)) == oom

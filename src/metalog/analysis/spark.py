@@ -149,7 +149,7 @@ def analyze_spark(session: Any, logdirs: Sequence[str | os.PathLike[str]], *, ra
     pieces = [(i, piece) for i, os_ in enumerate(origins) for piece in sorted({p for o in os_ for p in o.pieces})]
     cuts = delta_cuts(len(pieces), cores)
     subs = [(i, piece, sub) for i, piece in pieces for sub in split_ranges(*piece, cuts)]
-    with report.stage("range deltas", 0):
+    with report.stage("range deltas", sum(hi - lo + 1 for _, _, (lo, hi) in subs)):
         found = _on_partitions(sc, _delta, [(clusters[i].path, *sub) for i, _, sub in subs],
                                [(clusters[i].name, n) for n, (i, _, _) in enumerate(subs)], partitions,
                                result.task_cpu.setdefault("deltas", []))
@@ -178,21 +178,22 @@ def analyze_spark(session: Any, logdirs: Sequence[str | os.PathLike[str]], *, ra
 
 
 class _Report:
-    """Progress from Spark's status tracker while a stage runs: the stage's name, then records done (the
-    share of its tasks finished) of all records; every stage ends with an exact report."""
+    """Progress from Spark's status tracker while a stage runs: the stage's name, then its own records done
+    (the share of its own tasks finished) of its own records; every stage ends with an exact report."""
 
     def __init__(self, sc: Any, total: int, progress: Callable[[int, int], None] | None,
                  stage: Callable[[str], None] | None) -> None:
         self.sc, self.total, self.progress, self.on_stage = sc, total, progress, stage
-        self.group = f"metalog-{uuid.uuid4().hex}"
+        self.group = ""
 
     @contextmanager
     def stage(self, name: str, records: int) -> Iterator[None]:
-        """``records``: what finishing the stage adds to the records done (the replay counts them all)."""
+        """``records``: the records the stage reads (the deltas' pieces; the replay, all)."""
         if self.on_stage is not None:
             self.on_stage(name)
         if self.progress is not None:
-            self.progress(0, self.total)
+            self.progress(0, records)
+        self.group = f"metalog-{uuid.uuid4().hex}"  # a group per stage: its tasks only
         self.sc.setJobGroup(self.group, f"metalog analyze: {name}")
         stop = threading.Event()
         poller = threading.Thread(target=self._poll, args=(stop, records), daemon=True)
@@ -205,7 +206,7 @@ class _Report:
             if poller.is_alive():
                 poller.join()
         if self.progress is not None:
-            self.progress(records, self.total)
+            self.progress(records, records)
 
     def _poll(self, stop: threading.Event, records: int) -> None:
         tracker = self.sc.statusTracker()
@@ -218,4 +219,4 @@ class _Report:
                     if s is not None:
                         done, tasks = done + s.numCompletedTasks, tasks + s.numTasks
             if tasks and self.progress is not None:
-                self.progress(records * done // tasks, self.total)
+                self.progress(records * done // tasks, records)

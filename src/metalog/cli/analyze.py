@@ -54,6 +54,8 @@ def register(sub: Any) -> None:
                         "process, no JVM")
     p.add_argument("--master", metavar="URL", help="Spark master (default local[*]); the log directories must "
                                                    "be readable at the same paths on the executors")
+    p.add_argument("--master-timeout", type=float, default=30.0, metavar="SECONDS",
+                   help="how long a spark:// master has to accept the application before metalog gives up (30)")
     p.add_argument("--driver-memory", metavar="SIZE",
                    help="the Spark driver's memory, e.g. 8g (default: a quarter of this machine's, 1g to 8g); it "
                         "collects every row, and on local[*] runs the tasks too")
@@ -62,7 +64,7 @@ def register(sub: Any) -> None:
 
 
 def _analyze(args: argparse.Namespace) -> int:
-    from metalog.analysis.pipeline import analyze_python
+    from metalog.analysis.pipeline import analyze_python, log_records
     from metalog.analysis.tables import parse_bucket, write_outputs
 
     try:
@@ -74,8 +76,10 @@ def _analyze(args: argparse.Namespace) -> int:
 
         if args.driver_memory is not None:
             check_driver_memory(args.driver_memory)
-
-        with spark_errors(), spark_session(args.master, driver_memory=args.driver_memory) as session, \
+        for path in args.logdirs:  # an unreadable or empty log directory, before a JVM starts
+            log_records(path)
+        with spark_errors(), spark_session(args.master, driver_memory=args.driver_memory,
+                                           master_timeout=args.master_timeout) as session, \
                 Progress("analyze (spark)") as progress:
             result = run_spark(session, args.logdirs, progress)
     else:
@@ -100,6 +104,7 @@ def run_spark(session: Any, logdirs: list[str], progress: Progress) -> Any:
 
     def stage(name: str) -> None:
         progress.label = f"analyze (spark: {name})"
+        progress.restart()  # each stage's own share and rate, from its own start (not the JVM's)
 
     return analyze_spark(session, logdirs, progress=progress.update, stage=stage)
 
@@ -126,10 +131,13 @@ def spark_errors() -> Iterator[None]:
     except Exception as e:
         if not type(e).__module__.startswith(("py4j", "pyspark")):
             raise
+        from metalog.analysis.spark_session import jvm_ran_out_of_memory
+
         lines = [line.strip() for line in str(e).splitlines() if line.strip()]
         why = next((line for line in lines if "Exception:" in line or "Error:" in line), lines[0] if lines else "")
-        raise MetalogError(f"Spark failed: {why[:300] or type(e).__name__} (a driver out of memory exits its "
-                           "JVM: try a larger --driver-memory, or --engine python)") from e
+        hint = (" (the driver's JVM ran out of memory: try a larger --driver-memory, or --engine python)"
+                if jvm_ran_out_of_memory() else "")
+        raise MetalogError(f"Spark failed: {why[:300] or type(e).__name__}{hint}") from e
 
 
 def _report(out: Path, result: Any) -> list[Path]:
