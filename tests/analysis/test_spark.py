@@ -210,6 +210,9 @@ def test_both_engines_write_the_same_parquet_tables(spark: Any, fleet: list[Path
     got.write(tmp_path / "spark", 30_000)
     write_outputs(tmp_path / "python", expected, 30_000, csv=False)
     _same_parquet(tmp_path / "spark", tmp_path / "python")
+    om = "controller_metrics.om"  # written by the executors, a file per series, concatenated
+    assert (tmp_path / "spark" / om).read_bytes() == (tmp_path / "python" / om).read_bytes()
+    assert not (tmp_path / "spark" / ".controller_metrics.parts").exists()
     assert read_tables(tmp_path / "spark" / "timeline_batches", ["timestamp"])[0]["timestamp"] == min(
         r["timestamp"] for r in expected.rows if r["cluster"] == sorted(p.name for p in fleet)[0])
 

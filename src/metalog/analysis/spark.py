@@ -42,7 +42,17 @@ from metalog.analysis.parallel import (
 )
 from metalog.analysis.result import Analysis, cluster_names
 from metalog.analysis.spark_session import default_driver_memory, find_java, import_pyspark, spark_session
-from metalog.analysis.spark_tables import OUTPUT_DDL, SEQ, buckets, contexts, dataframes, range_output, summary, write
+from metalog.analysis.spark_tables import (
+    OUTPUT_DDL,
+    SEQ,
+    buckets,
+    contexts,
+    dataframes,
+    range_output,
+    summary,
+    write,
+    write_openmetrics,
+)
 from metalog.replay.points import StartPoint
 from metalog.state.overlay import RangeDelta
 
@@ -214,9 +224,11 @@ class SparkAnalysis:
         return frame.drop(SEQ)
 
     def write(self, out: Path, width_ms: int) -> list[Path]:
-        """Every table as Parquet, by the executors (``metalog.analysis.layout``'s layout)."""
+        """Every table as Parquet and controller_metrics.om, by the executors (``metalog.analysis.layout``'s
+        layout; ``metalog.analysis.openmetrics``)."""
         frames = {**self.frames, "timeline_buckets": buckets(self.frames["timeline_batches"], width_ms)}
-        return write({table: frames[table] for table in TABLES}, out, len(self.clusters))
+        written = write({table: frames[table] for table in TABLES}, out, len(self.clusters))
+        return [*written, write_openmetrics(self.frames["timeline_batches"], out, self.clusters)]
 
     def collect(self) -> Analysis:
         """Every row on the driver, clusters in fleet order, in log order: what ``analyze_python`` returns."""

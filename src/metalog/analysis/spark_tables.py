@@ -23,6 +23,7 @@ from metalog.analysis.brokers import _BROKER_VALUES, _DIRECTORY_VALUES, BROKER_Z
 from metalog.analysis.events import row_events
 from metalog.analysis.layout import PARTITION, TABLES, TIME_COLUMNS, arrow_schema, spark_ddl
 from metalog.analysis.parallel import Part
+from metalog.state.enums import ZK_MIGRATION_VALUES
 
 SEQ = "_seq"  # hidden order column: range index << 32 | place in the range
 _TRANSITIONS = ("metadata_version", "phase", "dir_transition")  # what row_events compares
@@ -192,4 +193,52 @@ def write(frames: dict[str, Any], out: Path, clusters: int) -> list[Path]:
 
 
 __all__ = ["FINISH", "OUTPUT_DDL", "SEQ", "TIME_COLUMNS", "RangeContext", "RangeSummary", "buckets", "contexts",
-           "dataframes", "range_output", "summary", "write"]
+           "dataframes", "range_output", "summary", "write", "write_openmetrics"]
+
+
+def write_openmetrics(timeline: Any, out: Path, clusters: list[str]) -> Path:
+    """``OUT/controller_metrics.om`` (``metalog.analysis.openmetrics``): each series' lines written by the executors
+    (a text file per family and cluster, in time order), then concatenated in family, cluster order."""
+    import shutil
+
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F  # noqa: N812
+
+    from metalog.analysis import openmetrics as om
+    from metalog.analysis.layout import partition_dir
+
+    last = Window.partitionBy(PARTITION, "timestamp").orderBy(F.col(SEQ).desc())
+    sampled = timeline.withColumn("_last", F.row_number().over(last)).where("_last = 1")
+    ms = F.unix_millis("timestamp")
+    when = F.format_string("%d.%03d", F.floor(ms / 1000), F.pmod(ms, 1000))
+    zk = F.create_map(*[F.lit(x) for name, v in ZK_MIGRATION_VALUES.items() for x in (name, v)])
+    blocks = []
+    for i, family in enumerate(om.FAMILIES):
+        value = F.coalesce(zk[F.col(family.column)], F.lit(-1)) if family.column == "zk_migration_state" \
+            else F.col(family.column)
+        extra = "" if family.label is None else f',{family.label[0]}="{om.escape(family.label[1])}"'
+        line = F.concat(F.lit(family.name + '{cluster="'), _escaped(F.col(PARTITION)), F.lit(f'"{extra}}} '),
+                        value.cast("string"), F.lit(" "), when)
+        blocks.append(sampled.select(F.lit(i).alias("_family"), PARTITION, ms.alias("_t"), line.alias("value")))
+    frame = blocks[0]
+    for block in blocks[1:]:
+        frame = frame.unionAll(block)
+    parts = out / ".controller_metrics.parts"
+    n = max(1, min(len(om.FAMILIES) * len(clusters), 256))
+    (frame.repartition(n, "_family", PARTITION).sortWithinPartitions("_family", PARTITION, "_t").drop("_t")
+     .write.mode("overwrite").partitionBy("_family", PARTITION).text(str(parts)))
+    try:
+        return om.concatenate(out / om.FILE, lambda i, c: sorted((parts / f"_family={i}" / partition_dir(c))
+                                                                  .glob("part-*")), clusters)
+    finally:
+        shutil.rmtree(parts, ignore_errors=True)
+
+
+def _escaped(label: Any) -> Any:
+    """An OpenMetrics label value in Spark SQL: backslash, double quote and newline escaped (Java replacement
+    strings: a backslash is written twice)."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    label = F.regexp_replace(label, r"\\", r"\\\\")
+    label = F.regexp_replace(label, '"', r'\\"')
+    return F.regexp_replace(label, "\n", r"\\n")

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from metalog.analysis.brokers import INT_COLUMNS as BROKER_INT_COLUMNS
+from metalog.analysis.openmetrics import FILE as OPENMETRICS
+from metalog.analysis.openmetrics import write_openmetrics
 from metalog.analysis.result import Analysis
 from metalog.analysis.timeline import COLUMNS, INT_COLUMNS
 
@@ -76,8 +78,8 @@ def tables_of(result: Analysis, width_ms: int) -> dict[str, list[dict[str, Any]]
 
 def write_outputs(out: Path, result: Analysis, width_ms: int, *, csv: bool = True) -> list[Path]:
     """The python engine's tables: ``OUT/<table>/cluster=<name>/part-00000.parquet`` (pyarrow), and
-    ``OUT/<table>.csv`` when ``csv`` or without pyarrow. A cluster with no rows in a table has no partition
-    there (Spark's writer makes none either)."""
+    ``OUT/<table>.csv`` when ``csv`` or without pyarrow; and OUT/controller_metrics.om. A cluster with no rows
+    in a table has no partition there (Spark's writer makes none either)."""
     from metalog.analysis.layout import TABLES, write_cluster
 
     out.mkdir(parents=True, exist_ok=True)
@@ -96,7 +98,10 @@ def write_outputs(out: Path, result: Analysis, width_ms: int, *, csv: bool = Tru
             written.append(out / name)
     if csv or not written:
         written += [path for name, rows in tables.items() for path in write_table(out, name, TABLES[name], rows)]
-    return written
+    by_cluster: dict[str, list[dict[str, Any]]] = {}
+    for row in result.rows:
+        by_cluster.setdefault(row["cluster"], []).append(row)
+    return [*written, write_openmetrics(out / OPENMETRICS, list(by_cluster.items()))]
 
 
 def write_csv_from_tables(out: Path, clusters: Sequence[str]) -> list[Path]:
