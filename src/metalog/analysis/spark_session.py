@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import shutil
 import signal
 import socket
@@ -30,6 +31,13 @@ appender.console.name = console
 appender.console.target = SYSTEM_ERR
 appender.console.layout.type = PatternLayout
 appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
+# a failed task is reported once, in metalog's one line, not by each of these on the way
+logger.tasks.name = org.apache.spark.scheduler.TaskSetManager
+logger.tasks.level = off
+logger.executor.name = org.apache.spark.executor.Executor
+logger.executor.level = off
+logger.scheduler.name = org.apache.spark.scheduler.TaskSchedulerImpl
+logger.scheduler.level = off
 """
 MASTER_TIMEOUT = 30.0  # seconds a spark:// master has to accept the application (--master-timeout)
 # startup notices log4j cannot silence: the JVM's for the vector module Spark enables, and the two lines Spark
@@ -61,11 +69,18 @@ def import_pyspark() -> Any:
 
 @contextmanager
 def spark_session(master: str | None = None, *, app: str = "metalog analyze", driver_memory: str | None = None,
-                  master_timeout: float = MASTER_TIMEOUT) -> Iterator[Any]:
+                  master_timeout: float = MASTER_TIMEOUT, archives: str | None = None,
+                  executor_python: str | None = None) -> Iterator[Any]:
     """A quiet SparkSession (no UI, errors only), with its scratch space in a temp dir removed afterwards, on
     success, failure or Ctrl-C alike. ``driver_memory`` (Spark's size form, e.g. ``4g``; default
     ``default_driver_memory()``): on ``local[*]`` the driver's JVM runs the tasks too. ``master_timeout``:
     seconds a ``spark://`` master has to answer (accept the application) before a one-line error names it.
+
+    How metalog reaches the executors: on ``local[*]`` they run this Python; elsewhere they get a zip of the
+    package's Python modules (the compiled codec readers stay behind, so they run the pure codec: its import
+    falls back by itself), unless ``archives`` ships a packed virtual environment with metalog installed
+    (``venv-pack -o env.tar.gz``, then ``archives="env.tar.gz#environment"``: Spark's ``spark.archives``),
+    whose Python the executors run (``executor_python``, default ``./NAME/bin/python`` for ``...#NAME``).
 
     A session or SparkContext this process already runs (a notebook's, a caller's) is used as it is, with its
     own master and settings, and left running: only a session this call started is stopped. Executors of such
@@ -82,8 +97,13 @@ def spark_session(master: str | None = None, *, app: str = "metalog analyze", dr
         yield running
         return
     master = master or "local[*]"
+    if archives is not None and executor_python is None:
+        name = archives.rpartition("#")[2] if "#" in archives else ""
+        if not name:
+            raise MetalogError(f"--archives {archives}: name where it unpacks, e.g. env.tar.gz#environment")
+        executor_python = f"./{name}/bin/python"
     _probe_master(master, master_timeout)
-    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_PYTHON"] = executor_python or sys.executable  # pyspark reads the workers' Python here
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     scratch = Path(tempfile.mkdtemp(prefix="metalog-spark-"))
     session = None
@@ -106,14 +126,23 @@ def spark_session(master: str | None = None, *, app: str = "metalog analyze", dr
                 "spark.sql.warehouse.dir": str(scratch / "warehouse"), "spark.python.worker.reuse": "true",
                 # the tables' times as Parquet's timestamp(MILLIS, UTC), as pyarrow writes them for the python engine
                 "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MILLIS", "spark.sql.session.timeZone": "UTC"}
+        if archives is not None:
+            conf["spark.archives"] = archives
+        if executor_python is not None:
+            conf["spark.pyspark.python"] = executor_python
         _quiet_gateway(conf, scratch)
         session = _start(conf, master, master_timeout)
         if threading.current_thread() is threading.main_thread():  # Ctrl-C: KeyboardInterrupt, then _stop kills
             signal.signal(signal.SIGINT, signal.default_int_handler)  # the JVM (pyspark's handler would first
         session.sparkContext.setLogLevel("ERROR")  # call into the JVM to cancel the jobs, with tracebacks)
-        if not master.startswith("local"):
-            session.sparkContext.addPyFile(str(_package_zip(scratch)))  # metalog reaches the executors
-        yield session
+        if not master.startswith("local") and archives is None:
+            session.sparkContext.addPyFile(str(package_zip(scratch)))  # metalog reaches the executors
+        try:
+            yield session
+        except Exception as e:
+            if not type(e).__module__.startswith(("py4j", "pyspark")):
+                raise
+            raise spark_failure(e) from e  # said while the JVM is there to render it
         clean = True
     finally:
         try:
@@ -123,6 +152,26 @@ def spark_session(master: str | None = None, *, app: str = "metalog analyze", dr
             logging.getLogger().removeFilter(quiet)
             if threading.current_thread() is threading.main_thread():
                 signal.signal(signal.SIGINT, handler)
+
+
+def spark_failure(e: BaseException) -> MetalogError:
+    """Spark's or py4j's error (a JVM that refused the settings or went away, a failed job) as one line: the
+    Java exception's message, or for a task that failed in Python, the last error of its traceback; the hint
+    about --driver-memory only when the JVM reported an OutOfMemoryError."""
+    try:
+        text = str(e)
+    except Exception:  # noqa: BLE001 - a message the JVM can no longer render
+        text = type(e).__name__
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    python = [line for line in lines if re.match(r"^[\w.]*(Error|Exception)\b.*:", line)
+              and not line.startswith(("org.apache", "py4j", "pyspark", "java."))]
+    if "Traceback (most recent call last)" in text and python:
+        why = python[-1]
+    else:
+        why = next((line for line in lines if "Exception:" in line or "Error:" in line), lines[0] if lines else "")
+    hint = (" (the driver's JVM ran out of memory: try a larger --driver-memory, or --engine python)"
+            if jvm_ran_out_of_memory() else "")
+    return MetalogError(f"Spark failed: {why[:300] or type(e).__name__}{hint}")
 
 
 class _QuietPy4j(logging.Filter):
@@ -323,7 +372,9 @@ def _forward(log: Path, proc: Any) -> None:
                 sys.stderr.flush()
 
 
-def _package_zip(scratch: Path) -> Path:
+def package_zip(scratch: Path) -> Path:
+    """metalog's Python modules as a zip for ``addPyFile``: Python imports no compiled module from a zip, so
+    none is packed; on the executors the codec falls back to its pure readers (``codec.core``)."""
     import metalog
 
     root = Path(metalog.__file__).parent

@@ -58,6 +58,11 @@ def register(sub: Any) -> None:
                                                    "be readable at the same paths on the executors")
     p.add_argument("--master-timeout", type=float, default=30.0, metavar="SECONDS",
                    help="how long a spark:// master has to accept the application before metalog gives up (30)")
+    p.add_argument("--archives", metavar="FILE#NAME",
+                   help="a packed virtual environment with metalog installed (venv-pack -o env.tar.gz), shipped to "
+                        "the executors, e.g. env.tar.gz#environment; they run its Python (Spark's spark.archives)")
+    p.add_argument("--executor-python", metavar="PATH",
+                   help="the executors' Python (default: with --archives, ./NAME/bin/python; else this one)")
     p.add_argument("--driver-memory", metavar="SIZE",
                    help="the Spark driver's memory, e.g. 8g (default: a quarter of this machine's, 1g to 8g); it "
                         "collects every row, and on local[*] runs the tasks too")
@@ -87,7 +92,8 @@ def _analyze(args: argparse.Namespace) -> int:
         for path in args.logdirs:  # an unreadable or empty log directory, before a JVM starts
             log_records(path)
         with spark_errors(), spark_session(args.master, driver_memory=args.driver_memory,
-                                           master_timeout=args.master_timeout) as session, \
+                                           master_timeout=args.master_timeout, archives=args.archives,
+                                           executor_python=args.executor_python) as session, \
                 Progress("analyze (spark)") as progress:
             result = run_spark(session, args.logdirs, progress)
             progress.label = "analyze (spark: write)"
@@ -158,13 +164,9 @@ def spark_errors() -> Iterator[None]:
     except Exception as e:
         if not type(e).__module__.startswith(("py4j", "pyspark")):
             raise
-        from metalog.analysis.spark_session import jvm_ran_out_of_memory
+        from metalog.analysis.spark_session import spark_failure
 
-        lines = [line.strip() for line in str(e).splitlines() if line.strip()]
-        why = next((line for line in lines if "Exception:" in line or "Error:" in line), lines[0] if lines else "")
-        hint = (" (the driver's JVM ran out of memory: try a larger --driver-memory, or --engine python)"
-                if jvm_ran_out_of_memory() else "")
-        raise MetalogError(f"Spark failed: {why[:300] or type(e).__name__}{hint}") from e
+        raise spark_failure(e) from e
 
 
 def _report(out: Path, result: Any) -> list[Path]:
