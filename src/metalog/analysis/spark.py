@@ -226,9 +226,13 @@ class SparkAnalysis:
     def write(self, out: Path, width_ms: int) -> list[Path]:
         """Every table as Parquet and controller_metrics.om, by the executors (``metalog.analysis.layout``'s
         layout; ``metalog.analysis.openmetrics``)."""
-        frames = {**self.frames, "timeline_buckets": buckets(self.frames["timeline_batches"], width_ms)}
-        written = write({table: frames[table] for table in TABLES}, out, len(self.clusters))
-        return [*written, write_openmetrics(self.frames["timeline_batches"], out, self.clusters)]
+        timeline = self.frames["timeline_batches"].persist(_storage_level())  # its table, buckets and metrics
+        try:
+            frames = {**self.frames, "timeline_batches": timeline, "timeline_buckets": buckets(timeline, width_ms)}
+            written = write({table: frames[table] for table in TABLES}, out, len(self.clusters))
+            return [*written, write_openmetrics(timeline, out, self.clusters)]
+        finally:
+            timeline.unpersist()
 
     def collect(self) -> Analysis:
         """Every row on the driver, clusters in fleet order, in log order: what ``analyze_python`` returns."""

@@ -185,7 +185,7 @@ def write(frames: dict[str, Any], out: Path, clusters: int) -> list[Path]:
     """Each table with Spark's Parquet writer, partitioned by cluster: each cluster's rows go to one task (a
     shuffle by cluster, in the JVM), sorted there by ``_seq``, and that task writes its file."""
     written = []
-    for table, frame in frames.items():
+    for table, frame in frames.items():  # (the timeline is persisted by the caller: buckets and metrics read it)
         ordered = frame.repartition(max(clusters, 1), PARTITION).sortWithinPartitions(PARTITION, SEQ).drop(SEQ)
         ordered.select(*TABLES[table]).write.mode("overwrite").partitionBy(PARTITION).parquet(str(out / table))
         written.append(out / table)
@@ -212,17 +212,17 @@ def write_openmetrics(timeline: Any, out: Path, clusters: list[str]) -> Path:
     ms = F.unix_millis("timestamp")
     when = F.format_string("%d.%03d", F.floor(ms / 1000), F.pmod(ms, 1000))
     zk = F.create_map(*[F.lit(x) for name, v in ZK_MIGRATION_VALUES.items() for x in (name, v)])
-    blocks = []
+    lines = []
     for i, family in enumerate(om.FAMILIES):
         value = F.coalesce(zk[F.col(family.column)], F.lit(-1)) if family.column == "zk_migration_state" \
             else F.col(family.column)
         extra = "" if family.label is None else f',{family.label[0]}="{om.escape(family.label[1])}"'
         line = F.concat(F.lit(family.name + '{cluster="'), _escaped(F.col(PARTITION)), F.lit(f'"{extra}}} '),
                         value.cast("string"), F.lit(" "), when)
-        blocks.append(sampled.select(F.lit(i).alias("_family"), PARTITION, ms.alias("_t"), line.alias("value")))
-    frame = blocks[0]
-    for block in blocks[1:]:
-        frame = frame.unionAll(block)
+        lines.append(F.struct(F.lit(i).alias("_family"), line.alias("value")))
+    # one pass over the sampled timeline: each row gives its line of every family
+    frame = sampled.select(PARTITION, ms.alias("_t"), F.explode(F.array(*lines)).alias("_line")) \
+        .select(F.col("_line._family").alias("_family"), PARTITION, "_t", F.col("_line.value").alias("value"))
     parts = out / ".controller_metrics.parts"
     n = max(1, min(len(om.FAMILIES) * len(clusters), 256))
     (frame.repartition(n, "_family", PARTITION).sortWithinPartitions("_family", PARTITION, "_t").drop("_t")
