@@ -2,8 +2,9 @@
 # Sets up .venv (if needed) with metalog and its test dependencies, building the compiled codec readers where
 # a C compiler is present, then runs the linters (ruff; lint-imports, the layers' import contracts in
 # pyproject.toml; mypy, the type check of src/metalog configured there) and the suite twice: on the codec core
-# as installed (the compiled readers where they were built), then again on the pure Python core (METALOG_PURE=1), without the
-# tests marked spark or slow (they exercise the JVM and the analysis engines more than the codec).
+# as installed (the compiled readers where they were built), then again on the pure Python core
+# (METALOG_PURE=1), without the tests marked spark or slow (they exercise the JVM and the analysis engines more
+# than the codec).
 # Usage: bash scripts/test.sh [--quick] [pytest args...]
 #   (no option)  everything: what CI runs
 #   --quick      the inner loop: the linters and every test not marked spark or slow, on the installed core only
