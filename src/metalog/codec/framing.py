@@ -9,12 +9,15 @@ the api version is flexible, as Kafka's ApiMessageType decides.
 from __future__ import annotations
 
 import struct
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from metalog.codec import message_class
 from metalog.codec.definitions import MESSAGES, METADATA_BY_API_KEY
 from metalog.codec.runtime import READER_ERRORS, ApiMessage, Malformed, read_uvarint, write_uvarint
 from metalog.errors import DecodeError, EncodeError, UnknownMessageError
+
+if TYPE_CHECKING:
+    from metalog.codec.messages import RequestHeader, ResponseHeader
 
 FRAME_VERSION = 1
 _SIZE = struct.Struct(">i")
@@ -27,24 +30,24 @@ MAX_FRAME_SIZE = 100 * 1024 * 1024
 class MetadataRecord(NamedTuple):
     """A decoded metadata-log record value: the message and the version it was written at."""
 
-    message: Any
+    message: ApiMessage
     version: int
 
 
 class RequestFrame(NamedTuple):
-    header: Any
+    header: RequestHeader
     header_version: int
-    body: Any
+    body: ApiMessage
 
 
 class ResponseFrame(NamedTuple):
-    header: Any
+    header: ResponseHeader
     header_version: int
-    body: Any
+    body: ApiMessage
 
 
 # ---- metadata records ---------------------------------------------------------------------
-def metadata_record_class(api_key: int) -> Any:
+def metadata_record_class(api_key: int) -> type[ApiMessage]:
     spec = METADATA_BY_API_KEY.get(api_key)
     if spec is None:
         raise UnknownMessageError(f"unknown metadata record type {api_key} (known api keys: "
@@ -197,7 +200,7 @@ def _key_ranges(keys: Any) -> str:
 def encode_request(body: ApiMessage, api_version: int, correlation_id: int, client_id: str | None = None) -> bytes:
     """A whole size-prefixed request frame."""
     header_cls = message_class("RequestHeader")
-    hv = request_header_version(body.API_KEY, api_version)
+    hv = request_header_version(_api_key(body, "request", api_version), api_version)
     header = header_cls(request_api_key=body.API_KEY, request_api_version=api_version,
                         correlation_id=correlation_id, client_id=client_id)
     payload = header.encode(hv) + body.encode(api_version)
@@ -222,7 +225,7 @@ def decode_request(frame: bytes | bytearray | memoryview) -> RequestFrame:
 
 
 def encode_response(body: ApiMessage, api_version: int, correlation_id: int) -> bytes:
-    hv = response_header_version(body.API_KEY, api_version)
+    hv = response_header_version(_api_key(body, "response", api_version), api_version)
     header = message_class("ResponseHeader")(correlation_id=correlation_id)
     payload = header.encode(hv) + body.encode(api_version)
     return _SIZE.pack(len(payload)) + payload
@@ -237,6 +240,14 @@ def decode_response(frame: bytes | bytearray | memoryview, api_key: int, api_ver
     hv = response_header_version(api_key, api_version)
     header, pos = _decode_prefix(message_class("ResponseHeader"), view, hv)
     return ResponseFrame(header, hv, _decode_at(message_class(name), view, pos, api_version))
+
+
+def _api_key(body: ApiMessage, kind: str, api_version: int) -> int:
+    """The api key of a request or response body; any other message is refused (a record's api key is another
+    numbering: PartitionRecord's 3 would frame as a MetadataRequest)."""
+    if body.API_KEY is None or MESSAGES[body.NAME].kind != kind:
+        raise EncodeError(f"not a {kind}", message=body.NAME, version=api_version)
+    return body.API_KEY
 
 
 def _unframe(frame: bytes | bytearray | memoryview) -> memoryview:
