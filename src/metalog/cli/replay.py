@@ -163,10 +163,10 @@ def render_state(result: Any, *, all_partitions: bool = False) -> str:
     lines += ["", f"brokers: {len(img.brokers)}"] + table(rows)
     lines += ["", f"topics: {len(img.topics)}"] + _topics(img, all_partitions)
     if img.configs:
-        rows = [("RESOURCE", "KEY", "VALUE")]
+        config_rows = [("RESOURCE", "KEY", "VALUE")]
         for (rt, name), cfg in sorted(img.configs.items()):
-            rows += [(f"{CONFIG_RESOURCE_TYPES.get(rt, rt)}/{name}", k, str(v)) for k, v in sorted(cfg.items())]
-        lines += ["", f"configs: {len(rows) - 1}"] + table(rows)
+            config_rows += [(f"{CONFIG_RESOURCE_TYPES.get(rt, rt)}/{name}", k, str(v)) for k, v in sorted(cfg.items())]
+        lines += ["", f"configs: {len(config_rows) - 1}"] + table(config_rows)
     return "\n".join(lines)
 
 

@@ -86,7 +86,7 @@ def _list(args: argparse.Namespace) -> int:
     from metalog.snapshots import SnapshotReader
 
     failed = 0
-    rows = []
+    rows: list[dict[str, object]] = []
     for path in (f for p in args.paths for f in _snapshot_files(Path(p))):
         try:
             s = SnapshotReader(path).verify()
