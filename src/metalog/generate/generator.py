@@ -19,9 +19,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from metalog.codec import message_class
-from metalog.codec.messages.register_broker_record import BrokerEndpoint, BrokerFeature
-from metalog.codec.runtime import ApiMessage
+from metalog.codec import message_class, struct_class
+from metalog.codec.runtime import ApiMessage, KafkaStruct
 from metalog.codec.uuid import MIGRATING, UNASSIGNED, Uuid
 from metalog.state.enums import (
     MV_3_4_IV0_MIGRATION,
@@ -42,6 +41,10 @@ NONE, MIGRATION, PRE_MIGRATION, POST_MIGRATION = 0, 1, 2, 3
 
 def _cls(name: str) -> type[ApiMessage]:
     return message_class(name)
+
+
+def _struct(name: str) -> type[KafkaStruct]:
+    return struct_class("RegisterBrokerRecord", name)
 
 
 @dataclass
@@ -177,9 +180,10 @@ class HistoryGenerator:
         max_mv = max(self.s.metadata_version, MV_3_7_IV2_DIRECTORY_ASSIGNMENT)
         self._emit("RegisterBrokerRecord", version=version, broker_id=bid, broker_epoch=epoch,
                    incarnation_id=self._uuid(), rack=rack, fenced=True,
-                   end_points=[BrokerEndpoint(name="PLAINTEXT", host=f"broker{bid}", port=9092, security_protocol=0)],
-                   features=[BrokerFeature(name="metadata.version", min_supported_version=1,
-                                           max_supported_version=max_mv)], **extra)
+                   end_points=[_struct("BrokerEndpoint")(name="PLAINTEXT", host=f"broker{bid}", port=9092,
+                                                         security_protocol=0)],
+                   features=[_struct("BrokerFeature")(name="metadata.version", min_supported_version=1,
+                                                      max_supported_version=max_mv)], **extra)
 
     def _live(self) -> list[int]:
         return sorted(b.id for b in self.brokers.values() if b.registered and not b.fenced)

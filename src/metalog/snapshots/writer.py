@@ -12,16 +12,20 @@ import os
 import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from metalog.codec import messages  # its classes load on first use (the CLI imports this module to start)
 from metalog.codec.framing import encode_metadata_record
-from metalog.codec.messages import KRaftVersionRecord, SnapshotFooterRecord, SnapshotHeaderRecord, VotersRecord
-from metalog.codec.runtime import ApiMessage
 from metalog.errors import SnapshotError
 from metalog.log.builder import KRAFT_MAX_BATCH_BYTES, build_control_batch, build_data_batch
 from metalog.log.compression import Compression
 from metalog.log.control import encode_control
 from metalog.log.files import fsync_dir
 from metalog.log.snapshot_files import PART_SUFFIX, SnapshotId
+
+if TYPE_CHECKING:
+    from metalog.codec.messages import VotersRecord
+    from metalog.codec.runtime import ApiMessage
 
 _RECORD_OVERHEAD = 8  # a data record's framing beyond its value, at most, for batch sizing
 
@@ -48,9 +52,9 @@ class SnapshotWriter:
             raise SnapshotError("snapshot already exists", file=self.path)
         self._fd: int | None = os.open(self.part_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         header: list[tuple[ApiMessage, int]] = [
-            (SnapshotHeaderRecord(version=0, last_contained_log_timestamp=last_contained_log_timestamp), 0)]
+            (messages.SnapshotHeaderRecord(version=0, last_contained_log_timestamp=last_contained_log_timestamp), 0)]
         if kraft_version > 0:
-            header.append((KRaftVersionRecord(version=0, k_raft_version=kraft_version), 0))
+            header.append((messages.KRaftVersionRecord(version=0, k_raft_version=kraft_version), 0))
             if voters is not None:
                 header.append((voters, 0))
         self._write_control(header)
@@ -67,7 +71,7 @@ class SnapshotWriter:
     def freeze(self) -> Path:
         """Write the footer, fsync, rename into place; returns the ``.checkpoint`` path."""
         self._flush_data()
-        self._write_control([(SnapshotFooterRecord(version=0), 0)])
+        self._write_control([(messages.SnapshotFooterRecord(version=0), 0)])
         assert self._fd is not None
         os.fsync(self._fd)
         os.close(self._fd)

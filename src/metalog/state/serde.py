@@ -27,13 +27,8 @@ from typing import Any, TypeVar
 import crc32c
 import msgpack
 
+from metalog.codec import messages  # its classes load on first use (the CLI imports this module to start)
 from metalog.codec.framing import decode_metadata_record, encode_metadata_record
-from metalog.codec.messages import (
-    AccessControlEntryRecord,
-    DelegationTokenRecord,
-    RegisterControllerRecord,
-    UserScramCredentialRecord,
-)
 from metalog.codec.runtime import ApiMessage
 from metalog.codec.uuid import Uuid
 from metalog.errors import ImageFormatError
@@ -110,13 +105,14 @@ def _build(d: dict[str, Any]) -> MetadataImage:
     records = d["records"]
     return MetadataImage(
         offset=d["offset"], features=FeaturesImage(d["mv"], dict(d["features"]), d["zk"]), brokers=brokers,
-        controllers={r.controller_id: r for r in _records(records, "controllers", RegisterControllerRecord)},
+        controllers={r.controller_id: r for r in _records(records, "controllers", messages.RegisterControllerRecord)},
         topics=topics, topics_by_name={t.name: t for t in topics.values()},
         configs={(rt, name): dict(cfg) for rt, name, cfg in d["configs"]},
         client_quotas={tuple(entity): dict(values) for entity, values in d["quotas"]},
-        next_producer_id=d["next_pid"], acls={r.id: r for r in _records(records, "acls", AccessControlEntryRecord)},
-        scram={(r.name, r.mechanism): r for r in _records(records, "scram", UserScramCredentialRecord)},
-        delegation_tokens={r.token_id: r for r in _records(records, "tokens", DelegationTokenRecord)})
+        next_producer_id=d["next_pid"],
+        acls={r.id: r for r in _records(records, "acls", messages.AccessControlEntryRecord)},
+        scram={(r.name, r.mechanism): r for r in _records(records, "scram", messages.UserScramCredentialRecord)},
+        delegation_tokens={r.token_id: r for r in _records(records, "tokens", messages.DelegationTokenRecord)})
 
 
 R = TypeVar("R", bound=ApiMessage)
