@@ -10,6 +10,9 @@ associative. Two kinds need care:
 - configs: a RemoveTopicRecord clears its topic's configs, by name; a range that did not create the topic
   learns the name only when composed with a range that did. Config entries therefore keep their records
   with offsets and the offset of their last clear, and a late-learnt clear drops the records before it.
+  Partial records that a later full value makes irrelevant to their entity (a topic removed, then its id
+  created again) are not dropped: they wait as ``superseded`` until the value before them is known, for the
+  configs they clear (and the errors sequential replay would raise on them).
 - transactions: a ``RangeDelta`` is an overlay in normal form ``head [close mid] [begin tail]``: ``head``
   may belong to a transaction begun in an earlier range, ``close`` ends it (End or Abort), ``tail`` is a
   transaction still open at the range's end. Composition matches a range's open transaction with the next
@@ -125,9 +128,12 @@ class Overlay:
     partial: dict[Key, Records] = field(default_factory=dict)  # key -> records over an unknown value
     configs: Configs = field(default_factory=dict)  # resource -> (cleared at, the sets after)
     offset: int = -1  # the last record offset in the overlay (-1: none)
+    # key -> partial records over an unknown value that a later full value of the key replaced: resolved
+    # only for the configs they clear, once the value before them is known
+    superseded: dict[Key, Records] = field(default_factory=dict)
 
     def empty(self) -> bool:
-        return not (self.full or self.partial or self.configs) and self.offset < 0
+        return not (self.full or self.partial or self.configs or self.superseded) and self.offset < 0
 
 
 class _ClearsSeen(MetadataDelta):
@@ -165,11 +171,18 @@ def _clear(configs: Configs, resource: tuple[int, str], at: int) -> None:
 
 def compose(o1: Overlay, o2: Overlay) -> Overlay:
     """``o1`` then ``o2``."""
-    full, partial = dict(o1.full), dict(o1.partial)
+    full, partial, superseded = dict(o1.full), dict(o1.partial), dict(o1.superseded)
     clears: list[tuple[tuple[int, str], int]] = []
+    for key, records in o2.superseded.items():  # the value before them is o1's, if o1 knows it
+        if key in o1.full:
+            clears += resolve(key, o1.full[key], records)[1]
+        else:
+            superseded[key] = partial.pop(key, []) + records
     for key, value in o2.full.items():
         full[key] = value
-        partial.pop(key, None)
+        dropped = partial.pop(key, None)
+        if dropped:  # partial over a value o1 did not know either: their clears wait for it
+            superseded[key] = dropped
     for key, records in o2.partial.items():
         if key in full:
             full[key], more = resolve(key, full[key], records)
@@ -184,17 +197,17 @@ def compose(o1: Overlay, o2: Overlay) -> Overlay:
             configs[resource] = (configs[resource][0], configs[resource][1] + sets)
     for resource, at in clears:
         _clear(configs, resource, at)
-    return Overlay(full, partial, configs, max(o1.offset, o2.offset))
+    return Overlay(full, partial, configs, max(o1.offset, o2.offset), superseded)
 
 
 def apply(image: MetadataImage, o: Overlay) -> MetadataImage:
     """The image ``o`` makes of ``image`` (every partial record resolved against it)."""
-    if not (o.full or o.partial or o.configs):  # nothing but offsets (control batches, NoOpRecords)
+    if not (o.full or o.partial or o.configs or o.superseded):  # nothing but offsets (control batches, NoOpRecords)
         return image if o.offset <= image.offset else replace(image, offset=o.offset)
     as_overlay = Overlay(entity_values(image),
                          configs={r: (-1, [(-1, (n, v)) for n, v in c.items()]) for r, c in image.configs.items()})
-    for key in o.partial:  # a key the image lacks resolves against None (and fails as sequential replay would)
-        as_overlay.full.setdefault(key, None)
+    for key in (*o.partial, *o.superseded):  # a key the image lacks resolves against None (and fails as
+        as_overlay.full.setdefault(key, None)  # sequential replay would)
     merged = compose(as_overlay, o)
     return image_of(merged.full, _configs(merged.configs), max(image.offset, o.offset))
 
@@ -304,7 +317,9 @@ class _Block:
                     o.configs[resource] = (offset, [])
                 live.clears.clear()
             self.known.add(key)
-            o.partial.pop(key, None)
+            dropped = o.partial.pop(key, None)
+            if dropped:  # a full write after records over an unknown value: their config clears still count
+                o.superseded[key] = dropped
         else:
             o.partial.setdefault(key, []).append((offset, value))
 
