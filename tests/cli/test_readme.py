@@ -22,7 +22,8 @@ ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 # timings, Spark's JVM, fresh random directory ids, whole-program runs with their own tests, or Prometheus (random
 # block ids; a server)
-SKIP = re.compile(r"^(metalog (bench|demo|format)\b|spark-submit|bash scripts/|promtool |prometheus )|^metalog analyze (?!.*--engine python)")
+SKIP = re.compile(r"^(metalog (bench|demo|format)\b|spark-submit|bash scripts/|promtool |prometheus )"
+                  r"|^metalog analyze (?!.*--engine python)")
 
 
 @dataclass

@@ -45,7 +45,7 @@ def kind(column: str) -> str:
 
 def arrow_schema(table: str, *, with_cluster: bool = False, unit: str = "ms") -> Any:
     """The table's Arrow schema (``unit``: of the times; Spark's Arrow batches carry microseconds)."""
-    import pyarrow as pa  # type: ignore[import-not-found]
+    import pyarrow as pa
 
     types = {"time": pa.timestamp(unit, tz="UTC"), "int": pa.int64(), "string": pa.string()}
     return pa.schema([(c, types[kind(c)]) for c in TABLES[table] if with_cluster or c != PARTITION])
@@ -77,7 +77,7 @@ def unescape(text: str) -> str:
 def write_cluster(out: Path, table: str, cluster: str, rows: Sequence[dict[str, Any]]) -> Path:
     """One cluster's rows of ``table`` (dicts, times in epoch ms) as its partition's one file, with pyarrow."""
     import pyarrow as pa
-    import pyarrow.parquet as pq  # type: ignore[import-not-found]
+    import pyarrow.parquet as pq
 
     schema = arrow_schema(table)
     where = out / table / partition_dir(cluster)

@@ -182,7 +182,8 @@ def analyze_spark(session: Any, logdirs: Sequence[str | os.PathLike[str]], *, ra
     # composition is associative: a piece's delta from its cuts' deltas
     deltas = [{piece: fold(cut) for piece, cut in by_piece.items()} for by_piece in cut_deltas]
 
-    items, keys = [], []
+    items: list[tuple[int, str, str, int, int, StartPoint | None, RangeDelta]] = []
+    keys: list[tuple[str, int]] = []
     for c, b, os_, ds in zip(clusters, bounds, origins, deltas, strict=True):
         for n, ((lo, hi), origin, prefix) in enumerate(zip(b, os_, prefixes(os_, ds), strict=True)):
             items.append((len(items), c.path, c.name, lo, hi, origin.point, prefix))

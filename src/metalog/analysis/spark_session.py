@@ -244,7 +244,7 @@ def _stop(session: Any | None, clean: bool) -> None:
         return
     gateway = SparkContext._gateway  # noqa: SLF001 - pyspark's own slots
     proc = getattr(gateway, "proc", None) if gateway is not None else None
-    if proc is None:  # not our JVM (spark-submit's): stop the session as well as it goes
+    if gateway is None or proc is None:  # not our JVM (spark-submit's): stop the session as well as it goes
         if session is not None:
             with contextlib.suppress(Exception):
                 session.stop()

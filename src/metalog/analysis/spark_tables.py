@@ -136,10 +136,10 @@ FINISH = {"timeline_batches": _timeline, "events": _events, "broker_timeline": _
 
 
 def _arrow(table: str, rows: list[tuple[Any, ...]]) -> Any:
-    import pyarrow as pa  # type: ignore[import-not-found]
+    import pyarrow as pa
 
     schema = arrow_schema(table, with_cluster=True, unit="us").append(pa.field(SEQ, pa.int64()))
-    columns = list(zip(*rows, strict=True)) if rows else [[] for _ in schema.names]
+    columns: list[Any] = list(zip(*rows, strict=True)) if rows else [[] for _ in schema.names]
     arrays = [pa.array(col, type=pa.timestamp("ms", tz="UTC")).cast(f.type) if name in TIME_COLUMNS
               else pa.array(col, type=f.type) for name, col, f in zip(schema.names, columns, schema, strict=True)]
     return pa.RecordBatch.from_arrays(arrays, schema=schema)

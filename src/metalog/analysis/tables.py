@@ -98,10 +98,10 @@ def write_outputs(out: Path, result: Analysis, width_ms: int, *, csv: bool = Tru
             written.append(out / name)
     if csv or not written:
         written += [path for name, rows in tables.items() for path in write_table(out, name, TABLES[name], rows)]
-    by_cluster: dict[str, list[dict[str, Any]]] = {}
+    timelines: dict[str, list[dict[str, Any]]] = {}
     for row in result.rows:
-        by_cluster.setdefault(row["cluster"], []).append(row)
-    return [*written, write_openmetrics(out / OPENMETRICS, list(by_cluster.items()))]
+        timelines.setdefault(row["cluster"], []).append(row)
+    return [*written, write_openmetrics(out / OPENMETRICS, list(timelines.items()))]
 
 
 def write_csv_from_tables(out: Path, clusters: Sequence[str]) -> list[Path]:
