@@ -124,11 +124,14 @@ def test_ctrl_c_exits_130_in_one_line_and_leaves_no_scratch(tmp_path: Path) -> N
     spark_class()
     big = tmp_path / "big"
     assert main(["generate", str(big), "--scenario", "mixed", "--seed", "5", "--records", "100000"]) == 0
-    for after in (0.5, 6.0):  # while the session starts; while a stage runs
+    for after in (0.0, 0.5, 6.0):  # while the JVM launches; while the session starts; while a stage runs
         done = analyze(tmp_path, str(big), "--out", str(tmp_path / "out"), "--master", "local[1]",
                        interrupt_after=after)
         assert (done.returncode, done.stderr) == (130, "metalog: interrupted\n"), after
         assert not list((tmp_path / "tmp").glob("metalog-spark-*")), after
+        # no JVM left behind: none runs with this test's scratch space on its command line
+        left = subprocess.run(["pgrep", "-f", str(tmp_path / "tmp")], capture_output=True, text=True).stdout
+        assert not left.strip(), (after, left)
 
 
 def test_the_python_engine_is_interrupted_the_same_way(tmp_path: Path) -> None:

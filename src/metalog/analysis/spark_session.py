@@ -317,9 +317,10 @@ def _quiet_gateway(settings: dict[str, str], scratch: Path) -> None:
             if "JAVA_GATEWAY_EXITED" not in str(e):
                 raise
             raise MetalogError(f"Spark did not start: {_reason(log)}") from None
+        # ours before a deferred Ctrl-C is raised, so that the caller's cleanup finds it and kills it
+        SparkContext._gateway, SparkContext._jvm = gateway, gateway.jvm  # noqa: SLF001 - pyspark's own slots
     if gateway.proc is not None:  # None under spark-submit: its JVM was there first, its stderr is not ours
         threading.Thread(target=_forward, args=(log, gateway.proc), daemon=True).start()
-    SparkContext._gateway, SparkContext._jvm = gateway, gateway.jvm  # noqa: SLF001 - pyspark's own slots
 
 
 @contextmanager
