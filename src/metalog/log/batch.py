@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 
 import crc32c
 
+from metalog.codec import core
 from metalog.errors import CorruptBatchError, RecordError, VarintError
 from metalog.log.compression import Compression, decompress
 from metalog.log.varint import read_varint, read_varlong
@@ -59,6 +60,10 @@ class Record(NamedTuple):
 
 _new_record = tuple.__new__
 _SLICES_TO_BYTES = (bytes, mmap.mmap)
+_compiled = core.twin("metalog.log.compiled.records")
+# The record decoder's compiled twin (``metalog.log.compiled.records.decode_records``), or None: the pure one runs.
+# It reads what it can and returns None for the rest (damage included), which the pure decoder then reads or refuses.
+compiled_decode_records = None if _compiled is None else _compiled.decode_records
 
 
 class RecordBatch:
@@ -168,6 +173,11 @@ class RecordBatch:
         if count < 0 or count > (limit - begin) // MIN_RECORD_SIZE:
             raise self._error(f"record count {count} cannot fit in {limit - begin} bytes of records", 57)
         log_append_time = self.max_timestamp if self.attributes & LOG_APPEND_TIME_FLAG else None
+        if compiled_decode_records is not None:
+            out = compiled_decode_records(data, begin, limit, count, self.base_offset, self.base_timestamp,
+                                          log_append_time, Record)
+            if out is not None:
+                return out  # type: ignore[no-any-return]
         try:
             if log_append_time is None:
                 fast = _decode_kraft_records(data, begin, limit, count, self.base_offset, self.base_timestamp)

@@ -1,0 +1,90 @@
+/* C helpers of metalog's compiled log core (records.pyx, scan.pyx beside this file): hand-written.
+ *
+ * Every load is unchecked: the callers compare each length with what remains before they read. A function
+ * that returns int returns 0 when the input is not in the form it reads; the caller then hands the whole
+ * batch to the pure Python reader, which reads it or raises its own precise error.
+ */
+#ifndef METALOG_LOG_H
+#define METALOG_LOG_H
+
+#include <Python.h>
+#include <stdint.h>
+
+#ifndef METALOG_CYTHON_VERSION
+#define METALOG_CYTHON_VERSION "unknown"
+#endif
+
+static inline int64_t ml_be64(const unsigned char *p) {
+    return (int64_t)(((uint64_t)p[0] << 56) | ((uint64_t)p[1] << 48) | ((uint64_t)p[2] << 40) |
+                     ((uint64_t)p[3] << 32) | ((uint64_t)p[4] << 24) | ((uint64_t)p[5] << 16) |
+                     ((uint64_t)p[6] << 8) | (uint64_t)p[7]);
+}
+
+static inline int32_t ml_be32(const unsigned char *p) {
+    return (int32_t)(((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | (uint32_t)p[3]);
+}
+
+static inline uint32_t ml_beu32(const unsigned char *p) {
+    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | (uint32_t)p[3];
+}
+
+static inline int16_t ml_be16(const unsigned char *p) {
+    return (int16_t)(((uint16_t)p[0] << 8) | (uint16_t)p[1]);
+}
+
+/* A zigzag varint of at most 5 bytes (Kafka's readVarint) at p[*pos], before end: 1 and the value in *out, or 0
+ * where it runs past end or needs more than 32 bits (the pure reader then decides; it takes up to 35 bits). */
+static inline int ml_varint(const unsigned char *p, Py_ssize_t end, Py_ssize_t *pos, int64_t *out) {
+    Py_ssize_t i = *pos;
+    uint64_t raw = 0;
+    int shift;
+    for (shift = 0; shift <= 28; shift += 7) {
+        if (i >= end) return 0;
+        unsigned char b = p[i++];
+        raw |= (uint64_t)(b & 0x7F) << shift;
+        if (b < 0x80) {
+            if (raw > 0xFFFFFFFFu) return 0;
+            *out = (int64_t)(raw >> 1) ^ -(int64_t)(raw & 1);
+            *pos = i;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* A zigzag varlong of at most 10 bytes (readVarlong), 0 where it does not fit 64 bits or runs past end. */
+static inline int ml_varlong(const unsigned char *p, Py_ssize_t end, Py_ssize_t *pos, int64_t *out) {
+    Py_ssize_t i = *pos;
+    uint64_t raw = 0;
+    int shift;
+    for (shift = 0; shift <= 63; shift += 7) {
+        if (i >= end) return 0;
+        unsigned char b = p[i++];
+        if (shift == 63 && b > 1) return 0;
+        raw |= (uint64_t)(b & 0x7F) << shift;
+        if (b < 0x80) {
+            *out = (int64_t)(raw >> 1) ^ -(int64_t)(raw & 1);
+            *pos = i;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static inline int ml_add_overflows(int64_t a, int64_t b, int64_t *out) {
+    return __builtin_add_overflow(a, b, out);
+}
+
+/* A new instance of a tuple subclass (a NamedTuple: Record) of n items, its items to be set with
+ * PyTuple_SET_ITEM: what tuple.__new__(cls, ...) allocates. */
+static inline PyObject *ml_new_tuple_of(PyObject *cls, Py_ssize_t n) {
+    return ((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, n);
+}
+
+/* A record tuple holds ints, bytes, None, str and tuples of those: it cannot be part of a reference cycle, so the
+ * cycle collector need not walk it (CPython untracks only exact tuples by itself). */
+static inline void ml_untrack(PyObject *o) {
+    if (PyObject_GC_IsTracked(o)) PyObject_GC_UnTrack(o);
+}
+
+#endif

@@ -1,0 +1,190 @@
+"""The compiled log core and the pure one are the same reader: for valid batches of every shape metalog and
+Kafka write, and for damaged ones, both give equal records (the same offsets, timestamps, keys, values,
+headers and attributes, of the same types) or the same error, with the same text, file and byte.
+
+The pure functions are the reference (``metalog.log.batch._decode_records``); their compiled twins live in
+``metalog.log.compiled``. These tests skip where the compiled log core does not run (``METALOG_PURE=1``, or no
+C compiler at install); ``METALOG_REQUIRE_COMPILED=1`` (CI's first run, see tests/conftest.py) makes that a
+failure instead.
+"""
+
+from __future__ import annotations
+
+import gc
+import mmap
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from metalog.bench.cores import pure_log_core
+from metalog.codec import core
+from metalog.errors import MetalogError
+from metalog.log import batch as batch_module
+from metalog.log.batch import HEADER_SIZE, Record, RecordBatch
+from metalog.log.builder import build_batch, build_control_batch, build_data_batch
+from metalog.log.compression import Compression
+
+pytestmark = pytest.mark.skipif(not core.log_compiled_active(), reason=f"log core: {core.log_status()}")
+
+DIFFERENTIAL = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+COMPILED_DECODE = batch_module.compiled_decode_records
+
+
+def _codecs() -> list[Compression]:
+    """The codecs this machine reads (none and gzip always; snappy, lz4 and zstd with the compression extra)."""
+    out = []
+    for codec in Compression:
+        try:
+            build_batch(0, [Record(0, 0, None, b"x")], compression=codec)
+        except MetalogError:
+            continue
+        out.append(codec)
+    return out
+
+
+CODECS = _codecs()
+
+
+# ---- the two paths, and what "the same" means ----------------------------------------------------------
+def outcome(read: Callable[[], list[Record]]) -> tuple[str, Any]:
+    """("records", [(field, type) ...] per record) or ("error", the error's type, text, file and byte)."""
+    try:
+        records = read()
+    except MetalogError as e:
+        return "error", (type(e).__name__, str(e), getattr(e, "file", None), getattr(e, "position", None))
+    return "records", [(type(r), [(f, type(f)) for f in r], [type(h) for h in r.headers]) for r in records]
+
+
+def both(read: Callable[[], Any]) -> tuple[Any, Any]:
+    """``read()`` on the compiled log core, then on the pure one."""
+    compiled = outcome(read)
+    with pure_log_core():
+        pure = outcome(read)
+    return compiled, pure
+
+
+def records_of(data: bytes, kind: str) -> Callable[[], list[Record]]:
+    """Every record of the batch at the start of ``data``, read from a buffer of ``kind``."""
+    def read() -> list[Record]:
+        if kind == "mmap":  # closed when collected: an error's traceback may still hold a view of it
+            m = mmap.mmap(-1, max(len(data), 1))
+            m[:len(data)] = data
+            return RecordBatch(m[:0] if not data else m, 0, source="seg.log").records()
+        buf = {"bytes": data, "bytearray": bytearray(data), "memoryview": memoryview(data)}[kind]
+        return RecordBatch(buf, 0, source="seg.log").records()
+    return read
+
+
+# ---- batches of every shape ----------------------------------------------------------------------------
+values = st.none() | st.binary(max_size=200) | st.binary(min_size=8000, max_size=9000)
+headers = st.lists(st.tuples(st.text(max_size=6), st.none() | st.binary(max_size=12)), max_size=3).map(tuple)
+
+
+@st.composite
+def general_batches(draw: st.DrawFn) -> bytes:
+    """A batch through the general writer: keys, headers, attributes, any deltas, log-append time, compression,
+    control and transactional flags."""
+    base = draw(st.integers(0, 2**40))
+    base_ts = draw(st.integers(-1, 2**41))
+    n = draw(st.integers(1, 12))
+    offsets = sorted(draw(st.lists(st.integers(0, 70_000), min_size=n, max_size=n, unique=True)))
+    records = [Record(base + o, base_ts + draw(st.integers(-(2**40), 2**40)), draw(values), draw(values),
+                      draw(headers), draw(st.integers(0, 255))) for o in offsets]
+    return build_batch(base, records, compression=draw(st.sampled_from(CODECS)), base_timestamp=base_ts,
+                       log_append_time=draw(st.none() | st.integers(0, 2**41)), is_control=draw(st.booleans()),
+                       is_transactional=draw(st.booleans()), partition_leader_epoch=draw(st.integers(-1, 9)))
+
+
+@st.composite
+def kraft_batches(draw: st.DrawFn) -> bytes:
+    """A batch as KRaft's BatchBuilder writes it: one record or many, null keys, no headers."""
+    vals = draw(st.lists(st.binary(max_size=300) | st.binary(min_size=8000, max_size=8300), min_size=1,
+                         max_size=draw(st.sampled_from([1, 3, 200]))))
+    return build_data_batch(draw(st.integers(0, 2**40)), vals, epoch=draw(st.integers(0, 9)),
+                            timestamp=draw(st.integers(0, 2**41)), compression=draw(st.sampled_from(CODECS)))
+
+
+@st.composite
+def control_batches(draw: st.DrawFn) -> bytes:
+    pairs = draw(st.lists(st.tuples(st.binary(min_size=4, max_size=4), st.binary(max_size=40)), min_size=1,
+                          max_size=3))
+    return build_control_batch(draw(st.integers(0, 2**40)), pairs, epoch=1, timestamp=draw(st.integers(0, 2**41)))
+
+
+any_batch = general_batches() | kraft_batches() | control_batches()
+kinds = st.sampled_from(["bytes", "mmap", "bytearray", "memoryview"])
+
+
+@st.composite
+def damaged(draw: st.DrawFn) -> bytes:
+    """A batch with its bytes damaged: a header field outside the CRC, a byte inside, a cut, an insertion."""
+    data = bytearray(draw(any_batch))
+    how = draw(st.sampled_from(["byte", "header", "cut", "insert", "delete"]))
+    if how == "byte":
+        at = draw(st.integers(HEADER_SIZE, len(data) - 1)) if len(data) > HEADER_SIZE else 0
+        data[at] = draw(st.integers(0, 255))
+    elif how == "header":  # baseOffset, batchLength, partitionLeaderEpoch, magic, attributes, counts, deltas
+        at = draw(st.sampled_from([0, 7, 8, 11, 12, 16, 21, 22, 23, 26, 27, 35, 57, 58, 60]))
+        data[at] = draw(st.integers(0, 255))
+    elif how == "cut":
+        del data[draw(st.integers(0, len(data) - 1)):]
+    elif how == "insert":
+        at = draw(st.integers(HEADER_SIZE, len(data)))
+        data[at:at] = draw(st.binary(min_size=1, max_size=3))
+    else:
+        at = draw(st.integers(HEADER_SIZE, len(data) - 1))
+        del data[at:at + draw(st.integers(1, 3))]
+    return bytes(data)
+
+
+# ---- the tests -------------------------------------------------------------------------------------------
+@DIFFERENTIAL
+@given(data=any_batch, kind=kinds)
+def test_valid_batches_read_the_same_on_both_cores(data, kind):
+    compiled, pure = both(records_of(data, kind))
+    assert pure[0] == "records"
+    assert compiled == pure
+
+
+@DIFFERENTIAL
+@given(data=damaged(), kind=kinds)
+def test_damaged_batches_read_or_fail_the_same_on_both_cores(data, kind):
+    compiled, pure = both(records_of(data, kind))
+    assert compiled == pure
+
+
+@DIFFERENTIAL
+@given(data=any_batch)
+def test_the_compiled_decoder_reads_every_valid_batch_itself(data):
+    """It hands no valid batch of these shapes to the pure decoder (those tests would pass on the pure path alone)."""
+    b = RecordBatch(data)
+    if b.compression is not Compression.NONE:
+        return  # decompressed first, then the same decoder: the tests above read them on both cores
+    log_append_time = b.max_timestamp if b.timestamp_type == "LogAppendTime" else None
+    got = COMPILED_DECODE(data, HEADER_SIZE, len(data), b.records_count, b.base_offset, b.base_timestamp,
+                          log_append_time, Record)
+    assert got is not None
+    assert got == batch_module._decode_records(data, HEADER_SIZE, len(data), b.records_count, b.base_offset,
+                                               b.base_timestamp, log_append_time)
+
+
+def test_the_compiled_records_are_kept_out_of_the_cycle_collector():
+    """A batch keeps a thousand records alive: the collector walking them cost more than reading them
+    (CPython untracks exact tuples by itself, never a NamedTuple's)."""
+    records = RecordBatch(build_data_batch(0, [b"v%d" % i for i in range(1000)], epoch=1, timestamp=5)).records()
+    assert not any(gc.is_tracked(r) for r in records)
+    headed = RecordBatch(build_batch(0, [Record(0, 0, b"k", b"v", (("h", b"x"),))])).records()
+    assert headed[0].headers == (("h", b"x"),) and not gc.is_tracked(headed[0])
+
+
+def test_hostile_counts_allocate_nothing():
+    """A record count the bytes cannot hold is refused before anything is made for it."""
+    assert COMPILED_DECODE(b"\x00" * 100, 0, 100, 2**62, 0, 0, None, Record) is None
+    assert COMPILED_DECODE(b"\x00" * 100, 0, 100, 15, 0, 0, None, Record) is None
+
+
+def test_the_log_core_is_named():
+    assert core.log_status().startswith("compiled (Cython ")
