@@ -33,7 +33,7 @@ def test_bench_all_prints_one_table(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     rows = _table(out)
     kinds = [r[0] for r in rows]
-    assert kinds.count("codec") == 8 + 4 * PURE_ROWS and kinds.count("log") == 3 + 2 * PURE_LOG_ROWS
+    assert kinds.count("codec") == 8 + 4 * PURE_ROWS and kinds.count("log") == 4 + 3 * PURE_LOG_ROWS
     assert kinds.count("replay") == 1
     assert "metalog/kio" in out and "metalog/kafka-python" in out and "metalog/aiokafka" in out
     _status_line(out)
@@ -50,8 +50,8 @@ def test_bench_log_only(capsys: pytest.CaptureFixture[str]) -> None:
     rows = _table(out)
     assert {r[0] for r in rows} == {"log"}
     reads = [line for line in out.splitlines() if line.startswith("log ") and "append" not in line]
-    assert len(reads) == 2 + 2 * PURE_LOG_ROWS and all(line.rstrip().endswith("x") for line in reads)
-    assert len([line for line in reads if "pure Python log core" in line]) == 2 * PURE_LOG_ROWS
+    assert len(reads) == 3 + 3 * PURE_LOG_ROWS and all(line.rstrip().endswith("x") for line in reads)
+    assert len([line for line in reads if "pure Python log core" in line]) == 3 * PURE_LOG_ROWS
 
 
 def test_bench_own_message(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -97,6 +97,6 @@ def test_bench_without_the_peers(capsys: pytest.CaptureFixture[str], monkeypatch
     assert main(["bench", "log", *TINY]) == 0
     out = capsys.readouterr().out
     rows = [line for line in out.splitlines() if line.startswith(("codec ", "log "))]
-    assert len(rows) == 11 + 4 * PURE_ROWS + 2 * PURE_LOG_ROWS and all(line.endswith("-") for line in rows)
+    assert len(rows) == 12 + 4 * PURE_ROWS + 3 * PURE_LOG_ROWS and all(line.endswith("-") for line in rows)
     assert "kio not installed, not compared (pip install 'metalog[bench]')" in out
     assert "kafka-python not installed" in out and "aiokafka not installed" in out

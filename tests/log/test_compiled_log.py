@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import gc
 import mmap
+import os
+import shutil
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,13 +26,16 @@ from metalog.bench.cores import pure_log_core
 from metalog.codec import core
 from metalog.errors import MetalogError
 from metalog.log import batch as batch_module
-from metalog.log.batch import HEADER_SIZE, Record, RecordBatch
+from metalog.log.batch import HEADER_SIZE, Record, RecordBatch, iter_batches
 from metalog.log.builder import build_batch, build_control_batch, build_data_batch
 from metalog.log.compression import Compression
+from tests.log.damage import DAMAGES, PARTITION_DIR, BatchAt, build_log
+from tests.log.test_damage_property import answers
 
 pytestmark = pytest.mark.skipif(not core.log_compiled_active(), reason=f"log core: {core.log_status()}")
 
-DIFFERENTIAL = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+DIFFERENTIAL = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                                HealthCheck.function_scoped_fixture])
 COMPILED_DECODE = batch_module.compiled_decode_records
 
 
@@ -188,3 +194,130 @@ def test_hostile_counts_allocate_nothing():
 
 def test_the_log_core_is_named():
     assert core.log_status().startswith("compiled (Cython ")
+
+
+# ---- the batch scan: frame, CRC and chain checks, the same errors -------------------------------------
+def batch_facts(batches: Any) -> list[tuple[Any, ...]]:
+    """What a reader of the batches sees: where each is and its header, its records read lazily."""
+    return [(b.position, b.start, b.source, b.base_offset, b.batch_length, b.partition_leader_epoch, b.magic, b.crc,
+             b.attributes, b.last_offset_delta, b.base_timestamp, b.max_timestamp, b.producer_id, b.producer_epoch,
+             b.base_sequence, b.records_count, bytes(b.raw())) for b in batches]
+
+
+def scan_outcome(read: Callable[[list[Any]], None]) -> tuple[list[tuple[Any, ...]], Any]:
+    """The batches a reader yields before it stops, and how it stops (None, or the error's type, text, file, byte)."""
+    seen: list[Any] = []
+    try:
+        read(seen)
+    except MetalogError as e:
+        return batch_facts(seen), (type(e).__name__, str(e), getattr(e, "file", None), getattr(e, "position", None))
+    return batch_facts(seen), None
+
+
+@st.composite
+def segments(draw: st.DrawFn) -> bytes:
+    """Batches one after another as a segment holds them (offsets running on, epochs rising), maybe damaged."""
+    out, offset, epoch = bytearray(), draw(st.integers(0, 1000)), draw(st.integers(-1, 3))
+    for _ in range(draw(st.integers(1, 8))):
+        vals = draw(st.lists(st.binary(max_size=60), min_size=1, max_size=draw(st.sampled_from([1, 4, 40]))))
+        epoch += draw(st.sampled_from([0, 0, 0, 1]))
+        out += build_data_batch(offset, vals, epoch=epoch, timestamp=draw(st.integers(0, 2**41)))
+        offset += len(vals)
+    for _ in range(draw(st.sampled_from([0, 0, 1, 2]))):  # damage anywhere: a header field, a byte, a cut
+        how = draw(st.sampled_from(["byte", "cut", "insert"]))
+        at = draw(st.integers(0, len(out) - 1))
+        if how == "byte":
+            out[at] ^= draw(st.integers(1, 255))
+        elif how == "cut":
+            del out[at:]
+        else:
+            out[at:at] = draw(st.binary(min_size=1, max_size=70))
+        if not out:
+            out += b"\x00"
+    return bytes(out)
+
+
+@DIFFERENTIAL
+@given(data=segments(), validate=st.booleans(), chained=st.booleans(), mapped=st.booleans(),
+       chunk=st.sampled_from([64, 300, 4096, 1 << 20]))
+def test_segments_scan_the_same_on_both_cores(data, validate, chained, mapped, chunk, tmp_path_factory):
+    """read_batches over a file (read in chunks or mapped, with or without the CRC and the chain checks): the same
+    batches, then the same error, with the same text, file and byte."""
+    from metalog.log.chain import BatchChain
+    from metalog.log.reader import read_batches
+
+    path = tmp_path_factory.mktemp("seg") / "00000000000000000000.log"
+    path.write_bytes(data)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        first = int.from_bytes(data[:8], "big", signed=True) if len(data) >= 8 else 0
+
+        def read(seen: list[Any]) -> None:
+            chain = BatchChain(first, -1) if chained else None
+            for b in read_batches(fd, 0, len(data), source=str(path), validate=validate, chunk_bytes=chunk,
+                                  chain=chain, mapped=mapped):
+                seen.append(b)
+            if chain is not None:
+                seen.append(_Chain(chain.next_offset, chain.epoch))
+
+        compiled = scan_outcome(read)
+        with pure_log_core():
+            pure = scan_outcome(read)
+    finally:
+        os.close(fd)
+    assert compiled == pure
+
+
+@DIFFERENTIAL
+@given(data=segments(), validate=st.booleans())
+def test_bytes_in_memory_scan_the_same_on_both_cores(data, validate):
+    def read(seen: list[Any]) -> None:
+        seen.extend(iter_batches(data, source="mem", validate=validate))
+
+    compiled = scan_outcome(read)
+    with pure_log_core():
+        pure = scan_outcome(read)
+    assert compiled == pure
+
+
+class _Chain:
+    """The chain after a read, compared like a batch's facts (``batch_facts`` reads these fields)."""
+
+    def __init__(self, next_offset: int, epoch: int) -> None:
+        self.position = self.start = self.source = None
+        self.base_offset, self.partition_leader_epoch = next_offset, epoch
+        (self.batch_length, self.magic, self.crc, self.attributes, self.last_offset_delta, self.base_timestamp,
+         self.max_timestamp, self.producer_id, self.producer_epoch, self.base_sequence, self.records_count) = [0] * 11
+
+    def raw(self) -> bytes:
+        return b""
+
+
+@pytest.fixture(scope="module")
+def small_log(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[BatchAt]]:
+    path = tmp_path_factory.mktemp("small-log")
+    batches = build_log(path, records=120, seed=5, segment_bytes=3000, index_interval_bytes=600, batches_per_epoch=20)
+    return path, batches
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(pick=st.integers(0, 10**6), field=st.sampled_from(sorted(DAMAGES)), flip=st.integers(1, 255))
+def test_every_reader_of_a_damaged_log_answers_the_same_on_both_cores(pick, field, flip, small_log, tmp_path_factory):
+    """The log's readers (batches, records, scan, scan_into, state, analysis, dump) over a log with one header field
+    outside the CRC (or a byte inside it) damaged in one batch: the same answers, or the same one-line error."""
+    path, batches = small_log
+    at = batches[pick % len(batches)]
+    work = tmp_path_factory.mktemp("damaged")
+    shutil.rmtree(work)
+    shutil.copytree(path, work)
+    target = work / PARTITION_DIR / at.segment.name
+    with open(target, "r+b") as f:
+        f.seek(at.position + DAMAGES[field])
+        old = f.read(1)[0]
+        f.seek(at.position + DAMAGES[field])
+        f.write(bytes([old ^ flip]))
+    compiled = answers(work)
+    with pure_log_core():
+        pure = answers(work)
+    assert compiled == pure

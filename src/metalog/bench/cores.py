@@ -6,10 +6,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from metalog.codec import core
-from metalog.log import batch
+from metalog.log import batch, reader
 
 # (module, the name of its compiled twin's function there): what runs when it is not None
-_SWITCHES = [(batch, "compiled_decode_records")]
+_SWITCHES = [(batch, "compiled_decode_records"), (batch, "compiled_next_batches"), (reader, "compiled_next_batches")]
 
 
 @contextmanager

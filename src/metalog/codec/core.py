@@ -120,7 +120,8 @@ def status() -> str:
 
 
 # ---- the log core --------------------------------------------------------------------------------------
-LOG_TWINS = ("metalog.log.compiled.records",)  # the compiled twins of the log's hot paths, in their layers
+# the compiled twins of the log's hot paths, in their layers
+LOG_TWINS = ("metalog.log.compiled.records", "metalog.log.compiled.reader")
 _twins: dict[str, ModuleType] = {}  # twin module -> the loaded module
 _twins_missing: dict[str, str] = {}  # twin module -> why it did not load
 

@@ -64,6 +64,9 @@ _compiled = core.twin("metalog.log.compiled.records")
 # The record decoder's compiled twin (``metalog.log.compiled.records.decode_records``), or None: the pure one runs.
 # It reads what it can and returns None for the rest (damage included), which the pure decoder then reads or refuses.
 compiled_decode_records = None if _compiled is None else _compiled.decode_records
+_compiled_reader = core.twin("metalog.log.compiled.reader")
+# The batch loop's compiled twin (see ``metalog.log.reader``), or None: the pure loop runs.
+compiled_next_batches = None if _compiled_reader is None else _compiled_reader.next_batches
 
 
 class RecordBatch:
@@ -226,6 +229,12 @@ def iter_batches(data: Any, start: int = 0, *, source: str | None = None, valida
     """Every batch in ``data`` from ``start``; a partial batch at the end is an error."""
     pos, end = start, len(data)
     while pos < end:
+        if compiled_next_batches is not None:  # the plainly right batches, up to the first the loop below reads
+            batches, pos_after = compiled_next_batches(data, pos, 0, end, source, validate, False, -1, -1, RecordBatch)
+            if batches:
+                yield from batches
+                pos = pos_after
+                continue
         size = check_frame(data, pos, source=source)
         if size > end - pos:
             raise CorruptBatchError(f"batch: {size} bytes announced, only {end - pos} remain (truncated)",
