@@ -18,8 +18,8 @@ PURE_LOG_ROWS = 1 if core.log_compiled_active() else 0
 
 
 def _status_line(out: str) -> None:
-    """The table says which codec core ran."""
-    assert f"codec: {core.status()}" in out.splitlines()
+    """The table says which codec core and which log core ran."""
+    assert f"codec: {core.status()}" in out.splitlines() and f"log: {core.log_status()}" in out.splitlines()
 
 
 def _table(out: str) -> list[list[str]]:
@@ -34,7 +34,7 @@ def test_bench_all_prints_one_table(capsys: pytest.CaptureFixture[str]) -> None:
     rows = _table(out)
     kinds = [r[0] for r in rows]
     assert kinds.count("codec") == 8 + 4 * PURE_ROWS and kinds.count("log") == 4 + 3 * PURE_LOG_ROWS
-    assert kinds.count("replay") == 1
+    assert kinds.count("replay") == 1 + PURE_LOG_ROWS
     assert "metalog/kio" in out and "metalog/kafka-python" in out and "metalog/aiokafka" in out
     _status_line(out)
     codec = [line for line in out.splitlines() if line.startswith("codec ")]

@@ -31,6 +31,7 @@ from metalog.log.builder import build_batch, build_control_batch, build_data_bat
 from metalog.log.compression import Compression
 from tests.log.damage import DAMAGES, PARTITION_DIR, BatchAt, build_log
 from tests.log.test_damage_property import answers
+from tests.state.histories import RECORD_TYPES, histories, record_values
 
 pytestmark = pytest.mark.skipif(not core.log_compiled_active(), reason=f"log core: {core.log_status()}")
 
@@ -321,3 +322,108 @@ def test_every_reader_of_a_damaged_log_answers_the_same_on_both_cores(pick, fiel
     with pure_log_core():
         pure = answers(work)
     assert compiled == pure
+
+
+# ---- replay: the compiled read loop and dispatch publish what the pure ones publish -------------------------
+def _write(root: Path, values: list[bytes], sizes: list[int], gzip: list[bool], control_every: int) -> None:
+    """The values as batches of the given sizes (some gzip, control batches between)."""
+    from metalog.codec import message_class
+    from metalog.log import MetadataLog
+
+    with MetadataLog.open(root, create=True, durability="none") as log:
+        i = n = 0
+        while i < len(values):
+            if control_every and n % control_every == control_every - 1:
+                log.append_control([(message_class("LeaderChangeMessage")(leader_id=1, voters=[]), 0)],
+                                   timestamp=1_700_000_000_000 + n)
+            size = sizes[n % len(sizes)]
+            log.append(values[i:i + size], timestamp=1_700_000_000_000 + n, batch_size=size,
+                       compression="gzip" if gzip[n % len(gzip)] else "none")
+            i += size
+            n += 1
+
+
+def _replayed(root: Path) -> tuple[Any, ...]:
+    """Every state published at a batch end (offset, timestamp, the image as JSON), and the fused replay's state at
+    the end; or the error either stopped at."""
+    from metalog.replay.history import MetadataHistory
+    from metalog.state.jsonimage import image_to_json
+
+    def run() -> Any:
+        with MetadataHistory(root) as h:
+            states = [(s.offset, s.timestamp, image_to_json(s.image)) for s in h.states()]
+            end = h.state_at(use_snapshots=False)
+            return states, end.offset, end.records_replayed, end.open_transaction, image_to_json(end.image)
+
+    try:
+        return ("states", run())
+    except MetalogError as e:
+        return ("error", type(e).__name__, str(e), getattr(e, "offset", None), getattr(e, "record", None),
+                getattr(e, "file", None))
+
+
+def _both_replays(root: Path) -> tuple[Any, Any]:
+    compiled = _replayed(root)
+    with pure_log_core():
+        pure = _replayed(root)
+    return compiled, pure
+
+
+batch_shapes = dict(sizes=st.lists(st.sampled_from([1, 1, 1, 2, 3, 17, 70]), min_size=1, max_size=6),
+                    gzip=st.lists(st.booleans() | st.just(False), min_size=1, max_size=4),
+                    control_every=st.integers(0, 7))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(values=histories(max_size=80), **batch_shapes)
+def test_random_histories_publish_the_same_states_on_both_cores(values, sizes, gzip, control_every,
+                                                                tmp_path_factory):
+    """Valid histories of every record type, in random batch shapes: the same state at every batch end."""
+    root = tmp_path_factory.mktemp("replay")
+    _write(root, values, sizes, gzip, control_every)
+    compiled, pure = _both_replays(root)
+    assert compiled[0] == "states"
+    assert compiled == pure
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(values=st.lists(st.sampled_from(RECORD_TYPES).flatmap(record_values), min_size=1, max_size=40),
+       **batch_shapes)
+def test_records_that_cannot_apply_fail_the_same_on_both_cores(values, sizes, gzip, control_every,
+                                                               tmp_path_factory):
+    """Records drawn at random (most cannot apply where they land): the same states, then the same error, naming
+    the same offset and record type."""
+    root = tmp_path_factory.mktemp("replay")
+    _write(root, values, sizes, gzip, control_every)
+    compiled, pure = _both_replays(root)
+    assert compiled == pure
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 400), **batch_shapes)
+def test_generated_clusters_with_transactions_publish_the_same_states_on_both_cores(seed, n, sizes, gzip,
+                                                                                     control_every, tmp_path_factory):
+    """A generated cluster's history (brokers, topics, partition changes, transactions): the same states."""
+    from metalog.codec.framing import encode_metadata_record
+    from metalog.generate import HistoryGenerator, HistorySettings
+
+    gen = HistoryGenerator(seed, HistorySettings(brokers=4, topics=3, partitions=3, records=n, transactions=True))
+    values = [encode_metadata_record(record, version) for _, record, version in gen.records()]
+    root = tmp_path_factory.mktemp("replay")
+    _write(root, values, sizes, gzip, control_every)
+    compiled, pure = _both_replays(root)
+    assert compiled[0] == "states"
+    assert compiled == pure
+
+
+def test_the_compiled_replay_runs_where_the_compiled_core_does():
+    """Each loader's replay_value is the compiled one (the tests above would pass on the pure path alone)."""
+    from metalog.state import MetadataLoader
+
+    loader = MetadataLoader()
+    assert type(loader.replay_value).__name__ == "ValueReplay" and loader.replay_value.c_value_sink is not None
+    with pure_log_core():
+        assert MetadataLoader().replay_value.__func__ is MetadataLoader.replay_value

@@ -6,10 +6,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from metalog.codec import core
-from metalog.log import batch, reader
+from metalog.log import batch, reader, scan
+from metalog.state import loader
 
 # (module, the name of its compiled twin's function there): what runs when it is not None
-_SWITCHES = [(batch, "compiled_decode_records"), (batch, "compiled_next_batches"), (reader, "compiled_next_batches")]
+_SWITCHES = [(batch, "compiled_decode_records"), (batch, "compiled_next_batches"), (reader, "compiled_next_batches"),
+             (scan, "compiled_scan_into"), (loader, "compiled_value_replay")]
 
 
 @contextmanager

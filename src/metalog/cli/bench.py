@@ -84,7 +84,7 @@ def _bench(args: argparse.Namespace) -> int:
     from metalog.codec import core
 
     print(f"metalog bench ({'full' if args.full else 'quick'}; Python {sys.version.split()[0]}; best of "
-          f"{sizes.repeat}, CPU time)\ncodec: {core.status()}", flush=True)
+          f"{sizes.repeat}, CPU time)\ncodec: {core.status()}\nlog: {core.log_status()}", flush=True)
     for part in parts:
         rows += runners[part](sizes, notes)
     print(render(rows))
@@ -268,17 +268,31 @@ def _log(sizes: Sizes, notes: list[str]) -> list[Row]:
 
 # ---- replay ---------------------------------------------------------------------------------------
 def _replay(sizes: Sizes, notes: list[str]) -> list[Row]:
+    from metalog.bench.cores import compiled_log_core, pure_log_core
     from metalog.bench.replay import build_log, timed
     from metalog.replay.history import MetadataHistory
 
     tmp = Path(tempfile.mkdtemp(prefix="metalog-bench-"))
+    seconds: dict[str, float] = {}
     try:
         build_log(tmp, sizes.records, seed=1)
         with MetadataHistory(tmp) as h:
             size = h.log.size_in_bytes
-            seconds, state = timed(lambda: h.state_at(use_snapshots=False), sizes.repeat)
+
+            def pure() -> Any:
+                with pure_log_core():
+                    return h.state_at(use_snapshots=False)
+
+            runs = {"metalog": lambda: h.state_at(use_snapshots=False)}
+            if compiled_log_core():  # the pure log core beside the compiled one, the rounds alternating
+                runs["pure"] = pure
+            for _ in range(sizes.repeat):
+                for who, fn in runs.items():
+                    t, state = timed(fn, 1)
+                    seconds[who] = min(t, seconds.get(who, t))
             replayed = state.records_replayed
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return [Row("replay", f"from offset 0, {replayed:,} records", replayed / seconds, "rec/s",
-                size / seconds / 1e6, {})]
+    return [Row("replay", f"from offset 0{label}, {replayed:,} records", replayed / seconds[who], "rec/s",
+                size / seconds[who] / 1e6, {})
+            for who, label in (("metalog", ""), ("pure", ", pure Python log core")) if who in seconds]

@@ -121,7 +121,8 @@ def status() -> str:
 
 # ---- the log core --------------------------------------------------------------------------------------
 # the compiled twins of the log's hot paths, in their layers
-LOG_TWINS = ("metalog.log.compiled.records", "metalog.log.compiled.reader")
+LOG_TWINS = ("metalog.log.compiled.records", "metalog.log.compiled.reader", "metalog.log.compiled.scan",
+             "metalog.state.compiled.loader")
 _twins: dict[str, ModuleType] = {}  # twin module -> the loaded module
 _twins_missing: dict[str, str] = {}  # twin module -> why it did not load
 

@@ -9,9 +9,70 @@
 
 #include <Python.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifndef METALOG_CYTHON_VERSION
 #define METALOG_CYTHON_VERSION "unknown"
+
+/* ---- CRC-32C (Castagnoli), as Kafka's Crc32C: hardware where the CPU has SSE 4.2, else a table ------------ */
+static uint32_t ml_crc_table[8][256];
+static int ml_crc_hw = -1;
+
+static void ml_crc_init(void) {
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++) c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1)));
+        ml_crc_table[0][i] = c;
+    }
+    for (uint32_t i = 0; i < 256; i++)
+        for (int t = 1; t < 8; t++)
+            ml_crc_table[t][i] = (ml_crc_table[t - 1][i] >> 8) ^ ml_crc_table[0][ml_crc_table[t - 1][i] & 0xFF];
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+    ml_crc_hw = __builtin_cpu_supports("sse4.2") ? 1 : 0;
+#else
+    ml_crc_hw = 0;
+#endif
+}
+
+static uint32_t ml_crc_sw(const unsigned char *p, Py_ssize_t n) {
+    uint32_t c = 0xFFFFFFFFu;
+    while (n >= 8) {
+        uint32_t lo = c ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+        c = ml_crc_table[7][lo & 0xFF] ^ ml_crc_table[6][(lo >> 8) & 0xFF] ^ ml_crc_table[5][(lo >> 16) & 0xFF] ^
+            ml_crc_table[4][lo >> 24] ^ ml_crc_table[3][p[4]] ^ ml_crc_table[2][p[5]] ^ ml_crc_table[1][p[6]] ^
+            ml_crc_table[0][p[7]];
+        p += 8;
+        n -= 8;
+    }
+    while (n--) c = (c >> 8) ^ ml_crc_table[0][(c ^ *p++) & 0xFF];
+    return c ^ 0xFFFFFFFFu;
+}
+
+#if (defined(__x86_64__)) && (defined(__GNUC__) || defined(__clang__))
+__attribute__((target("sse4.2"))) static uint32_t ml_crc_hw64(const unsigned char *p, Py_ssize_t n) {
+    uint64_t c = 0xFFFFFFFFu;
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        c = __builtin_ia32_crc32di(c, w);
+        p += 8;
+        n -= 8;
+    }
+    uint32_t c32 = (uint32_t)c;
+    while (n--) c32 = __builtin_ia32_crc32qi(c32, *p++);
+    return c32 ^ 0xFFFFFFFFu;
+}
+#define ML_HAVE_HW 1
+#endif
+
+/* The CRC-32C of p[0:n] (for a batch's attributes-to-end: small batches, where a call out costs more). */
+static inline uint32_t ml_crc32c(const unsigned char *p, Py_ssize_t n) {
+#ifdef ML_HAVE_HW
+    if (ml_crc_hw) return ml_crc_hw64(p, n);
+#endif
+    return ml_crc_sw(p, n);
+}
+
 #endif
 
 static inline int64_t ml_be64(const unsigned char *p) {
@@ -85,6 +146,66 @@ static inline PyObject *ml_new_tuple_of(PyObject *cls, Py_ssize_t n) {
  * cycle collector need not walk it (CPython untracks only exact tuples by itself). */
 static inline void ml_untrack(PyObject *o) {
     if (PyObject_GC_IsTracked(o)) PyObject_GC_UnTrack(o);
+}
+
+
+/* ---- CRC-32C (Castagnoli), as Kafka's Crc32C: hardware where the CPU has SSE 4.2, else a table ------------ */
+static uint32_t ml_crc_table[8][256];
+static int ml_crc_hw = -1;
+
+static void ml_crc_init(void) {
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++) c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1)));
+        ml_crc_table[0][i] = c;
+    }
+    for (uint32_t i = 0; i < 256; i++)
+        for (int t = 1; t < 8; t++)
+            ml_crc_table[t][i] = (ml_crc_table[t - 1][i] >> 8) ^ ml_crc_table[0][ml_crc_table[t - 1][i] & 0xFF];
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+    ml_crc_hw = __builtin_cpu_supports("sse4.2") ? 1 : 0;
+#else
+    ml_crc_hw = 0;
+#endif
+}
+
+static uint32_t ml_crc_sw(const unsigned char *p, Py_ssize_t n) {
+    uint32_t c = 0xFFFFFFFFu;
+    while (n >= 8) {
+        uint32_t lo = c ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+        c = ml_crc_table[7][lo & 0xFF] ^ ml_crc_table[6][(lo >> 8) & 0xFF] ^ ml_crc_table[5][(lo >> 16) & 0xFF] ^
+            ml_crc_table[4][lo >> 24] ^ ml_crc_table[3][p[4]] ^ ml_crc_table[2][p[5]] ^ ml_crc_table[1][p[6]] ^
+            ml_crc_table[0][p[7]];
+        p += 8;
+        n -= 8;
+    }
+    while (n--) c = (c >> 8) ^ ml_crc_table[0][(c ^ *p++) & 0xFF];
+    return c ^ 0xFFFFFFFFu;
+}
+
+#if (defined(__x86_64__)) && (defined(__GNUC__) || defined(__clang__))
+__attribute__((target("sse4.2"))) static uint32_t ml_crc_hw64(const unsigned char *p, Py_ssize_t n) {
+    uint64_t c = 0xFFFFFFFFu;
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        c = __builtin_ia32_crc32di(c, w);
+        p += 8;
+        n -= 8;
+    }
+    uint32_t c32 = (uint32_t)c;
+    while (n--) c32 = __builtin_ia32_crc32qi(c32, *p++);
+    return c32 ^ 0xFFFFFFFFu;
+}
+#define ML_HAVE_HW 1
+#endif
+
+/* The CRC-32C of p[0:n] (for a batch's attributes-to-end: small batches, where a call out costs more). */
+static inline uint32_t ml_crc32c(const unsigned char *p, Py_ssize_t n) {
+#ifdef ML_HAVE_HW
+    if (ml_crc_hw) return ml_crc_hw64(p, n);
+#endif
+    return ml_crc_sw(p, n);
 }
 
 #endif
