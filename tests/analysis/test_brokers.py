@@ -22,7 +22,7 @@ from metalog.analysis.brokers import (
 )
 from metalog.analysis.parallel import analyze_parallel
 from metalog.analysis.pipeline import analyze_log, analyze_python, read_table, write_outputs
-from metalog.generate.history import HistorySettings
+from metalog.generate.generator import HistorySettings
 from metalog.generate.writer import write_history
 from metalog.replay.history import MetadataHistory
 from tests.analysis import crafted as c
