@@ -65,6 +65,7 @@ _compiled = core.twin("metalog.log.compiled.records")
 # It reads what it can and returns None for the rest (damage included), which the pure decoder then reads or refuses.
 compiled_decode_records = None if _compiled is None else _compiled.decode_records
 _compiled_reader = core.twin("metalog.log.compiled.reader")
+_BATCHES_AT_ONCE = 1024  # iter_batches' compiled twin makes the batches of a buffer this many at a time
 # The batch loop's compiled twin (see ``metalog.log.reader``), or None: the pure loop runs.
 compiled_next_batches = None if _compiled_reader is None else _compiled_reader.next_batches
 
@@ -230,7 +231,8 @@ def iter_batches(data: Any, start: int = 0, *, source: str | None = None, valida
     pos, end = start, len(data)
     while pos < end:
         if compiled_next_batches is not None:  # the plainly right batches, up to the first the loop below reads
-            batches, pos_after = compiled_next_batches(data, pos, 0, end, source, validate, False, -1, -1, RecordBatch)
+            batches, pos_after = compiled_next_batches(data, pos, 0, end, source, validate, False, -1, -1, RecordBatch,
+                                                       _BATCHES_AT_ONCE)
             if batches:
                 yield from batches
                 pos = pos_after

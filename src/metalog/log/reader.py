@@ -24,6 +24,7 @@ _compiled = core.twin("metalog.log.compiled.reader")
 # The batch loop's compiled twin (``metalog.log.compiled.reader.next_batches``), or None: the pure loop runs. It
 # makes the plainly right batches of a chunk and leaves the first other one to the pure loop below.
 compiled_next_batches = None if _compiled is None else _compiled.next_batches
+_BATCHES_AT_ONCE = 1024  # the compiled twin makes a chunk's batches this many at a time
 
 
 def read_batches(fd: int, start: int, end: int, *, source: str, validate: bool = True,
@@ -50,7 +51,7 @@ def read_batches(fd: int, start: int, end: int, *, source: str, validate: bool =
         if compiled_next_batches is not None:
             batches, off = compiled_next_batches(buf, off, buf_pos, end, source, validate, chain is not None,
                                                  -1 if chain is None else chain.next_offset,
-                                                 -1 if chain is None else chain.epoch, RecordBatch)
+                                                 -1 if chain is None else chain.epoch, RecordBatch, _BATCHES_AT_ONCE)
             if batches:
                 for batch in batches:
                     if chain is not None:

@@ -14,6 +14,34 @@
 #ifndef METALOG_CYTHON_VERSION
 #define METALOG_CYTHON_VERSION "unknown"
 
+/* ---- instances of a slotted class, their slots set directly ------------------------------------------------ */
+#include <structmember.h>
+
+/* The offset of a slot from its member descriptor, or -1 when it is not a plain object slot. */
+static Py_ssize_t ml_member_offset(PyObject *descr) {
+    if (descr == NULL || Py_TYPE(descr) != &PyMemberDescr_Type) return -1;
+    PyMemberDef *m = ((PyMemberDescrObject *)descr)->d_member;
+    return m->type == T_OBJECT_EX ? m->offset : -1;
+}
+
+/* Whether instances of cls are made by PyType_GenericAlloc with every slot NULL (a plain slotted class). */
+static int ml_generic_alloc(PyObject *cls) {
+    PyTypeObject *t = (PyTypeObject *)cls;
+    return t->tp_alloc == PyType_GenericAlloc && t->tp_dictoffset == 0 && t->tp_itemsize == 0;
+}
+
+/* An instance of cls with every slot empty, as object.__new__(cls) makes it for such a class. */
+static inline PyObject *ml_alloc(PyObject *cls) {
+    return ((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, 0);
+}
+
+/* Set an empty slot (a new instance's) to v. */
+static inline void ml_put_slot(PyObject *o, Py_ssize_t off, PyObject *v) {
+    PyObject **slot = (PyObject **)((char *)o + off);
+    Py_INCREF(v);
+    Py_XSETREF(*slot, v);
+}
+
 /* ---- CRC-32C (Castagnoli), as Kafka's Crc32C: hardware where the CPU has SSE 4.2, else a table ------------ */
 static uint32_t ml_crc_table[8][256];
 static int ml_crc_hw = -1;
@@ -148,6 +176,34 @@ static inline void ml_untrack(PyObject *o) {
     if (PyObject_GC_IsTracked(o)) PyObject_GC_UnTrack(o);
 }
 
+
+/* ---- instances of a slotted class, their slots set directly ------------------------------------------------ */
+#include <structmember.h>
+
+/* The offset of a slot from its member descriptor, or -1 when it is not a plain object slot. */
+static Py_ssize_t ml_member_offset(PyObject *descr) {
+    if (descr == NULL || Py_TYPE(descr) != &PyMemberDescr_Type) return -1;
+    PyMemberDef *m = ((PyMemberDescrObject *)descr)->d_member;
+    return m->type == T_OBJECT_EX ? m->offset : -1;
+}
+
+/* Whether instances of cls are made by PyType_GenericAlloc with every slot NULL (a plain slotted class). */
+static int ml_generic_alloc(PyObject *cls) {
+    PyTypeObject *t = (PyTypeObject *)cls;
+    return t->tp_alloc == PyType_GenericAlloc && t->tp_dictoffset == 0 && t->tp_itemsize == 0;
+}
+
+/* An instance of cls with every slot empty, as object.__new__(cls) makes it for such a class. */
+static inline PyObject *ml_alloc(PyObject *cls) {
+    return ((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, 0);
+}
+
+/* Set an empty slot (a new instance's) to v. */
+static inline void ml_put_slot(PyObject *o, Py_ssize_t off, PyObject *v) {
+    PyObject **slot = (PyObject **)((char *)o + off);
+    Py_INCREF(v);
+    Py_XSETREF(*slot, v);
+}
 
 /* ---- CRC-32C (Castagnoli), as Kafka's Crc32C: hardware where the CPU has SSE 4.2, else a table ------------ */
 static uint32_t ml_crc_table[8][256];

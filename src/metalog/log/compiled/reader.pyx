@@ -17,45 +17,76 @@ cdef extern from "_log.h":
     int32_t ml_be32(const unsigned char *p) nogil
     uint32_t ml_beu32(const unsigned char *p) nogil
     int16_t ml_be16(const unsigned char *p) nogil
+    void ml_crc_init()
+    uint32_t ml_crc32c(const unsigned char *p, Py_ssize_t n) nogil
+    Py_ssize_t ml_member_offset(object descr)
+    int ml_generic_alloc(object cls)
+    object ml_alloc(object cls)
+    void ml_put_slot(object o, Py_ssize_t off, object v)
 
 CYTHON_VERSION = METALOG_CYTHON_VERSION.decode()
+ml_crc_init()
 
 cdef Py_ssize_t HEADER_SIZE = 61
 cdef Py_ssize_t LOG_OVERHEAD = 12
+cdef Py_ssize_t LARGE = 4096  # batches from this size on are checked by crc32c's own (interleaved) code
 cdef int32_t MIN_BATCH_LENGTH = 61 - 12
 from crc32c import crc32c as _crc  # the pure path's CRC-32C
+
+
+cdef object _layout = None  # the class whose slot offsets are below
+cdef Py_ssize_t _off[17]
+SLOTS = ("data", "start", "position", "source", "base_offset", "batch_length", "partition_leader_epoch", "magic",
+         "crc", "attributes", "last_offset_delta", "base_timestamp", "max_timestamp", "producer_id", "producer_epoch",
+         "base_sequence", "records_count")
+
+
+cdef int _learn(object cls) except -1:
+    """The offsets of RecordBatch's slots (its member descriptors), checked: a class of another layout is made
+    through its constructor's slots by name instead (``_make``)."""
+    global _layout
+    cdef Py_ssize_t i
+    for i, name in enumerate(SLOTS):
+        _off[i] = ml_member_offset(cls.__dict__.get(name))
+        if _off[i] <= 0:
+            return 0
+    _layout = cls
+    return 0
+
+
+cdef inline void _put(object o, Py_ssize_t i, object v):
+    ml_put_slot(o, _off[i], v)
 
 
 cdef object _make(object cls, object data, Py_ssize_t start, Py_ssize_t position, object source,
                   const unsigned char *h):
     """A RecordBatch of the header at h, as RecordBatch.__init__ makes it (its checks were made)."""
-    b = cls.__new__(cls)
-    b.data = data
-    b.start = start
-    b.position = position
-    b.source = source
-    b.base_offset = ml_be64(h)
-    b.batch_length = ml_be32(h + 8)
-    b.partition_leader_epoch = ml_be32(h + 12)
-    b.magic = <int>h[16]
-    b.crc = ml_beu32(h + 17)
-    b.attributes = ml_be16(h + 21)
-    b.last_offset_delta = ml_be32(h + 23)
-    b.base_timestamp = ml_be64(h + 27)
-    b.max_timestamp = ml_be64(h + 35)
-    b.producer_id = ml_be64(h + 43)
-    b.producer_epoch = ml_be16(h + 51)
-    b.base_sequence = ml_be32(h + 53)
-    b.records_count = ml_be32(h + 57)
+    if cls is not _layout:
+        _learn(cls)
+    if cls is not _layout or not ml_generic_alloc(cls):
+        b = cls.__new__(cls)
+        for name, v in zip(SLOTS, _fields(data, start, position, source, h)):
+            setattr(b, name, v)
+        return b
+    b = ml_alloc(cls)
+    for i, v in enumerate(_fields(data, start, position, source, h)):
+        _put(b, i, v)
     return b
 
 
+cdef inline tuple _fields(object data, Py_ssize_t start, Py_ssize_t position, object source, const unsigned char *h):
+    return (data, start, position, source, ml_be64(h), ml_be32(h + 8), ml_be32(h + 12), <int>h[16], ml_beu32(h + 17),
+            ml_be16(h + 21), ml_be32(h + 23), ml_be64(h + 27), ml_be64(h + 35), ml_be64(h + 43), ml_be16(h + 51),
+            ml_be32(h + 53), ml_be32(h + 57))
+
+
 def next_batches(data, Py_ssize_t off, Py_ssize_t data_pos, Py_ssize_t end, source, bint validate, bint chained,
-                 int64_t next_offset, int64_t epoch, cls):
+                 int64_t next_offset, int64_t epoch, cls, Py_ssize_t most=1 << 30):
     """The batches of ``data`` (a segment's bytes from byte ``data_pos`` of its file on) from ``data[off:]`` on, up
     to file position ``end``: ``(batches, where the next one starts in data)``, stopping before the first batch the
     pure loop is to read. With ``chained``, the first must start at ``next_offset``, each carry ``epoch``, and each
-    hold every offset it spans."""
+    hold every offset it spans. At most ``most`` batches (the caller yields them one by one: a whole file's batches
+    made at once would only keep the cycle collector busy)."""
     cdef Py_buffer view
     cdef list out = []
     cdef const unsigned char *p
@@ -67,7 +98,7 @@ def next_batches(data, Py_ssize_t off, Py_ssize_t data_pos, Py_ssize_t end, sour
     try:
         p = <const unsigned char *>view.buf
         n = view.len
-        while off >= 0 and n - off >= HEADER_SIZE:
+        while off >= 0 and n - off >= HEADER_SIZE and len(out) < most:
             pos = data_pos + off
             if pos >= end:
                 break
@@ -85,7 +116,8 @@ def next_batches(data, Py_ssize_t off, Py_ssize_t data_pos, Py_ssize_t end, sour
                 break
             if chained and (base != next_offset or bepoch != epoch or <int64_t>count != <int64_t>delta + 1):
                 break
-            if validate and _crc(whole[off + 21:off + size]) != ml_beu32(p + off + 17):
+            if validate and (_crc(whole[off + 21:off + size]) if size >= LARGE else
+                             ml_crc32c(p + off + 21, size - 21)) != ml_beu32(p + off + 17):
                 break
             out.append(_make(cls, data, off, pos, source, p + off))
             if chained:
