@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# Sets up .venv (if needed) with metalog and its test dependencies, building the compiled codec readers where
-# a C compiler is present, then runs the linters (ruff; lint-imports, the layers' import contracts in
-# pyproject.toml) and the suite twice: on the codec core as installed (the
-# compiled readers where they were built), then again on the pure Python core (METALOG_PURE=1), without the
+# Sets up .venv (if needed) with metalog and its test dependencies, building the compiled codec readers and the
+# compiled log core where a C compiler is present, then runs the linters (ruff; lint-imports, the layers' import
+# contracts in pyproject.toml) and the suite twice: on the cores as installed (the compiled readers and log core
+# where they were built), then again on the pure Python cores (METALOG_PURE=1), without the
 # tests marked spark or slow (they exercise the JVM and the analysis engines more than the codec).
 # Usage: bash scripts/test.sh [--quick] [pytest args...]
 #   (no option)  everything: what CI runs
 #   --quick      the inner loop: ruff and every test not marked spark or slow, on the installed core only
 #                (under a minute on 2 cores)
 #   METALOG_TEST_CORES=installed  only the first run; METALOG_TEST_CORES=pure  only the second
-#   METALOG_REQUIRE_COMPILED=1    the first run fails unless the compiled readers loaded (CI sets it)
+#   METALOG_REQUIRE_COMPILED=1    the first run fails unless the compiled readers and log core loaded (CI sets it)
 # The tests run in one process per core (pytest-xdist), a test file's tests in one process, so the Spark tests
 # share one session; -n 0 runs them in this process. pip runs again only when what the install builds from has
 # changed since the last install (pyproject.toml, setup.py, the compiled readers' sources; metalog is installed
