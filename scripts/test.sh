@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Sets up .venv (if needed) with metalog and its test dependencies, building the compiled codec readers and the
 # compiled log core where a C compiler is present, then runs the linters (ruff; lint-imports, the layers' import
-# contracts in pyproject.toml) and the suite twice: on the cores as installed (the compiled readers and log core
-# where they were built), then again on the pure Python cores (METALOG_PURE=1), without the
-# tests marked spark or slow (they exercise the JVM and the analysis engines more than the codec).
+# contracts in pyproject.toml; mypy, the type check of src/metalog configured there) and the suite twice: on the
+# cores as installed (the compiled readers and log core where they were built), then again on the pure Python
+# cores (METALOG_PURE=1), without the tests marked spark or slow (they exercise the JVM and the analysis engines
+# more than the codec).
 # Usage: bash scripts/test.sh [--quick] [pytest args...]
 #   (no option)  everything: what CI runs
-#   --quick      the inner loop: ruff and every test not marked spark or slow, on the installed core only
+#   --quick      the inner loop: the linters and every test not marked spark or slow, on the installed core only
 #                (under a minute on 2 cores)
 #   METALOG_TEST_CORES=installed  only the first run; METALOG_TEST_CORES=pure  only the second
 #   METALOG_REQUIRE_COMPILED=1    the first run fails unless the compiled readers and log core loaded (CI sets it)
@@ -39,13 +40,16 @@ fi
 # the layers' contracts: one line when they are kept, import-linter's whole report when one is broken
 contracts=$(.venv/bin/lint-imports --no-cache) || { echo "$contracts"; exit 1; }
 echo "lint-imports: ${contracts##*$'\n'}"
+# the type check: one line when clean (its cache, .mypy_cache, makes a rerun after a small change a few seconds)
+.venv/bin/mypy
 status=0
 if [ "$cores" != pure ]; then
-  echo "== the suite on the codec core as installed: $(.venv/bin/python -c 'from metalog.codec import core; print(core.status())') =="
+  echo "== the suite on the cores as installed: $(.venv/bin/python -c 'from metalog.codec import core
+print(f"codec {core.status()}, log {core.log_status()}")') =="
   .venv/bin/python -m pytest -n auto --dist loadfile ${select[@]+"${select[@]}"} "$@" || status=$?
 fi
 if [ "$cores" != installed ]; then
-  echo "== the suite on the pure Python codec core (METALOG_PURE=1), without the spark and slow tests =="
+  echo "== the suite on the pure Python cores (METALOG_PURE=1), without the spark and slow tests =="
   METALOG_PURE=1 METALOG_REQUIRE_COMPILED=0 .venv/bin/python -m pytest -n auto --dist loadfile \
     -m "not spark and not slow" "$@" || status=$?
 fi

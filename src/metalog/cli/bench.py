@@ -12,6 +12,7 @@ import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -241,8 +242,8 @@ def _log(sizes: Sizes, notes: list[str]) -> list[Row]:
             except ImportError:
                 notes.append(f"{peer} not installed, the log readers are not compared with it ({EXTRA_HINT})")
                 continue
-            readers[f"{peer} records"] = lambda m=memory_records: peer_reader(m)(data)
-            readers[f"{peer} scan"] = readers[f"{peer} memory"] = lambda m=memory_records: peer_scan(m)(data)
+            readers[f"{peer} records"] = partial(peer_reader(memory_records), data)
+            readers[f"{peer} scan"] = readers[f"{peer} memory"] = partial(peer_scan(memory_records), data)
         seconds: dict[str, float] = {}
         for _ in range(sizes.repeat):  # rounds interleave the readers, so load from elsewhere hits them alike
             for name, fn in readers.items():

@@ -181,7 +181,7 @@ class RecordBatch:
             out = compiled_decode_records(data, begin, limit, count, self.base_offset, self.base_timestamp,
                                           log_append_time, Record)
             if out is not None:
-                return out  # type: ignore[no-any-return]
+                return out
         try:
             if log_append_time is None:
                 fast = _decode_kraft_records(data, begin, limit, count, self.base_offset, self.base_timestamp)

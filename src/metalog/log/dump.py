@@ -82,7 +82,7 @@ class FileDump:
         torn = find_valid_batch(fd, position, size) is None
         self.damage = FileDamage(error, position, size - position, torn)
 
-_COMPACT = {"separators": (",", ":")}
+_COMPACT: dict[str, Any] = {"separators": (",", ":")}
 
 
 @cache
