@@ -22,7 +22,7 @@ from functools import cache
 from typing import Any
 
 from metalog.codec.definitions import MESSAGES, METADATA_BY_API_KEY
-from metalog.errors import DecodeError, LogError
+from metalog.errors import DecodeError, LogError, PointError
 from metalog.log.control import ControlType, decode_control
 from metalog.replay.history import MetadataHistory, gc_paused
 from metalog.replay.points import format_time
@@ -82,9 +82,12 @@ def _state_before(history: MetadataHistory, first: int) -> MetadataImage:
     """The state published at the end of a batch before ``first`` (the empty state before a log that starts at 0,
     or the snapshot a log starts after)."""
     log_start = history.log.log_start_offset
-    if first <= log_start:
-        return EMPTY if log_start == 0 else history.state_at(log_start - 1).image
-    return history.batch_end_state(first - 1).image
+    if first > log_start:
+        try:
+            return history.batch_end_state(first - 1).image
+        except PointError:  # nothing was published before ``first``: from the start of the log
+            pass
+    return EMPTY if log_start == 0 else history.state_at(log_start - 1).image
 
 
 class _Scan:
@@ -152,7 +155,7 @@ class _Scan:
         subject = self.subject
         before, after = subject.view(before_image, keys), subject.view(after_image, keys)
         rows = []
-        if offset >= self.first:
+        if self.first <= offset <= self.last:
             changed = [k for k in before.keys() | after.keys() if before.get(k) != after.get(k)]
             labels = {k: subject.label(k, before_image, after_image) for k in changed}
             touched = self.touched
