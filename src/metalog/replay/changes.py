@@ -78,6 +78,27 @@ def changes(history: MetadataHistory, subject: Subject, first: int | None = None
         yield from _Scan(history, subject, image, first, last).run()
 
 
+def offset_range(history: MetadataHistory, first: int | None = None, last: int | None = None,
+                 since: int | None = None, until: int | None = None) -> tuple[int, int] | None:
+    """The offsets ``changes`` looks at: [first, last] (default: the whole log), narrowed to the batches from the
+    first whose timestamp is at or after ``since`` to the end of the last whose timestamp is at or before
+    ``until`` (epoch milliseconds; a TIME means a batch end, as for ``replay``). None: no offset is left."""
+    log = history.log
+    lo = log.log_start_offset if first is None else max(first, log.log_start_offset)
+    hi = history.end_offset if last is None else min(last, history.end_offset)
+    if since is not None:
+        batch = next(log.batches_from_timestamp(since), None)
+        if batch is None:
+            return None
+        lo = max(lo, batch.base_offset)
+    if until is not None:
+        try:
+            hi = min(hi, history.offset_at_time(until))
+        except PointError:  # before the log's first batch
+            return None
+    return (lo, hi) if lo <= hi else None
+
+
 def _state_before(history: MetadataHistory, first: int) -> MetadataImage:
     """The state published at the end of a batch before ``first`` (the empty state before a log that starts at 0,
     or the snapshot a log starts after)."""
