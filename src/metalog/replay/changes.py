@@ -124,6 +124,7 @@ class _Scan:
     def run(self) -> Iterator[Change]:
         log, subject, loader, touched = self.history.log, self.subject, self.loader, self.touched
         scan_from, last, api_keys = self.published.offset + 1, self.last, subject.api_keys
+        assert _BEGIN not in api_keys and _ABORT not in api_keys  # the loop treats them apart
         if subject.control_records:
             self.leader = self._leader_before(scan_from)
         replay = loader.replay_value
@@ -259,7 +260,7 @@ def render(rows: list[Change]) -> list[str]:
 
     lines = [("OFFSET", "TIME", "RECORD", "WHAT", "CHANGE")]
     for c in rows:
-        what = c.entity if c.field is None else f"{c.entity} {c.field}"
+        what = f"{c.entity} {c.field}" if c.field else c.entity
         if c.field is None:
             change = f"created {value_text(c.after)}" if c.before is None else "removed"
         else:

@@ -449,3 +449,61 @@ class FeaturesSubject(Subject):
 
     def label(self, key: Key, before: MetadataImage, after: MetadataImage) -> str:
         return "features"
+
+
+# every metadata record that changes a state (the transaction markers are the loader's, NoOpRecord changes nothing)
+ALL_RECORDS = frozenset(m.api_key for m in MESSAGES.values() if m.api_key is not None and m.kind == "metadata"
+                        and m.name not in ("BeginTransactionRecord", "EndTransactionRecord", "AbortTransactionRecord",
+                                           "NoOpRecord"))
+_DOMAINS = {
+    "features": frozenset({FEATURE_LEVEL, ZK_MIGRATION}),
+    "cluster": BROKER_RECORDS | {REGISTER_CONTROLLER},
+    "topics": PARTITION_RECORDS | {TOPIC, REMOVE_TOPIC},
+    "configs": frozenset({CONFIG, REMOVE_TOPIC}),
+    "clientQuotas": frozenset({_key("ClientQuotaRecord")}),
+    "producerIds": frozenset({_key("ProducerIdsRecord")}),
+    "acls": frozenset({_key("AccessControlEntryRecord"), _key("RemoveAccessControlEntryRecord")}),
+    "scram": frozenset({_key("UserScramCredentialRecord"), _key("RemoveUserScramCredentialRecord")}),
+    "delegationToken": frozenset({_key("DelegationTokenRecord"), _key("RemoveDelegationTokenRecord")}),
+}
+
+
+class NodeSubject(Subject):
+    """Any node of the shell's tree (``metalog.replay.shell_tree``): each leaf below it, by its path, compared by
+    its text. The records that may touch it are those of its domain (all of them for ``/image`` itself)."""
+
+    def __init__(self, path: list[str]) -> None:
+        self.path = list(path)
+        domain = self.path[1] if len(self.path) > 1 and self.path[0] == "image" else None
+        self.api_keys = _DOMAINS.get(domain, ALL_RECORDS) if domain is not None else ALL_RECORDS
+
+    def key_of(self, value: bytes) -> Key | None:
+        return ALL
+
+    def view(self, image: MetadataImage, keys: Iterable[Key]) -> View:
+        from metalog.replay.shell_tree import Provenance, root
+
+        node = root(image, Provenance(image.offset, -1, -1))
+        for part in self.path:
+            node = node.child(part) if node is not None and node.is_directory else None
+        out: View = {}
+        if node is not None:
+            for path, text in _leaves(node, "/" + "/".join(self.path)):
+                out[(path,)] = {"": text}
+        return out
+
+    def whole(self, entity: Key) -> bool:
+        return False
+
+    def label(self, key: Key, before: MetadataImage, after: MetadataImage) -> str:
+        return str(key[0])
+
+
+def _leaves(node: Any, path: str) -> Iterable[tuple[str, str]]:
+    if not node.is_directory:
+        yield path, "\n".join(node.lines())
+        return
+    for name in sorted(node.child_names()):
+        child = node.child(name)
+        if child is not None:
+            yield from _leaves(child, f"{path}/{name}" if path != "/" else f"/{name}")
