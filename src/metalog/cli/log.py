@@ -32,8 +32,10 @@ def register(sub: Any) -> None:
     verbs = p.add_subparsers(dest="log_verb", metavar="COMMAND", required=True)
 
     from metalog.cli.log_dump import add_dump
+    from metalog.cli.log_follow import add_follow
 
     add_dump(verbs, fmt)
+    add_follow(verbs, fmt)
 
     app = verbs.add_parser("append", help='append JSON lines {"name", "version", "data"} as batches',
                            description="Checks every segment of the log first and refuses to append after damage "

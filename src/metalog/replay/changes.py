@@ -73,7 +73,7 @@ def changes(history: MetadataHistory, subject: Subject, first: int | None = None
     last = end if last is None else min(last, end)
     if first > last:
         return
-    image = _state_before(history, first)
+    image = state_before(history, first)
     with gc_paused():
         yield from _Scan(history, subject, image, first, last).run()
 
@@ -99,7 +99,7 @@ def offset_range(history: MetadataHistory, first: int | None = None, last: int |
     return (lo, hi) if lo <= hi else None
 
 
-def _state_before(history: MetadataHistory, first: int) -> MetadataImage:
+def state_before(history: MetadataHistory, first: int) -> MetadataImage:
     """The state published at the end of a batch before ``first`` (the empty state before a log that starts at 0,
     or the snapshot a log starts after)."""
     log_start = history.log.log_start_offset
