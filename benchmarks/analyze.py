@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from metalog.analysis.pipeline import analyze_python
-from metalog.generate.history import HistorySettings
+from metalog.generate.generator import HistorySettings
 from metalog.generate.writer import write_history
 from metalog.replay.history import IMAGE_DIR, MetadataHistory
 

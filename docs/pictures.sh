@@ -1,15 +1,39 @@
 #!/usr/bin/env bash
-# Redraws the README's pictures of the report from a generated mixed history: docs/report.png (report.html as
-# headless Chromium shows it) and docs/report-main-chart.png (the analysis' own report.png).
-# Needs .venv (bash scripts/demo.sh makes it) and chromium on PATH. Usage: bash docs/pictures.sh
+# Redraws the README's pictures of the report from a generated mixed history: docs/report.png (the top of
+# report.html: fleet overview and the cluster's charts) and docs/report-brokers.png (its per-broker and
+# per-directory views), as headless Chromium draws them, and docs/report-main-chart.png (the analysis' own
+# report.png). Needs .venv (bash scripts/test.sh makes it) and chromium on PATH; Chromium is driven with
+# tests/analysis/chromium.py. Usage: bash docs/pictures.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 .venv/bin/metalog generate "$work/mixed" --scenario mixed --seed 7 --records 20000 > /dev/null
-.venv/bin/metalog analyze "$work/mixed" --out "$work/analysis" --engine python > /dev/null
-chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir="$work/profile" \
-  --window-size=1000,1240 --screenshot="$work/shot.png" "file://$work/analysis/report.html" 2> /dev/null
-cp "$work/shot.png" docs/report.png
+.venv/bin/metalog analyze "$work/mixed" --out "$work/analysis" --engine python > /dev/null 2>&1
+.venv/bin/python - "$work" <<'PY'
+import sys
+from pathlib import Path
+
+sys.path.insert(0, ".")
+from tests.analysis.chromium import Chromium  # noqa: E402
+
+work = Path(sys.argv[1])
+
+
+def box(b: Chromium, first: str, last: str) -> tuple[float, float, float, float]:
+    """From the top of the element ``first`` to the bottom of ``last`` (CSS selectors), the page's width."""
+    top, bottom = b.eval(f"""(() => {{ const y = window.scrollY, a = document.querySelector({first!r}),
+        z = document.querySelector({last!r}); return [a.getBoundingClientRect().top + y - 12,
+        z.getBoundingClientRect().bottom + y + 12]; }})()""")
+    return 0, top, 1280, bottom - top
+
+
+with Chromium(work / "profile", width=1280, height=1000) as b:
+    b.open((work / "analysis" / "report.html").as_uri(), "window.metalogReport && window.metalogReport.ready")
+    b.eval("window.metalogReport.drawAll()")  # the charts off screen are drawn when they scroll into view
+    b.screenshot(Path("docs/report.png"), clip=box(b, "header", "figure.chart[data-chart=sizes]"))
+    b.screenshot(Path("docs/report-brokers.png"),
+                 clip=box(b, ".cluster h3", "figure.chart[data-chart=directory-replicas]"))
+PY
 cp "$work/analysis/report.png" docs/report-main-chart.png
-echo "docs/report.png docs/report-main-chart.png"
+echo "docs/report.png docs/report-brokers.png docs/report-main-chart.png"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up .venv (if needed) with metalog and its test dependencies, building the compiled codec readers where
-# a C compiler is present, then runs the linters and the suite twice: on the codec core as installed (the
+# a C compiler is present, then runs the linters (ruff; lint-imports, the layers' import contracts in
+# pyproject.toml) and the suite twice: on the codec core as installed (the
 # compiled readers where they were built), then again on the pure Python core (METALOG_PURE=1), without the
 # tests marked spark or slow (they exercise the JVM and the analysis engines more than the codec).
 # Usage: bash scripts/test.sh [--quick] [pytest args...]
@@ -35,6 +36,9 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]; then
   echo "$wanted" >"$stamp"
 fi
 .venv/bin/ruff check src tests benchmarks setup.py
+# the layers' contracts: one line when they are kept, import-linter's whole report when one is broken
+contracts=$(.venv/bin/lint-imports --no-cache) || { echo "$contracts"; exit 1; }
+echo "lint-imports: ${contracts##*$'\n'}"
 status=0
 if [ "$cores" != pure ]; then
   echo "== the suite on the codec core as installed: $(.venv/bin/python -c 'from metalog.codec import core; print(core.status())') =="

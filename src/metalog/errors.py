@@ -1,7 +1,10 @@
-"""One exception hierarchy for all of metalog.
+"""One exception hierarchy for all of metalog: every exception metalog raises on purpose is defined here.
 
 Every error says where it happened: the message and version being decoded, the
 field path inside it and the byte offset, and (for files) the file and position.
+Some never leave the module that raises them (``Malformed``, ``VarintError``, ``RecordError``, ``ExitShell``,
+``IndexProblem``, ``Rejected``, ``NotComparable``): they carry a reason to the code that turns it into one
+of the errors users see, or into an answer.
 """
 
 from __future__ import annotations
@@ -114,3 +117,69 @@ class TruncatedBatchError(CorruptBatchError):
 class PointError(MetalogError):
     """An offset or a time that names no state Kafka's loader published: before the log or its first published
     state, past its end, or not a time at all."""
+
+
+class ImageFormatError(MetalogError):
+    """Bytes that are not a valid state image."""
+
+
+# ---- the codec's fast path -----------------------------------------------------------------------------------
+class Malformed(MetalogError, ValueError):
+    """Raised inside the generated readers and writers' fast path; the public DecodeError or EncodeError is built
+    by the reference codec, which names the field and offset."""
+
+
+# ---- the log's record decoder and its indexes ----------------------------------------------------------------
+class VarintError(MetalogError, ValueError):
+    """A varint that runs past its buffer or is longer than its type allows."""
+
+
+class RecordError(MetalogError):
+    """A record of a batch that does not decode: its index in the batch, the byte position, why. RecordBatch
+    turns it into a CorruptBatchError naming the file and the batch."""
+
+    def __init__(self, index: int, pos: int, reason: str) -> None:
+        super().__init__(reason)
+        self.index, self.pos, self.reason = index, pos, reason
+
+
+class IndexProblem(MetalogError, ValueError):
+    """An index that fails its sanity check; it gets rebuilt from the log."""
+
+
+# ---- the controller -----------------------------------------------------------------------------------------
+class PlacementError(MetalogError):
+    """Replicas cannot be placed; ``code`` is the Kafka error a request would get, ``kind`` Kafka's exception."""
+
+    def __init__(self, reason: str, *, code: int, kind: str) -> None:
+        self.reason = reason
+        self.code = code
+        self.kind = kind
+        super().__init__(reason)
+
+
+class Rejected(MetalogError):
+    """A command refused with a Kafka error code: the controller answers with it (no exception reaches a caller)."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class StorageError(MetalogError):
+    """A log directory that cannot be formatted or read."""
+
+
+class StateChangeQueueFull(MetalogError):
+    """A broker's state-change queue stays full even after shrinking."""
+
+
+# ---- benchmarks ---------------------------------------------------------------------------------------------
+class NotComparable(MetalogError):  # noqa: N818  (a reason, not a failure)
+    """An implementation disagrees with metalog's bytes or values: its figures would not mean anything."""
+
+
+# ---- the metadata shell -------------------------------------------------------------------------------------------
+class ExitShell(Exception):  # noqa: N818  (not a failure: the way out of the shell's loop)
+    """``exit`` in ``metalog shell``: the shell ends. Never leaves the CLI's shell loop, which catches it."""

@@ -10,7 +10,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metalog.analysis.overlay import Overlay, RangeDelta, compose, then
 from metalog.analysis.parallel import (
     StartState,
     analyze_parallel,
@@ -27,11 +26,12 @@ from metalog.analysis.parallel import (
 from metalog.analysis.pipeline import analyze_log
 from metalog.analysis.timeline import COLUMNS
 from metalog.errors import ReplayError
-from metalog.generate.history import HistorySettings
+from metalog.generate.generator import HistorySettings
 from metalog.generate.writer import write_history
 from metalog.log import MetadataLog
 from metalog.replay.history import IMAGE_DIR, MetadataHistory
 from metalog.state.image import EMPTY
+from metalog.state.overlay import Overlay, RangeDelta, compose, then
 from metalog.state.serde import image_to_bytes
 from tests.analysis import crafted as c
 from tests.analysis.test_timeline import jbod_transition, zk_migration
@@ -70,6 +70,7 @@ def check(root: Path, ranges: list[tuple[int, int]], *, points: bool = True) -> 
     parallel = analyze_parallel(root, ranges, "c", points=points)
     assert parallel.rows == sequential.rows
     assert parallel.events == sequential.events
+    assert parallel.by_broker == sequential.by_broker  # broker_timeline, directory_timeline, directory_failures
 
 
 @settings(max_examples=10)  # each example generates a 2,500-record log and replays it every way: ~0.2 s
@@ -216,7 +217,7 @@ def test_split_ranges() -> None:
 
 def test_composition_is_associative_and_transactions_match() -> None:
     def o(offset: int) -> Overlay:
-        return Overlay(full={("zk_migration_state",): offset}, offset=offset)
+        return Overlay(full={("zk_migration_state", None): offset}, offset=offset)
 
     begin, end, abort = (RangeDelta(open=(1, Overlay()), begun=True), RangeDelta(close=("end", 9)),
                          RangeDelta(close=("abort", 9)))
@@ -225,9 +226,9 @@ def test_composition_is_associative_and_transactions_match() -> None:
     right = then(pieces[0], then(pieces[1], then(pieces[2], then(pieces[3], pieces[4]))))
     assert fold(pieces) == left and fold([]) == RangeDelta()
     assert left == right
-    assert compose(left.head, left.mid).full == {("zk_migration_state",): 3} and left.open is None
+    assert compose(left.head, left.mid).full == {("zk_migration_state", None): 3} and left.open is None
     aborted = then(then(then(RangeDelta(head=o(0)), begin), RangeDelta(head=o(2))), abort)
-    assert aborted.head.full == {("zk_migration_state",): 0}
+    assert aborted.head.full == {("zk_migration_state", None): 0}
     with pytest.raises(ReplayError):
         then(then(begin, RangeDelta(head=o(2))), begin)
     with pytest.raises(ReplayError):

@@ -25,7 +25,7 @@ from metalog.analysis.spark import (
 from metalog.cli.analyze import run_spark
 from metalog.cli.progress import Progress
 from metalog.errors import MetalogError
-from metalog.generate.history import HistorySettings
+from metalog.generate.generator import HistorySettings
 from metalog.generate.writer import write_history
 from metalog.replay.history import MetadataHistory
 from tests.analysis.test_parallel import controls_and_aborts_inside_batches, transactions_and_topic_configs
@@ -58,6 +58,7 @@ def test_spark_equals_python(spark: Any, fleet: list[Path], expected: Analysis, 
     got = analyze_spark(spark, fleet, ranges=ranges)
     assert got.rows == expected.rows
     assert got.events == expected.events
+    assert got.by_broker == expected.by_broker  # broker_timeline, directory_timeline, directory_failures
     assert {r["cluster"] for r in got.rows} == {p.name for p in fleet}
 
 
@@ -67,7 +68,8 @@ def test_any_number_of_partitions_and_with_or_without_points(spark: Any, fleet: 
     from snapshots and images or from deltas only: the same rows and events."""
     for partitions in range(1, 7):
         got = analyze_spark(spark, fleet, ranges=4, partitions=partitions, points=partitions % 2 == 0)
-        assert (got.rows, got.events) == (expected.rows, expected.events), f"{partitions} partitions"
+        assert (got.rows, got.events, got.by_broker) == (expected.rows, expected.events, expected.by_broker), \
+            f"{partitions} partitions"
 
 
 def test_placement_is_stable_across_processes() -> None:

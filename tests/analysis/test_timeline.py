@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from metalog.analysis.pipeline import analyze_log
 from metalog.analysis.timeline import COLUMNS, RowCounter, full_row
 from metalog.codec.uuid import LOST, UNASSIGNED
-from metalog.generate.history import HistorySettings
+from metalog.generate.generator import HistorySettings
 from metalog.generate.writer import write_history
 from metalog.log import MetadataLog
 from metalog.replay.history import MetadataHistory, load_scanned

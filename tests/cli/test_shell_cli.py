@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import select
+import signal
 import subprocess
 import sys
 import time
@@ -98,6 +99,18 @@ def test_interactive_on_a_terminal(jbod_dir: Path) -> None:
         os.write(fd, b"\x04")
         read_until("\n", timeout=5)
     finally:
-        _, status = os.waitpid(pid, 0)
+        status = _wait_or_kill(pid, timeout=30.0)
         os.close(fd)
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
+def _wait_or_kill(pid: int, timeout: float) -> int:
+    """The child's exit status; one still running after ``timeout`` seconds (a step above failed) is killed."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return status
+        time.sleep(0.05)
+    os.kill(pid, signal.SIGKILL)
+    return os.waitpid(pid, 0)[1]

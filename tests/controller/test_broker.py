@@ -13,18 +13,16 @@ from metalog.controller.broker import (
     Act,
     Action,
     LogDir,
-    StorageError,
-    apply_plan,
     assignment_requests,
-    format_log_dirs,
     mismatching_assignments,
     plan_reconciliation,
-    scan_log_dirs,
     wants_fence,
 )
+from metalog.errors import StorageError
 from metalog.log import files
 from metalog.state.delta import MetadataDelta
 from metalog.state.image import EMPTY, MetadataImage
+from metalog.storage.log_dirs import apply_plan, format_log_dirs, scan_log_dirs
 from tests.controller.helpers import CLUSTER_ID
 
 TID = Uuid.of(5, 5)

@@ -20,7 +20,7 @@ from metalog.controller.commands import (
     execute,
 )
 from metalog.controller.controller import Controller
-from metalog.state import versions as V
+from metalog.state.enums import NO_LEADER_CHANGE, ZK_MIGRATION_VALUES
 from tests.controller.helpers import (
     CLUSTER_ID,
     assign_request,
@@ -129,9 +129,9 @@ REFUSED: list[tuple[str, Callable[[Controller], Any], int, str]] = [
     ("feature: negative", lambda c: SetFeatureLevel("kraft.version", -1), E.INVALID_UPDATE_VERSION,
      "Invalid update version -1 for feature kraft.version."),
     ("feature: unsupported by a broker", lambda c: SetFeatureLevel("metadata.version", 29), E.NONE, ""),
-    ("zk: NONE to MIGRATION", lambda c: ZkMigrationTransition(V.ZK_MIGRATION_VALUES["MIGRATION"]), E.INVALID_REQUEST,
+    ("zk: NONE to MIGRATION", lambda c: ZkMigrationTransition(ZK_MIGRATION_VALUES["MIGRATION"]), E.INVALID_REQUEST,
      "cannot move the ZK migration state from NONE to MIGRATION"),
-    ("zk: PRE_MIGRATION on a used cluster", lambda c: ZkMigrationTransition(V.ZK_MIGRATION_VALUES["PRE_MIGRATION"]),
+    ("zk: PRE_MIGRATION on a used cluster", lambda c: ZkMigrationTransition(ZK_MIGRATION_VALUES["PRE_MIGRATION"]),
      E.INVALID_REQUEST, "cannot move the ZK migration state from NONE to PRE_MIGRATION"),
 ]
 REFUSED = [r for r in REFUSED if r[2] != E.NONE]
@@ -300,7 +300,7 @@ def test_assign_to_the_current_dir_writes_nothing_and_change_carries_only_direct
     c, tid = with_topic(dirs_per_broker=(2, 2, 2))
     r = c.submit(assign_request(0, epoch(c, 0), [(dir_id(0, 1), tid, 0)]))
     (rec, version), = r.records
-    assert version == 1 and rec.isr is None and rec.leader == V.NO_LEADER_CHANGE and rec.replicas is None
+    assert version == 1 and rec.isr is None and rec.leader == NO_LEADER_CHANGE and rec.replicas is None
     assert list(rec.directories) == [dir_id(0, 1), UNASSIGNED, UNASSIGNED]
     assert c.submit(assign_request(0, epoch(c, 0), [(dir_id(0, 1), tid, 0)])).records == []
 
@@ -371,15 +371,15 @@ def test_set_feature_level_changes_record_versions() -> None:
 def test_zk_migration_walk() -> None:
     c = Controller()
     c.submit(SetFeatureLevel("metadata.version", 14))
-    assert c.submit(ZkMigrationTransition(V.ZK_MIGRATION_VALUES["PRE_MIGRATION"])).ok
+    assert c.submit(ZkMigrationTransition(ZK_MIGRATION_VALUES["PRE_MIGRATION"])).ok
     topic = message_class("TopicRecord")(name="zk-topic", topic_id=Uuid.of(9, 1))
-    r = c.submit(ZkMigrationTransition(V.ZK_MIGRATION_VALUES["MIGRATION"], ((topic, 0),)))
+    r = c.submit(ZkMigrationTransition(ZK_MIGRATION_VALUES["MIGRATION"], ((topic, 0),)))
     assert names(r) == ["BeginTransactionRecord", "TopicRecord", "ZkMigrationStateRecord", "EndTransactionRecord"]
-    assert c.image.features.zk_migration_state == V.ZK_MIGRATION_VALUES["MIGRATION"]
+    assert c.image.features.zk_migration_state == ZK_MIGRATION_VALUES["MIGRATION"]
     assert "zk-topic" in c.image.topics_by_name and not c.loader.in_transaction
-    r = c.submit(ZkMigrationTransition(V.ZK_MIGRATION_VALUES["POST_MIGRATION"]))
+    r = c.submit(ZkMigrationTransition(ZK_MIGRATION_VALUES["POST_MIGRATION"]))
     assert names(r) == ["ZkMigrationStateRecord"]
-    r = c.submit(ZkMigrationTransition(V.ZK_MIGRATION_VALUES["MIGRATION"]))
+    r = c.submit(ZkMigrationTransition(ZK_MIGRATION_VALUES["MIGRATION"]))
     assert (r.error_code, r.error_message) == (E.INVALID_REQUEST,
                                                "cannot move the ZK migration state from POST_MIGRATION to MIGRATION")
 
@@ -387,22 +387,22 @@ def test_zk_migration_walk() -> None:
 def test_zk_migration_needs_3_4_and_only_migration_carries_records() -> None:
     c = Controller()
     c.submit(SetFeatureLevel("metadata.version", 7))
-    r = c.submit(ZkMigrationTransition(V.ZK_MIGRATION_VALUES["PRE_MIGRATION"]))
+    r = c.submit(ZkMigrationTransition(ZK_MIGRATION_VALUES["PRE_MIGRATION"]))
     assert r.error_code == E.UNSUPPORTED_VERSION
     c = Controller()
     c.submit(SetFeatureLevel("metadata.version", 14))
     rec = message_class("TopicRecord")(name="t", topic_id=Uuid.of(9, 1))
-    r = c.submit(ZkMigrationTransition(V.ZK_MIGRATION_VALUES["PRE_MIGRATION"], ((rec, 0),)))
+    r = c.submit(ZkMigrationTransition(ZK_MIGRATION_VALUES["PRE_MIGRATION"], ((rec, 0),)))
     assert (r.error_code, r.records) == (E.INVALID_REQUEST, [])
 
 
 def test_a_migrated_record_that_does_not_apply_refuses_the_whole_command() -> None:
     c = Controller()
     c.submit(SetFeatureLevel("metadata.version", 14))
-    c.submit(ZkMigrationTransition(V.ZK_MIGRATION_VALUES["PRE_MIGRATION"]))
+    c.submit(ZkMigrationTransition(ZK_MIGRATION_VALUES["PRE_MIGRATION"]))
     bad = message_class("RemoveTopicRecord")(topic_id=Uuid.of(9, 9))
     before = c.next_offset
-    r = c.submit(ZkMigrationTransition(V.ZK_MIGRATION_VALUES["MIGRATION"], ((bad, 0),)))
+    r = c.submit(ZkMigrationTransition(ZK_MIGRATION_VALUES["MIGRATION"], ((bad, 0),)))
     assert r.error_code == E.UNKNOWN_SERVER_ERROR and "unknown topic id" in (r.error_message or "")
     assert r.records == [] and c.next_offset == before
 

@@ -7,10 +7,10 @@ from pathlib import Path
 from metalog.codec.framing import decode_metadata_record
 from metalog.codec.uuid import Uuid
 from metalog.controller.broker import mismatching_assignments
-from metalog.controller.simulation import Simulation
 from metalog.log.metadata_log import MetadataLog
 from metalog.state.loader import MetadataLoader
 from metalog.state.records import image_digest
+from metalog.storage.simulation import Simulation
 
 
 def test_kip858_story(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from metalog.cli.main import main
 from metalog.codec.framing import decode_metadata_record, encode_metadata_record
 from metalog.codec.uuid import MIGRATING
-from metalog.generate.history import SCENARIOS, HistoryGenerator, HistorySettings, image_model
+from metalog.generate.generator import SCENARIOS, HistoryGenerator, HistorySettings, image_model
 from metalog.generate.writer import write_history
 from metalog.replay.history import MetadataHistory
 from metalog.state import MetadataLoader

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from metalog.codec import message_class
-from metalog.generate.history import HistoryGenerator, HistorySettings
+from metalog.generate.generator import HistoryGenerator, HistorySettings
 from metalog.log import MetadataLog
 from metalog.log.batch import CRC_OFFSET, HEADER_SIZE
 

@@ -129,3 +129,16 @@ def test_scan_into_refuses_what_scan_values_refuses(jbod_dir: Path) -> None:
     with pytest.raises(CorruptBatchError, match="CRC-32C mismatch") as e:
         scan_into(bytes(data), 0, len(data), "seg.log", 0, 100, lambda v, o: None, BatchChain(0))
     assert e.value.position == 91 + 17
+
+
+def test_scan_yields_every_batch_before_a_damaged_one_then_refuses_it(jbod_dir: Path) -> None:
+    """scan_values runs scan_into's loop a chunk at a time: a damaged batch inside a chunk still comes after
+    the batches before it, as from a reader of one batch at a time."""
+    data = bytearray((jbod_dir / "__cluster_metadata-0" / "00000000000000000000.log").read_bytes())
+    intact = general(bytes(data))
+    data[91 + 70] ^= 0x01  # the second batch
+    got = []
+    with pytest.raises(CorruptBatchError, match="CRC-32C mismatch"):
+        for batch in scan_values(bytes(data), 0, len(data), "seg.log", BatchChain(0)):
+            got.append(batch)
+    assert got == intact[:1]

@@ -22,7 +22,7 @@ from metalog.log.builder import build_data_batch
 from metalog.replay.changes import changes, render
 from metalog.replay.history import MetadataHistory
 from metalog.replay.subjects import BrokerSubject, ConfigSubject, ControllerSubject, FeaturesSubject, TopicSubject
-from metalog.state import versions as V
+from metalog.state import enums as V
 from metalog.state.image import EMPTY, MetadataImage
 
 TS = 1_700_000_000_000

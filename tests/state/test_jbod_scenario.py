@@ -8,9 +8,9 @@ import pytest
 
 from metalog.codec.framing import decode_metadata_record
 from metalog.state import MetadataLoader
+from metalog.state.enums import record_type_name
 from metalog.state.jsonimage import image_to_json
 from metalog.state.records import image_digest, image_records
-from metalog.state.versions import record_type_name
 from tests.conftest import kafka_final_image, load_vectors
 
 SCENARIO = load_vectors()["scenarioJbod"]

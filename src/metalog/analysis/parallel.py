@@ -18,25 +18,25 @@ import marshal
 import os
 import zlib
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any
 
+from metalog.analysis.brokers import BrokerTables, join
 from metalog.analysis.events import row_events
-from metalog.analysis.overlay import Overlay, RangeDelta, apply, entity_key, published, then
-from metalog.analysis.pipeline import Analysis, TimelineReplay, cluster_name
-from metalog.codec import message_class
-from metalog.codec.framing import FRAME_VERSION, decode_metadata_record, encode_metadata_record, metadata_readers
-from metalog.errors import LogError, MetalogError, ReplayError
+from metalog.analysis.pipeline import TimelineReplay
+from metalog.analysis.result import Analysis, cluster_name
+from metalog.errors import DecodeError, LogError
 from metalog.log import MetadataLog
-from metalog.replay.history import MetadataHistory, StartPoint, gc_paused
-from metalog.state import versions as V
-from metalog.state.delta import MetadataDelta
-from metalog.state.image import EMPTY, MetadataImage
+from metalog.replay.gc import gc_paused
+from metalog.replay.history import MetadataHistory, StartPoint
+from metalog.state.image import MetadataImage
 from metalog.state.loader import OpenTransaction
+from metalog.state.overlay import RangeBuilder, RangeDelta, StartState, fold, start_state, then
 
-_MARKERS = {"BeginTransactionRecord", "EndTransactionRecord", "AbortTransactionRecord"}
-_NO_OP = encode_metadata_record(message_class("NoOpRecord")(), 0)
+__all__ = ["Origin", "Part", "Piece", "RangeDelta", "StartState", "analyze_parallel", "assemble", "fold",
+           "log_bounds", "open_transaction", "origin_image", "pack_part", "plan", "prefixes", "range_delta",
+           "range_start", "replay_range", "split_ranges", "start_points", "start_state", "start_states",
+           "unpack_part"]
 
 
 # ---- ranges -----------------------------------------------------------------------------------------------
@@ -60,137 +60,34 @@ def _batches(log: MetadataLog, lo: int, hi: int) -> Iterator[tuple[int, int, int
     """The batches whose base offset lies in [lo, hi]; from the log's start, also the batch holding it (a log may
     start inside a batch, after a snapshot: its records before ``lo`` are in the snapshot)."""
     for batch in log.scan(lo):
-        if batch[0] > hi:
+        base = batch[0]  # the batch's base offset
+        if base > hi:
             return
-        if batch[0] >= lo or lo == log.log_start_offset:
+        if base >= lo or lo == log.log_start_offset:
             yield batch
 
 
 # ---- 1. a range's delta -----------------------------------------------------------------------------------
-class _Block:
-    """An overlay built from consecutive records between transaction markers.
-
-    Keys the block wrote whole live in a real MetadataDelta (so partition changes to a topic created here
-    cost what they cost in sequential replay); records on keys it never wrote whole wait in ``partial``.
-    """
-
-    def __init__(self) -> None:
-        self.live = MetadataDelta(EMPTY)
-        self.known: set[tuple[Any, ...]] = set()
-        self.overlay = Overlay()
-
-    def add(self, offset: int, record: Any, value: bytes) -> None:
-        """``record`` decoded from ``value``: partial records wait as their bytes (cheap to send; decoded again
-        only when composition resolves them)."""
-        o = self.overlay
-        o.offset = offset
-        name = record.NAME
-        if name == "NoOpRecord":
-            return
-        if name == "ConfigRecord":
-            self._config(offset, record)
-            return
-        key, full = entity_key(record)
-        if full or key in self.known:
-            if name == "RemoveTopicRecord":
-                topic = self.live.topics.get(key[1])
-                if topic is not None:
-                    self._clear((V.TOPIC_RESOURCE, topic.name), offset)
-            self.live.replay(record, offset)
-            self.known.add(key)
-            o.partial.pop(key, None)
-        else:
-            o.partial.setdefault(key, []).append((offset, value))
-
-    def _config(self, offset: int, record: Any) -> None:
-        if record.resource_type not in V.CONFIG_RESOURCE_TYPES:
-            raise ReplayError(f"unknown config resource type {record.resource_type}", offset=offset,
-                              record="CONFIG_RECORD")
-        resource = (record.resource_type, record.resource_name)
-        cleared, records = self.overlay.configs.get(resource, (None, []))
-        self.overlay.configs[resource] = (cleared, [*records, (offset, (record.name, record.value))])
-
-    def _clear(self, resource: tuple[int, str], at: int) -> None:
-        self.overlay.configs[resource] = (at, [])
-
-    def finish(self) -> Overlay:
-        image = self.live.apply()
-        for key in self.known:
-            self.overlay.full[key] = _value(image, key)
-        return self.overlay
-
-
-def _value(image: MetadataImage, key: tuple[Any, ...]) -> Any:
-    kind = key[0]
-    if kind == "features":
-        if key[1] == V.METADATA_VERSION_FEATURE:
-            return image.features.metadata_version
-        return image.features.finalized.get(key[1])
-    if kind == "zk_migration_state":
-        return image.features.zk_migration_state
-    if kind == "next_producer_id":
-        return image.next_producer_id
-    return getattr(image, kind).get(key[1])
-
-
 def range_delta(path: str | os.PathLike[str], lo: int, hi: int) -> RangeDelta:
     """What the batches with base offsets in [lo, hi] do, knowing nothing of the state before them."""
-    parts, block, readers = [], _Block(), metadata_readers()
+    builder = RangeBuilder()
+    add = builder.add
     with MetadataLog.open(path, writable=False) as log, gc_paused():
         for base, last, _, control, values in _batches(log, lo, hi):
             if base < lo:
                 values, base = values[lo - base:], lo
-            for i, value in enumerate(() if control else values):
-                offset = base + i
-                if value == _NO_OP:  # much of a quiet cluster's log: it only moves the offset
-                    block.overlay.offset = offset
-                    continue
-                record = _decode(readers, value, offset, log.directory)
-                if record.NAME in _MARKERS:
-                    parts += [RangeDelta(head=block.finish()), _marker(record.NAME, offset)]
-                    block = _Block()
-                else:
-                    block.add(offset, record, value)  # type: ignore[arg-type]
-            block.overlay.offset = last  # a batch end: where a state is published (a control batch's too)
-    return fold([*parts, RangeDelta(head=block.finish())])
-
-
-def _decode(readers: dict[int, Any], value: bytes | None, offset: int, where: Path) -> Any:
-    """The record in ``value``: straight through its generated reader, else the checked way for the error."""
-    try:
-        record, end = readers[value[1] << 8 | value[2]](value, 3)  # type: ignore[index]
-        if end == len(value) and value[0] == FRAME_VERSION:  # type: ignore[arg-type,index]
-            return record
-    except Exception:  # the checked decode below names the problem
-        pass
-    try:
-        return decode_metadata_record(value)[0]  # type: ignore[arg-type]
-    except (MetalogError, TypeError) as e:
-        raise LogError(f"offset {offset}: {e}", file=where) from None
-
-
-def fold(deltas: Sequence[RangeDelta]) -> RangeDelta:
-    """``then`` over ``deltas``, pairwise (associativity): each key is copied log(n) times, not n times."""
-    level = list(deltas) or [RangeDelta()]
-    while len(level) > 1:
-        level = [then(level[i], level[i + 1]) if i + 1 < len(level) else level[i] for i in range(0, len(level), 2)]
-    return level[0]
-
-
-def _marker(name: str, offset: int) -> RangeDelta:
-    if name == "BeginTransactionRecord":
-        return RangeDelta(open=(offset, Overlay()), begun=True)
-    return RangeDelta(close=("end" if name == "EndTransactionRecord" else "abort", offset))
+            offset = base
+            try:
+                for offset, value in enumerate(() if control else values, base):
+                    add(value, offset)
+            except DecodeError as e:
+                raise LogError(f"offset {offset}: {e}", file=log.directory) from None
+            builder.end_batch(last)  # a batch end: where a state is published (a control batch's too)
+    return builder.finish()
 
 
 # ---- 2. start states --------------------------------------------------------------------------------------
 Piece = tuple[int, int]  # an offset interval whose delta a start state needs
-
-
-@dataclass(frozen=True)
-class StartState:
-    image: MetadataImage  # published
-    transaction: tuple[int, MetadataImage] | None  # (begin offset, the image with the open transaction's records)
 
 
 @dataclass(frozen=True)
@@ -253,15 +150,7 @@ def origin_image(path: str | os.PathLike[str], point: StartPoint | None) -> Meta
     with MetadataHistory(path) as history:
         if point is not None:
             return history.state_at(point.offset).image
-        start = history.log.log_start_offset
-        return history.state_at(start - 1).image if start > 0 else EMPTY
-
-
-def start_state(image: MetadataImage, prefix: RangeDelta) -> StartState:
-    """The state after ``prefix`` over ``image``: published, and the open transaction's pending image."""
-    visible, open_tx = published(prefix)
-    image = apply(image, visible)
-    return StartState(image, None if open_tx is None else (open_tx[0], apply(image, open_tx[1])))
+        return history.state_before_log()
 
 
 def range_start(path: str | os.PathLike[str], point: StartPoint | None, prefix: RangeDelta) -> StartState:
@@ -291,6 +180,7 @@ class Part:
     rows: list[dict[str, Any]]
     events: list[dict[str, Any]]
     split: int = 0
+    by_broker: BrokerTables = field(default_factory=BrokerTables)  # joined by brokers.join
 
 
 def pack_part(part: Part) -> bytes:
@@ -299,30 +189,21 @@ def pack_part(part: Part) -> bytes:
     dict(); rows repeat most of their values, so zlib shrinks them about 30x and the driver's JVM holds the
     small form (a 5M-record log's rows outgrew Spark's default 1 GB driver heap). The bytes come from our own
     executors, whose results Spark itself pickles; marshal only builds dicts, lists, str and int."""
-    return zlib.compress(marshal.dumps((part.rows, part.events, part.split)), 1)
+    return zlib.compress(marshal.dumps((part.rows, part.events, part.split, part.by_broker.plain())), 1)
 
 
 def unpack_part(data: bytes) -> Part:
-    rows, events, split = marshal.loads(zlib.decompress(data))
-    return Part(rows, events, split)
+    rows, events, split, by_broker = marshal.loads(zlib.decompress(data))
+    return Part(rows, events, split, BrokerTables.from_plain(by_broker))
 
 
 def replay_range(path: str | os.PathLike[str], cluster: str, lo: int, hi: int, start: StartState) -> Part:
     """The timeline rows and events of each batch (data or control) with a base offset in [lo, hi]."""
     part = Part([], [])
-    prev = None
     with MetadataLog.open(path, writable=False) as log, gc_paused():
         replay = TimelineReplay(log, cluster, start.image, open_transaction(start))
-        for batch in _batches(log, lo, hi):
-            row, batch_events = replay.batch(batch, lo)
-            events = part.events
-            events += batch_events
-            if prev is None:
-                part.split = len(events)
-            else:
-                events += row_events(prev, row)
-            part.rows.append(row)
-            prev = row
+        part.split = replay.run(_batches(log, lo, hi), lo, part.rows, part.events)
+    part.by_broker = replay.per_broker.tables
     return part
 
 
@@ -336,6 +217,7 @@ def assemble(parts: Sequence[Part]) -> Analysis:
         result.events += part.events[:part.split] + row_events(prev, rows[0]) + part.events[part.split:]
         result.rows += rows
         prev = rows[-1]
+    result.by_broker = join([part.by_broker for part in parts])
     return result
 
 

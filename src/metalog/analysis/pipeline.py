@@ -1,40 +1,35 @@
-"""The analysis pipeline, python engine: replay each cluster's log once, a timeline row and events per batch."""
+"""The python engine: replay each cluster's log once, a timeline row and events per batch.
+
+``TimelineReplay`` is the per-batch step (and ``run`` the loop over batches) both engines share; the shared result
+types are in ``metalog.analysis.result`` and the tables on disk in ``metalog.analysis.tables`` (their names are
+importable from here too)."""
 
 from __future__ import annotations
 
-import csv
 import os
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from metalog.analysis.events import EVENT_COLUMNS, aborted, controller_leader, directory_failures, row_events
-from metalog.analysis.timeline import COLUMNS, INT_COLUMNS, RowCounter
+from metalog.analysis.brokers import BrokerCounter
+from metalog.analysis.events import aborted, controller_leader, directory_failures, row_events
+from metalog.analysis.result import Analysis, Progress, cluster_name, cluster_names
+from metalog.analysis.tables import BUCKET_COLUMNS, buckets, parse_bucket, read_table, write_outputs, write_table
+from metalog.analysis.timeline import RowCounter
 from metalog.errors import LogError, MetalogError
 from metalog.log import MetadataLog
 from metalog.log.control import ControlType, decode_control
 from metalog.log.scan import ScannedBatch
-from metalog.replay.history import MetadataHistory, gc_paused, replay_scanned
+from metalog.replay.gc import gc_paused
+from metalog.replay.history import MetadataHistory, replay_scanned
 from metalog.state import MetadataLoader
-from metalog.state.image import EMPTY, MetadataImage
+from metalog.state.image import MetadataImage
 from metalog.state.loader import AbortedTransaction, OpenTransaction
 
-BUCKET_COLUMNS: dict[str, str] = {"bucket_start": "timeline_buckets only: the bucket's start, epoch ms",
-                                  **COLUMNS}
-Progress = Callable[[int, int], None]  # (records replayed, records to replay about)
+__all__ = ["BUCKET_COLUMNS", "UNKNOWN", "Analysis", "Progress", "TimelineReplay", "analyze_log", "analyze_python",
+           "buckets", "cluster_name", "cluster_names", "leader_changes", "log_records", "parse_bucket", "read_table",
+           "write_outputs", "write_table"]
 
-
-@dataclass
-class Analysis:
-    rows: list[dict[str, Any]] = field(default_factory=list)
-    events: list[dict[str, Any]] = field(default_factory=list)
-    records: int = 0
-    task_cpu: dict[str, list[float]] = field(default_factory=dict)  # Spark: stage -> CPU seconds per task
-
-
-def cluster_name(path: str | os.PathLike[str]) -> str:
-    return Path(path).resolve().name
+UNKNOWN = object()  # the row before a range of the parallel replay, which it does not know
 
 
 class TimelineReplay:
@@ -49,16 +44,41 @@ class TimelineReplay:
         self._aborts: list[AbortedTransaction] = []
         self.loader = MetadataLoader(image, transaction=transaction, on_abort=self._aborts.append)
         self.counter = RowCounter(cluster)
+        self.per_broker = BrokerCounter(cluster, image.brokers)  # broker_timeline, directory_timeline, ...
         self._brokers = image.brokers
+        self.records = 0  # data records replayed
+
+    def run(self, batches: Iterable[ScannedBatch], first: int, rows: list[dict[str, Any]],
+            events: list[dict[str, Any]], prev: dict[str, Any] | None | object = UNKNOWN,
+            progress: Callable[[int], object] | None = None) -> int:
+        """The rows and events of ``batches`` (in log order, from record ``first`` on), appended to ``rows`` and
+        ``events``: each batch's events, then the row-to-row events against the row before it. ``prev`` is the
+        row before the first batch: None at the log's start; UNKNOWN for a range of the parallel replay, whose
+        first row's row-to-row events are then left out. Returns where in ``events`` they belong (``assemble``
+        puts them there). ``progress(records replayed)`` after each batch."""
+        split = len(events)
+        for scanned in batches:
+            row, batch_events = self.batch(scanned, first)
+            events += batch_events
+            if prev is UNKNOWN:
+                split = len(events)
+            else:
+                events += row_events(prev, row)  # type: ignore[arg-type]
+            rows.append(row)
+            prev = row
+            if progress is not None:
+                progress(self.records)
+        return split
 
     def batch(self, scanned: ScannedBatch, first: int = 0) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """The batch's row and events; its records from ``first`` on (a log may start inside its first batch)."""
         base, last, max_ts, control, _ = scanned
         loader = self.loader
-        replay_scanned(loader, scanned, self.log.directory, first)
+        self.records += replay_scanned(loader, scanned, self.log.directory, first)
         loader.end_batch(last)
         image = loader.image
         row = self.counter.row(image, last, max_ts, loader.in_transaction)
+        self.per_broker.batch(image, last, max_ts)
         events = [aborted(row, a.abort_offset, a.begin_offset) for a in self._aborts] if self._aborts else []
         self._aborts.clear()
         if control:
@@ -92,17 +112,12 @@ def analyze_log(path: str | os.PathLike[str], cluster: str | None = None, *, pro
     with MetadataHistory(path) as history, gc_paused():
         log = history.log
         start = log.log_start_offset
-        replay = TimelineReplay(log, cluster, history.state_at(start - 1).image if start > 0 else EMPTY)
-        prev: dict[str, Any] | None = None
-        for batch in log.scan(start) if history.end_offset >= start else ():
-            row, events = replay.batch(batch, start)
-            out.records += 0 if batch[3] else len(batch[4]) if batch[0] >= start else batch[1] + 1 - start
-            out.events += events
-            out.events += row_events(prev, row)
-            out.rows.append(row)
-            prev = row
-            if progress is not None:
-                progress(done_before + out.records, total)
+        replay = TimelineReplay(log, cluster, history.state_before_log())
+        batches = log.scan(start) if history.end_offset >= start else ()
+        replay.run(batches, start, out.rows, out.events, None,
+                   None if progress is None else lambda records: progress(done_before + records, total))
+        out.records = replay.records
+    out.by_broker = replay.per_broker.tables
     return out
 
 
@@ -115,78 +130,12 @@ def log_records(path: str | os.PathLike[str]) -> int:
 def analyze_python(logdirs: Sequence[str | os.PathLike[str]], *, progress: Progress | None = None) -> Analysis:
     """The python engine over a fleet: clusters one after another, in one process."""
     total = sum(log_records(p) for p in logdirs)
-    names = _cluster_names(logdirs)
+    names = cluster_names(logdirs)
     result = Analysis()
     for path, name in zip(logdirs, names, strict=True):
         one = analyze_log(path, name, progress=progress, done_before=result.records, total=total)
         result.rows.extend(one.rows)
         result.events.extend(one.events)
         result.records += one.records
+        result.by_broker.extend(one.by_broker)
     return result
-
-
-def _cluster_names(logdirs: Sequence[str | os.PathLike[str]]) -> list[str]:
-    """Directory names, made unique with a suffix when two clusters share one."""
-    names: list[str] = []
-    for p in logdirs:
-        name = cluster_name(p)
-        while name in names:
-            name += "'"
-        names.append(name)
-    return names
-
-
-def buckets(rows: Iterable[dict[str, Any]], width_ms: int) -> list[dict[str, Any]]:
-    """The last row of every cluster in every time bucket of ``width_ms``."""
-    last: dict[tuple[str, int], dict[str, Any]] = {}
-    for row in rows:
-        start = row["timestamp"] // width_ms * width_ms
-        last[(row["cluster"], start)] = row
-    return [{"bucket_start": start, **row} for (_, start), row in sorted(last.items(), key=lambda kv: kv[0])]
-
-
-def parse_bucket(text: str) -> int:
-    """Milliseconds from ``500ms``, ``30s``, ``1m``, ``2h``, ``1d``."""
-    units = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
-    for unit in sorted(units, key=len, reverse=True):
-        if text.endswith(unit) and text[: -len(unit)].isdigit() and int(text[: -len(unit)]) > 0:
-            return int(text[: -len(unit)]) * units[unit]
-    raise ValueError(f"not a bucket width: {text!r} (e.g. 30s, 1m, 1h)")
-
-
-_INTS = INT_COLUMNS | {"bucket_start", "offset"}
-
-
-def write_table(out: Path, name: str, columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> list[Path]:
-    """``name``.csv, and ``name``.parquet when pyarrow is importable (the ``analysis`` and ``spark`` extras)."""
-    written = [out / f"{name}.csv"]
-    with open(written[0], "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(columns), lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
-    try:
-        import pyarrow as pa  # type: ignore[import-not-found]
-        import pyarrow.parquet as pq  # type: ignore[import-not-found]
-    except ImportError:
-        return written
-    schema = pa.schema([(c, pa.int64() if c in _INTS else pa.string()) for c in columns])
-    pq.write_table(pa.table({c: [r[c] for r in rows] for c in columns}, schema=schema), out / f"{name}.parquet")
-    return [*written, out / f"{name}.parquet"]
-
-
-def read_table(path: Path) -> list[dict[str, Any]]:
-    """A table this module wrote (CSV or parquet), with its integer columns as ints."""
-    if path.suffix == ".parquet":
-        import pyarrow.parquet as pq  # type: ignore[import-not-found]
-
-        return pq.read_table(path).to_pylist()  # type: ignore[no-any-return]
-    with open(path, newline="") as f:
-        return [{k: int(v) if k in _INTS else v for k, v in row.items()} for row in csv.DictReader(f)]
-
-
-def write_outputs(out: Path, result: Analysis, width_ms: int) -> list[Path]:
-    out.mkdir(parents=True, exist_ok=True)
-    written = write_table(out, "timeline_batches", list(COLUMNS), result.rows)
-    written += write_table(out, "timeline_buckets", list(BUCKET_COLUMNS), buckets(result.rows, width_ms))
-    written += write_table(out, "events", list(EVENT_COLUMNS), result.events)
-    return written

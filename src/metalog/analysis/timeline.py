@@ -12,9 +12,10 @@ its TopicImage is a new object (every topic when the brokers changed, since offl
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from metalog.codec.uuid import LOST, MIGRATING, UNASSIGNED
+from metalog.state.enums import ZK_MIGRATION_STATES, metadata_version_name
 from metalog.state.image import (
     BrokerRegistration,
     MetadataImage,
@@ -22,7 +23,6 @@ from metalog.state.image import (
     TopicImage,
     offline_replicas,
 )
-from metalog.state.versions import ZK_MIGRATION_STATES, metadata_version_name
 
 # Column name -> what it holds; the order is the files' column order. The README and --help print this.
 COLUMNS: dict[str, str] = {
@@ -89,10 +89,25 @@ def _broker_counts(brokers: dict[int, BrokerRegistration]) -> tuple[int, int, in
     return fenced, len(brokers) - fenced, shutdown, zk
 
 
-def _partition_counts(part: PartitionRegistration, brokers: dict[int, BrokerRegistration]) -> tuple[int, ...]:
-    """(1, offline, imbalanced, migrating, unassigned, lost, assigned, offline replicas) of one partition: the
-    totals are their sums. Offline: PartitionRegistration.hasLeader is false (leader != NO_LEADER, -1);
-    imbalanced: hasPreferredLeader is false (leader != replicas[0], or != -1 when there are no replicas)."""
+class PartitionCounts(NamedTuple):
+    """What one partition adds to a row's partition columns (a row's totals are their sums, in this order)."""
+
+    partitions: int  # 1
+    offline_partitions: int  # PartitionRegistration.hasLeader is false (leader is NO_LEADER, -1)
+    imbalanced: int  # hasPreferredLeader is false (leader != replicas[0], or != -1 when there are no replicas)
+    migrating: int  # replicas whose directory is MIGRATING
+    unassigned: int
+    lost: int
+    assigned: int
+    offline_replicas: int
+
+
+_PARTITION_COUNTS = len(PartitionCounts._fields)
+_new_tuple = tuple.__new__
+
+
+def _partition_counts(part: PartitionRegistration, brokers: dict[int, BrokerRegistration]) -> PartitionCounts:
+    """One partition's PartitionCounts."""
     migrating = unassigned = lost = assigned = 0
     for directory in part.directories:
         if directory == MIGRATING:
@@ -105,8 +120,8 @@ def _partition_counts(part: PartitionRegistration, brokers: dict[int, BrokerRegi
             assigned += 1
     leader, replicas = part.leader, part.replicas
     preferred = replicas[0] if replicas else NO_LEADER
-    return (1, leader == NO_LEADER, leader != preferred, migrating, unassigned, lost, assigned,
-            len(offline_replicas(part, brokers)))
+    return _new_tuple(PartitionCounts, (1, leader == NO_LEADER, leader != preferred, migrating, unassigned, lost,
+                                        assigned, len(offline_replicas(part, brokers))))
 
 
 class RowCounter:
@@ -117,8 +132,8 @@ class RowCounter:
         self._brokers: dict[int, BrokerRegistration] | None = None
         self._broker_counts = (0, 0, 0, 0)
         self._topics: dict[Any, TopicImage] | None = None
-        self._per_topic: dict[Any, tuple[TopicImage, dict[int, tuple[Any, tuple[int, ...]]]]] = {}
-        self._totals = [0] * _PARTITION_COUNTS
+        self._per_topic: dict[Any, tuple[TopicImage, dict[int, tuple[PartitionRegistration, PartitionCounts]]]] = {}
+        self._totals = [0] * _PARTITION_COUNTS  # the sums of every partition's PartitionCounts, field by field
 
     def row(self, image: MetadataImage, last_offset: int, timestamp: int, open_transaction: bool) -> dict[str, Any]:
         brokers_changed = image.brokers is not self._brokers
@@ -129,6 +144,7 @@ class RowCounter:
         self._brokers, self._topics = image.brokers, image.topics
         fenced, active, shutdown, zk = self._broker_counts
         partitions, offline_partitions, imbalanced, migrating, unassigned, lost, assigned, offline = self._totals
+        # (the PartitionCounts fields, in order)
         zk_state = ZK_MIGRATION_STATES.get(image.features.zk_migration_state, "NONE")
         return {
             "cluster": self.cluster, "last_offset": last_offset, "timestamp": timestamp,
@@ -172,11 +188,10 @@ class RowCounter:
 
 
 _NONE = (None, None)
-_PARTITION_COUNTS = 8
 NO_LEADER = -1  # Kafka's LeaderConstants.NO_LEADER
 
 
-def _sub(totals: list[int], counts: tuple[int, ...]) -> None:
+def _sub(totals: list[int], counts: PartitionCounts) -> None:
     for i, c in enumerate(counts):
         totals[i] -= c
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from metalog.bench.timing import Op
 from metalog.codec import Uuid, message_class, struct_class
+from metalog.errors import NotComparable
 
 
 # ---- the four inputs --------------------------------------------------------------------------
@@ -117,10 +118,6 @@ def reference_ops(case: Case, obj: Any, data: bytes) -> tuple[Op, Op]:
     check(reference.decode(case.name, data, v) == obj, "reference read different values")
     return lambda: reference.encode(obj, v), lambda: reference.decode(case.name, data, v)
 
-
-
-class NotComparable(Exception):  # noqa: N818  (a reason, not a failure)
-    """An implementation disagrees with metalog's bytes or values: its figures would not mean anything."""
 
 
 def check(ok: bool, what: str) -> None:

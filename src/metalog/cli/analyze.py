@@ -10,8 +10,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from metalog.analysis.brokers import BROKER_COLUMNS, DIRECTORY_COLUMNS, FAILURE_COLUMNS
 from metalog.analysis.events import EVENT_COLUMNS
-from metalog.analysis.pipeline import BUCKET_COLUMNS
+from metalog.analysis.tables import BUCKET_COLUMNS
 from metalog.cli.progress import Progress
 from metalog.errors import MetalogError
 
@@ -21,6 +22,11 @@ def _columns_help() -> str:
     lines += [f"  {name:<28} {text}" for name, text in BUCKET_COLUMNS.items()]
     lines += ["events:"]
     lines += [f"  {name:<28} {text}" for name, text in EVENT_COLUMNS.items()]
+    for table, columns in (("broker_timeline (a row when a broker's values change)", BROKER_COLUMNS),
+                           ("directory_timeline (a row when a log directory's values change)", DIRECTORY_COLUMNS),
+                           ("directory_failures (a row per partition on a directory when it failed)", FAILURE_COLUMNS)):
+        lines += [f"{table}:"]
+        lines += [f"  {name:<28} {text}" for name, text in columns.items()]
     return "\n".join(lines)
 
 
@@ -35,7 +41,8 @@ examples:
 def register(sub: Any) -> None:
     p = sub.add_parser("analyze", help="ZooKeeper-migration and JBOD-transition timelines, events and a report",
                        description="Replay every batch of each log and write OUT/timeline_batches, "
-                                   "OUT/timeline_buckets and OUT/events as CSV and parquet, plus OUT/report.html "
+                                   "OUT/timeline_buckets, OUT/events, OUT/broker_timeline, OUT/directory_timeline "
+                                   "and OUT/directory_failures as CSV and parquet, plus OUT/report.html "
                                    "and OUT/report.png (parquet needs pyarrow, the png matplotlib: the analysis "
                                    "extra; the spark extra has pyarrow too).",
                        epilog=EXAMPLES + "\ncolumns:\n" + _columns_help(),
@@ -55,7 +62,8 @@ def register(sub: Any) -> None:
 
 
 def _analyze(args: argparse.Namespace) -> int:
-    from metalog.analysis.pipeline import analyze_python, parse_bucket, write_outputs
+    from metalog.analysis.pipeline import analyze_python
+    from metalog.analysis.tables import parse_bucket, write_outputs
 
     try:
         width = parse_bucket(args.bucket)
@@ -127,4 +135,4 @@ def spark_errors() -> Iterator[None]:
 def _report(out: Path, result: Any) -> list[Path]:
     from metalog.analysis.report import write_report
 
-    return write_report(out, result.rows, result.events)
+    return write_report(out, result.rows, result.events, result.by_broker)

@@ -63,7 +63,7 @@ def _demo(args: argparse.Namespace) -> int:
 
 def default_engine() -> tuple[str, str | None]:
     """``spark`` when pyspark and a Java runtime are there; else ``python`` and one line saying why."""
-    from metalog.analysis.spark import find_java
+    from metalog.analysis.spark_session import find_java
     from metalog.errors import MetalogError
 
     if importlib.util.find_spec("pyspark") is None:
@@ -111,8 +111,8 @@ def _replay(log_dir: Path, step: int) -> tuple[list[int], str]:
 
 def _analyze(log_dir: Path, out: Path, engine: str, why: str | None, step: int) -> list[Path]:
     """``metalog analyze`` itself, on the demo's log: its outputs, then the summary and the events."""
-    from metalog.analysis.pipeline import read_table
     from metalog.analysis.report import summary
+    from metalog.analysis.tables import read_table
     from metalog.cli.main import build_parser
 
     where = "Spark on local[*]" if engine == "spark" else "the python engine"

@@ -32,7 +32,7 @@ def register(sub: Any) -> None:
 
 
 def _format(args: argparse.Namespace) -> int:
-    from metalog.controller.broker import format_log_dirs
+    from metalog.storage.log_dirs import format_log_dirs
 
     dirs = [d for d in args.log_dirs.split(",") if d]
     for d in dirs:

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from metalog.cli.progress import Progress
-from metalog.generate.history import SCENARIOS
+from metalog.generate.generator import SCENARIOS
 
 EXAMPLES = """\
 examples:

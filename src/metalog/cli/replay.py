@@ -136,7 +136,7 @@ def _diff(args: argparse.Namespace) -> int:
 def render_state(result: Any, *, all_partitions: bool = False) -> str:
     from metalog.replay.diff import table
     from metalog.replay.points import format_time
-    from metalog.state import versions as V
+    from metalog.state.enums import CONFIG_RESOURCE_TYPES, ZK_MIGRATION_STATES, metadata_version_name
 
     img = result.image
     f = img.features
@@ -145,8 +145,8 @@ def render_state(result: Any, *, all_partitions: bool = False) -> str:
         f"offset {result.offset} at {format_time(result.timestamp)}"
         f" (from {start.kind}{'' if start.kind == 'empty' else f' at offset {start.offset}'},"
         f" {result.records_replayed:,} records replayed)",
-        f"metadata.version {V.metadata_version_name(f.metadata_version) or '-'}"
-        f"   ZK migration {V.ZK_MIGRATION_STATES.get(f.zk_migration_state, f.zk_migration_state)}"
+        f"metadata.version {metadata_version_name(f.metadata_version) or '-'}"
+        f"   ZK migration {ZK_MIGRATION_STATES.get(f.zk_migration_state, f.zk_migration_state)}"
         + (f"   features {', '.join(f'{k}={v}' for k, v in sorted(f.finalized.items()))}" if f.finalized else ""),
     ]
     if (note := result.note()) is not None:
@@ -165,7 +165,7 @@ def render_state(result: Any, *, all_partitions: bool = False) -> str:
     if img.configs:
         rows = [("RESOURCE", "KEY", "VALUE")]
         for (rt, name), cfg in sorted(img.configs.items()):
-            rows += [(f"{V.CONFIG_RESOURCE_TYPES.get(rt, rt)}/{name}", k, str(v)) for k, v in sorted(cfg.items())]
+            rows += [(f"{CONFIG_RESOURCE_TYPES.get(rt, rt)}/{name}", k, str(v)) for k, v in sorted(cfg.items())]
         lines += ["", f"configs: {len(rows) - 1}"] + table(rows)
     return "\n".join(lines)
 

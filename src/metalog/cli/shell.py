@@ -61,8 +61,9 @@ def _options_after_logdir(args: argparse.Namespace) -> None:
 
 
 def _shell(args: argparse.Namespace) -> int:
+    from metalog.errors import ExitShell
     from metalog.replay.history import MetadataHistory
-    from metalog.replay.shell import ExitShell, MetadataShell, point, split_commands
+    from metalog.replay.shell import MetadataShell, point, split_commands
 
     _options_after_logdir(args)
     with MetadataHistory(args.logdir) as history:
@@ -90,7 +91,8 @@ def _shell(args: argparse.Namespace) -> int:
 
 
 def _interactive(shell: Any, logdir: str) -> int:
-    from metalog.replay.shell import ExitShell, split_commands
+    from metalog.errors import ExitShell
+    from metalog.replay.shell import split_commands
 
     _readline(shell)
     print(f"[ metalog shell: {logdir} ]")

@@ -29,9 +29,9 @@ def register(sub: Any) -> None:
 
 def _simulate(args: argparse.Namespace) -> int:
     from metalog.cli.replay import _ids
-    from metalog.controller.simulation import Simulation
     from metalog.errors import MetalogError
     from metalog.replay.diff import table
+    from metalog.storage.simulation import Simulation
 
     out = Path(args.outdir)
     if out.exists() and any(out.iterdir()):

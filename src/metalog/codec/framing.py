@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 
 from metalog.codec import message_class
 from metalog.codec.definitions import MESSAGES, METADATA_BY_API_KEY
-from metalog.codec.runtime import ApiMessage, Malformed, read_uvarint, write_uvarint
+from metalog.codec.runtime import READER_ERRORS, ApiMessage, Malformed, read_uvarint, write_uvarint
 from metalog.errors import DecodeError, EncodeError, UnknownMessageError
 
 FRAME_VERSION = 1
@@ -74,9 +74,16 @@ def decode_metadata_record(buf: bytes | bytearray | memoryview) -> MetadataRecor
                 obj, end = reader(buf, 3)
                 if end == len(buf):
                     return _new_tuple(MetadataRecord, (obj, buf[2]))
-            except Exception:  # noqa: S110  the checked path below names what is wrong
+            except READER_ERRORS:  # the checked path below names what is wrong
                 pass
     return _decode_checked(buf)
+
+
+FAST_PATH_MISSES = (KeyError, DecodeError, *READER_ERRORS)
+"""What a fast path that looks a record value's reader up by its bytes 1 and 2 (``metadata_readers``) raises
+for a value it does not read: a type or version the table lacks (KeyError), a value too short (IndexError), bytes
+the reader refuses, a DecodeError of its own. ``decode_metadata_record`` then reads the rare forms (varints of
+more than one byte) or names the problem; anything else a fast path raises is a bug, and propagates."""
 
 
 _new_tuple = tuple.__new__
@@ -248,7 +255,7 @@ def _decode_prefix(cls: Any, view: memoryview, version: int) -> tuple[Any, int]:
     """Decode a header at the front of ``view``: the header's own reader tells where it ends."""
     try:
         return cls.READERS[version](view, 0)
-    except Exception:
+    except READER_ERRORS:
         # Let the checked path produce the precise error (on the header bytes alone).
         cls.decode(view, version)
         raise

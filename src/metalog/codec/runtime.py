@@ -14,10 +14,10 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from metalog.codec.uuid import ZERO, Uuid
-from metalog.errors import CodecError, DecodeError, EncodeError
+from metalog.errors import CodecError, DecodeError, EncodeError, Malformed
 
 __all__ = [
-    "ZERO", "Uuid", "Struct", "KafkaStruct", "ApiMessage", "Malformed", "UNSET", "H", "I",
+    "ZERO", "Uuid", "Struct", "KafkaStruct", "ApiMessage", "Malformed", "READER_ERRORS", "UNSET", "H", "I",
     "read_uvarint", "read_unknown_tags", "write_uvarint", "write_tagged", "new", "bytes_new", "array_struct",
     "non_default", "seen_uuid", "uuid_of",
 ]
@@ -45,8 +45,9 @@ H = struct.Struct(">h")  # int16 length of a classic string
 I = struct.Struct(">i")  # noqa: E741  int32 length of classic bytes and arrays
 
 
-class Malformed(ValueError):
-    """Raised inside the fast path; the public error is built by the reference codec."""
+READER_ERRORS = (Malformed, struct.error, IndexError, ValueError, OverflowError)
+"""What a generated reader raises, pure or compiled (ValueError), on bytes it cannot read: the fast paths catch
+these, and only these, before the checked path names the problem (a bug in a reader raises anything else)."""
 
 
 class _ArrayStructs(dict[int, struct.Struct]):
@@ -164,7 +165,7 @@ class ApiMessage(KafkaStruct):
             obj, pos = read(buf, 0)
         except CodecError:
             raise
-        except (Malformed, struct.error, IndexError, UnicodeDecodeError, ValueError, OverflowError) as e:
+        except READER_ERRORS as e:
             raise _diagnose_decode(cls, buf, version, e) from None
         if pos != len(buf):
             raise DecodeError(f"{len(buf) - pos} trailing bytes after the message",

@@ -1,99 +1,39 @@
-"""The broker side of KIP-858: formatted log directories, and reconciling them with the metadata.
+"""The broker side of KIP-858: reconciling a broker's log directories with the metadata. Pure.
 
-``format_log_dirs`` writes each directory's ``meta.properties`` (as ``kafka-storage format``).
-``scan_log_dirs`` reads what is on disk; ``plan_reconciliation`` is pure: from the image, a broker
-id and that broker's directories it decides, per replica, whether to create the replica's folder,
-report its directory to the controller (AssignReplicasToDirs), promote a caught-up future replica,
-or leave it. ``apply_plan`` does the folder work and ``assignment_requests`` batches the reports.
+``plan_reconciliation``, from the image, a broker id and that broker's directories as found on disk
+(``metalog.storage.log_dirs.scan_log_dirs`` reads them), decides per replica whether to create the replica's
+folder, report its directory to the controller (AssignReplicasToDirs), promote a caught-up future replica, or
+leave it; ``assignment_requests`` batches the reports. ``metalog.storage.log_dirs`` formats directories and
+does the folder work (``apply_plan``).
 """
 
 from __future__ import annotations
 
-import re
-import shutil
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from metalog.codec import message_class, struct_class
 from metalog.codec.uuid import LOST, MIGRATING, UNASSIGNED, Uuid
-from metalog.errors import MetalogError
-from metalog.log import files
 from metalog.state.image import MetadataImage
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
 MAX_ASSIGNMENTS_PER_REQUEST = 2250  # Kafka's AssignmentsManager batch limit
-_PARTITION_DIR = re.compile(r"(?P<topic>.+)-(?P<pid>\d+)")
-_FUTURE_DIR = re.compile(r"(?P<topic>.+)-(?P<pid>\d+)\.[0-9a-f]{32}-future")
-
-
-class StorageError(MetalogError):
-    """A log directory that cannot be formatted or read."""
-
-
-# ---- format ------------------------------------------------------------------------------------------
-def format_log_dirs(log_dirs: Sequence[str | Path], node_id: int, cluster_id: str,
-                    ignore_formatted: bool = False) -> list[tuple[Path, Uuid]]:
-    """Write meta.properties (version 1, cluster.id, node.id, a fresh directory.id) into each dir."""
-    paths = [Path(d) for d in log_dirs]
-    if not paths:
-        raise StorageError("no log directories given")
-    if len({p.resolve() for p in paths}) != len(paths):
-        raise StorageError(f"a log directory is given twice: {', '.join(map(str, paths))}")
-    try:
-        Uuid.parse(cluster_id)
-    except ValueError:
-        raise StorageError(f"cluster id {cluster_id!r} is not a Kafka Uuid (22 characters of url-safe base64)") \
-            from None
-    formatted = [p for p in paths if (p / files.META_PROPERTIES).exists()]
-    if formatted and not ignore_formatted:  # checked before writing anything: all or nothing
-        raise StorageError(f"Log directory {formatted[0]} is already formatted. Use --ignore-formatted to skip it.")
-    out = []
-    for path in paths:
-        if path in formatted:
-            continue
-        path.mkdir(parents=True, exist_ok=True)
-        directory_id = Uuid.random()
-        files.write_meta_properties(path, cluster_id=cluster_id, node_id=node_id, directory_id=directory_id)
-        out.append((path, directory_id))
-    return out
 
 
 # ---- what is on disk ----------------------------------------------------------------------------------
 @dataclass
 class LogDir:
-    """One log directory of the broker as found on disk."""
+    """One log directory of the broker as found on disk (``metalog.storage.log_dirs.scan_log_dirs``)."""
 
     path: Path
     id: Uuid
     online: bool = True
     partitions: set[tuple[str, int]] = field(default_factory=set)
     futures: set[tuple[str, int]] = field(default_factory=set)
-
-
-def scan_log_dirs(paths: Iterable[str | Path], offline: Iterable[str | Path] = ()) -> list[LogDir]:
-    """Read each directory's id and replica folders; an ``offline`` directory is listed, not read."""
-    down = {Path(p).resolve() for p in offline}
-    dirs = []
-    for p in map(Path, paths):
-        props = files.read_properties(p / files.META_PROPERTIES)
-        if "directory.id" not in props:
-            raise StorageError(f"{p / files.META_PROPERTIES} has no directory.id (format it with metalog format)")
-        d = LogDir(p, Uuid.parse(props["directory.id"]), online=p.resolve() not in down)
-        if d.online:
-            for child in p.iterdir():
-                if not child.is_dir():
-                    continue
-                future = _FUTURE_DIR.fullmatch(child.name)
-                if future:
-                    d.futures.add((future["topic"], int(future["pid"])))
-                    continue
-                m = _PARTITION_DIR.fullmatch(child.name)
-                if m:
-                    d.partitions.add((m["topic"], int(m["pid"])))
-        dirs.append(d)
-    return dirs
 
 
 # ---- the plan ----------------------------------------------------------------------------------------
@@ -186,38 +126,7 @@ def wants_fence(image: MetadataImage, broker_id: int, dirs: Sequence[LogDir]) ->
     return len(dirs) > 1 and mismatching_assignments(image, broker_id, dirs) > 0
 
 
-# ---- doing it ----------------------------------------------------------------------------------------
-def apply_plan(actions: Iterable[Action], dirs: Sequence[LogDir]) -> list[Action]:
-    """Create and promote folders; returns the reports to send."""
-    by_id = {d.id: d for d in dirs}
-    reports = []
-    for a in actions:
-        if a.act is Act.REPORT:
-            reports.append(a)
-            continue
-        d = by_id[a.directory]
-        folder = d.path / f"{a.topic}-{a.partition}"
-        if a.act is Act.CREATE:
-            folder.mkdir(exist_ok=True)
-            d.partitions.add((a.topic, a.partition))
-        else:
-            _promote(a, dirs, d)
-    return reports
-
-
-def _promote(a: Action, dirs: Sequence[LogDir], target: LogDir) -> None:
-    key = (a.topic, a.partition)
-    for d in dirs:
-        if d is not target and key in d.partitions:
-            shutil.rmtree(d.path / f"{a.topic}-{a.partition}")
-            d.partitions.discard(key)
-    future = next(c for c in target.path.iterdir() if (m := _FUTURE_DIR.fullmatch(c.name))
-                  and (m["topic"], int(m["pid"])) == key)
-    future.rename(target.path / f"{a.topic}-{a.partition}")
-    target.futures.discard(key)
-    target.partitions.add(key)
-
-
+# ---- the reports ------------------------------------------------------------------------------------------
 def assignment_requests(broker_id: int, broker_epoch: int, reports: Sequence[Action],
                         limit: int = MAX_ASSIGNMENTS_PER_REQUEST) -> list[Any]:
     """AssignReplicasToDirsRequests of at most ``limit`` assignments each, grouped by directory and topic."""

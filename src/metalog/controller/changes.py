@@ -17,11 +17,19 @@ from typing import Any
 
 from metalog.codec import message_class
 from metalog.codec.uuid import MIGRATING, UNASSIGNED, Uuid
-from metalog.state import versions as V
 from metalog.state.delta import MetadataDelta
+from metalog.state.enums import (
+    FENCE,
+    METADATA_VERSIONS,
+    MV_3_7_IV2_DIRECTORY_ASSIGNMENT,
+    MV_4_0_IV1_ELR,
+    NO_LEADER,
+    NO_LEADER_CHANGE,
+    UNFENCE,
+)
 from metalog.state.image import BrokerRegistration, MetadataImage, PartitionRegistration
 
-LATEST = max(V.METADATA_VERSIONS)
+LATEST = max(METADATA_VERSIONS)
 MV_3_3_IV2_BROKER_REGISTRATION_CHANGE = 6
 MV_3_6_IV0_NO_EPOCH_BUMP_ON_SHRINK = 12
 
@@ -33,7 +41,7 @@ def level_of(image: MetadataImage) -> int:
 
 
 def partition_record_version(level: int) -> int:
-    return 2 if level >= V.MV_4_0_IV1_ELR else 1 if level >= V.MV_3_7_IV2_DIRECTORY_ASSIGNMENT else 0
+    return 2 if level >= MV_4_0_IV1_ELR else 1 if level >= MV_3_7_IV2_DIRECTORY_ASSIGNMENT else 0
 
 
 class Changes:
@@ -81,7 +89,7 @@ class Changes:
     def fence_change(self, broker: BrokerRegistration, fence: bool) -> None:
         if self.level >= MV_3_3_IV2_BROKER_REGISTRATION_CHANGE:
             rec = message_class("BrokerRegistrationChangeRecord")(
-                broker_id=broker.id, broker_epoch=broker.epoch, fenced=V.FENCE if fence else V.UNFENCE)
+                broker_id=broker.id, broker_epoch=broker.epoch, fenced=FENCE if fence else UNFENCE)
             self.emit(rec, 0)
         else:
             name = "FenceBrokerRecord" if fence else "UnfenceBrokerRecord"
@@ -121,7 +129,7 @@ class Changes:
 
     def elect_leaderless(self) -> None:
         """Partitions without a leader get one if an ISR member can now lead (after an unfence)."""
-        for topic_id, pid in self.partitions_where(lambda p: p.leader == V.NO_LEADER):
+        for topic_id, pid in self.partitions_where(lambda p: p.leader == NO_LEADER):
             self.change_partition(topic_id, pid)
 
     def partitions_where(self, pred: Callable[[PartitionRegistration], bool]) -> list[tuple[Uuid, int]]:
@@ -140,20 +148,20 @@ def partition_change(topic_id: Uuid, pid: int, part: PartitionRegistration, leve
     """The PartitionChangeRecord taking ``part`` to the targets, or None when nothing would change."""
     isr = list(part.isr) if target_isr is None else list(target_isr)
     changed = False
-    rec = message_class("PartitionChangeRecord")(topic_id=topic_id, partition_id=pid, leader=V.NO_LEADER_CHANGE)
+    rec = message_class("PartitionChangeRecord")(topic_id=topic_id, partition_id=pid, leader=NO_LEADER_CHANGE)
 
     def valid(r: int) -> bool:
         return r in isr and acceptable(r)
 
-    leader = part.leader if valid(part.leader) else next((r for r in part.replicas if valid(r)), V.NO_LEADER)
+    leader = part.leader if valid(part.leader) else next((r for r in part.replicas if valid(r)), NO_LEADER)
     if leader != part.leader:
         rec.leader, changed = leader, True
     if isr and isr != list(part.isr):  # without ELR an ISR never becomes empty
         rec.isr, changed = isr, True
         shrunk = not set(part.isr) <= set(isr)
-        if shrunk and rec.leader == V.NO_LEADER_CHANGE and level < MV_3_6_IV0_NO_EPOCH_BUMP_ON_SHRINK:
+        if shrunk and rec.leader == NO_LEADER_CHANGE and level < MV_3_6_IV0_NO_EPOCH_BUMP_ON_SHRINK:
             rec.leader = part.leader
-    if directories and level >= V.MV_3_7_IV2_DIRECTORY_ASSIGNMENT:
+    if directories and level >= MV_3_7_IV2_DIRECTORY_ASSIGNMENT:
         dirs = [directories.get(r, d) for r, d in zip(part.replicas, part.directories, strict=True)]
         if dirs != list(part.directories):
             rec.directories, changed = dirs, True

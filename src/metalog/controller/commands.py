@@ -21,8 +21,17 @@ from metalog.controller import errors as E
 from metalog.controller.changes import Changes, partition_record_version
 from metalog.controller.errors import PlacementError
 from metalog.controller.placement import BrokerMetadata, assign_replicas_to_brokers
-from metalog.errors import ReplayError
-from metalog.state import versions as V
+from metalog.errors import Rejected, ReplayError
+from metalog.state.enums import (
+    METADATA_VERSION_FEATURE,
+    METADATA_VERSIONS,
+    MV_3_4_IV0_MIGRATION,
+    MV_3_6_IV1_TRANSACTIONS,
+    MV_3_7_IV2_DIRECTORY_ASSIGNMENT,
+    NO_LEADER_CHANGE,
+    ZK_MIGRATION_STATES,
+    ZK_MIGRATION_VALUES,
+)
 from metalog.state.image import BrokerRegistration, MetadataImage
 from metalog.state.records import broker_record
 
@@ -59,13 +68,6 @@ class Result:
         return self.error_code == E.NONE
 
 
-class Rejected(Exception):
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
 # ---- the commands without a generated request ----------------------------------------------------
 @dataclass(frozen=True)
 class CreateTopic:
@@ -92,7 +94,7 @@ class AlterPartition:
     leader_epoch: int
     partition_epoch: int
     new_isr: tuple[int, ...]
-    new_leader: int = V.NO_LEADER_CHANGE
+    new_leader: int = NO_LEADER_CHANGE
 
 
 @dataclass(frozen=True)
@@ -153,13 +155,13 @@ def _register_broker(changes: Changes, req: Any, ctx: CommandContext) -> Any:
     mv = changes.image.features.metadata_version
     if mv is not None:
         supported = {f.name: (f.min_supported_version, f.max_supported_version) for f in req.features}
-        lo, hi = supported.get(V.METADATA_VERSION_FEATURE, (1, 1))
+        lo, hi = supported.get(METADATA_VERSION_FEATURE, (1, 1))
         if not lo <= mv <= hi:
             raise Rejected(E.UNSUPPORTED_VERSION, f"Unable to register because the broker does not support "
                                                   f"finalized version {mv} of metadata.version. The broker wants a "
                                                   f"version between {lo} and {hi}, inclusive.")
     dirs = list(req.log_dirs)
-    if changes.level >= V.MV_3_7_IV2_DIRECTORY_ASSIGNMENT:
+    if changes.level >= MV_3_7_IV2_DIRECTORY_ASSIGNMENT:
         _check_directories(changes, req.broker_id, dirs)
     reg = BrokerRegistration(
         req.broker_id, ctx.next_offset, req.incarnation_id,
@@ -207,7 +209,7 @@ def _heartbeat(changes: Changes, req: Any, ctx: CommandContext) -> Any:
         changes.remove_from_isr(req.broker_id, isr_parts)
         changes.fence_change(broker, fence=True)
         fenced, shut_down = True, bool(req.want_shut_down)
-    if changes.level >= V.MV_3_7_IV2_DIRECTORY_ASSIGNMENT and req.offline_log_dirs:
+    if changes.level >= MV_3_7_IV2_DIRECTORY_ASSIGNMENT and req.offline_log_dirs:
         _directories_offline(changes, req.broker_id, list(req.offline_log_dirs))
     return message_class("BrokerHeartbeatResponse")(error_code=E.NONE, is_caught_up=caught_up, is_fenced=fenced,
                                                     should_shut_down=shut_down)
@@ -238,7 +240,7 @@ def _heartbeat_error(code: int, message: str) -> Any:
 
 # ---- AssignReplicasToDirs ---------------------------------------------------------------------------
 def _assign_replicas_to_dirs(changes: Changes, req: Any, ctx: CommandContext) -> Any:
-    if changes.level < V.MV_3_7_IV2_DIRECTORY_ASSIGNMENT:
+    if changes.level < MV_3_7_IV2_DIRECTORY_ASSIGNMENT:
         raise Rejected(E.UNSUPPORTED_VERSION, "Directory assignment is not supported yet.")
     _check_epoch(changes, req.broker_id, req.broker_epoch)
     broker = changes.broker(req.broker_id)
@@ -295,7 +297,7 @@ def _create_topic(changes: Changes, cmd: CreateTopic, ctx: CommandContext) -> Ap
     except PlacementError as e:
         raise Rejected(e.code, e.reason) from None
     changes.emit(message_class("TopicRecord")(name=cmd.name, topic_id=cmd.topic_id), 0)
-    dirs = changes.level >= V.MV_3_7_IV2_DIRECTORY_ASSIGNMENT
+    dirs = changes.level >= MV_3_7_IV2_DIRECTORY_ASSIGNMENT
     for pid, replicas in assignment.items():
         changes.emit(message_class("PartitionRecord")(
             partition_id=pid, topic_id=cmd.topic_id, replicas=replicas, isr=list(replicas), removing_replicas=[],
@@ -342,7 +344,7 @@ def _alter_partition(changes: Changes, cmd: AlterPartition, ctx: CommandContext)
         raise Rejected(E.INVALID_UPDATE_VERSION, f"Partition epoch {cmd.partition_epoch}, current "
                                                  f"{part.partition_epoch}")
     isr = list(cmd.new_isr)
-    leader = part.leader if cmd.new_leader == V.NO_LEADER_CHANGE else cmd.new_leader
+    leader = part.leader if cmd.new_leader == NO_LEADER_CHANGE else cmd.new_leader
     if not isr or len(set(isr)) != len(isr) or not set(isr) <= set(part.replicas) or leader not in isr:
         raise Rejected(E.INVALID_REQUEST, f"Invalid ISR {isr} for replicas {list(part.replicas)} and leader {leader}")
     newcomers = [r for r in isr if r not in part.isr and not changes.leader_acceptor(part)(r)]
@@ -350,8 +352,8 @@ def _alter_partition(changes: Changes, cmd: AlterPartition, ctx: CommandContext)
         raise Rejected(E.INELIGIBLE_REPLICA, f"Ineligible replicas {newcomers or [leader]}: fenced, in controlled "
                                              "shutdown or in an offline directory")
     rec = message_class("PartitionChangeRecord")(topic_id=cmd.topic_id, partition_id=cmd.partition, isr=isr,
-                                                 leader=V.NO_LEADER_CHANGE if leader == part.leader else leader)
-    if isr != list(part.isr) or rec.leader != V.NO_LEADER_CHANGE:
+                                                 leader=NO_LEADER_CHANGE if leader == part.leader else leader)
+    if isr != list(part.isr) or rec.leader != NO_LEADER_CHANGE:
         changes.emit(rec, partition_record_version(changes.level))
     new = changes.partition(cmd.topic_id, cmd.partition)
     assert new is not None
@@ -370,7 +372,7 @@ def _unregister_broker(changes: Changes, cmd: UnregisterBroker, ctx: CommandCont
 
 
 def _set_feature_level(changes: Changes, cmd: SetFeatureLevel, ctx: CommandContext) -> ApiResult:
-    if cmd.name == V.METADATA_VERSION_FEATURE:
+    if cmd.name == METADATA_VERSION_FEATURE:
         _check_metadata_version(changes, cmd.level)
     elif cmd.level < 0:
         raise Rejected(E.INVALID_UPDATE_VERSION, f"Invalid update version {cmd.level} for feature {cmd.name}.")
@@ -385,7 +387,7 @@ def _set_feature_level(changes: Changes, cmd: SetFeatureLevel, ctx: CommandConte
 
 
 def _check_metadata_version(changes: Changes, level: int) -> None:
-    if level not in V.METADATA_VERSIONS:
+    if level not in METADATA_VERSIONS:
         raise Rejected(E.INVALID_UPDATE_VERSION, f"Invalid update version {level} for feature metadata.version.")
     current = changes.image.features.metadata_version
     if current is not None and level < current:
@@ -396,24 +398,24 @@ def _check_metadata_version(changes: Changes, level: int) -> None:
 
 # ---- ZK migration -------------------------------------------------------------------------------------
 _MIGRATION_STEPS = {  # current state -> the state it may move to
-    V.ZK_MIGRATION_VALUES["PRE_MIGRATION"]: V.ZK_MIGRATION_VALUES["MIGRATION"],
-    V.ZK_MIGRATION_VALUES["MIGRATION"]: V.ZK_MIGRATION_VALUES["POST_MIGRATION"],
+    ZK_MIGRATION_VALUES["PRE_MIGRATION"]: ZK_MIGRATION_VALUES["MIGRATION"],
+    ZK_MIGRATION_VALUES["MIGRATION"]: ZK_MIGRATION_VALUES["POST_MIGRATION"],
 }
 
 
 def _zk_migration(changes: Changes, cmd: ZkMigrationTransition, ctx: CommandContext) -> ApiResult:
-    if changes.level < V.MV_3_4_IV0_MIGRATION:
+    if changes.level < MV_3_4_IV0_MIGRATION:
         raise Rejected(E.UNSUPPORTED_VERSION, "ZK migration needs metadata.version 3.4-IV0 or later")
     current = changes.image.features.zk_migration_state
-    names = V.ZK_MIGRATION_STATES
-    bootstrap = current == 0 and cmd.target == V.ZK_MIGRATION_VALUES["PRE_MIGRATION"] and _empty(changes.image)
+    names = ZK_MIGRATION_STATES
+    bootstrap = current == 0 and cmd.target == ZK_MIGRATION_VALUES["PRE_MIGRATION"] and _empty(changes.image)
     if not bootstrap and _MIGRATION_STEPS.get(current) != cmd.target:
         raise Rejected(E.INVALID_REQUEST, f"cannot move the ZK migration state from {names.get(current)} to "
                                           f"{names.get(cmd.target, cmd.target)}")
-    if cmd.migrated and cmd.target != V.ZK_MIGRATION_VALUES["MIGRATION"]:
+    if cmd.migrated and cmd.target != ZK_MIGRATION_VALUES["MIGRATION"]:
         raise Rejected(E.INVALID_REQUEST, "only the move to MIGRATION carries migrated records")
     state = message_class("ZkMigrationStateRecord")(zk_migration_state=cmd.target)
-    transaction = cmd.target == V.ZK_MIGRATION_VALUES["MIGRATION"] and changes.level >= V.MV_3_6_IV1_TRANSACTIONS
+    transaction = cmd.target == ZK_MIGRATION_VALUES["MIGRATION"] and changes.level >= MV_3_6_IV1_TRANSACTIONS
     if transaction:
         changes.emit(message_class("BeginTransactionRecord")(name="Bulk ZK metadata migration"), 0)
     for record, version in cmd.migrated:

@@ -1,16 +1,19 @@
 """Controller: commands in, records out. The command logic is pure (commands.execute); this class
-is the edge that keeps the state (a MetadataLoader) and, when given one, appends to a MetadataLog."""
+is the edge that keeps the state (a MetadataLoader) and, when given one, appends to a MetadataLog (opened by
+its caller: ``metalog.storage.simulation``, the CLI)."""
 
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from metalog.codec.uuid import Uuid
 from metalog.controller.commands import CommandContext, CreateTopic, Result, execute
-from metalog.log.metadata_log import MetadataLog
 from metalog.state.image import MetadataImage
 from metalog.state.loader import MetadataLoader
+
+if TYPE_CHECKING:
+    from metalog.log.metadata_log import MetadataLog
 
 
 class Controller:

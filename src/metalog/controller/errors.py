@@ -1,9 +1,9 @@
 """Kafka's error codes (org.apache.kafka.common.protocol.Errors) that controller commands answer with,
-and the exceptions placement raises."""
+(placement's PlacementError is in metalog.errors, with every other exception)."""
 
 from __future__ import annotations
 
-from metalog.errors import MetalogError
+from metalog.errors import PlacementError  # noqa: F401  (raised by placement; named here too)
 
 NONE = 0
 UNKNOWN_SERVER_ERROR = -1
@@ -32,13 +32,3 @@ NAMES = {v: k for k, v in globals().items() if k.isupper() and isinstance(v, int
 
 def error_name(code: int) -> str:
     return NAMES.get(code, f"ERROR_{code}")
-
-
-class PlacementError(MetalogError):
-    """Replicas cannot be placed; ``code`` is the Kafka error a request would get, ``kind`` Kafka's exception."""
-
-    def __init__(self, reason: str, *, code: int, kind: str) -> None:
-        self.reason = reason
-        self.code = code
-        self.kind = kind
-        super().__init__(reason)

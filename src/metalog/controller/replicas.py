@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import Enum
 
-from metalog.errors import MetalogError
+from metalog.errors import StateChangeQueueFull
 from metalog.state.image import MetadataImage, PartitionRegistration
 
 
@@ -26,10 +26,6 @@ class StateChange:
     partition: int
     epoch: int  # the partition's leader epoch the change belongs to
     leader: int = -1
-
-
-class StateChangeQueueFull(MetalogError):
-    """A broker's state-change queue stays full even after shrinking."""
 
 
 def state_changes(old: MetadataImage, new: MetadataImage, broker_id: int) -> list[StateChange]:

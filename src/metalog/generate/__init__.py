@@ -1,5 +1,5 @@
 """Realistic KRaft metadata histories, for demos, tests and benchmarks."""
 
-from metalog.generate.history import HistoryGenerator, HistorySettings
+from metalog.generate.generator import HistoryGenerator, HistorySettings
 
 __all__ = ["HistoryGenerator", "HistorySettings"]

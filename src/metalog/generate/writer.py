@@ -12,7 +12,7 @@ from typing import Any
 
 from metalog.codec import Uuid, message_class
 from metalog.errors import MetalogError
-from metalog.generate.history import START_MS, HistoryGenerator, HistorySettings
+from metalog.generate.generator import START_MS, HistoryGenerator, HistorySettings
 from metalog.log import MetadataLog
 from metalog.snapshots import SnapshotId, SnapshotWriter
 from metalog.state import MetadataLoader

@@ -20,9 +20,9 @@ from typing import Any, NamedTuple
 
 import crc32c
 
-from metalog.errors import CorruptBatchError
+from metalog.errors import CorruptBatchError, RecordError, VarintError
 from metalog.log.compression import Compression, decompress
-from metalog.log.varint import VarintError, read_varint, read_varlong
+from metalog.log.varint import read_varint, read_varlong
 
 HEADER = struct.Struct(">qiibIhiqqqhii")
 HEADER_SIZE = HEADER.size  # 61
@@ -174,7 +174,7 @@ class RecordBatch:
                 if fast is not None:
                     return fast
             return _decode_records(data, begin, limit, count, self.base_offset, self.base_timestamp, log_append_time)
-        except _RecordError as e:
+        except RecordError as e:
             where = e.pos - begin
             raise self._error(f"record {e.index}: {e.reason} (at byte {where} of the "
                               f"{'decompressed ' if data is not self.data else ''}records)") from None
@@ -227,11 +227,6 @@ def iter_batches(data: Any, start: int = 0, *, source: str | None = None, valida
         pos += size
 
 
-class _RecordError(Exception):
-    def __init__(self, index: int, pos: int, reason: str) -> None:
-        self.index, self.pos, self.reason = index, pos, reason
-
-
 def _decode_records(data: Any, pos: int, limit: int, count: int, base_offset: int, base_timestamp: int,
                     log_append_time: int | None) -> list[Record]:
     """The records in ``data[pos:limit]``; the one-byte varint case is inlined because it is the common one."""
@@ -248,7 +243,7 @@ def _decode_records(data: Any, pos: int, limit: int, count: int, base_offset: in
                 size, pos = read_varint(data, pos)
             end = pos + size
             if size < MIN_RECORD_SIZE - 1 or end > limit:
-                raise _RecordError(i, pos, f"record length {size} does not fit the batch")
+                raise RecordError(i, pos, f"record length {size} does not fit the batch")
             attributes = data[pos]
             b = data[pos + 1]
             if b < 0x80:
@@ -269,7 +264,7 @@ def _decode_records(data: Any, pos: int, limit: int, count: int, base_offset: in
             else:
                 n, pos = read_varint(data, pos)
                 if n < -1 or n > end - pos:
-                    raise _RecordError(i, pos, f"key length {n} does not fit the record")
+                    raise RecordError(i, pos, f"key length {n} does not fit the record")
                 key = None if n < 0 else data[pos:pos + n]
                 pos += max(n, 0)
             b = data[pos]
@@ -279,7 +274,7 @@ def _decode_records(data: Any, pos: int, limit: int, count: int, base_offset: in
             else:
                 n, pos = read_varint(data, pos)
             if n < -1 or n > end - pos:
-                raise _RecordError(i, pos, f"value length {n} does not fit the record")
+                raise RecordError(i, pos, f"value length {n} does not fit the record")
             if n < 0:
                 value = None
             else:
@@ -291,15 +286,15 @@ def _decode_records(data: Any, pos: int, limit: int, count: int, base_offset: in
             else:
                 headers, pos = _decode_headers(data, pos, end, i)
             if pos != end:
-                raise _RecordError(i, pos, f"record length says {size} bytes but its fields take "
+                raise RecordError(i, pos, f"record length says {size} bytes but its fields take "
                                            f"{size + pos - end}")
             append(_new_record(Record, (base_offset + offset_delta,
                                         base_timestamp + ts_delta if log_append_time is None else log_append_time,
                                         key, value, headers, attributes)))
     except (IndexError, VarintError) as e:
-        raise _RecordError(i, min(pos, limit), f"truncated or malformed ({e})") from None
+        raise RecordError(i, min(pos, limit), f"truncated or malformed ({e})") from None
     if pos != limit:
-        raise _RecordError(count, pos, f"{limit - pos} bytes follow the last of {count} records")
+        raise RecordError(count, pos, f"{limit - pos} bytes follow the last of {count} records")
     return out
 
 
@@ -379,20 +374,20 @@ def kraft_values(data: Any, pos: int, limit: int, count: int) -> list[bytes] | N
 def _decode_headers(data: Any, pos: int, end: int, index: int) -> tuple[tuple[tuple[str, bytes | None], ...], int]:
     count, pos = read_varint(data, pos)
     if count < 0 or count > (end - pos) // 2:
-        raise _RecordError(index, pos, f"header count {count} does not fit the record")
+        raise RecordError(index, pos, f"header count {count} does not fit the record")
     headers = []
     for _ in range(count):
         n, pos = read_varint(data, pos)
         if n < 0 or n > end - pos:
-            raise _RecordError(index, pos, f"header key length {n} does not fit the record")
+            raise RecordError(index, pos, f"header key length {n} does not fit the record")
         try:
             key = bytes(data[pos:pos + n]).decode()
         except UnicodeDecodeError:
-            raise _RecordError(index, pos, "header key is not UTF-8") from None
+            raise RecordError(index, pos, "header key is not UTF-8") from None
         pos += n
         n, pos = read_varint(data, pos)
         if n < -1 or n > end - pos:
-            raise _RecordError(index, pos, f"header value length {n} does not fit the record")
+            raise RecordError(index, pos, f"header value length {n} does not fit the record")
         value = None if n < 0 else bytes(data[pos:pos + n])
         pos += max(n, 0)
         headers.append((key, value))

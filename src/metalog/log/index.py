@@ -17,6 +17,8 @@ from array import array
 from pathlib import Path
 from typing import NamedTuple
 
+from metalog.errors import IndexProblem
+
 OFFSET_ENTRY = struct.Struct(">ii")
 TIME_ENTRY = struct.Struct(">qi")
 INDEX_INTERVAL_BYTES = 4096
@@ -27,10 +29,6 @@ class TimeEntry(NamedTuple):
 
     timestamp: int
     offset: int
-
-
-class IndexProblem(ValueError):
-    """An index that fails its sanity check; it gets rebuilt from the log."""
 
 
 class OffsetIndex:

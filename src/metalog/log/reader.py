@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
-from metalog.errors import TruncatedBatchError
+from metalog.errors import CorruptBatchError, TruncatedBatchError
 from metalog.log.batch import HEADER_SIZE, RecordBatch, check_frame
 from metalog.log.chain import BatchChain, follow
 
@@ -96,12 +96,12 @@ def _valid_at(fd: int, pos: int, end: int) -> bool:
         return False
     try:
         size = check_frame(head, 0)
-    except Exception:
+    except CorruptBatchError:
         return False
     if size > end - pos:
         return False
     try:
         RecordBatch(os.pread(fd, size, pos), 0).ensure_valid()
-    except Exception:
+    except CorruptBatchError:
         return False
     return True

@@ -13,10 +13,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-from metalog.errors import CorruptBatchError, LogError
+from metalog.errors import CorruptBatchError, IndexProblem, LogError
 from metalog.log.batch import RecordBatch
 from metalog.log.chain import BatchChain
-from metalog.log.index import INDEX_INTERVAL_BYTES, IndexProblem, OffsetIndex, TimeIndex
+from metalog.log.index import INDEX_INTERVAL_BYTES, OffsetIndex, TimeIndex
 from metalog.log.reader import read_batches
 
 LOG_SUFFIX = ".log"

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-
-class VarintError(ValueError):
-    """A varint that runs past its buffer or is longer than its type allows."""
+from metalog.errors import VarintError
 
 
 def read_varint(buf: Any, pos: int) -> tuple[int, int]:

@@ -24,12 +24,13 @@ from typing import Any
 from metalog.codec.definitions import MESSAGES, METADATA_BY_API_KEY
 from metalog.errors import DecodeError, LogError, PointError
 from metalog.log.control import ControlType, decode_control
-from metalog.replay.history import MetadataHistory, gc_paused
+from metalog.replay.gc import gc_paused
+from metalog.replay.history import MetadataHistory
 from metalog.replay.points import format_time
 from metalog.replay.subjects import ALL, Key, Subject, shown
 from metalog.state import MetadataLoader
+from metalog.state.enums import record_type_name
 from metalog.state.image import EMPTY, MetadataImage
-from metalog.state.versions import record_type_name
 
 _BEGIN = MESSAGES["BeginTransactionRecord"].api_key
 _ABORT = MESSAGES["AbortTransactionRecord"].api_key

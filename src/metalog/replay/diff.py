@@ -6,7 +6,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from metalog.codec.uuid import LOST, MIGRATING, UNASSIGNED
-from metalog.state import versions as V
+from metalog.state.enums import CONFIG_RESOURCE_TYPES, ZK_MIGRATION_STATES, metadata_version_name
 from metalog.state.image import MetadataImage, PartitionRegistration
 
 # Partition fields a diff reports, as (attribute, JSON name).
@@ -68,16 +68,16 @@ def diff_images(before: MetadataImage, after: MetadataImage) -> ImageDiff:
     d = ImageDiff(before.offset, after.offset)
     fa, fb = before.features, after.features
     if fa.metadata_version != fb.metadata_version:
-        d.metadata_version = (V.metadata_version_name(fa.metadata_version),
-                              V.metadata_version_name(fb.metadata_version))
+        d.metadata_version = (metadata_version_name(fa.metadata_version),
+                              metadata_version_name(fb.metadata_version))
     if fa.zk_migration_state != fb.zk_migration_state:
-        d.zk_migration_state = (V.ZK_MIGRATION_STATES.get(fa.zk_migration_state, "?"),
-                                V.ZK_MIGRATION_STATES.get(fb.zk_migration_state, "?"))
+        d.zk_migration_state = (ZK_MIGRATION_STATES.get(fa.zk_migration_state, "?"),
+                                ZK_MIGRATION_STATES.get(fb.zk_migration_state, "?"))
     _brokers(before, after, d)
     _topics(before, after, d)
     for resource in sorted(before.configs.keys() | after.configs.keys()):
         old, new = before.configs.get(resource, {}), after.configs.get(resource, {})
-        name = f"{V.CONFIG_RESOURCE_TYPES.get(resource[0], resource[0])}/{resource[1]}"
+        name = f"{CONFIG_RESOURCE_TYPES.get(resource[0], resource[0])}/{resource[1]}"
         for key in sorted(old.keys() | new.keys()):
             if old.get(key) != new.get(key):
                 d.configs.append((name, key, old.get(key), new.get(key)))

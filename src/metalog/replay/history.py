@@ -2,18 +2,14 @@
 
 ``MetadataHistory`` opens a log directory read-only and answers "what was the state at offset N
 (or at time T)?": the state Kafka's loader published last at or before N (see ``metalog.replay.points``),
-found by starting from the nearest Kafka snapshot or metalog state image before it and replaying the
-tail of the log. State images live beside Kafka's files, in ``<log dir>/metalog-images/<20-digit
-offset>.image``, where Kafka never looks, and only ever at a published batch end.
+found by starting from the nearest Kafka snapshot or metalog state image (``metalog.replay.images``) before
+it and replaying the tail of the log.
 """
 
 from __future__ import annotations
 
-import gc
 import os
-import re
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -23,17 +19,16 @@ from metalog.codec.framing import decode_metadata_record, metadata_api_key
 from metalog.errors import DecodeError, LogError, MetalogError, PointError
 from metalog.log import MetadataLog
 from metalog.log.scan import ScannedBatch
+from metalog.replay.gc import gc_paused
+from metalog.replay.images import IMAGE_DIR, image_points, read_image, write_image
 from metalog.replay.points import BatchSpan, ReplayResult, StartPoint, format_time, parse_time
 from metalog.snapshots import SnapshotReader
 from metalog.state import MetadataLoader
 from metalog.state.image import EMPTY, MetadataImage
-from metalog.state.serde import image_from_bytes, image_to_bytes
 
 __all__ = ["IMAGE_DIR", "MetadataHistory", "PublishedState", "ReplayResult", "StartPoint", "format_time",
            "gc_paused", "load_scanned", "parse_time"]
 
-IMAGE_DIR = "metalog-images"
-_IMAGE_NAME = re.compile(r"^(\d{20})\.image$")
 _BEGIN_TRANSACTION = MESSAGES["BeginTransactionRecord"].api_key
 
 
@@ -74,12 +69,7 @@ class MetadataHistory:
         points = [StartPoint("empty", -1)]
         for sid in self.log.snapshot_ids():
             points.append(StartPoint("checkpoint", sid.end_offset - 1, self.log.directory / sid.file_name))
-        image_dir = self.root / IMAGE_DIR
-        if image_dir.is_dir():
-            for p in image_dir.iterdir():
-                m = _IMAGE_NAME.match(p.name)
-                if m:
-                    points.append(StartPoint("image", int(m.group(1)), p))
+        points += image_points(self.root)
         # images load faster than checkpoints: at equal offsets prefer them
         return sorted(points, key=lambda p: (p.offset, p.kind == "image"))
 
@@ -169,11 +159,18 @@ class MetadataHistory:
         through = max(self.batch_at(first).base_offset, self.log.log_start_offset) - 1
         loader, _ = self._loader_through(self._start_for(through, through, True), through, None)
         for scanned in self.log.scan(through + 1):
-            if scanned[1] > end:
+            _, last, max_timestamp, _, _ = scanned
+            if last > end:
                 return
             image = load_scanned(loader, scanned, self.log.directory, through + 1)
-            if image is not None and scanned[1] >= start:
-                yield PublishedState(scanned[1], scanned[2], image)
+            if image is not None and last >= start:
+                yield PublishedState(last, max_timestamp, image)
+
+    def state_before_log(self) -> MetadataImage:
+        """The state a replay of the whole log starts from: empty, or for a log whose start moved up after a
+        snapshot (Kafka's retention), the snapshot or state image that holds the offset before its first."""
+        first = self.log.log_start_offset
+        return EMPTY if first == 0 else self._load(self._start_for(first - 1, first - 1, True))
 
     def _start_for(self, through: int, target: int, use_snapshots: bool) -> StartPoint:
         """The last snapshot or state image a replay to the end of the batch ending at ``through`` can start
@@ -230,19 +227,7 @@ class MetadataHistory:
         if not self.is_batch_end(result.offset):
             raise PointError(f"the state shown was published at offset {result.offset}, inside batch "
                              f"{self.batch_at(result.offset)}: state images are written only at batch ends")
-        return self._write_image(result.image)
-
-    def _write_image(self, image: MetadataImage) -> Path:
-        """``image`` as the state image named by its offset: written whole, then renamed."""
-        directory = self.root / IMAGE_DIR
-        directory.mkdir(exist_ok=True)
-        path = directory / f"{image.offset:020d}.image"
-        tmp = path.with_suffix(".image.tmp")
-        tmp.write_bytes(image_to_bytes(image))
-        with open(tmp, "rb+") as f:
-            os.fsync(f.fileno())
-        tmp.replace(path)
-        return path
+        return write_image(self.root, result.image)
 
     def write_images(self, every: int, progress: ProgressCallback | None = None) -> list[Path]:
         """One pass over the log, writing a state image at the first published batch end at or after every
@@ -257,15 +242,15 @@ class MetadataHistory:
         first, end = self.log.log_start_offset, self.end_offset
         if end < first:
             return []
-        loader, _ = self._loader_through(self._start_for(first - 1, first - 1, True), first - 1, None)
+        loader = MetadataLoader(self.state_before_log())
         written, replayed, next_mark = [], 0, (first // every + 1) * every
         for scanned in self.log.scan(first):
             replayed += replay_scanned(loader, scanned, self.log.directory, first)
-            last = scanned[1]
+            _, last, _, _, _ = scanned
             # only the batch ends that may get an image are told to the loader: publishing costs an image
             if last >= next_mark and (image := loader.end_batch(last)) is not None:
                 if last not in have:
-                    written.append(self._write_image(image))
+                    written.append(write_image(self.root, image))
                     have.add(last)
                 next_mark = (last // every + 1) * every
             if progress is not None:
@@ -277,11 +262,7 @@ class MetadataHistory:
         if start.kind == "empty" or start.path is None:
             return EMPTY
         if start.kind == "image":
-            image = image_from_bytes(start.path.read_bytes(), str(start.path))
-            if image.offset != start.offset:
-                raise LogError(f"state image holds offset {image.offset}, its name says {start.offset}",
-                               file=start.path)
-            return image
+            return read_image(start.path, start.offset)
         records = (decode_metadata_record(r.value).message for r in SnapshotReader(start.path).records()
                    if r.value is not None)
         return MetadataLoader().load_snapshot(records, start.offset)
@@ -292,7 +273,8 @@ def load_scanned(loader: MetadataLoader, batch: ScannedBatch, where: Path, first
     its first batch, after a snapshot); the published image, or None inside a transaction. A record that does
     not decode is named by its offset and ``where``."""
     replay_scanned(loader, batch, where, first)
-    return loader.end_batch(batch[1])
+    _, last, _, _, _ = batch
+    return loader.end_batch(last)
 
 
 def replay_scanned(loader: MetadataLoader, batch: ScannedBatch, where: Path, first: int = 0) -> int:
@@ -310,18 +292,6 @@ def replay_scanned(loader: MetadataLoader, batch: ScannedBatch, where: Path, fir
     except DecodeError as e:
         raise LogError(f"offset {max(loader.offset + 1, base)}: {e}", file=where) from None
     return len(values)
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Replay allocates millions of short-lived, acyclic objects: the cycle collector only slows it down."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _nothing_published(target: int, batch: BatchSpan | None, loader: MetadataLoader) -> str:

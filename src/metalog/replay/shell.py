@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from metalog.codec.uuid import Uuid
-from metalog.errors import MetalogError, PointError
+from metalog.errors import ExitShell, MetalogError, PointError
 from metalog.replay import subjects as S
 from metalog.replay.changes import changes, render
 from metalog.replay.history import MetadataHistory
@@ -52,10 +52,6 @@ COMMANDS = {c.name: c for c in [
     Command("pwd", "pwd", "Print the current working directory."),
     Command("tree", "tree PATH...", "Show the contents of metadata nodes in a tree structure."),
 ]}
-
-
-class ExitShell(Exception):
-    """``exit``: the shell ends."""
 
 
 def point(history: MetadataHistory, text: str) -> ReplayResult:

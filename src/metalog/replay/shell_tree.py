@@ -34,7 +34,7 @@ from decimal import Decimal
 from typing import Any
 
 from metalog import __version__
-from metalog.state import versions as V
+from metalog.state import enums as V
 from metalog.state.image import BrokerRegistration, MetadataImage, PartitionRegistration, uuid_order
 from metalog.state.jsonimage import quota_entity_name
 

@@ -23,7 +23,7 @@ from metalog.codec.definitions import MESSAGES
 from metalog.codec.framing import decode_metadata_record
 from metalog.codec.uuid import Uuid
 from metalog.errors import MetalogError
-from metalog.state import versions as V
+from metalog.state import enums as V
 from metalog.state.image import BrokerRegistration, MetadataImage, PartitionRegistration
 from metalog.state.jsonimage import controller_to_json
 

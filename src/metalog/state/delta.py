@@ -1,18 +1,17 @@
-"""MetadataDelta: the changes records make to an image, and the one place each record's rule lives.
+"""MetadataDelta: the changes records make to an image, kept apart from it until ``apply()``.
 
-``replay(record, offset)`` applies one metadata record; ``apply()`` builds the new image,
-sharing everything unchanged with the old one. A record that cannot apply raises ReplayError
-naming the offset and the record, and leaves the delta as it was.
+``replay(record, offset)`` applies one metadata record by its rule (``metalog.state.rules``, the one table of
+record rules); ``apply()`` builds the new image, sharing everything unchanged with the old one. A record that
+cannot apply raises ReplayError naming the offset and the record, and leaves the delta as it was.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from metalog.codec.uuid import MIGRATING, Uuid
+from metalog.codec.uuid import Uuid
 from metalog.errors import ReplayError
-from metalog.state import versions as V
+from metalog.state.enums import record_type_name
 from metalog.state.image import (
     BrokerRegistration,
     FeaturesImage,
@@ -20,9 +19,7 @@ from metalog.state.image import (
     PartitionRegistration,
     TopicImage,
 )
-
-_DELETED = None  # an overlay value that removes the entry
-_new_tuple = tuple.__new__
+from metalog.state.rules import APPLY
 
 
 class _TopicDelta:
@@ -71,7 +68,7 @@ class MetadataDelta:
 
     # ---- the entry point ---------------------------------------------------------------------------
     def replay(self, record: Any, offset: int | None = None) -> None:
-        rule = _RULES.get(record.NAME)
+        rule = APPLY.get(record.NAME)
         if rule is None:
             raise ReplayError(f"{record.NAME} is not a metadata record this state applies", offset=offset,
                               record=record.NAME)
@@ -88,7 +85,8 @@ class MetadataDelta:
             return self.brokers[broker_id]
         return self.image.brokers.get(broker_id)
 
-    def _broker_or_fail(self, broker_id: int, epoch: int, action: str) -> BrokerRegistration:
+    def broker_or_fail(self, broker_id: int, epoch: int, action: str) -> BrokerRegistration:
+        """The broker registered at ``epoch``; else a ReplayError saying why it cannot be ``action``-ed."""
         broker = self.broker(broker_id)
         if broker is None:
             raise ReplayError(f"tried to {action} broker {broker_id}, but that broker was not registered")
@@ -97,7 +95,8 @@ class MetadataDelta:
                               f"the current broker epoch, {broker.epoch}")
         return broker
 
-    def _topic(self, topic_id: Uuid) -> _TopicDelta:
+    def topic_delta(self, topic_id: Uuid) -> _TopicDelta:
+        """The topic's delta (made over the image's topic on first use); unknown topic ids are refused."""
         delta = self.topics.get(topic_id)
         if delta is None:
             base = None if topic_id in self.deleted_topics else self.image.topics.get(topic_id)
@@ -106,149 +105,23 @@ class MetadataDelta:
             delta = self.topics[topic_id] = _TopicDelta(base.name, topic_id, base)
         return delta
 
-    # ---- features ----------------------------------------------------------------------------------
-    def _feature_level(self, r: Any) -> None:
-        if r.name == V.METADATA_VERSION_FEATURE:
-            if r.feature_level < 1:
-                raise ReplayError(f"metadata.version cannot be set to level {r.feature_level}")
-            self.metadata_version = r.feature_level
-        else:
-            self.features[r.name] = r.feature_level if r.feature_level != 0 else _DELETED
+    # ---- changes the rules make besides setting entries --------------------------------------------
+    def start_topic(self, name: str, topic_id: Uuid) -> None:
+        """A topic (re)starts with no partitions."""
+        self.deleted_topics.discard(topic_id)
+        self.topics[topic_id] = _TopicDelta(name, topic_id, None)
 
-    def _zk_migration_state(self, r: Any) -> None:
-        if r.zk_migration_state not in V.ZK_MIGRATION_STATES:
-            raise ReplayError(f"unknown ZkMigrationState value {r.zk_migration_state}")
-        self.zk_migration_state = r.zk_migration_state
+    def remove_topic(self, topic_id: Uuid) -> str:
+        """Remove a known topic; its name."""
+        name = self.topic_delta(topic_id).name
+        del self.topics[topic_id]
+        self.deleted_topics.add(topic_id)
+        return name
 
-    # ---- cluster -----------------------------------------------------------------------------------
-    def _register_broker(self, r: Any) -> None:
-        # BrokerRegistration.fromRecord keeps listeners and features in maps by name: a repeated name keeps the last.
-        listeners = {e.name: (e.name, e.host, e.port, e.security_protocol) for e in r.end_points}
-        features = {f.name: (f.name, f.min_supported_version, f.max_supported_version) for f in r.features}
-        self.brokers[r.broker_id] = BrokerRegistration(
-            r.broker_id, r.broker_epoch, r.incarnation_id, tuple(listeners.values()), tuple(features.values()),
-            r.rack, r.fenced, r.in_controlled_shutdown, r.is_migrating_zk_broker, tuple(r.log_dirs))
-
-    def _unregister_broker(self, r: Any) -> None:
-        self._broker_or_fail(r.broker_id, r.broker_epoch, "unregister")
-        self.brokers[r.broker_id] = _DELETED
-
-    def _fence_broker(self, r: Any) -> None:
-        self.brokers[r.id] = self._broker_or_fail(r.id, r.epoch, "fence").clone_with(fenced=True)
-
-    def _unfence_broker(self, r: Any) -> None:
-        self.brokers[r.id] = self._broker_or_fail(r.id, r.epoch, "unfence").clone_with(fenced=False)
-
-    def _broker_registration_change(self, r: Any) -> None:
-        broker = self._broker_or_fail(r.broker_id, r.broker_epoch, "change")
-        if r.fenced not in (V.FENCE, V.NO_FENCING_CHANGE, V.UNFENCE):
-            raise ReplayError(f"unknown value for the Fenced field: {r.fenced}")
-        if r.in_controlled_shutdown not in (V.NO_SHUTDOWN_CHANGE, V.IN_CONTROLLED_SHUTDOWN):
-            raise ReplayError(f"unknown value for the InControlledShutdown field: {r.in_controlled_shutdown}")
-        fenced = {V.FENCE: True, V.UNFENCE: False}.get(r.fenced)
-        shutdown = True if r.in_controlled_shutdown == V.IN_CONTROLLED_SHUTDOWN else None
-        dirs = tuple(r.log_dirs) if r.log_dirs else None  # null or empty: unchanged
-        self.brokers[r.broker_id] = broker.clone_with(fenced, shutdown, dirs)
-
-    def _register_controller(self, r: Any) -> None:
-        # ControllerRegistration.Builder(record) refuses an endpoint whose security protocol it does not know.
-        for e in r.end_points:
-            if e.security_protocol not in V.SECURITY_PROTOCOLS:
-                raise ReplayError(f"unknown security protocol {e.security_protocol} for endpoint {e.name!r}")
-        self.controllers[r.controller_id] = r
-
-    # ---- topics and partitions ---------------------------------------------------------------------
-    def _topic_record(self, r: Any) -> None:
-        self.deleted_topics.discard(r.topic_id)
-        self.topics[r.topic_id] = _TopicDelta(r.name, r.topic_id, None)
-
-    def _partition_record(self, r: Any) -> None:
-        topic = self._topic(r.topic_id)
-        directories = _directories(r.directories, len(r.replicas))
-        topic.partitions[r.partition_id] = PartitionRegistration(
-            tuple(r.replicas), directories, tuple(r.isr), tuple(r.removing_replicas), tuple(r.adding_replicas),
-            tuple(r.eligible_leader_replicas or ()), tuple(r.last_known_elr or ()), r.leader,
-            _recovery_state(r.leader_recovery_state), r.leader_epoch, r.partition_epoch)
-
-    def _partition_change(self, r: Any) -> None:
-        topic = self.topics.get(r.topic_id) or self._topic(r.topic_id)
-        pid = r.partition_id
-        old = topic.partitions.get(pid) or topic.base_partitions.get(pid)
-        if old is None:
-            raise ReplayError(f"unknown partition {topic.name}-{pid} (topic id {r.topic_id})")
-        replicas, directories, isr, removing, adding, elr, last_known_elr, leader, recovery, leader_epoch, \
-            partition_epoch = old
-        if r.replicas is not None or r.directories is not None:
-            replicas = replicas if r.replicas is None else tuple(r.replicas)
-            directories = _merged_directories(directories, r, replicas)
-        if r.leader != V.NO_LEADER_CHANGE:
-            leader, leader_epoch = r.leader, leader_epoch + 1
-        if r.leader_recovery_state != V.LEADER_RECOVERY_NO_CHANGE:
-            recovery = _recovery_state(r.leader_recovery_state)
-        topic.partitions[pid] = _new_tuple(PartitionRegistration, (
-            replicas, directories,
-            isr if r.isr is None else tuple(r.isr),
-            removing if r.removing_replicas is None else tuple(r.removing_replicas),
-            adding if r.adding_replicas is None else tuple(r.adding_replicas),
-            elr if r.eligible_leader_replicas is None else tuple(r.eligible_leader_replicas),
-            last_known_elr if r.last_known_elr is None else tuple(r.last_known_elr),
-            leader, recovery, leader_epoch, partition_epoch + 1))
-
-    def _remove_topic(self, r: Any) -> None:
-        name = self._topic(r.topic_id).name
-        del self.topics[r.topic_id]
-        self.deleted_topics.add(r.topic_id)
-        self._clear_config((V.TOPIC_RESOURCE, name))
-
-    # ---- configs and the rest ----------------------------------------------------------------------
-    def _config(self, r: Any) -> None:
-        # A resource type Kafka does not know is applied all the same (ConfigResource.Type.forId gives UNKNOWN).
-        # metalog keeps the type's own id rather than UNKNOWN, so two unknown types never merge.
-        self.configs.setdefault((r.resource_type, r.resource_name), {})[r.name] = r.value  # null deletes the key
-
-    def _clear_config(self, resource: tuple[int, str]) -> None:
+    def clear_config(self, resource: tuple[int, str]) -> None:
+        """Every config of ``resource`` goes."""
         self.configs.pop(resource, None)
         self.cleared_configs.add(resource)
-
-    def _client_quota(self, r: Any) -> None:
-        self.client_quotas.setdefault(quota_entity(r), {})[r.key] = None if r.remove else r.value
-
-    def _producer_ids(self, r: Any) -> None:
-        # Deliberately stricter than Kafka's image (ProducerIdsDelta takes any value): Kafka's controller refuses a
-        # next producer id that is not greater than the current one (ProducerIdControlManager.replay), so no Kafka
-        # controller wrote such a record; metalog reports it rather than publish a state that went back.
-        if self.next_producer_id is not None and r.next_producer_id <= self.next_producer_id:
-            raise ReplayError(f"next producer id {r.next_producer_id} is not greater than the current "
-                              f"{self.next_producer_id}")
-        self.next_producer_id = r.next_producer_id
-
-    def _acl(self, r: Any) -> None:
-        self.acls[r.id] = r
-
-    def _remove_acl(self, r: Any) -> None:
-        if (self.acls[r.id] if r.id in self.acls else self.image.acls.get(r.id)) is None:
-            raise ReplayError(f"no ACL with id {r.id} to remove")
-        self.acls[r.id] = _DELETED
-
-    def _scram(self, r: Any) -> None:
-        self.scram[(r.name, r.mechanism)] = r
-
-    def _remove_scram(self, r: Any) -> None:
-        key = (r.name, r.mechanism)
-        if (self.scram[key] if key in self.scram else self.image.scram.get(key)) is None:
-            raise ReplayError(f"no SCRAM credential for user {r.name!r} mechanism {r.mechanism} to remove")
-        self.scram[key] = _DELETED
-
-    def _token(self, r: Any) -> None:
-        self.delegation_tokens[r.token_id] = r
-
-    def _remove_token(self, r: Any) -> None:
-        # A token that is not there is no error: Kafka's image (DelegationTokenDelta) and its controller
-        # (DelegationTokenControlManager.replay) both take the removal as it comes.
-        self.delegation_tokens[r.token_id] = _DELETED
-
-    def _no_op(self, r: Any) -> None:
-        pass
 
     # ---- the new image -----------------------------------------------------------------------------
     def apply(self) -> MetadataImage:
@@ -309,19 +182,8 @@ class MetadataDelta:
 def located(error: ReplayError, offset: int | None, record: Any) -> ReplayError:
     """A rule's error with the offset and the record type named (a rule knows neither)."""
     if error.offset is None:
-        return ReplayError(error.reason, offset=offset, record=V.record_type_name(record.NAME))
+        return ReplayError(error.reason, offset=offset, record=record_type_name(record.NAME))
     return error
-
-
-def rule_for(name: str) -> Callable[[MetadataDelta, Any], None] | None:
-    """The rule that applies a record of message ``name`` to a delta (None: not a record a delta applies)."""
-    return _RULES.get(name)
-
-
-def quota_entity(r: Any) -> tuple[tuple[str, str | None], ...]:
-    """A ClientQuotaRecord's entity as a key: (type, name) pairs by type. Kafka's ClientQuotaImage.dataToEntity
-    builds a map by type, so a type named twice keeps its last name."""
-    return tuple(sorted({e.entity_type: e.entity_name for e in r.entity}.items()))
 
 
 def _overlay(base: dict[Any, Any], changes: dict[Any, Any]) -> dict[Any, Any]:
@@ -337,68 +199,3 @@ def _overlay(base: dict[Any, Any], changes: dict[Any, Any]) -> dict[Any, Any]:
     return merged
 
 
-def _merged_directories(current: tuple[Uuid, ...], r: Any, replicas: tuple[int, ...]) -> tuple[Uuid, ...]:
-    """The directories after a PartitionChangeRecord that carries Replicas or Directories, for ``replicas``.
-
-    Kafka's PartitionRegistration.merge (since KAFKA-16583, 3.7.1 and 3.8): a record without Directories (null,
-    as every record written below metadata.version 3.7-IV2 is) keeps the current directories by position; the
-    record's Directories replace them otherwise; and directories that are all MIGRATING (or an empty list)
-    become MIGRATING for every replica, however many there now are. Anything else whose length does not match
-    the replicas is refused, as Kafka's checkDirectories and constructor refuse it.
-    """
-    if r.directories is None:
-        directories = current
-    else:
-        if r.replicas is not None and r.directories and len(r.directories) != len(r.replicas):
-            raise ReplayError(f"{len(r.directories)} directories for {len(r.replicas)} replicas")
-        directories = tuple(r.directories)
-    if directories.count(MIGRATING) == len(directories):  # all MIGRATING (or none)
-        return (MIGRATING,) * len(replicas)
-    if len(directories) != len(replicas):
-        if r.directories is None:
-            raise ReplayError(f"Replicas changes to {len(replicas)} replicas without Directories, and the "
-                              f"{len(directories)} current directories are not all MIGRATING")
-        raise ReplayError(f"{len(directories)} directories for {len(replicas)} replicas")
-    return directories
-
-
-def _directories(directories: list[Uuid] | None, n_replicas: int) -> tuple[Uuid, ...]:
-    """PartitionRecord.Directories: null, empty or all MIGRATING mean MIGRATING for every replica."""
-    if not directories:
-        return (MIGRATING,) * n_replicas
-    if len(directories) != n_replicas:
-        raise ReplayError(f"{len(directories)} directories for {n_replicas} replicas")
-    return tuple(directories)
-
-
-def _recovery_state(value: int) -> int:
-    if value not in V.LEADER_RECOVERY_STATES:
-        raise ReplayError(f"unknown LeaderRecoveryState value {value}")
-    return value
-
-
-# One rule per metadata record type (by message name). Transactions are the loader's business.
-_RULES: dict[str, Callable[[MetadataDelta, Any], None]] = {
-    "FeatureLevelRecord": MetadataDelta._feature_level,
-    "ZkMigrationStateRecord": MetadataDelta._zk_migration_state,
-    "RegisterBrokerRecord": MetadataDelta._register_broker,
-    "UnregisterBrokerRecord": MetadataDelta._unregister_broker,
-    "FenceBrokerRecord": MetadataDelta._fence_broker,
-    "UnfenceBrokerRecord": MetadataDelta._unfence_broker,
-    "BrokerRegistrationChangeRecord": MetadataDelta._broker_registration_change,
-    "RegisterControllerRecord": MetadataDelta._register_controller,
-    "TopicRecord": MetadataDelta._topic_record,
-    "PartitionRecord": MetadataDelta._partition_record,
-    "PartitionChangeRecord": MetadataDelta._partition_change,
-    "RemoveTopicRecord": MetadataDelta._remove_topic,
-    "ConfigRecord": MetadataDelta._config,
-    "ClientQuotaRecord": MetadataDelta._client_quota,
-    "ProducerIdsRecord": MetadataDelta._producer_ids,
-    "AccessControlEntryRecord": MetadataDelta._acl,
-    "RemoveAccessControlEntryRecord": MetadataDelta._remove_acl,
-    "UserScramCredentialRecord": MetadataDelta._scram,
-    "RemoveUserScramCredentialRecord": MetadataDelta._remove_scram,
-    "DelegationTokenRecord": MetadataDelta._token,
-    "RemoveDelegationTokenRecord": MetadataDelta._remove_token,
-    "NoOpRecord": MetadataDelta._no_op,
-}

@@ -96,6 +96,22 @@ class PartitionRegistration(NamedTuple):
                 f"leader_epoch={self.leader_epoch}, partition_epoch={self.partition_epoch})")
 
 
+_new_tuple = tuple.__new__
+
+
+def partition_registration(replicas: tuple[int, ...], directories: tuple[Uuid, ...], isr: tuple[int, ...],
+                           removing_replicas: tuple[int, ...], adding_replicas: tuple[int, ...],
+                           elr: tuple[int, ...], last_known_elr: tuple[int, ...], leader: int,
+                           leader_recovery_state: int, leader_epoch: int,
+                           partition_epoch: int) -> PartitionRegistration:
+    """A PartitionRegistration from its fields in order (a tuple subclass, made in one C call: the NamedTuple's
+    own constructor costs more per record). ``partition_change`` rebuilds one inline, in the same order."""
+    return _new_tuple(PartitionRegistration, (replicas, directories, isr, removing_replicas, adding_replicas, elr,
+                                              last_known_elr, leader, leader_recovery_state, leader_epoch,
+                                              partition_epoch))
+
+
+
 @dataclass(frozen=True)
 class TopicImage:
     name: str

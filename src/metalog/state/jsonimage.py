@@ -12,7 +12,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from metalog.state import versions as V
+from metalog.state import enums as V
+from metalog.state.enums import (
+    CONFIG_RESOURCE_TYPES,
+    LEADER_RECOVERY_STATES,
+    ZK_MIGRATION_STATES,
+    metadata_version_name,
+)
 from metalog.state.image import BrokerRegistration, MetadataImage, PartitionRegistration, uuid_order
 
 # ClientQuotaEntity's entity types, in the order Kafka's shell names them (ClientQuotasImageNode)
@@ -24,9 +30,9 @@ DEFAULT_QUOTA_ENTITY = "<default>"  # an entity name that is null: the default e
 def image_to_json(image: MetadataImage) -> dict[str, Any]:
     f = image.features
     return {
-        "metadataVersion": V.metadata_version_name(f.metadata_version),
+        "metadataVersion": metadata_version_name(f.metadata_version),
         "metadataVersionLevel": f.metadata_version,
-        "zkMigrationState": V.ZK_MIGRATION_STATES.get(f.zk_migration_state, str(f.zk_migration_state)),
+        "zkMigrationState": ZK_MIGRATION_STATES.get(f.zk_migration_state, str(f.zk_migration_state)),
         "finalizedFeatures": dict(sorted(f.finalized.items())),
         "brokers": {str(b): broker_to_json(image.brokers[b]) for b in sorted(image.brokers)},
         "topics": {
@@ -34,7 +40,7 @@ def image_to_json(image: MetadataImage) -> dict[str, Any]:
                    "partitions": {str(p): partition_to_json(image, t.partitions[p]) for p in sorted(t.partitions)}}
             for name, t in sorted(image.topics_by_name.items())
         },
-        "configs": {f"{V.CONFIG_RESOURCE_TYPES.get(rt, rt)}/{name}": dict(sorted(cfg.items()))
+        "configs": {f"{CONFIG_RESOURCE_TYPES.get(rt, rt)}/{name}": dict(sorted(cfg.items()))
                     for (rt, name), cfg in sorted(image.configs.items())},
         "controllers": {str(c): controller_to_json(image.controllers[c]) for c in sorted(image.controllers)},
         "nextProducerId": image.next_producer_id,
@@ -60,7 +66,7 @@ def partition_to_json(image: MetadataImage, p: PartitionRegistration) -> dict[st
         "replicas": list(p.replicas), "directories": [str(d) for d in p.directories], "isr": list(p.isr),
         "removingReplicas": list(p.removing_replicas), "addingReplicas": list(p.adding_replicas),
         "elr": list(p.elr), "lastKnownElr": list(p.last_known_elr), "leader": p.leader,
-        "leaderRecoveryState": V.LEADER_RECOVERY_STATES[p.leader_recovery_state],
+        "leaderRecoveryState": LEADER_RECOVERY_STATES[p.leader_recovery_state],
         "leaderEpoch": p.leader_epoch, "partitionEpoch": p.partition_epoch,
         "offlineReplicas": image.offline_replicas(p),
     }

@@ -26,18 +26,15 @@ from enum import Enum
 from typing import Any
 
 from metalog.codec import message_class
-from metalog.codec.definitions import METADATA_BY_API_KEY
-from metalog.codec.framing import FRAME_VERSION, decode_metadata_record, encode_metadata_record, metadata_readers
+from metalog.codec.framing import FAST_PATH_MISSES, FRAME_VERSION, decode_metadata_record, encode_metadata_record
 from metalog.errors import DecodeError, ReplayError
-from metalog.state.delta import MetadataDelta, located, rule_for
+from metalog.state.delta import MetadataDelta, located
+from metalog.state.enums import record_type_name
 from metalog.state.image import EMPTY, MetadataImage
+from metalog.state.rules import TRANSACTION_MARKERS, dispatch
 
 _BEGIN, _END, _ABORT = "BeginTransactionRecord", "EndTransactionRecord", "AbortTransactionRecord"
-_TRANSACTION_MARKERS = frozenset({_BEGIN, _END, _ABORT})
-_KAFKA_NAMES = {_BEGIN: "BEGIN_TRANSACTION_RECORD", _END: "END_TRANSACTION_RECORD", _ABORT: "ABORT_TRANSACTION_RECORD"}
 _NO_OP = encode_metadata_record(message_class("NoOpRecord")(), 0)
-Reader = Callable[[bytes, int], tuple[Any, int]]
-Rule = Callable[[MetadataDelta, Any], None]
 
 
 class TransactionState(Enum):
@@ -86,8 +83,7 @@ class MetadataLoader:
 
     def __init__(self, image: MetadataImage = EMPTY, *, transaction: OpenTransaction | None = None,
                  on_abort: Callable[[AbortedTransaction], object] | None = None) -> None:
-        if not _DISPATCH:
-            _fill_dispatch()
+        self._dispatch = dispatch()
         self.image = image
         self.on_abort = on_abort
         self.transaction_start: int | None = None  # the open transaction's BeginTransactionRecord
@@ -127,7 +123,7 @@ class MetadataLoader:
     def replay(self, record: Any, offset: int) -> None:
         """Load one decoded record of the current batch."""
         name = record.NAME
-        if name in _TRANSACTION_MARKERS:
+        if name in TRANSACTION_MARKERS:
             self._marker_record(name, offset)
         else:
             self._delta.replay(record, offset)
@@ -141,15 +137,17 @@ class MetadataLoader:
             self.offset = offset
             return
         try:
-            reader, rule = _DISPATCH[value[1] << 8 | value[2]]  # type: ignore[index]
+            reader, rule = self._dispatch[value[1] << 8 | value[2]]  # type: ignore[index]
             record, end = reader(value, 3)  # type: ignore[arg-type]
             if end != len(value) or value[0] != FRAME_VERSION:  # type: ignore[arg-type,index]
                 raise DecodeError("not exactly one record")
-        except Exception:  # the checked path raises the precise error, or handles a rare form
-            if value is None:
-                raise DecodeError("the record has no value") from None
+        except FAST_PATH_MISSES:  # the checked path raises the precise error, or reads a rare form
             self.replay(decode_metadata_record(value).message, offset)
             return
+        except TypeError:
+            if value is None:
+                raise DecodeError("the record has no value") from None
+            raise
         if rule is None:
             self._marker_record(record.NAME, offset)
         else:
@@ -165,12 +163,12 @@ class MetadataLoader:
         if name == _BEGIN:
             if state in OPEN:
                 raise ReplayError(f"a transaction is already open (since offset {self.transaction_start})",
-                                  offset=offset, record=_KAFKA_NAMES[name])
+                                  offset=offset, record=record_type_name(name))
             self._publish(offset - 1)  # Kafka's loadBatch emits the delta when a transaction starts
             self._clean = offset
             self._state, self.transaction_start = STARTED, offset
         elif state not in OPEN:
-            raise ReplayError("no transaction is open", offset=offset, record=_KAFKA_NAMES[name])
+            raise ReplayError("no transaction is open", offset=offset, record=record_type_name(name))
         elif name == _END:
             self._state, self.transaction_start = ENDED, None
         else:
@@ -254,18 +252,3 @@ class MetadataLoader:
         self._state, self.transaction_start = NO_TRANSACTION, None
         self.offset = self._marker = self._clean = offset
         return self.image
-
-
-def _fill_dispatch() -> None:
-    """apiKey << 8 | version -> (the generated reader, the delta's rule; None for a transaction marker)."""
-    table = _DISPATCH
-    for key, reader in metadata_readers().items():
-        name = METADATA_BY_API_KEY[key >> 8].name
-        if name in _TRANSACTION_MARKERS:
-            table[key] = (reader, None)
-        elif (rule := rule_for(name)) is not None:
-            table[key] = (reader, rule)
-
-
-# filled by the first loader: importing every record class takes time
-_DISPATCH: dict[int, tuple[Reader, Rule | None]] = {}

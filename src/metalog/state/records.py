@@ -16,10 +16,18 @@ from typing import Any
 from metalog.codec import message_class, struct_class
 from metalog.codec.framing import encode_metadata_record
 from metalog.codec.uuid import MIGRATING
-from metalog.state import versions as V
+from metalog.state.enums import (
+    METADATA_VERSION_FEATURE,
+    METADATA_VERSIONS,
+    MV_3_3_IV3_IN_CONTROLLED_SHUTDOWN,
+    MV_3_4_IV0_MIGRATION,
+    MV_3_7_IV0_CONTROLLER_REGISTRATION,
+    MV_3_7_IV2_DIRECTORY_ASSIGNMENT,
+    MV_4_0_IV1_ELR,
+)
 from metalog.state.image import BrokerRegistration, MetadataImage, PartitionRegistration, uuid_order
 
-_LATEST = max(V.METADATA_VERSIONS)
+_LATEST = max(METADATA_VERSIONS)
 
 
 def image_records(image: MetadataImage) -> Iterator[tuple[Any, int]]:
@@ -32,14 +40,14 @@ def image_records(image: MetadataImage) -> Iterator[tuple[Any, int]]:
     level = _LATEST if mv is None else mv
     feature = message_class("FeatureLevelRecord")
     if mv is not None:
-        yield feature(name=V.METADATA_VERSION_FEATURE, feature_level=mv), 0
+        yield feature(name=METADATA_VERSION_FEATURE, feature_level=mv), 0
     for name, value in sorted(image.features.finalized.items()):
         yield feature(name=name, feature_level=value), 0
-    if level >= V.MV_3_4_IV0_MIGRATION:
+    if level >= MV_3_4_IV0_MIGRATION:
         yield message_class("ZkMigrationStateRecord")(zk_migration_state=image.features.zk_migration_state), 0
     for broker_id in sorted(image.brokers):
         yield broker_record(image.brokers[broker_id], level)
-    if level >= V.MV_3_7_IV0_CONTROLLER_REGISTRATION:
+    if level >= MV_3_7_IV0_CONTROLLER_REGISTRATION:
         for controller_id in sorted(image.controllers):
             yield image.controllers[controller_id], 0
     topic_record = message_class("TopicRecord")
@@ -70,21 +78,21 @@ def broker_record(b: BrokerRegistration, level: int) -> tuple[Any, int]:
         broker_id=b.id, incarnation_id=b.incarnation_id, broker_epoch=b.epoch, rack=b.rack, fenced=b.fenced,
         end_points=[endpoint(name=n, host=h, port=p, security_protocol=s) for n, h, p, s in b.listeners],
         features=[feature(name=n, min_supported_version=lo, max_supported_version=hi) for n, lo, hi in b.features],
-        in_controlled_shutdown=b.in_controlled_shutdown and level >= V.MV_3_3_IV3_IN_CONTROLLED_SHUTDOWN,
-        is_migrating_zk_broker=b.is_migrating_zk_broker and level >= V.MV_3_4_IV0_MIGRATION,
-        log_dirs=list(b.directories) if level >= V.MV_3_7_IV2_DIRECTORY_ASSIGNMENT else [])
-    if level >= V.MV_3_7_IV2_DIRECTORY_ASSIGNMENT:
+        in_controlled_shutdown=b.in_controlled_shutdown and level >= MV_3_3_IV3_IN_CONTROLLED_SHUTDOWN,
+        is_migrating_zk_broker=b.is_migrating_zk_broker and level >= MV_3_4_IV0_MIGRATION,
+        log_dirs=list(b.directories) if level >= MV_3_7_IV2_DIRECTORY_ASSIGNMENT else [])
+    if level >= MV_3_7_IV2_DIRECTORY_ASSIGNMENT:
         version = 3
-    elif level >= V.MV_3_4_IV0_MIGRATION:
+    elif level >= MV_3_4_IV0_MIGRATION:
         version = 2
     else:
-        version = 1 if level >= V.MV_3_3_IV3_IN_CONTROLLED_SHUTDOWN else 0
+        version = 1 if level >= MV_3_3_IV3_IN_CONTROLLED_SHUTDOWN else 0
     return record, version
 
 
 def partition_record(topic_id: Any, pid: int, p: PartitionRegistration, level: int) -> tuple[Any, int]:
-    elr = level >= V.MV_4_0_IV1_ELR
-    dirs = level >= V.MV_3_7_IV2_DIRECTORY_ASSIGNMENT
+    elr = level >= MV_4_0_IV1_ELR
+    dirs = level >= MV_3_7_IV2_DIRECTORY_ASSIGNMENT
     record = message_class("PartitionRecord")(
         partition_id=pid, topic_id=topic_id, replicas=list(p.replicas), isr=list(p.isr),
         removing_replicas=list(p.removing_replicas), adding_replicas=list(p.adding_replicas), leader=p.leader,
@@ -100,7 +108,7 @@ def lost_in_image(image: MetadataImage) -> list[str]:
     """What writing ``image`` at its own metadata.version cannot carry (Kafka's ImageWriterOptions.handleLoss)."""
     level = image.features.metadata_version or _LATEST
     lost = []
-    if level < V.MV_3_7_IV2_DIRECTORY_ASSIGNMENT and any(
+    if level < MV_3_7_IV2_DIRECTORY_ASSIGNMENT and any(
             d != MIGRATING for t in image.topics.values() for p in t.partitions.values() for d in p.directories):
         lost.append("the directory assignment state of one or more replicas")
     return lost

@@ -29,16 +29,12 @@ import msgpack
 
 from metalog.codec.framing import decode_metadata_record, encode_metadata_record
 from metalog.codec.uuid import Uuid
-from metalog.errors import MetalogError
-from metalog.state.image import BrokerRegistration, FeaturesImage, MetadataImage, PartitionRegistration, TopicImage
+from metalog.errors import ImageFormatError
+from metalog.state.image import BrokerRegistration, FeaturesImage, MetadataImage, TopicImage, partition_registration
 
 MAGIC = b"MLIMG"
 FORMAT_VERSION = 1
 _HEADER = struct.Struct(">5sBIQ")
-
-
-class ImageFormatError(MetalogError):
-    """Bytes that are not a valid state image."""
 
 
 def image_to_bytes(image: MetadataImage) -> bytes:
@@ -101,9 +97,8 @@ def _build(d: dict[str, Any]) -> MetadataImage:
         brokers[bid] = BrokerRegistration(bid, epoch, uuid(inc), listeners, feats, rack, fenced, ics, zk,
                                           tuple(map(uuid, dirs)))
     topics = {}
-    new = PartitionRegistration
     for name, tid, parts in d["topics"]:
-        partitions = {p[0]: new(p[1], tuple(map(uuid, p[2])), *p[3:]) for p in parts}
+        partitions = {p[0]: partition_registration(p[1], tuple(map(uuid, p[2])), *p[3:]) for p in parts}
         topics[uuid(tid)] = TopicImage(name, uuid(tid), partitions)
     records = {kind: [decode_metadata_record(raw).message for raw in d["records"][kind]] for kind in _RECORD_DOMAINS}
     return MetadataImage(

@@ -21,7 +21,13 @@ from typing import Any
 
 from metalog.codec import message_class, struct_class
 from metalog.codec.uuid import MIGRATING, UNASSIGNED, Uuid
-from metalog.state import versions as V
+from metalog.state.enums import (
+    MV_3_4_IV0_MIGRATION,
+    MV_3_6_IV1_TRANSACTIONS,
+    MV_3_7_IV2_DIRECTORY_ASSIGNMENT,
+    NO_LEADER,
+    metadata_version_name,
+)
 
 START_MS = 1_700_000_000_000
 SCENARIOS = ("native", "zk-migration", "jbod-transition", "mixed")
@@ -125,14 +131,14 @@ class HistoryGenerator:
 
     @property
     def _dirs_on_wire(self) -> bool:
-        return self.mv >= V.MV_3_7_IV2_DIRECTORY_ASSIGNMENT
+        return self.mv >= MV_3_7_IV2_DIRECTORY_ASSIGNMENT
 
     def _bootstrap(self) -> Iterator[tuple[int, Any, int]]:
         scenario = self.s.scenario
         if scenario in ("zk-migration", "mixed"):
-            self.mv, self.zk_state = V.MV_3_6_IV1_TRANSACTIONS, PRE_MIGRATION
+            self.mv, self.zk_state = MV_3_6_IV1_TRANSACTIONS, PRE_MIGRATION
         elif scenario == "jbod-transition":
-            self.mv = V.MV_3_7_IV2_DIRECTORY_ASSIGNMENT - 1
+            self.mv = MV_3_7_IV2_DIRECTORY_ASSIGNMENT - 1
         self._emit("FeatureLevelRecord", name="metadata.version", feature_level=self.mv)
         self._emit("ZkMigrationStateRecord", zk_migration_state=self.zk_state)
         if self.zk_state == PRE_MIGRATION:
@@ -161,11 +167,11 @@ class HistoryGenerator:
         self.brokers[bid] = _Broker(bid, epoch, dirs, rack, zk=zk)
         endpoint = struct_class("RegisterBrokerRecord", "BrokerEndpoint")
         feature = struct_class("RegisterBrokerRecord", "BrokerFeature")
-        version = 3 if self._dirs_on_wire else 2 if self.mv >= V.MV_3_4_IV0_MIGRATION else 1
+        version = 3 if self._dirs_on_wire else 2 if self.mv >= MV_3_4_IV0_MIGRATION else 1
         extra: dict[str, Any] = {"log_dirs": list(dirs)} if version >= 3 else {}
         if zk:
             extra["is_migrating_zk_broker"] = True
-        max_mv = max(self.s.metadata_version, V.MV_3_7_IV2_DIRECTORY_ASSIGNMENT)
+        max_mv = max(self.s.metadata_version, MV_3_7_IV2_DIRECTORY_ASSIGNMENT)
         self._emit("RegisterBrokerRecord", version=version, broker_id=bid, broker_epoch=epoch,
                    incarnation_id=self._uuid(), rack=rack, fenced=True,
                    end_points=[endpoint(name="PLAINTEXT", host=f"broker{bid}", port=9092, security_protocol=0)],
@@ -225,7 +231,7 @@ class HistoryGenerator:
         elif roll < 0.998:
             self._emit("ConfigRecord", resource_type=4, resource_name=str(self.rng.choice(sorted(self.brokers))),
                        name="log.cleaner.threads", value=str(self.rng.randint(1, 8)))
-        elif self.s.transactions and self.mv >= V.MV_3_6_IV1_TRANSACTIONS:
+        elif self.s.transactions and self.mv >= MV_3_6_IV1_TRANSACTIONS:
             self._transaction()
         else:
             self._emit("NoOpRecord")
@@ -322,8 +328,8 @@ class HistoryGenerator:
         """Scripted events, each due once this fraction of ``records`` is written; the rest is cluster life."""
         n = self.s.brokers
         zk = [(0.0, self._zk_load)] + [(0.1 + 0.2 * i / n, self._zk_broker_to_kraft) for i in range(n)] + [
-            (0.32, self._zk_finalize), (0.36, self._upgrade_to(V.MV_3_7_IV2_DIRECTORY_ASSIGNMENT - 1))]
-        jbod = [(0.4, self._upgrade_to(V.MV_3_7_IV2_DIRECTORY_ASSIGNMENT))] + [
+            (0.32, self._zk_finalize), (0.36, self._upgrade_to(MV_3_7_IV2_DIRECTORY_ASSIGNMENT - 1))]
+        jbod = [(0.4, self._upgrade_to(MV_3_7_IV2_DIRECTORY_ASSIGNMENT))] + [
             (0.45 + 0.25 * i / n, self._jbod_broker_restart) for i in range(n)] + [(0.8, self._disk_failure)]
         scripts: dict[str, list[tuple[float, Callable[[], None]]]] = {
             "native": [], "zk-migration": zk, "jbod-transition": jbod,
@@ -339,7 +345,7 @@ class HistoryGenerator:
         def upgrade() -> None:
             if level <= self.mv:
                 return
-            self._event(f"metadata.version {V.metadata_version_name(level)}")
+            self._event(f"metadata.version {metadata_version_name(level)}")
             self.mv = level
             self._emit("FeatureLevelRecord", name="metadata.version", feature_level=level)
         return upgrade
@@ -384,7 +390,7 @@ class HistoryGenerator:
         self._event("zk migration POST_MIGRATION")
         self.zk_state = POST_MIGRATION
         self._emit("ZkMigrationStateRecord", zk_migration_state=POST_MIGRATION)
-        self._upgrade_to(V.MV_3_6_IV1_TRANSACTIONS + 1)()
+        self._upgrade_to(MV_3_6_IV1_TRANSACTIONS + 1)()
 
     def _jbod_broker_restart(self) -> None:
         """The next single-dir broker restarts with several log dirs, then reports where each replica lives."""
@@ -423,7 +429,7 @@ class HistoryGenerator:
                     fields["isr"] = list(p.isr)
                 if p.leader == b.id:
                     online = [r for r in p.isr if r != b.id and self._online(p, p.replicas.index(r))]
-                    fields["leader"] = p.leader = online[0] if online else V.NO_LEADER
+                    fields["leader"] = p.leader = online[0] if online else NO_LEADER
                 if fields:
                     self._change(topic, pid, **fields)
 

@@ -13,19 +13,12 @@ from typing import Any
 
 from metalog.codec import message_class, struct_class
 from metalog.codec.uuid import Uuid
-from metalog.controller.broker import (
-    LogDir,
-    apply_plan,
-    assignment_requests,
-    format_log_dirs,
-    plan_reconciliation,
-    scan_log_dirs,
-    wants_fence,
-)
+from metalog.controller.broker import LogDir, assignment_requests, plan_reconciliation, wants_fence
 from metalog.controller.commands import Result, SetFeatureLevel
 from metalog.controller.controller import Controller
 from metalog.errors import MetalogError
 from metalog.log.metadata_log import MetadataLog
+from metalog.storage.log_dirs import apply_plan, format_log_dirs, scan_log_dirs
 
 CLUSTER_ID = "MkU3OEVBNTcwNTJENDM2Qg"
 

@@ -1,0 +1,272 @@
+"""What the report shows, per cluster: chart series in change form, lanes, the per-broker and per-directory
+views, the fleet overview, directory failures and event annotations (plain data; the page renders it)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from operator import itemgetter
+from typing import Any
+
+from metalog.analysis.report.series import Steps, m4, packed, steps
+from metalog.analysis.timeline import DIR_TRANSITIONS, PHASES
+
+PHASE_COLORS = dict(zip(PHASES, ("#b0b0b0", "#f6c85f", "#ef8a62", "#6f9fd8", "#4daf4a"), strict=True))
+DIR_COLORS = dict(zip(DIR_TRANSITIONS, ("#dddddd", "#fdb863", "#5aae61"), strict=True))
+BROKER_STATE_COLORS = {"unfenced": "#66a61e", "controlled-shutdown": "#e6ab02", "fenced": "#d7301f",
+                       "unregistered": "#d9d9d9"}
+ZK_COLOR = "#8c6d31"
+DIRECTORY_COLORS = {"online": "#1b9e77", "offline": "#d7301f", "gone": "#d9d9d9"}
+# events drawn on every chart of their cluster (aborted transactions are too many: they stay in the table)
+ANNOTATED = {"phase-change": "#ef8a62", "dir-transition": "#5aae61", "metadata-version": "#6a3d9a",
+             "directory-failure": "#d7301f", "controller-leader": "#969696"}
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
+           "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd")
+
+
+@dataclass(frozen=True)
+class SeriesSpec:
+    column: str
+    label: str
+    color: str
+
+
+@dataclass(frozen=True)
+class ChartSpec:
+    name: str
+    title: str
+    unit: str
+    series: tuple[SeriesSpec, ...]
+
+
+def cluster_charts(new_columns: bool) -> tuple[ChartSpec, ...]:
+    """The cluster-wide charts. ``new_columns``: the timeline has Kafka's controller metrics (offline_partitions
+    and the rest): brokers_unfenced then counts every broker not fenced, in controlled shutdown or not, and
+    brokers_controlled_shutdown overlaps both others; drawn as lines, never stacked, either way."""
+    active = "active (not fenced)" if new_columns else "unfenced, not shutting down"
+    return (
+        ChartSpec("brokers", "Brokers by state", "brokers", (
+            SeriesSpec("brokers_unfenced", active, "#66a61e"), SeriesSpec("brokers_fenced", "fenced", "#d7301f"),
+            SeriesSpec("brokers_controlled_shutdown", "in controlled shutdown", "#e6ab02"),
+            SeriesSpec("brokers_zk", "on ZooKeeper (migrating)", ZK_COLOR))),
+        ChartSpec("offline", "Offline replicas and partitions", "replicas, partitions", (
+            SeriesSpec("offline_replicas", "offline replicas", "#7570b3"),
+            SeriesSpec("offline_partitions", "offline partitions (no leader)", "#d7301f"))),
+        ChartSpec("replicas", "Replicas by directory state", "replicas", (
+            SeriesSpec("replicas_assigned", "in a real directory", "#1b9e77"),
+            SeriesSpec("replicas_migrating", "MIGRATING", "#e6ab02"),
+            SeriesSpec("replicas_unassigned", "UNASSIGNED", "#80b1d3"),
+            SeriesSpec("replicas_lost", "LOST", "#d7301f"))),
+        ChartSpec("sizes", "Topics, partitions and leadership", "topics, partitions", (
+            SeriesSpec("partitions", "partitions", "#1f77b4"), SeriesSpec("topics", "topics", "#9467bd"),
+            SeriesSpec("preferred_replica_imbalance", "not led by their preferred replica", "#ff7f0e"))),
+    )
+
+
+@dataclass
+class Cluster:
+    """One cluster's rows and tables, in log order."""
+
+    name: str
+    rows: list[dict[str, Any]]
+    events: list[dict[str, Any]] = field(default_factory=list)
+    brokers: list[dict[str, Any]] = field(default_factory=list)
+    directories: list[dict[str, Any]] = field(default_factory=list)
+    failures: list[dict[str, Any]] = field(default_factory=list)
+    _steps: dict[str, Steps] = field(default_factory=dict, repr=False)
+
+    @cached_property
+    def times(self) -> list[int]:
+        return list(map(itemgetter("timestamp"), self.rows))
+
+    def steps(self, column: str) -> Steps:
+        """A timeline column in change form (computed once: the page and the PNG both draw it)."""
+        found = self._steps.get(column)
+        if found is None:
+            found = self._steps[column] = steps(self.times, list(map(itemgetter(column), self.rows)))
+        return found
+
+    @property
+    def start(self) -> int:
+        return self.rows[0]["timestamp"]
+
+    @property
+    def end(self) -> int:
+        """The last batch's time (at least a second after the first, so a span is never empty)."""
+        return max(self.rows[-1]["timestamp"], self.start + 1000)
+
+
+def clusters_of(rows: Sequence[dict[str, Any]], events: Sequence[dict[str, Any]],
+                by_broker: Any = None) -> list[Cluster]:
+    """Rows and tables split by cluster, in the order the clusters first appear."""
+    out: dict[str, Cluster] = {}
+    for row in rows:
+        cluster = out.get(row["cluster"])
+        if cluster is None:
+            cluster = out[row["cluster"]] = Cluster(row["cluster"], [])
+        cluster.rows.append(row)
+    for attr, source in (("events", events), ("brokers", getattr(by_broker, "brokers", ())),
+                         ("directories", getattr(by_broker, "directories", ())),
+                         ("failures", getattr(by_broker, "failures", ()))):
+        for item in source:
+            if item["cluster"] in out:
+                getattr(out[item["cluster"]], attr).append(item)
+    return list(out.values())
+
+
+def shared_axis(clusters: Sequence[Cluster]) -> bool:
+    """One time axis for the fleet when the clusters' time spans overlap (chained: each starts before the ones
+    before it end)."""
+    if len(clusters) < 2:
+        return False
+    spans = sorted((c.start, c.end) for c in clusters)
+    reach = spans[0][1]
+    for start, end in spans[1:]:
+        if start > reach:
+            return False
+        reach = max(reach, end)
+    return True
+
+
+# ---- series -----------------------------------------------------------------------------------------------
+def _series(times: Sequence[int], values: Sequence[Any], t0: int, t1: int) -> dict[str, list[Any]]:
+    return packed(m4(steps(times, values), t0, t1), t0)
+
+
+def _chart(spec: ChartSpec, cluster: Cluster) -> dict[str, Any] | None:
+    present = [s for s in spec.series if s.column in cluster.rows[0]]
+    if not present:
+        return None
+    series = [{"label": s.label, "color": s.color,
+               **packed(m4(cluster.steps(s.column), cluster.start, cluster.end), cluster.start)} for s in present]
+    return {"name": spec.name, "title": spec.title, "unit": spec.unit, "series": series}
+
+
+def _lane(label: str, codes: dict[str, str], series: Steps, t0: int, title: str | None = None) -> dict[str, Any]:
+    names = list(codes)
+    return {"label": label, "title": title or label, "codes": names, "colors": [codes[n] for n in names],
+            **packed(Steps(series.times, [names.index(v) for v in series.values]), t0)}
+
+
+def _phase_lanes(cluster: Cluster) -> list[dict[str, Any]]:
+    versions = cluster.steps("metadata_version")
+    versions = Steps(versions.times, [v or "unset" for v in versions.values])
+    shades = {}
+    for i, v in enumerate(dict.fromkeys(versions.values)):
+        shades[v] = "#e8e8e8" if v == "unset" else ("#c6dbef", "#9ecae1")[i % 2]
+    return [
+        _lane("phase", PHASE_COLORS, cluster.steps("phase"), cluster.start, "migration phase"),
+        _lane("JBOD", DIR_COLORS, cluster.steps("dir_transition"), cluster.start, "JBOD transition (KIP-858)"),
+        _lane("metadata.version", shades, versions, cluster.start),
+    ]
+
+
+def broker_code(row: dict[str, Any]) -> str:
+    if row["state"] == "unfenced" and row["controlled_shutdown"]:
+        return "controlled-shutdown"
+    return str(row["state"])
+
+
+def directory_code(row: dict[str, Any]) -> str:
+    """online; offline (not online, holding replicas); gone (neither listed nor holding any: its zero row)."""
+    if row["online"]:
+        return "online"
+    return "offline" if row["replicas"] else "gone"
+
+
+def _by_key(rows: Sequence[dict[str, Any]], key: tuple[str, ...]) -> dict[Any, list[dict[str, Any]]]:
+    out: dict[Any, list[dict[str, Any]]] = {}
+    for row in rows:
+        out.setdefault(tuple(row[k] for k in key), []).append(row)
+    return dict(sorted(out.items()))
+
+
+def _broker_view(cluster: Cluster) -> dict[str, Any] | None:
+    by_broker = _by_key(cluster.brokers, ("broker",))
+    if not by_broker:
+        return None
+    t0, t1 = cluster.start, cluster.end
+    lanes, leaders, offline, homeless = [], [], [], []
+    for n, ((bid,), rows) in enumerate(by_broker.items()):
+        times = [r["timestamp"] for r in rows]
+        color = PALETTE[n % len(PALETTE)]
+        lane = _lane(f"broker {bid}", BROKER_STATE_COLORS, steps(times, [broker_code(r) for r in rows]), t0)
+        lane["stripe"] = {"label": "on ZooKeeper", "color": ZK_COLOR,
+                          **packed(steps(times, [r["zk"] for r in rows]), t0)}
+        lanes.append(lane)
+        for out, values in ((leaders, [r["leaders"] for r in rows]), (offline, [r["offline_replicas"] for r in rows]),
+                            (homeless, [r["replicas_migrating"] + r["replicas_unassigned"] for r in rows])):
+            out.append({"label": f"broker {bid}", "color": color, **_series(times, values, t0, t1)})
+    return {"lanes": {"name": "broker-states", "title": "Broker states", "lanes": lanes,
+                      "legend": [*BROKER_STATE_COLORS.items(), ("on ZooKeeper (stripe)", ZK_COLOR)]},
+            "charts": [
+                {"name": "leaders", "title": "Leaders per broker", "unit": "partitions", "series": leaders},
+                {"name": "broker-offline", "title": "Offline replicas per broker", "unit": "replicas",
+                 "series": offline},
+                {"name": "homeless", "title": "Replicas without a real directory (MIGRATING or UNASSIGNED) per "
+                                             "broker", "unit": "replicas", "series": homeless}]}
+
+
+def _directory_view(cluster: Cluster) -> dict[str, Any] | None:
+    by_dir = _by_key(cluster.directories, ("broker", "directory"))
+    if not by_dir:
+        return None
+    t0, t1 = cluster.start, cluster.end
+    lanes, replicas = [], []
+    for n, ((bid, directory), rows) in enumerate(by_dir.items()):
+        times = [r["timestamp"] for r in rows]
+        label = f"broker {bid} {directory[:8]}…"
+        lanes.append(_lane(label, DIRECTORY_COLORS, steps(times, [directory_code(r) for r in rows]), t0,
+                           f"broker {bid}, directory {directory}"))
+        replicas.append({"label": label, "color": PALETTE[n % len(PALETTE)],
+                         **_series(times, [r["replicas"] for r in rows], t0, t1)})
+    return {"lanes": {"name": "directory-states", "title": "Log directories", "lanes": lanes,
+                      "legend": list(DIRECTORY_COLORS.items())},
+            "charts": [{"name": "directory-replicas", "title": "Replicas per log directory", "unit": "replicas",
+                        "series": replicas}]}
+
+
+def chart_data(index: int, cluster: Cluster) -> dict[str, Any]:
+    """Everything the page's script draws for one cluster (times relative to ``t0``, differences)."""
+    new_columns = "offline_partitions" in cluster.rows[0]
+    charts = [c for c in (_chart(spec, cluster) for spec in cluster_charts(new_columns)) if c is not None]
+    annotations = [e for e in cluster.events if e["event"] in ANNOTATED]
+    return {
+        "name": cluster.name, "id": f"c{index}", "t0": cluster.start, "t1": cluster.end,
+        "lanes": {"name": "phases", "title": "Migration phase, JBOD transition and metadata.version",
+                  "lanes": _phase_lanes(cluster),
+                  "legend": [*PHASE_COLORS.items(), *((f"JBOD {k}", v) for k, v in DIR_COLORS.items())]},
+        "charts": charts, "brokers": _broker_view(cluster), "directories": _directory_view(cluster),
+        "events": {"t": [e["timestamp"] for e in annotations], "kind": [e["event"] for e in annotations],
+                   "detail": [f"offset {e['offset']:,}: {e['detail']}" for e in annotations]},
+    }
+
+
+# ---- tables -----------------------------------------------------------------------------------------------
+def last_rows(rows: Sequence[dict[str, Any]], key: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The last row of each key (the values after the log's last batch), sorted by key."""
+    return [group[-1] for group in _by_key(rows, key).values()]
+
+
+@dataclass(frozen=True)
+class Failure:
+    offset: int
+    timestamp: int
+    broker: int
+    directory: str
+    partitions: list[tuple[str, int, int]]  # (topic, partition, leader after)
+
+    @property
+    def taken_offline(self) -> list[tuple[str, int]]:
+        return [(t, p) for t, p, leader in self.partitions if leader == -1]
+
+
+def failures(cluster: Cluster) -> list[Failure]:
+    """Each directory failure with the partitions it held (directory_failures rows, in log order)."""
+    held: dict[tuple[int, int, int, str], list[tuple[str, int, int]]] = {}
+    for row in cluster.failures:
+        partitions = held.setdefault((row["offset"], row["timestamp"], row["broker"], row["directory"]), [])
+        if row["partition"] >= 0:
+            partitions.append((row["topic"], row["partition"], row["leader"]))
+    return [Failure(*key, partitions) for key, partitions in held.items()]

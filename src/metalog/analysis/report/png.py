@@ -1,0 +1,109 @@
+"""report.png: small multiples through matplotlib (the ``analysis`` extra), a row per cluster: replicas by
+directory state over the migration phases, and brokers and offline replicas. Every cluster is drawn: a fleet
+of more than ``CLUSTERS_PER_PNG`` clusters gets report-2.png, report-3.png and so on, and each image's title
+says which clusters it holds. Lines are drawn as envelopes (lowest to highest per pixel), like the page's."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from metalog.analysis.report.data import PHASE_COLORS, Cluster, cluster_charts, shared_axis
+from metalog.analysis.report.series import envelope
+from metalog.analysis.timeline import PHASES
+
+CLUSTERS_PER_PNG = 12
+BUCKETS = 1200  # envelope buckets per panel: about its width in pixels
+
+
+def png_names(count: int) -> list[str]:
+    return [f"report{'' if i == 0 else f'-{i + 1}'}.png" for i in range((count + CLUSTERS_PER_PNG - 1) //
+                                                                        CLUSTERS_PER_PNG)]
+
+
+def write_png(out: Path, clusters: Sequence[Cluster]) -> list[Path]:
+    """report.png (and report-2.png, ...), or nothing without matplotlib: the HTML report is complete alone."""
+    try:
+        import matplotlib
+    except ImportError:
+        return []
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    span = (min(c.start for c in clusters), max(c.end for c in clusters)) if shared_axis(clusters) else None
+    written = []
+    for n, name in enumerate(png_names(len(clusters))):
+        chunk = clusters[n * CLUSTERS_PER_PNG:(n + 1) * CLUSTERS_PER_PNG]
+        height = 3.0 * len(chunk) + 0.4
+        fig, axes = plt.subplots(len(chunk), 3, figsize=(18, height), squeeze=False,
+                                 gridspec_kw={"width_ratios": (3, 2, 2)})
+        first = n * CLUSTERS_PER_PNG + 1
+        which = (f"clusters {first} to {first + len(chunk) - 1} of {len(clusters)}, a row each"
+                 if len(clusters) > len(chunk) else f"all {len(clusters)} clusters, a row each"
+                 if len(clusters) > 1 else f"cluster {chunk[0].name}")
+        fig.suptitle(f"metalog analyze: {which}; lowest to highest value per pixel; times UTC"
+                     f"{'; one time axis for the fleet' if span else ''}", fontsize=11, y=1 - 0.08 / height)
+        for row, cluster in zip(axes, chunk, strict=True):
+            _panels(row, cluster, span)
+        fig.tight_layout(rect=(0, 0, 1, 1 - 0.3 / height))
+        fig.savefig(out / name, dpi=90)
+        plt.close(fig)
+        written.append(out / name)
+    return written
+
+
+def _times(start: int, end: int, n: int) -> list[datetime]:
+    width = (end - start) / n
+    return [datetime.fromtimestamp((start + k * width) / 1000, tz=UTC) for k in range(n + 1)]
+
+
+def _draw(ax: Any, cluster: Cluster, column: str, label: str, color: str, start: int, end: int) -> None:
+    lows, highs = envelope(cluster.steps(column), start, end, BUCKETS, cluster.end)
+    x = _times(start, end, BUCKETS)
+    lows, highs = [*lows, lows[-1]], [*highs, highs[-1]]
+    low = [float("nan") if v is None else v for v in lows]
+    high = [float("nan") if v is None else v for v in highs]
+    ax.fill_between(x, low, high, step="post", color=color, alpha=0.35, lw=0)
+    ax.step(x, high, where="post", color=color, lw=1.1, label=label)
+    ax.step(x, low, where="post", color=color, lw=1.1)
+
+
+def _panels(row: Sequence[Any], cluster: Cluster, span: tuple[int, int] | None) -> None:
+    import matplotlib.dates as mdates
+    from matplotlib.patches import Patch
+
+    start, end = span or (cluster.start, cluster.end)
+    charts = {c.name: c for c in cluster_charts("offline_partitions" in cluster.rows[0])}
+    left, middle, right = row
+    phases = cluster.steps("phase")
+    for i, (t, value) in enumerate(zip(phases.times, phases.values, strict=True)):
+        until = phases.times[i + 1] if i + 1 < len(phases) else cluster.end
+        left.axvspan(datetime.fromtimestamp(t / 1000, tz=UTC), datetime.fromtimestamp(until / 1000, tz=UTC),
+                     color=PHASE_COLORS[value], alpha=0.3, lw=0)
+    for s in charts["replicas"].series:
+        _draw(left, cluster, s.column, s.label, s.color, start, end)
+    left.set_title(f"{cluster.name}: replicas by directory state, migration phase behind", fontsize=10)
+    left.set_ylabel("replicas")
+    shown = set(phases.values)
+    left.legend(handles=[*left.get_legend_handles_labels()[0],
+                         *(Patch(color=PHASE_COLORS[p], alpha=0.3, label=p) for p in PHASES if p in shown)],
+                fontsize=7, loc="upper left", ncol=2)
+    for ax, chart in ((middle, charts["brokers"]), (right, charts["offline"])):
+        for s in chart.series:
+            if s.column in cluster.rows[0]:
+                _draw(ax, cluster, s.column, s.label, s.color, start, end)
+        ax.set_title(f"{cluster.name}: {chart.title[0].lower()}{chart.title[1:]}", fontsize=10)
+        ax.set_ylabel(chart.unit)
+        ax.legend(fontsize=7, loc="upper left")
+    for ax in row:
+        ax.set_xlim(datetime.fromtimestamp(start / 1000, tz=UTC), datetime.fromtimestamp(end / 1000, tz=UTC))
+        ax.set_ylim(bottom=0)
+        ax.grid(True, color="#dddddd", lw=0.6)
+        ax.set_axisbelow(True)
+        locator = mdates.AutoDateLocator(tz=UTC)
+        ax.xaxis.set_major_locator(locator)
+        ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator, tz=UTC))
+        ax.set_xlabel("time (UTC)", fontsize=8)
+        ax.tick_params(labelsize=8)
