@@ -23,7 +23,9 @@ import pytest
 
 from metalog.codec import Uuid, message_class
 from metalog.codec.framing import encode_metadata_record
+from metalog.errors import CorruptBatchError
 from metalog.log import MetadataLog
+from metalog.log import follow as follow_module
 from metalog.log.builder import build_data_batch
 from metalog.log.follow import LogFollower
 
@@ -139,6 +141,66 @@ def test_a_torn_tail_is_a_write_in_progress(log_dir: Path, torn_when: str) -> No
     assert line.startswith(f"baseOffset: {end} lastOffset: {end} count: 1")
     assert '"name":"t50"' in f.next()
     assert f.stop() == 0 and f.errors == []
+
+
+def test_a_batch_finished_and_rolled_past_between_two_looks_is_read(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    # the writer finishes the batch the follower saw partial, and rolls, after the follower read the segment and
+    # before it looked for a later one: the batch is read, not taken for damage
+    root = tmp_path / "log"
+    with MetadataLog.open(root, create=True) as log:
+        log.append([topic(0)], timestamp=TS)
+        segment = log.segments[-1].path
+    first = build_data_batch(1, [encode_metadata_record(*topic(1))], epoch=1, timestamp=TS + 1)
+    second = build_data_batch(2, [encode_metadata_record(*topic(2))], epoch=1, timestamp=TS + 2)
+    with open(segment, "ab") as out:
+        out.write(first[:30])
+    looked = follow_module._segment_bases
+    rolled: list[bool] = []
+
+    def finish_and_roll(directory: Path) -> list[int]:
+        if not rolled:
+            with open(segment, "ab") as out:
+                out.write(first[30:])
+            (segment.parent / "00000000000000000002.log").write_bytes(second)
+            rolled.append(True)
+        return looked(directory)
+
+    monkeypatch.setattr(follow_module, "_segment_bases", finish_and_roll)
+    seen: list[int] = []
+    with LogFollower(root, 0, poll_seconds=0.01) as follower:
+        for batch in follower.batches(stop=lambda: len(seen) >= 3):
+            seen.append(batch.base_offset)
+    assert rolled and seen == [0, 1, 2]
+
+
+def test_a_partial_batch_the_log_rolled_past_is_damage(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a writer finishes a batch before it rolls (Kafka's UnifiedLog.append rolls, in maybeRoll, before it appends
+    # a batch, under the log's lock): a partial batch that stays partial once a later segment exists never will be
+    # whole
+    root = tmp_path / "log"
+    with MetadataLog.open(root, create=True) as log:
+        log.append([topic(0)], timestamp=TS)
+        segment = log.segments[-1].path
+    torn = build_data_batch(1, [encode_metadata_record(*topic(1))], epoch=1, timestamp=TS + 1)[:30]
+    with open(segment, "ab") as out:
+        out.write(torn)
+    looked = follow_module._segment_bases
+
+    def roll(directory: Path) -> list[int]:
+        later = segment.parent / "00000000000000000002.log"
+        if not later.exists():
+            later.write_bytes(build_data_batch(2, [encode_metadata_record(*topic(2))], epoch=1, timestamp=TS + 2))
+        return looked(directory)
+
+    monkeypatch.setattr(follow_module, "_segment_bases", roll)
+    seen: list[int] = []
+    with LogFollower(root, 0, poll_seconds=0.01) as follower, pytest.raises(CorruptBatchError) as raised:
+        for batch in follower.batches():
+            seen.append(batch.base_offset)
+    assert seen == [0]
+    assert "30 bytes that are not a whole batch end the segment, and the log goes on in " \
+           "00000000000000000002.log" in str(raised.value)
 
 
 def test_changes_appear_when_the_transaction_commits_and_an_aborted_one_never(log_dir: Path) -> None:

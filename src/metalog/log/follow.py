@@ -49,6 +49,7 @@ class LogFollower:
         self._fd: int | None = None
         self._segment: Path | None = None
         self.position = 0
+        self._reread_at = -1  # the position read once more because the log had rolled past a partial batch
         self.chain = BatchChain(0)
         self._locate(start)
 
@@ -77,6 +78,7 @@ class LogFollower:
         self._close()
         self._fd = os.open(segment, os.O_RDONLY)
         self._segment, self.position = segment, position
+        self._reread_at = -1
 
     def _close(self) -> None:
         if self._fd is not None:
@@ -138,11 +140,16 @@ class LogFollower:
         later = bases[bisect.bisect_right(bases, current):]
         size = os.fstat(self._fd).st_size
         if size > self.position:  # a batch being written, unless the log went on in a later segment
-            if later:  # a writer finishes a batch before it rolls: this one never will
-                raise CorruptBatchError(f"batch: {size - self.position} bytes that are not a whole batch end "
-                                        f"the segment, and the log goes on in {segment_name(later[0])}"
-                                        f"{LOG_SUFFIX}", file=self._segment, position=self.position)
-            return False
+            if not later:
+                return False
+            # a writer finishes a batch before it rolls: read again what the size says now (the batch may have
+            # been finished, and the log rolled, since it was read); still not whole there, it never will be
+            if self._reread_at != self.position:
+                self._reread_at = self.position
+                return True
+            raise CorruptBatchError(f"batch: {size - self.position} bytes that are not a whole batch end "
+                                    f"the segment, and the log goes on in {segment_name(later[0])}"
+                                    f"{LOG_SUFFIX}", file=self._segment, position=self.position)
         if not later:
             if not self._segment.exists() and bases and bases[-1] < current:
                 self._relocate("the segment it was reading is gone")
