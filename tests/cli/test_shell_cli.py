@@ -15,6 +15,8 @@ import pytest
 
 from metalog.cli.main import main
 
+WAIT = 60.0  # seconds a step may take: on a loaded machine a niced interpreter can take half a minute to start
+
 
 def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     code = main(argv)
@@ -67,12 +69,15 @@ def test_interactive_on_a_terminal(jbod_dir: Path) -> None:
     """A prompt; tab completes a path; up-arrow brings the last line back; Ctrl-C abandons a line; Ctrl-D ends
     the shell with exit status 0 (Kafka's InteractiveShell.runMainLoop)."""
     import pty
+    import termios
 
     pid, fd = pty.fork()
     if pid == 0:  # the child: the shell on the terminal
-        os.execv(sys.executable, [sys.executable, "-m", "metalog.cli.main", "shell", str(jbod_dir)])
+        os.execve(sys.executable, [sys.executable, "-m", "metalog.cli.main", "shell", str(jbod_dir)],
+                  {**os.environ, "PYTHONFAULTHANDLER": "1"})
+    transcript: list[str] = []  # what the terminal showed, for the message of a failed step
 
-    def read_until(marker: str, timeout: float = 30.0) -> str:
+    def read_until(marker: str, timeout: float = WAIT) -> str:
         seen, end = "", time.monotonic() + timeout
         while marker not in seen and time.monotonic() < end:
             ready, _, _ = select.select([fd], [], [], 0.1)
@@ -81,25 +86,38 @@ def test_interactive_on_a_terminal(jbod_dir: Path) -> None:
                     seen += os.read(fd, 4096).decode(errors="replace")
                 except OSError:
                     break
+        transcript.append(seen)
         return seen
+
+    def type_in(keys: bytes) -> None:
+        """Keys typed once readline reads the terminal key by key (it has printed its prompt a moment before)."""
+        end = time.monotonic() + WAIT
+        while termios.tcgetattr(fd)[3] & termios.ICANON and time.monotonic() < end:
+            time.sleep(0.01)
+        os.write(fd, keys)
 
     try:
         banner = read_until(">> ")
-        assert "offset 24 at 2023-11-14T22:13:28.000Z" in banner
-        os.write(fd, b"cd /image/topics/byN\t")
+        assert "offset 24 at 2023-11-14T22:13:28.000Z" in banner, banner
+        type_in(b"cd /image/topics/byN\t")
         assert "cd /image/topics/byName/" in read_until("byName/")
-        os.write(fd, b"\n")
+        type_in(b"\n")
         read_until(">> ")
-        os.write(fd, b"ls\n")
+        type_in(b"ls\n")
         assert "foo" in read_until(">> ")
-        os.write(fd, b"partial line\x03")
+        type_in(b"partial line\x03")
         assert "^C" in read_until(">> ")
-        os.write(fd, b"\x1b[A\n")  # the line before: ls
+        type_in(b"\x1b[A\n")  # the line before: ls
         assert "foo" in read_until(">> ")
-        os.write(fd, b"\x04")
+        type_in(b"\x04")
         read_until("\n", timeout=5)
+    except AssertionError:
+        if os.waitpid(pid, os.WNOHANG)[0] == 0:  # the shell is stuck: faulthandler prints where, on SIGABRT
+            os.kill(pid, signal.SIGABRT)
+            read_until("\x00", timeout=5)
+        raise AssertionError("the terminal showed:\n" + "".join(transcript)) from None
     finally:
-        status = _wait_or_kill(pid, timeout=30.0)
+        status = _wait_or_kill(pid, timeout=WAIT)
         os.close(fd)
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
 
