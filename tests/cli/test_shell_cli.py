@@ -105,10 +105,19 @@ def test_interactive_on_a_terminal(jbod_dir: Path) -> None:
         read_until(">> ")
         type_in(b"ls\n")
         assert "foo" in read_until(">> ")
-        type_in(b"partial line\x03")
-        assert "^C" in read_until(">> ")
         type_in(b"\x1b[A\n")  # the line before: ls
         assert "foo" in read_until(">> ")
+        type_in(b"partial line")
+        read_until("line")
+        type_in(b"\x03")
+        abandoned = read_until(">> ", timeout=5)
+        if "^C" not in abandoned:
+            # CPython's readline loop checks signals only when its select() is interrupted: a SIGINT that comes
+            # between a key's echo and the next select() waits for the next key (Modules/readline.c,
+            # readline_until_enter_or_signal). The line is abandoned then, with its ^C
+            type_in(b"\n")
+            abandoned += read_until(">> ")
+        assert "^C" in abandoned and "partial" not in abandoned.split("^C", 1)[1], abandoned
         type_in(b"\x04")
         read_until("\n", timeout=5)
     except AssertionError:
