@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Sets up .venv (if needed) with metalog and its test dependencies, building the compiled codec readers where
 # a C compiler is present, then runs the linters (ruff; lint-imports, the layers' import contracts in
-# pyproject.toml) and the suite twice: on the codec core as installed (the
-# compiled readers where they were built), then again on the pure Python core (METALOG_PURE=1), without the
-# tests marked spark or slow (they exercise the JVM and the analysis engines more than the codec).
+# pyproject.toml; mypy, the type check of src/metalog configured there) and the suite twice: on the codec core
+# as installed (the compiled readers where they were built), then again on the pure Python core
+# (METALOG_PURE=1), without the tests marked spark or slow (they exercise the JVM and the analysis engines more
+# than the codec).
 # Usage: bash scripts/test.sh [--quick] [pytest args...]
 #   (no option)  everything: what CI runs
-#   --quick      the inner loop: ruff and every test not marked spark or slow, on the installed core only
+#   --quick      the inner loop: the linters and every test not marked spark or slow, on the installed core only
 #                (under a minute on 2 cores)
 #   METALOG_TEST_CORES=installed  only the first run; METALOG_TEST_CORES=pure  only the second
 #   METALOG_REQUIRE_COMPILED=1    the first run fails unless the compiled readers loaded (CI sets it)
@@ -39,6 +40,8 @@ fi
 # the layers' contracts: one line when they are kept, import-linter's whole report when one is broken
 contracts=$(.venv/bin/lint-imports --no-cache) || { echo "$contracts"; exit 1; }
 echo "lint-imports: ${contracts##*$'\n'}"
+# the type check: one line when clean (its cache, .mypy_cache, makes a rerun after a small change a few seconds)
+.venv/bin/mypy
 status=0
 if [ "$cores" != pure ]; then
   echo "== the suite on the codec core as installed: $(.venv/bin/python -c 'from metalog.codec import core; print(core.status())') =="

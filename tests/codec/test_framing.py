@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 
-from metalog.codec import DecodeError, message_class
+from metalog.codec import DecodeError, EncodeError, message_class
 from metalog.codec.framing import (
     decode_metadata_record,
     decode_request,
@@ -53,6 +54,19 @@ def test_errors_inside_the_body_carry_offsets_in_the_whole_value() -> None:
 def test_non_metadata_messages_are_not_framed_as_records() -> None:
     with pytest.raises(Exception, match="not a metadata record"):
         encode_metadata_record(message_class("SnapshotHeaderRecord")(), 0)
+
+
+# Kafka frames requests and responses by ApiKeys (clients/src/main/java/org/apache/kafka/common/protocol/ApiKeys.java);
+# a metadata record's api key is MetadataRecordType's, another numbering (PartitionRecord's 3 is Metadata's there)
+@pytest.mark.parametrize(("name", "encode"), [
+    ("PartitionRecord", lambda m: encode_request(m, 0, 1)),
+    ("MetadataResponse", lambda m: encode_request(m, 0, 1)),
+    ("PartitionRecord", lambda m: encode_response(m, 0, 1)),
+    ("MetadataRequest", lambda m: encode_response(m, 0, 1)),
+])
+def test_only_requests_and_responses_are_framed_as_them(name: str, encode: Any) -> None:
+    with pytest.raises(EncodeError, match="not a re"):
+        encode(message_class(name)())
 
 
 @pytest.mark.parametrize(("api_key", "version", "request_v", "response_v"), [

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from metalog.codec import message_class, struct_class
 from metalog.codec.framing import encode_metadata_record
+from metalog.codec.uuid import Uuid
 from metalog.errors import ReplayError
 from metalog.state.image import EMPTY, MetadataImage
 from metalog.state.overlay import RangeBuilder, RangeDelta, entity_values, fold, image_of, start_state, then
@@ -122,3 +123,21 @@ def test_a_quota_entity_naming_a_type_twice_keys_as_it_replays() -> None:
     for cuts in ([], [1]):
         assert start_state(EMPTY, fold(range_deltas(values, cuts))).image.client_quotas == {}
     assert published(values[:1])[0].client_quotas == {(("user", "alice"),): {"k": 1.0}}
+
+
+def test_a_topic_removed_then_created_again_under_its_id_still_clears_the_old_configs() -> None:
+    """Kafka's MetadataDelta.replay(RemoveTopicRecord) clears the removed topic's configs by its name: a range
+    that removes a topic it did not create, then creates a topic under the same id (a full write of the key),
+    must still clear them once composition learns the name, wherever the log is cut (the overlays used to drop
+    the removal with the records the full write replaced, and kept the old topic's configs)."""
+    topic, remove = message_class("TopicRecord"), message_class("RemoveTopicRecord")
+    config = message_class("ConfigRecord")
+    tid = Uuid.of(0, 1)
+    values = [encode_metadata_record(r, 0) for r in (
+        topic(name="old", topic_id=tid), config(resource_type=2, resource_name="old", name="a", value="1"),
+        remove(topic_id=tid), topic(name="new", topic_id=tid))]
+    expected = published(values)[0]
+    assert expected.configs == {} and expected.topics[tid].name == "new"
+    for cuts in ([], [1], [2], [3], [1, 2], [1, 3], [2, 3], [1, 2, 3]):
+        image = start_state(EMPTY, fold(range_deltas(values, cuts))).image
+        assert state(image) == state(expected), cuts

@@ -6,6 +6,7 @@ replay's dispatch covers every record version, and a record marked ``full`` writ
 from __future__ import annotations
 
 import dataclasses
+from operator import attrgetter
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -37,6 +38,18 @@ def test_every_rule_that_changes_the_state_names_its_entity_and_key() -> None:
         else:
             assert rule.apply is not None and rule.entity is not None and rule.key is not None, name
             assert APPLY[name] is rule.apply
+
+
+def test_every_rule_and_key_is_declared_for_its_rows_record_class() -> None:
+    # the table picks a rule by the record's name at run time; each rule names its record class for the type
+    # checker (apply(d: MetadataDelta, r: PartitionRecord)): the class it names is the row's record, so mypy
+    # checks the rule against the fields of the record it is given
+    for name, rule in RULES.items():
+        if rule.apply is not None:
+            assert rule.apply.__annotations__["r"] == name, name
+        key = rule.key
+        if key is not None and not isinstance(key, attrgetter):  # an attrgetter reads one field, by name
+            assert name in key.__annotations__["r"].split(" | ") or key.__annotations__["r"] == "ApiMessage", name
 
 
 def test_every_entity_is_one_the_overlays_read_and_write() -> None:

@@ -33,3 +33,22 @@ def test_damaged_images_are_refused(damage, reason: str) -> None:  # type: ignor
     data = image_to_bytes(sample_image())
     with pytest.raises(ImageFormatError, match=reason):
         image_from_bytes(damage(data), "x.image")
+
+
+def test_a_record_of_another_type_where_the_image_keeps_one_type_is_refused() -> None:
+    # a payload (its CRC recomputed) whose controllers hold a PartitionRecord: a one-line error, not an
+    # AttributeError from the record's missing controller_id
+    import crc32c
+    import msgpack
+
+    from metalog.codec.framing import encode_metadata_record
+    from metalog.codec.messages import PartitionRecord
+    from metalog.state.serde import _HEADER, FORMAT_VERSION, MAGIC
+
+    data = image_to_bytes(sample_image())
+    d = msgpack.unpackb(data[_HEADER.size:], raw=False, strict_map_key=False)
+    d["records"]["controllers"] = [encode_metadata_record(PartitionRecord(), 0)]
+    payload = msgpack.packb(d, use_bin_type=True)
+    bad = _HEADER.pack(MAGIC, FORMAT_VERSION, crc32c.crc32c(payload), len(payload)) + payload
+    with pytest.raises(ImageFormatError, match="x.image: malformed payload .*controllers holds a PartitionRecord"):
+        image_from_bytes(bad, "x.image")

@@ -111,7 +111,7 @@ class BrokerTables:
     @classmethod
     def from_plain(cls, plain: Sequence[Any]) -> BrokerTables:
         brokers, directories, failures, first = plain
-        return cls(brokers, directories, failures, None if first is None else tuple(first))  # type: ignore[arg-type]
+        return cls(brokers, directories, failures, None if first is None else tuple(first))
 
 
 def _kind(directory: Uuid) -> int:
@@ -234,8 +234,8 @@ class BrokerCounter:
         changed = [(tid, t) for tid, t in topics.items() if before.get(tid) is not t]  # a plain loop: fastest
         if len(before) + sum(tid not in before for tid, _ in changed) != len(topics):  # some were removed
             for tid in [t for t in cache if t not in topics]:
-                for entry in cache.pop(tid)[1].values():
-                    self._add(entry[1], -1)
+                for gone in cache.pop(tid)[1].values():
+                    self._add(gone[1], -1)
         for tid, topic in changed:
             cached = cache.get(tid)
             parts = cached[1] if cached is not None else {}

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from metalog.codec.uuid import LOST, MIGRATING, UNASSIGNED
+from metalog.codec.uuid import LOST, MIGRATING, UNASSIGNED, Uuid
 from metalog.state.enums import ZK_MIGRATION_STATES, metadata_version_name
 from metalog.state.image import (
     BrokerRegistration,
@@ -131,8 +131,8 @@ class RowCounter:
         self.cluster = cluster
         self._brokers: dict[int, BrokerRegistration] | None = None
         self._broker_counts = (0, 0, 0, 0)
-        self._topics: dict[Any, TopicImage] | None = None
-        self._per_topic: dict[Any, tuple[TopicImage, dict[int, tuple[PartitionRegistration, PartitionCounts]]]] = {}
+        self._topics: dict[Uuid, TopicImage] | None = None
+        self._per_topic: dict[Uuid, tuple[TopicImage, dict[int, tuple[PartitionRegistration, PartitionCounts]]]] = {}
         self._totals = [0] * _PARTITION_COUNTS  # the sums of every partition's PartitionCounts, field by field
 
     def row(self, image: MetadataImage, last_offset: int, timestamp: int, open_transaction: bool) -> dict[str, Any]:

@@ -98,7 +98,7 @@ def pure_decode_op(case: Case, obj: Any, data: bytes) -> Op | None:
 
     def decode() -> Any:
         read = readers.get(v)
-        buf = data
+        buf: bytes | memoryview = data
         if type(buf) is memoryview:
             buf = buf.cast("B")
         got, pos = read(buf, 0)  # type: ignore[misc]

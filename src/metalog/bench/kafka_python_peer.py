@@ -7,6 +7,7 @@ Importing this module needs kafka-python (the ``bench`` extra).
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 import tempfile
@@ -96,12 +97,10 @@ def kafka_python_ops(classes: KafkaPythonClasses, case: Case, obj: Any, data: by
     for kind in kinds:
         cls = classes.define(msg, kind)
         kp = to_kafka_python(obj, cls._struct, cls, v)
-        if kind == "data":
-            enc: Op = lambda kp=kp: kp.encode(v, header=False)  # noqa: E731
-            dec: Op = lambda cls=cls: cls.decode(data, version=v, header=False)  # noqa: E731
-        else:
-            enc = lambda kp=kp: kp.encode(v)  # noqa: E731
-            dec = lambda cls=cls: cls.decode(data, version=v)  # noqa: E731
+        # kafka-python's data classes take header=False, its request classes no header argument
+        options = {"header": False} if kind == "data" else {}
+        enc: Op = functools.partial(kp.encode, v, **options)
+        dec: Op = functools.partial(cls.decode, data, version=v, **options)
         check(enc() == data, f"kafka-python ({kind}) wrote different bytes")
         check(dec() == kp, f"kafka-python ({kind}) read different values")
         encoders.append(enc)

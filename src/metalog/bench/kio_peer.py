@@ -98,7 +98,8 @@ def to_kio(obj: Any, cls: type) -> Any:
 def kio_ops(case: Case, obj: Any, data: bytes) -> tuple[Op, Op]:
     cls = KIO_CLASSES[case.name]
     entity = to_kio(obj, cls)
-    write, read = entity_writer(cls), entity_reader(cls)
+    write: Any = entity_writer(cls)
+    read: Any = entity_reader(cls)
 
     def encode() -> bytes:
         buf = io.BytesIO()

@@ -60,7 +60,7 @@ def read_metalog(path: Path) -> tuple[int, int]:
     with MetadataLog.open(path, writable=False) as log:
         for rec in log.records():
             count += 1
-            check += len(rec.value)
+            check += len(rec.value or b"")
     return count, check
 
 
@@ -82,7 +82,7 @@ def peer_reader(memory_records: Callable) -> Callable[[bytes], tuple[int, int]]:
                 raise AssertionError("CRC")
             for rec in batch:
                 count += 1
-                check += len(rec.value)
+                check += len(rec.value or b"")
         return count, check
     return read
 

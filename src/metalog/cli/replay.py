@@ -6,10 +6,16 @@ import argparse
 import json
 import re
 import sys
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from metalog.cli.progress import Progress
 from metalog.errors import MetalogError
+
+if TYPE_CHECKING:
+    from metalog.replay.history import MetadataHistory
+    from metalog.replay.points import ReplayResult
+    from metalog.state.image import MetadataImage
 
 REPLAY_EXAMPLES = """\
 examples:
@@ -96,7 +102,7 @@ def _replay(args: argparse.Namespace) -> int:
     return 0
 
 
-def _point(history: Any, text: str, option: str) -> Any:
+def _point(history: MetadataHistory, text: str, option: str) -> ReplayResult | None:
     """The ReplayResult a diff point names (None: the empty state before the log)."""
     from metalog.errors import PointError
     from metalog.replay.points import parse_time
@@ -133,7 +139,7 @@ def _diff(args: argparse.Namespace) -> int:
     return 0
 
 
-def render_state(result: Any, *, all_partitions: bool = False) -> str:
+def render_state(result: ReplayResult, *, all_partitions: bool = False) -> str:
     from metalog.replay.diff import table
     from metalog.replay.points import format_time
     from metalog.state.enums import CONFIG_RESOURCE_TYPES, ZK_MIGRATION_STATES, metadata_version_name
@@ -163,14 +169,14 @@ def render_state(result: Any, *, all_partitions: bool = False) -> str:
     lines += ["", f"brokers: {len(img.brokers)}"] + table(rows)
     lines += ["", f"topics: {len(img.topics)}"] + _topics(img, all_partitions)
     if img.configs:
-        rows = [("RESOURCE", "KEY", "VALUE")]
+        config_rows = [("RESOURCE", "KEY", "VALUE")]
         for (rt, name), cfg in sorted(img.configs.items()):
-            rows += [(f"{CONFIG_RESOURCE_TYPES.get(rt, rt)}/{name}", k, str(v)) for k, v in sorted(cfg.items())]
-        lines += ["", f"configs: {len(rows) - 1}"] + table(rows)
+            config_rows += [(f"{CONFIG_RESOURCE_TYPES.get(rt, rt)}/{name}", k, str(v)) for k, v in sorted(cfg.items())]
+        lines += ["", f"configs: {len(config_rows) - 1}"] + table(config_rows)
     return "\n".join(lines)
 
 
-def _topics(img: Any, all_partitions: bool) -> list[str]:
+def _topics(img: MetadataImage, all_partitions: bool) -> list[str]:
     from metalog.codec.uuid import LOST, MIGRATING, UNASSIGNED
     from metalog.replay.diff import table
 
@@ -197,5 +203,5 @@ def _topics(img: Any, all_partitions: bool) -> list[str]:
     return out
 
 
-def _ids(ids: Any) -> str:
+def _ids(ids: Iterable[int]) -> str:
     return "[" + ",".join(map(str, ids)) + "]"

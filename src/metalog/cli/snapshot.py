@@ -86,7 +86,7 @@ def _list(args: argparse.Namespace) -> int:
     from metalog.snapshots import SnapshotReader
 
     failed = 0
-    rows = []
+    rows: list[dict[str, object]] = []
     for path in (f for p in args.paths for f in _snapshot_files(Path(p))):
         try:
             s = SnapshotReader(path).verify()
@@ -98,7 +98,7 @@ def _list(args: argparse.Namespace) -> int:
             "file": str(path), "endOffset": s.snapshot_id.end_offset if s.snapshot_id else None,
             "epoch": s.snapshot_id.epoch if s.snapshot_id else None, "sizeInBytes": s.size_in_bytes,
             "batches": s.batches, "records": s.records, "kraftVersion": s.kraft_version,
-            "lastContainedLogTimestamp": s.header.last_contained_log_timestamp,
+            "lastContainedLogTimestamp": s.last_contained_log_timestamp,
         })
     if args.json:
         for row in rows:
@@ -125,7 +125,7 @@ def _verify(args: argparse.Namespace) -> int:
         try:
             s = SnapshotReader(path).verify()
             print(f"{path}: ok ({s.batches} batches, {s.records} records, kraft.version {s.kraft_version}, "
-                  f"lastContainedLogTimestamp {s.header.last_contained_log_timestamp})")
+                  f"lastContainedLogTimestamp {s.last_contained_log_timestamp})")
         except MetalogError as e:
             failed += 1
             print(f"{path}: FAILED: {e}")

@@ -1,16 +1,17 @@
 """Kafka's binary message format, generated from metalog's own schema definitions.
 
-    >>> from metalog.codec import message_class
-    >>> PartitionRecord = message_class("PartitionRecord")
+    >>> from metalog.codec.messages import PartitionRecord
     >>> PartitionRecord.decode(PartitionRecord(partition_id=3).encode(1), 1).partition_id
     3
+
+Every message class is importable by name from ``metalog.codec.messages``, its fields typed; ``message_class``
+looks one up by a name known only at run time (a command line's, a file's).
 """
 
 from __future__ import annotations
 
 import difflib
 import importlib
-from typing import Any
 
 from metalog.codec import core
 from metalog.codec.messages import MODULES
@@ -30,8 +31,9 @@ def message_names() -> list[str]:
     return sorted(MODULES)
 
 
-def message_class(name: str) -> Any:
-    """The generated class for a message spec name, e.g. ``"PartitionRecord"``.
+def message_class(name: str) -> type[ApiMessage]:
+    """The generated class for a message spec name, e.g. ``"PartitionRecord"`` (the class
+    ``from metalog.codec.messages import PartitionRecord`` gives, which a type checker knows field by field).
 
     An unknown name raises UnknownMessageError naming it with the closest known names, if any are close.
     """
@@ -41,10 +43,11 @@ def message_class(name: str) -> Any:
         every = f"`metalog codec list` or metalog.codec.message_names() gives all {len(MODULES)}"
         hint = f"; did you mean {' or '.join(close)}? (the closest; {every})" if close else f" ({every})"
         raise UnknownMessageError(f"unknown message {name!r}{hint}")
-    return getattr(core.message_module(module), name)  # with the compiled readers where they run
+    cls: type[ApiMessage] = getattr(core.message_module(module), name)  # with the compiled readers where they run
+    return cls
 
 
-def struct_class(message: str, struct: str) -> Any:
+def struct_class(message: str, struct: str) -> type[KafkaStruct]:
     """The generated class of a struct nested in a message, e.g. ``("RegisterBrokerRecord", "BrokerEndpoint")``.
 
     Nested structs live in their message's module; the message's own name gives the message class.
@@ -58,4 +61,5 @@ def struct_class(message: str, struct: str) -> Any:
 
         known = ", ".join(sorted(MESSAGES[message].structs)) or "none"
         raise UnknownMessageError(f"{message} has no struct {struct!r} (its structs: {known})")
+    assert isinstance(cls, type) and issubclass(cls, KafkaStruct)
     return cls

@@ -16,13 +16,17 @@ from __future__ import annotations
 import importlib
 import os
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from metalog.codec.runtime import KafkaStruct, Reader
 
 PURE_ENV = "METALOG_PURE"
 _PURE_PACKAGE = "metalog.codec.messages"
 _COMPILED_PACKAGE = "metalog.codec.compiled"
 
-_pure_readers: dict[type, dict[int, Any]] = {}  # class -> its pure readers, for classes given compiled ones
+# class -> its pure readers, for classes given compiled ones
+_pure_readers: dict[type[KafkaStruct], dict[int, Reader]] = {}
 _compiled: dict[str, ModuleType] = {}  # message module name -> its loaded compiled module
 _missing: dict[str, str] = {}  # message module name -> why its compiled module did not load
 
@@ -71,17 +75,17 @@ def compiled_active() -> bool:
     return WHY_PURE is None
 
 
-def is_compiled(cls: Any) -> bool:
+def is_compiled(cls: type[KafkaStruct]) -> bool:
     """Whether ``cls`` (a generated message or struct class) reads with its compiled readers."""
     return cls in _pure_readers
 
 
-def pure_readers(cls: Any) -> dict[int, Any]:
+def pure_readers(cls: type[KafkaStruct]) -> dict[int, Reader]:
     """The pure Python readers of a generated class, whichever core runs."""
     return _pure_readers.get(cls, cls.READERS)
 
 
-def compiled_readers(cls: Any) -> dict[int, Any] | None:
+def compiled_readers(cls: type[KafkaStruct]) -> dict[int, Reader] | None:
     """The compiled readers of a generated class, or None where they do not run."""
     return cls.READERS if cls in _pure_readers else None
 

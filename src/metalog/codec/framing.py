@@ -9,13 +9,19 @@ the api version is flexible, as Kafka's ApiMessageType decides.
 from __future__ import annotations
 
 import struct
-from typing import Any, NamedTuple
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from metalog.codec import message_class
 from metalog.codec.definitions import MESSAGES, METADATA_BY_API_KEY
-from metalog.codec.runtime import READER_ERRORS, ApiMessage, Malformed, read_uvarint, write_uvarint
+from metalog.codec.runtime import READER_ERRORS, ApiMessage, Malformed, Reader, read_uvarint, write_uvarint
+from metalog.codec.schema import Message
 from metalog.errors import DecodeError, EncodeError, UnknownMessageError
 
+if TYPE_CHECKING:
+    from metalog.codec.messages import RequestHeader, ResponseHeader
+
+H = TypeVar("H", bound=ApiMessage)  # a header class
 FRAME_VERSION = 1
 _SIZE = struct.Struct(">i")
 _REQUEST_BY_KEY = {m.api_key: m.name for m in MESSAGES.values() if m.kind == "request"}
@@ -27,24 +33,24 @@ MAX_FRAME_SIZE = 100 * 1024 * 1024
 class MetadataRecord(NamedTuple):
     """A decoded metadata-log record value: the message and the version it was written at."""
 
-    message: Any
+    message: ApiMessage
     version: int
 
 
 class RequestFrame(NamedTuple):
-    header: Any
+    header: RequestHeader
     header_version: int
-    body: Any
+    body: ApiMessage
 
 
 class ResponseFrame(NamedTuple):
-    header: Any
+    header: ResponseHeader
     header_version: int
-    body: Any
+    body: ApiMessage
 
 
 # ---- metadata records ---------------------------------------------------------------------
-def metadata_record_class(api_key: int) -> Any:
+def metadata_record_class(api_key: int) -> type[ApiMessage]:
     spec = METADATA_BY_API_KEY.get(api_key)
     if spec is None:
         raise UnknownMessageError(f"unknown metadata record type {api_key} (known api keys: "
@@ -104,14 +110,14 @@ def metadata_api_key(value: bytes | bytearray | memoryview | None) -> int | None
     return api_key if frame_version == FRAME_VERSION else None
 
 
-def metadata_readers() -> dict[int, Any]:
+def metadata_readers() -> dict[int, Reader]:
     """apiKey << 8 | version -> the generated reader ``(buf, pos) -> (message, end)``, for one-byte apiKeys
     and versions: a record value's bytes 1 and 2 pick its reader and the body starts at 3. The readers
     check less than ``decode_metadata_record``: on any failure, call that for the precise error."""
     return _READERS or _fast_readers()
 
 
-def _fast_readers() -> dict[int, Any]:
+def _fast_readers() -> dict[int, Reader]:
     """apiKey << 8 | version -> the generated reader, for one-byte apiKeys and versions."""
     out = _READERS
     for api_key, spec in METADATA_BY_API_KEY.items():
@@ -161,7 +167,7 @@ def _frame_uvarint(buf: Any, pos: int, what: str) -> tuple[int, int]:
     return value, end
 
 
-_READERS: dict[int, Any] = {}  # filled on first use: importing every record class takes time
+_READERS: dict[int, Reader] = {}  # filled on first use: importing every record class takes time
 
 
 # ---- request and response frames ----------------------------------------------------------
@@ -175,7 +181,7 @@ def response_header_version(api_key: int, api_version: int) -> int:
     return 1 if api_version in _spec(_RESPONSE_BY_KEY, api_key, "response").flexible_versions else 0
 
 
-def _spec(table: dict[int | None, str], api_key: int, kind: str) -> Any:
+def _spec(table: dict[int | None, str], api_key: int, kind: str) -> Message:
     name = table.get(api_key)
     if name is None:
         known = ", ".join(f"{k} {table[k]}" for k in sorted(k for k in table if k is not None))
@@ -183,7 +189,7 @@ def _spec(table: dict[int | None, str], api_key: int, kind: str) -> Any:
     return MESSAGES[name]
 
 
-def _key_ranges(keys: Any) -> str:
+def _key_ranges(keys: Iterable[int]) -> str:
     """``0-3, 5, 7-9``: sorted integer keys as runs."""
     runs: list[list[int]] = []
     for k in sorted(keys):
@@ -197,7 +203,7 @@ def _key_ranges(keys: Any) -> str:
 def encode_request(body: ApiMessage, api_version: int, correlation_id: int, client_id: str | None = None) -> bytes:
     """A whole size-prefixed request frame."""
     header_cls = message_class("RequestHeader")
-    hv = request_header_version(body.API_KEY, api_version)
+    hv = request_header_version(_api_key(body, "request", api_version), api_version)
     header = header_cls(request_api_key=body.API_KEY, request_api_version=api_version,
                         correlation_id=correlation_id, client_id=client_id)
     payload = header.encode(hv) + body.encode(api_version)
@@ -216,13 +222,15 @@ def decode_request(frame: bytes | bytearray | memoryview) -> RequestFrame:
         raise DecodeError(f"unknown request api key {api_key}", message="RequestHeader", field="RequestApiKey",
                           offset=4)
     hv = request_header_version(api_key, api_version)
-    header, pos = _decode_prefix(message_class("RequestHeader"), view, hv)
+    from metalog.codec.messages import RequestHeader
+
+    header, pos = _decode_prefix(RequestHeader, view, hv)
     body = _decode_at(message_class(name), view, pos, api_version)
     return RequestFrame(header, hv, body)
 
 
 def encode_response(body: ApiMessage, api_version: int, correlation_id: int) -> bytes:
-    hv = response_header_version(body.API_KEY, api_version)
+    hv = response_header_version(_api_key(body, "response", api_version), api_version)
     header = message_class("ResponseHeader")(correlation_id=correlation_id)
     payload = header.encode(hv) + body.encode(api_version)
     return _SIZE.pack(len(payload)) + payload
@@ -235,8 +243,18 @@ def decode_response(frame: bytes | bytearray | memoryview, api_key: int, api_ver
     if name is None:
         raise DecodeError(f"unknown response api key {api_key}", message="ResponseHeader")
     hv = response_header_version(api_key, api_version)
-    header, pos = _decode_prefix(message_class("ResponseHeader"), view, hv)
+    from metalog.codec.messages import ResponseHeader
+
+    header, pos = _decode_prefix(ResponseHeader, view, hv)
     return ResponseFrame(header, hv, _decode_at(message_class(name), view, pos, api_version))
+
+
+def _api_key(body: ApiMessage, kind: str, api_version: int) -> int:
+    """The api key of a request or response body; any other message is refused (a record's api key is another
+    numbering: PartitionRecord's 3 would frame as a MetadataRequest)."""
+    if body.API_KEY is None or MESSAGES[body.NAME].kind != kind:
+        raise EncodeError(f"not a {kind}", message=body.NAME, version=api_version)
+    return body.API_KEY
 
 
 def _unframe(frame: bytes | bytearray | memoryview) -> memoryview:
@@ -251,7 +269,7 @@ def _unframe(frame: bytes | bytearray | memoryview) -> memoryview:
     return view[4:]
 
 
-def _decode_prefix(cls: Any, view: memoryview, version: int) -> tuple[Any, int]:
+def _decode_prefix(cls: type[H], view: memoryview, version: int) -> tuple[H, int]:
     """Decode a header at the front of ``view``: the header's own reader tells where it ends."""
     try:
         return cls.READERS[version](view, 0)
@@ -261,7 +279,7 @@ def _decode_prefix(cls: Any, view: memoryview, version: int) -> tuple[Any, int]:
         raise
 
 
-def _decode_at(cls: Any, view: memoryview, pos: int, version: int) -> Any:
+def _decode_at(cls: type[ApiMessage], view: memoryview, pos: int, version: int) -> ApiMessage:
     try:
         return cls.decode(view[pos:], version)
     except DecodeError as e:

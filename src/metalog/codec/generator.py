@@ -138,6 +138,11 @@ class MessageGenerator:
             lines.append(f"    NAME = {self.msg.name!r}")
             lines.append(f"    API_KEY = {self.msg.api_key!r}")
             lines.append(f"    VERSIONS = range({versions[0]}, {versions[-1] + 1})")
+        # the fields' types at class level, for type checkers and editors: annotations without values, so the
+        # class keeps its __slots__ and the layout the compiled readers check (no class attribute is made)
+        lines.append("")
+        lines += [f"    {f.attr}: {self.py_type(f)}" for f in fields]
+        lines.append("    unknown_tagged_fields: list[tuple[int, bytes]] | None")
         params = []
         assigns = []
         for f in fields:
@@ -635,6 +640,37 @@ class MessageGenerator:
         em(f"{out} += {t}")
 
 
+INDEX_DOC = '''"""Generated message classes, one module per message; every message class importable by name.
+
+    >>> from metalog.codec.messages import PartitionRecord
+    >>> PartitionRecord.decode(PartitionRecord(partition_id=3).encode(1), 1).partition_id
+    3
+
+A name is looked up when first imported, through ``metalog.codec.core.message_module`` (as
+``metalog.codec.message_class`` does): the class comes with the compiled readers where they run, and importing
+this package loads no message module. Nested structs live in their message's module (their names repeat
+across messages), e.g. ``metalog.codec.messages.register_broker_record.BrokerEndpoint``.
+"""
+
+'''
+INDEX_GETATTR = '''
+
+def __getattr__(name: str) -> type:
+    module = MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from metalog.codec import core
+
+    cls: type = getattr(core.message_module(module), name)
+    globals()[name] = cls  # looked up once
+    return cls
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *MODULES])
+'''
+
+
 def module_name(message: str) -> str:
     return snake(message)
 
@@ -642,8 +678,12 @@ def module_name(message: str) -> str:
 def generate_all() -> dict[str, str]:
     """File name -> source, for every message and the package index."""
     files = {f"{module_name(m)}.py": MessageGenerator(spec).module() for m, spec in MESSAGES.items()}
-    index = [HEADER, '"""Generated message classes, one module per message."""\n\n',
-             "MODULES = {\n"] + [f"    {m!r}: {module_name(m)!r},\n" for m in MESSAGES] + ["}\n"]
+    index = [HEADER, INDEX_DOC, "from __future__ import annotations\n\n", "from typing import TYPE_CHECKING\n\n",
+             "if TYPE_CHECKING:\n"]
+    index += [f"    from metalog.codec.messages.{module_name(m)} import {m} as {m}\n" for m in MESSAGES]
+    index += ["\n__all__ = [\n"] + [f"    {m!r},\n" for m in MESSAGES] + ["]\n\n"]
+    index += ["MODULES = {\n"] + [f"    {m!r}: {module_name(m)!r},\n" for m in MESSAGES] + ["}\n"]
+    index.append(INDEX_GETATTR)
     files["__init__.py"] = "".join(index)
     return files
 

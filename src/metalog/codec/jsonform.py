@@ -49,10 +49,15 @@ def _default(obj: KafkaStruct, f: F) -> Any:
     return getattr(_blank(type(obj)), f.attr)
 
 
-@cache
 def _blank(cls: type[KafkaStruct]) -> KafkaStruct:
     """An instance holding every default; only ever read."""
-    return cls()
+    blank = _BLANKS.get(cls)
+    if blank is None:
+        blank = _BLANKS[cls] = cls()
+    return blank
+
+
+_BLANKS: dict[type[KafkaStruct], KafkaStruct] = {}
 
 
 def _value_to_json(f: F, value: Any, version: int) -> Any:

@@ -17,6 +17,7 @@ from typing import Any
 import construct as c
 
 from metalog.codec.definitions import MESSAGES
+from metalog.codec.runtime import KafkaStruct
 from metalog.codec.schema import FIXED, INT_RANGES, F, Message
 from metalog.codec.uuid import ZERO, Uuid
 from metalog.errors import DecodeError, EncodeError
@@ -400,7 +401,7 @@ class Record(c.Construct):
     value for a field the version lacks is an error unless the field is ignorable.
     """
 
-    def __init__(self, msg: Message, cls: type, version: int, fields: tuple[F, ...],
+    def __init__(self, msg: Message, cls: type[KafkaStruct], version: int, fields: tuple[F, ...],
                  present: dict[str, c.Construct], tagged: TaggedFields | None, top: bool) -> None:
         super().__init__()
         self.msg, self.cls, self.version, self.fields = msg, cls, version, fields
@@ -412,7 +413,7 @@ class Record(c.Construct):
         path = self.msg.name if self.top else path
         start = stream.tell()
         group = None if self.top else _note(context, start, start, path, self.cls.__name__, "", "struct")
-        obj = object.__new__(self.cls)
+        obj: Any = object.__new__(self.cls)  # its fields set one by one below
         obj.unknown_tagged_fields = None
         try:
             for f in self.fields:
@@ -447,7 +448,8 @@ class Record(c.Construct):
                 raise Located(f"attempted to write a non-default {f.name} at version {self.version}", where, None)
         if self.tagged is not None:
             build_at(self.tagged, obj, stream, context, path)
-        elif obj.unknown_tagged_fields:  # as Kafka's writers refuse them
+        # refused as Kafka's writers refuse them (unknown_tagged_fields: a slot of every generated class)
+        elif obj.unknown_tagged_fields:  # type: ignore[attr-defined]
             raise Located(f"tagged fields were set, but version {self.version} does not support them",
                           f"{path}.unknown_tagged_fields", None)
         return obj
@@ -456,7 +458,7 @@ class Record(c.Construct):
 # ---- the schema as constructs ----------------------------------------------------------------------
 
 
-def struct_class(msg: Message, struct: str) -> type:
+def struct_class(msg: Message, struct: str) -> type[KafkaStruct]:
     """The generated class of a message or of one of its structs."""
     from metalog.codec import struct_class as by_name
 
@@ -470,7 +472,7 @@ def default_value(msg: Message, f: F) -> Any:
     if f.is_array:
         return []
     if f.is_struct:
-        obj = object.__new__(struct_class(msg, f.element))
+        obj: Any = object.__new__(struct_class(msg, f.element))
         for g in msg.structs[f.element].fields:
             setattr(obj, g.attr, default_value(msg, g))
         obj.unknown_tagged_fields = None

@@ -10,8 +10,8 @@ the construct reference over the same input, which names the field and offset.
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable
-from typing import Any, ClassVar
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from metalog.codec.uuid import ZERO, Uuid
 from metalog.errors import CodecError, DecodeError, EncodeError, Malformed
@@ -107,15 +107,20 @@ def write_uvarint(out: bytearray, value: int) -> None:
 
 
 def write_tagged(
-    out: bytearray, known: list[tuple[int, bytes | bytearray]], unknown: list[tuple[int, bytes]] | None
+    out: bytearray, known: Sequence[tuple[int, bytes | bytearray]], unknown: list[tuple[int, bytes]] | None
 ) -> None:
     """A tagged-field section: count, then (tag, size, data) in ascending tag order."""
-    fields = sorted(known + unknown, key=lambda t: t[0]) if unknown else known
+    fields = sorted([*known, *unknown], key=lambda t: t[0]) if unknown else known
     write_uvarint(out, len(fields))
     for tag, data in fields:
         write_uvarint(out, tag)
         write_uvarint(out, len(data))
         out += data
+
+
+# a generated reader: (buffer, position) -> (the object read, the position after it); a writer appends
+Reader = Callable[[Any, int], tuple[Any, int]]
+Writer = Callable[[Any, bytearray], None]
 
 
 class KafkaStruct:
@@ -124,11 +129,19 @@ class KafkaStruct:
     __slots__ = ()
     FIELDS: ClassVar[tuple[str, ...]] = ()  # attribute names, in schema order
     STRUCT_PATH: ClassVar[tuple[str, ...]] = ()  # (message, struct) for schema lookups
+    READERS: ClassVar[dict[int, Reader]]  # version -> reader, set by the generated module (and core)
+    WRITERS: ClassVar[dict[int, Writer]]
+
+    if TYPE_CHECKING:
+        # every generated class takes its fields by keyword (each declares its own typed __init__); this is
+        # what a class known only as a KafkaStruct or ApiMessage (message_class's result) accepts
+        def __init__(self, **fields: Any) -> None: ...
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        return all(getattr(self, f) == getattr(other, f) for f in self.__slots__)
+        slots: tuple[str, ...] = self.__slots__  # a generated class's: a tuple
+        return all(getattr(self, f) == getattr(other, f) for f in slots)
 
     __hash__ = None  # type: ignore[assignment]  # mutable
 
@@ -139,10 +152,6 @@ class KafkaStruct:
         return f"{type(self).__name__}({', '.join(parts)})"
 
 
-Reader = Callable[[Any, int], tuple[Any, int]]
-Writer = Callable[[Any, bytearray], None]
-
-
 class ApiMessage(KafkaStruct):
     """Base of every top-level message class."""
 
@@ -150,11 +159,9 @@ class ApiMessage(KafkaStruct):
     NAME: ClassVar[str]
     API_KEY: ClassVar[int | None]
     VERSIONS: ClassVar[range]
-    READERS: ClassVar[dict[int, Reader]]
-    WRITERS: ClassVar[dict[int, Writer]]
 
     @classmethod
-    def decode(cls, buf: bytes | bytearray | memoryview, version: int) -> Any:
+    def decode(cls, buf: bytes | bytearray | memoryview, version: int) -> Self:
         """Decode ``buf``, which must hold exactly one message at ``version``."""
         read = cls.READERS.get(version)
         if read is None:
@@ -170,7 +177,7 @@ class ApiMessage(KafkaStruct):
         if pos != len(buf):
             raise DecodeError(f"{len(buf) - pos} trailing bytes after the message",
                               message=cls.NAME, version=version, offset=pos)
-        return obj
+        return obj  # READERS[version] of cls make instances of cls
 
     def encode(self, version: int) -> bytes:
         """The message at ``version``; values a version cannot hold are an EncodeError."""
@@ -194,7 +201,7 @@ class ApiMessage(KafkaStruct):
         return jsonform.to_json(self, version)
 
     @classmethod
-    def from_json(cls, data: dict[str, Any], version: int) -> Any:
+    def from_json(cls, data: dict[str, Any], version: int) -> Self:
         """The message from Kafka's JsonConverter form."""
         from metalog.codec import jsonform
 

@@ -188,7 +188,9 @@ class Message:
     @property
     def versions(self) -> range:
         v = self.valid_versions
-        return range(v.lo, v.hi + 1)  # validVersions is always closed
+        if v.lo is None or v.hi is None:  # Kafka's validVersions are always a closed range
+            raise SchemaError(f"{self.name}: validVersions {self.valid!r} is not a closed range")
+        return range(v.lo, v.hi + 1)
 
     @cached_property
     def structs(self) -> dict[str, Struct]:

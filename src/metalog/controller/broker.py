@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from metalog.codec import message_class, struct_class
+from metalog.codec.messages import AssignReplicasToDirsRequest
+from metalog.codec.messages.assign_replicas_to_dirs_request import DirectoryData, PartitionData, TopicData
 from metalog.codec.uuid import LOST, MIGRATING, UNASSIGNED, Uuid
 from metalog.state.image import MetadataImage
 
@@ -128,17 +129,14 @@ def wants_fence(image: MetadataImage, broker_id: int, dirs: Sequence[LogDir]) ->
 
 # ---- the reports ------------------------------------------------------------------------------------------
 def assignment_requests(broker_id: int, broker_epoch: int, reports: Sequence[Action],
-                        limit: int = MAX_ASSIGNMENTS_PER_REQUEST) -> list[Any]:
+                        limit: int = MAX_ASSIGNMENTS_PER_REQUEST) -> list[AssignReplicasToDirsRequest]:
     """AssignReplicasToDirsRequests of at most ``limit`` assignments each, grouped by directory and topic."""
-    cls = message_class("AssignReplicasToDirsRequest")
-    DirectoryData, TopicData, PartitionData = (  # noqa: N806 - Kafka's struct names
-        struct_class(cls.NAME, s) for s in ("DirectoryData", "TopicData", "PartitionData"))
     out = []
     for start in range(0, len(reports), limit):
         grouped: dict[Uuid, dict[Uuid, list[int]]] = {}
         for a in reports[start:start + limit]:
             grouped.setdefault(a.directory, {}).setdefault(a.topic_id, []).append(a.partition)
-        out.append(cls(broker_id=broker_id, broker_epoch=broker_epoch, directories=[
+        out.append(AssignReplicasToDirsRequest(broker_id=broker_id, broker_epoch=broker_epoch, directories=[
             DirectoryData(id=d, topics=[
                 TopicData(topic_id=t, partitions=[PartitionData(partition_index=p) for p in ps])
                 for t, ps in topics.items()]) for d, topics in grouped.items()]))

@@ -13,9 +13,14 @@ ISR shrink before metadata.version 3.6-IV0, and Directories only from 3.7-IV2.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
 
-from metalog.codec import message_class
+from metalog.codec.messages import (
+    BrokerRegistrationChangeRecord,
+    FenceBrokerRecord,
+    PartitionChangeRecord,
+    UnfenceBrokerRecord,
+)
+from metalog.codec.runtime import ApiMessage
 from metalog.codec.uuid import MIGRATING, UNASSIGNED, Uuid
 from metalog.state.delta import MetadataDelta
 from metalog.state.enums import (
@@ -51,9 +56,9 @@ class Changes:
         self.image = image
         self.level = level_of(image)
         self.delta = MetadataDelta(image)
-        self.records: list[tuple[Any, int]] = []
+        self.records: list[tuple[ApiMessage, int]] = []
 
-    def emit(self, record: Any, version: int) -> None:
+    def emit(self, record: ApiMessage, version: int) -> None:
         if record.NAME not in ("BeginTransactionRecord", "EndTransactionRecord", "AbortTransactionRecord"):
             self.delta.replay(record)  # raises ReplayError: the command is refused whole
         self.records.append((record, version))
@@ -88,12 +93,12 @@ class Changes:
     # ---- broker records -----------------------------------------------------------------------
     def fence_change(self, broker: BrokerRegistration, fence: bool) -> None:
         if self.level >= MV_3_3_IV2_BROKER_REGISTRATION_CHANGE:
-            rec = message_class("BrokerRegistrationChangeRecord")(
+            rec = BrokerRegistrationChangeRecord(
                 broker_id=broker.id, broker_epoch=broker.epoch, fenced=FENCE if fence else UNFENCE)
             self.emit(rec, 0)
         else:
-            name = "FenceBrokerRecord" if fence else "UnfenceBrokerRecord"
-            self.emit(message_class(name)(id=broker.id, epoch=broker.epoch), 0)
+            cls = FenceBrokerRecord if fence else UnfenceBrokerRecord
+            self.emit(cls(id=broker.id, epoch=broker.epoch), 0)
 
     # ---- partitions ---------------------------------------------------------------------------
     def change_partition(self, topic_id: Uuid, pid: int, *, target_isr: Iterable[int] | None = None,
@@ -144,11 +149,11 @@ class Changes:
 
 def partition_change(topic_id: Uuid, pid: int, part: PartitionRegistration, level: int, *,
                      target_isr: Iterable[int] | None, directories: dict[int, Uuid] | None,
-                     acceptable: Callable[[int], bool]) -> Any | None:
+                     acceptable: Callable[[int], bool]) -> PartitionChangeRecord | None:
     """The PartitionChangeRecord taking ``part`` to the targets, or None when nothing would change."""
     isr = list(part.isr) if target_isr is None else list(target_isr)
     changed = False
-    rec = message_class("PartitionChangeRecord")(topic_id=topic_id, partition_id=pid, leader=NO_LEADER_CHANGE)
+    rec = PartitionChangeRecord(topic_id=topic_id, partition_id=pid, leader=NO_LEADER_CHANGE)
 
     def valid(r: int) -> bool:
         return r in isr and acceptable(r)

@@ -12,10 +12,30 @@ DeleteTopics, AlterPartition or UpdateFeatures messages).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from metalog.codec import message_class, struct_class
+from metalog.codec.messages import (
+    AssignReplicasToDirsRequest,
+    AssignReplicasToDirsResponse,
+    BeginTransactionRecord,
+    BrokerHeartbeatRequest,
+    BrokerHeartbeatResponse,
+    BrokerRegistrationChangeRecord,
+    BrokerRegistrationRequest,
+    BrokerRegistrationResponse,
+    EndTransactionRecord,
+    FeatureLevelRecord,
+    PartitionChangeRecord,
+    PartitionRecord,
+    RemoveTopicRecord,
+    TopicRecord,
+    UnregisterBrokerRecord,
+    ZkMigrationStateRecord,
+)
+from metalog.codec.messages.assign_replicas_to_dirs_response import DirectoryData, PartitionData, TopicData
+from metalog.codec.runtime import ApiMessage
 from metalog.codec.uuid import Uuid
 from metalog.controller import errors as E
 from metalog.controller.changes import Changes, partition_record_version
@@ -32,7 +52,7 @@ from metalog.state.enums import (
     ZK_MIGRATION_STATES,
     ZK_MIGRATION_VALUES,
 )
-from metalog.state.image import BrokerRegistration, MetadataImage
+from metalog.state.image import BrokerRegistration, MetadataImage, TopicImage
 from metalog.state.records import broker_record
 
 MAX_TOPIC_NAME = 249
@@ -58,8 +78,8 @@ class ApiResult:
 
 @dataclass
 class Result:
-    response: Any
-    records: list[tuple[Any, int]]
+    response: ApiMessage | ApiResult  # Kafka's response message, or an ApiResult for the small commands
+    records: list[tuple[ApiMessage, int]]
     error_code: int = E.NONE
     error_message: str | None = None
 
@@ -113,11 +133,11 @@ class ZkMigrationTransition:
     """Move the ZK migration state; MIGRATION carries the records migrated from ZooKeeper."""
 
     target: int
-    migrated: tuple[tuple[Any, int], ...] = ()
+    migrated: tuple[tuple[ApiMessage, int], ...] = ()  # (record, version)
 
 
 # ---- dispatch ----------------------------------------------------------------------------------
-def execute(image: MetadataImage, command: Any, ctx: CommandContext = CommandContext()) -> Result:
+def execute(image: MetadataImage, command: Command, ctx: CommandContext = CommandContext()) -> Result:
     handler, on_error = _HANDLERS[type(command).__name__]
     changes = Changes(image)
     try:
@@ -145,7 +165,8 @@ def _check_epoch(changes: Changes, broker_id: int, epoch: int) -> None:
 
 
 # ---- RegisterBroker ------------------------------------------------------------------------------
-def _register_broker(changes: Changes, req: Any, ctx: CommandContext) -> Any:
+def _register_broker(changes: Changes, req: BrokerRegistrationRequest, ctx: CommandContext
+                     ) -> BrokerRegistrationResponse:
     if ctx.cluster_id is not None and req.cluster_id != ctx.cluster_id:
         raise Rejected(E.INCONSISTENT_CLUSTER_ID, f"Expected cluster ID {ctx.cluster_id}, but got cluster ID "
                                                   f"{req.cluster_id}")
@@ -169,7 +190,7 @@ def _register_broker(changes: Changes, req: Any, ctx: CommandContext) -> Any:
         tuple((f.name, f.min_supported_version, f.max_supported_version) for f in req.features),
         req.rack, True, False, req.is_migrating_zk_broker, tuple(dirs))
     changes.emit(*broker_record(reg, changes.level))
-    return message_class("BrokerRegistrationResponse")(error_code=E.NONE, broker_epoch=ctx.next_offset)
+    return BrokerRegistrationResponse(error_code=E.NONE, broker_epoch=ctx.next_offset)
 
 
 def _check_directories(changes: Changes, broker_id: int, dirs: list[Uuid]) -> None:
@@ -185,12 +206,12 @@ def _check_directories(changes: Changes, broker_id: int, dirs: list[Uuid]) -> No
             raise Rejected(E.INVALID_REGISTRATION, f"Broker {owners[d]} is already registered with directory {d}")
 
 
-def _registration_error(code: int, message: str) -> Any:
-    return message_class("BrokerRegistrationResponse")(error_code=code, broker_epoch=-1)
+def _registration_error(code: int, message: str) -> BrokerRegistrationResponse:
+    return BrokerRegistrationResponse(error_code=code, broker_epoch=-1)
 
 
 # ---- Heartbeat ------------------------------------------------------------------------------------
-def _heartbeat(changes: Changes, req: Any, ctx: CommandContext) -> Any:
+def _heartbeat(changes: Changes, req: BrokerHeartbeatRequest, ctx: CommandContext) -> BrokerHeartbeatResponse:
     _check_epoch(changes, req.broker_id, req.broker_epoch)
     broker = changes.broker(req.broker_id)
     assert broker is not None
@@ -211,7 +232,7 @@ def _heartbeat(changes: Changes, req: Any, ctx: CommandContext) -> Any:
         fenced, shut_down = True, bool(req.want_shut_down)
     if changes.level >= MV_3_7_IV2_DIRECTORY_ASSIGNMENT and req.offline_log_dirs:
         _directories_offline(changes, req.broker_id, list(req.offline_log_dirs))
-    return message_class("BrokerHeartbeatResponse")(error_code=E.NONE, is_caught_up=caught_up, is_fenced=fenced,
+    return BrokerHeartbeatResponse(error_code=E.NONE, is_caught_up=caught_up, is_fenced=fenced,
                                                     should_shut_down=shut_down)
 
 
@@ -229,26 +250,24 @@ def _directories_offline(changes: Changes, broker_id: int, offline: list[Uuid]) 
         changes.change_partition(topic_id, pid, target_isr=[r for r in part.isr if r != broker_id],
                                  acceptable=changes.leader_acceptor(part, excluded=broker_id))
     remaining = [d for d in broker.directories if d not in offline]
-    changes.emit(message_class("BrokerRegistrationChangeRecord")(
+    changes.emit(BrokerRegistrationChangeRecord(
         broker_id=broker_id, broker_epoch=broker.epoch, log_dirs=remaining), 2)
 
 
-def _heartbeat_error(code: int, message: str) -> Any:
-    return message_class("BrokerHeartbeatResponse")(error_code=code, is_caught_up=False, is_fenced=True,
+def _heartbeat_error(code: int, message: str) -> BrokerHeartbeatResponse:
+    return BrokerHeartbeatResponse(error_code=code, is_caught_up=False, is_fenced=True,
                                                     should_shut_down=False)
 
 
 # ---- AssignReplicasToDirs ---------------------------------------------------------------------------
-def _assign_replicas_to_dirs(changes: Changes, req: Any, ctx: CommandContext) -> Any:
+def _assign_replicas_to_dirs(changes: Changes, req: AssignReplicasToDirsRequest, ctx: CommandContext
+                             ) -> AssignReplicasToDirsResponse:
     if changes.level < MV_3_7_IV2_DIRECTORY_ASSIGNMENT:
         raise Rejected(E.UNSUPPORTED_VERSION, "Directory assignment is not supported yet.")
     _check_epoch(changes, req.broker_id, req.broker_epoch)
     broker = changes.broker(req.broker_id)
     assert broker is not None
-    resp_cls = message_class("AssignReplicasToDirsResponse")
-    DirectoryData, TopicData, PartitionData = (  # noqa: N806 - Kafka's struct names
-        struct_class(resp_cls.NAME, s) for s in ("DirectoryData", "TopicData", "PartitionData"))
-    response = resp_cls(error_code=E.NONE, directories=[])
+    response = AssignReplicasToDirsResponse(error_code=E.NONE, directories=[])
     offline_targets: list[tuple[Uuid, int]] = []
     for d in req.directories:
         online = broker.has_online_dir(d.id)
@@ -267,7 +286,8 @@ def _assign_replicas_to_dirs(changes: Changes, req: Any, ctx: CommandContext) ->
     return response
 
 
-def _assign_one(changes: Changes, broker_id: int, topic: Any, topic_id: Uuid, pid: int, directory: Uuid) -> int:
+def _assign_one(changes: Changes, broker_id: int, topic: TopicImage | None, topic_id: Uuid, pid: int,
+                directory: Uuid) -> int:
     if topic is None:
         return E.UNKNOWN_TOPIC_ID
     part = changes.partition(topic_id, pid)
@@ -279,8 +299,8 @@ def _assign_one(changes: Changes, broker_id: int, topic: Any, topic_id: Uuid, pi
     return E.NONE
 
 
-def _assign_error(code: int, message: str) -> Any:
-    return message_class("AssignReplicasToDirsResponse")(error_code=code, directories=[])
+def _assign_error(code: int, message: str) -> AssignReplicasToDirsResponse:
+    return AssignReplicasToDirsResponse(error_code=code, directories=[])
 
 
 # ---- topics ------------------------------------------------------------------------------------------
@@ -296,10 +316,10 @@ def _create_topic(changes: Changes, cmd: CreateTopic, ctx: CommandContext) -> Ap
         assignment = assign_replicas_to_brokers(usable, cmd.partitions, cmd.replication_factor, cmd.start_index, 0)
     except PlacementError as e:
         raise Rejected(e.code, e.reason) from None
-    changes.emit(message_class("TopicRecord")(name=cmd.name, topic_id=cmd.topic_id), 0)
+    changes.emit(TopicRecord(name=cmd.name, topic_id=cmd.topic_id), 0)
     dirs = changes.level >= MV_3_7_IV2_DIRECTORY_ASSIGNMENT
     for pid, replicas in assignment.items():
-        changes.emit(message_class("PartitionRecord")(
+        changes.emit(PartitionRecord(
             partition_id=pid, topic_id=cmd.topic_id, replicas=replicas, isr=list(replicas), removing_replicas=[],
             adding_replicas=[], leader=replicas[0], leader_recovery_state=0, leader_epoch=0, partition_epoch=0,
             directories=[changes.default_dir(r) for r in replicas] if dirs else []),
@@ -325,7 +345,7 @@ def _delete_topic(changes: Changes, cmd: DeleteTopic, ctx: CommandContext) -> Ap
     topic = changes.image.topics_by_name.get(cmd.name)
     if topic is None:
         raise Rejected(E.UNKNOWN_TOPIC_OR_PARTITION, f"This server does not host topic '{cmd.name}'.")
-    changes.emit(message_class("RemoveTopicRecord")(topic_id=topic.id), 0)
+    changes.emit(RemoveTopicRecord(topic_id=topic.id), 0)
     return ApiResult(data={"topic_id": str(topic.id)})
 
 
@@ -351,7 +371,7 @@ def _alter_partition(changes: Changes, cmd: AlterPartition, ctx: CommandContext)
     if newcomers or not changes.leader_acceptor(part)(leader):
         raise Rejected(E.INELIGIBLE_REPLICA, f"Ineligible replicas {newcomers or [leader]}: fenced, in controlled "
                                              "shutdown or in an offline directory")
-    rec = message_class("PartitionChangeRecord")(topic_id=cmd.topic_id, partition_id=cmd.partition, isr=isr,
+    rec = PartitionChangeRecord(topic_id=cmd.topic_id, partition_id=cmd.partition, isr=isr,
                                                  leader=NO_LEADER_CHANGE if leader == part.leader else leader)
     if isr != list(part.isr) or rec.leader != NO_LEADER_CHANGE:
         changes.emit(rec, partition_record_version(changes.level))
@@ -367,7 +387,7 @@ def _unregister_broker(changes: Changes, cmd: UnregisterBroker, ctx: CommandCont
     if broker is None:
         raise Rejected(E.BROKER_ID_NOT_REGISTERED, f"Broker ID {cmd.broker_id} is not currently registered")
     changes.remove_from_isr(cmd.broker_id, changes.partitions_where(lambda p: cmd.broker_id in p.isr))
-    changes.emit(message_class("UnregisterBrokerRecord")(broker_id=cmd.broker_id, broker_epoch=broker.epoch), 0)
+    changes.emit(UnregisterBrokerRecord(broker_id=cmd.broker_id, broker_epoch=broker.epoch), 0)
     return ApiResult()
 
 
@@ -382,7 +402,7 @@ def _set_feature_level(changes: Changes, cmd: SetFeatureLevel, ctx: CommandConte
             lo, hi = ranges[cmd.name]
             raise Rejected(E.INVALID_UPDATE_VERSION, f"Invalid update version {cmd.level} for feature {cmd.name}. "
                                                      f"Broker {b.id} only supports versions {lo}-{hi}")
-    changes.emit(message_class("FeatureLevelRecord")(name=cmd.name, feature_level=cmd.level), 0)
+    changes.emit(FeatureLevelRecord(name=cmd.name, feature_level=cmd.level), 0)
     return ApiResult()
 
 
@@ -414,15 +434,15 @@ def _zk_migration(changes: Changes, cmd: ZkMigrationTransition, ctx: CommandCont
                                           f"{names.get(cmd.target, cmd.target)}")
     if cmd.migrated and cmd.target != ZK_MIGRATION_VALUES["MIGRATION"]:
         raise Rejected(E.INVALID_REQUEST, "only the move to MIGRATION carries migrated records")
-    state = message_class("ZkMigrationStateRecord")(zk_migration_state=cmd.target)
+    state = ZkMigrationStateRecord(zk_migration_state=cmd.target)
     transaction = cmd.target == ZK_MIGRATION_VALUES["MIGRATION"] and changes.level >= MV_3_6_IV1_TRANSACTIONS
     if transaction:
-        changes.emit(message_class("BeginTransactionRecord")(name="Bulk ZK metadata migration"), 0)
+        changes.emit(BeginTransactionRecord(name="Bulk ZK metadata migration"), 0)
     for record, version in cmd.migrated:
         changes.emit(record, version)
     changes.emit(state, 0)
     if transaction:
-        changes.emit(message_class("EndTransactionRecord")(), 0)
+        changes.emit(EndTransactionRecord(), 0)
     return ApiResult(data={"state": names[cmd.target], "transaction": transaction})
 
 
@@ -430,7 +450,12 @@ def _empty(image: MetadataImage) -> bool:
     return not image.brokers and not image.topics
 
 
-_HANDLERS: dict[str, tuple[Any, Any]] = {
+Command = (BrokerRegistrationRequest | BrokerHeartbeatRequest | AssignReplicasToDirsRequest | CreateTopic | DeleteTopic
+           | AlterPartition | UnregisterBroker | SetFeatureLevel | ZkMigrationTransition)
+# by the command's class name: (the handler, which takes that command, and the response to an error); the table
+# holds handlers of every command type, so the command argument is Any here and typed in each handler
+Handler = Callable[[Changes, Any, CommandContext], ApiMessage | ApiResult]
+_HANDLERS: dict[str, tuple[Handler, Callable[[int, str], ApiMessage | ApiResult]]] = {
     "BrokerRegistrationRequest": (_register_broker, _registration_error),
     "BrokerHeartbeatRequest": (_heartbeat, _heartbeat_error),
     "AssignReplicasToDirsRequest": (_assign_replicas_to_dirs, _assign_error),

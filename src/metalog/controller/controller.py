@@ -5,14 +5,15 @@ its caller: ``metalog.storage.simulation``, the CLI)."""
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from metalog.codec.uuid import Uuid
-from metalog.controller.commands import CommandContext, CreateTopic, Result, execute
+from metalog.controller.commands import Command, CommandContext, CreateTopic, Result, execute
 from metalog.state.image import MetadataImage
 from metalog.state.loader import MetadataLoader
 
 if TYPE_CHECKING:
+    from metalog.codec.runtime import ApiMessage
     from metalog.log.metadata_log import MetadataLog
 
 
@@ -36,7 +37,7 @@ class Controller:
     def next_offset(self) -> int:
         return self.log.log_end_offset if self.log is not None else self.loader.offset + 1
 
-    def submit(self, command: Any) -> Result:
+    def submit(self, command: Command) -> Result:
         result = execute(self.image, command, CommandContext(self.next_offset, self.cluster_id))
         if result.records:
             self._append(result.records)
@@ -54,7 +55,7 @@ class Controller:
             if not u.is_reserved and u not in self.image.topics:
                 return u
 
-    def _append(self, records: list[tuple[Any, int]]) -> None:
+    def _append(self, records: list[tuple[ApiMessage, int]]) -> None:
         """Append the records (the log decides the batches) and load them batch by batch, as a reader of the
         log would: the state is the one published after the last batch."""
         first = self.next_offset

@@ -68,9 +68,9 @@ def rack_alternated_broker_list(broker_racks: dict[int, str]) -> list[int]:
     result: list[int] = []
     while len(result) < len(broker_racks):
         for queue in queues:
-            broker_id = next(queue, None)
-            if broker_id is not None:
-                result.append(broker_id)
+            taken = next(queue, None)
+            if taken is not None:
+                result.append(taken)
     return result
 
 

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import Enum
 
+from metalog.codec.uuid import Uuid
 from metalog.errors import StateChangeQueueFull
 from metalog.state.image import MetadataImage, PartitionRegistration
 
@@ -52,7 +53,7 @@ def state_changes(old: MetadataImage, new: MetadataImage, broker_id: int) -> lis
 def _partitions(old: MetadataImage, new: MetadataImage) -> Iterator[
         tuple[str, int, PartitionRegistration | None, PartitionRegistration | None]]:
     """Every partition of either image, matched by topic id (a re-created topic is a different topic)."""
-    keys = set()
+    keys: set[tuple[str, Uuid, int]] = set()
     for image in (old, new):
         for topic in image.topics.values():
             keys.update((topic.name, topic.id, pid) for pid in topic.partitions)

@@ -17,9 +17,10 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from metalog.codec import message_class, struct_class
+from metalog.codec.runtime import ApiMessage, KafkaStruct
 from metalog.codec.uuid import MIGRATING, UNASSIGNED, Uuid
 from metalog.state.enums import (
     MV_3_4_IV0_MIGRATION,
@@ -29,14 +30,21 @@ from metalog.state.enums import (
     metadata_version_name,
 )
 
+if TYPE_CHECKING:
+    from metalog.state.image import MetadataImage
+
 START_MS = 1_700_000_000_000
 SCENARIOS = ("native", "zk-migration", "jbod-transition", "mixed")
 # ZkMigrationStateRecord values as Kafka 3.5+ writes them.
 NONE, MIGRATION, PRE_MIGRATION, POST_MIGRATION = 0, 1, 2, 3
 
 
-def _cls(name: str) -> Any:
+def _cls(name: str) -> type[ApiMessage]:
     return message_class(name)
+
+
+def _struct(name: str) -> type[KafkaStruct]:
+    return struct_class("RegisterBrokerRecord", name)
 
 
 @dataclass
@@ -92,13 +100,13 @@ class HistoryGenerator:
         self.brokers: dict[int, _Broker] = {}
         self.topics: dict[Uuid, _Topic] = {}
         self.topic_seq = 0
-        self.out: list[tuple[int, Any, int]] = []
+        self.out: list[tuple[int, ApiMessage, int]] = []  # (timestamp, record, version)
         self.events: list[str] = []  # scripted scenario events, in order, for tests and the curious
         self.event_records: list[int] = []  # how many records came before each event
         self._yielded = 0
 
     # ---- public ------------------------------------------------------------------------------
-    def records(self) -> Iterator[tuple[int, Any, int]]:
+    def records(self) -> Iterator[tuple[int, ApiMessage, int]]:
         yield from self._bootstrap()
         produced = self._yielded = len(self.out)
         self.out.clear()
@@ -133,7 +141,7 @@ class HistoryGenerator:
     def _dirs_on_wire(self) -> bool:
         return self.mv >= MV_3_7_IV2_DIRECTORY_ASSIGNMENT
 
-    def _bootstrap(self) -> Iterator[tuple[int, Any, int]]:
+    def _bootstrap(self) -> Iterator[tuple[int, ApiMessage, int]]:
         scenario = self.s.scenario
         if scenario in ("zk-migration", "mixed"):
             self.mv, self.zk_state = MV_3_6_IV1_TRANSACTIONS, PRE_MIGRATION
@@ -165,8 +173,6 @@ class HistoryGenerator:
         rack = old.rack if old else f"rack-{bid % 3}"
         zk = (old.zk if old else False) if zk is None else zk
         self.brokers[bid] = _Broker(bid, epoch, dirs, rack, zk=zk)
-        endpoint = struct_class("RegisterBrokerRecord", "BrokerEndpoint")
-        feature = struct_class("RegisterBrokerRecord", "BrokerFeature")
         version = 3 if self._dirs_on_wire else 2 if self.mv >= MV_3_4_IV0_MIGRATION else 1
         extra: dict[str, Any] = {"log_dirs": list(dirs)} if version >= 3 else {}
         if zk:
@@ -174,9 +180,10 @@ class HistoryGenerator:
         max_mv = max(self.s.metadata_version, MV_3_7_IV2_DIRECTORY_ASSIGNMENT)
         self._emit("RegisterBrokerRecord", version=version, broker_id=bid, broker_epoch=epoch,
                    incarnation_id=self._uuid(), rack=rack, fenced=True,
-                   end_points=[endpoint(name="PLAINTEXT", host=f"broker{bid}", port=9092, security_protocol=0)],
-                   features=[feature(name="metadata.version", min_supported_version=1,
-                                     max_supported_version=max_mv)], **extra)
+                   end_points=[_struct("BrokerEndpoint")(name="PLAINTEXT", host=f"broker{bid}", port=9092,
+                                                         security_protocol=0)],
+                   features=[_struct("BrokerFeature")(name="metadata.version", min_supported_version=1,
+                                                      max_supported_version=max_mv)], **extra)
 
     def _live(self) -> list[int]:
         return sorted(b.id for b in self.brokers.values() if b.registered and not b.fenced)
@@ -350,7 +357,7 @@ class HistoryGenerator:
             self._emit("FeatureLevelRecord", name="metadata.version", feature_level=level)
         return upgrade
 
-    def _zk_bootstrap(self) -> Iterator[tuple[int, Any, int]]:
+    def _zk_bootstrap(self) -> Iterator[tuple[int, ApiMessage, int]]:
         """ZK brokers register with the KRaft controllers (IsMigratingZkBroker) and are unfenced; no topics yet."""
         for bid in range(1, self.s.brokers + 1):
             self._register(bid, fresh=True, zk=True)
@@ -434,7 +441,7 @@ class HistoryGenerator:
                     self._change(topic, pid, **fields)
 
 
-def image_model(image: Any) -> dict[str, Any]:
+def image_model(image: MetadataImage) -> dict[str, Any]:
     """A replayed MetadataImage in the shape of ``HistoryGenerator.model()``."""
     return {
         "metadata_version": image.features.metadata_version, "zk_migration_state": image.features.zk_migration_state,

@@ -8,9 +8,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
-from metalog.codec import Uuid, message_class
+from metalog.codec import Uuid
+from metalog.codec.messages import LeaderChangeMessage
+from metalog.codec.messages.leader_change_message import Voter
+from metalog.codec.runtime import ApiMessage
 from metalog.errors import MetalogError
 from metalog.generate.generator import START_MS, HistoryGenerator, HistorySettings
 from metalog.log import MetadataLog
@@ -50,7 +52,7 @@ def write_history(outdir: str | os.PathLike[str], seed: int, settings: HistorySe
     with MetadataLog.open(out, create=True, durability="none") as log:
         leader = log.append_control([(_leader_change(), 0)], epoch=EPOCH, timestamp=START_MS)
         loader.load_batch(leader.base_offset, [], last_offset=leader.last_offset, is_control=True)
-        pending: list[tuple[Any, int]] = []
+        pending: list[tuple[ApiMessage, int]] = []
         stamp = START_MS
 
         def flush() -> None:
@@ -99,11 +101,9 @@ def _write_meta_properties(out: Path, seed: int) -> None:
                                          f"version=1\ncluster.id={cluster_id}\n")
 
 
-def _leader_change() -> Any:
-    cls = message_class("LeaderChangeMessage")
-    voter = __import__(cls.__module__, fromlist=["Voter"]).Voter
-    return cls(version=0, leader_id=LEADER_ID, voters=[voter(voter_id=LEADER_ID)],
-               granting_voters=[voter(voter_id=LEADER_ID)])
+def _leader_change() -> LeaderChangeMessage:
+    return LeaderChangeMessage(version=0, leader_id=LEADER_ID, voters=[Voter(voter_id=LEADER_ID)],
+                               granting_voters=[Voter(voter_id=LEADER_ID)])
 
 
 def _snapshot(log: MetadataLog, loader: MetadataLoader, timestamp: int) -> Path:

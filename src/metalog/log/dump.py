@@ -97,7 +97,7 @@ def _whole_past(fd: int, position: int, limit: int, size: int) -> bool:
     return limit < position + length <= size
 
 
-_COMPACT = {"separators": (",", ":")}
+_COMPACT: dict[str, Any] = {"separators": (",", ":")}
 
 
 @cache

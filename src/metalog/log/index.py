@@ -95,7 +95,8 @@ class TimeIndex:
         raw = self.path.read_bytes()
         if len(raw) % TIME_ENTRY.size:
             raise IndexProblem(f"size {len(raw)} is not a multiple of {TIME_ENTRY.size}")
-        timestamps, offsets = [], []
+        timestamps: list[int] = []
+        offsets: list[int] = []
         for ts, rel in TIME_ENTRY.iter_unpack(raw):
             if timestamps and (ts <= timestamps[-1] or rel < offsets[-1]):
                 raise IndexProblem(f"entry ({ts}, {rel}) does not follow ({timestamps[-1]}, {offsets[-1]})")

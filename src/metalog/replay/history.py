@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from metalog.codec.definitions import MESSAGES
 from metalog.codec.framing import decode_metadata_record, metadata_api_key
@@ -130,24 +130,26 @@ class MetadataHistory:
         return ReplayResult(image, image.offset, target, batch, shown.timestamp if shown else None, start, replayed,
                             loader.transaction_start if loader.in_transaction else None)
 
-    def batch_end_state(self, offset: int | None = None, **kw: Any) -> ReplayResult:
+    def batch_end_state(self, offset: int | None = None, *, use_snapshots: bool = True,
+                        progress: ProgressCallback | None = None) -> ReplayResult:
         """The state published last at a batch end at or before ``offset``: where a snapshot may end, since
         Kafka reads the log after a snapshot in whole batches. ``requested``, ``batch`` and
         ``transaction_start`` stay those of ``offset``, so ``note()`` says why the state is an earlier one."""
-        asked = self.state_at(offset, **kw)
+        asked = self.state_at(offset, use_snapshots=use_snapshots, progress=progress)
         found = asked
         while not self.is_batch_end(found.offset):  # published just before a BeginTransactionRecord in a batch
             try:
                 found = self.state_at(max(self.batch_at(found.offset).base_offset, self.log.log_start_offset) - 1,
-                                      **kw)
+                                      use_snapshots=use_snapshots, progress=progress)
             except PointError:
                 raise PointError(f"offset {asked.requested}: Kafka's loader published no state at the end of a "
                                  "batch at or before it") from None
         return replace(found, requested=asked.requested, batch=asked.batch, transaction_start=asked.transaction_start)
 
-    def state_at_time(self, timestamp_ms: int, **kw: Any) -> ReplayResult:
+    def state_at_time(self, timestamp_ms: int, *, use_snapshots: bool = True,
+                      progress: ProgressCallback | None = None) -> ReplayResult:
         """The state at the end of the last batch whose timestamp is at or before ``timestamp_ms``."""
-        return self.state_at(self.offset_at_time(timestamp_ms), **kw)
+        return self.state_at(self.offset_at_time(timestamp_ms), use_snapshots=use_snapshots, progress=progress)
 
     def states(self, start: int = 0, end: int | None = None) -> Iterator[PublishedState]:
         """Every state published at the end of a batch whose last offset lies in [``start``, ``end``], in log

@@ -466,7 +466,10 @@ def _columns(width: int | None, entries: list[str]) -> tuple[int, int, list[int]
 
 def split_commands(text: str) -> list[str]:
     """``cmd; cmd``: the commands of a line, split at semicolons outside quotes."""
-    out, current, quote, escaped = [], [], None, False
+    out: list[str] = []
+    current: list[str] = []
+    quote: str | None = None
+    escaped = False
     for c in text:
         if escaped:
             escaped = False

@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
+from functools import partial
 from typing import Any
 
 from metalog import __version__
@@ -125,8 +126,13 @@ def image_node(image: MetadataImage, provenance: Provenance) -> Node:
     })
 
 
+def _leaf(text_of: Callable[[Any], str], value: Any) -> Node:
+    """A leaf whose text is made when the node is read."""
+    return Leaf(text_of(value))
+
+
 def _by_key(texts: dict[str, str]) -> Node:
-    return Directory({k: (lambda t=t: Leaf(t)) for k, t in texts.items()})
+    return Directory({k: partial(Leaf, t) for k, t in texts.items()})
 
 
 def _features(image: MetadataImage) -> Node:
@@ -137,24 +143,24 @@ def _features(image: MetadataImage) -> Node:
                                                                     str(f.zk_migration_state))),
     }
     for name, level in f.finalized.items():
-        children[f"finalized_{name}"] = lambda level=level: Leaf(str(level))
+        children[f"finalized_{name}"] = partial(Leaf, str(level))
     return Directory(children)
 
 
 def _brokers(image: MetadataImage) -> Node:
-    return Directory({str(b): (lambda b=b: Leaf(broker_text(image.brokers[b]))) for b in image.brokers})
+    return Directory({str(b): partial(_leaf, broker_text, image.brokers[b]) for b in image.brokers})
 
 
 def _controllers(image: MetadataImage) -> Node:
-    return Directory({str(c): (lambda c=c: Leaf(controller_text(image.controllers[c]))) for c in image.controllers})
+    return Directory({str(c): partial(_leaf, controller_text, image.controllers[c]) for c in image.controllers})
 
 
 def _topics_by_name(image: MetadataImage) -> Node:
-    return Directory({name: (lambda t=t: _topic(t)) for name, t in image.topics_by_name.items()})
+    return Directory({name: partial(_topic, t) for name, t in image.topics_by_name.items()})
 
 
 def _topics_by_id(image: MetadataImage) -> Node:
-    return Directory({str(tid): (lambda t=t: _topic(t)) for tid, t in image.topics.items()})
+    return Directory({str(tid): partial(_topic, t) for tid, t in image.topics.items()})
 
 
 def _topic(topic: Any) -> Node:
@@ -162,7 +168,7 @@ def _topic(topic: Any) -> Node:
     children: dict[str, Callable[[], Node | None]] = {"name": lambda: Leaf(topic.name),
                                                       "id": lambda: Leaf(str(topic.id))}
     for pid, p in topic.partitions.items():
-        children[str(pid)] = lambda p=p: Leaf(partition_text(p))
+        children[str(pid)] = partial(_leaf, partition_text, p)
     return Directory(children)
 
 
@@ -175,13 +181,16 @@ def config_resource_name(resource_type: int, resource_name: str) -> str:
 def _configs(image: MetadataImage) -> Node:
     children: dict[str, Callable[[], Node | None]] = {}
     for (rt, rname), values in image.configs.items():
-        children.setdefault(config_resource_name(rt, rname), lambda values=values: _by_key(dict(values)))
+        children.setdefault(config_resource_name(rt, rname), partial(_by_key, dict(values)))
     return Directory(children)
 
 
 def _quotas(image: MetadataImage) -> Node:
-    return Directory({quota_entity_name(e): (lambda q=q: _by_key({k: java_double(v) for k, v in q.items()}))
-                      for e, q in image.client_quotas.items()})
+    return Directory({quota_entity_name(e): partial(_quota_values, q) for e, q in image.client_quotas.items()})
+
+
+def _quota_values(quotas: dict[str, float]) -> Node:
+    return _by_key({k: java_double(v) for k, v in quotas.items()})
 
 
 def _scram(image: MetadataImage) -> Node:
@@ -190,7 +199,7 @@ def _scram(image: MetadataImage) -> Node:
     for user, mechanism in image.scram:
         if mechanism in V.SCRAM_MECHANISMS:  # ScramImageNode has no node for UNKNOWN
             by_mechanism[V.SCRAM_MECHANISMS[mechanism]][user] = scram_text()
-    return Directory({m: (lambda users=users: _by_key(users)) for m, users in by_mechanism.items()})
+    return Directory({m: partial(_by_key, users) for m, users in by_mechanism.items()})
 
 
 # ---- the text of each leaf, as Kafka's toString() writes it ----------------------------------------------------

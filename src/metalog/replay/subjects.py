@@ -158,7 +158,9 @@ class TopicSubject(Subject):
             self.ids.add(bytes(topic.id))
 
     def _topic(self, image: MetadataImage) -> Any:
-        return image.topics_by_name.get(self.name) if self.name is not None else image.topics.get(self.topic_id)
+        if self.name is not None:
+            return image.topics_by_name.get(self.name)
+        return None if self.topic_id is None else image.topics.get(self.topic_id)
 
     def key_of(self, value: bytes) -> Key | None:
         kind = value[1]
@@ -175,7 +177,7 @@ class TopicSubject(Subject):
             return None
         if kind == REMOVE_TOPIC:
             return ("topic",) if bytes(value[_BODY:_BODY + 16]) in self.ids else None
-        if kind == CONFIG and self.name is not None and self.partition is None and self._name_bytes in value:
+        if kind == CONFIG and self._name_bytes is not None and self.partition is None and self._name_bytes in value:
             r = _decode(value)
             return ("config",) if (r.resource_type, r.resource_name) == (V.TOPIC_RESOURCE, self.name) else None
         return None
@@ -234,7 +236,7 @@ class ConfigSubject(TopicSubject):
     def key_of(self, value: bytes) -> Key | None:
         kind = value[1]
         if kind == CONFIG:
-            if self._name_bytes not in value:
+            if self._name_bytes is None or self._name_bytes not in value:
                 return None
             r = _decode(value)
             if (r.resource_type, r.resource_name) != self.resource:
@@ -439,7 +441,7 @@ class FeaturesSubject(Subject):
 
     def view(self, image: MetadataImage, keys: Iterable[Key]) -> View:
         f = image.features
-        out = {"metadataVersion": V.metadata_version_name(f.metadata_version),
+        out: dict[str, Any] = {"metadataVersion": V.metadata_version_name(f.metadata_version),
                "zkMigrationState": V.ZK_MIGRATION_STATES.get(f.zk_migration_state, str(f.zk_migration_state))}
         out.update({f"finalized_{k}": v for k, v in sorted(f.finalized.items())})
         return {("features",): out}
@@ -481,9 +483,9 @@ class NodeSubject(Subject):
         return ALL
 
     def view(self, image: MetadataImage, keys: Iterable[Key]) -> View:
-        from metalog.replay.shell_tree import Provenance, root
+        from metalog.replay.shell_tree import Node, Provenance, root
 
-        node = root(image, Provenance(image.offset, -1, -1))
+        node: Node | None = root(image, Provenance(image.offset, -1, -1))
         for part in self.path:
             node = node.child(part) if node is not None and node.is_directory else None
         out: View = {}

@@ -8,7 +8,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from metalog.errors import CodecError, CorruptBatchError, SnapshotError
 from metalog.log.batch import Record, RecordBatch
@@ -16,20 +16,30 @@ from metalog.log.control import ControlRecord, ControlType, decode_control
 from metalog.log.reader import read_file_batches
 from metalog.log.snapshot_files import SnapshotId, parse_name
 
+if TYPE_CHECKING:
+    from metalog.codec.messages import SnapshotFooterRecord, SnapshotHeaderRecord, VotersRecord
+
 
 @dataclass
 class SnapshotSummary:
     """What a full read of a snapshot found."""
 
     snapshot_id: SnapshotId | None
-    header: Any = None  # SnapshotHeaderRecord
+    header: SnapshotHeaderRecord | None = None
     kraft_version: int = 0
-    voters: Any = None  # VotersRecord
-    footer: Any = None  # SnapshotFooterRecord
+    voters: VotersRecord | None = None
+    footer: SnapshotFooterRecord | None = None
     batches: int = 0
     records: int = 0  # data records
     size_in_bytes: int = 0
     epochs: set[int] = field(default_factory=set)
+
+    @property
+    def last_contained_log_timestamp(self) -> int:
+        """The header's (``verify()`` refuses a snapshot whose first record is not a SnapshotHeaderRecord)."""
+        if self.header is None:
+            raise SnapshotError("no SnapshotHeaderRecord was read")
+        return self.header.last_contained_log_timestamp
 
 
 class SnapshotReader:

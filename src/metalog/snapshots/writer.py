@@ -12,9 +12,9 @@ import os
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-from metalog.codec import message_class
+from metalog.codec import messages  # its classes load on first use (the CLI imports this module to start)
 from metalog.codec.framing import encode_metadata_record
 from metalog.errors import SnapshotError
 from metalog.log.builder import KRAFT_MAX_BATCH_BYTES, build_control_batch, build_data_batch
@@ -23,6 +23,10 @@ from metalog.log.control import encode_control
 from metalog.log.files import fsync_dir
 from metalog.log.snapshot_files import PART_SUFFIX, SnapshotId
 
+if TYPE_CHECKING:
+    from metalog.codec.messages import VotersRecord
+    from metalog.codec.runtime import ApiMessage
+
 _RECORD_OVERHEAD = 8  # a data record's framing beyond its value, at most, for batch sizing
 
 
@@ -30,7 +34,7 @@ class SnapshotWriter:
     """Write one snapshot; ``freeze()`` completes it. Leaving a ``with`` block without freezing aborts it."""
 
     def __init__(self, directory: str | os.PathLike[str], snapshot_id: SnapshotId, *,
-                 last_contained_log_timestamp: int, kraft_version: int = 0, voters: Any = None,
+                 last_contained_log_timestamp: int, kraft_version: int = 0, voters: VotersRecord | None = None,
                  time_ms: int | None = None, max_batch_bytes: int = KRAFT_MAX_BATCH_BYTES,
                  compression: Compression | str = Compression.NONE) -> None:
         self.directory = Path(directory)
@@ -47,16 +51,15 @@ class SnapshotWriter:
         if self.path.exists():
             raise SnapshotError("snapshot already exists", file=self.path)
         self._fd: int | None = os.open(self.part_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        header = [(message_class("SnapshotHeaderRecord")(version=0,
-                                                         last_contained_log_timestamp=last_contained_log_timestamp),
-                   0)]
+        header: list[tuple[ApiMessage, int]] = [
+            (messages.SnapshotHeaderRecord(version=0, last_contained_log_timestamp=last_contained_log_timestamp), 0)]
         if kraft_version > 0:
-            header.append((message_class("KRaftVersionRecord")(version=0, k_raft_version=kraft_version), 0))
+            header.append((messages.KRaftVersionRecord(version=0, k_raft_version=kraft_version), 0))
             if voters is not None:
                 header.append((voters, 0))
         self._write_control(header)
 
-    def append(self, records: Iterable[bytes | tuple[Any, int]]) -> None:
+    def append(self, records: Iterable[bytes | tuple[ApiMessage, int]]) -> None:
         """Add metadata records (framed values or (message, version) pairs); batches fill up to the limit."""
         for rec in records:
             value = bytes(rec) if isinstance(rec, bytes | bytearray) else encode_metadata_record(*rec)
@@ -68,7 +71,7 @@ class SnapshotWriter:
     def freeze(self) -> Path:
         """Write the footer, fsync, rename into place; returns the ``.checkpoint`` path."""
         self._flush_data()
-        self._write_control([(message_class("SnapshotFooterRecord")(version=0), 0)])
+        self._write_control([(messages.SnapshotFooterRecord(version=0), 0)])
         assert self._fd is not None
         os.fsync(self._fd)
         os.close(self._fd)
@@ -99,7 +102,7 @@ class SnapshotWriter:
                         len(self._pending))
             self._pending, self._pending_bytes = [], 0
 
-    def _write_control(self, messages: list[tuple[Any, int]]) -> None:
+    def _write_control(self, messages: list[tuple[ApiMessage, int]]) -> None:
         data = build_control_batch(self.next_offset, [encode_control(m, v) for m, v in messages],
                                    epoch=self.snapshot_id.epoch, timestamp=self.time_ms)
         self._write(data, len(messages))

@@ -7,7 +7,7 @@ cannot apply raises ReplayError naming the offset and the record, and leaves the
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, TypeVar
 
 from metalog.codec.uuid import Uuid
 from metalog.errors import ReplayError
@@ -20,6 +20,18 @@ from metalog.state.image import (
     TopicImage,
 )
 from metalog.state.rules import APPLY
+
+if TYPE_CHECKING:
+    from metalog.codec.messages import (
+        AccessControlEntryRecord,
+        DelegationTokenRecord,
+        RegisterControllerRecord,
+        UserScramCredentialRecord,
+    )
+    from metalog.codec.runtime import ApiMessage
+
+K = TypeVar("K")
+V = TypeVar("V")
 
 
 class _TopicDelta:
@@ -55,19 +67,19 @@ class MetadataDelta:
         self.features: dict[str, int | None] = {}
         self.zk_migration_state = image.features.zk_migration_state
         self.brokers: dict[int, BrokerRegistration | None] = {}
-        self.controllers: dict[int, Any] = {}
+        self.controllers: dict[int, RegisterControllerRecord | None] = {}  # None: removed
         self.topics: dict[Uuid, _TopicDelta] = {}
         self.deleted_topics: set[Uuid] = set()
         self.configs: dict[tuple[int, str], dict[str, str | None]] = {}
         self.cleared_configs: set[tuple[int, str]] = set()
         self.client_quotas: dict[tuple[tuple[str, str | None], ...], dict[str, float | None]] = {}
         self.next_producer_id = image.next_producer_id
-        self.acls: dict[Uuid, Any] = {}
-        self.scram: dict[tuple[str, int], Any] = {}
-        self.delegation_tokens: dict[str, Any] = {}
+        self.acls: dict[Uuid, AccessControlEntryRecord | None] = {}
+        self.scram: dict[tuple[str, int], UserScramCredentialRecord | None] = {}
+        self.delegation_tokens: dict[str, DelegationTokenRecord | None] = {}
 
     # ---- the entry point ---------------------------------------------------------------------------
-    def replay(self, record: Any, offset: int | None = None) -> None:
+    def replay(self, record: ApiMessage, offset: int | None = None) -> None:
         rule = APPLY.get(record.NAME)
         if rule is None:
             raise ReplayError(f"{record.NAME} is not a metadata record this state applies", offset=offset,
@@ -179,14 +191,14 @@ class MetadataDelta:
         return quotas
 
 
-def located(error: ReplayError, offset: int | None, record: Any) -> ReplayError:
+def located(error: ReplayError, offset: int | None, record: ApiMessage) -> ReplayError:
     """A rule's error with the offset and the record type named (a rule knows neither)."""
     if error.offset is None:
         return ReplayError(error.reason, offset=offset, record=record_type_name(record.NAME))
     return error
 
 
-def _overlay(base: dict[Any, Any], changes: dict[Any, Any]) -> dict[Any, Any]:
+def _overlay(base: dict[K, V], changes: dict[K, V | None]) -> dict[K, V]:
     """``base`` with ``changes`` on top; a None change removes the key. Shares ``base`` when nothing changed."""
     if not changes:
         return base

@@ -9,9 +9,17 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from metalog.codec.uuid import LOST, MIGRATING, UNASSIGNED, Uuid
+
+if TYPE_CHECKING:
+    from metalog.codec.messages import (
+        AccessControlEntryRecord,
+        DelegationTokenRecord,
+        RegisterControllerRecord,
+        UserScramCredentialRecord,
+    )
 
 _HALVES = struct.Struct(">qq")
 
@@ -58,7 +66,7 @@ class BrokerRegistration:
             return False
         return not self.directories or directory in self.directories
 
-    def _key(self) -> tuple[Any, ...]:
+    def _key(self) -> tuple[object, ...]:
         return tuple(getattr(self, s) for s in self.__slots__)
 
     def __eq__(self, other: object) -> bool:
@@ -137,15 +145,15 @@ class MetadataImage:
     offset: int = -1
     features: FeaturesImage = FeaturesImage()
     brokers: dict[int, BrokerRegistration] = field(default_factory=dict)
-    controllers: dict[int, Any] = field(default_factory=dict)  # id -> RegisterControllerRecord
+    controllers: dict[int, RegisterControllerRecord] = field(default_factory=dict)  # by controller id
     topics: dict[Uuid, TopicImage] = field(default_factory=dict)
     topics_by_name: dict[str, TopicImage] = field(default_factory=dict)
     configs: dict[tuple[int, str], dict[str, str]] = field(default_factory=dict)
     client_quotas: dict[tuple[tuple[str, str | None], ...], dict[str, float]] = field(default_factory=dict)
     next_producer_id: int | None = None
-    acls: dict[Uuid, Any] = field(default_factory=dict)  # id -> AccessControlEntryRecord
-    scram: dict[tuple[str, int], Any] = field(default_factory=dict)  # (user, mechanism) -> record
-    delegation_tokens: dict[str, Any] = field(default_factory=dict)  # token id -> DelegationTokenRecord
+    acls: dict[Uuid, AccessControlEntryRecord] = field(default_factory=dict)  # by id
+    scram: dict[tuple[str, int], UserScramCredentialRecord] = field(default_factory=dict)  # by (user, mechanism)
+    delegation_tokens: dict[str, DelegationTokenRecord] = field(default_factory=dict)  # by token id
 
     def topic(self, name: str) -> TopicImage | None:
         return self.topics_by_name.get(name)

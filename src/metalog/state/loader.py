@@ -142,7 +142,7 @@ class MetadataLoader:
             if end != len(value) or value[0] != FRAME_VERSION:  # type: ignore[arg-type,index]
                 raise DecodeError("not exactly one record")
         except FAST_PATH_MISSES:  # the checked path raises the precise error, or reads a rare form
-            self.replay(decode_metadata_record(value).message, offset)
+            self.replay(decode_metadata_record(value).message, offset)  # type: ignore[arg-type]  # None: TypeError
             return
         except TypeError:
             if value is None:

@@ -10,6 +10,9 @@ associative. Two kinds need care:
 - configs: a RemoveTopicRecord clears its topic's configs, by name; a range that did not create the topic
   learns the name only when composed with a range that did. Config entries therefore keep their records
   with offsets and the offset of their last clear, and a late-learnt clear drops the records before it.
+  Partial records that a later full value makes irrelevant to their entity (a topic removed, then its id
+  created again) are not dropped: they wait as ``superseded`` until the value before them is known, for the
+  configs they clear (and the errors sequential replay would raise on them).
 - transactions: a ``RangeDelta`` is an overlay in normal form ``head [close mid] [begin tail]``: ``head``
   may belong to a transaction begun in an earlier range, ``close`` ends it (End or Abort), ``tail`` is a
   transaction still open at the range's end. Composition matches a range's open transaction with the next
@@ -24,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from metalog.codec import message_class
 from metalog.codec.framing import decode_metadata_record, encode_metadata_record
@@ -34,10 +37,25 @@ from metalog.state.enums import METADATA_VERSION_FEATURE
 from metalog.state.image import EMPTY, FeaturesImage, MetadataImage
 from metalog.state.rules import RULES, TRANSACTION_MARKERS, entity_key
 
+if TYPE_CHECKING:
+    from metalog.codec.messages import (
+        AccessControlEntryRecord,
+        ConfigRecord,
+        DelegationTokenRecord,
+        RegisterControllerRecord,
+        UserScramCredentialRecord,
+    )
+    from metalog.codec.runtime import ApiMessage
+    from metalog.state.image import BrokerRegistration, TopicImage
+
 # (entity, key): ("brokers", 1), ("features", "metadata.version"), ("next_producer_id", None)
 Key = tuple[str, Hashable]
-Records = list[tuple[int, Any]]  # (offset, record: its bytes, decoded or for configs (name, value))
-Configs = dict[tuple[int, str], tuple[int | None, Records]]  # resource -> (cleared at, the sets after)
+Records = list[tuple[int, "bytes | ApiMessage"]]  # (offset, the record: its bytes, or decoded)
+ConfigSets = list[tuple[int, tuple[str, str | None]]]  # (offset, (config name, value; None deletes it))
+Configs = dict[tuple[int, str], tuple[int | None, ConfigSets]]  # resource -> (cleared at, the sets after)
+# an entity's value, by the image's map it lives in (None: not there); features and the next producer id: ints
+EntityValue: TypeAlias = ("BrokerRegistration | TopicImage | RegisterControllerRecord | AccessControlEntryRecord"
+                          " | UserScramCredentialRecord | DelegationTokenRecord | int | None")
 
 _FEATURES, _ZK, _PRODUCER_ID, _CONFIGS = "features", "zk_migration_state", "next_producer_id", "configs"
 _SINGLE_VALUES = (_FEATURES, _ZK, _PRODUCER_ID)
@@ -47,7 +65,7 @@ _NO_OP = encode_metadata_record(message_class("NoOpRecord")(), 0)
 
 
 # ---- entities of an image ---------------------------------------------------------------------------------
-def entity_value(image: MetadataImage, key: Key) -> Any:
+def entity_value(image: MetadataImage, key: Key) -> EntityValue:
     """The value of one entity in ``image`` (None: not there)."""
     kind, ident = key
     if kind == _FEATURES:
@@ -60,9 +78,9 @@ def entity_value(image: MetadataImage, key: Key) -> Any:
     return getattr(image, kind).get(ident)
 
 
-def entity_values(image: MetadataImage) -> dict[Key, Any]:
+def entity_values(image: MetadataImage) -> dict[Key, EntityValue]:
     """Every entity of ``image`` but its configs, by key."""
-    values: dict[Key, Any] = {(kind, ident): v for kind in MAPS for ident, v in getattr(image, kind).items()}
+    values: dict[Key, EntityValue] = {(kind, ident): v for kind in MAPS for ident, v in getattr(image, kind).items()}
     features = image.features
     values[(_ZK, None)] = features.zk_migration_state
     values[(_PRODUCER_ID, None)] = image.next_producer_id
@@ -71,7 +89,8 @@ def entity_values(image: MetadataImage) -> dict[Key, Any]:
     return values
 
 
-def image_of(values: dict[Key, Any], configs: dict[tuple[int, str], dict[str, str]], offset: int) -> MetadataImage:
+def image_of(values: dict[Key, EntityValue], configs: dict[tuple[int, str], dict[str, str]],
+             offset: int) -> MetadataImage:
     """The image of these entities (None values left out) and configs, at ``offset``."""
     maps: dict[str, dict[Any, Any]] = {kind: {} for kind in MAPS}
     finalized: dict[str, int] = {}
@@ -81,24 +100,40 @@ def image_of(values: dict[Key, Any], configs: dict[tuple[int, str], dict[str, st
         if kind in maps:
             maps[kind][ident] = value
         elif kind == _FEATURES and ident != METADATA_VERSION_FEATURE:
-            finalized[ident] = value  # type: ignore[index]
-    features = FeaturesImage(values.get((_FEATURES, METADATA_VERSION_FEATURE)), finalized, values.get((_ZK, None), 0))
+            finalized[ident] = _level(value)  # type: ignore[index]  # a feature's key is its name
+    features = FeaturesImage(_number(values.get((_FEATURES, METADATA_VERSION_FEATURE))), finalized,
+                             _level(values.get((_ZK, None), 0)))
     topics = maps.pop("topics")
     return MetadataImage(offset=offset, features=features, topics=topics,
                          topics_by_name={t.name: t for t in topics.values()},
-                         next_producer_id=values.get((_PRODUCER_ID, None)), configs=configs, **maps)
+                         next_producer_id=_number(values.get((_PRODUCER_ID, None))), configs=configs, **maps)
+
+
+def _number(value: EntityValue) -> int | None:
+    """A single value's entity (a feature level, the ZK migration state, the next producer id): an int or None."""
+    assert value is None or isinstance(value, int), value
+    return value
+
+
+def _level(value: EntityValue) -> int:
+    """A finalized feature's level, or the ZK migration state."""
+    assert isinstance(value, int), value
+    return value
 
 
 # ---- overlays ---------------------------------------------------------------------------------------------
 @dataclass
 class Overlay:
-    full: dict[Key, Any] = field(default_factory=dict)  # key -> value (None: removed)
+    full: dict[Key, EntityValue] = field(default_factory=dict)  # key -> value (None: removed)
     partial: dict[Key, Records] = field(default_factory=dict)  # key -> records over an unknown value
     configs: Configs = field(default_factory=dict)  # resource -> (cleared at, the sets after)
     offset: int = -1  # the last record offset in the overlay (-1: none)
+    # key -> partial records over an unknown value that a later full value of the key replaced: resolved
+    # only for the configs they clear, once the value before them is known
+    superseded: dict[Key, Records] = field(default_factory=dict)
 
     def empty(self) -> bool:
-        return not (self.full or self.partial or self.configs) and self.offset < 0
+        return not (self.full or self.partial or self.configs or self.superseded) and self.offset < 0
 
 
 class _ClearsSeen(MetadataDelta):
@@ -114,7 +149,8 @@ class _ClearsSeen(MetadataDelta):
         self.clears.append(resource)
 
 
-def resolve(key: Key, base: Any, records: Records) -> tuple[Any, list[tuple[tuple[int, str], int]]]:
+def resolve(key: Key, base: EntityValue, records: Records
+            ) -> tuple[EntityValue, list[tuple[tuple[int, str], int]]]:
     """``records`` applied to ``base`` by the rules; also the configs they clear, with the offset of each clear."""
     delta = _ClearsSeen(image_of({key: base}, {}, -1))
     clears = []
@@ -135,11 +171,18 @@ def _clear(configs: Configs, resource: tuple[int, str], at: int) -> None:
 
 def compose(o1: Overlay, o2: Overlay) -> Overlay:
     """``o1`` then ``o2``."""
-    full, partial = dict(o1.full), dict(o1.partial)
+    full, partial, superseded = dict(o1.full), dict(o1.partial), dict(o1.superseded)
     clears: list[tuple[tuple[int, str], int]] = []
+    for key, records in o2.superseded.items():  # the value before them is o1's, if o1 knows it
+        if key in o1.full:
+            clears += resolve(key, o1.full[key], records)[1]
+        else:
+            superseded[key] = partial.pop(key, []) + records
     for key, value in o2.full.items():
         full[key] = value
-        partial.pop(key, None)
+        dropped = partial.pop(key, None)
+        if dropped:  # partial over a value o1 did not know either: their clears wait for it
+            superseded[key] = dropped
     for key, records in o2.partial.items():
         if key in full:
             full[key], more = resolve(key, full[key], records)
@@ -147,24 +190,24 @@ def compose(o1: Overlay, o2: Overlay) -> Overlay:
         else:
             partial[key] = partial.get(key, []) + records
     configs = dict(o1.configs)
-    for resource, (cleared, records) in o2.configs.items():
+    for resource, (cleared, sets) in o2.configs.items():
         if cleared is not None or resource not in configs:
-            configs[resource] = (cleared, records)
+            configs[resource] = (cleared, sets)
         else:
-            configs[resource] = (configs[resource][0], configs[resource][1] + records)
+            configs[resource] = (configs[resource][0], configs[resource][1] + sets)
     for resource, at in clears:
         _clear(configs, resource, at)
-    return Overlay(full, partial, configs, max(o1.offset, o2.offset))
+    return Overlay(full, partial, configs, max(o1.offset, o2.offset), superseded)
 
 
 def apply(image: MetadataImage, o: Overlay) -> MetadataImage:
     """The image ``o`` makes of ``image`` (every partial record resolved against it)."""
-    if not (o.full or o.partial or o.configs):  # nothing but offsets (control batches, NoOpRecords)
+    if not (o.full or o.partial or o.configs or o.superseded):  # nothing but offsets (control batches, NoOpRecords)
         return image if o.offset <= image.offset else replace(image, offset=o.offset)
     as_overlay = Overlay(entity_values(image),
                          configs={r: (-1, [(-1, (n, v)) for n, v in c.items()]) for r, c in image.configs.items()})
-    for key in o.partial:  # a key the image lacks resolves against None (and fails as sequential replay would)
-        as_overlay.full.setdefault(key, None)
+    for key in (*o.partial, *o.superseded):  # a key the image lacks resolves against None (and fails as
+        as_overlay.full.setdefault(key, None)  # sequential replay would)
     merged = compose(as_overlay, o)
     return image_of(merged.full, _configs(merged.configs), max(image.offset, o.offset))
 
@@ -255,7 +298,7 @@ class _Block:
         self.known: set[Key] = set()
         self.overlay = Overlay()
 
-    def add(self, offset: int, record: Any, value: bytes) -> None:
+    def add(self, offset: int, record: ApiMessage, value: bytes) -> None:
         """``record`` decoded from ``value``: partial records wait as their bytes (cheap to send; decoded again
         only when composition resolves them)."""
         o = self.overlay
@@ -263,8 +306,9 @@ class _Block:
         key, full = entity_key(record)
         if key[0] == _CONFIGS:
             resource: tuple[int, str] = key[1]  # type: ignore[assignment]
-            cleared, records = o.configs.get(resource, (None, []))
-            o.configs[resource] = (cleared, [*records, (offset, (record.name, record.value))])
+            config: ConfigRecord = record  # type: ignore[assignment]  # the configs entity: a ConfigRecord
+            cleared, sets = o.configs.get(resource, (None, []))
+            o.configs[resource] = (cleared, [*sets, (offset, (config.name, config.value))])
         elif full or key in self.known:
             live = self.live
             live.replay(record, offset)
@@ -273,7 +317,9 @@ class _Block:
                     o.configs[resource] = (offset, [])
                 live.clears.clear()
             self.known.add(key)
-            o.partial.pop(key, None)
+            dropped = o.partial.pop(key, None)
+            if dropped:  # a full write after records over an unknown value: their config clears still count
+                o.superseded[key] = dropped
         else:
             o.partial.setdefault(key, []).append((offset, value))
 

@@ -11,11 +11,22 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
-from typing import Any
 
-from metalog.codec import message_class, struct_class
 from metalog.codec.framing import encode_metadata_record
-from metalog.codec.uuid import MIGRATING
+from metalog.codec.messages import (
+    ClientQuotaRecord,
+    ConfigRecord,
+    FeatureLevelRecord,
+    PartitionRecord,
+    ProducerIdsRecord,
+    RegisterBrokerRecord,
+    TopicRecord,
+    ZkMigrationStateRecord,
+)
+from metalog.codec.messages.client_quota_record import EntityData
+from metalog.codec.messages.register_broker_record import BrokerEndpoint, BrokerFeature
+from metalog.codec.runtime import ApiMessage
+from metalog.codec.uuid import MIGRATING, Uuid
 from metalog.state.enums import (
     METADATA_VERSION_FEATURE,
     METADATA_VERSIONS,
@@ -30,7 +41,7 @@ from metalog.state.image import BrokerRegistration, MetadataImage, PartitionRegi
 _LATEST = max(METADATA_VERSIONS)
 
 
-def image_records(image: MetadataImage) -> Iterator[tuple[Any, int]]:
+def image_records(image: MetadataImage) -> Iterator[tuple[ApiMessage, int]]:
     """``(record, version)`` pairs that rebuild ``image`` when replayed into an empty one.
 
     Without a metadata.version (nothing set it yet) the latest record versions are used, so
@@ -38,46 +49,41 @@ def image_records(image: MetadataImage) -> Iterator[tuple[Any, int]]:
     """
     mv = image.features.metadata_version
     level = _LATEST if mv is None else mv
-    feature = message_class("FeatureLevelRecord")
     if mv is not None:
-        yield feature(name=METADATA_VERSION_FEATURE, feature_level=mv), 0
-    for name, value in sorted(image.features.finalized.items()):
-        yield feature(name=name, feature_level=value), 0
+        yield FeatureLevelRecord(name=METADATA_VERSION_FEATURE, feature_level=mv), 0
+    for name, feature_level in sorted(image.features.finalized.items()):
+        yield FeatureLevelRecord(name=name, feature_level=feature_level), 0
     if level >= MV_3_4_IV0_MIGRATION:
-        yield message_class("ZkMigrationStateRecord")(zk_migration_state=image.features.zk_migration_state), 0
+        yield ZkMigrationStateRecord(zk_migration_state=image.features.zk_migration_state), 0
     for broker_id in sorted(image.brokers):
         yield broker_record(image.brokers[broker_id], level)
     if level >= MV_3_7_IV0_CONTROLLER_REGISTRATION:
         for controller_id in sorted(image.controllers):
             yield image.controllers[controller_id], 0
-    topic_record = message_class("TopicRecord")
     for name, topic in sorted(image.topics_by_name.items()):
-        yield topic_record(name=name, topic_id=topic.id), 0
+        yield TopicRecord(name=name, topic_id=topic.id), 0
         for pid in sorted(topic.partitions):
             yield partition_record(topic.id, pid, topic.partitions[pid], level)
-    config = message_class("ConfigRecord")
     for (rtype, rname), values in sorted(image.configs.items()):
         for key, value in sorted(values.items()):
-            yield config(resource_type=rtype, resource_name=rname, name=key, value=value), 0
+            yield ConfigRecord(resource_type=rtype, resource_name=rname, name=key, value=value), 0
     yield from _quota_records(image)
     if image.next_producer_id is not None:
-        yield message_class("ProducerIdsRecord")(broker_id=-1, broker_epoch=-1,
-                                                  next_producer_id=image.next_producer_id), 0
+        yield ProducerIdsRecord(broker_id=-1, broker_epoch=-1, next_producer_id=image.next_producer_id), 0
     for acl_id in sorted(image.acls, key=uuid_order):
         yield image.acls[acl_id], 0
-    for key in sorted(image.scram):
-        yield image.scram[key], 0
+    for user_mechanism in sorted(image.scram):
+        yield image.scram[user_mechanism], 0
     for token_id in sorted(image.delegation_tokens):
         yield image.delegation_tokens[token_id], 0
 
 
-def broker_record(b: BrokerRegistration, level: int) -> tuple[Any, int]:
-    cls = message_class("RegisterBrokerRecord")
-    endpoint, feature = struct_class(cls.NAME, "BrokerEndpoint"), struct_class(cls.NAME, "BrokerFeature")
-    record = cls(
+def broker_record(b: BrokerRegistration, level: int) -> tuple[RegisterBrokerRecord, int]:
+    record = RegisterBrokerRecord(
         broker_id=b.id, incarnation_id=b.incarnation_id, broker_epoch=b.epoch, rack=b.rack, fenced=b.fenced,
-        end_points=[endpoint(name=n, host=h, port=p, security_protocol=s) for n, h, p, s in b.listeners],
-        features=[feature(name=n, min_supported_version=lo, max_supported_version=hi) for n, lo, hi in b.features],
+        end_points=[BrokerEndpoint(name=n, host=h, port=p, security_protocol=s) for n, h, p, s in b.listeners],
+        features=[BrokerFeature(name=n, min_supported_version=lo, max_supported_version=hi)
+                  for n, lo, hi in b.features],
         in_controlled_shutdown=b.in_controlled_shutdown and level >= MV_3_3_IV3_IN_CONTROLLED_SHUTDOWN,
         is_migrating_zk_broker=b.is_migrating_zk_broker and level >= MV_3_4_IV0_MIGRATION,
         log_dirs=list(b.directories) if level >= MV_3_7_IV2_DIRECTORY_ASSIGNMENT else [])
@@ -90,10 +96,10 @@ def broker_record(b: BrokerRegistration, level: int) -> tuple[Any, int]:
     return record, version
 
 
-def partition_record(topic_id: Any, pid: int, p: PartitionRegistration, level: int) -> tuple[Any, int]:
+def partition_record(topic_id: Uuid, pid: int, p: PartitionRegistration, level: int) -> tuple[PartitionRecord, int]:
     elr = level >= MV_4_0_IV1_ELR
     dirs = level >= MV_3_7_IV2_DIRECTORY_ASSIGNMENT
-    record = message_class("PartitionRecord")(
+    record = PartitionRecord(
         partition_id=pid, topic_id=topic_id, replicas=list(p.replicas), isr=list(p.isr),
         removing_replicas=list(p.removing_replicas), adding_replicas=list(p.adding_replicas), leader=p.leader,
         leader_recovery_state=p.leader_recovery_state, leader_epoch=p.leader_epoch,
@@ -114,13 +120,11 @@ def lost_in_image(image: MetadataImage) -> list[str]:
     return lost
 
 
-def _quota_records(image: MetadataImage) -> Iterator[tuple[Any, int]]:
-    cls = message_class("ClientQuotaRecord")
-    entity_data = struct_class(cls.NAME, "EntityData")
+def _quota_records(image: MetadataImage) -> Iterator[tuple[ClientQuotaRecord, int]]:
     for entity in sorted(image.client_quotas, key=lambda e: [(t, n or "") for t, n in e]):
         for key, value in sorted(image.client_quotas[entity].items()):
-            yield cls(entity=[entity_data(entity_type=t, entity_name=n) for t, n in entity], key=key,
-                      value=value), 0
+            yield ClientQuotaRecord(entity=[EntityData(entity_type=t, entity_name=n) for t, n in entity], key=key,
+                                    value=value), 0
 
 
 def image_digest(image: MetadataImage) -> str:

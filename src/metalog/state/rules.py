@@ -45,8 +45,37 @@ from metalog.state.enums import (
 from metalog.state.image import BrokerRegistration, PartitionRegistration, partition_registration
 
 if TYPE_CHECKING:
+    from metalog.codec.messages import (
+        AccessControlEntryRecord,
+        BrokerRegistrationChangeRecord,
+        ClientQuotaRecord,
+        ConfigRecord,
+        DelegationTokenRecord,
+        FeatureLevelRecord,
+        FenceBrokerRecord,
+        NoOpRecord,
+        PartitionChangeRecord,
+        PartitionRecord,
+        ProducerIdsRecord,
+        RegisterBrokerRecord,
+        RegisterControllerRecord,
+        RemoveAccessControlEntryRecord,
+        RemoveDelegationTokenRecord,
+        RemoveTopicRecord,
+        RemoveUserScramCredentialRecord,
+        TopicRecord,
+        UnfenceBrokerRecord,
+        UnregisterBrokerRecord,
+        UserScramCredentialRecord,
+        ZkMigrationStateRecord,
+    )
+    from metalog.codec.runtime import ApiMessage
     from metalog.state.delta import MetadataDelta
 
+# A rule of the table, ``apply(delta, record)``. Each rule names its own record class (``partition_record(d:
+# MetadataDelta, r: PartitionRecord)``), so mypy checks its body against the record's fields; the table holds
+# rules of many record types and picks one by the record's name at run time, so a row takes Any record, and
+# tests/state/test_rule_table.py checks each row's rule and key are declared for the row's record class.
 Rule = Callable[["MetadataDelta", Any], None]
 Key = Callable[[Any], Hashable]
 _DELETED = None  # a delta value that removes the entry
@@ -82,13 +111,13 @@ class RecordRule:
 
 
 # ---- entity keys --------------------------------------------------------------------------------------------
-def quota_entity(r: Any) -> tuple[tuple[str, str | None], ...]:
+def quota_entity(r: ClientQuotaRecord) -> tuple[tuple[str, str | None], ...]:
     """A ClientQuotaRecord's entity as a key: (type, name) pairs by type. Kafka's ClientQuotaImage.dataToEntity
     builds a map by type, so a type named twice keeps its last name."""
     return tuple(sorted({e.entity_type: e.entity_name for e in r.entity}.items()))
 
 
-def config_resource(r: Any) -> tuple[int, str]:
+def config_resource(r: ConfigRecord) -> tuple[int, str]:
     """A ConfigRecord's resource: (resource type, resource name)."""
     return r.resource_type, r.resource_name
 
@@ -99,17 +128,17 @@ def topic_configs(topic_name: str) -> tuple[int, str]:
     return TOPIC_RESOURCE, topic_name
 
 
-def _scram_key(r: Any) -> tuple[str, int]:
+def _scram_key(r: UserScramCredentialRecord | RemoveUserScramCredentialRecord) -> tuple[str, int]:
     return r.name, r.mechanism
 
 
-def _single(r: Any) -> None:
+def _single(r: ApiMessage) -> None:
     """The key of a single value (the ZooKeeper migration state, the next producer id)."""
     return None
 
 
 # ---- features -----------------------------------------------------------------------------------------------
-def feature_level(d: MetadataDelta, r: Any) -> None:
+def feature_level(d: MetadataDelta, r: FeatureLevelRecord) -> None:
     if r.name == METADATA_VERSION_FEATURE:
         if r.feature_level < 1:
             raise ReplayError(f"metadata.version cannot be set to level {r.feature_level}")
@@ -118,14 +147,14 @@ def feature_level(d: MetadataDelta, r: Any) -> None:
         d.features[r.name] = r.feature_level if r.feature_level != 0 else _DELETED
 
 
-def zk_migration_state(d: MetadataDelta, r: Any) -> None:
+def zk_migration_state(d: MetadataDelta, r: ZkMigrationStateRecord) -> None:
     if r.zk_migration_state not in ZK_MIGRATION_STATES:
         raise ReplayError(f"unknown ZkMigrationState value {r.zk_migration_state}")
     d.zk_migration_state = r.zk_migration_state
 
 
 # ---- cluster ------------------------------------------------------------------------------------------------
-def register_broker(d: MetadataDelta, r: Any) -> None:
+def register_broker(d: MetadataDelta, r: RegisterBrokerRecord) -> None:
     # BrokerRegistration.fromRecord keeps listeners and features in maps by name: a repeated name keeps the last.
     listeners = {e.name: (e.name, e.host, e.port, e.security_protocol) for e in r.end_points}
     features = {f.name: (f.name, f.min_supported_version, f.max_supported_version) for f in r.features}
@@ -134,20 +163,20 @@ def register_broker(d: MetadataDelta, r: Any) -> None:
         r.rack, r.fenced, r.in_controlled_shutdown, r.is_migrating_zk_broker, tuple(r.log_dirs))
 
 
-def unregister_broker(d: MetadataDelta, r: Any) -> None:
+def unregister_broker(d: MetadataDelta, r: UnregisterBrokerRecord) -> None:
     d.broker_or_fail(r.broker_id, r.broker_epoch, "unregister")
     d.brokers[r.broker_id] = _DELETED
 
 
-def fence_broker(d: MetadataDelta, r: Any) -> None:
+def fence_broker(d: MetadataDelta, r: FenceBrokerRecord) -> None:
     d.brokers[r.id] = d.broker_or_fail(r.id, r.epoch, "fence").clone_with(fenced=True)
 
 
-def unfence_broker(d: MetadataDelta, r: Any) -> None:
+def unfence_broker(d: MetadataDelta, r: UnfenceBrokerRecord) -> None:
     d.brokers[r.id] = d.broker_or_fail(r.id, r.epoch, "unfence").clone_with(fenced=False)
 
 
-def broker_registration_change(d: MetadataDelta, r: Any) -> None:
+def broker_registration_change(d: MetadataDelta, r: BrokerRegistrationChangeRecord) -> None:
     broker = d.broker_or_fail(r.broker_id, r.broker_epoch, "change")
     if r.fenced not in (FENCE, NO_FENCING_CHANGE, UNFENCE):
         raise ReplayError(f"unknown value for the Fenced field: {r.fenced}")
@@ -159,7 +188,7 @@ def broker_registration_change(d: MetadataDelta, r: Any) -> None:
     d.brokers[r.broker_id] = broker.clone_with(fenced, shutdown, dirs)
 
 
-def register_controller(d: MetadataDelta, r: Any) -> None:
+def register_controller(d: MetadataDelta, r: RegisterControllerRecord) -> None:
     # ControllerRegistration.Builder(record) refuses an endpoint whose security protocol it does not know.
     for e in r.end_points:
         if e.security_protocol not in SECURITY_PROTOCOLS:
@@ -168,11 +197,11 @@ def register_controller(d: MetadataDelta, r: Any) -> None:
 
 
 # ---- topics and partitions ----------------------------------------------------------------------------------
-def topic_record(d: MetadataDelta, r: Any) -> None:
+def topic_record(d: MetadataDelta, r: TopicRecord) -> None:
     d.start_topic(r.name, r.topic_id)
 
 
-def partition_record(d: MetadataDelta, r: Any) -> None:
+def partition_record(d: MetadataDelta, r: PartitionRecord) -> None:
     topic = d.topic_delta(r.topic_id)
     directories = _directories(r.directories, len(r.replicas))
     topic.partitions[r.partition_id] = partition_registration(
@@ -181,7 +210,7 @@ def partition_record(d: MetadataDelta, r: Any) -> None:
         _recovery_state(r.leader_recovery_state), r.leader_epoch, r.partition_epoch)
 
 
-def partition_change(d: MetadataDelta, r: Any) -> None:
+def partition_change(d: MetadataDelta, r: PartitionChangeRecord) -> None:
     topic = d.topics.get(r.topic_id) or d.topic_delta(r.topic_id)
     pid = r.partition_id
     old = topic.partitions.get(pid) or topic.base_partitions.get(pid)
@@ -208,23 +237,23 @@ def partition_change(d: MetadataDelta, r: Any) -> None:
         leader, recovery, leader_epoch, partition_epoch + 1))
 
 
-def remove_topic(d: MetadataDelta, r: Any) -> None:
+def remove_topic(d: MetadataDelta, r: RemoveTopicRecord) -> None:
     name = d.remove_topic(r.topic_id)
     d.clear_config(topic_configs(name))
 
 
 # ---- configs and the rest -----------------------------------------------------------------------------------
-def config(d: MetadataDelta, r: Any) -> None:
+def config(d: MetadataDelta, r: ConfigRecord) -> None:
     # A resource type Kafka does not know is applied all the same (ConfigResource.Type.forId gives UNKNOWN).
     # metalog keeps the type's own id rather than UNKNOWN, so two unknown types never merge.
     d.configs.setdefault(config_resource(r), {})[r.name] = r.value  # null deletes the key
 
 
-def client_quota(d: MetadataDelta, r: Any) -> None:
+def client_quota(d: MetadataDelta, r: ClientQuotaRecord) -> None:
     d.client_quotas.setdefault(quota_entity(r), {})[r.key] = None if r.remove else r.value
 
 
-def producer_ids(d: MetadataDelta, r: Any) -> None:
+def producer_ids(d: MetadataDelta, r: ProducerIdsRecord) -> None:
     # Deliberately stricter than Kafka's image (ProducerIdsDelta takes any value): Kafka's controller refuses a
     # next producer id that is not greater than the current one (ProducerIdControlManager.replay), so no Kafka
     # controller wrote such a record; metalog reports it rather than publish a state that went back.
@@ -234,43 +263,44 @@ def producer_ids(d: MetadataDelta, r: Any) -> None:
     d.next_producer_id = r.next_producer_id
 
 
-def acl(d: MetadataDelta, r: Any) -> None:
+def acl(d: MetadataDelta, r: AccessControlEntryRecord) -> None:
     d.acls[r.id] = r
 
 
-def remove_acl(d: MetadataDelta, r: Any) -> None:
+def remove_acl(d: MetadataDelta, r: RemoveAccessControlEntryRecord) -> None:
     if (d.acls[r.id] if r.id in d.acls else d.image.acls.get(r.id)) is None:
         raise ReplayError(f"no ACL with id {r.id} to remove")
     d.acls[r.id] = _DELETED
 
 
-def scram(d: MetadataDelta, r: Any) -> None:
+def scram(d: MetadataDelta, r: UserScramCredentialRecord) -> None:
     d.scram[_scram_key(r)] = r
 
 
-def remove_scram(d: MetadataDelta, r: Any) -> None:
+def remove_scram(d: MetadataDelta, r: RemoveUserScramCredentialRecord) -> None:
     key = _scram_key(r)
     if (d.scram[key] if key in d.scram else d.image.scram.get(key)) is None:
         raise ReplayError(f"no SCRAM credential for user {r.name!r} mechanism {r.mechanism} to remove")
     d.scram[key] = _DELETED
 
 
-def token(d: MetadataDelta, r: Any) -> None:
+def token(d: MetadataDelta, r: DelegationTokenRecord) -> None:
     d.delegation_tokens[r.token_id] = r
 
 
-def remove_token(d: MetadataDelta, r: Any) -> None:
+def remove_token(d: MetadataDelta, r: RemoveDelegationTokenRecord) -> None:
     # A token that is not there is no error: Kafka's image (DelegationTokenDelta) and its controller
     # (DelegationTokenControlManager.replay) both take the removal as it comes.
     d.delegation_tokens[r.token_id] = _DELETED
 
 
-def no_op(d: MetadataDelta, r: Any) -> None:
+def no_op(d: MetadataDelta, r: NoOpRecord) -> None:
     pass
 
 
 # ---- partitions ----------------------------------------------------------------------------------------------
-def _merged_directories(current: tuple[Uuid, ...], r: Any, replicas: tuple[int, ...]) -> tuple[Uuid, ...]:
+def _merged_directories(current: tuple[Uuid, ...], r: PartitionChangeRecord,
+                        replicas: tuple[int, ...]) -> tuple[Uuid, ...]:
     """The directories after a PartitionChangeRecord that carries Replicas or Directories, for ``replicas``.
 
     Kafka's PartitionRegistration.merge (since KAFKA-16583, 3.7.1 and 3.8): a record without Directories (null,
@@ -354,10 +384,11 @@ APPLY: dict[str, Rule] = {name: rule.apply for name, rule in RULES.items() if ru
 TRANSACTION_MARKERS = frozenset(name for name, rule in RULES.items() if rule.domain is Domain.TRANSACTIONS)
 
 
-def entity_key(record: Any) -> tuple[tuple[str, Hashable], bool]:
+def entity_key(record: ApiMessage) -> tuple[tuple[str, Hashable], bool]:
     """``((entity, key), full)`` of a record that changes an entity (see the table)."""
     rule = RULES[record.NAME]
-    return (rule.entity, rule.key(record)), rule.full  # type: ignore[arg-type,misc]
+    assert rule.entity is not None and rule.key is not None, f"{record.NAME} changes no entity"
+    return (rule.entity, rule.key(record)), rule.full
 
 
 Reader = Callable[[bytes, int], tuple[Any, int]]

@@ -22,12 +22,14 @@ Uuids are 16 raw bytes. msgpack executes nothing it reads; ext types are refused
 from __future__ import annotations
 
 import struct
-from typing import Any
+from typing import Any, TypeVar
 
 import crc32c
 import msgpack
 
+from metalog.codec import messages  # its classes load on first use (the CLI imports this module to start)
 from metalog.codec.framing import decode_metadata_record, encode_metadata_record
+from metalog.codec.runtime import ApiMessage
 from metalog.codec.uuid import Uuid
 from metalog.errors import ImageFormatError
 from metalog.state.image import BrokerRegistration, FeaturesImage, MetadataImage, TopicImage, partition_registration
@@ -100,13 +102,28 @@ def _build(d: dict[str, Any]) -> MetadataImage:
     for name, tid, parts in d["topics"]:
         partitions = {p[0]: partition_registration(p[1], tuple(map(uuid, p[2])), *p[3:]) for p in parts}
         topics[uuid(tid)] = TopicImage(name, uuid(tid), partitions)
-    records = {kind: [decode_metadata_record(raw).message for raw in d["records"][kind]] for kind in _RECORD_DOMAINS}
+    records = d["records"]
     return MetadataImage(
         offset=d["offset"], features=FeaturesImage(d["mv"], dict(d["features"]), d["zk"]), brokers=brokers,
-        controllers={r.controller_id: r for r in records["controllers"]}, topics=topics,
-        topics_by_name={t.name: t for t in topics.values()},
+        controllers={r.controller_id: r for r in _records(records, "controllers", messages.RegisterControllerRecord)},
+        topics=topics, topics_by_name={t.name: t for t in topics.values()},
         configs={(rt, name): dict(cfg) for rt, name, cfg in d["configs"]},
         client_quotas={tuple(entity): dict(values) for entity, values in d["quotas"]},
-        next_producer_id=d["next_pid"], acls={r.id: r for r in records["acls"]},
-        scram={(r.name, r.mechanism): r for r in records["scram"]},
-        delegation_tokens={r.token_id: r for r in records["tokens"]})
+        next_producer_id=d["next_pid"],
+        acls={r.id: r for r in _records(records, "acls", messages.AccessControlEntryRecord)},
+        scram={(r.name, r.mechanism): r for r in _records(records, "scram", messages.UserScramCredentialRecord)},
+        delegation_tokens={r.token_id: r for r in _records(records, "tokens", messages.DelegationTokenRecord)})
+
+
+R = TypeVar("R", bound=ApiMessage)
+
+
+def _records(records: dict[str, list[bytes]], kind: str, cls: type[R]) -> list[R]:
+    """The records of one ``kind``, each of the type the image keeps there (another is a malformed payload)."""
+    out = []
+    for raw in records[kind]:
+        record = decode_metadata_record(raw).message
+        if not isinstance(record, cls):
+            raise TypeError(f"{kind} holds a {record.NAME}, not a {cls.NAME}")
+        out.append(record)
+    return out

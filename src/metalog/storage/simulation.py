@@ -9,12 +9,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from metalog.codec import message_class, struct_class
+from metalog.codec.messages import (
+    BrokerHeartbeatRequest,
+    BrokerHeartbeatResponse,
+    BrokerRegistrationRequest,
+    BrokerRegistrationResponse,
+)
+from metalog.codec.messages.broker_registration_request import Feature
 from metalog.codec.uuid import Uuid
 from metalog.controller.broker import LogDir, assignment_requests, plan_reconciliation, wants_fence
-from metalog.controller.commands import Result, SetFeatureLevel
+from metalog.controller.commands import Command, Result, SetFeatureLevel
 from metalog.controller.controller import Controller
 from metalog.errors import MetalogError
 from metalog.log.metadata_log import MetadataLog
@@ -46,7 +51,7 @@ class Simulation:
     def close(self) -> None:
         self.log.close()
 
-    def must(self, command: Any) -> Result:
+    def must(self, command: Command) -> Result:
         result = self.controller.submit(command)
         if not result.ok:
             raise MetalogError(f"{type(command).__name__} refused: {result.error_message}")
@@ -57,10 +62,12 @@ class Simulation:
         paths = [self.root / f"broker{broker_id}" / f"d{i}" for i in range(n_dirs)]
         format_log_dirs(paths, broker_id, CLUSTER_ID)
         b = self.brokers[broker_id] = SimBroker(broker_id, paths, rack)
-        req = message_class("BrokerRegistrationRequest")(
+        req = BrokerRegistrationRequest(
             broker_id=broker_id, cluster_id=CLUSTER_ID, incarnation_id=Uuid.of(broker_id, 1), rack=rack,
             log_dirs=[d.id for d in b.dirs()], features=[_feature(1, 29)])
-        b.epoch = self.must(req).response.broker_epoch
+        response = self.must(req).response
+        assert isinstance(response, BrokerRegistrationResponse)
+        b.epoch = response.broker_epoch
         return b
 
     def reconcile(self, broker_id: int) -> int:
@@ -73,14 +80,16 @@ class Simulation:
         self.heartbeat(broker_id)
         return len(reports)
 
-    def heartbeat(self, broker_id: int) -> Any:
+    def heartbeat(self, broker_id: int) -> BrokerHeartbeatResponse:
         b = self.brokers[broker_id]
         dirs = b.dirs()
-        req = message_class("BrokerHeartbeatRequest")(
+        req = BrokerHeartbeatRequest(
             broker_id=broker_id, broker_epoch=b.epoch, current_metadata_offset=self.controller.loader.offset,
             want_fence=wants_fence(self.controller.image, broker_id, dirs),
             offline_log_dirs=[d.id for d in dirs if not d.online])
-        return self.must(req).response
+        response = self.must(req).response
+        assert isinstance(response, BrokerHeartbeatResponse)
+        return response
 
     def fail_dir(self, broker_id: int, index: int) -> None:
         """A disk fails: the broker reports it offline in its next heartbeat."""
@@ -94,6 +103,5 @@ class Simulation:
                 self.reconcile(broker_id)
 
 
-def _feature(lo: int, hi: int) -> Any:
-    feature = struct_class("BrokerRegistrationRequest", "Feature")
-    return feature(name="metadata.version", min_supported_version=lo, max_supported_version=hi)
+def _feature(lo: int, hi: int) -> Feature:
+    return Feature(name="metadata.version", min_supported_version=lo, max_supported_version=hi)

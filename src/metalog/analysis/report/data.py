@@ -187,7 +187,10 @@ def _broker_view(cluster: Cluster) -> dict[str, Any] | None:
     if not by_broker:
         return None
     t0, t1 = cluster.start, cluster.end
-    lanes, leaders, offline, homeless = [], [], [], []
+    lanes: list[dict[str, Any]] = []
+    leaders: list[dict[str, Any]] = []
+    offline: list[dict[str, Any]] = []
+    homeless: list[dict[str, Any]] = []
     for n, ((bid,), rows) in enumerate(by_broker.items()):
         times = [r["timestamp"] for r in rows]
         color = PALETTE[n % len(PALETTE)]

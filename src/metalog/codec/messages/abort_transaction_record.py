@@ -35,6 +35,9 @@ class AbortTransactionRecord(ApiMessage):
     API_KEY = 25
     VERSIONS = range(0, 1)
 
+    reason: str | None
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,

@@ -39,6 +39,16 @@ class AccessControlEntryRecord(ApiMessage):
     API_KEY = 18
     VERSIONS = range(0, 1)
 
+    id: Uuid
+    resource_type: int
+    resource_name: str
+    pattern_type: int
+    principal: str
+    host: str
+    operation: int
+    permission_type: int
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,

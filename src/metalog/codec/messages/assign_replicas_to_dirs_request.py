@@ -40,6 +40,11 @@ class AssignReplicasToDirsRequest(ApiMessage):
     API_KEY = 73
     VERSIONS = range(0, 1)
 
+    broker_id: int
+    broker_epoch: int
+    directories: list[DirectoryData]
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,
@@ -59,6 +64,10 @@ class DirectoryData(KafkaStruct):
     FIELDS = ('id', 'topics')
     STRUCT_PATH = ('AssignReplicasToDirsRequest', 'DirectoryData')
 
+    id: Uuid
+    topics: list[TopicData]
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,
@@ -76,6 +85,10 @@ class TopicData(KafkaStruct):
     FIELDS = ('topic_id', 'partitions')
     STRUCT_PATH = ('AssignReplicasToDirsRequest', 'TopicData')
 
+    topic_id: Uuid
+    partitions: list[PartitionData]
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,
@@ -92,6 +105,9 @@ class PartitionData(KafkaStruct):
     __slots__ = ('partition_index', 'unknown_tagged_fields')
     FIELDS = ('partition_index',)
     STRUCT_PATH = ('AssignReplicasToDirsRequest', 'PartitionData')
+
+    partition_index: int
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
 
     def __init__(
         self,

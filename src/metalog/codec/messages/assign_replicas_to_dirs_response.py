@@ -39,6 +39,11 @@ class AssignReplicasToDirsResponse(ApiMessage):
     API_KEY = 73
     VERSIONS = range(0, 1)
 
+    throttle_time_ms: int
+    error_code: int
+    directories: list[DirectoryData]
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,
@@ -58,6 +63,10 @@ class DirectoryData(KafkaStruct):
     FIELDS = ('id', 'topics')
     STRUCT_PATH = ('AssignReplicasToDirsResponse', 'DirectoryData')
 
+    id: Uuid
+    topics: list[TopicData]
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,
@@ -75,6 +84,10 @@ class TopicData(KafkaStruct):
     FIELDS = ('topic_id', 'partitions')
     STRUCT_PATH = ('AssignReplicasToDirsResponse', 'TopicData')
 
+    topic_id: Uuid
+    partitions: list[PartitionData]
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,
@@ -91,6 +104,10 @@ class PartitionData(KafkaStruct):
     __slots__ = ('partition_index', 'error_code', 'unknown_tagged_fields')
     FIELDS = ('partition_index', 'error_code')
     STRUCT_PATH = ('AssignReplicasToDirsResponse', 'PartitionData')
+
+    partition_index: int
+    error_code: int
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
 
     def __init__(
         self,

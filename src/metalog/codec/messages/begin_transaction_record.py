@@ -35,6 +35,9 @@ class BeginTransactionRecord(ApiMessage):
     API_KEY = 23
     VERSIONS = range(0, 1)
 
+    name: str | None
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,

@@ -38,6 +38,14 @@ class BrokerHeartbeatRequest(ApiMessage):
     API_KEY = 63
     VERSIONS = range(0, 2)
 
+    broker_id: int
+    broker_epoch: int
+    current_metadata_offset: int
+    want_fence: bool
+    want_shut_down: bool
+    offline_log_dirs: list[Uuid]
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,

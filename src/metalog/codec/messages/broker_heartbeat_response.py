@@ -37,6 +37,13 @@ class BrokerHeartbeatResponse(ApiMessage):
     API_KEY = 63
     VERSIONS = range(0, 2)
 
+    throttle_time_ms: int
+    error_code: int
+    is_caught_up: bool
+    is_fenced: bool
+    should_shut_down: bool
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,

@@ -40,6 +40,13 @@ class BrokerRegistrationChangeRecord(ApiMessage):
     API_KEY = 17
     VERSIONS = range(0, 3)
 
+    broker_id: int
+    broker_epoch: int
+    fenced: int
+    in_controlled_shutdown: int
+    log_dirs: list[Uuid]
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,

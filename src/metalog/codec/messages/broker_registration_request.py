@@ -43,6 +43,17 @@ class BrokerRegistrationRequest(ApiMessage):
     API_KEY = 62
     VERSIONS = range(0, 5)
 
+    broker_id: int
+    cluster_id: str
+    incarnation_id: Uuid
+    listeners: list[Listener]
+    features: list[Feature]
+    rack: str | None
+    is_migrating_zk_broker: bool
+    log_dirs: list[Uuid]
+    previous_broker_epoch: int
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,
@@ -74,6 +85,12 @@ class Listener(KafkaStruct):
     FIELDS = ('name', 'host', 'port', 'security_protocol')
     STRUCT_PATH = ('BrokerRegistrationRequest', 'Listener')
 
+    name: str
+    host: str
+    port: int
+    security_protocol: int
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,
@@ -94,6 +111,11 @@ class Feature(KafkaStruct):
     __slots__ = ('name', 'min_supported_version', 'max_supported_version', 'unknown_tagged_fields')
     FIELDS = ('name', 'min_supported_version', 'max_supported_version')
     STRUCT_PATH = ('BrokerRegistrationRequest', 'Feature')
+
+    name: str
+    min_supported_version: int
+    max_supported_version: int
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
 
     def __init__(
         self,

@@ -37,6 +37,11 @@ class BrokerRegistrationResponse(ApiMessage):
     API_KEY = 62
     VERSIONS = range(0, 5)
 
+    throttle_time_ms: int
+    error_code: int
+    broker_epoch: int
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,

@@ -37,6 +37,12 @@ class ClientQuotaRecord(ApiMessage):
     API_KEY = 14
     VERSIONS = range(0, 1)
 
+    entity: list[EntityData]
+    key: str
+    value: float
+    remove: bool
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,
@@ -57,6 +63,10 @@ class EntityData(KafkaStruct):
     __slots__ = ('entity_type', 'entity_name', 'unknown_tagged_fields')
     FIELDS = ('entity_type', 'entity_name')
     STRUCT_PATH = ('ClientQuotaRecord', 'EntityData')
+
+    entity_type: str
+    entity_name: str | None
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
 
     def __init__(
         self,

@@ -37,6 +37,12 @@ class ConfigRecord(ApiMessage):
     API_KEY = 4
     VERSIONS = range(0, 1)
 
+    resource_type: int
+    resource_name: str
+    name: str
+    value: str | None
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,

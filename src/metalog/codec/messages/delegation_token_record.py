@@ -37,6 +37,15 @@ class DelegationTokenRecord(ApiMessage):
     API_KEY = 10
     VERSIONS = range(0, 1)
 
+    owner: str
+    requester: str
+    renewers: list[str]
+    issue_timestamp: int
+    max_timestamp: int
+    expiration_timestamp: int
+    token_id: str
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,

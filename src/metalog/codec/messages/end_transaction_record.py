@@ -35,6 +35,8 @@ class EndTransactionRecord(ApiMessage):
     API_KEY = 24
     VERSIONS = range(0, 1)
 
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,

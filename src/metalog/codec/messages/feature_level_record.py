@@ -37,6 +37,10 @@ class FeatureLevelRecord(ApiMessage):
     API_KEY = 12
     VERSIONS = range(0, 1)
 
+    name: str
+    feature_level: int
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,

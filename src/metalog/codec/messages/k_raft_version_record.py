@@ -37,6 +37,10 @@ class KRaftVersionRecord(ApiMessage):
     API_KEY = None
     VERSIONS = range(0, 1)
 
+    version: int
+    k_raft_version: int
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,

@@ -46,6 +46,16 @@ class LeaderAndIsrRequest(ApiMessage):
     API_KEY = 4
     VERSIONS = range(0, 8)
 
+    controller_id: int
+    is_k_raft_controller: bool
+    controller_epoch: int
+    broker_epoch: int
+    type: int
+    ungrouped_partition_states: list[LeaderAndIsrPartitionState]
+    topic_states: list[LeaderAndIsrTopicState]
+    live_leaders: list[LeaderAndIsrLiveLeader]
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,
@@ -74,6 +84,20 @@ class LeaderAndIsrPartitionState(KafkaStruct):
     __slots__ = ('topic_name', 'partition_index', 'controller_epoch', 'leader', 'leader_epoch', 'isr', 'partition_epoch', 'replicas', 'adding_replicas', 'removing_replicas', 'is_new', 'leader_recovery_state', 'unknown_tagged_fields')
     FIELDS = ('topic_name', 'partition_index', 'controller_epoch', 'leader', 'leader_epoch', 'isr', 'partition_epoch', 'replicas', 'adding_replicas', 'removing_replicas', 'is_new', 'leader_recovery_state')
     STRUCT_PATH = ('LeaderAndIsrRequest', 'LeaderAndIsrPartitionState')
+
+    topic_name: str
+    partition_index: int
+    controller_epoch: int
+    leader: int
+    leader_epoch: int
+    isr: list[int]
+    partition_epoch: int
+    replicas: list[int]
+    adding_replicas: list[int]
+    removing_replicas: list[int]
+    is_new: bool
+    leader_recovery_state: int
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
 
     def __init__(
         self,
@@ -112,6 +136,11 @@ class LeaderAndIsrTopicState(KafkaStruct):
     FIELDS = ('topic_name', 'topic_id', 'partition_states')
     STRUCT_PATH = ('LeaderAndIsrRequest', 'LeaderAndIsrTopicState')
 
+    topic_name: str
+    topic_id: Uuid
+    partition_states: list[LeaderAndIsrPartitionState]
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,
@@ -130,6 +159,11 @@ class LeaderAndIsrLiveLeader(KafkaStruct):
     __slots__ = ('broker_id', 'host_name', 'port', 'unknown_tagged_fields')
     FIELDS = ('broker_id', 'host_name', 'port')
     STRUCT_PATH = ('LeaderAndIsrRequest', 'LeaderAndIsrLiveLeader')
+
+    broker_id: int
+    host_name: str
+    port: int
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
 
     def __init__(
         self,

@@ -40,6 +40,11 @@ class LeaderAndIsrResponse(ApiMessage):
     API_KEY = 4
     VERSIONS = range(0, 8)
 
+    error_code: int
+    partition_errors: list[LeaderAndIsrPartitionError]
+    topics: list[LeaderAndIsrTopicError]
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,
@@ -59,6 +64,11 @@ class LeaderAndIsrPartitionError(KafkaStruct):
     FIELDS = ('topic_name', 'partition_index', 'error_code')
     STRUCT_PATH = ('LeaderAndIsrResponse', 'LeaderAndIsrPartitionError')
 
+    topic_name: str
+    partition_index: int
+    error_code: int
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,
@@ -77,6 +87,10 @@ class LeaderAndIsrTopicError(KafkaStruct):
     __slots__ = ('topic_id', 'partition_errors', 'unknown_tagged_fields')
     FIELDS = ('topic_id', 'partition_errors')
     STRUCT_PATH = ('LeaderAndIsrResponse', 'LeaderAndIsrTopicError')
+
+    topic_id: Uuid
+    partition_errors: list[LeaderAndIsrPartitionError]
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
 
     def __init__(
         self,

@@ -41,6 +41,12 @@ class LeaderChangeMessage(ApiMessage):
     API_KEY = None
     VERSIONS = range(0, 2)
 
+    version: int
+    leader_id: int
+    voters: list[Voter]
+    granting_voters: list[Voter]
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,
@@ -61,6 +67,10 @@ class Voter(KafkaStruct):
     __slots__ = ('voter_id', 'voter_directory_id', 'unknown_tagged_fields')
     FIELDS = ('voter_id', 'voter_directory_id')
     STRUCT_PATH = ('LeaderChangeMessage', 'Voter')
+
+    voter_id: int
+    voter_directory_id: Uuid
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
 
     def __init__(
         self,

@@ -40,6 +40,12 @@ class MetadataRequest(ApiMessage):
     API_KEY = 3
     VERSIONS = range(0, 13)
 
+    topics: list[MetadataRequestTopic] | None
+    allow_auto_topic_creation: bool
+    include_cluster_authorized_operations: bool
+    include_topic_authorized_operations: bool
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,
@@ -60,6 +66,10 @@ class MetadataRequestTopic(KafkaStruct):
     __slots__ = ('topic_id', 'name', 'unknown_tagged_fields')
     FIELDS = ('topic_id', 'name')
     STRUCT_PATH = ('MetadataRequest', 'MetadataRequestTopic')
+
+    topic_id: Uuid
+    name: str | None
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
 
     def __init__(
         self,

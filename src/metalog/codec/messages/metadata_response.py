@@ -43,6 +43,14 @@ class MetadataResponse(ApiMessage):
     API_KEY = 3
     VERSIONS = range(0, 13)
 
+    throttle_time_ms: int
+    brokers: list[MetadataResponseBroker]
+    cluster_id: str | None
+    controller_id: int
+    topics: list[MetadataResponseTopic]
+    cluster_authorized_operations: int
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,
@@ -68,6 +76,12 @@ class MetadataResponseBroker(KafkaStruct):
     FIELDS = ('node_id', 'host', 'port', 'rack')
     STRUCT_PATH = ('MetadataResponse', 'MetadataResponseBroker')
 
+    node_id: int
+    host: str
+    port: int
+    rack: str | None
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,
@@ -88,6 +102,14 @@ class MetadataResponseTopic(KafkaStruct):
     __slots__ = ('error_code', 'name', 'topic_id', 'is_internal', 'partitions', 'topic_authorized_operations', 'unknown_tagged_fields')
     FIELDS = ('error_code', 'name', 'topic_id', 'is_internal', 'partitions', 'topic_authorized_operations')
     STRUCT_PATH = ('MetadataResponse', 'MetadataResponseTopic')
+
+    error_code: int
+    name: str | None
+    topic_id: Uuid
+    is_internal: bool
+    partitions: list[MetadataResponsePartition]
+    topic_authorized_operations: int
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
 
     def __init__(
         self,
@@ -113,6 +135,15 @@ class MetadataResponsePartition(KafkaStruct):
     __slots__ = ('error_code', 'partition_index', 'leader_id', 'leader_epoch', 'replica_nodes', 'isr_nodes', 'offline_replicas', 'unknown_tagged_fields')
     FIELDS = ('error_code', 'partition_index', 'leader_id', 'leader_epoch', 'replica_nodes', 'isr_nodes', 'offline_replicas')
     STRUCT_PATH = ('MetadataResponse', 'MetadataResponsePartition')
+
+    error_code: int
+    partition_index: int
+    leader_id: int
+    leader_epoch: int
+    replica_nodes: list[int]
+    isr_nodes: list[int]
+    offline_replicas: list[int]
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
 
     def __init__(
         self,

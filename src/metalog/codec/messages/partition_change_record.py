@@ -43,6 +43,19 @@ class PartitionChangeRecord(ApiMessage):
     API_KEY = 5
     VERSIONS = range(0, 3)
 
+    partition_id: int
+    topic_id: Uuid
+    isr: list[int] | None
+    leader: int
+    replicas: list[int] | None
+    removing_replicas: list[int] | None
+    adding_replicas: list[int] | None
+    leader_recovery_state: int
+    directories: list[Uuid] | None
+    eligible_leader_replicas: list[int] | None
+    last_known_elr: list[int] | None
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,

@@ -42,6 +42,21 @@ class PartitionRecord(ApiMessage):
     API_KEY = 3
     VERSIONS = range(0, 3)
 
+    partition_id: int
+    topic_id: Uuid
+    replicas: list[int]
+    isr: list[int]
+    removing_replicas: list[int]
+    adding_replicas: list[int]
+    leader: int
+    leader_recovery_state: int
+    leader_epoch: int
+    partition_epoch: int
+    directories: list[Uuid]
+    eligible_leader_replicas: list[int] | None
+    last_known_elr: list[int] | None
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,

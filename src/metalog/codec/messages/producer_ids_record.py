@@ -37,6 +37,11 @@ class ProducerIdsRecord(ApiMessage):
     API_KEY = 15
     VERSIONS = range(0, 1)
 
+    broker_id: int
+    broker_epoch: int
+    next_producer_id: int
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,

@@ -43,6 +43,18 @@ class RegisterBrokerRecord(ApiMessage):
     API_KEY = 0
     VERSIONS = range(0, 4)
 
+    broker_id: int
+    is_migrating_zk_broker: bool
+    incarnation_id: Uuid
+    broker_epoch: int
+    end_points: list[BrokerEndpoint]
+    features: list[BrokerFeature]
+    rack: str | None
+    fenced: bool
+    in_controlled_shutdown: bool
+    log_dirs: list[Uuid]
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,
@@ -76,6 +88,12 @@ class BrokerEndpoint(KafkaStruct):
     FIELDS = ('name', 'host', 'port', 'security_protocol')
     STRUCT_PATH = ('RegisterBrokerRecord', 'BrokerEndpoint')
 
+    name: str
+    host: str
+    port: int
+    security_protocol: int
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,
@@ -96,6 +114,11 @@ class BrokerFeature(KafkaStruct):
     __slots__ = ('name', 'min_supported_version', 'max_supported_version', 'unknown_tagged_fields')
     FIELDS = ('name', 'min_supported_version', 'max_supported_version')
     STRUCT_PATH = ('RegisterBrokerRecord', 'BrokerFeature')
+
+    name: str
+    min_supported_version: int
+    max_supported_version: int
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
 
     def __init__(
         self,

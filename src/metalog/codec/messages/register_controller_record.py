@@ -39,6 +39,13 @@ class RegisterControllerRecord(ApiMessage):
     API_KEY = 27
     VERSIONS = range(0, 1)
 
+    controller_id: int
+    incarnation_id: Uuid
+    zk_migration_ready: bool
+    end_points: list[ControllerEndpoint]
+    features: list[ControllerFeature]
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,
@@ -62,6 +69,12 @@ class ControllerEndpoint(KafkaStruct):
     FIELDS = ('name', 'host', 'port', 'security_protocol')
     STRUCT_PATH = ('RegisterControllerRecord', 'ControllerEndpoint')
 
+    name: str
+    host: str
+    port: int
+    security_protocol: int
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,
@@ -82,6 +95,11 @@ class ControllerFeature(KafkaStruct):
     __slots__ = ('name', 'min_supported_version', 'max_supported_version', 'unknown_tagged_fields')
     FIELDS = ('name', 'min_supported_version', 'max_supported_version')
     STRUCT_PATH = ('RegisterControllerRecord', 'ControllerFeature')
+
+    name: str
+    min_supported_version: int
+    max_supported_version: int
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
 
     def __init__(
         self,

@@ -37,6 +37,9 @@ class RemoveAccessControlEntryRecord(ApiMessage):
     API_KEY = 19
     VERSIONS = range(0, 1)
 
+    id: Uuid
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,

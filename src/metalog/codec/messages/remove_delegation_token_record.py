@@ -35,6 +35,9 @@ class RemoveDelegationTokenRecord(ApiMessage):
     API_KEY = 26
     VERSIONS = range(0, 1)
 
+    token_id: str
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,

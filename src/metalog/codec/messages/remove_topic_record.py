@@ -37,6 +37,9 @@ class RemoveTopicRecord(ApiMessage):
     API_KEY = 9
     VERSIONS = range(0, 1)
 
+    topic_id: Uuid
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,

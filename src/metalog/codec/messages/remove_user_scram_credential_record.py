@@ -37,6 +37,10 @@ class RemoveUserScramCredentialRecord(ApiMessage):
     API_KEY = 22
     VERSIONS = range(0, 1)
 
+    name: str
+    mechanism: int
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,

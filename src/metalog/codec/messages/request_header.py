@@ -37,6 +37,12 @@ class RequestHeader(ApiMessage):
     API_KEY = None
     VERSIONS = range(0, 3)
 
+    request_api_key: int
+    request_api_version: int
+    correlation_id: int
+    client_id: str | None
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,

@@ -37,6 +37,9 @@ class ResponseHeader(ApiMessage):
     API_KEY = None
     VERSIONS = range(0, 2)
 
+    correlation_id: int
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,

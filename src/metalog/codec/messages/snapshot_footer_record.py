@@ -37,6 +37,9 @@ class SnapshotFooterRecord(ApiMessage):
     API_KEY = None
     VERSIONS = range(0, 1)
 
+    version: int
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,

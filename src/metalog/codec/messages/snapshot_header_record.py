@@ -37,6 +37,10 @@ class SnapshotHeaderRecord(ApiMessage):
     API_KEY = None
     VERSIONS = range(0, 1)
 
+    version: int
+    last_contained_log_timestamp: int
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,

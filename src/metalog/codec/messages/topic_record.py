@@ -37,6 +37,10 @@ class TopicRecord(ApiMessage):
     API_KEY = 2
     VERSIONS = range(0, 1)
 
+    name: str
+    topic_id: Uuid
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,

@@ -37,6 +37,10 @@ class UnfenceBrokerRecord(ApiMessage):
     API_KEY = 8
     VERSIONS = range(0, 1)
 
+    id: int
+    epoch: int
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,

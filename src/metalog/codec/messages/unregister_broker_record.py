@@ -37,6 +37,10 @@ class UnregisterBrokerRecord(ApiMessage):
     API_KEY = 1
     VERSIONS = range(0, 1)
 
+    broker_id: int
+    broker_epoch: int
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,

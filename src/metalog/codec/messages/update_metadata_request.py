@@ -46,6 +46,16 @@ class UpdateMetadataRequest(ApiMessage):
     API_KEY = 6
     VERSIONS = range(0, 9)
 
+    controller_id: int
+    is_k_raft_controller: bool
+    type: int
+    controller_epoch: int
+    broker_epoch: int
+    ungrouped_partition_states: list[UpdateMetadataPartitionState]
+    topic_states: list[UpdateMetadataTopicState]
+    live_brokers: list[UpdateMetadataBroker]
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,
@@ -74,6 +84,17 @@ class UpdateMetadataPartitionState(KafkaStruct):
     __slots__ = ('topic_name', 'partition_index', 'controller_epoch', 'leader', 'leader_epoch', 'isr', 'zk_version', 'replicas', 'offline_replicas', 'unknown_tagged_fields')
     FIELDS = ('topic_name', 'partition_index', 'controller_epoch', 'leader', 'leader_epoch', 'isr', 'zk_version', 'replicas', 'offline_replicas')
     STRUCT_PATH = ('UpdateMetadataRequest', 'UpdateMetadataPartitionState')
+
+    topic_name: str
+    partition_index: int
+    controller_epoch: int
+    leader: int
+    leader_epoch: int
+    isr: list[int]
+    zk_version: int
+    replicas: list[int]
+    offline_replicas: list[int]
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
 
     def __init__(
         self,
@@ -106,6 +127,11 @@ class UpdateMetadataTopicState(KafkaStruct):
     FIELDS = ('topic_name', 'topic_id', 'partition_states')
     STRUCT_PATH = ('UpdateMetadataRequest', 'UpdateMetadataTopicState')
 
+    topic_name: str
+    topic_id: Uuid
+    partition_states: list[UpdateMetadataPartitionState]
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,
@@ -124,6 +150,13 @@ class UpdateMetadataBroker(KafkaStruct):
     __slots__ = ('id', 'v0_host', 'v0_port', 'endpoints', 'rack', 'unknown_tagged_fields')
     FIELDS = ('id', 'v0_host', 'v0_port', 'endpoints', 'rack')
     STRUCT_PATH = ('UpdateMetadataRequest', 'UpdateMetadataBroker')
+
+    id: int
+    v0_host: str
+    v0_port: int
+    endpoints: list[UpdateMetadataEndpoint]
+    rack: str | None
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
 
     def __init__(
         self,
@@ -147,6 +180,12 @@ class UpdateMetadataEndpoint(KafkaStruct):
     __slots__ = ('port', 'host', 'listener', 'security_protocol', 'unknown_tagged_fields')
     FIELDS = ('port', 'host', 'listener', 'security_protocol')
     STRUCT_PATH = ('UpdateMetadataRequest', 'UpdateMetadataEndpoint')
+
+    port: int
+    host: str
+    listener: str
+    security_protocol: int
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
 
     def __init__(
         self,

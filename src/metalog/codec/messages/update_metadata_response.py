@@ -37,6 +37,9 @@ class UpdateMetadataResponse(ApiMessage):
     API_KEY = 6
     VERSIONS = range(0, 9)
 
+    error_code: int
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,

@@ -38,6 +38,14 @@ class UserScramCredentialRecord(ApiMessage):
     API_KEY = 11
     VERSIONS = range(0, 1)
 
+    name: str
+    mechanism: int
+    salt: bytes
+    stored_key: bytes
+    server_key: bytes
+    iterations: int
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,

@@ -40,6 +40,10 @@ class VotersRecord(ApiMessage):
     API_KEY = None
     VERSIONS = range(0, 1)
 
+    version: int
+    voters: list[Voter]
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,
@@ -56,6 +60,12 @@ class Voter(KafkaStruct):
     __slots__ = ('voter_id', 'voter_directory_id', 'endpoints', 'k_raft_version_feature', 'unknown_tagged_fields')
     FIELDS = ('voter_id', 'voter_directory_id', 'endpoints', 'k_raft_version_feature')
     STRUCT_PATH = ('VotersRecord', 'Voter')
+
+    voter_id: int
+    voter_directory_id: Uuid
+    endpoints: list[Endpoint]
+    k_raft_version_feature: KRaftVersionFeature
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
 
     def __init__(
         self,
@@ -78,6 +88,11 @@ class Endpoint(KafkaStruct):
     FIELDS = ('name', 'host', 'port')
     STRUCT_PATH = ('VotersRecord', 'Endpoint')
 
+    name: str
+    host: str
+    port: int
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,
@@ -96,6 +111,10 @@ class KRaftVersionFeature(KafkaStruct):
     __slots__ = ('min_supported_version', 'max_supported_version', 'unknown_tagged_fields')
     FIELDS = ('min_supported_version', 'max_supported_version')
     STRUCT_PATH = ('VotersRecord', 'KRaftVersionFeature')
+
+    min_supported_version: int
+    max_supported_version: int
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
 
     def __init__(
         self,

@@ -37,6 +37,9 @@ class ZkMigrationStateRecord(ApiMessage):
     API_KEY = 21
     VERSIONS = range(0, 1)
 
+    zk_migration_state: int
+    unknown_tagged_fields: list[tuple[int, bytes]] | None
+
     def __init__(
         self,
         *,
