@@ -1,4 +1,6 @@
-"""Builds metalog's optional compiled readers (Cython; see src/metalog/codec/generator_compiled.py).
+"""Builds metalog's optional compiled readers (Cython; see src/metalog/codec/generator_compiled.py) and its
+compiled log core (hand-written Cython twins of the log's hot paths, src/metalog/log/compiled and
+src/metalog/state/compiled).
 
 Everything else is in pyproject.toml. Where Cython or a C compiler is missing, or a module fails to
 compile, the install goes on without it (a warning says why) and metalog runs its pure Python codec.
@@ -18,7 +20,12 @@ from setuptools.command.build_ext import build_ext
 
 HERE = Path(__file__).resolve().parent
 COMPILED = Path("src", "metalog", "codec", "compiled")
-DEPENDS = [COMPILED / "_reader.h", COMPILED / "_reader.pxd"]
+# each directory of compiled modules, and the hand-written files its modules are built from besides their .pyx
+COMPILED_DIRS = {
+    COMPILED: [COMPILED / "_reader.h", COMPILED / "_reader.pxd"],
+    Path("src", "metalog", "log", "compiled"): [Path("src", "metalog", "log", "compiled", "_log.h")],
+    Path("src", "metalog", "state", "compiled"): [],
+}
 PREBUILT: dict[str, Path] = {}  # module -> its up-to-date build in src/ (an editable install's)
 
 
@@ -59,18 +66,23 @@ def in_place(name: str, pyx: Path) -> Path | None:
     built = HERE / pyx.with_name(name.rsplit(".", 1)[-1] + sysconfig.get_config_var("EXT_SUFFIX"))
     if not built.exists():
         return None
-    newest = max((HERE / p).stat().st_mtime for p in [pyx, *DEPENDS, Path("setup.py")])
+    newest = max((HERE / p).stat().st_mtime for p in [pyx, *COMPILED_DIRS[pyx.parent], Path("setup.py")])
     return built if built.stat().st_mtime > newest else None
+
+
+def module_name(pyx: Path) -> str:
+    """src/metalog/log/compiled/records.pyx -> metalog.log.compiled.records"""
+    return ".".join(pyx.with_suffix("").parts[1:])
 
 
 def extensions() -> list[Extension]:
     if os.environ.get("METALOG_PURE_BUILD", "") not in ("", "0"):
         return []
-    pyxs = sorted(COMPILED.glob("*.pyx"))
+    pyxs = sorted(p for d in COMPILED_DIRS for p in d.glob("*.pyx"))
     if not pyxs:
-        warn(f"no compiled reader sources in {COMPILED}")
+        warn(f"no compiled reader sources in {', '.join(map(str, COMPILED_DIRS))}")
         return []
-    names = {p: f"metalog.codec.compiled.{p.stem}" for p in pyxs}
+    names = {p: module_name(p) for p in pyxs}
     for p, name in names.items():
         built = in_place(name, p)
         if built is not None:
@@ -86,7 +98,7 @@ def extensions() -> list[Extension]:
         warn("Cython is not installed, so the compiled readers were not built")
         return ready
     modules = [
-        Extension(names[p], [str(p)], include_dirs=[str(COMPILED)], depends=[str(d) for d in DEPENDS],
+        Extension(names[p], [str(p)], include_dirs=[str(p.parent)], depends=[str(d) for d in COMPILED_DIRS[p.parent]],
                   define_macros=[("METALOG_CYTHON_VERSION", f'"{Cython.__version__}"')],
                   extra_compile_args=["-O2"] if os.name != "nt" else [])
         for p in todo

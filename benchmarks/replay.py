@@ -3,20 +3,25 @@
     python benchmarks/replay.py                   # 1M records (the log is built once and cached)
     python benchmarks/replay.py --records 200000  # quicker
 
-Prints: replay rate from offset 0 (records/s on one core: read, CRC, decode, apply), and the
-time to answer a point-in-time query near the end of the log from state images versus from
-offset 0. Targets: replay >= 200k records/s; the late query >= 20x faster with images.
+Prints: replay rate from offset 0 (records/s on one core: read, CRC, decode, apply), on the compiled log core
+and, in the same run (the rounds alternating), on the pure Python one, and the time to answer a point-in-time
+query near the end of the log from state images versus from offset 0. Targets: replay >= 1,000,000 records/s on
+the compiled log core (about Kafka's own warmed-up loader on this log) and >= 2x the pure log core; the late
+query >= 20x faster with images.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 import time
 from pathlib import Path
 
+from metalog.bench.cores import compiled_log_core, pure_log_core
 from metalog.bench.replay import build_log, timed
+from metalog.codec import core
 from metalog.replay.history import IMAGE_DIR, MetadataHistory
 
 
@@ -68,7 +73,19 @@ def main() -> int:
     with MetadataHistory(path) as h:
         end = h.end_offset
         size = h.log.size_in_bytes
-        full_time, full = timed(lambda: h.state_at(use_snapshots=False), args.repeat)
+
+        def pure_replay() -> object:
+            with pure_log_core():
+                return h.state_at(use_snapshots=False)
+
+        full_time = pure_time = float("inf")
+        for _ in range(args.repeat):  # the two cores alternate, so load from elsewhere hits them alike
+            seconds, full = timed(lambda: h.state_at(use_snapshots=False), 1)
+            full_time = min(full_time, seconds)
+            if compiled_log_core():
+                seconds, pure = timed(pure_replay, 1)
+                pure_time = min(pure_time, seconds)
+                assert pure.image == full.image  # type: ignore[attr-defined]
         replayed = full.records_replayed  # type: ignore[attr-defined]
 
         t = time.perf_counter()
@@ -85,8 +102,18 @@ def main() -> int:
     rate = replayed / full_time
     rows = [
         ("log", f"{end + 1:,} offsets, {size / 1e6:.1f} MB"),
-        ("replay from offset 0", f"{full_time:.2f} s  {rate:,.0f} records/s  {size / 1e6 / full_time:.1f} MB/s"),
-        ("  target >= 200,000 records/s", "met" if rate >= 200_000 else f"NOT met ({rate / 200_000:.2f}x)"),
+        (f"replay from offset 0 ({core.log_status().split(' (')[0]} log core)",
+         f"{full_time:.2f} s  {rate:,.0f} records/s  {size / 1e6 / full_time:.1f} MB/s"),
+        ("  target >= 1,000,000 records/s", "met" if rate >= 1_000_000 else f"NOT met ({rate / 1_000_000:.2f}x)"),
+    ]
+    if compiled_log_core():
+        rows += [
+            ("replay from offset 0 (pure log core)", f"{pure_time:.2f} s  {replayed / pure_time:,.0f} records/s  "
+                                                     f"{size / 1e6 / pure_time:.1f} MB/s"),
+            ("  compiled / pure (target >= 2x)", f"{pure_time / full_time:.2f}x " +
+             ("met" if pure_time / full_time >= 2 else "NOT met")),
+        ]
+    rows += [
         ("write state images (one pass)", f"every {args.image_every:,} offsets: {images_time:.2f} s"),
         (f"query at offset {target:,} from 0", f"{zero_time * 1000:,.0f} ms"),
         (f"query at offset {target:,} with images", f"{image_time * 1000:,.0f} ms (from {start.kind} at "
@@ -97,7 +124,9 @@ def main() -> int:
          ("met" if zero_time / image_time >= 20 else "NOT met")),
     ]
     width = max(len(r[0]) for r in rows)
-    print(f"metalog replay benchmark (Python {sys.version.split()[0]}, best of {args.repeat}, CPU time)")
+    load = os.getloadavg()
+    print(f"metalog replay benchmark (Python {sys.version.split()[0]}, best of {args.repeat}, CPU time; log core: "
+          f"{core.log_status()}; load average {load[0]:.1f} on {os.cpu_count()} cores)")
     for k, v in rows:
         print(f"  {k:<{width}}  {v}")
     return 0

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# Sets up .venv (if needed) with metalog and its test dependencies, building the compiled codec readers where
-# a C compiler is present, then runs the linters (ruff; lint-imports, the layers' import contracts in
-# pyproject.toml; mypy, the type check of src/metalog configured there) and the suite twice: on the codec core
-# as installed (the compiled readers where they were built), then again on the pure Python core
-# (METALOG_PURE=1), without the tests marked spark or slow (they exercise the JVM and the analysis engines more
-# than the codec).
+# Sets up .venv (if needed) with metalog and its test dependencies, building the compiled codec readers and the
+# compiled log core where a C compiler is present, then runs the linters (ruff; lint-imports, the layers' import
+# contracts in pyproject.toml; mypy, the type check of src/metalog configured there) and the suite twice: on the
+# cores as installed (the compiled readers and log core where they were built), then again on the pure Python
+# cores (METALOG_PURE=1), without the tests marked spark or slow (they exercise the JVM and the analysis engines
+# more than the codec).
 # Usage: bash scripts/test.sh [--quick] [pytest args...]
 #   (no option)  everything: what CI runs
 #   --quick      the inner loop: the linters and every test not marked spark or slow, on the installed core only
 #                (under a minute on 2 cores)
 #   METALOG_TEST_CORES=installed  only the first run; METALOG_TEST_CORES=pure  only the second
-#   METALOG_REQUIRE_COMPILED=1    the first run fails unless the compiled readers loaded (CI sets it)
+#   METALOG_REQUIRE_COMPILED=1    the first run fails unless the compiled readers and log core loaded (CI sets it)
 # The tests run in one process per core (pytest-xdist), a test file's tests in one process, so the Spark tests
 # share one session; -n 0 runs them in this process. pip runs again only when what the install builds from has
 # changed since the last install (pyproject.toml, setup.py, the compiled readers' sources; metalog is installed
@@ -29,7 +29,7 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 stamp=.venv/.metalog-test-install
-wanted=$(find pyproject.toml setup.py src/metalog/codec/compiled -type f \
+wanted=$(find pyproject.toml setup.py src/metalog/codec/compiled src/metalog/log/compiled src/metalog/state/compiled -type f \
            \( -name pyproject.toml -o -name setup.py -o -name '*.pyx' -o -name '*.pxd' -o -name '*.h' \) \
            -print0 | sort -z | xargs -0 cat | sha256sum)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]; then
@@ -44,11 +44,12 @@ echo "lint-imports: ${contracts##*$'\n'}"
 .venv/bin/mypy
 status=0
 if [ "$cores" != pure ]; then
-  echo "== the suite on the codec core as installed: $(.venv/bin/python -c 'from metalog.codec import core; print(core.status())') =="
+  echo "== the suite on the cores as installed: $(.venv/bin/python -c 'from metalog.codec import core
+print(f"codec {core.status()}, log {core.log_status()}")') =="
   .venv/bin/python -m pytest -n auto --dist loadfile ${select[@]+"${select[@]}"} "$@" || status=$?
 fi
 if [ "$cores" != installed ]; then
-  echo "== the suite on the pure Python codec core (METALOG_PURE=1), without the spark and slow tests =="
+  echo "== the suite on the pure Python cores (METALOG_PURE=1), without the spark and slow tests =="
   METALOG_PURE=1 METALOG_REQUIRE_COMPILED=0 .venv/bin/python -m pytest -n auto --dist loadfile \
     -m "not spark and not slow" "$@" || status=$?
 fi

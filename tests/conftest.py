@@ -30,17 +30,20 @@ SHARED_SCHEMAS = Path(__file__).resolve().parents[2] / "shared" / "kafka-referen
 def pytest_report_header(config: pytest.Config) -> str:
     from metalog.codec import core
 
-    return f"metalog codec: {core.status()}"
+    return f"metalog codec: {core.status()}; log: {core.log_status()}"
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """METALOG_REQUIRE_COMPILED=1 (CI's compiled run): a silent fall back to the pure codec must not pass green."""
+    """METALOG_REQUIRE_COMPILED=1 (CI's compiled run): a silent fall back to the pure codec or the pure log core
+    must not pass green."""
     if os.environ.get("METALOG_REQUIRE_COMPILED", "") in ("", "0"):
         return
     from metalog.codec import core
 
     if not core.compiled_active() or core.load_all():
         raise pytest.UsageError(f"METALOG_REQUIRE_COMPILED is set, but the codec core is: {core.status()}")
+    if not core.log_compiled_active():
+        raise pytest.UsageError(f"METALOG_REQUIRE_COMPILED is set, but the log core is: {core.log_status()}")
 
 
 def load_vectors() -> dict[str, Any]:

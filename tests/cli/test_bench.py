@@ -13,11 +13,13 @@ from metalog.codec import core
 TINY = ["--min-time", "0.001", "--repeat", "1", "--records", "2000"]
 # with the compiled codec, each decode row has a row for the pure Python core beside it (timed in the same run)
 PURE_ROWS = 1 if core.compiled_active() else 0
+# with the compiled log core, the log's read and scan rows have a row for the pure log core beside them
+PURE_LOG_ROWS = 1 if core.log_compiled_active() else 0
 
 
 def _status_line(out: str) -> None:
-    """The table says which codec core ran."""
-    assert f"codec: {core.status()}" in out.splitlines()
+    """The table says which codec core and which log core ran."""
+    assert f"codec: {core.status()}" in out.splitlines() and f"log: {core.log_status()}" in out.splitlines()
 
 
 def _table(out: str) -> list[list[str]]:
@@ -31,8 +33,9 @@ def test_bench_all_prints_one_table(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     rows = _table(out)
     kinds = [r[0] for r in rows]
-    assert kinds.count("codec") == 8 + 4 * PURE_ROWS and kinds.count("log") == 3 and kinds.count("replay") == 1
-    assert "metalog/kio" in out and "metalog/kafka-python" in out
+    assert kinds.count("codec") == 8 + 4 * PURE_ROWS and kinds.count("log") == 4 + 3 * PURE_LOG_ROWS
+    assert kinds.count("replay") == 1 + PURE_LOG_ROWS
+    assert "metalog/kio" in out and "metalog/kafka-python" in out and "metalog/aiokafka" in out
     _status_line(out)
     codec = [line for line in out.splitlines() if line.startswith("codec ")]
     assert len([line for line in codec if "decode, pure Python core" in line]) == 4 * PURE_ROWS
@@ -41,9 +44,14 @@ def test_bench_all_prints_one_table(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_bench_log_only(capsys: pytest.CaptureFixture[str]) -> None:
+    """The log's readers against kafka-python's and aiokafka's (both installed here), on both log cores."""
     assert main(["bench", "log", *TINY]) == 0
-    rows = _table(capsys.readouterr().out)
+    out = capsys.readouterr().out
+    rows = _table(out)
     assert {r[0] for r in rows} == {"log"}
+    reads = [line for line in out.splitlines() if line.startswith("log ") and "append" not in line]
+    assert len(reads) == 3 + 3 * PURE_LOG_ROWS and all(line.rstrip().endswith("x") for line in reads)
+    assert len([line for line in reads if "pure Python log core" in line]) == 3 * PURE_LOG_ROWS
 
 
 def test_bench_own_message(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -82,12 +90,13 @@ def test_bench_without_the_peers(capsys: pytest.CaptureFixture[str], monkeypatch
     """Without the bench extra: metalog's own rates, dashes for the peers, and a note saying how to add them."""
     import sys
 
-    for module in ("metalog.bench.kio_peer", "metalog.bench.kafka_python_peer", "kafka.record.memory_records"):
+    for module in ("metalog.bench.kio_peer", "metalog.bench.kafka_python_peer", "kafka.record.memory_records",
+                   "aiokafka.record.memory_records"):
         monkeypatch.setitem(sys.modules, module, None)  # makes the import fail
     assert main(["bench", "codec", *TINY]) == 0
     assert main(["bench", "log", *TINY]) == 0
     out = capsys.readouterr().out
     rows = [line for line in out.splitlines() if line.startswith(("codec ", "log "))]
-    assert len(rows) == 11 + 4 * PURE_ROWS and all(line.endswith("-") for line in rows)
+    assert len(rows) == 12 + 4 * PURE_ROWS + 3 * PURE_LOG_ROWS and all(line.endswith("-") for line in rows)
     assert "kio not installed, not compared (pip install 'metalog[bench]')" in out
-    assert "kafka-python not installed" in out
+    assert "kafka-python not installed" in out and "aiokafka not installed" in out

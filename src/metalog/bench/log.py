@@ -12,7 +12,7 @@ from pathlib import Path
 
 from metalog.codec import Uuid, message_class
 from metalog.codec.framing import encode_metadata_record
-from metalog.log import Durability, MetadataLog
+from metalog.log import Durability, MetadataLog, iter_batches
 
 BATCH = 1000
 TS = 1700000000000
@@ -70,6 +70,14 @@ def scan_metalog(path: Path) -> tuple[int, int]:
     with MetadataLog.open(path, writable=False) as log:
         for batch in log.batches():
             count += batch.records_count
+    return count, -1
+
+
+def scan_in_memory(data: bytes) -> tuple[int, int]:
+    """The batch scan over a log's bytes in memory, as the peers' scans read them (no file, no mapping)."""
+    count = 0
+    for batch in iter_batches(data):
+        count += batch.records_count
     return count, -1
 
 

@@ -12,6 +12,7 @@ import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -84,7 +85,7 @@ def _bench(args: argparse.Namespace) -> int:
     from metalog.codec import core
 
     print(f"metalog bench ({'full' if args.full else 'quick'}; Python {sys.version.split()[0]}; best of "
-          f"{sizes.repeat}, CPU time)\ncodec: {core.status()}", flush=True)
+          f"{sizes.repeat}, CPU time)\ncodec: {core.status()}\nlog: {core.log_status()}", flush=True)
     for part in parts:
         rows += runners[part](sizes, notes)
     print(render(rows))
@@ -93,13 +94,16 @@ def _bench(args: argparse.Namespace) -> int:
     return 0
 
 
+PEERS = ["kio", "aiokafka", "kafka-python"]  # kio for the codec, aiokafka for the log, kafka-python for both
+
+
 def render(rows: list[Row]) -> str:
-    peers = ["kio", "kafka-python"]
+    peers = PEERS
     head = ["benchmark", "what", "rate", "MB/s"] + [f"metalog/{p}" for p in peers]
     table = [head] + [[r.bench, r.what, f"{r.rate:,.0f} {r.unit}", "-" if r.mb_s is None else f"{r.mb_s:,.1f}"]
                       + [_ratio(r.vs.get(p)) for p in peers] for r in rows]
     widths = [max(len(line[i]) for line in table) for i in range(len(head))]
-    right = {2, 3, 4, 5}
+    right = {2, 3, 4, 5, 6}
     lines = ["  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(line, widths,
                                                                                           strict=True)))
              for line in table]
@@ -197,56 +201,99 @@ def _codec_peers(notes: list[str], custom: bool) -> dict[str, Callable[..., Any]
 
 # ---- log ------------------------------------------------------------------------------------------
 def _log(sizes: Sizes, notes: list[str]) -> list[Row]:
-    from metalog.bench.log import expected_check, make_log, peer_reader, peer_scan, read_metalog, scan_metalog
+    from metalog.bench.cores import compiled_log_core, pure_log_core
+    from metalog.bench.log import (
+        expected_check,
+        make_log,
+        peer_reader,
+        peer_scan,
+        read_metalog,
+        scan_in_memory,
+        scan_metalog,
+    )
     from metalog.bench.timing import best_cpu
     from metalog.log import Durability
 
     n = sizes.records
     tmp = Path(tempfile.mkdtemp(prefix="metalog-bench-"))
+    pure = compiled_log_core()  # the pure log core timed beside the compiled one, in the same run
+
+    def pure_twin(fn: Callable[[], tuple[int, int]]) -> Callable[[], tuple[int, int]]:
+        def run() -> tuple[int, int]:
+            with pure_log_core():
+                return fn()
+        return run
+
     try:
         append = make_log(tmp / "log", n, Durability.NONE)
         segments = sorted((tmp / "log" / "__cluster_metadata-0").glob("*.log"))
         size = sum(p.stat().st_size for p in segments)
+        data = b"".join(p.read_bytes() for p in segments)
         readers: dict[str, Callable[[], tuple[int, int]]] = {
-            "metalog records": lambda: read_metalog(tmp / "log"), "metalog scan": lambda: scan_metalog(tmp / "log")}
-        try:
-            from kafka.record.memory_records import MemoryRecords
-        except ImportError:
-            notes.append(f"kafka-python not installed, the log readers are not compared ({EXTRA_HINT})")
-        else:
-            data = b"".join(p.read_bytes() for p in segments)
-            readers["kafka-python records"] = lambda: peer_reader(MemoryRecords)(data)
-            readers["kafka-python scan"] = lambda: peer_scan(MemoryRecords)(data)
-        seconds = {}
-        for name, fn in readers.items():
-            seconds[name], (count, check) = best_cpu(fn, sizes.repeat)
-            if count != n or check not in (expected_check(n), -1):
-                raise MetalogError(f"bench: {name} read {count} records (checksum {check}), expected {n}")
+            "metalog records": lambda: read_metalog(tmp / "log"), "metalog scan": lambda: scan_metalog(tmp / "log"),
+            "metalog memory": lambda: scan_in_memory(data)}
+        if pure:
+            for kind in ("records", "scan", "memory"):
+                readers[f"pure {kind}"] = pure_twin(readers[f"metalog {kind}"])
+        for peer, module in (("kafka-python", "kafka.record.memory_records"),
+                             ("aiokafka", "aiokafka.record.memory_records")):
+            try:
+                memory_records = __import__(module, fromlist=["MemoryRecords"]).MemoryRecords
+            except ImportError:
+                notes.append(f"{peer} not installed, the log readers are not compared with it ({EXTRA_HINT})")
+                continue
+            readers[f"{peer} records"] = partial(peer_reader(memory_records), data)
+            readers[f"{peer} scan"] = readers[f"{peer} memory"] = partial(peer_scan(memory_records), data)
+        seconds: dict[str, float] = {}
+        for _ in range(sizes.repeat):  # rounds interleave the readers, so load from elsewhere hits them alike
+            for name, fn in readers.items():
+                t, (count, check) = best_cpu(fn, 1)
+                if count != n or check not in (expected_check(n), -1):
+                    raise MetalogError(f"bench: {name} read {count} records (checksum {check}), expected {n}")
+                seconds[name] = min(t, seconds.get(name, t))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     rows = []
-    for kind, what in (("records", "read records (CRC checked)"), ("scan", "scan batches (CRC checked)")):
-        t = seconds[f"metalog {kind}"]
-        peer = seconds.get(f"kafka-python {kind}")
-        rows.append(Row("log", f"{what}, {n:,} records", n / t, "rec/s", size / t / 1e6,
-                        {"kafka-python": None if peer is None else peer / t}))
+    # the peers read bytes in memory; metalog's records and scan stream from the files (mapping their pages costs
+    # about half a millisecond per 13 MB), its memory scan reads the same bytes as the peers
+    for kind, what in (("records", "read records (CRC checked)"), ("scan", "scan batches (CRC checked)"),
+                       ("memory", "scan batches in memory (CRC checked)")):
+        for who, label in (("metalog", ""), ("pure", ", pure Python log core")):
+            if f"{who} {kind}" in seconds:
+                t = seconds[f"{who} {kind}"]
+                vs = {p: seconds[f"{p} {kind}"] / t if f"{p} {kind}" in seconds else None for p in PEERS}
+                rows.append(Row("log", f"{what}{label}, {n:,} records", n / t, "rec/s", size / t / 1e6, vs))
     rows.append(Row("log", "append, batches of 1000, no fsync", n / append, "rec/s", size / append / 1e6, {}))
     return rows
 
 
 # ---- replay ---------------------------------------------------------------------------------------
 def _replay(sizes: Sizes, notes: list[str]) -> list[Row]:
+    from metalog.bench.cores import compiled_log_core, pure_log_core
     from metalog.bench.replay import build_log, timed
     from metalog.replay.history import MetadataHistory
 
     tmp = Path(tempfile.mkdtemp(prefix="metalog-bench-"))
+    seconds: dict[str, float] = {}
     try:
         build_log(tmp, sizes.records, seed=1)
         with MetadataHistory(tmp) as h:
             size = h.log.size_in_bytes
-            seconds, state = timed(lambda: h.state_at(use_snapshots=False), sizes.repeat)
+
+            def pure() -> Any:
+                with pure_log_core():
+                    return h.state_at(use_snapshots=False)
+
+            runs = {"metalog": lambda: h.state_at(use_snapshots=False)}
+            if compiled_log_core():  # the pure log core beside the compiled one, the rounds alternating
+                runs["pure"] = pure
+            for _ in range(sizes.repeat):
+                for who, fn in runs.items():
+                    t, state = timed(fn, 1)
+                    seconds[who] = min(t, seconds.get(who, t))
             replayed = state.records_replayed
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return [Row("replay", f"from offset 0, {replayed:,} records", replayed / seconds, "rec/s",
-                size / seconds / 1e6, {})]
+    return [Row("replay", f"from offset 0{label}, {replayed:,} records", replayed / seconds[who], "rec/s",
+                size / seconds[who] / 1e6, {})
+            for who, label in (("metalog", ""), ("pure", ", pure Python log core")) if who in seconds]

@@ -32,7 +32,7 @@ examples:
 
 
 class _Version(argparse.Action):
-    """``metalog --version``: the version, and which codec core runs (compiled or pure, and why)."""
+    """``metalog --version``: the version, and which codec core and log core run (compiled or pure, and why)."""
 
     def __init__(self, option_strings: list[str], dest: str, **kwargs: object) -> None:
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)  # type: ignore[arg-type]
@@ -40,7 +40,7 @@ class _Version(argparse.Action):
     def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
         from metalog.codec import core
 
-        parser.exit(message=f"metalog {__version__}\ncodec: {core.status()}\n")
+        parser.exit(message=f"metalog {__version__}\ncodec: {core.status()}\nlog: {core.log_status()}\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -49,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Read, write, replay and analyse Kafka's KRaft cluster-metadata log.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action=_Version, help="show metalog's version and which codec core runs")
+    parser.add_argument("--version", action=_Version, help="show metalog's version and which codec and log cores run")
     parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
     sub = parser.add_subparsers(dest="verb", metavar="VERB")
     for verb in VERBS:

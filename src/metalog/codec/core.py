@@ -9,6 +9,10 @@ so ``ApiMessage.decode``, the framing and the replay's dispatch table use them w
 
 ``METALOG_PURE=1`` in the environment at import forces the pure readers. ``status()`` says which
 core runs and why (``metalog --version`` and ``metalog bench`` print it).
+
+The same switch chooses the log core: the hand-written compiled twins of the log's hot paths (the record
+decoder, the batch scan, the replay loop; ``LOG_TWINS``). A module that uses one asks ``twin(name)`` for it
+and runs its pure twin where that gives None; ``log_status()`` says which runs and why.
 """
 
 from __future__ import annotations
@@ -116,4 +120,44 @@ def status() -> str:
         text += ", portable slot stores"
     if missing:
         text += f"; pure for {len(missing)} message module(s) not built: {', '.join(sorted(missing))}"
+    return text
+
+
+# ---- the log core --------------------------------------------------------------------------------------
+# the compiled twins of the log's hot paths, in their layers
+LOG_TWINS = ("metalog.log.compiled.records", "metalog.log.compiled.reader", "metalog.log.compiled.scan",
+             "metalog.state.compiled.loader")
+_twins: dict[str, ModuleType] = {}  # twin module -> the loaded module
+_twins_missing: dict[str, str] = {}  # twin module -> why it did not load
+
+
+def twin(module: str) -> ModuleType | None:
+    """The compiled twin module ``module`` (one of ``LOG_TWINS``), or None where its pure twin is to run:
+    ``METALOG_PURE=1``, or the module was not built (``log_status()`` says so)."""
+    if os.environ.get(PURE_ENV, "") not in ("", "0"):
+        return None
+    if module not in _twins and module not in _twins_missing:
+        try:
+            _twins[module] = importlib.import_module(module)
+        except ImportError as e:
+            _twins_missing[module] = str(e)
+    return _twins.get(module)
+
+
+def log_compiled_active() -> bool:
+    """Whether every compiled twin of the log core runs."""
+    return all(twin(m) is not None for m in LOG_TWINS)
+
+
+def log_status() -> str:
+    """One line: which log core runs, e.g. ``compiled (Cython 3.0.11)`` or ``pure Python (METALOG_PURE=1)``."""
+    if os.environ.get(PURE_ENV, "") not in ("", "0"):
+        return f"pure Python ({PURE_ENV}={os.environ[PURE_ENV]})"
+    loaded = [m for m in map(twin, LOG_TWINS) if m is not None]
+    if not loaded:
+        return f"pure Python (extension not built: {_twins_missing[LOG_TWINS[0]]})"
+    text = f"compiled (Cython {loaded[0].CYTHON_VERSION})"
+    missing = sorted(m.rsplit(".", 1)[-1] for m in LOG_TWINS if m in _twins_missing)
+    if missing:
+        text += f"; pure for {', '.join(missing)} (not built)"
     return text

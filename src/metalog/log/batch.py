@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 
 import crc32c
 
+from metalog.codec import core
 from metalog.errors import CorruptBatchError, RecordError, VarintError
 from metalog.log.compression import Compression, decompress
 from metalog.log.varint import read_varint, read_varlong
@@ -59,6 +60,14 @@ class Record(NamedTuple):
 
 _new_record = tuple.__new__
 _SLICES_TO_BYTES = (bytes, mmap.mmap)
+_compiled = core.twin("metalog.log.compiled.records")
+# The record decoder's compiled twin (``metalog.log.compiled.records.decode_records``), or None: the pure one runs.
+# It reads what it can and returns None for the rest (damage included), which the pure decoder then reads or refuses.
+compiled_decode_records = None if _compiled is None else _compiled.decode_records
+_compiled_reader = core.twin("metalog.log.compiled.reader")
+_BATCHES_AT_ONCE = 1024  # iter_batches' compiled twin makes the batches of a buffer this many at a time
+# The batch loop's compiled twin (see ``metalog.log.reader``), or None: the pure loop runs.
+compiled_next_batches = None if _compiled_reader is None else _compiled_reader.next_batches
 
 
 class RecordBatch:
@@ -168,6 +177,11 @@ class RecordBatch:
         if count < 0 or count > (limit - begin) // MIN_RECORD_SIZE:
             raise self._error(f"record count {count} cannot fit in {limit - begin} bytes of records", 57)
         log_append_time = self.max_timestamp if self.attributes & LOG_APPEND_TIME_FLAG else None
+        if compiled_decode_records is not None:
+            out = compiled_decode_records(data, begin, limit, count, self.base_offset, self.base_timestamp,
+                                          log_append_time, Record)
+            if out is not None:
+                return out
         try:
             if log_append_time is None:
                 fast = _decode_kraft_records(data, begin, limit, count, self.base_offset, self.base_timestamp)
@@ -216,6 +230,13 @@ def iter_batches(data: Any, start: int = 0, *, source: str | None = None, valida
     """Every batch in ``data`` from ``start``; a partial batch at the end is an error."""
     pos, end = start, len(data)
     while pos < end:
+        if compiled_next_batches is not None:  # the plainly right batches, up to the first the loop below reads
+            batches, pos_after = compiled_next_batches(data, pos, 0, end, source, validate, False, -1, -1, RecordBatch,
+                                                       _BATCHES_AT_ONCE)
+            if batches:
+                yield from batches
+                pos = pos_after
+                continue
         size = check_frame(data, pos, source=source)
         if size > end - pos:
             raise CorruptBatchError(f"batch: {size} bytes announced, only {end - pos} remain (truncated)",
@@ -325,13 +346,13 @@ def _decode_kraft_records(data: Any, pos: int, limit: int, count: int, base_offs
     return [new(rec_cls, (base_offset + i, base_timestamp, None, v, (), 0)) for i, v in enumerate(values)]
 
 
-def kraft_values(data: Any, pos: int, limit: int, count: int) -> list[bytes] | None:
+def kraft_values(data: Any, pos: int, limit: int, count: int) -> list[bytes | None] | None:
     """The values of ``count`` records at ``data[pos:limit]`` exactly as KRaft's BatchBuilder writes them:
     attributes 0, timestamp delta 0, offset delta = the record's index, null key, no headers, lengths
     under 8 KiB. Returns None as soon as a record is not in that form, and the general decoder takes over."""
     if count > _KRAFT_FAST_MAX:
         return None
-    values: list[bytes] = []
+    values: list[bytes | None] = []  # never None here; typed as every reader's record values are
     append = values.append
     try:
         for head in _KRAFT_HEADS[:count]:

@@ -1,46 +1,73 @@
-"""Streaming batches out of a file: positioned reads of bounded chunks, batches as views into them.
+"""Streaming batches out of a file: bounded chunks, batches as views into them.
 
-Memory stays constant whatever the file size: a chunk is dropped once no batch refers to it.
+Memory stays constant whatever the file size: a chunk is dropped once no batch refers to it. A chunk is read
+with a positioned read (a copy), or, for a segment opened read-only (``mapped``), mapped from the page cache
+(no copy: a batch scan of a cached file is then mostly its CRC).
 """
 
 from __future__ import annotations
 
+import mmap
 import os
 from collections.abc import Iterator
+from typing import Any
 
+from metalog.codec import core
 from metalog.errors import CorruptBatchError, TruncatedBatchError
 from metalog.log.batch import HEADER_SIZE, RecordBatch, check_frame
 from metalog.log.chain import BatchChain, follow
 
 CHUNK_BYTES = 1 << 20
+MAPPED_CHUNK_BYTES = 8 << 20  # a mapping costs its pages touched, not its size: fewer, larger chunks
 _FRAME_PREFIX = 17  # baseOffset, batchLength, partitionLeaderEpoch, magic: enough to size a batch
+_compiled = core.twin("metalog.log.compiled.reader")
+# The batch loop's compiled twin (``metalog.log.compiled.reader.next_batches``), or None: the pure loop runs. It
+# makes the plainly right batches of a chunk and leaves the first other one to the pure loop below.
+compiled_next_batches = None if _compiled is None else _compiled.next_batches
+_BATCHES_AT_ONCE = 1024  # the compiled twin makes a chunk's batches this many at a time
 
 
 def read_batches(fd: int, start: int, end: int, *, source: str, validate: bool = True,
-                 chunk_bytes: int = CHUNK_BYTES, chain: BatchChain | None = None) -> Iterator[RecordBatch]:
+                 chunk_bytes: int = CHUNK_BYTES, chain: BatchChain | None = None,
+                 mapped: bool = False) -> Iterator[RecordBatch]:
     """Batches in the file between byte positions ``start`` and ``end``.
 
     A batch that does not fit before ``end`` raises TruncatedBatchError; a bad frame or CRC raises
     CorruptBatchError; both name ``source`` and the byte position. With a ``chain``, each batch must
     follow the one before (``metalog.log.chain``), and ``chain`` moves past every batch yielded.
+    ``mapped``: map the chunks rather than copy them (for files no one truncates while they are read).
     """
     pos = start
-    buf, buf_pos = b"", start
+    buf: Any = b""
+    buf_pos = start
     while pos < end:
         off = pos - buf_pos
         if len(buf) - off < HEADER_SIZE:
-            buf, buf_pos, off = os.pread(fd, min(chunk_bytes, end - pos), pos), pos, 0
-            if len(buf) < _FRAME_PREFIX:
-                raise TruncatedBatchError(f"batch: {len(buf)} bytes at the end, too few for a batch header",
+            buf, buf_pos = _chunk(fd, pos, min(chunk_bytes, end - pos), mapped)
+            off = pos - buf_pos
+            if len(buf) - off < _FRAME_PREFIX:
+                raise TruncatedBatchError(f"batch: {len(buf) - off} bytes at the end, too few for a batch header",
                                           file=source, position=pos)
+        if compiled_next_batches is not None:
+            batches, off = compiled_next_batches(buf, off, buf_pos, end, source, validate, chain is not None,
+                                                 -1 if chain is None else chain.next_offset,
+                                                 -1 if chain is None else chain.epoch, RecordBatch, _BATCHES_AT_ONCE)
+            if batches:
+                for batch in batches:
+                    if chain is not None:
+                        chain.next_offset = batch.base_offset + batch.records_count
+                    yield batch
+                pos = buf_pos + off
+                continue
         size = check_frame(buf, off, source=source, position=pos)
         if size > end - pos:
             raise TruncatedBatchError(f"batch: {size} bytes announced, only {end - pos} remain (truncated)",
                                       file=source, position=pos)
         if len(buf) - off < size:
-            buf, buf_pos, off = os.pread(fd, max(chunk_bytes, size), pos), pos, 0
-            if len(buf) < size:
-                raise TruncatedBatchError(f"batch: {size} bytes announced, file ends after {len(buf)}",
+            buf, buf_pos = _chunk(fd, pos, max(chunk_bytes, size), mapped)
+            off = pos - buf_pos
+            if len(buf) - off < size:
+                raise TruncatedBatchError(f"batch: {size} bytes announced, file ends after {len(buf) - off}",
                                           file=source, position=pos)
         batch = RecordBatch(buf, off, position=pos, source=source)
         if validate:
@@ -56,6 +83,18 @@ def read_batches(fd: int, start: int, end: int, *, source: str, validate: bool =
                 chain.next_offset = batch.base_offset + batch.records_count
         yield batch
         pos += size
+
+
+def _chunk(fd: int, pos: int, size: int, mapped: bool) -> tuple[Any, int]:
+    """(``size`` bytes of the file from ``pos`` or fewer at its end, the file position of the chunk's first byte).
+    A mapped chunk starts at the page boundary at or before ``pos`` and never reaches past the file's end (a page
+    past it is a SIGBUS, not an error), so a file cut since it was opened reads as one here too."""
+    if mapped:
+        first = pos - pos % mmap.ALLOCATIONGRANULARITY
+        length = min(pos + max(size, MAPPED_CHUNK_BYTES), os.fstat(fd).st_size) - first
+        if length > pos - first:
+            return mmap.mmap(fd, length, offset=first, access=mmap.ACCESS_READ), first
+    return os.pread(fd, size, pos), pos
 
 
 def read_file_batches(path: str | os.PathLike[str], *, validate: bool = True) -> Iterator[RecordBatch]:

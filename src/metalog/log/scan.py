@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 
 import crc32c
 
+from metalog.codec import core
 from metalog.errors import DecodeError, LogError, MetalogError, TruncatedBatchError
 from metalog.log.batch import (
     COMPRESSION_MASK,
@@ -48,6 +49,9 @@ _CHUNK_BYTES = 1 << 20  # scan_into returns about this often, so callers can rep
 ScannedBatch = tuple[int, int, int, bool, list[bytes | None]]
 RecordSink = Callable[[bytes | None, int], object]  # (record value, offset)
 _EVERY_OFFSET = (-1, 1 << 63)  # [first, last] of a scan that collects whole batches
+_compiled = core.twin("metalog.log.compiled.scan")
+# The read loop's compiled twin (``metalog.log.compiled.scan.scan_into``), or None: the pure loop runs.
+compiled_scan_into = None if _compiled is None else _compiled.scan_into
 
 
 def scan_values(data: mmap.mmap | bytes, start: int, end: int, source: str, chain: BatchChain) -> Iterator[
@@ -70,6 +74,17 @@ def scan_values(data: mmap.mmap | bytes, start: int, end: int, source: str, chai
 def scan_into(data: mmap.mmap | bytes, pos: int, end: int, source: str, first: int, last: int,
               sink: RecordSink | None, chain: BatchChain, chunk: int = _CHUNK_BYTES,
               collect: list[ScannedBatch] | None = None) -> tuple[int, int, int | None, bool]:
+    """``pure_scan_into``, on its compiled twin where that runs (``metalog.log.compiled.scan``: it reads the
+    batches in KRaft's form itself and hands every other batch to ``pure_scan_into``, one at a time)."""
+    if compiled_scan_into is not None:
+        return compiled_scan_into(data, pos, end, source, first, last, sink, chain, chunk, collect,
+                                  pure_scan_into)
+    return pure_scan_into(data, pos, end, source, first, last, sink, chain, chunk, collect)
+
+
+def pure_scan_into(data: mmap.mmap | bytes, pos: int, end: int, source: str, first: int, last: int,
+                   sink: RecordSink | None, chain: BatchChain, chunk: int = _CHUNK_BYTES,
+                   collect: list[ScannedBatch] | None = None) -> tuple[int, int, int | None, bool]:
     """``sink(value, offset)`` for every record of the data batches in ``data[pos:end]`` (whole batches)
     whose offset lies in [first, last], in order, for the batches that start in the next ``chunk`` bytes.
     Each batch must follow ``chain``, which moves past it. With ``collect``, every batch (control batches too)
@@ -93,7 +108,7 @@ def scan_into(data: mmap.mmap | bytes, pos: int, end: int, source: str, first: i
         while pos < until:
             if next_offset > last:
                 return pos, count, timestamp, True
-            values = None
+            values: list[bytes | None] | None = None
             if end - pos >= head_size:
                 base, length, epoch, magic, crc, attrs, last_delta, max_ts, n, rlen, rhead, vlen = head(data, pos)
                 stop = pos + 12 + length

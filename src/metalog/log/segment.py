@@ -70,7 +70,8 @@ class LogSegment:
     def batches(self, start_position: int = 0, *, validate: bool = True, end_position: int | None = None,
                 chain: BatchChain | None = None) -> Iterator[RecordBatch]:
         end = self.size if end_position is None else end_position
-        return read_batches(self.fd, start_position, end, source=self.source, validate=validate, chain=chain)
+        return read_batches(self.fd, start_position, end, source=self.source, validate=validate, chain=chain,
+                            mapped=not self.writable)
 
     def locate(self, offset: int) -> Located:
         """The batch holding ``offset``, or the first one after it, found through the offset index and checked."""

@@ -23,18 +23,24 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
+from types import MethodType
 from typing import Any
 
-from metalog.codec import message_class
+from metalog.codec import core, message_class
 from metalog.codec.framing import FAST_PATH_MISSES, FRAME_VERSION, decode_metadata_record, encode_metadata_record
 from metalog.errors import DecodeError, ReplayError
 from metalog.state.delta import MetadataDelta, located
+from metalog.state.delta import _TopicDelta as TopicDelta
 from metalog.state.enums import record_type_name
-from metalog.state.image import EMPTY, MetadataImage
-from metalog.state.rules import TRANSACTION_MARKERS, dispatch
+from metalog.state.image import EMPTY, MetadataImage, PartitionRegistration
+from metalog.state.rules import TRANSACTION_MARKERS, dispatch, partition_change
 
 _BEGIN, _END, _ABORT = "BeginTransactionRecord", "EndTransactionRecord", "AbortTransactionRecord"
 _NO_OP = encode_metadata_record(message_class("NoOpRecord")(), 0)
+_compiled = core.twin("metalog.state.compiled.loader")
+# replay_value's compiled twin (``metalog.state.compiled.loader.ValueReplay``), or None: the pure method runs. Each
+# loader gets its own, as its ``replay_value``; it hands what it does not read to the pure method.
+compiled_value_replay = None if _compiled is None else _compiled.ValueReplay
 
 
 class TransactionState(Enum):
@@ -92,6 +98,11 @@ class MetadataLoader:
         self._marker = image.offset  # the offset of the last transaction marker
         self._clean = image.offset  # records after this offset are in the delta, not yet published
         self._delta = MetadataDelta(image)
+        if compiled_value_replay is not None:
+            self.replay_value = compiled_value_replay(  # type: ignore[method-assign]
+                self, MethodType(MetadataLoader.replay_value, self), self._dispatch, _NO_OP, FRAME_VERSION,
+                FAST_PATH_MISSES, located, ReplayError, partition_change, PartitionRegistration,
+                message_class("PartitionChangeRecord"), TopicDelta)
         if transaction is not None:
             pending = transaction.pending
             self._delta = MetadataDelta(pending)

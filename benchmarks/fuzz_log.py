@@ -1,0 +1,207 @@
+"""Fuzz the compiled log core: crashes, leaks and disagreements with the pure log core.
+
+    python benchmarks/fuzz_log.py                    # 1,000,000 inputs (several minutes on 2 cores)
+    python benchmarks/fuzz_log.py --inputs 50000     # a quick look
+
+Inputs are runs of batches as metalog and Kafka write them (KRaft data batches of one and of many records, control
+batches, general batches with keys, headers, attributes and log-append time, gzip), mutated: bit flips, bytes that
+matter to lengths and varints (00 01 7f 80 ff), huge lengths, cuts, insertions, deletions, splices of two runs; and
+with their CRCs made right again for half of them (so the damage reaches the record decoder and the replay, not only
+the CRC check). Each input goes through every compiled twin and its pure twin: the record decoder
+(RecordBatch.records), the batch loop (iter_batches, with and without CRC checks), replay's read loop (scan_into
+into a list) and the replay dispatch (a loader's replay_value, on each record value of the input). They must agree:
+the same results, or the same error (type and text). A crash ends the process (the exit status says so). Memory:
+the resident set size and the reference counts of None, True, False and small ints after a warm-up and at the end;
+growth beyond noise is reported as a leak. Not part of CI (it takes minutes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import crc32c
+
+from metalog.bench.cores import pure_log_core
+from metalog.bench.log import values_pool
+from metalog.codec import core
+from metalog.errors import MetalogError
+from metalog.log.batch import (
+    ATTRIBUTES_OFFSET,
+    CRC_OFFSET,
+    HEADER_SIZE,
+    LOG_OVERHEAD,
+    Record,
+    RecordBatch,
+    iter_batches,
+)
+from metalog.log.builder import build_batch, build_control_batch, build_data_batch
+from metalog.log.chain import BatchChain
+from metalog.log.scan import scan_into
+from metalog.state import MetadataLoader
+
+POKES = (0x00, 0x01, 0x7F, 0x80, 0xFF)
+HUGE = (b"\x7f\xff\xff\xff", b"\xff\xff\xff\xff\x0f", b"\xfe\xff\xff\xff\x0f", b"\x80\x80\x80\x80\x10")
+
+
+def seeds(rng: random.Random) -> list[bytes]:
+    """Runs of valid batches, offsets running on from 0, of every shape."""
+    pool = values_pool(200)
+    out = []
+    for _ in range(300):
+        run, offset = bytearray(), 0
+        for _ in range(rng.randint(1, 4)):
+            shape = rng.randrange(6)
+            vals = [rng.choice(pool) for _ in range(rng.choice([1, 1, 2, 5, 40]))]
+            if shape <= 2:
+                batch = build_data_batch(offset, vals, epoch=1, timestamp=1_700_000_000_000 + offset,
+                                         compression="gzip" if shape == 2 else "none")
+            elif shape == 3:
+                batch = build_control_batch(offset, [(b"\x00\x00\x00\x02", b"\x00\x00\x00\x01\x00\x00")], epoch=1,
+                                            timestamp=1_700_000_000_000)
+                vals = [b""]
+            else:
+                records = [Record(offset + i, 1_700_000_000_000 + rng.randint(-5, 5),
+                                  rng.choice([None, b"key"]), v, (("h", b"x"),) if shape == 5 else (), 0)
+                           for i, v in enumerate(vals)]
+                batch = build_batch(offset, records, partition_leader_epoch=1,
+                                    log_append_time=1_700_000_000_001 if rng.random() < 0.3 else None)
+            run += batch
+            offset += len(vals)
+        out.append(bytes(run))
+    return out
+
+
+def mutate(rng: random.Random, raw: bytes, other: bytes) -> bytes:
+    buf = bytearray(raw)
+    for _ in range(rng.randint(1, 3)):
+        kind = rng.randrange(8)
+        at = rng.randint(0, len(buf))
+        if kind == 0 and at < len(buf):
+            buf[at] ^= 1 << rng.randrange(8)
+        elif kind == 1 and at < len(buf):
+            buf[at] = rng.choice(POKES)
+        elif kind == 2:
+            buf[at:at + 4] = rng.choice(HUGE)
+        elif kind == 3:
+            del buf[at:]
+        elif kind == 4:
+            buf[at:at] = rng.randbytes(rng.randint(1, 8))
+        elif kind == 5:
+            del buf[at:at + rng.randint(1, 8)]
+        elif kind == 6:
+            cut = rng.randint(0, len(other))
+            buf[at:] = other[cut:cut + rng.randint(0, 200)]
+        elif at < len(buf):
+            buf[at] = rng.randrange(256)
+    return bytes(buf)
+
+
+def fix_crcs(data: bytes) -> bytes:
+    """Every batch's CRC made right again, where its frame can be followed (so damage reaches what is after it)."""
+    buf, pos = bytearray(data), 0
+    while len(buf) - pos >= HEADER_SIZE:
+        size = LOG_OVERHEAD + int.from_bytes(buf[pos + 8:pos + 12], "big", signed=True)
+        if size < HEADER_SIZE or size > len(buf) - pos:
+            break
+        buf[pos + CRC_OFFSET:pos + CRC_OFFSET + 4] = crc32c.crc32c(buf[pos + ATTRIBUTES_OFFSET:pos + size]).to_bytes(
+            4, "big")
+        pos += size
+    return bytes(buf)
+
+
+def readings(data: bytes) -> list[Any]:
+    """What every read of ``data`` gives, through whichever log core runs: results, or (error type, text)."""
+    out: list[Any] = []
+
+    def read(fn: Any) -> None:
+        try:
+            out.append(fn())
+        except MetalogError as e:
+            out.append((type(e).__name__, str(e)))
+
+    read(lambda: [tuple(r) for r in RecordBatch(data, 0, source="fuzz").records()])
+    for validate in (True, False):
+        read(lambda validate=validate: [(b.position, b.base_offset, b.records_count)
+                                        for b in iter_batches(data, source="fuzz", validate=validate)])
+    got: list[Any] = []
+    read(lambda: (scan_into(data, 0, len(data), "fuzz", 0, 1 << 62, lambda v, o: got.append((o, v)),
+                            BatchChain(0, -1)), list(got)))
+    values = [v for _, v in got] or [data[HEADER_SIZE + 7:]]
+    for offset, value in enumerate(values[:8]):
+        loader = MetadataLoader()
+        read(lambda loader=loader, value=value, offset=offset: (loader.replay_value(value, offset), loader.offset))
+    return out
+
+
+def rss_kb() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def refcounts() -> dict[str, int]:
+    return {"None": sys.getrefcount(None), "True": sys.getrefcount(True), "False": sys.getrefcount(False),
+            "0": sys.getrefcount(0), "1": sys.getrefcount(1), "-1": sys.getrefcount(-1)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--inputs", type=int, default=1_000_000, help="how many mutated inputs (default 1,000,000)")
+    ap.add_argument("--seed", type=int, default=858)
+    args = ap.parse_args(argv)
+    if not core.log_compiled_active():
+        print(f"the compiled log core does not run here: {core.log_status()}", file=sys.stderr)
+        return 2
+    rng = random.Random(args.seed)
+    pool = seeds(rng)
+    disagreements: list[str] = []
+    errors = 0
+    warm = min(100_000, args.inputs // 10)
+    base_rss = base_refs = None
+    start = time.process_time()
+    for i in range(args.inputs):
+        if i == warm:
+            base_rss, base_refs = rss_kb(), refcounts()
+        data = rng.choice(pool)
+        if rng.random() < 0.95:
+            data = mutate(rng, data, rng.choice(pool))
+            if rng.random() < 0.5:
+                data = fix_crcs(data)
+        compiled = readings(data)
+        with pure_log_core():
+            pure = readings(data)
+        errors += sum(1 for r in compiled if isinstance(r, tuple) and len(r) == 2 and isinstance(r[0], str))
+        if compiled != pure:
+            disagreements.append(data.hex())
+        if (i + 1) % 100_000 == 0:
+            print(f"{i + 1:,} inputs, {rss_kb():,} KB resident, {len(disagreements)} disagreements", flush=True)
+    end_rss, end_refs = rss_kb(), refcounts()
+    seconds = time.process_time() - start
+    print(f"\n{args.inputs:,} inputs in {seconds:,.0f} CPU s ({errors:,} reads refused)")
+    print(f"resident set: {base_rss:,} KB after {warm:,} inputs, {end_rss:,} KB at the end")
+    grown = {k: end_refs[k] - base_refs[k] for k in end_refs} if base_refs else {}
+    print(f"reference counts since the warm-up: {grown}")
+    failed = False
+    if disagreements:
+        failed = True
+        print(f"{len(disagreements)} disagreements with the pure log core, e.g.:")
+        for d in disagreements[:5]:
+            print(" ", d[:400])
+    if base_rss is not None and end_rss - base_rss > 16 * 1024:
+        failed = True
+        print(f"LEAK? the resident set grew by {end_rss - base_rss:,} KB")
+    if any(abs(v) > 1000 for v in grown.values()):
+        failed = True
+        print("LEAK? reference counts grew")
+    print("FAILED" if failed else "no crash, no disagreement, no growth")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

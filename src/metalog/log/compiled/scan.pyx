@@ -1,0 +1,212 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""The compiled twin of ``metalog.log.scan.scan_into``, replay's read loop: hand-written.
+
+It walks the batches of a mapped segment as the pure loop does (frame, CRC-32C, the chain's offsets and epoch),
+reads the records of batches in KRaft's form (attributes, timestamp delta 0, offset delta = index, null key, no
+headers) and hands each value in [first, last] to the sink. Any other batch (compressed, control batches that are
+collected, records in another form, damage, a newer epoch) goes to the pure loop, one batch at a time, which reads
+it or raises its own error: errors are the pure loop's own.
+
+A sink that carries ``c_value_sink`` (a capsule named ``metalog.value_sink.v1`` holding a ``ml_value_sink``: the
+compiled replay of ``metalog.state.compiled.loader``) is handed each value as a pointer and a length, without a
+bytes object; any other sink is called with the value's bytes.
+"""
+
+from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
+from libc.stdint cimport int32_t, int64_t, uint32_t
+
+from metalog.errors import DecodeError, LogError
+
+cdef extern from "_log.h":
+    const char *METALOG_CYTHON_VERSION
+    int64_t ml_be64(const unsigned char *p) nogil
+    int32_t ml_be32(const unsigned char *p) nogil
+    uint32_t ml_beu32(const unsigned char *p) nogil
+    void ml_crc_init()
+    uint32_t ml_crc32c(const unsigned char *p, Py_ssize_t n) nogil
+
+cdef extern from *:
+    """
+    /* The value-sink protocol, shared with metalog/state/compiled/loader.pyx (which defines the same struct). */
+    typedef struct {
+        int (*feed)(PyObject *sink, const unsigned char *p, Py_ssize_t n, int64_t offset);  /* -1: error set */
+    } ml_value_sink;
+    """
+    ctypedef struct ml_value_sink:
+        int (*feed)(object sink, const unsigned char *p, Py_ssize_t n, int64_t offset) except -1
+
+CYTHON_VERSION = METALOG_CYTHON_VERSION.decode()
+ml_crc_init()
+
+from crc32c import crc32c as _crc  # the pure path's CRC-32C, for large batches (it is faster on long inputs)
+
+cdef Py_ssize_t HEADER_SIZE = 61
+cdef Py_ssize_t KRAFT_FAST_MAX = 8192
+cdef Py_ssize_t LARGE = 4096  # batches from this size on are checked by crc32c's own (interleaved) code
+cdef int CONTROL_FLAG = 0x20
+cdef int UNUSUAL = 0x07 | 0x08  # compression, log-append time
+cdef int64_t MAX_BASE = 0x7FFFFFFFFFFFFFFF - 8192  # offsets past it are the pure loop's (Python ints)
+
+
+cdef inline int _varint12(const unsigned char *p, Py_ssize_t limit, Py_ssize_t *pos, Py_ssize_t *out):
+    """A non-negative zigzag varint of one or two bytes (kraft_values' forms): 1, or 0 for anything else."""
+    cdef Py_ssize_t i = pos[0]
+    cdef unsigned int b, c
+    if i >= limit:
+        return 0
+    b = p[i]
+    if b < 0x80:
+        if b & 1:
+            return 0
+        out[0] = b >> 1
+        pos[0] = i + 1
+        return 1
+    if i + 1 >= limit:
+        return 0
+    c = p[i + 1]
+    if c >= 0x80 or b & 1:
+        return 0
+    out[0] = ((b & 0x7F) | (c << 7)) >> 1
+    pos[0] = i + 2
+    return 1
+
+
+cdef inline Py_ssize_t _kraft_ends(const unsigned char *p, Py_ssize_t pos, Py_ssize_t limit, Py_ssize_t count,
+                                   Py_ssize_t *starts, Py_ssize_t *ends):
+    """The values of ``count`` records at p[pos:limit] in KRaft's form, as ``kraft_values`` reads them: their
+    starts and ends, and 1; or 0 where kraft_values returns None."""
+    cdef Py_ssize_t i, end, n, q
+    cdef unsigned int z
+    for i in range(count):
+        if not _varint12(p, limit, &pos, &n):
+            return 0
+        end = pos + n
+        # the head: attributes 0, timestamp delta 0, offset delta i (zigzag, canonical), key length -1
+        if pos + 2 > limit or p[pos] != 0 or p[pos + 1] != 0:
+            return 0
+        q = pos + 2
+        z = <unsigned int>i << 1
+        while z >= 0x80:
+            if q >= limit or p[q] != ((z & 0x7F) | 0x80):
+                return 0
+            z >>= 7
+            q += 1
+        if q + 1 >= limit or p[q] != z or p[q + 1] != 1:
+            return 0
+        q += 2
+        if not _varint12(p, limit, &q, &n):
+            return 0
+        if q + n + 1 != end or end > limit or p[end - 1] != 0:
+            return 0
+        starts[i] = q
+        ends[i] = end - 1
+        pos = end
+    return 1 if pos == limit else 0
+
+
+def scan_into(data, Py_ssize_t pos, Py_ssize_t end, source, first_offset, last_offset, sink, chain,
+              Py_ssize_t chunk, collect, pure):
+    """``metalog.log.scan.scan_into``, compiled; ``pure`` is the pure loop, to which it hands the batches it does not
+    read (see the module's docstring)."""
+    # [first, last] as int64 (an offset is one: a bound past int64 means "all")
+    cdef int64_t first = min(max(first_offset, -0x8000000000000000), 0x7FFFFFFFFFFFFFFF)
+    cdef int64_t last = min(max(last_offset, -0x8000000000000000), 0x7FFFFFFFFFFFFFFF)
+    cdef Py_buffer view
+    cdef const unsigned char *p
+    cdef Py_ssize_t until = min(end, pos + chunk), stop, i, avail
+    cdef int32_t length, epoch, count, delta
+    cdef int64_t base, max_ts, next_offset = chain.next_offset, epoch_floor = chain.epoch, offset = -1
+    cdef int attrs
+    cdef Py_ssize_t passed = 0
+    cdef object timestamp = None, value, values
+    cdef Py_ssize_t starts_local[64]
+    cdef Py_ssize_t ends_local[64]
+    cdef Py_ssize_t *starts = starts_local
+    cdef Py_ssize_t *ends = ends_local
+    cdef bytearray spill = None
+    cdef ml_value_sink *csink = NULL
+    cdef object whole = None
+    cdef bint collecting = collect is not None
+    cdef bint ok
+    cap = getattr(sink, "c_value_sink", None)
+    if cap is not None and PyCapsule_IsValid(cap, b"metalog.value_sink.v1"):
+        csink = <ml_value_sink *>PyCapsule_GetPointer(cap, b"metalog.value_sink.v1")
+    PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
+    try:
+        p = <const unsigned char *>view.buf
+        avail = min(end, view.len)  # what this loop reads itself; the pure loop is told ``end`` as given
+        while pos < until:
+            if next_offset > last:
+                return pos, passed, timestamp, True
+            ok = False
+            if avail - pos >= HEADER_SIZE:
+                length = ml_be32(p + pos + 8)
+                stop = pos + 12 + length
+                attrs = (p[pos + 21] << 8) | p[pos + 22]
+                base = ml_be64(p + pos)
+                epoch = ml_be32(p + pos + 12)
+                delta = ml_be32(p + pos + 23)
+                count = ml_be32(p + pos + 57)
+                if p[pos + 16] == 2 and length >= HEADER_SIZE - 12 and stop <= avail and not attrs & UNUSUAL and \
+                        base == next_offset and epoch == epoch_floor and <int64_t>count == <int64_t>delta + 1 and \
+                        not (collecting and attrs & CONTROL_FLAG) and 0 < count <= KRAFT_FAST_MAX and \
+                        base <= MAX_BASE:
+                    if stop - pos - 21 >= LARGE:
+                        if whole is None:
+                            whole = memoryview(data)
+                        ok = _crc(whole[pos + 21:stop]) == ml_beu32(p + pos + 17)
+                    else:
+                        ok = ml_crc32c(p + pos + 21, stop - pos - 21) == ml_beu32(p + pos + 17)
+                    if ok and attrs & CONTROL_FLAG:  # a control batch: nothing to hand on (not collecting)
+                        next_offset = base + count
+                        pos = stop
+                        continue
+                    if ok:
+                        if count > 64:
+                            if spill is None or len(spill) < count * 2 * sizeof(Py_ssize_t):
+                                spill = bytearray(KRAFT_FAST_MAX * 2 * sizeof(Py_ssize_t))
+                            starts = <Py_ssize_t *><char *>spill
+                            ends = starts + KRAFT_FAST_MAX
+                        else:
+                            starts, ends = starts_local, ends_local
+                        ok = _kraft_ends(p, pos + HEADER_SIZE, stop, count, starts, ends) == 1
+            if not ok:  # the pure loop reads this batch, or says what is wrong with it
+                chain.next_offset, chain.epoch = next_offset, epoch_floor
+                got = pure(data, pos, end, source, first_offset, last_offset, sink, chain, 1, collect)
+                next_offset, epoch_floor = chain.next_offset, chain.epoch
+                pos = got[0]
+                passed += got[1]
+                if got[2] is not None:
+                    timestamp = got[2]
+                if got[3]:
+                    return pos, passed, timestamp, True
+                continue
+            next_offset = base + count
+            max_ts = ml_be64(p + pos + 35)
+            timestamp = max_ts
+            if collecting:
+                values = [PyBytes_FromStringAndSize(<const char *>p + starts[i], ends[i] - starts[i])
+                          for i in range(count)]
+                collect.append((base, base + count - 1, max_ts, False, values))
+                pos = stop
+                continue
+            try:
+                for i in range(count):
+                    offset = base + i
+                    if offset < first or offset > last:
+                        continue
+                    if csink is not NULL:
+                        csink.feed(sink, p + starts[i], ends[i] - starts[i], offset)
+                    else:
+                        sink(PyBytes_FromStringAndSize(<const char *>p + starts[i], ends[i] - starts[i]), offset)
+                    passed += 1
+            except DecodeError as e:
+                raise LogError(f"offset {offset}: {e}", file=source) from None
+            pos = stop
+    finally:
+        chain.next_offset, chain.epoch = next_offset, epoch_floor
+        whole = None
+        PyBuffer_Release(&view)
+    return pos, passed, timestamp, next_offset > last

@@ -1,0 +1,218 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""The compiled twin of ``MetadataLoader.replay_value``, replay's per-record dispatch: hand-written.
+
+A ``ValueReplay`` is a loader's ``replay_value``: it looks the value's reader and rule up by its apiKey and version
+bytes, decodes it with the (compiled) reader and calls the rule, as the pure method does. Anything else (a value
+not exactly one record in the usual frame, a type or version the table lacks, bytes the reader refuses) goes to
+the pure method, which reads the rare forms or raises its own error. It also offers the log's compiled read loop
+(``metalog.log.compiled.scan``) a C entry point, ``c_value_sink``, which takes a value as a pointer and a length.
+"""
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.pycapsule cimport PyCapsule_New
+from cpython.ref cimport Py_INCREF
+from cpython.object cimport PyObject
+from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_SET_ITEM
+from libc.stdint cimport int64_t
+from libc.string cimport memcmp
+
+cdef extern from *:
+    """
+    /* The value-sink protocol, shared with metalog/log/compiled/scan.pyx (which defines the same struct). */
+    typedef struct {
+        int (*feed)(PyObject *sink, const unsigned char *p, Py_ssize_t n, int64_t offset);  /* -1: error set */
+    } ml_value_sink;
+    """
+    ctypedef struct ml_value_sink:
+        int (*feed)(object sink, const unsigned char *p, Py_ssize_t n, int64_t offset) except -1
+
+cdef extern from *:
+    """
+    /* A new instance of a tuple subclass (a NamedTuple) of n items, to be set with PyTuple_SET_ITEM. */
+    static PyObject *ml_new_tuple_of(PyObject *cls, Py_ssize_t n) {
+        return ((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, n);
+    }
+    #include <structmember.h>
+    /* A slot's value (borrowed; NULL when unset), at an offset read from the class's member descriptor. */
+    static inline PyObject *ml_slot(PyObject *o, Py_ssize_t off) { return *(PyObject **)((char *)o + off); }
+    static Py_ssize_t ml_member_offset(PyObject *descr) {
+        if (descr == NULL || Py_TYPE(descr) != &PyMemberDescr_Type) return -1;
+        PyMemberDef *m = ((PyMemberDescrObject *)descr)->d_member;
+        return m->type == T_OBJECT_EX ? m->offset : -1;
+    }
+    """
+    object ml_new_tuple_of(object cls, Py_ssize_t n)
+    PyObject *ml_slot(object o, Py_ssize_t off)
+    Py_ssize_t ml_member_offset(object descr)
+
+cdef extern from *:
+    """
+    #ifndef METALOG_CYTHON_VERSION
+    #define METALOG_CYTHON_VERSION "unknown"
+    #endif
+    """
+    const char *METALOG_CYTHON_VERSION
+
+CYTHON_VERSION = METALOG_CYTHON_VERSION.decode()
+
+
+cdef class ValueReplay:
+    """``loader.replay_value``, compiled (see the module's docstring)."""
+
+    cdef object loader, pure, dispatch, noop, misses, located, replay_error, pc_rule, registration, pc_cls, topic_cls
+    cdef Py_ssize_t pc_off[11]
+    cdef Py_ssize_t topic_off[2]
+    cdef const unsigned char *noop_p
+    cdef Py_ssize_t noop_n
+    cdef int frame_version
+    cdef public object c_value_sink
+
+    def __init__(self, loader, pure, dispatch, bytes noop, int frame_version, misses, located, replay_error,
+                 pc_rule, registration, pc_cls, topic_cls):
+        self.loader = loader  # the MetadataLoader
+        self.pure = pure  # its pure replay_value (bound)
+        self.dispatch = dispatch  # apiKey << 8 | version -> (reader, rule or None)
+        self.noop = noop
+        self.noop_p = <const unsigned char *>PyBytes_AS_STRING(noop)
+        self.noop_n = PyBytes_GET_SIZE(noop)
+        self.frame_version = frame_version
+        self.misses = misses  # what a reader raises on bytes it does not read (FAST_PATH_MISSES)
+        self.located = located
+        self.replay_error = replay_error
+        self.pc_rule = pc_rule  # metalog.state.rules.partition_change, whose common case partition_change() runs
+        self.registration = registration  # PartitionRegistration
+        self.pc_cls, self.topic_cls = pc_cls, topic_cls  # PartitionChangeRecord, the topic delta (_TopicDelta)
+        for i, name in enumerate(PC_FIELDS):
+            self.pc_off[i] = _offset(pc_cls, name)
+        for i, name in enumerate(("partitions", "base_partitions")):
+            self.topic_off[i] = _offset(topic_cls, name)
+        self.c_value_sink = PyCapsule_New(&SINK, b"metalog.value_sink.v1", NULL)
+
+    def __call__(self, value, offset):
+        if type(value) is bytes and type(offset) is int:
+            self.feed(<const unsigned char *>PyBytes_AS_STRING(value), PyBytes_GET_SIZE(value), offset, value)
+        else:
+            self.pure(value, offset)
+
+    cdef int feed(self, const unsigned char *p, Py_ssize_t n, object offset, object value) except -1:
+        """The value p[0:n] (``value``, its bytes, or None: made here when needed) at ``offset``."""
+        cdef object loader = self.loader
+        if n == self.noop_n and memcmp(p, self.noop_p, n) == 0:  # most of a quiet cluster's log; it changes nothing
+            loader.offset = offset
+            return 0
+        if n < 3 or p[0] != self.frame_version:
+            return self.slow(p, n, offset, value)
+        entry = self.dispatch.get((p[1] << 8) | p[2])
+        if entry is None:
+            return self.slow(p, n, offset, value)
+        reader, rule = entry
+        if value is None:
+            value = PyBytes_FromStringAndSize(<const char *>p, n)
+        try:
+            record, end = reader(value, 3)
+        except self.misses:
+            return self.slow(p, n, offset, value)
+        if end != n:
+            return self.slow(p, n, offset, value)
+        if rule is None:
+            loader._marker_record(record.NAME, offset)
+        else:
+            try:
+                if rule is self.pc_rule:
+                    self.partition_change(loader._delta, record)
+                else:
+                    rule(loader._delta, record)
+            except self.replay_error as e:
+                raise self.located(e, offset, record) from None
+        loader.offset = offset
+        return 0
+
+    cdef partition_change(self, d, r):
+        """``metalog.state.rules.partition_change`` for a change of leader, ISR or ELR of a known partition (half of a
+        busy log's records, and half of replay's time as Python: see the README's Benchmarks); the other forms (new
+        replicas or directories, a leader recovery state, an unknown partition, a record or topic delta of another
+        class than the ones it knows) go to the rule itself. The record's and the topic delta's fields are read
+        straight from their slots."""
+        cdef PyObject *v
+        cdef Py_ssize_t i
+        cdef tuple old
+        cdef dict partitions, topics
+        if type(r) is not self.pc_cls:
+            self.pc_rule(d, r)
+            return
+        for i in range(11):  # every field set (else the rule raises its own error)
+            if ml_slot(r, self.pc_off[i]) is NULL:
+                self.pc_rule(d, r)
+                return
+        for i in range(3):  # replicas, directories, leader_recovery_state: the rule's rarer forms
+            v = ml_slot(r, self.pc_off[i])
+            if v is not <PyObject *>None if i < 2 else v is not <PyObject *>NO_RECOVERY_CHANGE:
+                self.pc_rule(d, r)
+                return
+        topics = d.topics
+        topic_id = <object>ml_slot(r, self.pc_off[TOPIC_ID])
+        topic = topics.get(topic_id)
+        if topic is None:
+            topic = d.topic_delta(topic_id)
+        if type(topic) is not self.topic_cls:
+            self.pc_rule(d, r)
+            return
+        partitions = <dict>ml_slot(topic, self.topic_off[0])
+        pid = <object>ml_slot(r, self.pc_off[PARTITION_ID])
+        found = partitions.get(pid)
+        if found is None:
+            found = (<dict>ml_slot(topic, self.topic_off[1])).get(pid)
+            if found is None:
+                self.pc_rule(d, r)  # raises the rule's own error
+                return
+        old = <tuple>found
+        new = ml_new_tuple_of(self.registration, 11)
+        for i in range(11):
+            item = <object>PyTuple_GET_ITEM(old, i)
+            if i == 7:  # leader, then leader_epoch at 9
+                v = ml_slot(r, self.pc_off[LEADER])
+                if <object>v != NO_LEADER_CHANGE:
+                    item = <object>v
+            elif i == 9:
+                if <object>ml_slot(r, self.pc_off[LEADER]) != NO_LEADER_CHANGE:
+                    item = item + 1
+            elif i == 10:
+                item = item + 1
+            elif 2 <= i <= 6:  # isr, removing, adding, elr, last_known_elr
+                v = ml_slot(r, self.pc_off[LIST_FIELDS + i - 2])
+                if v is not <PyObject *>None:
+                    item = tuple(<object>v)
+            Py_INCREF(item)
+            PyTuple_SET_ITEM(new, i, item)
+        partitions[pid] = new
+
+    cdef int slow(self, const unsigned char *p, Py_ssize_t n, object offset, object value) except -1:
+        """The pure method: it reads the rare forms, or raises its own error."""
+        if value is None:
+            value = PyBytes_FromStringAndSize(<const char *>p, n)
+        self.pure(value, offset)
+        return 0
+
+
+# PartitionChangeRecord's fields partition_change reads, in this order (their slots' offsets: ValueReplay.pc_off)
+PC_FIELDS = ("replicas", "directories", "leader_recovery_state", "topic_id", "partition_id", "leader", "isr",
+             "removing_replicas", "adding_replicas", "eligible_leader_replicas", "last_known_elr")
+cdef Py_ssize_t TOPIC_ID = 3, PARTITION_ID = 4, LEADER = 5, LIST_FIELDS = 6
+NO_RECOVERY_CHANGE = -1  # LEADER_RECOVERY_NO_CHANGE
+NO_LEADER_CHANGE = -2
+
+
+cdef Py_ssize_t _offset(cls, name) except -1:
+    """The offset of the slot ``name`` in instances of ``cls`` (a member descriptor of its own)."""
+    cdef Py_ssize_t off = ml_member_offset(cls.__dict__.get(name))
+    if off <= 0:
+        raise TypeError(f"{cls.__name__}.{name} is not a slot")
+    return off
+
+
+cdef int _feed(object sink, const unsigned char *p, Py_ssize_t n, int64_t offset) except -1:
+    return (<ValueReplay>sink).feed(p, n, offset, None)
+
+
+cdef ml_value_sink SINK
+SINK.feed = _feed
