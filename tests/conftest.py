@@ -50,6 +50,14 @@ def load_vectors() -> dict[str, Any]:
     return json.loads((DATA / "kafka-vectors.json").read_text())
 
 
+def kafka_final_image(scenario: dict[str, Any]) -> dict[str, Any]:
+    """A scenario's ``finalImage`` as ``image_to_json`` writes it: Kafka's vector writes the domains of the image
+    that its scenario touches; the rest (controllers, producer ids, ACLs, client quotas, SCRAM users and
+    delegation tokens), which no record of the scenario touches, are empty, as Kafka's empty image has them."""
+    return {**scenario["finalImage"], "controllers": {}, "nextProducerId": None, "acls": {}, "clientQuotas": {},
+            "scram": {"SCRAM-SHA-256": [], "SCRAM-SHA-512": []}, "delegationTokens": {}}
+
+
 def load_codec_random() -> list[dict[str, Any]]:
     return [json.loads(line) for line in (DATA / "codec-random.jsonl").read_text().splitlines() if line.strip()]
 

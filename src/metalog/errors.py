@@ -2,7 +2,7 @@
 
 Every error says where it happened: the message and version being decoded, the
 field path inside it and the byte offset, and (for files) the file and position.
-Some never leave the module that raises them (``Malformed``, ``VarintError``, ``RecordError``,
+Some never leave the module that raises them (``Malformed``, ``VarintError``, ``RecordError``, ``ExitShell``,
 ``IndexProblem``, ``Rejected``, ``NotComparable``): they carry a reason to the code that turns it into one
 of the errors users see, or into an answer.
 """
@@ -178,3 +178,8 @@ class StateChangeQueueFull(MetalogError):
 # ---- benchmarks ---------------------------------------------------------------------------------------------
 class NotComparable(MetalogError):  # noqa: N818  (a reason, not a failure)
     """An implementation disagrees with metalog's bytes or values: its figures would not mean anything."""
+
+
+# ---- the metadata shell -------------------------------------------------------------------------------------------
+class ExitShell(Exception):  # noqa: N818  (not a failure: the way out of the shell's loop)
+    """``exit`` in ``metalog shell``: the shell ends. Never leaves the CLI's shell loop, which catches it."""

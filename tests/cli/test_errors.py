@@ -43,15 +43,17 @@ def test_help_has_examples(command: list[str], capsys: pytest.CaptureFixture[str
 @pytest.fixture
 def places(tmp_path: Path) -> dict[str, str]:
     (tmp_path / "file.txt").write_text("not a metadata log\n")
+    (tmp_path / "00000000000000000000.log").write_text("not a metadata log\n")
     (tmp_path / "empty").mkdir()
     return {"MISSING": str(tmp_path / "missing"), "FILE": str(tmp_path / "file.txt"),
-            "EMPTY": str(tmp_path / "empty")}
+            "SEGMENT": str(tmp_path / "00000000000000000000.log"), "EMPTY": str(tmp_path / "empty")}
 
 
 BAD = [
     (["log", "dump", "MISSING"], "No such file or directory"),
     (["log", "dump", "EMPTY"], "no .log segments"),
-    (["log", "dump", "FILE"], "file.txt, byte 16: batch: unsupported magic"),
+    (["log", "dump", "FILE"], "file.txt: not a log file (a .log segment, .checkpoint snapshot, .index or .timeindex)"),
+    (["log", "dump", "SEGMENT"], "00000000000000000000.log, byte 16: batch: unsupported magic"),
     (["log", "append", "MISSING"], "no such directory (--create makes a new one)"),
     (["log", "append", "EMPTY"], "not a KRaft metadata log directory (--create makes a new one)"),
     (["log", "recover", "EMPTY"], "not a KRaft metadata log directory (nothing to recover)"),

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from metalog.cli.main import main
-from tests.conftest import load_vectors
+from tests.conftest import kafka_final_image, load_vectors
 
 SCENARIO = load_vectors()["scenarioJbod"]
 
@@ -21,7 +21,7 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 def test_replay_json_is_the_final_image(capsys: pytest.CaptureFixture[str], jbod_dir: Path) -> None:
     code, out, _ = run(capsys, "replay", str(jbod_dir), "--format", "json")
-    assert code == 0 and json.loads(out) == SCENARIO["finalImage"]
+    assert code == 0 and json.loads(out) == kafka_final_image(SCENARIO)
 
 
 def test_replay_table(capsys: pytest.CaptureFixture[str], jbod_dir: Path) -> None:

@@ -12,7 +12,7 @@ from metalog.replay.diff import diff_images
 from metalog.replay.history import MetadataHistory
 from metalog.state.jsonimage import image_to_json
 from metalog.state.records import image_digest
-from tests.conftest import load_vectors
+from tests.conftest import kafka_final_image, load_vectors
 
 SCENARIO = load_vectors()["scenarioJbod"]
 
@@ -30,7 +30,7 @@ def jbod_copy(tmp_path: Path, jbod_dir: Path) -> Path:
 def test_state_at_the_end_is_kafkas_final_image(jbod_dir: Path) -> None:
     with MetadataHistory(jbod_dir) as h:
         result = h.state_at()
-    assert image_to_json(result.image) == SCENARIO["finalImage"]
+    assert image_to_json(result.image) == kafka_final_image(SCENARIO)
     assert (result.offset, result.start.kind, result.records_replayed) == (24, "empty", 24)
 
 
@@ -105,7 +105,7 @@ def test_states_after_every_batch(jbod_dir: Path) -> None:
     assert [s.offset for s in states] == [b["lastOffset"] for b in SCENARIO["batches"]]
     assert [s.timestamp for s in states] == [b["maxTimestamp"] for b in SCENARIO["batches"]]
     assert all(s.image.offset == s.offset for s in states)
-    assert image_to_json(states[-1].image) == SCENARIO["finalImage"]
+    assert image_to_json(states[-1].image) == kafka_final_image(SCENARIO)
 
 
 def test_diff_names_what_changed(jbod_dir: Path) -> None:

@@ -11,7 +11,7 @@ from metalog.state import MetadataLoader
 from metalog.state.enums import record_type_name
 from metalog.state.jsonimage import image_to_json
 from metalog.state.records import image_digest, image_records
-from tests.conftest import load_vectors
+from tests.conftest import kafka_final_image, load_vectors
 
 SCENARIO = load_vectors()["scenarioJbod"]
 
@@ -39,7 +39,7 @@ def test_state_timeline_record_by_record() -> None:
 
 def test_final_image_is_kafkas() -> None:
     image = MetadataLoader().replay_all(RECORDS)
-    assert image_to_json(image) == SCENARIO["finalImage"]
+    assert image_to_json(image) == kafka_final_image(SCENARIO)
     assert image.offset == RECORDS[-1][0]
 
 
@@ -53,7 +53,7 @@ def test_one_delta_over_the_whole_log_gives_the_per_record_image() -> None:
     delta = MetadataDelta(EMPTY)
     for offset, record in RECORDS:
         delta.replay(record, offset)
-    assert image_to_json(delta.apply()) == SCENARIO["finalImage"]
+    assert image_to_json(delta.apply()) == kafka_final_image(SCENARIO)
 
 
 def test_image_written_as_records_is_kafkas_image_records() -> None:
@@ -67,7 +67,7 @@ def test_kafka_snapshot_loads_to_the_same_image(snapshot: str) -> None:
     snap = SCENARIO[snapshot]
     records = [r for _, r in log_records(snap["batches"])]
     image = MetadataLoader().load_snapshot(records, snap["snapshotIdOffset"] - 1)
-    assert image_to_json(image) == SCENARIO["finalImage"]
+    assert image_to_json(image) == kafka_final_image(SCENARIO)
     assert image_digest(image) == image_digest(MetadataLoader().replay_all(RECORDS))
 
 

@@ -6,7 +6,6 @@ import argparse
 import itertools
 import json
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +14,9 @@ from metalog.errors import MetalogError
 EXAMPLES = """\
 examples:
   metalog log dump /var/lib/kafka/metadata                  # every segment and snapshot, as kafka-dump-log
-  metalog log dump --json __cluster_metadata-0/00000000000000000000.log | jq .records[].payload.type
-  metalog log dump 00000000000000000025-0000000001.checkpoint
+  metalog log dump --type PARTITION_CHANGE_RECORD --offsets 1000..2000 LOGDIR
+  metalog log dump --files 00000000000000000000.index,00000000000000000000.timeindex
+  metalog log follow /var/lib/kafka/metadata --changes     # what the controller commits, as it commits it
   metalog log verify /var/lib/kafka/metadata && echo intact
   metalog log recover /var/lib/kafka/metadata              # check every segment; damage: exit status 1
   metalog log recover --repair /var/lib/kafka/metadata     # truncate at damage, saying what is lost
@@ -31,13 +31,11 @@ def register(sub: Any) -> None:
                        epilog=EXAMPLES, formatter_class=fmt)
     verbs = p.add_subparsers(dest="log_verb", metavar="COMMAND", required=True)
 
-    dump = verbs.add_parser("dump", help="print batches and records (like kafka-dump-log --cluster-metadata-decoder)",
-                            epilog=EXAMPLES, formatter_class=fmt)
-    dump.add_argument("paths", nargs="+", metavar="PATH",
-                      help="a .log segment, a .checkpoint snapshot, or a log directory (all of its files)")
-    dump.add_argument("--json", action="store_true", help="one JSON object per batch instead of text")
-    dump.add_argument("--no-records", action="store_true", help="batch headers only")
-    dump.set_defaults(func=_dump)
+    from metalog.cli.log_dump import add_dump
+    from metalog.cli.log_follow import add_follow
+
+    add_dump(verbs, fmt)
+    add_follow(verbs, fmt)
 
     app = verbs.add_parser("append", help='append JSON lines {"name", "version", "data"} as batches',
                            description="Checks every segment of the log first and refuses to append after damage "
@@ -80,71 +78,6 @@ def register(sub: Any) -> None:
     rec.add_argument("--repair", action="store_true",
                      help="also truncate at damage in the middle of the log, losing everything after it")
     rec.set_defaults(func=_recover, reports_recovery=True)
-
-
-# ---- dump -----------------------------------------------------------------------------------
-def _dump(args: argparse.Namespace) -> int:
-    from metalog.log.dump import FileDump
-
-    failed, previous = 0, None
-    for path in itertools.chain.from_iterable(_files(Path(p)) for p in args.paths):
-        previous = FileDump(path, previous)
-        failed += _dump_file(previous, args.json, not args.no_records)
-    return 1 if failed else 0
-
-
-def _files(path: Path) -> Iterator[Path]:
-    from metalog.log.files import METADATA_PARTITION_DIR
-    from metalog.log.snapshot_files import parse_name
-
-    if not path.is_dir():
-        if not path.exists():
-            raise FileNotFoundError(2, "No such file or directory", str(path))
-        yield path
-        return
-    if (path / METADATA_PARTITION_DIR).is_dir():
-        path = path / METADATA_PARTITION_DIR
-    logs = sorted(p for p in path.glob("*.log") if p.stem.isdigit())
-    snaps = sorted((p for p in path.glob("*.checkpoint") if parse_name(p.name)), key=lambda p: p.name)
-    if not logs and not snaps:
-        raise MetalogError(f"{path}: no .log segments or .checkpoint snapshots here")
-    yield from logs
-    yield from snaps
-
-
-def _dump_file(walk: Any, as_json: bool, with_records: bool) -> bool:
-    """Print one file's batches; a problem gets one line on stderr. True when the file is not sound."""
-    from metalog.cli.notices import error, notice
-    from metalog.log import dump
-
-    out, path = sys.stdout, walk.path
-    if not as_json:
-        out.write(f"Dumping {path}\n")
-        if walk.snapshot:
-            out.write(f"Snapshot end offset: {walk.snapshot[0].end_offset}, epoch: {walk.snapshot[0].epoch}\n")
-        elif walk.base_offset is not None:
-            out.write(f"Log starting offset: {walk.base_offset}\n")
-    if walk.boundary is not None:
-        error(walk.boundary)
-    for batch in walk:
-        full = with_records and walk.damage is None  # a damaged batch shows its header only
-        if as_json:
-            obj = dump.batch_json(batch, records=full)
-            out.write(json.dumps({"file": str(path), **obj}, separators=(",", ":")) + "\n")
-        else:
-            out.write(dump.batch_text(batch) + "\n")
-            if full:
-                out.writelines(dump.record_text(batch, r) + "\n" for r in batch.records())
-    damage = walk.damage
-    if damage is None:
-        return walk.boundary is not None
-    if damage.torn:  # kafka-dump-log's line for the bytes after the last whole batch
-        msg = f"Found {damage.invalid_bytes} invalid bytes at the end of {path.name}"
-        print(json.dumps({"file": str(path), "invalidBytes": damage.invalid_bytes}) if as_json else msg, file=out)
-        notice(f"{damage.error} (a torn write: no valid batch in the last {damage.invalid_bytes} bytes)")
-    else:
-        error(damage.error)
-    return True
 
 
 # ---- append ---------------------------------------------------------------------------------

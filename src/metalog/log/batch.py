@@ -346,13 +346,13 @@ def _decode_kraft_records(data: Any, pos: int, limit: int, count: int, base_offs
     return [new(rec_cls, (base_offset + i, base_timestamp, None, v, (), 0)) for i, v in enumerate(values)]
 
 
-def kraft_values(data: Any, pos: int, limit: int, count: int) -> list[bytes] | None:
+def kraft_values(data: Any, pos: int, limit: int, count: int) -> list[bytes | None] | None:
     """The values of ``count`` records at ``data[pos:limit]`` exactly as KRaft's BatchBuilder writes them:
     attributes 0, timestamp delta 0, offset delta = the record's index, null key, no headers, lengths
     under 8 KiB. Returns None as soon as a record is not in that form, and the general decoder takes over."""
     if count > _KRAFT_FAST_MAX:
         return None
-    values: list[bytes] = []
+    values: list[bytes | None] = []  # never None here; typed as every reader's record values are
     append = values.append
     try:
         for head in _KRAFT_HEADS[:count]:

@@ -16,7 +16,7 @@ from typing import Any
 from metalog.codec.framing import decode_metadata_record
 from metalog.codec.schema import snake
 from metalog.errors import CorruptBatchError, MetalogError
-from metalog.log.batch import NO_SEQUENCE, Record, RecordBatch
+from metalog.log.batch import HEADER_SIZE, NO_SEQUENCE, Record, RecordBatch, check_frame
 from metalog.log.chain import BatchChain, boundary_error, follow
 from metalog.log.control import DUMP_LABELS, decode_control
 from metalog.log.reader import find_valid_batch, read_batches
@@ -40,8 +40,10 @@ class FileDump:
     snapshot). Iterating stops at the first damage, which ``damage`` then describes; a batch whose header
     could be read is yielded first, so that it can be shown."""
 
-    def __init__(self, path: Path, previous: FileDump | None = None) -> None:
+    def __init__(self, path: Path, previous: FileDump | None = None, max_bytes: int | None = None) -> None:
         self.path = path
+        self.max_bytes = max_bytes  # kafka-dump-log's --max-bytes: read whole batches within the first max_bytes
+        self.stopped_at_limit = False
         self.snapshot = parse_name(path.name)
         self.base_offset = int(path.stem) if path.suffix == LOG_SUFFIX and path.stem.isdigit() else None
         start = 0 if self.snapshot else self.base_offset
@@ -58,8 +60,9 @@ class FileDump:
         fd = os.open(self.path, os.O_RDONLY)
         try:
             size, pos = os.fstat(fd).st_size, 0
+            end = size if self.max_bytes is None else min(size, self.max_bytes)
             try:
-                for batch in read_batches(fd, 0, size, source=str(self.path), validate=False):
+                for batch in read_batches(fd, 0, end, source=str(self.path), validate=False):
                     pos = batch.position
                     if self.chain is None:
                         self.chain = BatchChain(batch.base_offset)
@@ -74,13 +77,25 @@ class FileDump:
                     yield batch
                     pos += batch.size_in_bytes
             except CorruptBatchError as e:
-                self._damaged(fd, size, pos, e)
+                if end < size and _whole_past(fd, pos, end, size):
+                    self.stopped_at_limit = True  # the next batch is whole, past --max-bytes: not damage
+                else:
+                    self._damaged(fd, size, pos, e)
         finally:
             os.close(fd)
 
     def _damaged(self, fd: int, size: int, position: int, error: CorruptBatchError) -> None:
         torn = find_valid_batch(fd, position, size) is None
         self.damage = FileDamage(error, position, size - position, torn)
+
+def _whole_past(fd: int, position: int, limit: int, size: int) -> bool:
+    """Whether the batch at ``position`` ends past ``limit`` and is whole in the file (its frame sound)."""
+    try:
+        length = check_frame(os.pread(fd, HEADER_SIZE, position), 0)
+    except CorruptBatchError:
+        return False
+    return limit < position + length <= size
+
 
 _COMPACT: dict[str, Any] = {"separators": (",", ":")}
 
@@ -146,8 +161,17 @@ def batch_text(batch: RecordBatch) -> str:
             f"compresscodec: {batch.compression.kafka_name} crc: {batch.crc} isvalid: {_b(batch.is_valid())}")
 
 
-def record_text(batch: RecordBatch, record: Record) -> str:
-    """kafka-dump-log's record line, with the decoded payload or control message."""
+def record_text(batch: RecordBatch, record: Record, *, skip_metadata: bool = False) -> str:
+    """kafka-dump-log's record line, with the decoded payload or control message. ``skip_metadata``
+    (--skip-record-metadata): ``| payload: ...`` alone, and a control record an empty line, as kafka-dump-log
+    prints them."""
+    if skip_metadata:
+        if batch.is_control:
+            return ""
+        try:
+            return f"| payload: {json.dumps(payload_json(record), **_COMPACT)}"
+        except (MetalogError, KeyError) as e:
+            return f"| Error at {record.offset}, skipping. {e}"
     seq = NO_SEQUENCE if batch.base_sequence == NO_SEQUENCE else batch.base_sequence + record.offset - batch.base_offset
     line = (f"| offset: {record.offset} {batch.timestamp_type}: {record.timestamp} "
             f"keySize: {_size(record.key)} valueSize: {_size(record.value)} sequence: {seq} "

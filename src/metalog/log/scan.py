@@ -108,7 +108,7 @@ def pure_scan_into(data: mmap.mmap | bytes, pos: int, end: int, source: str, fir
         while pos < until:
             if next_offset > last:
                 return pos, count, timestamp, True
-            values = None
+            values: list[bytes | None] | None = None
             if end - pos >= head_size:
                 base, length, epoch, magic, crc, attrs, last_delta, max_ts, n, rlen, rhead, vlen = head(data, pos)
                 stop = pos + 12 + length

@@ -1,10 +1,15 @@
 """Kafka's enumerations and constants that metadata records speak in: metadata.version levels and the levels at
 which record formats change, ZooKeeper migration states, leader recovery states, the special values of
-PartitionChangeRecord and BrokerRegistrationChangeRecord fields, security protocols, config resource types."""
+PartitionChangeRecord and BrokerRegistrationChangeRecord fields, security protocols, config resource types, the ACL
+enumerations and SCRAM mechanisms."""
 
 from __future__ import annotations
 
 __all__ = [
+    "ACL_OPERATIONS",
+    "ACL_PATTERN_TYPES",
+    "ACL_PERMISSION_TYPES",
+    "ACL_RESOURCE_TYPES",
     "CONFIG_RESOURCE_IDS",
     "CONFIG_RESOURCE_TYPES",
     "FENCE",
@@ -24,11 +29,13 @@ __all__ = [
     "NO_LEADER",
     "NO_LEADER_CHANGE",
     "NO_SHUTDOWN_CHANGE",
+    "SCRAM_MECHANISMS",
     "SECURITY_PROTOCOLS",
     "TOPIC_RESOURCE",
     "UNFENCE",
     "ZK_MIGRATION_STATES",
     "ZK_MIGRATION_VALUES",
+    "enum_name",
     "metadata_version_name",
     "parse_metadata_version",
     "record_type_name",
@@ -101,3 +108,22 @@ def record_type_name(message_name: str) -> str:
     from metalog.codec.schema import snake
 
     return snake(message_name).upper()
+
+
+# The ACL enumerations as AccessControlEntryRecord carries them (Kafka's ResourceType, PatternType, AclOperation and
+# AclPermissionType codes; StandardAcl.fromRecord maps a code it does not know to UNKNOWN).
+ACL_RESOURCE_TYPES = {0: "UNKNOWN", 1: "ANY", 2: "TOPIC", 3: "GROUP", 4: "CLUSTER", 5: "TRANSACTIONAL_ID",
+                      6: "DELEGATION_TOKEN", 7: "USER"}
+ACL_PATTERN_TYPES = {0: "UNKNOWN", 1: "ANY", 2: "MATCH", 3: "LITERAL", 4: "PREFIXED"}
+ACL_OPERATIONS = {0: "UNKNOWN", 1: "ANY", 2: "ALL", 3: "READ", 4: "WRITE", 5: "CREATE", 6: "DELETE", 7: "ALTER",
+                  8: "DESCRIBE", 9: "CLUSTER_ACTION", 10: "DESCRIBE_CONFIGS", 11: "ALTER_CONFIGS",
+                  12: "IDEMPOTENT_WRITE", 13: "CREATE_TOKENS", 14: "DESCRIBE_TOKENS", 15: "TWO_PHASE_COMMIT"}
+ACL_PERMISSION_TYPES = {0: "UNKNOWN", 1: "ANY", 2: "DENY", 3: "ALLOW"}
+
+# UserScramCredentialRecord.Mechanism: Kafka's ScramMechanism type -> mechanism name (0 is UNKNOWN).
+SCRAM_MECHANISMS = {1: "SCRAM-SHA-256", 2: "SCRAM-SHA-512"}
+
+
+def enum_name(names: dict[int, str], code: int) -> str:
+    """Kafka's name for ``code``; a code Kafka does not know reads UNKNOWN, as Kafka's fromCode gives it."""
+    return names.get(code, "UNKNOWN")

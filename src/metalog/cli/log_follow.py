@@ -1,0 +1,101 @@
+"""``metalog log follow``: tail a live metadata log as the controller writes it."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from typing import Any
+
+FOLLOW_EXAMPLES = """\
+examples:
+  metalog log follow /var/lib/kafka/metadata                # each new batch, as kafka-dump-log prints it
+  metalog log follow LOGDIR --from 0 --json                 # the whole log, then each new batch, as JSON
+  metalog log follow LOGDIR --changes                       # what each new published state changed
+  metalog log follow LOGDIR --from 2024-05-01T10:30:00Z --changes
+
+Reads the segment files read-only, takes no lock and writes nothing. A batch is printed once it is whole on
+disk; a partial batch at the end is a write in progress, printed when it is whole. Segment rolls and retention
+(old segments deleted) are followed. --changes prints the changes of each state Kafka's loader publishes
+(metalog diff's form): a metadata transaction's records appear when the batch that commits it lands, an
+aborted one never. A file does not say which batches the quorum committed: when Kafka truncates batches a new
+leader did not have, a notice on stderr says which offsets went. Ctrl-C stops (exit status 0). --from takes an
+offset, end (the default: what is written from now on) or a TIME: %s.
+"""
+
+
+def add_follow(verbs: Any, fmt: type[argparse.HelpFormatter]) -> None:
+    from metalog.replay.points import TIME_FORMS
+
+    p = verbs.add_parser("follow", help="print each new batch (or state change) of a live log as it is written",
+                         description="Tail a metadata log as a controller writes it.",
+                         epilog=FOLLOW_EXAMPLES % TIME_FORMS, formatter_class=fmt)
+    p.add_argument("logdir", metavar="LOGDIR")
+    p.add_argument("--from", dest="start", default="end", metavar="OFFSET|TIME|end",
+                   help="start at the batch holding this offset, the first batch at or after TIME, or the end "
+                        "(default)")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--json", action="store_true", help="one JSON object per batch")
+    mode.add_argument("--changes", action="store_true", help="the changes of each published state")
+    p.add_argument("--poll", type=float, default=0.2, metavar="SECONDS", help="how often to look (default 0.2)")
+    p.set_defaults(func=_follow, reports_recovery=True)  # a torn tail is a write in progress here, not news
+
+
+def _start(logdir: str, text: str) -> int | str:
+    from metalog.cli.ranges import parse_time_option
+    from metalog.log.follow import END, offset_at_or_after
+
+    if text == "end":
+        return END
+    if re.fullmatch(r"\d+", text) and len(text) < 12:
+        return int(text)
+    return offset_at_or_after(logdir, parse_time_option("--from", text))  # type: ignore[arg-type]
+
+
+def _follow(args: argparse.Namespace) -> int:
+    from metalog.cli.notices import notice
+    from metalog.errors import MetalogError
+
+    if args.poll <= 0:
+        raise MetalogError(f"--poll {args.poll}: give a number of seconds above 0")
+    try:
+        start = _start(args.logdir, args.start)
+        if args.changes:
+            _changes(args.logdir, start, args.poll, notice)
+        else:
+            _batches(args.logdir, start, args.poll, args.json, notice)
+    except KeyboardInterrupt:  # Ctrl-C: the way to stop following
+        return 0
+    return 0
+
+
+def _batches(logdir: str, start: int | str, poll: float, as_json: bool, notice: Any) -> None:
+    from metalog.log import dump
+    from metalog.log.follow import LogFollower
+
+    out = sys.stdout
+    with LogFollower(logdir, start, poll_seconds=poll, on_notice=notice) as follower:
+        for batch in follower.batches():
+            if as_json:
+                out.write(json.dumps({"file": batch.source, **dump.batch_json(batch)}, separators=(",", ":")) + "\n")
+            else:
+                out.write(dump.batch_text(batch) + "\n")
+                out.writelines(dump.record_text(batch, r) + "\n" for r in batch.records())
+            out.flush()
+
+
+def _changes(logdir: str, start: int | str, poll: float, notice: Any) -> None:
+    from metalog.replay.diff import diff_images, render_diff
+    from metalog.replay.follow import follow_states
+    from metalog.replay.points import format_time
+
+    out = sys.stdout
+    for published in follow_states(logdir, start, poll_seconds=poll, on_notice=notice):
+        d = diff_images(published.before, published.after)
+        if d.empty:
+            continue
+        lines = render_diff(d).splitlines()[1:]  # (its first line names the two offsets)
+        out.write(f"offset {published.after.offset} at {format_time(published.batch.max_timestamp)}\n")
+        out.writelines(line + "\n" for line in lines)
+        out.flush()

@@ -1,0 +1,85 @@
+"""``metalog history`` on Kafka's KIP-858 files: a table or JSON lines, ranges of offsets and times, errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from metalog.cli.main import main
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_help_has_examples(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["history", "--help"])
+    out = capsys.readouterr().out
+    assert "examples:" in out and "--broker 3" in out and "epoch milliseconds" in out
+
+
+def test_a_partitions_history_as_a_table(jbod_dir, capsys) -> None:
+    code, out, _ = run(["history", str(jbod_dir), "--topic", "foo", "--partition", "0"], capsys)
+    lines = out.splitlines()
+    assert code == 0 and lines[0].split() == ["OFFSET", "TIME", "RECORD", "WHAT", "CHANGE"]
+    assert lines[1].split()[:5] == ["12", "2023-11-14T22:13:24.000Z", "TOPIC_RECORD@9", "PARTITION_RECORD@10",
+                                    "foo-0"]
+    assert lines[4].split() == ["16", "2023-11-14T22:13:26.000Z", "PARTITION_CHANGE_RECORD@15", "foo-0", "isr",
+                                "[1,2,3]", "->", "[2,3]"]
+
+
+def test_json_lines_one_per_change(jbod_dir, capsys) -> None:
+    code, out, _ = run(["history", str(jbod_dir), "--broker", "3", "--json"], capsys)
+    changes = [json.loads(line) for line in out.splitlines()]
+    assert code == 0
+    fenced = [c for c in changes if c["field"] == "fenced"]
+    assert [(c["offset"], c["before"], c["after"]) for c in fenced] == [(8, True, False), (24, False, True)]
+    assert fenced[1]["records"] == [{"offset": 22, "type": "BROKER_REGISTRATION_CHANGE_RECORD"},
+                                    {"offset": 24, "type": "BROKER_REGISTRATION_CHANGE_RECORD"}]
+    # broker 3 led bar-0 from its creation (offset 19) until bar was removed (offset 21): not a record that
+    # names broker 3, found all the same
+    assert [(c["offset"], c["before"], c["after"]) for c in changes if c["entity"] == "bar-0" and
+            c["field"] == "leader"] == [(20, None, 3), (24, 3, None)]
+
+
+def test_offsets_and_times_narrow_the_changes(jbod_dir, capsys) -> None:
+    _, everything, _ = run(["history", str(jbod_dir), "--broker", "3", "--json"], capsys)
+    rows = [json.loads(line) for line in everything.splitlines()]
+    _, ranged, _ = run(["history", str(jbod_dir), "--broker", "3", "--json", "--offsets", "13..20"], capsys)
+    assert [json.loads(line) for line in ranged.splitlines()] == [r for r in rows if 13 <= r["offset"] <= 20]
+    # 22:13:27 is the batch ending at offset 20; --until ends with it, --since starts with it
+    _, timed, _ = run(["history", str(jbod_dir), "--broker", "3", "--json", "--since", "2023-11-14T22:13:27Z",
+                       "--until", "2023-11-14T22:13:27.999Z"], capsys)
+    assert [json.loads(line) for line in timed.splitlines()] == [r for r in rows if r["offset"] == 20]
+
+
+def test_nothing_found_says_so(jbod_dir, capsys) -> None:
+    code, out, err = run(["history", str(jbod_dir), "--topic", "nope"], capsys)
+    assert (code, out, err) == (0, "", "no committed change in offsets 0..24\n")
+    code, out, err = run(["history", str(jbod_dir), "--topic", "foo", "--since", "2030-01-01T00:00:00Z"], capsys)
+    assert (code, out) == (0, "") and "no batch of the log lies in the offsets and times asked for" in err
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--partition", "0", "--broker", "1"], "metalog: error: --partition needs --topic"),
+    (["--config", "FOO/x"], "metalog: error: not a config resource: 'FOO/x' (give TYPE/name, TYPE one of TOPIC, "
+                            "BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP)"),
+    (["--topic", "foo", "--offsets", "9..3"], "metalog: error: --offsets '9..3': 9 is after 3"),
+    (["--topic", "foo", "--offsets", "x"], "metalog: error: --offsets 'x': give A..B, A.. or ..B"),
+    (["--topic", "foo", "--since", "1700000000"], "metalog: error: --since: 1700000000 looks like seconds"),
+])
+def test_errors_are_one_line(jbod_dir, capsys, argv: list[str], message: str) -> None:
+    code, out, err = run(["history", str(jbod_dir), *argv], capsys)
+    assert code == 1 and out == "" and err.startswith(message) and err.count("\n") == 1
+
+
+@pytest.mark.parametrize(("text", "expected"), [("3..7", (3, 7)), ("3..", (3, None)), ("..7", (None, 7)),
+                                                ("5", (5, 5)), (" 2 .. 4 ", (2, 4))])
+def test_offset_ranges(text: str, expected: tuple[int | None, int | None]) -> None:
+    from metalog.cli.ranges import parse_offsets
+
+    assert parse_offsets(text) == expected

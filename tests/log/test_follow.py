@@ -1,0 +1,325 @@
+"""``metalog log follow`` against a log another process appends to, rolls, retains and truncates while it runs.
+
+The follower runs as its own process (``metalog log follow``); this test is the writer: it appends with
+``MetadataLog`` (taking the directory's lock, which the follower must not hold), rolls segments (a small
+segment size), deletes old ones (retention), writes a batch in two halves (a torn tail in progress) and
+truncates batches (what Kafka does to batches a new leader did not have).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from metalog.codec import Uuid, message_class
+from metalog.codec.framing import encode_metadata_record
+from metalog.errors import CorruptBatchError
+from metalog.log import MetadataLog
+from metalog.log import follow as follow_module
+from metalog.log.builder import build_data_batch
+from metalog.log.follow import LogFollower
+
+TS = 1_700_000_000_000
+WAIT = 30.0  # seconds a line may take to show up on a busy machine
+
+
+def rec(message: str, /, **fields: Any) -> Any:
+    return message_class(message)(**fields)
+
+
+def topic(i: int) -> tuple[Any, int]:
+    return rec("TopicRecord", name=f"t{i}", topic_id=Uuid.of(7, i)), 0
+
+
+class Follower:
+    """``metalog log follow ARGS`` in a process of its own, its output read line by line."""
+
+    def __init__(self, *args: str) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-m", "metalog.cli.main", "log", "follow", *args],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.errors: list[str] = []
+        threading.Thread(target=self._pump, args=(self.proc.stdout, self.lines.put), daemon=True).start()
+        threading.Thread(target=self._pump, args=(self.proc.stderr, self.errors.append), daemon=True).start()
+
+    @staticmethod
+    def _pump(stream: Any, put: Any) -> None:
+        for line in stream:
+            put(line.rstrip("\n"))
+
+    def next(self, timeout: float = WAIT) -> str:
+        return self.lines.get(timeout=timeout)
+
+    def nothing_for(self, seconds: float) -> bool:
+        try:
+            line = self.lines.get(timeout=seconds)
+        except queue.Empty:
+            return True
+        raise AssertionError(f"unexpected line: {line}")
+
+    def reading(self) -> Follower:
+        """Wait until the follower holds a segment open (it has found where to start), and a moment more."""
+        fds = Path(f"/proc/{self.proc.pid}/fd")
+
+        def holds_a_segment() -> bool:
+            try:
+                return any(os.readlink(fd).endswith(".log") for fd in fds.iterdir())
+            except OSError:
+                return False
+
+        wait_until(holds_a_segment)
+        time.sleep(0.5)
+        return self
+
+    def stop(self) -> int:
+        self.proc.send_signal(signal.SIGINT)
+        return self.proc.wait(timeout=WAIT)
+
+
+def wait_until(condition: Any, timeout: float = WAIT) -> None:
+    end = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < end, "timed out"
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def log_dir(tmp_path: Path) -> Path:
+    root = tmp_path / "log"
+    with MetadataLog.open(root, create=True, segment_bytes=250) as log:
+        log.append([topic(0)], timestamp=TS)
+    return root
+
+
+def offsets_of(follower: Follower, count: int) -> list[int]:
+    return [json.loads(follower.next())["baseOffset"] for _ in range(count)]
+
+
+def test_follows_appends_rolls_and_retention_then_stops_on_ctrl_c(log_dir: Path) -> None:
+    f = Follower(str(log_dir), "--from", "0", "--json", "--poll", "0.05")
+    assert offsets_of(f, 1) == [0]
+    with MetadataLog.open(log_dir, segment_bytes=250) as log:  # the follower holds no lock: the writer gets it
+        for i in range(1, 9):
+            log.append([topic(i)], timestamp=TS + i)
+        assert offsets_of(f, 8) == list(range(1, 9))
+        segments = sorted(p.name for p in (log_dir / "__cluster_metadata-0").glob("*.log"))
+        assert len(segments) > 3  # it rolled
+        deleted = log.delete_segments_before(7)  # retention, behind the follower
+        assert deleted
+        for i in range(9, 12):
+            log.append([topic(i)], timestamp=TS + i)
+        assert offsets_of(f, 3) == [9, 10, 11]
+    assert f.stop() == 0
+    assert f.errors == []  # no traceback, no notice
+
+
+@pytest.mark.parametrize("torn_when", ["after it started", "before it started"])
+def test_a_torn_tail_is_a_write_in_progress(log_dir: Path, torn_when: str) -> None:
+    with MetadataLog.open(log_dir, segment_bytes=1 << 20) as log:
+        end = log.log_end_offset
+        segment = log.segments[-1].path
+    data = build_data_batch(end, [encode_metadata_record(*topic(50))], epoch=1, timestamp=TS + 50)
+    f = None if torn_when == "before it started" else Follower(str(log_dir), "--poll", "0.05").reading()
+    with open(segment, "ab") as out:  # the writer's batch, half of it on disk
+        out.write(data[:30])
+        out.flush()
+        if f is None:  # from the end: the end is where the whole batches end, not the file's end
+            f = Follower(str(log_dir), "--poll", "0.05").reading()
+        assert f.nothing_for(1.0)
+        out.write(data[30:])
+    line = f.next()
+    assert line.startswith(f"baseOffset: {end} lastOffset: {end} count: 1")
+    assert '"name":"t50"' in f.next()
+    assert f.stop() == 0 and f.errors == []
+
+
+def test_a_batch_finished_and_rolled_past_between_two_looks_is_read(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    # the writer finishes the batch the follower saw partial, and rolls, after the follower read the segment and
+    # before it looked for a later one: the batch is read, not taken for damage
+    root = tmp_path / "log"
+    with MetadataLog.open(root, create=True) as log:
+        log.append([topic(0)], timestamp=TS)
+        segment = log.segments[-1].path
+    first = build_data_batch(1, [encode_metadata_record(*topic(1))], epoch=1, timestamp=TS + 1)
+    second = build_data_batch(2, [encode_metadata_record(*topic(2))], epoch=1, timestamp=TS + 2)
+    with open(segment, "ab") as out:
+        out.write(first[:30])
+    looked = follow_module._segment_bases
+    rolled: list[bool] = []
+
+    def finish_and_roll(directory: Path) -> list[int]:
+        if not rolled:
+            with open(segment, "ab") as out:
+                out.write(first[30:])
+            (segment.parent / "00000000000000000002.log").write_bytes(second)
+            rolled.append(True)
+        return looked(directory)
+
+    monkeypatch.setattr(follow_module, "_segment_bases", finish_and_roll)
+    seen: list[int] = []
+    with LogFollower(root, 0, poll_seconds=0.01) as follower:
+        for batch in follower.batches(stop=lambda: len(seen) >= 3):
+            seen.append(batch.base_offset)
+    assert rolled and seen == [0, 1, 2]
+
+
+def test_a_partial_batch_the_log_rolled_past_is_damage(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a writer finishes a batch before it rolls (Kafka's UnifiedLog.append rolls, in maybeRoll, before it appends
+    # a batch, under the log's lock): a partial batch that stays partial once a later segment exists never will be
+    # whole
+    root = tmp_path / "log"
+    with MetadataLog.open(root, create=True) as log:
+        log.append([topic(0)], timestamp=TS)
+        segment = log.segments[-1].path
+    torn = build_data_batch(1, [encode_metadata_record(*topic(1))], epoch=1, timestamp=TS + 1)[:30]
+    with open(segment, "ab") as out:
+        out.write(torn)
+    looked = follow_module._segment_bases
+
+    def roll(directory: Path) -> list[int]:
+        later = segment.parent / "00000000000000000002.log"
+        if not later.exists():
+            later.write_bytes(build_data_batch(2, [encode_metadata_record(*topic(2))], epoch=1, timestamp=TS + 2))
+        return looked(directory)
+
+    monkeypatch.setattr(follow_module, "_segment_bases", roll)
+    seen: list[int] = []
+    with LogFollower(root, 0, poll_seconds=0.01) as follower, pytest.raises(CorruptBatchError) as raised:
+        for batch in follower.batches():
+            seen.append(batch.base_offset)
+    assert seen == [0]
+    assert "30 bytes that are not a whole batch end the segment, and the log goes on in " \
+           "00000000000000000002.log" in str(raised.value)
+
+
+def test_changes_appear_when_the_transaction_commits_and_an_aborted_one_never(log_dir: Path) -> None:
+    f = Follower(str(log_dir), "--changes", "--poll", "0.05").reading()
+    with MetadataLog.open(log_dir) as log:
+        log.append([(rec("BeginTransactionRecord", name="x"), 0)], timestamp=TS + 1)
+        log.append([topic(1)], timestamp=TS + 2)
+        assert f.nothing_for(1.0)  # an open transaction publishes nothing
+        log.append([(rec("EndTransactionRecord"), 0)], timestamp=TS + 3)
+        assert f.next() == "offset 3 at 2023-11-14T22:13:20.003Z"
+        assert f.next() == "  topics created: t1"
+        log.append([(rec("BeginTransactionRecord", name="y"), 0), topic(2)], timestamp=TS + 4)
+        log.append([(rec("AbortTransactionRecord"), 0)], timestamp=TS + 5)
+        log.append([topic(3)], timestamp=TS + 6)
+        assert f.next() == "offset 7 at 2023-11-14T22:13:20.006Z"
+        assert f.next() == "  topics created: t3"
+    assert f.stop() == 0 and f.errors == []
+
+
+def test_changes_publish_before_a_begin_inside_a_batch(log_dir: Path) -> None:
+    # Kafka's MetadataBatchLoader.loadBatch publishes the delta when a BeginTransactionRecord starts a transaction
+    # in the middle of a batch: the records before it are a state of their own
+    f = Follower(str(log_dir), "--changes", "--poll", "0.05").reading()
+    with MetadataLog.open(log_dir) as log:
+        log.append([topic(1), (rec("BeginTransactionRecord", name="x"), 0), topic(2)], timestamp=TS + 1)
+        assert f.next() == "offset 1 at 2023-11-14T22:13:20.001Z"
+        assert f.next() == "  topics created: t1"
+        assert f.nothing_for(1.0)
+        log.append([(rec("EndTransactionRecord"), 0)], timestamp=TS + 2)
+        assert f.next() == "offset 4 at 2023-11-14T22:13:20.002Z"
+        assert f.next() == "  topics created: t2"
+    assert f.stop() == 0 and f.errors == []
+
+
+def test_changes_from_inside_an_open_transaction(log_dir: Path) -> None:
+    with MetadataLog.open(log_dir) as log:
+        log.append([(rec("BeginTransactionRecord", name="x"), 0)], timestamp=TS + 1)
+        log.append([topic(1)], timestamp=TS + 2)
+    f = Follower(str(log_dir), "--changes", "--poll", "0.05").reading()  # at the end, in an open transaction
+    with MetadataLog.open(log_dir) as log:
+        log.append([(rec("EndTransactionRecord"), 0)], timestamp=TS + 3)
+    assert f.next() == "offset 3 at 2023-11-14T22:13:20.003Z"
+    assert f.next() == "  topics created: t1"
+    assert f.stop() == 0 and f.errors == []
+
+
+def test_a_truncation_under_the_follower_is_a_notice_and_it_goes_on(log_dir: Path) -> None:
+    f = Follower(str(log_dir), "--from", "0", "--json", "--poll", "0.05")
+    with MetadataLog.open(log_dir, segment_bytes=1 << 20) as log:
+        log.append([topic(1)], timestamp=TS + 1)
+        log.append([topic(2)], timestamp=TS + 2)
+        assert offsets_of(f, 3) == [0, 1, 2]
+        segment = log_dir / "__cluster_metadata-0" / "00000000000000000000.log"
+        read = segment.stat().st_size
+        log.truncate_to(1)  # batches a new leader did not have
+        left = segment.stat().st_size
+        wait_until(lambda: f.errors)
+        log.append([topic(3)], timestamp=TS + 3)
+        assert offsets_of(f, 1) == [1]
+    assert f.stop() == 0
+    assert f.errors == ["metalog: notice: the log was truncated: offsets 1 to 2, shown above, are gone from it (a "
+                        "batch is shown when it is whole on disk; these were not committed) ("
+                        f"{segment} is now {left} bytes, shorter than the {read} read)"]
+
+
+def test_segments_deleted_before_they_were_read_are_a_gap(log_dir: Path) -> None:
+    f = Follower(str(log_dir), "--from", "0", "--json", "--poll", "0.05")
+    assert offsets_of(f, 1) == [0]
+    f.proc.send_signal(signal.SIGSTOP)  # the follower falls behind
+    try:
+        with MetadataLog.open(log_dir, segment_bytes=250) as log:
+            for i in range(1, 9):
+                log.append([topic(i)], timestamp=TS + i)
+            log.delete_segments_before(7)
+    finally:
+        f.proc.send_signal(signal.SIGCONT)
+    assert f.proc.wait(timeout=WAIT) == 1
+    wait_until(lambda: f.errors)
+    assert f.errors[0].startswith("metalog: error: ") and "are missing (deleted before they were read" in f.errors[0]
+
+
+def test_the_follower_writes_nothing(log_dir: Path) -> None:
+    directory = log_dir / "__cluster_metadata-0"
+
+    def files() -> dict[str, tuple[int, int]]:
+        return {str(p): (p.stat().st_size, p.stat().st_mtime_ns) for p in log_dir.rglob("*")}
+
+    before = files()
+    f = Follower(str(log_dir), "--from", "0", "--poll", "0.05")
+    assert f.next().startswith("baseOffset: 0") and f.next().startswith("| offset: 0")
+    assert f.nothing_for(0.5)
+    assert f.stop() == 0
+    assert files() == before and directory.is_dir()
+
+
+def test_from_a_time_and_the_library(log_dir: Path) -> None:
+    with MetadataLog.open(log_dir) as log:
+        for i in range(1, 5):
+            log.append([topic(i)], timestamp=TS + i * 1000)
+    f = Follower(str(log_dir), "--from", f"{TS + 2500}ms", "--json", "--poll", "0.05")
+    assert offsets_of(f, 2) == [3, 4]
+    assert f.stop() == 0
+    seen: list[int] = []
+    with LogFollower(log_dir, 2, poll_seconds=0.01) as follower:
+        for batch in follower.batches(stop=lambda: len(seen) >= 3):
+            seen.append(batch.base_offset)
+    assert seen == [2, 3, 4]
+
+
+def test_from_past_the_end_is_an_error(log_dir: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "metalog.cli.main", "log", "follow", str(log_dir), "--from", "9"],
+                          capture_output=True, text=True, timeout=WAIT)
+    assert done.returncode == 1 and done.stderr == (
+        f"metalog: error: {log_dir / '__cluster_metadata-0'}: offset 9 is past the end of the log (the next offset "
+        "is 1)\n")
+
+
+def test_help_has_examples() -> None:
+    done = subprocess.run([sys.executable, "-m", "metalog.cli.main", "log", "follow", "--help"], capture_output=True,
+                          text=True, timeout=WAIT)
+    assert done.returncode == 0 and "examples:" in done.stdout and "--changes" in done.stdout
+    assert os.linesep in done.stdout
