@@ -17,7 +17,8 @@ from tests.analysis.test_timeline import jbod_transition, zk_migration
 def test_analyze_writes_timelines_and_events_for_a_fleet(tmp_path: Path) -> None:
     zk, jbod = zk_migration(tmp_path / "zk"), jbod_transition(tmp_path / "jbod")
     out = tmp_path / "out"
-    assert main(["analyze", str(zk), str(jbod), "--out", str(out), "--engine", "python", "--bucket", "2s"]) == 0
+    assert main(["analyze", str(zk), str(jbod), "--out", str(out), "--engine", "python", "--bucket", "2s",
+                 "--csv"]) == 0
     rows = read_table(out / "timeline_batches.csv")
     assert rows == analyze_log(zk).rows + analyze_log(jbod).rows
     buckets = read_table(out / "timeline_buckets.csv")
@@ -34,9 +35,18 @@ def test_analyze_writes_timelines_and_events_for_a_fleet(tmp_path: Path) -> None
 def test_parquet_tables_equal_the_csv_tables(tmp_path: Path, name: str) -> None:
     pytest.importorskip("pyarrow")
     out = tmp_path / "out"
-    assert main(["analyze", str(zk_migration(tmp_path / "zk")), "--out", str(out), "--engine", "python"]) == 0
+    assert main(["analyze", str(zk_migration(tmp_path / "zk")), "--out", str(out), "--engine", "python",
+                 "--csv"]) == 0
     rows = read_table(out / f"{name}.csv")
-    assert rows and read_table(out / f"{name}.parquet") == rows
+    assert rows and read_table(out / name) == rows
+    assert [p.name for p in (out / name).iterdir()] == ["cluster=zk"]
+
+
+def test_csv_only_on_request(tmp_path: Path) -> None:
+    pytest.importorskip("pyarrow")
+    out = tmp_path / "out"
+    assert main(["analyze", str(zk_migration(tmp_path / "zk")), "--out", str(out), "--engine", "python"]) == 0
+    assert not list(out.glob("*.csv")) and (out / "timeline_batches" / "cluster=zk" / "part-00000.parquet").is_file()
 
 
 @pytest.mark.spark
@@ -57,13 +67,13 @@ def test_spark_engine_end_to_end_is_quiet_and_writes_both_formats(tmp_path: Path
     zk, jbod = zk_migration(tmp_path / "zk"), jbod_transition(tmp_path / "jbod")
     out = tmp_path / "out"
     done = subprocess.run([sys.executable, "-m", "metalog.cli.main", "analyze", str(zk), str(jbod), "--out", str(out),
-                           "--master", "local[2]"], capture_output=True, text=True, timeout=300)
+                           "--master", "local[2]", "--csv"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     expected = analyze_python([zk, jbod])
     assert done.stderr.splitlines() == [f"39 records, 16 batches, 2 cluster(s), {len(expected.events)} events"]
     for name, rows in (("timeline_batches", expected.rows), ("events", expected.events)):
-        assert read_table(out / f"{name}.csv") == rows
-        assert read_table(out / f"{name}.parquet") == rows
+        assert read_table(out / f"{name}.csv") == rows  # the clusters in the order given
+        assert read_table(out / name) == sorted(rows, key=lambda r: r["cluster"])  # stable: log order kept
 
 
 def test_help_documents_every_column(capsys: pytest.CaptureFixture[str]) -> None:

@@ -228,3 +228,25 @@ def png_size(path: Path) -> tuple[int, int]:
     data = path.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     return struct.unpack(">II", data[16:24])  # type: ignore[return-value]
+
+
+def test_the_report_from_the_parquet_tables_equals_the_report_from_the_rows(tmp_path: Path) -> None:
+    """The Spark engine's report is built from the written tables, a cluster at a time, the timeline in change
+    form: it draws exactly what the report from every row draws."""
+    pytest.importorskip("pyarrow")
+    from metalog.analysis.pipeline import analyze_python, write_outputs
+    from metalog.analysis.report import write_report, write_report_from_tables
+    from metalog.generate.generator import HistorySettings
+    from metalog.generate.writer import write_history
+
+    paths = []
+    for seed, scenario in ((1, "mixed"), (2, "jbod-transition")):
+        paths.append(tmp_path / scenario)
+        write_history(paths[-1], seed, HistorySettings(brokers=4, topics=5, partitions=3, records=3000,
+                                                       scenario=scenario), snapshot_every=100_000)
+    result = analyze_python(paths)
+    write_outputs(tmp_path / "tables", result, 60_000, csv=False)
+    (tmp_path / "rows").mkdir()
+    write_report(tmp_path / "rows", result.rows, result.events, result.by_broker)
+    write_report_from_tables(tmp_path / "tables", [p.name for p in paths])
+    assert (tmp_path / "tables" / "report.html").read_text() == (tmp_path / "rows" / "report.html").read_text()

@@ -11,8 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from metalog.analysis.pipeline import Analysis, analyze_python
+from metalog.analysis.layout import TABLES, arrow_schema, read_tables
+from metalog.analysis.pipeline import Analysis, analyze_python, write_outputs
 from metalog.analysis.spark import (
     analyze_spark,
     default_driver_memory,
@@ -55,7 +58,7 @@ def expected(fleet: list[Path]) -> Analysis:
 
 @pytest.mark.parametrize("ranges", [None, 1, 3, 7])
 def test_spark_equals_python(spark: Any, fleet: list[Path], expected: Analysis, ranges: int | None) -> None:
-    got = analyze_spark(spark, fleet, ranges=ranges)
+    got = analyze_spark(spark, fleet, ranges=ranges).collect()
     assert got.rows == expected.rows
     assert got.events == expected.events
     assert got.by_broker == expected.by_broker  # broker_timeline, directory_timeline, directory_failures
@@ -67,7 +70,7 @@ def test_any_number_of_partitions_and_with_or_without_points(spark: Any, fleet: 
     """Ranges placed on 1..6 partitions (several ranges share one when there are fewer partitions than ranges),
     from snapshots and images or from deltas only: the same rows and events."""
     for partitions in range(1, 7):
-        got = analyze_spark(spark, fleet, ranges=4, partitions=partitions, points=partitions % 2 == 0)
+        got = analyze_spark(spark, fleet, ranges=4, partitions=partitions, points=partitions % 2 == 0).collect()
         assert (got.rows, got.events, got.by_broker) == (expected.rows, expected.events, expected.by_broker), \
             f"{partitions} partitions"
 
@@ -91,12 +94,16 @@ def test_progress_reports_stages_and_records(spark: Any, fleet: list[Path]) -> N
     got = analyze_spark(spark, fleet, ranges=3, progress=lambda done, total: calls.append((done, total)),
                         stage=stages.append)
     assert stages == ["range deltas", "replay"]
-    assert calls[0] == (0, got.records) and calls[-1] == (got.records, got.records)
-    assert all(0 <= done <= total == got.records for done, total in calls)
+    # each stage reports its own share: the replay starts again from 0 (it used to count the delta stage's
+    # tasks again) and ends with every record
+    starts = [i for i, call in enumerate(calls) if call[0] == 0]
+    assert len(starts) >= 2 and calls[starts[-1]] == (0, got.records) and calls[-1] == (got.records, got.records)
+    assert all(0 <= done <= total for done, total in calls)
+    assert all(total == got.records for _, total in calls[starts[-1]:])
 
 
 def test_an_empty_fleet(spark: Any) -> None:
-    assert analyze_spark(spark, []).rows == []
+    assert analyze_spark(spark, []).collect().rows == []
 
 
 def test_no_java_is_one_line_saying_what_to_install(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -137,7 +144,7 @@ def test_delta_tasks_fill_every_round_of_the_cores() -> None:
 def test_deltas_composed_from_cuts_equal_python(spark: Any, fleet: list[Path], expected: Analysis,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("metalog.analysis.spark.delta_cuts", lambda pieces, cores: 3)
-    got = analyze_spark(spark, fleet, ranges=4)
+    got = analyze_spark(spark, fleet, ranges=4).collect()
     assert got.rows == expected.rows and got.events == expected.events
     assert len(got.task_cpu["deltas"]) > 0
 
@@ -153,7 +160,7 @@ def test_a_running_session_is_used_and_left_running(spark: Any, fleet: list[Path
     try:
         with spark_session("local[1]", app="another app", driver_memory="1g") as session:
             assert session.sparkContext is spark.sparkContext
-            got = analyze_spark(session, fleet[:3])
+            got = analyze_spark(session, fleet[:3]).collect()
     finally:
         jvm_session.setActiveSession(spark._jsparkSession)
     python = analyze_python(fleet[:3])
@@ -161,4 +168,68 @@ def test_a_running_session_is_used_and_left_running(spark: Any, fleet: list[Path
     assert not spark.sparkContext._jsc.sc().isStopped()
     assert spark.sparkContext.appName == "metalog tests" and spark.sparkContext.master == "local[2]"
     assert spark.range(5).count() == 5
-    assert analyze_spark(spark, fleet[:3]).rows == got.rows
+    assert analyze_spark(spark, fleet[:3]).collect().rows == got.rows
+
+
+def test_the_out_of_memory_hint_only_when_the_jvm_ran_out_of_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    from py4j.protocol import Py4JNetworkError
+
+    from metalog.analysis import spark_session as module
+    from metalog.cli.analyze import spark_errors
+
+    for oom in (False, True):
+        monkeypatch.setattr(module.JVM, "out_of_memory", oom)
+        with pytest.raises(MetalogError) as e, spark_errors():
+            raise Py4JNetworkError("Answer from Java side is empty")
+        assert str(e.value).startswith("Spark failed: Answer from Java side is empty")
+        assert ("ran out of memory: try a larger --driver-memory" in str(e.value)) == oom
+
+
+def _files(root: Path) -> dict[str, list[Path]]:
+    return {d.name: sorted(d.glob("*.parquet")) for d in sorted(root.glob("cluster=*"))}
+
+
+def _same_parquet(spark_out: Path, python_out: Path) -> None:
+    """Both engines' tables read back equal, cluster by cluster, row by row, with the same Arrow schema; Spark
+    writes one file per cluster, like the python engine."""
+    import pyarrow.parquet as pq
+
+    for table in TABLES:
+        assert read_tables(spark_out / table) == read_tables(python_out / table), table
+        spark_files, python_files = _files(spark_out / table), _files(python_out / table)
+        assert spark_files.keys() == python_files.keys(), table
+        for cluster, files in spark_files.items():
+            assert len(files) == 1, (table, cluster)
+            schema = pq.read_schema(files[0]).remove_metadata()
+            assert schema == pq.read_schema(python_files[cluster][0]).remove_metadata() == arrow_schema(table)
+
+
+def test_both_engines_write_the_same_parquet_tables(spark: Any, fleet: list[Path], expected: Analysis,
+                                                    tmp_path: Path) -> None:
+    got = analyze_spark(spark, fleet, ranges=3)
+    got.write(tmp_path / "spark", 30_000)
+    write_outputs(tmp_path / "python", expected, 30_000, csv=False)
+    _same_parquet(tmp_path / "spark", tmp_path / "python")
+    om = "controller_metrics.om"  # written by the executors, a file per series, concatenated
+    assert (tmp_path / "spark" / om).read_bytes() == (tmp_path / "python" / om).read_bytes()
+    assert not (tmp_path / "spark" / ".controller_metrics.parts").exists()
+    assert read_tables(tmp_path / "spark" / "timeline_batches", ["timestamp"])[0]["timestamp"] == min(
+        r["timestamp"] for r in expected.rows if r["cluster"] == sorted(p.name for p in fleet)[0])
+
+
+@settings(max_examples=4)  # each example runs a dozen Spark jobs: seconds each
+@given(logs=st.lists(st.tuples(st.integers(0, 10_000), st.sampled_from(["mixed", "zk-migration", "jbod-transition"]),
+                               st.integers(20, 1500), st.sampled_from([50, 400, 100_000])), min_size=1, max_size=3),
+       ranges=st.integers(1, 6), partitions=st.none() | st.integers(1, 4))
+def test_random_fleets_and_partitionings_give_the_python_engines_tables(
+        spark: Any, tmp_path_factory: pytest.TempPathFactory, logs: list[tuple[int, str, int, int]], ranges: int,
+        partitions: int | None) -> None:
+    root = tmp_path_factory.mktemp("random")
+    paths = []
+    for n, (seed, scenario, records, every) in enumerate(logs):
+        paths.append(root / f"{scenario}-{n}")
+        write_history(paths[-1], seed, HistorySettings(brokers=3, topics=3, partitions=2, records=records,
+                                                       scenario=scenario), snapshot_every=every)
+    analyze_spark(spark, paths, ranges=ranges, partitions=partitions).write(root / "spark", 60_000)
+    write_outputs(root / "python", analyze_python(paths), 60_000, csv=False)
+    _same_parquet(root / "spark", root / "python")

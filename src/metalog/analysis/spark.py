@@ -6,9 +6,11 @@ The session and the JVM it runs on are ``metalog.analysis.spark_session``'s (``s
 Stage 1 computes on executors the deltas of the pieces between each range and the snapshot or state image
 before it (none for a range right after one, or for the first range), the driver composes them into each
 range's prefix (small: deltas hold only what changed), stage 2 loads each range's snapshot or image, applies
-the prefix and replays the range into timeline rows. Executors open the log directories themselves: the
-paths must be visible to them (local disks for ``local[*]``; a shared filesystem on a cluster). Only
-offsets, point names, deltas and rows (compressed) travel. Work is placed on partitions by a stable hash.
+the prefix and replays the range into its rows, which stay on the executors (cached, compressed); the driver
+collects a summary per range (``spark_tables``) and the tables are DataFrames the executors finish and write.
+Executors open the log directories themselves: the paths must be visible to them (local disks for
+``local[*]``; a shared filesystem on a cluster). Only offsets, point names, deltas and per-range summaries
+reach the driver. Work is placed on partitions by a stable hash.
 """
 
 from __future__ import annotations
@@ -20,16 +22,16 @@ import uuid
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from metalog.analysis.brokers import BrokerTables
+from metalog.analysis.layout import TABLES, TIME_COLUMNS
 from metalog.analysis.parallel import (
     Piece,
-    assemble,
     fold,
     log_bounds,
-    pack_part,
     plan,
     prefixes,
     range_delta,
@@ -37,16 +39,25 @@ from metalog.analysis.parallel import (
     replay_range,
     split_ranges,
     start_points,
-    unpack_part,
 )
 from metalog.analysis.result import Analysis, cluster_names
 from metalog.analysis.spark_session import default_driver_memory, find_java, import_pyspark, spark_session
-from metalog.replay.gc import gc_paused
+from metalog.analysis.spark_tables import (
+    OUTPUT_DDL,
+    SEQ,
+    buckets,
+    contexts,
+    dataframes,
+    range_output,
+    summary,
+    write,
+    write_openmetrics,
+)
 from metalog.replay.points import StartPoint
 from metalog.state.overlay import RangeDelta
 
-__all__ = ["RANGES_PER_CORE", "analyze_spark", "default_driver_memory", "delta_cuts", "find_java", "import_pyspark",
-           "place", "range_counts", "spark_session", "stable_hash"]
+__all__ = ["RANGES_PER_CORE", "SparkAnalysis", "analyze_spark", "default_driver_memory", "delta_cuts", "find_java",
+           "import_pyspark", "place", "range_counts", "spark_session", "stable_hash"]
 
 RANGES_PER_CORE = 2  # a little slack for ranges that replay slower than others
 
@@ -118,16 +129,28 @@ def _delta(item: tuple[str, int, int]) -> RangeDelta:
     return range_delta(*item)
 
 
-def _replay(item: tuple[str, str, int, int, StartPoint | None, RangeDelta]) -> bytes:
-    path, cluster, lo, hi, point, prefix = item
-    return pack_part(replay_range(path, cluster, lo, hi, range_start(path, point, prefix)))
+def _replay(item: tuple[int, str, str, int, int, StartPoint | None, RangeDelta]) -> tuple[Any, ...]:
+    """A range's replay, as a row of the cached replay (``spark_tables.OUTPUT_DDL``)."""
+    index, path, cluster, lo, hi, point, prefix = item
+    start = time.process_time()
+    part = replay_range(path, cluster, lo, hi, range_start(path, point, prefix))
+    return range_output(index, part, time.process_time() - start)
+
+
+def _on_executors(sc: Any, fn: Callable[[Any], Any], items: Sequence[Any], keys: Sequence[tuple[str, int]],
+                  partitions: int | None) -> Any:
+    """An RDD of ``fn`` over ``items``, each item in the partition ``place`` gives its key (no shuffle)."""
+    n = partitions or max(len(items), 1)
+    buckets = [[items[i] for i in slot] for slot in place(keys, n)]
+    return sc.parallelize(buckets, n).flatMap(lambda bucket: [fn(item) for item in bucket])
 
 
 def analyze_spark(session: Any, logdirs: Sequence[str | os.PathLike[str]], *, ranges: int | None = None,
                   partitions: int | None = None, points: bool = True,
                   progress: Callable[[int, int], None] | None = None,
-                  stage: Callable[[str], None] | None = None) -> Analysis:
-    """Every cluster's timeline and events, computed on Spark; equal to ``analyze_python``'s.
+                  stage: Callable[[str], None] | None = None) -> SparkAnalysis:
+    """Every cluster's tables as Spark DataFrames, computed on the executors; ``collect()`` equals
+    ``analyze_python``'s result, ``write`` writes the same Parquet tables as the python engine.
 
     ``ranges``: offset ranges per cluster (default: ``RANGES_PER_CORE`` per core over the fleet, in proportion
     to the clusters' sizes; one core replays each cluster whole, which needs no deltas). ``partitions``: Spark
@@ -144,12 +167,12 @@ def analyze_spark(session: Any, logdirs: Sequence[str | os.PathLike[str]], *, ra
     bounds = [split_ranges(c.first, c.last, n) for c, n in zip(clusters, counts, strict=True)]
     origins = [plan(b, c.first, c.points) for c, b in zip(clusters, bounds, strict=True)]
     report = _Report(sc, sum(sizes), progress, stage)
-    result = Analysis()
+    result = SparkAnalysis()
 
     pieces = [(i, piece) for i, os_ in enumerate(origins) for piece in sorted({p for o in os_ for p in o.pieces})]
     cuts = delta_cuts(len(pieces), cores)
     subs = [(i, piece, sub) for i, piece in pieces for sub in split_ranges(*piece, cuts)]
-    with report.stage("range deltas", 0):
+    with report.stage("range deltas", sum(hi - lo + 1 for _, _, (lo, hi) in subs)):
         found = _on_partitions(sc, _delta, [(clusters[i].path, *sub) for i, _, sub in subs],
                                [(clusters[i].name, n) for n, (i, _, _) in enumerate(subs)], partitions,
                                result.task_cpu.setdefault("deltas", []))
@@ -159,40 +182,99 @@ def analyze_spark(session: Any, logdirs: Sequence[str | os.PathLike[str]], *, ra
     # composition is associative: a piece's delta from its cuts' deltas
     deltas = [{piece: fold(cut) for piece, cut in by_piece.items()} for by_piece in cut_deltas]
 
-    items, keys = [], []
+    items: list[tuple[int, str, str, int, int, StartPoint | None, RangeDelta]] = []
+    keys: list[tuple[str, int]] = []
     for c, b, os_, ds in zip(clusters, bounds, origins, deltas, strict=True):
         for n, ((lo, hi), origin, prefix) in enumerate(zip(b, os_, prefixes(os_, ds), strict=True)):
-            items.append((c.path, c.name, lo, hi, origin.point, prefix))
+            items.append((len(items), c.path, c.name, lo, hi, origin.point, prefix))
             keys.append((c.name, n))
+    replayed = session.createDataFrame(_on_executors(sc, _replay, items, keys, partitions), OUTPUT_DDL)
+    replayed = replayed.persist(_storage_level())  # each range replays once; the tables read it from here
     with report.stage("replay", sum(sizes)):
-        packed = _on_partitions(sc, _replay, items, keys, partitions, result.task_cpu.setdefault("replay", []))
-    with gc_paused():  # millions of acyclic rows: the cycle collector would only slow the driver down
-        parts = [unpack_part(data) for data in packed]
-        for c in clusters:
-            one = assemble([part for item, part in zip(items, parts, strict=True) if item[0] == c.path])
-            result.rows += one.rows
-            result.events += one.events
-            result.by_broker.extend(one.by_broker)
+        found = sorted(tuple(r) for r in replayed.select("index", "cpu", "summary").collect()) if items else []
+    result.task_cpu["replay"] = [cpu for _, cpu, _ in found]
+    summaries = [summary(data) for _, _, data in found]
+    result.frames = dataframes(replayed, contexts([item[2] for item in items], summaries))
+    result.replayed = replayed
+    result.clusters = [c.name for c in clusters]
     result.records = sum(sizes)
     return result
 
 
+def _storage_level() -> Any:
+    from pyspark import StorageLevel
+
+    return StorageLevel.MEMORY_AND_DISK
+
+
+@dataclass
+class SparkAnalysis:
+    """The Spark engine's result: a DataFrame per table (``frames``; each with a hidden ``_seq`` column, log
+    order within a cluster), computed by the executors when written or read. ``write`` writes them; ``collect``
+    brings every row to the driver (tests, small fleets)."""
+
+    frames: dict[str, Any] = field(default_factory=dict)
+    records: int = 0
+    clusters: list[str] = field(default_factory=list)  # in fleet order
+    task_cpu: dict[str, list[float]] = field(default_factory=dict)  # stage -> CPU seconds per task
+    replayed: Any = None  # the cached replay the frames read
+
+    def table(self, name: str, width_ms: int = 60_000) -> Any:
+        """A table's DataFrame without ``_seq`` (timeline_buckets: of ``width_ms``)."""
+        frame = buckets(self.frames["timeline_batches"], width_ms) if name == "timeline_buckets" else self.frames[name]
+        return frame.drop(SEQ)
+
+    def write(self, out: Path, width_ms: int) -> list[Path]:
+        """Every table as Parquet and controller_metrics.om, by the executors (``metalog.analysis.layout``'s
+        layout; ``metalog.analysis.openmetrics``)."""
+        timeline = self.frames["timeline_batches"].persist(_storage_level())  # its table, buckets and metrics
+        try:
+            frames = {**self.frames, "timeline_batches": timeline, "timeline_buckets": buckets(timeline, width_ms)}
+            written = write({table: frames[table] for table in TABLES}, out, len(self.clusters))
+            return [*written, write_openmetrics(timeline, out, self.clusters)]
+        finally:
+            timeline.unpersist()
+
+    def collect(self) -> Analysis:
+        """Every row on the driver, clusters in fleet order, in log order: what ``analyze_python`` returns."""
+        order = {name: i for i, name in enumerate(self.clusters)}
+        result = Analysis(records=self.records, task_cpu=self.task_cpu)
+        found = {}
+        for name, frame in self.frames.items():
+            rows = [r.asDict() for r in frame.collect()]
+            rows.sort(key=lambda r: (order[r["cluster"]], r[SEQ]))
+            for r in rows:
+                del r[SEQ]
+                for c in TIME_COLUMNS & r.keys():
+                    r[c] = int(r[c].timestamp() * 1000) if r[c] is not None else None
+            found[name] = [{c: r[c] for c in TABLES[name]} for r in rows]
+        result.rows, result.events = found["timeline_batches"], found["events"]
+        result.by_broker = BrokerTables(found["broker_timeline"], found["directory_timeline"],
+                                        found["directory_failures"])
+        return result
+
+    def unpersist(self) -> None:
+        if self.replayed is not None:
+            self.replayed.unpersist()
+
+
 class _Report:
-    """Progress from Spark's status tracker while a stage runs: the stage's name, then records done (the
-    share of its tasks finished) of all records; every stage ends with an exact report."""
+    """Progress from Spark's status tracker while a stage runs: the stage's name, then its own records done
+    (the share of its own tasks finished) of its own records; every stage ends with an exact report."""
 
     def __init__(self, sc: Any, total: int, progress: Callable[[int, int], None] | None,
                  stage: Callable[[str], None] | None) -> None:
         self.sc, self.total, self.progress, self.on_stage = sc, total, progress, stage
-        self.group = f"metalog-{uuid.uuid4().hex}"
+        self.group = ""
 
     @contextmanager
     def stage(self, name: str, records: int) -> Iterator[None]:
-        """``records``: what finishing the stage adds to the records done (the replay counts them all)."""
+        """``records``: the records the stage reads (the deltas' pieces; the replay, all)."""
         if self.on_stage is not None:
             self.on_stage(name)
         if self.progress is not None:
-            self.progress(0, self.total)
+            self.progress(0, records)
+        self.group = f"metalog-{uuid.uuid4().hex}"  # a group per stage: its tasks only
         self.sc.setJobGroup(self.group, f"metalog analyze: {name}")
         stop = threading.Event()
         poller = threading.Thread(target=self._poll, args=(stop, records), daemon=True)
@@ -205,7 +287,7 @@ class _Report:
             if poller.is_alive():
                 poller.join()
         if self.progress is not None:
-            self.progress(records, self.total)
+            self.progress(records, records)
 
     def _poll(self, stop: threading.Event, records: int) -> None:
         tracker = self.sc.statusTracker()
@@ -218,4 +300,4 @@ class _Report:
                     if s is not None:
                         done, tasks = done + s.numCompletedTasks, tasks + s.numTasks
             if tasks and self.progress is not None:
-                self.progress(records * done // tasks, self.total)
+                self.progress(records * done // tasks, records)

@@ -4,12 +4,17 @@ used as it is. The engine's algorithm is ``metalog.analysis.spark``."""
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
+import re
 import shutil
-import subprocess
+import signal
+import socket
 import sys
 import tempfile
 import threading
+import time
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,7 +31,15 @@ appender.console.name = console
 appender.console.target = SYSTEM_ERR
 appender.console.layout.type = PatternLayout
 appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
+# a failed task is reported once, in metalog's one line, not by each of these on the way
+logger.tasks.name = org.apache.spark.scheduler.TaskSetManager
+logger.tasks.level = off
+logger.executor.name = org.apache.spark.executor.Executor
+logger.executor.level = off
+logger.scheduler.name = org.apache.spark.scheduler.TaskSchedulerImpl
+logger.scheduler.level = off
 """
+MASTER_TIMEOUT = 30.0  # seconds a spark:// master has to accept the application (--master-timeout)
 # startup notices log4j cannot silence: the JVM's for the vector module Spark enables, and the two lines Spark
 # prints itself (not through log4j) when a Python driver starts it
 _JVM_NOTICES = ("WARNING: Using incubator modules", "Setting default log level to",
@@ -55,52 +68,197 @@ def import_pyspark() -> Any:
 
 
 @contextmanager
-def spark_session(master: str | None = None, *, app: str = "metalog analyze",
-                  driver_memory: str | None = None) -> Iterator[Any]:
-    """A quiet SparkSession (no UI, errors only), with its scratch space in a temp dir removed afterwards.
-    ``driver_memory`` (Spark's size form, e.g. ``4g``; default ``default_driver_memory()``): the driver
-    collects every row, and on ``local[*]`` its JVM runs the tasks too.
+def spark_session(master: str | None = None, *, app: str = "metalog analyze", driver_memory: str | None = None,
+                  master_timeout: float = MASTER_TIMEOUT, archives: str | None = None,
+                  executor_python: str | None = None) -> Iterator[Any]:
+    """A quiet SparkSession (no UI, errors only), with its scratch space in a temp dir removed afterwards, on
+    success, failure or Ctrl-C alike. ``driver_memory`` (Spark's size form, e.g. ``4g``; default
+    ``default_driver_memory()``): on ``local[*]`` the driver's JVM runs the tasks too. ``master_timeout``:
+    seconds a ``spark://`` master has to answer (accept the application) before a one-line error names it.
+
+    How metalog reaches the executors: on ``local[*]`` they run this Python; elsewhere they get a zip of the
+    package's Python modules (the compiled codec readers stay behind, so they run the pure codec: its import
+    falls back by itself), unless ``archives`` ships a packed virtual environment with metalog installed
+    (``venv-pack -o env.tar.gz``, then ``archives="env.tar.gz#environment"``: Spark's ``spark.archives``),
+    whose Python the executors run (``executor_python``, default ``./NAME/bin/python`` for ``...#NAME``).
 
     A session or SparkContext this process already runs (a notebook's, a caller's) is used as it is, with its
     own master and settings, and left running: only a session this call started is stopped. Executors of such
-    a session must be able to import metalog themselves."""
+    a session must be able to import metalog themselves.
+
+    Failures are one line (``MetalogError``): a master that does not answer (checked before the JVM starts, then
+    bounded by ``master_timeout``), the JVM's own reason when it exits before it starts (a malformed
+    ``--master``, say). A JVM this call started is stopped, or killed when it failed or on Ctrl-C, before the
+    scratch directory goes."""
     find_java()
     import_pyspark()
     running = _running_session()
     if running is not None:
         yield running
         return
-    from pyspark.sql import SparkSession
-
-    os.environ["PYSPARK_PYTHON"] = sys.executable
+    master = master or "local[*]"
+    if archives is not None and executor_python is None:
+        name = archives.rpartition("#")[2] if "#" in archives else ""
+        if not name:
+            raise MetalogError(f"--archives {archives}: name where it unpacks, e.g. env.tar.gz#environment")
+        executor_python = f"./{name}/bin/python"
+    _probe_master(master, master_timeout)
+    os.environ["PYSPARK_PYTHON"] = executor_python or sys.executable  # pyspark reads the workers' Python here
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     scratch = Path(tempfile.mkdtemp(prefix="metalog-spark-"))
-    (scratch / "log4j2.properties").write_text(_LOG4J)
-    java_opts = f"-Dlog4j2.configurationFile={scratch / 'log4j2.properties'} -Djava.io.tmpdir={scratch}"
-    memory = driver_memory or default_driver_memory()
-    master = master or "local[*]"
-    # the driver's JVM starts before the builder's settings apply: its options go through the launcher. A JVM
-    # out of memory exits (Spark would otherwise wait forever on a task result it failed to read)
-    os.environ["PYSPARK_SUBMIT_ARGS"] = (f'--driver-memory {memory} --driver-java-options '
-                                         f'"{java_opts} -XX:+ExitOnOutOfMemoryError" pyspark-shell')
-    conf = {"spark.master": master, "spark.app.name": app, "spark.ui.enabled": "false",
-            "spark.driver.memory": memory,
-            "spark.ui.showConsoleProgress": "false", "spark.local.dir": str(scratch),
-            "spark.driver.extraJavaOptions": java_opts, "spark.executor.extraJavaOptions": java_opts,
-            "spark.sql.warehouse.dir": str(scratch / "warehouse"), "spark.python.worker.reuse": "true"}
-    _quiet_gateway(conf)
+    session = None
+    clean = False
+    quiet = _QuietPy4j()
+    logging.getLogger().addFilter(quiet)
+    handler = signal.getsignal(signal.SIGINT)
+    try:
+        (scratch / "log4j2.properties").write_text(_LOG4J)
+        java_opts = f"-Dlog4j2.configurationFile={scratch / 'log4j2.properties'} -Djava.io.tmpdir={scratch}"
+        memory = driver_memory or default_driver_memory()
+        # the driver's JVM starts before the builder's settings apply: its options go through the launcher. A
+        # JVM out of memory exits (Spark would otherwise wait forever on a task result it failed to read)
+        os.environ["PYSPARK_SUBMIT_ARGS"] = (f'--driver-memory {memory} --driver-java-options '
+                                             f'"{java_opts} -XX:+ExitOnOutOfMemoryError" pyspark-shell')
+        conf = {"spark.master": master, "spark.app.name": app, "spark.ui.enabled": "false",
+                "spark.driver.memory": memory,
+                "spark.ui.showConsoleProgress": "false", "spark.local.dir": str(scratch),
+                "spark.driver.extraJavaOptions": java_opts, "spark.executor.extraJavaOptions": java_opts,
+                "spark.sql.warehouse.dir": str(scratch / "warehouse"), "spark.python.worker.reuse": "true",
+                # the tables' times as Parquet's timestamp(MILLIS, UTC), as pyarrow writes them for the python engine
+                "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MILLIS", "spark.sql.session.timeZone": "UTC"}
+        if archives is not None:
+            conf["spark.archives"] = archives
+        if executor_python is not None:
+            conf["spark.pyspark.python"] = executor_python
+        _quiet_gateway(conf, scratch)
+        session = _start(conf, master, master_timeout)
+        if threading.current_thread() is threading.main_thread():  # Ctrl-C: KeyboardInterrupt, then _stop kills
+            signal.signal(signal.SIGINT, signal.default_int_handler)  # the JVM (pyspark's handler would first
+        session.sparkContext.setLogLevel("ERROR")  # call into the JVM to cancel the jobs, with tracebacks)
+        if not master.startswith("local") and archives is None:
+            session.sparkContext.addPyFile(str(package_zip(scratch)))  # metalog reaches the executors
+        try:
+            yield session
+        except Exception as e:
+            if not type(e).__module__.startswith(("py4j", "pyspark")):
+                raise
+            raise spark_failure(e) from e  # said while the JVM is there to render it
+        clean = True
+    finally:
+        try:
+            _stop(session, clean)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+            logging.getLogger().removeFilter(quiet)
+            if threading.current_thread() is threading.main_thread():
+                signal.signal(signal.SIGINT, handler)
+
+
+def spark_failure(e: BaseException) -> MetalogError:
+    """Spark's or py4j's error (a JVM that refused the settings or went away, a failed job) as one line: the
+    Java exception's message, or for a task that failed in Python, the last error of its traceback; the hint
+    about --driver-memory only when the JVM reported an OutOfMemoryError."""
+    try:
+        text = str(e)
+    except Exception:  # noqa: BLE001 - a message the JVM can no longer render
+        text = type(e).__name__
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    python = [line for line in lines if re.match(r"^[\w.]*(Error|Exception)\b.*:", line)
+              and not line.startswith(("org.apache", "py4j", "pyspark", "java."))]
+    if "Traceback (most recent call last)" in text and python:
+        why = python[-1]
+    else:
+        why = next((line for line in lines if "Exception:" in line or "Error:" in line), lines[0] if lines else "")
+    hint = (" (the driver's JVM ran out of memory: try a larger --driver-memory, or --engine python)"
+            if jvm_ran_out_of_memory() else "")
+    return MetalogError(f"Spark failed: {why[:300] or type(e).__name__}{hint}")
+
+
+class _QuietPy4j(logging.Filter):
+    """py4j logs a traceback on the root logger when Ctrl-C interrupts a call into the JVM, or the JVM went
+    away: metalog says it in one line instead."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "py4j" not in record.pathname
+
+
+
+def _probe_master(master: str, timeout: float) -> None:
+    """A ``spark://host:port[,host:port]`` master that nothing listens on, named in one line before a JVM starts
+    (Spark itself retries for about a minute, then blames something else)."""
+    if not master.startswith("spark://"):
+        return
+    reasons = []
+    for where in master[len("spark://"):].split(","):
+        host, _, port = where.rpartition(":")
+        if not host or not port.isdigit():
+            raise MetalogError(f"--master {master}: give spark://HOST:PORT (e.g. spark://127.0.0.1:7077)")
+        try:
+            socket.create_connection((host, int(port)), timeout=min(timeout, 10.0)).close()
+            return
+        except OSError as e:
+            reasons.append(f"{where}: {e.strerror or e}")
+    raise MetalogError(f"the Spark master {master} did not answer ({'; '.join(reasons)}): is it running, and is "
+                       "that its address (the master's log and web UI show its spark:// URL)?")
+
+
+def _start(conf: dict[str, str], master: str, timeout: float) -> Any:
+    """The session, built in a thread of its own so that a standalone master that accepts connections but never
+    registers the application (another service on that port, a master of another Spark version) costs
+    ``timeout`` seconds and one line, not Spark's minute of retries."""
+    from pyspark.sql import SparkSession
+
     builder = SparkSession.builder
     for key, value in conf.items():
         builder = builder.config(key, value)
-    session = builder.getOrCreate()
-    try:
-        session.sparkContext.setLogLevel("ERROR")
-        if not master.startswith("local"):
-            session.sparkContext.addPyFile(str(_package_zip(scratch)))  # metalog reaches the executors
-        yield session
-    finally:
+    if master.startswith("local"):
+        return builder.getOrCreate()
+    got: list[Any] = []
+    failed: list[BaseException] = []
+
+    def build() -> None:
+        try:
+            got.append(builder.getOrCreate())
+        except BaseException as e:  # noqa: BLE001 - handed to the caller's thread
+            failed.append(e)
+
+    thread = threading.Thread(target=build, daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if failed:
+        raise failed[0]
+    if not got:
+        raise MetalogError(f"the Spark master {master} did not accept the application within {timeout:g} s "
+                           "(--master-timeout): is that a Spark master's URL, of a Spark version like this "
+                           "pyspark's?")
+    return got[0]
+
+
+def _stop(session: Any | None, clean: bool) -> None:
+    """Stop the session; after a failure or Ctrl-C, kill the JVM this process started (a stop could wait on a
+    master that went away, or on a task)."""
+    from pyspark import SparkContext
+
+    if clean and session is not None:
         session.stop()
-        shutil.rmtree(scratch, ignore_errors=True)
+        return
+    gateway = SparkContext._gateway  # noqa: SLF001 - pyspark's own slots
+    proc = getattr(gateway, "proc", None) if gateway is not None else None
+    if gateway is None or proc is None:  # not our JVM (spark-submit's): stop the session as well as it goes
+        if session is not None:
+            with contextlib.suppress(Exception):
+                session.stop()
+        return
+    with contextlib.suppress(Exception):
+        gateway.shutdown()
+    proc.kill()
+    proc.wait()
+    SparkContext._gateway = SparkContext._jvm = None  # noqa: SLF001 - a later session starts a new JVM
+    SparkContext._active_spark_context = None  # noqa: SLF001
+    from pyspark.sql import SparkSession
+
+    SparkSession._instantiatedSession = None  # noqa: SLF001
+    SparkSession._activeSession = None  # noqa: SLF001
 
 
 def _running_session() -> Any | None:
@@ -125,29 +283,99 @@ def default_driver_memory() -> str:
     return f"{min(max(total // 4 >> 30, 1), 8)}g"
 
 
-def _quiet_gateway(settings: dict[str, str]) -> None:
-    """Start the driver's JVM (once per process) with its stderr through a filter that drops the JVM's
-    startup notices and passes everything else on."""
+class _JvmState:
+    """What the driver's JVM said on stderr that metalog acts on."""
+
+    out_of_memory = False
+
+
+JVM = _JvmState()
+
+
+def jvm_ran_out_of_memory() -> bool:
+    """Whether the driver's JVM this process started reported an OutOfMemoryError (the hint about
+    ``--driver-memory`` is given only then)."""
+    return JVM.out_of_memory
+
+
+def _quiet_gateway(settings: dict[str, str], scratch: Path) -> None:
+    """Start the driver's JVM (once per process) with its stderr in a file that a thread forwards from the
+    start, less the JVM's startup notices: a JVM that exits before it reports its port (a malformed master)
+    leaves its reason there, which the one-line error then gives."""
     from pyspark import SparkConf, SparkContext
     from pyspark.java_gateway import launch_gateway
 
     if SparkContext._gateway is not None:  # noqa: SLF001 - a JVM from an earlier session is reused
         return
+    JVM.out_of_memory = False
     conf = SparkConf(loadDefaults=False).setAll(list(settings.items()))
-    gateway = launch_gateway(conf, popen_kwargs={"stderr": subprocess.PIPE})
+    log = scratch / "jvm-stderr.log"
+    with open(log, "wb") as sink, _ctrl_c_deferred():
+        try:
+            gateway = launch_gateway(conf, popen_kwargs={"stderr": sink})
+        except Exception as e:
+            if "JAVA_GATEWAY_EXITED" not in str(e):
+                raise
+            raise MetalogError(f"Spark did not start: {_reason(log)}") from None
+        # ours before a deferred Ctrl-C is raised, so that the caller's cleanup finds it and kills it
+        SparkContext._gateway, SparkContext._jvm = gateway, gateway.jvm  # noqa: SLF001 - pyspark's own slots
     if gateway.proc is not None:  # None under spark-submit: its JVM was there first, its stderr is not ours
-        threading.Thread(target=_forward, args=(gateway.proc.stderr,), daemon=True).start()
-    SparkContext._gateway, SparkContext._jvm = gateway, gateway.jvm  # noqa: SLF001 - pyspark's own slots
+        threading.Thread(target=_forward, args=(log, gateway.proc), daemon=True).start()
 
 
-def _forward(stream: Any) -> None:
-    for line in iter(stream.readline, b""):
-        if not line.decode(errors="replace").startswith(_JVM_NOTICES):
-            sys.stderr.buffer.write(line)
-            sys.stderr.flush()
+@contextmanager
+def _ctrl_c_deferred() -> Iterator[None]:
+    """Ctrl-C while pyspark launches the JVM would leave a JVM nobody can reach to stop: it takes effect right
+    after the launch instead, once the JVM is ours to kill."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pressed: list[int] = []
+    before = signal.signal(signal.SIGINT, lambda signum, frame: pressed.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
+    if pressed:
+        raise KeyboardInterrupt
 
 
-def _package_zip(scratch: Path) -> Path:
+def _reason(log: Path) -> str:
+    """The JVM's own reason from its stderr: the exception or error it died of."""
+    lines = [line.strip() for line in log.read_text(errors="replace").splitlines() if line.strip()]
+    for line in lines:
+        if "Exception" in line or line.startswith("Error"):
+            _, sep, why = line.partition("Exception: ")
+            return (why if sep else line)[:300]
+    useful = [line for line in lines if not line.startswith(_JVM_NOTICES)]
+    return useful[-1][:300] if useful else "its JVM exited without saying why"
+
+
+def _forward(log: Path, proc: Any) -> None:
+    """Copy the JVM's stderr file to ours as it grows, until the JVM exits."""
+    with open(log, "rb") as stream:
+        while True:
+            at = stream.tell()
+            line = stream.readline()
+            if not line.endswith(b"\n"):
+                if proc.poll() is not None:
+                    if line:
+                        sys.stderr.buffer.write(line + b"\n")
+                    return
+                stream.seek(at)  # a line the JVM is still writing: read it whole
+                time.sleep(0.1)
+                continue
+            text = line.decode(errors="replace")
+            if "OutOfMemoryError" in text:
+                JVM.out_of_memory = True
+            if not text.startswith(_JVM_NOTICES):
+                sys.stderr.buffer.write(line)
+                sys.stderr.flush()
+
+
+def package_zip(scratch: Path) -> Path:
+    """metalog's Python modules as a zip for ``addPyFile``: Python imports no compiled module from a zip, so
+    none is packed; on the executors the codec falls back to its pure readers (``codec.core``)."""
     import metalog
 
     root = Path(metalog.__file__).parent

@@ -1,16 +1,18 @@
 """The analysis' tables on disk (timeline_batches, timeline_buckets, events, broker_timeline, directory_timeline,
-directory_failures) as CSV and, with pyarrow, parquet; and the buckets of the timeline."""
+directory_failures): Parquet in ``metalog.analysis.layout``'s layout when pyarrow is there, CSV on request (or
+without pyarrow); and the buckets of the timeline."""
 
 from __future__ import annotations
 
 import csv
+import shutil
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from metalog.analysis.brokers import BROKER_COLUMNS, DIRECTORY_COLUMNS, FAILURE_COLUMNS
 from metalog.analysis.brokers import INT_COLUMNS as BROKER_INT_COLUMNS
-from metalog.analysis.events import EVENT_COLUMNS
+from metalog.analysis.openmetrics import FILE as OPENMETRICS
+from metalog.analysis.openmetrics import write_openmetrics
 from metalog.analysis.result import Analysis
 from metalog.analysis.timeline import COLUMNS, INT_COLUMNS
 
@@ -39,39 +41,78 @@ def parse_bucket(text: str) -> int:
 _INTS = INT_COLUMNS | BROKER_INT_COLUMNS | {"bucket_start", "offset"}
 
 
-def write_table(out: Path, name: str, columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> list[Path]:
-    """``name``.csv, and ``name``.parquet when pyarrow is importable (the ``analysis`` and ``spark`` extras)."""
+def write_table(out: Path, name: str, columns: Sequence[str], rows: Iterable[dict[str, Any]]) -> list[Path]:
+    """``name``.csv (times as epoch milliseconds)."""
     written = [out / f"{name}.csv"]
     with open(written[0], "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(columns), lineterminator="\n")
         writer.writeheader()
         writer.writerows(rows)
-    try:
-        import pyarrow as pa  # type: ignore[import-not-found]
-        import pyarrow.parquet as pq  # type: ignore[import-not-found]
-    except ImportError:
-        return written
-    schema = pa.schema([(c, pa.int64() if c in _INTS else pa.string()) for c in columns])
-    pq.write_table(pa.table({c: [r[c] for r in rows] for c in columns}, schema=schema), out / f"{name}.parquet")
-    return [*written, out / f"{name}.parquet"]
+    return written
 
 
 def read_table(path: Path) -> list[dict[str, Any]]:
-    """A table this module wrote (CSV or parquet), with its integer columns as ints."""
-    if path.suffix == ".parquet":
-        import pyarrow.parquet as pq  # type: ignore[import-not-found]
+    """A table this module wrote: ``name``.csv (its integer columns as ints), or a table directory of Parquet
+    (times as epoch ms; clusters in name order)."""
+    if path.is_dir():
+        from metalog.analysis.layout import read_tables
 
-        return pq.read_table(path).to_pylist()  # type: ignore[no-any-return]
+        return read_tables(path)
     with open(path, newline="") as f:
         return [{k: int(v) if k in _INTS else v for k, v in row.items()} for row in csv.DictReader(f)]
 
 
-def write_outputs(out: Path, result: Analysis, width_ms: int) -> list[Path]:
+def has_pyarrow() -> bool:
+    try:
+        import pyarrow  # type: ignore[import-not-found]  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def tables_of(result: Analysis, width_ms: int) -> dict[str, list[dict[str, Any]]]:
+    return {"timeline_batches": result.rows, "timeline_buckets": buckets(result.rows, width_ms),
+            "events": result.events, "broker_timeline": result.by_broker.brokers,
+            "directory_timeline": result.by_broker.directories, "directory_failures": result.by_broker.failures}
+
+
+def write_outputs(out: Path, result: Analysis, width_ms: int, *, csv: bool = True) -> list[Path]:
+    """The python engine's tables: ``OUT/<table>/cluster=<name>/part-00000.parquet`` (pyarrow), and
+    ``OUT/<table>.csv`` when ``csv`` or without pyarrow; and OUT/controller_metrics.om. A cluster with no rows
+    in a table has no partition there (Spark's writer makes none either)."""
+    from metalog.analysis.layout import TABLES, write_cluster
+
     out.mkdir(parents=True, exist_ok=True)
-    written = write_table(out, "timeline_batches", list(COLUMNS), result.rows)
-    written += write_table(out, "timeline_buckets", list(BUCKET_COLUMNS), buckets(result.rows, width_ms))
-    written += write_table(out, "events", list(EVENT_COLUMNS), result.events)
-    written += write_table(out, "broker_timeline", list(BROKER_COLUMNS), result.by_broker.brokers)
-    written += write_table(out, "directory_timeline", list(DIRECTORY_COLUMNS), result.by_broker.directories)
-    written += write_table(out, "directory_failures", list(FAILURE_COLUMNS), result.by_broker.failures)
-    return written
+    tables = tables_of(result, width_ms)
+    written: list[Path] = []
+    if has_pyarrow():
+        for name, rows in tables.items():
+            if (out / name).is_dir():  # an earlier run's (Spark's writer overwrites a table's directory too)
+                shutil.rmtree(out / name)
+            by_cluster: dict[str, list[dict[str, Any]]] = {}
+            for row in rows:
+                by_cluster.setdefault(row["cluster"], []).append(row)
+            for cluster, part in by_cluster.items():
+                write_cluster(out, name, cluster, part)
+            (out / name).mkdir(exist_ok=True)
+            written.append(out / name)
+    if csv or not written:
+        written += [path for name, rows in tables.items() for path in write_table(out, name, TABLES[name], rows)]
+    timelines: dict[str, list[dict[str, Any]]] = {}
+    for row in result.rows:
+        timelines.setdefault(row["cluster"], []).append(row)
+    return [*written, write_openmetrics(out / OPENMETRICS, list(timelines.items()))]
+
+
+def write_csv_from_tables(out: Path, clusters: Sequence[str]) -> list[Path]:
+    """``OUT/<table>.csv`` from the Parquet tables in ``out``, ``clusters`` in that order, read a batch at a
+    time (times as epoch ms, as the python engine writes them)."""
+    from metalog.analysis.layout import TABLES, iter_cluster
+
+    def rows(name: str) -> Iterable[dict[str, Any]]:
+        for cluster in clusters:
+            if (out / name).is_dir():
+                for batch in iter_cluster(out / name, cluster, TABLES[name]):
+                    yield from batch
+
+    return [path for name in TABLES for path in write_table(out, name, TABLES[name], rows(name))]

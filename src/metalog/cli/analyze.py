@@ -40,11 +40,13 @@ examples:
 
 def register(sub: Any) -> None:
     p = sub.add_parser("analyze", help="ZooKeeper-migration and JBOD-transition timelines, events and a report",
-                       description="Replay every batch of each log and write OUT/timeline_batches, "
+                       description="Replay every batch of each log and write the tables OUT/timeline_batches, "
                                    "OUT/timeline_buckets, OUT/events, OUT/broker_timeline, OUT/directory_timeline "
-                                   "and OUT/directory_failures as CSV and parquet, plus OUT/report.html "
-                                   "and OUT/report.png (parquet needs pyarrow, the png matplotlib: the analysis "
-                                   "extra; the spark extra has pyarrow too).",
+                                   "and OUT/directory_failures as Parquet partitioned by cluster "
+                                   "(TABLE/cluster=NAME/part-*.parquet; Spark writes them from its executors), "
+                                   "as CSV with --csv, plus OUT/report.html and OUT/report.png (Parquet needs "
+                                   "pyarrow, the png matplotlib: the analysis extra; without pyarrow the python "
+                                   "engine writes CSV).",
                        epilog=EXAMPLES + "\ncolumns:\n" + _columns_help(),
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("logdirs", nargs="+", metavar="LOGDIR", help="log directories, one per cluster")
@@ -54,44 +56,79 @@ def register(sub: Any) -> None:
                         "process, no JVM")
     p.add_argument("--master", metavar="URL", help="Spark master (default local[*]); the log directories must "
                                                    "be readable at the same paths on the executors")
+    p.add_argument("--master-timeout", type=float, default=30.0, metavar="SECONDS",
+                   help="how long a spark:// master has to accept the application before metalog gives up (30)")
+    p.add_argument("--archives", metavar="FILE#NAME",
+                   help="a packed virtual environment with metalog installed (venv-pack -o env.tar.gz), shipped to "
+                        "the executors, e.g. env.tar.gz#environment; they run its Python (Spark's spark.archives)")
+    p.add_argument("--executor-python", metavar="PATH",
+                   help="the executors' Python (default: with --archives, ./NAME/bin/python; else this one)")
     p.add_argument("--driver-memory", metavar="SIZE",
                    help="the Spark driver's memory, e.g. 8g (default: a quarter of this machine's, 1g to 8g); it "
                         "collects every row, and on local[*] runs the tasks too")
+    p.add_argument("--csv", action="store_true",
+                   help="also write each table as one OUT/TABLE.csv (times in epoch ms), clusters in the order given")
     p.add_argument("--bucket", default="1m", metavar="WIDTH", help="timeline_buckets width: 30s, 1m, 1h... (1m)")
     p.set_defaults(func=_analyze)
 
 
 def _analyze(args: argparse.Namespace) -> int:
-    from metalog.analysis.pipeline import analyze_python
-    from metalog.analysis.tables import parse_bucket, write_outputs
+    from metalog.analysis.pipeline import analyze_python, log_records
+    from metalog.analysis.result import cluster_names
+    from metalog.analysis.tables import has_pyarrow, parse_bucket, write_outputs
 
     try:
         width = parse_bucket(args.bucket)
     except ValueError as e:
         raise MetalogError(str(e)) from None
+    out = Path(args.out)
+    names = cluster_names(args.logdirs)
     if args.engine == "spark":
         from metalog.analysis.spark import spark_session
+        from metalog.analysis.tables import write_csv_from_tables
 
         if args.driver_memory is not None:
             check_driver_memory(args.driver_memory)
-
-        with spark_errors(), spark_session(args.master, driver_memory=args.driver_memory) as session, \
+        for path in args.logdirs:  # an unreadable or empty log directory, before a JVM starts
+            log_records(path)
+        with spark_errors(), spark_session(args.master, driver_memory=args.driver_memory,
+                                           master_timeout=args.master_timeout, archives=args.archives,
+                                           executor_python=args.executor_python) as session, \
                 Progress("analyze (spark)") as progress:
             result = run_spark(session, args.logdirs, progress)
+            progress.label = "analyze (spark: write)"
+            written = result.write(out, width)
+            result.unpersist()
+        if args.csv:
+            written += write_csv_from_tables(out, names)
+        written += _report_from_tables(out, names)
+        counts = _counts(out)
     else:
         with Progress("analyze") as progress:
-            result = analyze_python(args.logdirs, progress=progress.update)
-    out = Path(args.out)
-    written = write_outputs(out, result, width)
-    written += _report(out, result)
-    if not any(path.suffix == ".parquet" for path in written):
-        print("CSV only: the parquet tables need pyarrow (pip install 'metalog[analysis]')", file=sys.stderr)
-    clusters = len({r["cluster"] for r in result.rows})
-    print(f"{result.records:,} records, {len(result.rows):,} batches, {clusters} cluster(s), "
-          f"{len(result.events):,} events", file=sys.stderr)
+            python = analyze_python(args.logdirs, progress=progress.update)
+        written = write_outputs(out, python, width, csv=args.csv)
+        written += _report(out, python)
+        result = python
+        counts = len(python.rows), len(python.events)
+        if not has_pyarrow():
+            print("CSV only: the Parquet tables need pyarrow (pip install 'metalog[analysis]')", file=sys.stderr)
+    print(f"{result.records:,} records, {counts[0]:,} batches, {len(names)} cluster(s), {counts[1]:,} events",
+          file=sys.stderr)
     for path in written:
         print(path)
     return 0
+
+
+def _counts(out: Path) -> tuple[int, int]:
+    from metalog.analysis.layout import count_rows
+
+    return count_rows(out / "timeline_batches"), count_rows(out / "events")
+
+
+def _report_from_tables(out: Path, names: list[str]) -> list[Path]:
+    from metalog.analysis.report import write_report_from_tables
+
+    return write_report_from_tables(out, names)
 
 
 def run_spark(session: Any, logdirs: list[str], progress: Progress) -> Any:
@@ -100,6 +137,7 @@ def run_spark(session: Any, logdirs: list[str], progress: Progress) -> Any:
 
     def stage(name: str) -> None:
         progress.label = f"analyze (spark: {name})"
+        progress.restart()  # each stage's own share and rate, from its own start (not the JVM's)
 
     return analyze_spark(session, logdirs, progress=progress.update, stage=stage)
 
@@ -126,10 +164,9 @@ def spark_errors() -> Iterator[None]:
     except Exception as e:
         if not type(e).__module__.startswith(("py4j", "pyspark")):
             raise
-        lines = [line.strip() for line in str(e).splitlines() if line.strip()]
-        why = next((line for line in lines if "Exception:" in line or "Error:" in line), lines[0] if lines else "")
-        raise MetalogError(f"Spark failed: {why[:300] or type(e).__name__} (a driver out of memory exits its "
-                           "JVM: try a larger --driver-memory, or --engine python)") from e
+        from metalog.analysis.spark_session import spark_failure
+
+        raise spark_failure(e) from e
 
 
 def _report(out: Path, result: Any) -> list[Path]:

@@ -120,7 +120,7 @@ def _analyze(log_dir: Path, out: Path, engine: str, why: str | None, step: int) 
     if why:
         print(f"   note: {why}")
     sys.stdout.flush()
-    args = build_parser().parse_args(["analyze", str(log_dir), "--out", str(out), "--engine", engine])
+    args = build_parser().parse_args(["analyze", str(log_dir), "--out", str(out), "--engine", engine, "--csv"])
     started = time.monotonic()
     paths = io.StringIO()
     with redirect_stdout(paths):  # analyze prints the files it wrote; they are listed under "where to look"
@@ -148,7 +148,7 @@ def _where(log_dir: Path, written: list[Path], points: list[int], first_time: st
         places.append(("its main chart", str(by_name["report.png"])))
     tables = [p for p in written if p.suffix == ".csv"]
     if tables:
-        also = ", and .parquet" if any(p.suffix == ".parquet" for p in written) else ""
+        also = ", and Parquet in TABLE/cluster=NAME/" if any(p.name == "timeline_batches" for p in written) else ""
         places.append((f"the timelines and events (CSV{also})", f"{tables[0].parent}/"))
     places.append(("the log", str(log_dir)))
     width = max(len(label) for label, _ in places) + 2

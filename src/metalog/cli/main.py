@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import sys
 
 from metalog import __version__
 from metalog.cli.notices import error, recovery_notices
@@ -87,7 +88,8 @@ def main(argv: list[str] | None = None) -> int:
         where = f": {e.filename}" if e.filename else ""
         error(f"{e.strerror or e}{where}")
         return 1
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # Ctrl-C: one line, the shell's status for SIGINT
+        print("metalog: interrupted", file=sys.stderr)
         return 130
 
 

@@ -36,6 +36,11 @@ class Progress:
         self.stream.flush()
         self.drawn = True
 
+    def restart(self) -> None:
+        """A new stage: its rate counts from now."""
+        self.start = time.monotonic()
+        self.last_draw = 0.0
+
     def close(self) -> None:
         if self.drawn:
             self.stream.write("\r" + " " * 100 + "\r")

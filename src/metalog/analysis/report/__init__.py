@@ -14,12 +14,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from metalog.analysis.report.data import clusters_of
+from metalog.analysis.report.data import Cluster, clusters_of, read_cluster
 from metalog.analysis.report.page import render_html
 from metalog.analysis.report.png import write_png
 from metalog.analysis.report.summary import fmt_time, summary
 
-__all__ = ["fmt_time", "render_html", "summary", "write_report"]
+__all__ = ["fmt_time", "render_html", "summary", "write_report", "write_report_from_tables"]
 
 
 def write_report(out: Path, rows: Sequence[dict[str, Any]], events: Sequence[dict[str, Any]],
@@ -28,6 +28,16 @@ def write_report(out: Path, rows: Sequence[dict[str, Any]], events: Sequence[dic
     analysis' BrokerTables (broker_timeline, directory_timeline, directory_failures), for the per-broker and
     per-directory views."""
     clusters = clusters_of(rows, events, by_broker)
+    page = out / "report.html"
+    page.write_text(render_html(clusters, events), encoding="utf-8")
+    return [page, *(write_png(out, clusters) if clusters else [])]
+
+
+def write_report_from_tables(out: Path, names: Sequence[str]) -> list[Path]:
+    """report.html and report.png from the Parquet tables in ``out`` (either engine's), the clusters ``names``
+    in that order: read a cluster at a time, the timeline in change form (``data.read_cluster``)."""
+    clusters: list[Cluster] = [c for c in (read_cluster(out, name) for name in names) if c is not None]
+    events = [e for c in clusters for e in c.events]
     page = out / "report.html"
     page.write_text(render_html(clusters, events), encoding="utf-8")
     return [page, *(write_png(out, clusters) if clusters else [])]

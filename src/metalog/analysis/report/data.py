@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from operator import itemgetter
+from pathlib import Path
 from typing import Any
 
 from metalog.analysis.report.series import Steps, m4, packed, steps
@@ -75,6 +76,11 @@ class Cluster:
     directories: list[dict[str, Any]] = field(default_factory=list)
     failures: list[dict[str, Any]] = field(default_factory=list)
     _steps: dict[str, Steps] = field(default_factory=dict, repr=False)
+    count: int | None = None  # batches, when ``rows`` holds only the rows where a value changed
+
+    @property
+    def batches(self) -> int:
+        return len(self.rows) if self.count is None else self.count
 
     @cached_property
     def times(self) -> list[int]:
@@ -113,6 +119,33 @@ def clusters_of(rows: Sequence[dict[str, Any]], events: Sequence[dict[str, Any]]
             if item["cluster"] in out:
                 getattr(out[item["cluster"]], attr).append(item)
     return list(out.values())
+
+
+def read_cluster(out: Path, name: str) -> Cluster | None:
+    """One cluster's tables read back from ``out``'s Parquet (``analysis.layout``), the timeline in change form:
+    its first and last rows and every row where a value other than the offset and time changed, which is all the
+    charts, lanes and summaries draw (``steps`` keeps exactly those points), so the report of a fleet holds its
+    change rows, a cluster at a time as they are read, never every batch. None when it has no timeline rows."""
+    from metalog.analysis.layout import iter_cluster
+
+    rows: list[dict[str, Any]] = []
+    count, prev_values, last = 0, None, None
+    for batch in iter_cluster(out / "timeline_batches", name):
+        for row in batch:
+            values = tuple(v for k, v in row.items() if k not in ("last_offset", "timestamp"))
+            if values != prev_values:
+                rows.append(row)
+                prev_values = values
+            last = row
+        count += len(batch)
+    if last is None:
+        return None
+    if rows[-1] is not last:
+        rows.append(last)
+    tables = {table: [r for b in iter_cluster(out / table, name) for r in b] if (out / table).is_dir() else []
+              for table in ("events", "broker_timeline", "directory_timeline", "directory_failures")}
+    return Cluster(name, rows, tables["events"], tables["broker_timeline"], tables["directory_timeline"],
+                   tables["directory_failures"], count=count)
 
 
 def shared_axis(clusters: Sequence[Cluster]) -> bool:

@@ -67,7 +67,7 @@ def render_html(clusters: Sequence[Cluster], events: Sequence[dict[str, Any]]) -
 def _intro(clusters: Sequence[Cluster], shared: bool, span: tuple[int, int] | None) -> str:
     if span is None:
         return "<p>No batches were analysed.</p>"
-    batches = sum(len(c.rows) for c in clusters)
+    batches = sum(c.batches for c in clusters)
     linked = ("all charts share one time axis, cursor and range" if shared else
               "the charts share one time axis, cursor and range" if len(clusters) == 1 else
               "the charts of a cluster share one time axis, cursor and range (the clusters' times do not overlap)")
@@ -111,7 +111,7 @@ def _cluster_section(i: int, c: Cluster, shared: bool) -> str:
     toolbar = "" if shared else f'<div class="toolbar" data-group="c{i}" hidden></div>'
     return "".join([
         f'<section class="cluster" id="c{i}"><h2>{html.escape(c.name)}</h2>{toolbar}',
-        f'<p class="summary">{html.escape(summary(c.name, c.rows, c.events))}</p>',
+        f'<p class="summary">{html.escape(summary(c.name, c.rows, c.events, c.batches))}</p>',
         f'<div class="charts" data-cluster="{i}" data-view="cluster"></div>',
         _broker_view(i, c), _directory_view(i, c), "</section>",
     ])

@@ -33,8 +33,11 @@ def phase_since(rows: Sequence[dict[str, Any]]) -> int:
     return int(since)
 
 
-def summary(cluster: str, rows: Sequence[dict[str, Any]], events: Sequence[dict[str, Any]]) -> str:
+def summary(cluster: str, rows: Sequence[dict[str, Any]], events: Sequence[dict[str, Any]],
+            batches: int | None = None) -> str:
+    """One line on a cluster; ``batches``: how many, when ``rows`` holds only its change rows."""
     last = rows[-1]
+    batches = len(rows) if batches is None else batches
     mine = [e["event"] for e in events if e["cluster"] == cluster]
     metrics = "offline_partitions" in last  # Kafka's controller metrics: controlled shutdown overlaps the others
     shutdown = f"{last['brokers_controlled_shutdown']} in controlled shutdown, " if metrics else ""
@@ -45,7 +48,7 @@ def summary(cluster: str, rows: Sequence[dict[str, Any]], events: Sequence[dict[
             f"topics, {last['partitions']} partitions{offline}, {last['offline_replicas']} offline replicas, "
             f"{last['replicas_migrating'] + last['replicas_unassigned']} replicas without a directory; "
             f"{mine.count('directory-failure')} directory failures, {mine.count('aborted-transaction')} aborted "
-            f"transactions; {len(rows):,} batches to offset {last['last_offset']:,} at {fmt_time(last['timestamp'])}")
+            f"transactions; {batches:,} batches to offset {last['last_offset']:,} at {fmt_time(last['timestamp'])}")
 
 
 def fleet_row(cluster: str, rows: Sequence[dict[str, Any]], events: Sequence[dict[str, Any]]) -> dict[str, Any]:

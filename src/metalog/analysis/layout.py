@@ -1,0 +1,127 @@
+"""The analysis' Parquet tables on disk, one layout for both engines: ``OUT/<table>/cluster=<name>/part-*.parquet``
+(Hive-style partitions, as Spark's ``partitionBy("cluster")`` writes them; the cluster is in the directory name,
+not in the files), each cluster's rows in log order in one file. Integers are int64, times Parquet's
+timestamp(MILLIS, UTC) (``timestamp[ms, tz=UTC]`` in Arrow, ``TIMESTAMP`` in Spark), strings UTF-8 and, like
+every column, dictionary-encoded by the Parquet writer (the clusters' phases, versions and directory ids repeat).
+
+The python engine writes it with pyarrow, the Spark engine with Spark's Parquet writer on the executors; what
+reads it back (the report, ``--csv``, the tests) reads one cluster at a time."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from metalog.analysis.brokers import BROKER_COLUMNS, DIRECTORY_COLUMNS, FAILURE_COLUMNS
+from metalog.analysis.brokers import INT_COLUMNS as BROKER_INT_COLUMNS
+from metalog.analysis.events import EVENT_COLUMNS
+from metalog.analysis.timeline import COLUMNS, INT_COLUMNS
+
+TIME_COLUMNS = frozenset({"timestamp", "bucket_start"})  # epoch ms in the rows, timestamp(MILLIS, UTC) on disk
+_INTS = (INT_COLUMNS | BROKER_INT_COLUMNS | {"offset"}) - TIME_COLUMNS
+
+# table -> its columns in the files' order (the cluster first: the partition column)
+TABLES: dict[str, tuple[str, ...]] = {
+    "timeline_batches": tuple(COLUMNS),
+    "timeline_buckets": ("bucket_start", *COLUMNS),
+    "events": tuple(EVENT_COLUMNS),
+    "broker_timeline": tuple(BROKER_COLUMNS),
+    "directory_timeline": tuple(DIRECTORY_COLUMNS),
+    "directory_failures": tuple(FAILURE_COLUMNS),
+}
+PARTITION = "cluster"
+
+# characters Spark's ExternalCatalogUtils.escapePathName writes as %XX in a partition directory's name
+_ESCAPED = frozenset('"#%\'*/:=?\\\x7f{[]^') | frozenset(chr(c) for c in range(1, 32))
+
+
+def kind(column: str) -> str:
+    """``time``, ``int`` or ``string``: a column's type on disk."""
+    if column in TIME_COLUMNS:
+        return "time"
+    return "int" if column in _INTS else "string"
+
+
+def arrow_schema(table: str, *, with_cluster: bool = False, unit: str = "ms") -> Any:
+    """The table's Arrow schema (``unit``: of the times; Spark's Arrow batches carry microseconds)."""
+    import pyarrow as pa
+
+    types = {"time": pa.timestamp(unit, tz="UTC"), "int": pa.int64(), "string": pa.string()}
+    return pa.schema([(c, types[kind(c)]) for c in TABLES[table] if with_cluster or c != PARTITION])
+
+
+def spark_ddl(table: str, extra: str = "") -> str:
+    """The table's Spark schema as DDL (times as epoch-ms longs: Spark makes them timestamps)."""
+    types = {"time": "TIMESTAMP", "int": "BIGINT", "string": "STRING"}
+    return ", ".join([*(f"`{c}` {types[kind(c)]}" for c in TABLES[table]), *([extra] if extra else [])])
+
+
+def partition_dir(name: str) -> str:
+    """``cluster=<name>`` escaped as Spark escapes partition values, so both engines name it alike."""
+    return PARTITION + "=" + "".join(f"%{ord(ch):02X}" if ch in _ESCAPED else ch for ch in name)
+
+
+def unescape(text: str) -> str:
+    out, i = [], 0
+    while i < len(text):
+        if text[i] == "%" and i + 2 < len(text) and all(c in "0123456789ABCDEFabcdef" for c in text[i + 1:i + 3]):
+            out.append(chr(int(text[i + 1:i + 3], 16)))
+            i += 3
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
+
+
+def write_cluster(out: Path, table: str, cluster: str, rows: Sequence[dict[str, Any]]) -> Path:
+    """One cluster's rows of ``table`` (dicts, times in epoch ms) as its partition's one file, with pyarrow."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = arrow_schema(table)
+    where = out / table / partition_dir(cluster)
+    where.mkdir(parents=True, exist_ok=True)
+    path = where / "part-00000.parquet"
+    pq.write_table(pa.table({c: [r[c] for r in rows] for c in schema.names}, schema=schema), path)
+    return path
+
+
+def clusters(root: Path) -> list[str]:
+    """The clusters with a partition under a table's directory (in name order)."""
+    return sorted(unescape(p.name[len(PARTITION) + 1:]) for p in root.glob(f"{PARTITION}=*") if p.is_dir())
+
+
+def iter_cluster(root: Path, cluster: str, columns: Sequence[str] | None = None,
+                 batch_rows: int = 65_536) -> Iterator[list[dict[str, Any]]]:
+    """One cluster's rows of a table directory, in file order, as lists of dicts of up to ``batch_rows``
+    (times as epoch ms, the cluster column added): what a reader holds at once."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    files = sorted(p for p in (root / partition_dir(cluster)).glob("*.parquet") if not p.name.startswith((".", "_")))
+    for path in files:
+        reader = pq.ParquetFile(path)
+        wanted = [c for c in (columns or reader.schema_arrow.names) if c != PARTITION]
+        for batch in reader.iter_batches(batch_size=batch_rows, columns=wanted):
+            cols = {}
+            for name, array in zip(batch.schema.names, batch.columns, strict=True):
+                if pa.types.is_timestamp(array.type):
+                    array = array.cast(pa.int64())
+                cols[name] = array.to_pylist()
+            n = batch.num_rows
+            cols[PARTITION] = [cluster] * n
+            order = [c for c in (columns or (PARTITION, *batch.schema.names)) if c in cols]
+            yield [dict(zip(order, values, strict=True)) for values in zip(*(cols[c] for c in order), strict=True)]
+
+
+def read_tables(root: Path, columns: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """Every row of a table directory, cluster by cluster in name order (small outputs and tests only)."""
+    return [row for cluster in clusters(root) for batch in iter_cluster(root, cluster, columns) for row in batch]
+
+
+def count_rows(root: Path) -> int:
+    """Rows of a table directory, from the files' footers."""
+    import pyarrow.parquet as pq
+
+    return sum(pq.ParquetFile(path).metadata.num_rows for path in root.glob(f"{PARTITION}=*/*.parquet"))

@@ -1,0 +1,89 @@
+"""controller_metrics.om: OpenMetrics that Prometheus' own parser reads, its samples the timeline's at each batch
+time, under the names the JMX exporter's common rules give Kafka's controller metrics
+(core/src/main/scala/kafka/controller/... and metadata/src/main/java/org/apache/kafka/controller/metrics/
+QuorumControllerMetrics.java, ControllerMetadataMetrics.java name the MBeans)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from metalog.analysis.openmetrics import FAMILIES, FILE, escape, last_per_ms, seconds, value, write_openmetrics
+from metalog.analysis.pipeline import analyze_python, write_outputs
+from metalog.generate.generator import HistorySettings
+from metalog.generate.writer import write_history
+from metalog.state.enums import ZK_MIGRATION_VALUES
+
+parser = pytest.importorskip("prometheus_client.openmetrics.parser")
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    root = tmp_path_factory.mktemp("om")
+    paths = []
+    for seed, scenario in ((1, "mixed"), (2, "zk-migration"), (3, "jbod-transition")):
+        paths.append(root / f"{scenario}")
+        write_history(paths[-1], seed, HistorySettings(brokers=4, topics=5, partitions=3, records=2500,
+                                                       scenario=scenario), snapshot_every=100_000)
+    return paths
+
+
+def test_the_names_are_the_jmx_exporters_for_kafkas_controller_metrics() -> None:
+    kafka = {f.name for f in FAMILIES if not f.name.startswith("metalog_")}
+    assert kafka == {f"kafka_controller_kafkacontroller_{n}" for n in (
+        "activebrokercount", "fencedbrokercount", "controlledshutdownbrokercount", "migratingzkbrokercount",
+        "globaltopiccount", "globalpartitioncount", "offlinepartitionscount", "preferredreplicaimbalancecount",
+        "zkmigrationstate")}
+    assert {f.name for f in FAMILIES} - kafka == {"metalog_replicas", "metalog_offline_replicas"}
+    # Kafka's ZkMigrationState ids (metadata/src/main/java/org/apache/kafka/metadata/migration/ZkMigrationState.java)
+    assert ZK_MIGRATION_VALUES == {"NONE": 0, "MIGRATION": 1, "PRE_MIGRATION": 2, "POST_MIGRATION": 3, "ZK": 4}
+
+
+def test_the_file_parses_and_its_samples_are_the_timeline_at_each_batch_time(fleet: list[Path],
+                                                                             tmp_path: Path) -> None:
+    result = analyze_python(fleet)
+    write_outputs(tmp_path, result, 60_000, csv=False)
+    text = (tmp_path / FILE).read_text()
+    assert text.endswith("# EOF\n") and text.count("# EOF") == 1
+    families = {f.name: f for f in parser.text_string_to_metric_families(text)}
+    assert set(families) == {f.name for f in FAMILIES}
+    for family in FAMILIES:
+        found = families[family.name]
+        assert found.type == "gauge"
+        for path in fleet:
+            expected = last_per_ms(r for r in result.rows if r["cluster"] == path.name)
+            labels = {"cluster": path.name, **(dict([family.label]) if family.label else {})}
+            got = [s for s in found.samples if s.labels == labels]
+            assert [(s.value, s.timestamp) for s in got] == [
+                (value(family, r), parser.Timestamp(r["timestamp"] // 1000, r["timestamp"] % 1000 * 1_000_000))
+                for r in expected], (family.name, path.name)
+    times = [r["timestamp"] for r in result.rows if r["cluster"] == fleet[0].name]
+    assert len(last_per_ms(r for r in result.rows if r["cluster"] == fleet[0].name)) == len(set(times)) < len(times)
+
+
+def test_a_sample_per_millisecond_is_the_last_batch_of_it_in_time_order() -> None:
+    rows = [{"timestamp": t, "last_offset": o} for o, t in enumerate((5, 5, 7, 6, 7, 9))]
+    assert [(r["timestamp"], r["last_offset"]) for r in last_per_ms(rows)] == [(5, 1), (6, 3), (7, 4), (9, 5)]
+    assert seconds(1_700_000_000_005) == "1700000000.005" and seconds(-1) == "-0.001"
+
+
+def test_hostile_cluster_names_are_escaped(tmp_path: Path) -> None:
+    name = 'a "b" \\ c\nd'
+    row = {c: 0 for f in FAMILIES for c in (f.column,)} | {"zk_migration_state": "MIGRATION", "timestamp": 1500}
+    write_openmetrics(tmp_path / FILE, [(name, [row])])
+    samples = [s for f in parser.text_string_to_metric_families((tmp_path / FILE).read_text()) for s in f.samples]
+    assert {s.labels["cluster"] for s in samples} == {name} and escape(name) == 'a \\"b\\" \\\\ c\\nd'
+    assert [s.value for s in samples if s.name.endswith("zkmigrationstate")] == [1]
+
+
+@pytest.mark.skipif(shutil.which("promtool") is None, reason="no promtool (Debian: apt-get install prometheus)")
+def test_promtool_backfills_it(fleet: list[Path], tmp_path: Path) -> None:
+    write_outputs(tmp_path, analyze_python(fleet), 60_000, csv=False)
+    done = subprocess.run(["promtool", "tsdb", "create-blocks-from", "openmetrics", str(tmp_path / FILE),
+                           str(tmp_path / "data")], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    series = sum(1 for f in FAMILIES) * len(fleet)
+    assert f" {series} " in done.stdout.splitlines()[-1]  # NUM SERIES of the block
