@@ -24,14 +24,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+import mutations  # benchmarks/mutations.py, beside this script
+
 from metalog.bench.codec import CASES
 from metalog.codec import core, message_class
 from metalog.codec.runtime import KafkaStruct
 from metalog.codec.uuid import ZERO
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "kafka" / "codec-random.jsonl"
-POKES = (0x00, 0x01, 0x7F, 0x80, 0xFF)
-HUGE = (b"\x7f\xff\xff\xff", b"\xff\xff\xff\xff\x0f", b"\xfe\xff\xff\xff\x0f", b"\x80\x80\x80\x80\x10")
 
 
 def seeds() -> list[tuple[Any, int, bytes]]:
@@ -48,28 +48,7 @@ def seeds() -> list[tuple[Any, int, bytes]]:
 
 
 def mutate(rng: random.Random, raw: bytes, other: bytes) -> bytes:
-    buf = bytearray(raw)
-    for _ in range(rng.randint(1, 4)):
-        kind = rng.randrange(8)
-        at = rng.randint(0, len(buf))
-        if kind == 0 and at < len(buf):
-            buf[at] ^= 1 << rng.randrange(8)
-        elif kind == 1 and at < len(buf):
-            buf[at] = rng.choice(POKES)
-        elif kind == 2:
-            buf[at:at + 4] = rng.choice(HUGE)
-        elif kind == 3:
-            del buf[at:]
-        elif kind == 4:
-            buf[at:at] = rng.randbytes(rng.randint(1, 8))
-        elif kind == 5:
-            del buf[at:at + rng.randint(1, 8)]
-        elif kind == 6:
-            cut = rng.randint(0, len(other))
-            buf[at:] = other[cut:cut + rng.randint(0, 64)]
-        elif at < len(buf):
-            buf[at] = rng.randrange(256)
-    return bytes(buf)
+    return mutations.mutate(rng, raw, other, edits=4, splice=64)
 
 
 def same(a: Any, b: Any) -> bool:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import crc32c
+import mutations  # benchmarks/mutations.py, beside this script
 
 from metalog.bench.cores import pure_log_core
 from metalog.bench.log import values_pool
@@ -43,9 +44,6 @@ from metalog.log.builder import build_batch, build_control_batch, build_data_bat
 from metalog.log.chain import BatchChain
 from metalog.log.scan import scan_into
 from metalog.state import MetadataLoader
-
-POKES = (0x00, 0x01, 0x7F, 0x80, 0xFF)
-HUGE = (b"\x7f\xff\xff\xff", b"\xff\xff\xff\xff\x0f", b"\xfe\xff\xff\xff\x0f", b"\x80\x80\x80\x80\x10")
 
 
 def seeds(rng: random.Random) -> list[bytes]:
@@ -77,28 +75,7 @@ def seeds(rng: random.Random) -> list[bytes]:
 
 
 def mutate(rng: random.Random, raw: bytes, other: bytes) -> bytes:
-    buf = bytearray(raw)
-    for _ in range(rng.randint(1, 3)):
-        kind = rng.randrange(8)
-        at = rng.randint(0, len(buf))
-        if kind == 0 and at < len(buf):
-            buf[at] ^= 1 << rng.randrange(8)
-        elif kind == 1 and at < len(buf):
-            buf[at] = rng.choice(POKES)
-        elif kind == 2:
-            buf[at:at + 4] = rng.choice(HUGE)
-        elif kind == 3:
-            del buf[at:]
-        elif kind == 4:
-            buf[at:at] = rng.randbytes(rng.randint(1, 8))
-        elif kind == 5:
-            del buf[at:at + rng.randint(1, 8)]
-        elif kind == 6:
-            cut = rng.randint(0, len(other))
-            buf[at:] = other[cut:cut + rng.randint(0, 200)]
-        elif at < len(buf):
-            buf[at] = rng.randrange(256)
-    return bytes(buf)
+    return mutations.mutate(rng, raw, other, edits=3, splice=200)
 
 
 def fix_crcs(data: bytes) -> bytes:
