@@ -124,6 +124,7 @@ def read_back_equals_scratch(tables: BrokerTables, image_at: list[tuple[int, int
         assert current(tables, last) == full_counts(image), f"after offset {last}"
 
 
+@pytest.mark.slow  # 1.5 s or more of CPU: the full suite runs it, --quick does not
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 2**16), scenario=st.sampled_from(["native", "zk-migration", "jbod-transition", "mixed"]))
 def test_rows_equal_a_full_count_after_every_batch(tmp_path_factory: pytest.TempPathFactory, seed: int,

@@ -14,6 +14,7 @@ from metalog.cli.main import main
 from tests.analysis.test_timeline import jbod_transition, zk_migration
 
 
+@pytest.mark.slow  # 1.5 s or more of CPU: the full suite runs it, --quick does not
 def test_analyze_writes_timelines_and_events_for_a_fleet(tmp_path: Path) -> None:
     zk, jbod = zk_migration(tmp_path / "zk"), jbod_transition(tmp_path / "jbod")
     out = tmp_path / "out"

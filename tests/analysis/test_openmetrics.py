@@ -42,6 +42,7 @@ def test_the_names_are_the_jmx_exporters_for_kafkas_controller_metrics() -> None
     assert ZK_MIGRATION_VALUES == {"NONE": 0, "MIGRATION": 1, "PRE_MIGRATION": 2, "POST_MIGRATION": 3, "ZK": 4}
 
 
+@pytest.mark.slow  # 1.5 s or more of CPU: the full suite runs it, --quick does not
 def test_the_file_parses_and_its_samples_are_the_timeline_at_each_batch_time(fleet: list[Path],
                                                                              tmp_path: Path) -> None:
     result = analyze_python(fleet)

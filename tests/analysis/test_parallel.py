@@ -76,6 +76,7 @@ def check(root: Path, ranges: list[tuple[int, int]], *, points: bool = True) -> 
 @settings(max_examples=10)  # each example generates a 2,500-record log and replays it every way: ~0.2 s
 @given(seed=st.integers(0, 2**16), scenario=st.sampled_from(SCENARIOS),
        picks=st.lists(st.integers(0, 10_000), max_size=12))
+@pytest.mark.slow  # 1.5 s or more of CPU: the full suite runs it, --quick does not
 def test_parallel_equals_sequential_on_generated_histories(tmp_path_factory: pytest.TempPathFactory, seed: int,
                                                            scenario: str, picks: list[int]) -> None:
     root = tmp_path_factory.mktemp("gen")
@@ -88,6 +89,7 @@ def test_parallel_equals_sequential_on_generated_histories(tmp_path_factory: pyt
 @given(seed=st.integers(0, 2**16), scenario=st.sampled_from(SCENARIOS), every=st.integers(150, 700),
        image_every=st.integers(200, 900), picks=st.lists(st.integers(0, 10_000), max_size=10),
        equal=st.integers(1, 9))
+@pytest.mark.slow  # 1.5 s or more of CPU: the full suite runs it, --quick does not
 def test_ranges_start_from_snapshots_and_images(tmp_path_factory: pytest.TempPathFactory, seed: int, scenario: str,
                                                 every: int, image_every: int, picks: list[int], equal: int) -> None:
     """With snapshots and state images in the log dir, a range starts from the last one before it and composes

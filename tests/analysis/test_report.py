@@ -212,6 +212,7 @@ def test_one_time_axis_only_when_the_clusters_overlap() -> None:
 
 
 # ---- the PNG ----------------------------------------------------------------------------------------------
+@pytest.mark.slow  # 1.5 s or more of CPU: the full suite runs it, --quick does not
 def test_the_png_draws_every_cluster(report: Path, tmp_path: Path) -> None:
     pytest.importorskip("matplotlib", reason="report.png needs matplotlib (the analysis extra)")
     width, height = png_size(report / "report.png")
@@ -230,6 +231,7 @@ def png_size(path: Path) -> tuple[int, int]:
     return struct.unpack(">II", data[16:24])  # type: ignore[return-value]
 
 
+@pytest.mark.slow  # 1.5 s or more of CPU: the full suite runs it, --quick does not
 def test_the_report_from_the_parquet_tables_equals_the_report_from_the_rows(tmp_path: Path) -> None:
     """The Spark engine's report is built from the written tables, a cluster at a time, the timeline in change
     form: it draws exactly what the report from every row draws."""

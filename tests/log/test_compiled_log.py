@@ -376,6 +376,7 @@ batch_shapes = dict(sizes=st.lists(st.sampled_from([1, 1, 1, 2, 3, 17, 70]), min
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.function_scoped_fixture])
+@pytest.mark.slow  # 1.5 s or more of CPU: the full suite runs it, --quick does not
 @given(values=histories(max_size=80), **batch_shapes)
 def test_random_histories_publish_the_same_states_on_both_cores(values, sizes, gzip, control_every,
                                                                 tmp_path_factory):

@@ -167,6 +167,7 @@ sys.exit(main(["log", "append", "--create", sys.argv[1]]))
 """
 
 
+@pytest.mark.slow  # 1.5 s or more of CPU: the full suite runs it, --quick does not
 def test_two_creators_of_one_new_log_make_one_log(tmp_path):
     """Two ``log append --create`` on one new directory, started together: the directory is made under the lock,
     so one log results, the loser (if the two overlap) fails in one line, and the winner's files are whole."""

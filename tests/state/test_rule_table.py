@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 from operator import attrgetter
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -68,6 +69,7 @@ def test_the_fused_replay_dispatches_every_record_version_to_its_reader_and_rule
         assert rule is RULES[METADATA_BY_API_KEY[key >> 8].name].apply
 
 
+@pytest.mark.slow  # 1.5 s or more of CPU: the full suite runs it, --quick does not
 @given(history=histories(max_size=30), name=st.sampled_from(FULL_TYPES), data=st.data())
 @settings(max_examples=50)  # each example draws about 30 records through the codec's strategies (~0.05 s)
 def test_a_full_record_writes_its_entity_whatever_was_there(history: list[bytes], name: str,
