@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-import mutations  # benchmarks/mutations.py, beside this script
+import fuzzing  # benchmarks/fuzzing.py, beside this script
 
 from metalog.bench.codec import CASES
 from metalog.codec import core, message_class
@@ -48,7 +48,7 @@ def seeds() -> list[tuple[Any, int, bytes]]:
 
 
 def mutate(rng: random.Random, raw: bytes, other: bytes) -> bytes:
-    return mutations.mutate(rng, raw, other, edits=4, splice=64)
+    return fuzzing.mutate(rng, raw, other, edits=4, splice=64)
 
 
 def same(a: Any, b: Any) -> bool:
@@ -70,19 +70,6 @@ def outcome(read: Any, buf: Any, pos: int) -> tuple[str, Any]:
         return "raised", (type(e), e.args)
 
 
-def rss_kb() -> int:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
-
-
-def refcounts() -> dict[str, int]:
-    return {"None": sys.getrefcount(None), "True": sys.getrefcount(True), "False": sys.getrefcount(False),
-            "0": sys.getrefcount(0), "1": sys.getrefcount(1), "-1": sys.getrefcount(-1),
-            "ZERO uuid": sys.getrefcount(ZERO)}
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--inputs", type=int, default=1_000_000, help="how many mutated inputs (default 1,000,000)")
@@ -101,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     core.direct_stores(True)
     for i in range(args.inputs):
         if i == warm:
-            base_rss, base_refs = rss_kb(), refcounts()
+            base_rss, base_refs = fuzzing.rss_kb(), fuzzing.refcounts(**{"ZERO uuid": ZERO})
         if i == args.inputs // 2:
             core.direct_stores(False)  # the second half: the portable path (object.__new__ and setattr)
         cls, version, raw = rng.choice(pool)
@@ -117,9 +104,9 @@ def main(argv: list[str] | None = None) -> int:
         if fast[0] != pure[0] or (fast[1] != pure[1] if fast[0] == "raised" else not same(fast[1], pure[1])):
             disagreements.append(f"{cls.__name__} v{version} from {pos}: {bytes(buf).hex()}")
         if (i + 1) % 200_000 == 0:
-            print(f"{i + 1:,} inputs, {rss_kb():,} KB resident, {len(disagreements)} disagreements", flush=True)
+            print(f"{i + 1:,} inputs, {fuzzing.rss_kb():,} KB resident, {len(disagreements)} disagreements", flush=True)
     core.direct_stores(True)
-    end_rss, end_refs = rss_kb(), refcounts()
+    end_rss, end_refs = fuzzing.rss_kb(), fuzzing.refcounts(**{"ZERO uuid": ZERO})
     seconds = time.process_time() - start
     print(f"\n{args.inputs:,} inputs in {seconds:,.0f} CPU s: {counts['read']:,} read, {counts['raised']:,} refused")
     from metalog.codec import runtime
@@ -128,20 +115,7 @@ def main(argv: list[str] | None = None) -> int:
           f"Uuid table, bounded at {runtime._UUIDS_MAX:,}, holds {len(runtime._UUIDS):,})")
     grown = {k: end_refs[k] - base_refs[k] for k in end_refs} if base_refs else {}
     print(f"reference counts since the warm-up: {grown}")
-    failed = False
-    if disagreements:
-        failed = True
-        print(f"{len(disagreements)} disagreements with the pure readers, e.g.:")
-        for d in disagreements[:10]:
-            print(" ", d)
-    if base_rss is not None and end_rss - base_rss > 16 * 1024:
-        failed = True
-        print(f"LEAK? the resident set grew by {end_rss - base_rss:,} KB")
-    if any(abs(v) > 1000 for v in grown.values()):
-        failed = True
-        print("LEAK? reference counts grew")
-    print("FAILED" if failed else "no crash, no disagreement, no growth")
-    return 1 if failed else 0
+    return fuzzing.verdict(disagreements, "the pure readers", 10, base_rss, end_rss, grown, clip=None)
 
 
 if __name__ == "__main__":

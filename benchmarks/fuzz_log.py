@@ -21,11 +21,10 @@ import argparse
 import random
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import crc32c
-import mutations  # benchmarks/mutations.py, beside this script
+import fuzzing  # benchmarks/fuzzing.py, beside this script
 
 from metalog.bench.cores import pure_log_core
 from metalog.bench.log import values_pool
@@ -75,7 +74,7 @@ def seeds(rng: random.Random) -> list[bytes]:
 
 
 def mutate(rng: random.Random, raw: bytes, other: bytes) -> bytes:
-    return mutations.mutate(rng, raw, other, edits=3, splice=200)
+    return fuzzing.mutate(rng, raw, other, edits=3, splice=200)
 
 
 def fix_crcs(data: bytes) -> bytes:
@@ -115,18 +114,6 @@ def readings(data: bytes) -> list[Any]:
     return out
 
 
-def rss_kb() -> int:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
-
-
-def refcounts() -> dict[str, int]:
-    return {"None": sys.getrefcount(None), "True": sys.getrefcount(True), "False": sys.getrefcount(False),
-            "0": sys.getrefcount(0), "1": sys.getrefcount(1), "-1": sys.getrefcount(-1)}
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--inputs", type=int, default=1_000_000, help="how many mutated inputs (default 1,000,000)")
@@ -144,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     start = time.process_time()
     for i in range(args.inputs):
         if i == warm:
-            base_rss, base_refs = rss_kb(), refcounts()
+            base_rss, base_refs = fuzzing.rss_kb(), fuzzing.refcounts()
         data = rng.choice(pool)
         if rng.random() < 0.95:
             data = mutate(rng, data, rng.choice(pool))
@@ -157,27 +144,14 @@ def main(argv: list[str] | None = None) -> int:
         if compiled != pure:
             disagreements.append(data.hex())
         if (i + 1) % 100_000 == 0:
-            print(f"{i + 1:,} inputs, {rss_kb():,} KB resident, {len(disagreements)} disagreements", flush=True)
-    end_rss, end_refs = rss_kb(), refcounts()
+            print(f"{i + 1:,} inputs, {fuzzing.rss_kb():,} KB resident, {len(disagreements)} disagreements", flush=True)
+    end_rss, end_refs = fuzzing.rss_kb(), fuzzing.refcounts()
     seconds = time.process_time() - start
     print(f"\n{args.inputs:,} inputs in {seconds:,.0f} CPU s ({errors:,} reads refused)")
     print(f"resident set: {base_rss:,} KB after {warm:,} inputs, {end_rss:,} KB at the end")
     grown = {k: end_refs[k] - base_refs[k] for k in end_refs} if base_refs else {}
     print(f"reference counts since the warm-up: {grown}")
-    failed = False
-    if disagreements:
-        failed = True
-        print(f"{len(disagreements)} disagreements with the pure log core, e.g.:")
-        for d in disagreements[:5]:
-            print(" ", d[:400])
-    if base_rss is not None and end_rss - base_rss > 16 * 1024:
-        failed = True
-        print(f"LEAK? the resident set grew by {end_rss - base_rss:,} KB")
-    if any(abs(v) > 1000 for v in grown.values()):
-        failed = True
-        print("LEAK? reference counts grew")
-    print("FAILED" if failed else "no crash, no disagreement, no growth")
-    return 1 if failed else 0
+    return fuzzing.verdict(disagreements, "the pure log core", 5, base_rss, end_rss, grown, clip=400)
 
 
 if __name__ == "__main__":
