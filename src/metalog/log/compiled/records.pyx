@@ -32,6 +32,23 @@ cdef tuple NO_HEADERS = ()
 cdef tuple SMALL = tuple(range(256))  # a record's attributes byte as an int
 
 
+cdef object NOT_READ = object()  # what _nullable_bytes returns where the pure decoder must decide
+
+
+cdef inline object _nullable_bytes(const unsigned char *p, Py_ssize_t *at, Py_ssize_t end):
+    """A varint length and that many bytes at p[*at:end] (-1: None), *at moved past them; NOT_READ where the
+    length does not fit."""
+    cdef int64_t n
+    cdef object out
+    if not ml_varint(p, end, at, &n) or n < -1 or n > end - at[0]:
+        return NOT_READ
+    if n < 0:
+        return None
+    out = PyBytes_FromStringAndSize(<const char *>p + at[0], <Py_ssize_t>n)
+    at[0] += <Py_ssize_t>n
+    return out
+
+
 cdef object _headers(const unsigned char *p, Py_ssize_t *at, Py_ssize_t end):
     """The headers of a record at p[*at:end] as a tuple of (str, bytes | None), or None where the pure decoder must
     decide."""
@@ -50,13 +67,9 @@ cdef object _headers(const unsigned char *p, Py_ssize_t *at, Py_ssize_t end):
         except UnicodeDecodeError:
             return None
         pos += <Py_ssize_t>n
-        if not ml_varint(p, end, &pos, &n) or n < -1 or n > end - pos:
+        value = _nullable_bytes(p, &pos, end)
+        if value is NOT_READ:
             return None
-        if n < 0:
-            value = None
-        else:
-            value = PyBytes_FromStringAndSize(<const char *>p + pos, <Py_ssize_t>n)
-            pos += <Py_ssize_t>n
         pair = PyTuple_New(2)
         Py_INCREF(key)
         PyTuple_SET_ITEM(pair, 0, key)
@@ -72,7 +85,7 @@ cdef object _records(const unsigned char *p, Py_ssize_t pos, Py_ssize_t limit, P
                      int64_t base_timestamp, object log_append_time, object record_cls):
     cdef list out = PyList_New(count)
     cdef Py_ssize_t i, end
-    cdef int64_t size, ts_delta, offset_delta, n, offset, timestamp
+    cdef int64_t size, ts_delta, offset_delta, offset, timestamp
     cdef int64_t last_timestamp = 0
     cdef object ts_obj = None
     cdef object key, value, headers, rec, item
@@ -91,20 +104,12 @@ cdef object _records(const unsigned char *p, Py_ssize_t pos, Py_ssize_t limit, P
             key = None
             pos += 1
         else:
-            if not ml_varint(p, end, &pos, &n) or n < -1 or n > end - pos:
+            key = _nullable_bytes(p, &pos, end)
+            if key is NOT_READ:
                 return None
-            if n < 0:
-                key = None
-            else:
-                key = PyBytes_FromStringAndSize(<const char *>p + pos, <Py_ssize_t>n)
-                pos += <Py_ssize_t>n
-        if not ml_varint(p, end, &pos, &n) or n < -1 or n > end - pos:
+        value = _nullable_bytes(p, &pos, end)
+        if value is NOT_READ:
             return None
-        if n < 0:
-            value = None
-        else:
-            value = PyBytes_FromStringAndSize(<const char *>p + pos, <Py_ssize_t>n)
-            pos += <Py_ssize_t>n
         if pos < end and p[pos] == 0:
             headers = NO_HEADERS
             pos += 1
