@@ -123,6 +123,21 @@ def test_follows_appends_rolls_and_retention_then_stops_on_ctrl_c(log_dir: Path)
     assert f.errors == []  # no traceback, no notice
 
 
+@pytest.mark.parametrize("gap", [0.0, 0.002, 0.02])
+def test_a_burst_of_interrupts_is_one_ctrl_c(log_dir: Path, gap: float) -> None:
+    # timeout -s INT signals the command, then its whole process group: the command gets SIGINT twice, and the
+    # second may land while the first unwinds or after follow has returned (CI saw exit status 130 once)
+    f = Follower(str(log_dir), "--from", "0", "--changes", "--poll", "0.05")
+    assert f.next().startswith("offset 0 at ")
+    f.reading()
+    end = time.monotonic() + 2.0
+    while f.proc.poll() is None and time.monotonic() < end:
+        f.proc.send_signal(signal.SIGINT)
+        time.sleep(gap)
+    assert f.proc.wait(timeout=WAIT) == 0
+    assert f.errors == []
+
+
 @pytest.mark.parametrize("torn_when", ["after it started", "before it started"])
 def test_a_torn_tail_is_a_write_in_progress(log_dir: Path, torn_when: str) -> None:
     with MetadataLog.open(log_dir, segment_bytes=1 << 20) as log:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import signal
 import sys
+import threading
 from typing import Any
 
 FOLLOW_EXAMPLES = """\
@@ -59,15 +61,37 @@ def _follow(args: argparse.Namespace) -> int:
 
     if args.poll <= 0:
         raise MetalogError(f"--poll {args.poll}: give a number of seconds above 0")
+    before = _stop_on_first_interrupt()
     try:
         start = _start(args.logdir, args.start)
         if args.changes:
             _changes(args.logdir, start, args.poll, notice)
         else:
             _batches(args.logdir, start, args.poll, args.json, notice)
-    except KeyboardInterrupt:  # Ctrl-C: the way to stop following
+    except KeyboardInterrupt:  # Ctrl-C: the way to stop following (SIGINT stays ignored: the command is ending)
         return 0
+    finally:
+        if before is not None and signal.getsignal(signal.SIGINT) is _first_interrupt:
+            signal.signal(signal.SIGINT, before)  # not interrupted: the caller's handler again
     return 0
+
+
+def _first_interrupt(signum: int, frame: Any) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # before the raise: the rest of a burst is the same Ctrl-C
+    raise KeyboardInterrupt
+
+
+def _stop_on_first_interrupt() -> Any:
+    """Ctrl-C stops following, once: later SIGINTs are ignored while it stops, so it still exits 0.
+
+    One stop can arrive as several signals: ``timeout -s INT`` signals the command and then its whole process
+    group (so the command twice), and an impatient person presses Ctrl-C twice. A second KeyboardInterrupt
+    raised while the first unwinds, or after ``_follow`` has returned, would end the command with status 130.
+    """
+    if threading.current_thread() is threading.main_thread() \
+            and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        return signal.signal(signal.SIGINT, _first_interrupt)
+    return None
 
 
 def _batches(logdir: str, start: int | str, poll: float, as_json: bool, notice: Any) -> None:
