@@ -151,15 +151,20 @@ def fleet_main(args: argparse.Namespace) -> None:
     large = build_fleet(args.fleet[1], args.records, args.seed)
     print(f"load average {os.getloadavg()[0]:.1f} before, on {os.cpu_count()} cores", flush=True)
     rows = []
-    for paths, runs in ((small, (("python", 1), ("spark", 1), ("spark", 2))),
-                        (large, (("python", 1), ("spark", 2)))):
+    runs = (("python", 1), ("spark", 1), ("spark", 2))
+    for paths in (small, large):
         records = sum(log_records(p) for p in paths)
+        wall = {}
         for engine, cores in runs:
             got = run_child(engine, cores, paths)
             name = "python" if engine == "python" else f"spark local[{cores}]"
+            wall[name] = got["wall"]
             rows.append((f"{len(paths)} x {args.records:,}", records, name, got))
             print(f"  {rows[-1][0]:<16}{name:<16}{got['wall']:>8.1f} s{records / got['wall']:>12,.0f} rec/s"
                   f"{got['python_kb'] / 1024:>10,.0f} MB python{got['jvm_kb'] / 1024:>10,.0f} MB JVM", flush=True)
+        one, two, py = wall["spark local[1]"], wall["spark local[2]"], wall["python"]
+        print(f"    local[2] / local[1] speed-up {one / two:.2f}x (target >= 1.8x); per-core rate / python engine: "
+              f"local[1] {py / one:.2f}x, local[2] {py / two / 2:.2f}x (target >= 0.8x)", flush=True)
     print(f"load average {os.getloadavg()[0]:.1f} after")
 
 
