@@ -101,15 +101,26 @@ def last_per_ms(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return [last[t] for t in sorted(last)]
 
 
+def values(family: Family, rows: Sequence[dict[str, Any]]) -> list[int]:
+    """``value(family, row)`` of each row."""
+    column = family.column
+    if column == "zk_migration_state":
+        ids = ZK_MIGRATION_VALUES
+        return [ids.get(r[column], -1) for r in rows]
+    return [int(r[column]) for r in rows]
+
+
 def write_openmetrics(path: Path, clusters: Sequence[tuple[str, Sequence[dict[str, Any]]]]) -> Path:
     """The python engine's file: ``clusters`` is (name, timeline rows in log order) in fleet order."""
     sampled = [(name, last_per_ms(rows)) for name, rows in clusters]
+    # each sample's " TIMESTAMP\n", made once per cluster for all its series (most of the formatting)
+    stamps = [[f" {seconds(r['timestamp'])}\n" for r in rows] for _, rows in sampled]
     with open(path, "w", encoding="utf-8", newline="\n") as f:
         for family in FAMILIES:
             f.write(header(family))
-            for name, rows in sampled:
-                prefix = series(family, name)
-                f.writelines(f"{prefix} {value(family, r)} {seconds(r['timestamp'])}\n" for r in rows)
+            for (name, rows), ends in zip(sampled, stamps, strict=True):
+                prefix = series(family, name) + " "
+                f.writelines(f"{prefix}{v}{end}" for v, end in zip(values(family, rows), ends, strict=True))
         f.write("# EOF\n")
     return path
 
