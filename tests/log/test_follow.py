@@ -46,7 +46,8 @@ class Follower:
 
     def __init__(self, *args: str) -> None:
         self.proc = subprocess.Popen([sys.executable, "-m", "metalog.cli.main", "log", "follow", *args],
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                     preexec_fn=_interruptible)
         self.lines: queue.Queue[str] = queue.Queue()
         self.errors: list[str] = []
         threading.Thread(target=self._pump, args=(self.proc.stdout, self.lines.put), daemon=True).start()
@@ -84,6 +85,13 @@ class Follower:
     def stop(self) -> int:
         self.proc.send_signal(signal.SIGINT)
         return self.proc.wait(timeout=WAIT)
+
+
+def _interruptible() -> None:
+    """In the follower, before it starts: SIGINT is Ctrl-C again. A suite started as a background job of a shell
+    without job control inherits SIGINT ignored, and a Python started that way keeps it ignored (as a command
+    run in the background should), so follow would never see the test's Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def wait_until(condition: Any, timeout: float = WAIT) -> None:
