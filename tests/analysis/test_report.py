@@ -252,3 +252,35 @@ def test_the_report_from_the_parquet_tables_equals_the_report_from_the_rows(tmp_
     write_report(tmp_path / "rows", result.rows, result.events, result.by_broker)
     write_report_from_tables(tmp_path / "tables", [p.name for p in paths])
     assert (tmp_path / "tables" / "report.html").read_text() == (tmp_path / "rows" / "report.html").read_text()
+    if (tmp_path / "rows" / "report.png").exists():  # matplotlib installed
+        assert (tmp_path / "tables" / "report.png").read_bytes() == (tmp_path / "rows" / "report.png").read_bytes()
+
+
+ROW = {**{column: 0 for column in COLUMNS}, "metadata_version": "3.7-IV2", "zk_migration_state": "NONE",
+       "phase": "native", "dir_transition": "not-started"}  # a timeline row's every column
+
+
+def test_a_compacted_cluster_keeps_what_the_page_draws_and_lets_its_rows_go() -> None:
+    """The report from the tables compacts each cluster once its page data is made (the driver's memory): the
+    page, the summary and the fleet row are the same as from the whole cluster, the rows kept are the first,
+    the last and where the last phase began, and a series nobody drew cannot be made from what is left."""
+    from metalog.analysis.report.data import Cluster, chart_json
+    from metalog.analysis.report.page import render_html
+    from metalog.analysis.report.summary import fleet_row, summary
+
+    times = range(0, 100_000, 1000)
+    phases = ["native"] * 20 + ["pre-migration"] * 30 + ["native"] * 10 + ["pre-migration"] * 40
+    rows = [{"cluster": "c", "last_offset": i, "timestamp": t, **ROW, "phase": p,
+             "offline_replicas": i % 7} for i, (t, p) in enumerate(zip(times, phases, strict=True))]
+    events = [{"cluster": "c", "offset": 3, "timestamp": 3000, "event": "phase-change", "detail": "x"}]
+    whole, compacted = Cluster("c", list(rows), list(events)), Cluster("c", list(rows), list(events), count=100)
+    compacted.compact(0)
+    assert compacted.chart_json == chart_json(0, whole)
+    assert render_html([compacted], events) == render_html([whole], events)
+    assert summary("c", compacted.rows, events, compacted.batches) == summary("c", rows, events)
+    assert fleet_row("c", compacted.rows, events) == fleet_row("c", rows, events)
+    assert compacted.rows == [rows[0], rows[59], rows[60], rows[-1]]
+    with pytest.raises(KeyError, match="no series 'last_offset'"):
+        compacted.steps("last_offset")
+    with pytest.raises(ValueError, match="compacted for place 0"):
+        chart_json(1, compacted)

@@ -96,6 +96,14 @@ def iter_cluster(root: Path, cluster: str, columns: Sequence[str] | None = None,
                  batch_rows: int = 65_536) -> Iterator[list[dict[str, Any]]]:
     """One cluster's rows of a table directory, in file order, as lists of dicts of up to ``batch_rows``
     (times as epoch ms, the cluster column added): what a reader holds at once."""
+    for batch in iter_cluster_batches(root, cluster, columns, batch_rows):
+        yield batch_rows_of(batch, cluster, columns)
+
+
+def iter_cluster_batches(root: Path, cluster: str, columns: Sequence[str] | None = None,
+                         batch_rows: int = 65_536) -> Iterator[Any]:
+    """One cluster's rows of a table directory, in file order, as Arrow record batches of up to ``batch_rows``
+    (times as epoch ms; without the cluster column, which ``batch_rows_of`` adds)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -104,15 +112,16 @@ def iter_cluster(root: Path, cluster: str, columns: Sequence[str] | None = None,
         reader = pq.ParquetFile(path)
         wanted = [c for c in (columns or reader.schema_arrow.names) if c != PARTITION]
         for batch in reader.iter_batches(batch_size=batch_rows, columns=wanted):
-            cols = {}
-            for name, array in zip(batch.schema.names, batch.columns, strict=True):
-                if pa.types.is_timestamp(array.type):
-                    array = array.cast(pa.int64())
-                cols[name] = array.to_pylist()
-            n = batch.num_rows
-            cols[PARTITION] = [cluster] * n
-            order = [c for c in (columns or (PARTITION, *batch.schema.names)) if c in cols]
-            yield [dict(zip(order, values, strict=True)) for values in zip(*(cols[c] for c in order), strict=True)]
+            arrays = [a.cast(pa.int64()) if pa.types.is_timestamp(a.type) else a for a in batch.columns]
+            yield pa.RecordBatch.from_arrays(arrays, names=batch.schema.names)
+
+
+def batch_rows_of(batch: Any, cluster: str, columns: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """An Arrow record batch of ``iter_cluster_batches`` as the dicts ``iter_cluster`` yields."""
+    cols = {name: array.to_pylist() for name, array in zip(batch.schema.names, batch.columns, strict=True)}
+    cols[PARTITION] = [cluster] * batch.num_rows
+    order = [c for c in (columns or (PARTITION, *batch.schema.names)) if c in cols]
+    return [dict(zip(order, values, strict=True)) for values in zip(*(cols[c] for c in order), strict=True)]
 
 
 def read_tables(root: Path, columns: Sequence[str] | None = None) -> list[dict[str, Any]]:

@@ -35,8 +35,14 @@ def write_report(out: Path, rows: Sequence[dict[str, Any]], events: Sequence[dic
 
 def write_report_from_tables(out: Path, names: Sequence[str]) -> list[Path]:
     """report.html and report.png from the Parquet tables in ``out`` (either engine's), the clusters ``names``
-    in that order: read a cluster at a time, the timeline in change form (``data.read_cluster``)."""
-    clusters: list[Cluster] = [c for c in (read_cluster(out, name) for name in names) if c is not None]
+    in that order: read a cluster at a time, the timeline in change form (``data.read_cluster``), and each
+    compacted to what the page and the PNG draw before the next is read (``Cluster.compact``)."""
+    clusters: list[Cluster] = []
+    for name in names:
+        cluster = read_cluster(out, name)
+        if cluster is not None:
+            cluster.compact(len(clusters))  # its page data made, its rows let go before the next is read
+            clusters.append(cluster)
     events = [e for c in clusters for e in c.events]
     page = out / "report.html"
     page.write_text(render_html(clusters, events), encoding="utf-8")

@@ -3,6 +3,7 @@ views, the fleet overview, directory failures and event annotations (plain data;
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -77,6 +78,23 @@ class Cluster:
     failures: list[dict[str, Any]] = field(default_factory=list)
     _steps: dict[str, Steps] = field(default_factory=dict, repr=False)
     count: int | None = None  # batches, when ``rows`` holds only the rows where a value changed
+    chart_json: str | None = None  # chart_data as the page's JSON, once ``compact`` made it
+    chart_index: int = -1  # the place on the page it was made for
+
+    def compact(self, index: int) -> None:
+        """Keep only what the page and the PNG still need once the page's data is made (``index``: the cluster's
+        place on the page): that data as JSON text, the series drawn (in change form), the rows the summaries
+        read (the first, the last and where its last phase began) and the last row of each broker and directory.
+        A fleet's report then holds per cluster about what its page and picture show, not its rows."""
+        self.chart_json, self.chart_index = chart_json(index, self), index
+        rows = self.rows
+        k = len(rows) - 1
+        while k > 0 and rows[k - 1]["phase"] == rows[-1]["phase"]:
+            k -= 1
+        self.rows = [rows[i] for i in sorted({0, max(k - 1, 0), k, len(rows) - 1})]  # what phase_since reads
+        self.__dict__.pop("times", None)
+        self.brokers = last_rows(self.brokers, ("broker",))
+        self.directories = last_rows(self.directories, ("broker", "directory"))
 
     @property
     def batches(self) -> int:
@@ -90,6 +108,8 @@ class Cluster:
         """A timeline column in change form (computed once: the page and the PNG both draw it)."""
         found = self._steps.get(column)
         if found is None:
+            if self.chart_json is not None:  # compacted: its rows are gone, so never a series made from a few
+                raise KeyError(f"cluster {self.name}: the report drew no series {column!r} before it was compacted")
             found = self._steps[column] = steps(self.times, list(map(itemgetter(column), self.rows)))
         return found
 
@@ -125,27 +145,58 @@ def read_cluster(out: Path, name: str) -> Cluster | None:
     """One cluster's tables read back from ``out``'s Parquet (``analysis.layout``), the timeline in change form:
     its first and last rows and every row where a value other than the offset and time changed, which is all the
     charts, lanes and summaries draw (``steps`` keeps exactly those points), so the report of a fleet holds its
-    change rows, a cluster at a time as they are read, never every batch. None when it has no timeline rows."""
-    from metalog.analysis.layout import iter_cluster
+    change rows, a cluster at a time as they are read, never every batch. The changes are found column by column
+    in Arrow; only the rows kept become dicts. None when it has no timeline rows."""
+    from metalog.analysis.layout import batch_rows_of, iter_cluster, iter_cluster_batches
 
     rows: list[dict[str, Any]] = []
-    count, prev_values, last = 0, None, None
-    for batch in iter_cluster(out / "timeline_batches", name):
-        for row in batch:
-            values = tuple(v for k, v in row.items() if k not in ("last_offset", "timestamp"))
-            if values != prev_values:
-                rows.append(row)
-                prev_values = values
-            last = row
-        count += len(batch)
+    count, prev_values, last, last_kept = 0, None, None, False
+    for batch in iter_cluster_batches(out / "timeline_batches", name):
+        n = batch.num_rows
+        if n == 0:
+            continue
+        head = batch_rows_of(batch.slice(0, 1), name)[0]
+        keep = [_values(head) != prev_values, *_changed(batch)]  # row i against row i - 1 (row 0: the last batch's)
+        kept = batch_rows_of(batch.filter(keep), name) if any(keep) else []
+        rows += kept
+        last = kept[-1] if keep[-1] else batch_rows_of(batch.slice(n - 1, 1), name)[0]
+        last_kept, prev_values = keep[-1], _values(last)
+        count += n
     if last is None:
         return None
-    if rows[-1] is not last:
+    if not last_kept:
         rows.append(last)
     tables = {table: [r for b in iter_cluster(out / table, name) for r in b] if (out / table).is_dir() else []
               for table in ("events", "broker_timeline", "directory_timeline", "directory_failures")}
     return Cluster(name, rows, tables["events"], tables["broker_timeline"], tables["directory_timeline"],
                    tables["directory_failures"], count=count)
+
+
+_UNCOMPARED = ("cluster", "last_offset", "timestamp")  # what may change from row to row without being a change
+
+
+def _values(row: dict[str, Any]) -> tuple[Any, ...]:
+    return tuple(v for k, v in row.items() if k not in _UNCOMPARED)
+
+
+def _changed(batch: Any) -> list[bool]:
+    """For rows 1..n-1 of an Arrow record batch: does any compared column differ from the row before (a null
+    differs from a value, not from another null)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = batch.num_rows
+    changed = pa.array([False] * (n - 1), type=pa.bool_())
+    for column, array in zip(batch.schema.names, batch.columns, strict=True):
+        if column in _UNCOMPARED:
+            continue
+        if pa.types.is_dictionary(array.type):
+            array = array.dictionary_decode()
+        after, before = array.slice(1), array.slice(0, n - 1)
+        differs = pc.or_(pc.fill_null(pc.not_equal(after, before), False),
+                         pc.xor(pc.is_null(after), pc.is_null(before)))
+        changed = pc.or_(changed, differs)
+    return changed.to_pylist()
 
 
 def shared_axis(clusters: Sequence[Cluster]) -> bool:
@@ -277,6 +328,16 @@ def chart_data(index: int, cluster: Cluster) -> dict[str, Any]:
         "events": {"t": [e["timestamp"] for e in annotations], "kind": [e["event"] for e in annotations],
                    "detail": [f"offset {e['offset']:,}: {e['detail']}" for e in annotations]},
     }
+
+
+def chart_json(index: int, cluster: Cluster) -> str:
+    """``chart_data`` as the page's JSON block holds it (no "<": see ``page.render_html``)."""
+    if cluster.chart_json is not None:
+        if index != cluster.chart_index:
+            raise ValueError(f"cluster {cluster.name}: compacted for place {cluster.chart_index} on the page, "
+                             f"not {index}")
+        return cluster.chart_json
+    return json.dumps(chart_data(index, cluster), separators=(",", ":")).replace("<", "\\u003c")
 
 
 # ---- tables -----------------------------------------------------------------------------------------------

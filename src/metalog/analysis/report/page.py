@@ -14,6 +14,7 @@ from metalog.analysis.report.data import (
     Cluster,
     broker_code,
     chart_data,
+    chart_json,
     directory_code,
     failures,
     last_rows,
@@ -39,9 +40,16 @@ def page_data(clusters: Sequence[Cluster]) -> dict[str, Any]:
             "clusters": [chart_data(i, c) for i, c in enumerate(clusters)]}
 
 
+def page_json(clusters: Sequence[Cluster]) -> str:
+    """``page_data`` as JSON text with no "<" at all (names come from the user): nothing in it can end or open a
+    script element. Each cluster's part is made once (``data.chart_json``: a compacted cluster keeps only it)."""
+    head = json.dumps({"shared": shared_axis(clusters), "annotated": ANNOTATED}, separators=(",", ":"))
+    parts = ",".join(chart_json(i, c) for i, c in enumerate(clusters))
+    return head[:-1].replace("<", "\\u003c") + ',"clusters":[' + parts + "]}"
+
+
 def render_html(clusters: Sequence[Cluster], events: Sequence[dict[str, Any]]) -> str:
-    # no "<" at all in the JSON block (names come from the user): nothing in it can end or open a script element
-    data = json.dumps(page_data(clusters), separators=(",", ":")).replace("<", "\\u003c")
+    data = page_json(clusters)
     shared = shared_axis(clusters)
     span = (min(c.start for c in clusters), max(c.end for c in clusters)) if clusters else None
     parts = [
