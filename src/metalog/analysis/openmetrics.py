@@ -64,8 +64,7 @@ COLUMNS = tuple(dict.fromkeys(f.column for f in FAMILIES))
 
 
 def value(family: Family, row: dict[str, Any]) -> int:
-    v = row[family.column]
-    return ZK_MIGRATION_VALUES.get(v, -1) if family.column == "zk_migration_state" else int(v)
+    return values(family, (row,))[0]
 
 
 def escape(label: str) -> str:
@@ -102,7 +101,7 @@ def last_per_ms(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def values(family: Family, rows: Sequence[dict[str, Any]]) -> list[int]:
-    """``value(family, row)`` of each row."""
+    """The family's sample value of each row: its column's number (zk_migration_state: Kafka's numeric id)."""
     column = family.column
     if column == "zk_migration_state":
         ids = ZK_MIGRATION_VALUES

@@ -13,7 +13,6 @@ from metalog.analysis.report.data import (
     ANNOTATED,
     Cluster,
     broker_code,
-    chart_data,
     chart_json,
     directory_code,
     failures,
@@ -35,22 +34,18 @@ def _script(source: str) -> str:
     return source.replace("</script", "<\\/script")
 
 
-def page_data(clusters: Sequence[Cluster]) -> dict[str, Any]:
-    return {"shared": shared_axis(clusters), "annotated": ANNOTATED,
-            "clusters": [chart_data(i, c) for i, c in enumerate(clusters)]}
-
-
-def page_json(clusters: Sequence[Cluster]) -> str:
-    """``page_data`` as JSON text with no "<" at all (names come from the user): nothing in it can end or open a
-    script element. Each cluster's part is made once (``data.chart_json``: a compacted cluster keeps only it)."""
-    head = json.dumps({"shared": shared_axis(clusters), "annotated": ANNOTATED}, separators=(",", ":"))
+def page_json(clusters: Sequence[Cluster], shared: bool) -> str:
+    """The page script's data, {"shared", "annotated", "clusters": [``data.chart_data`` of each]}, as JSON text
+    with no "<" at all (names come from the user): nothing in it can end or open a script element. Each
+    cluster's part is made once (``data.chart_json``: a compacted cluster keeps only it)."""
+    head = json.dumps({"shared": shared, "annotated": ANNOTATED}, separators=(",", ":"))
     parts = ",".join(chart_json(i, c) for i, c in enumerate(clusters))
     return head[:-1].replace("<", "\\u003c") + ',"clusters":[' + parts + "]}"
 
 
 def render_html(clusters: Sequence[Cluster], events: Sequence[dict[str, Any]]) -> str:
-    data = page_json(clusters)
     shared = shared_axis(clusters)
+    data = page_json(clusters, shared)
     span = (min(c.start for c in clusters), max(c.end for c in clusters)) if clusters else None
     parts = [
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
