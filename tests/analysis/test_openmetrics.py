@@ -10,6 +10,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from metalog.analysis.openmetrics import FAMILIES, FILE, escape, last_per_ms, seconds, value, write_openmetrics
 from metalog.analysis.pipeline import analyze_python, write_outputs
@@ -88,3 +90,47 @@ def test_promtool_backfills_it(fleet: list[Path], tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     series = sum(1 for f in FAMILIES) * len(fleet)
     assert f" {series} " in done.stdout.splitlines()[-1]  # NUM SERIES of the block
+
+
+_ZK_NAMES = [*ZK_MIGRATION_VALUES, "", "SOMETHING_NEWER"]
+_TIMES = st.sampled_from([-1_001, -1, 0, 1, 999, 1_000, 2_002]) | st.integers(-3_000, 3_000)  # collisions
+
+
+@settings(max_examples=60)
+@given(data=st.data(),
+       clusters=st.lists(st.text(st.characters(codec="utf-8", exclude_characters="\x00"), min_size=1, max_size=6),
+                         min_size=1, max_size=3, unique=True))  # directory names: no NUL
+def test_the_executors_series_are_the_python_engines_lines_whatever_the_batches(
+        tmp_path_factory: pytest.TempPathFactory, data: st.DataObject, clusters: list[str]) -> None:
+    """The Spark engine's executors write each cluster's series from Arrow batches sorted by cluster, time and
+    log order (``spark_tables._series_task``), cut wherever Spark cuts them: the file is the python engine's."""
+    pa = pytest.importorskip("pyarrow")
+    from metalog.analysis.openmetrics import COLUMNS, concatenate
+    from metalog.analysis.spark_tables import SEQ, _series_path, _series_task
+
+    root = tmp_path_factory.mktemp("series")
+    fleet = []
+    for name in clusters:
+        rows = []
+        for seq in range(data.draw(st.integers(0, 40), label="rows")):
+            row: dict[str, object] = {c: data.draw(st.integers(0, 2**40)) for c in COLUMNS}
+            row["zk_migration_state"] = data.draw(st.sampled_from(_ZK_NAMES))
+            rows.append(row | {"timestamp": data.draw(_TIMES), SEQ: seq, "cluster": name})
+        fleet.append((name, rows))
+    write_openmetrics(root / "python.om", fleet)
+    ordered = sorted((r for _, rows in fleet for r in rows), key=lambda r: (r["cluster"], r["timestamp"], r[SEQ]))
+    schema = pa.schema([("cluster", pa.string()), ("timestamp", pa.timestamp("us", tz="UTC")), (SEQ, pa.int64()),
+                        *((c, pa.string() if c == "zk_migration_state" else pa.int64()) for c in COLUMNS)])
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(ordered)), max_size=6), label="cuts"))
+    batches = []
+    for lo, hi in zip([0, *cuts], [*cuts, len(ordered)], strict=True):
+        part = ordered[lo:hi]
+        batches.append(pa.RecordBatch.from_pydict(
+            {f.name: [r[f.name] * 1000 if f.name == "timestamp" else r[f.name] for r in part] for f in schema},
+            schema=schema))
+    parts = root / "parts"
+    (done,) = _series_task(str(parts))(iter(batches))
+    assert done.to_pydict() == {"cluster": sorted(n for n, rows in fleet if rows),
+                                "samples": [len(last_per_ms(rows)) for _, rows in sorted(fleet) if rows]}
+    concatenate(root / "spark.om", lambda i, c: [p] if (p := _series_path(parts, i, c)).exists() else [], clusters)
+    assert (root / "spark.om").read_bytes() == (root / "python.om").read_bytes()

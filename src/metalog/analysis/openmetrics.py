@@ -109,6 +109,45 @@ def values(family: Family, rows: Sequence[dict[str, Any]]) -> list[int]:
     return [int(r[column]) for r in rows]
 
 
+# ---- the same lines from Arrow columns (the Spark engine's executors), vectorized -------------------------------
+def arrow_stamps(ms: Any) -> Any:
+    """``" " + seconds(ms) + "\\n"`` of each epoch-ms value of an int64 Arrow array."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    whole = pc.abs(ms)
+    secs = pc.divide(whole, 1000)  # non-negative: integer division
+    millis = pc.utf8_lpad(pc.cast(pc.subtract(whole, pc.multiply(secs, 1000)), pa.string()), 3, "0")
+    return pc.binary_join_element_wise(pc.if_else(pc.less(ms, 0), " -", " "), pc.cast(secs, pa.string()), ".",
+                                       millis, "\n", "")
+
+
+def arrow_values(family: Family, column: Any) -> Any:
+    """``values`` of an Arrow column, as strings."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if family.column == "zk_migration_state":
+        ids = pa.array(list(ZK_MIGRATION_VALUES.values()), pa.int64())
+        found = pc.index_in(column, value_set=pa.array(list(ZK_MIGRATION_VALUES), pa.string()))
+        column = pc.fill_null(pc.take(ids, found), -1)
+    elif column.null_count:
+        raise ValueError(f"{family.column}: a timeline row without a value")
+    return pc.cast(column, pa.string())
+
+
+def arrow_text(family: Family, cluster: str, values: Any, stamps: Any) -> memoryview:
+    """The series' lines for the samples of ``values`` (``arrow_values``) at ``stamps`` (``arrow_stamps``): the
+    text of the joined string array's data, without a copy."""
+    import pyarrow.compute as pc
+
+    lines = pc.binary_join_element_wise(series(family, cluster) + " ", values, stamps, "")
+    if not len(lines):
+        return memoryview(b"")
+    offsets = memoryview(lines.buffers()[1]).cast("i")  # int32 offsets of a string array
+    return memoryview(lines.buffers()[2])[offsets[lines.offset]:offsets[lines.offset + len(lines)]]
+
+
 def write_openmetrics(path: Path, clusters: Sequence[tuple[str, Sequence[dict[str, Any]]]]) -> Path:
     """The python engine's file: ``clusters`` is (name, timeline rows in log order) in fleet order."""
     sampled = [(name, last_per_ms(rows)) for name, rows in clusters]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import marshal
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,6 @@ from metalog.analysis.brokers import _BROKER_VALUES, _DIRECTORY_VALUES, BROKER_Z
 from metalog.analysis.events import row_events
 from metalog.analysis.layout import PARTITION, TABLES, TIME_COLUMNS, arrow_schema, spark_ddl
 from metalog.analysis.parallel import Part
-from metalog.state.enums import ZK_MIGRATION_VALUES
 
 SEQ = "_seq"  # hidden order column: range index << 32 | place in the range
 _TRANSITIONS = ("metadata_version", "phase", "dir_transition")  # what row_events compares
@@ -197,48 +196,118 @@ __all__ = ["FINISH", "OUTPUT_DDL", "SEQ", "TIME_COLUMNS", "RangeContext", "Range
 
 
 def write_openmetrics(timeline: Any, out: Path, clusters: list[str]) -> Path:
-    """``OUT/controller_metrics.om`` (``metalog.analysis.openmetrics``): each series' lines written by the executors
-    (a text file per family and cluster, in time order), then concatenated in family, cluster order."""
+    """``OUT/controller_metrics.om`` (``metalog.analysis.openmetrics``): each cluster's timeline goes to one task
+    (only the columns the metrics read), sorted there by time then log order, and the executor writes the
+    cluster's series, a file per family (``_SeriesFiles``); the driver concatenates them in family, cluster
+    order."""
     import shutil
 
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F  # noqa: N812
-
     from metalog.analysis import openmetrics as om
-    from metalog.analysis.layout import partition_dir
 
-    last = Window.partitionBy(PARTITION, "timestamp").orderBy(F.col(SEQ).desc())
-    sampled = timeline.withColumn("_last", F.row_number().over(last)).where("_last = 1")
-    ms = F.unix_millis("timestamp")
-    when = F.format_string("%d.%03d", F.floor(ms / 1000), F.pmod(ms, 1000))
-    zk = F.create_map(*[F.lit(x) for name, v in ZK_MIGRATION_VALUES.items() for x in (name, v)])
-    lines = []
-    for i, family in enumerate(om.FAMILIES):
-        value = F.coalesce(zk[F.col(family.column)], F.lit(-1)) if family.column == "zk_migration_state" \
-            else F.col(family.column)
-        extra = "" if family.label is None else f',{family.label[0]}="{om.escape(family.label[1])}"'
-        line = F.concat(F.lit(family.name + '{cluster="'), _escaped(F.col(PARTITION)), F.lit(f'"{extra}}} '),
-                        value.cast("string"), F.lit(" "), when)
-        lines.append(F.struct(F.lit(i).alias("_family"), line.alias("value")))
-    # one pass over the sampled timeline: each row gives its line of every family
-    frame = sampled.select(PARTITION, ms.alias("_t"), F.explode(F.array(*lines)).alias("_line")) \
-        .select(F.col("_line._family").alias("_family"), PARTITION, "_t", F.col("_line.value").alias("value"))
     parts = out / ".controller_metrics.parts"
-    n = max(1, min(len(om.FAMILIES) * len(clusters), 256))
-    (frame.repartition(n, "_family", PARTITION).sortWithinPartitions("_family", PARTITION, "_t").drop("_t")
-     .write.mode("overwrite").partitionBy("_family", PARTITION).text(str(parts)))
     try:
-        return om.concatenate(out / om.FILE, lambda i, c: sorted((parts / f"_family={i}" / partition_dir(c))
-                                                                  .glob("part-*")), clusters)
+        narrow = timeline.select(PARTITION, "timestamp", SEQ, *om.COLUMNS)
+        ordered = narrow.repartition(max(1, min(len(clusters), 256)), PARTITION) \
+            .sortWithinPartitions(PARTITION, "timestamp", SEQ)
+        ordered.mapInArrow(_series_task(str(parts)), "cluster STRING, samples BIGINT").collect()
+        return om.concatenate(out / om.FILE, lambda i, c: [p] if (p := _series_path(parts, i, c)).exists() else [],
+                              clusters)
     finally:
         shutil.rmtree(parts, ignore_errors=True)
 
 
-def _escaped(label: Any) -> Any:
-    """An OpenMetrics label value in Spark SQL: backslash, double quote and newline escaped (Java replacement
-    strings: a backslash is written twice)."""
-    from pyspark.sql import functions as F  # noqa: N812
+def _series_path(parts: Path, family: int, cluster: str) -> Path:
+    from metalog.analysis.layout import partition_dir
 
-    label = F.regexp_replace(label, r"\\", r"\\\\")
-    label = F.regexp_replace(label, '"', r'\\"')
-    return F.regexp_replace(label, "\n", r"\\n")
+    return parts / f"family={family}" / partition_dir(cluster) / "samples.om"
+
+
+class _SeriesFiles:
+    """One cluster's series as an executor writes them, a file per family, from the cluster's timeline rows in
+    time order then log order (Arrow batches): the last row of each millisecond is a sample, so each batch's
+    last row waits for the next batch, where the same millisecond may go on. Written to temporary names and
+    renamed when whole (a task retried writes them again)."""
+
+    def __init__(self, parts: Path, cluster: str) -> None:
+        import uuid
+
+        from metalog.analysis.openmetrics import FAMILIES
+
+        self.cluster, self.samples = cluster, 0
+        self.paths = [_series_path(parts, i, cluster) for i in range(len(FAMILIES))]
+        self.temporary = [p.with_name(f".{p.name}.{uuid.uuid4().hex}") for p in self.paths]
+        for path in self.paths:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        self.files = [open(p, "wb") for p in self.temporary]  # noqa: SIM115 (closed by close)
+        self.pending: Any = None  # the last row so far, unless the next batch goes on in its millisecond
+
+    def add(self, rows: Any) -> None:
+        import pyarrow.compute as pc
+
+        if not len(rows):
+            return
+        ms = _millis(rows)
+        if self.pending is not None and _millis(self.pending)[0] != ms[0]:
+            self._write(self.pending)
+        last = len(rows) - 1
+        self._write(rows.slice(0, last).filter(pc.not_equal(ms.slice(0, last), ms.slice(1))))
+        self.pending = rows.slice(last)
+
+    def close(self) -> int:
+        import os
+
+        if self.pending is not None:
+            self._write(self.pending)
+        for f in self.files:
+            f.close()
+        for temporary, path in zip(self.temporary, self.paths, strict=True):
+            os.replace(temporary, path)
+        return self.samples
+
+    def _write(self, rows: Any) -> None:
+        from metalog.analysis import openmetrics as om
+
+        if not len(rows):
+            return
+        stamps = om.arrow_stamps(_millis(rows))
+        for f, family in zip(self.files, om.FAMILIES, strict=True):
+            f.write(om.arrow_text(family, self.cluster, om.arrow_values(family, rows.column(family.column)), stamps))
+        self.samples += len(rows)
+
+
+def _millis(rows: Any) -> Any:
+    """Epoch ms of the ``timestamp`` column of Spark's Arrow batch (microseconds, whole milliseconds)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    return pc.divide(rows.column("timestamp").cast(pa.int64()), 1000)
+
+
+def _series_task(parts: str) -> Callable[[Iterator[Any]], Iterator[Any]]:
+    """What a task runs over its partition's batches (sorted by cluster, time, log order): each cluster's
+    ``_SeriesFiles``, and a row per cluster (its name, its samples)."""
+
+    def run(batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        current: _SeriesFiles | None = None
+        done: list[tuple[str, int]] = []
+        for batch in batches:
+            names = batch.column(PARTITION)
+            cuts = [0, *(i + 1 for i in pc.indices_nonzero(pc.not_equal(names.slice(0, len(batch) - 1),
+                                                                          names.slice(1))).to_pylist()),
+                    len(batch)] if len(batch) else [0]
+            for lo, hi in zip(cuts, cuts[1:], strict=False):
+                name = names[lo].as_py()
+                if current is None or current.cluster != name:
+                    if current is not None:
+                        done.append((current.cluster, current.close()))
+                    current = _SeriesFiles(Path(parts), name)
+                current.add(batch.slice(lo, hi - lo))
+        if current is not None:
+            done.append((current.cluster, current.close()))
+        yield pa.RecordBatch.from_pydict({PARTITION: [c for c, _ in done], "samples": [n for _, n in done]},
+                                         schema=pa.schema([(PARTITION, pa.string()), ("samples", pa.int64())]))
+
+    return run
