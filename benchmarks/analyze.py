@@ -23,7 +23,6 @@ after: above the core count, trust the model more than the wall clock.
 from __future__ import annotations
 
 import argparse
-import heapq
 import json
 import os
 import subprocess
@@ -33,6 +32,7 @@ import time
 from pathlib import Path
 
 from metalog.analysis.pipeline import analyze_python, log_records
+from metalog.analysis.spark import makespan
 from metalog.generate.generator import HistorySettings
 from metalog.generate.writer import write_history
 from metalog.replay.history import IMAGE_DIR, MetadataHistory
@@ -53,14 +53,6 @@ def build(records: int, seed: int, images: int = 0) -> Path:
         for old in (path / IMAGE_DIR).glob("*.image") if (path / IMAGE_DIR).is_dir() else ():
             old.unlink()  # the plain run replays from deltas only
     return path
-
-
-def makespan(tasks: list[float], cores: int) -> float:
-    """Longest-first list scheduling of task times on ``cores``."""
-    ends = [0.0] * cores
-    for t in sorted(tasks, reverse=True):
-        heapq.heapreplace(ends, ends[0] + t)
-    return max(ends)
 
 
 def spark_run(path: Path, cores: int, repeat: int, warm: Path) -> tuple[float, float, float, int]:

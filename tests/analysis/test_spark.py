@@ -17,10 +17,12 @@ from hypothesis import strategies as st
 from metalog.analysis.layout import TABLES, arrow_schema, read_tables
 from metalog.analysis.pipeline import Analysis, analyze_python, write_outputs
 from metalog.analysis.spark import (
+    RANGE_SLACK,
     analyze_spark,
     default_driver_memory,
     delta_cuts,
     find_java,
+    makespan,
     place,
     range_counts,
     spark_session,
@@ -85,7 +87,25 @@ def test_placement_is_stable_across_processes() -> None:
     slots = place([("zk", n) for n in range(6)] + [("jbod", n) for n in range(5)], 4)
     assert sorted(len(s) for s in slots) == [2, 3, 3, 3]  # spread evenly over the fleet
     assert sorted(i for s in slots for i in s) == list(range(11))
-    assert range_counts([100, 300, 0], 8) == [2, 6, 1]
+
+
+def test_ranges_split_only_as_far_as_keeping_every_core_busy() -> None:
+    """Each cluster whole (no deltas) unless the tasks would end unevenly: then the widest is split."""
+    assert range_counts([1000] * 5, 1) == [1] * 5
+    assert range_counts([1000] * 5, 2) == [2, 1, 1, 1, 1]  # 2.5 clusters a core, not 3 rounds of one
+    assert range_counts([1000] * 4, 2) == [1] * 4
+    assert range_counts([5000], 2) == [2] and range_counts([5000], 4) == [4]
+    assert range_counts([100, 300, 0], 4) == [1, 3, 1]
+    assert range_counts([1], 4) == [1]  # nothing to split
+    for sizes, cores in (([1000] * 5, 2), ([1000] * 7, 4), ([10, 3000, 700], 3), ([123] * 20, 8)):
+        counts = range_counts(sizes, cores)
+        ranges = [size / n for size, n in zip(sizes, counts, strict=True) for _ in range(n)]
+        assert makespan(ranges, cores) <= sum(sizes) / cores * RANGE_SLACK, (sizes, cores)
+
+
+def test_the_heaviest_tasks_start_first() -> None:
+    slots = place([("a", 0), ("b", 0), ("c", 0), ("c", 1)], 4, [10, 10, 5, 5])
+    assert sorted(slots[:2]) == [[0], [1]] and sorted(slots[2:]) == [[2], [3]]
 
 
 def test_progress_reports_stages_and_records(spark: Any, fleet: list[Path]) -> None:

@@ -15,6 +15,7 @@ reach the driver. Work is placed on partitions by a stable hash.
 
 from __future__ import annotations
 
+import heapq
 import os
 import threading
 import time
@@ -56,10 +57,10 @@ from metalog.analysis.spark_tables import (
 from metalog.replay.points import StartPoint
 from metalog.state.overlay import RangeDelta
 
-__all__ = ["RANGES_PER_CORE", "SparkAnalysis", "analyze_spark", "default_driver_memory", "delta_cuts", "find_java",
-           "import_pyspark", "place", "range_counts", "spark_session", "stable_hash"]
+__all__ = ["RANGE_SLACK", "SparkAnalysis", "analyze_spark", "default_driver_memory", "delta_cuts", "find_java",
+           "import_pyspark", "makespan", "place", "range_counts", "spark_session", "stable_hash"]
 
-RANGES_PER_CORE = 2  # a little slack for ranges that replay slower than others
+RANGE_SLACK = 1.05  # how far past an even share of the records the replay may end before a range is split
 
 
 def stable_hash(text: str) -> int:
@@ -67,12 +68,14 @@ def stable_hash(text: str) -> int:
     return zlib.crc32(text.encode())
 
 
-def place(keys: Sequence[tuple[str, int]], partitions: int) -> list[list[int]]:
-    """Indexes of ``keys`` (cluster, range number) per Spark partition: ordered by the cluster's stable hash
-    (then name and range), dealt round-robin, so partitions differ by at most one task and every process
-    places alike."""
+def place(keys: Sequence[tuple[str, int]], partitions: int, weights: Sequence[int] | None = None) -> list[list[int]]:
+    """Indexes of ``keys`` (cluster, range number) per Spark partition: the heaviest first (``weights``, e.g.
+    records; Spark starts a stage's tasks in partition order, so this is longest-first scheduling), then by the
+    cluster's stable hash, name and range; dealt round-robin, so partitions differ by at most one task and
+    every process places alike."""
     out: list[list[int]] = [[] for _ in range(partitions)]
-    order = sorted(range(len(keys)), key=lambda i: (stable_hash(keys[i][0]), keys[i][0], keys[i][1]))
+    weight = weights or [0] * len(keys)
+    order = sorted(range(len(keys)), key=lambda i: (-weight[i], stable_hash(keys[i][0]), keys[i][0], keys[i][1]))
     for rank, i in enumerate(order):
         out[rank % partitions].append(i)
     return out
@@ -88,10 +91,30 @@ def delta_cuts(pieces: int, cores: int) -> int:
     return cores
 
 
-def range_counts(sizes: Sequence[int], total: int) -> list[int]:
-    """Ranges per cluster, about ``total`` in all, in proportion to their sizes (at least one each)."""
-    whole = max(sum(sizes), 1)
-    return [max(1, round(total * size / whole)) for size in sizes]
+def makespan(sizes: Sequence[float], cores: int) -> float:
+    """How long ``sizes`` take on ``cores``, scheduled longest first."""
+    ends = [0.0] * max(cores, 1)
+    for size in sorted(sizes, reverse=True):
+        heapq.heapreplace(ends, ends[0] + size)
+    return max(ends)
+
+
+def range_counts(sizes: Sequence[int], cores: int, slack: float = RANGE_SLACK) -> list[int]:
+    """Ranges per cluster so that the replay's tasks keep ``cores`` busy to the end: one each (a cluster
+    replayed whole needs no deltas), then the cluster with the largest ranges is split once more, until the
+    ranges scheduled longest first end within ``slack`` of an even share of the records (5 equal clusters on
+    2 cores: one of them in 2 halves, not 5 tasks in 3 rounds), or until 4 ranges per core."""
+    counts = [1] * len(sizes)
+    even = sum(sizes) / max(cores, 1)
+    while cores > 1 and sum(counts) < 4 * cores + len(sizes):
+        ranges = [size / n for size, n in zip(sizes, counts, strict=True) for _ in range(n)]
+        if makespan(ranges, cores) <= even * slack:
+            break
+        widest = max(range(len(sizes)), key=lambda i: sizes[i] / counts[i])
+        if sizes[widest] < 2 * (counts[widest] + 1):
+            break
+        counts[widest] += 1
+    return counts
 
 
 @dataclass(frozen=True)
@@ -104,14 +127,14 @@ class _Cluster:
 
 
 def _on_partitions(sc: Any, fn: Callable[[Any], Any], items: Sequence[Any], keys: Sequence[tuple[str, int]],
-                   partitions: int | None, cpu: list[float]) -> list[Any]:
+                   weights: Sequence[int], partitions: int | None, cpu: list[float]) -> list[Any]:
     """``fn`` over ``items`` on executors, each item in the partition ``place`` gives its key; results in
     ``items`` order. Items travel inside the tasks (no shuffle). Each task's CPU seconds are appended to
     ``cpu`` (what the benchmark models a quiet machine with)."""
     if not items:
         return []
     n = partitions or len(items)
-    buckets = [[(i, items[i]) for i in slot] for slot in place(keys, n)]
+    buckets = [[(i, items[i]) for i in slot] for slot in place(keys, n, weights)]
 
     def run(bucket: list[tuple[int, Any]]) -> list[tuple[float, list[tuple[int, Any]]]]:
         start = time.process_time()
@@ -138,10 +161,11 @@ def _replay(item: tuple[int, str, str, int, int, StartPoint | None, RangeDelta])
 
 
 def _on_executors(sc: Any, fn: Callable[[Any], Any], items: Sequence[Any], keys: Sequence[tuple[str, int]],
-                  partitions: int | None) -> Any:
-    """An RDD of ``fn`` over ``items``, each item in the partition ``place`` gives its key (no shuffle)."""
+                  weights: Sequence[int], partitions: int | None) -> Any:
+    """An RDD of ``fn`` over ``items``, each item in the partition ``place`` gives its key and weight (no
+    shuffle)."""
     n = partitions or max(len(items), 1)
-    buckets = [[items[i] for i in slot] for slot in place(keys, n)]
+    buckets = [[items[i] for i in slot] for slot in place(keys, n, weights)]
     return sc.parallelize(buckets, n).flatMap(lambda bucket: [fn(item) for item in bucket])
 
 
@@ -152,8 +176,8 @@ def analyze_spark(session: Any, logdirs: Sequence[str | os.PathLike[str]], *, ra
     """Every cluster's tables as Spark DataFrames, computed on the executors; ``collect()`` equals
     ``analyze_python``'s result, ``write`` writes the same Parquet tables as the python engine.
 
-    ``ranges``: offset ranges per cluster (default: ``RANGES_PER_CORE`` per core over the fleet, in proportion
-    to the clusters' sizes; one core replays each cluster whole, which needs no deltas). ``partitions``: Spark
+    ``ranges``: offset ranges per cluster (default: ``range_counts``, as few as keep every core busy to the
+    end; one core replays each cluster whole, which needs no deltas). ``partitions``: Spark
     partitions per stage (default one per task). ``points``: start ranges from snapshots and state images.
     ``progress(records done, total)`` and ``stage(name)`` report while it runs."""
     sc = session.sparkContext
@@ -163,7 +187,7 @@ def analyze_spark(session: Any, logdirs: Sequence[str | os.PathLike[str]], *, ra
         clusters.append(_Cluster(path, name, first, last, start_points(path) if points else []))
     sizes = [max(c.last - c.first + 1, 0) for c in clusters]
     cores = sc.defaultParallelism
-    counts = [ranges] * len(clusters) if ranges else range_counts(sizes, cores * RANGES_PER_CORE if cores > 1 else 1)
+    counts = [ranges] * len(clusters) if ranges else range_counts(sizes, cores)
     bounds = [split_ranges(c.first, c.last, n) for c, n in zip(clusters, counts, strict=True)]
     origins = [plan(b, c.first, c.points) for c, b in zip(clusters, bounds, strict=True)]
     report = _Report(sc, sum(sizes), progress, stage)
@@ -174,7 +198,8 @@ def analyze_spark(session: Any, logdirs: Sequence[str | os.PathLike[str]], *, ra
     subs = [(i, piece, sub) for i, piece in pieces for sub in split_ranges(*piece, cuts)]
     with report.stage("range deltas", sum(hi - lo + 1 for _, _, (lo, hi) in subs)):
         found = _on_partitions(sc, _delta, [(clusters[i].path, *sub) for i, _, sub in subs],
-                               [(clusters[i].name, n) for n, (i, _, _) in enumerate(subs)], partitions,
+                               [(clusters[i].name, n) for n, (i, _, _) in enumerate(subs)],
+                               [hi - lo + 1 for _, _, (lo, hi) in subs], partitions,
                                result.task_cpu.setdefault("deltas", []))
     cut_deltas: list[dict[Piece, list[RangeDelta]]] = [{} for _ in clusters]
     for (i, piece, _), delta in zip(subs, found, strict=True):  # subs are in offset order within a piece
@@ -188,7 +213,8 @@ def analyze_spark(session: Any, logdirs: Sequence[str | os.PathLike[str]], *, ra
         for n, ((lo, hi), origin, prefix) in enumerate(zip(b, os_, prefixes(os_, ds), strict=True)):
             items.append((len(items), c.path, c.name, lo, hi, origin.point, prefix))
             keys.append((c.name, n))
-    replayed = session.createDataFrame(_on_executors(sc, _replay, items, keys, partitions), OUTPUT_DDL)
+    weights = [hi - lo + 1 for _, _, _, lo, hi, _, _ in items]
+    replayed = session.createDataFrame(_on_executors(sc, _replay, items, keys, weights, partitions), OUTPUT_DDL)
     replayed = replayed.persist(_storage_level())  # each range replays once; the tables read it from here
     with report.stage("replay", sum(sizes)):
         found = sorted(tuple(r) for r in replayed.select("index", "cpu", "summary").collect()) if items else []
