@@ -5,6 +5,8 @@
     python benchmarks/analyze.py --images 1000000   # state images every 1M offsets: ranges start from them
     python benchmarks/analyze.py --fleet 20 20 --records 1000000   # the fleet: 20 x 1M (cached)
     python benchmarks/analyze.py --fleet 4 16 --records 50000      # two fleet sizes: is the driver's memory flat?
+    python benchmarks/analyze.py --fleet 5 20 --records 1000000 --large-local2-only   # 20M on local[2] only
+    python benchmarks/analyze.py --fleet 5 0 --records 1000000     # one fleet
 
 Prints records/s of the python engine and of Spark on one and on two cores, the local[2]/local[1] speed-up
 (target >= 1.8x), Spark's per-core rate against the python engine's (target >= 0.8x) and, counting Spark's
@@ -143,10 +145,11 @@ def fleet_main(args: argparse.Namespace) -> None:
     large = build_fleet(args.fleet[1], args.records, args.seed)
     print(f"load average {os.getloadavg()[0]:.1f} before, on {os.cpu_count()} cores", flush=True)
     rows = []
-    runs = (("python", 1), ("spark", 1), ("spark", 2))
-    for paths in (small, large):
+    every = (("python", 1), ("spark", 1), ("spark", 2))
+    for paths in (small, large) if args.fleet[1] else (small,):
         records = sum(log_records(p) for p in paths)
         wall = {}
+        runs = every if paths is small or not args.large_local2_only else (("spark", 2),)
         for engine, cores in runs:
             got = run_child(engine, cores, paths)
             name = "python" if engine == "python" else f"spark local[{cores}]"
@@ -154,6 +157,8 @@ def fleet_main(args: argparse.Namespace) -> None:
             rows.append((f"{len(paths)} x {args.records:,}", records, name, got))
             print(f"  {rows[-1][0]:<16}{name:<16}{got['wall']:>8.1f} s{records / got['wall']:>12,.0f} rec/s"
                   f"{got['python_kb'] / 1024:>10,.0f} MB python{got['jvm_kb'] / 1024:>10,.0f} MB JVM", flush=True)
+        if len(wall) < len(every):
+            continue
         one, two, py = wall["spark local[1]"], wall["spark local[2]"], wall["python"]
         print(f"    local[2] / local[1] speed-up {one / two:.2f}x (target >= 1.8x); per-core rate / python engine: "
               f"local[1] {py / one:.2f}x, local[2] {py / two / 2:.2f}x (target >= 0.8x)", flush=True)
@@ -166,6 +171,8 @@ def main() -> None:
     ap.add_argument("--fleet", type=int, nargs=2, metavar=("SMALL", "LARGE"),
                     help="two fleets of SMALL and LARGE clusters: each engine end to end in a process of its own, "
                          "with the peak resident set of the Python driver and of its JVM")
+    ap.add_argument("--large-local2-only", action="store_true",
+                    help="run only Spark local[2] on the LARGE fleet (the others take most of an hour on 20M)")
     ap.add_argument("--child", choices=["python", "spark"], help=argparse.SUPPRESS)
     ap.add_argument("--cores", type=int, default=1, help=argparse.SUPPRESS)
     ap.add_argument("paths", nargs="*", help=argparse.SUPPRESS)

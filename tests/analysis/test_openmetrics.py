@@ -134,3 +134,33 @@ def test_the_executors_series_are_the_python_engines_lines_whatever_the_batches(
                                 "samples": [len(last_per_ms(rows)) for _, rows in sorted(fleet) if rows]}
     concatenate(root / "spark.om", lambda i, c: [p] if (p := _series_path(parts, i, c)).exists() else [], clusters)
     assert (root / "spark.om").read_bytes() == (root / "python.om").read_bytes()
+
+
+@pytest.mark.parametrize("kernel", ["whole", "none", "part then refuses", "absent"])
+def test_blocks_are_concatenated_whole_however_the_kernel_copies(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  kernel: str) -> None:
+    import errno
+    import os
+
+    from metalog.analysis.openmetrics import concatenate, header
+
+    real = os.copy_file_range
+    calls = []
+
+    def copy(src: int, dst: int, count: int) -> int:
+        calls.append(count)
+        if kernel == "none" or (kernel == "part then refuses" and len(calls) > 1):
+            raise OSError(errno.EXDEV, "cross-device")
+        return real(src, dst, min(count, 7) if kernel == "part then refuses" else count)
+
+    monkeypatch.setattr(os, "copy_file_range", copy, raising=True)
+    if kernel == "absent":
+        monkeypatch.delattr(os, "copy_file_range")
+    blocks = {}
+    for i in range(len(FAMILIES)):
+        blocks[i] = tmp_path / f"{i}.om"
+        blocks[i].write_bytes(f"line {i}\n".encode() * (i + 1))
+    concatenate(tmp_path / FILE, lambda i, c: [blocks[i]], ["a"])
+    expected = "".join(header(f) + f"line {i}\n" * (i + 1) for i, f in enumerate(FAMILIES)) + "# EOF\n"
+    assert (tmp_path / FILE).read_text() == expected
+    assert bool(calls) == (kernel != "absent")

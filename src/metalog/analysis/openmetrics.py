@@ -16,11 +16,12 @@ files in that order (a file copy, no rows).
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from metalog.state.enums import ZK_MIGRATION_VALUES
 
@@ -171,7 +172,27 @@ def concatenate(path: Path, blocks: Callable[[int, str], list[Path]], clusters: 
             out.write(header(family).encode())
             for cluster in clusters:
                 for block in blocks(i, cluster):
-                    with open(block, "rb") as f:
-                        shutil.copyfileobj(f, out)
+                    _append(block, out)
         out.write(b"# EOF\n")
     return path
+
+
+
+def _append(block: Path, out: BinaryIO) -> None:
+    """The block's bytes at the end of ``out``, copied by the kernel where it can (a 1M-record cluster's series
+    are about 1 GB), else, or for what is left, through a buffer."""
+    out.flush()
+    copy = getattr(os, "copy_file_range", None)  # Linux
+    with open(block, "rb") as f:
+        size, done = os.fstat(f.fileno()).st_size, 0
+        try:
+            while copy is not None and done < size:
+                n = copy(f.fileno(), out.fileno(), size - done)
+                if n == 0:
+                    break
+                done += n
+        except OSError:  # not between these filesystems
+            pass
+        out.seek(0, os.SEEK_END)  # past what the kernel wrote
+        f.seek(done)
+        shutil.copyfileobj(f, out)
