@@ -5,6 +5,7 @@ in Chromium: test_report_browser.py."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import random
 import re
@@ -254,6 +255,7 @@ def test_the_report_from_the_parquet_tables_equals_the_report_from_the_rows(tmp_
     assert (tmp_path / "tables" / "report.html").read_text() == (tmp_path / "rows" / "report.html").read_text()
     if (tmp_path / "rows" / "report.png").exists():  # matplotlib installed
         assert (tmp_path / "tables" / "report.png").read_bytes() == (tmp_path / "rows" / "report.png").read_bytes()
+    assert not list((tmp_path / "tables").glob(".report-*"))  # the page data's scratch files are gone
 
 
 ROW = {**{column: 0 for column in COLUMNS}, "metadata_version": "3.7-IV2", "zk_migration_state": "NONE",
@@ -270,7 +272,7 @@ def test_a_compacted_cluster_keeps_what_the_page_draws_and_lets_its_rows_go() ->
 
     times = range(0, 100_000, 1000)
     phases = ["native"] * 20 + ["pre-migration"] * 30 + ["native"] * 10 + ["pre-migration"] * 40
-    rows = [{"cluster": "c", "last_offset": i, "timestamp": t, **ROW, "phase": p,
+    rows = [{**ROW, "cluster": "c", "last_offset": i, "timestamp": t, "phase": p,
              "offline_replicas": i % 7} for i, (t, p) in enumerate(zip(times, phases, strict=True))]
     events = [{"cluster": "c", "offset": 3, "timestamp": 3000, "event": "phase-change", "detail": "x"}]
     whole, compacted = Cluster("c", list(rows), list(events)), Cluster("c", list(rows), list(events), count=100)
@@ -284,3 +286,33 @@ def test_a_compacted_cluster_keeps_what_the_page_draws_and_lets_its_rows_go() ->
         compacted.steps("last_offset")
     with pytest.raises(ValueError, match="compacted for place 0"):
         chart_json(1, compacted)
+
+
+def test_a_cluster_compacted_to_its_pictures_envelopes_and_a_page_file_draws_the_same(tmp_path: Path) -> None:
+    """What keeps a fleet's report flat: each cluster's page data in a scratch file (streamed into the page) and
+    the PNG's envelopes in place of its series; the page and the PNG are those of the whole cluster."""
+    from metalog.analysis.report.data import Cluster, chart_json, read_span
+    from metalog.analysis.report.page import render_html, write_html
+    from metalog.analysis.report.png import envelopes, write_png
+
+    times = range(0, 100_000, 1000)
+    rows = [{**ROW, "cluster": "c", "last_offset": i, "timestamp": t, "replicas_lost": i % 5,
+             "phase": "native" if i < 40 else "pre-migration"} for i, t in enumerate(times)]
+    whole, compacted = Cluster("c", list(rows)), Cluster("c", list(rows), count=len(rows))
+    compacted.compact(0, envelopes(compacted, (whole.start, whole.end)), tmp_path / "c.json")
+    assert (tmp_path / "c.json").read_text() == chart_json(0, compacted) == chart_json(0, whole)
+    assert compacted.chart_json == ""  # the text is in the file, not in memory
+    write_html(tmp_path / "page.html", [compacted], [])
+    assert (tmp_path / "page.html").read_text() == render_html([whole], [])
+    with pytest.raises(KeyError, match="no series 'replicas_lost'"):
+        compacted.steps("replicas_lost")
+    if importlib.util.find_spec("matplotlib") is not None:
+        (tmp_path / "whole").mkdir()
+        (tmp_path / "compacted").mkdir()
+        write_png(tmp_path / "whole", [whole])
+        write_png(tmp_path / "compacted", [compacted])
+        assert (tmp_path / "whole" / "report.png").read_bytes() == (tmp_path / "compacted" / "report.png").read_bytes()
+        earlier = Cluster("e", [dict(r, cluster="e", timestamp=r["timestamp"] - 50_000) for r in rows])
+        with pytest.raises(KeyError, match="compacted without the PNG's"):  # a fleet's axis, not its own
+            write_png(tmp_path / "compacted", [compacted, earlier])
+    assert read_span(tmp_path, "nothing") is None

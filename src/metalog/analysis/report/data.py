@@ -80,13 +80,26 @@ class Cluster:
     count: int | None = None  # batches, when ``rows`` holds only the rows where a value changed
     chart_json: str | None = None  # chart_data as the page's JSON, once ``compact`` made it
     chart_index: int = -1  # the place on the page it was made for
+    chart_file: Path | None = None  # where compact put chart_json, when it was told to
+    envelopes: dict[tuple[str, int, int], Any] | None = None  # the PNG's, when compact was given them
 
-    def compact(self, index: int) -> None:
+    def compact(self, index: int, envelopes: dict[tuple[str, int, int], Any] | None = None,
+                spill: Path | None = None) -> None:
         """Keep only what the page and the PNG still need once the page's data is made (``index``: the cluster's
-        place on the page): that data as JSON text, the series drawn (in change form), the rows the summaries
-        read (the first, the last and where its last phase began) and the last row of each broker and directory.
-        A fleet's report then holds per cluster about what its page and picture show, not its rows."""
-        self.chart_json, self.chart_index = chart_json(index, self), index
+        place on the page): that data as JSON text (in the file ``spill`` when given, read back as the page is
+        written), the PNG's envelopes (``png.envelopes``; without them, the series drawn in change form), the
+        rows the summaries read (the first, the last and where its last phase began) and the last row of each
+        broker and directory. A fleet's report then holds per cluster about what its picture shows, not its
+        rows nor its page data."""
+        text, self.chart_index = chart_json(index, self), index
+        if spill is None:
+            self.chart_json = text
+        else:
+            spill.write_text(text, encoding="utf-8")
+            self.chart_json, self.chart_file = "", spill
+        if envelopes is not None:
+            self.envelopes = envelopes
+            self._steps = {"phase": self.steps("phase")}  # the PNG's background: the phases' runs
         rows = self.rows
         k = len(rows) - 1
         while k > 0 and rows[k - 1]["phase"] == rows[-1]["phase"]:
@@ -119,8 +132,26 @@ class Cluster:
 
     @property
     def end(self) -> int:
-        """The last batch's time (at least a second after the first, so a span is never empty)."""
-        return max(self.rows[-1]["timestamp"], self.start + 1000)
+        return span_end(self.start, self.rows[-1]["timestamp"])
+
+
+def span_end(start: int, last: int) -> int:
+    """A cluster's time span ends at its last batch's time, at least a second after the first (never empty)."""
+    return max(last, start + 1000)
+
+
+def read_span(out: Path, name: str) -> tuple[int, int] | None:
+    """A cluster's (start, end), as its ``read_cluster`` has them, from the timeline's time column alone (None:
+    no rows): a fleet's shared time axis is known before any cluster is read whole."""
+    from metalog.analysis.layout import iter_cluster_batches
+
+    first = last = None
+    for batch in iter_cluster_batches(out / "timeline_batches", name, ["timestamp"]):
+        if batch.num_rows:
+            column = batch.column(0)
+            first = column[0].as_py() if first is None else first
+            last = column[batch.num_rows - 1].as_py()
+    return None if first is None or last is None else (first, span_end(first, last))
 
 
 def clusters_of(rows: Sequence[dict[str, Any]], events: Sequence[dict[str, Any]],
@@ -200,17 +231,26 @@ def _changed(batch: Any) -> list[bool]:
 
 
 def shared_axis(clusters: Sequence[Cluster]) -> bool:
+    return shared_spans([(c.start, c.end) for c in clusters])
+
+
+def shared_spans(spans: Sequence[tuple[int, int]]) -> bool:
     """One time axis for the fleet when the clusters' time spans overlap (chained: each starts before the ones
     before it end)."""
-    if len(clusters) < 2:
+    if len(spans) < 2:
         return False
-    spans = sorted((c.start, c.end) for c in clusters)
-    reach = spans[0][1]
-    for start, end in spans[1:]:
+    ordered = sorted(spans)
+    reach = ordered[0][1]
+    for start, end in ordered[1:]:
         if start > reach:
             return False
         reach = max(reach, end)
     return True
+
+
+def fleet_span(spans: Sequence[tuple[int, int]]) -> tuple[int, int] | None:
+    """The fleet's one time axis, (first start, last end), or None when each cluster has its own."""
+    return (min(s for s, _ in spans), max(e for _, e in spans)) if shared_spans(spans) else None
 
 
 # ---- series -----------------------------------------------------------------------------------------------
@@ -336,7 +376,7 @@ def chart_json(index: int, cluster: Cluster) -> str:
         if index != cluster.chart_index:
             raise ValueError(f"cluster {cluster.name}: compacted for place {cluster.chart_index} on the page, "
                              f"not {index}")
-        return cluster.chart_json
+        return cluster.chart_file.read_text(encoding="utf-8") if cluster.chart_file else cluster.chart_json
     return json.dumps(chart_data(index, cluster), separators=(",", ":")).replace("<", "\\u003c")
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from metalog.analysis.report.data import (
@@ -34,20 +35,33 @@ def _script(source: str) -> str:
     return source.replace("</script", "<\\/script")
 
 
-def page_json(clusters: Sequence[Cluster], shared: bool) -> str:
-    """The page script's data, {"shared", "annotated", "clusters": [``data.chart_data`` of each]}, as JSON text
-    with no "<" at all (names come from the user): nothing in it can end or open a script element. Each
-    cluster's part is made once (``data.chart_json``: a compacted cluster keeps only it)."""
+def page_json(clusters: Sequence[Cluster], shared: bool) -> Iterator[str]:
+    """The page script's data, {"shared", "annotated", "clusters": [``data.chart_data`` of each]}, as pieces of
+    JSON text with no "<" at all (names come from the user): nothing in it can end or open a script element.
+    Each cluster's part is made once (``data.chart_json``: a compacted cluster keeps it, or its file) and
+    handed out alone, so a page can be written without its whole data in memory."""
     head = json.dumps({"shared": shared, "annotated": ANNOTATED}, separators=(",", ":"))
-    parts = ",".join(chart_json(i, c) for i, c in enumerate(clusters))
-    return head[:-1].replace("<", "\\u003c") + ',"clusters":[' + parts + "]}"
+    yield head[:-1].replace("<", "\\u003c") + ',"clusters":['
+    for i, c in enumerate(clusters):
+        yield ("," if i else "") + chart_json(i, c)
+    yield "]}"
 
 
 def render_html(clusters: Sequence[Cluster], events: Sequence[dict[str, Any]]) -> str:
+    return "".join(html_parts(clusters, events))
+
+
+def write_html(path: Path, clusters: Sequence[Cluster], events: Sequence[dict[str, Any]]) -> Path:
+    """report.html, written piece by piece (``render_html``'s text)."""
+    with open(path, "w", encoding="utf-8") as f:
+        f.writelines(html_parts(clusters, events))
+    return path
+
+
+def html_parts(clusters: Sequence[Cluster], events: Sequence[dict[str, Any]]) -> Iterator[str]:
     shared = shared_axis(clusters)
-    data = page_json(clusters, shared)
     span = (min(c.start for c in clusters), max(c.end for c in clusters)) if clusters else None
-    parts = [
+    yield from [
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         "<title>metalog analysis</title>",
@@ -58,13 +72,15 @@ def render_html(clusters: Sequence[Cluster], events: Sequence[dict[str, Any]]) -
         '<div class="toolbar" data-group="fleet" hidden></div>' if shared else "",
         _fleet_table(clusters),
     ]
-    parts += [_cluster_section(i, c, shared) for i, c in enumerate(clusters)]
-    parts.append(_events_section(clusters))
-    parts += [f'<script type="application/json" id="metalog-data">{data}</script>',
-              f"<script>{_script(_asset('vendor', 'uplot', 'uPlot.iife.min.js'))}</script>",
-              f"<script>{_script(_asset('assets', 'report.js'))}</script>",
-              "</body></html>"]
-    return "".join(parts)
+    yield from (_cluster_section(i, c, shared) for i, c in enumerate(clusters))
+    yield _events_section(clusters)
+    yield '<script type="application/json" id="metalog-data">'
+    yield from page_json(clusters, shared)
+    yield from [
+        "</script>",
+        f"<script>{_script(_asset('vendor', 'uplot', 'uPlot.iife.min.js'))}</script>",
+        f"<script>{_script(_asset('assets', 'report.js'))}</script>",
+        "</body></html>"]
 
 
 def _intro(clusters: Sequence[Cluster], shared: bool, span: tuple[int, int] | None) -> str:

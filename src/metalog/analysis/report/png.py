@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from metalog.analysis.report.data import PHASE_COLORS, Cluster, cluster_charts, shared_axis
+from metalog.analysis.report.data import PHASE_COLORS, Cluster, cluster_charts, fleet_span
 from metalog.analysis.report.series import envelope
 from metalog.analysis.timeline import PHASES
 
@@ -32,7 +32,7 @@ def write_png(out: Path, clusters: Sequence[Cluster]) -> list[Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    span = (min(c.start for c in clusters), max(c.end for c in clusters)) if shared_axis(clusters) else None
+    span = fleet_span([(c.start, c.end) for c in clusters])
     written = []
     for n, name in enumerate(png_names(len(clusters))):
         chunk = clusters[n * CLUSTERS_PER_PNG:(n + 1) * CLUSTERS_PER_PNG]
@@ -59,8 +59,30 @@ def _times(start: int, end: int, n: int) -> list[datetime]:
     return [datetime.fromtimestamp((start + k * width) / 1000, tz=UTC) for k in range(n + 1)]
 
 
+def drawn(cluster: Cluster) -> list[str]:
+    """The timeline columns a cluster's row of panels draws as lines."""
+    charts = {c.name: c for c in cluster_charts("offline_partitions" in cluster.rows[0])}
+    return [*(s.column for s in charts["replicas"].series),
+            *(s.column for name in ("brokers", "offline") for s in charts[name].series if s.column in cluster.rows[0])]
+
+
+def envelopes(cluster: Cluster, span: tuple[int, int]) -> dict[tuple[str, int, int], Any]:
+    """What the PNG draws of a cluster on the time axis ``span`` (its own, or the fleet's): the envelope of each
+    drawn column, for ``Cluster.compact`` to keep in place of the series."""
+    return {(column, *span): _envelope(cluster, column, *span) for column in drawn(cluster)}
+
+
+def _envelope(cluster: Cluster, column: str, start: int, end: int) -> tuple[list[Any], list[Any]]:
+    if cluster.envelopes is not None:
+        found = cluster.envelopes.get((column, start, end))
+        if found is None:
+            raise KeyError(f"cluster {cluster.name}: compacted without the PNG's {column!r} on [{start}, {end})")
+        return found
+    return envelope(cluster.steps(column), start, end, BUCKETS, cluster.end)
+
+
 def _draw(ax: Any, cluster: Cluster, column: str, label: str, color: str, start: int, end: int) -> None:
-    lows, highs = envelope(cluster.steps(column), start, end, BUCKETS, cluster.end)
+    lows, highs = _envelope(cluster, column, start, end)
     x = _times(start, end, BUCKETS)
     lows, highs = [*lows, lows[-1]], [*highs, highs[-1]]
     low = [float("nan") if v is None else v for v in lows]
