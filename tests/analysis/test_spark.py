@@ -253,3 +253,20 @@ def test_random_fleets_and_partitionings_give_the_python_engines_tables(
     analyze_spark(spark, paths, ranges=ranges, partitions=partitions).write(root / "spark", 60_000)
     write_outputs(root / "python", analyze_python(paths), 60_000, csv=False)
     _same_parquet(root / "spark", root / "python")
+
+
+def test_the_report_built_on_the_executors_is_the_report_built_here(spark: Any, fleet: list[Path],
+                                                                   expected: Analysis, tmp_path: Path) -> None:
+    """The Spark engine reads and compacts each cluster of the report on its executors (``executor_runner``):
+    the same report.html and report.png as the driver one cluster at a time, and no scratch left."""
+    from metalog.analysis.report import write_report_from_tables
+    from metalog.analysis.spark import executor_runner
+
+    names = [p.name for p in fleet]
+    for where in ("here", "executors"):
+        write_outputs(tmp_path / where, expected, 60_000, csv=False)
+        write_report_from_tables(tmp_path / where, names, executor_runner(spark) if where == "executors" else None)
+        assert not list((tmp_path / where).glob(".report-*"))
+    for page in ("report.html", "report.png"):
+        if (tmp_path / "here" / page).exists():
+            assert (tmp_path / "executors" / page).read_bytes() == (tmp_path / "here" / page).read_bytes()

@@ -134,3 +134,8 @@ def count_rows(root: Path) -> int:
     import pyarrow.parquet as pq
 
     return sum(pq.ParquetFile(path).metadata.num_rows for path in root.glob(f"{PARTITION}=*/*.parquet"))
+
+
+def table_bytes(root: Path, cluster: str) -> int:
+    """The size on disk of one cluster's files of a table."""
+    return sum(p.stat().st_size for p in (root / partition_dir(cluster)).glob("*.parquet"))

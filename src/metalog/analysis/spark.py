@@ -57,8 +57,8 @@ from metalog.analysis.spark_tables import (
 from metalog.replay.points import StartPoint
 from metalog.state.overlay import RangeDelta
 
-__all__ = ["RANGE_SLACK", "SparkAnalysis", "analyze_spark", "default_driver_memory", "delta_cuts", "find_java",
-           "import_pyspark", "makespan", "place", "range_counts", "spark_session", "stable_hash"]
+__all__ = ["RANGE_SLACK", "SparkAnalysis", "analyze_spark", "default_driver_memory", "delta_cuts", "executor_runner",
+           "find_java", "import_pyspark", "makespan", "place", "range_counts", "spark_session", "stable_hash"]
 
 RANGE_SLACK = 1.05  # how far past an even share of the records the replay may end before a range is split
 
@@ -146,6 +146,15 @@ def _on_partitions(sc: Any, fn: Callable[[Any], Any], items: Sequence[Any], keys
         cpu.append(seconds)
         found.update(pairs)
     return [found[i] for i in range(len(items))]
+
+
+def executor_runner(session: Any) -> Callable[[Callable[[Any], Any], Sequence[Any]], list[Any]]:
+    """Runs independent tasks (the report's clusters: items with ``name`` and ``weight``) on the session's
+    executors, one partition each, the heaviest started first; results in the items' order."""
+    def run(fn: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
+        return _on_partitions(session.sparkContext, fn, items, [(item.name, 0) for item in items],
+                              [item.weight for item in items], None, [])
+    return run
 
 
 def _delta(item: tuple[str, int, int]) -> RangeDelta:

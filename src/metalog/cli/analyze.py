@@ -84,7 +84,7 @@ def _analyze(args: argparse.Namespace) -> int:
     out = Path(args.out)
     names = cluster_names(args.logdirs)
     if args.engine == "spark":
-        from metalog.analysis.spark import spark_session
+        from metalog.analysis.spark import executor_runner, spark_session
         from metalog.analysis.tables import write_csv_from_tables
 
         if args.driver_memory is not None:
@@ -99,9 +99,10 @@ def _analyze(args: argparse.Namespace) -> int:
             progress.label = "analyze (spark: write)"
             written = result.write(out, width)
             result.unpersist()
-        if args.csv:
-            written += write_csv_from_tables(out, names)
-        written += _report_from_tables(out, names)
+            if args.csv:
+                written += write_csv_from_tables(out, names)
+            progress.label = "analyze (spark: report)"
+            written += _report_from_tables(out, names, executor_runner(session))  # clusters read on the executors
         counts = _counts(out)
     else:
         with Progress("analyze") as progress:
@@ -125,10 +126,10 @@ def _counts(out: Path) -> tuple[int, int]:
     return count_rows(out / "timeline_batches"), count_rows(out / "events")
 
 
-def _report_from_tables(out: Path, names: list[str]) -> list[Path]:
+def _report_from_tables(out: Path, names: list[str], run: Any = None) -> list[Path]:
     from metalog.analysis.report import write_report_from_tables
 
-    return write_report_from_tables(out, names)
+    return write_report_from_tables(out, names, run)
 
 
 def run_spark(session: Any, logdirs: list[str], progress: Progress) -> Any:

@@ -11,16 +11,19 @@ filterable), and report.png, small multiples of every cluster through matplotlib
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from metalog.analysis.layout import table_bytes
 from metalog.analysis.report.data import Cluster, clusters_of, fleet_span, read_cluster, read_span
 from metalog.analysis.report.page import render_html, write_html
 from metalog.analysis.report.png import envelopes, write_png
 from metalog.analysis.report.summary import fmt_time, summary
 
-__all__ = ["fmt_time", "render_html", "summary", "write_report", "write_report_from_tables"]
+__all__ = ["ClusterTask", "Runner", "fmt_time", "prepare_cluster", "render_html", "summary", "write_report",
+           "write_report_from_tables"]
 
 
 def write_report(out: Path, rows: Sequence[dict[str, Any]], events: Sequence[dict[str, Any]],
@@ -33,26 +36,60 @@ def write_report(out: Path, rows: Sequence[dict[str, Any]], events: Sequence[dic
     return [page, *(write_png(out, clusters) if clusters else [])]
 
 
-def write_report_from_tables(out: Path, names: Sequence[str]) -> list[Path]:
+@dataclass(frozen=True)
+class ClusterTask:
+    """One cluster's part of a report from the tables: read it, compact it for place ``index`` on the page and
+    the PNG's time axis [start, end), its page data into the directory ``scratch``. ``weight``: its timeline's
+    bytes on disk (the largest start first where tasks run in parallel)."""
+
+    out: str
+    name: str
+    index: int
+    start: int
+    end: int
+    scratch: str
+    weight: int
+
+
+# how the clusters' tasks run: the driver one at a time (``map``), or e.g. the Spark engine's executors
+Runner = Callable[[Callable[[ClusterTask], Cluster], Sequence[ClusterTask]], Iterable[Cluster]]
+
+
+def prepare_cluster(task: ClusterTask) -> Cluster:
+    """A cluster read and compacted (``write_report_from_tables``), wherever its task runs."""
+    cluster = read_cluster(Path(task.out), task.name)
+    if cluster is None:
+        raise ValueError(f"{task.out}: cluster {task.name} has no timeline rows, though its time span was read")
+    cluster.compact(task.index, envelopes(cluster, (task.start, task.end)),
+                    Path(task.scratch) / f"{task.index}.json")
+    _release_arrow_memory()
+    return cluster
+
+
+def write_report_from_tables(out: Path, names: Sequence[str], run: Runner | None = None) -> list[Path]:
     """report.html and report.png from the Parquet tables in ``out`` (either engine's), the clusters ``names``
     in that order, with the driver's memory flat in the fleet's size: the clusters' time spans first (the
-    fleet's time axis, from the time column alone), then a cluster at a time, the timeline in change form
-    (``data.read_cluster``), compacted before the next is read to what its picture shows (``Cluster.compact``:
-    the PNG's envelopes, a few rows) with its page data in a scratch file, which the page streams in."""
+    fleet's time axis, from the time column alone), then each cluster read, its timeline in change form
+    (``data.read_cluster``), and compacted to what its picture shows (``Cluster.compact``: the PNG's
+    envelopes, a few rows) with its page data in a scratch file, which the page streams in. ``run`` runs the
+    clusters' tasks (default: here, one at a time; the Spark engine runs them on its executors, which then
+    read ``out`` at the same path)."""
     spans = [read_span(out, name) for name in names]
     span = fleet_span([s for s in spans if s is not None])
-    clusters: list[Cluster] = []
     with tempfile.TemporaryDirectory(prefix=".report-", dir=out) as scratch:
+        tasks: list[ClusterTask] = []
         for name, own in zip(names, spans, strict=True):
-            cluster = read_cluster(out, name) if own is not None else None
-            if cluster is None or own is None:
-                continue
-            cluster.compact(len(clusters), envelopes(cluster, span or own), Path(scratch) / f"{len(clusters)}.json")
-            clusters.append(cluster)
-            _release_arrow_memory()
+            if own is not None:
+                tasks.append(ClusterTask(str(out), name, len(tasks), *(span or own), scratch,
+                                         table_bytes(out / "timeline_batches", name)))
+        clusters = list((run or _here)(prepare_cluster, tasks))
         events = [e for c in clusters for e in c.events]
         page = write_html(out / "report.html", clusters, events)
     return [page, *(write_png(out, clusters) if clusters else [])]
+
+
+def _here(fn: Callable[[ClusterTask], Cluster], tasks: Sequence[ClusterTask]) -> Iterable[Cluster]:
+    return map(fn, tasks)
 
 
 def _release_arrow_memory() -> None:
