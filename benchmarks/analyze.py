@@ -104,6 +104,26 @@ def high_water_kb(pid: int | str = "self") -> int:
     return 0
 
 
+def tree_cpu(pid: int) -> float:
+    """CPU seconds of a live process and its live descendants, each with its waited-for children's (the JVM,
+    the PySpark daemon and its workers)."""
+    parents, times = {}, {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        me = int(stat.parent.name)
+        parents[me] = int(fields[1])
+        times[me] = sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")  # utime stime cutime cstime
+    tree, grew = {pid}, True
+    while grew:
+        found = {p for p, parent in parents.items() if parent in tree} - tree
+        tree |= found
+        grew = bool(found)
+    return sum(times.get(p, 0.0) for p in tree)
+
+
 def child(engine: str, cores: int, paths: list[str]) -> None:
     """One engine on the fleet in this (fresh) process, the tables and report written as the command does:
     prints JSON with wall seconds, records and the peak resident sets of this Python driver and its JVM."""
@@ -122,6 +142,7 @@ def child(engine: str, cores: int, paths: list[str]) -> None:
                 proc = getattr(SparkContext._gateway, "proc", None)
                 if proc is not None:
                     jvm["kb"] = high_water_kb(proc.pid)
+                    jvm["cpu"] = tree_cpu(proc.pid)  # type: ignore[assignment]
                 stop(session, clean)
 
             ss._stop = measured_stop
@@ -131,7 +152,8 @@ def child(engine: str, cores: int, paths: list[str]) -> None:
             args += ["--master", f"local[{cores}]"]
         assert cli(args) == 0
         wall = time.perf_counter() - t
-    print(json.dumps({"wall": wall, "python_kb": high_water_kb(), "jvm_kb": jvm.get("kb", 0)}))
+    cpu = time.process_time() + jvm.get("cpu", 0.0)  # the driver's own CPU, and the JVM's with its workers
+    print(json.dumps({"wall": wall, "python_kb": high_water_kb(), "jvm_kb": jvm.get("kb", 0), "cpu": cpu}))
 
 
 def run_child(engine: str, cores: int, paths: list[Path]) -> dict[str, float]:
@@ -156,7 +178,8 @@ def fleet_main(args: argparse.Namespace) -> None:
             wall[name] = got["wall"]
             rows.append((f"{len(paths)} x {args.records:,}", records, name, got))
             print(f"  {rows[-1][0]:<16}{name:<16}{got['wall']:>8.1f} s{records / got['wall']:>12,.0f} rec/s"
-                  f"{got['python_kb'] / 1024:>10,.0f} MB python{got['jvm_kb'] / 1024:>10,.0f} MB JVM", flush=True)
+                  f"{got['python_kb'] / 1024:>10,.0f} MB python{got['jvm_kb'] / 1024:>10,.0f} MB JVM"
+                  f"{got['cpu']:>9.1f} s CPU ({got['cpu'] / got['wall']:.2f} cores busy)", flush=True)
         if len(wall) < len(every):
             continue
         one, two, py = wall["spark local[1]"], wall["spark local[2]"], wall["python"]
