@@ -3,18 +3,21 @@
     python benchmarks/analyze.py                    # the issue's run: 5M records (the log is generated once, kept)
     python benchmarks/analyze.py --records 500000   # quicker
     python benchmarks/analyze.py --images 1000000   # state images every 1M offsets: ranges start from them
-    python benchmarks/analyze.py --fleet 20 20 --records 1000000   # the issue's fleet: 20 x 1M (cached)
+    python benchmarks/analyze.py --fleet 5 20 --records 1000000    # the issue's fleet: 20 x 1M (cached)
     python benchmarks/analyze.py --fleet 4 16 --records 50000      # two fleet sizes: is the driver's memory flat?
     python benchmarks/analyze.py --fleet 5 20 --records 1000000 --large-local2-only   # 20M on local[2] only
     python benchmarks/analyze.py --fleet 5 0 --records 1000000     # one fleet
 
 Prints records/s of the python engine and of Spark on one and on two cores, the local[2]/local[1] speed-up
 (target >= 1.8x), Spark's per-core rate against the python engine's (target >= 0.8x) and, counting Spark's
-cold session start, the log size above which Spark wins. Times are wall-clock for the analysis and, for Spark,
-the writing of its Parquet tables (its executors make the rows as they write them), after each engine ran
-once on a small log (imports); the session start is measured separately. With --fleet: each engine runs the
-whole command (tables, controller_metrics.om, report) in a fresh process, and the peak resident set (VmHWM)
-of the Python driver and of its JVM is printed for two fleet sizes: the driver's must not grow with them.
+cold session start, the log size above which Spark wins. Times are wall-clock for the analysis and the writing
+of its Parquet tables and controller_metrics.om (Spark's executors make the rows as they write them), after
+each engine ran once on a small log (imports); the session start is measured separately. With --fleet: each
+engine runs the whole command (tables, controller_metrics.om, report) in a fresh process, and the peak
+resident set (VmHWM) of the Python driver and of its JVM is printed for two fleet sizes: the driver's must not
+grow with them. So are the CPU seconds the machine was busy during each run (on a quiet machine, the run's
+own) and the cores that kept busy on average: Spark's local[1] keeps more than one busy, as its JVM and its
+Python workers run side by side, which bounds what local[2] can gain on two cores.
 
 On a busy machine wall-clock ratios say little, so a second table models a quiet one from CPU time: the
 python engine's process time; for Spark, each stage's tasks (their CPU seconds, measured in the workers)
@@ -33,7 +36,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from metalog.analysis.pipeline import analyze_python, log_records
+from metalog.analysis.pipeline import analyze_python, log_records, write_outputs
 from metalog.analysis.spark import makespan
 from metalog.generate.generator import HistorySettings
 from metalog.generate.writer import write_history
@@ -104,24 +107,11 @@ def high_water_kb(pid: int | str = "self") -> int:
     return 0
 
 
-def tree_cpu(pid: int) -> float:
-    """CPU seconds of a live process and its live descendants, each with its waited-for children's (the JVM,
-    the PySpark daemon and its workers)."""
-    parents, times = {}, {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rpartition(")")[2].split()
-        except OSError:
-            continue
-        me = int(stat.parent.name)
-        parents[me] = int(fields[1])
-        times[me] = sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")  # utime stime cutime cstime
-    tree, grew = {pid}, True
-    while grew:
-        found = {p for p, parent in parents.items() if parent in tree} - tree
-        tree |= found
-        grew = bool(found)
-    return sum(times.get(p, 0.0) for p in tree)
+def machine_busy() -> float:
+    """CPU seconds this machine has spent busy since it started (every process's; /proc/stat)."""
+    fields = [int(f) for f in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + fields[4]  # idle, iowait
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
 
 
 def child(engine: str, cores: int, paths: list[str]) -> None:
@@ -142,7 +132,6 @@ def child(engine: str, cores: int, paths: list[str]) -> None:
                 proc = getattr(SparkContext._gateway, "proc", None)
                 if proc is not None:
                     jvm["kb"] = high_water_kb(proc.pid)
-                    jvm["cpu"] = tree_cpu(proc.pid)  # type: ignore[assignment]
                 stop(session, clean)
 
             ss._stop = measured_stop
@@ -152,14 +141,18 @@ def child(engine: str, cores: int, paths: list[str]) -> None:
             args += ["--master", f"local[{cores}]"]
         assert cli(args) == 0
         wall = time.perf_counter() - t
-    cpu = time.process_time() + jvm.get("cpu", 0.0)  # the driver's own CPU, and the JVM's with its workers
-    print(json.dumps({"wall": wall, "python_kb": high_water_kb(), "jvm_kb": jvm.get("kb", 0), "cpu": cpu}))
+    print(json.dumps({"wall": wall, "python_kb": high_water_kb(), "jvm_kb": jvm.get("kb", 0)}))
 
 
 def run_child(engine: str, cores: int, paths: list[Path]) -> dict[str, float]:
+    """The child's figures, and the CPU seconds the whole machine was busy meanwhile (``cpu``: on a quiet
+    machine, the run's: the driver, the JVM and its Python workers)."""
+    busy = machine_busy()
     done = subprocess.run([sys.executable, __file__, "--child", engine, "--cores", str(cores), *map(str, paths)],
                           capture_output=True, text=True, check=True)
-    return json.loads(done.stdout.splitlines()[-1])  # type: ignore[no-any-return]
+    got: dict[str, float] = json.loads(done.stdout.splitlines()[-1])
+    got["cpu"] = machine_busy() - busy
+    return got
 
 
 def fleet_main(args: argparse.Namespace) -> None:
@@ -215,6 +208,8 @@ def main() -> None:
 
     t, cpu = time.perf_counter(), time.process_time()
     result = analyze_python([path])
+    with tempfile.TemporaryDirectory() as out:  # the same tables as Spark writes
+        write_outputs(Path(out), result, 60_000, csv=False)
     py, py_cpu = time.perf_counter() - t, time.process_time() - cpu
     records = result.records
     s1_start, s1, m1, rows1 = spark_run(path, 1, args.repeat, warm)
