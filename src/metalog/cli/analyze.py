@@ -64,8 +64,8 @@ def register(sub: Any) -> None:
     p.add_argument("--executor-python", metavar="PATH",
                    help="the executors' Python (default: with --archives, ./NAME/bin/python; else this one)")
     p.add_argument("--driver-memory", metavar="SIZE",
-                   help="the Spark driver's memory, e.g. 8g (default: a quarter of this machine's, 1g to 8g); it "
-                        "collects every row, and on local[*] runs the tasks too")
+                   help="the Spark driver's JVM memory, e.g. 8g (default: a quarter of this machine's, 1g to 8g): "
+                        "on local[*] it runs the tasks")
     p.add_argument("--csv", action="store_true",
                    help="also write each table as one OUT/TABLE.csv (times in epoch ms), clusters in the order given")
     p.add_argument("--bucket", default="1m", metavar="WIDTH", help="timeline_buckets width: 30s, 1m, 1h... (1m)")
