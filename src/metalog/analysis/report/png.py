@@ -5,6 +5,7 @@ says which clusters it holds. Lines are drawn as envelopes (lowest to highest pe
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,34 +25,68 @@ def png_names(count: int) -> list[str]:
 
 
 def write_png(out: Path, clusters: Sequence[Cluster]) -> list[Path]:
-    """report.png (and report-2.png, ...), or nothing without matplotlib: the HTML report is complete alone."""
+    """report.png (and report-2.png, ...), or nothing without matplotlib: the HTML report is complete alone.
+    Each cluster's row of panels is its own figure, drawn and pasted into the image in turn: the memory of
+    matplotlib's figures is one row's, however many clusters an image holds."""
     try:
         import matplotlib
     except ImportError:
         return []
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import numpy as np
+    from PIL import Image
 
+    matplotlib.use("Agg")
     span = fleet_span([(c.start, c.end) for c in clusters])
     written = []
     for n, name in enumerate(png_names(len(clusters))):
         chunk = clusters[n * CLUSTERS_PER_PNG:(n + 1) * CLUSTERS_PER_PNG]
-        height = 3.0 * len(chunk) + 0.4
-        fig, axes = plt.subplots(len(chunk), 3, figsize=(18, height), squeeze=False,
-                                 gridspec_kw={"width_ratios": (3, 2, 2)})
         first = n * CLUSTERS_PER_PNG + 1
         which = (f"clusters {first} to {first + len(chunk) - 1} of {len(clusters)}, a row each"
                  if len(clusters) > len(chunk) else f"all {len(clusters)} clusters, a row each"
                  if len(clusters) > 1 else f"cluster {chunk[0].name}")
-        fig.suptitle(f"metalog analyze: {which}; lowest to highest value per pixel; times UTC"
-                     f"{'; one time axis for the fleet' if span else ''}", fontsize=11, y=1 - 0.08 / height)
-        for row, cluster in zip(axes, chunk, strict=True):
-            _panels(row, cluster, span)
-        fig.tight_layout(rect=(0, 0, 1, 1 - 0.3 / height))
-        fig.savefig(out / name, dpi=90)
-        plt.close(fig)
+        title = _figure(TITLE_HEIGHT)
+        title.text(0.5, 0.5, f"metalog analyze: {which}; lowest to highest value per pixel; times UTC"
+                   f"{'; one time axis for the fleet' if span else ''}", fontsize=11, ha="center", va="center")
+        image = np.full((_pixels(TITLE_HEIGHT + ROW_HEIGHT * len(chunk)), _pixels(WIDTH), 3), 255, np.uint8)
+        top = _paste(image, 0, title)
+        for cluster in chunk:
+            fig = _figure(ROW_HEIGHT)
+            _panels(fig.subplots(1, 3, gridspec_kw={"width_ratios": (3, 2, 2)}), cluster, span)
+            fig.tight_layout()
+            top = _paste(image, top, fig)
+            fig.clear()
+            gc.collect()  # a figure's artists refer to each other: freed now, not when the collector gets to them
+        Image.fromarray(image).save(out / name, dpi=(DPI, DPI))
         written.append(out / name)
     return written
+
+
+WIDTH, ROW_HEIGHT, TITLE_HEIGHT, DPI = 18.0, 3.0, 0.4, 90  # inches, and pixels per inch
+
+
+def _pixels(inches: float) -> int:
+    return round(inches * DPI)
+
+
+def _figure(height: float) -> Any:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(WIDTH, height), dpi=DPI)
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _paste(image: Any, top: int, fig: Any) -> int:
+    """``fig`` drawn into ``image``'s rows from ``top`` (white behind it); the row below it."""
+    import numpy as np
+
+    fig.canvas.draw()
+    rgba = np.asarray(fig.canvas.buffer_rgba())
+    height = rgba.shape[0]
+    alpha = rgba[:, :, 3:4].astype(np.uint16)
+    image[top:top + height] = ((rgba[:, :, :3] * alpha + 255 * (255 - alpha)) // 255).astype(np.uint8)
+    return top + height
 
 
 def _times(start: int, end: int, n: int) -> list[datetime]:
