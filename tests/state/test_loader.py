@@ -183,6 +183,19 @@ def test_aborts_are_told_to_an_observer() -> None:
     assert seen == [AbortedTransaction(3, 1), AbortedTransaction(7, 6)]
 
 
+def test_each_publish_is_told_with_the_delta_that_made_it() -> None:
+    told: list[tuple[Any, Any]] = []
+    loader = MetadataLoader(on_publish=lambda delta, image: told.append((delta, image)))
+    loader.load_batch(0, [broker(1), BEGIN, broker(2)])  # publishes before the Begin, then waits
+    first = loader.image
+    assert [(d.image, d.offset, set(d.brokers), i) for d, i in told] == [(EMPTY, 0, {1}, first)]
+    loader.load_batch(3, [END])
+    loader.end_batch(5)  # an offset moved on, nothing loaded: not told
+    assert [(d.image, set(d.brokers)) for d, _ in told[1:]] == [(first, {2})] and told[1][1].offset == 3
+    loader.load_snapshot([broker(7)], offset=100)
+    assert told[2:] == [(None, loader.image)]
+
+
 def test_a_snapshot_replaces_the_state_and_is_published_at_its_offset() -> None:
     loader = MetadataLoader()
     loader.load_batch(0, [broker(1), BEGIN, broker(2)])

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from metalog.analysis.topic_changes import TopicIds, changed_topics
 from metalog.codec.uuid import LOST, MIGRATING, UNASSIGNED, Uuid
 from metalog.state.image import BrokerRegistration, MetadataImage, PartitionRegistration, TopicImage
 
@@ -199,15 +200,16 @@ class BrokerCounter:
         self._dirty_dirs: set[tuple[int, Uuid]] = set()
         self._names: dict[Uuid, str] = {}  # directory ids in Kafka's text form
 
-    def batch(self, image: MetadataImage, last_offset: int, timestamp: int) -> None:
-        """Count the image published after a batch; rows for what changed go to ``tables``."""
+    def batch(self, image: MetadataImage, last_offset: int, timestamp: int, changes: TopicIds | None = None) -> None:
+        """Count the image published after a batch; rows for what changed go to ``tables``. ``changes``: the
+        topics that may differ from the image counted before (``topic_changes``), or None to compare all."""
         if self.tables.first is None:
             self.tables.first = (last_offset, timestamp)
         brokers, topics = image.brokers, image.topics
         if brokers is self._brokers and topics is self._topics:
             return
         if topics is not self._topics:
-            self._recount_topics(topics)
+            self._recount_topics(topics, changes)
         if brokers is not self._brokers:
             old = self._brokers if self._brokers is not None else {}
             for bid in brokers.keys() | old.keys():
@@ -227,15 +229,14 @@ class BrokerCounter:
         self._emit(brokers, last_offset, timestamp)
 
     # ---- counting ---------------------------------------------------------------------------------------
-    def _recount_topics(self, topics: dict[Uuid, TopicImage]) -> None:
+    def _recount_topics(self, topics: dict[Uuid, TopicImage], changes: TopicIds | None) -> None:
         """Changed topics only, and in them the partitions whose leader, replicas or directories changed (an
         ISR change keeps the counts)."""
-        cache, before = self._parts, self._topics or {}
-        changed = [(tid, t) for tid, t in topics.items() if before.get(tid) is not t]  # a plain loop: fastest
-        if len(before) + sum(tid not in before for tid, _ in changed) != len(topics):  # some were removed
-            for tid in [t for t in cache if t not in topics]:
-                for gone in cache.pop(tid)[1].values():
-                    self._add(gone[1], -1)
+        cache = self._parts
+        changed, removed = changed_topics(self._topics or {}, topics, changes)
+        for tid in removed:
+            for gone in cache.pop(tid)[1].values():
+                self._add(gone[1], -1)
         for tid, topic in changed:
             cached = cache.get(tid)
             parts = cached[1] if cached is not None else {}

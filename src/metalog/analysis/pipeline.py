@@ -15,6 +15,7 @@ from metalog.analysis.events import aborted, controller_leader, directory_failur
 from metalog.analysis.result import Analysis, Progress, cluster_name, cluster_names
 from metalog.analysis.tables import BUCKET_COLUMNS, buckets, parse_bucket, read_table, write_outputs, write_table
 from metalog.analysis.timeline import RowCounter
+from metalog.analysis.topic_changes import TopicChanges
 from metalog.errors import LogError, MetalogError
 from metalog.log import MetadataLog
 from metalog.log.control import ControlType, decode_control
@@ -42,7 +43,9 @@ class TimelineReplay:
                  transaction: OpenTransaction | None = None) -> None:
         self.log = log
         self._aborts: list[AbortedTransaction] = []
-        self.loader = MetadataLoader(image, transaction=transaction, on_abort=self._aborts.append)
+        self._changes = TopicChanges(image.topics)  # which topics each batch changed, for the counters
+        self.loader = MetadataLoader(image, transaction=transaction, on_abort=self._aborts.append,
+                                     on_publish=self._changes.published)
         self.counter = RowCounter(cluster)
         self.per_broker = BrokerCounter(cluster, image.brokers)  # broker_timeline, directory_timeline, ...
         self._brokers = image.brokers
@@ -77,8 +80,9 @@ class TimelineReplay:
         self.records += replay_scanned(loader, scanned, self.log.directory, first)
         loader.end_batch(last)
         image = loader.image
-        row = self.counter.row(image, last, max_ts, loader.in_transaction)
-        self.per_broker.batch(image, last, max_ts)
+        changes = self._changes.take(image.topics)
+        row = self.counter.row(image, last, max_ts, loader.in_transaction, changes)
+        self.per_broker.batch(image, last, max_ts, changes)
         events = [aborted(row, a.abort_offset, a.begin_offset) for a in self._aborts] if self._aborts else []
         self._aborts.clear()
         if control:

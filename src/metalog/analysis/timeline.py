@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from metalog.analysis.topic_changes import TopicIds, changed_topics
 from metalog.codec.uuid import LOST, MIGRATING, UNASSIGNED, Uuid
 from metalog.state.enums import ZK_MIGRATION_STATES, metadata_version_name
 from metalog.state.image import (
@@ -135,12 +136,15 @@ class RowCounter:
         self._per_topic: dict[Uuid, tuple[TopicImage, dict[int, tuple[PartitionRegistration, PartitionCounts]]]] = {}
         self._totals = [0] * _PARTITION_COUNTS  # the sums of every partition's PartitionCounts, field by field
 
-    def row(self, image: MetadataImage, last_offset: int, timestamp: int, open_transaction: bool) -> dict[str, Any]:
+    def row(self, image: MetadataImage, last_offset: int, timestamp: int, open_transaction: bool,
+            changes: TopicIds | None = None) -> dict[str, Any]:
+        """The row of ``image``; ``changes``: the topics that may differ from the image of the row before
+        (``topic_changes``), or None to compare every topic."""
         brokers_changed = image.brokers is not self._brokers
         if brokers_changed:
             self._broker_counts = _broker_counts(image.brokers)
         if brokers_changed or image.topics is not self._topics:
-            self._recount_topics(image, brokers_changed)
+            self._recount_topics(image, brokers_changed, changes)
         self._brokers, self._topics = image.brokers, image.topics
         fenced, active, shutdown, zk = self._broker_counts
         partitions, offline_partitions, imbalanced, migrating, unassigned, lost, assigned, offline = self._totals
@@ -158,16 +162,16 @@ class RowCounter:
             "replicas_assigned": assigned, "offline_replicas": offline, "open_transaction": int(open_transaction),
         }
 
-    def _recount_topics(self, image: MetadataImage, everything: bool) -> None:
+    def _recount_topics(self, image: MetadataImage, everything: bool, changes: TopicIds | None) -> None:
         """Counts of changed partitions only: a batch changes a few partitions of a few topics (the images
         share unchanged TopicImage and PartitionRegistration objects); a broker change recounts all."""
         totals, cache, topics, brokers = self._totals, self._per_topic, image.topics, image.brokers
+        before = {} if everything or self._topics is None else self._topics  # (the topics ``cache`` holds)
         if everything:
             cache.clear()
             totals[:] = [0] * _PARTITION_COUNTS
-        changed = [(tid, t) for tid, t in topics.items() if cache.get(tid, _NONE)[0] is not t]
-        removed = len(cache) + sum(tid not in cache for tid, _ in changed) != len(topics)
-        for tid in [t for t in cache if t not in topics] if removed else ():
+        changed, removed = changed_topics(before, topics, changes)
+        for tid in removed:
             for _, counts in cache.pop(tid)[1].values():
                 _sub(totals, counts)
         for tid, topic in changed:
@@ -187,7 +191,6 @@ class RowCounter:
             cache[tid] = (topic, parts)
 
 
-_NONE = (None, None)
 NO_LEADER = -1  # Kafka's LeaderConstants.NO_LEADER
 
 

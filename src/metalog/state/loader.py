@@ -85,13 +85,20 @@ class MetadataLoader:
     followed by ``end_batch`` at the batch's end. Replaying many batches record by record and calling
     ``end_batch`` only after the last one gives the same published state at that end (replay's fused path):
     the state at a batch end depends on no earlier batch end.
+
+    ``on_publish(delta, image)`` is told of each image published from loaded records, with the delta that made
+    it from the image before (``delta.image``), as Kafka's publishers are (``onMetadataUpdate``); a snapshot
+    replaces the state whole and is told with None. A publish that only moves the offset changes nothing and
+    is not told. ``on_abort`` is told of each aborted transaction.
     """
 
     def __init__(self, image: MetadataImage = EMPTY, *, transaction: OpenTransaction | None = None,
-                 on_abort: Callable[[AbortedTransaction], object] | None = None) -> None:
+                 on_abort: Callable[[AbortedTransaction], object] | None = None,
+                 on_publish: Callable[[MetadataDelta | None, MetadataImage], object] | None = None) -> None:
         self._dispatch = dispatch()
         self.image = image
         self.on_abort = on_abort
+        self.on_publish = on_publish
         self.transaction_start: int | None = None  # the open transaction's BeginTransactionRecord
         self.offset = image.offset  # the last record loaded (a control batch holds none)
         self._state = NO_TRANSACTION  # the state after the last transaction marker (see ``state``)
@@ -218,6 +225,8 @@ class MetadataLoader:
             delta.offset = offset
             self.image = delta.apply()
             self._delta = MetadataDelta(self.image)
+            if self.on_publish is not None:
+                self.on_publish(delta, self.image)
         elif self.image.offset != offset:
             self.image = replace(self.image, offset=offset)
             self._delta = MetadataDelta(self.image)
@@ -261,5 +270,7 @@ class MetadataLoader:
         self.image = delta.apply()
         self._delta = MetadataDelta(self.image)
         self._state, self.transaction_start = NO_TRANSACTION, None
+        if self.on_publish is not None:
+            self.on_publish(None, self.image)
         self.offset = self._marker = self._clean = offset
         return self.image

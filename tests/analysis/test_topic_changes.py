@@ -1,0 +1,75 @@
+"""The topics a batch changed: the ids the loader's deltas name, and the search limited to them."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from metalog.analysis.topic_changes import TopicChanges, TopicIds, changed_topics
+from metalog.codec import Uuid
+from metalog.state import MetadataLoader
+from metalog.state.image import EMPTY, TopicImage
+from metalog.state.loader import OpenTransaction
+from tests.state.histories import histories
+from tests.state.test_loader import END
+
+_IDS = [Uuid.of(1, i) for i in range(8)]
+_OBJECTS = [TopicImage(f"t{i}", _IDS[i % 8]) for i in range(4)]  # (only their identity counts)
+_topic_maps = st.dictionaries(st.sampled_from(_IDS), st.sampled_from(_OBJECTS), max_size=8)
+
+
+def _as_sets(found: tuple[list[tuple[Uuid, TopicImage]], list[Uuid]]) -> tuple[set[tuple[Uuid, int]], set[Uuid]]:
+    changed, removed = found
+    return {(tid, id(t)) for tid, t in changed}, set(removed)
+
+
+@given(before=_topic_maps, after=_topic_maps, extra=st.sets(st.sampled_from(_IDS)))
+def test_the_search_finds_each_topic_that_is_not_the_same_object(before: dict[Uuid, TopicImage],
+                                                                 after: dict[Uuid, TopicImage],
+                                                                 extra: set[Uuid]) -> None:
+    expected = ({(tid, id(t)) for tid, t in after.items() if before.get(tid) is not t},
+                set(before) - set(after))
+    assert _as_sets(changed_topics(before, after)) == expected
+    named = {tid for tid in before.keys() | after.keys() if before.get(tid) is not after.get(tid)}
+    assert _as_sets(changed_topics(before, after, TopicIds(before, named | extra))) == expected
+    # ids taken against other topics, or not known, are not trusted: every topic is compared
+    assert _as_sets(changed_topics(before, after, TopicIds(dict(before), set()))) == expected
+    assert _as_sets(changed_topics(before, after, TopicIds(before, None))) == expected
+
+
+def _batches(values: list[bytes], cuts: list[int]) -> list[list[bytes]]:
+    edges = sorted({0, len(values), *(c % (len(values) + 1) for c in cuts)})
+    return [values[a:b] for a, b in zip(edges, edges[1:], strict=False) if b > a]
+
+
+@given(values=histories(), cuts=st.lists(st.integers(0, 100), max_size=8))
+def test_the_ids_name_every_topic_the_batches_changed(values: list[bytes], cuts: list[int]) -> None:
+    changes = TopicChanges(EMPTY.topics)
+    loader = MetadataLoader(on_publish=changes.published)
+    before, offset = EMPTY.topics, 0
+    for batch in _batches(values, cuts):  # transactions open and close anywhere, Begins publish mid-batch
+        loader.load_batch(offset, batch)
+        offset += len(batch)
+        after = loader.image.topics
+        taken = changes.take(after)
+        assert taken.base is before and taken.ids is not None
+        changed, removed = changed_topics(before, after)
+        assert {tid for tid, _ in changed} | set(removed) <= taken.ids
+        assert _as_sets(changed_topics(before, after, taken)) == _as_sets((changed, removed))
+        before = after
+
+
+def test_ids_are_unknown_after_a_snapshot_or_a_delta_over_a_pending_transaction() -> None:
+    topic = TopicImage("t", _IDS[0])
+    pending = replace(EMPTY, offset=5, topics={_IDS[0]: topic}, topics_by_name={"t": topic})
+    changes = TopicChanges(EMPTY.topics)
+    loader = MetadataLoader(EMPTY, transaction=OpenTransaction(0, pending), on_publish=changes.published)
+    loader.load_batch(6, [END])
+    assert set(loader.image.topics) == {_IDS[0]}
+    assert changes.take(loader.image.topics).ids is None  # the delta started from the pending state
+    assert changes.take(loader.image.topics).ids == set()  # and known again from there
+    loader.load_snapshot([], offset=10)
+    assert changes.take(loader.image.topics).ids is None
+    assert changes.take({}).ids is None  # not the topics last published
