@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from metalog.analysis.topic_changes import TopicChanges, TopicIds, changed_topics
-from metalog.codec import Uuid
+from metalog.analysis.topic_changes import TopicChanges, TopicIds, changed_entries, changed_topics
+from metalog.codec import Uuid, message_class
 from metalog.state import MetadataLoader
 from metalog.state.image import EMPTY, TopicImage
 from metalog.state.loader import OpenTransaction
@@ -20,23 +21,29 @@ _OBJECTS = [TopicImage(f"t{i}", _IDS[i % 8]) for i in range(4)]  # (only their i
 _topic_maps = st.dictionaries(st.sampled_from(_IDS), st.sampled_from(_OBJECTS), max_size=8)
 
 
-def _as_sets(found: tuple[list[tuple[Uuid, TopicImage]], list[Uuid]]) -> tuple[set[tuple[Uuid, int]], set[Uuid]]:
+def _as_sets(found: tuple[list[tuple[Any, Any]], list[Any]]) -> tuple[set[tuple[Any, int]], set[Any]]:
     changed, removed = found
-    return {(tid, id(t)) for tid, t in changed}, set(removed)
+    return {(key, id(value)) for key, value in changed}, set(removed)
 
 
 @given(before=_topic_maps, after=_topic_maps, extra=st.sets(st.sampled_from(_IDS)))
-def test_the_search_finds_each_topic_that_is_not_the_same_object(before: dict[Uuid, TopicImage],
+def test_the_search_finds_each_entry_that_is_not_the_same_object(before: dict[Uuid, TopicImage],
                                                                  after: dict[Uuid, TopicImage],
                                                                  extra: set[Uuid]) -> None:
     expected = ({(tid, id(t)) for tid, t in after.items() if before.get(tid) is not t},
                 set(before) - set(after))
-    assert _as_sets(changed_topics(before, after)) == expected
+    assert _as_sets(changed_entries(before, after)) == expected
     named = {tid for tid in before.keys() | after.keys() if before.get(tid) is not after.get(tid)}
-    assert _as_sets(changed_topics(before, after, TopicIds(before, named | extra))) == expected
-    # ids taken against other topics, or not known, are not trusted: every topic is compared
-    assert _as_sets(changed_topics(before, after, TopicIds(dict(before), set()))) == expected
-    assert _as_sets(changed_topics(before, after, TopicIds(before, None))) == expected
+    assert _as_sets(changed_entries(before, after, named | extra)) == expected
+    pids: dict[Uuid, set[int] | None] = {tid: {1} for tid in named | extra}
+    found = changed_topics(before, after, TopicIds(before, pids))
+    assert _as_sets(([(tid, t) for tid, t, _ in found[0]], found[1])) == expected
+    assert all(p == ({1} if tid in before else None) for tid, _, p in found[0])  # a new topic: all partitions
+    # ids taken against other topics, or not known, are not trusted: every topic and partition is compared
+    for hint in (TopicIds(dict(before), {}), TopicIds(before, None), None):
+        found = changed_topics(before, after, hint)
+        assert _as_sets(([(tid, t) for tid, t, _ in found[0]], found[1])) == expected
+        assert all(p is None for _, _, p in found[0])
 
 
 def _batches(values: list[bytes], cuts: list[int]) -> list[list[bytes]]:
@@ -55,9 +62,15 @@ def test_the_ids_name_every_topic_the_batches_changed(values: list[bytes], cuts:
         after = loader.image.topics
         taken = changes.take(after)
         assert taken.base is before and taken.ids is not None
-        changed, removed = changed_topics(before, after)
-        assert {tid for tid, _ in changed} | set(removed) <= taken.ids
-        assert _as_sets(changed_topics(before, after, taken)) == _as_sets((changed, removed))
+        changed, removed = changed_entries(before, after)
+        assert {tid for tid, _ in changed} | set(removed) <= taken.ids.keys()
+        for tid, topic in changed:
+            pids = taken.ids[tid]
+            if pids is not None:  # the topic was there before: its partitions that changed are named
+                assert tid in before and set(changed_entries(before[tid].partitions, topic.partitions)[0]) <= {
+                    (pid, topic.partitions[pid]) for pid in pids}
+        found = changed_topics(before, after, taken)
+        assert _as_sets(([(tid, t) for tid, t, _ in found[0]], found[1])) == _as_sets((changed, removed))
         before = after
 
 
@@ -69,7 +82,23 @@ def test_ids_are_unknown_after_a_snapshot_or_a_delta_over_a_pending_transaction(
     loader.load_batch(6, [END])
     assert set(loader.image.topics) == {_IDS[0]}
     assert changes.take(loader.image.topics).ids is None  # the delta started from the pending state
-    assert changes.take(loader.image.topics).ids == set()  # and known again from there
+    assert changes.take(loader.image.topics).ids == {}  # and known again from there
     loader.load_snapshot([], offset=10)
     assert changes.take(loader.image.topics).ids is None
     assert changes.take({}).ids is None  # not the topics last published
+
+
+def test_a_partition_change_names_its_topic_and_partition_only() -> None:
+    loader = MetadataLoader()
+    tid = Uuid.of(9, 9)
+    records = [message_class("TopicRecord")(name="t", topic_id=tid),
+               *[message_class("PartitionRecord")(partition_id=p, topic_id=tid, replicas=[1], isr=[1], leader=1)
+                 for p in range(4)]]
+    loader.load_batch(0, records)
+    changes = TopicChanges(loader.image.topics)
+    loader.on_publish = changes.published
+    loader.load_batch(5, [message_class("PartitionChangeRecord")(partition_id=2, topic_id=tid, leader=-1)])
+    loader.load_batch(6, [message_class("PartitionChangeRecord")(partition_id=3, topic_id=tid, leader=-1)])
+    assert changes.take(loader.image.topics).ids == {tid: {2, 3}}
+    loader.load_batch(7, [message_class("RemoveTopicRecord")(topic_id=tid)])
+    assert changes.take(loader.image.topics).ids == {tid: None}

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from metalog.analysis.topic_changes import TopicIds, changed_topics
+from metalog.analysis.topic_changes import TopicIds, changed_entries, changed_topics
 from metalog.codec.uuid import LOST, MIGRATING, UNASSIGNED, Uuid
 from metalog.state.image import BrokerRegistration, MetadataImage, PartitionRegistration, TopicImage
 
@@ -237,14 +237,13 @@ class BrokerCounter:
         for tid in removed:
             for gone in cache.pop(tid)[1].values():
                 self._add(gone[1], -1)
-        for tid, topic in changed:
+        for tid, topic, pids in changed:
             cached = cache.get(tid)
             parts = cached[1] if cached is not None else {}
-            old_parts = cached[0].partitions if cached is not None else {}
-            moved = [(pid, p) for pid, p in topic.partitions.items() if old_parts.get(pid) is not p]
-            if len(old_parts) + sum(pid not in old_parts for pid, _ in moved) != len(topic.partitions):
-                for pid in [p for p in parts if p not in topic.partitions]:
-                    self._add(parts.pop(pid)[1], -1)
+            moved, dropped = changed_entries(cached[0].partitions if cached is not None else {}, topic.partitions,
+                                             pids)
+            for pid in dropped:
+                self._add(parts.pop(pid)[1], -1)
             for pid, part in moved:
                 entry = parts.get(pid)
                 if entry is None:

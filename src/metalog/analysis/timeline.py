@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from metalog.analysis.topic_changes import TopicIds, changed_topics
+from metalog.analysis.topic_changes import TopicIds, changed_entries, changed_topics
 from metalog.codec.uuid import LOST, MIGRATING, UNASSIGNED, Uuid
 from metalog.state.enums import ZK_MIGRATION_STATES, metadata_version_name
 from metalog.state.image import (
@@ -174,15 +174,16 @@ class RowCounter:
         for tid in removed:
             for _, counts in cache.pop(tid)[1].values():
                 _sub(totals, counts)
-        for tid, topic in changed:
-            parts = cache[tid][1] if tid in cache else {}
-            for pid in [p for p in parts if p not in topic.partitions]:
+        for tid, topic, pids in changed:
+            cached = cache.get(tid)
+            parts = cached[1] if cached is not None else {}
+            moved, dropped = changed_entries(cached[0].partitions if cached is not None else {}, topic.partitions,
+                                             pids)
+            for pid in dropped:
                 _sub(totals, parts.pop(pid)[1])
-            for pid, part in topic.partitions.items():
+            for pid, part in moved:
                 entry = parts.get(pid)
                 if entry is not None:
-                    if entry[0] is part:
-                        continue
                     _sub(totals, entry[1])
                 counts = _partition_counts(part, brokers)
                 parts[pid] = (part, counts)

@@ -4,31 +4,36 @@ Images share every unchanged TopicImage, so a topic changed when its object did.
 two images costs a dictionary lookup per topic per batch: most of a counter's time on a cluster of a few
 hundred topics, where a batch changes one or two. Kafka hands each publisher the delta with the image it
 made; ``TopicChanges`` listens to the loader the same way (``MetadataLoader.on_publish``) and collects the
-ids the deltas named, and ``changed_topics`` looks at those ids only, or at every topic when they are not
-known.
+topic and partition ids the deltas named, and ``changed_topics`` looks at those only, or at every topic
+when they are not known. Inside a changed topic the same holds for its partitions (a topic of a thousand
+partitions, one of which moved).
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Iterable, Mapping
+from typing import NamedTuple, TypeVar
 
 from metalog.codec.uuid import Uuid
 from metalog.state.delta import MetadataDelta
 from metalog.state.image import MetadataImage, TopicImage
 
 Topics = dict[Uuid, TopicImage]
+K = TypeVar("K")
+V = TypeVar("V")
 
 
 class TopicIds(NamedTuple):
-    """The ids of every topic that may differ between ``base`` and the topics of the image taken after it
-    (``ids`` None: not known, compare every topic)."""
+    """What may differ between ``base`` and the topics of the image taken after it: topic id -> the ids of
+    the partitions that may differ (None: any, the topic is new, gone or made anew). ``ids`` None: not known,
+    compare every topic."""
 
     base: Topics
-    ids: set[Uuid] | None
+    ids: dict[Uuid, set[int] | None] | None
 
 
 class TopicChanges:
-    """The topic ids of the deltas a loader published, between one ``take`` and the next.
+    """The topics and partitions named by the deltas a loader published, between one ``take`` and the next.
 
     Each delta must start from the image published before it; a delta that does not (a loader started inside
     a transaction applies its records over the pending state) or a snapshot makes the ids unknown until the
@@ -36,7 +41,7 @@ class TopicChanges:
 
     def __init__(self, topics: Topics) -> None:
         self._base = self._last = topics
-        self._ids: set[Uuid] | None = set()
+        self._ids: dict[Uuid, set[int] | None] | None = {}
 
     def published(self, delta: MetadataDelta | None, image: MetadataImage) -> None:
         """``MetadataLoader.on_publish``."""
@@ -45,8 +50,17 @@ class TopicChanges:
             if delta is None or delta.image.topics is not self._last:
                 self._ids = None
             else:
-                ids.update(delta.topics)
-                ids.update(delta.deleted_topics)
+                for tid, topic in delta.topics.items():
+                    if topic.base is None:  # new, or removed and created again
+                        ids[tid] = None
+                    elif tid not in ids:
+                        ids[tid] = set(topic.partitions)
+                    else:
+                        pids = ids[tid]
+                        if pids is not None:
+                            pids.update(topic.partitions)
+                for tid in delta.deleted_topics:
+                    ids[tid] = None
         self._last = image.topics
 
     def take(self, topics: Topics) -> TopicIds:
@@ -54,21 +68,32 @@ class TopicChanges:
         next ids start from ``topics``."""
         taken = TopicIds(self._base, self._ids if topics is self._last else None)
         self._base = self._last = topics
-        self._ids = set()
+        self._ids = {}
         return taken
 
 
-def changed_topics(before: Topics, after: Topics,
-                   hint: TopicIds | None = None) -> tuple[list[tuple[Uuid, TopicImage]], list[Uuid]]:
-    """The topics of ``after`` that are not the same object in ``before`` (added or changed), and the ids in
-    ``before`` that ``after`` has not (removed). A ``hint`` whose ``base`` is ``before`` and whose ids are
-    known limits the search to its ids."""
-    if hint is not None and hint.base is before and hint.ids is not None:
-        ids = hint.ids
-        changed = [(tid, t) for tid in ids if (t := after.get(tid)) is not None and before.get(tid) is not t]
-        return changed, [tid for tid in ids if tid in before and tid not in after]
+def changed_entries(before: Mapping[K, V], after: Mapping[K, V],
+                    keys: Iterable[K] | None = None) -> tuple[list[tuple[K, V]], list[K]]:
+    """The entries of ``after`` whose value is not the same object in ``before`` (added or changed), and the
+    keys only ``before`` has (removed). ``keys``: every key that may differ (None: look at every entry)."""
+    if keys is not None:
+        changed = [(k, v) for k in keys if (v := after.get(k)) is not None and before.get(k) is not v]
+        return changed, [k for k in keys if k in before and k not in after]
     get = before.get
-    changed = [(tid, t) for tid, t in after.items() if get(tid) is not t]  # a plain loop: fastest
-    if len(before) + sum(tid not in before for tid, _ in changed) == len(after):  # nothing was removed
+    changed = [(k, v) for k, v in after.items() if get(k) is not v]  # a plain loop: fastest
+    if len(before) + sum(k not in before for k, _ in changed) == len(after):  # nothing was removed
         return changed, []
-    return changed, [tid for tid in before if tid not in after]
+    return changed, [k for k in before if k not in after]
+
+
+def changed_topics(before: Topics, after: Topics, hint: TopicIds | None = None,
+                   ) -> tuple[list[tuple[Uuid, TopicImage, set[int] | None]], list[Uuid]]:
+    """``changed_entries`` of two images' topics, each changed topic with the ids of its partitions that may
+    differ (None: compare them all). A ``hint`` whose ``base`` is ``before`` and whose ids are known limits
+    the search to its ids."""
+    if hint is None or hint.base is not before or hint.ids is None:
+        changed, removed = changed_entries(before, after)
+        return [(tid, t, None) for tid, t in changed], removed
+    ids = hint.ids
+    changed, removed = changed_entries(before, after, ids)
+    return [(tid, t, ids[tid] if tid in before else None) for tid, t in changed], removed
