@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from metalog.analysis.topic_changes import TopicIds, changed_entries, changed_topics
+from metalog.analysis.topic_changes import PartitionCache, TopicIds
 from metalog.codec.uuid import LOST, MIGRATING, UNASSIGNED, Uuid
 from metalog.state.image import BrokerRegistration, MetadataImage, PartitionRegistration, TopicImage
 
@@ -191,7 +191,7 @@ class BrokerCounter:
         self._before = brokers_before if brokers_before is not None else {}
         self._brokers: dict[int, BrokerRegistration] | None = None  # the brokers counted (None: nothing yet)
         self._topics: dict[Uuid, TopicImage] | None = None
-        self._parts: dict[Uuid, tuple[TopicImage, dict[int, tuple[PartitionRegistration, Contribution]]]] = {}
+        self._cache: PartitionCache[Contribution] = PartitionCache()
         # per broker, per directory (the placeholders too): [replicas, leaders, partitions without a leader]
         self._counts: dict[int, dict[Uuid, list[int]]] = {}
         self._shown_brokers: dict[int, tuple[Any, ...]] = {}  # the values of each broker's last row
@@ -232,33 +232,21 @@ class BrokerCounter:
     def _recount_topics(self, topics: dict[Uuid, TopicImage], changes: TopicIds | None) -> None:
         """Changed topics only, and in them the partitions whose leader, replicas or directories changed (an
         ISR change keeps the counts)."""
-        cache = self._parts
-        changed, removed = changed_topics(self._topics or {}, topics, changes)
-        for tid in removed:
-            for gone in cache.pop(tid)[1].values():
-                self._add(gone[1], -1)
-        for tid, topic, pids in changed:
-            cached = cache.get(tid)
-            parts = cached[1] if cached is not None else {}
-            moved, dropped = changed_entries(cached[0].partitions if cached is not None else {}, topic.partitions,
-                                             pids)
-            for pid in dropped:
-                self._add(parts.pop(pid)[1], -1)
-            for pid, part in moved:
-                entry = parts.get(pid)
-                if entry is None:
-                    new = _contribution(part)
-                    self._add(new, 1)
-                else:
-                    old = entry[0]
-                    if old.leader == part.leader and old.replicas == part.replicas \
-                            and old.directories == part.directories:
-                        parts[pid] = (part, entry[1])  # an ISR change: the same counts
-                        continue
-                    new = _contribution(part)
-                    self._replace(entry[1], new)
-                parts[pid] = (part, new)
-            cache[tid] = (topic, parts)
+        gone, moved = self._cache.update(self._topics or {}, topics, changes)
+        for contribution in gone:
+            self._add(contribution, -1)
+        for parts, pid, part, entry in moved:
+            if entry is None:
+                new = _contribution(part)
+                self._add(new, 1)
+            else:
+                old = entry[0]
+                if old.leader == part.leader and old.replicas == part.replicas and old.directories == part.directories:
+                    parts[pid] = (part, entry[1])  # an ISR change: the same counts
+                    continue
+                new = _contribution(part)
+                self._replace(entry[1], new)
+            parts[pid] = (part, new)
 
     def _replace(self, old: Contribution, new: Contribution) -> None:
         if old[0] == new[0] and len(old[1]) == len(new[1]):
@@ -319,7 +307,7 @@ class BrokerCounter:
         """The partitions with a replica on each lost directory (a rare event: every partition is looked at)."""
         for bid, directory in lost:
             found = [(image.topics[tid].name, pid, part.leader)
-                     for tid, (_, parts) in self._parts.items() for pid, (part, _) in parts.items()
+                     for tid, (_, parts) in self._cache.topics.items() for pid, (part, _) in parts.items()
                      if bid in part.replicas and part.directory(bid) == directory]
             rows = sorted(found) or [("", -1, NO_LEADER)]  # a directory that held no replica: one row, empty
             self.tables.failures += [{"cluster": self.cluster, "offset": last_offset, "timestamp": timestamp,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from metalog.analysis.topic_changes import TopicIds, changed_entries, changed_topics
+from metalog.analysis.topic_changes import PartitionCache, TopicIds
 from metalog.codec.uuid import LOST, MIGRATING, UNASSIGNED, Uuid
 from metalog.state.enums import ZK_MIGRATION_STATES, metadata_version_name
 from metalog.state.image import (
@@ -133,7 +133,7 @@ class RowCounter:
         self._brokers: dict[int, BrokerRegistration] | None = None
         self._broker_counts = (0, 0, 0, 0)
         self._topics: dict[Uuid, TopicImage] | None = None
-        self._per_topic: dict[Uuid, tuple[TopicImage, dict[int, tuple[PartitionRegistration, PartitionCounts]]]] = {}
+        self._cache: PartitionCache[PartitionCounts] = PartitionCache()
         self._totals = [0] * _PARTITION_COUNTS  # the sums of every partition's PartitionCounts, field by field
 
     def row(self, image: MetadataImage, last_offset: int, timestamp: int, open_transaction: bool,
@@ -165,31 +165,21 @@ class RowCounter:
     def _recount_topics(self, image: MetadataImage, everything: bool, changes: TopicIds | None) -> None:
         """Counts of changed partitions only: a batch changes a few partitions of a few topics (the images
         share unchanged TopicImage and PartitionRegistration objects); a broker change recounts all."""
-        totals, cache, topics, brokers = self._totals, self._per_topic, image.topics, image.brokers
-        before = {} if everything or self._topics is None else self._topics  # (the topics ``cache`` holds)
+        totals, topics, brokers = self._totals, image.topics, image.brokers
+        before = {} if everything or self._topics is None else self._topics  # (the topics ``_cache`` holds)
         if everything:
-            cache.clear()
+            self._cache.topics.clear()
             totals[:] = [0] * _PARTITION_COUNTS
-        changed, removed = changed_topics(before, topics, changes)
-        for tid in removed:
-            for _, counts in cache.pop(tid)[1].values():
-                _sub(totals, counts)
-        for tid, topic, pids in changed:
-            cached = cache.get(tid)
-            parts = cached[1] if cached is not None else {}
-            moved, dropped = changed_entries(cached[0].partitions if cached is not None else {}, topic.partitions,
-                                             pids)
-            for pid in dropped:
-                _sub(totals, parts.pop(pid)[1])
-            for pid, part in moved:
-                entry = parts.get(pid)
-                if entry is not None:
-                    _sub(totals, entry[1])
-                counts = _partition_counts(part, brokers)
-                parts[pid] = (part, counts)
-                for i, c in enumerate(counts):
-                    totals[i] += c
-            cache[tid] = (topic, parts)
+        gone, moved = self._cache.update(before, topics, changes)
+        for counts in gone:
+            _sub(totals, counts)
+        for parts, pid, part, entry in moved:
+            if entry is not None:
+                _sub(totals, entry[1])
+            counts = _partition_counts(part, brokers)
+            parts[pid] = (part, counts)
+            for i, c in enumerate(counts):
+                totals[i] += c
 
 
 NO_LEADER = -1  # Kafka's LeaderConstants.NO_LEADER

@@ -12,15 +12,16 @@ partitions, one of which moved).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import NamedTuple, TypeVar
+from typing import Generic, NamedTuple, TypeVar
 
 from metalog.codec.uuid import Uuid
 from metalog.state.delta import MetadataDelta
-from metalog.state.image import MetadataImage, TopicImage
+from metalog.state.image import MetadataImage, PartitionRegistration, TopicImage
 
 Topics = dict[Uuid, TopicImage]
 K = TypeVar("K")
 V = TypeVar("V")
+T = TypeVar("T")
 
 
 class TopicIds(NamedTuple):
@@ -97,3 +98,32 @@ def changed_topics(before: Topics, after: Topics, hint: TopicIds | None = None,
     ids = hint.ids
     changed, removed = changed_entries(before, after, ids)
     return [(tid, t, ids[tid] if tid in before else None) for tid, t in changed], removed
+
+
+class PartitionCache(Generic[T]):
+    """What a counter made of each partition it counted (``T``), kept per topic with the TopicImage counted:
+    ``update`` says what to take out of the counts and which partitions to count anew."""
+
+    def __init__(self) -> None:
+        self.topics: dict[Uuid, tuple[TopicImage, dict[int, tuple[PartitionRegistration, T]]]] = {}
+
+    def update(self, before: Topics, after: Topics, hint: TopicIds | None,
+               ) -> tuple[list[T], list[tuple[dict[int, tuple[PartitionRegistration, T]], int, PartitionRegistration,
+                                              tuple[PartitionRegistration, T] | None]]]:
+        """From ``before`` (the topics the cache holds; an empty cache: ``{}``) to ``after``: the values of the
+        partitions gone (removed topics, dropped partitions), taken out of the cache; and each partition that
+        changed or is new, as (its topic's entries, its id, its registration, its entry before or None), for
+        the caller to store ``entries[pid] = (registration, value)``."""
+        cache = self.topics
+        changed, removed = changed_topics(before, after, hint)
+        gone = [value for tid in removed for _, value in cache.pop(tid)[1].values()]
+        moved = []
+        for tid, topic, pids in changed:
+            cached = cache.get(tid)
+            parts = cached[1] if cached is not None else {}
+            found, dropped = changed_entries(cached[0].partitions if cached is not None else {}, topic.partitions,
+                                             pids)
+            gone += [parts.pop(pid)[1] for pid in dropped]
+            moved += [(parts, pid, part, parts.get(pid)) for pid, part in found]
+            cache[tid] = (topic, parts)
+        return gone, moved
