@@ -17,7 +17,7 @@ from tests.state.histories import histories
 from tests.state.test_loader import END
 
 _IDS = [Uuid.of(1, i) for i in range(8)]
-_OBJECTS = [TopicImage(f"t{i}", _IDS[i % 8]) for i in range(4)]  # (only their identity counts)
+_OBJECTS = [TopicImage(f"t{i}", _IDS[i]) for i in range(4)]  # (only their identity counts)
 _topic_maps = st.dictionaries(st.sampled_from(_IDS), st.sampled_from(_OBJECTS), max_size=8)
 
 

@@ -232,7 +232,7 @@ class BrokerCounter:
     def _recount_topics(self, topics: dict[Uuid, TopicImage], changes: TopicIds | None) -> None:
         """Changed topics only, and in them the partitions whose leader, replicas or directories changed (an
         ISR change keeps the counts)."""
-        gone, moved = self._cache.update(self._topics or {}, topics, changes)
+        gone, moved = self._cache.update(topics, changes)
         for contribution in gone:
             self._add(contribution, -1)
         for parts, pid, part, entry in moved:

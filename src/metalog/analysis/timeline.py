@@ -166,11 +166,10 @@ class RowCounter:
         """Counts of changed partitions only: a batch changes a few partitions of a few topics (the images
         share unchanged TopicImage and PartitionRegistration objects); a broker change recounts all."""
         totals, topics, brokers = self._totals, image.topics, image.brokers
-        before = {} if everything or self._topics is None else self._topics  # (the topics ``_cache`` holds)
         if everything:
-            self._cache.topics.clear()
+            self._cache.clear()
             totals[:] = [0] * _PARTITION_COUNTS
-        gone, moved = self._cache.update(before, topics, changes)
+        gone, moved = self._cache.update(topics, changes)
         for counts in gone:
             _sub(totals, counts)
         for parts, pid, part, entry in moved:

@@ -106,16 +106,23 @@ class PartitionCache(Generic[T]):
 
     def __init__(self) -> None:
         self.topics: dict[Uuid, tuple[TopicImage, dict[int, tuple[PartitionRegistration, T]]]] = {}
+        self._counted: Topics = {}  # the image's topics that ``topics`` holds
 
-    def update(self, before: Topics, after: Topics, hint: TopicIds | None,
+    def clear(self) -> None:
+        """Forget everything: the next ``update`` counts every partition anew."""
+        self.topics.clear()
+        self._counted = {}
+
+    def update(self, after: Topics, hint: TopicIds | None,
                ) -> tuple[list[T], list[tuple[dict[int, tuple[PartitionRegistration, T]], int, PartitionRegistration,
                                               tuple[PartitionRegistration, T] | None]]]:
-        """From ``before`` (the topics the cache holds; an empty cache: ``{}``) to ``after``: the values of the
-        partitions gone (removed topics, dropped partitions), taken out of the cache; and each partition that
-        changed or is new, as (its topic's entries, its id, its registration, its entry before or None), for
-        the caller to store ``entries[pid] = (registration, value)``."""
+        """From the topics counted last to ``after``: the values of the partitions gone (removed topics,
+        dropped partitions), taken out of the cache; and each partition that changed or is new, as (its topic's
+        entries, its id, its registration, its entry before or None), for the caller to store
+        ``entries[pid] = (registration, value)``."""
         cache = self.topics
-        changed, removed = changed_topics(before, after, hint)
+        changed, removed = changed_topics(self._counted, after, hint)
+        self._counted = after
         gone = [value for tid in removed for _, value in cache.pop(tid)[1].values()]
         moved = []
         for tid, topic, pids in changed:
