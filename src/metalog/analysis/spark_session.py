@@ -108,50 +108,48 @@ def spark_session(master: str | None = None, *, app: str = "metalog analyze", dr
     scratch = Path(tempfile.mkdtemp(prefix="metalog-spark-"))
     session = None
     clean = False
-    quiet = _QuietPy4j()
-    logging.getLogger().addFilter(quiet)
-    handler = signal.getsignal(signal.SIGINT)
-    try:
-        (scratch / "log4j2.properties").write_text(_LOG4J)
-        java_opts = f"-Dlog4j2.configurationFile={scratch / 'log4j2.properties'} -Djava.io.tmpdir={scratch}"
-        memory = driver_memory or default_driver_memory()
-        # the driver's JVM starts before the builder's settings apply: its options go through the launcher. A
-        # JVM out of memory exits (Spark would otherwise wait forever on a task result it failed to read)
-        os.environ["PYSPARK_SUBMIT_ARGS"] = (f'--driver-memory {memory} --driver-java-options '
-                                             f'"{java_opts} -XX:+ExitOnOutOfMemoryError" pyspark-shell')
-        conf = {"spark.master": master, "spark.app.name": app, "spark.ui.enabled": "false",
-                "spark.driver.memory": memory,
-                "spark.ui.showConsoleProgress": "false", "spark.local.dir": str(scratch),
-                "spark.driver.extraJavaOptions": java_opts, "spark.executor.extraJavaOptions": java_opts,
-                "spark.sql.warehouse.dir": str(scratch / "warehouse"), "spark.python.worker.reuse": "true",
-                # the tables' times as Parquet's timestamp(MILLIS, UTC), as pyarrow writes them for the python engine
-                "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MILLIS", "spark.sql.session.timeZone": "UTC"}
-        if archives is not None:
-            conf["spark.archives"] = archives
-        if executor_python is not None:
-            conf["spark.pyspark.python"] = executor_python
-        _quiet_gateway(conf, scratch)
-        session = _start(conf, master, master_timeout)
-        if threading.current_thread() is threading.main_thread():  # Ctrl-C: KeyboardInterrupt, then _stop kills
-            signal.signal(signal.SIGINT, signal.default_int_handler)  # the JVM (pyspark's handler would first
-        session.sparkContext.setLogLevel("ERROR")  # call into the JVM to cancel the jobs, with tracebacks)
-        if not master.startswith("local") and archives is None:
-            session.sparkContext.addPyFile(str(package_zip(scratch)))  # metalog reaches the executors
+    with quiet_py4j():
+        handler = signal.getsignal(signal.SIGINT)
         try:
-            yield session
-        except Exception as e:
-            if not type(e).__module__.startswith(("py4j", "pyspark")):
-                raise
-            raise spark_failure(e) from e  # said while the JVM is there to render it
-        clean = True
-    finally:
-        try:
-            _stop(session, clean)
+            (scratch / "log4j2.properties").write_text(_LOG4J)
+            java_opts = f"-Dlog4j2.configurationFile={scratch / 'log4j2.properties'} -Djava.io.tmpdir={scratch}"
+            memory = driver_memory or default_driver_memory()
+            # the driver's JVM starts before the builder's settings apply: its options go through the launcher. A
+            # JVM out of memory exits (Spark would otherwise wait forever on a task result it failed to read)
+            os.environ["PYSPARK_SUBMIT_ARGS"] = (f'--driver-memory {memory} --driver-java-options '
+                                                 f'"{java_opts} -XX:+ExitOnOutOfMemoryError" pyspark-shell')
+            conf = {"spark.master": master, "spark.app.name": app, "spark.ui.enabled": "false",
+                    "spark.driver.memory": memory,
+                    "spark.ui.showConsoleProgress": "false", "spark.local.dir": str(scratch),
+                    "spark.driver.extraJavaOptions": java_opts, "spark.executor.extraJavaOptions": java_opts,
+                    "spark.sql.warehouse.dir": str(scratch / "warehouse"), "spark.python.worker.reuse": "true",
+                    # the tables' times as Parquet's timestamp(MILLIS, UTC), as pyarrow writes them (python engine)
+                    "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MILLIS", "spark.sql.session.timeZone": "UTC"}
+            if archives is not None:
+                conf["spark.archives"] = archives
+            if executor_python is not None:
+                conf["spark.pyspark.python"] = executor_python
+            _quiet_gateway(conf, scratch)
+            session = _start(conf, master, master_timeout)
+            if threading.current_thread() is threading.main_thread():  # Ctrl-C: KeyboardInterrupt, then _stop kills
+                signal.signal(signal.SIGINT, signal.default_int_handler)  # the JVM (pyspark's handler would first
+            session.sparkContext.setLogLevel("ERROR")  # call into the JVM to cancel the jobs, with tracebacks)
+            if not master.startswith("local") and archives is None:
+                session.sparkContext.addPyFile(str(package_zip(scratch)))  # metalog reaches the executors
+            try:
+                yield session
+            except Exception as e:
+                if not type(e).__module__.startswith(("py4j", "pyspark")):
+                    raise
+                raise spark_failure(e) from e  # said while the JVM is there to render it
+            clean = True
         finally:
-            shutil.rmtree(scratch, ignore_errors=True)
-            logging.getLogger().removeFilter(quiet)
-            if threading.current_thread() is threading.main_thread():
-                signal.signal(signal.SIGINT, handler)
+            try:
+                _stop(session, clean)
+            finally:
+                shutil.rmtree(scratch, ignore_errors=True)
+                if threading.current_thread() is threading.main_thread():
+                    signal.signal(signal.SIGINT, handler)
 
 
 def spark_failure(e: BaseException) -> MetalogError:
@@ -174,13 +172,27 @@ def spark_failure(e: BaseException) -> MetalogError:
     return MetalogError(f"Spark failed: {why[:300] or type(e).__name__}{hint}")
 
 
-class _QuietPy4j(logging.Filter):
-    """py4j logs a traceback on the root logger when Ctrl-C interrupts a call into the JVM, or the JVM went
-    away: metalog says it in one line instead."""
-
+class _FromPy4j(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         return "py4j" not in record.pathname
 
+
+@contextmanager
+def quiet_py4j() -> Iterator[None]:
+    """py4j logs tracebacks when Ctrl-C interrupts a call into the JVM, or the JVM went away: metalog says it in
+    one line instead. Two ways out are closed: what py4j logs on the root logger itself (``logging.exception``,
+    which also gives the root a stderr handler), caught by a filter there; and what its own loggers log
+    (``py4j.clientserver`` shutting a socket down), which reaches the root's handlers past the root's filters,
+    held back by the level of the ``py4j`` logger."""
+    root, py4j = logging.getLogger(), logging.getLogger("py4j")
+    quiet, level = _FromPy4j(), py4j.level
+    root.addFilter(quiet)
+    py4j.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        py4j.setLevel(level)
+        root.removeFilter(quiet)
 
 
 def _probe_master(master: str, timeout: float) -> None:
