@@ -14,14 +14,21 @@ from metalog.analysis.spark_session import quiet_py4j
 
 @pytest.fixture
 def stderr() -> Iterator[io.StringIO]:
-    """A handler on the root logger, as py4j's module-level ``logging.exception`` installs one."""
+    """A handler on the root logger, as py4j's module-level ``logging.exception`` installs one; and logging as a
+    process starts, whatever a Spark session that other tests keep open in this process has quieted."""
+    root, py4j = logging.getLogger(), logging.getLogger("py4j")
+    filters, level = root.filters[:], py4j.level
+    root.filters.clear()
+    py4j.setLevel(logging.NOTSET)
     text = io.StringIO()
     handler = logging.StreamHandler(text)
-    logging.getLogger().addHandler(handler)
+    root.addHandler(handler)
     try:
         yield text
     finally:
-        logging.getLogger().removeHandler(handler)
+        root.removeHandler(handler)
+        root.filters[:] = filters
+        py4j.setLevel(level)
 
 
 def from_py4j_module(message: str) -> logging.LogRecord:
@@ -39,10 +46,18 @@ def test_neither_way_py4j_logs_reaches_the_handlers_while_quiet(stderr: io.Strin
 
 
 def test_the_rest_is_logged_while_quiet_and_py4j_again_after(stderr: io.StringIO) -> None:
-    level = logging.getLogger("py4j").level
     with quiet_py4j():
         logging.getLogger("metalog").error("ours")
     logging.getLogger().handle(from_py4j_module("after, from the module"))
     logging.getLogger("py4j.clientserver").error("after, from its logger")
     assert stderr.getvalue().splitlines() == ["ours", "after, from the module", "after, from its logger"]
-    assert logging.getLogger("py4j").level == level
+    assert logging.getLogger("py4j").level == logging.NOTSET
+
+
+def test_a_quiet_inside_another_leaves_the_outer_one_quiet(stderr: io.StringIO) -> None:
+    with quiet_py4j():
+        with quiet_py4j():
+            pass
+        logging.getLogger().handle(from_py4j_module("from the module"))
+        logging.getLogger("py4j.clientserver").error("from its logger")
+    assert stderr.getvalue() == ""
