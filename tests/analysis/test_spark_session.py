@@ -1,63 +1,41 @@
-"""The Spark session's handling of py4j's logging, without a JVM: Ctrl-C during a call into the JVM makes py4j
-log tracebacks two ways, and neither may reach the person (``metalog: interrupted`` is the one line)."""
+"""The Spark session's errors without a JVM: Ctrl-C reaches the JVM too, and the error of pyspark's cleanup on the
+JVM that went away must not hide the interrupt (``metalog: interrupted`` is the one line, exit 130)."""
 
 from __future__ import annotations
 
-import io
-import logging
-from collections.abc import Iterator
-
-import pytest
-
-from metalog.analysis.spark_session import quiet_py4j
+from metalog.analysis.spark_session import spark_error
+from metalog.errors import MetalogError
 
 
-@pytest.fixture
-def stderr() -> Iterator[io.StringIO]:
-    """A handler on the root logger, as py4j's module-level ``logging.exception`` installs one; and logging as a
-    process starts, whatever a Spark session that other tests keep open in this process has quieted."""
-    root, py4j = logging.getLogger(), logging.getLogger("py4j")
-    filters, level = root.filters[:], py4j.level
-    root.filters.clear()
-    py4j.setLevel(logging.NOTSET)
-    text = io.StringIO()
-    handler = logging.StreamHandler(text)
-    root.addHandler(handler)
+def raised_while_handling(first: BaseException, then: Exception, *, explicit: bool = False) -> Exception:
     try:
-        yield text
-    finally:
-        root.removeHandler(handler)
-        root.filters[:] = filters
-        py4j.setLevel(level)
+        try:
+            raise first
+        except BaseException as e:
+            if explicit:
+                raise then from e
+            raise then  # noqa: B904 - as pyspark's ``with SCCallSiteSync`` exit raises it
+    except Exception as caught:  # noqa: BLE001
+        return caught
 
 
-def from_py4j_module(message: str) -> logging.LogRecord:
-    """A record as ``logging.exception(...)`` called in py4j's java_gateway.py makes it: on the root logger."""
-    return logging.LogRecord("root", logging.ERROR, "/venv/site-packages/py4j/java_gateway.py", 1070, message,
-                             None, None)
+def test_a_failure_of_the_cleanup_after_ctrl_c_is_the_interrupt() -> None:
+    """Ctrl-C inside collectToPython; the ``with`` block's exit then calls the JVM, which has gone."""
+    empty = RuntimeError("Answer from Java side is empty")
+    assert isinstance(spark_error(raised_while_handling(KeyboardInterrupt(), empty)), KeyboardInterrupt)
+    deeper = raised_while_handling(raised_while_handling(KeyboardInterrupt(), empty), ValueError("then this"),
+                                   explicit=True)
+    assert isinstance(spark_error(deeper), KeyboardInterrupt)
 
 
-def test_neither_way_py4j_logs_reaches_the_handlers_while_quiet(stderr: io.StringIO) -> None:
-    with quiet_py4j():
-        logging.getLogger().handle(from_py4j_module("KeyboardInterrupt while sending command."))
-        logging.getLogger("py4j.clientserver").error("Exception occurred while shutting down connection")
-        logging.getLogger("py4j.java_gateway").error("Error while sending or receiving.")
-    assert stderr.getvalue() == ""
+def test_a_failure_without_ctrl_c_is_one_line() -> None:
+    failure = raised_while_handling(ValueError("first"), RuntimeError("Answer from Java side is empty"))
+    said = spark_error(failure)
+    assert isinstance(said, MetalogError)
+    assert str(said) == "Spark failed: Answer from Java side is empty"
 
 
-def test_the_rest_is_logged_while_quiet_and_py4j_again_after(stderr: io.StringIO) -> None:
-    with quiet_py4j():
-        logging.getLogger("metalog").error("ours")
-    logging.getLogger().handle(from_py4j_module("after, from the module"))
-    logging.getLogger("py4j.clientserver").error("after, from its logger")
-    assert stderr.getvalue().splitlines() == ["ours", "after, from the module", "after, from its logger"]
-    assert logging.getLogger("py4j").level == logging.NOTSET
-
-
-def test_a_quiet_inside_another_leaves_the_outer_one_quiet(stderr: io.StringIO) -> None:
-    with quiet_py4j():
-        with quiet_py4j():
-            pass
-        logging.getLogger().handle(from_py4j_module("from the module"))
-        logging.getLogger("py4j.clientserver").error("from its logger")
-    assert stderr.getvalue() == ""
+def test_a_chain_that_loops_ends() -> None:
+    first, then = RuntimeError("a"), RuntimeError("b")
+    first.__context__, then.__context__ = then, first
+    assert isinstance(spark_error(first), MetalogError)

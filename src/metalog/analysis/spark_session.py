@@ -5,7 +5,6 @@ used as it is. The engine's algorithm is ``metalog.analysis.spark``."""
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import re
 import shutil
@@ -21,6 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from metalog.analysis.spark_quiet import AccumulatorErrors, quiet_py4j
 from metalog.errors import MetalogError
 
 _LOG4J = """\
@@ -107,7 +107,8 @@ def spark_session(master: str | None = None, *, app: str = "metalog analyze", dr
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     scratch = Path(tempfile.mkdtemp(prefix="metalog-spark-"))
     session = None
-    clean = False
+    clean = interrupted = False
+    accumulators: AccumulatorErrors | None = None
     with quiet_py4j():
         handler = signal.getsignal(signal.SIGINT)
         try:
@@ -131,6 +132,8 @@ def spark_session(master: str | None = None, *, app: str = "metalog analyze", dr
                 conf["spark.pyspark.python"] = executor_python
             _quiet_gateway(conf, scratch)
             session = _start(conf, master, master_timeout)
+            server = getattr(session.sparkContext, "_accumulatorServer", None)
+            accumulators = AccumulatorErrors(server) if server is not None else None
             if threading.current_thread() is threading.main_thread():  # Ctrl-C: KeyboardInterrupt, then _stop kills
                 signal.signal(signal.SIGINT, signal.default_int_handler)  # the JVM (pyspark's handler would first
             session.sparkContext.setLogLevel("ERROR")  # call into the JVM to cancel the jobs, with tracebacks)
@@ -141,15 +144,35 @@ def spark_session(master: str | None = None, *, app: str = "metalog analyze", dr
             except Exception as e:
                 if not type(e).__module__.startswith(("py4j", "pyspark")):
                     raise
-                raise spark_failure(e) from e  # said while the JVM is there to render it
+                raise spark_error(e) from e  # said while the JVM is there to render it
             clean = True
+        except KeyboardInterrupt:
+            interrupted = True
+            raise
         finally:
             try:
                 _stop(session, clean)
             finally:
+                if accumulators is not None:
+                    accumulators.settle(interrupted=interrupted)
                 shutil.rmtree(scratch, ignore_errors=True)
                 if threading.current_thread() is threading.main_thread():
                     signal.signal(signal.SIGINT, handler)
+
+
+def spark_error(e: BaseException) -> BaseException:
+    """What to raise for Spark's or py4j's error ``e``: KeyboardInterrupt when Ctrl-C caused it (Ctrl-C reaches
+    the JVM too, in the terminal's process group, and pyspark's cleanup of the interrupted call, such as
+    resetting the call site, then fails on the JVM that went away: its error hides the interrupt), else
+    ``spark_failure(e)``."""
+    seen: set[int] = set()
+    cause: BaseException | None = e
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return KeyboardInterrupt()
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return spark_failure(e)
 
 
 def spark_failure(e: BaseException) -> MetalogError:
@@ -170,29 +193,6 @@ def spark_failure(e: BaseException) -> MetalogError:
     hint = (" (the driver's JVM ran out of memory: try a larger --driver-memory, or --engine python)"
             if jvm_ran_out_of_memory() else "")
     return MetalogError(f"Spark failed: {why[:300] or type(e).__name__}{hint}")
-
-
-class _FromPy4j(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
-        return "py4j" not in record.pathname
-
-
-@contextmanager
-def quiet_py4j() -> Iterator[None]:
-    """py4j logs tracebacks when Ctrl-C interrupts a call into the JVM, or the JVM went away: metalog says it in
-    one line instead. Two ways out are closed: what py4j logs on the root logger itself (``logging.exception``,
-    which also gives the root a stderr handler), caught by a filter there; and what its own loggers log
-    (``py4j.clientserver`` shutting a socket down), which reaches the root's handlers past the root's filters,
-    held back by the level of the ``py4j`` logger."""
-    root, py4j = logging.getLogger(), logging.getLogger("py4j")
-    quiet, level = _FromPy4j(), py4j.level
-    root.addFilter(quiet)
-    py4j.setLevel(logging.CRITICAL + 1)
-    try:
-        yield
-    finally:
-        py4j.setLevel(level)
-        root.removeFilter(quiet)
 
 
 def _probe_master(master: str, timeout: float) -> None:

@@ -165,9 +165,9 @@ def spark_errors() -> Iterator[None]:
     except Exception as e:
         if not type(e).__module__.startswith(("py4j", "pyspark")):
             raise
-        from metalog.analysis.spark_session import spark_failure
+        from metalog.analysis.spark_session import spark_error
 
-        raise spark_failure(e) from e
+        raise spark_error(e) from e
 
 
 def _report(out: Path, result: Any) -> list[Path]:
