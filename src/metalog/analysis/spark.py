@@ -199,7 +199,7 @@ def analyze_spark(session: Any, logdirs: Sequence[str | os.PathLike[str]], *, ra
     counts = [ranges] * len(clusters) if ranges else range_counts(sizes, cores)
     bounds = [split_ranges(c.first, c.last, n) for c, n in zip(clusters, counts, strict=True)]
     origins = [plan(b, c.first, c.points) for c, b in zip(clusters, bounds, strict=True)]
-    report = _Report(sc, sum(sizes), progress, stage)
+    report = StageReport(sc, sum(sizes), progress, stage)
     result = SparkAnalysis()
 
     pieces = [(i, piece) for i, os_ in enumerate(origins) for piece in sorted({p for o in os_ for p in o.pieces})]
@@ -293,9 +293,11 @@ class SparkAnalysis:
             self.replayed.unpersist()
 
 
-class _Report:
+class StageReport:
     """Progress from Spark's status tracker while a stage runs: the stage's name, then its own records done
-    (the share of its own tasks finished) of its own records; every stage ends with an exact report."""
+    (the share of its own tasks finished) of its own records; every stage ends with an exact report. The
+    tracker is read from a thread; its failure (a JVM that went away) is raised by the stage, unless the
+    stage's own work failed first (or Ctrl-C stopped it, which stops the JVM too)."""
 
     def __init__(self, sc: Any, total: int, progress: Callable[[int, int], None] | None,
                  stage: Callable[[str], None] | None) -> None:
@@ -312,7 +314,8 @@ class _Report:
         self.group = f"metalog-{uuid.uuid4().hex}"  # a group per stage: its tasks only
         self.sc.setJobGroup(self.group, f"metalog analyze: {name}")
         stop = threading.Event()
-        poller = threading.Thread(target=self._poll, args=(stop, records), daemon=True)
+        failed: list[Exception] = []
+        poller = threading.Thread(target=self._poll, args=(stop, records, failed), daemon=True)
         if self.progress is not None and records:
             poller.start()
         try:
@@ -321,18 +324,23 @@ class _Report:
             stop.set()
             if poller.is_alive():
                 poller.join()
+        if failed:
+            raise failed[0]
         if self.progress is not None:
             self.progress(records, records)
 
-    def _poll(self, stop: threading.Event, records: int) -> None:
-        tracker = self.sc.statusTracker()
-        while not stop.wait(0.25):
-            done = tasks = 0
-            for job in tracker.getJobIdsForGroup(self.group):
-                info = tracker.getJobInfo(job)
-                for sid in info.stageIds if info else ():
-                    s = tracker.getStageInfo(sid)
-                    if s is not None:
-                        done, tasks = done + s.numCompletedTasks, tasks + s.numTasks
-            if tasks and self.progress is not None:
-                self.progress(records * done // tasks, records)
+    def _poll(self, stop: threading.Event, records: int, failed: list[Exception]) -> None:
+        try:
+            tracker = self.sc.statusTracker()
+            while not stop.wait(0.25):
+                done = tasks = 0
+                for job in tracker.getJobIdsForGroup(self.group):
+                    info = tracker.getJobInfo(job)
+                    for sid in info.stageIds if info else ():
+                        s = tracker.getStageInfo(sid)
+                        if s is not None:
+                            done, tasks = done + s.numCompletedTasks, tasks + s.numTasks
+                if tasks and self.progress is not None:
+                    self.progress(records * done // tasks, records)
+        except Exception as e:  # noqa: BLE001 - raised by the stage, in the caller's thread
+            failed.append(e)
