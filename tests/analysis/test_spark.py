@@ -195,7 +195,7 @@ def test_the_out_of_memory_hint_only_when_the_jvm_ran_out_of_memory(monkeypatch:
     from py4j.protocol import Py4JNetworkError
 
     from metalog.analysis import spark_session as module
-    from metalog.cli.analyze import spark_errors
+    from metalog.analysis.spark_session import spark_errors
 
     for oom in (False, True):
         monkeypatch.setattr(module.JVM, "out_of_memory", oom)

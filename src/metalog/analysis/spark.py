@@ -42,7 +42,7 @@ from metalog.analysis.parallel import (
     start_points,
 )
 from metalog.analysis.result import Analysis, cluster_names
-from metalog.analysis.spark_session import default_driver_memory, find_java, import_pyspark, spark_session
+from metalog.analysis.spark_session import default_driver_memory, find_java, import_pyspark, spark_errors, spark_session
 from metalog.analysis.spark_tables import (
     OUTPUT_DDL,
     SEQ,
@@ -58,7 +58,8 @@ from metalog.replay.points import StartPoint
 from metalog.state.overlay import RangeDelta
 
 __all__ = ["RANGE_SLACK", "SparkAnalysis", "analyze_spark", "default_driver_memory", "delta_cuts", "executor_runner",
-           "find_java", "import_pyspark", "makespan", "place", "range_counts", "spark_session", "stable_hash"]
+           "find_java", "import_pyspark", "makespan", "place", "range_counts", "spark_errors", "spark_session",
+           "stable_hash"]
 
 RANGE_SLACK = 1.05  # how far past an even share of the records the replay may end before a range is split
 

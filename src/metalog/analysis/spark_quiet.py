@@ -44,7 +44,6 @@ class AccumulatorErrors:
     def __init__(self, server: Any) -> None:
         self.held: list[str] = []
         self.interrupted: bool | None = None  # None: the session has not ended
-        self._server = server
         server.handle_error = self.handle_error
 
     def handle_error(self, request: Any, client_address: Any) -> None:

@@ -139,12 +139,8 @@ def spark_session(master: str | None = None, *, app: str = "metalog analyze", dr
             session.sparkContext.setLogLevel("ERROR")  # call into the JVM to cancel the jobs, with tracebacks)
             if not master.startswith("local") and archives is None:
                 session.sparkContext.addPyFile(str(package_zip(scratch)))  # metalog reaches the executors
-            try:
+            with spark_errors():  # said while the JVM is there to render it
                 yield session
-            except Exception as e:
-                if not type(e).__module__.startswith(("py4j", "pyspark")):
-                    raise
-                raise spark_error(e) from e  # said while the JVM is there to render it
             clean = True
         except KeyboardInterrupt:
             interrupted = True
@@ -158,6 +154,18 @@ def spark_session(master: str | None = None, *, app: str = "metalog analyze", dr
                 shutil.rmtree(scratch, ignore_errors=True)
                 if threading.current_thread() is threading.main_thread():
                     signal.signal(signal.SIGINT, handler)
+
+
+@contextmanager
+def spark_errors() -> Iterator[None]:
+    """Spark's and py4j's errors as ``spark_error`` says them (one line, or the interrupt); any other error is
+    not Spark's to explain and passes as it is."""
+    try:
+        yield
+    except Exception as e:
+        if not type(e).__module__.startswith(("py4j", "pyspark")):
+            raise
+        raise spark_error(e) from e
 
 
 def spark_error(e: BaseException) -> BaseException:

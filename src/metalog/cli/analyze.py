@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -84,7 +82,7 @@ def _analyze(args: argparse.Namespace) -> int:
     out = Path(args.out)
     names = cluster_names(args.logdirs)
     if args.engine == "spark":
-        from metalog.analysis.spark import executor_runner, spark_session
+        from metalog.analysis.spark import executor_runner, spark_errors, spark_session
         from metalog.analysis.tables import write_csv_from_tables
 
         if args.driver_memory is not None:
@@ -153,21 +151,6 @@ def check_driver_memory(size: str) -> None:
         raise MetalogError(f"--driver-memory {size!r}: give a size such as 4g or 768m")
     if int(match[1]) * _UNITS[match[2]] < 512 << 20:
         raise MetalogError(f"--driver-memory {size}: Spark's driver needs at least 512m")
-
-
-@contextmanager
-def spark_errors() -> Iterator[None]:
-    """Spark's and py4j's errors (a JVM that refused the settings or went away, a failed job) as one line."""
-    try:
-        yield
-    except MetalogError:
-        raise
-    except Exception as e:
-        if not type(e).__module__.startswith(("py4j", "pyspark")):
-            raise
-        from metalog.analysis.spark_session import spark_error
-
-        raise spark_error(e) from e
 
 
 def _report(out: Path, result: Any) -> list[Path]:
