@@ -23,7 +23,9 @@ class Analysis:
 
 
 def cluster_name(path: str | os.PathLike[str]) -> str:
-    return Path(path).resolve().name
+    """The log directory's name as text every output can hold (Parquet's UTF-8, CSV, HTML, OpenMetrics): a name
+    that is not UTF-8 (Python holds its bytes as surrogates) has each such byte as ``\\xNN``."""
+    return os.fsencode(Path(path).resolve().name).decode("utf-8", "backslashreplace")
 
 
 def cluster_names(logdirs: Sequence[str | os.PathLike[str]]) -> list[str]:

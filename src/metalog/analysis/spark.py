@@ -262,7 +262,11 @@ class SparkAnalysis:
 
     def write(self, out: Path, width_ms: int) -> list[Path]:
         """Every table as Parquet and controller_metrics.om, by the executors (``metalog.analysis.layout``'s
-        layout; ``metalog.analysis.openmetrics``)."""
+        layout; ``metalog.analysis.openmetrics``), into an output directory of the analysis' own
+        (``tables.claim_output``)."""
+        from metalog.analysis.tables import claim_output
+
+        claim_output(out)
         timeline = self.frames["timeline_batches"].persist(_storage_level())  # its table, buckets and metrics
         try:
             frames = {**self.frames, "timeline_batches": timeline, "timeline_buckets": buckets(timeline, width_ms)}

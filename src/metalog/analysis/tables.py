@@ -15,6 +15,7 @@ from metalog.analysis.openmetrics import FILE as OPENMETRICS
 from metalog.analysis.openmetrics import write_openmetrics
 from metalog.analysis.result import Analysis
 from metalog.analysis.timeline import COLUMNS, INT_COLUMNS
+from metalog.errors import MetalogError
 
 BUCKET_COLUMNS: dict[str, str] = {"bucket_start": "timeline_buckets only: the bucket's start, epoch ms",
                                   **COLUMNS}
@@ -40,26 +41,63 @@ def parse_bucket(text: str) -> int:
 
 _INTS = INT_COLUMNS | BROKER_INT_COLUMNS | {"bucket_start", "offset"}
 
+# The first characters that make a spreadsheet read a cell as a formula (OWASP's "CSV injection"), and the quote
+# that neutralises them. A text cell starting with one of them, or with the quote itself (so that reading back is
+# exact), gets a quote in front; integer columns hold numbers only (a -1 is a number, not a formula) and are
+# written as they are. Parquet keeps every value raw.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+CSV_QUOTE = "'"
+
+
+def csv_cell(text: str) -> str:
+    """A text value as a CSV cell no spreadsheet runs as a formula."""
+    return CSV_QUOTE + text if text.startswith((*FORMULA_STARTS, CSV_QUOTE)) else text
+
+
+def csv_value(cell: str) -> str:
+    """The value of a text cell ``csv_cell`` wrote."""
+    return cell[1:] if cell.startswith(CSV_QUOTE) else cell
+
 
 def write_table(out: Path, name: str, columns: Sequence[str], rows: Iterable[dict[str, Any]]) -> list[Path]:
-    """``name``.csv (times as epoch milliseconds)."""
+    """``name``.csv (times as epoch milliseconds; text neutralised, ``csv_cell``)."""
     written = [out / f"{name}.csv"]
+    texts = [c for c in columns if c not in _INTS]
     with open(written[0], "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(columns), lineterminator="\n")
         writer.writeheader()
-        writer.writerows(rows)
+        for row in rows:
+            writer.writerow({**row, **{c: csv_cell(row[c]) for c in texts}})
     return written
 
 
 def read_table(path: Path) -> list[dict[str, Any]]:
-    """A table this module wrote: ``name``.csv (its integer columns as ints), or a table directory of Parquet
-    (times as epoch ms; clusters in name order)."""
+    """A table this module wrote: ``name``.csv (its integer columns as ints, its text as written before
+    ``csv_cell``), or a table directory of Parquet (times as epoch ms; clusters in name order)."""
     if path.is_dir():
         from metalog.analysis.layout import read_tables
 
         return read_tables(path)
     with open(path, newline="") as f:
-        return [{k: int(v) if k in _INTS else v for k, v in row.items()} for row in csv.DictReader(f)]
+        return [{k: int(v) if k in _INTS else csv_value(v) for k, v in row.items()} for row in csv.DictReader(f)]
+
+
+MARKER = ".metalog-analysis"  # in an output directory metalog analyze made its own
+
+
+def claim_output(out: Path) -> None:
+    """Make ``out`` the analysis' output directory: created, or taken when empty, with ``MARKER`` in it; one
+    that already has the marker is the analysis' own (its tables are replaced, nothing else is touched). A
+    directory that holds anything else is refused: its files are not metalog's to replace."""
+    if out.exists() and not out.is_dir():
+        raise MetalogError(f"--out {out}: not a directory")
+    if out.is_dir() and not (out / MARKER).is_file() and any(out.iterdir()):
+        raise MetalogError(f"--out {out}: the directory holds files metalog analyze did not write (no {MARKER} "
+                           "in it); choose a new or empty directory")
+    out.mkdir(parents=True, exist_ok=True)
+    if not (out / MARKER).is_file():
+        (out / MARKER).write_text("written by metalog analyze: the tables, controller_metrics.om and the report "
+                                  "in this directory are replaced by the next analysis written here\n")
 
 
 def has_pyarrow() -> bool:
@@ -82,7 +120,7 @@ def write_outputs(out: Path, result: Analysis, width_ms: int, *, csv: bool = Tru
     in a table has no partition there (Spark's writer makes none either)."""
     from metalog.analysis.layout import TABLES, write_cluster
 
-    out.mkdir(parents=True, exist_ok=True)
+    claim_output(out)
     tables = tables_of(result, width_ms)
     written: list[Path] = []
     if has_pyarrow():

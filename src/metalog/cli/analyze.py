@@ -48,7 +48,9 @@ def register(sub: Any) -> None:
                        epilog=EXAMPLES + "\ncolumns:\n" + _columns_help(),
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("logdirs", nargs="+", metavar="LOGDIR", help="log directories, one per cluster")
-    p.add_argument("--out", required=True, metavar="DIR", help="the output directory")
+    p.add_argument("--out", required=True, metavar="DIR",
+                   help="the output directory: a new or empty one, or one an earlier analysis wrote (it holds "
+                        ".metalog-analysis; its tables are replaced, nothing else in it is touched)")
     p.add_argument("--engine", choices=["spark", "python"], default="spark",
                    help="spark (the default; pyspark and a JDK): offset ranges replayed in parallel; python: one "
                         "process, no JVM")
@@ -73,7 +75,7 @@ def register(sub: Any) -> None:
 def _analyze(args: argparse.Namespace) -> int:
     from metalog.analysis.pipeline import analyze_python, log_records
     from metalog.analysis.result import cluster_names
-    from metalog.analysis.tables import has_pyarrow, parse_bucket, write_outputs
+    from metalog.analysis.tables import claim_output, has_pyarrow, parse_bucket, write_outputs
 
     try:
         width = parse_bucket(args.bucket)
@@ -81,6 +83,7 @@ def _analyze(args: argparse.Namespace) -> int:
         raise MetalogError(str(e)) from None
     out = Path(args.out)
     names = cluster_names(args.logdirs)
+    claim_output(out)  # before any work: a directory holding the user's files is refused, not emptied
     if args.engine == "spark":
         from metalog.analysis.spark import executor_runner, spark_errors, spark_session
         from metalog.analysis.tables import write_csv_from_tables
