@@ -270,3 +270,16 @@ def test_the_report_built_on_the_executors_is_the_report_built_here(spark: Any, 
     for page in ("report.html", "report.png"):
         if (tmp_path / "here" / page).exists():
             assert (tmp_path / "executors" / page).read_bytes() == (tmp_path / "here" / page).read_bytes()
+
+
+def test_a_log_directory_whose_name_is_not_utf8(spark: Any, tmp_path: Path) -> None:
+    """Before: UnicodeEncodeError; the cluster is named with the name's bytes escaped, as the python engine
+    names it."""
+    log = jbod_transition(tmp_path / os.fsdecode(b"caf\xe9"))
+    expected = analyze_python([log])
+    assert {r["cluster"] for r in expected.rows} == {"caf\\xe9"}
+    got = analyze_spark(spark, [log])
+    assert got.collect().rows == expected.rows
+    got.write(tmp_path / "out", 60_000)
+    got.unpersist()
+    assert read_tables(tmp_path / "out" / "timeline_batches") == expected.rows

@@ -12,8 +12,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from metalog.analysis.layout import TABLES, kind
-from metalog.analysis.tables import FORMULA_STARTS, MARKER, csv_cell, csv_value, read_table
+from metalog.analysis.report.summary import fmt_time
+from metalog.analysis.tables import FORMULA_STARTS, MARKER, bucket_start, csv_cell, csv_value, read_table
 from metalog.cli.main import main
+from metalog.codec.framing import encode_metadata_record
+from metalog.log import MetadataLog
+from metalog.log.builder import build_data_batch
 from tests.analysis import crafted as c
 from tests.analysis.test_timeline import jbod_transition
 
@@ -100,3 +104,48 @@ def test_out_takes_an_empty_directory_and_replaces_its_own_tables_only(tmp_path:
     assert _analyze(log, out) == 0  # an analysis of its own: replaced
     assert read_table(out / "timeline_batches") == first
     assert (out / "notes.txt").read_text() == "the user's, beside the analysis"
+
+
+INT64 = st.integers(-(1 << 63), (1 << 63) - 1)
+
+
+@given(INT64, st.integers(1, (1 << 63) - 1))
+def test_a_bucket_starts_within_int64_at_or_before_its_time(timestamp: int, width: int) -> None:
+    start = bucket_start(timestamp, width)
+    assert -(1 << 63) <= start <= timestamp
+    assert timestamp - start < width
+    assert start % width == 0 or start == -(1 << 63)  # a multiple of the width, or the first int64
+
+
+@given(INT64)
+def test_the_report_formats_any_int64_time(ms: int) -> None:
+    text = fmt_time(ms)
+    assert text == f"{ms}ms" or re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", text)
+    assert fmt_time(1_700_000_000_000) == "2023-11-14 22:13:20"
+
+
+EXTREME_TIMES = [1 << 62, (1 << 63) - 1, -(1 << 63), -62_135_596_800_001, 0]  # (before year 1)
+
+
+def extreme_times(root: Path, times: list[int] = EXTREME_TIMES) -> Path:
+    """A log whose batches are stamped ``times``."""
+    with MetadataLog.open(root, create=True, durability="none") as log:
+        for n, timestamp in enumerate(times):
+            records = [c.feature(17), c.broker(1, 10), c.unfence(1, 10)] if n == 0 else [c.zk_state(c.NONE)]
+            log.append_batch(build_data_batch(0, [encode_metadata_record(*r) for r in records], epoch=1,
+                                              timestamp=timestamp))
+    return root
+
+
+def test_the_python_engine_takes_any_int64_batch_time(tmp_path: Path) -> None:
+    """Before: OverflowError writing timeline_buckets (the bucket of -2^63 starts before it), ValueError from the
+    report's times."""
+    pytest.importorskip("pyarrow")
+    out = tmp_path / "out"
+    assert main(["analyze", str(extreme_times(tmp_path / "log")), "--out", str(out), "--engine", "python",
+                 "--csv"]) == 0
+    assert [r["timestamp"] for r in read_table(out / "timeline_batches")] == EXTREME_TIMES
+    assert read_table(out / "timeline_batches.csv") == read_table(out / "timeline_batches")
+    assert sorted(r["bucket_start"] for r in read_table(out / "timeline_buckets")) == [
+        -(1 << 63), -62_135_596_860_000, 0, (1 << 62) // 60_000 * 60_000, ((1 << 63) - 1) // 60_000 * 60_000]
+    assert "4611686018427387904ms" in (out / "report.html").read_text()

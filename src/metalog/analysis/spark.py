@@ -54,6 +54,7 @@ from metalog.analysis.spark_tables import (
     write,
     write_openmetrics,
 )
+from metalog.errors import LogError
 from metalog.replay.points import StartPoint
 from metalog.state.overlay import RangeDelta
 
@@ -167,7 +168,22 @@ def _replay(item: tuple[int, str, str, int, int, StartPoint | None, RangeDelta])
     index, path, cluster, lo, hi, point, prefix = item
     start = time.process_time()
     part = replay_range(path, cluster, lo, hi, range_start(path, point, prefix))
+    check_spark_times(path, part.rows)
     return range_output(index, part, time.process_time() - start)
+
+
+# Spark's TIMESTAMP counts microseconds in an int64: epoch ms within about 292,000 years of 1970
+SPARK_MIN_MS, SPARK_MAX_MS = -(1 << 63) // 1000 + 1, ((1 << 63) - 1) // 1000
+
+
+def check_spark_times(path: str, rows: Sequence[dict[str, Any]]) -> None:
+    """A batch time beyond Spark's TIMESTAMP (any int64 is a batch's maxTimestamp, but Spark's tables hold
+    microseconds) as one error naming the log and the batch: the python engine writes every int64 time."""
+    for row in rows:
+        ms = row["timestamp"]
+        if not SPARK_MIN_MS <= ms <= SPARK_MAX_MS:
+            raise LogError(f"offset {row['last_offset']}: the batch's timestamp {ms} ms is beyond what Spark's "
+                           "TIMESTAMP holds (about 292,000 years from 1970); --engine python analyses it", file=path)
 
 
 def _on_executors(sc: Any, fn: Callable[[Any], Any], items: Sequence[Any], keys: Sequence[tuple[str, int]],

@@ -21,12 +21,20 @@ BUCKET_COLUMNS: dict[str, str] = {"bucket_start": "timeline_buckets only: the bu
                                   **COLUMNS}
 
 
+INT64_MIN = -(1 << 63)
+
+
+def bucket_start(timestamp: int, width_ms: int) -> int:
+    """The start of the bucket of ``width_ms`` holding ``timestamp`` (epoch ms): a multiple of the width, but
+    never before the first int64 (the first bucket of a log stamped near -2^63 ms starts there)."""
+    return max(timestamp // width_ms * width_ms, INT64_MIN)
+
+
 def buckets(rows: Iterable[dict[str, Any]], width_ms: int) -> list[dict[str, Any]]:
     """The last row of every cluster in every time bucket of ``width_ms``."""
     last: dict[tuple[str, int], dict[str, Any]] = {}
     for row in rows:
-        start = row["timestamp"] // width_ms * width_ms
-        last[(row["cluster"], start)] = row
+        last[(row["cluster"], bucket_start(row["timestamp"], width_ms))] = row
     return [{"bucket_start": start, **row} for (_, start), row in sorted(last.items(), key=lambda kv: kv[0])]
 
 
@@ -34,8 +42,8 @@ def parse_bucket(text: str) -> int:
     """Milliseconds from ``500ms``, ``30s``, ``1m``, ``2h``, ``1d``."""
     units = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
     for unit in sorted(units, key=len, reverse=True):
-        if text.endswith(unit) and text[: -len(unit)].isdigit() and int(text[: -len(unit)]) > 0:
-            return int(text[: -len(unit)]) * units[unit]
+        if text.endswith(unit) and text[: -len(unit)].isdigit() and 0 < int(text[: -len(unit)]) * units[unit] < 1 << 63:
+            return int(text[: -len(unit)]) * units[unit]  # (an int64 of milliseconds, as the times are)
     raise ValueError(f"not a bucket width: {text!r} (e.g. 30s, 1m, 1h)")
 
 
