@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from metalog.analysis.openmetrics import FAMILIES, FILE, escape, last_per_ms, seconds, value, write_openmetrics
 from metalog.analysis.pipeline import analyze_python, write_outputs
+from metalog.analysis.result import cluster_name
 from metalog.generate.generator import HistorySettings
 from metalog.generate.writer import write_history
 from metalog.state.enums import ZK_MIGRATION_VALUES
@@ -56,15 +57,16 @@ def test_the_file_parses_and_its_samples_are_the_timeline_at_each_batch_time(fle
     for family in FAMILIES:
         found = families[family.name]
         assert found.type == "gauge"
-        for path in fleet:
-            expected = last_per_ms(r for r in result.rows if r["cluster"] == path.name)
-            labels = {"cluster": path.name, **(dict([family.label]) if family.label else {})}
+        for name in map(cluster_name, fleet):
+            expected = last_per_ms(r for r in result.rows if r["cluster"] == name)
+            labels = {"cluster": name, **(dict([family.label]) if family.label else {})}
             got = [s for s in found.samples if s.labels == labels]
             assert [(s.value, s.timestamp) for s in got] == [
                 (value(family, r), parser.Timestamp(r["timestamp"] // 1000, r["timestamp"] % 1000 * 1_000_000))
-                for r in expected], (family.name, path.name)
-    times = [r["timestamp"] for r in result.rows if r["cluster"] == fleet[0].name]
-    assert len(last_per_ms(r for r in result.rows if r["cluster"] == fleet[0].name)) == len(set(times)) < len(times)
+                for r in expected], (family.name, name)
+    first = [r for r in result.rows if r["cluster"] == cluster_name(fleet[0])]
+    times = [r["timestamp"] for r in first]
+    assert len(last_per_ms(first)) == len(set(times)) < len(times)
 
 
 def test_a_sample_per_millisecond_is_the_last_batch_of_it_in_time_order() -> None:

@@ -12,7 +12,7 @@ from typing import Any
 
 from metalog.analysis.brokers import BrokerCounter
 from metalog.analysis.events import aborted, controller_leader, directory_failures, row_events
-from metalog.analysis.result import Analysis, Progress, cluster_name, cluster_names
+from metalog.analysis.result import Analysis, Progress, cluster_logs, cluster_name, cluster_names
 from metalog.analysis.tables import BUCKET_COLUMNS, buckets, parse_bucket, read_table, write_outputs, write_table
 from metalog.analysis.timeline import RowCounter
 from metalog.analysis.topic_changes import TopicChanges
@@ -132,12 +132,13 @@ def log_records(path: str | os.PathLike[str]) -> int:
 
 
 def analyze_python(logdirs: Sequence[str | os.PathLike[str]], *, progress: Progress | None = None) -> Analysis:
-    """The python engine over a fleet: clusters one after another, in one process."""
-    total = sum(log_records(p) for p in logdirs)
-    names = cluster_names(logdirs)
+    """The python engine over a fleet: clusters one after another, in one process. ``logdirs``: log directories,
+    or ``NAME=LOGDIR`` (``result.cluster_log``)."""
+    clusters = cluster_logs(logdirs)
+    total = sum(log_records(c.path) for c in clusters)
     result = Analysis()
-    for path, name in zip(logdirs, names, strict=True):
-        one = analyze_log(path, name, progress=progress, done_before=result.records, total=total)
+    for cluster in clusters:
+        one = analyze_log(cluster.path, cluster.name, progress=progress, done_before=result.records, total=total)
         result.rows.extend(one.rows)
         result.events.extend(one.events)
         result.records += one.records

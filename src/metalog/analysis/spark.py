@@ -41,7 +41,7 @@ from metalog.analysis.parallel import (
     split_ranges,
     start_points,
 )
-from metalog.analysis.result import Analysis, cluster_names
+from metalog.analysis.result import Analysis, cluster_logs
 from metalog.analysis.spark_session import default_driver_memory, find_java, import_pyspark, spark_errors, spark_session
 from metalog.analysis.spark_tables import (
     OUTPUT_DDL,
@@ -208,7 +208,8 @@ def analyze_spark(session: Any, logdirs: Sequence[str | os.PathLike[str]], *, ra
     ``progress(records done, total)`` and ``stage(name)`` report while it runs."""
     sc = session.sparkContext
     clusters = []
-    for path, name in zip([str(Path(p).resolve()) for p in logdirs], cluster_names(logdirs), strict=True):
+    for cluster in cluster_logs(logdirs):
+        path, name = str(Path(cluster.path).resolve()), cluster.name
         first, last = log_bounds(path)
         clusters.append(_Cluster(path, name, first, last, start_points(path) if points else []))
     sizes = [max(c.last - c.first + 1, 0) for c in clusters]

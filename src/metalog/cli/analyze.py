@@ -33,6 +33,7 @@ examples:
   metalog analyze /var/lib/kafka/metadata --out analysis                 # Spark on local[*]
   metalog analyze LOGDIR --out analysis --engine python                  # no JVM
   metalog analyze cluster-a cluster-b cluster-c --out fleet --bucket 5m
+  metalog analyze eu=/data/eu/metadata us=/data/us/metadata --out fleet     # clusters named eu and us
 """
 
 
@@ -47,7 +48,10 @@ def register(sub: Any) -> None:
                                    "engine writes CSV).",
                        epilog=EXAMPLES + "\ncolumns:\n" + _columns_help(),
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("logdirs", nargs="+", metavar="LOGDIR", help="log directories, one per cluster")
+    p.add_argument("logdirs", nargs="+", metavar="[NAME=]LOGDIR",
+                   help="log directories, one per cluster; a cluster is named by NAME, else by the cluster.id in "
+                        "LOGDIR/meta.properties, else by the directory's name (two clusters with one name are an "
+                        "error)")
     p.add_argument("--out", required=True, metavar="DIR",
                    help="the output directory: a new or empty one, or one an earlier analysis wrote (it holds "
                         ".metalog-analysis; its tables are replaced, nothing else in it is touched)")
@@ -74,7 +78,7 @@ def register(sub: Any) -> None:
 
 def _analyze(args: argparse.Namespace) -> int:
     from metalog.analysis.pipeline import analyze_python, log_records
-    from metalog.analysis.result import cluster_names
+    from metalog.analysis.result import cluster_logs
     from metalog.analysis.tables import claim_output, has_pyarrow, parse_bucket, write_outputs
 
     try:
@@ -82,7 +86,8 @@ def _analyze(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise MetalogError(str(e)) from None
     out = Path(args.out)
-    names = cluster_names(args.logdirs)
+    clusters = cluster_logs(args.logdirs)  # a name given twice is refused before any work
+    names = [c.name for c in clusters]
     claim_output(out)  # before any work: a directory holding the user's files is refused, not emptied
     if args.engine == "spark":
         from metalog.analysis.spark import executor_runner, spark_errors, spark_session
@@ -90,8 +95,8 @@ def _analyze(args: argparse.Namespace) -> int:
 
         if args.driver_memory is not None:
             check_driver_memory(args.driver_memory)
-        for path in args.logdirs:  # an unreadable or empty log directory, before a JVM starts
-            log_records(path)
+        for cluster in clusters:  # an unreadable or empty log directory, before a JVM starts
+            log_records(cluster.path)
         with spark_errors(), spark_session(args.master, driver_memory=args.driver_memory,
                                            master_timeout=args.master_timeout, archives=args.archives,
                                            executor_python=args.executor_python) as session, \
