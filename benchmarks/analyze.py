@@ -7,6 +7,7 @@
     python benchmarks/analyze.py --fleet 4 16 --records 50000      # two fleet sizes: is the driver's memory flat?
     python benchmarks/analyze.py --fleet 5 20 --records 1000000 --large-local2-only   # 20M on local[2] only
     python benchmarks/analyze.py --fleet 5 0 --records 1000000     # one fleet
+    python benchmarks/analyze.py --python-scaling 1000000 4000000  # the python engine: CPU vs replay, memory
 
 Prints records/s of the python engine and of Spark on one and on two cores, the local[2]/local[1] speed-up
 (target >= 1.8x), Spark's per-core rate against the python engine's (target >= 0.8x) and, counting Spark's
@@ -29,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -179,6 +181,36 @@ def fleet_main(args: argparse.Namespace) -> None:
     print(f"load average {os.getloadavg()[0]:.1f} after")
 
 
+# ---- the python engine against the replay it wraps, and its memory by log size ---------------------------------
+def children_cpu() -> float:
+    """CPU seconds of this process's reaped children."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def python_scaling(sizes: list[int], seed: int) -> None:
+    """For each size: ``metalog replay --no-snapshots`` and ``metalog analyze --engine python`` (the tables,
+    controller_metrics.om and the report, as the command writes them) on the same log, each in a process of its
+    own: their CPU seconds, the analysis' speed as a share of the replay's, and its peak resident set."""
+    paths = [build(size, seed) for size in sizes]
+    print(f"load average {os.getloadavg()[0]:.1f} before, on {os.cpu_count()} cores", flush=True)
+    print(f"  {'records':>12}{'replay CPU s':>14}{'analyze CPU s':>15}{'speed vs replay':>17}{'peak RSS':>11}")
+    first = 0.0
+    for size, path in zip(sizes, paths, strict=True):
+        cpu = children_cpu()
+        subprocess.run([sys.executable, "-m", "metalog.cli.main", "replay", str(path), "--no-snapshots"],
+                       capture_output=True, check=True)
+        replay = children_cpu() - cpu
+        cpu = children_cpu()
+        got = run_child("python", 1, [path])
+        analyze = children_cpu() - cpu
+        mb = got["python_kb"] / 1024
+        first = first or mb
+        print(f"  {size:>12,}{replay:>14.1f}{analyze:>15.1f}{replay / analyze:>16.3f}x{mb:>8,.0f} MB"
+              f"  ({mb / first:.2f}x the first)", flush=True)
+    print(f"load average {os.getloadavg()[0]:.1f} after")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--records", type=int, default=5_000_000, help="records of the log (with --fleet: per cluster)")
@@ -187,6 +219,9 @@ def main() -> None:
                          "with the peak resident set of the Python driver and of its JVM")
     ap.add_argument("--large-local2-only", action="store_true",
                     help="run only Spark local[2] on the LARGE fleet (the others take most of an hour on 20M)")
+    ap.add_argument("--python-scaling", type=int, nargs="+", metavar="RECORDS",
+                    help="the python engine alone on generated logs of these sizes: its CPU against the replay's "
+                         "and its peak resident set (the issue's: 1000000 4000000 20000000)")
     ap.add_argument("--child", choices=["python", "spark"], help=argparse.SUPPRESS)
     ap.add_argument("--cores", type=int, default=1, help=argparse.SUPPRESS)
     ap.add_argument("paths", nargs="*", help=argparse.SUPPRESS)
@@ -199,6 +234,8 @@ def main() -> None:
         return child(args.child, args.cores, args.paths)
     if args.fleet:
         return fleet_main(args)
+    if args.python_scaling:
+        return python_scaling(args.python_scaling, args.seed)
     path = build(args.records, args.seed, args.images)
     warm = build(WARM_UP, args.seed)
     analyze_python([warm])  # the same imports for the python engine

@@ -110,6 +110,13 @@ def _analyze(args: argparse.Namespace) -> int:
             progress.label = "analyze (spark: report)"
             written += _report_from_tables(out, names, executor_runner(session))  # clusters read on the executors
         counts = _counts(out)
+    elif has_pyarrow():  # the tables written as the replay goes, the report read back from them
+        from metalog.analysis.pipeline import write_python
+
+        with Progress("analyze") as progress:
+            result = write_python(out, args.logdirs, width, csv=args.csv, progress=progress.update)
+        written = result.paths + _report_from_tables(out, names)
+        counts = result.batches, result.events
     else:
         with Progress("analyze") as progress:
             python = analyze_python(args.logdirs, progress=progress.update)
@@ -117,8 +124,7 @@ def _analyze(args: argparse.Namespace) -> int:
         written += _report(out, python)
         result = python
         counts = len(python.rows), len(python.events)
-        if not has_pyarrow():
-            print("CSV only: the Parquet tables need pyarrow (pip install 'metalog[analysis]')", file=sys.stderr)
+        print("CSV only: the Parquet tables need pyarrow (pip install 'metalog[analysis]')", file=sys.stderr)
     print(f"{result.records:,} records, {counts[0]:,} batches, {len(names)} cluster(s), {counts[1]:,} events",
           file=sys.stderr)
     for path in written:
