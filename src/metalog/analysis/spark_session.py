@@ -356,7 +356,8 @@ def _quiet_gateway(settings: dict[str, str], scratch: Path) -> None:
     log = scratch / "jvm-stderr.log"
     with open(log, "wb") as sink, _ctrl_c_deferred():
         try:
-            gateway = launch_gateway(conf, popen_kwargs={"stderr": sink})
+            launch: Any = launch_gateway  # (pyspark's, untyped)
+            gateway = launch(conf, popen_kwargs={"stderr": sink})
         except Exception as e:
             if "JAVA_GATEWAY_EXITED" not in str(e):
                 raise

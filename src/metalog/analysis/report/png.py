@@ -86,7 +86,7 @@ def _paste(image: Any, top: int, fig: Any) -> int:
     height = rgba.shape[0]
     alpha = rgba[:, :, 3:4].astype(np.uint16)
     image[top:top + height] = ((rgba[:, :, :3] * alpha + 255 * (255 - alpha)) // 255).astype(np.uint8)
-    return top + height
+    return int(top + height)
 
 
 def _times(start: int, end: int, n: int) -> list[datetime]:
@@ -122,7 +122,7 @@ def envelopes(cluster: Cluster, span: tuple[int, int]) -> dict[tuple[str, int, i
 
 def _envelope(cluster: Cluster, column: str, start: int, end: int) -> tuple[list[Any], list[Any]]:
     if cluster.envelopes is not None:
-        found = cluster.envelopes.get((column, start, end))
+        found: tuple[list[Any], list[Any]] | None = cluster.envelopes.get((column, start, end))
         if found is None:
             raise KeyError(f"cluster {cluster.name}: compacted without the PNG's {column!r} on [{start}, {end})")
         return found
@@ -141,8 +141,10 @@ def _draw(ax: Any, cluster: Cluster, column: str, label: str, color: str, start:
 
 
 def _panels(row: Sequence[Any], cluster: Cluster, span: tuple[int, int] | None) -> None:
-    import matplotlib.dates as mdates
+    import matplotlib.dates
     from matplotlib.patches import Patch
+
+    mdates: Any = matplotlib.dates  # (its locator and formatter are untyped)
 
     start, end = span or (cluster.start, cluster.end)
     charts = {c.name: c for c in cluster_charts("offline_partitions" in cluster.rows[0])}
