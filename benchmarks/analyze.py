@@ -37,7 +37,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from metalog.analysis.pipeline import analyze_python, log_records, write_outputs
+from metalog.analysis.pipeline import analyze_python, log_records, write_python
 from metalog.generate.generator import HistorySettings
 from metalog.generate.writer import write_history
 from metalog.replay.history import IMAGE_DIR, MetadataHistory
@@ -242,16 +242,15 @@ def main() -> None:
     load_before = os.getloadavg()[0]
 
     t, cpu = time.perf_counter(), machine_busy()
-    result = analyze_python([path])
-    with tempfile.TemporaryDirectory() as out:  # the same tables as Spark writes
-        write_outputs(Path(out), result, 60_000, csv=False)
+    with tempfile.TemporaryDirectory() as out:  # the same tables as Spark writes, as the command writes them
+        result = write_python(Path(out), [path], 60_000)
     py, py_cpu = time.perf_counter() - t, machine_busy() - cpu
-    records = result.records
+    records, batches = result.records, result.batches
     s1_start, s1, m1, rows1 = spark_run(path, 1, args.repeat, warm)
     s2_start, s2, m2, rows2 = spark_run(path, 2, args.repeat, warm)
-    assert rows1 == rows2 == len(result.rows), "the engines disagree on the number of batches"
+    assert rows1 == rows2 == batches, "the engines disagree on the number of batches"
 
-    print(f"\n{records:,} records, {len(result.rows):,} batches; load average {load_before:.1f} before, "
+    print(f"\n{records:,} records, {batches:,} batches; load average {load_before:.1f} before, "
           f"{os.getloadavg()[0]:.1f} after, on {os.cpu_count()} cores\n")
     print(f"  {'engine':<16}{'seconds':>10}{'records/s':>14}{'per core':>14}{'vs python':>11}{'CPU s':>9}"
           f"{'cores busy':>12}")
