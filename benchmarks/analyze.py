@@ -195,14 +195,15 @@ def om_main(args: argparse.Namespace) -> None:
         write_outputs(Path(out), result, 60_000, csv=False)
         parquet = sum(f.stat().st_size for f in (Path(out) / "timeline_batches").rglob("*.parquet"))
         print(f"{records:,} records, {len(result.rows):,} batches; the Parquet timeline {parquet:,} bytes")
-        size, python, executors = om_writers(Path(out), name, result.rows)
-        print(f"  controller_metrics.om {size:>14,} bytes {size / records:>9.1f} bytes/record "
-              f"{size / parquet:>7.1f}x the Parquet timeline; writer CPU: python engine {python:.1f} s, "
-              f"Spark executors {executors:.1f} s", flush=True)
+        for every_batch in (False, True):
+            size, python, executors = om_writers(Path(out), name, result.rows, every_batch)
+            print(f"  controller_metrics.om{' --metrics-every-batch' if every_batch else '':<23}{size:>14,} bytes"
+                  f"{size / records:>9.1f} bytes/record{size / parquet:>8.2f}x the Parquet timeline; writer CPU: "
+                  f"python engine {python:.1f} s, Spark executors {executors:.1f} s", flush=True)
     print(f"load average {os.getloadavg()[0]:.1f} after")
 
 
-def om_writers(out: Path, name: str, rows: list[dict[str, Any]]) -> tuple[int, float, float]:
+def om_writers(out: Path, name: str, rows: list[dict[str, Any]], every_batch: bool) -> tuple[int, float, float]:
     """controller_metrics.om's bytes, and the CPU seconds of the python engine's writer and of the executors'
     (the same file: checked)."""
     import pyarrow as pa
@@ -211,7 +212,7 @@ def om_writers(out: Path, name: str, rows: list[dict[str, Any]]) -> tuple[int, f
     from metalog.analysis import spark_tables as st
 
     cpu = time.process_time()
-    om.write_openmetrics(out / "python.om", [(name, rows)])
+    om.write_openmetrics(out / "python.om", [(name, rows)], every_batch=every_batch)
     python = time.process_time() - cpu
     schema = pa.schema([("cluster", pa.string()), ("timestamp", pa.timestamp("us", tz="UTC")),
                         (st.SEQ, pa.int64()),
@@ -224,8 +225,8 @@ def om_writers(out: Path, name: str, rows: list[dict[str, Any]]) -> tuple[int, f
              st.SEQ: list(range(lo, lo + len(part))), **{c: [r[c] for r in part] for c in om.COLUMNS}},
             schema=schema))
     cpu = time.process_time()
-    list(st._series_task(str(out / "parts"))(iter(batches)))
-    om.concatenate(out / "executors.om", lambda i, c: [st._series_path(out / "parts", i, c)], [name])
+    list(st.series_task(str(out / "parts"), every_batch=every_batch)(iter(batches)))
+    om.concatenate(out / "executors.om", lambda i, c: [st.series_path(out / "parts", i, c)], [name])
     executors = time.process_time() - cpu
     assert (out / "python.om").read_bytes() == (out / "executors.om").read_bytes()
     return (out / "python.om").stat().st_size, python, executors
