@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from itertools import islice
 from operator import gt, itemgetter
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TextIO
 
 from metalog.analysis.sampling import Sampler, Samples
 from metalog.state.enums import ZK_MIGRATION_VALUES
@@ -104,19 +104,31 @@ def family_values(family: Family, column: list[Any]) -> list[int]:
     return column
 
 
-class Stamps(dict[int, str]):
-    """The end of a sample's line (a space, the time in seconds, a newline) for each epoch-ms time asked for,
-    made once (a cluster's series mostly sample the same times)."""
+class LineEnds:
+    """The ends of sample lines (a space, the time in seconds, a newline) for a list of sample times, made once
+    for all the series that share that list (with every_batch, all of a cluster's series share theirs)."""
 
-    def __missing__(self, ms: int) -> str:
-        text = self[ms] = f" {seconds(ms)}\n"
-        return text
+    def __init__(self) -> None:
+        self._made: dict[int, tuple[list[int], list[str]]] = {}  # by the list's id (the list kept: ids stay unique)
+
+    def __call__(self, times: list[int]) -> list[str]:
+        made = self._made.get(id(times))
+        if made is None:
+            made = self._made[id(times)] = (times, [f" {seconds(t)}\n" for t in times])
+        return made[1]
 
 
-def lines(family: Family, cluster: str, samples: Samples, stamps: Stamps) -> str:
-    """The series' sample lines."""
+def write_samples(out: TextIO, family: Family, cluster: str, samples: Samples, ends: LineEnds) -> None:
+    """The series' sample lines, written to ``out`` (UTF-8, ``newline="\\n"``) a few thousand at a time (the
+    text layer's cost is per write; one string of a million lines costs its memory)."""
     prefix = series(family, cluster) + " "
-    return "".join([f"{prefix}{v}{stamps[t]}" for t, v in zip(samples.times, samples.values, strict=True)])
+    values, stamps = samples.values, ends(samples.times)
+    for lo in range(0, len(values), _LINES):
+        out.write("".join([f"{prefix}{v}{end}" for v, end in zip(values[lo:lo + _LINES], stamps[lo:lo + _LINES],
+                                                                   strict=True)]))
+
+
+_LINES = 4096
 
 
 def cluster_samples(rows: Sequence[dict[str, Any]], *, every_batch: bool = False) -> list[list[Samples]]:
@@ -135,12 +147,13 @@ def write_openmetrics(path: Path, clusters: Sequence[tuple[str, Sequence[dict[st
                       every_batch: bool = False) -> Path:
     """The python engine's file: ``clusters`` is (name, timeline rows in log order) in fleet order."""
     sampled = [(name, cluster_samples(rows, every_batch=every_batch)) for name, rows in clusters]
-    stamps = Stamps()
+    ends = LineEnds()
     with open(path, "w", encoding="utf-8", newline="\n") as f:
         for i, family in enumerate(FAMILIES):
             f.write(header(family))
             for name, calls in sampled:
-                f.writelines(lines(family, name, samples[i], stamps) for samples in calls)
+                for samples in calls:
+                    write_samples(f, family, name, samples[i], ends)
         f.write("# EOF\n")
     return path
 

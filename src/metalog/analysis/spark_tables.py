@@ -246,7 +246,7 @@ class SeriesFiles:
         self.temporary = [p.with_name(f".{p.name}.{uuid.uuid4().hex}") for p in self.paths]
         for path in self.paths:
             path.parent.mkdir(parents=True, exist_ok=True)
-        self.files = [open(p, "wb") for p in self.temporary]  # noqa: SIM115 (closed by close)
+        self.files = [open(p, "w", encoding="utf-8", newline="\n") for p in self.temporary]  # noqa: SIM115 (closed by close)
 
     def add(self, rows: Any) -> None:
         from metalog.analysis import openmetrics as om
@@ -274,9 +274,9 @@ class SeriesFiles:
     def _write(self, samples: list[Samples]) -> None:
         from metalog.analysis import openmetrics as om
 
-        stamps = om.Stamps()  # this call's only: the executor's memory stays flat
+        ends = om.LineEnds()  # this call's only: the executor's memory stays flat
         for f, family, series in zip(self.files, om.FAMILIES, samples, strict=True):
-            f.write(om.lines(family, self.cluster, series, stamps).encode())
+            om.write_samples(f, family, self.cluster, series, ends)
             self.samples += len(series.times)
 
 
