@@ -43,9 +43,11 @@ def register(sub: Any) -> None:
                                    "OUT/timeline_buckets, OUT/events, OUT/broker_timeline, OUT/directory_timeline "
                                    "and OUT/directory_failures as Parquet partitioned by cluster "
                                    "(TABLE/cluster=NAME/part-*.parquet; Spark writes them from its executors), "
-                                   "as CSV with --csv, plus OUT/report.html and OUT/report.png (Parquet needs "
-                                   "pyarrow, the png matplotlib: the analysis extra; without pyarrow the python "
-                                   "engine writes CSV).",
+                                   "as CSV with --csv, plus OUT/controller_metrics.om (Kafka's controller metrics "
+                                   "over the log's time as OpenMetrics, for promtool and Prometheus: a sample where "
+                                   "a value changes and at least one a minute), OUT/report.html and OUT/report.png "
+                                   "(Parquet needs pyarrow, the png matplotlib: the analysis extra; without pyarrow "
+                                   "the python engine writes CSV).",
                        epilog=EXAMPLES + "\ncolumns:\n" + _columns_help(),
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("logdirs", nargs="+", metavar="LOGDIR", help="log directories, one per cluster")
