@@ -16,8 +16,8 @@ from metalog.cli.notices import error, recovery_notices
 from metalog.errors import MetalogError
 
 # Verb modules, in the order --help lists them.
-VERBS = ["codec", "log", "snapshot", "replay", "history", "shell", "generate", "demo", "assign", "format", "simulate",
-         "analyze", "bench"]
+VERBS = ["codec", "log", "snapshot", "replay", "history", "shell", "why", "quorum", "generate", "demo", "assign",
+         "format", "storage", "simulate", "analyze", "bench"]
 
 
 EXAMPLES = """\
