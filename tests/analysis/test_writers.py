@@ -28,9 +28,9 @@ def times_step_back(root: Path) -> Path:
     return path
 
 
-def same_outputs(logs: list[str], root: Path, width: int) -> None:
-    whole = write_outputs(root / "whole", analyze_python(logs), width, csv=True)
-    done = write_python(root / "streamed", logs, width, csv=True)
+def same_outputs(logs: list[str], root: Path, width: int, every_batch: bool = False) -> None:
+    whole = write_outputs(root / "whole", analyze_python(logs), width, csv=True, metrics_every_batch=every_batch)
+    done = write_python(root / "streamed", logs, width, csv=True, metrics_every_batch=every_batch)
     assert [p.relative_to(root / "streamed") for p in done.paths] == [p.relative_to(root / "whole") for p in whole]
     for table in TABLES:
         assert read_table(root / "streamed" / table) == read_table(root / "whole" / table), table
@@ -43,10 +43,11 @@ def same_outputs(logs: list[str], root: Path, width: int) -> None:
 @settings(max_examples=5, deadline=None)  # each example generates a fleet and writes it twice
 @given(logs=st.lists(st.tuples(st.integers(0, 10_000), st.sampled_from(["mixed", "zk-migration", "jbod-transition"]),
                                st.integers(20, 1200)), min_size=1, max_size=3),
-       chunk=st.integers(1, 300), group=st.integers(1, 500), width=st.sampled_from([1, 1000, 60_000]))
+       chunk=st.integers(1, 300), group=st.integers(1, 500), width=st.sampled_from([1, 1000, 60_000]),
+       every_batch=st.booleans())
 def test_streamed_tables_equal_the_tables_written_whole(tmp_path_factory: pytest.TempPathFactory,
                                                         logs: list[tuple[int, str, int]], chunk: int, group: int,
-                                                        width: int) -> None:
+                                                        width: int, every_batch: bool) -> None:
     root = tmp_path_factory.mktemp("streamed")
     named = []
     for n, (seed, scenario, records) in enumerate(logs):
@@ -56,15 +57,17 @@ def test_streamed_tables_equal_the_tables_written_whole(tmp_path_factory: pytest
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(pipeline, "CHUNK_BATCHES", chunk)
         patch.setattr(writers, "ROWS_PER_GROUP", group)
-        same_outputs(named, root, width)
+        same_outputs(named, root, width, every_batch)
 
 
-def test_crafted_histories_and_times_that_step_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("every_batch", [False, True])
+def test_crafted_histories_and_times_that_step_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    every_batch: bool) -> None:
     monkeypatch.setattr(pipeline, "CHUNK_BATCHES", 2)
     monkeypatch.setattr(writers, "ROWS_PER_GROUP", 3)
     logs = [str(zk_migration(tmp_path / "zk")), str(times_step_back(tmp_path / "back")),
             str(jbod_transition(tmp_path / "jbod"))]
-    same_outputs(logs, tmp_path, 1000)
+    same_outputs(logs, tmp_path, 1000, every_batch)
 
 
 def test_a_cluster_with_several_row_groups_is_one_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

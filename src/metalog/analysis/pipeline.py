@@ -172,9 +172,10 @@ class Written:
 
 
 def write_python(out: Path, logdirs: Sequence[str | os.PathLike[str]], width_ms: int, *, csv: bool = False,
-                 progress: Progress | None = None) -> Written:
+                 metrics_every_batch: bool = False, progress: Progress | None = None) -> Written:
     """The python engine writing its tables as it goes (``writers``), into ``out``, the analysis' own
-    (``tables.claim_output``): memory flat in the logs' sizes. Needs pyarrow (``analyze_python`` and
+    (``tables.claim_output``): memory flat in the logs' sizes. ``metrics_every_batch``: controller_metrics.om
+with a sample at every batch time. Needs pyarrow (``analyze_python`` and
     ``tables.write_outputs`` otherwise). The report is written from the tables afterwards."""
     from metalog.analysis.writers import TableWriters
 
@@ -182,7 +183,7 @@ def write_python(out: Path, logdirs: Sequence[str | os.PathLike[str]], width_ms:
     clusters = cluster_logs(logdirs)
     total = sum(log_records(c.path) for c in clusters)
     done = Written()
-    with TableWriters(out, width_ms, csv=csv) as writers:
+    with TableWriters(out, width_ms, csv=csv, metrics_every_batch=metrics_every_batch) as writers:
         for cluster in clusters:
             writers.cluster(cluster.name)
             done.records += _write_cluster(cluster.path, cluster.name, writers, progress, done.records, total)

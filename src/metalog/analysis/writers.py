@@ -6,9 +6,9 @@ the order given). What a table needs of the whole cluster is small: ``timeline_b
 each bucket (written when the cluster ends; its CSV, sorted by cluster name, when the fleet ends), and
 ``controller_metrics.om`` keeps, per family, the cluster's block of samples in a scratch file that
 ``openmetrics.concatenate`` joins in family, cluster order, as the Spark engine's executors do. The samples are
-those ``openmetrics.write_openmetrics`` takes (the last batch of each millisecond, in time order) with its text:
-while a cluster's times do not step back, each row is a sample once the next row's time differs; a cluster whose
-times step back has its samples taken from its written timeline afterwards (``openmetrics.last_per_ms``).
+those ``openmetrics.write_openmetrics`` takes (``sampling.Sampler``'s, fed the rows as they come while a
+cluster's times do not step back); a cluster whose times step back has its samples taken from its written
+timeline afterwards, sorted (``openmetrics.cluster_samples``).
 
 The bytes equal those of ``tables.write_outputs`` for the same rows (tests compare them).
 """
@@ -19,13 +19,15 @@ import csv
 import shutil
 import tempfile
 from collections.abc import Iterable, Sequence
-from operator import itemgetter
+from itertools import islice
+from operator import gt, itemgetter
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO
 
 from metalog.analysis import openmetrics as om
 from metalog.analysis.layout import TABLES, arrow_schema, iter_cluster, kind, partition_dir
+from metalog.analysis.sampling import Sampler, Samples
 from metalog.analysis.tables import bucket_start, csv_cell
 
 ROWS_PER_GROUP = 65_536  # rows buffered per table and cluster before they are written, as one Parquet row group
@@ -101,54 +103,50 @@ class CsvTable:
 
 
 class SeriesBlocks:
-    """One cluster's samples of controller_metrics.om, a scratch file per family: ``add`` its timeline rows in
-    log order; ``close`` writes the last sample. Returns False from ``add`` once a time stepped back (the
-    caller then takes the samples from the written timeline, ``from_rows``)."""
+    """One cluster's samples of controller_metrics.om (``sampling.Sampler``'s, in ``openmetrics``' text), a
+    scratch file per family: ``add`` its timeline rows in log order; ``close`` writes the last samples. Returns
+    False from ``add`` once a time stepped back (the caller then takes the samples from the written timeline,
+    ``from_rows``, which sorts it)."""
 
-    def __init__(self, scratch: Path, index: int, cluster: str) -> None:
+    def __init__(self, scratch: Path, index: int, cluster: str, *, every_batch: bool = False) -> None:
+        self.cluster, self.every_batch = cluster, every_batch
         self.paths = [scratch / f"{index}-{i}.om" for i in range(len(om.FAMILIES))]
-        self.prefixes = [om.series(family, cluster) + " " for family in om.FAMILIES]
         self._files = [open(p, "w", encoding="utf-8", newline="\n") for p in self.paths]  # noqa: SIM115
-        self._pending: Row | None = None
+        self._sampler = Sampler(len(om.FAMILIES), every_batch=every_batch)
+        self._last: int | None = None  # the last batch time added
         self.in_order = True
 
     def add(self, rows: Sequence[Row]) -> bool:
-        if not self.in_order:
+        if not self.in_order or not rows:
+            return self.in_order
+        times = [r["timestamp"] for r in rows]
+        if any(map(gt, times, islice(times, 1, None))) or (self._last is not None and self._last > times[0]):
+            self.in_order = False
             return False
-        samples = []
-        pending = self._pending
-        for row in rows:
-            if pending is not None:
-                if row["timestamp"] < pending["timestamp"]:
-                    self.in_order = False
-                    return False
-                if row["timestamp"] != pending["timestamp"]:
-                    samples.append(pending)
-            pending = row
-        self._pending = pending
-        self._write(samples)
+        self._last = times[-1]
+        self._write(self._sampler.add(times, [om.family_values(f, [r[f.column] for r in rows])
+                                              for f in om.FAMILIES]))
         return True
 
-    def from_rows(self, rows: Iterable[Row]) -> None:
-        """The samples of a cluster whose times step back, from all its rows (``openmetrics.last_per_ms``)."""
+    def from_rows(self, rows: Sequence[Row]) -> None:
+        """The samples of a cluster whose times step back, from all its rows in log order
+        (``openmetrics.cluster_samples``)."""
         for f in self._files:
             f.seek(0)
             f.truncate()
-        self._pending = None
-        self._write(om.last_per_ms(rows))
+        for samples in om.cluster_samples(rows, every_batch=self.every_batch):
+            self._write(samples)
+        self._sampler = Sampler(len(om.FAMILIES), every_batch=self.every_batch)  # (closed with nothing pending)
 
     def close(self) -> None:
-        if self.in_order and self._pending is not None:
-            self._write([self._pending])
+        self._write(self._sampler.close())
         for f in self._files:
             f.close()
 
-    def _write(self, samples: Sequence[Row]) -> None:
-        if not samples:
-            return
-        ends = [f" {om.seconds(r['timestamp'])}\n" for r in samples]
-        for f, family, prefix in zip(self._files, om.FAMILIES, self.prefixes, strict=True):
-            f.writelines(f"{prefix}{v}{end}" for v, end in zip(om.values(family, samples), ends, strict=True))
+    def _write(self, samples: Sequence[Samples]) -> None:
+        ends = om.LineEnds()  # this call's only: the memory stays flat
+        for f, family, series in zip(self._files, om.FAMILIES, samples, strict=True):
+            om.write_samples(f, family, self.cluster, series, ends)
 
 
 class TableWriters:
@@ -156,8 +154,8 @@ class TableWriters:
     ``timeline``/``events``/``brokers``/``directories``/``failures`` take its rows in log order, ``end_cluster``
     finishes it, ``close`` the fleet (the bucket tables, the CSV of buckets, controller_metrics.om)."""
 
-    def __init__(self, out: Path, width_ms: int, *, csv: bool) -> None:
-        self.out, self.width_ms = out, width_ms
+    def __init__(self, out: Path, width_ms: int, *, csv: bool, metrics_every_batch: bool = False) -> None:
+        self.out, self.width_ms, self.metrics_every_batch = out, width_ms, metrics_every_batch
         for table in TABLES:  # an earlier run's (the directory is the analysis' own: tables.claim_output)
             if (out / table).is_dir():
                 shutil.rmtree(out / table)
@@ -185,7 +183,7 @@ class TableWriters:
         self._name = name
         self._parts = {table: ParquetPart(self.out, table, name) for table in TABLES if table != "timeline_buckets"}
         self._cluster_buckets = {}
-        self._series = SeriesBlocks(self._scratch, len(self._blocks), name)
+        self._series = SeriesBlocks(self._scratch, len(self._blocks), name, every_batch=self.metrics_every_batch)
         self._blocks.append((name, self._series))
 
     def add(self, table: str, rows: Sequence[Row]) -> None:
@@ -216,8 +214,8 @@ class TableWriters:
         series = self._series
         assert series is not None
         if not series.in_order:  # its times step back: the samples from the timeline written
-            series.from_rows(row for batch in iter_cluster(self.out / "timeline_batches", self._name)
-                             for row in batch)
+            series.from_rows([row for batch in iter_cluster(self.out / "timeline_batches", self._name)
+                              for row in batch])
         series.close()
 
     def close(self) -> list[Path]:

@@ -44,7 +44,9 @@ def register(sub: Any) -> None:
                                        "--batch-size lines make one batch. A batch ends after an "
                                        "AbortTransactionRecord: the records after it start a new batch (Kafka's "
                                        "loader would keep the aborted transaction's records if more followed "
-                                       "in the batch).", epilog=EXAMPLES, formatter_class=fmt)
+                                       "in the batch). The quorum's control messages (LeaderChangeMessage, "
+                                       "KRaftVersionRecord, VotersRecord) go into control batches of their own, "
+                                       "as a KRaft leader writes them.", epilog=EXAMPLES, formatter_class=fmt)
     app.add_argument("logdir", metavar="LOGDIR")
     app.add_argument("--batch-size", type=int, default=1000, help="records per batch (default 1000)")
     app.add_argument("--epoch", type=int, help="leader epoch of the batches (default: the log's latest, or 1)")
@@ -115,8 +117,12 @@ def _append(args: argparse.Namespace) -> int:
             for line in chunk:
                 lineno += 1
                 records.append(_parse_record(line, lineno))
-            for b in log.append(records, epoch=args.epoch, timestamp=timestamp, batch_size=args.batch_size):
-                _report(b)
+            for control, run in itertools.groupby(records, key=_is_control):
+                if control:
+                    _report(log.append_control(list(run), epoch=args.epoch, timestamp=timestamp))
+                    continue
+                for b in log.append(run, epoch=args.epoch, timestamp=timestamp, batch_size=args.batch_size):
+                    _report(b)
         if args.durability == "none":
             log.flush()
             print(json.dumps({"committedOffset": log.committed_offset - 1}))
@@ -140,6 +146,14 @@ def _parse_record(line: str, lineno: int) -> tuple[Any, int]:
         raise MetalogError(f"input line {lineno}: {e.args[0] if e.args else e}") from None
     except (MetalogError, ValueError, TypeError) as e:
         raise MetalogError(f"input line {lineno}: {e}") from None
+
+
+# the control messages a KRaft leader writes into its log (snapshot headers and footers belong to snapshots)
+_LOG_CONTROL = ("LeaderChangeMessage", "KRaftVersionRecord", "VotersRecord")
+
+
+def _is_control(record: tuple[Any, int]) -> bool:
+    return record[0].NAME in _LOG_CONTROL
 
 
 def _message_name(name: str) -> str:
