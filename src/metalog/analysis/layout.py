@@ -13,24 +13,16 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from metalog.analysis.brokers import BROKER_COLUMNS, DIRECTORY_COLUMNS, FAILURE_COLUMNS
-from metalog.analysis.brokers import INT_COLUMNS as BROKER_INT_COLUMNS
-from metalog.analysis.events import EVENT_COLUMNS
-from metalog.analysis.timeline import COLUMNS, INT_COLUMNS
+from metalog.analysis.domain import schema
+from metalog.analysis.domain.schema import CLUSTER, Kind
 
-TIME_COLUMNS = frozenset({"timestamp", "bucket_start"})  # epoch ms in the rows, timestamp(MILLIS, UTC) on disk
-_INTS = (INT_COLUMNS | BROKER_INT_COLUMNS | {"offset"}) - TIME_COLUMNS
+# epoch ms in the rows, timestamp(MILLIS, UTC) on disk
+TIME_COLUMNS = frozenset(c.name for t in schema.TABLES.values() for c in t.columns if c.kind is Kind.TIME)
+_INTS = frozenset(c.name for t in schema.TABLES.values() for c in t.columns if c.kind is Kind.INT)
 
 # table -> its columns in the files' order (the cluster first: the partition column)
-TABLES: dict[str, tuple[str, ...]] = {
-    "timeline_batches": tuple(COLUMNS),
-    "timeline_buckets": ("bucket_start", *COLUMNS),
-    "events": tuple(EVENT_COLUMNS),
-    "broker_timeline": tuple(BROKER_COLUMNS),
-    "directory_timeline": tuple(DIRECTORY_COLUMNS),
-    "directory_failures": tuple(FAILURE_COLUMNS),
-}
-PARTITION = "cluster"
+TABLES: dict[str, tuple[str, ...]] = {name: table.names for name, table in schema.TABLES.items()}
+PARTITION = CLUSTER
 
 # characters Spark's ExternalCatalogUtils.escapePathName writes as %XX in a partition directory's name
 _ESCAPED = frozenset('"#%\'*/:=?\\\x7f{[]^') | frozenset(chr(c) for c in range(1, 32))
