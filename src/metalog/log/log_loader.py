@@ -30,7 +30,15 @@ from typing import TYPE_CHECKING
 from metalog.errors import CorruptBatchError
 from metalog.log.chain import BatchChain
 from metalog.log.epoch import LeaderEpochCache
-from metalog.log.recovery import IndexCheck, ScanState, damage_error, is_torn_tail, scan_segment
+from metalog.log.recovery import (
+    WHOLE,
+    IndexCheck,
+    ScanEnd,
+    ScanState,
+    damage_error,
+    is_torn_tail,
+    scan_segment,
+)
 from metalog.log.segment import LogSegment
 
 if TYPE_CHECKING:
@@ -46,6 +54,7 @@ class Damage:
     reason: str
     next_offset: int  # the offset the first lost batch should have had
     boundary: bool = False  # a segment whose name does not continue the batches before it
+    whole: bool = False  # a whole batch, its CRC valid, whose records KRaft cannot read: never a torn write
 
 
 @dataclass
@@ -79,7 +88,7 @@ class LogLoader:
         torn = False
         if damage is not None:
             why_not_torn = "it is not in the last segment" if damage.segment is not log.segments[-1] else \
-                "it is a gap between segments" if damage.boundary else \
+                "it is a gap between segments" if damage.boundary else WHOLE if damage.whole else \
                 None if is_torn_tail(damage.segment, damage.position) else "valid batches follow"
             if why_not_torn is not None and not self.repair:
                 raise damage_error(damage.segment, damage.position, damage.reason, why_not_torn)
@@ -132,27 +141,31 @@ class LogLoader:
         else:
             named, start = None, 0
             state.next_offset = seg.base_offset
-        end, why = scan_segment(seg, start, state, write_index=False, first_last_offset=named)
-        if why is not None and end == start and start > 0:  # the index, or the batch it names, is wrong
+        end = scan_segment(seg, start, state, write_index=False, first_last_offset=named)
+        if end.problem is not None and end.position == start and start > 0 and not end.whole:
+            # the index, or the batch it names, is wrong
             state.next_offset, state.epoch = seg.base_offset, -1
             return self._scan_whole(seg, state, plan, f"its last entry ({named}, {start}) does not name a "
-                                                      f"sound batch there: {why}")
+                                                      f"sound batch there: {end.problem}")
         seg.next_offset = _next(state, seg)
         if (len(seg.offset_index), len(seg.time_index)) != entries:
             plan.grown.append(seg)
-        if why is not None:
-            plan.damage = Damage(seg, end, why, seg.next_offset)
-        return why is not None
+        return self._damaged(seg, end, plan)
 
     def _scan_whole(self, seg: LogSegment, state: ScanState, plan: LoadPlan, problem: str) -> bool:
         """Scan ``seg`` from its first byte, its indexes rebuilt from the batches. True when damage was found."""
         seg.reset_indexes()
         plan.rebuild.append((seg, problem))
-        end, why = scan_segment(seg, 0, state, write_index=False)
+        end = scan_segment(seg, 0, state, write_index=False)
         seg.next_offset = _next(state, seg)
-        if why is not None:
-            plan.damage = Damage(seg, end, why, seg.next_offset)
-        return why is not None
+        return self._damaged(seg, end, plan)
+
+    @staticmethod
+    def _damaged(seg: LogSegment, end: ScanEnd, plan: LoadPlan) -> bool:
+        """Whether the scan of ``seg`` stopped at damage (which ``plan`` then holds)."""
+        if end.problem is not None:
+            plan.damage = Damage(seg, end.position, end.problem, seg.next_offset, whole=end.whole)
+        return end.problem is not None
 
     def _check_all(self, state: ScanState) -> LoadPlan:
         plan = LoadPlan(seen_epochs=LeaderEpochCache(None))
@@ -166,16 +179,15 @@ class LogLoader:
             loaded = (seg.offset_index, seg.time_index)
             check = IndexCheck(*loaded) if problem is None else None
             seg.reset_indexes()
-            end, why = scan_segment(seg, 0, state, write_index=False, check=check)
+            end = scan_segment(seg, 0, state, write_index=False, check=check)
             seg.next_offset = _next(state, seg)
             if check is not None:
-                problem = check.finish() if why is None else check.problem
+                problem = check.finish() if end.problem is None else check.problem
             if problem is None:  # the indexes on disk agree with every batch read: they stay (a cut trims them)
                 seg.offset_index, seg.time_index = loaded
             else:
                 plan.rebuild.append((seg, problem))
-            if why is not None:
-                plan.damage = Damage(seg, end, why, seg.next_offset)
+            if self._damaged(seg, end, plan):
                 return plan
         return plan
 

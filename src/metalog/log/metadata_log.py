@@ -17,6 +17,7 @@ import mmap
 import os
 import time
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -27,8 +28,8 @@ from metalog.codec.definitions import MESSAGES
 from metalog.codec.framing import encode_metadata_record, metadata_api_key
 from metalog.errors import CorruptBatchError, LogError, LogLockedError
 from metalog.log import files
-from metalog.log.batch import Record, RecordBatch
-from metalog.log.builder import KRAFT_MAX_BATCH_BYTES, build_control_batch, build_data_batch
+from metalog.log.batch import KRAFT_MAX_BATCH_BYTES, Record, RecordBatch
+from metalog.log.builder import build_control_batch, build_data_batch
 from metalog.log.chain import BatchChain, boundary_error
 from metalog.log.compression import Compression
 from metalog.log.control import encode_control
@@ -324,7 +325,7 @@ class MetadataLog:
         the fast path for replay (see ``metalog.log.scan``). The first batch may start before ``start_offset``."""
         for seg, pos, chain in self._reads(start_offset):
             if seg.size > pos:
-                with mmap.mmap(seg.fd, seg.size, access=mmap.ACCESS_READ) as data:
+                with mapped(seg) as data:
                     yield from scan_values(data, pos, seg.size, seg.source, chain)
 
     def scan_into(self, first: int, last: int, sink: RecordSink) -> Iterator[tuple[int, int | None]]:
@@ -335,7 +336,7 @@ class MetadataLog:
             if chain.next_offset > last:
                 return
             if seg.size > pos:
-                with mmap.mmap(seg.fd, seg.size, access=mmap.ACCESS_READ) as data:
+                with mapped(seg) as data:
                     while pos < seg.size:
                         pos, count, timestamp, done = scan_into(data, pos, seg.size, seg.source, first, last, sink,
                                                                 chain)
@@ -479,6 +480,21 @@ class MetadataLog:
     def _check_writable(self) -> None:
         if not self.writable or self._lock_fd is None:
             raise LogError("the log is open read-only", file=self.directory)
+
+
+@contextmanager
+def mapped(seg: LogSegment) -> Iterator[mmap.mmap]:
+    """The segment's bytes, mapped read-only for one read. An error raised while reading may keep a view of the map
+    alive in its traceback; then the map is closed when that view goes, and the error, not a BufferError, is what
+    the caller sees."""
+    data = mmap.mmap(seg.fd, seg.size, access=mmap.ACCESS_READ)
+    try:
+        yield data
+    finally:
+        try:
+            data.close()
+        except BufferError:
+            pass
 
 
 def _root_of(path: Path) -> Path:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from metalog.errors import CorruptBatchError
 from metalog.log.batch import RecordBatch
@@ -117,24 +118,48 @@ def _epoch_disagreement(batch: RecordBatch, state: ScanState) -> str | None:
     return None
 
 
+def records_problem(batch: RecordBatch) -> str | None:
+    """Why the records of a sound batch cannot be read as KRaft reads them (a codec, a payload that does not
+    decompress or decode, records that break ``metalog.log.kraft_records``), or None: what every read of them
+    finds, found by recovery too."""
+    try:
+        batch.records()
+    except CorruptBatchError as e:
+        return e.reason
+    return None
+
+
+class ScanEnd(NamedTuple):
+    """Where a scan of a segment stopped: the end of its valid data, and why it stopped there (None: the end of the
+    segment). ``whole``: the batch there is whole with a valid CRC-32C, its records are what is wrong: damage,
+    never what an interrupted write leaves."""
+
+    position: int
+    problem: str | None = None
+    whole: bool = False
+
+
 def scan_segment(seg: LogSegment, start: int, state: ScanState, *, write_index: bool,
-                 first_last_offset: int | None = None, check: IndexCheck | None = None) -> tuple[int, str | None]:
-    """Validate batches from ``start``; index them (``check``: compare the indexes loaded from disk as the scan
-    goes). Returns (end of the valid data, problem or None)."""
+                 first_last_offset: int | None = None, check: IndexCheck | None = None) -> ScanEnd:
+    """Validate batches from ``start`` (frame, CRC-32C, chain, and the records as every read decodes them); index
+    them (``check``: compare the indexes loaded from disk as the scan goes)."""
     pos = start
     batches = seg.batches(start, validate=False)
     while True:
         try:
             batch = next(batches)
         except StopIteration:
-            return pos, None
+            return ScanEnd(pos)
         except CorruptBatchError as e:
-            return pos, e.reason
+            return ScanEnd(pos, e.reason)
         problem = problem_with(batch, state, first_last_offset if pos == start else None)
         if not problem and state.checked_cache and state.disagreement is None:
             problem = _epoch_disagreement(batch, state)
         if problem:
-            return pos, problem
+            return ScanEnd(pos, problem)
+        problem = records_problem(batch)
+        if problem:
+            return ScanEnd(pos, problem, whole=True)
         if check is not None:
             check.batch(pos, batch.last_offset, batch.max_timestamp)
         seg.observe(batch, pos, write=write_index)
@@ -213,8 +238,11 @@ def is_torn_tail(seg: LogSegment, position: int) -> bool:
     return find_valid_batch(seg.fd, position, seg.size) is None
 
 
+WHOLE = "the batch is whole (its CRC-32C holds)"  # why damage to a batch's records is no torn write
+
+
 def damage_error(seg: LogSegment, position: int, problem: str, why_not_torn: str = "valid batches follow") -> \
         CorruptBatchError:
-    return CorruptBatchError(f"{problem}; {why_not_torn}, so this is damage in the middle of the log "
-                             "(never skipped; 'metalog log recover --repair' truncates here, losing the rest)",
-                             file=seg.path, position=position)
+    what = "damage, not a torn write" if why_not_torn == WHOLE else "damage in the middle of the log"
+    return CorruptBatchError(f"{problem}; {why_not_torn}, so this is {what} (never skipped; 'metalog log recover "
+                             "--repair' truncates here, losing the rest)", file=seg.path, position=position)

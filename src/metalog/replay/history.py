@@ -208,9 +208,8 @@ class MetadataHistory:
 
     def _replay_inside(self, loader: MetadataLoader, batch: BatchSpan, first: int, target: int) -> int:
         """The records of ``batch`` from ``first`` up to ``target``: they publish only where a
-        BeginTransactionRecord follows one of them (Kafka's loadBatch), which may be the record at ``target`` + 1."""
-        if batch.is_control:
-            return 0
+        BeginTransactionRecord follows one of them (Kafka's loadBatch), which may be the record at ``target`` + 1.
+        A control batch passes no value, but is read all the same: KRaft's rules for its records."""
         count = sum(n for n, _ in self.log.scan_into(first, target, loader.replay_value))
         if not loader.in_transaction and self._begins_transaction(target + 1):
             loader.publish(target)
