@@ -112,7 +112,7 @@ def test_names_and_leftovers(tmp_path):
         writer = SnapshotWriter(log.directory, SnapshotId(1, 1), last_contained_log_timestamp=0)
         writer.append([b"\x01\x14\x00\x00"])  # never frozen: a crash leaves the .part behind
         assert list_snapshots(log.directory) == []
-    with MetadataLog.open(tmp_path) as log:
+    with MetadataLog.open(tmp_path, writable=True) as log:
         assert any(c.endswith(".checkpoint.part") for c in log.recovery.cleaned)
         assert log.snapshot_ids() == []
     with pytest.raises(SnapshotError, match="already exists"):

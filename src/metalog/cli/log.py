@@ -102,7 +102,7 @@ def _append(args: argparse.Namespace) -> int:
     _require_log(args.logdir, "--create makes a new one" if not args.create else None)
     timestamp = None if args.timestamp is None else parse_time(args.timestamp)
     # every segment is checked before anything is appended: never append after damage in the middle
-    with MetadataLog.open(args.logdir, create=args.create, check_all=True, durability=args.durability,
+    with MetadataLog.open(args.logdir, writable=True, create=args.create, check_all=True, durability=args.durability,
                           segment_bytes=args.segment_bytes, cluster_id=args.cluster_id,
                           node_id=args.node_id) as log:
         lines = (line for line in sys.stdin if line.strip())
@@ -184,7 +184,7 @@ def _recover(args: argparse.Namespace) -> int:
     from metalog.log import MetadataLog
 
     _require_log(args.logdir, "nothing to recover")
-    with MetadataLog.open(args.logdir, check_all=True, repair=args.repair) as log:
+    with MetadataLog.open(args.logdir, writable=True, check_all=True, repair=args.repair) as log:
         for line in log.recovery.lines():
             print(line)
         print(f"{args.logdir}: log start offset {log.log_start_offset}, log end offset {log.log_end_offset}"

@@ -84,16 +84,20 @@ class MetadataLog:
 
     # ---- opening ---------------------------------------------------------------------------
     @classmethod
-    def open(cls, path: str | os.PathLike[str], *, writable: bool = True, create: bool = False,
+    def open(cls, path: str | os.PathLike[str], *, writable: bool = False, create: bool = False,
              check_all: bool = False, repair: bool = False, durability: Durability | str = Durability.BATCH,
              segment_bytes: int = DEFAULT_SEGMENT_BYTES, index_interval_bytes: int = INDEX_INTERVAL_BYTES,
              cluster_id: str | None = None, node_id: int = 1) -> MetadataLog:
-        """Open (and with ``create`` make) the log under ``path``: the log dir or its ``__cluster_metadata-0``.
+        """Open the log under ``path`` (the log dir or its ``__cluster_metadata-0``) for reading: nothing in the
+        directory is created, changed, locked or removed. ``writable`` opens it for the one writer (the lock, then
+        the leftovers of an interrupted write cleaned), ``create`` (which is writable) makes it where there is
+        none.
 
-        Opening checks the tail of the log and cuts a torn write there (``recovery`` says what it did);
-        ``check_all`` checks every segment from its first byte, so that damage anywhere is an error before
-        anything is appended; ``repair`` (which checks all) cuts the log at the first damage instead
-        (``recovery.lost`` says what went). See ``metalog.log.log_loader``."""
+        Opening checks the tail of the log; a torn write there is left out of reads (writable: cut, as Kafka's
+        recovery does), and ``recovery`` says so. ``check_all`` checks every segment from its first byte, so that
+        damage anywhere is an error before anything is appended; ``repair`` (which checks all) cuts the log at the
+        first damage instead (``recovery.lost`` says what went; read-only, what a repair would cut is left out of
+        reads and said the same way). See ``metalog.log.log_loader``."""
         root = _root_of(Path(path))
         log = cls(root, writable=writable or create, segment_bytes=segment_bytes,
                   index_interval_bytes=index_interval_bytes, durability=Durability(durability))
