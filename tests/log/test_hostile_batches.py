@@ -32,7 +32,7 @@ READING_VERBS = {
     "replay": ["replay", "{log}"],
     "diff": ["diff", "{log}", "--from", "0", "--to", "end"],
     "history": ["history", "{log}", "--topic", "crafted"],
-    "shell": ["shell", "{log}", "ls", "/topics"],
+    "shell": ["shell", "{log}", "ls", "/image/topics"],
     "snapshot create": ["snapshot", "create", "{log}"],
     "snapshot images": ["snapshot", "images", "{log}", "--every", "50"],
     "analyze": ["analyze", "{log}", "--engine", "python", "--out", "{out}"],

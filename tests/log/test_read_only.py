@@ -96,7 +96,7 @@ VERBS: dict[str, list[str]] = {
     "replay --to-offset": ["replay", "{log}", "--to-offset", "60"],
     "diff": ["diff", "{log}", "--from", "0", "--to", "end"],
     "history": ["history", "{log}", "--controller"],
-    "shell": ["shell", "{log}", "ls", "/topics"],
+    "shell": ["shell", "{log}", "ls", "/image/topics"],
     "log dump": ["log", "dump", "{log}"],
     "log dump an index": ["log", "dump", "{log}/__cluster_metadata-0/00000000000000000039.index"],
     "log verify": ["log", "verify", "{log}"],

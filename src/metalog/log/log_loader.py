@@ -27,9 +27,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from metalog.errors import CorruptBatchError
+from metalog.errors import CorruptBatchError, LogError
 from metalog.log.chain import BatchChain
 from metalog.log.epoch import LeaderEpochCache
+from metalog.log.lost import lost_offsets, torn_batch_end
 from metalog.log.recovery import (
     WHOLE,
     IndexCheck,
@@ -78,6 +79,7 @@ class LogLoader:
 
     def load(self, epochs_from_file: bool) -> None:
         log = self.log
+        stored_epochs = LeaderEpochCache(log.epochs.path, log.epochs.entries) if epochs_from_file else None
         if not epochs_from_file and not self.check_all:
             self._rebuild_epochs()
         quorum = log.quorum_state()
@@ -93,6 +95,8 @@ class LogLoader:
             if why_not_torn is not None and not self.repair:
                 raise damage_error(damage.segment, damage.position, damage.reason, why_not_torn)
             torn = why_not_torn is None
+        if damage is None or torn:  # a cut at damage says itself what it removes
+            self._name_lost(damage, stored_epochs)
         for seg, why in plan.rebuild:  # only now, when the open goes ahead, is anything written
             log.recovery.rebuilt.append(f"indexes of {seg.path.name} ({why}{self.memory})")
             seg.finish_rebuild()
@@ -103,6 +107,22 @@ class LogLoader:
         self._settle_epochs(state, plan, epochs_from_file)
         if log.writable:
             log.segments[-1].open_index_files()
+
+    def _name_lost(self, damage: Damage | None, stored_epochs: LeaderEpochCache | None) -> None:
+        """Offsets past the end the log will have that its own files name (``metalog.log.lost``), found before
+        anything is rebuilt: with ``check_all`` (before an append) an error unless ``repair``, else reported."""
+        log = self.log
+        end = log.log_end_offset if damage is None else torn_batch_end(damage.segment, damage.position,
+                                                                      damage.next_offset)
+        last = log.segments[-1] if log.segments else None
+        lost = lost_offsets(end, last, stored_epochs, log.snapshot_ids(), log.stored_log_start)
+        if lost is None:
+            return
+        if self.check_all and not self.repair:
+            raise LogError(f"{lost}; nothing is appended after lost offsets (their offsets would go to other "
+                           "records): 'metalog log recover --repair' rebuilds the indexes and checkpoints from the "
+                           "batches that are left, accepting the loss", file=log.directory)
+        log.recovery.lost.append(str(lost))
 
     # ---- the two depths ----------------------------------------------------------------------------------
     def _check_tail(self, state: ScanState) -> LoadPlan:

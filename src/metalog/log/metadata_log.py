@@ -79,6 +79,7 @@ class MetadataLog:
         self.recovery = RecoveryReport()
         self.epochs = LeaderEpochCache(self.directory / EPOCH_FILE)
         self.log_start_offset = 0
+        self.stored_log_start: int | None = None  # what log-start-offset-checkpoint says, if there is one
         self.committed_offset = 0
         self._lock_fd: int | None = None
 
@@ -176,6 +177,7 @@ class MetadataLog:
         stored = 0
         if path.exists():
             stored = files.read_offset_checkpoint(path).get((files.METADATA_TOPIC, 0), 0)
+            self.stored_log_start = stored
         if not bases:
             latest = self.latest_snapshot_id()
             return max(stored, latest.end_offset if latest else 0)
