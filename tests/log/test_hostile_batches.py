@@ -133,17 +133,29 @@ def test_log_append_refuses_and_changes_nothing(pristine, tmp_path, capsys, kind
 
 @pytest.mark.parametrize("where", WHERE)
 @pytest.mark.parametrize("kind", KINDS)
-def test_recover_repair_cuts_there(pristine, tmp_path, capsys, kind, where):
+def test_recover_repair_cuts_there_and_says_which_offsets(pristine, tmp_path, capsys, kind, where):
     path, crafted = hostile(pristine, tmp_path, kind, where)
+    at = crafted.at
+    last = at.last_offset + (1 if where == "sealed" else 0)  # the sound batch after it, in the next segment
+    before = files(path)
+    rc, planned, err = run(["log", "recover", "--repair", "--dry-run", str(path)], capsys)
+    assert rc == 0 and err == "" and files(path) == before
     rc, out, err = run(["log", "recover", "--repair", str(path)], capsys)
     assert rc == 0 and err == ""
-    at = crafted.at
-    assert out.splitlines()[0].startswith(f"lost {at.segment} at byte {at.position}, ")
-    assert f"(offsets from {at.base_offset} on): batch {at.base_offset}..{at.last_offset}: " in out.splitlines()[0]
+    lines = out.splitlines()
+    assert lines[0].startswith(f"lost {at.segment} at byte {at.position}, {crafted.size} bytes (offsets "
+                               f"{at.base_offset}..{last}: {last - at.base_offset + 1} offsets): "
+                               f"batch {at.base_offset}..{at.last_offset}: ")
+    assert lines[-1] == (f"{path}: log start offset 0, log end offset {at.base_offset}, "
+                         f"{last - at.base_offset + 1} offsets cut ({at.base_offset}..{last})")
+    assert planned.splitlines()[0] == "would lose " + lines[0].removeprefix("lost ")
+    assert planned.splitlines()[-1] == (f"{path}: after the repair, log start offset 0, log end offset "
+                                        f"{at.base_offset}, {last - at.base_offset + 1} offsets would be cut "
+                                        f"({at.base_offset}..{last}); nothing was changed (--dry-run)")
     assert at.segment.stat().st_size == at.position
     assert verify_log(path).ok
-    with MetadataHistory(path) as history, MetadataHistory(pristine[0]) as before:
-        assert history.state_at().image == before.state_at().image
+    with MetadataHistory(path) as history, MetadataHistory(pristine[0]) as before_it:
+        assert history.state_at().image == before_it.state_at().image
 
 
 def _follow_changes(path: Path) -> subprocess.CompletedProcess[str]:

@@ -146,7 +146,7 @@ def test_leader_epoch_checkpoint_and_log_start_past_the_end_are_named(pristine, 
     (part / "leader-epoch-checkpoint").write_text("\n".join(["0", str(len(entries)), *entries]) + "\n")
     (path / "log-start-offset-checkpoint").write_text(f"0\n1\n__cluster_metadata 0 {end + 3}\n")
     with MetadataLog.open(path) as log:
-        assert log.recovery.lost == [
+        assert log.recovery.missing == [
             f"offsets {end}..{end + 7}, which the log's own files name, are not in the log (it ends at offset "
             f"{end - 1}): {part / 'leader-epoch-checkpoint'} has epoch 99 start at offset {end + 7}; "
             f"log-start-offset-checkpoint says the log starts at {end + 3}"]
@@ -161,5 +161,5 @@ def test_an_epoch_starting_at_the_end_is_an_interrupted_append_not_a_loss(pristi
     entries = [*epochs[2:], f"99 {end}"]
     (part / "leader-epoch-checkpoint").write_text("\n".join(["0", str(len(entries)), *entries]) + "\n")
     with MetadataLog.open(path) as log:
-        assert not log.recovery.lost
+        assert not log.recovery.missing
     assert verify_log(path).ok

@@ -19,6 +19,7 @@ examples:
   metalog log follow /var/lib/kafka/metadata --changes     # what the controller commits, as it commits it
   metalog log verify /var/lib/kafka/metadata && echo intact
   metalog log recover /var/lib/kafka/metadata              # check every segment; damage: exit status 1
+  metalog log recover --repair --dry-run /var/lib/kafka/metadata   # what a repair would cut, changing nothing
   metalog log recover --repair /var/lib/kafka/metadata     # truncate at damage, saying what is lost
   echo '{"name": "NoOpRecord", "version": 0, "data": {}}' | metalog log append --create /tmp/metadata
 """
@@ -69,14 +70,19 @@ def register(sub: Any) -> None:
 
     rec = verbs.add_parser("recover", help="check every segment; cut a torn tail, rebuild indexes; report what changed",
                            description="Opens the log for writing and checks every batch of every segment, as "
-                                       "Kafka's recovery does: a torn write at the end is cut, indexes and "
-                                       "leader-epoch-checkpoint that disagree with the batches are rebuilt. Damage "
-                                       "anywhere else is an error (exit status 1) unless --repair. Snapshots are "
-                                       "left as they are.",
+                                       "Kafka's recovery does, and the records of each as every read decodes them: "
+                                       "a torn write at the end is cut, indexes and leader-epoch-checkpoint that "
+                                       "disagree with the batches are rebuilt. Damage anywhere else, and offsets "
+                                       "the log's own files name past its end (lost), are an error (exit status 1) "
+                                       "unless --repair: it cuts the log at the damage, saying which offsets it "
+                                       "cuts, or accepts the loss. Snapshots are left as they are.",
                            epilog=EXAMPLES, formatter_class=fmt)
     rec.add_argument("logdir", metavar="LOGDIR")
     rec.add_argument("--repair", action="store_true",
-                     help="also truncate at damage in the middle of the log, losing everything after it")
+                     help="also truncate at damage in the middle of the log, losing everything after it, and rebuild "
+                          "what names lost offsets")
+    rec.add_argument("--dry-run", action="store_true",
+                     help="say what would be done, and change nothing (the log is opened read-only)")
     rec.set_defaults(func=_recover, reports_recovery=True)
 
 
@@ -184,9 +190,14 @@ def _recover(args: argparse.Namespace) -> int:
     from metalog.log import MetadataLog
 
     _require_log(args.logdir, "nothing to recover")
-    with MetadataLog.open(args.logdir, writable=True, check_all=True, repair=args.repair) as log:
-        for line in log.recovery.lines():
+    with MetadataLog.open(args.logdir, writable=not args.dry_run, check_all=True, repair=args.repair) as log:
+        report = log.recovery
+        for line in report.lines():
             print(line)
-        print(f"{args.logdir}: log start offset {log.log_start_offset}, log end offset {log.log_end_offset}"
-              f"{'' if log.recovery else ', nothing to recover'}")
+        would = "would be " if args.dry_run else ""
+        cut = "" if report.cut is None else \
+            f", {report.cut[1] - report.cut[0] + 1} offsets {would}cut ({report.cut[0]}..{report.cut[1]})"
+        after = f"after the {'repair' if args.repair else 'recovery'}, " if args.dry_run and report else ""
+        print(f"{args.logdir}: {after}log start offset {log.log_start_offset}, log end offset {log.log_end_offset}"
+              f"{cut}{'' if report else ', nothing to recover'}{'; nothing was changed (--dry-run)' * args.dry_run}")
     return 0

@@ -39,6 +39,7 @@ from metalog.log.recovery import (
     damage_error,
     is_torn_tail,
     scan_segment,
+    whole_batches_after,
 )
 from metalog.log.segment import LogSegment
 
@@ -75,7 +76,9 @@ class LogLoader:
         self.log = log
         self.check_all = check_all or repair
         self.repair = repair
-        self.memory = "" if log.writable else ", in memory only: read-only"
+        self.planned = repair and not log.writable  # read-only: what a repair would do, nothing done
+        log.recovery.planned = self.planned
+        self.memory = "" if log.writable or self.planned else ", in memory only: read-only"
 
     def load(self, epochs_from_file: bool) -> None:
         log = self.log
@@ -122,7 +125,7 @@ class LogLoader:
             raise LogError(f"{lost}; nothing is appended after lost offsets (their offsets would go to other "
                            "records): 'metalog log recover --repair' rebuilds the indexes and checkpoints from the "
                            "batches that are left, accepting the loss", file=log.directory)
-        log.recovery.lost.append(str(lost))
+        log.recovery.missing.append(str(lost))
 
     # ---- the two depths ----------------------------------------------------------------------------------
     def _check_tail(self, state: ScanState) -> LoadPlan:
@@ -214,29 +217,56 @@ class LogLoader:
     # ---- damage and epochs --------------------------------------------------------------------------------
     def _cut(self, damage: Damage, *, torn: bool) -> None:
         log, seg, position = self.log, damage.segment, damage.position
-        cut = seg.size - position
-        where = f"{seg.path} at byte {position}, {cut} bytes (offsets from {damage.next_offset} on): {damage.reason}"
-        if not log.writable:  # reads stop before the damage; the file is unchanged
-            seg.size, seg.next_offset = position, damage.next_offset
-            seg.offset_index.truncate_to_position(position)
-            seg.time_index.truncate_to_offset(damage.next_offset)
+        idx = log.segments.index(seg)
+        cut = self._offsets_cut(damage, torn)
+        span = f"offsets from {damage.next_offset} on" if cut is None else \
+            f"offsets {cut[0]}..{cut[1]}: {cut[1] - cut[0] + 1} offsets"
+        where = f"{seg.path} at byte {position}, {seg.size - position} bytes ({span}): {damage.reason}"
+        if not log.writable and not self.planned:  # reads stop before the damage; the file is unchanged
+            self._cut_in_memory(seg, position, damage.next_offset)
             log.recovery.truncated.append(f"(read-only, the file is unchanged) {where}")
             return
-        idx = log.segments.index(seg)
+        log.recovery.cut = cut
         if position == 0 and idx > 0 and seg.base_offset != damage.next_offset:
             # the segment's very name is wrong where the log stands: it goes whole, the one before is active again
             log.recovery.lost.append(f"{seg.path} (whole segment, {seg.size} bytes, its name says offset "
-                                     f"{seg.base_offset}; offsets from {damage.next_offset} on): {damage.reason}")
+                                     f"{seg.base_offset}; {span}): {damage.reason}")
             idx -= 1
             log.segments[idx].next_offset = damage.next_offset
         else:
-            seg.truncate_to(position, damage.next_offset)
+            if log.writable:
+                seg.truncate_to(position, damage.next_offset)
+            else:
+                self._cut_in_memory(seg, position, damage.next_offset)
             (log.recovery.truncated if torn else log.recovery.lost).append(where)
         for later in log.segments[idx + 1:]:
             if later is not seg:
                 log.recovery.lost.append(f"{later.path} (whole segment, {later.size} bytes)")
-            later.delete()
+            if log.writable:
+                later.delete()
+            else:
+                later.close(final_time_entry=False)
         del log.segments[idx + 1:]
+
+    def _offsets_cut(self, damage: Damage, torn: bool) -> tuple[int, int] | None:
+        """The first and last offset a cut at ``damage`` removes, as the whole batches there say: from the offset the
+        damaged batch should have had (at a gap between segments, the first whole batch's), to the last whole
+        batch's last offset. None for a torn write (no whole batch follows) or where no whole batch is cut."""
+        if torn:
+            return None
+        segments = self.log.segments
+        found = whole_batches_after(segments[segments.index(damage.segment):], damage.position)
+        if found is None:
+            return None
+        first = found[0] if damage.boundary else damage.next_offset
+        return (first, found[1]) if found[1] >= first else None
+
+    @staticmethod
+    def _cut_in_memory(seg: LogSegment, position: int, next_offset: int) -> None:
+        """Reads stop at ``position``: the file is unchanged."""
+        seg.size, seg.next_offset = position, next_offset
+        seg.offset_index.truncate_to_position(position)
+        seg.time_index.truncate_to_offset(next_offset)
 
     def _settle_epochs(self, state: ScanState, plan: LoadPlan, epochs_from_file: bool) -> None:
         log = self.log

@@ -25,7 +25,7 @@ from metalog.log.batch import RecordBatch
 from metalog.log.chain import follow_problem
 from metalog.log.epoch import LeaderEpochCache
 from metalog.log.index import OffsetIndex, TimeIndex
-from metalog.log.reader import find_valid_batch
+from metalog.log.reader import find_valid_batch, valid_batch_at
 from metalog.log.segment import LogSegment
 
 
@@ -35,18 +35,26 @@ class RecoveryReport:
 
     truncated: list[str] = field(default_factory=list)  # cut torn tails: file, position, bytes, why
     lost: list[str] = field(default_factory=list)  # what repair mode removed
+    missing: list[str] = field(default_factory=list)  # offsets the log's own files name past its end (log.lost)
     rebuilt: list[str] = field(default_factory=list)  # indexes and checkpoints rebuilt, and why
     cleaned: list[str] = field(default_factory=list)  # leftover files removed
+    cut: tuple[int, int] | None = None  # the offsets a repair cut, as far as the whole batches it cut say
+    planned: bool = False  # a repair of a log opened read-only: what it would do, nothing done
 
     def __bool__(self) -> bool:
-        return bool(self.truncated or self.lost or self.rebuilt or self.cleaned)
+        return bool(self.truncated or self.lost or self.missing or self.rebuilt or self.cleaned)
 
     def lines(self) -> list[str]:
-        return self.damage_lines() + [f"rebuilt {t}" for t in self.rebuilt] + [f"removed {t}" for t in self.cleaned]
+        rebuilt = "would rebuild" if self.planned else "rebuilt"
+        return self.damage_lines() + [f"{rebuilt} {t}" for t in self.rebuilt] + \
+            [f"removed {t}" for t in self.cleaned]
 
     def damage_lines(self) -> list[str]:
-        """What was cut (or, read-only, left out of reads) and what a repair lost: what every reader must hear."""
-        return [f"truncated {t}" for t in self.truncated] + [f"lost {t}" for t in self.lost]
+        """What was found lost, what was cut (or, read-only, left out of reads) and what a repair lost: what every
+        reader must hear."""
+        truncated, lost = ("would cut", "would lose") if self.planned else ("truncated", "lost")
+        return [f"lost {t}" for t in self.missing] + [f"{truncated} {t}" for t in self.truncated] + \
+            [f"{lost} {t}" for t in self.lost]
 
 
 _watchers: ContextVar[tuple[Callable[[RecoveryReport], object], ...]] = ContextVar("metalog_recovery_watchers",
@@ -231,6 +239,24 @@ def _not_a_batch(index: OffsetIndex, i: int) -> str:
 def _not_a_max(times: TimeIndex, k: int) -> str:
     return (f"{times.path}: entry ({times.timestamps[k]}, {times.base_offset + times.offsets[k]}) is not the largest "
             "timestamp up to a batch's last offset")
+
+
+def whole_batches_after(segments: list[LogSegment], position: int) -> tuple[int, int] | None:
+    """(the base offset of the first, the last offset of the last) of the whole, CRC-valid batches from byte
+    ``position`` of the first segment to the end of the last: how far the log went past damage a repair cuts (None
+    when no such batch is left)."""
+    first = last = None
+    for i, seg in enumerate(segments):
+        pos: int | None = position if i == 0 else 0
+        while pos is not None and pos < seg.size:
+            batch = valid_batch_at(seg.fd, pos, seg.size)
+            if batch is None:
+                pos = find_valid_batch(seg.fd, pos, seg.size)
+                continue
+            first = batch.base_offset if first is None else first
+            last = batch.last_offset
+            pos += batch.size_in_bytes
+    return None if first is None or last is None else (first, last)
 
 
 def is_torn_tail(seg: LogSegment, position: int) -> bool:
