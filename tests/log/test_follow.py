@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import shutil
 import signal
 import subprocess
 import sys
@@ -304,6 +305,23 @@ def test_segments_deleted_before_they_were_read_are_a_gap(log_dir: Path) -> None
     assert f.proc.wait(timeout=WAIT) == 1
     wait_until(lambda: f.errors)
     assert f.errors[0].startswith("metalog: error: ") and "are missing (deleted before they were read" in f.errors[0]
+
+
+@pytest.mark.parametrize("how", ["the directory deleted", "its segments deleted"])
+def test_a_log_that_goes_away_ends_the_follower_with_one_line(log_dir: Path, how: str) -> None:
+    """Before, it kept polling a directory that was no longer there, silently, for ever."""
+    f = Follower(str(log_dir), "--from", "0", "--json", "--poll", "0.05")
+    assert offsets_of(f, 1) == [0]
+    if how == "the directory deleted":
+        shutil.rmtree(log_dir)
+    else:
+        for segment in (log_dir / "__cluster_metadata-0").glob("*.log"):
+            segment.unlink()
+    assert f.proc.wait(timeout=WAIT) == 1
+    wait_until(lambda: f.errors)
+    gone = "no longer exists" if how == "the directory deleted" else "holds no segment any more"
+    assert f.errors == [f"metalog: error: {log_dir / '__cluster_metadata-0'}: the log is gone: the directory {gone} "
+                        "(deleted or moved while it was followed); the last offset read is 0"]
 
 
 def test_the_follower_writes_nothing(log_dir: Path) -> None:
