@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import sys
 from pathlib import Path
@@ -39,13 +38,17 @@ def register(sub: Any) -> None:
     add_follow(verbs, fmt)
 
     app = verbs.add_parser("append", help='append JSON lines {"name", "version", "data"} as batches',
-                           description="Checks every segment of the log first and refuses to append after damage "
-                                       "in its middle (a torn write at its end is cut, as Kafka does, and "
-                                       "reported); then appends, fsyncs and prints the committed offsets. Up to "
-                                       "--batch-size lines make one batch. A batch ends after an "
-                                       "AbortTransactionRecord: the records after it start a new batch (Kafka's "
-                                       "loader would keep the aborted transaction's records if more followed "
-                                       "in the batch).", epilog=EXAMPLES, formatter_class=fmt)
+                           description="Reads every line first, then replays the records over the state at "
+                                       "the log's end, as a controller does before it writes them: a record "
+                                       "replay refuses (a PartitionChangeRecord for a topic that does not exist, "
+                                       "say) is an error naming its line, and nothing is appended. Checks every "
+                                       "segment of the log and refuses to append after damage or lost offsets (a "
+                                       "torn write at its end is cut, as Kafka does, and reported); then appends, "
+                                       "fsyncs and prints the committed offsets. Up to --batch-size lines make one "
+                                       "batch. A batch ends after an AbortTransactionRecord: the records after it "
+                                       "start a new batch (Kafka's loader would keep the aborted transaction's "
+                                       "records if more followed in the batch).", epilog=EXAMPLES,
+                           formatter_class=fmt)
     app.add_argument("logdir", metavar="LOGDIR")
     app.add_argument("--batch-size", type=int, default=1000, help="records per batch (default 1000)")
     app.add_argument("--epoch", type=int, help="leader epoch of the batches (default: the log's latest, or 1)")
@@ -57,6 +60,9 @@ def register(sub: Any) -> None:
     app.add_argument("--cluster-id", help="cluster.id for a new meta.properties (default: random)")
     app.add_argument("--node-id", type=int, default=1, help="node.id for a new meta.properties (default 1)")
     app.add_argument("--segment-bytes", type=int, default=1024 ** 3, help="roll segments at this size")
+    app.add_argument("--no-validate", action="store_true",
+                     help="append without replaying the records over the log's state first (for test logs that "
+                          "must hold records replay refuses; every later replay then stops at them)")
     app.set_defaults(func=_append)
 
     ver = verbs.add_parser("verify", help="check every CRC, index, epoch and snapshot; exit status 0 = intact",
@@ -107,26 +113,67 @@ def _append(args: argparse.Namespace) -> int:
         raise MetalogError("--batch-size must be at least 1")
     _require_log(args.logdir, "--create makes a new one" if not args.create else None)
     timestamp = None if args.timestamp is None else parse_time(args.timestamp)
-    # every segment is checked before anything is appended: never append after damage in the middle
-    with MetadataLog.open(args.logdir, writable=True, create=args.create, check_all=True, durability=args.durability,
-                          segment_bytes=args.segment_bytes, cluster_id=args.cluster_id,
+    values = _read_values(sys.stdin)
+    if args.no_validate:
+        from metalog.cli.notices import warning
+
+        warning("--no-validate: the records are appended without being replayed over the log's state; a record "
+                "replay refuses stops every later replay of the log at it")
+    checked_end = None if args.no_validate or not values else _check(args.logdir, values)
+    # every segment is checked before anything is appended: never append after damage
+    with MetadataLog.open(args.logdir, writable=True, create=args.create, check_all=True,
+                          durability=args.durability, segment_bytes=args.segment_bytes, cluster_id=args.cluster_id,
                           node_id=args.node_id) as log:
-        lines = (line for line in sys.stdin if line.strip())
-        lineno = 0
-        while True:
-            chunk = list(itertools.islice(lines, args.batch_size))
-            if not chunk:
-                break
-            records = []
-            for line in chunk:
-                lineno += 1
-                records.append(_parse_record(line, lineno))
-            for b in log.append(records, epoch=args.epoch, timestamp=timestamp, batch_size=args.batch_size):
+        if checked_end is not None and log.log_end_offset != checked_end:
+            raise MetalogError(f"the log changed while the records were checked (its end offset was {checked_end}, "
+                               f"now {log.log_end_offset}): nothing was appended; append them again")
+        for start in range(0, len(values), args.batch_size):
+            for b in log.append([value for _, value in values[start:start + args.batch_size]], epoch=args.epoch,
+                                timestamp=timestamp, batch_size=args.batch_size):
                 _report(b)
         if args.durability == "none":
             log.flush()
             print(json.dumps({"committedOffset": log.committed_offset - 1}))
     return 0
+
+
+def _read_values(lines: Any) -> list[tuple[int, bytes]]:
+    """(input line number, the record's value as the log stores it) for each record of the input, all of them read
+    and encoded before anything is appended."""
+    from metalog.codec.framing import encode_metadata_record
+
+    out, lineno = [], 0
+    for line in lines:
+        if not line.strip():
+            continue
+        lineno += 1
+        message, version = _parse_record(line, lineno)
+        try:
+            out.append((lineno, encode_metadata_record(message, version)))
+        except MetalogError as e:
+            raise MetalogError(f"input line {lineno}: {e}") from None
+    return out
+
+
+def _check(logdir: str, values: list[tuple[int, bytes]]) -> int | None:
+    """Replay the records over the state at the log's end, as a controller does before it writes them; the end
+    offset they were checked against. A record replay refuses is an error naming its input line. None: the log is
+    damaged, which the writer's open, checking every segment, says in its own words."""
+    from metalog.errors import CorruptBatchError, ReplayError
+    from metalog.replay.append_check import first_refused, state_at_end
+
+    try:
+        loader, end = state_at_end(logdir)
+    except CorruptBatchError:
+        return None
+    except ReplayError as e:
+        raise MetalogError(f"{e}; nothing was appended (--no-validate appends without replaying)") from None
+    refused = first_refused(loader, end, [value for _, value in values])
+    if refused is not None:
+        raise MetalogError(f"input line {values[refused.index][0]}: {refused.error}: replay refuses it over the "
+                           "log's state at its end, so a controller never writes it; nothing was appended "
+                           "(--no-validate appends it all the same)")
+    return end
 
 
 def _parse_record(line: str, lineno: int) -> tuple[Any, int]:

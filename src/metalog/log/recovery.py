@@ -72,6 +72,16 @@ def watch_recovery(callback: Callable[[RecoveryReport], object]) -> Iterator[Non
         _watchers.reset(token)
 
 
+@contextmanager
+def unannounced() -> Iterator[None]:
+    """Opens in this context tell no watcher: for a read-only open whose findings another open tells again."""
+    token = _watchers.set(())
+    try:
+        yield
+    finally:
+        _watchers.reset(token)
+
+
 def announce(report: RecoveryReport) -> None:
     if report:
         for callback in _watchers.get():

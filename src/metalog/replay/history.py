@@ -168,6 +168,13 @@ class MetadataHistory:
             if image is not None and last >= start:
                 yield PublishedState(last, max_timestamp, image)
 
+    def loader_at_end(self) -> MetadataLoader:
+        """A loader that has loaded every batch of the log, a transaction still open at its end included (its records
+        wait in the loader's delta): the state a controller appending to the log now continues from."""
+        end = self.end_offset
+        with gc_paused():
+            return self._loader_through(self._start_for(end, end, True), end, None)[0]
+
     def state_before_log(self) -> MetadataImage:
         """The state a replay of the whole log starts from: empty, or for a log whose start moved up after a
         snapshot (Kafka's retention), the snapshot or state image that holds the offset before its first."""
