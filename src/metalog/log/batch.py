@@ -67,6 +67,7 @@ class Record(NamedTuple):
 
 _new_record = tuple.__new__
 _CODEC_IDS = frozenset(Compression)
+_UNCOMMON = COMPRESSION_MASK | LOG_APPEND_TIME_FLAG | CONTROL_FLAG  # batches records() reads the general way
 _SLICES_TO_BYTES = (bytes, mmap.mmap)
 _compiled = core.twin("metalog.log.compiled.records")
 # The record decoder's compiled twin (``metalog.log.compiled.records.decode_records``), or None: the pure one runs.
@@ -186,6 +187,17 @@ class RecordBatch:
         record's offset. The CRC is not checked here; call
         ``ensure_valid`` first."""
         control = self.attributes & CONTROL_FLAG
+        # the common case first, without a call more: an uncompressed data batch read by the compiled decoder
+        if not self.attributes & _UNCOMMON and compiled_decode_records is not None and \
+                type(self.data) in _SLICES_TO_BYTES:
+            begin = self.start + HEADER_SIZE
+            limit = begin + self.batch_length - MIN_BATCH_LENGTH
+            count = self.records_count
+            if 0 <= count <= (limit - begin) // MIN_RECORD_SIZE:
+                fast = compiled_decode_records(self.data, begin, limit, count, self.base_offset, self.base_timestamp,
+                                               None, Record, True)
+                if fast is not None:
+                    return fast
         out, kraft_form = self._decode(not control)
         if not kraft_form:
             log_append_time = self.attributes & LOG_APPEND_TIME_FLAG
