@@ -72,6 +72,7 @@ READING_VERBS = {
     "diff": ["diff", "{log}", "--from", "0", "--to", "end"],
     "shell": ["shell", "{log}", "ls", "/image/topics"],
     "history": ["history", "{log}", "--controller"],
+    "log dump": ["log", "dump", "--no-records", "{log}"],
 }
 
 

@@ -94,7 +94,25 @@ def _dump(args: argparse.Namespace) -> int:
             failed += _dump_file(previous, args, records)
     for line in problems:  # as Kafka's DumpLogSegments: after every file
         print(line, file=sys.stderr)
+    _lost_notices([Path(text) for text in paths if Path(text).is_dir()])
     return 1 if failed else 0
+
+
+def _lost_notices(directories: list[Path]) -> None:
+    """What the log directories dumped no longer hold that their own files name (``metalog.log.lost``), as every
+    reading verb says it: one line each."""
+    from metalog.cli.notices import notice
+    from metalog.log import MetadataLog
+    from metalog.log.recovery import unannounced
+
+    for directory in directories:
+        try:
+            with unannounced(), MetadataLog.open(directory) as log:
+                missing = list(log.recovery.missing)
+        except MetalogError:
+            continue  # damage, or no log here: the dump of its files says what it found
+        for line in missing:
+            notice(f"lost {line}")
 
 
 def kind_of(path: Path) -> str | None:
