@@ -14,12 +14,17 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from metalog.codec.schema import INT_RANGES
 from metalog.errors import PointError
 from metalog.state.image import MetadataImage
 
 TIME_FORMS = "ISO 8601 (2024-05-01T10:32:00Z, or +02:00; naive means UTC) or epoch milliseconds (1714559520000[ms])"
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MS = timedelta(milliseconds=1)
+# a timestamp is an int64 of epoch milliseconds; a datetime holds the years 1 to 9999 of them
+TIMESTAMP_MIN, TIMESTAMP_MAX = INT_RANGES["int64"]
+_DATETIME_MIN_MS = (datetime.min.replace(tzinfo=UTC) - _EPOCH) // _MS
+_DATETIME_MAX_MS = (datetime.max.replace(tzinfo=UTC) - _EPOCH) // _MS
 
 
 def parse_time(text: str) -> int:
@@ -32,6 +37,9 @@ def parse_time(text: str) -> int:
         if m[2] is None and 10**9 <= value < 10**10:
             raise PointError(f"{s} looks like seconds: did you mean {value * 1000} (epoch milliseconds)? Write "
                              f"{s}ms if you mean milliseconds")
+        if not TIMESTAMP_MIN <= value <= TIMESTAMP_MAX:
+            raise PointError(f"{s}: no timestamp is that far from 1970 (epoch milliseconds are an int64, "
+                             f"{TIMESTAMP_MIN} to {TIMESTAMP_MAX})")
         return value
     try:
         moment = datetime.fromisoformat(s)
@@ -43,10 +51,20 @@ def parse_time(text: str) -> int:
 
 
 def format_time(ms: int | None) -> str:
-    """``2023-11-14T22:13:20.000Z``; ``-`` for no time."""
+    """``2023-11-14T22:13:20.000Z``; ``-`` for no time. Never raises: a timestamp no datetime can hold (before the
+    year 1 or after 9999, which a batch may carry) is its epoch milliseconds, ``9223372036854775807ms``, as
+    every TIME option reads it back."""
     if ms is None:
         return "-"
-    return (_EPOCH + ms * _MS).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    at = utc_datetime(ms)
+    return f"{ms}ms" if at is None else at.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def utc_datetime(ms: int) -> datetime | None:
+    """The UTC datetime of epoch milliseconds; None outside the years 1 to 9999 that a datetime holds."""
+    if not _DATETIME_MIN_MS <= ms <= _DATETIME_MAX_MS:
+        return None
+    return _EPOCH + ms * _MS
 
 
 @dataclass(frozen=True)
