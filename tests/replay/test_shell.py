@@ -15,7 +15,8 @@ import pytest
 
 from metalog.codec import Uuid, message_class, struct_class
 from metalog.replay.history import MetadataHistory
-from metalog.replay.shell import MetadataShell, glob_regex, split_commands
+from metalog.replay.shell import MetadataShell, glob_regex
+from metalog.replay.shell_syntax import split_commands
 from metalog.replay.shell_tree import Provenance, iso_zoned, java_double, root, version_range
 from metalog.state import MetadataDelta
 from metalog.state.image import EMPTY

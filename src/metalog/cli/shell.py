@@ -63,7 +63,8 @@ def _options_after_logdir(args: argparse.Namespace) -> None:
 def _shell(args: argparse.Namespace) -> int:
     from metalog.errors import ExitShell
     from metalog.replay.history import MetadataHistory
-    from metalog.replay.shell import MetadataShell, point, split_commands
+    from metalog.replay.shell import MetadataShell, point
+    from metalog.replay.shell_syntax import split_commands
 
     _options_after_logdir(args)
     with MetadataHistory(args.logdir) as history:
@@ -92,7 +93,7 @@ def _shell(args: argparse.Namespace) -> int:
 
 def _interactive(shell: Any, logdir: str) -> int:
     from metalog.errors import ExitShell
-    from metalog.replay.shell import split_commands
+    from metalog.replay.shell_syntax import split_commands
 
     _readline(shell)
     print(f"[ metalog shell: {logdir} ]")

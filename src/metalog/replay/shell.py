@@ -15,7 +15,6 @@ Pure: a command writes lines to a stream and says whether it failed; the termina
 from __future__ import annotations
 
 import re
-import shlex
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ from metalog.replay import subjects as S
 from metalog.replay.changes import changes, render
 from metalog.replay.history import MetadataHistory
 from metalog.replay.points import ReplayResult, format_time, parse_time
+from metalog.replay.shell_syntax import split_words
 from metalog.replay.shell_tree import Node, Provenance, root
 from metalog.state.image import MetadataImage
 
@@ -104,8 +104,8 @@ class MetadataShell:
         """Run one command line; False when it failed (what failed is written to ``err``, by default ``out``)."""
         self.err = out if err is None else err
         try:
-            words = shlex.split(line, comments=False)
-        except ValueError as e:
+            words = split_words(line)
+        except MetalogError as e:
             self.err.write(f"{e}\n")
             return False
         if not words:
@@ -462,28 +462,3 @@ def _columns(width: int | None, entries: list[str]) -> tuple[int, int, list[int]
         if widths[-1] != 0 and sum(widths) <= width:
             return columns, per, widths
     return best
-
-
-def split_commands(text: str) -> list[str]:
-    """``cmd; cmd``: the commands of a line, split at semicolons outside quotes."""
-    out: list[str] = []
-    current: list[str] = []
-    quote: str | None = None
-    escaped = False
-    for c in text:
-        if escaped:
-            escaped = False
-        elif c == "\\" and quote != "'":
-            escaped = True
-        elif quote is not None:
-            if c == quote:
-                quote = None
-        elif c in "'\"":
-            quote = c
-        elif c == ";":
-            out.append("".join(current))
-            current = []
-            continue
-        current.append(c)
-    out.append("".join(current))
-    return [c.strip() for c in out if c.strip()]
