@@ -76,7 +76,6 @@ BAD = [
     (["format", "--log-dirs", "FILE", "--node-id", "1", "--cluster-id", "UXyU9i5ARn6W00ON2taeWA"],
      "file.txt is a file, not a log directory"),
     (["demo", "--out", "FILE"], "file.txt exists and is not a metalog demo directory; choose another --out"),
-    (["demo", "--records", "0"], "--records must be at least 1, not 0"),
     (["analyze", "MISSING", "--out", "EMPTY", "--engine", "python"], "not a KRaft metadata log directory"),
     (["analyze", "EMPTY", "--out", "EMPTY", "--engine", "python"], "not a KRaft metadata log directory"),
     (["analyze", "EMPTY", "--out", "EMPTY", "--driver-memory", "200m"], "Spark's driver needs at least 512m"),

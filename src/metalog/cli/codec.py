@@ -23,6 +23,8 @@ examples:
 
 
 def register(sub: Any) -> None:
+    from metalog.cli import options
+
     p = sub.add_parser("codec", help="encode, decode and explain Kafka messages",
                        description="Kafka's binary message format, byte-identical to Kafka.",
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -43,7 +45,7 @@ def register(sub: Any) -> None:
     exp = verbs.add_parser("explain", help="annotated dissection of one message: offset, length, field, value",
                            epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     exp.add_argument("name", help="message name, e.g. PartitionRecord")
-    exp.add_argument("version", type=int)
+    exp.add_argument("version", type=options.API_VERSION)
     exp.add_argument("hex", help="the message bytes in hex ('-' reads them from stdin)")
     exp.set_defaults(func=_explain)
 

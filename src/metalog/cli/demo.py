@@ -24,6 +24,8 @@ QUIET_EVENTS = {"aborted-transaction"}  # frequent: counted, not listed
 
 
 def register(sub: Any) -> None:
+    from metalog.cli import options
+
     p = sub.add_parser("demo", help="generate a cluster history, replay it, diff it, analyse it",
                        description="Generates a realistic KRaft metadata log with snapshots (a ZooKeeper migration, "
                                    "then the move to several log dirs per broker and a failed disk), shows the "
@@ -33,7 +35,7 @@ def register(sub: Any) -> None:
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", default="metalog-demo", help="output directory (replaced if it holds a demo)")
     p.add_argument("--seed", type=int, default=42)
-    p.add_argument("--records", type=int, default=50_000)
+    p.add_argument("--records", type=options.positive_int64("a number of records"), default=50_000)
     p.add_argument("--engine", choices=["spark", "python"],
                    help="the analysis engine (default: spark when pyspark and a JDK are there, else python)")
     p.set_defaults(func=_demo)
@@ -42,8 +44,6 @@ def register(sub: Any) -> None:
 def _demo(args: argparse.Namespace) -> int:
     from metalog.errors import MetalogError
 
-    if args.records < 1:
-        raise MetalogError(f"--records must be at least 1, not {args.records}")
     out = Path(args.out)
     if out.exists():
         if not (out / ".metalog-demo").exists():

@@ -20,12 +20,14 @@ in their Directories (KIP-858).
 
 
 def register(sub: Any) -> None:
+    from metalog.cli import options
+
     p = sub.add_parser("format", help="write meta.properties into log directories (kafka-storage format)",
                        description="Formats broker log directories: meta.properties v1 with the cluster id, the "
                                    "node id and a new directory id per directory.",
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--log-dirs", required=True, help="comma-separated log directories")
-    p.add_argument("--node-id", type=int, required=True)
+    p.add_argument("--node-id", type=options.NODE_ID, required=True)
     p.add_argument("--cluster-id", required=True, help="the cluster id (a 22-character Kafka Uuid)")
     p.add_argument("--ignore-formatted", action="store_true", help="skip directories already formatted")
     p.set_defaults(func=_format)

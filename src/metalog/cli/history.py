@@ -32,6 +32,7 @@ appears or goes) is one row; otherwise one row per field, before -> after ("-": 
 
 
 def register(sub: Any) -> None:
+    from metalog.cli import options
     from metalog.cli.ranges import OFFSETS_FORM
     from metalog.replay.points import TIME_FORMS
 
@@ -42,11 +43,12 @@ def register(sub: Any) -> None:
     p.add_argument("logdir", metavar="LOGDIR", help="a log directory (holding __cluster_metadata-0)")
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--topic", metavar="NAME", help="a topic by name (its id may change: deleted, created again)")
-    what.add_argument("--broker", type=int, metavar="ID", help="a broker, and its part in every partition")
+    what.add_argument("--broker", type=options.BROKER_ID, metavar="ID",
+                      help="a broker, and its part in every partition")
     what.add_argument("--config", metavar="RESOURCE", help="a config resource: TOPIC/name, BROKER/id, BROKER/, ...")
     what.add_argument("--controller", action="store_true", help="the quorum's leaders and controller registrations")
     what.add_argument("--features", action="store_true", help="metadata.version, the ZK migration state, features")
-    p.add_argument("--partition", type=int, metavar="P", help="with --topic: that partition only")
+    p.add_argument("--partition", type=options.PARTITION_ID, metavar="P", help="with --topic: that partition only")
     p.add_argument("--offsets", metavar="A..B", help=f"changes published in these offsets: {OFFSETS_FORM}")
     p.add_argument("--since", metavar="TIME", help="changes in batches at or after TIME")
     p.add_argument("--until", metavar="TIME", help="changes in batches at or before TIME")

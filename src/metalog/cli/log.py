@@ -31,6 +31,7 @@ def register(sub: Any) -> None:
                        epilog=EXAMPLES, formatter_class=fmt)
     verbs = p.add_subparsers(dest="log_verb", metavar="COMMAND", required=True)
 
+    from metalog.cli import options
     from metalog.cli.log_dump import add_dump
     from metalog.cli.log_follow import add_follow
 
@@ -46,16 +47,19 @@ def register(sub: Any) -> None:
                                        "loader would keep the aborted transaction's records if more followed "
                                        "in the batch).", epilog=EXAMPLES, formatter_class=fmt)
     app.add_argument("logdir", metavar="LOGDIR")
-    app.add_argument("--batch-size", type=int, default=1000, help="records per batch (default 1000)")
-    app.add_argument("--epoch", type=int, help="leader epoch of the batches (default: the log's latest, or 1)")
+    app.add_argument("--batch-size", type=options.positive_int32("records per batch"), default=1000,
+                     help="records per batch (default 1000)")
+    app.add_argument("--epoch", type=options.LEADER_EPOCH,
+                     help="leader epoch of the batches (default: the log's latest, or 1)")
     app.add_argument("--timestamp", metavar="TIME",
                      help="append time: ISO 8601 or epoch milliseconds, as every TIME (default: now)")
     app.add_argument("--durability", choices=["batch", "append", "none"], default="batch",
                      help="fsync after every batch (default), once at the end, or only at close")
     app.add_argument("--create", action="store_true", help="create the log directory if it does not exist")
     app.add_argument("--cluster-id", help="cluster.id for a new meta.properties (default: random)")
-    app.add_argument("--node-id", type=int, default=1, help="node.id for a new meta.properties (default 1)")
-    app.add_argument("--segment-bytes", type=int, default=1024 ** 3, help="roll segments at this size")
+    app.add_argument("--node-id", type=options.NODE_ID, default=1, help="node.id for a new meta.properties (default 1)")
+    app.add_argument("--segment-bytes", type=options.positive_int32("a segment size in bytes"), default=1024 ** 3,
+                     help="roll segments at this size")
     app.set_defaults(func=_append)
 
     ver = verbs.add_parser("verify", help="check every CRC, index, epoch and snapshot; exit status 0 = intact",
@@ -97,8 +101,6 @@ def _append(args: argparse.Namespace) -> int:
     from metalog.log import MetadataLog
     from metalog.replay.points import parse_time
 
-    if args.batch_size < 1:
-        raise MetalogError("--batch-size must be at least 1")
     _require_log(args.logdir, "--create makes a new one" if not args.create else None)
     timestamp = None if args.timestamp is None else parse_time(args.timestamp)
     # every segment is checked before anything is appended: never append after damage in the middle

@@ -34,6 +34,7 @@ batch's largest or does not grow) are listed on stderr at the end, and make the 
 
 
 def add_dump(verbs: Any, fmt: type[argparse.HelpFormatter]) -> None:
+    from metalog.cli import options
     from metalog.cli.ranges import OFFSETS_FORM
     from metalog.replay.points import TIME_FORMS
 
@@ -56,7 +57,7 @@ def add_dump(verbs: Any, fmt: type[argparse.HelpFormatter]) -> None:
     dump.add_argument("--until", metavar="TIME", help="records whose timestamp is at or before TIME")
     dump.add_argument("--skip-record-metadata", action="store_true",
                       help="print a record's payload only (a control record: an empty line), as kafka-dump-log")
-    dump.add_argument("--max-bytes", type=int, metavar="N",
+    dump.add_argument("--max-bytes", type=options.non_negative_int64("a number of bytes"), metavar="N",
                       help="read only the whole batches in a file's first N bytes (as kafka-dump-log)")
     dump.add_argument("--verify-index-only", action="store_true",
                       help="index files: print only what disagrees with the segment, not the entries")
@@ -74,8 +75,6 @@ def _dump(args: argparse.Namespace) -> int:
     paths = [*args.paths, *(f for group in args.files for f in group.split(",") if f)]
     if not paths:
         raise MetalogError("give the files to dump (PATH or --files)")
-    if args.max_bytes is not None and args.max_bytes < 0:
-        raise MetalogError(f"--max-bytes {args.max_bytes}: give a number of bytes, 0 or more")
     first, last = parse_offsets(args.offsets) if args.offsets else (None, None)
     records = RecordFilter(frozenset(record_type(t) for t in args.types) if args.types else None, first, last,
                            parse_time_option("--since", args.since), parse_time_option("--until", args.until))

@@ -25,9 +25,11 @@ aborted one never. A file does not say which batches the quorum committed: when 
 leader did not have, a notice on stderr says which offsets went. Ctrl-C stops (exit status 0). --from takes an
 offset, end (the default: what is written from now on) or a TIME: %s.
 """
+POLL_MOST = 86_400  # a day between looks: more is surely a slip (and time.sleep overflows far beyond)
 
 
 def add_follow(verbs: Any, fmt: type[argparse.HelpFormatter]) -> None:
+    from metalog.cli import options
     from metalog.replay.points import TIME_FORMS
 
     p = verbs.add_parser("follow", help="print each new batch (or state change) of a live log as it is written",
@@ -40,7 +42,8 @@ def add_follow(verbs: Any, fmt: type[argparse.HelpFormatter]) -> None:
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--json", action="store_true", help="one JSON object per batch")
     mode.add_argument("--changes", action="store_true", help="the changes of each published state")
-    p.add_argument("--poll", type=float, default=0.2, metavar="SECONDS", help="how often to look (default 0.2)")
+    p.add_argument("--poll", type=options.seconds("how often to look", POLL_MOST), default=0.2, metavar="SECONDS",
+                   help=f"how often to look (default 0.2, at most {POLL_MOST:,})")
     p.set_defaults(func=_follow, reports_recovery=True)  # a torn tail is a write in progress here, not news
 
 
@@ -57,10 +60,7 @@ def _start(logdir: str, text: str) -> int | str:
 
 def _follow(args: argparse.Namespace) -> int:
     from metalog.cli.notices import notice
-    from metalog.errors import MetalogError
 
-    if args.poll <= 0:
-        raise MetalogError(f"--poll {args.poll}: give a number of seconds above 0")
     before = _stop_on_first_interrupt()
     try:
         start = _start(args.logdir, args.start)

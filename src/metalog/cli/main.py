@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from typing import NoReturn
 
 from metalog import __version__
 from metalog.cli.notices import error, recovery_notices
@@ -32,6 +33,15 @@ examples:
 """
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, with its errors in one line (``metalog replay: error: argument --to-offset: ...``, exit
+    status 2, as argparse's) rather than the usage and the error; every verb's parser is one (argparse makes a
+    sub-command's parser of its parent's class)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 class _Version(argparse.Action):
     """``metalog --version``: the version, and which codec core and log core run (compiled or pure, and why)."""
 
@@ -45,7 +55,7 @@ class _Version(argparse.Action):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="metalog",
         description="Read, write, replay and analyse Kafka's KRaft cluster-metadata log.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,

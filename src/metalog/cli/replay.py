@@ -47,6 +47,7 @@ Kafka's loader published last at or before it; a line says which one when it is 
 
 
 def register(sub: Any) -> None:
+    from metalog.cli import options
     from metalog.replay.points import TIME_FORMS
 
     p = sub.add_parser("replay", help="the state of a metadata log at an offset or time",
@@ -55,7 +56,7 @@ def register(sub: Any) -> None:
                        epilog=REPLAY_EXAMPLES % TIME_FORMS, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("logdir", help="a log directory (holding __cluster_metadata-0) or the partition directory")
     target = p.add_mutually_exclusive_group()
-    target.add_argument("--to-offset", type=int, metavar="N",
+    target.add_argument("--to-offset", type=options.OFFSET, metavar="N",
                         help="the state published last at or before offset N")
     target.add_argument("--at-time", metavar="TIME", help="the state at the end of the last batch at or before TIME")
     p.add_argument("--format", choices=["table", "json"], default="table")

@@ -14,6 +14,8 @@ examples:
 
 
 def register(sub: Any) -> None:
+    from metalog.cli import options
+
     p = sub.add_parser("simulate", help="play a KIP-858 story: brokers with several log dirs, a failed disk",
                        description="Three brokers format their log directories (3, 2 and 1 dirs) and register; a "
                                    "topic is created with KIP-36 placement; each broker reconciles its "
@@ -23,7 +25,7 @@ def register(sub: Any) -> None:
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("outdir", help="an empty or new directory")
     p.add_argument("--seed", type=int, default=1, help="the placement's start index comes from it")
-    p.add_argument("--partitions", type=int, default=6)
+    p.add_argument("--partitions", type=options.positive_int32("a partition count"), default=6)
     p.set_defaults(func=_simulate)
 
 

@@ -23,6 +23,8 @@ examples:
 
 
 def register(sub: Any) -> None:
+    from metalog.cli import options
+
     fmt = argparse.RawDescriptionHelpFormatter
     p = sub.add_parser("snapshot", help="list and verify KRaft snapshots (.checkpoint files)",
                        description="Kafka's snapshot files: <end offset>-<epoch>.checkpoint.",
@@ -47,7 +49,7 @@ def register(sub: Any) -> None:
                            epilog=EXAMPLES + f"\nA TIME is {TIME_FORMS}.\n", formatter_class=fmt)
     cre.add_argument("logdir", metavar="LOGDIR")
     point = cre.add_mutually_exclusive_group()
-    point.add_argument("--offset", type=int, metavar="N",
+    point.add_argument("--offset", type=options.OFFSET, metavar="N",
                        help="the snapshot holds the state published at the last batch end at or before N (default: "
                             "the log end)")
     point.add_argument("--at-time", metavar="TIME", help="the state at the end of the last batch at or before TIME")
@@ -61,7 +63,8 @@ def register(sub: Any) -> None:
                                        "LOGDIR/metalog-images, where Kafka never looks.",
                            epilog=EXAMPLES, formatter_class=fmt)
     img.add_argument("logdir", metavar="LOGDIR")
-    img.add_argument("--every", type=int, default=50_000, metavar="N", help="offsets between images")
+    img.add_argument("--every", type=options.positive_int64("an interval of offsets"), default=50_000, metavar="N",
+                     help="offsets between images")
     img.set_defaults(func=_images)
 
 
