@@ -72,7 +72,7 @@ def _lines(inp: TextIO, out: TextIO, handle: Callable[[dict[str, Any]], dict[str
         except (MetalogError, ValueError, KeyError, TypeError) as e:
             failed += 1
             answer = {"error": f"line {lineno}: {_reason(e)}"}
-        out.write(json.dumps(answer, ensure_ascii=False) + "\n")
+        out.write(json.dumps(answer) + "\n")
     out.flush()
     if failed:
         print(f"metalog: {failed} line(s) failed", file=sys.stderr)

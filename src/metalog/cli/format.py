@@ -7,6 +7,7 @@ import os
 from typing import Any
 
 from metalog.errors import MetalogError
+from metalog.text import path_text
 
 EXAMPLES = """\
 examples:
@@ -42,7 +43,7 @@ def _format(args: argparse.Namespace) -> int:
             raise MetalogError(f"{d} is a file, not a log directory")
     done = format_log_dirs(dirs, args.node_id, args.cluster_id, args.ignore_formatted)
     for path, directory_id in done:
-        print(f"Formatted {path}: directory.id={directory_id}")
+        print(f"Formatted {path_text(path)}: directory.id={directory_id}")
     skipped = len(dirs) - len(done)
     if skipped:
         print(f"{skipped} director{'y was' if skipped == 1 else 'ies were'} already formatted and left as they were")

@@ -56,6 +56,7 @@ def _generate(args: argparse.Namespace) -> int:
     from metalog.errors import MetalogError
     from metalog.generate import HistorySettings
     from metalog.generate.writer import write_history
+    from metalog.text import path_text
 
     if Path(args.outdir).exists() and not Path(args.outdir).is_dir():
         raise MetalogError(f"{args.outdir} is a file; give a new or empty directory")
@@ -65,7 +66,7 @@ def _generate(args: argparse.Namespace) -> int:
     with Progress("generating") as bar:
         result = write_history(args.outdir, args.seed, settings, snapshot_every=args.snapshot_every,
                                progress=bar.update, events=events)
-    print(f"wrote {result.records:,} records in {result.batches:,} batches to {result.path} "
+    print(f"wrote {result.records:,} records in {result.batches:,} batches to {path_text(result.path)} "
           f"(offsets 0..{result.end_offset:,}), {len(result.snapshots)} snapshot(s)")
     print(f"scenario {args.scenario}" + "".join(f"\n  {event}" for event in events))
     print(f"final state digest {result.digest}")

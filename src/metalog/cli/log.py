@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from metalog.errors import MetalogError
+from metalog.text import escape, path_text
 
 EXAMPLES = """\
 examples:
@@ -170,15 +171,15 @@ def _verify(args: argparse.Namespace) -> int:
     v = verify_snapshots(args.logdir, verify_log(args.logdir))
     if not args.quiet:
         for note in v.notes:
-            print(f"note: {note}")
+            print(f"note: {escape(note)}")
         for warning in v.warnings:
-            print(f"warning: {warning}")
+            print(f"warning: {escape(warning)}")
     for problem in v.problems:
-        print(f"PROBLEM: {problem}")
+        print(f"PROBLEM: {escape(problem)}")
     verdict = "intact" if v.ok else f"{len(v.problems)} problem(s)"
     verdict += f", {len(v.warnings)} warning(s)" if v.warnings else ""
-    print(f"{args.logdir}: {v.batches} batches, {v.records} records, {v.bytes} bytes, {v.snapshots} snapshots: "
-          f"{verdict}")
+    print(f"{path_text(args.logdir)}: {v.batches} batches, {v.records} records, {v.bytes} bytes, {v.snapshots} "
+          f"snapshots: {verdict}")
     return 0 if v.ok else 1
 
 
@@ -188,7 +189,7 @@ def _recover(args: argparse.Namespace) -> int:
     _require_log(args.logdir, "nothing to recover")
     with MetadataLog.open(args.logdir, check_all=True, repair=args.repair) as log:
         for line in log.recovery.lines():
-            print(line)
-        print(f"{args.logdir}: log start offset {log.log_start_offset}, log end offset {log.log_end_offset}"
+            print(escape(line))
+        print(f"{path_text(args.logdir)}: log start offset {log.log_start_offset}, log end offset {log.log_end_offset}"
               f"{'' if log.recovery else ', nothing to recover'}")
     return 0

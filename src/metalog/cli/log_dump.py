@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from metalog.errors import MetalogError
+from metalog.text import escape, path_text
 
 DUMP_EXAMPLES = """\
 examples:
@@ -92,7 +93,7 @@ def _dump(args: argparse.Namespace) -> int:
             previous = FileDump(path, previous, args.max_bytes)
             failed += _dump_file(previous, args, records)
     for line in problems:  # as Kafka's DumpLogSegments: after every file
-        print(line, file=sys.stderr)
+        print(escape(line), file=sys.stderr)
     return 1 if failed else 0
 
 
@@ -135,7 +136,7 @@ def _dump_index(path: Path, args: argparse.Namespace) -> Any:
 
     out = sys.stdout
     if not args.json:
-        out.write(f"Dumping {path}\n")
+        out.write(f"Dumping {path_text(path)}\n")
     offsets = path.suffix == INDEX_SUFFIX
     dump = (OffsetIndexDump if offsets else TimeIndexDump)(path, sanity_only=args.index_sanity_check)
     for a, b in dump.entries():
@@ -148,10 +149,10 @@ def _dump_index(path: Path, args: argparse.Namespace) -> Any:
             out.write(f"offset: {a} position: {b}\n" if offsets else f"timestamp: {a} offset: {b}\n")
     result = dump.result
     if result.empty and not args.json:
-        out.write(f"{path} is empty.\n")
+        out.write(f"{path_text(path)} is empty.\n")
     if args.index_sanity_check and not result.empty:
         if result.sanity is None:
-            out.write(f"{path} passed sanity check.\n")
+            out.write(f"{path_text(path)} passed sanity check.\n")
         else:
             from metalog.cli.notices import error
 
@@ -166,7 +167,7 @@ def _dump_file(walk: Any, args: argparse.Namespace, records: Any) -> bool:
 
     out, path, with_records = sys.stdout, walk.path, not args.no_records
     if not args.json:
-        out.write(f"Dumping {path}\n")
+        out.write(f"Dumping {path_text(path)}\n")
         if walk.snapshot:
             out.write(f"Snapshot end offset: {walk.snapshot[0].end_offset}, epoch: {walk.snapshot[0].epoch}\n")
         elif walk.base_offset is not None:
@@ -198,7 +199,7 @@ def _dump_file(walk: Any, args: argparse.Namespace, records: Any) -> bool:
     if damage is None:
         return walk.boundary is not None
     if damage.torn:  # kafka-dump-log's line for the bytes after the last whole batch
-        msg = f"Found {damage.invalid_bytes} invalid bytes at the end of {path.name}"
+        msg = f"Found {damage.invalid_bytes} invalid bytes at the end of {path_text(path.name)}"
         print(json.dumps({"file": str(path), "invalidBytes": damage.invalid_bytes}) if args.json else msg, file=out)
         notice(f"{damage.error} (a torn write: no valid batch in the last {damage.invalid_bytes} bytes)")
     else:

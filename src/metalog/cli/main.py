@@ -39,7 +39,9 @@ class Parser(argparse.ArgumentParser):
     sub-command's parser of its parent's class)."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        from metalog.text import escape
+
+        self.exit(2, f"{self.prog}: error: {escape(message)} (see {self.prog} --help)\n")
 
 
 class _Version(argparse.Action):

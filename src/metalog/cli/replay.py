@@ -144,6 +144,7 @@ def render_state(result: ReplayResult, *, all_partitions: bool = False) -> str:
     from metalog.replay.diff import table
     from metalog.replay.points import format_time
     from metalog.state.enums import CONFIG_RESOURCE_TYPES, ZK_MIGRATION_STATES, metadata_version_name
+    from metalog.text import escape
 
     img = result.image
     f = img.features
@@ -154,7 +155,8 @@ def render_state(result: ReplayResult, *, all_partitions: bool = False) -> str:
         f" {result.records_replayed:,} records replayed)",
         f"metadata.version {metadata_version_name(f.metadata_version) or '-'}"
         f"   ZK migration {ZK_MIGRATION_STATES.get(f.zk_migration_state, f.zk_migration_state)}"
-        + (f"   features {', '.join(f'{k}={v}' for k, v in sorted(f.finalized.items()))}" if f.finalized else ""),
+        + (f"   features {', '.join(f'{escape(k)}={v}' for k, v in sorted(f.finalized.items()))}"
+           if f.finalized else ""),
     ]
     if (note := result.note()) is not None:
         lines.insert(1, note)

@@ -94,9 +94,10 @@ def _shell(args: argparse.Namespace) -> int:
 def _interactive(shell: Any, logdir: str) -> int:
     from metalog.errors import ExitShell
     from metalog.replay.shell_syntax import split_commands
+    from metalog.text import path_text
 
     _readline(shell)
-    print(f"[ metalog shell: {logdir} ]")
+    print(f"[ metalog shell: {path_text(logdir)} ]")
     for line in shell.point_line():
         print(line)
     print("Type help to get a list of commands.")

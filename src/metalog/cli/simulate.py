@@ -34,6 +34,7 @@ def _simulate(args: argparse.Namespace) -> int:
     from metalog.errors import MetalogError
     from metalog.replay.diff import table
     from metalog.storage.simulation import Simulation
+    from metalog.text import path_text
 
     out = Path(args.outdir)
     if out.exists() and any(out.iterdir()):
@@ -54,8 +55,9 @@ def _simulate(args: argparse.Namespace) -> int:
         sim.fail_dir(1, 0)
         print("5. broker 1's first log dir failed: leadership and ISR move away from its replicas there")
         print(_partitions(sim, _ids, table))
-        print(f"the controller's metadata log: {sim.log.root} (offsets 0..{sim.log.log_end_offset - 1})\n"
-              f"   metalog replay {sim.log.root} --partitions\n   metalog diff {sim.log.root} --from start --to end")
+        root = path_text(sim.log.root)
+        print(f"the controller's metadata log: {root} (offsets 0..{sim.log.log_end_offset - 1})\n"
+              f"   metalog replay {root} --partitions\n   metalog diff {root} --from start --to end")
     finally:
         sim.close()
     return 0

@@ -10,6 +10,7 @@ from typing import Any
 
 from metalog.errors import MetalogError
 from metalog.replay.points import TIME_FORMS
+from metalog.text import escape, path_text
 
 EXAMPLES = """\
 examples:
@@ -110,10 +111,11 @@ def _list(args: argparse.Namespace) -> int:
         print(f"{'END OFFSET':>12} {'EPOCH':>6} {'BYTES':>10} {'RECORDS':>8} {'KRAFT':>5}  FILE")
         for r in rows:
             if "error" in r:
-                print(f"{'-':>12} {'-':>6} {'-':>10} {'-':>8} {'-':>5}  {r['file']}  ERROR: {r['error']}")
+                print(f"{'-':>12} {'-':>6} {'-':>10} {'-':>8} {'-':>5}  {escape(str(r['file']))}  "
+                      f"ERROR: {escape(str(r['error']))}")
             else:
                 print(f"{r['endOffset']:>12} {r['epoch']:>6} {r['sizeInBytes']:>10} {r['records']:>8} "
-                      f"{r['kraftVersion']:>5}  {r['file']}")
+                      f"{r['kraftVersion']:>5}  {escape(str(r['file']))}")
     return 1 if failed else 0
 
 
@@ -127,11 +129,11 @@ def _verify(args: argparse.Namespace) -> int:
     for path in files:
         try:
             s = SnapshotReader(path).verify()
-            print(f"{path}: ok ({s.batches} batches, {s.records} records, kraft.version {s.kraft_version}, "
+            print(f"{path_text(path)}: ok ({s.batches} batches, {s.records} records, kraft.version {s.kraft_version}, "
                   f"lastContainedLogTimestamp {s.last_contained_log_timestamp})")
         except MetalogError as e:
             failed += 1
-            print(f"{path}: FAILED: {e}")
+            print(f"{path_text(path)}: FAILED: {escape(str(e))}")
     return 1 if failed else 0
 
 
@@ -173,7 +175,7 @@ def _create(args: argparse.Namespace) -> int:
             path = writer.freeze()
     if (note := result.note("the snapshot holds the state through")) is not None:
         print(note, file=sys.stderr)
-    print(f"{path}: the state through offset {image.offset}")
+    print(f"{path_text(path)}: the state through offset {image.offset}")
     return 0
 
 
@@ -185,6 +187,6 @@ def _images(args: argparse.Namespace) -> int:
     with MetadataHistory(args.logdir) as history, Progress("writing images") as bar:
         paths = history.write_images(args.every, progress=bar.update)
     for path in paths:
-        print(path)
+        print(path_text(path))
     print(f"{len(paths)} state image(s) written", file=sys.stderr)
     return 0

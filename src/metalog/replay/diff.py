@@ -9,6 +9,7 @@ from typing import Any
 from metalog.codec.uuid import LOST, MIGRATING, UNASSIGNED
 from metalog.state.enums import CONFIG_RESOURCE_TYPES, ZK_MIGRATION_STATES, metadata_version_name
 from metalog.state.image import MetadataImage, PartitionRegistration
+from metalog.text import escape
 
 # Partition fields a diff reports, as (attribute, JSON name).
 _PARTITION_FIELDS = (("leader", "leader"), ("leader_epoch", "leaderEpoch"), ("isr", "isr"),
@@ -160,9 +161,9 @@ def render_diff(d: ImageDiff) -> str:
         for bid, names in dirs.items():
             lines.append(f"  broker {bid} log dirs {label}: {', '.join(names)}")
     if d.topics_created:
-        lines.append(f"  topics created: {', '.join(d.topics_created)}")
+        lines.append(f"  topics created: {', '.join(map(escape, d.topics_created))}")
     if d.topics_removed:
-        lines.append(f"  topics removed: {', '.join(d.topics_removed)}")
+        lines.append(f"  topics removed: {', '.join(map(escape, d.topics_removed))}")
     if d.partitions:
         rows = [("PARTITION", "FIELD", "BEFORE", "AFTER")]
         for p in d.partitions:
@@ -192,6 +193,8 @@ def _cell(value: Any) -> str:
 
 
 def table(rows: Sequence[Sequence[str]]) -> list[str]:
-    """Left-aligned columns; the first row is the header."""
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    """Left-aligned columns; the first row is the header. Every cell is shown escaped (``metalog.text.escape``): a
+    name or value from the log stays in its cell, and its row stays one line."""
+    cells = [[escape(c) for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(cells[0]))]
+    return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
