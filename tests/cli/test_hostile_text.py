@@ -231,7 +231,7 @@ def test_every_time_printer_takes_any_int64(tmp_path: Path, timestamp: int) -> N
     shown, last = f"{timestamp}ms", len(records(["t"], "x")) - 1
     for argv, expected in [
         (["replay", str(log)], f"offset {last} at {shown} "),
-        (["replay", str(log), f"--at-time={timestamp}ms"], f"offset {last} at {shown} "),
+        (["replay", str(log), f"--at={timestamp}ms"], f"offset {last} at {shown} "),
         (["history", str(log), "--topic", "t"], f"{last}      {shown}  TOPIC_RECORD@{last - 2}"),
         (["history", str(log), "--topic", "t", "--json"], f'"time":"{shown}","timestamp":{timestamp}'),
         (["shell", str(log), "-c", "cat /image/provenance; at end"],
@@ -248,6 +248,6 @@ def test_every_time_printer_takes_any_int64(tmp_path: Path, timestamp: int) -> N
 
 def test_replay_before_the_first_batch_names_its_time(tmp_path: Path) -> None:
     log = write_log(tmp_path / "log", ["t"], "x", 2**63 - 1)
-    code, out, err = run("replay", str(log), "--at-time", "2023-11-14T22:13:19Z")
-    assert code == 1 and err == ("metalog: error: 2023-11-14T22:13:19.000Z is before the log's first batch "
+    code, out, err = run("replay", str(log), "--at", "2023-11-14T22:13:19Z")
+    assert code == 1 and err == ("metalog: error: --at: 2023-11-14T22:13:19.000Z is before the log's first batch "
                                  "(offset 0, at 9223372036854775807ms)\n")

@@ -57,7 +57,8 @@ def register(sub: Any) -> None:
                                    "ratio to kio and kafka-python measured in the same run (when the bench extra "
                                    f"is installed: {EXTRA_HINT}). Rates are best-of-N of this process's CPU time.",
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("what", nargs="?", choices=["codec", "log", "replay", "all"], default="all")
+    p.add_argument("what", nargs="?", choices=["codec", "log", "replay", "all"], default="all",
+                   help="what to time (default all)")
     p.add_argument("--full", action="store_true", help="issue-sized runs (1M-record logs, longer timings)")
     p.add_argument("--records", type=options.positive_int64("a number of records"), metavar="N",
                    help="records in the log and replay benchmarks")

@@ -28,7 +28,7 @@ def register(sub: Any) -> None:
                                    "node id and a new directory id per directory.",
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--log-dirs", required=True, help="comma-separated log directories")
-    p.add_argument("--node-id", type=options.NODE_ID, required=True)
+    p.add_argument("--node-id", type=options.NODE_ID, required=True, help="the node.id of the broker or controller")
     p.add_argument("--cluster-id", required=True, help="the cluster id (a 22-character Kafka Uuid)")
     p.add_argument("--ignore-formatted", action="store_true", help="skip directories already formatted")
     p.set_defaults(func=_format)

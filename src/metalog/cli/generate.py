@@ -37,9 +37,11 @@ def register(sub: Any) -> None:
                        description=DESCRIPTION,
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("outdir", help="an empty or new directory")
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--brokers", type=options.positive_int32("a number of brokers"), default=6)
-    p.add_argument("--topics", type=options.positive_int32("a number of topics"), default=20)
+    p.add_argument("--seed", type=int, default=1, help="the same seed writes the same log (default 1)")
+    p.add_argument("--brokers", type=options.positive_int32("a number of brokers"), default=6,
+                   help="brokers (default 6)")
+    p.add_argument("--topics", type=options.positive_int32("a number of topics"), default=20,
+                   help="topics (default 20)")
     p.add_argument("--partitions", type=options.positive_int32("a partition count"), default=6,
                    help="partitions per topic")
     p.add_argument("--records", type=options.positive_int64("a number of records"), default=20_000,

@@ -12,17 +12,25 @@ from typing import Any
 from metalog.errors import MetalogError
 from metalog.text import escape, path_text
 
-EXAMPLES = """\
-examples:
-  metalog log dump /var/lib/kafka/metadata                  # every segment and snapshot, as kafka-dump-log
-  metalog log dump --type PARTITION_CHANGE_RECORD --offsets 1000..2000 LOGDIR
-  metalog log dump --files 00000000000000000000.index,00000000000000000000.timeindex
-  metalog log follow /var/lib/kafka/metadata --changes     # what the controller commits, as it commits it
+VERIFY_EXAMPLES = """\
   metalog log verify /var/lib/kafka/metadata && echo intact
+  metalog log verify --quiet LOGDIR                         # problems only
+"""
+RECOVER_EXAMPLES = """\
   metalog log recover /var/lib/kafka/metadata              # check every segment; damage: exit status 1
   metalog log recover --repair /var/lib/kafka/metadata     # truncate at damage, saying what is lost
-  echo '{"name": "NoOpRecord", "version": 0, "data": {}}' | metalog log append --create /tmp/metadata
 """
+APPEND_EXAMPLES = """\
+  echo '{"name": "NoOpRecord", "version": 0, "data": {}}' | metalog log append --create /tmp/metadata
+  metalog log append LOGDIR --timestamp 2024-05-01T10:32:00Z < records.jsonl   # one JSON record a line
+"""
+EXAMPLES = f"""\
+examples:
+  metalog log dump /var/lib/kafka/metadata                  # every segment and snapshot, as kafka-dump-log
+  metalog log dump --type PARTITION_CHANGE_RECORD --from 1000 --to 2000 LOGDIR
+  metalog log dump --files 00000000000000000000.index,00000000000000000000.timeindex
+  metalog log follow /var/lib/kafka/metadata --changes     # what the controller commits, as it commits it
+{VERIFY_EXAMPLES}{RECOVER_EXAMPLES}{APPEND_EXAMPLES}"""
 
 
 def register(sub: Any) -> None:
@@ -46,8 +54,8 @@ def register(sub: Any) -> None:
                                        "--batch-size lines make one batch. A batch ends after an "
                                        "AbortTransactionRecord: the records after it start a new batch (Kafka's "
                                        "loader would keep the aborted transaction's records if more followed "
-                                       "in the batch).", epilog=EXAMPLES, formatter_class=fmt)
-    app.add_argument("logdir", metavar="LOGDIR")
+                                       "in the batch).", epilog="examples:\n" + APPEND_EXAMPLES, formatter_class=fmt)
+    app.add_argument("logdir", metavar="LOGDIR", help="a log directory (holding __cluster_metadata-0)")
     app.add_argument("--batch-size", type=options.positive_int32("records per batch"), default=1000,
                      help="records per batch (default 1000)")
     app.add_argument("--epoch", type=options.LEADER_EPOCH,
@@ -67,8 +75,8 @@ def register(sub: Any) -> None:
                            description="Problems make the exit status 1. Warnings do not: they name batches "
                                        "metalog reads differently from Kafka's loader (records after an "
                                        "AbortTransactionRecord in the same batch).",
-                           epilog=EXAMPLES, formatter_class=fmt)
-    ver.add_argument("logdir", metavar="LOGDIR")
+                           epilog="examples:\n" + VERIFY_EXAMPLES, formatter_class=fmt)
+    ver.add_argument("logdir", metavar="LOGDIR", help="a log directory (holding __cluster_metadata-0)")
     ver.add_argument("--quiet", "-q", action="store_true", help="print problems only")
     ver.set_defaults(func=_verify, reports_recovery=True)
 
@@ -78,8 +86,8 @@ def register(sub: Any) -> None:
                                        "leader-epoch-checkpoint that disagree with the batches are rebuilt. Damage "
                                        "anywhere else is an error (exit status 1) unless --repair. Snapshots are "
                                        "left as they are.",
-                           epilog=EXAMPLES, formatter_class=fmt)
-    rec.add_argument("logdir", metavar="LOGDIR")
+                           epilog="examples:\n" + RECOVER_EXAMPLES, formatter_class=fmt)
+    rec.add_argument("logdir", metavar="LOGDIR", help="a log directory (holding __cluster_metadata-0)")
     rec.add_argument("--repair", action="store_true",
                      help="also truncate at damage in the middle of the log, losing everything after it")
     rec.set_defaults(func=_recover, reports_recovery=True)

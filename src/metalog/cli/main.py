@@ -26,7 +26,7 @@ examples:
   metalog demo                                   # see it work: generate, replay, diff, analyse
   metalog generate /tmp/cluster --scenario mixed # a realistic history as a real log directory
   metalog log dump /tmp/cluster                  # like kafka-dump-log --cluster-metadata-decoder
-  metalog replay /tmp/cluster --to-offset 5000   # the cluster's state at a point in time
+  metalog replay /tmp/cluster --at 5000          # the cluster's state at a point in time
   metalog analyze /tmp/cluster --out analysis    # migration timelines, events, report.html
   metalog bench                                  # throughput on this machine
   metalog VERB --help                            # each verb's options and examples
@@ -34,7 +34,7 @@ examples:
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse's parser, with its errors in one line (``metalog replay: error: argument --to-offset: ...``, exit
+    """argparse's parser, with its errors in one line (``metalog replay: error: argument --at: ...``, exit
     status 2, as argparse's) rather than the usage and the error; every verb's parser is one (argparse makes a
     sub-command's parser of its parent's class)."""
 

@@ -1,4 +1,4 @@
-"""The numbers a person types, checked against the field each one fills: argparse ``type=`` callables.
+"""The numbers and points a person types, checked against the field each one fills: argparse ``type=`` callables.
 
 An option's number ends in a Kafka field (a broker id is an int32, an offset an int64, an epoch a non-negative
 int32) or in a count that must be positive. Checked here, when argparse reads it, a number out of range is one
@@ -12,9 +12,12 @@ from __future__ import annotations
 import argparse
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from metalog.codec.schema import INT_RANGES
+from metalog.errors import PointError
+from metalog.replay.points import Point, parse_point
 
 INT16_MAX = INT_RANGES["int16"][1]
 INT32_MIN, INT32_MAX = INT_RANGES["int32"]
@@ -84,3 +87,28 @@ NODE_ID = non_negative_int32("a node id")
 LEADER_EPOCH = non_negative_int32("a leader epoch")
 REPLICATION_FACTOR = integer("a replication factor", INT_RANGES["int16"][0], INT16_MAX, "an int16")
 API_VERSION = integer("a message version", 0, INT16_MAX, "a non-negative int16")
+
+
+# ---- points: the POINT grammar every verb reads (metalog.replay.points) --------------------------------------
+POINT_HELP = "an offset, a TIME (ISO 8601, or epoch milliseconds written with ms), start or end"
+
+
+def point(text: str) -> Point:
+    """A ``type=`` for ``--at``, ``--from`` and ``--to``: ``parse_point``, its error naming the option."""
+    try:
+        return parse_point(text)
+    except PointError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+point.__name__ = "POINT"
+
+
+@contextmanager
+def resolving(option: str) -> Iterator[None]:
+    """A point that names nothing in the log (past its end, before its first batch, inside nothing Kafka's
+    loader published) is one line naming the option: ``--to: offset 99 is past the end of the log``."""
+    try:
+        yield
+    except PointError as e:
+        raise PointError(f"{option}: {e}") from None

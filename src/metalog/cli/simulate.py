@@ -25,7 +25,8 @@ def register(sub: Any) -> None:
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("outdir", help="an empty or new directory")
     p.add_argument("--seed", type=int, default=1, help="the placement's start index comes from it")
-    p.add_argument("--partitions", type=options.positive_int32("a partition count"), default=6)
+    p.add_argument("--partitions", type=options.positive_int32("a partition count"), default=6,
+                   help="partitions of the topic foo (default 6)")
     p.set_defaults(func=_simulate)
 
 

@@ -147,9 +147,9 @@ def _plain(value: Any) -> Any:
 
 def render_diff(d: ImageDiff) -> str:
     """The diff as readable text: one section per kind of change."""
-    lines = [f"changes from offset {d.from_offset} to offset {d.to_offset}"]
+    lines = [f"changes from {point_name(d.from_offset)} to {point_name(d.to_offset)}"]
     if d.metadata_version:
-        lines.append(f"  metadata.version: {d.metadata_version[0]} -> {d.metadata_version[1]}")
+        lines.append(f"  metadata.version: {_cell(d.metadata_version[0])} -> {_cell(d.metadata_version[1])}")
     if d.zk_migration_state:
         lines.append(f"  ZK migration state: {d.zk_migration_state[0]} -> {d.zk_migration_state[1]}")
     for label, ids in (("registered", d.brokers_registered), ("unregistered", d.brokers_unregistered),
@@ -179,6 +179,12 @@ def render_diff(d: ImageDiff) -> str:
     if len(lines) == 1:
         lines.append("  no changes")
     return "\n".join(lines)
+
+
+def point_name(offset: int) -> str:
+    """``offset N``, or ``start`` for the empty state before the log (offset -1, as Kafka's
+    MetadataProvenance.EMPTY; the JSON form keeps -1)."""
+    return "start" if offset < 0 else f"offset {offset}"
 
 
 _RESERVED = {str(MIGRATING): "MIGRATING", str(UNASSIGNED): "UNASSIGNED", str(LOST): "LOST"}

@@ -6,7 +6,7 @@ each under ``name:``), ``cd``, ``pwd``, ``cat`` (a leaf's text), ``tree`` (a nod
 ``find`` (every path below a node), ``man``, ``help``, ``history`` (the commands typed) and ``exit``, with
 paths relative to the working directory, ``.`` and ``..``, and globs (``*``, ``?``, ``[...]``, ``{a,b}``: Kafka's
 GlobComponent) in each path component; errors are Kafka's lines (``ls: x: no such file or directory.``).
-metalog adds ``at OFFSET|TIME`` (move to the state published at or before it, saying which one) and
+metalog adds ``at POINT`` (move to the state published at or before it, saying which one) and
 ``history PATH`` (every committed record that changed a node: ``metalog.replay.changes``).
 
 Pure: a command writes lines to a stream and says whether it failed; the terminal is the CLI's business.
@@ -25,7 +25,7 @@ from metalog.errors import ExitShell, MetalogError, PointError
 from metalog.replay import subjects as S
 from metalog.replay.changes import changes, render
 from metalog.replay.history import MetadataHistory
-from metalog.replay.points import ReplayResult, format_time, parse_time
+from metalog.replay.points import ReplayResult, format_time, parse_point
 from metalog.replay.shell_syntax import split_words
 from metalog.replay.shell_tree import Node, Provenance, root
 from metalog.state.image import MetadataImage
@@ -40,7 +40,8 @@ class Command:
 
 
 COMMANDS = {c.name: c for c in [
-    Command("at", "at [OFFSET|TIME|end]", "Show the state published at or before an offset or a time (metalog)."),
+    Command("at", "at [POINT]", "Show the state published at or before a point: an offset, a time (ISO 8601, or "
+                                "epoch milliseconds written with ms) or end (metalog)."),
     Command("cat", "cat PATH...", "Show the contents of metadata files."),
     Command("cd", "cd [PATH]", "Set the current working directory."),
     Command("exit", "exit", "Exit the metadata shell."),
@@ -53,17 +54,6 @@ COMMANDS = {c.name: c for c in [
     Command("pwd", "pwd", "Print the current working directory."),
     Command("tree", "tree PATH...", "Show the contents of metadata nodes in a tree structure."),
 ]}
-
-
-def point(history: MetadataHistory, text: str) -> ReplayResult:
-    """The state a point names: ``end``, an offset (a plain integer) or a TIME (as ``replay`` reads them; a
-    number of twelve digits or more past the log's end is taken for epoch milliseconds)."""
-    text = text.strip()
-    if text == "end":
-        return history.state_at()
-    if re.fullmatch(r"-?\d+", text) and not (len(text) >= 12 and int(text) > history.end_offset):
-        return history.state_at(int(text))
-    return history.state_at_time(parse_time(text))
 
 
 class MetadataShell:
@@ -320,10 +310,10 @@ class MetadataShell:
 
     def _cmd_at(self, args: list[str], out: TextIO, width: int | None) -> bool:
         if len(args) > 1:
-            return self._fail("at: give one OFFSET, TIME or end")
+            return self._fail("at: give one POINT: an offset, a time or end")
         if args:
             try:
-                result = point(self.history, args[0])
+                result = self.history.state_at_point(parse_point(args[0]))
             except PointError as e:
                 return self._fail(f"at: {e}")
             self._show(result)
