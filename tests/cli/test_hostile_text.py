@@ -200,8 +200,10 @@ def test_log_follow_changes(hostile: Path) -> None:
 
 
 # ---- names drawn at random: every control character, and any unicode ------------------------------------------
-names = st.text(st.one_of(st.sampled_from(HOSTILE), st.characters(), st.sampled_from("ab\\ -")), min_size=1,
-                max_size=12)
+# a name in a log is UTF-8: any code point but a surrogate (a file name's bytes that are not UTF-8 are another test's)
+names = st.text(st.one_of(st.sampled_from([c for c in HOSTILE if not "\ud800" <= c <= "\udfff"]),
+                          st.characters(blacklist_categories=("Cs",)), st.sampled_from("ab\\ -")),
+                min_size=1, max_size=12)
 
 
 @pytest.mark.slow  # (the matrix above runs in the quick loop; this draws 40 logs)
