@@ -91,6 +91,7 @@ API_VERSION = integer("a message version", 0, INT16_MAX, "a non-negative int16")
 
 # ---- points: the POINT grammar every verb reads (metalog.replay.points) --------------------------------------
 POINT_HELP = "an offset, a TIME (ISO 8601, or epoch milliseconds written with ms), start or end"
+STATE_HELP = "an offset, a TIME (ISO 8601, or epoch milliseconds written with ms) or end"  # (start: no state)
 
 
 def point(text: str) -> Point:

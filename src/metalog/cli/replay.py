@@ -28,7 +28,8 @@ The state shown is one Kafka's loader published: at the end of a batch (none whi
 is open), or just before a BeginTransactionRecord inside a batch. An offset inside a batch or inside an open
 transaction shows the state published last before it, and one line says so. A TIME means the end of the
 last batch whose timestamp is at or before it. A POINT is
-  %s.
+  %s;
+start, the empty state before the log, is no state Kafka's loader published.
 """
 
 DIFF_EXAMPLES = """\
@@ -55,7 +56,7 @@ def register(sub: Any) -> None:
                        epilog=REPLAY_EXAMPLES % POINT_FORMS, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("logdir", help="a log directory (holding __cluster_metadata-0) or the partition directory")
     p.add_argument("--at", type=options.point, default=END, metavar="POINT",
-                   help=f"the state published last at or before this point: {options.POINT_HELP} (default: end)")
+                   help=f"the state published last at or before this point: {options.STATE_HELP} (default: end)")
     p.add_argument("--format", choices=["table", "json"], default="table",
                    help="a table of brokers, topics, unhealthy partitions and configs (default), or the whole "
                         "image as JSON in the shape of Kafka's own replay")

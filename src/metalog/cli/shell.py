@@ -37,7 +37,7 @@ def register(sub: Any) -> None:
                        epilog=EXAMPLES % POINT_FORMS, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("logdir", metavar="LOGDIR", help="a log directory (holding __cluster_metadata-0)")
     p.add_argument("--at", type=options.point, metavar="POINT",
-                   help=f"start at the state published at or before this point: {options.POINT_HELP} (default: "
+                   help=f"start at the state published at or before this point: {options.STATE_HELP} (default: "
                         "end)")
     p.add_argument("-c", dest="commands", metavar="'CMD; CMD'", help="run these commands and exit")
     p.add_argument("command", nargs=argparse.REMAINDER, metavar="COMMAND",

@@ -61,7 +61,7 @@ def register(sub: Any) -> None:
     cre.add_argument("logdir", metavar="LOGDIR", help="a log directory (holding __cluster_metadata-0)")
     cre.add_argument("--at", type=options.point, default=END, metavar="POINT",
                      help="the snapshot holds the state published at the last batch end at or before this point: "
-                          f"{options.POINT_HELP} (default: end)")
+                          f"{options.STATE_HELP} (default: end)")
     cre.add_argument("--kraft-version", type=int, choices=[0, 1], default=0,
                      help="1 also writes KRaftVersionRecord and the VotersRecord found in the log")
     cre.add_argument("--timestamp", metavar="TIME", help="the snapshot's batch timestamps (default: now)")
