@@ -61,6 +61,8 @@ VERBS = [
     (["format", "--log-dirs", "{d}/broker", "--node-id", "1", "--cluster-id", "UXyU9i5ARn6W00ON2taeWA"],
      f"Formatted {SHOWN}/broker: directory.id="),
     (["simulate", "{d}/simulated"], f"metalog replay {SHOWN}/simulated/controller --partitions"),
+    (["why", "{d}", "foo-0"], "foo-0 at offset 24"),
+    (["quorum", "describe", "{d}"], "LeaderId:               3000"),
 ]
 
 
@@ -82,6 +84,13 @@ def test_the_snapshots_list_and_verify(bad: Path, monkeypatch: pytest.MonkeyPatc
     assert code == 0 and out.startswith(f"{snapshot}: ok (")
     code, out, _ = run_on_a_utf8_terminal(["snapshot", "list", "--json", str(bad)], monkeypatch)
     assert code == 0 and '"file": "bad\\udcff\\udcfe/' in out
+
+
+def test_storage_info(bad: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    formatted = ["--log-dirs", f"{bad}/broker", "--node-id", "1", "--cluster-id", "UXyU9i5ARn6W00ON2taeWA"]
+    assert run_on_a_utf8_terminal(["format", *formatted], monkeypatch)[0] == 0
+    code, out, err = run_on_a_utf8_terminal(["storage", "info", f"{bad}/broker"], monkeypatch)
+    assert code == 0 and out.startswith(f"Found log directory:\n  {SHOWN}/broker\n"), out + err
 
 
 def test_an_index_dump_names_its_file(bad: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -27,6 +27,7 @@ NON_NEGATIVE_INT64, POSITIVE_INT64 = (0, INT64[1]), (1, INT64[1])
 INTEGER_OPTIONS = [
     (["history", "L"], "--broker", INT32, []),
     (["history", "L", "--topic", "t"], "--partition", NON_NEGATIVE_INT32, []),
+    (["why", "L"], "--broker", INT32, []),
     (["snapshot", "images", "L"], "--every", POSITIVE_INT64, []),
     (["log", "append", "L"], "--batch-size", POSITIVE_INT32, []),
     (["log", "append", "L"], "--epoch", NON_NEGATIVE_INT32, []),

@@ -1,4 +1,5 @@
-"""One way to name a point, in every verb: ``--at POINT`` for a state, ``--from POINT`` / ``--to POINT`` for a range.
+"""One way to name a point, in every verb: ``--at POINT`` for a state (replay, shell, snapshot create, why),
+``--from POINT`` / ``--to POINT`` for a range (diff, history, log dump, log follow).
 A POINT is an offset (a plain integer), a time (ISO 8601, or epoch milliseconds written ``<N>ms``), ``start`` or
 ``end``; one parser (``metalog.replay.points.parse_point``) and one error text.
 
@@ -64,6 +65,8 @@ TABLE = [
      {"offset": 16, "iso": 16, "ms": 16, "end": 24, "start": f"metalog: error: --at: {NEVER}"}),
     (["shell", "{log}", "-c", "at {P}"], first_number(r"^offset (\d+) at "),
      {"offset": 16, "iso": 16, "ms": 16, "end": 24, "start": f"at: {NEVER}"}),
+    (["why", "{log}", "foo-0", "--at", "{P}"], first_number(r"^foo-0 at offset (\d+) "),
+     {"offset": 16, "iso": 16, "ms": 16, "end": 24, "start": f"metalog: error: --at: {NEVER}"}),
     (["snapshot", "create", "{copy}", "--at", "{P}"], first_number(r"the state through offset (\d+)"),
      {"offset": 16, "iso": 16, "ms": 16, "end": 24, "start": f"metalog: error: --at: {NEVER}"}),
     (["diff", "{log}", "--from", "{P}", "--to", "end"], first_number(r"^changes from (?:offset )?(\d+|start) to"),

@@ -54,7 +54,10 @@ def register(sub: Any) -> None:
                                        "--batch-size lines make one batch. A batch ends after an "
                                        "AbortTransactionRecord: the records after it start a new batch (Kafka's "
                                        "loader would keep the aborted transaction's records if more followed "
-                                       "in the batch).", epilog="examples:\n" + APPEND_EXAMPLES, formatter_class=fmt)
+                                       "in the batch). The quorum's control messages (LeaderChangeMessage, "
+                                       "KRaftVersionRecord, VotersRecord) go into control batches of their own, "
+                                       "as a KRaft leader writes them.", epilog="examples:\n" + APPEND_EXAMPLES,
+                           formatter_class=fmt)
     app.add_argument("logdir", metavar="LOGDIR", help="a log directory (holding __cluster_metadata-0)")
     app.add_argument("--batch-size", type=options.positive_int32("records per batch"), default=1000,
                      help="records per batch (default 1000)")
@@ -126,8 +129,12 @@ def _append(args: argparse.Namespace) -> int:
             for line in chunk:
                 lineno += 1
                 records.append(_parse_record(line, lineno))
-            for b in log.append(records, epoch=args.epoch, timestamp=timestamp, batch_size=args.batch_size):
-                _report(b)
+            for control, run in itertools.groupby(records, key=_is_control):
+                if control:
+                    _report(log.append_control(list(run), epoch=args.epoch, timestamp=timestamp))
+                    continue
+                for b in log.append(run, epoch=args.epoch, timestamp=timestamp, batch_size=args.batch_size):
+                    _report(b)
         if args.durability == "none":
             log.flush()
             print(json.dumps({"committedOffset": log.committed_offset - 1}))
@@ -151,6 +158,14 @@ def _parse_record(line: str, lineno: int) -> tuple[Any, int]:
         raise MetalogError(f"input line {lineno}: {e.args[0] if e.args else e}") from None
     except (MetalogError, ValueError, TypeError) as e:
         raise MetalogError(f"input line {lineno}: {e}") from None
+
+
+# the control messages a KRaft leader writes into its log (snapshot headers and footers belong to snapshots)
+_LOG_CONTROL = ("LeaderChangeMessage", "KRaftVersionRecord", "VotersRecord")
+
+
+def _is_control(record: tuple[Any, int]) -> bool:
+    return record[0].NAME in _LOG_CONTROL
 
 
 def _message_name(name: str) -> str:

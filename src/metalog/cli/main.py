@@ -17,8 +17,8 @@ from metalog.cli.notices import error, recovery_notices
 from metalog.errors import MetalogError
 
 # Verb modules, in the order --help lists them.
-VERBS = ["codec", "log", "snapshot", "replay", "history", "shell", "generate", "demo", "assign", "format", "simulate",
-         "analyze", "bench"]
+VERBS = ["codec", "log", "snapshot", "replay", "history", "shell", "why", "quorum", "generate", "demo", "assign",
+         "format", "storage", "simulate", "analyze", "bench"]
 
 
 EXAMPLES = """\
@@ -27,6 +27,7 @@ examples:
   metalog generate /tmp/cluster --scenario mixed # a realistic history as a real log directory
   metalog log dump /tmp/cluster                  # like kafka-dump-log --cluster-metadata-decoder
   metalog replay /tmp/cluster --at 5000          # the cluster's state at a point in time
+  metalog why /tmp/cluster topic-3-0             # offline? under-replicated? since when, which record
   metalog analyze /tmp/cluster --out analysis    # migration timelines, events, report.html
   metalog bench                                  # throughput on this machine
   metalog VERB --help                            # each verb's options and examples

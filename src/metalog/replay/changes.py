@@ -57,6 +57,7 @@ class Change:
     before: Any
     after: Any
     records: tuple[RecordRef, ...]
+    key: Key = ()  # the subject's key of the entity (which a question of several subjects tells apart)
 
     def to_json(self) -> dict[str, Any]:
         return {"offset": self.offset, "time": format_time(self.timestamp), "timestamp": self.timestamp,
@@ -204,13 +205,13 @@ class _Scan:
                                                                   for r in touched.get(k, ())}))
                 label = labels[entity]
                 if (b is None or a is None) and subject.whole(entity):
-                    rows.append(Change(offset, timestamp, label, None, _shown(b), _shown(a), refs))
+                    rows.append(Change(offset, timestamp, label, None, _shown(b), _shown(a), refs, entity))
                     continue
                 b, a = b or subject.absent(entity), a or subject.absent(entity)
                 for name in [*b, *(f for f in a if f not in b)]:
                     if b.get(name) != a.get(name):  # (a Shown compares by its key)
                         rows.append(Change(offset, timestamp, label, name, _shown_value(b.get(name)),
-                                           _shown_value(a.get(name)), refs))
+                                           _shown_value(a.get(name)), refs, entity))
         subject.published(after_image, keys)
         self.published = after_image
         self.touched.clear()

@@ -6,8 +6,9 @@ each under ``name:``), ``cd``, ``pwd``, ``cat`` (a leaf's text), ``tree`` (a nod
 ``find`` (every path below a node), ``man``, ``help``, ``history`` (the commands typed) and ``exit``, with
 paths relative to the working directory, ``.`` and ``..``, and globs (``*``, ``?``, ``[...]``, ``{a,b}``: Kafka's
 GlobComponent) in each path component; errors are Kafka's lines (``ls: x: no such file or directory.``).
-metalog adds ``at POINT`` (move to the state published at or before it, saying which one) and
-``history PATH`` (every committed record that changed a node: ``metalog.replay.changes``).
+metalog adds ``at POINT`` (move to the state published at or before it, saying which one),
+``history PATH`` (every committed record that changed a node: ``metalog.replay.changes``) and ``why`` (what is
+wrong with a partition, a broker or a directory here, since when: ``metalog.replay.why``).
 
 Pure: a command writes lines to a stream and says whether it failed; the terminal is the CLI's business.
 """
@@ -53,6 +54,8 @@ COMMANDS = {c.name: c for c in [
     Command("man", "man COMMAND", "Show the help text for a specific command."),
     Command("pwd", "pwd", "Print the current working directory."),
     Command("tree", "tree PATH...", "Show the contents of metadata nodes in a tree structure."),
+    Command("why", "why TOPIC-N | broker N | directory UUID",
+            "Why a partition is offline or under-replicated, a broker fenced, a directory lost, here (metalog)."),
 ]}
 
 
@@ -307,6 +310,15 @@ class MetadataShell:
                 if not rows:
                     out.write("no committed change\n")
         return ok
+
+    def _cmd_why(self, args: list[str], out: TextIO, width: int | None) -> bool:
+        from metalog.replay.why import ask
+        from metalog.replay.why import render as render_why
+
+        if not args:
+            return self._fail("why: give TOPIC-N, broker N or directory UUID")
+        out.writelines(line + "\n" for line in render_why(ask(self.history, self.result, " ".join(args))))
+        return True
 
     def _cmd_at(self, args: list[str], out: TextIO, width: int | None) -> bool:
         if len(args) > 1:
