@@ -10,18 +10,27 @@ from pathlib import Path
 from typing import Any
 
 from metalog.errors import MetalogError
+from metalog.text import escape, path_text
 
-EXAMPLES = """\
-examples:
-  metalog log dump /var/lib/kafka/metadata                  # every segment and snapshot, as kafka-dump-log
-  metalog log dump --type PARTITION_CHANGE_RECORD --offsets 1000..2000 LOGDIR
-  metalog log dump --files 00000000000000000000.index,00000000000000000000.timeindex
-  metalog log follow /var/lib/kafka/metadata --changes     # what the controller commits, as it commits it
+VERIFY_EXAMPLES = """\
   metalog log verify /var/lib/kafka/metadata && echo intact
+  metalog log verify --quiet LOGDIR                         # problems only
+"""
+RECOVER_EXAMPLES = """\
   metalog log recover /var/lib/kafka/metadata              # check every segment; damage: exit status 1
   metalog log recover --repair /var/lib/kafka/metadata     # truncate at damage, saying what is lost
-  echo '{"name": "NoOpRecord", "version": 0, "data": {}}' | metalog log append --create /tmp/metadata
 """
+APPEND_EXAMPLES = """\
+  echo '{"name": "NoOpRecord", "version": 0, "data": {}}' | metalog log append --create /tmp/metadata
+  metalog log append LOGDIR --timestamp 2024-05-01T10:32:00Z < records.jsonl   # one JSON record a line
+"""
+EXAMPLES = f"""\
+examples:
+  metalog log dump /var/lib/kafka/metadata                  # every segment and snapshot, as kafka-dump-log
+  metalog log dump --type PARTITION_CHANGE_RECORD --from 1000 --to 2000 LOGDIR
+  metalog log dump --files 00000000000000000000.index,00000000000000000000.timeindex
+  metalog log follow /var/lib/kafka/metadata --changes     # what the controller commits, as it commits it
+{VERIFY_EXAMPLES}{RECOVER_EXAMPLES}{APPEND_EXAMPLES}"""
 
 
 def register(sub: Any) -> None:
@@ -31,6 +40,7 @@ def register(sub: Any) -> None:
                        epilog=EXAMPLES, formatter_class=fmt)
     verbs = p.add_subparsers(dest="log_verb", metavar="COMMAND", required=True)
 
+    from metalog.cli import options
     from metalog.cli.log_dump import add_dump
     from metalog.cli.log_follow import add_follow
 
@@ -46,26 +56,30 @@ def register(sub: Any) -> None:
                                        "loader would keep the aborted transaction's records if more followed "
                                        "in the batch). The quorum's control messages (LeaderChangeMessage, "
                                        "KRaftVersionRecord, VotersRecord) go into control batches of their own, "
-                                       "as a KRaft leader writes them.", epilog=EXAMPLES, formatter_class=fmt)
-    app.add_argument("logdir", metavar="LOGDIR")
-    app.add_argument("--batch-size", type=int, default=1000, help="records per batch (default 1000)")
-    app.add_argument("--epoch", type=int, help="leader epoch of the batches (default: the log's latest, or 1)")
+                                       "as a KRaft leader writes them.", epilog="examples:\n" + APPEND_EXAMPLES,
+                           formatter_class=fmt)
+    app.add_argument("logdir", metavar="LOGDIR", help="a log directory (holding __cluster_metadata-0)")
+    app.add_argument("--batch-size", type=options.positive_int32("records per batch"), default=1000,
+                     help="records per batch (default 1000)")
+    app.add_argument("--epoch", type=options.LEADER_EPOCH,
+                     help="leader epoch of the batches (default: the log's latest, or 1)")
     app.add_argument("--timestamp", metavar="TIME",
                      help="append time: ISO 8601 or epoch milliseconds, as every TIME (default: now)")
     app.add_argument("--durability", choices=["batch", "append", "none"], default="batch",
                      help="fsync after every batch (default), once at the end, or only at close")
     app.add_argument("--create", action="store_true", help="create the log directory if it does not exist")
     app.add_argument("--cluster-id", help="cluster.id for a new meta.properties (default: random)")
-    app.add_argument("--node-id", type=int, default=1, help="node.id for a new meta.properties (default 1)")
-    app.add_argument("--segment-bytes", type=int, default=1024 ** 3, help="roll segments at this size")
+    app.add_argument("--node-id", type=options.NODE_ID, default=1, help="node.id for a new meta.properties (default 1)")
+    app.add_argument("--segment-bytes", type=options.positive_int32("a segment size in bytes"), default=1024 ** 3,
+                     help="roll segments at this size")
     app.set_defaults(func=_append)
 
     ver = verbs.add_parser("verify", help="check every CRC, index, epoch and snapshot; exit status 0 = intact",
                            description="Problems make the exit status 1. Warnings do not: they name batches "
                                        "metalog reads differently from Kafka's loader (records after an "
                                        "AbortTransactionRecord in the same batch).",
-                           epilog=EXAMPLES, formatter_class=fmt)
-    ver.add_argument("logdir", metavar="LOGDIR")
+                           epilog="examples:\n" + VERIFY_EXAMPLES, formatter_class=fmt)
+    ver.add_argument("logdir", metavar="LOGDIR", help="a log directory (holding __cluster_metadata-0)")
     ver.add_argument("--quiet", "-q", action="store_true", help="print problems only")
     ver.set_defaults(func=_verify, reports_recovery=True)
 
@@ -75,8 +89,8 @@ def register(sub: Any) -> None:
                                        "leader-epoch-checkpoint that disagree with the batches are rebuilt. Damage "
                                        "anywhere else is an error (exit status 1) unless --repair. Snapshots are "
                                        "left as they are.",
-                           epilog=EXAMPLES, formatter_class=fmt)
-    rec.add_argument("logdir", metavar="LOGDIR")
+                           epilog="examples:\n" + RECOVER_EXAMPLES, formatter_class=fmt)
+    rec.add_argument("logdir", metavar="LOGDIR", help="a log directory (holding __cluster_metadata-0)")
     rec.add_argument("--repair", action="store_true",
                      help="also truncate at damage in the middle of the log, losing everything after it")
     rec.set_defaults(func=_recover, reports_recovery=True)
@@ -99,8 +113,6 @@ def _append(args: argparse.Namespace) -> int:
     from metalog.log import MetadataLog
     from metalog.replay.points import parse_time
 
-    if args.batch_size < 1:
-        raise MetalogError("--batch-size must be at least 1")
     _require_log(args.logdir, "--create makes a new one" if not args.create else None)
     timestamp = None if args.timestamp is None else parse_time(args.timestamp)
     # every segment is checked before anything is appended: never append after damage in the middle
@@ -182,15 +194,15 @@ def _verify(args: argparse.Namespace) -> int:
     v = verify_snapshots(args.logdir, verify_log(args.logdir))
     if not args.quiet:
         for note in v.notes:
-            print(f"note: {note}")
+            print(f"note: {escape(note)}")
         for warning in v.warnings:
-            print(f"warning: {warning}")
+            print(f"warning: {escape(warning)}")
     for problem in v.problems:
-        print(f"PROBLEM: {problem}")
+        print(f"PROBLEM: {escape(problem)}")
     verdict = "intact" if v.ok else f"{len(v.problems)} problem(s)"
     verdict += f", {len(v.warnings)} warning(s)" if v.warnings else ""
-    print(f"{args.logdir}: {v.batches} batches, {v.records} records, {v.bytes} bytes, {v.snapshots} snapshots: "
-          f"{verdict}")
+    print(f"{path_text(args.logdir)}: {v.batches} batches, {v.records} records, {v.bytes} bytes, {v.snapshots} "
+          f"snapshots: {verdict}")
     return 0 if v.ok else 1
 
 
@@ -200,7 +212,7 @@ def _recover(args: argparse.Namespace) -> int:
     _require_log(args.logdir, "nothing to recover")
     with MetadataLog.open(args.logdir, check_all=True, repair=args.repair) as log:
         for line in log.recovery.lines():
-            print(line)
-        print(f"{args.logdir}: log start offset {log.log_start_offset}, log end offset {log.log_end_offset}"
+            print(escape(line))
+        print(f"{path_text(args.logdir)}: log start offset {log.log_start_offset}, log end offset {log.log_end_offset}"
               f"{'' if log.recovery else ', nothing to recover'}")
     return 0
