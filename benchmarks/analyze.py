@@ -7,6 +7,7 @@
     python benchmarks/analyze.py --fleet 4 16 --records 50000      # two fleet sizes: is the driver's memory flat?
     python benchmarks/analyze.py --fleet 5 20 --records 1000000 --large-local2-only   # 20M on local[2] only
     python benchmarks/analyze.py --fleet 5 0 --records 1000000     # one fleet
+    python benchmarks/analyze.py --om --records 1000000            # controller_metrics.om: bytes, writers' CPU
 
 Prints records/s of the python engine and of Spark on one and on two cores, the local[2]/local[1] speed-up
 (target >= 1.8x), Spark's per-core rate against the python engine's (target >= 0.8x) and, counting Spark's
@@ -18,6 +19,10 @@ resident set (VmHWM) of the Python driver and of its JVM is printed for two flee
 grow with them. So are the CPU seconds the machine was busy during each run (on a quiet machine, the run's
 own) and the cores that kept busy on average: Spark's local[1] keeps more than one busy, as its JVM and its
 Python workers run side by side, which bounds what local[2] can gain on two cores.
+
+With --om: the size of controller_metrics.om per record of the log (and against its Parquet timeline), and the
+CPU seconds of its two writers, the python engine's and the Spark executors' (fed the timeline as Arrow batches
+of 10,000 rows, as Spark hands them; without Spark's shuffle), in this process.
 
 The CPU the machine was busy during each timed run is printed beside it (every process's: on a quiet
 machine, the run's own, the JVM and its Python workers included), with the cores that kept busy on average.
@@ -34,6 +39,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from metalog.analysis.pipeline import analyze_python, log_records, write_outputs
 from metalog.generate.generator import HistorySettings
@@ -179,6 +185,53 @@ def fleet_main(args: argparse.Namespace) -> None:
     print(f"load average {os.getloadavg()[0]:.1f} after")
 
 
+# ---- controller_metrics.om: its size and its writers' CPU ----------------------------------------------------
+def om_main(args: argparse.Namespace) -> None:
+    path = build(args.records, args.seed)
+    result = analyze_python([path])
+    records, name = result.records, path.name
+    print(f"load average {os.getloadavg()[0]:.1f} before, on {os.cpu_count()} cores", flush=True)
+    with tempfile.TemporaryDirectory() as out:
+        write_outputs(Path(out), result, 60_000, csv=False)
+        parquet = sum(f.stat().st_size for f in (Path(out) / "timeline_batches").rglob("*.parquet"))
+        print(f"{records:,} records, {len(result.rows):,} batches; the Parquet timeline {parquet:,} bytes")
+        for every_batch in (False, True):
+            size, python, executors = om_writers(Path(out), name, result.rows, every_batch)
+            print(f"  controller_metrics.om{' --metrics-every-batch' if every_batch else '':<23}{size:>14,} bytes"
+                  f"{size / records:>9.1f} bytes/record{size / parquet:>8.2f}x the Parquet timeline; writer CPU: "
+                  f"python engine {python:.1f} s, Spark executors {executors:.1f} s", flush=True)
+    print(f"load average {os.getloadavg()[0]:.1f} after")
+
+
+def om_writers(out: Path, name: str, rows: list[dict[str, Any]], every_batch: bool) -> tuple[int, float, float]:
+    """controller_metrics.om's bytes, and the CPU seconds of the python engine's writer and of the executors'
+    (the same file: checked)."""
+    import pyarrow as pa
+
+    from metalog.analysis import openmetrics as om
+    from metalog.analysis import spark_tables as st
+
+    cpu = time.process_time()
+    om.write_openmetrics(out / "python.om", [(name, rows)], every_batch=every_batch)
+    python = time.process_time() - cpu
+    schema = pa.schema([("cluster", pa.string()), ("timestamp", pa.timestamp("us", tz="UTC")),
+                        (st.SEQ, pa.int64()),
+                        *((c, pa.string() if c == "zk_migration_state" else pa.int64()) for c in om.COLUMNS)])
+    batches = []
+    for lo in range(0, len(rows), 10_000):  # what Spark hands mapInArrow: its rows sorted by time then log order
+        part = rows[lo:lo + 10_000]
+        batches.append(pa.RecordBatch.from_pydict(
+            {"cluster": [name] * len(part), "timestamp": [r["timestamp"] * 1000 for r in part],
+             st.SEQ: list(range(lo, lo + len(part))), **{c: [r[c] for r in part] for c in om.COLUMNS}},
+            schema=schema))
+    cpu = time.process_time()
+    list(st.series_task(str(out / "parts"), every_batch=every_batch)(iter(batches)))
+    om.concatenate(out / "executors.om", lambda i, c: [st.series_path(out / "parts", i, c)], [name])
+    executors = time.process_time() - cpu
+    assert (out / "python.om").read_bytes() == (out / "executors.om").read_bytes()
+    return (out / "python.om").stat().st_size, python, executors
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--records", type=int, default=5_000_000, help="records of the log (with --fleet: per cluster)")
@@ -187,6 +240,8 @@ def main() -> None:
                          "with the peak resident set of the Python driver and of its JVM")
     ap.add_argument("--large-local2-only", action="store_true",
                     help="run only Spark local[2] on the LARGE fleet (the others take most of an hour on 20M)")
+    ap.add_argument("--om", action="store_true",
+                    help="controller_metrics.om only: its bytes per record and its writers' CPU")
     ap.add_argument("--child", choices=["python", "spark"], help=argparse.SUPPRESS)
     ap.add_argument("--cores", type=int, default=1, help=argparse.SUPPRESS)
     ap.add_argument("paths", nargs="*", help=argparse.SUPPRESS)
@@ -199,6 +254,8 @@ def main() -> None:
         return child(args.child, args.cores, args.paths)
     if args.fleet:
         return fleet_main(args)
+    if args.om:
+        return om_main(args)
     path = build(args.records, args.seed, args.images)
     warm = build(WARM_UP, args.seed)
     analyze_python([warm])  # the same imports for the python engine
@@ -208,7 +265,8 @@ def main() -> None:
     result = analyze_python([path])
     with tempfile.TemporaryDirectory() as out:  # the same tables as Spark writes
         write_outputs(Path(out), result, 60_000, csv=False)
-    py, py_cpu = time.perf_counter() - t, machine_busy() - cpu
+        py, py_cpu = time.perf_counter() - t, machine_busy() - cpu
+        om_bytes = (Path(out) / "controller_metrics.om").stat().st_size
     records = result.records
     s1_start, s1, m1, rows1 = spark_run(path, 1, args.repeat, warm)
     s2_start, s2, m2, rows2 = spark_run(path, 2, args.repeat, warm)
@@ -225,7 +283,8 @@ def main() -> None:
               f"{busy:>9.1f}{busy / secs:>12.2f}")
     print(f"  local[2] / local[1] speed-up: {s1 / s2:.2f}x (target >= 1.8x)")
     print(f"  per-core rate / python engine: local[1] {py / s1:.2f}x, local[2] {py / s2 / 2:.2f}x (target >= 0.8x)")
-    print("  (CPU s: every process's on the machine during the run; on a quiet machine, the run's own)\n")
+    print("  (CPU s: every process's on the machine during the run; on a quiet machine, the run's own)")
+    print(f"  controller_metrics.om: {om_bytes:,} bytes, {om_bytes / records:.1f} bytes/record\n")
     cold = max(s1_start, s2_start)  # the second session reuses the first one's JVM: only one start is cold
     warm = min(s1_start, s2_start)
     print(f"spark session start: {cold:.1f} s cold (the second session reuses the JVM: {warm:.1f} s)")

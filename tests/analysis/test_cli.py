@@ -50,6 +50,23 @@ def test_csv_only_on_request(tmp_path: Path) -> None:
     assert not list(out.glob("*.csv")) and (out / "timeline_batches" / "cluster=zk" / "part-00000.parquet").is_file()
 
 
+def test_metrics_every_batch_gives_every_batch_time_a_sample(tmp_path: Path) -> None:
+    """controller_metrics.om has each series' changes and a sample a minute; --metrics-every-batch a sample of
+    every series at every batch time (the last batch of each millisecond)."""
+    from metalog.analysis.openmetrics import FAMILIES, FILE
+
+    log = zk_migration(tmp_path / "zk")
+    times = sorted({r["timestamp"] for r in analyze_log(log).rows})
+    lines = {}
+    for flag in ([], ["--metrics-every-batch"]):
+        out = tmp_path / f"out{len(flag)}"
+        assert main(["analyze", str(log), "--out", str(out), "--engine", "python", *flag]) == 0
+        lines[bool(flag)] = [line for line in (out / FILE).read_text().split("\n") if line[:1] not in ("#", "")]
+    stamps = [int(line.rsplit(" ", 1)[1].replace(".", "")) for line in lines[True]]
+    assert stamps == times * len(FAMILIES)
+    assert len(FAMILIES) * 2 <= len(lines[False]) < len(lines[True]) / 2  # at least the first and last batch times
+
+
 @pytest.mark.spark
 @pytest.mark.slow
 def test_spark_engine_end_to_end_is_quiet_and_writes_both_formats(tmp_path: Path) -> None:

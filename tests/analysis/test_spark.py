@@ -233,6 +233,11 @@ def test_both_engines_write_the_same_parquet_tables(spark: Any, fleet: list[Path
     om = "controller_metrics.om"  # written by the executors, a file per series, concatenated
     assert (tmp_path / "spark" / om).read_bytes() == (tmp_path / "python" / om).read_bytes()
     assert not (tmp_path / "spark" / ".controller_metrics.parts").exists()
+    got.write(tmp_path / "spark-every", 30_000, metrics_every_batch=True)  # a sample at every batch time
+    write_outputs(tmp_path / "python-every", expected, 30_000, csv=False, metrics_every_batch=True)
+    every = (tmp_path / "spark-every" / om).read_bytes()
+    assert every == (tmp_path / "python-every" / om).read_bytes() and len(every) > 2 * len(
+        (tmp_path / "spark" / om).read_bytes())
     assert read_tables(tmp_path / "spark" / "timeline_batches", ["timestamp"])[0]["timestamp"] == min(
         r["timestamp"] for r in expected.rows if r["cluster"] == sorted(p.name for p in fleet)[0])
 

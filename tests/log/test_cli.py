@@ -88,6 +88,25 @@ def test_append_then_verify(tmp_path, capsys):
     assert rc == 1 and "input line 1" in err
 
 
+def test_append_puts_the_quorums_control_messages_in_control_batches(tmp_path, capsys):
+    """A KRaft leader writes LeaderChange (and KRaftVersion, Voters) in control batches of their own
+    (LeaderState.appendStartOfEpochControlRecords): data records around them make batches of their own."""
+    noop = json.dumps({"name": "NoOpRecord", "version": 0, "data": {}})
+    lines = [json.dumps({"name": "LeaderChangeMessage", "version": 0, "data": {
+                 "version": 0, "leaderId": 7, "voters": [{"voterId": 7}], "grantingVoters": [{"voterId": 7}]}}),
+             json.dumps({"name": "KRaftVersionRecord", "version": 0, "data": {"version": 0, "kRaftVersion": 1}}),
+             noop, noop]
+    rc, out, _ = run(["log", "append", "--create", "--epoch", "3", str(tmp_path)], capsys, "\n".join(lines) + "\n")
+    assert rc == 0 and [(b["baseOffset"], b["lastOffset"]) for b in map(json.loads, out.splitlines())] == \
+        [(0, 1), (2, 3)]
+    rc, out, _ = run(["log", "dump", str(tmp_path)], capsys)
+    assert "baseOffset: 0 lastOffset: 1 count: 2" in out and "isControl: true" in out
+    assert 'LeaderChange: {"version":0,"leaderId":7' in out and 'KRaftVersion: {"version":0,"kRaftVersion":1}' in out
+    rc, _, err = run(["log", "append", str(tmp_path)], capsys, json.dumps(
+        {"name": "SnapshotHeaderRecord", "version": 0, "data": {"version": 0, "lastContainedLogTimestamp": 0}}))
+    assert rc == 1 and err == "metalog: error: input line 1: SnapshotHeaderRecord v0: not a metadata record\n"
+
+
 def test_verify_fails_on_damage(jbod_dir, tmp_path, capsys):
     rc, out, _ = run(["log", "verify", str(jbod_dir)], capsys)
     assert rc == 0 and "intact" in out

@@ -240,7 +240,7 @@ VERBS = {
     "replay": ["replay", "{log}"],
     "diff": ["diff", "{log}", "--from", "0", "--to", "end"],
     "analyze": ["analyze", "{log}", "--engine", "python", "--out", "{out}"],
-    "snapshot create": ["snapshot", "create", "{log}", "--time-ms", "1700000000000"],
+    "snapshot create": ["snapshot", "create", "{log}", "--timestamp", "1700000000000"],
     "snapshot images": ["snapshot", "images", "{log}", "--every", "100"],
     "log dump": ["log", "dump", "{log}"],
 }

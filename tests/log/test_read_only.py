@@ -93,7 +93,7 @@ def _follow(path: Path) -> tuple[int, str]:
 
 VERBS: dict[str, list[str]] = {
     "replay": ["replay", "{log}"],
-    "replay --to-offset": ["replay", "{log}", "--to-offset", "60"],
+    "replay --at": ["replay", "{log}", "--at", "60"],
     "diff": ["diff", "{log}", "--from", "0", "--to", "end"],
     "history": ["history", "{log}", "--controller"],
     "shell": ["shell", "{log}", "ls", "/image/topics"],

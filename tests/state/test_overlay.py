@@ -90,7 +90,7 @@ def test_a_record_that_cannot_apply_fails_composed_as_it_fails_sequential_replay
     aborted fails sequential replay, which applies it when it comes, while composition drops the aborted records
     unresolved (it cannot resolve them without the state before the range)."""
     image, open_transaction = published(history)
-    if open_transaction or ABORT in other:
+    if open_transaction or any(value[1] == ABORT[1] for value in other):  # an abort of any reason: the known case
         return
     image = replace(image, offset=len(history) - 1)
     try:

@@ -7,22 +7,28 @@ activebrokercount``), each with a ``cluster`` label (the log directory's name); 
 numeric id (NONE 0, MIGRATION 1, PRE_MIGRATION 2, POST_MIGRATION 3, ZK 4). Kafka has no metric for replicas by
 directory state or for offline replicas: those are metalog's own, under ``metalog_``.
 
-A cluster gets a sample per batch time: the last batch of each millisecond (its state is what a scrape at that
-time would have seen), a series' samples in time order. OpenMetrics wants a family's samples together and one
-``# EOF``: the file is written family by family, each family cluster by cluster (each series whole, in time
-order). The Spark engine's executors write each (family, cluster) block; the driver concatenates the blocks'
-files in that order (a file copy, no rows).
+A series' value at a batch time is its value after the last batch of that millisecond (what a scrape at that
+time would have seen). Its samples (``metalog.analysis.sampling`` says exactly which) are its first and last batch
+times, each batch time where its value changes, and otherwise at least one a minute of log time while the log
+has batches: read as a step function, as Prometheus reads it, the series has its value at every batch time, and
+it never goes stale. ``every_batch`` (``--metrics-every-batch``) gives every batch time a sample of every series
+instead. OpenMetrics wants a family's samples together and one ``# EOF``: the file is written family by family,
+each family cluster by cluster (each series whole, in time order). The Spark engine's executors write each
+(family, cluster) block; the driver concatenates the blocks' files in that order (a file copy, no rows).
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import islice
+from operator import gt, itemgetter
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TextIO
 
+from metalog.analysis.sampling import Sampler, Samples
 from metalog.state.enums import ZK_MIGRATION_VALUES
 
 FILE = "controller_metrics.om"
@@ -64,10 +70,6 @@ FAMILIES: tuple[Family, ...] = (
 COLUMNS = tuple(dict.fromkeys(f.column for f in FAMILIES))
 
 
-def value(family: Family, row: dict[str, Any]) -> int:
-    return values(family, (row,))[0]
-
-
 def escape(label: str) -> str:
     """An OpenMetrics label value: backslash, double quote and newline escaped."""
     return label.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
@@ -93,73 +95,65 @@ def header(family: Family) -> str:
     return f"# HELP {family.name} {family.help}\n# TYPE {family.name} gauge\n"
 
 
-def last_per_ms(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The last batch of each millisecond, in time order (a log's batch times may step back: sorted)."""
-    last: dict[int, dict[str, Any]] = {}
-    for row in rows:
-        last[row["timestamp"]] = row
-    return [last[t] for t in sorted(last)]
-
-
-def values(family: Family, rows: Sequence[dict[str, Any]]) -> list[int]:
-    """The family's sample value of each row: its column's number (zk_migration_state: Kafka's numeric id)."""
-    column = family.column
-    if column == "zk_migration_state":
-        ids = ZK_MIGRATION_VALUES
-        return [ids.get(r[column], -1) for r in rows]
-    return [int(r[column]) for r in rows]
-
-
-# ---- the same lines from Arrow columns (the Spark engine's executors), vectorized -------------------------------
-def arrow_stamps(ms: Any) -> Any:
-    """``" " + seconds(ms) + "\\n"`` of each epoch-ms value of an int64 Arrow array."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    whole = pc.abs(ms)
-    secs = pc.divide(whole, 1000)  # non-negative: integer division
-    millis = pc.utf8_lpad(pc.cast(pc.subtract(whole, pc.multiply(secs, 1000)), pa.string()), 3, "0")
-    return pc.binary_join_element_wise(pc.if_else(pc.less(ms, 0), " -", " "), pc.cast(secs, pa.string()), ".",
-                                       millis, "\n", "")
-
-
-def arrow_values(family: Family, column: Any) -> Any:
-    """``values`` of an Arrow column, as strings."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
+def family_values(family: Family, column: list[Any]) -> list[int]:
+    """The family's sample values from its column of the timeline: the column itself (integers), or Kafka's
+    numeric ids of zk_migration_state's names (-1 for a name Kafka has no id for)."""
     if family.column == "zk_migration_state":
-        ids = pa.array(list(ZK_MIGRATION_VALUES.values()), pa.int64())
-        found = pc.index_in(column, value_set=pa.array(list(ZK_MIGRATION_VALUES), pa.string()))
-        column = pc.fill_null(pc.take(ids, found), -1)
-    elif column.null_count:
-        raise ValueError(f"{family.column}: a timeline row without a value")
-    return pc.cast(column, pa.string())
+        ids = ZK_MIGRATION_VALUES
+        return [ids.get(name, -1) for name in column]
+    return column
 
 
-def arrow_text(family: Family, cluster: str, values: Any, stamps: Any) -> memoryview:
-    """The series' lines for the samples of ``values`` (``arrow_values``) at ``stamps`` (``arrow_stamps``): the
-    text of the joined string array's data, without a copy."""
-    import pyarrow.compute as pc
+class LineEnds:
+    """The ends of sample lines (a space, the time in seconds, a newline) for a list of sample times, made once
+    for all the series that share that list (with every_batch, all of a cluster's series share theirs)."""
 
-    lines = pc.binary_join_element_wise(series(family, cluster) + " ", values, stamps, "")
-    if not len(lines):
-        return memoryview(b"")
-    offsets = memoryview(lines.buffers()[1]).cast("i")  # int32 offsets of a string array
-    return memoryview(lines.buffers()[2])[offsets[lines.offset]:offsets[lines.offset + len(lines)]]
+    def __init__(self) -> None:
+        self._made: dict[int, tuple[list[int], list[str]]] = {}  # by the list's id (the list kept: ids stay unique)
+
+    def __call__(self, times: list[int]) -> list[str]:
+        made = self._made.get(id(times))
+        if made is None:
+            made = self._made[id(times)] = (times, [f" {seconds(t)}\n" for t in times])
+        return made[1]
 
 
-def write_openmetrics(path: Path, clusters: Sequence[tuple[str, Sequence[dict[str, Any]]]]) -> Path:
+def write_samples(out: TextIO, family: Family, cluster: str, samples: Samples, ends: LineEnds) -> None:
+    """The series' sample lines, written to ``out`` (UTF-8, ``newline="\\n"``) a few thousand at a time (the
+    text layer's cost is per write; one string of a million lines costs its memory)."""
+    prefix = series(family, cluster) + " "
+    values, stamps = samples.values, ends(samples.times)
+    for lo in range(0, len(values), _LINES):
+        out.write("".join([f"{prefix}{v}{end}" for v, end in zip(values[lo:lo + _LINES], stamps[lo:lo + _LINES],
+                                                                   strict=True)]))
+
+
+_LINES = 4096
+
+
+def cluster_samples(rows: Sequence[dict[str, Any]], *, every_batch: bool = False) -> list[list[Samples]]:
+    """A cluster's samples from its timeline rows in log order: for each of ``Sampler``'s calls, a ``Samples``
+    per family (in FAMILIES' order)."""
+    times = list(map(itemgetter("timestamp"), rows))
+    if any(map(gt, times, islice(times, 1, None))):  # a batch time stepped back: time order, then log order
+        rows = [rows[i] for i in sorted(range(len(rows)), key=times.__getitem__)]
+        times = list(map(itemgetter("timestamp"), rows))
+    sampler = Sampler(len(FAMILIES), every_batch=every_batch)
+    added = sampler.add(times, [family_values(f, list(map(itemgetter(f.column), rows))) for f in FAMILIES])
+    return [added, sampler.close()]
+
+
+def write_openmetrics(path: Path, clusters: Sequence[tuple[str, Sequence[dict[str, Any]]]], *,
+                      every_batch: bool = False) -> Path:
     """The python engine's file: ``clusters`` is (name, timeline rows in log order) in fleet order."""
-    sampled = [(name, last_per_ms(rows)) for name, rows in clusters]
-    # each sample's " TIMESTAMP\n", made once per cluster for all its series (most of the formatting)
-    stamps = [[f" {seconds(r['timestamp'])}\n" for r in rows] for _, rows in sampled]
+    sampled = [(name, cluster_samples(rows, every_batch=every_batch)) for name, rows in clusters]
+    ends = LineEnds()
     with open(path, "w", encoding="utf-8", newline="\n") as f:
-        for family in FAMILIES:
+        for i, family in enumerate(FAMILIES):
             f.write(header(family))
-            for (name, rows), ends in zip(sampled, stamps, strict=True):
-                prefix = series(family, name) + " "
-                f.writelines(f"{prefix}{v}{end}" for v, end in zip(values(family, rows), ends, strict=True))
+            for name, calls in sampled:
+                for samples in calls:
+                    write_samples(f, family, name, samples[i], ends)
         f.write("# EOF\n")
     return path
 
@@ -177,10 +171,9 @@ def concatenate(path: Path, blocks: Callable[[int, str], list[Path]], clusters: 
     return path
 
 
-
 def _append(block: Path, out: BinaryIO) -> None:
-    """The block's bytes at the end of ``out``, copied by the kernel where it can (a 1M-record cluster's series
-    are about 1 GB), else, or for what is left, through a buffer."""
+    """The block's bytes at the end of ``out``, copied by the kernel where it can (with every batch time a
+    sample, a 1M-record cluster's series are about 1 GB), else, or for what is left, through a buffer."""
     out.flush()
     copy = getattr(os, "copy_file_range", None)  # Linux
     with open(block, "rb") as f:

@@ -260,14 +260,14 @@ class SparkAnalysis:
         frame = buckets(self.frames["timeline_batches"], width_ms) if name == "timeline_buckets" else self.frames[name]
         return frame.drop(SEQ)
 
-    def write(self, out: Path, width_ms: int) -> list[Path]:
+    def write(self, out: Path, width_ms: int, *, metrics_every_batch: bool = False) -> list[Path]:
         """Every table as Parquet and controller_metrics.om, by the executors (``metalog.analysis.layout``'s
-        layout; ``metalog.analysis.openmetrics``)."""
+        layout; ``metalog.analysis.openmetrics``, a sample at every batch time with ``metrics_every_batch``)."""
         timeline = self.frames["timeline_batches"].persist(_storage_level())  # its table, buckets and metrics
         try:
             frames = {**self.frames, "timeline_batches": timeline, "timeline_buckets": buckets(timeline, width_ms)}
             written = write({table: frames[table] for table in TABLES}, out, len(self.clusters))
-            return [*written, write_openmetrics(timeline, out, self.clusters)]
+            return [*written, write_openmetrics(timeline, out, self.clusters, every_batch=metrics_every_batch)]
         finally:
             timeline.unpersist()
 

@@ -17,12 +17,15 @@ import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from metalog.analysis.brokers import _BROKER_VALUES, _DIRECTORY_VALUES, BROKER_ZERO, DIRECTORY_ZERO, _rebase, current
 from metalog.analysis.events import row_events
 from metalog.analysis.layout import PARTITION, TABLES, TIME_COLUMNS, arrow_schema, spark_ddl
 from metalog.analysis.parallel import Part
+
+if TYPE_CHECKING:
+    from metalog.analysis.sampling import Samples
 
 SEQ = "_seq"  # hidden order column: range index << 32 | place in the range
 _TRANSITIONS = ("metadata_version", "phase", "dir_transition")  # what row_events compares
@@ -192,13 +195,14 @@ def write(frames: dict[str, Any], out: Path, clusters: int) -> list[Path]:
 
 
 __all__ = ["FINISH", "OUTPUT_DDL", "SEQ", "TIME_COLUMNS", "RangeContext", "RangeSummary", "buckets", "contexts",
-           "dataframes", "range_output", "summary", "write", "write_openmetrics"]
+           "SeriesFiles", "dataframes", "range_output", "series_path", "series_task", "summary", "write",
+           "write_openmetrics"]
 
 
-def write_openmetrics(timeline: Any, out: Path, clusters: list[str]) -> Path:
+def write_openmetrics(timeline: Any, out: Path, clusters: list[str], *, every_batch: bool = False) -> Path:
     """``OUT/controller_metrics.om`` (``metalog.analysis.openmetrics``): each cluster's timeline goes to one task
     (only the columns the metrics read), sorted there by time then log order, and the executor writes the
-    cluster's series, a file per family (``_SeriesFiles``); the driver concatenates them in family, cluster
+    cluster's series, a file per family (``SeriesFiles``); the driver concatenates them in family, cluster
     order."""
     import shutil
 
@@ -209,70 +213,71 @@ def write_openmetrics(timeline: Any, out: Path, clusters: list[str]) -> Path:
         narrow = timeline.select(PARTITION, "timestamp", SEQ, *om.COLUMNS)
         ordered = narrow.repartition(max(1, min(len(clusters), 256)), PARTITION) \
             .sortWithinPartitions(PARTITION, "timestamp", SEQ)
-        ordered.mapInArrow(_series_task(str(parts)), "cluster STRING, samples BIGINT").collect()
-        return om.concatenate(out / om.FILE, lambda i, c: [p] if (p := _series_path(parts, i, c)).exists() else [],
+        ordered.mapInArrow(series_task(str(parts), every_batch=every_batch),
+                           "cluster STRING, samples BIGINT").collect()
+        return om.concatenate(out / om.FILE, lambda i, c: [p] if (p := series_path(parts, i, c)).exists() else [],
                               clusters)
     finally:
         shutil.rmtree(parts, ignore_errors=True)
 
 
-def _series_path(parts: Path, family: int, cluster: str) -> Path:
+def series_path(parts: Path, family: int, cluster: str) -> Path:
+    """Where an executor writes the block of a (family, cluster) series."""
     from metalog.analysis.layout import partition_dir
 
     return parts / f"family={family}" / partition_dir(cluster) / "samples.om"
 
 
-class _SeriesFiles:
+class SeriesFiles:
     """One cluster's series as an executor writes them, a file per family, from the cluster's timeline rows in
-    time order then log order (Arrow batches): the last row of each millisecond is a sample, so each batch's
-    last row waits for the next batch, where the same millisecond may go on. Written to temporary names and
-    renamed when whole (a task retried writes them again)."""
+    time order then log order (Arrow batches, cut wherever Spark cuts them): ``sampling.Sampler``'s samples in
+    ``openmetrics``' text, as the python engine writes them. Written to temporary names and renamed when whole
+    (a task retried writes them again)."""
 
-    def __init__(self, parts: Path, cluster: str) -> None:
+    def __init__(self, parts: Path, cluster: str, *, every_batch: bool = False) -> None:
         import uuid
 
         from metalog.analysis.openmetrics import FAMILIES
+        from metalog.analysis.sampling import Sampler
 
-        self.cluster, self.samples = cluster, 0
-        self.paths = [_series_path(parts, i, cluster) for i in range(len(FAMILIES))]
+        self.cluster, self.samples = cluster, 0  # the sample lines written
+        self.sampler = Sampler(len(FAMILIES), every_batch=every_batch)
+        self.paths = [series_path(parts, i, cluster) for i in range(len(FAMILIES))]
         self.temporary = [p.with_name(f".{p.name}.{uuid.uuid4().hex}") for p in self.paths]
         for path in self.paths:
             path.parent.mkdir(parents=True, exist_ok=True)
-        self.files = [open(p, "wb") for p in self.temporary]  # noqa: SIM115 (closed by close)
-        self.pending: Any = None  # the last row so far, unless the next batch goes on in its millisecond
+        self.files = [open(p, "w", encoding="utf-8", newline="\n") for p in self.temporary]  # noqa: SIM115 (closed by close)
 
     def add(self, rows: Any) -> None:
-        import pyarrow.compute as pc
+        from metalog.analysis import openmetrics as om
 
         if not len(rows):
             return
-        ms = _millis(rows)
-        if self.pending is not None and _millis(self.pending)[0] != ms[0]:
-            self._write(self.pending)
-        last = len(rows) - 1
-        self._write(rows.slice(0, last).filter(pc.not_equal(ms.slice(0, last), ms.slice(1))))
-        self.pending = rows.slice(last)
+        values = []
+        for family in om.FAMILIES:
+            column = rows.column(family.column)
+            if column.null_count and family.column != "zk_migration_state":
+                raise ValueError(f"{family.column}: a timeline row without a value")
+            values.append(om.family_values(family, column.to_pylist()))
+        self._write(self.sampler.add(_millis(rows).to_pylist(), values))
 
     def close(self) -> int:
         import os
 
-        if self.pending is not None:
-            self._write(self.pending)
+        self._write(self.sampler.close())
         for f in self.files:
             f.close()
         for temporary, path in zip(self.temporary, self.paths, strict=True):
             os.replace(temporary, path)
         return self.samples
 
-    def _write(self, rows: Any) -> None:
+    def _write(self, samples: list[Samples]) -> None:
         from metalog.analysis import openmetrics as om
 
-        if not len(rows):
-            return
-        stamps = om.arrow_stamps(_millis(rows))
-        for f, family in zip(self.files, om.FAMILIES, strict=True):
-            f.write(om.arrow_text(family, self.cluster, om.arrow_values(family, rows.column(family.column)), stamps))
-        self.samples += len(rows)
+        ends = om.LineEnds()  # this call's only: the executor's memory stays flat
+        for f, family, series in zip(self.files, om.FAMILIES, samples, strict=True):
+            om.write_samples(f, family, self.cluster, series, ends)
+            self.samples += len(series.times)
 
 
 def _millis(rows: Any) -> Any:
@@ -283,15 +288,15 @@ def _millis(rows: Any) -> Any:
     return pc.divide(rows.column("timestamp").cast(pa.int64()), 1000)
 
 
-def _series_task(parts: str) -> Callable[[Iterator[Any]], Iterator[Any]]:
+def series_task(parts: str, *, every_batch: bool = False) -> Callable[[Iterator[Any]], Iterator[Any]]:
     """What a task runs over its partition's batches (sorted by cluster, time, log order): each cluster's
-    ``_SeriesFiles``, and a row per cluster (its name, its samples)."""
+    ``SeriesFiles``, and a row per cluster (its name, its sample lines)."""
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        current: _SeriesFiles | None = None
+        current: SeriesFiles | None = None
         done: list[tuple[str, int]] = []
         for batch in batches:
             names = batch.column(PARTITION)
@@ -303,7 +308,7 @@ def _series_task(parts: str) -> Callable[[Iterator[Any]], Iterator[Any]]:
                 if current is None or current.cluster != name:
                     if current is not None:
                         done.append((current.cluster, current.close()))
-                    current = _SeriesFiles(Path(parts), name)
+                    current = SeriesFiles(Path(parts), name, every_batch=every_batch)
                 current.add(batch.slice(lo, hi - lo))
         if current is not None:
             done.append((current.cluster, current.close()))

@@ -76,10 +76,12 @@ def tables_of(result: Analysis, width_ms: int) -> dict[str, list[dict[str, Any]]
             "directory_timeline": result.by_broker.directories, "directory_failures": result.by_broker.failures}
 
 
-def write_outputs(out: Path, result: Analysis, width_ms: int, *, csv: bool = True) -> list[Path]:
+def write_outputs(out: Path, result: Analysis, width_ms: int, *, csv: bool = True,
+                  metrics_every_batch: bool = False) -> list[Path]:
     """The python engine's tables: ``OUT/<table>/cluster=<name>/part-00000.parquet`` (pyarrow), and
-    ``OUT/<table>.csv`` when ``csv`` or without pyarrow; and OUT/controller_metrics.om. A cluster with no rows
-    in a table has no partition there (Spark's writer makes none either)."""
+    ``OUT/<table>.csv`` when ``csv`` or without pyarrow; and OUT/controller_metrics.om (a sample at every batch
+    time with ``metrics_every_batch``). A cluster with no rows in a table has no partition there (Spark's
+    writer makes none either)."""
     from metalog.analysis.layout import TABLES, write_cluster
 
     out.mkdir(parents=True, exist_ok=True)
@@ -101,7 +103,8 @@ def write_outputs(out: Path, result: Analysis, width_ms: int, *, csv: bool = Tru
     timelines: dict[str, list[dict[str, Any]]] = {}
     for row in result.rows:
         timelines.setdefault(row["cluster"], []).append(row)
-    return [*written, write_openmetrics(out / OPENMETRICS, list(timelines.items()))]
+    return [*written, write_openmetrics(out / OPENMETRICS, list(timelines.items()),
+                                        every_batch=metrics_every_batch)]
 
 
 def write_csv_from_tables(out: Path, clusters: Sequence[str]) -> list[Path]:

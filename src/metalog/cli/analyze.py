@@ -33,6 +33,7 @@ examples:
   metalog analyze /var/lib/kafka/metadata --out analysis                 # Spark on local[*]
   metalog analyze LOGDIR --out analysis --engine python                  # no JVM
   metalog analyze cluster-a cluster-b cluster-c --out fleet --bucket 5m
+  metalog analyze LOGDIR --out analysis --metrics-every-batch            # .om: every batch time a sample
 """
 
 
@@ -42,9 +43,11 @@ def register(sub: Any) -> None:
                                    "OUT/timeline_buckets, OUT/events, OUT/broker_timeline, OUT/directory_timeline "
                                    "and OUT/directory_failures as Parquet partitioned by cluster "
                                    "(TABLE/cluster=NAME/part-*.parquet; Spark writes them from its executors), "
-                                   "as CSV with --csv, plus OUT/report.html and OUT/report.png (Parquet needs "
-                                   "pyarrow, the png matplotlib: the analysis extra; without pyarrow the python "
-                                   "engine writes CSV).",
+                                   "as CSV with --csv, plus OUT/controller_metrics.om (Kafka's controller metrics "
+                                   "over the log's time as OpenMetrics, for promtool and Prometheus: a sample where "
+                                   "a value changes and at least one a minute), OUT/report.html and OUT/report.png "
+                                   "(Parquet needs pyarrow, the png matplotlib: the analysis extra; without pyarrow "
+                                   "the python engine writes CSV).",
                        epilog=EXAMPLES + "\ncolumns:\n" + _columns_help(),
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("logdirs", nargs="+", metavar="LOGDIR", help="log directories, one per cluster")
@@ -67,6 +70,9 @@ def register(sub: Any) -> None:
     p.add_argument("--csv", action="store_true",
                    help="also write each table as one OUT/TABLE.csv (times in epoch ms), clusters in the order given")
     p.add_argument("--bucket", default="1m", metavar="WIDTH", help="timeline_buckets width: 30s, 1m, 1h... (1m)")
+    p.add_argument("--metrics-every-batch", action="store_true",
+                   help="OUT/controller_metrics.om with a sample of every metric at every batch time (about 1 KB "
+                        "per record) rather than where its value changes and at least one a minute of log time")
     p.set_defaults(func=_analyze)
 
 
@@ -95,7 +101,7 @@ def _analyze(args: argparse.Namespace) -> int:
                 Progress("analyze (spark)") as progress:
             result = run_spark(session, args.logdirs, progress)
             progress.label = "analyze (spark: write)"
-            written = result.write(out, width)
+            written = result.write(out, width, metrics_every_batch=args.metrics_every_batch)
             result.unpersist()
             if args.csv:
                 written += write_csv_from_tables(out, names)
@@ -105,7 +111,7 @@ def _analyze(args: argparse.Namespace) -> int:
     else:
         with Progress("analyze") as progress:
             python = analyze_python(args.logdirs, progress=progress.update)
-        written = write_outputs(out, python, width, csv=args.csv)
+        written = write_outputs(out, python, width, csv=args.csv, metrics_every_batch=args.metrics_every_batch)
         written += _report(out, python)
         result = python
         counts = len(python.rows), len(python.events)

@@ -30,7 +30,7 @@ from metalog.errors import CorruptBatchError, LogError, LogLockedError
 from metalog.log import files
 from metalog.log.batch import KRAFT_MAX_BATCH_BYTES, Record, RecordBatch
 from metalog.log.builder import build_control_batch, build_data_batch
-from metalog.log.chain import BatchChain, boundary_error
+from metalog.log.chain import BatchChain, boundary_error, follow_problem
 from metalog.log.compression import Compression
 from metalog.log.control import encode_control
 from metalog.log.epoch import FILE_NAME as EPOCH_FILE
@@ -243,11 +243,16 @@ class MetadataLog:
         return self._finish_append([self._append_batch(data)])[0]
 
     def append_batch(self, data: bytes) -> AppendedBatch:
-        """Append a whole batch someone else built; its base offset is set to the log end offset."""
+        """Append a whole batch someone else built; its base offset is set to the log end offset. A batch every
+        read would refuse (its CRC, a count that does not span its offsets, records KRaft cannot read) is refused."""
         batch = RecordBatch(data, 0, source="appended batch")
         batch.ensure_valid()
         if batch.size_in_bytes != len(data):
             raise CorruptBatchError(f"{len(data) - batch.size_in_bytes} bytes follow the batch", position=0)
+        problem = follow_problem(0, batch.last_offset_delta, batch.records_count, 0, 0, -1)
+        if problem is not None:
+            raise CorruptBatchError(f"batch: {problem[0]}", file="appended batch", position=problem[1])
+        batch.records()  # KRaft's rules for its records (metalog.log.kraft_records)
         self._epoch_for_append(batch.partition_leader_epoch)
         data = self.log_end_offset.to_bytes(8, "big", signed=True) + bytes(data[8:])  # baseOffset is outside the CRC
         return self._finish_append([self._append_batch(data)])[0]

@@ -49,11 +49,11 @@ def state_at_end(path: str | os.PathLike[str]) -> tuple[MetadataLoader, int]:
                 from None
 
 
-def first_refused(loader: MetadataLoader, end: int, values: Sequence[bytes]) -> Refused | None:
-    """Replay the values as the records at offsets ``end``, ``end + 1``, ...: the first that replay refuses."""
-    for i, value in enumerate(values):
+def first_refused(loader: MetadataLoader, records: Sequence[tuple[int, bytes]]) -> Refused | None:
+    """Replay ``(offset, value)`` records, in order, over the loader's state: the first that replay refuses."""
+    for i, (offset, value) in enumerate(records):
         try:
-            loader.replay_value(value, end + i)
+            loader.replay_value(value, offset)
         except (ReplayError, DecodeError) as e:
             return Refused(i, e)
     return None

@@ -21,7 +21,7 @@ from metalog.log import MetadataLog
 from metalog.log.scan import ScannedBatch
 from metalog.replay.gc import gc_paused
 from metalog.replay.images import IMAGE_DIR, image_points, read_image, write_image
-from metalog.replay.points import BatchSpan, ReplayResult, StartPoint, format_time, parse_time
+from metalog.replay.points import BatchSpan, Point, ReplayResult, StartPoint, format_time, parse_time
 from metalog.snapshots import SnapshotReader
 from metalog.state import MetadataLoader
 from metalog.state.image import EMPTY, MetadataImage
@@ -99,7 +99,29 @@ class MetadataHistory:
             raise PointError(f"{format_time(timestamp_ms)} is before the log's first batch{since}")
         return last
 
+    def offset_of(self, point: Point) -> int:
+        """The offset whose published state a POINT names: an offset itself, a time the last offset of the last
+        batch whose timestamp is at or before it, ``end`` the last offset. ``start`` names the empty state before
+        the log, which Kafka's loader never published: a PointError (a diff compares with it itself)."""
+        if point.kind == "start":
+            raise PointError("start is the empty state before the log, which Kafka's loader never published (give "
+                             "an offset, a time or end)")
+        if point.kind == "end" or point.value is None:
+            return self.end_offset
+        if point.kind == "time":
+            return self.offset_at_time(point.value)
+        end = self.end_offset
+        if point.value > end:
+            raise PointError(f"offset {point.value} is past the end of the log (last offset {end})"
+                             f"{_time_hint(point.value)}")
+        return point.value
+
     # ---- states ----------------------------------------------------------------------------------
+    def state_at_point(self, point: Point, *, use_snapshots: bool = True,
+                       progress: ProgressCallback | None = None) -> ReplayResult:
+        """The state Kafka's loader published last at or before a POINT (``offset_of``)."""
+        return self.state_at(self.offset_of(point), use_snapshots=use_snapshots, progress=progress)
+
     def state_at(self, offset: int | None = None, *, use_snapshots: bool = True,
                  progress: ProgressCallback | None = None) -> ReplayResult:
         """The state Kafka's loader published last at or before ``offset`` (default: the end of the log).
@@ -300,6 +322,13 @@ def replay_scanned(loader: MetadataLoader, batch: ScannedBatch, where: Path, fir
     except DecodeError as e:
         raise LogError(f"offset {max(loader.offset + 1, base)}: {e}", file=where) from None
     return len(values)
+
+
+def _time_hint(offset: int) -> str:
+    """For an offset past the end that looks like a time: how to write that time."""
+    if 10**9 <= offset < 10**10:
+        return f"; {offset} looks like epoch seconds: that time is {offset * 1000}ms"
+    return f"; for a time in epoch milliseconds write {offset}ms" if offset >= 10**10 else ""
 
 
 def _nothing_published(target: int, batch: BatchSpan | None, loader: MetadataLoader) -> str:

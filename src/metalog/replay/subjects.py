@@ -401,6 +401,81 @@ _NO_ROLE = {name: Shown(False, None) for name in ("replicas", "isr", "elr", "las
                                                   "removingReplicas", "leader")}
 
 
+class BrokersSubject(Subject):
+    """Every broker's registration (registered, fenced, controlled shutdown, directories, ...), each its own
+    entity: what a question about the brokers of a partition or a directory follows."""
+
+    api_keys = BROKER_RECORDS
+
+    def key_of(self, value: bytes) -> Key | None:
+        return ("broker", _int32(value, _BODY))
+
+    def view(self, image: MetadataImage, keys: Iterable[Key]) -> View:
+        keys = set(keys)
+        ids = image.brokers.keys() if ALL in keys else {k[1] for k in keys if len(k) == 2}
+        return {("broker", i): broker_fields(image.brokers[i]) for i in ids if i in image.brokers}
+
+    def label(self, key: Key, before: MetadataImage, after: MetadataImage) -> str:
+        return f"broker {key[1]}"
+
+
+class Watch(Subject):
+    """Several subjects followed in one pass, each under a name: every key is ``(name, *the subject's key)``. A
+    record that touches two of them is keyed ``ALL`` (rare: a RemoveTopicRecord touches a topic and its
+    configs), which looks at all of them."""
+
+    def __init__(self, parts: dict[str, Subject]) -> None:
+        self.parts = parts
+        self.api_keys = frozenset().union(*(p.api_keys for p in parts.values()))
+        self.control_records = False
+
+    def start(self, image: MetadataImage) -> None:
+        for part in self.parts.values():
+            part.start(image)
+
+    def key_of(self, value: bytes) -> Key | None:
+        kind, found = value[1], None
+        for name, part in self.parts.items():  # every part is asked: some note what they see
+            if kind in part.api_keys and (key := part.key_of(value)) is not None:
+                found = (name, *key) if found is None else ALL
+        return found
+
+    def _by_part(self, keys: Iterable[Key]) -> dict[str, list[Key]]:
+        out: dict[str, list[Key]] = {}
+        for k in keys:
+            if k == ALL:
+                for name in self.parts:
+                    out.setdefault(name, []).append(ALL)
+            else:
+                out.setdefault(k[0], []).append(tuple(k[1:]))
+        return out
+
+    def view(self, image: MetadataImage, keys: Iterable[Key]) -> View:
+        out: View = {}
+        for name, part_keys in self._by_part(keys).items():
+            for key, fields in self.parts[name].view(image, part_keys).items():
+                out[(name, *key)] = fields
+        return out
+
+    def whole(self, entity: Key) -> bool:
+        return self.parts[entity[0]].whole(tuple(entity[1:]))
+
+    def absent(self, entity: Key) -> dict[str, Any]:
+        return self.parts[entity[0]].absent(tuple(entity[1:]))
+
+    def label(self, key: Key, before: MetadataImage, after: MetadataImage) -> str:
+        return self.parts[key[0]].label(tuple(key[1:]), before, after)
+
+    def record_keys(self, entity: Key) -> tuple[Key, ...]:
+        name = entity[0]
+        return (*((name, *k) for k in self.parts[name].record_keys(tuple(entity[1:]))), ALL)
+
+    def published(self, image: MetadataImage, keys: Iterable[Key]) -> None:
+        by_part = self._by_part(keys)
+        for name, part in self.parts.items():
+            part.published(image, by_part.get(name, []))
+
+
 class ControllerSubject(Subject):
     """The controllers: their registrations, and (``quorum``) the quorum's leader changes from the log's
     LeaderChange control records."""

@@ -37,11 +37,14 @@ class SnapshotWriter:
     def __init__(self, directory: str | os.PathLike[str], snapshot_id: SnapshotId, *,
                  last_contained_log_timestamp: int, kraft_version: int = 0, voters: VotersRecord | None = None,
                  time_ms: int | None = None, max_batch_bytes: int = KRAFT_MAX_BATCH_BYTES,
-                 compression: Compression | str = Compression.NONE) -> None:
+                 compression: Compression | str = Compression.NONE, file_name: str | None = None) -> None:
+        """``file_name``: a file of another name in the same format (``bootstrap.checkpoint``), written through
+        ``<file_name>.tmp``; by default ``snapshot_id``'s ``.checkpoint``, written through ``.checkpoint.part``."""
         self.directory = Path(directory)
         self.snapshot_id = snapshot_id
-        self.path = self.directory / snapshot_id.file_name
-        self.part_path = self.directory / (snapshot_id.file_name[:-len(".checkpoint")] + PART_SUFFIX)
+        self.path = self.directory / (file_name or snapshot_id.file_name)
+        self.part_path = self.directory / (snapshot_id.file_name[:-len(".checkpoint")] + PART_SUFFIX
+                                           if file_name is None else file_name + ".tmp")
         self.time_ms = int(time.time() * 1000) if time_ms is None else time_ms
         self.max_batch_bytes = max_batch_bytes
         self.compression = compression

@@ -11,11 +11,16 @@ import re
 import shutil
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from metalog.codec.uuid import Uuid
 from metalog.controller.broker import Act, Action, LogDir
 from metalog.errors import StorageError
 from metalog.log import files
+from metalog.snapshots.bootstrap import BOOTSTRAP_FILE, write_bootstrap
+
+if TYPE_CHECKING:
+    from metalog.codec.runtime import ApiMessage
 
 _PARTITION_DIR = re.compile(r"(?P<topic>.+)-(?P<pid>\d+)")
 _FUTURE_DIR = re.compile(r"(?P<topic>.+)-(?P<pid>\d+)\.[0-9a-f]{32}-future")
@@ -23,8 +28,10 @@ _FUTURE_DIR = re.compile(r"(?P<topic>.+)-(?P<pid>\d+)\.[0-9a-f]{32}-future")
 
 # ---- format ------------------------------------------------------------------------------------------
 def format_log_dirs(log_dirs: Sequence[str | Path], node_id: int, cluster_id: str,
-                    ignore_formatted: bool = False) -> list[tuple[Path, Uuid]]:
-    """Write meta.properties (version 1, cluster.id, node.id, a fresh directory.id) into each dir."""
+                    ignore_formatted: bool = False,
+                    bootstrap: Sequence[tuple[ApiMessage, int]] | None = None) -> list[tuple[Path, Uuid]]:
+    """Write meta.properties (version 1, cluster.id, node.id, a fresh directory.id) into each dir, and with
+    ``bootstrap`` (its records) a bootstrap.checkpoint first, as Kafka's Formatter does."""
     paths = [Path(d) for d in log_dirs]
     if not paths:
         raise StorageError("no log directories given")
@@ -38,11 +45,17 @@ def format_log_dirs(log_dirs: Sequence[str | Path], node_id: int, cluster_id: st
     formatted = [p for p in paths if (p / files.META_PROPERTIES).exists()]
     if formatted and not ignore_formatted:  # checked before writing anything: all or nothing
         raise StorageError(f"Log directory {formatted[0]} is already formatted. Use --ignore-formatted to skip it.")
+    stale = [p for p in paths if p not in formatted and (p / BOOTSTRAP_FILE).exists()]
+    if bootstrap is not None and stale:  # Kafka would replace it; a file metalog did not write is left alone
+        raise StorageError(f"{stale[0] / BOOTSTRAP_FILE} exists in a directory that is not formatted; remove it "
+                           "first if it is not needed")
     out = []
     for path in paths:
         if path in formatted:
             continue
         path.mkdir(parents=True, exist_ok=True)
+        if bootstrap is not None:
+            write_bootstrap(path, bootstrap)
         directory_id = Uuid.random()
         files.write_meta_properties(path, cluster_id=cluster_id, node_id=node_id, directory_id=directory_id)
         out.append((path, directory_id))
