@@ -37,6 +37,9 @@ READING_VERBS = {
     "snapshot images": ["snapshot", "images", "{log}", "--every", "50"],
     "analyze": ["analyze", "{log}", "--engine", "python", "--out", "{out}"],
     "log recover": ["log", "recover", "{log}"],
+    "quorum describe": ["quorum", "describe", "{log}"],
+    "quorum history": ["quorum", "history", "{log}"],
+    "why": ["why", "{log}", "--broker", "1"],
 }
 
 
