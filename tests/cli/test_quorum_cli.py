@@ -24,7 +24,7 @@ def test_help_has_examples(verb: str, capsys: pytest.CaptureFixture[str]) -> Non
     with pytest.raises(SystemExit):
         main(["quorum", verb, "--help"])
     out = capsys.readouterr().out
-    assert "examples:" in out and "metalog quorum describe LOGDIR --json" in out and "high watermark" in out
+    assert "examples:" in out and f"metalog quorum {verb} LOGDIR --json" in out and "high watermark" in out
 
 
 def test_describe_kafkas_log(jbod_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -25,14 +25,14 @@ def test_replay_json_is_the_final_image(capsys: pytest.CaptureFixture[str], jbod
 
 
 def test_replay_table(capsys: pytest.CaptureFixture[str], jbod_dir: Path) -> None:
-    code, out, _ = run(capsys, "replay", str(jbod_dir), "--to-offset", "12", "--partitions")
+    code, out, _ = run(capsys, "replay", str(jbod_dir), "--at", "12", "--partitions")
     assert code == 0
     assert out.startswith("offset 12 at 2023-11-14T22:13:24.000Z (from empty, 12 records replayed)")
     assert "foo-0      1       0      [1,2,3]   [1,2,3]  -        UNASSIGNED,Fg3mFhcV,bv9TEYi4" in out
 
 
 def test_replay_at_time(capsys: pytest.CaptureFixture[str], jbod_dir: Path) -> None:
-    code, out, _ = run(capsys, "replay", str(jbod_dir), "--at-time", "2023-11-14T22:13:24Z", "--format", "json")
+    code, out, _ = run(capsys, "replay", str(jbod_dir), "--at", "2023-11-14T22:13:24Z", "--format", "json")
     assert code == 0 and json.loads(out)["topics"]["foo"]["partitions"]["0"]["leader"] == 1
 
 
@@ -42,15 +42,17 @@ def test_diff_json(capsys: pytest.CaptureFixture[str], jbod_dir: Path) -> None:
     assert code == 0 and d["brokers"]["fenced"] == [3] and (d["fromOffset"], d["toOffset"]) == (12, 24)
     code, out, _ = run(capsys, "diff", str(jbod_dir), "--from", "start", "--to", "12")
     assert code == 0 and "brokers registered: 1, 2, 3" in out and "topics created: foo" in out
+    # the empty state before the log is "start", its metadata.version absent ("-"), not -1 and None
+    assert out.splitlines()[:2] == ["changes from start to offset 12", "  metadata.version: - -> 3.7-IV2"]
 
 
 def test_replay_inside_a_batch_says_which_state_it_shows(capsys: pytest.CaptureFixture[str], jbod_dir: Path,
                                                         tmp_path: Path) -> None:
-    code, out, err = run(capsys, "replay", str(jbod_dir), "--to-offset", "15")
+    code, out, err = run(capsys, "replay", str(jbod_dir), "--at", "15")
     assert code == 0 and err == ""
     assert out.splitlines()[:2] == ["offset 14 at 2023-11-14T22:13:25.000Z (from empty, 15 records replayed)",
                                     "offset 15 is inside batch 15..16; the state shown is the one published at 14"]
-    code, out, err = run(capsys, "replay", str(jbod_dir), "--to-offset", "15", "--format", "json")
+    code, out, err = run(capsys, "replay", str(jbod_dir), "--at", "15", "--format", "json")
     assert code == 0 and err == "offset 15 is inside batch 15..16; the state shown is the one published at 14\n"
     assert json.loads(out)["topics"]["foo"]["partitions"]["0"]["leader"] == 1  # broker 2 leads from 16 on
 
@@ -59,7 +61,7 @@ def test_save_image_only_at_a_batch_end(capsys: pytest.CaptureFixture[str], tmp_
     from tests.analysis import crafted as c
 
     root = c.write(tmp_path / "h", [[c.feature(17), c.broker(1, 10), c.begin(), c.broker(2, 20)], [c.end()]])
-    code, out, err = run(capsys, "replay", str(root), "--to-offset", "3", "--save-image")
+    code, out, err = run(capsys, "replay", str(root), "--at", "3", "--save-image")
     assert code == 0 and out.splitlines()[1] == ("a transaction open since offset 2 is not committed at 3; the "
                                                  "state shown is the one published at 1")
     assert err == ("warning: no state image written: the state shown was published at offset 1, inside batch "
@@ -86,16 +88,18 @@ def test_every_verb_taking_a_time_names_the_forms(capsys: pytest.CaptureFixture[
 
 @pytest.mark.parametrize(("argv", "message"), [
     (["replay", "/nonexistent/dir"], "no __cluster_metadata-0 directory"),
-    (["replay", "{jbod}", "--to-offset", "99"], "past the end of the log"),
-    (["replay", "{jbod}", "--to-offset", "-1"], "offset -1 is before the log"),
-    (["replay", "{jbod}", "--at-time", "soon"], "not a time"),
-    (["replay", "{jbod}", "--at-time", "1700000000"], "1700000000 looks like seconds: did you mean 1700000000000"),
-    (["replay", "{jbod}", "--at-time", "2023-11-14T22:13:19Z"], "before the log's first batch"),
-    (["diff", "{jbod}", "--from", "20", "--to", "10"], "is after --to"),
+    (["replay", "{jbod}", "--at", "99"], "metalog: error: --at: offset 99 is past the end of the log (last offset 24)"),
+    (["replay", "{jbod}", "--at=-1"], "--at: offset -1 is before the log"),
+    (["replay", "{jbod}", "--at", "1700000000"],
+     "--at: offset 1700000000 is past the end of the log (last offset 24); 1700000000 looks like epoch seconds: "
+     "that time is 1700000000000ms"),
+    (["replay", "{jbod}", "--at", "2023-11-14T22:13:19Z"],
+     "--at: 2023-11-14T22:13:19.000Z is before the log's first batch (offset 0, at 2023-11-14T22:13:20.000Z)"),
+    (["diff", "{jbod}", "--from", "20", "--to", "10"], "--from 20 (offset 20) is after --to 10 (offset 10)"),
     (["diff", "{jbod}", "--from", "0", "--to", "1700000005000"],
-     "--to 1700000005000: offset 1700000005000 is past the end of the log (last offset 24); for a time in epoch "
-     "milliseconds write 1700000005000ms"),
-    (["snapshot", "create", "{jbod}", "--time-ms", "1700000000"], "looks like seconds"),
+     "--to: offset 1700000005000 is past the end of the log (last offset 24); for a time in epoch milliseconds "
+     "write 1700000005000ms"),
+    (["snapshot", "create", "{jbod}", "--timestamp", "1700000000"], "looks like seconds"),
 ])
 def test_errors_are_one_line(capsys: pytest.CaptureFixture[str], jbod_dir: Path, argv: list[str],
                              message: str) -> None:

@@ -51,7 +51,8 @@ def test_one_command_as_kafkas_shell_takes_it_and_at_after_the_logdir(jbod_dir, 
 
 def test_a_point_that_was_never_published_is_an_error(jbod_dir, capsys) -> None:
     code, out, err = run(["shell", str(jbod_dir), "--at", "99", "-c", "ls"], capsys)
-    assert (code, out) == (1, "") and err == "metalog: error: offset 99 is past the end of the log (last offset 24)\n"
+    assert (code, out) == (1, "") and err == ("metalog: error: --at: offset 99 is past the end of the log (last offset "
+                                              "24)\n")
 
 
 def _metalog(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:

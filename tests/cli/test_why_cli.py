@@ -59,7 +59,7 @@ def test_json(jbod_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     ([], "give one of TOPIC-N, --broker ID or --directory UUID"),
     (["foo"], "not a partition: 'foo' (give TOPIC-N, such as orders-3)"),
     (["bar-0"], "no topic 'bar' at offset 24"),
-    (["foo-0", "--at", "99"], "offset 99 is past the end of the log (last offset 24)"),
+    (["foo-0", "--at", "99"], "--at: offset 99 is past the end of the log (last offset 24)"),
     (["--directory", "nope"], "not a directory id: 'nope' (give its 22-character Uuid)")])
 def test_errors_are_one_line(jbod_dir: Path, capsys: pytest.CaptureFixture[str], argv: list[str], error: str) -> None:
     code, out, err = run(["why", str(jbod_dir), *argv], capsys)

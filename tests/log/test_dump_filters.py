@@ -93,34 +93,47 @@ def filter_here(text: str, keep: Any, headers_only: bool = False) -> str:
     return "".join(line + "\n" for line in lines)
 
 
+def _end(edge: str) -> st.SearchStrategy[tuple[str, int | None] | None]:
+    """One end of a dump's range: none, ``edge`` (start or end), an offset or a time (seconds after TS)."""
+    return st.one_of(st.none(), st.just((edge, None)), st.tuples(st.just("offset"), st.integers(0, 45)),
+                     st.tuples(st.just("time"), st.integers(0, 16)))
+
+
+def _point(end: tuple[str, int | None]) -> str:
+    kind, value = end
+    return {"offset": str(value), "time": f"{TS + (value or 0) * 1000}ms"}.get(kind, kind)
+
+
 @settings(max_examples=60)
-@given(types=st.one_of(st.none(), st.sets(st.sampled_from(TYPES), min_size=1, max_size=3)),
-       first=st.one_of(st.none(), st.integers(0, 45)), length=st.one_of(st.none(), st.integers(0, 30)),
-       since=st.one_of(st.none(), st.integers(0, 16)), until=st.one_of(st.none(), st.integers(0, 16)),
-       headers_only=st.booleans())
-def test_a_filtered_dump_is_the_unfiltered_one_filtered(mixed_log: Path, types: set[str] | None, first: int | None,
-                                                        length: int | None, since: int | None, until: int | None,
+@given(types=st.one_of(st.none(), st.sets(st.sampled_from(TYPES), min_size=1, max_size=3)), start=_end("start"),
+       stop=_end("end"), headers_only=st.booleans())
+def test_a_filtered_dump_is_the_unfiltered_one_filtered(mixed_log: Path, types: set[str] | None,
+                                                        start: tuple[str, int | None] | None,
+                                                        stop: tuple[str, int | None] | None,
                                                         headers_only: bool) -> None:
     base = ["--no-records"] if headers_only else []
     _, everything, _ = dump([str(mixed_log)])
     argv = list(base)
     for t in sorted(types or ()):
         argv += ["--type", t]
-    last = None if first is None or length is None else first + length
-    if first is not None:
-        argv += ["--offsets", f"{first}..{'' if last is None else last}"]
-    if since is not None:
-        argv += ["--since", f"{TS + since * 1000}ms"]
-    if until is not None:
-        argv += ["--until", f"{TS + until * 1000}ms"]
+    if start is not None:
+        argv += ["--from", _point(start)]
+    if stop is not None:
+        argv += ["--to", _point(stop)]
+
+    def inside(r: dict[str, Any], end: tuple[str, int | None] | None, sign: int) -> bool:
+        if end is None or end[1] is None:
+            return True
+        value = r["offset"] if end[0] == "offset" else (r["timestamp"] - TS) / 1000
+        return sign * (value - end[1]) >= 0
 
     def keep(r: dict[str, Any]) -> bool:
-        return ((types is None or r["type"] in types) and (first is None or r["offset"] >= first)
-                and (last is None or r["offset"] <= last)
-                and (since is None or r["timestamp"] >= TS + since * 1000)
-                and (until is None or r["timestamp"] <= TS + until * 1000))
+        return (types is None or r["type"] in types) and inside(r, start, 1) and inside(r, stop, -1)
 
     code, filtered, err = dump([*argv, str(mixed_log)])
+    if start and stop and start[0] == stop[0] and start[1] is not None and stop[1] is not None and start[1] > stop[1]:
+        assert (code, filtered) == (1, "") and err.startswith("metalog: error: --from ")
+        return
     assert (code, err) == (0, "")
     assert filtered == filter_here(everything, keep, headers_only)
 
@@ -199,9 +212,9 @@ def test_an_unknown_file_is_not_a_log_file_and_the_others_are_dumped(jbod_dir: P
 
 @pytest.mark.parametrize(("argv", "message"), [
     (["--type", "FOO"], "metalog: error: unknown record type 'FOO'"),
-    (["--offsets", "5..2"], "metalog: error: --offsets '5..2': 5 is after 2"),
-    (["--since", "yesterday"], "metalog: error: --since: not a time: 'yesterday'"),
-    (["--max-bytes", "-1"], "metalog: error: --max-bytes -1: give a number of bytes, 0 or more"),
+    (["--from", "5", "--to", "2"], "metalog: error: --from 5 is after --to 2"),
+    (["--from", "end"], "metalog: error: --from end: a dump takes start as --from and end as --to"),
+    (["--to", "start"], "metalog: error: --to start: a dump takes start as --from and end as --to"),
     ([], "metalog: error: give the files to dump (PATH or --files)"),
 ])
 def test_bad_options_are_one_line(jbod_dir: Path, argv: list[str], message: str) -> None:
@@ -214,6 +227,6 @@ def test_help_shows_the_new_options() -> None:
     with redirect_stdout(out), pytest.raises(SystemExit):
         main(["log", "dump", "--help"])
     text = out.getvalue()
-    for option in ("--files", "--type", "--offsets", "--since", "--until", "--skip-record-metadata", "--max-bytes",
+    for option in ("--files", "--type", "--from", "--to", "--skip-record-metadata", "--max-bytes",
                    "--verify-index-only", "--index-sanity-check", "examples:"):
         assert option in text, option

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from metalog.errors import PointError
 from metalog.replay.points import format_time, parse_time
+from metalog.replay.shell_tree import iso_zoned
 
 MS = 1_700_000_000_000
 
@@ -44,3 +47,37 @@ def test_format_time_round_trips() -> None:
     assert format_time(MS + 5) == "2023-11-14T22:13:20.005Z"
     assert parse_time(format_time(MS + 5)) == MS + 5
     assert format_time(None) == "-"
+
+
+INT64 = st.integers(-(2**63), 2**63 - 1)
+
+
+@given(INT64)
+def test_every_int64_timestamp_is_printed_and_reads_back(ms: int) -> None:
+    # a batch's maxTimestamp is any int64; a datetime holds the years 1 to 9999: beyond, epoch milliseconds
+    text = format_time(ms)
+    assert parse_time(text) == ms
+
+
+@pytest.mark.parametrize(("ms", "text"), [
+    (2**63 - 1, "9223372036854775807ms"), (-(2**63), "-9223372036854775808ms"), (2**62, "4611686018427387904ms"),
+    (253402300799999, "9999-12-31T23:59:59.999Z"), (253402300800000, "253402300800000ms"),  # the last datetime
+    (-62135596800000, "0001-01-01T00:00:00.000Z"), (-62135596800001, "-62135596800001ms"),  # the first
+])
+def test_times_no_datetime_holds_are_epoch_milliseconds(ms: int, text: str) -> None:
+    assert format_time(ms) == text
+
+
+@given(INT64)
+def test_the_shells_provenance_time_never_raises(ms: int) -> None:
+    # Kafka's ProvenanceNode prints ISO_ZONED_DATE_TIME; beyond a datetime's years, format_time's milliseconds
+    text = iso_zoned(ms)
+    assert text.endswith("Z[UTC]") if -62135596800000 <= ms <= 253402300799999 else text == f"{ms}ms"
+
+
+@pytest.mark.parametrize("text", ["9223372036854775808", "9223372036854775808ms", "-9223372036854775809ms",
+                                  "99999999999999999999"])
+def test_a_time_beyond_int64_is_refused(text: str) -> None:
+    # (it would reach a batch header's int64, or compare with every timestamp as no timestamp can)
+    with pytest.raises(PointError, match="no timestamp is that far from 1970 .*int64"):
+        parse_time(text)

@@ -15,7 +15,8 @@ import pytest
 
 from metalog.codec import Uuid, message_class, struct_class
 from metalog.replay.history import MetadataHistory
-from metalog.replay.shell import MetadataShell, glob_regex, split_commands
+from metalog.replay.shell import MetadataShell, glob_regex
+from metalog.replay.shell_syntax import split_commands
 from metalog.replay.shell_tree import Provenance, iso_zoned, java_double, root, version_range
 from metalog.state import MetadataDelta
 from metalog.state.image import EMPTY
@@ -320,3 +321,13 @@ def test_iso_zoned_date_time_and_version_ranges() -> None:
     assert iso_zoned(1700000000500) == "2023-11-14T22:13:20.5Z[UTC]"
     assert iso_zoned(1700000000123) == "2023-11-14T22:13:20.123Z[UTC]"
     assert (version_range(3, 3), version_range(1, 32767), version_range(1, 17)) == ("3", "1+", "1-17")
+
+
+@pytest.mark.parametrize("command", [
+    "history /image/topics/byName/foo/\u00b2", "history /image/cluster/brokers/99999999999", "history " + "9" * 5000,
+    "history /image/topics/byName/foo/" + "1" * 5000,
+])
+def test_a_number_no_int32_holds_is_a_name_not_a_traceback(shell, command: str) -> None:
+    # a superscript two is a digit to str.isdigit and not to int(); 5,000 digits are more than int() reads
+    ok, out, err = run(shell, command)
+    assert ok or err.count("\n") == 1

@@ -24,7 +24,8 @@ from metalog.codec.uuid import Uuid
 from metalog.errors import MetalogError, PointError
 from metalog.log import MetadataLog
 from metalog.replay.history import MetadataHistory
-from metalog.replay.why import Answer, ask, parse_partition, point, render, why_broker, why_directory, why_partition
+from metalog.replay.points import END, parse_point
+from metalog.replay.why import Answer, ask, parse_partition, render, why_broker, why_directory, why_partition
 from metalog.state.image import MetadataImage
 from tests.state.histories import histories
 
@@ -74,7 +75,7 @@ def chain(a: Answer) -> list[tuple[int, str, str]]:
 
 def why(path: Path, question: str, at: str | None = None) -> Answer:
     with MetadataHistory(path) as h:
-        return ask(h, point(h, at), question)
+        return ask(h, h.state_at_point(END if at is None else parse_point(at)), question)
 
 
 # ---- incidents told record by record ----------------------------------------------------------------------------
@@ -169,7 +170,7 @@ def test_an_unregistered_broker(tmp_path: Path) -> None:
 def test_questions_that_have_no_answer(tmp_path: Path) -> None:
     log = incident(tmp_path / "log", [change(isr=[1, 2])])
     with MetadataHistory(log) as h:
-        end = point(h, None)
+        end = h.state_at()
         with pytest.raises(MetalogError, match="no topic 'nope' at offset 7"):
             why_partition(h, end, "nope", 0)
         with pytest.raises(MetalogError, match="topic 'orders' has no partition 4 at offset 7"):
@@ -179,7 +180,7 @@ def test_questions_that_have_no_answer(tmp_path: Path) -> None:
         with pytest.raises(MetalogError, match="no broker registers directory AAAAAAAAAAAAAAAAAAAAZw"):
             why_directory(h, end, str(Uuid.of(0, 103)))
         with pytest.raises(PointError):
-            point(h, "99")
+            h.state_at_point(parse_point("99"))
     with pytest.raises(MetalogError, match="not a partition: 'orders'"):
         parse_partition("orders")
     assert parse_partition("my-topic-12") == ("my-topic", 12)
@@ -219,7 +220,7 @@ def test_a_generated_failed_disk(tmp_path: Path) -> None:
     (lost,) = [e for e in events if "loses log dir" in e]
     offset, broker, directory = int(lost.split()[1].replace(",", "")), int(lost.split()[3]), lost.split()[-1]
     with MetadataHistory(out.path) as h:
-        end = point(h, None)
+        end = h.state_at()
         d = why_directory(h, end, directory)
         (failed,) = [c for c in d.conditions if c.state == "lost"]
         assert failed.since is not None and [(r.type, r.offset) for r in failed.since.records] == \

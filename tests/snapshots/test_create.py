@@ -23,14 +23,14 @@ def log_dir(tmp_path: Path, jbod_dir: Path) -> Path:
 
 
 def test_our_snapshot_of_the_jbod_scenario_is_kafkas_file(log_dir: Path, jbod_dir: Path) -> None:
-    assert main(["snapshot", "create", str(log_dir), "--time-ms", "1700000060000"]) == 0
+    assert main(["snapshot", "create", str(log_dir), "--timestamp", "1700000060000"]) == 0
     name = "00000000000000000025-0000000001.checkpoint"
     ours = (log_dir / "__cluster_metadata-0" / name).read_bytes()
     assert ours == (jbod_dir / "snapshot-kraft-v0" / name).read_bytes()
 
 
 def test_snapshot_at_an_offset_reloads_to_that_state(log_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["snapshot", "create", str(log_dir), "--offset", "12"]) == 0
+    assert main(["snapshot", "create", str(log_dir), "--at", "12"]) == 0
     assert "the state through offset 12" in capsys.readouterr().out
     path = log_dir / "__cluster_metadata-0" / "00000000000000000013-0000000001.checkpoint"
     assert SnapshotReader(path).verify().records > 0
@@ -55,7 +55,7 @@ def test_images_command(log_dir: Path, capsys: pytest.CaptureFixture[str]) -> No
 def test_an_offset_inside_a_batch_rounds_down_to_its_start(log_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Kafka reads the log after a snapshot from its end offset in whole batches: a snapshot ending inside batch
     15..16 would have Kafka apply offset 16 again on top of a state that already holds it."""
-    assert main(["snapshot", "create", str(log_dir), "--offset", "15"]) == 0
+    assert main(["snapshot", "create", str(log_dir), "--at", "15"]) == 0
     out, err = capsys.readouterr()
     assert err == "offset 15 is inside batch 15..16; the snapshot holds the state through 14\n"
     assert out.endswith("00000000000000000015-0000000001.checkpoint: the state through offset 14\n")
@@ -68,7 +68,7 @@ def test_a_transaction_open_at_the_offset_rounds_down_to_before_it(tmp_path: Pat
 
     root = c.write(tmp_path / "tx", [[c.feature(17)], [c.broker(1, 10), c.begin(), c.broker(2, 20)],
                                      [c.broker(3, 30), c.end()], [c.broker(4, 40)]])
-    assert main(["snapshot", "create", str(root), "--offset", "4"]) == 0  # the Begin at 2 is inside batch 1..3
+    assert main(["snapshot", "create", str(root), "--at", "4"]) == 0  # the Begin at 2 is inside batch 1..3
     out, err = capsys.readouterr()
     assert err == ("a transaction open since offset 2 is not committed at 4; the snapshot holds the state "
                    "through 0\n")
@@ -80,20 +80,20 @@ def test_no_batch_end_before_the_offset_is_refused(tmp_path: Path, capsys: pytes
     from tests.analysis import crafted as c
 
     root = c.write(tmp_path / "first", [[c.feature(17), c.begin(), c.broker(1, 10)], [c.end()]])
-    assert main(["snapshot", "create", str(root), "--offset", "2"]) == 1
-    assert capsys.readouterr().err == ("metalog: error: offset 2: Kafka's loader published no state at the end "
-                                       "of a batch at or before it\n")
+    assert main(["snapshot", "create", str(root), "--at", "2"]) == 1
+    assert capsys.readouterr().err == ("metalog: error: --at: offset 2: Kafka's loader published no state at the "
+                                       "end of a batch at or before it\n")
     assert not list((root / "__cluster_metadata-0").glob("*.checkpoint"))
 
 
 def test_at_a_time_and_timestamps_in_any_time_form(log_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["snapshot", "create", str(log_dir), "--at-time", "2023-11-14T22:13:25.5Z",
-                 "--time-ms", "2023-11-14T22:14:20Z"]) == 0
+    assert main(["snapshot", "create", str(log_dir), "--at", "2023-11-14T22:13:25.5Z",
+                 "--timestamp", "2023-11-14T22:14:20Z"]) == 0
     path = log_dir / "__cluster_metadata-0" / "00000000000000000015-0000000001.checkpoint"
     assert "the state through offset 14" in capsys.readouterr().out
     kafka_reads_whole_batches_after(log_dir, 15)
-    assert main(["snapshot", "create", str(log_dir), "--at-time", "1700000005"]) == 1
-    assert "looks like seconds" in capsys.readouterr().err
+    assert main(["snapshot", "create", str(log_dir), "--at", "1700000005"]) == 1
+    assert "1700000005 looks like epoch seconds: that time is 1700000005000ms" in capsys.readouterr().err
     assert path.exists()
 
 

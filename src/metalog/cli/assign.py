@@ -19,18 +19,21 @@ start is random, as in Kafka; give --seed to make that random start reproducible
 
 
 def register(sub: Any) -> None:
+    from metalog.cli import options
+
     p = sub.add_parser("assign", help="place partition replicas on brokers (KIP-36, Kafka's AdminUtils)",
                        description="Computes the replica assignment Kafka's AdminUtils.assignReplicasToBrokers "
                                    "gives: round-robin over a rack-alternated broker list, followers shifted "
                                    "each round, at most one replica per rack while racks remain.",
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--brokers", required=True, help="comma-separated ID or ID:RACK, e.g. 0:rack1,1:rack3,2:rack2")
-    p.add_argument("--partitions", type=int, required=True, help="number of partitions")
-    p.add_argument("--replication-factor", type=int, required=True, help="replicas per partition")
-    p.add_argument("--start-index", type=int, default=-1,
+    p.add_argument("--partitions", type=options.int32("a partition count"), required=True, help="number of partitions")
+    p.add_argument("--replication-factor", type=options.REPLICATION_FACTOR, required=True,
+                   help="replicas per partition")
+    p.add_argument("--start-index", type=options.int32("a start index"), default=-1,
                    help="index of the first partition's leader in the (rack-alternated) broker list; "
                         "negative: random (default)")
-    p.add_argument("--start-partition", type=int, default=-1,
+    p.add_argument("--start-partition", type=options.int32("a partition id"), default=-1,
                    help="id of the first partition to place (default 0), e.g. when adding partitions")
     p.add_argument("--seed", type=int, help="seed for the random start index")
     p.add_argument("--json", action="store_true", help='print {"partition": [replicas...], ...}')

@@ -49,19 +49,25 @@ class Sizes:
 
 
 def register(sub: Any) -> None:
+    from metalog.cli import options
+
     p = sub.add_parser("bench", help="measure codec, log and replay throughput on this machine",
                        description="Times metalog's codec (encode/decode of four messages, or your own), its log "
                                    "reader and writer, and replay, and prints one table: rates, MB/s and metalog's "
                                    "ratio to kio and kafka-python measured in the same run (when the bench extra "
                                    f"is installed: {EXTRA_HINT}). Rates are best-of-N of this process's CPU time.",
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("what", nargs="?", choices=["codec", "log", "replay", "all"], default="all")
+    p.add_argument("what", nargs="?", choices=["codec", "log", "replay", "all"], default="all",
+                   help="what to time (default all)")
     p.add_argument("--full", action="store_true", help="issue-sized runs (1M-record logs, longer timings)")
-    p.add_argument("--records", type=int, metavar="N", help="records in the log and replay benchmarks")
-    p.add_argument("--repeat", type=int, metavar="N", help="timed repeats per figure (the best is kept)")
-    p.add_argument("--min-time", type=float, metavar="S", help="seconds per timed codec repeat")
+    p.add_argument("--records", type=options.positive_int64("a number of records"), metavar="N",
+                   help="records in the log and replay benchmarks")
+    p.add_argument("--repeat", type=options.positive_int32("a number of repeats"), metavar="N",
+                   help="timed repeats per figure (the best is kept)")
+    p.add_argument("--min-time", type=options.seconds("a repeat's time", 3600), metavar="S",
+                   help="seconds per timed codec repeat")
     p.add_argument("--message", metavar="NAME", help="time this message instead of the built-in four")
-    p.add_argument("--version", type=int, metavar="V", help="the message's version (with --message)")
+    p.add_argument("--version", type=options.API_VERSION, metavar="V", help="the message's version (with --message)")
     p.add_argument("--json", metavar="FILE", help="the message's data in Kafka's JSON form (with --message)")
     p.set_defaults(func=_bench)
 
@@ -72,9 +78,6 @@ def _bench(args: argparse.Namespace) -> int:
     sizes.min_time = args.min_time or sizes.min_time
     sizes.repeat = args.repeat or sizes.repeat
     sizes.records = args.records or sizes.records
-    for name in ("records", "repeat"):
-        if getattr(sizes, name) < 1:
-            raise MetalogError(f"--{name} must be at least 1")
     parts = ["codec", "log", "replay"] if args.what == "all" else [args.what]
     if custom is not None:
         parts = ["codec"]

@@ -10,40 +10,46 @@ from typing import Any, TextIO
 
 from metalog.errors import MetalogError
 
-EXAMPLES = """\
-examples:
+ENCODE_EXAMPLES = """\
   echo '{"name": "FeatureLevelRecord", "version": 0, "data": {"name": "metadata.version", "featureLevel": 17}}' \\
     | metalog codec encode
+"""
+DECODE_EXAMPLES = """\
   echo '{"name": "FeatureLevelRecord", "version": 0, "hex": "116d657461646174612e76657273696f6e001100"}' \\
     | metalog codec decode
   echo '{"hex": "010c00116d657461646174612e76657273696f6e001100"}' | metalog codec decode --framed
-  metalog codec explain FeatureLevelRecord 0 116d657461646174612e76657273696f6e001100
-  metalog codec list
 """
+EXPLAIN_EXAMPLES = """\
+  metalog codec explain FeatureLevelRecord 0 116d657461646174612e76657273696f6e001100
+"""
+EXAMPLES = f"examples:\n{ENCODE_EXAMPLES}{DECODE_EXAMPLES}{EXPLAIN_EXAMPLES}  metalog codec list\n"
 
 
 def register(sub: Any) -> None:
+    from metalog.cli import options
+
     p = sub.add_parser("codec", help="encode, decode and explain Kafka messages",
                        description="Kafka's binary message format, byte-identical to Kafka.",
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     verbs = p.add_subparsers(dest="codec_verb", metavar="COMMAND", required=True)
 
     enc = verbs.add_parser("encode", help='JSON lines {"name", "version", "data"} -> {"hex"}',
-                           epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+                           epilog="examples:\n" + ENCODE_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     enc.add_argument("--framed", action="store_true",
                      help="write metadata records framed as in the metadata log (frame version, apiKey, version)")
     enc.set_defaults(func=lambda a: _lines(sys.stdin, sys.stdout, lambda r: _encode(r, a.framed)))
 
     dec = verbs.add_parser("decode", help='JSON lines {"name", "version", "hex"} -> {"data"}',
-                           epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+                           epilog="examples:\n" + DECODE_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     dec.add_argument("--framed", action="store_true",
                      help='input is a framed metadata record value: {"hex"} alone; name and version come from it')
     dec.set_defaults(func=lambda a: _lines(sys.stdin, sys.stdout, lambda r: _decode(r, a.framed)))
 
     exp = verbs.add_parser("explain", help="annotated dissection of one message: offset, length, field, value",
-                           epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+                           epilog="examples:\n" + EXPLAIN_EXAMPLES,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
     exp.add_argument("name", help="message name, e.g. PartitionRecord")
-    exp.add_argument("version", type=int)
+    exp.add_argument("version", type=options.API_VERSION, help="the message's version")
     exp.add_argument("hex", help="the message bytes in hex ('-' reads them from stdin)")
     exp.set_defaults(func=_explain)
 
@@ -70,7 +76,7 @@ def _lines(inp: TextIO, out: TextIO, handle: Callable[[dict[str, Any]], dict[str
         except (MetalogError, ValueError, KeyError, TypeError) as e:
             failed += 1
             answer = {"error": f"line {lineno}: {_reason(e)}"}
-        out.write(json.dumps(answer, ensure_ascii=False) + "\n")
+        out.write(json.dumps(answer) + "\n")
     out.flush()
     if failed:
         print(f"metalog: {failed} line(s) failed", file=sys.stderr)

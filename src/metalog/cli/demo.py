@@ -24,6 +24,8 @@ QUIET_EVENTS = {"aborted-transaction"}  # frequent: counted, not listed
 
 
 def register(sub: Any) -> None:
+    from metalog.cli import options
+
     p = sub.add_parser("demo", help="generate a cluster history, replay it, diff it, analyse it",
                        description="Generates a realistic KRaft metadata log with snapshots (a ZooKeeper migration, "
                                    "then the move to several log dirs per broker and a failed disk), shows the "
@@ -32,8 +34,9 @@ def register(sub: Any) -> None:
                                    "and says where to look next.",
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", default="metalog-demo", help="output directory (replaced if it holds a demo)")
-    p.add_argument("--seed", type=int, default=42)
-    p.add_argument("--records", type=int, default=50_000)
+    p.add_argument("--seed", type=int, default=42, help="the generated history's seed (default 42)")
+    p.add_argument("--records", type=options.positive_int64("a number of records"), default=50_000,
+                   help="about how many records to generate (default 50,000)")
     p.add_argument("--engine", choices=["spark", "python"],
                    help="the analysis engine (default: spark when pyspark and a JDK are there, else python)")
     p.set_defaults(func=_demo)
@@ -42,8 +45,6 @@ def register(sub: Any) -> None:
 def _demo(args: argparse.Namespace) -> int:
     from metalog.errors import MetalogError
 
-    if args.records < 1:
-        raise MetalogError(f"--records must be at least 1, not {args.records}")
     out = Path(args.out)
     if out.exists():
         if not (out / ".metalog-demo").exists():
@@ -156,7 +157,7 @@ def _where(log_dir: Path, written: list[Path], points: list[int], first_time: st
     for label, place in places:
         print(f"   {label + ':':<{width}}{place}")
     print(f"\n== next: look at it yourself\n"
-          f"   metalog replay {log_dir} --at-time {first_time}\n"
+          f"   metalog replay {log_dir} --at {first_time}\n"
           f"   metalog diff {log_dir} --from {points[0]} --to end\n"
           f"   metalog log dump {log_dir} | less\n"
           f"   metalog snapshot list {log_dir}\n"

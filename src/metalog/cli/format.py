@@ -7,6 +7,7 @@ import os
 from typing import Any
 
 from metalog.errors import MetalogError
+from metalog.text import path_text
 
 EXAMPLES = """\
 examples:
@@ -26,12 +27,14 @@ for metadata.version and one for each other feature the release turns on by defa
 
 
 def register(sub: Any) -> None:
+    from metalog.cli import options
+
     p = sub.add_parser("format", help="write meta.properties into log directories (kafka-storage format)",
                        description="Formats broker log directories: meta.properties v1 with the cluster id, the "
                                    "node id and a new directory id per directory.",
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--log-dirs", required=True, help="comma-separated log directories")
-    p.add_argument("--node-id", type=int, required=True)
+    p.add_argument("--node-id", type=options.NODE_ID, required=True, help="the node.id of the broker or controller")
     p.add_argument("--cluster-id", required=True, help="the cluster id (a 22-character Kafka Uuid)")
     p.add_argument("--ignore-formatted", action="store_true", help="skip directories already formatted")
     p.add_argument("--release-version", metavar="V", help="also write bootstrap.checkpoint for this metadata.version "
@@ -49,7 +52,7 @@ def _format(args: argparse.Namespace) -> int:
     levels, records = _bootstrap(args.release_version)
     done = format_log_dirs(dirs, args.node_id, args.cluster_id, args.ignore_formatted, records)
     for path, directory_id in done:
-        print(f"Formatted {path}: directory.id={directory_id}")
+        print(f"Formatted {path_text(path)}: directory.id={directory_id}")
     if levels is not None and done:
         print(f"bootstrap.checkpoint in {'each' if len(done) > 1 else 'it'}: {features_text(levels)}")
     skipped = len(dirs) - len(done)

@@ -31,17 +31,24 @@ DESCRIPTION = (
 
 
 def register(sub: Any) -> None:
+    from metalog.cli import options
+
     p = sub.add_parser("generate", help="write a realistic, valid KRaft metadata log with snapshots",
                        description=DESCRIPTION,
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("outdir", help="an empty or new directory")
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--brokers", type=int, default=6)
-    p.add_argument("--topics", type=int, default=20)
-    p.add_argument("--partitions", type=int, default=6, help="partitions per topic")
-    p.add_argument("--records", type=int, default=20_000, help="about how many records to write")
+    p.add_argument("--seed", type=int, default=1, help="the same seed writes the same log (default 1)")
+    p.add_argument("--brokers", type=options.positive_int32("a number of brokers"), default=6,
+                   help="brokers (default 6)")
+    p.add_argument("--topics", type=options.positive_int32("a number of topics"), default=20,
+                   help="topics (default 20)")
+    p.add_argument("--partitions", type=options.positive_int32("a partition count"), default=6,
+                   help="partitions per topic")
+    p.add_argument("--records", type=options.positive_int64("a number of records"), default=20_000,
+                   help="about how many records to write")
     p.add_argument("--scenario", choices=SCENARIOS, default="native", help="the cluster's story (default native)")
-    p.add_argument("--snapshot-every", type=int, default=50_000, metavar="N", help="records between snapshots")
+    p.add_argument("--snapshot-every", type=options.positive_int64("a number of records"), default=50_000, metavar="N",
+                   help="records between snapshots")
     p.set_defaults(func=_generate)
 
 
@@ -51,19 +58,17 @@ def _generate(args: argparse.Namespace) -> int:
     from metalog.errors import MetalogError
     from metalog.generate import HistorySettings
     from metalog.generate.writer import write_history
+    from metalog.text import path_text
 
     if Path(args.outdir).exists() and not Path(args.outdir).is_dir():
         raise MetalogError(f"{args.outdir} is a file; give a new or empty directory")
-    for name in ("brokers", "topics", "partitions", "records", "snapshot_every"):
-        if getattr(args, name) < 1:
-            raise MetalogError(f"--{name.replace('_', '-')} must be at least 1")
     settings = HistorySettings(brokers=args.brokers, topics=args.topics, partitions=args.partitions,
                                records=args.records, scenario=args.scenario)
     events: list[str] = []
     with Progress("generating") as bar:
         result = write_history(args.outdir, args.seed, settings, snapshot_every=args.snapshot_every,
                                progress=bar.update, events=events)
-    print(f"wrote {result.records:,} records in {result.batches:,} batches to {result.path} "
+    print(f"wrote {result.records:,} records in {result.batches:,} batches to {path_text(result.path)} "
           f"(offsets 0..{result.end_offset:,}), {len(result.snapshots)} snapshot(s)")
     print(f"scenario {args.scenario}" + "".join(f"\n  {event}" for event in events))
     print(f"final state digest {result.digest}")

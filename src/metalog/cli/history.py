@@ -18,7 +18,8 @@ examples:
   metalog history LOGDIR --config TOPIC/orders             # also BROKER/1, BROKER/ (the cluster default)
   metalog history LOGDIR --controller                      # the quorum's leader changes, controller registrations
   metalog history LOGDIR --features                        # metadata.version, the ZK migration state, features
-  metalog history LOGDIR --broker 3 --since 2024-05-01T10:00:00Z --until 2024-05-01T11:00:00Z --json | jq .
+  metalog history LOGDIR --broker 3 --from 2024-05-01T10:00:00Z --to 2024-05-01T11:00:00Z --json | jq .
+  metalog history LOGDIR --topic orders --from 1000 --to 2000     # changes published at offsets 1000 to 2000
 
 Each change is reported at the point where Kafka's loader published it: the end of the batch that holds its
 record (or just before a BeginTransactionRecord in it), or, inside a metadata transaction, the end of the batch
@@ -26,30 +27,33 @@ that commits it. An aborted transaction changes nothing, and no state inside a b
 records that made the change (type@offset). A change of a whole thing (a topic, a partition or a broker that
 appears or goes) is one row; otherwise one row per field, before -> after ("-": absent).
 
---since and --until take a TIME: %s. --since starts at the first batch whose timestamp is at or after it,
---until ends with the last batch whose timestamp is at or before it.
+--from and --to take a POINT: %s. Both ends are included: a time
+--from starts at the first batch whose timestamp is at or after it, a time --to ends with the last batch whose
+timestamp is at or before it.
 """
 
 
 def register(sub: Any) -> None:
-    from metalog.cli.ranges import OFFSETS_FORM
-    from metalog.replay.points import TIME_FORMS
+    from metalog.cli import options
+    from metalog.replay.points import END, POINT_FORMS, START
 
     p = sub.add_parser("history", help="every committed change to a topic, partition, broker, config or the quorum",
                        description="List, in log order, the committed changes to one thing, each at the offset "
                                    "where Kafka's loader published it, with the records that made it.",
-                       epilog=EXAMPLES % TIME_FORMS, formatter_class=argparse.RawDescriptionHelpFormatter)
+                       epilog=EXAMPLES % POINT_FORMS, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("logdir", metavar="LOGDIR", help="a log directory (holding __cluster_metadata-0)")
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--topic", metavar="NAME", help="a topic by name (its id may change: deleted, created again)")
-    what.add_argument("--broker", type=int, metavar="ID", help="a broker, and its part in every partition")
+    what.add_argument("--broker", type=options.BROKER_ID, metavar="ID",
+                      help="a broker, and its part in every partition")
     what.add_argument("--config", metavar="RESOURCE", help="a config resource: TOPIC/name, BROKER/id, BROKER/, ...")
     what.add_argument("--controller", action="store_true", help="the quorum's leaders and controller registrations")
     what.add_argument("--features", action="store_true", help="metadata.version, the ZK migration state, features")
-    p.add_argument("--partition", type=int, metavar="P", help="with --topic: that partition only")
-    p.add_argument("--offsets", metavar="A..B", help=f"changes published in these offsets: {OFFSETS_FORM}")
-    p.add_argument("--since", metavar="TIME", help="changes in batches at or after TIME")
-    p.add_argument("--until", metavar="TIME", help="changes in batches at or before TIME")
+    p.add_argument("--partition", type=options.PARTITION_ID, metavar="P", help="with --topic: that partition only")
+    p.add_argument("--from", dest="from_", type=options.point, default=START, metavar="POINT",
+                   help=f"changes published at or after this point: {options.POINT_HELP} (default: start)")
+    p.add_argument("--to", type=options.point, default=END, metavar="POINT",
+                   help="changes published at or before this point (default: end)")
     p.add_argument("--json", action="store_true", help="one JSON object per change instead of a table")
     p.set_defaults(func=_history)
 
@@ -71,15 +75,15 @@ def subject_of(args: argparse.Namespace) -> Any:
 
 
 def _history(args: argparse.Namespace) -> int:
-    from metalog.cli.ranges import parse_offsets, parse_time_option
     from metalog.replay.changes import changes, offset_range, render
     from metalog.replay.history import MetadataHistory
 
     subject = subject_of(args)
-    first, last = parse_offsets(args.offsets) if args.offsets else (None, None)
-    since, until = parse_time_option("--since", args.since), parse_time_option("--until", args.until)
+    first, last = args.from_, args.to
+    if first.kind == last.kind and first.value is not None and last.value is not None and first.value > last.value:
+        raise MetalogError(f"--from {first} is after --to {last}")
     with MetadataHistory(args.logdir) as history:
-        span = offset_range(history, first, last, since, until)
+        span = offset_range(history, first, last)
         found = [] if span is None else changes(history, subject, *span)
         count = 0
         if args.json:
@@ -92,7 +96,7 @@ def _history(args: argparse.Namespace) -> int:
             if rows:
                 print("\n".join(render(rows)))
     if span is None:
-        print("no batch of the log lies in the offsets and times asked for", file=sys.stderr)
+        print(f"no batch of the log lies between --from {first} and --to {last}", file=sys.stderr)
     elif not count:
         print(f"no committed change in offsets {span[0]}..{span[1]}", file=sys.stderr)
     return 0

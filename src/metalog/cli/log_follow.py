@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import signal
 import sys
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from metalog.replay.points import Point
 
 FOLLOW_EXAMPLES = """\
 examples:
   metalog log follow /var/lib/kafka/metadata                # each new batch, as kafka-dump-log prints it
-  metalog log follow LOGDIR --from 0 --json                 # the whole log, then each new batch, as JSON
+  metalog log follow LOGDIR --from start --json             # the whole log, then each new batch, as JSON
   metalog log follow LOGDIR --changes                       # what each new published state changed
   metalog log follow LOGDIR --from 2024-05-01T10:30:00Z --changes
 
@@ -22,45 +24,49 @@ disk; a partial batch at the end is a write in progress, printed when it is whol
 (old segments deleted) are followed. --changes prints the changes of each state Kafka's loader publishes
 (metalog diff's form): a metadata transaction's records appear when the batch that commits it lands, an
 aborted one never. A file does not say which batches the quorum committed: when Kafka truncates batches a new
-leader did not have, a notice on stderr says which offsets went. Ctrl-C stops (exit status 0). --from takes an
-offset, end (the default: what is written from now on) or a TIME: %s.
+leader did not have, a notice on stderr says which offsets went. Ctrl-C stops (exit status 0). --from takes a
+POINT: %s. It starts at the batch holding an offset, at the first batch whose
+timestamp is at or after a time, at the log's first batch (start) or at what is written from now on (end, the
+default).
 """
+POLL_MOST = 86_400  # a day between looks: more is surely a slip (and time.sleep overflows far beyond)
 
 
 def add_follow(verbs: Any, fmt: type[argparse.HelpFormatter]) -> None:
-    from metalog.replay.points import TIME_FORMS
+    from metalog.cli import options
+    from metalog.replay.points import END, POINT_FORMS
 
     p = verbs.add_parser("follow", help="print each new batch (or state change) of a live log as it is written",
                          description="Tail a metadata log as a controller writes it.",
-                         epilog=FOLLOW_EXAMPLES % TIME_FORMS, formatter_class=fmt)
-    p.add_argument("logdir", metavar="LOGDIR")
-    p.add_argument("--from", dest="start", default="end", metavar="OFFSET|TIME|end",
-                   help="start at the batch holding this offset, the first batch at or after TIME, or the end "
-                        "(default)")
+                         epilog=FOLLOW_EXAMPLES % POINT_FORMS, formatter_class=fmt)
+    p.add_argument("logdir", metavar="LOGDIR", help="a log directory (holding __cluster_metadata-0)")
+    p.add_argument("--from", dest="start", type=options.point, default=END, metavar="POINT",
+                   help="start at the batch holding this offset, the first batch at or after this time, the log's "
+                        "first batch (start) or its end (end, the default)")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--json", action="store_true", help="one JSON object per batch")
     mode.add_argument("--changes", action="store_true", help="the changes of each published state")
-    p.add_argument("--poll", type=float, default=0.2, metavar="SECONDS", help="how often to look (default 0.2)")
+    p.add_argument("--poll", type=options.seconds("how often to look", POLL_MOST), default=0.2, metavar="SECONDS",
+                   help=f"how often to look (default 0.2, at most {POLL_MOST:,})")
     p.set_defaults(func=_follow, reports_recovery=True)  # a torn tail is a write in progress here, not news
 
 
-def _start(logdir: str, text: str) -> int | str:
-    from metalog.cli.ranges import parse_time_option
+def _start(logdir: str, point: Point) -> int | str:
+    """Where LogFollower starts: an offset, or END."""
     from metalog.log.follow import END, offset_at_or_after
+    from metalog.replay.points import INT64_MIN
 
-    if text == "end":
+    if point.kind == "end":
         return END
-    if re.fullmatch(r"\d+", text) and len(text) < 12:
-        return int(text)
-    return offset_at_or_after(logdir, parse_time_option("--from", text))  # type: ignore[arg-type]
+    if point.kind == "start":  # the first batch of all: none has a timestamp before int64's least
+        return offset_at_or_after(logdir, INT64_MIN)
+    assert point.value is not None
+    return point.value if point.kind == "offset" else offset_at_or_after(logdir, point.value)
 
 
 def _follow(args: argparse.Namespace) -> int:
     from metalog.cli.notices import notice
-    from metalog.errors import MetalogError
 
-    if args.poll <= 0:
-        raise MetalogError(f"--poll {args.poll}: give a number of seconds above 0")
     before = _stop_on_first_interrupt()
     try:
         start = _start(args.logdir, args.start)

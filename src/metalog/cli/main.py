@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from typing import NoReturn
 
 from metalog import __version__
 from metalog.cli.notices import error, recovery_notices
@@ -25,12 +26,23 @@ examples:
   metalog demo                                   # see it work: generate, replay, diff, analyse
   metalog generate /tmp/cluster --scenario mixed # a realistic history as a real log directory
   metalog log dump /tmp/cluster                  # like kafka-dump-log --cluster-metadata-decoder
-  metalog replay /tmp/cluster --to-offset 5000   # the cluster's state at a point in time
+  metalog replay /tmp/cluster --at 5000          # the cluster's state at a point in time
   metalog why /tmp/cluster topic-3-0             # offline? under-replicated? since when, which record
   metalog analyze /tmp/cluster --out analysis    # migration timelines, events, report.html
   metalog bench                                  # throughput on this machine
   metalog VERB --help                            # each verb's options and examples
 """
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, with its errors in one line (``metalog replay: error: argument --at: ...``, exit
+    status 2, as argparse's) rather than the usage and the error; every verb's parser is one (argparse makes a
+    sub-command's parser of its parent's class)."""
+
+    def error(self, message: str) -> NoReturn:
+        from metalog.text import escape
+
+        self.exit(2, f"{self.prog}: error: {escape(message)} (see {self.prog} --help)\n")
 
 
 class _Version(argparse.Action):
@@ -49,7 +61,7 @@ class _Version(argparse.Action):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="metalog",
         description="Read, write, replay and analyse Kafka's KRaft cluster-metadata log.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,

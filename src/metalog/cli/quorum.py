@@ -8,13 +8,15 @@ import json
 import sys
 from typing import Any
 
-EXAMPLES = """\
-examples:
+DESCRIBE_EXAMPLES = """\
   metalog quorum describe /var/lib/kafka/metadata          # leader, epoch, voters, kraft.version, quorum-state
   metalog quorum describe LOGDIR --json | jq .leaderId      # DescribeQuorum's names: leaderId, leaderEpoch, voters
+"""
+HISTORY_EXAMPLES = """\
   metalog quorum history LOGDIR                             # a row per election and voter-set change
   metalog quorum history LOGDIR --json                      # one JSON object per row
-
+"""
+ABOUT = """
 The leader and its epoch come from the last LeaderChange control record (each leader writes one as the first
 batch of its epoch), the voters from the last VotersRecord (kraft.version 1) or else from the voter ids the
 last LeaderChange names (kraft.version 0: the static controller.quorum.voters, whose endpoints are not in the
@@ -22,6 +24,7 @@ log). The log keeps no high watermark (a live quorum holds it in memory): what t
 offset below the latest snapshot's end was committed, since Kafka snapshots only below the high watermark.
 Nothing about followers' lag or observers is in the files, so describe shows none.
 """
+EXAMPLES = "examples:\n" + DESCRIBE_EXAMPLES + HISTORY_EXAMPLES + ABOUT
 
 
 def register(sub: Any) -> None:
@@ -31,14 +34,15 @@ def register(sub: Any) -> None:
                                    "running cluster.", epilog=EXAMPLES, formatter_class=fmt)
     verbs = p.add_subparsers(dest="quorum_verb", metavar="COMMAND", required=True)
     desc = verbs.add_parser("describe", help="the quorum at the end of the log (kafka-metadata-quorum describe "
-                                             "--status)", epilog=EXAMPLES, formatter_class=fmt)
+                                             "--status)", epilog="examples:\n" + DESCRIBE_EXAMPLES + ABOUT,
+                            formatter_class=fmt)
     desc.add_argument("logdir", metavar="LOGDIR", help="a log directory (holding __cluster_metadata-0)")
     desc.add_argument("--status", action="store_true", help="accepted for kafka-metadata-quorum's habit: the "
                                                            "status is what describe shows")
     desc.add_argument("--json", action="store_true", help="one JSON object, with DescribeQuorum's key names")
     desc.set_defaults(func=_describe)
     hist = verbs.add_parser("history", help="a row per election, voter-set change and kraft.version change",
-                            epilog=EXAMPLES, formatter_class=fmt)
+                            epilog="examples:\n" + HISTORY_EXAMPLES + ABOUT, formatter_class=fmt)
     hist.add_argument("logdir", metavar="LOGDIR", help="a log directory (holding __cluster_metadata-0)")
     hist.add_argument("--json", action="store_true", help="one JSON object per row")
     hist.set_defaults(func=_history)

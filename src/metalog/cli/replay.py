@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
@@ -14,22 +13,23 @@ from metalog.errors import MetalogError
 
 if TYPE_CHECKING:
     from metalog.replay.history import MetadataHistory
-    from metalog.replay.points import ReplayResult
+    from metalog.replay.points import Point, ReplayResult
     from metalog.state.image import MetadataImage
 
 REPLAY_EXAMPLES = """\
 examples:
-  metalog replay /var/lib/kafka/metadata                       # the state at the end of the log
-  metalog replay LOGDIR --to-offset 1200 --format json         # the state published at or before offset 1200
-  metalog replay LOGDIR --at-time 2024-05-01T10:32:00Z         # as it was at 10:32 UTC
-  metalog replay LOGDIR --at-time 1714559520000 --partitions   # every partition, not only the unhealthy ones
-  metalog replay LOGDIR --to-offset 5000 --save-image          # and keep a state image for faster replays
+  metalog replay /var/lib/kafka/metadata                   # the state at the end of the log
+  metalog replay LOGDIR --at 1200 --format json            # the state published at or before offset 1200
+  metalog replay LOGDIR --at 2024-05-01T10:32:00Z          # as it was at 10:32 UTC
+  metalog replay LOGDIR --at 1714559520000ms --partitions  # a time in epoch milliseconds; every partition
+  metalog replay LOGDIR --at 5000 --save-image             # and keep a state image for faster replays
 
 The state shown is one Kafka's loader published: at the end of a batch (none while a metadata transaction
 is open), or just before a BeginTransactionRecord inside a batch. An offset inside a batch or inside an open
 transaction shows the state published last before it, and one line says so. A TIME means the end of the
-last batch whose timestamp is at or before it; it is
-  %s.
+last batch whose timestamp is at or before it. A POINT is
+  %s;
+start, the empty state before the log, is no state Kafka's loader published.
 """
 
 DIFF_EXAMPLES = """\
@@ -37,28 +37,29 @@ examples:
   metalog diff LOGDIR --from 100 --to 2000                     # offsets
   metalog diff LOGDIR --from 2024-05-01T10:30:00Z --to 2024-05-01T10:45:00Z
   metalog diff LOGDIR --from 1714559400000ms --to end --json   # a plain integer is an offset: "ms" makes a time
+  metalog diff LOGDIR --from start --to 5000                   # everything up to offset 5000
 
-A POINT is an offset (a plain integer), a time, "start" (the empty state before the log) or "end" (the last
-offset). A time is
+A POINT is
   %s;
-here epoch milliseconds need the "ms" suffix (a plain integer is an offset). Each point compares the state
-Kafka's loader published last at or before it; a line says which one when it is not the point itself.
+start is the empty state before the log. Each point compares the state Kafka's loader published last at or
+before it; a line says which one when it is not the point itself.
 """
 
 
 def register(sub: Any) -> None:
-    from metalog.replay.points import TIME_FORMS
+    from metalog.cli import options
+    from metalog.replay.points import END, POINT_FORMS
 
     p = sub.add_parser("replay", help="the state of a metadata log at an offset or time",
                        description="Rebuild the controller state Kafka's loader published, from the nearest "
                                    "snapshot or state image before the target plus the tail of the log.",
-                       epilog=REPLAY_EXAMPLES % TIME_FORMS, formatter_class=argparse.RawDescriptionHelpFormatter)
+                       epilog=REPLAY_EXAMPLES % POINT_FORMS, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("logdir", help="a log directory (holding __cluster_metadata-0) or the partition directory")
-    target = p.add_mutually_exclusive_group()
-    target.add_argument("--to-offset", type=int, metavar="N",
-                        help="the state published last at or before offset N")
-    target.add_argument("--at-time", metavar="TIME", help="the state at the end of the last batch at or before TIME")
-    p.add_argument("--format", choices=["table", "json"], default="table")
+    p.add_argument("--at", type=options.point, default=END, metavar="POINT",
+                   help=f"the state published last at or before this point: {options.STATE_HELP} (default: end)")
+    p.add_argument("--format", choices=["table", "json"], default="table",
+                   help="a table of brokers, topics, unhealthy partitions and configs (default), or the whole "
+                        "image as JSON in the shape of Kafka's own replay")
     p.add_argument("--partitions", action="store_true", help="list every partition in the table")
     p.add_argument("--no-snapshots", action="store_true", help="replay from offset 0, ignoring snapshots/images")
     p.add_argument("--save-image", action="store_true",
@@ -68,26 +69,25 @@ def register(sub: Any) -> None:
     d = sub.add_parser("diff", help="what changed between two points of a metadata log",
                        description="Brokers registered, fenced or restarted, log directories lost, topics created "
                                    "and removed, partitions whose leader, ISR, replicas or directories changed.",
-                       epilog=DIFF_EXAMPLES % TIME_FORMS, formatter_class=argparse.RawDescriptionHelpFormatter)
-    d.add_argument("logdir")
-    d.add_argument("--from", dest="from_", required=True, metavar="POINT")
-    d.add_argument("--to", required=True, metavar="POINT")
+                       epilog=DIFF_EXAMPLES % POINT_FORMS, formatter_class=argparse.RawDescriptionHelpFormatter)
+    d.add_argument("logdir", help="a log directory (holding __cluster_metadata-0) or the partition directory")
+    d.add_argument("--from", dest="from_", type=options.point, required=True, metavar="POINT",
+                   help=f"the state before: {options.POINT_HELP} (start: the empty state before the log)")
+    d.add_argument("--to", type=options.point, required=True, metavar="POINT",
+                   help=f"the state after: {options.POINT_HELP}")
     d.add_argument("--json", action="store_true", help="print the diff as JSON")
     d.set_defaults(func=_diff)
 
 
 def _replay(args: argparse.Namespace) -> int:
+    from metalog.cli.options import resolving
     from metalog.errors import PointError
     from metalog.replay.history import MetadataHistory
-    from metalog.replay.points import parse_time
     from metalog.state.jsonimage import image_to_json
 
-    at = None if args.at_time is None else parse_time(args.at_time)
     with MetadataHistory(args.logdir) as history, Progress("replaying") as bar:
-        if at is not None:
-            result = history.state_at_time(at, use_snapshots=not args.no_snapshots, progress=bar.update)
-        else:
-            result = history.state_at(args.to_offset, use_snapshots=not args.no_snapshots, progress=bar.update)
+        with resolving("--at"):
+            result = history.state_at_point(args.at, use_snapshots=not args.no_snapshots, progress=bar.update)
         if args.save_image:
             try:
                 print(f"state image written: {history.save_image(result)}", file=sys.stderr)
@@ -102,23 +102,14 @@ def _replay(args: argparse.Namespace) -> int:
     return 0
 
 
-def _point(history: MetadataHistory, text: str, option: str) -> ReplayResult | None:
-    """The ReplayResult a diff point names (None: the empty state before the log)."""
-    from metalog.errors import PointError
-    from metalog.replay.points import parse_time
+def _state(history: MetadataHistory, point: Point, option: str) -> ReplayResult | None:
+    """The published state a diff point names (None: start, the empty state before the log)."""
+    from metalog.cli.options import resolving
 
-    if text == "start":
+    if point.kind == "start":
         return None
-    if text == "end":
-        return history.state_at()
-    if re.fullmatch(r"-?\d+", text):
-        try:
-            return history.state_at(int(text))
-        except PointError as e:
-            hint = f"; for a time in epoch milliseconds write {text}ms" if int(text) > history.end_offset and \
-                len(text) >= 12 else ""
-            raise PointError(f"{option} {text}: {e}{hint}") from None
-    return history.state_at_time(parse_time(text))
+    with resolving(option):
+        return history.state_at_point(point)
 
 
 def _diff(args: argparse.Namespace) -> int:
@@ -127,13 +118,13 @@ def _diff(args: argparse.Namespace) -> int:
     from metalog.state.image import EMPTY
 
     with MetadataHistory(args.logdir) as history:
-        a, b = _point(history, args.from_, "--from"), _point(history, args.to, "--to")
+        a, b = _state(history, args.from_, "--from"), _state(history, args.to, "--to")
     asked = [-1 if r is None else r.requested for r in (a, b)]
     if asked[0] > asked[1]:
-        raise MetalogError(f"--from ({asked[0]}) is after --to ({asked[1]})")
-    for option, text, r in (("--from", args.from_, a), ("--to", args.to, b)):
+        raise MetalogError(f"--from {args.from_} (offset {asked[0]}) is after --to {args.to} (offset {asked[1]})")
+    for option, point, r in (("--from", args.from_, a), ("--to", args.to, b)):
         if r is not None and (note := r.note("the state compared is the one published at")) is not None:
-            print(f"{option} {text}: {note}", file=sys.stderr)
+            print(f"{option} {point}: {note}", file=sys.stderr)
     d = diff_images(EMPTY if a is None else a.image, EMPTY if b is None else b.image)
     print(json.dumps(d.to_json(), indent=2) if args.json else render_diff(d))
     return 0
@@ -143,6 +134,7 @@ def render_state(result: ReplayResult, *, all_partitions: bool = False) -> str:
     from metalog.replay.diff import table
     from metalog.replay.points import format_time
     from metalog.state.enums import CONFIG_RESOURCE_TYPES, ZK_MIGRATION_STATES, metadata_version_name
+    from metalog.text import escape
 
     img = result.image
     f = img.features
@@ -153,7 +145,8 @@ def render_state(result: ReplayResult, *, all_partitions: bool = False) -> str:
         f" {result.records_replayed:,} records replayed)",
         f"metadata.version {metadata_version_name(f.metadata_version) or '-'}"
         f"   ZK migration {ZK_MIGRATION_STATES.get(f.zk_migration_state, f.zk_migration_state)}"
-        + (f"   features {', '.join(f'{k}={v}' for k, v in sorted(f.finalized.items()))}" if f.finalized else ""),
+        + (f"   features {', '.join(f'{escape(k)}={v}' for k, v in sorted(f.finalized.items()))}"
+           if f.finalized else ""),
     ]
     if (note := result.note()) is not None:
         lines.insert(1, note)

@@ -19,34 +19,37 @@ examples:
 The tree is Kafka's (3.6 and later): /local and /image, and under /image provenance, features, cluster
 (brokers, controllers), topics (byName, byId), configs (TYPE:name), clientQuotas, producerIds, acls, scram and
 delegationToken, each leaf printing what Kafka's shell prints. The commands are Kafka's: ls, cd, pwd, cat,
-tree, find, man, help, history and exit; and metalog's: at OFFSET|TIME|end moves to the state Kafka's loader
-published at or before that point (saying which one), history PATH lists every committed record that changed
-a node. Paths take . and .. and globs (* ? [...] {a,b}). Interactive: line editing, history and tab completion
-of commands and paths (with Python's readline). -c runs commands separated by ';'; the exit status is 1 when
-one of them failed. A TIME is %s.
+tree, find, man, help, history and exit; and metalog's: at POINT moves to the state Kafka's loader published
+at or before that point (saying which one), history PATH lists every committed record that changed a node.
+Paths take . and .. and globs (* ? [...] {a,b}). Interactive: line editing, history and tab completion of
+commands and paths (with Python's readline). -c runs commands separated by ';'; the exit status is 1 when one
+of them failed. A POINT is %s.
 """
 
 
 def register(sub: Any) -> None:
-    from metalog.replay.points import TIME_FORMS
+    from metalog.cli import options
+    from metalog.replay.points import POINT_FORMS
 
     p = sub.add_parser("shell", help="kafka-metadata-shell's tree and commands, at any offset or time",
                        description="Browse the metadata state Kafka's loader published at any point of the log, "
                                    "as kafka-metadata-shell shows the latest snapshot.",
-                       epilog=EXAMPLES % TIME_FORMS, formatter_class=argparse.RawDescriptionHelpFormatter)
+                       epilog=EXAMPLES % POINT_FORMS, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("logdir", metavar="LOGDIR", help="a log directory (holding __cluster_metadata-0)")
-    p.add_argument("--at", metavar="OFFSET|TIME", help="start at the state published at or before this point "
-                                                       "(default: the end of the log)")
+    p.add_argument("--at", type=options.point, metavar="POINT",
+                   help=f"start at the state published at or before this point: {options.STATE_HELP} (default: "
+                        "end)")
     p.add_argument("-c", dest="commands", metavar="'CMD; CMD'", help="run these commands and exit")
     p.add_argument("command", nargs=argparse.REMAINDER, metavar="COMMAND",
                    help="one command and its arguments to run (as kafka-metadata-shell takes it)")
-    p.set_defaults(func=_shell)
+    p.set_defaults(func=_shell, parser=p)
 
 
 def _options_after_logdir(args: argparse.Namespace) -> None:
     """``--at`` and ``-c`` given after LOGDIR (the command words take the rest of the line, so argparse leaves
     them there)."""
-    from metalog.errors import MetalogError
+    from metalog.errors import MetalogError, PointError
+    from metalog.replay.points import parse_point
 
     words = args.command
     while words and (words[0] in ("--at", "-c") or words[0].startswith("--at=")):
@@ -55,19 +58,30 @@ def _options_after_logdir(args: argparse.Namespace) -> None:
             if len(words) < 2:
                 raise MetalogError(f"{option} needs a value")
             value, words = words[1], words[1:]
-        setattr(args, "at" if option == "--at" else "commands", value)
+        if option == "--at":
+            try:
+                args.at = parse_point(value)
+            except PointError as e:  # as argparse says it when --at comes before LOGDIR
+                args.parser.error(f"argument --at: {e}")
+        else:
+            args.commands = value
         words = words[1:]
     args.command = words
 
 
 def _shell(args: argparse.Namespace) -> int:
+    from metalog.cli.options import resolving
     from metalog.errors import ExitShell
     from metalog.replay.history import MetadataHistory
-    from metalog.replay.shell import MetadataShell, point, split_commands
+    from metalog.replay.points import END
+    from metalog.replay.shell import MetadataShell
+    from metalog.replay.shell_syntax import split_commands
 
     _options_after_logdir(args)
     with MetadataHistory(args.logdir) as history:
-        shell = MetadataShell(history, history.state_at() if args.at is None else point(history, args.at))
+        with resolving("--at"):
+            result = history.state_at_point(END if args.at is None else args.at)
+        shell = MetadataShell(history, result)
         interactive = args.commands is None and not args.command and sys.stdin.isatty()
         if not interactive and (note := shell.result.note()) is not None:
             print(note, file=sys.stderr)
@@ -92,10 +106,11 @@ def _shell(args: argparse.Namespace) -> int:
 
 def _interactive(shell: Any, logdir: str) -> int:
     from metalog.errors import ExitShell
-    from metalog.replay.shell import split_commands
+    from metalog.replay.shell_syntax import split_commands
+    from metalog.text import path_text
 
     _readline(shell)
-    print(f"[ metalog shell: {logdir} ]")
+    print(f"[ metalog shell: {path_text(logdir)} ]")
     for line in shell.point_line():
         print(line)
     print("Type help to get a list of commands.")

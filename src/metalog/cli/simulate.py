@@ -14,6 +14,8 @@ examples:
 
 
 def register(sub: Any) -> None:
+    from metalog.cli import options
+
     p = sub.add_parser("simulate", help="play a KIP-858 story: brokers with several log dirs, a failed disk",
                        description="Three brokers format their log directories (3, 2 and 1 dirs) and register; a "
                                    "topic is created with KIP-36 placement; each broker reconciles its "
@@ -23,7 +25,8 @@ def register(sub: Any) -> None:
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("outdir", help="an empty or new directory")
     p.add_argument("--seed", type=int, default=1, help="the placement's start index comes from it")
-    p.add_argument("--partitions", type=int, default=6)
+    p.add_argument("--partitions", type=options.positive_int32("a partition count"), default=6,
+                   help="partitions of the topic foo (default 6)")
     p.set_defaults(func=_simulate)
 
 
@@ -32,6 +35,7 @@ def _simulate(args: argparse.Namespace) -> int:
     from metalog.errors import MetalogError
     from metalog.replay.diff import table
     from metalog.storage.simulation import Simulation
+    from metalog.text import path_text
 
     out = Path(args.outdir)
     if out.exists() and any(out.iterdir()):
@@ -52,8 +56,9 @@ def _simulate(args: argparse.Namespace) -> int:
         sim.fail_dir(1, 0)
         print("5. broker 1's first log dir failed: leadership and ISR move away from its replicas there")
         print(_partitions(sim, _ids, table))
-        print(f"the controller's metadata log: {sim.log.root} (offsets 0..{sim.log.log_end_offset - 1})\n"
-              f"   metalog replay {sim.log.root} --partitions\n   metalog diff {sim.log.root} --from start --to end")
+        root = path_text(sim.log.root)
+        print(f"the controller's metadata log: {root} (offsets 0..{sim.log.log_end_offset - 1})\n"
+              f"   metalog replay {root} --partitions\n   metalog diff {root} --from start --to end")
     finally:
         sim.close()
     return 0

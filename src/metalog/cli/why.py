@@ -26,25 +26,27 @@ not online. SINCE is the published point where the state's current run began ("s
 begins) and RECORD the records there that made it. The chain lists the committed changes behind it: the
 partition's ISR, ELR, leader and directories since its trouble began, and the broker registrations (fenced,
 controlled shutdown, unregistered, directories) that explain its replicas, each at the offset Kafka's loader
-published it. A POINT is an offset, a TIME (%s) or end.
+published it. A POINT is %s; start, the empty state before the log, is no state Kafka's
+loader published.
 """
 
 
 def register(sub: Any) -> None:
-    from metalog.replay.points import TIME_FORMS
+    from metalog.cli import options
+    from metalog.replay.points import END, POINT_FORMS
 
     p = sub.add_parser("why", help="why a partition is offline or under-replicated, a broker fenced, a directory "
                                    "lost: since when, which record, the chain behind it",
                        description="What is wrong with a partition, a broker or a log directory at a point of the "
                                    "log, since which offset, which record did it, and the committed changes behind "
-                                   "it.", epilog=EXAMPLES % TIME_FORMS,
+                                   "it.", epilog=EXAMPLES % POINT_FORMS,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("logdir", metavar="LOGDIR", help="a log directory (holding __cluster_metadata-0)")
     p.add_argument("partition", nargs="?", metavar="TOPIC-N", help="a partition, such as orders-3")
-    p.add_argument("--broker", type=int, metavar="ID", help="a broker instead of a partition")
+    p.add_argument("--broker", type=options.BROKER_ID, metavar="ID", help="a broker instead of a partition")
     p.add_argument("--directory", metavar="UUID", help="a log directory's id instead of a partition")
-    p.add_argument("--at", metavar="POINT", help="the state published at or before this offset or time "
-                                                 "(default: the end of the log)")
+    p.add_argument("--at", type=options.point, default=END, metavar="POINT",
+                   help=f"the state published at or before this point: {options.STATE_HELP} (default: end)")
     p.add_argument("--json", action="store_true", help="one JSON object")
     p.set_defaults(func=_why)
 
@@ -58,12 +60,14 @@ def _question(args: argparse.Namespace) -> str:
 
 
 def _why(args: argparse.Namespace) -> int:
+    from metalog.cli.options import resolving
     from metalog.replay.history import MetadataHistory
-    from metalog.replay.why import ask, parse_partition, point, render, why_partition
+    from metalog.replay.why import ask, parse_partition, render, why_partition
 
     question = _question(args)
     with MetadataHistory(args.logdir) as history:
-        result = point(history, args.at)
+        with resolving("--at"):
+            result = history.state_at_point(args.at)
         answer = why_partition(history, result, *parse_partition(question)) if args.partition is not None else \
             ask(history, result, question)
     if args.json:

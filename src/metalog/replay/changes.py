@@ -26,7 +26,7 @@ from metalog.errors import DecodeError, LogError, PointError
 from metalog.log.control import ControlType, decode_control
 from metalog.replay.gc import gc_paused
 from metalog.replay.history import MetadataHistory
-from metalog.replay.points import format_time
+from metalog.replay.points import END, START, Point, format_time
 from metalog.replay.subjects import ALL, Key, Subject, shown
 from metalog.state import MetadataLoader
 from metalog.state.enums import record_type_name
@@ -80,25 +80,41 @@ def changes(history: MetadataHistory, subject: Subject, first: int | None = None
         yield from _Scan(history, subject, image, first, last).run()
 
 
-def offset_range(history: MetadataHistory, first: int | None = None, last: int | None = None,
-                 since: int | None = None, until: int | None = None) -> tuple[int, int] | None:
-    """The offsets ``changes`` looks at: [first, last] (default: the whole log), narrowed to the batches from the
-    first whose timestamp is at or after ``since`` to the end of the last whose timestamp is at or before
-    ``until`` (epoch milliseconds; a TIME means a batch end, as for ``replay``). None: no offset is left."""
+def offset_range(history: MetadataHistory, first: Point = START, last: Point = END) -> tuple[int, int] | None:
+    """The offsets ``changes`` looks at, from the POINT ``first`` to the POINT ``last``, both included: an offset
+    is itself; a time ``first`` starts at the first batch whose timestamp is at or after it, a time ``last`` ends
+    with the last batch whose timestamp is at or before it (a time means a batch end, as for ``replay``); start is
+    the log's first offset, end its last. None: no offset of the log is left."""
     log = history.log
-    lo = log.log_start_offset if first is None else max(first, log.log_start_offset)
-    hi = history.end_offset if last is None else min(last, history.end_offset)
-    if since is not None:
-        batch = next(log.batches_from_timestamp(since), None)
-        if batch is None:
-            return None
-        lo = max(lo, batch.base_offset)
-    if until is not None:
-        try:
-            hi = min(hi, history.offset_at_time(until))
-        except PointError:  # before the log's first batch
-            return None
+    lo, hi = _range_start(history, first), _range_end(history, last)
+    if lo is None or hi is None:
+        return None
+    lo, hi = max(lo, log.log_start_offset), min(hi, history.end_offset)
     return (lo, hi) if lo <= hi else None
+
+
+def _range_start(history: MetadataHistory, point: Point) -> int | None:
+    if point.kind == "start":
+        return history.log.log_start_offset
+    if point.kind == "end" or point.value is None:
+        return history.end_offset
+    if point.kind == "offset":
+        return point.value
+    batch = next(history.log.batches_from_timestamp(point.value), None)
+    return None if batch is None else batch.base_offset
+
+
+def _range_end(history: MetadataHistory, point: Point) -> int | None:
+    if point.kind == "start":
+        return history.log.log_start_offset - 1  # (nothing: the empty state before the log changed nothing)
+    if point.kind == "end" or point.value is None:
+        return history.end_offset
+    if point.kind == "offset":
+        return point.value
+    try:
+        return history.offset_at_time(point.value)
+    except PointError:  # before the log's first batch
+        return None
 
 
 def state_before(history: MetadataHistory, first: int) -> MetadataImage:

@@ -9,6 +9,7 @@ from typing import Any
 from metalog.codec.uuid import LOST, MIGRATING, UNASSIGNED
 from metalog.state.enums import CONFIG_RESOURCE_TYPES, ZK_MIGRATION_STATES, metadata_version_name
 from metalog.state.image import MetadataImage, PartitionRegistration
+from metalog.text import escape
 
 # Partition fields a diff reports, as (attribute, JSON name).
 _PARTITION_FIELDS = (("leader", "leader"), ("leader_epoch", "leaderEpoch"), ("isr", "isr"),
@@ -146,9 +147,9 @@ def _plain(value: Any) -> Any:
 
 def render_diff(d: ImageDiff) -> str:
     """The diff as readable text: one section per kind of change."""
-    lines = [f"changes from offset {d.from_offset} to offset {d.to_offset}"]
+    lines = [f"changes from {point_name(d.from_offset)} to {point_name(d.to_offset)}"]
     if d.metadata_version:
-        lines.append(f"  metadata.version: {d.metadata_version[0]} -> {d.metadata_version[1]}")
+        lines.append(f"  metadata.version: {_cell(d.metadata_version[0])} -> {_cell(d.metadata_version[1])}")
     if d.zk_migration_state:
         lines.append(f"  ZK migration state: {d.zk_migration_state[0]} -> {d.zk_migration_state[1]}")
     for label, ids in (("registered", d.brokers_registered), ("unregistered", d.brokers_unregistered),
@@ -160,9 +161,9 @@ def render_diff(d: ImageDiff) -> str:
         for bid, names in dirs.items():
             lines.append(f"  broker {bid} log dirs {label}: {', '.join(names)}")
     if d.topics_created:
-        lines.append(f"  topics created: {', '.join(d.topics_created)}")
+        lines.append(f"  topics created: {', '.join(map(escape, d.topics_created))}")
     if d.topics_removed:
-        lines.append(f"  topics removed: {', '.join(d.topics_removed)}")
+        lines.append(f"  topics removed: {', '.join(map(escape, d.topics_removed))}")
     if d.partitions:
         rows = [("PARTITION", "FIELD", "BEFORE", "AFTER")]
         for p in d.partitions:
@@ -180,6 +181,12 @@ def render_diff(d: ImageDiff) -> str:
     return "\n".join(lines)
 
 
+def point_name(offset: int) -> str:
+    """``offset N``, or ``start`` for the empty state before the log (offset -1, as Kafka's
+    MetadataProvenance.EMPTY; the JSON form keeps -1)."""
+    return "start" if offset < 0 else f"offset {offset}"
+
+
 _RESERVED = {str(MIGRATING): "MIGRATING", str(UNASSIGNED): "UNASSIGNED", str(LOST): "LOST"}
 
 
@@ -192,6 +199,8 @@ def _cell(value: Any) -> str:
 
 
 def table(rows: Sequence[Sequence[str]]) -> list[str]:
-    """Left-aligned columns; the first row is the header."""
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    """Left-aligned columns; the first row is the header. Every cell is shown escaped (``metalog.text.escape``): a
+    name or value from the log stays in its cell, and its row stays one line."""
+    cells = [[escape(c) for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(cells[0]))]
+    return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]

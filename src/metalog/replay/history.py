@@ -21,7 +21,7 @@ from metalog.log import MetadataLog
 from metalog.log.scan import ScannedBatch
 from metalog.replay.gc import gc_paused
 from metalog.replay.images import IMAGE_DIR, image_points, read_image, write_image
-from metalog.replay.points import BatchSpan, ReplayResult, StartPoint, format_time, parse_time
+from metalog.replay.points import BatchSpan, Point, ReplayResult, StartPoint, format_time, parse_time
 from metalog.snapshots import SnapshotReader
 from metalog.state import MetadataLoader
 from metalog.state.image import EMPTY, MetadataImage
@@ -99,7 +99,29 @@ class MetadataHistory:
             raise PointError(f"{format_time(timestamp_ms)} is before the log's first batch{since}")
         return last
 
+    def offset_of(self, point: Point) -> int:
+        """The offset whose published state a POINT names: an offset itself, a time the last offset of the last
+        batch whose timestamp is at or before it, ``end`` the last offset. ``start`` names the empty state before
+        the log, which Kafka's loader never published: a PointError (a diff compares with it itself)."""
+        if point.kind == "start":
+            raise PointError("start is the empty state before the log, which Kafka's loader never published (give "
+                             "an offset, a time or end)")
+        if point.kind == "end" or point.value is None:
+            return self.end_offset
+        if point.kind == "time":
+            return self.offset_at_time(point.value)
+        end = self.end_offset
+        if point.value > end:
+            raise PointError(f"offset {point.value} is past the end of the log (last offset {end})"
+                             f"{_time_hint(point.value)}")
+        return point.value
+
     # ---- states ----------------------------------------------------------------------------------
+    def state_at_point(self, point: Point, *, use_snapshots: bool = True,
+                       progress: ProgressCallback | None = None) -> ReplayResult:
+        """The state Kafka's loader published last at or before a POINT (``offset_of``)."""
+        return self.state_at(self.offset_of(point), use_snapshots=use_snapshots, progress=progress)
+
     def state_at(self, offset: int | None = None, *, use_snapshots: bool = True,
                  progress: ProgressCallback | None = None) -> ReplayResult:
         """The state Kafka's loader published last at or before ``offset`` (default: the end of the log).
@@ -168,6 +190,13 @@ class MetadataHistory:
             if image is not None and last >= start:
                 yield PublishedState(last, max_timestamp, image)
 
+    def loader_at_end(self) -> MetadataLoader:
+        """A loader that has loaded every batch of the log, a transaction still open at its end included (its records
+        wait in the loader's delta): the state a controller appending to the log now continues from."""
+        end = self.end_offset
+        with gc_paused():
+            return self._loader_through(self._start_for(end, end, True), end, None)[0]
+
     def state_before_log(self) -> MetadataImage:
         """The state a replay of the whole log starts from: empty, or for a log whose start moved up after a
         snapshot (Kafka's retention), the snapshot or state image that holds the offset before its first."""
@@ -208,9 +237,8 @@ class MetadataHistory:
 
     def _replay_inside(self, loader: MetadataLoader, batch: BatchSpan, first: int, target: int) -> int:
         """The records of ``batch`` from ``first`` up to ``target``: they publish only where a
-        BeginTransactionRecord follows one of them (Kafka's loadBatch), which may be the record at ``target`` + 1."""
-        if batch.is_control:
-            return 0
+        BeginTransactionRecord follows one of them (Kafka's loadBatch), which may be the record at ``target`` + 1.
+        A control batch passes no value, but is read all the same: KRaft's rules for its records."""
         count = sum(n for n, _ in self.log.scan_into(first, target, loader.replay_value))
         if not loader.in_transaction and self._begins_transaction(target + 1):
             loader.publish(target)
@@ -294,6 +322,13 @@ def replay_scanned(loader: MetadataLoader, batch: ScannedBatch, where: Path, fir
     except DecodeError as e:
         raise LogError(f"offset {max(loader.offset + 1, base)}: {e}", file=where) from None
     return len(values)
+
+
+def _time_hint(offset: int) -> str:
+    """For an offset past the end that looks like a time: how to write that time."""
+    if 10**9 <= offset < 10**10:
+        return f"; {offset} looks like epoch seconds: that time is {offset * 1000}ms"
+    return f"; for a time in epoch milliseconds write {offset}ms" if offset >= 10**10 else ""
 
 
 def _nothing_published(target: int, batch: BatchSpan | None, loader: MetadataLoader) -> str:

@@ -6,7 +6,7 @@ each under ``name:``), ``cd``, ``pwd``, ``cat`` (a leaf's text), ``tree`` (a nod
 ``find`` (every path below a node), ``man``, ``help``, ``history`` (the commands typed) and ``exit``, with
 paths relative to the working directory, ``.`` and ``..``, and globs (``*``, ``?``, ``[...]``, ``{a,b}``: Kafka's
 GlobComponent) in each path component; errors are Kafka's lines (``ls: x: no such file or directory.``).
-metalog adds ``at OFFSET|TIME`` (move to the state published at or before it, saying which one),
+metalog adds ``at POINT`` (move to the state published at or before it, saying which one),
 ``history PATH`` (every committed record that changed a node: ``metalog.replay.changes``) and ``why`` (what is
 wrong with a partition, a broker or a directory here, since when: ``metalog.replay.why``).
 
@@ -16,7 +16,6 @@ Pure: a command writes lines to a stream and says whether it failed; the termina
 from __future__ import annotations
 
 import re
-import shlex
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -27,9 +26,11 @@ from metalog.errors import ExitShell, MetalogError, PointError
 from metalog.replay import subjects as S
 from metalog.replay.changes import changes, render
 from metalog.replay.history import MetadataHistory
-from metalog.replay.points import ReplayResult, format_time, parse_time
+from metalog.replay.points import ReplayResult, format_time, parse_point
+from metalog.replay.shell_syntax import split_words
 from metalog.replay.shell_tree import Node, Provenance, root
 from metalog.state.image import MetadataImage
+from metalog.text import escape
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,8 @@ class Command:
 
 
 COMMANDS = {c.name: c for c in [
-    Command("at", "at [OFFSET|TIME|end]", "Show the state published at or before an offset or a time (metalog)."),
+    Command("at", "at [POINT]", "Show the state published at or before a point: an offset, a time (ISO 8601, or "
+                                "epoch milliseconds written with ms) or end (metalog)."),
     Command("cat", "cat PATH...", "Show the contents of metadata files."),
     Command("cd", "cd [PATH]", "Set the current working directory."),
     Command("exit", "exit", "Exit the metadata shell."),
@@ -55,17 +57,6 @@ COMMANDS = {c.name: c for c in [
     Command("why", "why TOPIC-N | broker N | directory UUID",
             "Why a partition is offline or under-replicated, a broker fenced, a directory lost, here (metalog)."),
 ]}
-
-
-def point(history: MetadataHistory, text: str) -> ReplayResult:
-    """The state a point names: ``end``, an offset (a plain integer) or a TIME (as ``replay`` reads them; a
-    number of twelve digits or more past the log's end is taken for epoch milliseconds)."""
-    text = text.strip()
-    if text == "end":
-        return history.state_at()
-    if re.fullmatch(r"-?\d+", text) and not (len(text) >= 12 and int(text) > history.end_offset):
-        return history.state_at(int(text))
-    return history.state_at_time(parse_time(text))
 
 
 class MetadataShell:
@@ -107,8 +98,8 @@ class MetadataShell:
         """Run one command line; False when it failed (what failed is written to ``err``, by default ``out``)."""
         self.err = out if err is None else err
         try:
-            words = shlex.split(line, comments=False)
-        except ValueError as e:
+            words = split_words(line)
+        except MetalogError as e:
             self.err.write(f"{e}\n")
             return False
         if not words:
@@ -124,7 +115,7 @@ class MetadataShell:
             return self._fail(f"{name}: {e}")
 
     def _fail(self, message: str) -> bool:
-        self.err.write(message + "\n")
+        self.err.write(escape(message) + "\n")
         return False
 
     # ---- paths ----------------------------------------------------------------------------------------------------
@@ -201,9 +192,9 @@ class MetadataShell:
             if not found:
                 ok = self._fail(f"ls: {target}: no such file or directory.")
             for path, node in found:
-                name = path[-1] if path else "/"
+                name = escape(path[-1]) if path else "/"
                 if node.is_directory:
-                    dirs.append((name, sorted(node.child_names())))
+                    dirs.append((name, [escape(child) for child in sorted(node.child_names())]))
                 else:
                     files.append(name)
         _entries(out, "", width, files)
@@ -232,7 +223,7 @@ class MetadataShell:
         return ok
 
     def _cmd_pwd(self, args: list[str], out: TextIO, width: int | None) -> bool:
-        out.write(self.cwd + "\n")
+        out.write(escape(self.cwd) + "\n")
         return True
 
     def _cmd_cat(self, args: list[str], out: TextIO, width: int | None) -> bool:
@@ -247,7 +238,7 @@ class MetadataShell:
                 if node.is_directory:
                     ok = self._fail(f"cat: {target}: Is a directory")
                 else:
-                    out.writelines(line + "\n" for line in node.lines())
+                    out.writelines(escape(line) + "\n" for line in node.lines())
         return ok
 
     def _cmd_tree(self, args: list[str], out: TextIO, width: int | None) -> bool:
@@ -259,7 +250,7 @@ class MetadataShell:
             if not found:
                 ok = self._fail(f"tree: {target}: No such file or directory.")
             for _, node in found:
-                out.writelines(line + "\n" for line in node.lines())
+                out.writelines(escape(line) + "\n" for line in node.lines())
         return ok
 
     def _cmd_find(self, args: list[str], out: TextIO, width: int | None) -> bool:
@@ -272,7 +263,7 @@ class MetadataShell:
                 # Kafka prints the path as typed; for a glob (where Kafka prints the pattern for every match)
                 # metalog prints each match's own path
                 shown = target if glob_regex_any(target) is False else "/" + "/".join(path)
-                out.writelines(line + "\n" for line in _find(shown, node))
+                out.writelines(escape(line) + "\n" for line in _find(shown, node))
         return ok
 
     def _cmd_help(self, args: list[str], out: TextIO, width: int | None) -> bool:
@@ -297,10 +288,11 @@ class MetadataShell:
         raise ExitShell
 
     def _cmd_history(self, args: list[str], out: TextIO, width: int | None) -> bool:
-        if not args or (len(args) == 1 and args[0].isdigit()):
-            count = int(args[0]) if args else len(self.typed)
+        if not args or (len(args) == 1 and re.fullmatch("[0-9]+", args[0])):
+            # (a count longer than 18 digits is more than any shell typed: all of it)
+            count = int(args[0]) if args and len(args[0]) <= 18 else len(self.typed)
             first = max(len(self.typed) - count, 0)
-            out.writelines(f"{i:>5}  {line}\n" for i, line in enumerate(self.typed[first:], first + 1))
+            out.writelines(f"{i:>5}  {escape(line)}\n" for i, line in enumerate(self.typed[first:], first + 1))
             return True
         ok = True
         for target in args:
@@ -313,7 +305,7 @@ class MetadataShell:
                 subject = subject_of_path(path)
                 rows = list(changes(self.history, subject))
                 if len(paths) > 1 or len(args) > 1:
-                    out.write(f"/{'/'.join(path)}:\n")
+                    out.write(f"/{escape('/'.join(path))}:\n")
                 out.writelines(line + "\n" for line in render(rows))
                 if not rows:
                     out.write("no committed change\n")
@@ -330,10 +322,10 @@ class MetadataShell:
 
     def _cmd_at(self, args: list[str], out: TextIO, width: int | None) -> bool:
         if len(args) > 1:
-            return self._fail("at: give one OFFSET, TIME or end")
+            return self._fail("at: give one POINT: an offset, a time or end")
         if args:
             try:
-                result = point(self.history, args[0])
+                result = self.history.state_at_point(parse_point(args[0]))
             except PointError as e:
                 return self._fail(f"at: {e}")
             self._show(result)
@@ -342,7 +334,7 @@ class MetadataShell:
                 while parts and self._node(parts) is None:
                     parts.pop()
                 gone, self.cwd = self.cwd, "/" + "/".join(parts)
-                out.write(f"{gone} is not in this state: now in {self.cwd}\n")
+                out.write(f"{escape(gone)} is not in this state: now in {escape(self.cwd)}\n")
         out.writelines(line + "\n" for line in self.point_line())
         return True
 
@@ -357,16 +349,16 @@ def subject_of_path(path: list[str]) -> S.Subject:
     if p[1] == "provenance":
         raise MetalogError("/image/provenance: changes at every published point (see 'at')")
     if p[1] == "topics" and p[2] in ("byName", "byId") and p[3]:
-        partition = int(p[4]) if p[4].isdigit() else None
+        partition = _int32(p[4])
         if p[4] and partition is None:
             return S.NodeSubject(path)
         if p[2] == "byName":
             return S.TopicSubject(p[3], partition=partition)
         return S.TopicSubject(topic_id=Uuid.parse(p[3]), partition=partition)
-    if p[1] == "cluster" and p[2] == "brokers" and p[3].lstrip("-").isdigit():
-        return S.BrokerSubject(int(p[3]), partitions=False)
+    if p[1] == "cluster" and p[2] == "brokers" and (broker := _int32(p[3])) is not None:
+        return S.BrokerSubject(broker, partitions=False)
     if p[1] == "cluster" and p[2] == "controllers":
-        return S.ControllerSubject(int(p[3]) if p[3].lstrip("-").isdigit() else None, quorum=False)
+        return S.ControllerSubject(_int32(p[3]), quorum=False)
     if p[1] == "configs" and p[2]:
         type_name, _, name = p[2].partition(":")
         resource = S.parse_resource(f"{type_name}/{name}")
@@ -376,13 +368,22 @@ def subject_of_path(path: list[str]) -> S.Subject:
     return S.NodeSubject(path)
 
 
+def _int32(name: str) -> int | None:
+    """A node name that is an int32 (a broker, controller or partition id), else None."""
+    if re.fullmatch("-?[0-9]{1,10}", name) is None:
+        return None
+    value = int(name)
+    return value if -(2**31) <= value < 2**31 else None
+
+
 # ---- Kafka's GlobComponent, and ls's columns ----------------------------------------------------------------------
 _REGEX_SPECIAL = set("$()+.[]^{|")
 _GLOB_SPECIAL = set("*?\\{}[]")
 
 
 def glob_regex(component: str) -> re.Pattern[str] | None:
-    """GlobComponent.toRegularExpression: None for a literal (or a malformed glob, which Kafka takes literally)."""
+    """GlobComponent.toRegularExpression: None for a literal (or a malformed glob, which Kafka takes literally).
+    ``*`` and ``?`` match a line break too (Java's ``.`` does not): a name from the log that holds one is in reach."""
     out, literal, group, i = [], True, False, 0
     try:
         while i < len(component):
@@ -425,7 +426,7 @@ def glob_regex(component: str) -> re.Pattern[str] | None:
                 out.append(re.escape(c) if c in _REGEX_SPECIAL else c)
         if group:
             raise ValueError("unterminated glob group")
-        return None if literal else re.compile("".join(out))
+        return None if literal else re.compile("".join(out), re.DOTALL)
     except (ValueError, re.error):
         return None
 
@@ -474,28 +475,3 @@ def _columns(width: int | None, entries: list[str]) -> tuple[int, int, list[int]
         if widths[-1] != 0 and sum(widths) <= width:
             return columns, per, widths
     return best
-
-
-def split_commands(text: str) -> list[str]:
-    """``cmd; cmd``: the commands of a line, split at semicolons outside quotes."""
-    out: list[str] = []
-    current: list[str] = []
-    quote: str | None = None
-    escaped = False
-    for c in text:
-        if escaped:
-            escaped = False
-        elif c == "\\" and quote != "'":
-            escaped = True
-        elif quote is not None:
-            if c == quote:
-                quote = None
-        elif c in "'\"":
-            quote = c
-        elif c == ";":
-            out.append("".join(current))
-            current = []
-            continue
-        current.append(c)
-    out.append("".join(current))
-    return [c.strip() for c in out if c.strip()]

@@ -29,18 +29,17 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from functools import partial
 from typing import Any
 
 from metalog import __version__
+from metalog.replay.points import format_time, utc_datetime
 from metalog.state import enums as V
 from metalog.state.image import BrokerRegistration, MetadataImage, PartitionRegistration, uuid_order
 from metalog.state.jsonimage import quota_entity_name
 
 REDACTED = "[redacted]"
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _VERSION_MAX = 32767  # Short.MAX_VALUE: VersionRange prints "min+" up to it
 
 
@@ -210,8 +209,11 @@ def provenance_text(p: Provenance) -> str:
 
 def iso_zoned(ms: int) -> str:
     """Java's ISO_ZONED_DATE_TIME of an Instant at ZoneId "UTC": ``2023-11-14T22:13:20.5Z[UTC]`` (the fraction
-    only as long as it needs to be, none for a whole second)."""
-    moment = _EPOCH + ms * timedelta(milliseconds=1)
+    only as long as it needs to be, none for a whole second). A time no datetime holds (before the year 1 or
+    after 9999) is its epoch milliseconds, as ``format_time`` shows it (Java would write ``+10000-01-01T...``)."""
+    moment = utc_datetime(ms)
+    if moment is None:
+        return format_time(ms)
     text = moment.strftime("%Y-%m-%dT%H:%M:%S")
     if moment.microsecond:
         text += f".{moment.microsecond:06d}".rstrip("0")

@@ -23,26 +23,14 @@ import re
 
 from metalog.errors import MetalogError
 from metalog.replay.history import MetadataHistory
-from metalog.replay.points import ReplayResult, parse_time
+from metalog.replay.points import ReplayResult
 from metalog.replay.why.answer import Answer, Condition, Link, Since, render
 from metalog.replay.why.broker import why_broker
 from metalog.replay.why.directory import why_directory
 from metalog.replay.why.partition import parse_partition, why_partition
 
-__all__ = ["Answer", "Condition", "Link", "Since", "ask", "parse_partition", "point", "render", "why_broker",
-           "why_directory", "why_partition"]
-
-
-def point(history: MetadataHistory, text: str | None) -> ReplayResult:
-    """The published state a point names: ``end`` (or None), an offset, or a TIME (ISO 8601, epoch milliseconds;
-    a number of twelve digits or more past the log's end is a time). The one place ``why`` reads a point: the
-    shared POINT grammar replaces this function."""
-    s = "end" if text is None else text.strip()
-    if s == "end":
-        return history.state_at()
-    if re.fullmatch(r"-?\d+", s) and not (len(s) >= 12 and int(s) > history.end_offset):
-        return history.state_at(int(s))
-    return history.state_at_time(parse_time(s))
+__all__ = ["Answer", "Condition", "Link", "Since", "ask", "parse_partition", "render", "why_broker", "why_directory",
+           "why_partition"]
 
 
 def ask(history: MetadataHistory, result: ReplayResult, question: str) -> Answer:
