@@ -9,11 +9,13 @@ reads it back (the report, ``--csv``, the tests) reads one cluster at a time."""
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from metalog.analysis.domain import schema
+from metalog.analysis.domain.columns import Chunk, Coded
 from metalog.analysis.domain.schema import CLUSTER, Kind
 
 # epoch ms in the rows, timestamp(MILLIS, UTC) on disk
@@ -41,6 +43,25 @@ def arrow_schema(table: str, *, with_cluster: bool = False, unit: str = "ms") ->
 
     types = {"time": pa.timestamp(unit, tz="UTC"), "int": pa.int64(), "string": pa.string()}
     return pa.schema([(c, types[kind(c)]) for c in TABLES[table] if with_cluster or c != PARTITION])
+
+
+def arrow_batch(chunk: Chunk) -> Any:
+    """A chunk's rows as an Arrow record batch of the table's file schema (``arrow_schema``, without the cluster):
+    int and time columns take the chunk's int64 arrays without a copy, coded text is its vocabulary taken by the
+    codes."""
+    import pyarrow as pa
+
+    schema = arrow_schema(chunk.table.name)
+    arrays = []
+    for data, field in zip(chunk.columns, schema, strict=True):
+        if isinstance(data, array):
+            arrays.append(pa.Array.from_buffers(field.type, len(data), [None, pa.py_buffer(data)]))
+        elif isinstance(data, Coded):
+            codes = pa.Array.from_buffers(pa.int64(), len(data), [None, pa.py_buffer(data.codes)])
+            arrays.append(pa.array(data.names, pa.string()).take(codes))
+        else:
+            arrays.append(pa.array(data, pa.string()))
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
 def spark_ddl(table: str, extra: str = "") -> str:

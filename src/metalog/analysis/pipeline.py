@@ -191,5 +191,5 @@ def _write_cluster(path: str | os.PathLike[str], name: str, writers: Any, progre
             replay.run(islice(batches, CHUNK_BATCHES), start, report)
             if not replay.step.pending:
                 return replay.records
-            for table, chunk in replay.step.take().items():
-                writers.add(table, dict_rows(chunk))
+            for chunk in replay.step.take().values():
+                writers.add(chunk)

@@ -78,6 +78,10 @@ class Chunk:
             raise TypeError(f"{self.table.name}.{name} is an int column")
         return data.texts() if isinstance(data, Coded) else data
 
+    def row(self, i: int) -> tuple[int | str, ...]:
+        """Row ``i``'s values in the order of ``table.values`` (the cluster left out)."""
+        return tuple(data[i] if not isinstance(data, Coded) else data.names[data.codes[i]] for data in self.columns)
+
     def values(self) -> list[list[int] | list[str]]:
         """Every column as a list of Python values, in the order of ``table.values``."""
         return [list(data) if isinstance(data, array) else self.texts(c.name)
@@ -87,6 +91,13 @@ class Chunk:
         """The rows as tuples in the order of the table's columns, the cluster's among them."""
         cluster, at = self.cluster, self.table.cluster_at
         return ((*row[:at], cluster, *row[at:]) for row in zip(*self.values(), strict=True))
+
+
+def from_rows(table: Table, cluster: str, rows: Sequence[Sequence[int | str]]) -> Chunk:
+    """A chunk of ``rows``, each in the order of ``table.values`` (few rows: a Python loop)."""
+    columns = list(zip(*rows, strict=True)) if rows else [() for _ in table.values]
+    return Chunk(table, cluster, tuple(list(map(str, values)) if column.kind is Kind.TEXT else ints(map(int, values))
+                                       for column, values in zip(table.values, columns, strict=True)))
 
 
 def empty(table: Table, cluster: str) -> Chunk:
