@@ -39,3 +39,13 @@ def test_the_compiled_step_makes_the_pure_steps_rows(values: list[bytes], cuts: 
     for name in chunks[0]:
         assert list(chunks[1][name].tuples()) == list(chunks[0][name].tuples()), name
         assert [type(c) for c in chunks[1][name].columns] == [type(c) for c in chunks[0][name].columns], name
+
+
+def test_the_analysis_runs_the_compiled_step_where_built_and_the_pure_one_when_asked(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from metalog.analysis.domain import twins
+
+    assert compiled is not None
+    assert twins.cluster_step() is compiled.ClusterStep and twins.status().startswith("compiled (Cython 3.")
+    monkeypatch.setenv(core.PURE_ENV, "1")
+    assert twins.cluster_step() is pure.ClusterStep and twins.status() == "pure Python (METALOG_PURE=1)"
