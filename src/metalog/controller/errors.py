@@ -26,9 +26,3 @@ BROKER_ID_NOT_REGISTERED = 102
 INCONSISTENT_CLUSTER_ID = 104
 INELIGIBLE_REPLICA = 107
 INVALID_REGISTRATION = 119
-
-NAMES = {v: k for k, v in globals().items() if k.isupper() and isinstance(v, int)}
-
-
-def error_name(code: int) -> str:
-    return NAMES.get(code, f"ERROR_{code}")

@@ -480,16 +480,3 @@ def _decode_headers(data: Any, pos: int, end: int, index: int) -> tuple[tuple[tu
         pos += max(n, 0)
         headers.append((key, value))
     return tuple(headers), pos
-
-
-def batch_info(batch: RecordBatch) -> dict[str, Any]:
-    """The header fields by Kafka's names (for JSON output and comparisons)."""
-    return {
-        "baseOffset": batch.base_offset, "lastOffset": batch.last_offset, "count": batch.records_count,
-        "partitionLeaderEpoch": batch.partition_leader_epoch, "magic": batch.magic, "crc": batch.crc,
-        "compression": batch.compression_name, "timestampType": batch.timestamp_type,
-        "isTransactional": batch.is_transactional, "isControl": batch.is_control,
-        "producerId": batch.producer_id, "producerEpoch": batch.producer_epoch,
-        "baseSequence": batch.base_sequence, "baseTimestamp": batch.base_timestamp,
-        "maxTimestamp": batch.max_timestamp, "sizeInBytes": batch.size_in_bytes,
-    }

@@ -171,9 +171,6 @@ def pure_scan_into(data: mmap.mmap | bytes, pos: int, end: int, source: str, fir
     return pos, count, timestamp, next_offset > last
 
 
-_KRAFT_RECORD_HEAD = b"\x00\x00\x00\x01"  # attributes 0, timestamp delta 0, offset delta 0, null key
-
-
 def _values_of(data: mmap.mmap | bytes, pos: int, source: str) -> list[bytes | None]:
     """The record values of the valid, uncompressed batch at ``pos`` through the general decoder."""
     return [r.value for r in RecordBatch(data, pos, position=pos, source=source).records()]
