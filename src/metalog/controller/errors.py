@@ -1,9 +1,7 @@
-"""Kafka's error codes (org.apache.kafka.common.protocol.Errors) that controller commands answer with,
+"""Kafka's error codes (org.apache.kafka.common.protocol.Errors) that controller commands answer with
 (placement's PlacementError is in metalog.errors, with every other exception)."""
 
 from __future__ import annotations
-
-from metalog.errors import PlacementError  # noqa: F401  (raised by placement; named here too)
 
 NONE = 0
 UNKNOWN_SERVER_ERROR = -1
