@@ -55,20 +55,22 @@ def register(sub: Any) -> None:
     p.add_argument("--to", type=options.point, default=END, metavar="POINT",
                    help="changes published at or before this point (default: end)")
     p.add_argument("--json", action="store_true", help="one JSON object per change instead of a table")
+    options.show_secrets(p)
     p.set_defaults(func=_history)
 
 
 def subject_of(args: argparse.Namespace) -> Any:
+    from metalog.cli.options import secrets_of
     from metalog.replay import subjects as S
 
     if args.partition is not None and args.topic is None:
         raise MetalogError("--partition needs --topic")
     if args.topic is not None:
-        return S.TopicSubject(args.topic, partition=args.partition)
+        return S.TopicSubject(args.topic, partition=args.partition, secrets=secrets_of(args))
     if args.broker is not None:
         return S.BrokerSubject(args.broker)
     if args.config is not None:
-        return S.ConfigSubject(*S.parse_resource(args.config))
+        return S.ConfigSubject(*S.parse_resource(args.config), secrets=secrets_of(args))
     if args.controller:
         return S.ControllerSubject()
     return S.FeaturesSubject()

@@ -69,6 +69,7 @@ def add_dump(verbs: Any, fmt: type[argparse.HelpFormatter]) -> None:
                       help="index files: print only what disagrees with the segment, not the entries")
     dump.add_argument("--index-sanity-check", action="store_true",
                       help="index files: only check them as opening a log does, and say whether they passed")
+    options.show_secrets(dump)
     dump.set_defaults(func=_dump)
 
 
@@ -182,9 +183,10 @@ def _dump_index(path: Path, args: argparse.Namespace) -> Any:
 def _dump_file(walk: Any, args: argparse.Namespace, records: Any) -> bool:
     """Print one file's batches; a problem gets one line on stderr. True when the file is not sound."""
     from metalog.cli.notices import error, notice
+    from metalog.cli.options import secrets_of
     from metalog.log import dump
 
-    out, path, with_records = sys.stdout, walk.path, not args.no_records
+    out, path, with_records, secrets = sys.stdout, walk.path, not args.no_records, secrets_of(args)
     if not args.json:
         out.write(f"Dumping {path_text(path)}\n")
         if walk.snapshot:
@@ -207,13 +209,14 @@ def _dump_file(walk: Any, args: argparse.Namespace, records: Any) -> bool:
         if args.json:
             obj = dump.batch_json(batch, records=False)
             if full:
-                obj["records"] = [dump.record_json(batch, r) for r in (batch.records() if shown is None else shown)]
+                obj["records"] = [dump.record_json(batch, r, secrets)
+                                  for r in (batch.records() if shown is None else shown)]
             out.write(json.dumps({"file": str(path), **obj}, separators=(",", ":")) + "\n")
         else:
             out.write(dump.batch_text(batch) + "\n")
             if full:
-                out.writelines(dump.record_text(batch, r, skip_metadata=args.skip_record_metadata) + "\n"
-                               for r in (batch.records() if shown is None else shown))
+                out.writelines(dump.record_text(batch, r, skip_metadata=args.skip_record_metadata, secrets=secrets)
+                               + "\n" for r in (batch.records() if shown is None else shown))
     damage = walk.damage
     if damage is None:
         return walk.boundary is not None

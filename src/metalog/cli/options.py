@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from metalog.codec.schema import INT_RANGES
 from metalog.errors import PointError
 from metalog.replay.points import Point, parse_point
+from metalog.secrets import KEPT, SHOWN, Secrets
 
 INT16_MAX = INT_RANGES["int16"][1]
 INT32_MIN, INT32_MAX = INT_RANGES["int32"]
@@ -113,3 +114,15 @@ def resolving(option: str) -> Iterator[None]:
         yield
     except PointError as e:
         raise PointError(f"{option}: {e}") from None
+
+
+# ---- secrets: --show-secrets (metalog.secrets) -----------------------------------------------------------------
+def show_secrets(parser: argparse.ArgumentParser) -> None:
+    """``--show-secrets`` for a verb that can print a secret (SCRAM salts and keys, sensitive config values)."""
+    parser.add_argument("--show-secrets", action="store_true",
+                        help="show SCRAM salts and keys and the values of sensitive configs (password-type, "
+                             "sasl.jaas.config, ...) instead of [redacted]")
+
+
+def secrets_of(args: argparse.Namespace) -> Secrets:
+    return SHOWN if getattr(args, "show_secrets", False) else KEPT

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from metalog.cli.progress import Progress
 from metalog.errors import MetalogError
+from metalog.secrets import KEPT, Secrets
 
 if TYPE_CHECKING:
     from metalog.replay.history import MetadataHistory
@@ -64,6 +65,7 @@ def register(sub: Any) -> None:
     p.add_argument("--no-snapshots", action="store_true", help="replay from offset 0, ignoring snapshots/images")
     p.add_argument("--save-image", action="store_true",
                    help="write a state image of the result beside the log (when it was published at a batch end)")
+    options.show_secrets(p)
     p.set_defaults(func=_replay)
 
     d = sub.add_parser("diff", help="what changed between two points of a metadata log",
@@ -76,11 +78,12 @@ def register(sub: Any) -> None:
     d.add_argument("--to", type=options.point, required=True, metavar="POINT",
                    help=f"the state after: {options.POINT_HELP}")
     d.add_argument("--json", action="store_true", help="print the diff as JSON")
+    options.show_secrets(d)
     d.set_defaults(func=_diff)
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from metalog.cli.options import resolving
+    from metalog.cli.options import resolving, secrets_of
     from metalog.errors import PointError
     from metalog.replay.history import MetadataHistory
     from metalog.state.jsonimage import image_to_json
@@ -96,9 +99,9 @@ def _replay(args: argparse.Namespace) -> int:
     if args.format == "json":
         if (note := result.note()) is not None:
             print(note, file=sys.stderr)
-        print(json.dumps(image_to_json(result.image), indent=2))
+        print(json.dumps(image_to_json(result.image, secrets_of(args)), indent=2))
     else:
-        print(render_state(result, all_partitions=args.partitions))
+        print(render_state(result, all_partitions=args.partitions, secrets=secrets_of(args)))
     return 0
 
 
@@ -113,6 +116,7 @@ def _state(history: MetadataHistory, point: Point, option: str) -> ReplayResult 
 
 
 def _diff(args: argparse.Namespace) -> int:
+    from metalog.cli.options import secrets_of
     from metalog.replay.diff import diff_images, render_diff
     from metalog.replay.history import MetadataHistory
     from metalog.state.image import EMPTY
@@ -125,12 +129,12 @@ def _diff(args: argparse.Namespace) -> int:
     for option, point, r in (("--from", args.from_, a), ("--to", args.to, b)):
         if r is not None and (note := r.note("the state compared is the one published at")) is not None:
             print(f"{option} {point}: {note}", file=sys.stderr)
-    d = diff_images(EMPTY if a is None else a.image, EMPTY if b is None else b.image)
+    d = diff_images(EMPTY if a is None else a.image, EMPTY if b is None else b.image, secrets_of(args))
     print(json.dumps(d.to_json(), indent=2) if args.json else render_diff(d))
     return 0
 
 
-def render_state(result: ReplayResult, *, all_partitions: bool = False) -> str:
+def render_state(result: ReplayResult, *, all_partitions: bool = False, secrets: Secrets = KEPT) -> str:
     from metalog.replay.diff import table
     from metalog.replay.points import format_time
     from metalog.state.enums import CONFIG_RESOURCE_TYPES, ZK_MIGRATION_STATES, metadata_version_name
@@ -164,7 +168,8 @@ def render_state(result: ReplayResult, *, all_partitions: bool = False) -> str:
     if img.configs:
         config_rows = [("RESOURCE", "KEY", "VALUE")]
         for (rt, name), cfg in sorted(img.configs.items()):
-            config_rows += [(f"{CONFIG_RESOURCE_TYPES.get(rt, rt)}/{name}", k, str(v)) for k, v in sorted(cfg.items())]
+            config_rows += [(f"{CONFIG_RESOURCE_TYPES.get(rt, rt)}/{name}", k, str(secrets.config(k, v)))
+                            for k, v in sorted(cfg.items())]
         lines += ["", f"configs: {len(config_rows) - 1}"] + table(config_rows)
     return "\n".join(lines)
 
