@@ -39,11 +39,17 @@ examples:
   metalog diff LOGDIR --from 2024-05-01T10:30:00Z --to 2024-05-01T10:45:00Z
   metalog diff LOGDIR --from 1714559400000ms --to end --json   # a plain integer is an offset: "ms" makes a time
   metalog diff LOGDIR --from start --to 5000                   # everything up to offset 5000
+  metalog diff prod/metadata staging/metadata                  # two clusters, each at its end
+  metalog diff prod/metadata staging/metadata --from 2024-05-01T10:30:00Z --json   # prod as it was then
 
 A POINT is
   %s;
 start is the empty state before the log. Each point compares the state Kafka's loader published last at or
 before it; a line says which one when it is not the point itself.
+
+Two logs are two clusters: the first at --from, the second at --to (each by default its end), compared by
+name, since two clusters share no ids. The exit status is 0 whether they differ or not (an error is 1); --json's
+"identical" says which.
 """
 
 
@@ -68,15 +74,22 @@ def register(sub: Any) -> None:
     options.show_secrets(p)
     p.set_defaults(func=_replay)
 
-    d = sub.add_parser("diff", help="what changed between two points of a metadata log",
-                       description="Brokers registered, fenced or restarted, log directories lost, topics created "
-                                   "and removed, partitions whose leader, ISR, replicas or directories changed.",
+    d = sub.add_parser("diff", help="what changed between two points of a metadata log, or differs between two",
+                       description="One log: brokers registered, fenced or restarted, log directories lost, topics "
+                                   "created and removed, partitions whose leader, ISR, replicas or directories "
+                                   "changed, configs. Two logs (two clusters): topics, partition counts and "
+                                   "replication factors, configs, ACLs, client quotas, SCRAM users and features "
+                                   "that differ, by name.",
                        epilog=DIFF_EXAMPLES % POINT_FORMS, formatter_class=argparse.RawDescriptionHelpFormatter)
     d.add_argument("logdir", help="a log directory (holding __cluster_metadata-0) or the partition directory")
-    d.add_argument("--from", dest="from_", type=options.point, required=True, metavar="POINT",
-                   help=f"the state before: {options.POINT_HELP} (start: the empty state before the log)")
-    d.add_argument("--to", type=options.point, required=True, metavar="POINT",
-                   help=f"the state after: {options.POINT_HELP}")
+    d.add_argument("other", nargs="?", metavar="OTHER_LOGDIR",
+                   help="another cluster's log directory: compare the two clusters by name")
+    d.add_argument("--from", dest="from_", type=options.point, metavar="POINT",
+                   help=f"the state before: {options.POINT_HELP} (start: the empty state before the log); with "
+                        "two logs, the first log's point (default: end)")
+    d.add_argument("--to", type=options.point, metavar="POINT",
+                   help=f"the state after: {options.POINT_HELP}; with two logs, the second log's point "
+                        "(default: end)")
     d.add_argument("--json", action="store_true", help="print the diff as JSON")
     options.show_secrets(d)
     d.set_defaults(func=_diff)
@@ -121,6 +134,12 @@ def _diff(args: argparse.Namespace) -> int:
     from metalog.replay.history import MetadataHistory
     from metalog.state.image import EMPTY
 
+    if args.other is not None:
+        return _compare(args)
+    missing = [option for option, point in (("--from", args.from_), ("--to", args.to)) if point is None]
+    if missing:
+        raise MetalogError(f"{' and '.join(missing)} needed: the two points of the log to compare (or give two "
+                           "log directories, to compare two clusters)")
     with MetadataHistory(args.logdir) as history:
         a, b = _state(history, args.from_, "--from"), _state(history, args.to, "--to")
     asked = [-1 if r is None else r.requested for r in (a, b)]
@@ -131,6 +150,30 @@ def _diff(args: argparse.Namespace) -> int:
             print(f"{option} {point}: {note}", file=sys.stderr)
     d = diff_images(EMPTY if a is None else a.image, EMPTY if b is None else b.image, secrets_of(args))
     print(json.dumps(d.to_json(), indent=2) if args.json else render_diff(d))
+    return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    """``metalog diff A B``: two clusters, A at --from and B at --to (each by default its end), by name."""
+    from metalog.cli.options import secrets_of
+    from metalog.replay.compare import compare_images, render_compare
+    from metalog.replay.history import MetadataHistory
+    from metalog.replay.points import END
+    from metalog.state.image import EMPTY
+    from metalog.text import path_text
+
+    images = []
+    for logdir, option, point in ((args.logdir, "--from", args.from_), (args.other, "--to", args.to)):
+        with MetadataHistory(logdir) as history:
+            r = _state(history, END if point is None else point, option)
+        if r is not None and (note := r.note("the state compared is the one published at")) is not None:
+            print(f"{option} {point}: {note}", file=sys.stderr)
+        images.append(EMPTY if r is None else r.image)
+    d = compare_images(images[0], images[1], secrets_of(args))
+    if args.json:
+        print(json.dumps(d.to_json(), indent=2))
+    else:
+        print("\n".join(render_compare(d, path_text(args.logdir), path_text(args.other))))
     return 0
 
 
