@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from metalog.errors import MetalogError
+from metalog.text import escape
 
 EXAMPLES = """\
 examples:
@@ -97,8 +98,32 @@ def _history(args: argparse.Namespace) -> int:
             count = len(rows)
             if rows:
                 print("\n".join(render(rows)))
+        never = span is not None and not count and _never_there(history, subject, span[0])
     if span is None:
         print(f"no batch of the log lies between --from {first} and --to {last}", file=sys.stderr)
+    elif never:
+        print(f"{escape(_named(args))} never existed in offsets {span[0]}..{span[1]}: no published state there "
+              "holds it", file=sys.stderr)
     elif not count:
         print(f"no committed change in offsets {span[0]}..{span[1]}", file=sys.stderr)
     return 0
+
+
+def _never_there(history: Any, subject: Any, first: int) -> bool:
+    """With no change in a range: whether the subject was absent from the state published before it, and so from
+    every state published in it (a topic, broker or config the log never held there, or a name mistyped)."""
+    from metalog.replay.changes import state_before
+    from metalog.replay.subjects import ALL
+
+    return not subject.view(state_before(history, first), [ALL])
+
+
+def _named(args: argparse.Namespace) -> str:
+    """The subject asked about, as a person names it."""
+    if args.topic is not None:
+        return f"topic {args.topic}" + ("" if args.partition is None else f" partition {args.partition}")
+    if args.broker is not None:
+        return f"broker {args.broker}"
+    if args.config is not None:
+        return f"config resource {args.config}"
+    return "the controllers" if args.controller else "the features"
