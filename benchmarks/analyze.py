@@ -7,6 +7,7 @@
     python benchmarks/analyze.py --fleet 4 16 --records 50000      # two fleet sizes: is the driver's memory flat?
     python benchmarks/analyze.py --fleet 5 20 --records 1000000 --large-local2-only   # 20M on local[2] only
     python benchmarks/analyze.py --fleet 5 0 --records 1000000     # one fleet
+    python benchmarks/analyze.py --python-scaling 1000000 4000000  # the python engine: CPU vs replay, memory
     python benchmarks/analyze.py --om --records 1000000            # controller_metrics.om: bytes, writers' CPU
 
 Prints records/s of the python engine and of Spark on one and on two cores, the local[2]/local[1] speed-up
@@ -34,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -41,7 +43,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from metalog.analysis.pipeline import analyze_python, log_records, write_outputs
+from metalog.analysis.pipeline import analyze_python, log_records, write_outputs, write_python
 from metalog.generate.generator import HistorySettings
 from metalog.generate.writer import write_history
 from metalog.replay.history import IMAGE_DIR, MetadataHistory
@@ -185,6 +187,36 @@ def fleet_main(args: argparse.Namespace) -> None:
     print(f"load average {os.getloadavg()[0]:.1f} after")
 
 
+# ---- the python engine against the replay it wraps, and its memory by log size ---------------------------------
+def children_cpu() -> float:
+    """CPU seconds of this process's reaped children."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def python_scaling(sizes: list[int], seed: int) -> None:
+    """For each size: ``metalog replay --no-snapshots`` and ``metalog analyze --engine python`` (the tables,
+    controller_metrics.om and the report, as the command writes them) on the same log, each in a process of its
+    own: their CPU seconds, the analysis' speed as a share of the replay's, and its peak resident set."""
+    paths = [build(size, seed) for size in sizes]
+    print(f"load average {os.getloadavg()[0]:.1f} before, on {os.cpu_count()} cores", flush=True)
+    print(f"  {'records':>12}{'replay CPU s':>14}{'analyze CPU s':>15}{'speed vs replay':>17}{'peak RSS':>11}")
+    first = 0.0
+    for size, path in zip(sizes, paths, strict=True):
+        cpu = children_cpu()
+        subprocess.run([sys.executable, "-m", "metalog.cli.main", "replay", str(path), "--no-snapshots"],
+                       capture_output=True, check=True)
+        replay = children_cpu() - cpu
+        cpu = children_cpu()
+        got = run_child("python", 1, [path])
+        analyze = children_cpu() - cpu
+        mb = got["python_kb"] / 1024
+        first = first or mb
+        print(f"  {size:>12,}{replay:>14.1f}{analyze:>15.1f}{replay / analyze:>16.3f}x{mb:>8,.0f} MB"
+              f"  ({mb / first:.2f}x the first)", flush=True)
+    print(f"load average {os.getloadavg()[0]:.1f} after")
+
+
 # ---- controller_metrics.om: its size and its writers' CPU ----------------------------------------------------
 def om_main(args: argparse.Namespace) -> None:
     path = build(args.records, args.seed)
@@ -240,6 +272,9 @@ def main() -> None:
                          "with the peak resident set of the Python driver and of its JVM")
     ap.add_argument("--large-local2-only", action="store_true",
                     help="run only Spark local[2] on the LARGE fleet (the others take most of an hour on 20M)")
+    ap.add_argument("--python-scaling", type=int, nargs="+", metavar="RECORDS",
+                    help="the python engine alone on generated logs of these sizes: its CPU against the replay's "
+                         "and its peak resident set (the issue's: 1000000 4000000 20000000)")
     ap.add_argument("--om", action="store_true",
                     help="controller_metrics.om only: its bytes per record and its writers' CPU")
     ap.add_argument("--child", choices=["python", "spark"], help=argparse.SUPPRESS)
@@ -254,6 +289,8 @@ def main() -> None:
         return child(args.child, args.cores, args.paths)
     if args.fleet:
         return fleet_main(args)
+    if args.python_scaling:
+        return python_scaling(args.python_scaling, args.seed)
     if args.om:
         return om_main(args)
     path = build(args.records, args.seed, args.images)
@@ -262,17 +299,16 @@ def main() -> None:
     load_before = os.getloadavg()[0]
 
     t, cpu = time.perf_counter(), machine_busy()
-    result = analyze_python([path])
-    with tempfile.TemporaryDirectory() as out:  # the same tables as Spark writes
-        write_outputs(Path(out), result, 60_000, csv=False)
+    with tempfile.TemporaryDirectory() as out:  # the same tables as Spark writes, as the command writes them
+        result = write_python(Path(out), [path], 60_000)
         py, py_cpu = time.perf_counter() - t, machine_busy() - cpu
         om_bytes = (Path(out) / "controller_metrics.om").stat().st_size
-    records = result.records
+    records, batches = result.records, result.batches
     s1_start, s1, m1, rows1 = spark_run(path, 1, args.repeat, warm)
     s2_start, s2, m2, rows2 = spark_run(path, 2, args.repeat, warm)
-    assert rows1 == rows2 == len(result.rows), "the engines disagree on the number of batches"
+    assert rows1 == rows2 == batches, "the engines disagree on the number of batches"
 
-    print(f"\n{records:,} records, {len(result.rows):,} batches; load average {load_before:.1f} before, "
+    print(f"\n{records:,} records, {batches:,} batches; load average {load_before:.1f} before, "
           f"{os.getloadavg()[0]:.1f} after, on {os.cpu_count()} cores\n")
     print(f"  {'engine':<16}{'seconds':>10}{'records/s':>14}{'per core':>14}{'vs python':>11}{'CPU s':>9}"
           f"{'cores busy':>12}")

@@ -86,9 +86,11 @@ class Leader:
 def write(root: Path, steps: list[list[tuple[Any, int]] | Leader], *, every_ms: int = 1000,
           segment_bytes: int = 1 << 30) -> Path:
     """One batch per step, the n-th stamped T0 + n * every_ms; data batches in epoch 1 unless a Leader step
-    moved the epoch on."""
+    moved the epoch on. Its meta.properties names the cluster as its directory is named (``cluster.id``, which
+    names a cluster in the analysis; Kafka's are Uuids, the tests' are read back as they are)."""
     epoch = 1
-    with MetadataLog.open(root, create=True, durability="none", segment_bytes=segment_bytes) as log:
+    with MetadataLog.open(root, create=True, durability="none", segment_bytes=segment_bytes,
+                          cluster_id=root.name) as log:
         for n, step in enumerate(steps):
             if isinstance(step, Leader):
                 epoch = step.epoch

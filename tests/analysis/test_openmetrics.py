@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from metalog.analysis.openmetrics import FAMILIES, FILE, Family, escape, seconds, series, write_openmetrics
 from metalog.analysis.pipeline import analyze_python, write_outputs
+from metalog.analysis.result import cluster_name
 from metalog.analysis.sampling import HEARTBEAT_MS
 from metalog.generate.generator import HistorySettings
 from metalog.generate.writer import write_history
@@ -108,7 +109,8 @@ def test_the_file_parses_and_its_series_are_the_timeline_at_each_batch_time(
         fleet: list[Path], tmp_path: Path, every_batch: bool) -> None:
     result = analyze_python(fleet)
     write_outputs(tmp_path, result, 60_000, csv=False, metrics_every_batch=every_batch)
-    timelines = [(path.name, [r for r in result.rows if r["cluster"] == path.name]) for path in fleet]
+    names = [cluster_name(path) for path in fleet]
+    timelines = [(name, [r for r in result.rows if r["cluster"] == name]) for name in names]
     check_series((tmp_path / FILE).read_text(), timelines, every_batch=every_batch)
     times = [r["timestamp"] for r in timelines[0][1]]
     assert len(last_per_ms(timelines[0][1])) == len(set(times)) < len(times)  # milliseconds with several batches

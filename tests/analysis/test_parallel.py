@@ -269,7 +269,7 @@ def test_a_log_starting_inside_a_batch_after_a_snapshot(tmp_path: Path) -> None:
             writer.append(image_records(inside.image))
             writer.freeze()
         expected = list(h.states(5))
-    with MetadataLog.open(root) as log:
+    with MetadataLog.open(root, writable=True) as log:
         log.delete_segments_before(5)
         assert log.log_start_offset == 5 and log.segments[0].base_offset == 3
     sequential = analyze_log(root, "c")

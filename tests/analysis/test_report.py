@@ -241,6 +241,7 @@ def test_the_report_from_the_parquet_tables_equals_the_report_from_the_rows(tmp_
     pytest.importorskip("pyarrow")
     from metalog.analysis.pipeline import analyze_python, write_outputs
     from metalog.analysis.report import write_report, write_report_from_tables
+    from metalog.analysis.result import cluster_name
     from metalog.generate.generator import HistorySettings
     from metalog.generate.writer import write_history
 
@@ -253,7 +254,7 @@ def test_the_report_from_the_parquet_tables_equals_the_report_from_the_rows(tmp_
     write_outputs(tmp_path / "tables", result, 60_000, csv=False)
     (tmp_path / "rows").mkdir()
     write_report(tmp_path / "rows", result.rows, result.events, result.by_broker)
-    write_report_from_tables(tmp_path / "tables", [p.name for p in paths])
+    write_report_from_tables(tmp_path / "tables", [cluster_name(p) for p in paths])
     assert (tmp_path / "tables" / "report.html").read_text() == (tmp_path / "rows" / "report.html").read_text()
     if (tmp_path / "rows" / "report.png").exists():  # matplotlib installed
         assert (tmp_path / "tables" / "report.png").read_bytes() == (tmp_path / "rows" / "report.png").read_bytes()

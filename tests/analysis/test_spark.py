@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from metalog.analysis.layout import TABLES, arrow_schema, read_tables
 from metalog.analysis.pipeline import Analysis, analyze_python, write_outputs
+from metalog.analysis.result import cluster_name
 from metalog.analysis.spark import (
     RANGE_SLACK,
     analyze_spark,
@@ -34,6 +35,7 @@ from metalog.generate.generator import HistorySettings
 from metalog.generate.writer import write_history
 from metalog.replay.history import MetadataHistory
 from tests.analysis.test_parallel import controls_and_aborts_inside_batches, transactions_and_topic_configs
+from tests.analysis.test_result import without_cluster_id
 from tests.analysis.test_timeline import jbod_transition, zk_migration
 
 
@@ -64,7 +66,7 @@ def test_spark_equals_python(spark: Any, fleet: list[Path], expected: Analysis, 
     assert got.rows == expected.rows
     assert got.events == expected.events
     assert got.by_broker == expected.by_broker  # broker_timeline, directory_timeline, directory_failures
-    assert {r["cluster"] for r in got.rows} == {p.name for p in fleet}
+    assert {r["cluster"] for r in got.rows} == {cluster_name(p) for p in fleet}
 
 
 def test_any_number_of_partitions_and_with_or_without_points(spark: Any, fleet: list[Path],
@@ -239,7 +241,7 @@ def test_both_engines_write_the_same_parquet_tables(spark: Any, fleet: list[Path
     assert every == (tmp_path / "python-every" / om).read_bytes() and len(every) > 2 * len(
         (tmp_path / "spark" / om).read_bytes())
     assert read_tables(tmp_path / "spark" / "timeline_batches", ["timestamp"])[0]["timestamp"] == min(
-        r["timestamp"] for r in expected.rows if r["cluster"] == sorted(p.name for p in fleet)[0])
+        r["timestamp"] for r in expected.rows if r["cluster"] == sorted(map(cluster_name, fleet))[0])
 
 
 @settings(max_examples=4)  # each example runs a dozen Spark jobs: seconds each
@@ -255,8 +257,9 @@ def test_random_fleets_and_partitionings_give_the_python_engines_tables(
         paths.append(root / f"{scenario}-{n}")
         write_history(paths[-1], seed, HistorySettings(brokers=3, topics=3, partitions=2, records=records,
                                                        scenario=scenario), snapshot_every=every)
-    analyze_spark(spark, paths, ranges=ranges, partitions=partitions).write(root / "spark", 60_000)
-    write_outputs(root / "python", analyze_python(paths), 60_000, csv=False)
+    named = [f"{p.name}={p}" for p in paths]  # (two logs of one seed share a cluster.id)
+    analyze_spark(spark, named, ranges=ranges, partitions=partitions).write(root / "spark", 60_000)
+    write_outputs(root / "python", analyze_python(named), 60_000, csv=False)
     _same_parquet(root / "spark", root / "python")
 
 
@@ -267,7 +270,7 @@ def test_the_report_built_on_the_executors_is_the_report_built_here(spark: Any, 
     from metalog.analysis.report import write_report_from_tables
     from metalog.analysis.spark import executor_runner
 
-    names = [p.name for p in fleet]
+    names = [cluster_name(p) for p in fleet]
     for where in ("here", "executors"):
         write_outputs(tmp_path / where, expected, 60_000, csv=False)
         write_report_from_tables(tmp_path / where, names, executor_runner(spark) if where == "executors" else None)
@@ -275,3 +278,16 @@ def test_the_report_built_on_the_executors_is_the_report_built_here(spark: Any, 
     for page in ("report.html", "report.png"):
         if (tmp_path / "here" / page).exists():
             assert (tmp_path / "executors" / page).read_bytes() == (tmp_path / "here" / page).read_bytes()
+
+
+def test_a_log_directory_whose_name_is_not_utf8(spark: Any, tmp_path: Path) -> None:
+    """Before: UnicodeEncodeError; the cluster is named with the name's bytes escaped, as the python engine
+    names it."""
+    log = without_cluster_id(jbod_transition(tmp_path / "jbod"), os.fsdecode(b"caf\xe9"))
+    expected = analyze_python([log])
+    assert {r["cluster"] for r in expected.rows} == {"caf\\xe9"}
+    got = analyze_spark(spark, [log])
+    assert got.collect().rows == expected.rows
+    got.write(tmp_path / "out", 60_000)
+    got.unpersist()
+    assert read_tables(tmp_path / "out" / "timeline_batches") == expected.rows

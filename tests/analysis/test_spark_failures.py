@@ -19,6 +19,7 @@ import pytest
 from metalog.analysis.tables import read_table
 from metalog.cli.main import main
 from tests.analysis.standalone import free_port, spark_class, standalone
+from tests.analysis.test_tables import extreme_times
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -156,3 +157,13 @@ def test_a_standalone_cluster_gives_the_python_engines_tables(small: Path, tmp_p
     assert main(["analyze", str(small), "--out", str(tmp_path / "py"), "--engine", "python"]) == 0
     for table in ("timeline_batches", "events", "broker_timeline"):  # the Parquet tables
         assert read_table(tmp_path / "spark" / table) == read_table(tmp_path / "py" / table)
+
+
+def test_a_batch_time_beyond_sparks_timestamp_is_one_line_naming_the_log_and_offset(tmp_path: Path) -> None:
+    """Before: "Spark failed: An exception was thrown from the Python worker:" (pyarrow's overflow casting the
+    times to Spark's microseconds, behind it); the python engine takes any int64 (``test_tables``)."""
+    log = extreme_times(tmp_path / "log")
+    done = analyze(tmp_path, str(log), "--out", str(tmp_path / "out"), "--master", "local[1]")
+    assert one_line(done, tmp_path) == (
+        f"metalog: error: {log}: offset 2: the batch's timestamp {1 << 62} ms is beyond what Spark's TIMESTAMP "
+        "holds (about 292,000 years from 1970); --engine python analyses it\n")

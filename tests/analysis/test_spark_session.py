@@ -39,3 +39,31 @@ def test_a_chain_that_loops_ends() -> None:
     first, then = RuntimeError("a"), RuntimeError("b")
     first.__context__, then.__context__ = then, first
     assert isinstance(spark_error(first), MetalogError)
+
+
+WORKER_FAILED = """\
+An exception was thrown from the Python worker. Please see the stack trace below.
+Traceback (most recent call last):
+  File "/site-packages/pyspark/worker.py", line 2001, in main
+    process()
+  File "/src/metalog/analysis/spark.py", line 170, in _replay
+    check_spark_times(path, part.rows)
+{raised}
+
+\tat org.apache.spark.api.python.BasePythonRunner$ReaderIterator.handlePythonException(PythonRunner.scala:624)
+\tat org.apache.spark.sql.execution.python.PythonArrowOutput$$anon$1.read(PythonArrowOutput.scala:117)
+"""
+
+
+def test_metalogs_own_error_on_an_executor_is_the_line_the_python_engine_prints() -> None:
+    """Before: the same line behind "Spark failed: metalog.errors.LogError: "."""
+    line = "/logs/a: offset 2: the batch's timestamp 4611686018427387904 ms is beyond what Spark's TIMESTAMP holds"
+    said = spark_error(RuntimeError(WORKER_FAILED.format(raised=f"metalog.errors.LogError: {line}")))
+    assert isinstance(said, MetalogError) and str(said) == line
+
+
+def test_another_error_on_an_executor_names_its_type_and_message() -> None:
+    """Before: pyarrow's ArrowInvalid (not named ...Error) was passed over for the worker's empty headline."""
+    raised = "pyarrow.lib.ArrowInvalid: Casting from timestamp[ms] to timestamp[us] would result in out of bounds"
+    said = spark_error(RuntimeError(WORKER_FAILED.format(raised=raised)))
+    assert str(said) == f"Spark failed: {raised}"

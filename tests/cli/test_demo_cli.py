@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from metalog.analysis.pipeline import read_table
+from metalog.analysis.result import cluster_name
 from metalog.cli.main import main
 from metalog.errors import MetalogError
 from tests.cli.conftest import DemoRun
@@ -35,7 +36,7 @@ def _check_outputs(out: str, demo: Path) -> None:
     assert {"phase-change", "metadata-version", "directory-failure"} <= {e["event"] for e in shown}
     assert "dual-write -> post-migration" in out
     assert f"events: {len(events)}, {len(events) - len(shown)} of them aborted" in out
-    assert "log: post-migration since " in out  # the summary line of the report
+    assert f"{cluster_name(demo / 'log')}: post-migration since " in out  # the report's summary line (its cluster.id)
 
 
 def test_demo_python_engine(python_demo: DemoRun) -> None:

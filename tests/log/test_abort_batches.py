@@ -42,13 +42,13 @@ def test_append_ends_a_batch_at_an_abort(tmp_path: Path) -> None:
 
 def test_log_append_says_so_and_does_so(tmp_path: Path, capsys: Any) -> None:
     lines = "".join(f'{{"name": "{name}", "version": 0, "data": {{}}}}\n'
-                    for name in ("AbortTransactionRecord", "NoOpRecord", "NoOpRecord"))
+                    for name in ("BeginTransactionRecord", "AbortTransactionRecord", "NoOpRecord", "NoOpRecord"))
     old, sys.stdin = sys.stdin, io.StringIO(lines)
     try:
         assert main(["log", "append", str(tmp_path), "--create", "--timestamp", "2023-11-14T22:13:20Z"]) == 0
     finally:
         sys.stdin = old
-    assert batches_of(tmp_path) == [(0, 0), (1, 2)]
+    assert batches_of(tmp_path) == [(0, 1), (2, 3)]
     with MetadataLog.open(tmp_path, writable=False) as log:
         assert next(log.batches()).max_timestamp == TS
     capsys.readouterr()

@@ -104,7 +104,7 @@ def test_append_puts_the_quorums_control_messages_in_control_batches(tmp_path, c
     assert 'LeaderChange: {"version":0,"leaderId":7' in out and 'KRaftVersion: {"version":0,"kRaftVersion":1}' in out
     rc, _, err = run(["log", "append", str(tmp_path)], capsys, json.dumps(
         {"name": "SnapshotHeaderRecord", "version": 0, "data": {"version": 0, "lastContainedLogTimestamp": 0}}))
-    assert rc == 1 and err == "metalog: error: SnapshotHeaderRecord v0: not a metadata record\n"
+    assert rc == 1 and err == "metalog: error: input line 1: SnapshotHeaderRecord v0: not a metadata record\n"
 
 
 def test_verify_fails_on_damage(jbod_dir, tmp_path, capsys):

@@ -340,9 +340,11 @@ def test_recover_repair_truncates_at_a_crc_error_early_in_the_active_segment(pri
     rc, out, err = run(["log", "recover", "--repair", str(path)], capsys)
     assert rc == 0 and err == ""
     lines = out.splitlines()
+    first, last = batches[i].base_offset, batches[-1].last_offset
     assert lines[0] == (f"lost {active} at byte {batches[i].position}, {size - batches[i].position} bytes (offsets "
-                        f"from {batches[i].base_offset} on): {reason}")
-    assert lines[-1] == f"{path}: log start offset 0, log end offset {batches[i].base_offset}"
+                        f"{first}..{last}: {last - first + 1} offsets): {reason}")
+    assert lines[-1] == (f"{path}: log start offset 0, log end offset {first}, {last - first + 1} offsets cut "
+                         f"({first}..{last})")
     assert active.stat().st_size == batches[i].position
     assert verify_log(path).ok
     assert state(path) == state(pristine[0], batches[i].base_offset - 1)
@@ -358,9 +360,10 @@ def test_recover_repair_drops_the_segments_after_the_damage_and_says_so(pristine
     rc, out, _ = run(["log", "recover", "--repair", str(path)], capsys)
     assert rc == 0
     lines = out.splitlines()
+    first, last = batches[i].base_offset, batches[-1].last_offset
     assert lines[0].startswith(f"lost {batches[i].segment} at byte {batches[i].position}, "
-                               f"{sizes[batches[i].segment] - batches[i].position} bytes (offsets from "
-                               f"{batches[i].base_offset} on): batch: baseOffset ")
+                               f"{sizes[batches[i].segment] - batches[i].position} bytes (offsets "
+                               f"{first}..{last}: {last - first + 1} offsets): batch: baseOffset ")
     assert lines[1:1 + len(later)] == [f"lost {s} (whole segment, {sizes[s]} bytes)" for s in later]
     assert not any(s.exists() or s.with_suffix(".index").exists() for s in later)
     assert verify_log(path).ok
@@ -378,7 +381,9 @@ def test_recover_repair_drops_a_segment_whose_name_leaves_a_gap(copy, capsys):
     rc, _, err = run(["log", "recover", str(path)], capsys)
     assert rc == 1 and f"{segments[2]}, byte 0: the segment's name says it starts at offset" in err
     rc, out, _ = run(["log", "recover", "--repair", str(path)], capsys)
-    assert rc == 0 and out.splitlines()[-1] == f"{path}: log start offset 0, log end offset {end}"
+    first, last = next(b.base_offset for b in batches if b.segment == segments[2]), batches[-1].last_offset
+    assert rc == 0 and out.splitlines()[-1] == (f"{path}: log start offset 0, log end offset {end}, "
+                                                f"{last - first + 1} offsets cut ({first}..{last})")
     assert verify_log(path).ok
 
 

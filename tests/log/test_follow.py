@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import shutil
 import signal
 import subprocess
 import sys
@@ -116,7 +117,8 @@ def offsets_of(follower: Follower, count: int) -> list[int]:
 def test_follows_appends_rolls_and_retention_then_stops_on_ctrl_c(log_dir: Path) -> None:
     f = Follower(str(log_dir), "--from", "0", "--json", "--poll", "0.05")
     assert offsets_of(f, 1) == [0]
-    with MetadataLog.open(log_dir, segment_bytes=250) as log:  # the follower holds no lock: the writer gets it
+    # the follower holds no lock: the writer gets it
+    with MetadataLog.open(log_dir, writable=True, segment_bytes=250) as log:
         for i in range(1, 9):
             log.append([topic(i)], timestamp=TS + i)
         assert offsets_of(f, 8) == list(range(1, 9))
@@ -228,7 +230,7 @@ def test_a_partial_batch_the_log_rolled_past_is_damage(tmp_path: Path, monkeypat
 
 def test_changes_appear_when_the_transaction_commits_and_an_aborted_one_never(log_dir: Path) -> None:
     f = Follower(str(log_dir), "--changes", "--poll", "0.05").reading()
-    with MetadataLog.open(log_dir) as log:
+    with MetadataLog.open(log_dir, writable=True) as log:
         log.append([(rec("BeginTransactionRecord", name="x"), 0)], timestamp=TS + 1)
         log.append([topic(1)], timestamp=TS + 2)
         assert f.nothing_for(1.0)  # an open transaction publishes nothing
@@ -247,7 +249,7 @@ def test_changes_publish_before_a_begin_inside_a_batch(log_dir: Path) -> None:
     # Kafka's MetadataBatchLoader.loadBatch publishes the delta when a BeginTransactionRecord starts a transaction
     # in the middle of a batch: the records before it are a state of their own
     f = Follower(str(log_dir), "--changes", "--poll", "0.05").reading()
-    with MetadataLog.open(log_dir) as log:
+    with MetadataLog.open(log_dir, writable=True) as log:
         log.append([topic(1), (rec("BeginTransactionRecord", name="x"), 0), topic(2)], timestamp=TS + 1)
         assert f.next() == "offset 1 at 2023-11-14T22:13:20.001Z"
         assert f.next() == "  topics created: t1"
@@ -259,11 +261,11 @@ def test_changes_publish_before_a_begin_inside_a_batch(log_dir: Path) -> None:
 
 
 def test_changes_from_inside_an_open_transaction(log_dir: Path) -> None:
-    with MetadataLog.open(log_dir) as log:
+    with MetadataLog.open(log_dir, writable=True) as log:
         log.append([(rec("BeginTransactionRecord", name="x"), 0)], timestamp=TS + 1)
         log.append([topic(1)], timestamp=TS + 2)
     f = Follower(str(log_dir), "--changes", "--poll", "0.05").reading()  # at the end, in an open transaction
-    with MetadataLog.open(log_dir) as log:
+    with MetadataLog.open(log_dir, writable=True) as log:
         log.append([(rec("EndTransactionRecord"), 0)], timestamp=TS + 3)
     assert f.next() == "offset 3 at 2023-11-14T22:13:20.003Z"
     assert f.next() == "  topics created: t1"
@@ -272,7 +274,7 @@ def test_changes_from_inside_an_open_transaction(log_dir: Path) -> None:
 
 def test_a_truncation_under_the_follower_is_a_notice_and_it_goes_on(log_dir: Path) -> None:
     f = Follower(str(log_dir), "--from", "0", "--json", "--poll", "0.05")
-    with MetadataLog.open(log_dir, segment_bytes=1 << 20) as log:
+    with MetadataLog.open(log_dir, writable=True, segment_bytes=1 << 20) as log:
         log.append([topic(1)], timestamp=TS + 1)
         log.append([topic(2)], timestamp=TS + 2)
         assert offsets_of(f, 3) == [0, 1, 2]
@@ -294,7 +296,7 @@ def test_segments_deleted_before_they_were_read_are_a_gap(log_dir: Path) -> None
     assert offsets_of(f, 1) == [0]
     f.proc.send_signal(signal.SIGSTOP)  # the follower falls behind
     try:
-        with MetadataLog.open(log_dir, segment_bytes=250) as log:
+        with MetadataLog.open(log_dir, writable=True, segment_bytes=250) as log:
             for i in range(1, 9):
                 log.append([topic(i)], timestamp=TS + i)
             log.delete_segments_before(7)
@@ -303,6 +305,23 @@ def test_segments_deleted_before_they_were_read_are_a_gap(log_dir: Path) -> None
     assert f.proc.wait(timeout=WAIT) == 1
     wait_until(lambda: f.errors)
     assert f.errors[0].startswith("metalog: error: ") and "are missing (deleted before they were read" in f.errors[0]
+
+
+@pytest.mark.parametrize("how", ["the directory deleted", "its segments deleted"])
+def test_a_log_that_goes_away_ends_the_follower_with_one_line(log_dir: Path, how: str) -> None:
+    """Before, it kept polling a directory that was no longer there, silently, for ever."""
+    f = Follower(str(log_dir), "--from", "0", "--json", "--poll", "0.05")
+    assert offsets_of(f, 1) == [0]
+    if how == "the directory deleted":  # at once: a rename, then the deletion (rmtree alone empties it file by file)
+        shutil.rmtree(log_dir.rename(log_dir.with_name("deleted")))
+    else:
+        for segment in (log_dir / "__cluster_metadata-0").glob("*.log"):
+            segment.unlink()
+    assert f.proc.wait(timeout=WAIT) == 1
+    wait_until(lambda: f.errors)
+    gone = "no longer exists" if how == "the directory deleted" else "holds no segment any more"
+    assert f.errors == [f"metalog: error: {log_dir / '__cluster_metadata-0'}: the log is gone: the directory {gone} "
+                        "(deleted or moved while it was followed); the last offset read is 0"]
 
 
 def test_the_follower_writes_nothing(log_dir: Path) -> None:
@@ -320,7 +339,7 @@ def test_the_follower_writes_nothing(log_dir: Path) -> None:
 
 
 def test_from_a_time_and_the_library(log_dir: Path) -> None:
-    with MetadataLog.open(log_dir) as log:
+    with MetadataLog.open(log_dir, writable=True) as log:
         for i in range(1, 5):
             log.append([topic(i)], timestamp=TS + i * 1000)
     f = Follower(str(log_dir), "--from", f"{TS + 2500}ms", "--json", "--poll", "0.05")

@@ -102,7 +102,7 @@ def test_append_read_and_reopen(tmp_path):
             (0, 1, 3, True), (2, 3, 3, True), (4, 4, 3, True)]
         assert log.committed_offset == 5
         log.append([(message_class("NoOpRecord")(), 0)], timestamp=TS + 5)
-    with MetadataLog.open(tmp_path) as log:
+    with MetadataLog.open(tmp_path, writable=True) as log:
         assert not log.recovery
         assert log.log_end_offset == 6 and log.latest_epoch == 3
         assert [r.offset for r in log.records()] == list(range(6))
@@ -121,7 +121,7 @@ def test_durability_policies(tmp_path):
         assert log.committed_offset == 0
         log.flush()
         assert log.committed_offset == 4
-    with MetadataLog.open(tmp_path, durability="append") as log:
+    with MetadataLog.open(tmp_path, writable=True, durability="append") as log:
         res = log.append([NOOP] * 4, batch_size=2)
         assert [b.committed for b in res] == [True, True] and log.committed_offset == 8
 
@@ -145,10 +145,10 @@ def test_segments_roll_by_size_and_reads_cross_them(tmp_path):
 def test_one_writer_at_a_time(tmp_path):
     with MetadataLog.open(tmp_path, create=True):
         with pytest.raises(LogLockedError, match="another writer"):
-            MetadataLog.open(tmp_path)
+            MetadataLog.open(tmp_path, writable=True)
         with MetadataLog.open(tmp_path, writable=False) as reader:  # readers do not need the lock
             assert reader.log_end_offset == 0
-    with MetadataLog.open(tmp_path) as log:  # released on close
+    with MetadataLog.open(tmp_path, writable=True) as log:  # released on close
         log.append([NOOP])
 
 
@@ -249,7 +249,7 @@ def test_leftovers_are_cleaned_on_open(tmp_path):
             part / "quorum-state.tmp"]
     for p in junk:
         p.write_bytes(b"x")
-    with MetadataLog.open(tmp_path) as log:
+    with MetadataLog.open(tmp_path, writable=True) as log:  # the writer cleans them
         assert sorted(log.recovery.cleaned) == sorted(str(p) for p in junk)
     assert not any(p.exists() for p in junk)
 
@@ -265,7 +265,7 @@ def test_missing_indexes_and_epoch_checkpoint_are_rebuilt(tmp_path):
     (part / "leader-epoch-checkpoint").unlink()
     some = sorted(n for n in originals if n.endswith(".index"))[1]
     (part / some).write_bytes(b"\x00" * 5)  # a torn index entry
-    with MetadataLog.open(tmp_path) as log:
+    with MetadataLog.open(tmp_path, writable=True) as log:
         assert len(log.recovery.rebuilt) >= 3
         assert log.log_end_offset == 120
     assert {p.name: p.read_bytes() for p in part.iterdir() if p.suffix in (".index", ".timeindex")} == originals
@@ -274,7 +274,7 @@ def test_missing_indexes_and_epoch_checkpoint_are_rebuilt(tmp_path):
 
 def test_jbod_copy_opens_writable_and_gets_indexes(jbod_dir, tmp_path):
     shutil.copytree(jbod_dir / "__cluster_metadata-0", tmp_path / "__cluster_metadata-0")
-    with MetadataLog.open(tmp_path / "__cluster_metadata-0") as log:
+    with MetadataLog.open(tmp_path / "__cluster_metadata-0", writable=True) as log:
         assert any("leader-epoch-checkpoint" in r for r in log.recovery.rebuilt)
         log.append([NOOP], timestamp=1700000009000)
         assert log.log_end_offset == 26
@@ -296,7 +296,7 @@ def test_a_stale_epoch_checkpoint_is_rebuilt_never_treated_as_damage(tmp_path):
         log.append([(noop, 0)] * 2, epoch=2)
     part = tmp_path / "__cluster_metadata-0"
     (part / "leader-epoch-checkpoint").write_text("0\n1\n1 0\n")  # epoch 2 never made it to disk
-    with MetadataLog.open(tmp_path) as log:
+    with MetadataLog.open(tmp_path, writable=True) as log:
         assert log.log_end_offset == 5
         assert log.latest_epoch == 2
         assert any("disagreed with the log" in r for r in log.recovery.rebuilt)

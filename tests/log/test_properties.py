@@ -40,7 +40,7 @@ def test_append_read_round_trip_across_rolls(appends, segment_bytes, interval):
                 expected += [(len(expected) + i, v, epoch) for i, v in enumerate(values)]
                 if reopen:
                     log.close()
-                    log = MetadataLog.open(d, **opts)
+                    log = MetadataLog.open(d, writable=True, **opts)
                     assert not log.recovery.truncated and not log.recovery.rebuilt
             assert log.log_end_offset == len(expected)
             got = [(r.offset, r.value) for r in log.records()]

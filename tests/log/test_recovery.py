@@ -35,7 +35,7 @@ def make_log(path: Path, batches: int = 6, *, interval: int = 4096) -> list[tupl
 
 
 def reopen_and_check(path: Path, prefix_batches: list[tuple[int, int]], end_offset: int) -> MetadataLog:
-    log = MetadataLog.open(path, index_interval_bytes=64)
+    log = MetadataLog.open(path, writable=True, index_interval_bytes=64)
     assert log.log_end_offset == end_offset
     assert [(b.position, b.base_offset) for b in log.batches()] == prefix_batches
     assert [r.offset for r in log.records()] == list(range(end_offset))
@@ -101,7 +101,8 @@ def test_damage_in_the_middle_is_an_error_naming_file_and_position(tmp_path):
     assert str(err.value).startswith(f"{work / SEGMENT}, byte {pos}: ")
     assert "CRC-32C mismatch" in str(err.value) and "repair" in str(err.value)
     assert (work / SEGMENT).stat().st_size == (path / SEGMENT).stat().st_size  # nothing was cut
-    with MetadataLog.open(work, repair=True) as log:  # explicit repair truncates there and says what was lost
+    # an explicit repair truncates there and says what was lost
+    with MetadataLog.open(work, writable=True, repair=True) as log:
         assert log.log_end_offset == batches[2][1]
         assert len(log.recovery.lost) == 1 and f"at byte {pos}" in log.recovery.lost[0]
     with MetadataLog.open(work) as log:

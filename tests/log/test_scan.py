@@ -1,4 +1,5 @@
-"""The fast scans give exactly what the general batch reader gives, and refuse what it refuses."""
+"""The fast scans give exactly what the general batch reader gives (RecordBatch.records, KRaft's rules for records
+included), and refuse what it refuses, with the same error."""
 
 from __future__ import annotations
 
@@ -11,32 +12,36 @@ from hypothesis import strategies as st
 from metalog.errors import CorruptBatchError, LogError
 from metalog.log import MetadataLog, Record, build_batch, iter_batches
 from metalog.log.chain import BatchChain
-from metalog.log.scan import scan_into, scan_values
+from metalog.log.control import encode_control
+from metalog.log.scan import ScannedBatch, scan_into, scan_values
+from tests.log.damage import leader_change
 
 TS = 1700000000000
+LEADER_CHANGE = encode_control(*leader_change(1))
 
 
-def general(data: bytes) -> list[tuple[int, int, int, bool, list[bytes | None]]]:
-    return [(b.base_offset, b.last_offset, b.max_timestamp, b.is_control, [r.value for r in b.records()])
-            for b in iter_batches(data)]
+def general(data: bytes) -> tuple[list[ScannedBatch], tuple[int, str] | None]:
+    """Each batch as the general reader reads it, up to the first whose records it refuses, and (that batch's base
+    offset, the error)."""
+    out: list[ScannedBatch] = []
+    for b in iter_batches(data, source="x"):
+        try:
+            values = [r.value for r in b.records()]
+        except CorruptBatchError as e:
+            return out, (b.base_offset, str(e))
+        out.append((b.base_offset, b.last_offset, b.max_timestamp, b.is_control, values))
+    return out, None
 
 
-record_values = st.one_of(st.none(), st.binary(max_size=300))
-records = st.lists(st.tuples(record_values, st.one_of(st.none(), st.binary(max_size=4)),
-                             st.lists(st.tuples(st.text(max_size=3), st.binary(max_size=3)), max_size=2),
-                             st.integers(0, 5)), min_size=1, max_size=5)
-
-
-@given(batches=st.lists(st.tuples(records, st.sampled_from(["none", "gzip"]), st.booleans()), min_size=1,
-                        max_size=5))
-def test_scan_equals_the_general_reader(batches: list) -> None:  # type: ignore[type-arg]
-    data, offset = b"", 0
-    for recs, compression, control in batches:
-        built = [Record(offset + i, TS + ts, key, value, tuple(headers)) for i, (value, key, headers, ts) in
-                 enumerate(recs)]
-        data += build_batch(offset, built, compression=compression, is_control=control, partition_leader_epoch=1)
-        offset += len(recs)
-    assert list(scan_values(data, 0, len(data), "x", BatchChain(0))) == general(data)
+# records as KRaft writes them (a value, no key, no headers, the batch's timestamp), or in any form Kafka's clients
+# write (which KRaft's reader refuses, whatever the scan), or a control record KRaft writes
+kraft_record = st.tuples(st.binary(min_size=1, max_size=300), st.none(), st.just([]), st.just(0))
+any_record = st.tuples(st.one_of(st.none(), st.binary(max_size=300)), st.one_of(st.none(), st.binary(max_size=4)),
+                       st.lists(st.tuples(st.text(max_size=3), st.binary(max_size=3)), max_size=2),
+                       st.integers(0, 5))
+control_record = st.just((LEADER_CHANGE[1], LEADER_CHANGE[0], [], 0))
+records = st.one_of(st.lists(kraft_record, min_size=1, max_size=5), st.lists(kraft_record, min_size=1, max_size=5),
+                    st.lists(any_record, min_size=1, max_size=5), st.lists(control_record, min_size=1, max_size=2))
 
 
 def build(batches: list) -> bytes:  # type: ignore[type-arg]
@@ -44,45 +49,80 @@ def build(batches: list) -> bytes:  # type: ignore[type-arg]
     for recs, compression, control in batches:
         built = [Record(offset + i, TS + ts, key, value, tuple(headers)) for i, (value, key, headers, ts) in
                  enumerate(recs)]
-        data += build_batch(offset, built, compression=compression, is_control=control, partition_leader_epoch=1)
+        data += build_batch(offset, built, compression=compression, is_control=control, partition_leader_epoch=1,
+                            base_timestamp=TS)
         offset += len(recs)
     return data
 
 
-def scanned_into(data: bytes, first: int, last: int, chunk: int) -> tuple[list[tuple[bytes | None, int]], int | None]:
-    """What scan_into passes to its sink over the whole of ``data``, and the last timestamp it reports."""
+def scanned(data: bytes) -> tuple[list[ScannedBatch], str | None]:
+    got: list[ScannedBatch] = []
+    try:
+        for batch in scan_values(data, 0, len(data), "x", BatchChain(0)):
+            got.append(batch)
+    except CorruptBatchError as e:
+        return got, str(e)
+    return got, None
+
+
+batch_lists = st.lists(st.tuples(records, st.sampled_from(["none", "none", "gzip"]), st.booleans()), min_size=1,
+                       max_size=6)
+
+
+@given(batches=batch_lists)
+def test_scan_equals_the_general_reader(batches: list) -> None:  # type: ignore[type-arg]
+    data = build(batches)
+    expected, refused = general(data)
+    assert scanned(data) == (expected, None if refused is None else refused[1])
+
+
+def scanned_into(data: bytes, first: int, last: int, chunk: int) -> tuple[list[tuple[bytes | None, int]], int | None,
+                                                                         str | None]:
+    """What scan_into passes to its sink over the whole of ``data``, the last timestamp it reports, and its error."""
     got: list[tuple[bytes | None, int]] = []
     pos, timestamp, chain = 0, None, BatchChain(0)
-    while pos < len(data):
-        pos, count, ts, done = scan_into(data, pos, len(data), "x", first, last, lambda v, o: got.append((v, o)),
-                                         chain, chunk)
-        timestamp = timestamp if ts is None else ts
-        if done:
-            break
-    return got, timestamp
+    try:
+        while pos < len(data):
+            pos, count, ts, done = scan_into(data, pos, len(data), "x", first, last,
+                                             lambda v, o: got.append((v, o)), chain, chunk)
+            timestamp = timestamp if ts is None else ts
+            if done:
+                break
+    except CorruptBatchError as e:
+        return got, timestamp, str(e)
+    return got, timestamp, None
 
 
-@given(batches=st.lists(st.tuples(records, st.sampled_from(["none", "none", "gzip"]), st.booleans()), min_size=1,
-                        max_size=6),
-       first=st.integers(-1, 32), span=st.integers(0, 32), chunk=st.sampled_from([1, 90, 500, 1 << 20]))
+@given(batches=batch_lists, first=st.integers(-1, 32), span=st.integers(0, 32),
+       chunk=st.sampled_from([1, 90, 500, 1 << 20]))
 def test_scan_into_passes_what_the_general_reader_reads(batches: list, first: int, span: int,  # type: ignore[type-arg]
                                                         chunk: int) -> None:
     data = build(batches)
+    read, refused = general(data)
     expected, timestamp = [], None
-    for base, _, max_ts, control, values in general(data):
+    for base, _, max_ts, control, values in read:
         if base > first + span:
             break
         if not control:
             timestamp = max_ts
             expected += [(v, base + i) for i, v in enumerate(values) if first <= base + i <= first + span]
-    assert scanned_into(data, first, first + span, chunk) == (expected, timestamp)
+    error = None if refused is None or refused[0] > first + span else refused[1]
+    got, got_timestamp, got_error = scanned_into(data, first, first + span, chunk)
+    assert (got, got_error) == (expected, error)
+    if error is None:
+        assert got_timestamp == timestamp
 
 
 def test_scan_into_single_record_batches_of_every_small_size() -> None:
-    """The inline path for one-record batches against the general reader, around the one-byte varint limits."""
-    values = [bytes(range(n)) for n in range(0, 140)] + [None, b""]
+    """The inline path for one-record batches against the general reader, around the one-byte varint limits; an empty
+    or a null value is refused, as KRaft's reader refuses it (RecordsIterator.decodeDataRecord)."""
+    values = [bytes(range(n)) for n in range(1, 140)]
     data = build([([(v, None, [], 0)], "none", False) for v in values])
-    assert scanned_into(data, 0, 10**6, 1 << 20)[0] == [(v, i) for i, v in enumerate(values)]
+    assert scanned_into(data, 0, 10**6, 1 << 20) == ([(v, i) for i, v in enumerate(values)], TS, None)
+    for value in (None, b""):
+        data = build([([(v, None, [], 0)], "none", False) for v in values[:2] + [value]])
+        refused = "x, byte 139: batch 2..2: record at offset 2 has no value"
+        assert scanned_into(data, 0, 10**6, 1 << 20) == ([(v, i) for i, v in enumerate(values[:2])], None, refused)
 
 
 def test_scan_of_kafkas_segment(jbod_dir: Path) -> None:
@@ -135,7 +175,7 @@ def test_scan_yields_every_batch_before_a_damaged_one_then_refuses_it(jbod_dir: 
     """scan_values runs scan_into's loop a chunk at a time: a damaged batch inside a chunk still comes after
     the batches before it, as from a reader of one batch at a time."""
     data = bytearray((jbod_dir / "__cluster_metadata-0" / "00000000000000000000.log").read_bytes())
-    intact = general(bytes(data))
+    intact, _ = general(bytes(data))
     data[91 + 70] ^= 0x01  # the second batch
     got = []
     with pytest.raises(CorruptBatchError, match="CRC-32C mismatch"):

@@ -208,7 +208,7 @@ def test_the_state_at_every_offset_is_the_last_published_one(batches: list[list[
             snapshot(root, model.published[pick])
         log_start = 0
         if truncate and snapshots:
-            with MetadataLog.open(root) as log:
+            with MetadataLog.open(root, writable=True) as log:
                 log.delete_segments_before(model.published[snapshots[-1]].offset + 1)
                 log_start = log.log_start_offset
             use_snapshots = True

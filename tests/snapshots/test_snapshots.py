@@ -112,7 +112,7 @@ def test_names_and_leftovers(tmp_path):
         writer = SnapshotWriter(log.directory, SnapshotId(1, 1), last_contained_log_timestamp=0)
         writer.append([b"\x01\x14\x00\x00"])  # never frozen: a crash leaves the .part behind
         assert list_snapshots(log.directory) == []
-    with MetadataLog.open(tmp_path) as log:
+    with MetadataLog.open(tmp_path, writable=True) as log:
         assert any(c.endswith(".checkpoint.part") for c in log.recovery.cleaned)
         assert log.snapshot_ids() == []
     with pytest.raises(SnapshotError, match="already exists"):
@@ -132,8 +132,8 @@ def test_batches_split_at_the_size_limit(tmp_path):
     assert [r.value for r in SnapshotReader(path).records()] == values
 
 
-@given(values=st.lists(st.binary(max_size=200), max_size=40), end=st.integers(0, 10**12), epoch=st.integers(0, 10**9),
-       kraft_version=st.sampled_from([0, 1]), ts=st.integers(0, 2**40))
+@given(values=st.lists(st.binary(min_size=1, max_size=200), max_size=40), end=st.integers(0, 10**12),
+       epoch=st.integers(0, 10**9), kraft_version=st.sampled_from([0, 1]), ts=st.integers(0, 2**40))
 def test_snapshot_write_read_round_trip(values, end, epoch, kraft_version, ts):
     with tempfile.TemporaryDirectory() as d:
         sid = SnapshotId(end, epoch)

@@ -17,7 +17,7 @@ from metalog.codec import Uuid, message_class
 from metalog.codec.framing import encode_metadata_record
 from metalog.errors import ReplayError
 from metalog.state import MetadataLoader
-from metalog.state.image import EMPTY
+from metalog.state.image import EMPTY, working_copy
 from metalog.state.loader import (
     ABORTED,
     CONTINUED,
@@ -28,6 +28,7 @@ from metalog.state.loader import (
     OpenTransaction,
     TransactionState,
 )
+from tests.state.histories import histories
 
 
 def rec(message: str, /, **fields: Any) -> Any:
@@ -162,17 +163,19 @@ def test_publish_is_refused_inside_a_transaction() -> None:
         loader.publish(1)
 
 
-def test_a_loader_started_inside_an_open_transaction() -> None:
+@pytest.mark.parametrize("images", [True, False])
+def test_a_loader_started_inside_an_open_transaction(images: bool) -> None:
     """What the parallel replay needs: the published image and the transaction's records so far."""
     published = MetadataLoader().replay_all([(0, broker(1))])
     pending = MetadataLoader(published).replay_all([(2, broker(2))])
-    loader = MetadataLoader(published, transaction=OpenTransaction(1, pending))
-    assert loader.in_transaction and loader.transaction_start == 1 and loader.image is published
-    image = loader.load_batch(3, [broker(3), END])
-    assert image is not None and set(image.brokers) == {1, 2, 3}
-    loader = MetadataLoader(published, transaction=OpenTransaction(1, pending))
-    image = loader.load_batch(3, [ABORT, broker(4)])
-    assert image is not None and set(image.brokers) == {1, 4}
+    loader = MetadataLoader(published, transaction=OpenTransaction(1, pending), images=images)
+    assert loader.in_transaction and loader.transaction_start == 1 and loader.image == published
+    loader.load_batch(3, [broker(3), END])
+    assert set(loader.image.brokers) == {1, 2, 3}
+    loader = MetadataLoader(published, transaction=OpenTransaction(1, pending), images=images)
+    loader.load_batch(3, [ABORT, broker(4)])
+    assert set(loader.image.brokers) == {1, 4}
+    assert set(published.brokers) == {1} and set(pending.brokers) == {1, 2}  # neither changed
 
 
 def test_aborts_are_told_to_an_observer() -> None:
@@ -248,3 +251,64 @@ def test_record_by_record_with_one_batch_end_equals_batch_by_batch(ops: list[str
     fused.end_batch(len(values) - 1)
     assert fused.image == batched.image
     assert (fused.state, fused.transaction_start) == (batched.state, batched.transaction_start)
+
+
+# ---- a loader that keeps no image per publish (images=False) ----------------------------------------------------
+@settings(max_examples=150, deadline=None)
+@given(values=histories(), cuts=st.lists(st.integers(0, 6), min_size=1, max_size=8), start=st.integers(0, 20),
+       asked=st.lists(st.booleans(), min_size=1, max_size=5))
+def test_without_images_every_publish_equals_the_loader_with_images(values: list[bytes], cuts: list[int],
+                                                                     start: int, asked: list[bool]) -> None:
+    """A loader changing its working copy in place publishes, batch by batch in any shape (empty batches are
+    control batches), what the loader building an image per publish publishes; it tells each delta with the state
+    before it; and an image it handed out, or was started from, never changes afterwards."""
+    base = MetadataLoader()
+    for offset, value in enumerate(values[:start]):
+        base.replay_value(value, offset)
+    base.end_batch(min(start, len(values)) - 1)
+    if base.in_transaction:  # (a loader starts inside a transaction only as OpenTransaction says)
+        base, start = MetadataLoader(), 0
+    first = base.image
+    kept = [(first, working_copy(first))]
+    told: dict[bool, list[tuple[Any, ...]]] = {True: [], False: []}
+
+    def teller(images: bool) -> Any:
+        def tell(delta: Any, image: Any) -> None:
+            if delta is None:
+                told[images].append(("replaced", working_copy(image)))
+            else:  # the state before the delta, and what the delta makes of it
+                told[images].append((working_copy(delta.image), working_copy(delta.apply())))
+        return tell
+
+    with_images = MetadataLoader(first, on_publish=teller(True))
+    without = MetadataLoader(first, on_publish=teller(False), images=False)
+    offset, n, sizes = len(values[:start]), 0, [*cuts, 3]  # (never only empty batches)
+    while offset < len(values):
+        size = sizes[n % len(sizes)]
+        batch = values[offset:offset + size]
+        last = offset + len(batch) - 1 if batch else max(with_images.offset, 0)
+        assert (with_images.load_batch(offset, batch, last_offset=last, is_control=not batch) is None) == \
+            with_images.in_transaction
+        assert without.load_batch(offset, batch, last_offset=last, is_control=not batch) is None
+        assert without.in_transaction == with_images.in_transaction
+        assert (without.state, without.transaction_start) == (with_images.state, with_images.transaction_start)
+        if asked[n % len(asked)]:
+            image = without.image
+            assert image == with_images.image
+            kept.append((image, working_copy(image)))
+        offset, n = offset + len(batch), n + 1
+    assert without.image == with_images.image
+    assert told[False] == told[True]
+    for image, copy in kept:
+        assert image == copy
+
+
+def test_a_working_copy_shares_no_container() -> None:
+    loader = MetadataLoader()
+    loader.replay_all([(0, broker(1)), (1, config("1"))])
+    image = loader.image
+    copy = working_copy(image)
+    assert copy == image
+    for name in ("brokers", "controllers", "topics", "topics_by_name", "configs", "client_quotas", "acls", "scram",
+                 "delegation_tokens"):
+        assert getattr(copy, name) is not getattr(image, name), name

@@ -8,12 +8,23 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from itertools import islice
+from pathlib import Path
 from typing import Any
 
 from metalog.analysis.brokers import BrokerCounter
 from metalog.analysis.events import aborted, controller_leader, directory_failures, row_events
-from metalog.analysis.result import Analysis, Progress, cluster_name, cluster_names
-from metalog.analysis.tables import BUCKET_COLUMNS, buckets, parse_bucket, read_table, write_outputs, write_table
+from metalog.analysis.result import Analysis, Progress, cluster_logs, cluster_name, cluster_names
+from metalog.analysis.tables import (
+    BUCKET_COLUMNS,
+    buckets,
+    claim_output,
+    parse_bucket,
+    read_table,
+    write_outputs,
+    write_table,
+)
 from metalog.analysis.timeline import RowCounter
 from metalog.analysis.topic_changes import TopicChanges
 from metalog.errors import LogError, MetalogError
@@ -28,7 +39,7 @@ from metalog.state.loader import AbortedTransaction, OpenTransaction
 
 __all__ = ["BUCKET_COLUMNS", "UNKNOWN", "Analysis", "Progress", "TimelineReplay", "analyze_log", "analyze_python",
            "buckets", "cluster_name", "cluster_names", "leader_changes", "log_records", "parse_bucket", "read_table",
-           "write_outputs", "write_table"]
+           "write_outputs", "write_python", "write_table"]
 
 UNKNOWN = object()  # the row before a range of the parallel replay, which it does not know
 
@@ -132,14 +143,77 @@ def log_records(path: str | os.PathLike[str]) -> int:
 
 
 def analyze_python(logdirs: Sequence[str | os.PathLike[str]], *, progress: Progress | None = None) -> Analysis:
-    """The python engine over a fleet: clusters one after another, in one process."""
-    total = sum(log_records(p) for p in logdirs)
-    names = cluster_names(logdirs)
+    """The python engine over a fleet: clusters one after another, in one process. ``logdirs``: log directories,
+    or ``NAME=LOGDIR`` (``result.cluster_log``)."""
+    clusters = cluster_logs(logdirs)
+    total = sum(log_records(c.path) for c in clusters)
     result = Analysis()
-    for path, name in zip(logdirs, names, strict=True):
-        one = analyze_log(path, name, progress=progress, done_before=result.records, total=total)
+    for cluster in clusters:
+        one = analyze_log(cluster.path, cluster.name, progress=progress, done_before=result.records, total=total)
         result.rows.extend(one.rows)
         result.events.extend(one.events)
         result.records += one.records
         result.by_broker.extend(one.by_broker)
     return result
+
+
+# batches replayed between two hand-overs of their rows to the writers (what the python engine holds at once)
+CHUNK_BATCHES = 4096
+
+
+@dataclass
+class Written:
+    """What ``write_python`` did: records replayed, timeline rows (batches), events, and the paths written."""
+
+    records: int = 0
+    batches: int = 0
+    events: int = 0
+    paths: list[Path] = field(default_factory=list)
+
+
+def write_python(out: Path, logdirs: Sequence[str | os.PathLike[str]], width_ms: int, *, csv: bool = False,
+                 metrics_every_batch: bool = False, progress: Progress | None = None) -> Written:
+    """The python engine writing its tables as it goes (``writers``), into ``out``, the analysis' own
+    (``tables.claim_output``): memory flat in the logs' sizes. ``metrics_every_batch``: controller_metrics.om
+with a sample at every batch time. Needs pyarrow (``analyze_python`` and
+    ``tables.write_outputs`` otherwise). The report is written from the tables afterwards."""
+    from metalog.analysis.writers import TableWriters
+
+    claim_output(out)
+    clusters = cluster_logs(logdirs)
+    total = sum(log_records(c.path) for c in clusters)
+    done = Written()
+    with TableWriters(out, width_ms, csv=csv, metrics_every_batch=metrics_every_batch) as writers:
+        for cluster in clusters:
+            writers.cluster(cluster.name)
+            done.records += _write_cluster(cluster.path, cluster.name, writers, progress, done.records, total)
+            writers.end_cluster()
+        done.paths = writers.close()
+        done.batches, done.events = writers.batches, writers.events_written
+    return done
+
+
+def _write_cluster(path: str | os.PathLike[str], name: str, writers: Any, progress: Progress | None,
+                   done_before: int, total: int) -> int:
+    """One cluster's replay, its rows handed to ``writers`` every ``CHUNK_BATCHES`` batches; its records."""
+    with MetadataHistory(path) as history, gc_paused():
+        log = history.log
+        start = log.log_start_offset
+        replay = TimelineReplay(log, name, history.state_before_log())
+        batches = iter(log.scan(start) if history.end_offset >= start else ())
+        tables = replay.per_broker.tables
+        report = None if progress is None else (lambda records: progress(done_before + records, total))
+        prev: dict[str, Any] | None = None
+        while True:
+            rows: list[dict[str, Any]] = []
+            events: list[dict[str, Any]] = []
+            replay.run(islice(batches, CHUNK_BATCHES), start, rows, events, prev, report)
+            if not rows:
+                return replay.records
+            writers.add("timeline_batches", rows)
+            writers.add("events", events)
+            for table, found in (("broker_timeline", tables.brokers), ("directory_timeline", tables.directories),
+                                 ("directory_failures", tables.failures)):
+                writers.add(table, found)
+                del found[:]  # (the counter appends to these lists: emptied in place)
+            prev = rows[-1]

@@ -41,7 +41,7 @@ from metalog.analysis.parallel import (
     split_ranges,
     start_points,
 )
-from metalog.analysis.result import Analysis, cluster_names
+from metalog.analysis.result import Analysis, cluster_logs
 from metalog.analysis.spark_session import default_driver_memory, find_java, import_pyspark, spark_errors, spark_session
 from metalog.analysis.spark_tables import (
     OUTPUT_DDL,
@@ -54,6 +54,7 @@ from metalog.analysis.spark_tables import (
     write,
     write_openmetrics,
 )
+from metalog.errors import LogError
 from metalog.replay.points import StartPoint
 from metalog.state.overlay import RangeDelta
 
@@ -167,7 +168,22 @@ def _replay(item: tuple[int, str, str, int, int, StartPoint | None, RangeDelta])
     index, path, cluster, lo, hi, point, prefix = item
     start = time.process_time()
     part = replay_range(path, cluster, lo, hi, range_start(path, point, prefix))
+    check_spark_times(path, part.rows)
     return range_output(index, part, time.process_time() - start)
+
+
+# Spark's TIMESTAMP counts microseconds in an int64: epoch ms within about 292,000 years of 1970
+SPARK_MIN_MS, SPARK_MAX_MS = -(1 << 63) // 1000 + 1, ((1 << 63) - 1) // 1000
+
+
+def check_spark_times(path: str, rows: Sequence[dict[str, Any]]) -> None:
+    """A batch time beyond Spark's TIMESTAMP (any int64 is a batch's maxTimestamp, but Spark's tables hold
+    microseconds) as one error naming the log and the batch: the python engine writes every int64 time."""
+    for row in rows:
+        ms = row["timestamp"]
+        if not SPARK_MIN_MS <= ms <= SPARK_MAX_MS:
+            raise LogError(f"offset {row['last_offset']}: the batch's timestamp {ms} ms is beyond what Spark's "
+                           "TIMESTAMP holds (about 292,000 years from 1970); --engine python analyses it", file=path)
 
 
 def _on_executors(sc: Any, fn: Callable[[Any], Any], items: Sequence[Any], keys: Sequence[tuple[str, int]],
@@ -192,7 +208,8 @@ def analyze_spark(session: Any, logdirs: Sequence[str | os.PathLike[str]], *, ra
     ``progress(records done, total)`` and ``stage(name)`` report while it runs."""
     sc = session.sparkContext
     clusters = []
-    for path, name in zip([str(Path(p).resolve()) for p in logdirs], cluster_names(logdirs), strict=True):
+    for cluster in cluster_logs(logdirs):
+        path, name = str(Path(cluster.path).resolve()), cluster.name
         first, last = log_bounds(path)
         clusters.append(_Cluster(path, name, first, last, start_points(path) if points else []))
     sizes = [max(c.last - c.first + 1, 0) for c in clusters]
@@ -262,7 +279,11 @@ class SparkAnalysis:
 
     def write(self, out: Path, width_ms: int, *, metrics_every_batch: bool = False) -> list[Path]:
         """Every table as Parquet and controller_metrics.om, by the executors (``metalog.analysis.layout``'s
-        layout; ``metalog.analysis.openmetrics``, a sample at every batch time with ``metrics_every_batch``)."""
+        layout; ``metalog.analysis.openmetrics``, a sample at every batch time with ``metrics_every_batch``), into
+        an output directory of the analysis' own (``tables.claim_output``)."""
+        from metalog.analysis.tables import claim_output
+
+        claim_output(out)
         timeline = self.frames["timeline_batches"].persist(_storage_level())  # its table, buckets and metrics
         try:
             frames = {**self.frames, "timeline_batches": timeline, "timeline_buckets": buckets(timeline, width_ms)}

@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from metalog import errors
 from metalog.analysis.spark_quiet import AccumulatorErrors, quiet_py4j
 from metalog.errors import MetalogError
 
@@ -191,16 +192,39 @@ def spark_failure(e: BaseException) -> MetalogError:
         text = str(e)
     except Exception:  # noqa: BLE001 - a message the JVM can no longer render
         text = type(e).__name__
+    raised = python_error(text)
+    if raised is not None and raised.startswith(_METALOG_ERRORS):  # metalog's own, on an executor: its own line
+        return MetalogError(raised.partition(": ")[2])
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     python = [line for line in lines if re.match(r"^[\w.]*(Error|Exception)\b.*:", line)
               and not line.startswith(("org.apache", "py4j", "pyspark", "java."))]
-    if "Traceback (most recent call last)" in text and python:
+    if raised is not None:
+        why = raised
+    elif "Traceback (most recent call last)" in text and python:
         why = python[-1]
     else:
         why = next((line for line in lines if "Exception:" in line or "Error:" in line), lines[0] if lines else "")
     hint = (" (the driver's JVM ran out of memory: try a larger --driver-memory, or --engine python)"
             if jvm_ran_out_of_memory() else "")
     return MetalogError(f"Spark failed: {why[:300] or type(e).__name__}{hint}")
+
+
+_METALOG_ERRORS = tuple(f"metalog.errors.{name}: " for name in dir(errors)
+                        if isinstance(getattr(errors, name), type) and issubclass(getattr(errors, name), MetalogError))
+
+
+def python_error(text: str) -> str | None:
+    """The error a Python traceback in ``text`` ends with (``module.Type: message``, the first line after the
+    last traceback's frames, which are indented), or None without one. Spark puts a task's traceback inside its
+    own exception's message, under a line that explains nothing ("An exception was thrown from the Python
+    worker")."""
+    at = text.rfind("Traceback (most recent call last):")
+    if at < 0:
+        return None
+    for line in text[at:].splitlines()[1:]:
+        if line.strip() and not line[0].isspace():
+            return line.strip()
+    return None
 
 
 def _probe_master(master: str, timeout: float) -> None:
@@ -332,7 +356,8 @@ def _quiet_gateway(settings: dict[str, str], scratch: Path) -> None:
     log = scratch / "jvm-stderr.log"
     with open(log, "wb") as sink, _ctrl_c_deferred():
         try:
-            gateway = launch_gateway(conf, popen_kwargs={"stderr": sink})
+            launch: Any = launch_gateway  # (pyspark's, untyped)
+            gateway = launch(conf, popen_kwargs={"stderr": sink})
         except Exception as e:
             if "JAVA_GATEWAY_EXITED" not in str(e):
                 raise

@@ -15,17 +15,26 @@ from metalog.analysis.openmetrics import FILE as OPENMETRICS
 from metalog.analysis.openmetrics import write_openmetrics
 from metalog.analysis.result import Analysis
 from metalog.analysis.timeline import COLUMNS, INT_COLUMNS
+from metalog.errors import MetalogError
 
 BUCKET_COLUMNS: dict[str, str] = {"bucket_start": "timeline_buckets only: the bucket's start, epoch ms",
                                   **COLUMNS}
+
+
+INT64_MIN = -(1 << 63)
+
+
+def bucket_start(timestamp: int, width_ms: int) -> int:
+    """The start of the bucket of ``width_ms`` holding ``timestamp`` (epoch ms): a multiple of the width, but
+    never before the first int64 (the first bucket of a log stamped near -2^63 ms starts there)."""
+    return max(timestamp // width_ms * width_ms, INT64_MIN)
 
 
 def buckets(rows: Iterable[dict[str, Any]], width_ms: int) -> list[dict[str, Any]]:
     """The last row of every cluster in every time bucket of ``width_ms``."""
     last: dict[tuple[str, int], dict[str, Any]] = {}
     for row in rows:
-        start = row["timestamp"] // width_ms * width_ms
-        last[(row["cluster"], start)] = row
+        last[(row["cluster"], bucket_start(row["timestamp"], width_ms))] = row
     return [{"bucket_start": start, **row} for (_, start), row in sorted(last.items(), key=lambda kv: kv[0])]
 
 
@@ -33,33 +42,70 @@ def parse_bucket(text: str) -> int:
     """Milliseconds from ``500ms``, ``30s``, ``1m``, ``2h``, ``1d``."""
     units = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
     for unit in sorted(units, key=len, reverse=True):
-        if text.endswith(unit) and text[: -len(unit)].isdigit() and int(text[: -len(unit)]) > 0:
-            return int(text[: -len(unit)]) * units[unit]
+        if text.endswith(unit) and text[: -len(unit)].isdigit() and 0 < int(text[: -len(unit)]) * units[unit] < 1 << 63:
+            return int(text[: -len(unit)]) * units[unit]  # (an int64 of milliseconds, as the times are)
     raise ValueError(f"not a bucket width: {text!r} (e.g. 30s, 1m, 1h)")
 
 
 _INTS = INT_COLUMNS | BROKER_INT_COLUMNS | {"bucket_start", "offset"}
 
+# The first characters that make a spreadsheet read a cell as a formula (OWASP's "CSV injection"), and the quote
+# that neutralises them. A text cell starting with one of them, or with the quote itself (so that reading back is
+# exact), gets a quote in front; integer columns hold numbers only (a -1 is a number, not a formula) and are
+# written as they are. Parquet keeps every value raw.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+CSV_QUOTE = "'"
+
+
+def csv_cell(text: str) -> str:
+    """A text value as a CSV cell no spreadsheet runs as a formula."""
+    return CSV_QUOTE + text if text.startswith((*FORMULA_STARTS, CSV_QUOTE)) else text
+
+
+def csv_value(cell: str) -> str:
+    """The value of a text cell ``csv_cell`` wrote."""
+    return cell[1:] if cell.startswith(CSV_QUOTE) else cell
+
 
 def write_table(out: Path, name: str, columns: Sequence[str], rows: Iterable[dict[str, Any]]) -> list[Path]:
-    """``name``.csv (times as epoch milliseconds)."""
+    """``name``.csv (times as epoch milliseconds; text neutralised, ``csv_cell``)."""
     written = [out / f"{name}.csv"]
+    texts = [c for c in columns if c not in _INTS]
     with open(written[0], "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(columns), lineterminator="\n")
         writer.writeheader()
-        writer.writerows(rows)
+        for row in rows:
+            writer.writerow({**row, **{c: csv_cell(row[c]) for c in texts}})
     return written
 
 
 def read_table(path: Path) -> list[dict[str, Any]]:
-    """A table this module wrote: ``name``.csv (its integer columns as ints), or a table directory of Parquet
-    (times as epoch ms; clusters in name order)."""
+    """A table this module wrote: ``name``.csv (its integer columns as ints, its text as written before
+    ``csv_cell``), or a table directory of Parquet (times as epoch ms; clusters in name order)."""
     if path.is_dir():
         from metalog.analysis.layout import read_tables
 
         return read_tables(path)
     with open(path, newline="") as f:
-        return [{k: int(v) if k in _INTS else v for k, v in row.items()} for row in csv.DictReader(f)]
+        return [{k: int(v) if k in _INTS else csv_value(v) for k, v in row.items()} for row in csv.DictReader(f)]
+
+
+MARKER = ".metalog-analysis"  # in an output directory metalog analyze made its own
+
+
+def claim_output(out: Path) -> None:
+    """Make ``out`` the analysis' output directory: created, or taken when empty, with ``MARKER`` in it; one
+    that already has the marker is the analysis' own (its tables are replaced, nothing else is touched). A
+    directory that holds anything else is refused: its files are not metalog's to replace."""
+    if out.exists() and not out.is_dir():
+        raise MetalogError(f"--out {out}: not a directory")
+    if out.is_dir() and not (out / MARKER).is_file() and any(out.iterdir()):
+        raise MetalogError(f"--out {out}: the directory holds files metalog analyze did not write (no {MARKER} "
+                           "in it); choose a new or empty directory")
+    out.mkdir(parents=True, exist_ok=True)
+    if not (out / MARKER).is_file():
+        (out / MARKER).write_text("written by metalog analyze: the tables, controller_metrics.om and the report "
+                                  "in this directory are replaced by the next analysis written here\n")
 
 
 def has_pyarrow() -> bool:
@@ -84,7 +130,7 @@ def write_outputs(out: Path, result: Analysis, width_ms: int, *, csv: bool = Tru
     writer makes none either)."""
     from metalog.analysis.layout import TABLES, write_cluster
 
-    out.mkdir(parents=True, exist_ok=True)
+    claim_output(out)
     tables = tables_of(result, width_ms)
     written: list[Path] = []
     if has_pyarrow():

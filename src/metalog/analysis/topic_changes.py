@@ -44,8 +44,9 @@ class TopicChanges:
         self._base = self._last = topics
         self._ids: dict[Uuid, set[int] | None] | None = {}
 
-    def published(self, delta: MetadataDelta | None, image: MetadataImage) -> None:
-        """``MetadataLoader.on_publish``."""
+    def published(self, delta: MetadataDelta | None, image: MetadataImage | None) -> None:
+        """``MetadataLoader.on_publish`` (of a loader that builds its images: ``image`` is never None)."""
+        assert image is not None
         ids = self._ids
         if ids is not None:
             if delta is None or delta.image.topics is not self._last:

@@ -33,6 +33,7 @@ examples:
   metalog analyze /var/lib/kafka/metadata --out analysis                 # Spark on local[*]
   metalog analyze LOGDIR --out analysis --engine python                  # no JVM
   metalog analyze cluster-a cluster-b cluster-c --out fleet --bucket 5m
+  metalog analyze eu=/data/eu/metadata us=/data/us/metadata --out fleet     # clusters named eu and us
   metalog analyze LOGDIR --out analysis --metrics-every-batch            # .om: every batch time a sample
 """
 
@@ -50,8 +51,13 @@ def register(sub: Any) -> None:
                                    "the python engine writes CSV).",
                        epilog=EXAMPLES + "\ncolumns:\n" + _columns_help(),
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("logdirs", nargs="+", metavar="LOGDIR", help="log directories, one per cluster")
-    p.add_argument("--out", required=True, metavar="DIR", help="the output directory")
+    p.add_argument("logdirs", nargs="+", metavar="[NAME=]LOGDIR",
+                   help="log directories, one per cluster; a cluster is named by NAME, else by the cluster.id in "
+                        "LOGDIR/meta.properties, else by the directory's name (two clusters with one name are an "
+                        "error)")
+    p.add_argument("--out", required=True, metavar="DIR",
+                   help="the output directory: a new or empty one, or one an earlier analysis wrote (it holds "
+                        ".metalog-analysis; its tables are replaced, nothing else in it is touched)")
     p.add_argument("--engine", choices=["spark", "python"], default="spark",
                    help="spark (the default; pyspark and a JDK): offset ranges replayed in parallel; python: one "
                         "process, no JVM")
@@ -78,23 +84,25 @@ def register(sub: Any) -> None:
 
 def _analyze(args: argparse.Namespace) -> int:
     from metalog.analysis.pipeline import analyze_python, log_records
-    from metalog.analysis.result import cluster_names
-    from metalog.analysis.tables import has_pyarrow, parse_bucket, write_outputs
+    from metalog.analysis.result import cluster_logs
+    from metalog.analysis.tables import claim_output, has_pyarrow, parse_bucket, write_outputs
 
     try:
         width = parse_bucket(args.bucket)
     except ValueError as e:
         raise MetalogError(str(e)) from None
     out = Path(args.out)
-    names = cluster_names(args.logdirs)
+    clusters = cluster_logs(args.logdirs)  # a name given twice is refused before any work
+    names = [c.name for c in clusters]
+    claim_output(out)  # before any work: a directory holding the user's files is refused, not emptied
     if args.engine == "spark":
         from metalog.analysis.spark import executor_runner, spark_errors, spark_session
         from metalog.analysis.tables import write_csv_from_tables
 
         if args.driver_memory is not None:
             check_driver_memory(args.driver_memory)
-        for path in args.logdirs:  # an unreadable or empty log directory, before a JVM starts
-            log_records(path)
+        for cluster in clusters:  # an unreadable or empty log directory, before a JVM starts
+            log_records(cluster.path)
         with spark_errors(), spark_session(args.master, driver_memory=args.driver_memory,
                                            master_timeout=args.master_timeout, archives=args.archives,
                                            executor_python=args.executor_python) as session, \
@@ -108,6 +116,14 @@ def _analyze(args: argparse.Namespace) -> int:
             progress.label = "analyze (spark: report)"
             written += _report_from_tables(out, names, executor_runner(session))  # clusters read on the executors
         counts = _counts(out)
+    elif has_pyarrow():  # the tables written as the replay goes, the report read back from them
+        from metalog.analysis.pipeline import write_python
+
+        with Progress("analyze") as progress:
+            result = write_python(out, args.logdirs, width, csv=args.csv,
+                                  metrics_every_batch=args.metrics_every_batch, progress=progress.update)
+        written = result.paths + _report_from_tables(out, names)
+        counts = result.batches, result.events
     else:
         with Progress("analyze") as progress:
             python = analyze_python(args.logdirs, progress=progress.update)
@@ -115,8 +131,7 @@ def _analyze(args: argparse.Namespace) -> int:
         written += _report(out, python)
         result = python
         counts = len(python.rows), len(python.events)
-        if not has_pyarrow():
-            print("CSV only: the Parquet tables need pyarrow (pip install 'metalog[analysis]')", file=sys.stderr)
+        print("CSV only: the Parquet tables need pyarrow (pip install 'metalog[analysis]')", file=sys.stderr)
     print(f"{result.records:,} records, {counts[0]:,} batches, {len(names)} cluster(s), {counts[1]:,} events",
           file=sys.stderr)
     for path in written:

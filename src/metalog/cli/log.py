@@ -7,7 +7,7 @@ import itertools
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from metalog.errors import MetalogError
 from metalog.text import escape, path_text
@@ -18,6 +18,7 @@ VERIFY_EXAMPLES = """\
 """
 RECOVER_EXAMPLES = """\
   metalog log recover /var/lib/kafka/metadata              # check every segment; damage: exit status 1
+  metalog log recover --repair --dry-run /var/lib/kafka/metadata   # what a repair would cut, changing nothing
   metalog log recover --repair /var/lib/kafka/metadata     # truncate at damage, saying what is lost
 """
 APPEND_EXAMPLES = """\
@@ -48,16 +49,19 @@ def register(sub: Any) -> None:
     add_follow(verbs, fmt)
 
     app = verbs.add_parser("append", help='append JSON lines {"name", "version", "data"} as batches',
-                           description="Checks every segment of the log first and refuses to append after damage "
-                                       "in its middle (a torn write at its end is cut, as Kafka does, and "
-                                       "reported); then appends, fsyncs and prints the committed offsets. Up to "
-                                       "--batch-size lines make one batch. A batch ends after an "
-                                       "AbortTransactionRecord: the records after it start a new batch (Kafka's "
-                                       "loader would keep the aborted transaction's records if more followed "
-                                       "in the batch). The quorum's control messages (LeaderChangeMessage, "
-                                       "KRaftVersionRecord, VotersRecord) go into control batches of their own, "
-                                       "as a KRaft leader writes them.", epilog="examples:\n" + APPEND_EXAMPLES,
-                           formatter_class=fmt)
+                           description="Reads every line first, then replays the records over the state at "
+                                       "the log's end, as a controller does before it writes them: a record "
+                                       "replay refuses (a PartitionChangeRecord for a topic that does not exist, "
+                                       "say) is an error naming its line, and nothing is appended. Checks every "
+                                       "segment of the log and refuses to append after damage or lost offsets (a "
+                                       "torn write at its end is cut, as Kafka does, and reported); then appends, "
+                                       "fsyncs and prints the committed offsets. Up to --batch-size lines make one "
+                                       "batch. A batch ends after an AbortTransactionRecord: the records after it "
+                                       "start a new batch (Kafka's loader would keep the aborted transaction's "
+                                       "records if more followed in the batch). The quorum's control messages "
+                                       "(LeaderChangeMessage, KRaftVersionRecord, VotersRecord) go into control "
+                                       "batches of their own, as a KRaft leader writes them.",
+                           epilog="examples:\n" + APPEND_EXAMPLES, formatter_class=fmt)
     app.add_argument("logdir", metavar="LOGDIR", help="a log directory (holding __cluster_metadata-0)")
     app.add_argument("--batch-size", type=options.positive_int32("records per batch"), default=1000,
                      help="records per batch (default 1000)")
@@ -72,6 +76,9 @@ def register(sub: Any) -> None:
     app.add_argument("--node-id", type=options.NODE_ID, default=1, help="node.id for a new meta.properties (default 1)")
     app.add_argument("--segment-bytes", type=options.positive_int32("a segment size in bytes"), default=1024 ** 3,
                      help="roll segments at this size")
+    app.add_argument("--no-validate", action="store_true",
+                     help="append without replaying the records over the log's state first (for test logs that "
+                          "must hold records replay refuses; every later replay then stops at them)")
     app.set_defaults(func=_append)
 
     ver = verbs.add_parser("verify", help="check every CRC, index, epoch and snapshot; exit status 0 = intact",
@@ -85,14 +92,19 @@ def register(sub: Any) -> None:
 
     rec = verbs.add_parser("recover", help="check every segment; cut a torn tail, rebuild indexes; report what changed",
                            description="Opens the log for writing and checks every batch of every segment, as "
-                                       "Kafka's recovery does: a torn write at the end is cut, indexes and "
-                                       "leader-epoch-checkpoint that disagree with the batches are rebuilt. Damage "
-                                       "anywhere else is an error (exit status 1) unless --repair. Snapshots are "
-                                       "left as they are.",
+                                       "Kafka's recovery does, and the records of each as every read decodes them: "
+                                       "a torn write at the end is cut, indexes and leader-epoch-checkpoint that "
+                                       "disagree with the batches are rebuilt. Damage anywhere else, and offsets "
+                                       "the log's own files name past its end (lost), are an error (exit status 1) "
+                                       "unless --repair: it cuts the log at the damage, saying which offsets it "
+                                       "cuts, or accepts the loss. Snapshots are left as they are.",
                            epilog="examples:\n" + RECOVER_EXAMPLES, formatter_class=fmt)
     rec.add_argument("logdir", metavar="LOGDIR", help="a log directory (holding __cluster_metadata-0)")
     rec.add_argument("--repair", action="store_true",
-                     help="also truncate at damage in the middle of the log, losing everything after it")
+                     help="also truncate at damage in the middle of the log, losing everything after it, and rebuild "
+                          "what names lost offsets")
+    rec.add_argument("--dry-run", action="store_true",
+                     help="say what would be done, and change nothing (the log is opened read-only)")
     rec.set_defaults(func=_recover, reports_recovery=True)
 
 
@@ -115,30 +127,86 @@ def _append(args: argparse.Namespace) -> int:
 
     _require_log(args.logdir, "--create makes a new one" if not args.create else None)
     timestamp = None if args.timestamp is None else parse_time(args.timestamp)
-    # every segment is checked before anything is appended: never append after damage in the middle
-    with MetadataLog.open(args.logdir, create=args.create, check_all=True, durability=args.durability,
-                          segment_bytes=args.segment_bytes, cluster_id=args.cluster_id,
+    records = _read_records(sys.stdin)
+    if args.no_validate:
+        from metalog.cli.notices import warning
+
+        warning("--no-validate: the records are appended without being replayed over the log's state; a record "
+                "replay refuses stops every later replay of the log at it")
+    checked_end = None if args.no_validate or not records else _check(args.logdir, records)
+    # every segment is checked before anything is appended: never append after damage
+    with MetadataLog.open(args.logdir, writable=True, create=args.create, check_all=True,
+                          durability=args.durability, segment_bytes=args.segment_bytes, cluster_id=args.cluster_id,
                           node_id=args.node_id) as log:
-        lines = (line for line in sys.stdin if line.strip())
-        lineno = 0
-        while True:
-            chunk = list(itertools.islice(lines, args.batch_size))
-            if not chunk:
-                break
-            records = []
-            for line in chunk:
-                lineno += 1
-                records.append(_parse_record(line, lineno))
-            for control, run in itertools.groupby(records, key=_is_control):
+        if checked_end is not None and log.log_end_offset != checked_end:  # another writer appended meanwhile
+            _check(args.logdir, records)  # again, under the lock now held
+        for control, run in itertools.groupby(records, key=_is_control):
+            group = list(run)
+            for start in range(0, len(group), args.batch_size):
+                piece = group[start:start + args.batch_size]
                 if control:
-                    _report(log.append_control(list(run), epoch=args.epoch, timestamp=timestamp))
+                    _report(log.append_control([(r.message, r.version) for r in piece], epoch=args.epoch,
+                                               timestamp=timestamp))
                     continue
-                for b in log.append(run, epoch=args.epoch, timestamp=timestamp, batch_size=args.batch_size):
+                values = [r.value for r in piece if r.value is not None]  # (every one of a data run)
+                for b in log.append(values, epoch=args.epoch, timestamp=timestamp, batch_size=args.batch_size):
                     _report(b)
         if args.durability == "none":
             log.flush()
             print(json.dumps({"committedOffset": log.committed_offset - 1}))
     return 0
+
+
+class _Input(NamedTuple):
+    """One record of the input: its line, the message and version, and (a metadata record) its value as the log
+    stores it, or None (a control message, written into a control batch)."""
+
+    line: int
+    message: Any
+    version: int
+    value: bytes | None
+
+
+def _read_records(lines: Any) -> list[_Input]:
+    """Every record of the input, read and encoded before anything is appended."""
+    from metalog.codec.framing import encode_metadata_record
+
+    out: list[_Input] = []
+    lineno = 0
+    for line in lines:
+        if not line.strip():
+            continue
+        lineno += 1
+        message, version = _parse_record(line, lineno)
+        try:
+            value = None if message.NAME in _LOG_CONTROL else encode_metadata_record(message, version)
+        except MetalogError as e:
+            raise MetalogError(f"input line {lineno}: {e}") from None
+        out.append(_Input(lineno, message, version, value))
+    return out
+
+
+def _check(logdir: str, records: list[_Input]) -> int | None:
+    """Replay the metadata records over the state at the log's end, each at the offset it will have, as a controller
+    does before it writes them; the end offset they were checked against. A record replay refuses is an error naming
+    its input line. None: the log is damaged, which the writer's open, checking every segment, says in its own
+    words."""
+    from metalog.errors import CorruptBatchError, ReplayError
+    from metalog.replay.append_check import first_refused, state_at_end
+
+    try:
+        loader, end = state_at_end(logdir)
+    except CorruptBatchError:
+        return None
+    except ReplayError as e:
+        raise MetalogError(f"{e}; nothing was appended (--no-validate appends without replaying)") from None
+    data = [(end + i, r) for i, r in enumerate(records) if r.value is not None]
+    refused = first_refused(loader, [(offset, r.value) for offset, r in data if r.value is not None])
+    if refused is not None:
+        raise MetalogError(f"input line {data[refused.index][1].line}: {refused.error}: replay refuses it over the "
+                           "log's state at its end, so a controller never writes it; nothing was appended "
+                           "(--no-validate appends it all the same)")
+    return end
 
 
 def _parse_record(line: str, lineno: int) -> tuple[Any, int]:
@@ -164,8 +232,8 @@ def _parse_record(line: str, lineno: int) -> tuple[Any, int]:
 _LOG_CONTROL = ("LeaderChangeMessage", "KRaftVersionRecord", "VotersRecord")
 
 
-def _is_control(record: tuple[Any, int]) -> bool:
-    return record[0].NAME in _LOG_CONTROL
+def _is_control(record: _Input) -> bool:
+    return record.value is None
 
 
 def _message_name(name: str) -> str:
@@ -210,9 +278,15 @@ def _recover(args: argparse.Namespace) -> int:
     from metalog.log import MetadataLog
 
     _require_log(args.logdir, "nothing to recover")
-    with MetadataLog.open(args.logdir, check_all=True, repair=args.repair) as log:
-        for line in log.recovery.lines():
+    with MetadataLog.open(args.logdir, writable=not args.dry_run, check_all=True, repair=args.repair) as log:
+        report = log.recovery
+        for line in report.lines():
             print(escape(line))
-        print(f"{path_text(args.logdir)}: log start offset {log.log_start_offset}, log end offset {log.log_end_offset}"
-              f"{'' if log.recovery else ', nothing to recover'}")
+        would = "would be " if args.dry_run else ""
+        cut = "" if report.cut is None else \
+            f", {report.cut[1] - report.cut[0] + 1} offsets {would}cut ({report.cut[0]}..{report.cut[1]})"
+        after = f"after the {'repair' if args.repair else 'recovery'}, " if args.dry_run and report else ""
+        print(f"{path_text(args.logdir)}: {after}log start offset {log.log_start_offset}, log end offset "
+              f"{log.log_end_offset}{cut}{'' if report else ', nothing to recover'}"
+              f"{'; nothing was changed (--dry-run)' * args.dry_run}")
     return 0

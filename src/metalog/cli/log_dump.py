@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from metalog.errors import MetalogError
+from metalog.errors import CorruptBatchError, MetalogError
 from metalog.text import escape, path_text
 
 if TYPE_CHECKING:
@@ -103,7 +103,25 @@ def _dump(args: argparse.Namespace) -> int:
             failed += _dump_file(previous, args, records)
     for line in problems:  # as Kafka's DumpLogSegments: after every file
         print(escape(line), file=sys.stderr)
+    _lost_notices([Path(text) for text in paths if Path(text).is_dir()])
     return 1 if failed else 0
+
+
+def _lost_notices(directories: list[Path]) -> None:
+    """What the log directories dumped no longer hold that their own files name (``metalog.log.lost``), as every
+    reading verb says it: one line each."""
+    from metalog.cli.notices import notice
+    from metalog.log import MetadataLog
+    from metalog.log.recovery import unannounced
+
+    for directory in directories:
+        try:
+            with unannounced(), MetadataLog.open(directory) as log:
+                missing = list(log.recovery.missing)
+        except MetalogError:
+            continue  # damage, or no log here: the dump of its files says what it found
+        for line in missing:
+            notice(f"lost {line}")
 
 
 def _bound(option: str, point: Point | None, refused: str) -> tuple[int | None, int | None]:
@@ -182,11 +200,9 @@ def _dump_index(path: Path, args: argparse.Namespace) -> Any:
 
 def _dump_file(walk: Any, args: argparse.Namespace, records: Any) -> bool:
     """Print one file's batches; a problem gets one line on stderr. True when the file is not sound."""
-    from metalog.cli.notices import error, notice
-    from metalog.cli.options import secrets_of
-    from metalog.log import dump
+    from metalog.cli.notices import error
 
-    out, path, with_records, secrets = sys.stdout, walk.path, not args.no_records, secrets_of(args)
+    out, path = sys.stdout, walk.path
     if not args.json:
         out.write(f"Dumping {path_text(path)}\n")
         if walk.snapshot:
@@ -195,31 +211,58 @@ def _dump_file(walk: Any, args: argparse.Namespace, records: Any) -> bool:
             out.write(f"Log starting offset: {walk.base_offset}\n")
     if walk.boundary is not None:
         error(walk.boundary)
-    filtering = records.active
+    unreadable = False
     for batch in walk:
-        damaged = walk.damage is not None  # a damaged batch shows its header only, whatever the filters
-        shown = None
-        if filtering and not damaged:
+        # a damaged batch, or one whose records cannot be read, shows its header whatever the filters
+        got = None if walk.damage is not None else _records_of(batch)
+        if isinstance(got, CorruptBatchError):
+            _print_batch(batch, None, args, path)
+            error(f"{got} (its records are not shown)")
+            unreadable = True
+            continue
+        if records.active and got is not None:
             if not records.may_match(batch):
                 continue
-            shown = [r for r in batch.records() if records.matches(batch, r)]
-            if not shown:
+            got = [r for r in got if records.matches(batch, r)]
+            if not got:
                 continue
-        full = with_records and not damaged
-        if args.json:
-            obj = dump.batch_json(batch, records=False)
-            if full:
-                obj["records"] = [dump.record_json(batch, r, secrets)
-                                  for r in (batch.records() if shown is None else shown)]
-            out.write(json.dumps({"file": str(path), **obj}, separators=(",", ":")) + "\n")
-        else:
-            out.write(dump.batch_text(batch) + "\n")
-            if full:
-                out.writelines(dump.record_text(batch, r, skip_metadata=args.skip_record_metadata, secrets=secrets)
-                               + "\n" for r in (batch.records() if shown is None else shown))
+        _print_batch(batch, None if args.no_records else got, args, path)
+    return _file_damage(walk, args, out) or unreadable or walk.boundary is not None
+
+
+def _records_of(batch: Any) -> Any:
+    """The batch's records as every read decodes them (KRaft's rules), or the error that says why they cannot be."""
+    try:
+        return batch.records()
+    except CorruptBatchError as e:
+        return e
+
+
+def _print_batch(batch: Any, shown: Any, args: argparse.Namespace, path: Path) -> None:
+    from metalog.cli.options import secrets_of
+    from metalog.log import dump
+
+    out, secrets = sys.stdout, secrets_of(args)
+    if args.json:
+        obj = dump.batch_json(batch, records=False)
+        if shown is not None:
+            obj["records"] = [dump.record_json(batch, r, secrets) for r in shown]
+        out.write(json.dumps({"file": str(path), **obj}, separators=(",", ":")) + "\n")
+    else:
+        out.write(dump.batch_text(batch) + "\n")
+        if shown is not None:
+            out.writelines(dump.record_text(batch, r, skip_metadata=args.skip_record_metadata, secrets=secrets)
+                           + "\n" for r in shown)
+
+
+def _file_damage(walk: Any, args: argparse.Namespace, out: Any) -> bool:
+    """Where the file stops making sense, on stderr (and kafka-dump-log's line for a torn tail); True if it does."""
+    from metalog.cli.notices import error, notice
+
+    path = walk.path
     damage = walk.damage
     if damage is None:
-        return walk.boundary is not None
+        return False
     if damage.torn:  # kafka-dump-log's line for the bytes after the last whole batch
         msg = f"Found {damage.invalid_bytes} invalid bytes at the end of {path_text(path.name)}"
         print(json.dumps({"file": str(path), "invalidBytes": damage.invalid_bytes}) if args.json else msg, file=out)

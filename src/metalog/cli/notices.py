@@ -22,6 +22,10 @@ def notice(text: str) -> None:
     print(f"metalog: notice: {escape(text)}", file=sys.stderr)
 
 
+def warning(text: str) -> None:
+    print(f"metalog: warning: {text}", file=sys.stderr)
+
+
 @contextmanager
 def recovery_notices() -> Iterator[None]:
     """While a verb runs: one line for each torn tail an open cut or left out (and what a repair lost)."""

@@ -1,9 +1,11 @@
 """Kafka's on-disk metadata log: RecordBatch v2, segments with their indexes, recovery, MetadataLog.
 
     >>> from metalog.log import MetadataLog
-    >>> with MetadataLog.open("/var/lib/kafka/metadata", writable=False) as log:   # doctest: +SKIP
+    >>> with MetadataLog.open("/var/lib/kafka/metadata") as log:   # doctest: +SKIP
     ...     for record in log.records():
     ...         ...
+
+Opening reads and changes nothing; ``MetadataLog.open(path, writable=True)`` is the one writer's.
 """
 
 from metalog.log.batch import Record, RecordBatch, iter_batches

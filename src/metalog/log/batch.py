@@ -21,8 +21,9 @@ from typing import Any, NamedTuple
 import crc32c
 
 from metalog.codec import core
-from metalog.errors import CorruptBatchError, RecordError, VarintError
+from metalog.errors import CorruptBatchError, LogError, RecordError, VarintError
 from metalog.log.compression import Compression, decompress
+from metalog.log.kraft_records import kraft_problem
 from metalog.log.varint import read_varint, read_varlong
 
 HEADER = struct.Struct(">qiibIhiqqqhii")
@@ -46,6 +47,12 @@ DELETE_HORIZON_FLAG = 0x40
 
 MIN_RECORD_SIZE = 7  # length, attributes, timestampDelta, offsetDelta, keyLength, valueLength, headers
 
+# KRaft's largest batch: KafkaRaftClient.MAX_BATCH_SIZE_BYTES, the size its BatchAccumulator builds batches up to
+# (uncompressed: KafkaRaftClient.onBecomeLeader gives it Compression.NONE), header included. Records that
+# decompress to more than fit in such a batch are no batch KRaft wrote.
+KRAFT_MAX_BATCH_BYTES = 8 * 1024 * 1024
+KRAFT_MAX_RECORDS_BYTES = KRAFT_MAX_BATCH_BYTES - HEADER_SIZE
+
 
 class Record(NamedTuple):
     """One record of a batch. ``key``/``value`` are None when null; ``headers`` are (key, value) pairs."""
@@ -59,6 +66,8 @@ class Record(NamedTuple):
 
 
 _new_record = tuple.__new__
+_CODEC_IDS = frozenset(Compression)
+_UNCOMMON = COMPRESSION_MASK | LOG_APPEND_TIME_FLAG | CONTROL_FLAG  # batches records() reads the general way
 _SLICES_TO_BYTES = (bytes, mmap.mmap)
 _compiled = core.twin("metalog.log.compiled.records")
 # The record decoder's compiled twin (``metalog.log.compiled.records.decode_records``), or None: the pure one runs.
@@ -112,7 +121,17 @@ class RecordBatch:
 
     @property
     def compression(self) -> Compression:
-        return Compression(self.attributes & COMPRESSION_MASK)
+        try:
+            return Compression(self.attributes & COMPRESSION_MASK)
+        except ValueError:
+            raise self._records_error(f"unknown compression codec id {self.attributes & COMPRESSION_MASK} in the "
+                                      "batch attributes") from None
+
+    @property
+    def compression_name(self) -> str:
+        """Kafka's name of the codec (``compresscodec: gzip``); an id no codec has is named as such."""
+        codec = self.attributes & COMPRESSION_MASK
+        return Compression(codec).kafka_name if codec in _CODEC_IDS else f"unknown codec id {codec}"
 
     @property
     def timestamp_type(self) -> str:
@@ -162,12 +181,50 @@ class RecordBatch:
 
     # ---- records ----------------------------------------------------------------------------
     def records(self) -> list[Record]:
-        """Decode every record (the CRC is not checked here; call ``ensure_valid`` first)."""
+        """Decode every record, refusing what KRaft's reader refuses (``metalog.log.kraft_records``: a control batch
+        holds control records KRaft reads, a data batch records with a value and no key, none with headers or a
+        timestamp delta, each at the batch's base offset plus its index), with a CorruptBatchError naming the
+        record's offset. The CRC is not checked here; call
+        ``ensure_valid`` first."""
+        control = self.attributes & CONTROL_FLAG
+        # the common case first, without a call more: an uncompressed data batch read by the compiled decoder
+        if not self.attributes & _UNCOMMON and compiled_decode_records is not None and \
+                type(self.data) in _SLICES_TO_BYTES:
+            begin = self.start + HEADER_SIZE
+            limit = begin + self.batch_length - MIN_BATCH_LENGTH
+            count = self.records_count
+            if 0 <= count <= (limit - begin) // MIN_RECORD_SIZE:
+                fast = compiled_decode_records(self.data, begin, limit, count, self.base_offset, self.base_timestamp,
+                                               None, Record, True)
+                if fast is not None:
+                    return fast
+        out, kraft_form = self._decode(not control)
+        if not kraft_form:
+            log_append_time = self.attributes & LOG_APPEND_TIME_FLAG
+            problem = kraft_problem(out, control=bool(control), base_offset=self.base_offset,
+                                    base_timestamp=None if log_append_time else self.base_timestamp)
+            if problem is not None:
+                raise self._records_error(problem)
+        return out
+
+    def decode_records(self) -> list[Record]:
+        """Decode every record in any form Kafka's DefaultRecordBatch holds (keys, headers, any control type): the
+        records of a batch of any topic, with no rule of KRaft's."""
+        return self._decode(False)[0]
+
+    def _decode(self, kraft_data: bool) -> tuple[list[Record], bool]:
+        """(the records, whether they are known to be in the form of KRaft's data records). ``kraft_data``: a data
+        batch of the metadata log, which the fast decoders read and vouch for when every record is in that form."""
         body_start = self.start + HEADER_SIZE
         end = self.start + self.size_in_bytes
         if self.attributes & COMPRESSION_MASK:
-            view = memoryview(self.data)[body_start:end]
-            data = decompress(self.attributes & COMPRESSION_MASK, view, where=self.source, position=self.position)
+            # a copy of the compressed bytes, not a view: an error raised while decompressing keeps its frames (and
+            # their locals) alive, and a view of a memory-mapped segment would keep the map from being closed
+            compressed = bytes(self.data[body_start:end])
+            try:
+                data = decompress(self.attributes & COMPRESSION_MASK, compressed, limit=KRAFT_MAX_RECORDS_BYTES)
+            except LogError as e:  # damage, or a codec whose optional package is missing
+                raise self._records_error(e.reason, kind=type(e)) from None
             begin, limit = 0, len(data)
         elif type(self.data) in _SLICES_TO_BYTES:
             data, begin, limit = self.data, body_start, end
@@ -175,23 +232,26 @@ class RecordBatch:
             data, begin, limit = bytes(self.raw()), HEADER_SIZE, self.size_in_bytes
         count = self.records_count
         if count < 0 or count > (limit - begin) // MIN_RECORD_SIZE:
-            raise self._error(f"record count {count} cannot fit in {limit - begin} bytes of records", 57)
+            raise self._records_error(f"record count {count} cannot fit in {limit - begin} bytes of records")
         log_append_time = self.max_timestamp if self.attributes & LOG_APPEND_TIME_FLAG else None
         if compiled_decode_records is not None:
             out = compiled_decode_records(data, begin, limit, count, self.base_offset, self.base_timestamp,
-                                          log_append_time, Record)
+                                          log_append_time, Record, kraft_data)
             if out is not None:
-                return out
+                return out, kraft_data
         try:
             if log_append_time is None:
                 fast = _decode_kraft_records(data, begin, limit, count, self.base_offset, self.base_timestamp)
-                if fast is not None:
-                    return fast
-            return _decode_records(data, begin, limit, count, self.base_offset, self.base_timestamp, log_append_time)
+                if fast is not None:  # KRaft's data form: what a data batch must hold, never a control batch
+                    return fast, kraft_data
+            general = _decode_records(data, begin, limit, count, self.base_offset, self.base_timestamp,
+                                      log_append_time)
+            return general, False
         except RecordError as e:
             where = e.pos - begin
-            raise self._error(f"record {e.index}: {e.reason} (at byte {where} of the "
-                              f"{'decompressed ' if data is not self.data else ''}records)") from None
+            raise self._records_error(f"record {e.index} (offset {self.base_offset + e.index}): {e.reason} (at byte "
+                                      f"{where} of the {'decompressed ' if data is not self.data else ''}records)") \
+                from None
 
     def __iter__(self) -> Iterator[Record]:
         return iter(self.records())
@@ -203,6 +263,11 @@ class RecordBatch:
 
     def _error(self, reason: str, at: int = 0) -> CorruptBatchError:
         return CorruptBatchError(f"batch: {reason}", file=self.source, position=self.position + at)
+
+    def _records_error(self, reason: str, kind: type[LogError] = CorruptBatchError) -> LogError:
+        """The records of this sound batch cannot be read: the error names its offsets."""
+        return kind(f"batch {self.base_offset}..{self.last_offset}: {reason}", file=self.source,
+                    position=self.position)
 
 
 def check_frame(data: Any, start: int, *, source: str | None = None, position: int | None = None) -> int:
@@ -348,8 +413,9 @@ def _decode_kraft_records(data: Any, pos: int, limit: int, count: int, base_offs
 
 def kraft_values(data: Any, pos: int, limit: int, count: int) -> list[bytes | None] | None:
     """The values of ``count`` records at ``data[pos:limit]`` exactly as KRaft's BatchBuilder writes them:
-    attributes 0, timestamp delta 0, offset delta = the record's index, null key, no headers, lengths
-    under 8 KiB. Returns None as soon as a record is not in that form, and the general decoder takes over."""
+    attributes 0, timestamp delta 0, offset delta = the record's index, null key, a value that is not empty, no
+    headers, lengths under 8 KiB. Returns None as soon as a record is not in that form, and the general decoder
+    takes over."""
     if count > _KRAFT_FAST_MAX:
         return None
     values: list[bytes | None] = []  # never None here; typed as every reader's record values are
@@ -382,8 +448,9 @@ def kraft_values(data: Any, pos: int, limit: int, count: int) -> list[bytes | No
                 n = ((b & 0x7F) | (c << 7)) >> 1
                 p += 2
             # the value length must fill the record up to its header count, which must be 0; a record that
-            # runs past ``limit`` leaves ``pos`` past it, which the last line rejects
-            if b & 1 or p + n + 1 != end or data[end - 1]:
+            # runs past ``limit`` leaves ``pos`` past it, which the last line rejects; an empty value is not
+            # KRaft's (RecordsIterator.decodeDataRecord refuses it)
+            if b & 1 or not n or p + n + 1 != end or data[end - 1]:
                 return None
             append(data[p:end - 1])
             pos = end
@@ -420,7 +487,7 @@ def batch_info(batch: RecordBatch) -> dict[str, Any]:
     return {
         "baseOffset": batch.base_offset, "lastOffset": batch.last_offset, "count": batch.records_count,
         "partitionLeaderEpoch": batch.partition_leader_epoch, "magic": batch.magic, "crc": batch.crc,
-        "compression": batch.compression.kafka_name, "timestampType": batch.timestamp_type,
+        "compression": batch.compression_name, "timestampType": batch.timestamp_type,
         "isTransactional": batch.is_transactional, "isControl": batch.is_control,
         "producerId": batch.producer_id, "producerEpoch": batch.producer_epoch,
         "baseSequence": batch.base_sequence, "baseTimestamp": batch.base_timestamp,

@@ -33,8 +33,6 @@ from metalog.log.batch import (
 from metalog.log.compression import Compression, compress
 from metalog.log.varint import varint_size, write_varint
 
-# KRaft's largest batch (KafkaRaftClient.MAX_BATCH_SIZE_BYTES).
-KRAFT_MAX_BATCH_BYTES = 8 * 1024 * 1024
 _CRC = ATTRIBUTES_OFFSET
 
 
@@ -114,6 +112,8 @@ def build_data_batch(base_offset: int, values: Sequence[bytes], *, epoch: int, t
     """A KRaft data batch: one record per value, null keys, no headers (what BatchBuilder writes)."""
     if not values:
         raise LogError("a batch needs at least one record")
+    if not all(values):
+        raise LogError("a KRaft data record needs a value that is not empty (KRaft's reader refuses an empty one)")
     body = bytearray()
     for i, value in enumerate(values):
         n = len(value)
@@ -152,7 +152,7 @@ def _frame(base_offset: int, epoch: int, attributes: int, last_offset_delta: int
 def rebuild(batch: RecordBatch) -> bytes:
     """Re-encode a decoded batch from its header fields and records (byte-identical for Kafka's batches)."""
     return build_batch(
-        batch.base_offset, batch.records(), partition_leader_epoch=batch.partition_leader_epoch,
+        batch.base_offset, batch.decode_records(), partition_leader_epoch=batch.partition_leader_epoch,
         compression=batch.compression,
         log_append_time=batch.max_timestamp if batch.timestamp_type == "LogAppendTime" else None,
         is_transactional=batch.is_transactional, is_control=batch.is_control, producer_id=batch.producer_id,

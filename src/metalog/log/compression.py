@@ -2,8 +2,9 @@
 
 Writing: none and gzip (stdlib; what Kafka's GZIPOutputStream writes at its default level).
 Reading: none and gzip always; snappy (xerial framing or raw), lz4 (frame format) and zstd when
-the optional packages (``pip install metalog[compression]``) are present. Every decoder stops at
-``MAX_UNCOMPRESSED_BYTES`` so a hostile batch cannot make us allocate gigabytes.
+the optional packages (``pip install metalog[compression]``) are present. Every decoder stops once its output
+passes the ``limit`` it is given (the batch reader gives KRaft's largest batch), having allocated at most about a
+MiB more, so a hostile batch cannot make us allocate gigabytes.
 """
 
 from __future__ import annotations
@@ -15,11 +16,11 @@ from enum import IntEnum
 
 from metalog.errors import CorruptBatchError, LogError
 
-MAX_UNCOMPRESSED_BYTES = 64 * 1024 * 1024
 _XERIAL_MAGIC = b"\x82SNAPPY\x00"
 _XERIAL_BLOCK = struct.Struct(">i")
-
-
+# compressed bytes fed to zstd at a time: a block holds at most 128 KiB and takes at least 4 bytes (an RLE block),
+# so one feed makes at most 16 blocks (2 MiB) and the total is checked as it grows
+_ZSTD_FEED = 64
 class Compression(IntEnum):
     """Kafka's CompressionType ids (attributes bits 0-2)."""
 
@@ -53,23 +54,22 @@ def compress(codec: Compression, data: bytes | bytearray) -> bytes:
                    "none or gzip)")
 
 
-def decompress(codec: int, data: memoryview, *, where: str | None = None, position: int | None = None) -> bytes:
-    """The uncompressed records of a batch; errors name ``where`` and ``position`` (the batch's)."""
+def decompress(codec: int, data: bytes, *, limit: int) -> bytes:
+    """The uncompressed records of a batch, at most ``limit`` bytes of them. Damage raises CorruptBatchError, a codec
+    whose optional package is missing LogError; the caller says which batch."""
     try:
         decoder = _DECODERS[codec]
     except KeyError:
-        raise CorruptBatchError(f"unknown compression codec id {codec} in the batch attributes",
-                                file=where, position=position) from None
+        raise CorruptBatchError(f"unknown compression codec id {codec} in the batch attributes") from None
     try:
-        return decoder(data)
-    except CorruptBatchError as e:
-        raise CorruptBatchError(e.reason, file=where, position=position) from None
+        return decoder(data, limit)
+    except CorruptBatchError:
+        raise
     except ImportError as e:
         raise LogError(f"reading {Compression(codec).kafka_name} batches needs the optional package {e.name!r} "
-                       "(pip install 'metalog[compression]')", file=where, position=position) from None
+                       "(pip install 'metalog[compression]')") from None
     except Exception as e:  # each library raises its own error type for damaged input
-        raise CorruptBatchError(f"{Compression(codec).kafka_name} data does not decompress: {e}",
-                                file=where, position=position) from None
+        raise CorruptBatchError(f"{Compression(codec).kafka_name} data does not decompress: {e}") from None
 
 
 # ---- gzip ---------------------------------------------------------------------------------
@@ -82,21 +82,21 @@ def _gzip(data: bytes | bytearray) -> bytes:
     return header + deflated + trailer
 
 
-def _gunzip(data: memoryview) -> bytes:
+def _gunzip(data: bytes, limit: int) -> bytes:
     d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    out = d.decompress(data, MAX_UNCOMPRESSED_BYTES + 1)
-    _bounded(out)
+    out = d.decompress(data, limit + 1)
+    _bounded(len(out), limit)
     if not d.eof:
         raise CorruptBatchError("gzip data is truncated")
     return out
 
 
 # ---- snappy -------------------------------------------------------------------------------
-def _unsnappy(data: memoryview) -> bytes:
+def _unsnappy(data: bytes, limit: int) -> bytes:
     import snappy
 
-    if bytes(data[:8]) != _XERIAL_MAGIC:
-        return _snappy_block(snappy, data)
+    if data[:8] != _XERIAL_MAGIC:
+        return _snappy_block(snappy, data, limit)
     # xerial framing (what Kafka's snappy-java writes): magic, version, compat, then [int32 size, block]*
     pos, out = 16, bytearray()
     while pos < len(data):
@@ -106,13 +106,12 @@ def _unsnappy(data: memoryview) -> bytes:
         pos += 4
         if size < 0 or pos + size > len(data):
             raise CorruptBatchError(f"snappy (xerial) block of {size} bytes runs past the batch end")
-        out += _snappy_block(snappy, data[pos:pos + size])
-        _bounded(out)
+        out += _snappy_block(snappy, data[pos:pos + size], limit - len(out))
         pos += size
     return bytes(out)
 
 
-def _snappy_block(snappy: object, block: memoryview) -> bytes:
+def _snappy_block(snappy: object, block: bytes, limit: int) -> bytes:
     # A raw snappy block starts with its uncompressed length: check it before anything is allocated.
     length, shift, i = 0, 0, 0
     while True:
@@ -123,46 +122,47 @@ def _snappy_block(snappy: object, block: memoryview) -> bytes:
         i, shift = i + 1, shift + 7
         if b < 0x80:
             break
-    if length > MAX_UNCOMPRESSED_BYTES:
-        _bounded(b"", length)
-    return bytes(snappy.uncompress(bytes(block)))  # type: ignore[attr-defined]
+    _bounded(length, limit)
+    return bytes(snappy.uncompress(block))  # type: ignore[attr-defined]
 
 
 # ---- lz4 and zstd -------------------------------------------------------------------------
-def _unlz4(data: memoryview) -> bytes:
+def _unlz4(data: bytes, limit: int) -> bytes:
     import lz4.frame
 
     d = lz4.frame.LZ4FrameDecompressor()
-    out = d.decompress(bytes(data), max_length=MAX_UNCOMPRESSED_BYTES + 1)
-    _bounded(out)
+    out = d.decompress(data, max_length=limit + 1)
+    _bounded(len(out), limit)
     if not d.eof:
         raise CorruptBatchError("lz4 frame is truncated")
     return out
 
 
-def _unzstd(data: memoryview) -> bytes:
+def _unzstd(data: bytes, limit: int) -> bytes:
     import zstandard
 
     d = zstandard.ZstdDecompressor().decompressobj()
     out = bytearray()
-    # A zstd block holds at most 128 KiB, so feeding 512 bytes at a time bounds what one call can
-    # produce (to 16 MiB) and lets the total be checked as it grows.
-    for start in range(0, len(data), 512):
-        out += d.decompress(bytes(data[start:start + 512]))
-        _bounded(out)
+    for start in range(0, len(data), _ZSTD_FEED):
+        out += d.decompress(data[start:start + _ZSTD_FEED])
+        _bounded(len(out), limit)
     if not d.eof:
         raise CorruptBatchError("zstd frame is truncated")
     return bytes(out)
 
 
-def _bounded(out: bytes | bytearray, size: int | None = None) -> None:
-    n = len(out) if size is None else size
-    if n > MAX_UNCOMPRESSED_BYTES:
-        raise CorruptBatchError(f"batch decompresses to more than {MAX_UNCOMPRESSED_BYTES} bytes")
+def _bounded(size: int, limit: int) -> None:
+    if size > limit:
+        raise CorruptBatchError(f"records decompress to more than {limit} bytes, more than KRaft's largest batch "
+                                "holds (KafkaRaftClient.MAX_BATCH_SIZE_BYTES, 8 MiB with the batch header)")
 
 
-_DECODERS: dict[int, Callable[[memoryview], bytes]] = {
-    Compression.NONE: bytes,
+def _uncompressed(data: bytes, limit: int) -> bytes:
+    return data
+
+
+_DECODERS: dict[int, Callable[[bytes, int], bytes]] = {
+    Compression.NONE: _uncompressed,
     Compression.GZIP: _gunzip,
     Compression.SNAPPY: _unsnappy,
     Compression.LZ4: _unlz4,

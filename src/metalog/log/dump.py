@@ -161,7 +161,7 @@ def batch_json(batch: RecordBatch, *, records: bool = True, secrets: Secrets = K
     out: dict[str, Any] = {
         "baseOffset": batch.base_offset, "lastOffset": batch.last_offset, "count": batch.records_count,
         "partitionLeaderEpoch": batch.partition_leader_epoch, "magic": batch.magic, "crc": batch.crc,
-        "compression": batch.compression.kafka_name, "timestampType": batch.timestamp_type,
+        "compression": batch.compression_name, "timestampType": batch.timestamp_type,
         "isTransactional": batch.is_transactional, "isControl": batch.is_control,
         "producerId": batch.producer_id, "producerEpoch": batch.producer_epoch,
         "baseSequence": batch.base_sequence, "maxTimestamp": batch.max_timestamp,
@@ -181,7 +181,7 @@ def batch_text(batch: RecordBatch) -> str:
             f"partitionLeaderEpoch: {batch.partition_leader_epoch} isTransactional: {_b(batch.is_transactional)} "
             f"isControl: {_b(batch.is_control)} deleteHorizonMs: {horizon} position: {batch.position} "
             f"{batch.timestamp_type}: {batch.max_timestamp} size: {batch.size_in_bytes} magic: {batch.magic} "
-            f"compresscodec: {batch.compression.kafka_name} crc: {batch.crc} isvalid: {_b(batch.is_valid())}")
+            f"compresscodec: {batch.compression_name} crc: {batch.crc} isvalid: {_b(batch.is_valid())}")
 
 
 def record_text(batch: RecordBatch, record: Record, *, skip_metadata: bool = False,

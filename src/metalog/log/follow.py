@@ -6,7 +6,8 @@ that each follows the one before: ``metalog.log.chain``) and yielded; a partial 
 progress, read when it is whole. When the segment it reads stops at a batch end and the segment named by the
 next offset exists, the log has rolled and it goes on there; a segment deleted under it (retention) is read to
 its end through the descriptor it holds. What it cannot follow is an error: a gap (the segments it needed were
-deleted before it read them, or the next segment does not start where this one ends) or damage that stays.
+deleted before it read them, or the next segment does not start where this one ends), damage that stays, or the
+log going away (its directory deleted or emptied).
 When the log gets shorter than what it read (Kafka truncates batches a new leader did not commit), it says so
 through ``on_notice`` and goes on from the new end.
 
@@ -136,6 +137,10 @@ class LogFollower:
         """Nothing new in this segment: go on to the next one if the log rolled (True), else wait (False)."""
         assert self._fd is not None and self._segment is not None
         bases = _segment_bases(self.directory)
+        if not bases:  # the descriptor still reads a deleted file: only the directory says the log went away
+            gone = "no longer exists" if not self.directory.is_dir() else "holds no segment any more"
+            raise LogError(f"the log is gone: the directory {gone} (deleted or moved while it was followed); the "
+                           f"last offset read is {self.chain.next_offset - 1}", file=self.directory)
         current = int(self._segment.stem)
         later = bases[bisect.bisect_right(bases, current):]
         size = os.fstat(self._fd).st_size

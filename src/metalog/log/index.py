@@ -40,6 +40,13 @@ class OffsetIndex:
 
     def load(self, log_size: int) -> None:
         """Read the file and check it (Kafka's sanityCheck plus monotonic entries); raise IndexProblem."""
+        offsets, positions = self._read()
+        if offsets and positions[-1] >= log_size:
+            raise IndexProblem(f"entries point outside the log of {log_size} bytes")
+        self.offsets, self.positions = offsets, positions
+
+    def _read(self) -> tuple[array[int], array[int]]:
+        """The file's entries, each after the one before, none negative; or IndexProblem."""
         raw = self.path.read_bytes()
         if len(raw) % OFFSET_ENTRY.size:
             raise IndexProblem(f"size {len(raw)} is not a multiple of {OFFSET_ENTRY.size}")
@@ -51,9 +58,18 @@ class OffsetIndex:
             if offsets[i] <= offsets[i - 1] or positions[i] <= positions[i - 1]:
                 raise IndexProblem(f"entry {i} ({offsets[i]}, {positions[i]}) does not follow "
                                    f"({offsets[i - 1]}, {positions[i - 1]})")
-        if offsets and (offsets[0] < 0 or positions[0] < 0 or positions[-1] >= log_size):
-            raise IndexProblem(f"entries point outside the log of {log_size} bytes")
-        self.offsets, self.positions = offsets, positions
+        if offsets and (offsets[0] < 0 or positions[0] < 0):
+            raise IndexProblem("entries point outside the log")
+        return offsets, positions
+
+    def last_named(self) -> tuple[int, int] | None:
+        """(offset, position) of the file's last entry, wherever it points, when its entries are in order: what
+        the index says was written once (None: no file, no entry, or entries in no order, which say nothing)."""
+        try:
+            offsets, positions = self._read()
+        except (OSError, IndexProblem):
+            return None
+        return (self.base_offset + offsets[-1], positions[-1]) if offsets else None
 
     def __len__(self) -> int:
         return len(self.offsets)
@@ -90,6 +106,14 @@ class TimeIndex:
         self.base_offset = base_offset
         self.timestamps: list[int] = []
         self.offsets: list[int] = []  # relative
+
+    def last_named(self) -> int | None:
+        """The offset of the file's last entry when its entries are in order (see ``OffsetIndex.last_named``)."""
+        try:
+            self.load()
+        except (OSError, IndexProblem):
+            return None
+        return self.base_offset + self.offsets[-1] if self.offsets else None
 
     def load(self) -> None:
         raw = self.path.read_bytes()

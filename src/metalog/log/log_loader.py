@@ -27,10 +27,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from metalog.errors import CorruptBatchError
+from metalog.errors import CorruptBatchError, LogError
 from metalog.log.chain import BatchChain
 from metalog.log.epoch import LeaderEpochCache
-from metalog.log.recovery import IndexCheck, ScanState, damage_error, is_torn_tail, scan_segment
+from metalog.log.lost import lost_offsets, torn_batch_end
+from metalog.log.recovery import (
+    WHOLE,
+    IndexCheck,
+    ScanEnd,
+    ScanState,
+    damage_error,
+    is_torn_tail,
+    scan_segment,
+    whole_batches_after,
+)
 from metalog.log.segment import LogSegment
 
 if TYPE_CHECKING:
@@ -46,6 +56,7 @@ class Damage:
     reason: str
     next_offset: int  # the offset the first lost batch should have had
     boundary: bool = False  # a segment whose name does not continue the batches before it
+    whole: bool = False  # a whole batch, its CRC valid, whose records KRaft cannot read: never a torn write
 
 
 @dataclass
@@ -65,10 +76,13 @@ class LogLoader:
         self.log = log
         self.check_all = check_all or repair
         self.repair = repair
-        self.memory = "" if log.writable else ", in memory only: read-only"
+        self.planned = repair and not log.writable  # read-only: what a repair would do, nothing done
+        log.recovery.planned = self.planned
+        self.memory = "" if log.writable or self.planned else ", in memory only: read-only"
 
     def load(self, epochs_from_file: bool) -> None:
         log = self.log
+        stored_epochs = LeaderEpochCache(log.epochs.path, log.epochs.entries) if epochs_from_file else None
         if not epochs_from_file and not self.check_all:
             self._rebuild_epochs()
         quorum = log.quorum_state()
@@ -79,11 +93,13 @@ class LogLoader:
         torn = False
         if damage is not None:
             why_not_torn = "it is not in the last segment" if damage.segment is not log.segments[-1] else \
-                "it is a gap between segments" if damage.boundary else \
+                "it is a gap between segments" if damage.boundary else WHOLE if damage.whole else \
                 None if is_torn_tail(damage.segment, damage.position) else "valid batches follow"
             if why_not_torn is not None and not self.repair:
                 raise damage_error(damage.segment, damage.position, damage.reason, why_not_torn)
             torn = why_not_torn is None
+        if damage is None or torn:  # a cut at damage says itself what it removes
+            self._name_lost(damage, stored_epochs)
         for seg, why in plan.rebuild:  # only now, when the open goes ahead, is anything written
             log.recovery.rebuilt.append(f"indexes of {seg.path.name} ({why}{self.memory})")
             seg.finish_rebuild()
@@ -94,6 +110,22 @@ class LogLoader:
         self._settle_epochs(state, plan, epochs_from_file)
         if log.writable:
             log.segments[-1].open_index_files()
+
+    def _name_lost(self, damage: Damage | None, stored_epochs: LeaderEpochCache | None) -> None:
+        """Offsets past the end the log will have that its own files name (``metalog.log.lost``), found before
+        anything is rebuilt: with ``check_all`` (before an append) an error unless ``repair``, else reported."""
+        log = self.log
+        end = log.log_end_offset if damage is None else torn_batch_end(damage.segment, damage.position,
+                                                                      damage.next_offset)
+        last = log.segments[-1] if log.segments else None
+        lost = lost_offsets(end, last, stored_epochs, log.snapshot_ids(), log.stored_log_start)
+        if lost is None:
+            return
+        if self.check_all and not self.repair:
+            raise LogError(f"{lost}; nothing is appended after lost offsets (their offsets would go to other "
+                           "records): 'metalog log recover --repair' rebuilds the indexes and checkpoints from the "
+                           "batches that are left, accepting the loss", file=log.directory)
+        log.recovery.missing.append(str(lost))
 
     # ---- the two depths ----------------------------------------------------------------------------------
     def _check_tail(self, state: ScanState) -> LoadPlan:
@@ -132,27 +164,31 @@ class LogLoader:
         else:
             named, start = None, 0
             state.next_offset = seg.base_offset
-        end, why = scan_segment(seg, start, state, write_index=False, first_last_offset=named)
-        if why is not None and end == start and start > 0:  # the index, or the batch it names, is wrong
+        end = scan_segment(seg, start, state, write_index=False, first_last_offset=named)
+        if end.problem is not None and end.position == start and start > 0 and not end.whole:
+            # the index, or the batch it names, is wrong
             state.next_offset, state.epoch = seg.base_offset, -1
             return self._scan_whole(seg, state, plan, f"its last entry ({named}, {start}) does not name a "
-                                                      f"sound batch there: {why}")
+                                                      f"sound batch there: {end.problem}")
         seg.next_offset = _next(state, seg)
         if (len(seg.offset_index), len(seg.time_index)) != entries:
             plan.grown.append(seg)
-        if why is not None:
-            plan.damage = Damage(seg, end, why, seg.next_offset)
-        return why is not None
+        return self._damaged(seg, end, plan)
 
     def _scan_whole(self, seg: LogSegment, state: ScanState, plan: LoadPlan, problem: str) -> bool:
         """Scan ``seg`` from its first byte, its indexes rebuilt from the batches. True when damage was found."""
         seg.reset_indexes()
         plan.rebuild.append((seg, problem))
-        end, why = scan_segment(seg, 0, state, write_index=False)
+        end = scan_segment(seg, 0, state, write_index=False)
         seg.next_offset = _next(state, seg)
-        if why is not None:
-            plan.damage = Damage(seg, end, why, seg.next_offset)
-        return why is not None
+        return self._damaged(seg, end, plan)
+
+    @staticmethod
+    def _damaged(seg: LogSegment, end: ScanEnd, plan: LoadPlan) -> bool:
+        """Whether the scan of ``seg`` stopped at damage (which ``plan`` then holds)."""
+        if end.problem is not None:
+            plan.damage = Damage(seg, end.position, end.problem, seg.next_offset, whole=end.whole)
+        return end.problem is not None
 
     def _check_all(self, state: ScanState) -> LoadPlan:
         plan = LoadPlan(seen_epochs=LeaderEpochCache(None))
@@ -166,45 +202,71 @@ class LogLoader:
             loaded = (seg.offset_index, seg.time_index)
             check = IndexCheck(*loaded) if problem is None else None
             seg.reset_indexes()
-            end, why = scan_segment(seg, 0, state, write_index=False, check=check)
+            end = scan_segment(seg, 0, state, write_index=False, check=check)
             seg.next_offset = _next(state, seg)
             if check is not None:
-                problem = check.finish() if why is None else check.problem
+                problem = check.finish() if end.problem is None else check.problem
             if problem is None:  # the indexes on disk agree with every batch read: they stay (a cut trims them)
                 seg.offset_index, seg.time_index = loaded
             else:
                 plan.rebuild.append((seg, problem))
-            if why is not None:
-                plan.damage = Damage(seg, end, why, seg.next_offset)
+            if self._damaged(seg, end, plan):
                 return plan
         return plan
 
     # ---- damage and epochs --------------------------------------------------------------------------------
     def _cut(self, damage: Damage, *, torn: bool) -> None:
         log, seg, position = self.log, damage.segment, damage.position
-        cut = seg.size - position
-        where = f"{seg.path} at byte {position}, {cut} bytes (offsets from {damage.next_offset} on): {damage.reason}"
-        if not log.writable:  # reads stop before the damage; the file is unchanged
-            seg.size, seg.next_offset = position, damage.next_offset
-            seg.offset_index.truncate_to_position(position)
-            seg.time_index.truncate_to_offset(damage.next_offset)
+        idx = log.segments.index(seg)
+        cut = self._offsets_cut(damage, torn)
+        span = f"offsets from {damage.next_offset} on" if cut is None else \
+            f"offsets {cut[0]}..{cut[1]}: {cut[1] - cut[0] + 1} offsets"
+        where = f"{seg.path} at byte {position}, {seg.size - position} bytes ({span}): {damage.reason}"
+        if not log.writable and not self.planned:  # reads stop before the damage; the file is unchanged
+            self._cut_in_memory(seg, position, damage.next_offset)
             log.recovery.truncated.append(f"(read-only, the file is unchanged) {where}")
             return
-        idx = log.segments.index(seg)
+        log.recovery.cut = cut
         if position == 0 and idx > 0 and seg.base_offset != damage.next_offset:
             # the segment's very name is wrong where the log stands: it goes whole, the one before is active again
             log.recovery.lost.append(f"{seg.path} (whole segment, {seg.size} bytes, its name says offset "
-                                     f"{seg.base_offset}; offsets from {damage.next_offset} on): {damage.reason}")
+                                     f"{seg.base_offset}; {span}): {damage.reason}")
             idx -= 1
             log.segments[idx].next_offset = damage.next_offset
         else:
-            seg.truncate_to(position, damage.next_offset)
+            if log.writable:
+                seg.truncate_to(position, damage.next_offset)
+            else:
+                self._cut_in_memory(seg, position, damage.next_offset)
             (log.recovery.truncated if torn else log.recovery.lost).append(where)
         for later in log.segments[idx + 1:]:
             if later is not seg:
                 log.recovery.lost.append(f"{later.path} (whole segment, {later.size} bytes)")
-            later.delete()
+            if log.writable:
+                later.delete()
+            else:
+                later.close(final_time_entry=False)
         del log.segments[idx + 1:]
+
+    def _offsets_cut(self, damage: Damage, torn: bool) -> tuple[int, int] | None:
+        """The first and last offset a cut at ``damage`` removes, as the whole batches there say: from the offset the
+        damaged batch should have had (at a gap between segments, the first whole batch's), to the last whole
+        batch's last offset. None for a torn write (no whole batch follows) or where no whole batch is cut."""
+        if torn:
+            return None
+        segments = self.log.segments
+        found = whole_batches_after(segments[segments.index(damage.segment):], damage.position)
+        if found is None:
+            return None
+        first = found[0] if damage.boundary else damage.next_offset
+        return (first, found[1]) if found[1] >= first else None
+
+    @staticmethod
+    def _cut_in_memory(seg: LogSegment, position: int, next_offset: int) -> None:
+        """Reads stop at ``position``: the file is unchanged."""
+        seg.size, seg.next_offset = position, next_offset
+        seg.offset_index.truncate_to_position(position)
+        seg.time_index.truncate_to_offset(next_offset)
 
     def _settle_epochs(self, state: ScanState, plan: LoadPlan, epochs_from_file: bool) -> None:
         log = self.log

@@ -17,6 +17,7 @@ import mmap
 import os
 import time
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -27,9 +28,9 @@ from metalog.codec.definitions import MESSAGES
 from metalog.codec.framing import encode_metadata_record, metadata_api_key
 from metalog.errors import CorruptBatchError, LogError, LogLockedError
 from metalog.log import files
-from metalog.log.batch import Record, RecordBatch
-from metalog.log.builder import KRAFT_MAX_BATCH_BYTES, build_control_batch, build_data_batch
-from metalog.log.chain import BatchChain, boundary_error
+from metalog.log.batch import KRAFT_MAX_BATCH_BYTES, Record, RecordBatch
+from metalog.log.builder import build_control_batch, build_data_batch
+from metalog.log.chain import BatchChain, boundary_error, follow_problem
 from metalog.log.compression import Compression
 from metalog.log.control import encode_control
 from metalog.log.epoch import FILE_NAME as EPOCH_FILE
@@ -78,21 +79,26 @@ class MetadataLog:
         self.recovery = RecoveryReport()
         self.epochs = LeaderEpochCache(self.directory / EPOCH_FILE)
         self.log_start_offset = 0
+        self.stored_log_start: int | None = None  # what log-start-offset-checkpoint says, if there is one
         self.committed_offset = 0
         self._lock_fd: int | None = None
 
     # ---- opening ---------------------------------------------------------------------------
     @classmethod
-    def open(cls, path: str | os.PathLike[str], *, writable: bool = True, create: bool = False,
+    def open(cls, path: str | os.PathLike[str], *, writable: bool = False, create: bool = False,
              check_all: bool = False, repair: bool = False, durability: Durability | str = Durability.BATCH,
              segment_bytes: int = DEFAULT_SEGMENT_BYTES, index_interval_bytes: int = INDEX_INTERVAL_BYTES,
              cluster_id: str | None = None, node_id: int = 1) -> MetadataLog:
-        """Open (and with ``create`` make) the log under ``path``: the log dir or its ``__cluster_metadata-0``.
+        """Open the log under ``path`` (the log dir or its ``__cluster_metadata-0``) for reading: nothing in the
+        directory is created, changed, locked or removed. ``writable`` opens it for the one writer (the lock, then
+        the leftovers of an interrupted write cleaned), ``create`` (which is writable) makes it where there is
+        none.
 
-        Opening checks the tail of the log and cuts a torn write there (``recovery`` says what it did);
-        ``check_all`` checks every segment from its first byte, so that damage anywhere is an error before
-        anything is appended; ``repair`` (which checks all) cuts the log at the first damage instead
-        (``recovery.lost`` says what went). See ``metalog.log.log_loader``."""
+        Opening checks the tail of the log; a torn write there is left out of reads (writable: cut, as Kafka's
+        recovery does), and ``recovery`` says so. ``check_all`` checks every segment from its first byte, so that
+        damage anywhere is an error before anything is appended; ``repair`` (which checks all) cuts the log at the
+        first damage instead (``recovery.lost`` says what went; read-only, what a repair would cut is left out of
+        reads and said the same way). See ``metalog.log.log_loader``."""
         root = _root_of(Path(path))
         log = cls(root, writable=writable or create, segment_bytes=segment_bytes,
                   index_interval_bytes=index_interval_bytes, durability=Durability(durability))
@@ -171,6 +177,7 @@ class MetadataLog:
         stored = 0
         if path.exists():
             stored = files.read_offset_checkpoint(path).get((files.METADATA_TOPIC, 0), 0)
+            self.stored_log_start = stored
         if not bases:
             latest = self.latest_snapshot_id()
             return max(stored, latest.end_offset if latest else 0)
@@ -236,11 +243,16 @@ class MetadataLog:
         return self._finish_append([self._append_batch(data)])[0]
 
     def append_batch(self, data: bytes) -> AppendedBatch:
-        """Append a whole batch someone else built; its base offset is set to the log end offset."""
+        """Append a whole batch someone else built; its base offset is set to the log end offset. A batch every
+        read would refuse (its CRC, a count that does not span its offsets, records KRaft cannot read) is refused."""
         batch = RecordBatch(data, 0, source="appended batch")
         batch.ensure_valid()
         if batch.size_in_bytes != len(data):
             raise CorruptBatchError(f"{len(data) - batch.size_in_bytes} bytes follow the batch", position=0)
+        problem = follow_problem(0, batch.last_offset_delta, batch.records_count, 0, 0, -1)
+        if problem is not None:
+            raise CorruptBatchError(f"batch: {problem[0]}", file="appended batch", position=problem[1])
+        batch.records()  # KRaft's rules for its records (metalog.log.kraft_records)
         self._epoch_for_append(batch.partition_leader_epoch)
         data = self.log_end_offset.to_bytes(8, "big", signed=True) + bytes(data[8:])  # baseOffset is outside the CRC
         return self._finish_append([self._append_batch(data)])[0]
@@ -324,7 +336,7 @@ class MetadataLog:
         the fast path for replay (see ``metalog.log.scan``). The first batch may start before ``start_offset``."""
         for seg, pos, chain in self._reads(start_offset):
             if seg.size > pos:
-                with mmap.mmap(seg.fd, seg.size, access=mmap.ACCESS_READ) as data:
+                with mapped(seg) as data:
                     yield from scan_values(data, pos, seg.size, seg.source, chain)
 
     def scan_into(self, first: int, last: int, sink: RecordSink) -> Iterator[tuple[int, int | None]]:
@@ -335,7 +347,7 @@ class MetadataLog:
             if chain.next_offset > last:
                 return
             if seg.size > pos:
-                with mmap.mmap(seg.fd, seg.size, access=mmap.ACCESS_READ) as data:
+                with mapped(seg) as data:
                     while pos < seg.size:
                         pos, count, timestamp, done = scan_into(data, pos, seg.size, seg.source, first, last, sink,
                                                                 chain)
@@ -479,6 +491,21 @@ class MetadataLog:
     def _check_writable(self) -> None:
         if not self.writable or self._lock_fd is None:
             raise LogError("the log is open read-only", file=self.directory)
+
+
+@contextmanager
+def mapped(seg: LogSegment) -> Iterator[mmap.mmap]:
+    """The segment's bytes, mapped read-only for one read. An error raised while reading may keep a view of the map
+    alive in its traceback; then the map is closed when that view goes, and the error, not a BufferError, is what
+    the caller sees."""
+    data = mmap.mmap(seg.fd, seg.size, access=mmap.ACCESS_READ)
+    try:
+        yield data
+    finally:
+        try:
+            data.close()
+        except BufferError:
+            pass
 
 
 def _root_of(path: Path) -> Path:

@@ -116,7 +116,7 @@ def find_valid_batch(fd: int, start: int, end: int) -> int | None:
             candidate = pos + i - 16
             if candidate <= start:
                 continue
-            if _valid_at(fd, candidate, end):
+            if valid_batch_at(fd, candidate, end) is not None:
                 return candidate
         pos += CHUNK_BYTES
     return None
@@ -129,18 +129,23 @@ def _magic_positions(window: bytes) -> Iterator[int]:
         i = window.find(2, i + 1)
 
 
-def _valid_at(fd: int, pos: int, end: int) -> bool:
+def valid_batch_at(fd: int, pos: int, end: int) -> RecordBatch | None:
+    """The batch at ``pos`` when it is whole before ``end`` and its frame and CRC-32C are valid, else None."""
     head = os.pread(fd, HEADER_SIZE, pos)
     if len(head) < HEADER_SIZE:
-        return False
+        return None
     try:
         size = check_frame(head, 0)
     except CorruptBatchError:
-        return False
+        return None
     if size > end - pos:
-        return False
+        return None
+    data = os.pread(fd, size, pos)
+    if len(data) < size:
+        return None
+    batch = RecordBatch(data, 0, position=pos)
     try:
-        RecordBatch(os.pread(fd, size, pos), 0).ensure_valid()
+        batch.ensure_valid()
     except CorruptBatchError:
-        return False
-    return True
+        return None
+    return batch

@@ -18,13 +18,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from metalog.errors import CorruptBatchError
 from metalog.log.batch import RecordBatch
 from metalog.log.chain import follow_problem
 from metalog.log.epoch import LeaderEpochCache
 from metalog.log.index import OffsetIndex, TimeIndex
-from metalog.log.reader import find_valid_batch
+from metalog.log.reader import find_valid_batch, valid_batch_at
 from metalog.log.segment import LogSegment
 
 
@@ -34,18 +35,26 @@ class RecoveryReport:
 
     truncated: list[str] = field(default_factory=list)  # cut torn tails: file, position, bytes, why
     lost: list[str] = field(default_factory=list)  # what repair mode removed
+    missing: list[str] = field(default_factory=list)  # offsets the log's own files name past its end (log.lost)
     rebuilt: list[str] = field(default_factory=list)  # indexes and checkpoints rebuilt, and why
     cleaned: list[str] = field(default_factory=list)  # leftover files removed
+    cut: tuple[int, int] | None = None  # the offsets a repair cut, as far as the whole batches it cut say
+    planned: bool = False  # a repair of a log opened read-only: what it would do, nothing done
 
     def __bool__(self) -> bool:
-        return bool(self.truncated or self.lost or self.rebuilt or self.cleaned)
+        return bool(self.truncated or self.lost or self.missing or self.rebuilt or self.cleaned)
 
     def lines(self) -> list[str]:
-        return self.damage_lines() + [f"rebuilt {t}" for t in self.rebuilt] + [f"removed {t}" for t in self.cleaned]
+        rebuilt = "would rebuild" if self.planned else "rebuilt"
+        return self.damage_lines() + [f"{rebuilt} {t}" for t in self.rebuilt] + \
+            [f"removed {t}" for t in self.cleaned]
 
     def damage_lines(self) -> list[str]:
-        """What was cut (or, read-only, left out of reads) and what a repair lost: what every reader must hear."""
-        return [f"truncated {t}" for t in self.truncated] + [f"lost {t}" for t in self.lost]
+        """What was found lost, what was cut (or, read-only, left out of reads) and what a repair lost: what every
+        reader must hear."""
+        truncated, lost = ("would cut", "would lose") if self.planned else ("truncated", "lost")
+        return [f"lost {t}" for t in self.missing] + [f"{truncated} {t}" for t in self.truncated] + \
+            [f"{lost} {t}" for t in self.lost]
 
 
 _watchers: ContextVar[tuple[Callable[[RecoveryReport], object], ...]] = ContextVar("metalog_recovery_watchers",
@@ -57,6 +66,16 @@ def watch_recovery(callback: Callable[[RecoveryReport], object]) -> Iterator[Non
     """``callback(report)`` for every log opened in this context whose opening found something: the library
     never prints, and whoever shows a person its results (the CLI) hears of it here."""
     token = _watchers.set((*_watchers.get(), callback))
+    try:
+        yield
+    finally:
+        _watchers.reset(token)
+
+
+@contextmanager
+def unannounced() -> Iterator[None]:
+    """Opens in this context tell no watcher: for a read-only open whose findings another open tells again."""
+    token = _watchers.set(())
     try:
         yield
     finally:
@@ -117,24 +136,48 @@ def _epoch_disagreement(batch: RecordBatch, state: ScanState) -> str | None:
     return None
 
 
+def records_problem(batch: RecordBatch) -> str | None:
+    """Why the records of a sound batch cannot be read as KRaft reads them (a codec, a payload that does not
+    decompress or decode, records that break ``metalog.log.kraft_records``), or None: what every read of them
+    finds, found by recovery too."""
+    try:
+        batch.records()
+    except CorruptBatchError as e:
+        return e.reason
+    return None
+
+
+class ScanEnd(NamedTuple):
+    """Where a scan of a segment stopped: the end of its valid data, and why it stopped there (None: the end of the
+    segment). ``whole``: the batch there is whole with a valid CRC-32C, its records are what is wrong: damage,
+    never what an interrupted write leaves."""
+
+    position: int
+    problem: str | None = None
+    whole: bool = False
+
+
 def scan_segment(seg: LogSegment, start: int, state: ScanState, *, write_index: bool,
-                 first_last_offset: int | None = None, check: IndexCheck | None = None) -> tuple[int, str | None]:
-    """Validate batches from ``start``; index them (``check``: compare the indexes loaded from disk as the scan
-    goes). Returns (end of the valid data, problem or None)."""
+                 first_last_offset: int | None = None, check: IndexCheck | None = None) -> ScanEnd:
+    """Validate batches from ``start`` (frame, CRC-32C, chain, and the records as every read decodes them); index
+    them (``check``: compare the indexes loaded from disk as the scan goes)."""
     pos = start
     batches = seg.batches(start, validate=False)
     while True:
         try:
             batch = next(batches)
         except StopIteration:
-            return pos, None
+            return ScanEnd(pos)
         except CorruptBatchError as e:
-            return pos, e.reason
+            return ScanEnd(pos, e.reason)
         problem = problem_with(batch, state, first_last_offset if pos == start else None)
         if not problem and state.checked_cache and state.disagreement is None:
             problem = _epoch_disagreement(batch, state)
         if problem:
-            return pos, problem
+            return ScanEnd(pos, problem)
+        problem = records_problem(batch)
+        if problem:
+            return ScanEnd(pos, problem, whole=True)
         if check is not None:
             check.batch(pos, batch.last_offset, batch.max_timestamp)
         seg.observe(batch, pos, write=write_index)
@@ -208,13 +251,34 @@ def _not_a_max(times: TimeIndex, k: int) -> str:
             "timestamp up to a batch's last offset")
 
 
+def whole_batches_after(segments: list[LogSegment], position: int) -> tuple[int, int] | None:
+    """(the base offset of the first, the last offset of the last) of the whole, CRC-valid batches from byte
+    ``position`` of the first segment to the end of the last: how far the log went past damage a repair cuts (None
+    when no such batch is left)."""
+    first = last = None
+    for i, seg in enumerate(segments):
+        pos: int | None = position if i == 0 else 0
+        while pos is not None and pos < seg.size:
+            batch = valid_batch_at(seg.fd, pos, seg.size)
+            if batch is None:
+                pos = find_valid_batch(seg.fd, pos, seg.size)
+                continue
+            first = batch.base_offset if first is None else first
+            last = batch.last_offset
+            pos += batch.size_in_bytes
+    return None if first is None or last is None else (first, last)
+
+
 def is_torn_tail(seg: LogSegment, position: int) -> bool:
     """True when nothing valid follows ``position``: the damage is what an interrupted write leaves."""
     return find_valid_batch(seg.fd, position, seg.size) is None
 
 
+WHOLE = "the batch is whole (its CRC-32C holds)"  # why damage to a batch's records is no torn write
+
+
 def damage_error(seg: LogSegment, position: int, problem: str, why_not_torn: str = "valid batches follow") -> \
         CorruptBatchError:
-    return CorruptBatchError(f"{problem}; {why_not_torn}, so this is damage in the middle of the log "
-                             "(never skipped; 'metalog log recover --repair' truncates here, losing the rest)",
-                             file=seg.path, position=position)
+    what = "damage, not a torn write" if why_not_torn == WHOLE else "damage in the middle of the log"
+    return CorruptBatchError(f"{problem}; {why_not_torn}, so this is {what} (never skipped; 'metalog log recover "
+                             "--repair' truncates here, losing the rest)", file=seg.path, position=position)

@@ -6,8 +6,9 @@ CRC-32C and that it follows the batch before (offsets run on, epochs never decre
 sink (replay from an offset, where per-batch objects cost more than the records); or it collects a
 ``ScannedBatch`` (base offset, last offset, max timestamp, is control, values) per batch, which
 ``scan_values`` yields.
-Batches exactly as KRaft writes them are handled inline; anything else (compression, headers, a
-damaged batch) goes through RecordBatch, which decodes the general case and raises the precise error.
+Data batches exactly as KRaft writes them are handled inline; anything else (control batches, compression, headers,
+a damaged batch) goes through RecordBatch, which decodes the general case, applies KRaft's rules for records
+(``metalog.log.kraft_records``) and raises the precise error.
 """
 
 from __future__ import annotations
@@ -119,26 +120,30 @@ def pure_scan_into(data: mmap.mmap | bytes, pos: int, end: int, source: str, fir
                         follow(source, pos, base, last_delta, n, epoch, chain)
                         epoch_floor = epoch
                     next_offset = base + n
-                    if attrs & control_flag and append is None:
-                        pos = stop
-                        continue
-                    timestamp = max_ts
+                    control = attrs & control_flag
+                    if control:  # the general decoder applies KRaft's rules to its records, even when skipped
+                        values = _values_of(data, pos, source)
+                        if append is None:
+                            pos = stop
+                            continue
                     # One small record in KRaft's form: its value fills the batch but for 7 bytes (one-byte
                     # zigzag varints for the record's and the value's length, 4 fixed bytes, no headers).
-                    if n == 1 and rhead == single_head and vlen == (length - single_overhead) << 1 and \
+                    elif n == 1 and rhead == single_head and vlen == (length - single_overhead) << 1 and vlen and \
                             rlen == vlen + 12 < 0x80 and not data[stop - 1] and base >= first:
+                        timestamp = max_ts
                         if append is None:
                             offset = base
                             sink(data[pos + value_at:stop - 1], base)  # type: ignore[misc]
                             count += 1
                         else:
-                            append((base, base, max_ts, (attrs & control_flag) != 0, [data[pos + value_at:stop - 1]]))
+                            append((base, base, max_ts, False, [data[pos + value_at:stop - 1]]))
                         pos = stop
                         continue
-                    values = kraft_values(data, pos + HEADER_SIZE, stop, n)
-                    if values is None:  # headers, keys, long values: the general decoder (the CRC was checked)
-                        values = _values_of(data, pos, source)
-                    control = attrs & control_flag
+                    else:
+                        timestamp = max_ts
+                        values = kraft_values(data, pos + HEADER_SIZE, stop, n)
+                        if values is None:  # headers, keys, long values: the general decoder (the CRC was checked)
+                            values = _values_of(data, pos, source)
             if values is None:  # not in KRaft's form, or damaged: the general reader decodes it or says what is wrong
                 chain.next_offset, chain.epoch = next_offset, epoch_floor
                 (base, _, max_ts, control, values), stop = _general_batch(data, pos, end, source, chain)

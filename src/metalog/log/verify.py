@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from metalog.codec.definitions import MESSAGES
 from metalog.codec.framing import metadata_api_key
-from metalog.errors import MetalogError
+from metalog.errors import CorruptBatchError, MetalogError
 from metalog.log.batch import RecordBatch
 from metalog.log.chain import BatchChain, boundary_error
 from metalog.log.dump import control_json, payload_json
@@ -77,8 +77,8 @@ def _verify_segment(seg: LogSegment, state: ScanState, epochs: LeaderEpochCache,
             if problem:
                 v.problems.append(f"{seg.path}, byte {pos}: {problem}")
                 return False
-            _verify_records(seg, batch, v)
-            _warn(seg, batch, records_after_abort(batch), v)
+            if _verify_records(seg, batch, v):
+                _warn(seg, batch, records_after_abort(batch), v)
             epochs.assign(batch.partition_leader_epoch, batch.base_offset)
             state.next_offset, state.epoch = batch.next_offset, batch.partition_leader_epoch
             check.batch(pos, batch.last_offset, batch.max_timestamp)
@@ -94,14 +94,22 @@ def _verify_segment(seg: LogSegment, state: ScanState, epochs: LeaderEpochCache,
     return True
 
 
-def _verify_records(seg: LogSegment, batch: RecordBatch, v: Verification) -> None:
+def _verify_records(seg: LogSegment, batch: RecordBatch, v: Verification) -> bool:
+    """Every record decodes, as every read decodes it, and its payload too; False when the batch's records cannot be
+    read at all (the batch is still whole, so the reading goes on after it)."""
+    try:
+        records = batch.records()
+    except CorruptBatchError as e:
+        v.problems.append(str(e))
+        return False
     decode = control_json if batch.is_control else payload_json
-    for rec in batch.records():
+    for rec in records:
         v.records += 1
         try:
             decode(rec)
         except (MetalogError, KeyError) as e:
             v.problems.append(f"{seg.path}, byte {batch.position}: record at offset {rec.offset} does not decode: {e}")
+    return True
 
 
 _ABORT_TRANSACTION = MESSAGES["AbortTransactionRecord"].api_key

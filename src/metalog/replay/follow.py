@@ -47,8 +47,9 @@ def follow_states(path: str | os.PathLike[str], start: int | str = END, *, poll_
                 return bool(truncated) or (stop is not None and stop())
 
             for batch in follower.batches(stop=done):
+                records = batch.records()  # every batch's, a control batch's too: KRaft's rules for its records
                 if not batch.is_control:
-                    for record in batch.records():
+                    for record in records:
                         loader.replay_value(record.value, record.offset)
                         if loader.image is not image:  # a BeginTransactionRecord inside the batch published
                             if loader.image.offset >= first:

@@ -190,6 +190,13 @@ class MetadataHistory:
             if image is not None and last >= start:
                 yield PublishedState(last, max_timestamp, image)
 
+    def loader_at_end(self) -> MetadataLoader:
+        """A loader that has loaded every batch of the log, a transaction still open at its end included (its records
+        wait in the loader's delta): the state a controller appending to the log now continues from."""
+        end = self.end_offset
+        with gc_paused():
+            return self._loader_through(self._start_for(end, end, True), end, None)[0]
+
     def state_before_log(self) -> MetadataImage:
         """The state a replay of the whole log starts from: empty, or for a log whose start moved up after a
         snapshot (Kafka's retention), the snapshot or state image that holds the offset before its first."""
@@ -230,9 +237,8 @@ class MetadataHistory:
 
     def _replay_inside(self, loader: MetadataLoader, batch: BatchSpan, first: int, target: int) -> int:
         """The records of ``batch`` from ``first`` up to ``target``: they publish only where a
-        BeginTransactionRecord follows one of them (Kafka's loadBatch), which may be the record at ``target`` + 1."""
-        if batch.is_control:
-            return 0
+        BeginTransactionRecord follows one of them (Kafka's loadBatch), which may be the record at ``target`` + 1.
+        A control batch passes no value, but is read all the same: KRaft's rules for its records."""
         count = sum(n for n, _ in self.log.scan_into(first, target, loader.replay_value))
         if not loader.in_transaction and self._begins_transaction(target + 1):
             loader.publish(target)

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 from metalog.codec import messages  # its classes load on first use (the CLI imports this module to start)
 from metalog.codec.framing import encode_metadata_record
 from metalog.errors import SnapshotError
-from metalog.log.builder import KRAFT_MAX_BATCH_BYTES, build_control_batch, build_data_batch
+from metalog.log.batch import KRAFT_MAX_BATCH_BYTES
+from metalog.log.builder import build_control_batch, build_data_batch
 from metalog.log.compression import Compression
 from metalog.log.control import encode_control
 from metalog.log.files import fsync_dir

@@ -3,6 +3,10 @@
 ``replay(record, offset)`` applies one metadata record by its rule (``metalog.state.rules``, the one table of
 record rules); ``apply()`` builds the new image, sharing everything unchanged with the old one. A record that
 cannot apply raises ReplayError naming the offset and the record, and leaves the delta as it was.
+
+``apply_to(working)`` makes the same changes in place, to a working image the caller alone holds (a
+``MetadataLoader`` that keeps no image per publish: ``image.working_copy``), and ``clear()`` empties the delta
+for the next changes over it: per batch, the cost is what the batch changed, not the size of the state.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from metalog.state.image import (
     MetadataImage,
     PartitionRegistration,
     TopicImage,
+    set_working,
 )
 from metalog.state.rules import APPLY
 
@@ -138,11 +143,7 @@ class MetadataDelta:
     # ---- the new image -----------------------------------------------------------------------------
     def apply(self) -> MetadataImage:
         img = self.image
-        features = img.features
-        if (self.metadata_version, self.zk_migration_state) != (features.metadata_version,
-                                                                features.zk_migration_state) or self.features:
-            features = FeaturesImage(self.metadata_version, _overlay(features.finalized, self.features),
-                                     self.zk_migration_state)
+        features = self._new_features()
         topics, by_name = img.topics, img.topics_by_name
         if self.topics or self.deleted_topics:
             topics = dict(img.topics)
@@ -164,31 +165,98 @@ class MetadataDelta:
             scram=_overlay(img.scram, self.scram),
             delegation_tokens=_overlay(img.delegation_tokens, self.delegation_tokens))
 
+    def _new_features(self) -> FeaturesImage:
+        """The features after the delta (the image's own object when they did not change)."""
+        features = self.image.features
+        if (self.metadata_version, self.zk_migration_state) != (features.metadata_version,
+                                                                features.zk_migration_state) or self.features:
+            features = FeaturesImage(self.metadata_version, _overlay(features.finalized, self.features),
+                                     self.zk_migration_state)
+        return features
+
     def _apply_configs(self) -> dict[tuple[int, str], dict[str, str]]:
         if not self.configs and not self.cleared_configs:
             return self.image.configs
         configs = dict(self.image.configs)
+        self._merge_configs(configs)
+        return configs
+
+    def _merge_configs(self, configs: dict[tuple[int, str], dict[str, str]]) -> None:
         for resource in self.cleared_configs:
             configs.pop(resource, None)
         for resource, changes in self.configs.items():
-            merged = _overlay(configs.get(resource, {}), changes)
+            merged = _overlay(configs.get(resource, {}), changes)  # a new dict: a config map is never changed
             if merged:
                 configs[resource] = merged
             else:
                 configs.pop(resource, None)
-        return configs
 
     def _apply_quotas(self) -> dict[tuple[tuple[str, str | None], ...], dict[str, float]]:
         if not self.client_quotas:
             return self.image.client_quotas
         quotas = dict(self.image.client_quotas)
+        self._merge_quotas(quotas)
+        return quotas
+
+    def _merge_quotas(self, quotas: dict[tuple[tuple[str, str | None], ...], dict[str, float]]) -> None:
         for entity, changes in self.client_quotas.items():
             merged = _overlay(quotas.get(entity, {}), changes)
             if merged:
                 quotas[entity] = merged
             else:
                 quotas.pop(entity, None)
-        return quotas
+
+    # ---- in place, for a loader that keeps no image per publish ---------------------------------------
+    def apply_to(self, working: MetadataImage) -> None:
+        """What ``apply()`` returns, made in place in ``working``: the delta's own image, a working copy
+        (``image.working_copy``) that nothing else holds, since every container of it changes. Then ``clear()``
+        starts the next changes over it."""
+        if working is not self.image:
+            raise ValueError("a delta applies in place only to the image it was made over")
+        set_working(working, offset=self.offset, features=self._new_features(),
+                    next_producer_id=self.next_producer_id)
+        if self.brokers:
+            _overlay_in_place(working.brokers, self.brokers)
+        if self.controllers:
+            _overlay_in_place(working.controllers, self.controllers)
+        if self.topics or self.deleted_topics:
+            self._merge_topics(working.topics, working.topics_by_name)
+        if self.configs or self.cleared_configs:
+            self._merge_configs(working.configs)
+        if self.client_quotas:
+            self._merge_quotas(working.client_quotas)
+        if self.acls:
+            _overlay_in_place(working.acls, self.acls)
+        if self.scram:
+            _overlay_in_place(working.scram, self.scram)
+        if self.delegation_tokens:
+            _overlay_in_place(working.delegation_tokens, self.delegation_tokens)
+
+    def _merge_topics(self, topics: dict[Uuid, TopicImage], by_name: dict[str, TopicImage]) -> None:
+        """``apply()``'s topics, in place: a changed topic's partitions are updated in its own TopicImage (the
+        working copy's), a new or re-created topic gets a TopicImage of its own."""
+        for tid in self.deleted_topics:
+            gone = topics.pop(tid, None)
+            if gone is not None and by_name.get(gone.name) is gone:
+                del by_name[gone.name]
+        for tid, delta in self.topics.items():
+            old = topics.get(tid)
+            if delta.base is not None and delta.base is old:
+                old.partitions.update(delta.partitions)
+                by_name[delta.name] = old  # (as apply() names the changed topic)
+                continue
+            if old is not None and by_name.get(old.name) is old:
+                del by_name[old.name]
+            topics[tid] = by_name[delta.name] = TopicImage(delta.name, tid, dict(delta.partitions))
+
+    def clear(self) -> None:
+        """No changes, over the image as ``apply_to`` left it (its offset and single values are the delta's
+        already)."""
+        for changes in (self.features, self.brokers, self.controllers, self.topics, self.deleted_topics,
+                        self.configs, self.cleared_configs, self.client_quotas, self.acls, self.scram,
+                        self.delegation_tokens):
+            if changes:
+                changes.clear()
 
 
 def located(error: ReplayError, offset: int | None, record: ApiMessage) -> ReplayError:
@@ -211,3 +279,10 @@ def _overlay(base: dict[K, V], changes: dict[K, V | None]) -> dict[K, V]:
     return merged
 
 
+def _overlay_in_place(target: dict[K, V], changes: dict[K, V | None]) -> None:
+    """``_overlay`` made in ``target`` itself."""
+    for key, value in changes.items():
+        if value is None:
+            target.pop(key, None)
+        else:
+            target[key] = value

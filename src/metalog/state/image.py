@@ -3,6 +3,10 @@
 Images are never mutated once built: a MetadataDelta builds a new image that shares every
 unchanged object with the old one. Registrations are plain slotted objects whose lists are
 tuples, so sharing them is safe.
+
+The one exception is a *working copy* (``working_copy``): an image whose containers nothing else holds, which a
+``MetadataLoader`` that keeps no image per publish changes in place (``MetadataDelta.apply_to``, ``set_working``)
+and copies again (``working_copy``) where an image is asked for.
 """
 
 from __future__ import annotations
@@ -174,3 +178,26 @@ def offline_replicas(partition: PartitionRegistration, brokers: dict[int, Broker
 
 
 EMPTY = MetadataImage()
+
+
+def working_copy(image: MetadataImage) -> MetadataImage:
+    """``image`` with a container of its own for everything a delta changes (its maps, each topic's partitions):
+    equal to it, sharing only the immutable values (registrations, records, features, config maps)."""
+    topics = {tid: TopicImage(t.name, t.id, dict(t.partitions)) for tid, t in image.topics.items()}
+    same = {id(old): topics[tid] for tid, old in image.topics.items()}
+    by_name = {name: same.get(id(t)) or TopicImage(t.name, t.id, dict(t.partitions))
+               for name, t in image.topics_by_name.items()}
+    return MetadataImage(offset=image.offset, features=image.features, brokers=dict(image.brokers),
+                         controllers=dict(image.controllers), topics=topics, topics_by_name=by_name,
+                         configs=dict(image.configs), client_quotas=dict(image.client_quotas),
+                         next_producer_id=image.next_producer_id, acls=dict(image.acls), scram=dict(image.scram),
+                         delegation_tokens=dict(image.delegation_tokens))
+
+
+def set_working(working: MetadataImage, *, offset: int, features: FeaturesImage,
+                next_producer_id: int | None) -> None:
+    """The single values of a working copy (``working_copy``), set in place: only ``MetadataDelta.apply_to``
+    and the loader that owns the copy call this."""
+    object.__setattr__(working, "offset", offset)
+    object.__setattr__(working, "features", features)
+    object.__setattr__(working, "next_producer_id", next_producer_id)

@@ -32,7 +32,7 @@ from metalog.errors import DecodeError, ReplayError
 from metalog.state.delta import MetadataDelta, located
 from metalog.state.delta import _TopicDelta as TopicDelta
 from metalog.state.enums import record_type_name
-from metalog.state.image import EMPTY, MetadataImage, PartitionRegistration
+from metalog.state.image import EMPTY, MetadataImage, PartitionRegistration, set_working, working_copy
 from metalog.state.rules import TRANSACTION_MARKERS, dispatch, partition_change
 
 _BEGIN, _END, _ABORT = "BeginTransactionRecord", "EndTransactionRecord", "AbortTransactionRecord"
@@ -90,13 +90,25 @@ class MetadataLoader:
     it from the image before (``delta.image``), as Kafka's publishers are (``onMetadataUpdate``); a snapshot
     replaces the state whole and is told with None. A publish that only moves the offset changes nothing and
     is not told. ``on_abort`` is told of each aborted transaction.
+
+    ``images=False``: the loader builds no image per publish (building one copies every map a batch touched:
+    most of the cost of publishing at every batch end, as the analysis does). It keeps the published state as
+    a working copy of its own (``image.working_copy``), changed in place by each delta (``MetadataDelta.apply_to``),
+    and builds an image only where ``image`` is read. ``on_publish(delta, None)`` is then told *before* the
+    delta is applied, so ``delta.image`` holds the published state it changes (valid during the call only); a
+    state replaced whole (a snapshot, or the first publish of a loader started inside a transaction) is told
+    ``(None, image)``. Kafka's publishers work the same way from the delta and the image before it
+    (ControllerMetadataMetricsPublisher's ControllerMetricsChanges).
     """
 
     def __init__(self, image: MetadataImage = EMPTY, *, transaction: OpenTransaction | None = None,
                  on_abort: Callable[[AbortedTransaction], object] | None = None,
-                 on_publish: Callable[[MetadataDelta | None, MetadataImage], object] | None = None) -> None:
+                 on_publish: Callable[[MetadataDelta | None, MetadataImage | None], object] | None = None,
+                 images: bool = True) -> None:
         self._dispatch = dispatch()
-        self.image = image
+        self.images = images
+        self._published = image if images else working_copy(image)  # the published state the delta is made over
+        self._image: MetadataImage | None = image  # the published state as an image (None: not built yet)
         self.on_abort = on_abort
         self.on_publish = on_publish
         self.transaction_start: int | None = None  # the open transaction's BeginTransactionRecord
@@ -104,7 +116,7 @@ class MetadataLoader:
         self._state = NO_TRANSACTION  # the state after the last transaction marker (see ``state``)
         self._marker = image.offset  # the offset of the last transaction marker
         self._clean = image.offset  # records after this offset are in the delta, not yet published
-        self._delta = MetadataDelta(image)
+        self._delta = MetadataDelta(self._published)
         if compiled_value_replay is not None:
             self.replay_value = compiled_value_replay(  # type: ignore[method-assign]
                 self, MethodType(MetadataLoader.replay_value, self), self._dispatch, _NO_OP, FRAME_VERSION,
@@ -117,6 +129,15 @@ class MetadataLoader:
             self.offset = max(image.offset, pending.offset, transaction.begin_offset)
             self._marker = transaction.begin_offset
             self._state = STARTED  # CONTINUED as soon as a record followed the Begin (``state``)
+
+    @property
+    def image(self) -> MetadataImage:
+        """The last published state. With ``images=False`` it is built here, from the working copy, when it is
+        first read after a publish (a copy of every map: ask only where an image is needed)."""
+        image = self._image
+        if image is None:
+            image = self._image = working_copy(self._published)
+        return image
 
     # ---- the transaction state ---------------------------------------------------------------------------
     @property
@@ -191,7 +212,7 @@ class MetadataLoader:
             self._state, self.transaction_start = ENDED, None
         else:
             begin = self.transaction_start
-            self._delta = MetadataDelta(self.image)  # the transaction's records are dropped
+            self._delta = MetadataDelta(self._published)  # the transaction's records are dropped
             self._clean = offset
             self._state, self.transaction_start = ABORTED, None
             if self.on_abort is not None:
@@ -201,12 +222,13 @@ class MetadataLoader:
     # ---- publishing ---------------------------------------------------------------------------------------
     def end_batch(self, last_offset: int) -> MetadataImage | None:
         """The batch ending at ``last_offset`` is loaded: Kafka's ``maybeFlushBatches`` after one batch.
-        Publishes and returns the new image unless a transaction is open (then None: nothing is published)."""
+        Publishes and returns the new image unless a transaction is open (then None: nothing is published);
+        with ``images=False`` it returns None either way (``in_transaction`` says which, ``image`` builds it)."""
         if self._state in OPEN:
             return None
         self._publish(last_offset)  # (publish() without its checks: once per batch in the analysis)
         self._state = NO_TRANSACTION
-        return self.image
+        return self._image if self.images else None
 
     def publish(self, offset: int) -> MetadataImage:
         """Publish everything loaded as the state at ``offset``; refused while a transaction is open."""
@@ -223,14 +245,39 @@ class MetadataLoader:
         if self.offset > self._clean:
             delta = self._delta
             delta.offset = offset
-            self.image = delta.apply()
-            self._delta = MetadataDelta(self.image)
-            if self.on_publish is not None:
-                self.on_publish(delta, self.image)
-        elif self.image.offset != offset:
-            self.image = replace(self.image, offset=offset)
-            self._delta = MetadataDelta(self.image)
+            if not self.images:
+                self._publish_in_place(delta)
+            else:
+                image = self._published = self._image = delta.apply()
+                self._delta = MetadataDelta(image)
+                if self.on_publish is not None:
+                    self.on_publish(delta, image)
+        elif self._published.offset != offset:
+            if self.images:
+                self._published = self._image = replace(self._published, offset=offset)
+                self._delta = MetadataDelta(self._published)
+            else:
+                state = self._published
+                set_working(state, offset=offset, features=state.features, next_producer_id=state.next_producer_id)
+                self._delta.offset = offset
+                if self._image is not None:
+                    self._image = replace(self._image, offset=offset)
         self._clean = offset  # never before the last record loaded (publish checks; a Begin publishes before it)
+
+    def _publish_in_place(self, delta: MetadataDelta) -> None:
+        """``images=False``: the delta told, then applied to the working copy, which the next delta is over."""
+        if delta.image is not self._published:  # over another image: a loader started inside a transaction
+            image = self._image = delta.apply()
+            self._published = working_copy(image)
+            self._delta = MetadataDelta(self._published)
+            if self.on_publish is not None:
+                self.on_publish(None, image)
+            return
+        if self.on_publish is not None:
+            self.on_publish(delta, None)
+        delta.apply_to(self._published)
+        delta.clear()
+        self._image = None
 
     def load_batch(self, base_offset: int, records: Sequence[Any], *, last_offset: int | None = None,
                    is_control: bool = False) -> MetadataImage | None:
@@ -267,10 +314,11 @@ class MetadataLoader:
         for record in records:
             delta.replay(record)
         delta.offset = offset
-        self.image = delta.apply()
-        self._delta = MetadataDelta(self.image)
+        image = self._image = delta.apply()
+        self._published = image if self.images else working_copy(image)
+        self._delta = MetadataDelta(self._published)
         self._state, self.transaction_start = NO_TRANSACTION, None
         if self.on_publish is not None:
-            self.on_publish(None, self.image)
+            self.on_publish(None, image)
         self.offset = self._marker = self._clean = offset
         return self.image

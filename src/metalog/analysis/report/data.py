@@ -128,7 +128,7 @@ class Cluster:
 
     @property
     def start(self) -> int:
-        return self.rows[0]["timestamp"]
+        return int(self.rows[0]["timestamp"])
 
     @property
     def end(self) -> int:
@@ -227,7 +227,8 @@ def _changed(batch: Any) -> list[bool]:
         differs = pc.or_(pc.fill_null(pc.not_equal(after, before), False),
                          pc.xor(pc.is_null(after), pc.is_null(before)))
         changed = pc.or_(changed, differs)
-    return changed.to_pylist()
+    found: list[bool] = changed.to_pylist()
+    return found
 
 
 def shared_axis(clusters: Sequence[Cluster]) -> bool:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -86,12 +86,25 @@ def _paste(image: Any, top: int, fig: Any) -> int:
     height = rgba.shape[0]
     alpha = rgba[:, :, 3:4].astype(np.uint16)
     image[top:top + height] = ((rgba[:, :, :3] * alpha + 255 * (255 - alpha)) // 255).astype(np.uint8)
-    return top + height
+    return int(top + height)
 
 
 def _times(start: int, end: int, n: int) -> list[datetime]:
     width = (end - start) / n
-    return [datetime.fromtimestamp((start + k * width) / 1000, tz=UTC) for k in range(n + 1)]
+    return [moment(round(start + k * width)) for k in range(n + 1)]
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_FIRST, _LAST = datetime(100, 1, 1, tzinfo=UTC), datetime(9900, 1, 1, tzinfo=UTC)  # what the axis can draw
+
+
+def moment(ms: int) -> datetime:
+    """Epoch ms as a point on the time axis: a batch time before year 100 or after 9900 (any int64 is one) is
+    drawn at that end of the axis (matplotlib draws years 1 to 9999, and its ticks need a margin)."""
+    try:
+        return min(max(_EPOCH + timedelta(milliseconds=ms), _FIRST), _LAST)
+    except OverflowError:
+        return _FIRST if ms < 0 else _LAST
 
 
 def drawn(cluster: Cluster) -> list[str]:
@@ -109,7 +122,7 @@ def envelopes(cluster: Cluster, span: tuple[int, int]) -> dict[tuple[str, int, i
 
 def _envelope(cluster: Cluster, column: str, start: int, end: int) -> tuple[list[Any], list[Any]]:
     if cluster.envelopes is not None:
-        found = cluster.envelopes.get((column, start, end))
+        found: tuple[list[Any], list[Any]] | None = cluster.envelopes.get((column, start, end))
         if found is None:
             raise KeyError(f"cluster {cluster.name}: compacted without the PNG's {column!r} on [{start}, {end})")
         return found
@@ -128,8 +141,10 @@ def _draw(ax: Any, cluster: Cluster, column: str, label: str, color: str, start:
 
 
 def _panels(row: Sequence[Any], cluster: Cluster, span: tuple[int, int] | None) -> None:
-    import matplotlib.dates as mdates
+    import matplotlib.dates
     from matplotlib.patches import Patch
+
+    mdates: Any = matplotlib.dates  # (its locator and formatter are untyped)
 
     start, end = span or (cluster.start, cluster.end)
     charts = {c.name: c for c in cluster_charts("offline_partitions" in cluster.rows[0])}
@@ -137,7 +152,7 @@ def _panels(row: Sequence[Any], cluster: Cluster, span: tuple[int, int] | None) 
     phases = cluster.steps("phase")
     for i, (t, value) in enumerate(zip(phases.times, phases.values, strict=True)):
         until = phases.times[i + 1] if i + 1 < len(phases) else cluster.end
-        left.axvspan(datetime.fromtimestamp(t / 1000, tz=UTC), datetime.fromtimestamp(until / 1000, tz=UTC),
+        left.axvspan(moment(t), moment(until),
                      color=PHASE_COLORS[value], alpha=0.3, lw=0)
     for s in charts["replicas"].series:
         _draw(left, cluster, s.column, s.label, s.color, start, end)
@@ -155,7 +170,7 @@ def _panels(row: Sequence[Any], cluster: Cluster, span: tuple[int, int] | None) 
         ax.set_ylabel(chart.unit)
         ax.legend(fontsize=7, loc="upper left")
     for ax in row:
-        ax.set_xlim(datetime.fromtimestamp(start / 1000, tz=UTC), datetime.fromtimestamp(end / 1000, tz=UTC))
+        ax.set_xlim(moment(start), max(moment(end), moment(start) + timedelta(seconds=1)))  # (both clamped)
         ax.set_ylim(bottom=0)
         ax.grid(True, color="#dddddd", lw=0.6)
         ax.set_axisbelow(True)

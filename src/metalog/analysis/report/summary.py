@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 CHANGES = ("phase-change", "dir-transition", "metadata-version")  # what "last change" means in the fleet table
@@ -12,7 +12,15 @@ FLEET_COLUMNS = ("cluster", "phase", "JBOD", "metadata.version", "brokers", "off
 
 
 def fmt_time(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M:%S")
+    """``2023-11-14 22:13:20`` (UTC); a time no datetime can hold (before year 1, after 9999: any int64 is a
+    batch timestamp) as its epoch milliseconds, ``4611686018427387904ms``."""
+    try:
+        return (_EPOCH + timedelta(milliseconds=ms)).strftime("%Y-%m-%d %H:%M:%S")
+    except OverflowError:
+        return f"{ms}ms"
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def brokers_registered(row: dict[str, Any]) -> int:

@@ -82,7 +82,7 @@ cdef object _headers(const unsigned char *p, Py_ssize_t *at, Py_ssize_t end):
 
 
 cdef object _records(const unsigned char *p, Py_ssize_t pos, Py_ssize_t limit, Py_ssize_t count, int64_t base_offset,
-                     int64_t base_timestamp, object log_append_time, object record_cls):
+                     int64_t base_timestamp, object log_append_time, object record_cls, bint kraft_data):
     cdef list out = PyList_New(count)
     cdef Py_ssize_t i, end
     cdef int64_t size, ts_delta, offset_delta, offset, timestamp
@@ -119,6 +119,9 @@ cdef object _records(const unsigned char *p, Py_ssize_t pos, Py_ssize_t limit, P
                 return None
         if pos != end or ml_add_overflows(base_offset, offset_delta, &offset):
             return None
+        if kraft_data and (key is not None or value is None or len(<bytes>value) == 0 or len(<tuple>headers) != 0
+                           or ts_delta != 0 or offset_delta != i):
+            return None  # not in the form of KRaft's data records: the pure decoder decides
         if log_append_time is None:
             if ml_add_overflows(base_timestamp, ts_delta, &timestamp):
                 return None
@@ -151,10 +154,13 @@ cdef object _records(const unsigned char *p, Py_ssize_t pos, Py_ssize_t limit, P
 
 
 def decode_records(data, Py_ssize_t pos, Py_ssize_t limit, Py_ssize_t count, int64_t base_offset,
-                   int64_t base_timestamp, log_append_time, record_cls):
+                   int64_t base_timestamp, log_append_time, record_cls, bint kraft_data=False):
     """The ``count`` records at ``data[pos:limit]`` (any one-dimensional byte buffer) as ``record_cls`` tuples,
     exactly as ``metalog.log.batch._decode_records`` reads them; None where that decoder must decide (damage,
-    or a form this one leaves to it: varints past 32 bits, offsets or timestamps past int64)."""
+    or a form this one leaves to it: varints past 32 bits, offsets or timestamps past int64). ``kraft_data``: also
+    None when a record is not in the form of KRaft's data records (a key, no or an empty value, headers, a
+    timestamp delta, an offset delta other than its index): ``RecordBatch.records`` then says which rule of KRaft's
+    it breaks."""
     cdef Py_buffer view
     if count < 0 or pos < 0 or limit < pos or count > (limit - pos) // MIN_RECORD_SIZE:
         return None
@@ -163,6 +169,6 @@ def decode_records(data, Py_ssize_t pos, Py_ssize_t limit, Py_ssize_t count, int
         if limit > view.len:
             return None
         return _records(<const unsigned char *>view.buf, pos, limit, count, base_offset, base_timestamp,
-                        log_append_time, record_cls)
+                        log_append_time, record_cls, kraft_data)
     finally:
         PyBuffer_Release(&view)

@@ -2,9 +2,10 @@
 """The compiled twin of ``metalog.log.scan.scan_into``, replay's read loop: hand-written.
 
 It walks the batches of a mapped segment as the pure loop does (frame, CRC-32C, the chain's offsets and epoch),
-reads the records of batches in KRaft's form (attributes, timestamp delta 0, offset delta = index, null key, no
-headers) and hands each value in [first, last] to the sink. Any other batch (compressed, control batches that are
-collected, records in another form, damage, a newer epoch) goes to the pure loop, one batch at a time, which reads
+reads the records of data batches in KRaft's form (attributes, timestamp delta 0, offset delta = index, null key, a
+value that is not empty, no headers) and hands each value in [first, last] to the sink. Any other batch (compressed,
+control batches, whose records the pure loop checks against KRaft's rules, records in another form, damage, a newer
+epoch) goes to the pure loop, one batch at a time, which reads
 it or raises its own error: errors are the pure loop's own.
 
 A sink that carries ``c_value_sink`` (a capsule named ``metalog.value_sink.v1`` holding a ``ml_value_sink``: the
@@ -96,7 +97,7 @@ cdef inline Py_ssize_t _kraft_ends(const unsigned char *p, Py_ssize_t pos, Py_ss
         if q + 1 >= limit or p[q] != z or p[q + 1] != 1:
             return 0
         q += 2
-        if not _varint12(p, limit, &q, &n):
+        if not _varint12(p, limit, &q, &n) or n == 0:  # an empty value is not KRaft's
             return 0
         if q + n + 1 != end or end > limit or p[end - 1] != 0:
             return 0
@@ -151,18 +152,13 @@ def scan_into(data, Py_ssize_t pos, Py_ssize_t end, source, first_offset, last_o
                 count = ml_be32(p + pos + 57)
                 if p[pos + 16] == 2 and length >= HEADER_SIZE - 12 and stop <= avail and not attrs & UNUSUAL and \
                         base == next_offset and epoch == epoch_floor and <int64_t>count == <int64_t>delta + 1 and \
-                        not (collecting and attrs & CONTROL_FLAG) and 0 < count <= KRAFT_FAST_MAX and \
-                        base <= MAX_BASE:
+                        not attrs & CONTROL_FLAG and 0 < count <= KRAFT_FAST_MAX and base <= MAX_BASE:
                     if stop - pos - 21 >= LARGE:
                         if whole is None:
                             whole = memoryview(data)
                         ok = _crc(whole[pos + 21:stop]) == ml_beu32(p + pos + 17)
                     else:
                         ok = ml_crc32c(p + pos + 21, stop - pos - 21) == ml_beu32(p + pos + 17)
-                    if ok and attrs & CONTROL_FLAG:  # a control batch: nothing to hand on (not collecting)
-                        next_offset = base + count
-                        pos = stop
-                        continue
                     if ok:
                         if count > 64:
                             if spill is None or len(spill) < count * 2 * sizeof(Py_ssize_t):

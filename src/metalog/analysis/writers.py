@@ -1,0 +1,231 @@
+"""The python engine's tables written while the replay goes, so its memory does not grow with the log.
+
+Each cluster's rows of a table are buffered as tuples in the table's column order and written to its partition's
+one Parquet file a row group at a time (``ROWS_PER_GROUP``), and to ``TABLE.csv`` as they come (the clusters in
+the order given). What a table needs of the whole cluster is small: ``timeline_buckets`` keeps the last row of
+each bucket (written when the cluster ends; its CSV, sorted by cluster name, when the fleet ends), and
+``controller_metrics.om`` keeps, per family, the cluster's block of samples in a scratch file that
+``openmetrics.concatenate`` joins in family, cluster order, as the Spark engine's executors do. The samples are
+those ``openmetrics.write_openmetrics`` takes (``sampling.Sampler``'s, fed the rows as they come while a
+cluster's times do not step back); a cluster whose times step back has its samples taken from its written
+timeline afterwards, sorted (``openmetrics.cluster_samples``).
+
+The bytes equal those of ``tables.write_outputs`` for the same rows (tests compare them).
+"""
+
+from __future__ import annotations
+
+import csv
+import shutil
+import tempfile
+from collections.abc import Iterable, Sequence
+from itertools import islice
+from operator import gt, itemgetter
+from pathlib import Path
+from types import TracebackType
+from typing import Any, TextIO
+
+from metalog.analysis import openmetrics as om
+from metalog.analysis.layout import TABLES, arrow_schema, iter_cluster, kind, partition_dir
+from metalog.analysis.sampling import Sampler, Samples
+from metalog.analysis.tables import bucket_start, csv_cell
+
+ROWS_PER_GROUP = 65_536  # rows buffered per table and cluster before they are written, as one Parquet row group
+
+Row = dict[str, Any]
+
+
+class ParquetPart:
+    """One cluster's rows of one table: its partition's file, ``part-00000.parquet``, a row group at a time
+    (none when the cluster has no rows in the table, as before)."""
+
+    def __init__(self, out: Path, table: str, cluster: str) -> None:
+        self.path = out / table / partition_dir(cluster) / "part-00000.parquet"
+        self.schema = arrow_schema(table)
+        self._take = itemgetter(*self.schema.names)
+        self._rows: list[tuple[Any, ...]] = []
+        self._writer: Any = None
+
+    def add(self, rows: Iterable[Row]) -> None:
+        self._rows += map(self._take, rows)
+        size = ROWS_PER_GROUP
+        if len(self._rows) >= size:
+            whole = len(self._rows) // size * size
+            for at in range(0, whole, size):
+                self._write(self._rows[at:at + size])
+            del self._rows[:whole]
+
+    def close(self) -> None:
+        if self._rows:
+            self._write(self._rows)
+            self._rows = []
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+
+    def _write(self, rows: list[tuple[Any, ...]]) -> None:
+        """``rows`` as one row group."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        columns = list(zip(*rows, strict=True))
+        batch = pa.RecordBatch.from_arrays([pa.array(col, type=f.type) for col, f in zip(columns, self.schema,
+                                                                                          strict=True)],
+                                           schema=self.schema)
+        if self._writer is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._writer = pq.ParquetWriter(self.path, self.schema)
+        self._writer.write_batch(batch)
+
+
+class CsvTable:
+    """``OUT/TABLE.csv``, rows written as they come (text neutralised: ``tables.csv_cell``)."""
+
+    def __init__(self, out: Path, table: str) -> None:
+        self.path = out / f"{table}.csv"
+        self.columns = TABLES[table]
+        self._texts = [i for i, c in enumerate(self.columns) if kind(c) == "string"]
+        self._take = itemgetter(*self.columns)
+        self._file: TextIO = open(self.path, "w", newline="")  # noqa: SIM115 (closed by close)
+        self._writer = csv.writer(self._file, lineterminator="\n")
+        self._writer.writerow(self.columns)
+
+    def add(self, rows: Iterable[Row]) -> None:
+        texts = self._texts
+        for row in rows:
+            cells = list(self._take(row))
+            for i in texts:
+                cells[i] = csv_cell(cells[i])
+            self._writer.writerow(cells)
+
+    def close(self) -> None:
+        self._file.close()
+
+
+class SeriesBlocks:
+    """One cluster's samples of controller_metrics.om (``sampling.Sampler``'s, in ``openmetrics``' text), a
+    scratch file per family: ``add`` its timeline rows in log order; ``close`` writes the last samples. Returns
+    False from ``add`` once a time stepped back (the caller then takes the samples from the written timeline,
+    ``from_rows``, which sorts it)."""
+
+    def __init__(self, scratch: Path, index: int, cluster: str, *, every_batch: bool = False) -> None:
+        self.cluster, self.every_batch = cluster, every_batch
+        self.paths = [scratch / f"{index}-{i}.om" for i in range(len(om.FAMILIES))]
+        self._files = [open(p, "w", encoding="utf-8", newline="\n") for p in self.paths]  # noqa: SIM115
+        self._sampler = Sampler(len(om.FAMILIES), every_batch=every_batch)
+        self._last: int | None = None  # the last batch time added
+        self.in_order = True
+
+    def add(self, rows: Sequence[Row]) -> bool:
+        if not self.in_order or not rows:
+            return self.in_order
+        times = [r["timestamp"] for r in rows]
+        if any(map(gt, times, islice(times, 1, None))) or (self._last is not None and self._last > times[0]):
+            self.in_order = False
+            return False
+        self._last = times[-1]
+        self._write(self._sampler.add(times, [om.family_values(f, [r[f.column] for r in rows])
+                                              for f in om.FAMILIES]))
+        return True
+
+    def from_rows(self, rows: Sequence[Row]) -> None:
+        """The samples of a cluster whose times step back, from all its rows in log order
+        (``openmetrics.cluster_samples``)."""
+        for f in self._files:
+            f.seek(0)
+            f.truncate()
+        for samples in om.cluster_samples(rows, every_batch=self.every_batch):
+            self._write(samples)
+        self._sampler = Sampler(len(om.FAMILIES), every_batch=self.every_batch)  # (closed with nothing pending)
+
+    def close(self) -> None:
+        self._write(self._sampler.close())
+        for f in self._files:
+            f.close()
+
+    def _write(self, samples: Sequence[Samples]) -> None:
+        ends = om.LineEnds()  # this call's only: the memory stays flat
+        for f, family, series in zip(self._files, om.FAMILIES, samples, strict=True):
+            om.write_samples(f, family, self.cluster, series, ends)
+
+
+class TableWriters:
+    """Every table of a python-engine analysis of a fleet, cluster by cluster: ``cluster(name)`` starts one,
+    ``timeline``/``events``/``brokers``/``directories``/``failures`` take its rows in log order, ``end_cluster``
+    finishes it, ``close`` the fleet (the bucket tables, the CSV of buckets, controller_metrics.om)."""
+
+    def __init__(self, out: Path, width_ms: int, *, csv: bool, metrics_every_batch: bool = False) -> None:
+        self.out, self.width_ms, self.metrics_every_batch = out, width_ms, metrics_every_batch
+        for table in TABLES:  # an earlier run's (the directory is the analysis' own: tables.claim_output)
+            if (out / table).is_dir():
+                shutil.rmtree(out / table)
+            (out / table).mkdir()
+        self.csv = {table: CsvTable(out, table) for table in TABLES if table != "timeline_buckets"} if csv else {}
+        self._buckets: dict[tuple[str, int], Row] = {}  # every cluster's, for the CSV (sorted by cluster name)
+        self._scratch = Path(tempfile.mkdtemp(prefix=".controller_metrics-", dir=out))
+        self._blocks: list[tuple[str, SeriesBlocks]] = []
+        self._name = ""
+        self._parts: dict[str, ParquetPart] = {}
+        self._cluster_buckets: dict[int, Row] = {}
+        self._series: SeriesBlocks | None = None
+        self.batches = self.events_written = 0
+
+    def __enter__(self) -> TableWriters:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        shutil.rmtree(self._scratch, ignore_errors=True)
+        for writer in self.csv.values():
+            writer.close()
+
+    def cluster(self, name: str) -> None:
+        self._name = name
+        self._parts = {table: ParquetPart(self.out, table, name) for table in TABLES if table != "timeline_buckets"}
+        self._cluster_buckets = {}
+        self._series = SeriesBlocks(self._scratch, len(self._blocks), name, every_batch=self.metrics_every_batch)
+        self._blocks.append((name, self._series))
+
+    def add(self, table: str, rows: Sequence[Row]) -> None:
+        if not rows:
+            return
+        self._parts[table].add(rows)
+        if table in self.csv:
+            self.csv[table].add(rows)
+        if table == "timeline_batches":
+            self.batches += len(rows)
+            width, buckets = self.width_ms, self._cluster_buckets
+            for row in rows:
+                buckets[bucket_start(row["timestamp"], width)] = row
+            assert self._series is not None
+            self._series.add(rows)
+        elif table == "events":
+            self.events_written += len(rows)
+
+    def end_cluster(self) -> None:
+        for part in self._parts.values():
+            part.close()
+        buckets = [{"bucket_start": start, **row} for start, row in sorted(self._cluster_buckets.items())]
+        if buckets:
+            bucket_part = ParquetPart(self.out, "timeline_buckets", self._name)
+            bucket_part.add(buckets)
+            bucket_part.close()
+        self._buckets.update(((self._name, row["bucket_start"]), row) for row in buckets)
+        series = self._series
+        assert series is not None
+        if not series.in_order:  # its times step back: the samples from the timeline written
+            series.from_rows([row for batch in iter_cluster(self.out / "timeline_batches", self._name)
+                              for row in batch])
+        series.close()
+
+    def close(self) -> list[Path]:
+        """The fleet's last files: the CSV of buckets and controller_metrics.om; every path written."""
+        written = [self.out / table for table in TABLES]
+        if self.csv:
+            buckets = CsvTable(self.out, "timeline_buckets")
+            buckets.add(row for _, row in sorted(self._buckets.items(), key=lambda kv: kv[0]))
+            buckets.close()
+            written += [self.out / f"{table}.csv" for table in TABLES]
+        order = {name: series for name, series in self._blocks}
+        metrics = om.concatenate(self.out / om.FILE, lambda i, name: [order[name].paths[i]], list(order))
+        return [*written, metrics]
