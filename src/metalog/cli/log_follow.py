@@ -67,9 +67,11 @@ def _start(logdir: str, point: Point) -> int | str:
 
 
 def _follow(args: argparse.Namespace) -> int:
+    from metalog.cli import options
     from metalog.cli.notices import notice
     from metalog.cli.options import secrets_of
 
+    options.log_directory(args.logdir, "log follow")
     before = _stop_on_first_interrupt()
     try:
         start = _start(args.logdir, args.start)

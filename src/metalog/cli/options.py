@@ -126,3 +126,17 @@ def show_secrets(parser: argparse.ArgumentParser) -> None:
 
 def secrets_of(args: argparse.Namespace) -> Secrets:
     return SHOWN if getattr(args, "show_secrets", False) else KEPT
+
+
+def log_directory(path: str, verb: str, instead: str = "") -> None:
+    """A verb that writes to a log or follows one refuses a single ``.checkpoint`` file (which the reading verbs
+    open, as kafka-metadata-shell --snapshot does) in one line naming it."""
+    from pathlib import Path
+
+    from metalog.errors import LogError
+    from metalog.log.files import METADATA_PARTITION_DIR
+    from metalog.log.snapshot_files import SUFFIX
+
+    if Path(path).suffix == SUFFIX and not Path(path).is_dir():
+        raise LogError(f"a single snapshot file, not a log: {verb} needs a log directory (holding "
+                       f"{METADATA_PARTITION_DIR}){instead}", file=path)

@@ -24,6 +24,7 @@ examples:
   metalog replay LOGDIR --at 2024-05-01T10:32:00Z          # as it was at 10:32 UTC
   metalog replay LOGDIR --at 1714559520000ms --partitions  # a time in epoch milliseconds; every partition
   metalog replay LOGDIR --at 5000 --save-image             # and keep a state image for faster replays
+  metalog replay 00000000000000005001-0000000003.checkpoint   # one snapshot's state (at offset 5000)
 
 The state shown is one Kafka's loader published: at the end of a batch (none while a metadata transaction
 is open), or just before a BeginTransactionRecord inside a batch. An offset inside a batch or inside an open
@@ -31,6 +32,8 @@ transaction shows the state published last before it, and one line says so. A TI
 last batch whose timestamp is at or before it. A POINT is
   %s;
 start, the empty state before the log, is no state Kafka's loader published.
+A single .checkpoint file is the state Kafka's loader publishes from it: at its end offset - 1, at the time its
+header names; it is read whole first (every check snapshot verify makes).
 """
 
 DIFF_EXAMPLES = """\
@@ -41,6 +44,7 @@ examples:
   metalog diff LOGDIR --from start --to 5000                   # everything up to offset 5000
   metalog diff prod/metadata staging/metadata                  # two clusters, each at its end
   metalog diff prod/metadata staging/metadata --from 2024-05-01T10:30:00Z --json   # prod as it was then
+  metalog diff backup/00000000000000005001-0000000003.checkpoint prod/metadata       # a snapshot against now
 
 A POINT is
   %s;
@@ -61,7 +65,8 @@ def register(sub: Any) -> None:
                        description="Rebuild the controller state Kafka's loader published, from the nearest "
                                    "snapshot or state image before the target plus the tail of the log.",
                        epilog=REPLAY_EXAMPLES % POINT_FORMS, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("logdir", help="a log directory (holding __cluster_metadata-0) or the partition directory")
+    p.add_argument("logdir", help="a log directory (holding __cluster_metadata-0), the partition directory, or one "
+                                  ".checkpoint snapshot file (its state)")
     p.add_argument("--at", type=options.point, default=END, metavar="POINT",
                    help=f"the state published last at or before this point: {options.STATE_HELP} (default: end)")
     p.add_argument("--format", choices=["table", "json"], default="table",
@@ -81,9 +86,10 @@ def register(sub: Any) -> None:
                                    "replication factors, configs, ACLs, client quotas, SCRAM users and features "
                                    "that differ, by name.",
                        epilog=DIFF_EXAMPLES % POINT_FORMS, formatter_class=argparse.RawDescriptionHelpFormatter)
-    d.add_argument("logdir", help="a log directory (holding __cluster_metadata-0) or the partition directory")
+    d.add_argument("logdir", help="a log directory (holding __cluster_metadata-0), the partition directory, or one "
+                                  ".checkpoint snapshot file (its state)")
     d.add_argument("other", nargs="?", metavar="OTHER_LOGDIR",
-                   help="another cluster's log directory: compare the two clusters by name")
+                   help="another cluster's log directory (or .checkpoint file): compare the two clusters by name")
     d.add_argument("--from", dest="from_", type=options.point, metavar="POINT",
                    help=f"the state before: {options.POINT_HELP} (start: the empty state before the log); with "
                         "two logs, the first log's point (default: end)")

@@ -15,6 +15,7 @@ examples:
   metalog shell LOGDIR --at 1200 cat /image/topics/byName/orders/0     # one command, Kafka's way
   metalog shell LOGDIR -c 'history /image/topics/byName/orders/0'     # every record that changed it
   echo 'find /image/configs' | metalog shell LOGDIR                     # commands from stdin, one a line
+  metalog shell 00000000000000005001-0000000003.checkpoint   # one snapshot, as kafka-metadata-shell --snapshot
 
 The tree is Kafka's (3.6 and later): /local and /image, and under /image provenance, features, cluster
 (brokers, controllers), topics (byName, byId), configs (TYPE:name), clientQuotas, producerIds, acls, scram and
@@ -35,7 +36,8 @@ def register(sub: Any) -> None:
                        description="Browse the metadata state Kafka's loader published at any point of the log, "
                                    "as kafka-metadata-shell shows the latest snapshot.",
                        epilog=EXAMPLES % POINT_FORMS, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("logdir", metavar="LOGDIR", help="a log directory (holding __cluster_metadata-0)")
+    p.add_argument("logdir", metavar="LOGDIR", help="a log directory (holding __cluster_metadata-0), or one "
+                                                     ".checkpoint snapshot file (its state)")
     p.add_argument("--at", type=options.point, metavar="POINT",
                    help=f"start at the state published at or before this point: {options.STATE_HELP} (default: "
                         "end)")

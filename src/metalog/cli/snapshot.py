@@ -146,6 +146,7 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _create(args: argparse.Namespace) -> int:
+    from metalog.cli import options
     from metalog.cli.options import resolving
     from metalog.log.control import ControlType, decode_control
     from metalog.replay.history import MetadataHistory
@@ -153,6 +154,7 @@ def _create(args: argparse.Namespace) -> int:
     from metalog.snapshots import SnapshotId, SnapshotWriter
     from metalog.state.records import image_records, lost_in_image
 
+    options.log_directory(args.logdir, "snapshot create")
     time_ms = None if args.timestamp is None else parse_time(args.timestamp)
     with MetadataHistory(args.logdir) as history:
         with resolving("--at"):
