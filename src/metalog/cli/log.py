@@ -273,7 +273,8 @@ def _verify(args: argparse.Namespace) -> int:
         print(f"PROBLEM: {escape(problem)}")
     verdict = "intact" if v.ok else f"{len(v.problems)} problem(s)"
     verdict += f", {len(v.warnings)} warning(s)" if v.warnings else ""
-    print(f"{path_text(args.logdir)}: {v.batches} batches, {v.records} records, {v.bytes} bytes, {v.snapshots} "
+    print(f"{path_text(args.logdir)}: {v.batches} batches, {v.records - v.control_records} data records, "
+          f"{v.control_records} control records, {v.bytes} bytes, {v.snapshots} "
           f"snapshots: {verdict}")
     return 0 if v.ok else 1
 

@@ -195,7 +195,7 @@ def render_state(result: ReplayResult, *, all_partitions: bool = False, secrets:
     lines = [
         f"offset {result.offset} at {format_time(result.timestamp)}"
         f" (from {start.kind}{'' if start.kind == 'empty' else f' at offset {start.offset}'},"
-        f" {result.records_replayed:,} records replayed)",
+        f" {result.records_replayed:,} data records replayed)",
         f"metadata.version {metadata_version_name(f.metadata_version) or '-'}"
         f"   ZK migration {ZK_MIGRATION_STATES.get(f.zk_migration_state, f.zk_migration_state)}"
         + (f"   features {', '.join(f'{escape(k)}={v}' for k, v in sorted(f.finalized.items()))}"

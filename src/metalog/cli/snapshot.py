@@ -137,7 +137,8 @@ def _verify(args: argparse.Namespace) -> int:
     for path in files:
         try:
             s = SnapshotReader(path).verify()
-            print(f"{path_text(path)}: ok ({s.batches} batches, {s.records} records, kraft.version {s.kraft_version}, "
+            print(f"{path_text(path)}: ok ({s.batches} batches, {s.records} data records, {s.control_records} control "
+                  f"records, kraft.version {s.kraft_version}, "
                   f"lastContainedLogTimestamp {s.last_contained_log_timestamp})")
         except MetalogError as e:
             failed += 1
