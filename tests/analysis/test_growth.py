@@ -172,6 +172,25 @@ def test_a_snapshots_time_is_the_log_time_of_its_last_batch(tmp_path: Path) -> N
                                                                           for i in ids]
     assert all(s.timestamp == times[s.end_offset - 1] for s in growth.snapshots)  # (the generator ends batches there)
     assert {s.file: s.bytes for s in growth.snapshots} == files
+    for s in growth.snapshots:  # its data records, as log dump reads the file
+        dumped = [batch_json(b) for b in FileDump(out.path / "__cluster_metadata-0" / s.file)]
+        assert s.records == sum(b["count"] for b in dumped if not b["isControl"]) > 0
+
+
+def test_a_damaged_snapshot_is_the_error_log_verify_names(tmp_path: Path) -> None:
+    """Cut after its header batch, a snapshot's first batch still reads: the whole file is read, as log verify
+    reads it, and its damage is one error naming the file and the byte (before: a row with the cut size)."""
+    from metalog.errors import MetalogError
+    from metalog.generate.generator import HistorySettings
+    from metalog.generate.writer import write_history as generate
+
+    out = generate(tmp_path / "gen", 5, HistorySettings(records=1500), snapshot_every=700)
+    snapshot = sorted((out.path / "__cluster_metadata-0").glob("*.checkpoint"))[0]
+    header = next(iter(FileDump(snapshot)))
+    with open(snapshot, "r+b") as f:
+        f.truncate(header.size_in_bytes + 20)
+    with pytest.raises(MetalogError, match=rf"{snapshot.name}.*byte {header.size_in_bytes}"):
+        read_growth(out.path, "gen")
 
 
 def test_the_tables_in_parquet_and_csv_hold_the_same_rows(tmp_path: Path) -> None:

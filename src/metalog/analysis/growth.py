@@ -7,9 +7,9 @@ from the per-batch replay (no state is built, nothing is decoded but the records
   by its message (``LeaderChangeMessage``, ``VotersRecord``, ...).
 - ``log_size``: per minute, the batches appended and their bytes on disk (headers included), and the log's bytes
   from its start offset up to the end of that minute.
-- ``snapshots``: every ``*.checkpoint`` in the directory: its end offset and epoch (its name), its bytes, and its
-  time, the SnapshotHeaderRecord's lastContainedLogTimestamp: the log time of the last batch it holds (a file's
-  mtime is not log time: a copied directory has the copy's).
+- ``snapshots``: every ``*.checkpoint`` in the directory, read whole: its end offset and epoch (its name), its
+  data records, its bytes, and its time, the SnapshotHeaderRecord's lastContainedLogTimestamp: the log time of
+  the last batch it holds (a file's mtime is not log time: a copied directory has the copy's).
 - ``controller_leadership``: every epoch's start, from ``metalog quorum history``'s reading of the control
   batches (``replay.quorum.quorum_history``): the LeaderChangeMessage that opened it, or the first batch of an
   epoch whose LeaderChangeMessage is not in the log (its leader unknown, -1).
@@ -67,6 +67,7 @@ class Snapshot:
     end_offset: int
     epoch: int
     timestamp: int  # SnapshotHeaderRecord.lastContainedLogTimestamp
+    records: int  # its data records: the state at its end offset
     bytes: int
     file: str
 
@@ -181,8 +182,8 @@ def _record_types(batch: RecordBatch, start: int) -> Iterator[tuple[int, int]]:
 
 
 def _snapshots(log: MetadataLog) -> Iterator[Snapshot]:
+    """Each snapshot read whole, as ``log verify`` reads it (its damage is the error verify names)."""
     for snapshot in log.snapshot_ids():
-        path = log.directory / snapshot.file_name
-        header = next(SnapshotReader(path).batches())[1] or []  # the reader checks the first batch is the header
-        yield Snapshot(snapshot.end_offset, snapshot.epoch, header[0].message.last_contained_log_timestamp,
-                       path.stat().st_size, snapshot.file_name)
+        found = SnapshotReader(log.directory / snapshot.file_name).verify()
+        yield Snapshot(snapshot.end_offset, snapshot.epoch, found.last_contained_log_timestamp, found.records,
+                       found.size_in_bytes, snapshot.file_name)

@@ -42,6 +42,7 @@ GROWTH_TABLES: dict[str, tuple[tuple[str, str, str], ...]] = {
         ("epoch", INT, "the epoch of its last offset (its name)"),
         ("timestamp", TIME, "its SnapshotHeaderRecord's lastContainedLogTimestamp: the log time of its last batch "
                             "(not the file's mtime)"),
+        ("records", INT, "its data records: the metadata state at its end offset"),
         ("bytes", INT, "the file's size"),
         ("file", TEXT, "the file's name")),
     "controller_leadership": (

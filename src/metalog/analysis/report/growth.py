@@ -140,7 +140,8 @@ def bytes_chart(log_size: Sequence[LogMinute], snapshots: Sequence[Snapshot], t0
     if ordered:
         series.append({"label": "latest snapshot", "color": "#35978f", **packed(m4(latest, t0, t1), t0)})
     marks = {"t": [s.timestamp for s in ordered], "kind": [SNAPSHOT] * len(ordered),
-             "detail": [f"snapshot {s.file}: end offset {s.end_offset:,}, {s.bytes:,} bytes" for s in ordered]}
+             "detail": [f"snapshot {s.file}: end offset {s.end_offset:,}, {s.records:,} records, {s.bytes:,} bytes"
+                        for s in ordered]}
     return {"name": "log-bytes", "title": "Log and snapshot bytes (snapshots marked)", "unit": unit,
             "series": series, "marks": marks}
 
