@@ -160,7 +160,10 @@ def read_csv(path: Path) -> list[dict[str, Any]]:
 
 
 def _log_bytes(path: str | os.PathLike[str]) -> int:
-    return sum(p.stat().st_size for p in Path(path).glob("*.log"))
+    """The segments' bytes of a log directory given as Kafka's (holding __cluster_metadata-0) or as the
+    partition's own: the task's weight, the heaviest started first."""
+    root = Path(path)
+    return sum(p.stat().st_size for p in [*root.glob("*.log"), *root.glob("*/*.log")])
 
 
 def _here(fn: Callable[[GrowthTask], ClusterGrowth], tasks: Sequence[GrowthTask]) -> Iterable[ClusterGrowth]:
