@@ -15,6 +15,7 @@ else in its directory is read: no other snapshot, no segment, no meta.properties
 from __future__ import annotations
 
 import bisect
+import contextlib
 import fcntl
 import itertools
 import mmap
@@ -506,10 +507,8 @@ class MetadataLog:
 
     def _release(self) -> None:
         for seg in self.segments:
-            try:
+            with contextlib.suppress(OSError):
                 seg.close(final_time_entry=False)
-            except OSError:
-                pass
         self.segments = []
         if self._lock_fd is not None:
             os.close(self._lock_fd)  # closing the descriptor releases the flock
@@ -535,10 +534,8 @@ def mapped(seg: LogSegment) -> Iterator[mmap.mmap]:
     try:
         yield data
     finally:
-        try:
+        with contextlib.suppress(BufferError):  # a view still held: the map closes when the view goes
             data.close()
-        except BufferError:
-            pass
 
 
 def _root_of(path: Path) -> Path:
