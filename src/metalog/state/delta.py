@@ -148,10 +148,7 @@ class MetadataDelta:
         if self.topics or self.deleted_topics:
             topics = dict(img.topics)
             by_name = dict(img.topics_by_name)
-            for tid in self.deleted_topics:
-                gone = topics.pop(tid, None)
-                if gone is not None and by_name.get(gone.name) is gone:
-                    del by_name[gone.name]
+            self._drop_deleted_topics(topics, by_name)
             for tid, delta in self.topics.items():
                 old = topics.get(tid)
                 if old is not None and by_name.get(old.name) is old:
@@ -232,13 +229,17 @@ class MetadataDelta:
         if self.delegation_tokens:
             _overlay_in_place(working.delegation_tokens, self.delegation_tokens)
 
-    def _merge_topics(self, topics: dict[Uuid, TopicImage], by_name: dict[str, TopicImage]) -> None:
-        """``apply()``'s topics, in place: a changed topic's partitions are updated in its own TopicImage (the
-        working copy's), a new or re-created topic gets a TopicImage of its own."""
+    def _drop_deleted_topics(self, topics: dict[Uuid, TopicImage], by_name: dict[str, TopicImage]) -> None:
+        """The deleted topics out of ``topics`` and, where the name still names that topic, ``by_name``."""
         for tid in self.deleted_topics:
             gone = topics.pop(tid, None)
             if gone is not None and by_name.get(gone.name) is gone:
                 del by_name[gone.name]
+
+    def _merge_topics(self, topics: dict[Uuid, TopicImage], by_name: dict[str, TopicImage]) -> None:
+        """``apply()``'s topics, in place: a changed topic's partitions are updated in its own TopicImage (the
+        working copy's), a new or re-created topic gets a TopicImage of its own."""
+        self._drop_deleted_topics(topics, by_name)
         for tid, delta in self.topics.items():
             old = topics.get(tid)
             if delta.base is not None and delta.base is old:
