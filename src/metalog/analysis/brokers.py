@@ -28,7 +28,7 @@ from metalog.state.image import BrokerRegistration, MetadataImage, PartitionRegi
 
 NO_LEADER = -1  # Kafka's LeaderConstants.NO_LEADER
 
-# Column name -> what it holds; the order is the files' column order. The README and --help print these.
+# Column name -> what it holds; the order is the files' column order. docs/analysis.md and --help print these.
 BROKER_COLUMNS: dict[str, str] = {
     "cluster": "the cluster (its metadata log directory's name, as in timeline_batches)",
     "last_offset": "the last offset of the batch after which the broker's values changed (a row per change)",

@@ -25,7 +25,7 @@ from metalog.state.image import (
     offline_replicas,
 )
 
-# Column name -> what it holds; the order is the files' column order. The README and --help print this.
+# Column name -> what it holds; the order is the files' column order. docs/analysis.md and --help print this.
 COLUMNS: dict[str, str] = {
     "cluster": "the log directory's name (one analysis may cover a fleet of clusters)",
     "last_offset": "the last offset of the batch (data or control); the row is the state Kafka's loader published "
