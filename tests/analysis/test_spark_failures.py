@@ -151,7 +151,9 @@ def test_the_python_engine_is_interrupted_the_same_way(tmp_path: Path) -> None:
 def test_a_standalone_cluster_gives_the_python_engines_tables(small: Path, tmp_path: Path) -> None:
     """A real master and worker on 127.0.0.1: metalog reaches the executors as a zip of the package."""
     with standalone(tmp_path / "cluster") as url:
-        done = analyze(tmp_path, str(small), "--out", str(tmp_path / "spark"), "--master", url)
+        # the master's acceptance waits for the worker's resources: minutes on a loaded machine, not 30 s
+        done = analyze(tmp_path, str(small), "--out", str(tmp_path / "spark"), "--master", url,
+                       "--master-timeout", "240", timeout=600)
     assert done.returncode == 0, done.stderr
     assert not list((tmp_path / "tmp").glob("metalog-spark-*"))
     assert main(["analyze", str(small), "--out", str(tmp_path / "py"), "--engine", "python"]) == 0

@@ -11,13 +11,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from metalog.controller import errors as E
-from metalog.controller.errors import PlacementError
 from metalog.controller.placement import (
     BrokerMetadata,
     assign_replicas_to_brokers,
     parse_brokers,
     rack_alternated_broker_list,
 )
+from metalog.errors import PlacementError
 from tests.conftest import load_vectors
 
 VECTORS = load_vectors()["adminUtilsAssignReplicasToBrokers"]

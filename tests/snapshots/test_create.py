@@ -103,8 +103,8 @@ def kafka_reads_whole_batches_after(root: Path, end_offset: int) -> None:
     there, and the state at the log's end must be the one replayed from offset 0."""
     from metalog.codec.framing import decode_metadata_record
     from metalog.log import MetadataLog
+    from metalog.log.snapshot_files import list_snapshots
     from metalog.snapshots import SnapshotId
-    from metalog.snapshots.files import list_snapshots
     from metalog.state import MetadataLoader
 
     directory = root / "__cluster_metadata-0"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from metalog.codec import Uuid, message_class
 from metalog.codec.framing import encode_metadata_record
@@ -81,7 +82,7 @@ def scan_in_memory(data: bytes) -> tuple[int, int]:
     return count, -1
 
 
-def peer_reader(memory_records: Callable) -> Callable[[bytes], tuple[int, int]]:
+def peer_reader(memory_records: Callable[[bytes], Any]) -> Callable[[bytes], tuple[int, int]]:
     def read(data: bytes) -> tuple[int, int]:
         count = check = 0
         records = memory_records(data)
@@ -95,7 +96,7 @@ def peer_reader(memory_records: Callable) -> Callable[[bytes], tuple[int, int]]:
     return read
 
 
-def peer_scan(memory_records: Callable) -> Callable[[bytes], tuple[int, int]]:
+def peer_scan(memory_records: Callable[[bytes], Any]) -> Callable[[bytes], tuple[int, int]]:
     def scan(data: bytes) -> tuple[int, int]:
         count = 0
         records = memory_records(data)

@@ -150,8 +150,9 @@ def _custom_case(args: argparse.Namespace) -> Any:
 
 
 def _codec(sizes: Sizes, notes: list[str], custom: Any) -> list[Row]:
-    from metalog.bench.codec import CASES, NotComparable, metalog_ops, pure_decode_op
+    from metalog.bench.codec import CASES, metalog_ops, pure_decode_op
     from metalog.bench.timing import Timer
+    from metalog.errors import NotComparable
 
     timer = Timer(min_time=sizes.min_time, repeat=sizes.repeat)
     peers = _codec_peers(notes, custom is not None)

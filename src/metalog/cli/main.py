@@ -67,12 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
     sub = parser.add_subparsers(dest="verb", metavar="VERB")
     for verb in VERBS:
-        try:
-            module = importlib.import_module(f"metalog.cli.{verb}")
-        except ModuleNotFoundError as e:
-            if e.name == f"metalog.cli.{verb}":
-                continue  # a verb not built yet
-            raise
+        module = importlib.import_module(f"metalog.cli.{verb}")
         module.register(sub)
     return parser
 

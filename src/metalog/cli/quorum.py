@@ -105,7 +105,8 @@ def _voters_from(d: Any) -> str:
     if source.kind == "election":
         return (f"{source.record}: the voter ids it names (kraft.version 0 keeps the voters in "
                 "controller.quorum.voters, outside the log)")
-    return source.record
+    record: str = source.record
+    return record
 
 
 def _node(d: Any) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
@@ -126,38 +127,62 @@ def _value_from_json(cls: type[KafkaStruct], f: F, value: Any, version: int, pat
 def _scalar_from_json(cls: type[KafkaStruct], f: F, value: Any, version: int, path: str) -> Any:
     t = f.element
     if t in INT_RANGES:
-        lo, hi = INT_RANGES[t]
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise _error(cls, version, path, f"expected an integer, got {_kind(value)}")
-        if not lo <= value <= hi:
-            raise _error(cls, version, path, f"{value} is out of range for {t}")
-        return value
-    if t == "bool":
-        if not isinstance(value, bool):
-            raise _error(cls, version, path, f"expected true or false, got {_kind(value)}")
-        return value
-    if t == "float64":
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise _error(cls, version, path, f"expected a number, got {_kind(value)}")
-        return float(value)
-    if t == "string":
-        if not isinstance(value, str):
-            raise _error(cls, version, path, f"expected a string, got {_kind(value)}")
-        return value
-    if t == "uuid":
-        try:
-            return Uuid.parse(value)
-        except ValueError as e:
-            raise _error(cls, version, path, str(e)) from None
-    if t in ("bytes", "records"):
-        if not isinstance(value, str):
-            raise _error(cls, version, path, f"expected base64 text, got {_kind(value)}")
-        try:
-            return base64.b64decode(value, validate=True)
-        except (binascii.Error, ValueError):
-            raise _error(cls, version, path, "is not valid base64") from None
+        return _int_from_json(cls, t, value, version, path)
+    convert = _SCALARS_FROM_JSON.get(t)
+    if convert is not None:
+        return convert(cls, value, version, path)
     struct_cls = struct_class(cls.STRUCT_PATH[0], t)
     return from_json(struct_cls, value, version, path)
+
+
+def _int_from_json(cls: type[KafkaStruct], t: str, value: Any, version: int, path: str) -> int:
+    lo, hi = INT_RANGES[t]
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _error(cls, version, path, f"expected an integer, got {_kind(value)}")
+    if not lo <= value <= hi:
+        raise _error(cls, version, path, f"{value} is out of range for {t}")
+    return value
+
+
+def _bool_from_json(cls: type[KafkaStruct], value: Any, version: int, path: str) -> bool:
+    if not isinstance(value, bool):
+        raise _error(cls, version, path, f"expected true or false, got {_kind(value)}")
+    return value
+
+
+def _float_from_json(cls: type[KafkaStruct], value: Any, version: int, path: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _error(cls, version, path, f"expected a number, got {_kind(value)}")
+    return float(value)
+
+
+def _string_from_json(cls: type[KafkaStruct], value: Any, version: int, path: str) -> str:
+    if not isinstance(value, str):
+        raise _error(cls, version, path, f"expected a string, got {_kind(value)}")
+    return value
+
+
+def _uuid_from_json(cls: type[KafkaStruct], value: Any, version: int, path: str) -> Uuid:
+    try:
+        return Uuid.parse(value)
+    except ValueError as e:
+        raise _error(cls, version, path, str(e)) from None
+
+
+def _bytes_from_json(cls: type[KafkaStruct], value: Any, version: int, path: str) -> bytes:
+    if not isinstance(value, str):
+        raise _error(cls, version, path, f"expected base64 text, got {_kind(value)}")
+    try:
+        return base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        raise _error(cls, version, path, "is not valid base64") from None
+
+
+# a scalar type's JSON reader (the integers by INT_RANGES; a name not here is a struct's)
+_SCALARS_FROM_JSON: dict[str, Callable[[type[KafkaStruct], Any, int, str], Any]] = {
+    "bool": _bool_from_json, "float64": _float_from_json, "string": _string_from_json, "uuid": _uuid_from_json,
+    "bytes": _bytes_from_json, "records": _bytes_from_json,
+}
 
 
 def _kind(value: Any) -> str:

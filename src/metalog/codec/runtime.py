@@ -168,6 +168,8 @@ class ApiMessage(KafkaStruct):
             raise DecodeError(_no_version(cls, version), message=cls.NAME, version=version, offset=0)
         if type(buf) is memoryview and (buf.format != "B" or buf.ndim != 1):  # memoryview is final
             buf = buf.cast("B")
+        obj: Self
+        pos: int
         try:
             obj, pos = read(buf, 0)
         except CodecError:
@@ -205,7 +207,8 @@ class ApiMessage(KafkaStruct):
         """The message from Kafka's JsonConverter form."""
         from metalog.codec import jsonform
 
-        return jsonform.from_json(cls, data, version)
+        message: Self = jsonform.from_json(cls, data, version)
+        return message
 
 
 def _no_version(cls: type[ApiMessage], version: int) -> str:

@@ -48,15 +48,19 @@ class Uuid(bytes):
 
     @property
     def most_significant_bits(self) -> int:
-        return _HALVES.unpack(self)[0]
+        most: int = _HALVES.unpack(self)[0]
+        return most
 
     @property
     def least_significant_bits(self) -> int:
-        return _HALVES.unpack(self)[1]
+        least: int = _HALVES.unpack(self)[1]
+        return least
 
     @property
     def is_reserved(self) -> bool:
         """Kafka reserves ids whose high half is 0 and low half is below 100."""
+        most: int
+        least: int
         most, least = _HALVES.unpack(self)
         return most == 0 and 0 <= least < 100
 

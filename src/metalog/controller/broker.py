@@ -55,54 +55,68 @@ class Action:
 
 def plan_reconciliation(image: MetadataImage, broker_id: int, dirs: Sequence[LogDir]) -> list[Action]:
     """The actions that bring the broker's directories and the metadata's assignments together."""
-    online = [d for d in dirs if d.online]
-    by_id = {d.id: d for d in dirs}
-    any_offline = len(online) != len(dirs)
-    load = {d.id: len(d.partitions) for d in online}
-    actions: list[Action] = []
-
-    def place(topic: str, pid: int, tid: Uuid) -> None:
-        if not online:
-            return
-        target = min(online, key=lambda d: load[d.id]).id  # least loaded; ties: the order given
-        load[target] += 1
-        actions.extend([Action(Act.CREATE, topic, pid, tid, target), Action(Act.REPORT, topic, pid, tid, target)])
-
+    plan = _Reconciliation(dirs)
     for name in sorted(image.topics_by_name):
         topic = image.topics_by_name[name]
         for pid in sorted(topic.partitions):
             part = topic.partitions[pid]
-            if broker_id not in part.replicas:
-                continue
-            assigned = part.directory(broker_id)
-            found = next((d.id for d in online if (name, pid) in d.partitions), None)
-            if assigned == UNASSIGNED:
-                if found is not None:
-                    actions.append(Action(Act.REPORT, name, pid, topic.id, found))
-                else:
-                    place(name, pid, topic.id)
-            elif assigned in by_id and by_id[assigned].online:
-                target = by_id[assigned]
-                if (name, pid) in target.partitions:
-                    continue
-                if found is None:
-                    actions.append(Action(Act.CREATE, name, pid, topic.id, assigned))
-                elif (name, pid) in target.futures:
-                    actions.append(Action(Act.PROMOTE, name, pid, topic.id, assigned))
-                else:
-                    actions.append(Action(Act.REPORT, name, pid, topic.id, found))
-            elif assigned == MIGRATING:
-                if found is not None:
-                    actions.append(Action(Act.REPORT, name, pid, topic.id, found))
-                elif any_offline:
-                    actions.append(Action(Act.REPORT, name, pid, topic.id, LOST))
-                else:
-                    place(name, pid, topic.id)
-            elif found is not None:  # LOST or a directory this broker does not have online, yet here it is
-                actions.append(Action(Act.REPORT, name, pid, topic.id, found))
-            elif not any_offline:
-                place(name, pid, topic.id)
-    return actions
+            if broker_id in part.replicas:
+                plan.replica(name, pid, topic.id, part.directory(broker_id))
+    return plan.actions
+
+
+class _Reconciliation:
+    """``plan_reconciliation``'s actions, a hosted replica at a time, and the load it puts on each directory."""
+
+    def __init__(self, dirs: Sequence[LogDir]) -> None:
+        self.online = [d for d in dirs if d.online]
+        self.by_id = {d.id: d for d in dirs}
+        self.any_offline = len(self.online) != len(dirs)
+        self.load = {d.id: len(d.partitions) for d in self.online}
+        self.actions: list[Action] = []
+
+    def replica(self, name: str, pid: int, tid: Uuid, assigned: Uuid) -> None:
+        found = next((d.id for d in self.online if (name, pid) in d.partitions), None)
+        if assigned == UNASSIGNED:
+            self._found_or_placed(name, pid, tid, found)
+        elif assigned in self.by_id and self.by_id[assigned].online:
+            self._in_its_directory(name, pid, tid, assigned, found)
+        elif assigned == MIGRATING:
+            self._migrating(name, pid, tid, found)
+        elif found is not None:  # LOST or a directory this broker does not have online, yet here it is
+            self.actions.append(Action(Act.REPORT, name, pid, tid, found))
+        elif not self.any_offline:
+            self._place(name, pid, tid)
+
+    def _found_or_placed(self, name: str, pid: int, tid: Uuid, found: Uuid | None) -> None:
+        if found is not None:
+            self.actions.append(Action(Act.REPORT, name, pid, tid, found))
+        else:
+            self._place(name, pid, tid)
+
+    def _in_its_directory(self, name: str, pid: int, tid: Uuid, assigned: Uuid, found: Uuid | None) -> None:
+        target = self.by_id[assigned]
+        if (name, pid) in target.partitions:
+            return
+        if found is None:
+            self.actions.append(Action(Act.CREATE, name, pid, tid, assigned))
+        elif (name, pid) in target.futures:
+            self.actions.append(Action(Act.PROMOTE, name, pid, tid, assigned))
+        else:
+            self.actions.append(Action(Act.REPORT, name, pid, tid, found))
+
+    def _migrating(self, name: str, pid: int, tid: Uuid, found: Uuid | None) -> None:
+        if found is None and self.any_offline:
+            self.actions.append(Action(Act.REPORT, name, pid, tid, LOST))
+        else:
+            self._found_or_placed(name, pid, tid, found)
+
+    def _place(self, name: str, pid: int, tid: Uuid) -> None:
+        if not self.online:
+            return
+        target = min(self.online, key=lambda d: self.load[d.id]).id  # least loaded; ties: the order given
+        self.load[target] += 1
+        self.actions.extend([Action(Act.CREATE, name, pid, tid, target), Action(Act.REPORT, name, pid, tid, target)])
 
 
 def mismatching_assignments(image: MetadataImage, broker_id: int, dirs: Sequence[LogDir]) -> int:

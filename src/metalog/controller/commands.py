@@ -39,9 +39,8 @@ from metalog.codec.runtime import ApiMessage
 from metalog.codec.uuid import Uuid
 from metalog.controller import errors as E
 from metalog.controller.changes import Changes, partition_record_version
-from metalog.controller.errors import PlacementError
 from metalog.controller.placement import BrokerMetadata, assign_replicas_to_brokers
-from metalog.errors import Rejected, ReplayError
+from metalog.errors import PlacementError, Rejected, ReplayError
 from metalog.state.enums import (
     METADATA_VERSION_FEATURE,
     METADATA_VERSIONS,

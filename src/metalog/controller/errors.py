@@ -1,9 +1,7 @@
-"""Kafka's error codes (org.apache.kafka.common.protocol.Errors) that controller commands answer with,
+"""Kafka's error codes (org.apache.kafka.common.protocol.Errors) that controller commands answer with
 (placement's PlacementError is in metalog.errors, with every other exception)."""
 
 from __future__ import annotations
-
-from metalog.errors import PlacementError  # noqa: F401  (raised by placement; named here too)
 
 NONE = 0
 UNKNOWN_SERVER_ERROR = -1
@@ -26,9 +24,3 @@ BROKER_ID_NOT_REGISTERED = 102
 INCONSISTENT_CLUSTER_ID = 104
 INELIGIBLE_REPLICA = 107
 INVALID_REGISTRATION = 119
-
-NAMES = {v: k for k, v in globals().items() if k.isupper() and isinstance(v, int)}
-
-
-def error_name(code: int) -> str:
-    return NAMES.get(code, f"ERROR_{code}")

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from metalog.controller import errors as E
-from metalog.controller.errors import PlacementError
+from metalog.errors import PlacementError
 
 _NOT_ALL_RACKS = "Not all brokers have rack information for replica rack aware assignment."
 

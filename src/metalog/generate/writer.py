@@ -45,26 +45,8 @@ def write_history(outdir: str | os.PathLike[str], seed: int, settings: HistorySe
     if (out / "__cluster_metadata-0").exists():
         raise MetalogError(f"{out} already holds a metadata log; choose an empty directory")
     _write_meta_properties(out, seed)
-    loader = MetadataLoader()
-    snapshots: list[Path] = []
-    records = batches = 0
-    next_snapshot = snapshot_every
     with MetadataLog.open(out, create=True, durability="none") as log:
-        leader = log.append_control([(_leader_change(), 0)], epoch=EPOCH, timestamp=START_MS)
-        loader.load_batch(leader.base_offset, [], last_offset=leader.last_offset, is_control=True)
-        pending: list[tuple[ApiMessage, int]] = []
-        stamp = START_MS
-
-        def flush() -> None:
-            """One controller write: one batch, or more where it holds an abort (the log ends a batch there)."""
-            nonlocal batches
-            first = log.log_end_offset
-            messages = [record for record, _ in pending]
-            for b in log.append(pending, epoch=EPOCH, timestamp=stamp):
-                loader.load_batch(b.base_offset, messages[b.base_offset - first:b.last_offset - first + 1])
-                batches += 1
-            pending.clear()
-
+        writer = _HistoryWriter(log, snapshot_every)
         generator = HistoryGenerator(seed, settings)
         seen = 0
         for ts, record, version in generator.records():
@@ -72,23 +54,52 @@ def write_history(outdir: str | os.PathLike[str], seed: int, settings: HistorySe
                 events.extend(f"offset {n + 1:>9,}  {e}"
                               for n, e in zip(generator.event_records[seen:], generator.events[seen:], strict=True))
                 seen = len(generator.events)
-            if pending and ts != stamp:  # one batch per controller write
-                flush()
-                if records >= next_snapshot and not loader.in_transaction:
-                    snapshots.append(_snapshot(log, loader, stamp))
-                    next_snapshot += snapshot_every
-            stamp = ts
-            pending.append((record, version))
-            records += 1
-            if progress is not None and records % 1000 == 0:
-                progress(records, settings.records)
-        if pending:
-            flush()
+            writer.add(ts, record, version)
+            if progress is not None and writer.records % 1000 == 0:
+                progress(writer.records, settings.records)
+        writer.flush()
         if progress is not None:
-            progress(records, settings.records)
+            progress(writer.records, settings.records)
         log.flush()
         end = log.log_end_offset - 1
-    return GeneratedLog(out, records, batches, snapshots, end, image_digest(loader.image))
+    return GeneratedLog(out, writer.records, writer.batches, writer.snapshots, end, image_digest(writer.loader.image))
+
+
+class _HistoryWriter:
+    """The generated records into the log, one batch per controller write (a timestamp), replayed as written, with
+    a snapshot every ``snapshot_every`` records at the first batch end outside a transaction."""
+
+    def __init__(self, log: MetadataLog, snapshot_every: int) -> None:
+        self.log = log
+        self.loader = MetadataLoader()
+        self.snapshots: list[Path] = []
+        self.records = self.batches = 0
+        self.snapshot_every = self.next_snapshot = snapshot_every
+        self.pending: list[tuple[ApiMessage, int]] = []
+        self.stamp = START_MS
+        leader = log.append_control([(_leader_change(), 0)], epoch=EPOCH, timestamp=START_MS)
+        self.loader.load_batch(leader.base_offset, [], last_offset=leader.last_offset, is_control=True)
+
+    def add(self, ts: int, record: ApiMessage, version: int) -> None:
+        if self.pending and ts != self.stamp:  # one batch per controller write
+            self.flush()
+            if self.records >= self.next_snapshot and not self.loader.in_transaction:
+                self.snapshots.append(_snapshot(self.log, self.loader, self.stamp))
+                self.next_snapshot += self.snapshot_every
+        self.stamp = ts
+        self.pending.append((record, version))
+        self.records += 1
+
+    def flush(self) -> None:
+        """One controller write: one batch, or more where it holds an abort (the log ends a batch there)."""
+        if not self.pending:
+            return
+        first = self.log.log_end_offset
+        messages = [record for record, _ in self.pending]
+        for b in self.log.append(self.pending, epoch=EPOCH, timestamp=self.stamp):
+            self.loader.load_batch(b.base_offset, messages[b.base_offset - first:b.last_offset - first + 1])
+            self.batches += 1
+        self.pending.clear()
 
 
 def _write_meta_properties(out: Path, seed: int) -> None:

@@ -87,6 +87,19 @@ class RecordBatch:
         "crc", "attributes", "last_offset_delta", "base_timestamp", "max_timestamp", "producer_id",
         "producer_epoch", "base_sequence", "records_count",
     )
+    base_offset: int
+    batch_length: int
+    partition_leader_epoch: int
+    magic: int
+    crc: int
+    attributes: int
+    last_offset_delta: int
+    base_timestamp: int
+    max_timestamp: int
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+    records_count: int
 
     def __init__(self, data: Any, start: int = 0, *, position: int | None = None, source: str | None = None) -> None:
         """Parse the header at ``data[start:]``; the whole batch must be there (see ``check_frame``)."""
@@ -164,7 +177,8 @@ class RecordBatch:
     # ---- validation -----------------------------------------------------------------------
     def compute_crc(self) -> int:
         view = memoryview(self.data)[self.start + ATTRIBUTES_OFFSET:self.start + self.size_in_bytes]
-        return crc32c.crc32c(view)
+        crc: int = crc32c.crc32c(view)
+        return crc
 
     def is_valid(self) -> bool:
         return self.compute_crc() == self.crc
@@ -194,8 +208,8 @@ class RecordBatch:
             limit = begin + self.batch_length - MIN_BATCH_LENGTH
             count = self.records_count
             if 0 <= count <= (limit - begin) // MIN_RECORD_SIZE:
-                fast = compiled_decode_records(self.data, begin, limit, count, self.base_offset, self.base_timestamp,
-                                               None, Record, True)
+                fast: list[Record] | None = compiled_decode_records(
+                    self.data, begin, limit, count, self.base_offset, self.base_timestamp, None, Record, True)
                 if fast is not None:
                     return fast
         out, kraft_form = self._decode(not control)
@@ -480,16 +494,3 @@ def _decode_headers(data: Any, pos: int, end: int, index: int) -> tuple[tuple[tu
         pos += max(n, 0)
         headers.append((key, value))
     return tuple(headers), pos
-
-
-def batch_info(batch: RecordBatch) -> dict[str, Any]:
-    """The header fields by Kafka's names (for JSON output and comparisons)."""
-    return {
-        "baseOffset": batch.base_offset, "lastOffset": batch.last_offset, "count": batch.records_count,
-        "partitionLeaderEpoch": batch.partition_leader_epoch, "magic": batch.magic, "crc": batch.crc,
-        "compression": batch.compression_name, "timestampType": batch.timestamp_type,
-        "isTransactional": batch.is_transactional, "isControl": batch.is_control,
-        "producerId": batch.producer_id, "producerEpoch": batch.producer_epoch,
-        "baseSequence": batch.base_sequence, "baseTimestamp": batch.base_timestamp,
-        "maxTimestamp": batch.max_timestamp, "sizeInBytes": batch.size_in_bytes,
-    }

@@ -131,7 +131,7 @@ def _unlz4(data: bytes, limit: int) -> bytes:
     import lz4.frame
 
     d = lz4.frame.LZ4FrameDecompressor()
-    out = d.decompress(data, max_length=limit + 1)
+    out: bytes = d.decompress(data, max_length=limit + 1)
     _bounded(len(out), limit)
     if not d.eof:
         raise CorruptBatchError("lz4 frame is truncated")

@@ -59,7 +59,8 @@ class ControlRecord(NamedTuple):
     def data_json(self) -> dict[str, Any]:
         if isinstance(self.message, dict):
             return dict(self.message)
-        return self.message.to_json(self.version)
+        form: dict[str, Any] = self.message.to_json(self.version)
+        return form
 
 
 def control_key(control_type: int) -> bytes:

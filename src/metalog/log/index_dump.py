@@ -17,9 +17,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from metalog.errors import CorruptBatchError, LogError
+from metalog.errors import CorruptBatchError, IndexProblem, LogError
 from metalog.log.batch import RecordBatch
-from metalog.log.index import OFFSET_ENTRY, TIME_ENTRY, IndexProblem, OffsetIndex, TimeIndex
+from metalog.log.index import OFFSET_ENTRY, TIME_ENTRY, OffsetIndex, TimeIndex
 from metalog.log.reader import read_batches
 from metalog.log.segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX
 

@@ -11,6 +11,7 @@ Layout (``<dir>`` is the log directory, as in Kafka's ``metadata.log.dir``)::
 from __future__ import annotations
 
 import bisect
+import contextlib
 import fcntl
 import itertools
 import mmap
@@ -473,10 +474,8 @@ class MetadataLog:
 
     def _release(self) -> None:
         for seg in self.segments:
-            try:
+            with contextlib.suppress(OSError):
                 seg.close(final_time_entry=False)
-            except OSError:
-                pass
         self.segments = []
         if self._lock_fd is not None:
             os.close(self._lock_fd)  # closing the descriptor releases the flock
@@ -502,10 +501,8 @@ def mapped(seg: LogSegment) -> Iterator[mmap.mmap]:
     try:
         yield data
     finally:
-        try:
+        with contextlib.suppress(BufferError):  # a view still held: the map closes when the view goes
             data.close()
-        except BufferError:
-            pass
 
 
 def _root_of(path: Path) -> Path:

@@ -78,8 +78,9 @@ def scan_into(data: mmap.mmap | bytes, pos: int, end: int, source: str, first: i
     """``pure_scan_into``, on its compiled twin where that runs (``metalog.log.compiled.scan``: it reads the
     batches in KRaft's form itself and hands every other batch to ``pure_scan_into``, one at a time)."""
     if compiled_scan_into is not None:
-        return compiled_scan_into(data, pos, end, source, first, last, sink, chain, chunk, collect,
-                                  pure_scan_into)
+        scanned: tuple[int, int, int | None, bool] = compiled_scan_into(
+            data, pos, end, source, first, last, sink, chain, chunk, collect, pure_scan_into)
+        return scanned
     return pure_scan_into(data, pos, end, source, first, last, sink, chain, chunk, collect)
 
 
@@ -169,9 +170,6 @@ def pure_scan_into(data: mmap.mmap | bytes, pos: int, end: int, source: str, fir
     finally:
         chain.next_offset, chain.epoch = next_offset, epoch_floor
     return pos, count, timestamp, next_offset > last
-
-
-_KRAFT_RECORD_HEAD = b"\x00\x00\x00\x01"  # attributes 0, timestamp delta 0, offset delta 0, null key
 
 
 def _values_of(data: mmap.mmap | bytes, pos: int, source: str) -> list[bytes | None]:

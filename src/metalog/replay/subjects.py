@@ -201,7 +201,7 @@ class TopicSubject(Subject):
         return out
 
     def whole(self, entity: Key) -> bool:
-        return entity[0] != "config"
+        return bool(entity[0] != "config")
 
     def record_keys(self, entity: Key) -> tuple[Key, ...]:
         return (entity, ("topic",))  # TopicRecord and RemoveTopicRecord touch the whole topic
@@ -391,7 +391,7 @@ class BrokerSubject(Subject):
         return f"{tid if topic is None else topic.name}-{key[2]}"
 
     def whole(self, entity: Key) -> bool:
-        return entity[0] == "broker"
+        return bool(entity[0] == "broker")
 
     def absent(self, entity: Key) -> dict[str, Any]:
         return _NO_ROLE

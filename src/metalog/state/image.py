@@ -64,7 +64,7 @@ class BrokerRegistration:
     def has_online_dir(self, directory: Uuid) -> bool:
         """Kafka's DirectoryId.isOnline: reserved placeholders count as online, LOST never does, and a
         broker that registered no directories (metadata.version before 3.7-IV2) is assumed online."""
-        if directory == UNASSIGNED or directory == MIGRATING:
+        if directory in (UNASSIGNED, MIGRATING):
             return True
         if directory == LOST:
             return False

@@ -75,7 +75,8 @@ def entity_value(image: MetadataImage, key: Key) -> EntityValue:
         return image.features.zk_migration_state
     if kind == _PRODUCER_ID:
         return image.next_producer_id
-    return getattr(image, kind).get(ident)
+    found: EntityValue = getattr(image, kind).get(ident)
+    return found
 
 
 def entity_values(image: MetadataImage) -> dict[Key, EntityValue]:

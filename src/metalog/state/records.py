@@ -49,12 +49,7 @@ def image_records(image: MetadataImage) -> Iterator[tuple[ApiMessage, int]]:
     """
     mv = image.features.metadata_version
     level = _LATEST if mv is None else mv
-    if mv is not None:
-        yield FeatureLevelRecord(name=METADATA_VERSION_FEATURE, feature_level=mv), 0
-    for name, feature_level in sorted(image.features.finalized.items()):
-        yield FeatureLevelRecord(name=name, feature_level=feature_level), 0
-    if level >= MV_3_4_IV0_MIGRATION:
-        yield ZkMigrationStateRecord(zk_migration_state=image.features.zk_migration_state), 0
+    yield from _feature_records(image, level)
     for broker_id in sorted(image.brokers):
         yield broker_record(image.brokers[broker_id], level)
     if level >= MV_3_7_IV0_CONTROLLER_REGISTRATION:
@@ -68,6 +63,22 @@ def image_records(image: MetadataImage) -> Iterator[tuple[ApiMessage, int]]:
         for key, value in sorted(values.items()):
             yield ConfigRecord(resource_type=rtype, resource_name=rname, name=key, value=value), 0
     yield from _quota_records(image)
+    yield from _security_records(image)
+
+
+def _feature_records(image: MetadataImage, level: int) -> Iterator[tuple[ApiMessage, int]]:
+    """metadata.version (when set), the other finalized features and the ZK migration state (from 3.4-IV0)."""
+    mv = image.features.metadata_version
+    if mv is not None:
+        yield FeatureLevelRecord(name=METADATA_VERSION_FEATURE, feature_level=mv), 0
+    for name, feature_level in sorted(image.features.finalized.items()):
+        yield FeatureLevelRecord(name=name, feature_level=feature_level), 0
+    if level >= MV_3_4_IV0_MIGRATION:
+        yield ZkMigrationStateRecord(zk_migration_state=image.features.zk_migration_state), 0
+
+
+def _security_records(image: MetadataImage) -> Iterator[tuple[ApiMessage, int]]:
+    """The producer ids, ACLs, SCRAM credentials and delegation tokens, in the canonical order."""
     if image.next_producer_id is not None:
         yield ProducerIdsRecord(broker_id=-1, broker_epoch=-1, next_producer_id=image.next_producer_id), 0
     for acl_id in sorted(image.acls, key=uuid_order):

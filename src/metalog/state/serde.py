@@ -41,7 +41,7 @@ _HEADER = struct.Struct(">5sBIQ")
 
 def image_to_bytes(image: MetadataImage) -> bytes:
     f = image.features
-    payload = msgpack.packb({
+    payload: bytes = msgpack.packb({
         "offset": image.offset, "mv": f.metadata_version, "features": f.finalized, "zk": f.zk_migration_state,
         "brokers": [[b.id, b.epoch, bytes(b.incarnation_id), [list(x) for x in b.listeners],
                      [list(x) for x in b.features], b.rack, b.fenced, b.in_controlled_shutdown,
