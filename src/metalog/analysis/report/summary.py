@@ -15,9 +15,11 @@ def fmt_time(ms: int) -> str:
     """``2023-11-14 22:13:20`` (UTC); a time no datetime can hold (before year 1, after 9999: any int64 is a
     batch timestamp) as its epoch milliseconds, ``4611686018427387904ms``."""
     try:
-        return (_EPOCH + timedelta(milliseconds=ms)).strftime("%Y-%m-%d %H:%M:%S")
+        moment = _EPOCH + timedelta(milliseconds=ms)
     except OverflowError:
         return f"{ms}ms"
+    # the year by hand: strftime's %Y leaves a year before 1000 unpadded on glibc ("999-12-31")
+    return f"{moment.year:04d}-{moment:%m-%d %H:%M:%S}"
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
