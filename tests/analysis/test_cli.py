@@ -92,6 +92,13 @@ def test_spark_engine_end_to_end_is_quiet_and_writes_both_formats(tmp_path: Path
     for name, rows in (("timeline_batches", expected.rows), ("events", expected.events)):
         assert read_table(out / f"{name}.csv") == rows  # the clusters in the order given
         assert read_table(out / name) == sorted(rows, key=lambda r: r["cluster"])  # stable: log order kept
+    from metalog.analysis.growth_tables import GROWTH_TABLES, write_growth
+    from metalog.analysis.result import cluster_logs
+
+    write_growth(tmp_path / "python", cluster_logs([str(zk), str(jbod)]), csv=True)  # the python engine's call
+    for name in GROWTH_TABLES:  # the growth tables, computed on the executors: the python engine's files
+        assert (out / f"{name}.csv").read_bytes() == (tmp_path / "python" / f"{name}.csv").read_bytes()
+        assert read_table(out / name) == read_table(tmp_path / "python" / name)
 
 
 def test_help_documents_every_column(capsys: pytest.CaptureFixture[str]) -> None:

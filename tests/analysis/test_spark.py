@@ -291,3 +291,22 @@ def test_a_log_directory_whose_name_is_not_utf8(spark: Any, tmp_path: Path) -> N
     got.write(tmp_path / "out", 60_000)
     got.unpersist()
     assert read_tables(tmp_path / "out" / "timeline_batches") == expected.rows
+
+
+def test_the_growth_tables_computed_on_the_executors_are_the_ones_computed_here(spark: Any, fleet: list[Path],
+                                                                                 tmp_path: Path) -> None:
+    """The growth pass runs a cluster per task on the executors (``executor_runner``, as ``metalog analyze
+    --engine spark`` runs it) and the driver writes the tables: the same files as the python engine's."""
+    from metalog.analysis.growth_tables import GROWTH_TABLES, write_growth
+    from metalog.analysis.layout import read_tables
+    from metalog.analysis.result import cluster_logs
+    from metalog.analysis.spark import executor_runner
+
+    clusters = cluster_logs([f"{p.name}={p}" for p in fleet])
+    for where in ("here", "executors"):
+        write_growth(tmp_path / where, clusters, csv=True, run=executor_runner(spark) if where == "executors" else None)
+    for table in GROWTH_TABLES:
+        here, there = tmp_path / "here" / table, tmp_path / "executors" / table
+        assert (there.parent / f"{table}.csv").read_bytes() == (here.parent / f"{table}.csv").read_bytes()
+        assert read_tables(there) == read_tables(here)
+    assert read_tables(tmp_path / "here" / "growth")  # (not two empty tables)

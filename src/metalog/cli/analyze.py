@@ -10,6 +10,7 @@ from typing import Any
 
 from metalog.analysis.brokers import BROKER_COLUMNS, DIRECTORY_COLUMNS, FAILURE_COLUMNS
 from metalog.analysis.events import EVENT_COLUMNS
+from metalog.analysis.growth_tables import GROWTH_TABLES, ROWS
 from metalog.analysis.tables import BUCKET_COLUMNS
 from metalog.cli.progress import Progress
 from metalog.errors import MetalogError
@@ -25,6 +26,9 @@ def _columns_help() -> str:
                            ("directory_failures (a row per partition on a directory when it failed)", FAILURE_COLUMNS)):
         lines += [f"{table}:"]
         lines += [f"  {name:<28} {text}" for name, text in columns.items()]
+    for table, growth in GROWTH_TABLES.items():  # read from each log directory apart from the replay
+        lines += [f"{table} ({ROWS[table]}):"]
+        lines += [f"  {name:<28} {text}" for name, _, text in growth]
     return "\n".join(lines)
 
 
@@ -42,7 +46,10 @@ def register(sub: Any) -> None:
     p = sub.add_parser("analyze", help="ZooKeeper-migration and JBOD-transition timelines, events and a report",
                        description="Replay every batch of each log and write the tables OUT/timeline_batches, "
                                    "OUT/timeline_buckets, OUT/events, OUT/broker_timeline, OUT/directory_timeline "
-                                   "and OUT/directory_failures as Parquet partitioned by cluster "
+                                   "and OUT/directory_failures, and from each log directory apart from the replay "
+                                   "how its metadata grows and who led it: OUT/growth (records per minute by "
+                                   "record type), OUT/log_size, OUT/snapshots and OUT/controller_leadership, "
+                                   "as Parquet partitioned by cluster "
                                    "(TABLE/cluster=NAME/part-*.parquet; Spark writes them from its executors), "
                                    "as CSV with --csv, plus OUT/controller_metrics.om (Kafka's controller metrics "
                                    "over the log's time as OpenMetrics, for promtool and Prometheus: a sample where "
@@ -83,6 +90,7 @@ def register(sub: Any) -> None:
 
 
 def _analyze(args: argparse.Namespace) -> int:
+    from metalog.analysis.growth_tables import growth_of, write_growth, write_growth_tables
     from metalog.analysis.pipeline import analyze_python, log_records
     from metalog.analysis.result import cluster_logs
     from metalog.analysis.tables import claim_output, has_pyarrow, parse_bucket, write_outputs
@@ -113,6 +121,7 @@ def _analyze(args: argparse.Namespace) -> int:
             result.unpersist()
             if args.csv:
                 written += write_csv_from_tables(out, names)
+            written += write_growth(out, clusters, csv=args.csv, run=executor_runner(session))
             progress.label = "analyze (spark: report)"
             written += _report_from_tables(out, names, executor_runner(session))  # clusters read on the executors
         counts = _counts(out)
@@ -122,13 +131,16 @@ def _analyze(args: argparse.Namespace) -> int:
         with Progress("analyze") as progress:
             result = write_python(out, args.logdirs, width, csv=args.csv,
                                   metrics_every_batch=args.metrics_every_batch, progress=progress.update)
-        written = result.paths + _report_from_tables(out, names)
+            written = result.paths + write_growth(out, clusters, csv=args.csv)
+        written += _report_from_tables(out, names)
         counts = result.batches, result.events
     else:
         with Progress("analyze") as progress:
             python = analyze_python(args.logdirs, progress=progress.update)
         written = write_outputs(out, python, width, csv=args.csv, metrics_every_batch=args.metrics_every_batch)
-        written += _report(out, python)
+        growth = growth_of(clusters)
+        written += write_growth_tables(out, growth, csv=True)
+        written += _report(out, python, growth)
         result = python
         counts = len(python.rows), len(python.events)
         print("CSV only: the Parquet tables need pyarrow (pip install 'metalog[analysis]')", file=sys.stderr)
@@ -174,7 +186,7 @@ def check_driver_memory(size: str) -> None:
         raise MetalogError(f"--driver-memory {size}: Spark's driver needs at least 512m")
 
 
-def _report(out: Path, result: Any) -> list[Path]:
+def _report(out: Path, result: Any, growth: Any) -> list[Path]:
     from metalog.analysis.report import write_report
 
-    return write_report(out, result.rows, result.events, result.by_broker)
+    return write_report(out, result.rows, result.events, result.by_broker, growth)

@@ -16,8 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from metalog.analysis.growth import ClusterGrowth
 from metalog.analysis.layout import table_bytes
 from metalog.analysis.report.data import Cluster, clusters_of, fleet_span, read_cluster, read_span
+from metalog.analysis.report.growth import read_cluster_growth
 from metalog.analysis.report.page import render_html, write_html
 from metalog.analysis.report.png import envelopes, write_png
 from metalog.analysis.report.summary import fmt_time, summary
@@ -27,11 +29,14 @@ __all__ = ["ClusterTask", "Runner", "fmt_time", "prepare_cluster", "render_html"
 
 
 def write_report(out: Path, rows: Sequence[dict[str, Any]], events: Sequence[dict[str, Any]],
-                 by_broker: Any = None) -> list[Path]:
+                 by_broker: Any = None, growth: Sequence[ClusterGrowth] = ()) -> list[Path]:
     """report.html, and report.png (more PNGs for a large fleet) when matplotlib is there. ``by_broker``: the
     analysis' BrokerTables (broker_timeline, directory_timeline, directory_failures), for the per-broker and
-    per-directory views."""
+    per-directory views; ``growth``: the clusters' growth tables (``analysis.growth``), for the growth view."""
     clusters = clusters_of(rows, events, by_broker)
+    by_name = {g.name: g for g in growth}
+    for cluster in clusters:
+        cluster.growth = by_name.get(cluster.name)
     page = write_html(out / "report.html", clusters, events)
     return [page, *(write_png(out, clusters) if clusters else [])]
 
@@ -60,6 +65,7 @@ def prepare_cluster(task: ClusterTask) -> Cluster:
     cluster = read_cluster(Path(task.out), task.name)
     if cluster is None:
         raise ValueError(f"{task.out}: cluster {task.name} has no timeline rows, though its time span was read")
+    cluster.growth = read_cluster_growth(Path(task.out), task.name)
     cluster.compact(task.index, envelopes(cluster, (task.start, task.end)),
                     Path(task.scratch) / f"{task.index}.json")
     _release_arrow_memory()

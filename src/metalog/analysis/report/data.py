@@ -11,6 +11,8 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
+from metalog.analysis.growth import ClusterGrowth
+from metalog.analysis.report.growth import growth_view, trimmed
 from metalog.analysis.report.series import Steps, m4, packed, steps
 from metalog.analysis.timeline import DIR_TRANSITIONS, PHASES
 
@@ -22,7 +24,8 @@ ZK_COLOR = "#8c6d31"
 DIRECTORY_COLORS = {"online": "#1b9e77", "offline": "#d7301f", "gone": "#d9d9d9"}
 # events drawn on every chart of their cluster (aborted transactions are too many: they stay in the table)
 ANNOTATED = {"phase-change": "#ef8a62", "dir-transition": "#5aae61", "metadata-version": "#6a3d9a",
-             "directory-failure": "#d7301f", "controller-leader": "#969696"}
+             "directory-failure": "#d7301f", "controller-leader": "#969696",
+             "snapshot": "#35978f"}  # (snapshots: marked on the growth view's bytes chart only)
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
            "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd")
 
@@ -82,6 +85,7 @@ class Cluster:
     chart_index: int = -1  # the place on the page it was made for
     chart_file: Path | None = None  # where compact put chart_json, when it was told to
     envelopes: dict[tuple[str, int, int], Any] | None = None  # the PNG's, when compact was given them
+    growth: ClusterGrowth | None = None  # the growth tables' rows (report.growth), when the analysis wrote them
 
     def compact(self, index: int, envelopes: dict[tuple[str, int, int], Any] | None = None,
                 spill: Path | None = None) -> None:
@@ -100,6 +104,8 @@ class Cluster:
         if envelopes is not None:
             self.envelopes = envelopes
             self._steps = {"phase": self.steps("phase")}  # the PNG's background: the phases' runs
+        if self.growth is not None:
+            self.growth = trimmed(self.growth)
         rows = self.rows
         k = len(rows) - 1
         while k > 0 and rows[k - 1]["phase"] == rows[-1]["phase"]:
@@ -366,6 +372,7 @@ def chart_data(index: int, cluster: Cluster) -> dict[str, Any]:
                   "lanes": _phase_lanes(cluster),
                   "legend": [*PHASE_COLORS.items(), *((f"JBOD {k}", v) for k, v in DIR_COLORS.items())]},
         "charts": charts, "brokers": _broker_view(cluster), "directories": _directory_view(cluster),
+        "growth": None if cluster.growth is None else growth_view(cluster.growth, cluster.start, cluster.end),
         "events": {"t": [e["timestamp"] for e in annotations], "kind": [e["event"] for e in annotations],
                    "detail": [f"offset {e['offset']:,}: {e['detail']}" for e in annotations]},
     }

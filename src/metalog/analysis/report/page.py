@@ -20,6 +20,7 @@ from metalog.analysis.report.data import (
     last_rows,
     shared_axis,
 )
+from metalog.analysis.report.growth import growth_summary
 from metalog.analysis.report.summary import FLEET_COLUMNS, fleet_row, fmt_time, summary
 
 MAX_EVENT_ROWS = 5000  # rows listed in the events table; events.csv has them all
@@ -132,8 +133,19 @@ def _cluster_section(i: int, c: Cluster, shared: bool) -> str:
         f'<section class="cluster" id="c{i}"><h2>{html.escape(c.name)}</h2>{toolbar}',
         f'<p class="summary">{html.escape(summary(c.name, c.rows, c.events, c.batches))}</p>',
         f'<div class="charts" data-cluster="{i}" data-view="cluster"></div>',
-        _broker_view(i, c), _directory_view(i, c), "</section>",
+        _broker_view(i, c), _directory_view(i, c), _growth_view(i, c), "</section>",
     ])
+
+
+def _growth_view(i: int, c: Cluster) -> str:
+    if c.growth is None:
+        return ""
+    return (f'<h3>Growth and controller leadership</h3><p class="growth">{html.escape(growth_summary(c.growth))} '
+            "Records per minute are counted by record type (the most frequent types, the rest as other) from the "
+            "batches' times; the log's bytes are its batches' from its start offset; a snapshot's time is the log "
+            "time of the last batch it holds (its SnapshotHeaderRecord). The growth, log_size, snapshots and "
+            f'controller_leadership tables have every row.</p><div class="charts" data-cluster="{i}" '
+            'data-view="growth"></div>')
 
 
 def _broker_view(i: int, c: Cluster) -> str:

@@ -15,11 +15,10 @@ def fmt_time(ms: int) -> str:
     """``2023-11-14 22:13:20`` (UTC); a time no datetime can hold (before year 1, after 9999: any int64 is a
     batch timestamp) as its epoch milliseconds, ``4611686018427387904ms``."""
     try:
-        moment = _EPOCH + timedelta(milliseconds=ms)
+        at = _EPOCH + timedelta(milliseconds=ms)
     except OverflowError:
         return f"{ms}ms"
-    # the year by hand: strftime's %Y leaves a year before 1000 unpadded on glibc ("999-12-31")
-    return f"{moment.year:04d}-{moment:%m-%d %H:%M:%S}"
+    return f"{at.year:04d}-{at:%m-%d %H:%M:%S}"  # (strftime's %Y leaves a year before 1000 unpadded on Linux)
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

@@ -9,7 +9,8 @@
   const LANE = 16;  // px per lane
   // the y axes of every chart take the same width, so all plots start at one x: a linked cursor lines up
   const left = Math.min(230, Math.max(72, 14 + 6.5 * Math.max(0, ...DATA.clusters.flatMap(c =>
-    [c.lanes, c.brokers && c.brokers.lanes, c.directories && c.directories.lanes].filter(Boolean)
+    [c.lanes, c.brokers && c.brokers.lanes, c.directories && c.directories.lanes, c.growth && c.growth.lanes]
+      .filter(Boolean)
       .flatMap(v => v.lanes.map(l => l.label.length))))));
   const groups = new Map();
   // the groups and charts, the envelope (for a test against the Python one), drawAll (for screenshots)
@@ -357,6 +358,7 @@
   // ---- lanes: one row per lane, colored runs; states that matter drawn again on top, a pixel wide at least -
   function laneChart(host, cluster, spec, g, notes) {
     const lanes = spec.lanes.map(l => Object.assign({ label: l.label, title: l.title, codes: l.codes, colors: l.colors,
+                                                      named: l.named || l.label === "metadata.version",
                                                       stripe: l.stripe ? Object.assign({ color: l.stripe.color, label: l.stripe.label }, decode(l.stripe, cluster.t0)) : null },
                                                     decode(l, cluster.t0)));
     const parts = figure(host, spec, spec.legend);
@@ -396,7 +398,7 @@
             ctx.fillRect(Math.floor(x0), y1 - 4 * px, Math.max(Math.round(x1 - x0), px), 4 * px);
           }
         }
-        if (l.label === "metadata.version") {  // its runs named where they are wide enough
+        if (l.named) {  // its runs named where they are wide enough (metadata.version, the leader epochs)
           ctx.fillStyle = "#222"; ctx.font = `${10 * px}px system-ui, sans-serif`; ctx.textBaseline = "middle";
           ctx.textAlign = "left";
           for (const i of runs) {
@@ -468,7 +470,9 @@
           for (const spec of cluster.charts) add(lineChart(host, cluster, spec, g, notes));
         } else if (cluster[view]) {
           add(laneChart(host, cluster, cluster[view].lanes, g, notes));
-          for (const spec of cluster[view].charts) add(lineChart(host, cluster, spec, g, notes));
+          // a chart's own marks (the growth view's snapshots) in place of the cluster's events
+          for (const spec of cluster[view].charts)
+            add(lineChart(host, cluster, spec, g, spec.marks ? annotations({ events: spec.marks }) : notes));
         }
       }
     });
