@@ -55,7 +55,7 @@ def kafka_final_image(scenario: dict[str, Any]) -> dict[str, Any]:
     that its scenario touches; the rest (controllers, producer ids, ACLs, client quotas, SCRAM users and
     delegation tokens), which no record of the scenario touches, are empty, as Kafka's empty image has them."""
     return {**scenario["finalImage"], "controllers": {}, "nextProducerId": None, "acls": {}, "clientQuotas": {},
-            "scram": {"SCRAM-SHA-256": [], "SCRAM-SHA-512": []}, "delegationTokens": {}}
+            "scram": {"SCRAM-SHA-256": [], "SCRAM-SHA-512": []}, "scramCredentials": {}, "delegationTokens": {}}
 
 
 def load_codec_random() -> list[dict[str, Any]]:

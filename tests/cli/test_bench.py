@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -63,7 +64,7 @@ def test_bench_own_message(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     out = capsys.readouterr().out
     rows = [line for line in out.splitlines() if line.startswith("codec ")]
     assert len(rows) == 2 + PURE_ROWS and "FeatureLevelRecord v0 encode (20 B)" in rows[0]
-    _status_line(out)
+    assert f"codec: {core.status()}" in out.splitlines() and "log:" not in out  # (no log core ran)
     assert "kio is compared on the built-in messages only" in out
 
 
@@ -100,3 +101,42 @@ def test_bench_without_the_peers(capsys: pytest.CaptureFixture[str], monkeypatch
     assert len(rows) == 12 + 4 * PURE_ROWS + 3 * PURE_LOG_ROWS and all(line.endswith("-") for line in rows)
     assert "kio not installed, not compared (pip install 'metalog[bench]')" in out
     assert "kafka-python not installed" in out and "aiokafka not installed" in out
+
+
+def _shape(lines: list[str]) -> tuple[list[str], list[str], list[str]]:
+    """What a bench output shows apart from the machine's figures and which cores ran: the lines before the table
+    by their labels, the table's columns, the notes."""
+    table = next(i for i, line in enumerate(lines) if line.startswith("benchmark"))
+    return ([line.split(":")[0] for line in lines[1:table]], lines[table].split(),
+            [line for line in lines if line.startswith("note:")])
+
+
+def test_bench_codec_prints_what_the_docs_show(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/benchmarks.md's example of ``bench codec --message``: the same header lines, columns and note (the
+    docs' example test does not run benchmarks). On main the output had a log: line and an aiokafka column the
+    page lacked."""
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "benchmarks.md").read_text().splitlines()
+    command = "$ metalog bench codec --message PartitionRecord --version 1 --json my-record.json"
+    start = readme.index(command) + 1
+    shown = readme[start:next(i for i in range(start, len(readme)) if readme[i].startswith(("$ ", "```")))]
+    record = readme[readme.index("$ cat my-record.json") + 1]
+    (tmp_path / "my-record.json").write_text(record)
+    argv = command[2:].split()[1:]
+    assert main([*argv[:-1], str(tmp_path / "my-record.json"), *TINY]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert _shape(out) == _shape(shown)
+    assert [line.split("  ")[1].strip() for line in out if line.startswith("codec ")] == \
+        [line.split("  ")[1].strip() for line in shown if line.startswith("codec ") and
+         (PURE_ROWS or "pure Python core" not in line)]
+
+
+@pytest.mark.parametrize(("part", "labels", "columns"), [
+    ("codec", ["codec"], ["metalog/kio", "metalog/kafka-python"]),
+    ("log", ["log"], ["metalog/aiokafka", "metalog/kafka-python"]),
+])
+def test_bench_shows_the_cores_and_peers_of_what_it_ran(part: str, labels: list[str], columns: list[str],
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", part, *TINY]) == 0
+    labels_shown, head, _ = _shape(capsys.readouterr().out.splitlines())
+    assert labels_shown == labels and head == ["benchmark", "what", "rate", "MB/s", *columns]
+    assert re.fullmatch(r"metalog/[a-z-]+", head[-1])

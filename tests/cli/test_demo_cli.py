@@ -59,7 +59,7 @@ def test_demo_replaces_a_directory_it_wrote(python_demo: DemoRun, tmp_path: Path
     shutil.copytree(python_demo.out, demo)
     (demo / "stale.txt").write_text("from the run before")
     assert main(["demo", "--out", str(demo), "--records", "500", "--engine", "python"]) == 0
-    assert "== 1. generating a cluster history (500 records" in capsys.readouterr().out
+    assert "== 1. generating a cluster history (500 data records" in capsys.readouterr().out
     assert not (demo / "stale.txt").exists() and (demo / "analysis" / "report.html").is_file()
 
 

@@ -58,8 +58,19 @@ def test_offsets_and_times_narrow_the_changes(jbod_dir, capsys) -> None:
 
 
 def test_nothing_found_says_so(jbod_dir, capsys) -> None:
+    # a subject no published state held says it never existed (a name mistyped, or the wrong log); one that
+    # existed and did not change says that
     code, out, err = run(["history", str(jbod_dir), "--topic", "nope"], capsys)
-    assert (code, out, err) == (0, "", "no committed change in offsets 0..24\n")
+    assert (code, out, err) == (0, "", "topic nope never existed in offsets 0..24: no published state there holds "
+                                       "it\n")
+    for subject, name in ((["--broker", "9"], "broker 9"), (["--topic", "foo", "--partition", "7"],
+                                                           "topic foo partition 7"),
+                          (["--config", "BROKER/1"], "config resource BROKER/1")):
+        code, out, err = run(["history", str(jbod_dir), *subject], capsys)
+        assert (code, out, err) == (0, "", f"{name} never existed in offsets 0..24: no published state there holds "
+                                           "it\n")
+    code, out, err = run(["history", str(jbod_dir), "--config", "TOPIC/foo", "--from", "13"], capsys)
+    assert (code, out, err) == (0, "", "no committed change in offsets 13..24\n")
     code, out, err = run(["history", str(jbod_dir), "--topic", "foo", "--from", "2030-01-01T00:00:00Z"], capsys)
     assert (code, out) == (0, "") and err == ("no batch of the log lies between --from 2030-01-01T00:00:00.000Z and "
                                               "--to end\n")

@@ -27,7 +27,7 @@ def test_replay_json_is_the_final_image(capsys: pytest.CaptureFixture[str], jbod
 def test_replay_table(capsys: pytest.CaptureFixture[str], jbod_dir: Path) -> None:
     code, out, _ = run(capsys, "replay", str(jbod_dir), "--at", "12", "--partitions")
     assert code == 0
-    assert out.startswith("offset 12 at 2023-11-14T22:13:24.000Z (from empty, 12 records replayed)")
+    assert out.startswith("offset 12 at 2023-11-14T22:13:24.000Z (from empty, 12 data records replayed)")
     assert "foo-0      1       0      [1,2,3]   [1,2,3]  -        UNASSIGNED,Fg3mFhcV,bv9TEYi4" in out
 
 
@@ -50,7 +50,7 @@ def test_replay_inside_a_batch_says_which_state_it_shows(capsys: pytest.CaptureF
                                                         tmp_path: Path) -> None:
     code, out, err = run(capsys, "replay", str(jbod_dir), "--at", "15")
     assert code == 0 and err == ""
-    assert out.splitlines()[:2] == ["offset 14 at 2023-11-14T22:13:25.000Z (from empty, 15 records replayed)",
+    assert out.splitlines()[:2] == ["offset 14 at 2023-11-14T22:13:25.000Z (from empty, 15 data records replayed)",
                                     "offset 15 is inside batch 15..16; the state shown is the one published at 14"]
     code, out, err = run(capsys, "replay", str(jbod_dir), "--at", "15", "--format", "json")
     assert code == 0 and err == "offset 15 is inside batch 15..16; the state shown is the one published at 14\n"

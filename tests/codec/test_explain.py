@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from metalog.codec import message_class
-from metalog.codec.explain import ExplainRow, explain, render_table
+from metalog.codec.definitions import METADATA_BY_API_KEY
+from metalog.codec.explain import ExplainRow, explain, explain_framed, render_table
+from metalog.codec.framing import encode_metadata_record
 from tests.codec.test_reference import CASES
 from tests.conftest import load_vectors
 
@@ -134,3 +138,30 @@ def test_render_table_aligns_and_elides() -> None:
     long = next(line for line in lines if "<tag 40>" in line and "40 bytes" in line)
     data = bytes(range(40)).hex()
     assert f"{data[:14]}...{data[-14:]}" in long and data not in long
+
+
+# ---- --framed: a record value as the metadata log stores it -------------------------------------------------------
+@pytest.mark.parametrize(("case", "name", "version", "hex_"), [c for c in CASES if c[1] in {
+    spec.name for spec in METADATA_BY_API_KEY.values()}], ids=lambda v: v if isinstance(v, str) else "")
+def test_a_framed_record_is_its_frame_then_its_body(case: str, name: str, version: int, hex_: str) -> None:
+    body = bytes.fromhex(hex_)
+    value = encode_metadata_record(message_class(name).decode(body, version), version)
+    rows = explain_framed(value)
+    assert_rows_cover(rows, value)
+    frame = [(r.path, r.value) for r in rows[:3]]
+    api_key = message_class(name).API_KEY
+    assert frame == [("frame version", "1"), ("apiKey", f"{api_key} ({name})"), ("version", str(version))]
+    shift = len(value) - len(body)
+    assert rows[3:] == [replace(r, offset=r.offset + shift) for r in explain(name, version, body)]
+
+
+@pytest.mark.parametrize(("hex_", "where", "reason"), [
+    ("0205", "frame version", "unknown frame version 2 (only frame version 1 is supported)"),
+    ("01ff0100", "apiKey", "unknown metadata record type (apiKey) 255"),
+    ("010563", "version", "unsupported version 99 of PartitionChangeRecord (valid versions: 0-2)"),
+    ("0105", "version", "truncated or malformed unsigned varint"),
+])
+def test_a_bad_frame_is_an_error_row(hex_: str, where: str, reason: str) -> None:
+    rows = explain_framed(bytes.fromhex(hex_))
+    assert_rows_cover(rows, bytes.fromhex(hex_))
+    assert (rows[-1].role, rows[-1].path, rows[-1].value) == ("error", where, reason)

@@ -47,7 +47,7 @@ def test_log_replays_to_the_generators_state_and_snapshots_agree(tmp_path: Path)
 def test_generate_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["generate", str(tmp_path / "g"), "--seed", "3", "--records", "500"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("wrote 500 records") and "final state digest" in out
+    assert out.startswith("wrote 500 data records in ") and "final state digest" in out
     assert main(["generate", str(tmp_path / "g"), "--records", "10"]) == 1  # not over an existing log
     assert "already holds a metadata log" in capsys.readouterr().err
 

@@ -83,7 +83,8 @@ def test_append_then_verify(tmp_path, capsys):
         {"baseOffset": 2, "lastOffset": 2, "epoch": 4, "committed": True}]
     rc, out, _ = run(["log", "verify", str(tmp_path)], capsys)
     size = (tmp_path / "__cluster_metadata-0" / "00000000000000000000.log").stat().st_size
-    assert rc == 0 and out.strip().endswith(f"2 batches, 3 records, {size} bytes, 0 snapshots: intact")
+    assert rc == 0 and out.strip().endswith(f"2 batches, 3 data records, 0 control records, {size} bytes, 0 "
+                                            "snapshots: intact")
     rc, _, err = run(["log", "append", str(tmp_path)], capsys, '{"name": "NoSuchRecord", "version": 0, "data": {}}')
     assert rc == 1 and "input line 1" in err
 
@@ -126,7 +127,7 @@ def test_snapshot_list_and_verify(jbod_dir, capsys):
     assert rc == 0 and [(r["endOffset"], r["epoch"], r["records"], r["kraftVersion"]) for r in rows] == [
         (25, 1, 9, 0), (25, 1, 9, 1)]
     rc, out, _ = run(["snapshot", "verify", str(v1)], capsys)
-    assert rc == 0 and "ok (3 batches, 9 records, kraft.version 1" in out
+    assert rc == 0 and "ok (3 batches, 9 data records, 3 control records, kraft.version 1" in out
 
 
 def test_help_has_examples(capsys):
@@ -141,7 +142,8 @@ def test_verify_reads_the_snapshots_too(jbod_dir, tmp_path, capsys):
     snap = jbod_dir / "snapshot-kraft-v1" / "00000000000000000025-0000000001.checkpoint"
     shutil.copy(snap, tmp_path / "__cluster_metadata-0" / snap.name)
     rc, out, _ = run(["log", "verify", str(tmp_path)], capsys)
-    assert rc == 0 and f"note: snapshot {snap.name}: 3 batches, 9 records, kraft.version 1" in out
+    assert rc == 0 and f"note: snapshot {snap.name}: 3 batches, 9 data records, 3 control records, kraft.version " \
+        "1" in out
     assert out.rstrip().endswith("1 snapshots: intact")
     copy = tmp_path / "__cluster_metadata-0" / snap.name
     copy.write_bytes(copy.read_bytes()[:-20])  # the footer batch is cut short

@@ -87,26 +87,30 @@ def _bench(args: argparse.Namespace) -> int:
         "codec": lambda s, n: _codec(s, n, custom), "log": _log, "replay": _replay}
     from metalog.codec import core
 
+    cores = [f"codec: {core.status()}"] * any(p in ("codec", "replay") for p in parts) + \
+        [f"log: {core.log_status()}"] * any(p in ("log", "replay") for p in parts)
     print(f"metalog bench ({'full' if args.full else 'quick'}; Python {sys.version.split()[0]}; best of "
-          f"{sizes.repeat}, CPU time)\ncodec: {core.status()}\nlog: {core.log_status()}", flush=True)
+          f"{sizes.repeat}, CPU time)", *cores, sep="\n", flush=True)
     for part in parts:
         rows += runners[part](sizes, notes)
-    print(render(rows))
+    print(render(rows, parts))
     for note in dict.fromkeys(notes):
         print(f"note: {note}")
     return 0
 
 
 PEERS = ["kio", "aiokafka", "kafka-python"]  # kio for the codec, aiokafka for the log, kafka-python for both
+PEERS_OF = {"codec": ("kio", "kafka-python"), "log": ("aiokafka", "kafka-python"), "replay": ()}
 
 
-def render(rows: list[Row]) -> str:
-    peers = PEERS
+def render(rows: list[Row], parts: list[str]) -> str:
+    """One table; a column per peer of the parts run (a peer that none of them is compared with has none)."""
+    peers = [p for p in PEERS if any(p in PEERS_OF[part] for part in parts)]
     head = ["benchmark", "what", "rate", "MB/s"] + [f"metalog/{p}" for p in peers]
     table = [head] + [[r.bench, r.what, f"{r.rate:,.0f} {r.unit}", "-" if r.mb_s is None else f"{r.mb_s:,.1f}"]
                       + [_ratio(r.vs.get(p)) for p in peers] for r in rows]
     widths = [max(len(line[i]) for line in table) for i in range(len(head))]
-    right = {2, 3, 4, 5, 6}
+    right = set(range(2, len(head)))
     lines = ["  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(line, widths,
                                                                                           strict=True)))
              for line in table]

@@ -21,6 +21,7 @@ DECODE_EXAMPLES = """\
 """
 EXPLAIN_EXAMPLES = """\
   metalog codec explain FeatureLevelRecord 0 116d657461646174612e76657273696f6e001100
+  metalog codec explain --framed 010c00116d657461646174612e76657273696f6e001100   # a value as the log stores it
 """
 EXAMPLES = f"examples:\n{ENCODE_EXAMPLES}{DECODE_EXAMPLES}{EXPLAIN_EXAMPLES}  metalog codec list\n"
 
@@ -48,9 +49,12 @@ def register(sub: Any) -> None:
     exp = verbs.add_parser("explain", help="annotated dissection of one message: offset, length, field, value",
                            epilog="examples:\n" + EXPLAIN_EXAMPLES,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
-    exp.add_argument("name", help="message name, e.g. PartitionRecord")
-    exp.add_argument("version", type=options.API_VERSION, help="the message's version")
-    exp.add_argument("hex", help="the message bytes in hex ('-' reads them from stdin)")
+    exp.add_argument("name", nargs="?", help="message name, e.g. PartitionRecord (with --framed: the HEX)")
+    exp.add_argument("version", nargs="?", type=options.API_VERSION, help="the message's version")
+    exp.add_argument("hex", nargs="?", help="the message bytes in hex ('-' reads them from stdin)")
+    exp.add_argument("--framed", action="store_true",
+                     help="HEX alone is a metadata record value as the log stores it: its frame (frame version, "
+                          "apiKey, version) is explained too, and names the message")
     exp.set_defaults(func=_explain)
 
     lst = verbs.add_parser("list", help="every message metalog knows, with its versions",
@@ -142,8 +146,16 @@ def _hex(text: Any) -> bytes:
 def _explain(args: argparse.Namespace) -> int:
     from metalog.codec import message_class
     from metalog.codec.definitions import MESSAGES
-    from metalog.codec.explain import explain, render_table
+    from metalog.codec.explain import explain, explain_framed, render_table
 
+    if args.framed:
+        if args.name is None or args.version is not None:
+            raise MetalogError("--framed takes the HEX alone: the frame names the message and its version")
+        rows = explain_framed(_hex_argument(args.name))
+        print(render_table(rows))
+        return 1 if any(r.role == "error" for r in rows) else 0
+    if args.hex is None:
+        raise MetalogError("give NAME VERSION HEX (or --framed HEX)")
     try:
         message_class(args.name)
     except KeyError as e:
@@ -151,14 +163,18 @@ def _explain(args: argparse.Namespace) -> int:
     valid = MESSAGES[args.name].valid_versions
     if args.version not in valid:
         raise MetalogError(f"{args.name} has no version {args.version} (valid versions: {valid})")
-    text = sys.stdin.read().strip() if args.hex == "-" else args.hex
-    try:
-        raw = _hex("".join(text.split()))
-    except ValueError as e:
-        raise MetalogError(str(e)) from None
-    rows = explain(args.name, args.version, raw)
+    rows = explain(args.name, args.version, _hex_argument(args.hex))
     print(render_table(rows))
     return 1 if any(r.role == "error" for r in rows) else 0
+
+
+def _hex_argument(text: str) -> bytes:
+    """HEX as given, or read from stdin for '-' (blanks ignored)."""
+    text = sys.stdin.read().strip() if text == "-" else text
+    try:
+        return _hex("".join(text.split()))
+    except ValueError as e:
+        raise MetalogError(str(e)) from None
 
 
 def _list(args: argparse.Namespace) -> int:

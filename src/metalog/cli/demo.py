@@ -82,12 +82,12 @@ def _generate(log_dir: Path, seed: int, records: int) -> int:
     from metalog.generate import HistorySettings
     from metalog.generate.writer import write_history
 
-    print(f"== 1. generating a cluster history ({records:,} records, seed {seed}): a ZooKeeper "
+    print(f"== 1. generating a cluster history ({records:,} data records, seed {seed}): a ZooKeeper "
           "migration, the move to several log dirs per broker, a failed disk")
     settings = HistorySettings(brokers=6, topics=12, partitions=6, records=records, scenario="mixed")
     with Progress("generating") as bar:
         gen = write_history(log_dir, seed, settings, snapshot_every=max(records // 4, 1000), progress=bar.update)
-    print(f"   {gen.records:,} records in {gen.batches:,} batches, offsets 0..{gen.end_offset:,}, "
+    print(f"   {gen.records:,} data records in {gen.batches:,} batches, offsets 0..{gen.end_offset:,}, "
           f"{len(gen.snapshots)} snapshots in {log_dir}/__cluster_metadata-0")
     return 2
 

@@ -68,7 +68,8 @@ def _generate(args: argparse.Namespace) -> int:
     with Progress("generating") as bar:
         result = write_history(args.outdir, args.seed, settings, snapshot_every=args.snapshot_every,
                                progress=bar.update, events=events)
-    print(f"wrote {result.records:,} records in {result.batches:,} batches to {path_text(result.path)} "
+    print(f"wrote {result.records:,} data records in {result.batches:,} batches and a LeaderChange control record to "
+          f"{path_text(result.path)} "
           f"(offsets 0..{result.end_offset:,}), {len(result.snapshots)} snapshot(s)")
     print(f"scenario {args.scenario}" + "".join(f"\n  {event}" for event in events))
     print(f"final state digest {result.digest}")

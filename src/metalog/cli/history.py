@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from metalog.errors import MetalogError
+from metalog.text import escape, path_text
 
 EXAMPLES = """\
 examples:
@@ -20,6 +21,7 @@ examples:
   metalog history LOGDIR --features                        # metadata.version, the ZK migration state, features
   metalog history LOGDIR --broker 3 --from 2024-05-01T10:00:00Z --to 2024-05-01T11:00:00Z --json | jq .
   metalog history LOGDIR --topic orders --from 1000 --to 2000     # changes published at offsets 1000 to 2000
+  metalog history 00000000000000005001-0000000003.checkpoint --topic orders   # what one snapshot holds of it
 
 Each change is reported at the point where Kafka's loader published it: the end of the batch that holds its
 record (or just before a BeginTransactionRecord in it), or, inside a metadata transaction, the end of the batch
@@ -41,7 +43,8 @@ def register(sub: Any) -> None:
                        description="List, in log order, the committed changes to one thing, each at the offset "
                                    "where Kafka's loader published it, with the records that made it.",
                        epilog=EXAMPLES % POINT_FORMS, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("logdir", metavar="LOGDIR", help="a log directory (holding __cluster_metadata-0)")
+    p.add_argument("logdir", metavar="LOGDIR", help="a log directory (holding __cluster_metadata-0), or one "
+                                                     ".checkpoint snapshot file (its state)")
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--topic", metavar="NAME", help="a topic by name (its id may change: deleted, created again)")
     what.add_argument("--broker", type=options.BROKER_ID, metavar="ID",
@@ -55,20 +58,22 @@ def register(sub: Any) -> None:
     p.add_argument("--to", type=options.point, default=END, metavar="POINT",
                    help="changes published at or before this point (default: end)")
     p.add_argument("--json", action="store_true", help="one JSON object per change instead of a table")
+    options.show_secrets(p)
     p.set_defaults(func=_history)
 
 
 def subject_of(args: argparse.Namespace) -> Any:
+    from metalog.cli.options import secrets_of
     from metalog.replay import subjects as S
 
     if args.partition is not None and args.topic is None:
         raise MetalogError("--partition needs --topic")
     if args.topic is not None:
-        return S.TopicSubject(args.topic, partition=args.partition)
+        return S.TopicSubject(args.topic, partition=args.partition, secrets=secrets_of(args))
     if args.broker is not None:
         return S.BrokerSubject(args.broker)
     if args.config is not None:
-        return S.ConfigSubject(*S.parse_resource(args.config))
+        return S.ConfigSubject(*S.parse_resource(args.config), secrets=secrets_of(args))
     if args.controller:
         return S.ControllerSubject()
     return S.FeaturesSubject()
@@ -95,8 +100,47 @@ def _history(args: argparse.Namespace) -> int:
             count = len(rows)
             if rows:
                 print("\n".join(render(rows)))
+        never = span is not None and not count and _never_there(history, subject, span[0])
+        single = _snapshot_line(history)
+    if single is not None:
+        print(single, file=sys.stderr)
     if span is None:
-        print(f"no batch of the log lies between --from {first} and --to {last}", file=sys.stderr)
+        where = "the snapshot's state is not" if single is not None else "no batch of the log lies"
+        print(f"{where} between --from {first} and --to {last}", file=sys.stderr)
+    elif never:
+        print(f"{escape(_named(args))} never existed in offsets {span[0]}..{span[1]}: no published state there "
+              "holds it", file=sys.stderr)
     elif not count:
         print(f"no committed change in offsets {span[0]}..{span[1]}", file=sys.stderr)
     return 0
+
+
+def _snapshot_line(history: Any) -> str | None:
+    """For a single snapshot file: what its history is (None for a log)."""
+    from metalog.replay.points import format_time
+
+    if history.snapshot is None:
+        return None
+    return (f"{path_text(history.log.snapshot_file)} is one snapshot: it keeps no history, only its state at offset "
+            f"{history.end_offset} ({format_time(history.snapshot.last_contained_log_timestamp)}), each entity "
+            "in it shown as created there")
+
+
+def _never_there(history: Any, subject: Any, first: int) -> bool:
+    """With no change in a range: whether the subject was absent from the state published before it, and so from
+    every state published in it (a topic, broker or config the log never held there, or a name mistyped)."""
+    from metalog.replay.changes import state_before
+    from metalog.replay.subjects import ALL
+
+    return not subject.view(state_before(history, first), [ALL])
+
+
+def _named(args: argparse.Namespace) -> str:
+    """The subject asked about, as a person names it."""
+    if args.topic is not None:
+        return f"topic {args.topic}" + ("" if args.partition is None else f" partition {args.partition}")
+    if args.broker is not None:
+        return f"broker {args.broker}"
+    if args.config is not None:
+        return f"config resource {args.config}"
+    return "the controllers" if args.controller else "the features"

@@ -122,9 +122,11 @@ def _require_log(logdir: str, hint: str | None) -> None:
 
 
 def _append(args: argparse.Namespace) -> int:
+    from metalog.cli import options
     from metalog.log import MetadataLog
     from metalog.replay.points import parse_time
 
+    options.log_directory(args.logdir, "log append")
     _require_log(args.logdir, "--create makes a new one" if not args.create else None)
     timestamp = None if args.timestamp is None else parse_time(args.timestamp)
     records = _read_records(sys.stdin)
@@ -255,9 +257,11 @@ def _report(b: Any) -> None:
 
 # ---- verify ---------------------------------------------------------------------------------
 def _verify(args: argparse.Namespace) -> int:
+    from metalog.cli import options
     from metalog.log.verify import verify_log
     from metalog.snapshots.verify import verify_snapshots
 
+    options.log_directory(args.logdir, "log verify", "; metalog snapshot verify FILE checks one")
     _require_log(args.logdir, "nothing to verify")
     v = verify_snapshots(args.logdir, verify_log(args.logdir))
     if not args.quiet:
@@ -269,14 +273,17 @@ def _verify(args: argparse.Namespace) -> int:
         print(f"PROBLEM: {escape(problem)}")
     verdict = "intact" if v.ok else f"{len(v.problems)} problem(s)"
     verdict += f", {len(v.warnings)} warning(s)" if v.warnings else ""
-    print(f"{path_text(args.logdir)}: {v.batches} batches, {v.records} records, {v.bytes} bytes, {v.snapshots} "
+    print(f"{path_text(args.logdir)}: {v.batches} batches, {v.records - v.control_records} data records, "
+          f"{v.control_records} control records, {v.bytes} bytes, {v.snapshots} "
           f"snapshots: {verdict}")
     return 0 if v.ok else 1
 
 
 def _recover(args: argparse.Namespace) -> int:
+    from metalog.cli import options
     from metalog.log import MetadataLog
 
+    options.log_directory(args.logdir, "log recover")
     _require_log(args.logdir, "nothing to recover")
     with MetadataLog.open(args.logdir, writable=not args.dry_run, check_all=True, repair=args.repair) as log:
         report = log.recovery

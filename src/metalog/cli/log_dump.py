@@ -69,6 +69,7 @@ def add_dump(verbs: Any, fmt: type[argparse.HelpFormatter]) -> None:
                       help="index files: print only what disagrees with the segment, not the entries")
     dump.add_argument("--index-sanity-check", action="store_true",
                       help="index files: only check them as opening a log does, and say whether they passed")
+    options.show_secrets(dump)
     dump.set_defaults(func=_dump)
 
 
@@ -238,18 +239,20 @@ def _records_of(batch: Any) -> Any:
 
 
 def _print_batch(batch: Any, shown: Any, args: argparse.Namespace, path: Path) -> None:
+    from metalog.cli.options import secrets_of
     from metalog.log import dump
 
-    out = sys.stdout
+    out, secrets = sys.stdout, secrets_of(args)
     if args.json:
         obj = dump.batch_json(batch, records=False)
         if shown is not None:
-            obj["records"] = [dump.record_json(batch, r) for r in shown]
+            obj["records"] = [dump.record_json(batch, r, secrets) for r in shown]
         out.write(json.dumps({"file": str(path), **obj}, separators=(",", ":")) + "\n")
     else:
         out.write(dump.batch_text(batch) + "\n")
         if shown is not None:
-            out.writelines(dump.record_text(batch, r, skip_metadata=args.skip_record_metadata) + "\n" for r in shown)
+            out.writelines(dump.record_text(batch, r, skip_metadata=args.skip_record_metadata, secrets=secrets)
+                           + "\n" for r in shown)
 
 
 def _file_damage(walk: Any, args: argparse.Namespace, out: Any) -> bool:

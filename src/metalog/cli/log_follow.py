@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from metalog.replay.points import Point
+    from metalog.secrets import Secrets
 
 FOLLOW_EXAMPLES = """\
 examples:
@@ -48,6 +49,7 @@ def add_follow(verbs: Any, fmt: type[argparse.HelpFormatter]) -> None:
     mode.add_argument("--changes", action="store_true", help="the changes of each published state")
     p.add_argument("--poll", type=options.seconds("how often to look", POLL_MOST), default=0.2, metavar="SECONDS",
                    help=f"how often to look (default 0.2, at most {POLL_MOST:,})")
+    options.show_secrets(p)
     p.set_defaults(func=_follow, reports_recovery=True)  # a torn tail is a write in progress here, not news
 
 
@@ -65,15 +67,18 @@ def _start(logdir: str, point: Point) -> int | str:
 
 
 def _follow(args: argparse.Namespace) -> int:
+    from metalog.cli import options
     from metalog.cli.notices import notice
+    from metalog.cli.options import secrets_of
 
+    options.log_directory(args.logdir, "log follow")
     before = _stop_on_first_interrupt()
     try:
         start = _start(args.logdir, args.start)
         if args.changes:
-            _changes(args.logdir, start, args.poll, notice)
+            _changes(args.logdir, start, args.poll, notice, secrets_of(args))
         else:
-            _batches(args.logdir, start, args.poll, args.json, notice)
+            _batches(args.logdir, start, args.poll, args.json, notice, secrets_of(args))
     except KeyboardInterrupt:  # Ctrl-C: the way to stop following (SIGINT stays ignored: the command is ending)
         return 0
     finally:
@@ -100,7 +105,7 @@ def _stop_on_first_interrupt() -> Any:
     return None
 
 
-def _batches(logdir: str, start: int | str, poll: float, as_json: bool, notice: Any) -> None:
+def _batches(logdir: str, start: int | str, poll: float, as_json: bool, notice: Any, secrets: Secrets) -> None:
     from metalog.log import dump
     from metalog.log.follow import LogFollower
 
@@ -108,21 +113,22 @@ def _batches(logdir: str, start: int | str, poll: float, as_json: bool, notice: 
     with LogFollower(logdir, start, poll_seconds=poll, on_notice=notice) as follower:
         for batch in follower.batches():
             if as_json:
-                out.write(json.dumps({"file": batch.source, **dump.batch_json(batch)}, separators=(",", ":")) + "\n")
+                obj = {"file": batch.source, **dump.batch_json(batch, secrets=secrets)}
+                out.write(json.dumps(obj, separators=(",", ":")) + "\n")
             else:
                 out.write(dump.batch_text(batch) + "\n")
-                out.writelines(dump.record_text(batch, r) + "\n" for r in batch.records())
+                out.writelines(dump.record_text(batch, r, secrets=secrets) + "\n" for r in batch.records())
             out.flush()
 
 
-def _changes(logdir: str, start: int | str, poll: float, notice: Any) -> None:
+def _changes(logdir: str, start: int | str, poll: float, notice: Any, secrets: Secrets) -> None:
     from metalog.replay.diff import diff_images, render_diff
     from metalog.replay.follow import follow_states
     from metalog.replay.points import format_time
 
     out = sys.stdout
     for published in follow_states(logdir, start, poll_seconds=poll, on_notice=notice):
-        d = diff_images(published.before, published.after)
+        d = diff_images(published.before, published.after, secrets)
         if d.empty:
             continue
         lines = render_diff(d).splitlines()[1:]  # (its first line names the two offsets)

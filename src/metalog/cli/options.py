@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from metalog.codec.schema import INT_RANGES
 from metalog.errors import PointError
 from metalog.replay.points import Point, parse_point
+from metalog.secrets import KEPT, SHOWN, Secrets
 
 INT16_MAX = INT_RANGES["int16"][1]
 INT32_MIN, INT32_MAX = INT_RANGES["int32"]
@@ -113,3 +114,29 @@ def resolving(option: str) -> Iterator[None]:
         yield
     except PointError as e:
         raise PointError(f"{option}: {e}") from None
+
+
+# ---- secrets: --show-secrets (metalog.secrets) -----------------------------------------------------------------
+def show_secrets(parser: argparse.ArgumentParser) -> None:
+    """``--show-secrets`` for a verb that can print a secret (SCRAM salts and keys, sensitive config values)."""
+    parser.add_argument("--show-secrets", action="store_true",
+                        help="show SCRAM salts and keys and the values of sensitive configs (password-type, "
+                             "sasl.jaas.config, ...) instead of [redacted]")
+
+
+def secrets_of(args: argparse.Namespace) -> Secrets:
+    return SHOWN if getattr(args, "show_secrets", False) else KEPT
+
+
+def log_directory(path: str, verb: str, instead: str = "") -> None:
+    """A verb that writes to a log or follows one refuses a single ``.checkpoint`` file (which the reading verbs
+    open, as kafka-metadata-shell --snapshot does) in one line naming it."""
+    from pathlib import Path
+
+    from metalog.errors import LogError
+    from metalog.log.files import METADATA_PARTITION_DIR
+    from metalog.log.snapshot_files import SUFFIX
+
+    if Path(path).suffix == SUFFIX and not Path(path).is_dir():
+        raise LogError(f"a single snapshot file, not a log: {verb} needs a log directory (holding "
+                       f"{METADATA_PARTITION_DIR}){instead}", file=path)

@@ -11,6 +11,7 @@ from typing import Any
 DESCRIBE_EXAMPLES = """\
   metalog quorum describe /var/lib/kafka/metadata          # leader, epoch, voters, kraft.version, quorum-state
   metalog quorum describe LOGDIR --json | jq .leaderId      # DescribeQuorum's names: leaderId, leaderEpoch, voters
+  metalog quorum describe 00000000000000005001-0000000003.checkpoint   # the voters one snapshot holds
 """
 HISTORY_EXAMPLES = """\
   metalog quorum history LOGDIR                             # a row per election and voter-set change
@@ -36,14 +37,16 @@ def register(sub: Any) -> None:
     desc = verbs.add_parser("describe", help="the quorum at the end of the log (kafka-metadata-quorum describe "
                                              "--status)", epilog="examples:\n" + DESCRIBE_EXAMPLES + ABOUT,
                             formatter_class=fmt)
-    desc.add_argument("logdir", metavar="LOGDIR", help="a log directory (holding __cluster_metadata-0)")
+    desc.add_argument("logdir", metavar="LOGDIR", help="a log directory (holding __cluster_metadata-0), or one "
+                                                        ".checkpoint snapshot file (the quorum it holds)")
     desc.add_argument("--status", action="store_true", help="accepted for kafka-metadata-quorum's habit: the "
                                                            "status is what describe shows")
     desc.add_argument("--json", action="store_true", help="one JSON object, with DescribeQuorum's key names")
     desc.set_defaults(func=_describe)
     hist = verbs.add_parser("history", help="a row per election, voter-set change and kraft.version change",
                             epilog="examples:\n" + HISTORY_EXAMPLES + ABOUT, formatter_class=fmt)
-    hist.add_argument("logdir", metavar="LOGDIR", help="a log directory (holding __cluster_metadata-0)")
+    hist.add_argument("logdir", metavar="LOGDIR", help="a log directory (holding __cluster_metadata-0), or one "
+                                                        ".checkpoint snapshot file (the quorum it holds)")
     hist.add_argument("--json", action="store_true", help="one JSON object per row")
     hist.set_defaults(func=_history)
 
@@ -53,12 +56,21 @@ def _describe(args: argparse.Namespace) -> int:
     from metalog.replay.quorum import describe_quorum
 
     with MetadataLog.open(args.logdir, writable=False) as log:
+        _check_snapshot_file(log)
         d = describe_quorum(log)
     if args.json:
         print(json.dumps(d.to_json()))
     else:
         print("\n".join(describe_lines(d)))
     return 0
+
+
+def _check_snapshot_file(log: Any) -> None:
+    """A single snapshot file is read whole first, as every verb reads one: its damage is an error."""
+    from metalog.snapshots import SnapshotReader
+
+    if log.snapshot_file is not None:
+        SnapshotReader(log.snapshot_file).verify()
 
 
 def describe_lines(d: Any) -> list[str]:
@@ -131,6 +143,7 @@ def _history(args: argparse.Namespace) -> int:
     from metalog.replay.quorum import quorum_history
 
     with MetadataLog.open(args.logdir, writable=False) as log:
+        _check_snapshot_file(log)
         if args.json:
             count = 0
             for event in quorum_history(log):

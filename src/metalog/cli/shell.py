@@ -15,6 +15,7 @@ examples:
   metalog shell LOGDIR --at 1200 cat /image/topics/byName/orders/0     # one command, Kafka's way
   metalog shell LOGDIR -c 'history /image/topics/byName/orders/0'     # every record that changed it
   echo 'find /image/configs' | metalog shell LOGDIR                     # commands from stdin, one a line
+  metalog shell 00000000000000005001-0000000003.checkpoint   # one snapshot, as kafka-metadata-shell --snapshot
 
 The tree is Kafka's (3.6 and later): /local and /image, and under /image provenance, features, cluster
 (brokers, controllers), topics (byName, byId), configs (TYPE:name), clientQuotas, producerIds, acls, scram and
@@ -35,24 +36,29 @@ def register(sub: Any) -> None:
                        description="Browse the metadata state Kafka's loader published at any point of the log, "
                                    "as kafka-metadata-shell shows the latest snapshot.",
                        epilog=EXAMPLES % POINT_FORMS, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("logdir", metavar="LOGDIR", help="a log directory (holding __cluster_metadata-0)")
+    p.add_argument("logdir", metavar="LOGDIR", help="a log directory (holding __cluster_metadata-0), or one "
+                                                     ".checkpoint snapshot file (its state)")
     p.add_argument("--at", type=options.point, metavar="POINT",
                    help=f"start at the state published at or before this point: {options.STATE_HELP} (default: "
                         "end)")
     p.add_argument("-c", dest="commands", metavar="'CMD; CMD'", help="run these commands and exit")
+    options.show_secrets(p)
     p.add_argument("command", nargs=argparse.REMAINDER, metavar="COMMAND",
                    help="one command and its arguments to run (as kafka-metadata-shell takes it)")
     p.set_defaults(func=_shell, parser=p)
 
 
 def _options_after_logdir(args: argparse.Namespace) -> None:
-    """``--at`` and ``-c`` given after LOGDIR (the command words take the rest of the line, so argparse leaves
-    them there)."""
+    """``--at``, ``-c`` and ``--show-secrets`` given after LOGDIR (the command words take the rest of the line, so
+    argparse leaves them there)."""
     from metalog.errors import MetalogError, PointError
     from metalog.replay.points import parse_point
 
     words = args.command
-    while words and (words[0] in ("--at", "-c") or words[0].startswith("--at=")):
+    while words and (words[0] in ("--at", "-c", "--show-secrets") or words[0].startswith("--at=")):
+        if words[0] == "--show-secrets":
+            args.show_secrets, words = True, words[1:]
+            continue
         option, _, value = words[0].partition("=")
         if not value:
             if len(words) < 2:
@@ -70,7 +76,7 @@ def _options_after_logdir(args: argparse.Namespace) -> None:
 
 
 def _shell(args: argparse.Namespace) -> int:
-    from metalog.cli.options import resolving
+    from metalog.cli.options import resolving, secrets_of
     from metalog.errors import ExitShell
     from metalog.replay.history import MetadataHistory
     from metalog.replay.points import END
@@ -81,7 +87,7 @@ def _shell(args: argparse.Namespace) -> int:
     with MetadataHistory(args.logdir) as history:
         with resolving("--at"):
             result = history.state_at_point(END if args.at is None else args.at)
-        shell = MetadataShell(history, result)
+        shell = MetadataShell(history, result, secrets_of(args))
         interactive = args.commands is None and not args.command and sys.stdin.isatty()
         if not interactive and (note := shell.result.note()) is not None:
             print(note, file=sys.stderr)

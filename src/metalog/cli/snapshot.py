@@ -137,7 +137,8 @@ def _verify(args: argparse.Namespace) -> int:
     for path in files:
         try:
             s = SnapshotReader(path).verify()
-            print(f"{path_text(path)}: ok ({s.batches} batches, {s.records} records, kraft.version {s.kraft_version}, "
+            print(f"{path_text(path)}: ok ({s.batches} batches, {s.records} data records, {s.control_records} control "
+                  f"records, kraft.version {s.kraft_version}, "
                   f"lastContainedLogTimestamp {s.last_contained_log_timestamp})")
         except MetalogError as e:
             failed += 1
@@ -146,6 +147,7 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _create(args: argparse.Namespace) -> int:
+    from metalog.cli import options
     from metalog.cli.options import resolving
     from metalog.log.control import ControlType, decode_control
     from metalog.replay.history import MetadataHistory
@@ -153,6 +155,7 @@ def _create(args: argparse.Namespace) -> int:
     from metalog.snapshots import SnapshotId, SnapshotWriter
     from metalog.state.records import image_records, lost_in_image
 
+    options.log_directory(args.logdir, "snapshot create")
     time_ms = None if args.timestamp is None else parse_time(args.timestamp)
     with MetadataHistory(args.logdir) as history:
         with resolving("--at"):

@@ -16,6 +16,7 @@ examples:
   metalog why LOGDIR --broker 5                        # fenced, in controlled shutdown, unregistered, lost dirs
   metalog why LOGDIR --directory dJhF1wI8CgKo77hxWegJeg   # a log directory (KIP-858): lost, its broker fenced
   metalog why LOGDIR orders-3 --json | jq .conditions
+  metalog why 00000000000000005001-0000000003.checkpoint orders-3   # in one snapshot's state
 
 A partition is offline when it has no leader (leader -1, Kafka's OfflinePartitionsCount: "leaderless" is the
 same), its leader is recovering after an unclean election (leaderRecoveryState RECOVERING), it is under min ISR
@@ -41,7 +42,8 @@ def register(sub: Any) -> None:
                                    "log, since which offset, which record did it, and the committed changes behind "
                                    "it.", epilog=EXAMPLES % POINT_FORMS,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("logdir", metavar="LOGDIR", help="a log directory (holding __cluster_metadata-0)")
+    p.add_argument("logdir", metavar="LOGDIR", help="a log directory (holding __cluster_metadata-0), or one "
+                                                     ".checkpoint snapshot file (its state)")
     p.add_argument("partition", nargs="?", metavar="TOPIC-N", help="a partition, such as orders-3")
     p.add_argument("--broker", type=options.BROKER_ID, metavar="ID", help="a broker instead of a partition")
     p.add_argument("--directory", metavar="UUID", help="a log directory's id instead of a partition")

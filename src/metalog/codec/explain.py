@@ -13,10 +13,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from metalog.codec import reference
+from metalog.codec.definitions import METADATA_BY_API_KEY
+from metalog.codec.runtime import read_uvarint
 from metalog.codec.uuid import LOST, MIGRATING, UNASSIGNED, Uuid
-from metalog.errors import DecodeError
+from metalog.errors import DecodeError, Malformed
 
-__all__ = ["ExplainRow", "explain", "render_table"]
+__all__ = ["ExplainRow", "explain", "explain_framed", "render_table"]
+FRAME_VERSION = 1  # (metalog.codec.framing's: the one frame version of a metadata record value)
 
 HEX_WIDTH = 32  # hex digits shown before eliding the middle
 VALUE_WIDTH = 60
@@ -85,6 +88,47 @@ def explain(name: str, version: int, data: bytes | bytearray | memoryview) -> li
         recorder.rows.append(ExplainRow(done, len(raw) - done, where, "error", raw[done:].hex(),
                                         f"{e.reason}{at}", "error", _depth(where)))
     return recorder.rows
+
+
+def explain_framed(data: bytes | bytearray | memoryview) -> list[ExplainRow]:
+    """A metadata record value as the log stores it: its frame (frame version, apiKey, version: unsigned
+    varints), then the record's body at its offsets in the value; an error row where the frame is wrong."""
+    raw = bytes(data)
+    rows: list[ExplainRow] = []
+    pos = 0
+    frame: list[int] = []
+    for what in ("frame version", "apiKey", "version"):
+        try:
+            value, end = read_uvarint(raw, pos)
+        except (Malformed, IndexError):
+            return [*rows, _error(raw, pos, what, "truncated or malformed unsigned varint")]
+        frame.append(value)
+        problem = _frame_problem(what, frame)
+        shown = f"{value} ({METADATA_BY_API_KEY[value].name})" if what == "apiKey" and problem is None else str(value)
+        rows.append(ExplainRow(pos, end - pos, what, "uvarint", raw[pos:end].hex(), shown))
+        if problem is not None:
+            return [*rows, _error(raw, end, what, problem)]
+        pos = end
+    name = METADATA_BY_API_KEY[frame[1]].name
+    body = explain(name, frame[2], raw[pos:])
+    return rows + [replace(r, offset=r.offset + pos) for r in body]
+
+
+def _frame_problem(what: str, frame: list[int]) -> str | None:
+    """What is wrong with the frame read so far, or None."""
+    if what == "frame version" and frame[0] != FRAME_VERSION:
+        return f"unknown frame version {frame[0]} (only frame version {FRAME_VERSION} is supported)"
+    if what == "apiKey" and frame[1] not in METADATA_BY_API_KEY:
+        return f"unknown metadata record type (apiKey) {frame[1]}"
+    if what == "version":
+        spec = METADATA_BY_API_KEY[frame[1]]
+        if frame[2] not in spec.valid_versions:
+            return f"unsupported version {frame[2]} of {spec.name} (valid versions: {spec.valid_versions})"
+    return None
+
+
+def _error(raw: bytes, at: int, where: str, reason: str) -> ExplainRow:
+    return ExplainRow(at, len(raw) - at, where, "error", raw[at:].hex(), reason, "error")
 
 
 def _elide(text: str, width: int) -> str:

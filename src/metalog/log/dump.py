@@ -13,6 +13,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from metalog.codec.definitions import MESSAGES
 from metalog.codec.framing import decode_metadata_record
 from metalog.codec.schema import snake
 from metalog.errors import CorruptBatchError, MetalogError
@@ -22,6 +23,7 @@ from metalog.log.control import DUMP_LABELS, decode_control
 from metalog.log.reader import find_valid_batch, read_batches
 from metalog.log.segment import LOG_SUFFIX
 from metalog.log.snapshot_files import parse_name
+from metalog.secrets import KEPT, REDACTED, SECRET_FIELDS, Secrets
 
 
 @dataclass(frozen=True)
@@ -106,11 +108,32 @@ def kafka_type_name(message_name: str) -> str:
     return snake(message_name).upper()
 
 
-def payload_json(record: Record) -> dict[str, Any]:
-    """``{type, version, data}`` of a metadata record value (``data`` in Kafka's JSON form)."""
+def payload_json(record: Record, secrets: Secrets = KEPT) -> dict[str, Any]:
+    """``{type, version, data}`` of a metadata record value (``data`` in Kafka's JSON form, its secrets as
+    ``secrets`` shows them)."""
     decoded = decode_metadata_record(record.value or b"")
-    return {"type": kafka_type_name(decoded.message.NAME), "version": decoded.version,
-            "data": decoded.message.to_json(decoded.version)}
+    name = decoded.message.NAME
+    return {"type": kafka_type_name(name), "version": decoded.version,
+            "data": secrets.record(name, decoded.message.to_json(decoded.version))}
+
+
+_SECRET_KINDS = frozenset(MESSAGES[name].api_key for name in ("ConfigRecord", *SECRET_FIELDS))  # (one-byte apiKeys)
+
+
+def _value_hex(batch: RecordBatch, record: Record, secrets: Secrets) -> str | None:
+    """A record's value in hex, or ``[redacted]`` when it holds a secret that ``secrets`` keeps (a value that
+    does not decode is shown: no secret can be told apart in it)."""
+    if record.value is None:
+        return None
+    if not secrets.shown and not batch.is_control and len(record.value) > 1 and record.value[1] in _SECRET_KINDS:
+        try:
+            decoded = decode_metadata_record(record.value)
+        except (MetalogError, KeyError):
+            pass
+        else:
+            if secrets.hides(decoded.message.NAME, decoded.message.to_json(decoded.version)):
+                return REDACTED
+    return bytes(record.value).hex()
 
 
 def control_json(record: Record) -> dict[str, Any]:
@@ -118,23 +141,23 @@ def control_json(record: Record) -> dict[str, Any]:
     return {"type": c.type.name, "version": c.version, "data": c.data_json()}
 
 
-def record_json(batch: RecordBatch, record: Record) -> dict[str, Any]:
+def record_json(batch: RecordBatch, record: Record, secrets: Secrets = KEPT) -> dict[str, Any]:
     out: dict[str, Any] = {
         "offset": record.offset, "timestamp": record.timestamp,
         "key": None if record.key is None else bytes(record.key).hex(),
-        "value": None if record.value is None else bytes(record.value).hex(),
+        "value": _value_hex(batch, record, secrets),
     }
     if record.headers:
         out["headers"] = [{"key": k, "value": None if v is None else v.hex()} for k, v in record.headers]
-    label, decode = ("control", control_json) if batch.is_control else ("payload", payload_json)
+    label = "control" if batch.is_control else "payload"
     try:
-        out[label] = decode(record)
+        out[label] = control_json(record) if batch.is_control else payload_json(record, secrets)
     except (MetalogError, KeyError) as e:
         out["error"] = f"cannot decode the {label}: {e}"
     return out
 
 
-def batch_json(batch: RecordBatch, *, records: bool = True) -> dict[str, Any]:
+def batch_json(batch: RecordBatch, *, records: bool = True, secrets: Secrets = KEPT) -> dict[str, Any]:
     out: dict[str, Any] = {
         "baseOffset": batch.base_offset, "lastOffset": batch.last_offset, "count": batch.records_count,
         "partitionLeaderEpoch": batch.partition_leader_epoch, "magic": batch.magic, "crc": batch.crc,
@@ -145,7 +168,7 @@ def batch_json(batch: RecordBatch, *, records: bool = True) -> dict[str, Any]:
         "sizeInBytes": batch.size_in_bytes, "position": batch.position, "isValid": batch.is_valid(),
     }
     if records:
-        out["records"] = [record_json(batch, r) for r in batch.records()]
+        out["records"] = [record_json(batch, r, secrets) for r in batch.records()]
     return out
 
 
@@ -161,15 +184,16 @@ def batch_text(batch: RecordBatch) -> str:
             f"compresscodec: {batch.compression_name} crc: {batch.crc} isvalid: {_b(batch.is_valid())}")
 
 
-def record_text(batch: RecordBatch, record: Record, *, skip_metadata: bool = False) -> str:
-    """kafka-dump-log's record line, with the decoded payload or control message. ``skip_metadata``
-    (--skip-record-metadata): ``| payload: ...`` alone, and a control record an empty line, as kafka-dump-log
-    prints them."""
+def record_text(batch: RecordBatch, record: Record, *, skip_metadata: bool = False,
+                secrets: Secrets = KEPT) -> str:
+    """kafka-dump-log's record line, with the decoded payload or control message (its secrets as ``secrets``
+    shows them). ``skip_metadata`` (--skip-record-metadata): ``| payload: ...`` alone, and a control record an
+    empty line, as kafka-dump-log prints them."""
     if skip_metadata:
         if batch.is_control:
             return ""
         try:
-            return f"| payload: {json.dumps(payload_json(record), **_COMPACT)}"
+            return f"| payload: {json.dumps(payload_json(record, secrets), **_COMPACT)}"
         except (MetalogError, KeyError) as e:
             return f"| Error at {record.offset}, skipping. {e}"
     seq = NO_SEQUENCE if batch.base_sequence == NO_SEQUENCE else batch.base_sequence + record.offset - batch.base_offset
@@ -183,7 +207,7 @@ def record_text(batch: RecordBatch, record: Record, *, skip_metadata: bool = Fal
             if label is None:
                 return f"{line} endTxnMarker: {c.type.name} coordinatorEpoch: {c.message['coordinatorEpoch']}"
             return f"{line} {label}: {json.dumps(c.data_json(), **_COMPACT)}"
-        return f"{line} payload: {json.dumps(payload_json(record), **_COMPACT)}"
+        return f"{line} payload: {json.dumps(payload_json(record, secrets), **_COMPACT)}"
     except (MetalogError, KeyError) as e:
         return f"{line} Error at {record.offset}, skipping. {e}"
 

@@ -6,6 +6,10 @@ Layout (``<dir>`` is the log directory, as in Kafka's ``metadata.log.dir``)::
     <dir>/__cluster_metadata-0/<20-digit base offset>.log | .index | .timeindex
     <dir>/__cluster_metadata-0/partition.metadata, leader-epoch-checkpoint, quorum-state
     <dir>/__cluster_metadata-0/<20-digit end offset>-<10-digit epoch>.checkpoint
+
+A single ``.checkpoint`` file opens too (read-only), as ``kafka-metadata-shell --snapshot`` opens one: a log that
+holds that snapshot and no batch, starting at the snapshot's end offset (``MetadataLog.snapshot_file``). Nothing
+else in its directory is read: no other snapshot, no segment, no meta.properties or quorum-state.
 """
 
 from __future__ import annotations
@@ -41,7 +45,8 @@ from metalog.log.log_loader import LogLoader
 from metalog.log.recovery import RecoveryReport, announce
 from metalog.log.scan import RecordSink, ScannedBatch, scan_into, scan_values
 from metalog.log.segment import LOG_SUFFIX, Located, LogSegment
-from metalog.log.snapshot_files import SnapshotId, clean_snapshot_dir, list_snapshots
+from metalog.log.snapshot_files import SUFFIX as SNAPSHOT_SUFFIX
+from metalog.log.snapshot_files import SnapshotId, clean_snapshot_dir, list_snapshots, parse_name
 
 DEFAULT_SEGMENT_BYTES = 1024 * 1024 * 1024  # metadata.log.segment.bytes
 LOCK_FILE = ".lock"
@@ -82,6 +87,8 @@ class MetadataLog:
         self.log_start_offset = 0
         self.stored_log_start: int | None = None  # what log-start-offset-checkpoint says, if there is one
         self.committed_offset = 0
+        self.snapshot_file: Path | None = None  # opened as a single .checkpoint file: that file
+        self._single_snapshot: SnapshotId | None = None
         self._lock_fd: int | None = None
 
     # ---- opening ---------------------------------------------------------------------------
@@ -99,7 +106,11 @@ class MetadataLog:
         recovery does), and ``recovery`` says so. ``check_all`` checks every segment from its first byte, so that
         damage anywhere is an error before anything is appended; ``repair`` (which checks all) cuts the log at the
         first damage instead (``recovery.lost`` says what went; read-only, what a repair would cut is left out of
-        reads and said the same way). See ``metalog.log.log_loader``."""
+        reads and said the same way). See ``metalog.log.log_loader``.
+
+        ``path`` may also be a single ``.checkpoint`` file (read-only): see ``snapshot_file``."""
+        if Path(path).suffix == SNAPSHOT_SUFFIX and not Path(path).is_dir():
+            return cls._of_snapshot_file(Path(path), writable=writable or create)
         root = _root_of(Path(path))
         log = cls(root, writable=writable or create, segment_bytes=segment_bytes,
                   index_interval_bytes=index_interval_bytes, durability=Durability(durability))
@@ -109,6 +120,26 @@ class MetadataLog:
             log._release()
             raise
         announce(log.recovery)
+        return log
+
+    @classmethod
+    def _of_snapshot_file(cls, path: Path, *, writable: bool) -> MetadataLog:
+        """The log a single snapshot file is: that snapshot, no batch, starting at its end offset (Kafka's log
+        after its segments below a snapshot were deleted). Its end offset and epoch are in its name, as Kafka
+        names it; its content is read (and checked) by whoever loads it (``metalog.snapshots``)."""
+        if writable:
+            raise LogError("a single snapshot file, not a log: this needs a log directory (holding "
+                           f"{files.METADATA_PARTITION_DIR}) to write to", file=path)
+        if not path.is_file():
+            raise LogError("no such snapshot file" if not path.exists() else "not a file", file=path)
+        parsed = parse_name(path.name)
+        if parsed is None or parsed[1]:
+            raise LogError("not a snapshot name: a .checkpoint file's end offset and epoch are in its name "
+                           "(<20-digit end offset>-<10-digit epoch>.checkpoint, as Kafka names it)", file=path)
+        log = cls(path, writable=False, segment_bytes=DEFAULT_SEGMENT_BYTES, index_interval_bytes=INDEX_INTERVAL_BYTES,
+                  durability=Durability.NONE)
+        log.directory, log.snapshot_file, log._single_snapshot = path.parent, path, parsed[0]
+        log.log_start_offset = log.committed_offset = parsed[0].end_offset
         return log
 
     def _open(self, *, create: bool, check_all: bool, repair: bool, cluster_id: str | None, node_id: int) -> None:
@@ -200,11 +231,11 @@ class MetadataLog:
 
     def meta_properties(self) -> dict[str, str]:
         path = self.root / files.META_PROPERTIES
-        return files.read_properties(path) if path.exists() else {}
+        return files.read_properties(path) if self.snapshot_file is None and path.exists() else {}
 
     def quorum_state(self) -> dict[str, Any] | None:
         path = self.directory / files.QUORUM_STATE
-        return files.read_quorum_state(path) if path.exists() else None
+        return files.read_quorum_state(path) if self.snapshot_file is None and path.exists() else None
 
     # ---- appending -------------------------------------------------------------------------
     def append(self, records: Iterable[bytes | tuple[Any, int]], *, epoch: int | None = None,
@@ -454,6 +485,8 @@ class MetadataLog:
 
     # ---- snapshots -------------------------------------------------------------------------
     def snapshot_ids(self) -> list[SnapshotId]:
+        if self._single_snapshot is not None:
+            return [self._single_snapshot]
         return list_snapshots(self.directory)
 
     def latest_snapshot_id(self) -> SnapshotId | None:

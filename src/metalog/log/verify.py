@@ -34,7 +34,8 @@ class Verification:
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     batches: int = 0
-    records: int = 0
+    records: int = 0  # every record: data and control
+    control_records: int = 0
     bytes: int = 0
     snapshots: int = 0
 
@@ -105,6 +106,7 @@ def _verify_records(seg: LogSegment, batch: RecordBatch, v: Verification) -> boo
     decode = control_json if batch.is_control else payload_json
     for rec in records:
         v.records += 1
+        v.control_records += batch.is_control
         try:
             decode(rec)
         except (MetalogError, KeyError) as e:

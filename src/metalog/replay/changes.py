@@ -9,6 +9,9 @@ there (not at every batch end) gives the same states: a published state depends 
 BeginTransactionRecord inside a batch publishes what came before it, at the offset before it; an
 AbortTransactionRecord drops its transaction's records, which then name no change. Nothing partial is shown.
 
+A single snapshot file (``MetadataHistory.snapshot``) keeps no history: its state is one publication, at its end
+offset - 1, of everything it holds, each entity created from nothing.
+
 On a 1M-record log this is one replay (seconds); it starts from the state published before the first offset
 asked for, from the nearest snapshot or state image (``MetadataHistory.batch_end_state``).
 """
@@ -26,7 +29,7 @@ from metalog.errors import DecodeError, LogError, PointError
 from metalog.log.control import ControlType, decode_control
 from metalog.replay.gc import gc_paused
 from metalog.replay.history import MetadataHistory
-from metalog.replay.points import END, START, Point, format_time
+from metalog.replay.points import END, START, Point, ReplayResult, format_time
 from metalog.replay.subjects import ALL, Key, Subject, shown
 from metalog.state import MetadataLoader
 from metalog.state.enums import record_type_name
@@ -71,6 +74,10 @@ def changes(history: MetadataHistory, subject: Subject, first: int | None = None
     log order."""
     log = history.log
     log_start, end = log.log_start_offset, history.end_offset
+    if history.snapshot is not None:
+        if (first is None or first <= end) and (last is None or last >= end):
+            yield from _Scan(history, subject, EMPTY, end, end).snapshot(history.state_at(end))
+        return
     first = log_start if first is None else max(first, log_start)
     last = end if last is None else min(last, end)
     if first > last:
@@ -86,11 +93,24 @@ def offset_range(history: MetadataHistory, first: Point = START, last: Point = E
     with the last batch whose timestamp is at or before it (a time means a batch end, as for ``replay``); start is
     the log's first offset, end its last. None: no offset of the log is left."""
     log = history.log
+    if history.snapshot is not None:
+        return _snapshot_range(history, first, last)
     lo, hi = _range_start(history, first), _range_end(history, last)
     if lo is None or hi is None:
         return None
     lo, hi = max(lo, log.log_start_offset), min(hi, history.end_offset)
     return (lo, hi) if lo <= hi else None
+
+
+def _snapshot_range(history: MetadataHistory, first: Point, last: Point) -> tuple[int, int] | None:
+    """A snapshot file's one published state, at its end offset - 1 and its header's time, if the range holds it."""
+    assert history.snapshot is not None
+    offset, taken = history.end_offset, history.snapshot.last_contained_log_timestamp
+    at = {"offset": offset, "time": taken}
+    after_first = first.kind in ("start", "end") or first.value is None or first.value <= at[first.kind]
+    before_last = last.kind == "end" or last.kind != "start" and last.value is not None and \
+        last.value >= at[last.kind]
+    return (offset, offset) if after_first and before_last else None
 
 
 def _range_start(history: MetadataHistory, point: Point) -> int | None:
@@ -188,9 +208,15 @@ class _Scan:
         except DecodeError as e:
             raise LogError(f"offset {offset}: {e}", file=log.directory) from None
 
-    def _publish(self, offset: int, timestamp: int | None) -> Iterator[Change]:
-        """The loader published at ``offset``: the subject's differences since the state published before."""
-        before_image, after_image = self.published, self.loader.image
+    def snapshot(self, result: ReplayResult) -> Iterator[Change]:
+        """A snapshot's state as one publication after the empty state: every entity of the subject in it."""
+        self.touched[ALL] = []
+        yield from self._publish(result.offset, result.timestamp, result.image)
+
+    def _publish(self, offset: int, timestamp: int | None, image: MetadataImage | None = None) -> Iterator[Change]:
+        """The loader published at ``offset`` (``image``: this state): the subject's differences since the state
+        published before."""
+        before_image, after_image = self.published, self.loader.image if image is None else image
         keys = list(self.touched)
         subject = self.subject
         before, after = subject.view(before_image, keys), subject.view(after_image, keys)

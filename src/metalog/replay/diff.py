@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from metalog.codec.uuid import LOST, MIGRATING, UNASSIGNED
+from metalog.secrets import KEPT, Secrets
 from metalog.state.enums import CONFIG_RESOURCE_TYPES, ZK_MIGRATION_STATES, metadata_version_name
 from metalog.state.image import MetadataImage, PartitionRegistration
 from metalog.text import escape
@@ -66,7 +67,9 @@ class ImageDiff:
         }
 
 
-def diff_images(before: MetadataImage, after: MetadataImage) -> ImageDiff:
+def diff_images(before: MetadataImage, after: MetadataImage, secrets: Secrets = KEPT) -> ImageDiff:
+    """What changed from ``before`` to ``after``; a sensitive config's values as ``secrets`` shows them (a change
+    of one is reported, ``[redacted] -> [redacted]``, when they are kept)."""
     d = ImageDiff(before.offset, after.offset)
     fa, fb = before.features, after.features
     if fa.metadata_version != fb.metadata_version:
@@ -82,7 +85,7 @@ def diff_images(before: MetadataImage, after: MetadataImage) -> ImageDiff:
         name = f"{CONFIG_RESOURCE_TYPES.get(resource[0], resource[0])}/{resource[1]}"
         for key in sorted(old.keys() | new.keys()):
             if old.get(key) != new.get(key):
-                d.configs.append((name, key, old.get(key), new.get(key)))
+                d.configs.append((name, key, secrets.config(key, old.get(key)), secrets.config(key, new.get(key))))
     return d
 
 

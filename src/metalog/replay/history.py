@@ -4,6 +4,10 @@
 (or at time T)?": the state Kafka's loader published last at or before N (see ``metalog.replay.points``),
 found by starting from the nearest Kafka snapshot or metalog state image (``metalog.replay.images``) before
 it and replaying the tail of the log.
+
+A single ``.checkpoint`` file opens as the log it is (``MetadataLog.snapshot_file``): one published state, the
+snapshot's, at its end offset - 1 (where Kafka's loader publishes a snapshot), at the time its header names. It
+is read whole on open, with every check ``snapshot verify`` makes: damage is an error naming the file and byte.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from metalog.log.scan import ScannedBatch
 from metalog.replay.gc import gc_paused
 from metalog.replay.images import IMAGE_DIR, image_points, read_image, write_image
 from metalog.replay.points import BatchSpan, Point, ReplayResult, StartPoint, format_time, parse_time
-from metalog.snapshots import SnapshotReader
+from metalog.snapshots import SnapshotReader, SnapshotSummary
 from metalog.state import MetadataLoader
 from metalog.state.image import EMPTY, MetadataImage
 
@@ -49,6 +53,13 @@ class MetadataHistory:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.log = MetadataLog.open(path, writable=False)
         self.root = self.log.root
+        self.snapshot: SnapshotSummary | None = None  # opened as a single snapshot file: what reading it found
+        if self.log.snapshot_file is not None:
+            try:
+                self.snapshot = SnapshotReader(self.log.snapshot_file).verify()
+            except BaseException:
+                self.log.close()
+                raise
 
     def __enter__(self) -> MetadataHistory:
         return self
@@ -67,6 +78,8 @@ class MetadataHistory:
 
     def start_points(self) -> list[StartPoint]:
         points = [StartPoint("empty", -1)]
+        if self.log.snapshot_file is not None:  # that file alone: no other snapshot, no state image
+            return [*points, StartPoint("checkpoint", self.log.log_start_offset - 1, self.log.snapshot_file)]
         for sid in self.log.snapshot_ids():
             points.append(StartPoint("checkpoint", sid.end_offset - 1, self.log.directory / sid.file_name))
         points += image_points(self.root)
@@ -88,7 +101,10 @@ class MetadataHistory:
         return self.log.log_start_offset <= offset < self.end_offset and self.batch_at(offset).last_offset == offset
 
     def offset_at_time(self, timestamp_ms: int) -> int:
-        """The last offset of the last batch whose timestamp is at or before ``timestamp_ms``."""
+        """The last offset of the last batch whose timestamp is at or before ``timestamp_ms`` (a snapshot file: its
+        state's, if its header's lastContainedLogTimestamp is at or before it)."""
+        if self.snapshot is not None:
+            return self._snapshot_offset_at(timestamp_ms)
         after = next((b for b in self.log.batches_from_timestamp(timestamp_ms + 1)
                       if b.max_timestamp > timestamp_ms), None)
         last = self.end_offset if after is None else after.base_offset - 1
@@ -98,6 +114,14 @@ class MetadataHistory:
             since = "" if first is None else f" (offset {first.base_offset}, at {format_time(first.timestamp)})"
             raise PointError(f"{format_time(timestamp_ms)} is before the log's first batch{since}")
         return last
+
+    def _snapshot_offset_at(self, timestamp_ms: int) -> int:
+        assert self.snapshot is not None
+        taken = self.snapshot.last_contained_log_timestamp
+        if timestamp_ms < taken:
+            raise PointError(f"{format_time(timestamp_ms)} is before the snapshot's state (its last record's time, "
+                             f"{format_time(taken)})")
+        return self.end_offset
 
     def offset_of(self, point: Point) -> int:
         """The offset whose published state a POINT names: an offset itself, a time the last offset of the last
@@ -111,6 +135,9 @@ class MetadataHistory:
         if point.kind == "time":
             return self.offset_at_time(point.value)
         end = self.end_offset
+        if self.snapshot is not None and point.value != end:
+            raise PointError(f"offset {point.value}: a single snapshot file holds one state, Kafka's loader's at "
+                             f"offset {end} (its end offset - 1)")
         if point.value > end:
             raise PointError(f"offset {point.value} is past the end of the log (last offset {end})"
                              f"{_time_hint(point.value)}")
@@ -149,8 +176,15 @@ class MetadataHistory:
             raise PointError(_nothing_published(target, batch, loader))
         shown = batch if batch is not None and batch.base_offset <= image.offset <= batch.last_offset else \
             self.batch_at(image.offset) if image.offset >= log_start else None
-        return ReplayResult(image, image.offset, target, batch, shown.timestamp if shown else None, start, replayed,
+        timestamp = shown.timestamp if shown else self._snapshot_time(start, image.offset)
+        return ReplayResult(image, image.offset, target, batch, timestamp, start, replayed,
                             loader.transaction_start if loader.in_transaction else None)
+
+    def _snapshot_time(self, start: StartPoint, offset: int) -> int | None:
+        """A snapshot file's state: the time its header names (its last record's)."""
+        if self.snapshot is None or start.kind != "checkpoint" or offset != start.offset:
+            return None
+        return self.snapshot.last_contained_log_timestamp
 
     def batch_end_state(self, offset: int | None = None, *, use_snapshots: bool = True,
                         progress: ProgressCallback | None = None) -> ReplayResult:
@@ -208,6 +242,9 @@ class MetadataHistory:
         from. A state image must lie at a batch end: one inside a batch (older metalog wrote some) holds a
         state Kafka's loader never published."""
         log_start = self.log.log_start_offset
+        if self.log.snapshot_file is not None and not use_snapshots:
+            raise PointError(f"{self.log.snapshot_file} is a single snapshot file: there is nothing but the snapshot "
+                             "to replay (no --no-snapshots)")
         points = self.start_points() if use_snapshots else [StartPoint("empty", -1)]
         for p in reversed(points):
             reachable = p.offset <= through and p.offset + 1 >= log_start or p.offset == target  # none to replay
@@ -252,6 +289,7 @@ class MetadataHistory:
         """Write ``result``'s state as a state image named by the offset it was published at, so later replays
         can start there. Only a state published at the end of a batch is written (a replay from an image
         starts with the next batch)."""
+        self._refuse_images()
         if result.offset < 0:
             raise PointError("the empty state before the log needs no state image")
         if not self.is_batch_end(result.offset):
@@ -262,10 +300,16 @@ class MetadataHistory:
     def write_images(self, every: int, progress: ProgressCallback | None = None) -> list[Path]:
         """One pass over the log, writing a state image at the first published batch end at or after every
         multiple of ``every`` offsets (where none exists yet)."""
+        self._refuse_images()
         if every < 1:
             raise MetalogError("the image interval must be at least 1 offset")
         with gc_paused():
             return self._write_images(every, progress)
+
+    def _refuse_images(self) -> None:
+        if self.log.snapshot_file is not None:
+            raise PointError(f"{self.log.snapshot_file} is a single snapshot file: state images are kept beside a "
+                             "log directory")
 
     def _write_images(self, every: int, progress: ProgressCallback | None) -> list[Path]:
         have = {p.offset for p in self.start_points() if p.kind == "image"}

@@ -29,6 +29,7 @@ from metalog.replay.history import MetadataHistory
 from metalog.replay.points import ReplayResult, format_time, parse_point
 from metalog.replay.shell_syntax import split_words
 from metalog.replay.shell_tree import Node, Provenance, root
+from metalog.secrets import KEPT, Secrets
 from metalog.state.image import MetadataImage
 from metalog.text import escape
 
@@ -62,8 +63,9 @@ COMMANDS = {c.name: c for c in [
 class MetadataShell:
     """The shell's state: the log, the published state shown, the working directory, the commands typed."""
 
-    def __init__(self, history: MetadataHistory, result: ReplayResult) -> None:
+    def __init__(self, history: MetadataHistory, result: ReplayResult, secrets: Secrets = KEPT) -> None:
         self.history = history
+        self.secrets = secrets
         self.err: TextIO = sys.stderr
         self.cwd = "/"
         self.typed: list[str] = []
@@ -73,7 +75,7 @@ class MetadataShell:
     def _show(self, result: ReplayResult) -> None:
         self.result = result
         self.image: MetadataImage = result.image
-        self.root: Node = root(result.image, self.provenance())
+        self.root: Node = root(result.image, self.provenance(), self.secrets)
 
     def provenance(self) -> Provenance:
         """Kafka's MetadataProvenance of the state shown: its offset, that batch's epoch, its time."""
@@ -302,7 +304,7 @@ class MetadataShell:
             if not paths:
                 ok = self._fail(f"history: {target}: no such file or directory.")
             for path in paths:
-                subject = subject_of_path(path)
+                subject = subject_of_path(path, self.secrets)
                 rows = list(changes(self.history, subject))
                 if len(paths) > 1 or len(args) > 1:
                     out.write(f"/{escape('/'.join(path))}:\n")
@@ -339,22 +341,22 @@ class MetadataShell:
         return True
 
 
-def subject_of_path(path: list[str]) -> S.Subject:
-    """The question ``history PATH`` asks of a node of the tree."""
+def subject_of_path(path: list[str], secrets: Secrets = KEPT) -> S.Subject:
+    """The question ``history PATH`` asks of a node of the tree (its secrets shown as ``secrets`` shows them)."""
     p = [*path, "", "", "", ""]
     if p[0] == "local":
         raise MetalogError(f"/{'/'.join(path)}: the shell's own node: the log never changes it")
     if p[0] != "image" or not path[1:]:
-        return S.NodeSubject(path)
+        return S.NodeSubject(path, secrets)
     if p[1] == "provenance":
         raise MetalogError("/image/provenance: changes at every published point (see 'at')")
     if p[1] == "topics" and p[2] in ("byName", "byId") and p[3]:
         partition = _int32(p[4])
         if p[4] and partition is None:
-            return S.NodeSubject(path)
+            return S.NodeSubject(path, secrets)
         if p[2] == "byName":
-            return S.TopicSubject(p[3], partition=partition)
-        return S.TopicSubject(topic_id=Uuid.parse(p[3]), partition=partition)
+            return S.TopicSubject(p[3], partition=partition, secrets=secrets)
+        return S.TopicSubject(topic_id=Uuid.parse(p[3]), partition=partition, secrets=secrets)
     if p[1] == "cluster" and p[2] == "brokers" and (broker := _int32(p[3])) is not None:
         return S.BrokerSubject(broker, partitions=False)
     if p[1] == "cluster" and p[2] == "controllers":
@@ -362,10 +364,10 @@ def subject_of_path(path: list[str]) -> S.Subject:
     if p[1] == "configs" and p[2]:
         type_name, _, name = p[2].partition(":")
         resource = S.parse_resource(f"{type_name}/{name}")
-        return S.ConfigSubject(*resource, key=p[3] or None)
+        return S.ConfigSubject(*resource, key=p[3] or None, secrets=secrets)
     if p[1] == "features" and not p[2]:
         return S.FeaturesSubject()
-    return S.NodeSubject(path)
+    return S.NodeSubject(path, secrets)
 
 
 def _int32(name: str) -> int | None:

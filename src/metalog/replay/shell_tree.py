@@ -19,9 +19,12 @@ name them::
     /image/delegationToken/<token id>      DelegationTokenImageNode, DelegationTokenDataNode
 
 A leaf prints one line; a directory prints its children by name, each as ``name:`` with its content indented
-two spaces (``MetadataNode.print`` with ``ShellNodePrinter``). Where metalog differs: SCRAM credentials and
-delegation tokens print in Kafka's redacted form (no salt, key or token detail: the JSON image holds no more),
-and ``zkMigrationState`` is listed and readable (Kafka 3.7 to 3.9; a 4.0 shell lists it and cannot read it).
+two spaces (``MetadataNode.print`` with ``ShellNodePrinter``). Secrets are printed as Kafka's shell prints them
+(``MetadataNodeRedactionCriteria``): a SCRAM credential's salt, keys and iterations and a sensitive config's
+value as ``[redacted]``, unless secrets are shown (``metalog.secrets``; Kafka's ``Disabled`` criteria). Where
+metalog differs: delegation tokens always print in Kafka's redacted form but for the token id and owner (a
+token record holds no secret; the JSON image holds no more), and ``zkMigrationState`` is listed and readable
+(Kafka 3.7 to 3.9; a 4.0 shell lists it and cannot read it).
 """
 
 from __future__ import annotations
@@ -35,11 +38,11 @@ from typing import Any
 
 from metalog import __version__
 from metalog.replay.points import format_time, utc_datetime
+from metalog.secrets import KEPT, REDACTED, Secrets
 from metalog.state import enums as V
 from metalog.state.image import BrokerRegistration, MetadataImage, PartitionRegistration, uuid_order
 from metalog.state.jsonimage import quota_entity_name
 
-REDACTED = "[redacted]"
 _VERSION_MAX = 32767  # Short.MAX_VALUE: VersionRange prints "min+" up to it
 
 
@@ -97,9 +100,9 @@ class Directory(Node):
         return None if make is None else make()
 
 
-def root(image: MetadataImage, provenance: Provenance) -> Node:
-    """RootShellNode: ``local`` and ``image``."""
-    return Directory({"local": _local, "image": lambda: image_node(image, provenance)})
+def root(image: MetadataImage, provenance: Provenance, secrets: Secrets = KEPT) -> Node:
+    """RootShellNode: ``local`` and ``image`` (its secrets as ``secrets`` shows them)."""
+    return Directory({"local": _local, "image": lambda: image_node(image, provenance, secrets)})
 
 
 def _local() -> Node:
@@ -107,19 +110,19 @@ def _local() -> Node:
     return Directory({"version": lambda: Leaf(__version__), "commitId": lambda: Leaf("unknown")})
 
 
-def image_node(image: MetadataImage, provenance: Provenance) -> Node:
+def image_node(image: MetadataImage, provenance: Provenance, secrets: Secrets = KEPT) -> Node:
     """MetadataImageNode."""
     return Directory({
         "provenance": lambda: Leaf(provenance_text(provenance)),
         "features": lambda: _features(image),
         "cluster": lambda: Directory({"brokers": lambda: _brokers(image), "controllers": lambda: _controllers(image)}),
         "topics": lambda: Directory({"byName": lambda: _topics_by_name(image), "byId": lambda: _topics_by_id(image)}),
-        "configs": lambda: _configs(image),
+        "configs": lambda: _configs(image, secrets),
         "clientQuotas": lambda: _quotas(image),
         "producerIds": lambda: Directory({"nextProducerId": lambda: Leaf(
             str(-1 if image.next_producer_id is None else image.next_producer_id))}),
         "acls": lambda: _by_key({str(i): acl_text(image.acls[i]) for i in sorted(image.acls, key=uuid_order)}),
-        "scram": lambda: _scram(image),
+        "scram": lambda: _scram(image, secrets),
         "delegationToken": lambda: _by_key({t: token_text(image.delegation_tokens[t])
                                             for t in image.delegation_tokens}),
     })
@@ -177,11 +180,16 @@ def config_resource_name(resource_type: int, resource_name: str) -> str:
     return type_name if resource_name == "" else f"{type_name}:{resource_name}"
 
 
-def _configs(image: MetadataImage) -> Node:
+def _configs(image: MetadataImage, secrets: Secrets) -> Node:
+    """ConfigurationsImageNode; ConfigurationImageNode prints a sensitive value as ``[redacted]``."""
     children: dict[str, Callable[[], Node | None]] = {}
     for (rt, rname), values in image.configs.items():
-        children.setdefault(config_resource_name(rt, rname), partial(_by_key, dict(values)))
+        children.setdefault(config_resource_name(rt, rname), partial(_config_values, values, secrets))
     return Directory(children)
+
+
+def _config_values(values: dict[str, str], secrets: Secrets) -> Node:
+    return _by_key({k: str(secrets.config(k, v)) for k, v in values.items()})
 
 
 def _quotas(image: MetadataImage) -> Node:
@@ -192,12 +200,12 @@ def _quota_values(quotas: dict[str, float]) -> Node:
     return _by_key({k: java_double(v) for k, v in quotas.items()})
 
 
-def _scram(image: MetadataImage) -> Node:
+def _scram(image: MetadataImage, secrets: Secrets) -> Node:
     """ScramImageNode lists every mechanism Kafka knows, with or without users."""
     by_mechanism: dict[str, dict[str, str]] = {name: {} for name in V.SCRAM_MECHANISMS.values()}
-    for user, mechanism in image.scram:
+    for (user, mechanism), record in image.scram.items():
         if mechanism in V.SCRAM_MECHANISMS:  # ScramImageNode has no node for UNKNOWN
-            by_mechanism[V.SCRAM_MECHANISMS[mechanism]][user] = scram_text()
+            by_mechanism[V.SCRAM_MECHANISMS[mechanism]][user] = scram_text(record, secrets)
     return Directory({m: partial(_by_key, users) for m, users in by_mechanism.items()})
 
 
@@ -271,10 +279,11 @@ def acl_text(r: Any) -> str:
             f"permissionType={V.enum_name(V.ACL_PERMISSION_TYPES, r.permission_type)})")
 
 
-def scram_text() -> str:
-    """ScramCredentialDataNode in Kafka's redacted form: metalog never shows a salt, a key or the iterations."""
-    return (f"ScramCredentialData(salt={REDACTED}, storedKey={REDACTED}, serverKey={REDACTED}, "
-            f"iterations={REDACTED})")
+def scram_text(r: Any, secrets: Secrets = KEPT) -> str:
+    """ScramCredentialDataNode: salt, keys in hex and iterations, each ``[redacted]`` unless secrets are shown."""
+    return (f"ScramCredentialData(salt={secrets.secret(bytes(r.salt).hex())}, "
+            f"storedKey={secrets.secret(bytes(r.stored_key).hex())}, "
+            f"serverKey={secrets.secret(bytes(r.server_key).hex())}, iterations={secrets.secret(r.iterations)})")
 
 
 def token_text(r: Any) -> str:

@@ -23,6 +23,7 @@ from metalog.codec.definitions import MESSAGES
 from metalog.codec.framing import decode_metadata_record
 from metalog.codec.uuid import Uuid
 from metalog.errors import MetalogError
+from metalog.secrets import KEPT, Secrets
 from metalog.state import enums as V
 from metalog.state.image import BrokerRegistration, MetadataImage, PartitionRegistration
 from metalog.state.jsonimage import controller_to_json
@@ -110,6 +111,7 @@ class Subject:
 
     api_keys: frozenset[int] = frozenset()
     control_records = False  # wants the control records of the log (LeaderChange)
+    secrets: Secrets = KEPT  # how a secret in a view is shown (compared as it is)
 
     def start(self, image: MetadataImage) -> None:
         """The state the scan starts from."""
@@ -145,10 +147,11 @@ class TopicSubject(Subject):
 
     api_keys = frozenset({TOPIC, PARTITION, PARTITION_CHANGE, REMOVE_TOPIC, CONFIG})
 
-    def __init__(self, name: str | None = None, topic_id: Uuid | None = None, partition: int | None = None) -> None:
+    def __init__(self, name: str | None = None, topic_id: Uuid | None = None, partition: int | None = None,
+                 secrets: Secrets = KEPT) -> None:
         if (name is None) == (topic_id is None):
             raise ValueError("a topic by name or by id")
-        self.name, self.topic_id, self.partition = name, topic_id, partition
+        self.name, self.topic_id, self.partition, self.secrets = name, topic_id, partition, secrets
         self.ids: set[bytes] = set() if topic_id is None else {bytes(topic_id)}
         self._name_bytes = None if name is None else name.encode()
 
@@ -197,7 +200,7 @@ class TopicSubject(Subject):
         if name is not None and self.partition is None and (whole or ("config",) in keys):
             config = image.configs.get((V.TOPIC_RESOURCE, name))
             if config:
-                out[("config",)] = dict(config)
+                out[("config",)] = config_view(config, self.secrets)
         return out
 
     def whole(self, entity: Key) -> bool:
@@ -221,9 +224,11 @@ class ConfigSubject(TopicSubject):
 
     api_keys = frozenset({CONFIG, REMOVE_TOPIC})
 
-    def __init__(self, resource_type: int, resource_name: str, key: str | None = None) -> None:
+    def __init__(self, resource_type: int, resource_name: str, key: str | None = None,
+                 secrets: Secrets = KEPT) -> None:
         self.resource = (resource_type, resource_name)
         self.config_key = key
+        self.secrets = secrets
         self._name_bytes = resource_name.encode()
         self.topic_ids: set[bytes] = set()
 
@@ -250,13 +255,22 @@ class ConfigSubject(TopicSubject):
         config = image.configs.get(self.resource, {})
         if self.config_key is not None:
             config = {k: v for k, v in config.items() if k == self.config_key}
-        return {("config",): dict(config)} if config else {}
+        return {("config",): config_view(config, self.secrets)} if config else {}
 
     def whole(self, entity: Key) -> bool:
         return False
 
     def label(self, key: Key, before: MetadataImage, after: MetadataImage) -> str:
         return resource_text(*self.resource)
+
+
+def config_view(config: dict[str, str], secrets: Secrets) -> dict[str, Any]:
+    """A resource's configs as a view: a value ``secrets`` hides compares as itself and is shown redacted."""
+    out: dict[str, Any] = {}
+    for k, v in config.items():
+        shown_as = secrets.config(k, v)
+        out[k] = v if shown_as == v else Shown(v, shown_as)
+    return out
 
 
 def resource_text(resource_type: int, resource_name: str) -> str:
@@ -549,8 +563,9 @@ class NodeSubject(Subject):
     """Any node of the shell's tree (``metalog.replay.shell_tree``): each leaf below it, by its path, compared by
     its text. The records that may touch it are those of its domain (all of them for ``/image`` itself)."""
 
-    def __init__(self, path: list[str]) -> None:
+    def __init__(self, path: list[str], secrets: Secrets = KEPT) -> None:
         self.path = list(path)
+        self.secrets = secrets
         domain = self.path[1] if len(self.path) > 1 and self.path[0] == "image" else None
         self.api_keys = _DOMAINS.get(domain, ALL_RECORDS) if domain is not None else ALL_RECORDS
 
@@ -558,16 +573,21 @@ class NodeSubject(Subject):
         return ALL
 
     def view(self, image: MetadataImage, keys: Iterable[Key]) -> View:
+        """Each leaf's text, compared with its secrets in it and shown as ``secrets`` shows it."""
+        from metalog.secrets import SHOWN
+
+        compared = self._leaves(image, SHOWN)
+        shown_as = compared if self.secrets.shown else self._leaves(image, self.secrets)
+        return {(path,): {"": text if shown_as[path] == text else Shown(text, shown_as[path])}
+                for path, text in compared.items()}
+
+    def _leaves(self, image: MetadataImage, secrets: Secrets) -> dict[str, str]:
         from metalog.replay.shell_tree import Node, Provenance, root
 
-        node: Node | None = root(image, Provenance(image.offset, -1, -1))
+        node: Node | None = root(image, Provenance(image.offset, -1, -1), secrets)
         for part in self.path:
             node = node.child(part) if node is not None and node.is_directory else None
-        out: View = {}
-        if node is not None:
-            for path, text in _leaves(node, "/" + "/".join(self.path)):
-                out[(path,)] = {"": text}
-        return out
+        return {} if node is None else dict(_leaves(node, "/" + "/".join(self.path)))
 
     def whole(self, entity: Key) -> bool:
         return False

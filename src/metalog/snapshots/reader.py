@@ -31,6 +31,7 @@ class SnapshotSummary:
     footer: SnapshotFooterRecord | None = None
     batches: int = 0
     records: int = 0  # data records
+    control_records: int = 0  # the header, footer, kraft.version and voters
     size_in_bytes: int = 0
     epochs: set[int] = field(default_factory=set)
 
@@ -86,6 +87,7 @@ class SnapshotReader:
             if controls is None:
                 summary.records += len(batch.records())
                 continue
+            summary.control_records += len(controls)
             for c in controls:
                 if c.type == ControlType.SNAPSHOT_HEADER:
                     summary.header = c.message

@@ -25,6 +25,7 @@ def verify_snapshots(path: str | os.PathLike[str], v: Verification) -> Verificat
             v.problems.append(str(e))
             continue
         v.snapshots += 1
-        v.notes.append(f"snapshot {file.name}: {summary.batches} batches, {summary.records} records, "
+        v.notes.append(f"snapshot {file.name}: {summary.batches} batches, {summary.records} data records, "
+                       f"{summary.control_records} control records, "
                        f"kraft.version {summary.kraft_version}")
     return v

@@ -5,13 +5,17 @@ metadataVersion, metadataVersionLevel, zkMigrationState, finalizedFeatures, brok
 topics (by name, partitions by id, with offlineReplicas) and configs ("TYPE/name"). The rest of Kafka's
 image follows, so that everything ``metalog shell`` shows is here too: controllers (by id), nextProducerId,
 acls (by id), clientQuotas (by the entity's name in Kafka's shell, ``user(alice)_clientId(app)``), scram
-(user names by mechanism: never a salt or a key) and delegationTokens (ids and owners: never anything else).
+(user names by mechanism), scramCredentials (by mechanism and user: salt, storedKey and serverKey in hex and the
+iterations, each ``[redacted]`` unless secrets are shown, as Kafka's shell prints them) and delegationTokens (ids
+and owners: never anything else). A sensitive config's value is ``[redacted]`` unless secrets are shown
+(``metalog.secrets``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from metalog.secrets import KEPT, Secrets
 from metalog.state import enums as V
 from metalog.state.enums import (
     CONFIG_RESOURCE_TYPES,
@@ -27,7 +31,7 @@ _QUOTA_TYPE_NAMES = {"client-id": "clientId", "ip": "ip", "user": "user"}
 DEFAULT_QUOTA_ENTITY = "<default>"  # an entity name that is null: the default entity of its type
 
 
-def image_to_json(image: MetadataImage) -> dict[str, Any]:
+def image_to_json(image: MetadataImage, secrets: Secrets = KEPT) -> dict[str, Any]:
     f = image.features
     return {
         "metadataVersion": metadata_version_name(f.metadata_version),
@@ -40,17 +44,23 @@ def image_to_json(image: MetadataImage) -> dict[str, Any]:
                    "partitions": {str(p): partition_to_json(image, t.partitions[p]) for p in sorted(t.partitions)}}
             for name, t in sorted(image.topics_by_name.items())
         },
-        "configs": {f"{CONFIG_RESOURCE_TYPES.get(rt, rt)}/{name}": dict(sorted(cfg.items()))
-                    for (rt, name), cfg in sorted(image.configs.items())},
+        "configs": configs_to_json(image, secrets),
         "controllers": {str(c): controller_to_json(image.controllers[c]) for c in sorted(image.controllers)},
         "nextProducerId": image.next_producer_id,
         "acls": {str(i): acl_to_json(image.acls[i]) for i in sorted(image.acls, key=uuid_order)},
         "clientQuotas": dict(sorted((quota_entity_name(e), dict(sorted(q.items())))
                                     for e, q in image.client_quotas.items())),
         "scram": scram_users(image),
+        "scramCredentials": scram_credentials(image, secrets),
         "delegationTokens": {t: {"owner": image.delegation_tokens[t].owner}
                              for t in sorted(image.delegation_tokens)},
     }
+
+
+def configs_to_json(image: MetadataImage, secrets: Secrets = KEPT) -> dict[str, dict[str, str | None]]:
+    """Each config resource (``TYPE/name``) with its values, a sensitive one as ``secrets`` shows it."""
+    return {f"{CONFIG_RESOURCE_TYPES.get(rt, rt)}/{name}": {k: secrets.config(k, v) for k, v in sorted(cfg.items())}
+            for (rt, name), cfg in sorted(image.configs.items())}
 
 
 def broker_to_json(b: BrokerRegistration) -> dict[str, Any]:
@@ -101,6 +111,17 @@ def scram_users(image: MetadataImage) -> dict[str, list[str]]:
     for user, mechanism in image.scram:
         out.setdefault(V.enum_name(V.SCRAM_MECHANISMS, mechanism), []).append(user)
     return {m: sorted(users) for m, users in out.items()}
+
+
+def scram_credentials(image: MetadataImage, secrets: Secrets = KEPT) -> dict[str, dict[str, dict[str, Any]]]:
+    """Each SCRAM credential by mechanism name and user: its salt, stored key and server key in hex and its
+    iterations, each as ``secrets`` shows it (Kafka's ScramCredentialDataNode, whose shell redacts all four)."""
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for (user, mechanism), r in sorted(image.scram.items()):
+        out.setdefault(V.enum_name(V.SCRAM_MECHANISMS, mechanism), {})[user] = {
+            "salt": secrets.secret(bytes(r.salt).hex()), "storedKey": secrets.secret(bytes(r.stored_key).hex()),
+            "serverKey": secrets.secret(bytes(r.server_key).hex()), "iterations": secrets.secret(r.iterations)}
+    return out
 
 
 def quota_entity_name(entity: tuple[tuple[str, str | None], ...]) -> str:
