@@ -1,6 +1,6 @@
-"""Builds metalog's optional compiled readers (Cython; see src/metalog/codec/generator_compiled.py) and its
+"""Builds metalog's optional compiled readers (Cython; see src/metalog/codec/generator_compiled.py), its
 compiled log core (hand-written Cython twins of the log's hot paths, src/metalog/log/compiled and
-src/metalog/state/compiled).
+src/metalog/state/compiled) and the analysis' compiled per-batch step (src/metalog/analysis/domain/compiled).
 
 Everything else is in pyproject.toml. Where Cython or a C compiler is missing, or a module fails to
 compile, the install goes on without it (a warning says why) and metalog runs its pure Python codec.
@@ -25,6 +25,7 @@ COMPILED_DIRS = {
     COMPILED: [COMPILED / "_reader.h", COMPILED / "_reader.pxd"],
     Path("src", "metalog", "log", "compiled"): [Path("src", "metalog", "log", "compiled", "_log.h")],
     Path("src", "metalog", "state", "compiled"): [],
+    Path("src", "metalog", "analysis", "domain", "compiled"): [],
 }
 PREBUILT: dict[str, Path] = {}  # module -> its up-to-date build in src/ (an editable install's)
 

@@ -29,7 +29,8 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 stamp=.venv/.metalog-test-install
-wanted=$(find pyproject.toml setup.py src/metalog/codec/compiled src/metalog/log/compiled src/metalog/state/compiled -type f \
+wanted=$(find pyproject.toml setup.py src/metalog/codec/compiled src/metalog/log/compiled src/metalog/state/compiled \
+           src/metalog/analysis/domain/compiled -type f \
            \( -name pyproject.toml -o -name setup.py -o -name '*.pyx' -o -name '*.pxd' -o -name '*.h' \) \
            -print0 | sort -z | xargs -0 cat | sha256sum)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]; then
@@ -45,7 +46,8 @@ echo "lint-imports: ${contracts##*$'\n'}"
 status=0
 if [ "$cores" != pure ]; then
   echo "== the suite on the cores as installed: $(.venv/bin/python -c 'from metalog.codec import core
-print(f"codec {core.status()}, log {core.log_status()}")') =="
+from metalog.analysis.domain import twins
+print(f"codec {core.status()}, log {core.log_status()}, analysis {twins.status()}")') =="
   .venv/bin/python -m pytest -n auto --dist loadfile ${select[@]+"${select[@]}"} "$@" || status=$?
 fi
 if [ "$cores" != installed ]; then

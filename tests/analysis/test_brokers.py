@@ -10,25 +10,19 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from metalog.analysis.brokers import (
-    BROKER_COLUMNS,
-    DIRECTORY_COLUMNS,
-    FAILURE_COLUMNS,
-    BrokerCounter,
-    BrokerTables,
-    current,
-    full_counts,
-    join,
-)
+from metalog.analysis.brokers import BrokerTables
+from metalog.analysis.domain.schema import BROKERS, DIRECTORIES, FAILURES
 from metalog.analysis.parallel import analyze_parallel
 from metalog.analysis.pipeline import analyze_log, analyze_python, read_table, write_outputs
 from metalog.generate.generator import HistorySettings
 from metalog.generate.writer import write_history
 from metalog.replay.history import MetadataHistory
 from tests.analysis import crafted as c
+from tests.analysis.domain import recount
 from tests.analysis.test_timeline import jbod_transition, zk_migration
 
 D1A, D1B, D2A = str(c.uuid(501)), str(c.uuid(502)), str(c.uuid(601))
+BROKER_COLUMNS, DIRECTORY_COLUMNS, FAILURE_COLUMNS = BROKERS.names, DIRECTORIES.names, FAILURES.names
 
 
 def brokers(a: Any) -> list[tuple[Any, ...]]:
@@ -118,10 +112,26 @@ def test_fenced_shutdown_unregistered_and_leaderless(tmp_path: Path) -> None:
     ]
 
 
+def current(tables: BrokerTables, through: int) -> tuple[dict[int, tuple[Any, ...]],
+                                                          dict[tuple[int, str], tuple[int, ...]]]:
+    """The values the rows of ``tables`` (one cluster) give each broker and directory after offset ``through``
+    (the zero values left out): the change form read back."""
+    brokers: dict[int, tuple[Any, ...]] = {}
+    dirs: dict[tuple[int, str], tuple[int, ...]] = {}
+    for row in tables.brokers:
+        if row["last_offset"] <= through:
+            brokers[row["broker"]] = tuple(row[c] for c in BROKER_COLUMNS[4:])
+    for row in tables.directories:
+        if row["last_offset"] <= through:
+            dirs[(row["broker"], row["directory"])] = tuple(row[c] for c in DIRECTORY_COLUMNS[5:])
+    return ({k: v for k, v in brokers.items() if v != recount.BROKER_ZERO},
+            {k: v for k, v in dirs.items() if v != recount.DIRECTORY_ZERO})
+
+
 def read_back_equals_scratch(tables: BrokerTables, image_at: list[tuple[int, int, Any]]) -> None:
-    """After every batch, the values the rows give every broker and directory are full_counts of the image."""
+    """After every batch, the values the rows give every broker and directory are counted from the image."""
     for last, _, image in image_at:
-        assert current(tables, last) == full_counts(image), f"after offset {last}"
+        assert current(tables, last) == recount.brokers_and_directories(image), f"after offset {last}"
 
 
 @pytest.mark.slow  # 1.5 s or more of CPU: the full suite runs it, --quick does not
@@ -163,38 +173,14 @@ def test_the_mixed_scenario_fails_a_directory_and_names_its_partitions(tmp_path:
 
 
 def test_parallel_ranges_join_to_the_sequential_tables(tmp_path: Path) -> None:
-    """Every cut of a crafted history: each range's first rows are complete (it starts knowing nothing) and
-    join turns them into changes, with a zero row for what the range's first batch no longer names."""
+    """Every cut of a crafted history: each range starts from the state after the range before, so its rows are
+    the changes from there and the ranges' tables join as they are."""
     root = jbod_transition(tmp_path / "h")
     sequential = analyze_log(root, "c")
     for n in range(1, 9):
         got = analyze_parallel(root, n, "c").by_broker
         assert (got.brokers, got.directories, got.failures) == \
             (sequential.by_broker.brokers, sequential.by_broker.directories, sequential.by_broker.failures), n
-
-
-def test_join_gives_a_zero_row_for_what_a_range_starts_without() -> None:
-    one = BrokerTables(brokers=[{"cluster": "c", "last_offset": 5, "timestamp": 1, "broker": 3,
-                                 **dict(zip(list(BROKER_COLUMNS)[4:], ("unregistered", 0, 0, 0, 0, 0, 0, 1, 1, 0),
-                                            strict=True))}], first=(5, 1))
-    two = BrokerTables(first=(9, 2))  # its first batch names no broker: broker 3's replica is gone
-    empty = BrokerTables()  # a range without a batch
-    joined = join([one, empty, two])
-    assert [(r["last_offset"], r["broker"], r["state"], r["replicas_assigned"]) for r in joined.brokers] == \
-        [(5, 3, "unregistered", 1), (9, 3, "unregistered", 0)]
-    assert list(joined.brokers[1]) == list(BROKER_COLUMNS)
-
-
-def test_a_counter_started_late_sees_failures_against_the_brokers_before(tmp_path: Path) -> None:
-    root = jbod_transition(tmp_path / "h")
-    with MetadataHistory(root) as h:
-        before, after = h.state_at(14).image, h.state_at(15).image
-    counter = BrokerCounter("c", before.brokers)
-    counter.batch(after, 15, 7)
-    assert [(f["broker"], f["directory"], f["topic"], f["partition"]) for f in counter.tables.failures] == \
-        [(1, D1B, "t1", 1)]
-    assert counter.tables.first == (15, 7)
-    assert current(counter.tables, 15) == full_counts(after)  # the first rows are complete
 
 
 def test_the_tables_are_written_and_read_back(tmp_path: Path) -> None:

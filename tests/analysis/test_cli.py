@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from metalog.analysis.domain.schema import TIMELINE
 from metalog.analysis.pipeline import analyze_log, analyze_python, parse_bucket, read_table
-from metalog.analysis.timeline import COLUMNS
 from metalog.cli.main import main
 from tests.analysis.test_timeline import jbod_transition, zk_migration
 
@@ -105,7 +105,7 @@ def test_help_documents_every_column(capsys: pytest.CaptureFixture[str]) -> None
     with pytest.raises(SystemExit):
         main(["analyze", "--help"])
     text = capsys.readouterr().out
-    for column in [*COLUMNS, "bucket_start", "event", "detail"]:
+    for column in [*TIMELINE.names, "bucket_start", "event", "detail"]:
         assert f"  {column} " in text
 
 

@@ -15,16 +15,12 @@ from metalog.analysis.parallel import (
     analyze_parallel,
     fold,
     log_bounds,
-    pack_part,
     plan,
-    replay_range,
     split_ranges,
     start_points,
     start_states,
-    unpack_part,
 )
 from metalog.analysis.pipeline import analyze_log
-from metalog.analysis.timeline import COLUMNS
 from metalog.errors import ReplayError
 from metalog.generate.generator import HistorySettings
 from metalog.generate.writer import write_history
@@ -235,18 +231,6 @@ def test_composition_is_associative_and_transactions_match() -> None:
         then(then(begin, RangeDelta(head=o(2))), begin)
     with pytest.raises(ReplayError):
         then(then(begin, end), end)
-
-
-def test_a_packed_part_unpacks_to_the_same_rows_and_events(tmp_path: Path) -> None:
-    root = transactions_and_topic_configs(tmp_path / "h")
-    first, last = log_bounds(root)
-    part = replay_range(root, "h", first, last, start_states(root, [(first, last)])[0])
-    part.split = 1
-    assert part.rows and part.events
-    data = pack_part(part)
-    back = unpack_part(data)
-    assert back == part and all(list(row) == list(COLUMNS) for row in back.rows)  # column order kept
-    assert len(data) < len(repr(part.rows)) // 2  # compressed: the driver holds the small form
 
 
 def test_a_log_starting_inside_a_batch_after_a_snapshot(tmp_path: Path) -> None:

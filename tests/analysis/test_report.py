@@ -18,13 +18,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from metalog.analysis.brokers import BrokerTables
+from metalog.analysis.domain.schema import TIMELINE
 from metalog.analysis.pipeline import analyze_python
 from metalog.analysis.report import write_report
 from metalog.analysis.report.data import Cluster, clusters_of, shared_axis
 from metalog.analysis.report.page import MAX_EVENT_ROWS, render_html
 from metalog.analysis.report.png import CLUSTERS_PER_PNG, png_names
 from metalog.analysis.report.series import FINE, Steps, envelope, m4, steps
-from metalog.analysis.timeline import COLUMNS
 from tests.analysis import crafted as c
 from tests.analysis.test_timeline import jbod_transition, zk_migration
 
@@ -178,7 +178,7 @@ NEW_COLUMNS = ("offline_partitions", "preferred_replica_imbalance")  # Kafka's c
 
 def synthetic_rows(cluster: str, n: int, start: int, every: int = 1000, **columns: Any) -> list[dict[str, Any]]:
     """Timeline rows without the two controller-metric columns, or with ``columns`` (those, say) added."""
-    base = {k: 0 for k in COLUMNS if k not in NEW_COLUMNS} | {
+    base = {k: 0 for k in TIMELINE.names if k not in NEW_COLUMNS} | {
         "cluster": cluster, "metadata_version": "3.7-IV2", "zk_migration_state": "NONE", "phase": "native",
         "dir_transition": "not-started", "brokers_unfenced": 3}
     return [{**base, **columns, "last_offset": i, "timestamp": start + i * every} for i in range(n)]
@@ -261,7 +261,7 @@ def test_the_report_from_the_parquet_tables_equals_the_report_from_the_rows(tmp_
     assert not list((tmp_path / "tables").glob(".report-*"))  # the page data's scratch files are gone
 
 
-ROW = {**{column: 0 for column in COLUMNS}, "metadata_version": "3.7-IV2", "zk_migration_state": "NONE",
+ROW = {**{column: 0 for column in TIMELINE.names}, "metadata_version": "3.7-IV2", "zk_migration_state": "NONE",
        "phase": "native", "dir_transition": "not-started"}  # a timeline row's every column
 
 

@@ -10,8 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from metalog.analysis.domain.schema import TIMELINE
+from metalog.analysis.domain.step import ClusterStep
 from metalog.analysis.pipeline import analyze_log
-from metalog.analysis.timeline import COLUMNS, RowCounter, full_row
 from metalog.codec.uuid import LOST, UNASSIGNED
 from metalog.generate.generator import HistorySettings
 from metalog.generate.writer import write_history
@@ -20,6 +21,7 @@ from metalog.replay.history import MetadataHistory, load_scanned
 from metalog.state import MetadataDelta, MetadataLoader
 from metalog.state.image import EMPTY, MetadataImage
 from tests.analysis import crafted as c
+from tests.analysis.domain import recount
 
 
 def _events(analysis: Any, kind: str) -> list[tuple[int, str]]:
@@ -127,11 +129,12 @@ def test_rows_equal_a_full_recount_of_every_published_state(tmp_path_factory: py
         batches = list(log.scan(0))
         for row, batch in zip(a.rows, batches, strict=True):  # a row per batch, control batches too
             load_scanned(loader, batch, log.directory)
-            assert row == full_row("c", loader.image, batch[1], batch[2], loader.in_transaction)
+            assert row == {"cluster": "c", "last_offset": batch[1], "timestamp": batch[2],
+                           **recount.timeline(loader.image), "open_transaction": int(loader.in_transaction)}
     with MetadataHistory(root) as h:
         published = {s.offset: s.image for s in h.states()}
     assert {r["last_offset"] for r in a.rows if not r["open_transaction"]} == set(published)
-    assert list(a.rows[0]) == list(COLUMNS)
+    assert list(a.rows[0]) == list(TIMELINE.names)
 
 
 # ---- each column is Kafka's controller metric (ControllerMetricsChanges, ControllerMetadataMetricsPublisher) ----
@@ -143,9 +146,12 @@ def _image(*records: Any) -> MetadataImage:
 
 
 def _counts(image: MetadataImage) -> dict[str, Any]:
-    """The row both ways: counted from scratch and by the incremental counter (which must agree)."""
-    row = full_row("c", image, 0, 0, False)
-    assert RowCounter("c").row(image, 0, 0, False) == row
+    """The row both ways: counted from scratch, and by the step (which must agree)."""
+    row = recount.timeline(image)
+    step = ClusterStep("c", image, lambda: image)
+    step.batch(0, 0, False)
+    got = dict(zip(TIMELINE.names, next(step.take()[TIMELINE.name].tuples()), strict=True))
+    assert got == {"cluster": "c", "last_offset": 0, "timestamp": 0, **row, "open_transaction": 0}
     return row
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from metalog.cli.main import main
@@ -209,6 +209,7 @@ names = st.text(st.one_of(st.sampled_from([c for c in HOSTILE if not "\ud800" <=
 @pytest.mark.slow  # (the matrix above runs in the quick loop; this draws 40 logs)
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(names, min_size=1, max_size=4, unique=True), names)
+@example(["²", "t٣2"], "0")  # a superscript digit (isdigit, not a decimal); an Arabic-Indic one (a decimal)
 def test_any_names_print_one_row_each_and_nothing_a_terminal_acts_on(topics: list[str], text: str) -> None:
     with tempfile.TemporaryDirectory() as scratch:
         log = write_log(Path(scratch) / "log", topics, text)

@@ -150,11 +150,8 @@ def test_matches(shown: list[str], actual: list[str], ok: bool) -> None:
 
 
 def test_the_column_tables_list_every_column_in_order() -> None:
-    from metalog.analysis.brokers import BROKER_COLUMNS, DIRECTORY_COLUMNS, FAILURE_COLUMNS
-    from metalog.analysis.events import EVENT_COLUMNS
-    from metalog.analysis.timeline import COLUMNS
+    from metalog.analysis.domain.schema import BROKERS, DIRECTORIES, EVENTS, FAILURES, TIMELINE
 
     tables = re.findall(r"\| column \| meaning \|\n\|---\|---\|\n((?:\|.*\|\n)+)", (DOCS / "analysis.md").read_text())
     names = [re.findall(r"^\| `(\w+)` \|", table, re.MULTILINE) for table in tables]
-    assert names == [list(COLUMNS), list(EVENT_COLUMNS), list(BROKER_COLUMNS), list(DIRECTORY_COLUMNS),
-                     list(FAILURE_COLUMNS)]
+    assert names == [list(t.names) for t in (TIMELINE, EVENTS, BROKERS, DIRECTORIES, FAILURES)]

@@ -39,7 +39,8 @@ def test_metalog_pure_forces_the_pure_log_core() -> None:
 
 def test_version_names_both_cores() -> None:
     out = run("from metalog.cli.main import main; main(['--version'])", METALOG_PURE="1").splitlines()
-    assert out[1:] == ["codec: pure Python (METALOG_PURE=1)", "log: pure Python (METALOG_PURE=1)"]
+    assert out[1:] == ["codec: pure Python (METALOG_PURE=1)", "log: pure Python (METALOG_PURE=1)",
+                       "analysis: pure Python (METALOG_PURE=1)"]
 
 
 @pytest.mark.skipif(not core.log_compiled_active(), reason=f"log core: {core.log_status()}")

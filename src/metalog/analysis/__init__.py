@@ -4,6 +4,5 @@ Builds on replay (one pass over each log); no I/O beyond reading logs and writin
 """
 
 from metalog.analysis.pipeline import Analysis, analyze_log, analyze_python
-from metalog.analysis.timeline import COLUMNS, RowCounter
 
-__all__ = ["COLUMNS", "Analysis", "RowCounter", "analyze_log", "analyze_python"]
+__all__ = ["Analysis", "analyze_log", "analyze_python"]

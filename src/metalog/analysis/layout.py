@@ -9,28 +9,22 @@ reads it back (the report, ``--csv``, the tests) reads one cluster at a time."""
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from metalog.analysis.brokers import BROKER_COLUMNS, DIRECTORY_COLUMNS, FAILURE_COLUMNS
-from metalog.analysis.brokers import INT_COLUMNS as BROKER_INT_COLUMNS
-from metalog.analysis.events import EVENT_COLUMNS
-from metalog.analysis.timeline import COLUMNS, INT_COLUMNS
+from metalog.analysis.domain import schema
+from metalog.analysis.domain.columns import Chunk, Coded
+from metalog.analysis.domain.schema import CLUSTER, Kind
 
-TIME_COLUMNS = frozenset({"timestamp", "bucket_start"})  # epoch ms in the rows, timestamp(MILLIS, UTC) on disk
-_INTS = (INT_COLUMNS | BROKER_INT_COLUMNS | {"offset"}) - TIME_COLUMNS
+# epoch ms in the rows, timestamp(MILLIS, UTC) on disk
+TIME_COLUMNS = frozenset(c.name for t in schema.TABLES.values() for c in t.columns if c.kind is Kind.TIME)
+_INTS = frozenset(c.name for t in schema.TABLES.values() for c in t.columns if c.kind is Kind.INT)
 
 # table -> its columns in the files' order (the cluster first: the partition column)
-TABLES: dict[str, tuple[str, ...]] = {
-    "timeline_batches": tuple(COLUMNS),
-    "timeline_buckets": ("bucket_start", *COLUMNS),
-    "events": tuple(EVENT_COLUMNS),
-    "broker_timeline": tuple(BROKER_COLUMNS),
-    "directory_timeline": tuple(DIRECTORY_COLUMNS),
-    "directory_failures": tuple(FAILURE_COLUMNS),
-}
-PARTITION = "cluster"
+TABLES: dict[str, tuple[str, ...]] = {name: table.names for name, table in schema.TABLES.items()}
+PARTITION = CLUSTER
 
 # characters Spark's ExternalCatalogUtils.escapePathName writes as %XX in a partition directory's name
 _ESCAPED = frozenset('"#%\'*/:=?\\\x7f{[]^') | frozenset(chr(c) for c in range(1, 32))
@@ -49,6 +43,25 @@ def arrow_schema(table: str, *, with_cluster: bool = False, unit: str = "ms") ->
 
     types = {"time": pa.timestamp(unit, tz="UTC"), "int": pa.int64(), "string": pa.string()}
     return pa.schema([(c, types[kind(c)]) for c in TABLES[table] if with_cluster or c != PARTITION])
+
+
+def arrow_batch(chunk: Chunk) -> Any:
+    """A chunk's rows as an Arrow record batch of the table's file schema (``arrow_schema``, without the cluster):
+    int and time columns take the chunk's int64 arrays without a copy, coded text is its vocabulary taken by the
+    codes."""
+    import pyarrow as pa
+
+    schema = arrow_schema(chunk.table.name)
+    arrays = []
+    for data, field in zip(chunk.columns, schema, strict=True):
+        if isinstance(data, array):
+            arrays.append(pa.Array.from_buffers(field.type, len(data), [None, pa.py_buffer(data)]))
+        elif isinstance(data, Coded):
+            codes = pa.Array.from_buffers(pa.int64(), len(data), [None, pa.py_buffer(data.codes)])
+            arrays.append(pa.array(data.names, pa.string()).take(codes))
+        else:
+            arrays.append(pa.array(data, pa.string()))
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
 def spark_ddl(table: str, extra: str = "") -> str:

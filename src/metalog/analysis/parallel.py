@@ -6,7 +6,9 @@
    composition of the deltas of the pieces between that point and the range; no deltas when a point lies
    right before it.
 3. ``replay_range`` (per range, in parallel): a loader set to that start state replays the range batch by
-   batch and yields each batch's timeline row and events, exactly as ``analyze_log`` does sequentially.
+   batch through the per-batch step, exactly as ``analyze_log`` does sequentially. A range's start state is the
+   state after the batch before it, which the step starts from (``log_start=False``): its rows go on from the
+   range before's, and the ranges' rows join as they are.
 
 A range is an offset interval; a batch belongs to the range holding its base offset. Workers open the log
 directory themselves: only offsets, deltas and rows travel.
@@ -14,16 +16,13 @@ directory themselves: only offsets, deltas and rows travel.
 
 from __future__ import annotations
 
-import marshal
 import os
-import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from metalog.analysis.brokers import BrokerTables, join
-from metalog.analysis.events import row_events
-from metalog.analysis.pipeline import TimelineReplay
+from metalog.analysis.brokers import BrokerTables
+from metalog.analysis.pipeline import TimelineReplay, add_chunks
 from metalog.analysis.result import Analysis, cluster_name
 from metalog.errors import DecodeError, LogError
 from metalog.log import MetadataLog
@@ -34,9 +33,8 @@ from metalog.state.loader import OpenTransaction
 from metalog.state.overlay import RangeBuilder, RangeDelta, StartState, fold, start_state, then
 
 __all__ = ["Origin", "Part", "Piece", "RangeDelta", "StartState", "analyze_parallel", "assemble", "fold",
-           "log_bounds", "open_transaction", "origin_image", "pack_part", "plan", "prefixes", "range_delta",
-           "range_start", "replay_range", "split_ranges", "start_points", "start_state", "start_states",
-           "unpack_part"]
+           "log_bounds", "open_transaction", "origin_image", "plan", "prefixes", "range_delta", "range_start",
+           "replay_range", "split_ranges", "start_points", "start_state", "start_states"]
 
 
 # ---- ranges -----------------------------------------------------------------------------------------------
@@ -174,50 +172,32 @@ def open_transaction(start: StartState) -> OpenTransaction | None:
 # ---- 3. replaying a range ---------------------------------------------------------------------------------
 @dataclass
 class Part:
-    """A range's rows (dicts in COLUMNS order) and events. The first row's row-to-row events need the row before
-    the range: ``assemble`` puts them after the first row's ``split`` events."""
+    """A range's rows (dicts in their columns' order) and events."""
 
-    rows: list[dict[str, Any]]
-    events: list[dict[str, Any]]
-    split: int = 0
-    by_broker: BrokerTables = field(default_factory=BrokerTables)  # joined by brokers.join
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    by_broker: BrokerTables = field(default_factory=BrokerTables)
 
 
-def pack_part(part: Part) -> bytes:
-    """A Part as bytes for an executor to send: marshal, compressed. The driver turns millions of rows back
-    into dicts, serially after the parallel work: marshal builds them in C, about 3x faster than msgpack plus
-    dict(); rows repeat most of their values, so zlib shrinks them about 30x and the driver's JVM holds the
-    small form (a 5M-record log's rows outgrew Spark's default 1 GB driver heap). The bytes come from our own
-    executors, whose results Spark itself pickles; marshal only builds dicts, lists, str and int."""
-    return zlib.compress(marshal.dumps((part.rows, part.events, part.split, part.by_broker.plain())), 1)
-
-
-def unpack_part(data: bytes) -> Part:
-    rows, events, split, by_broker = marshal.loads(zlib.decompress(data))
-    return Part(rows, events, split, BrokerTables.from_plain(by_broker))
-
-
-def replay_range(path: str | os.PathLike[str], cluster: str, lo: int, hi: int, start: StartState) -> Part:
-    """The timeline rows and events of each batch (data or control) with a base offset in [lo, hi]."""
-    part = Part([], [])
+def replay_range(path: str | os.PathLike[str], cluster: str, lo: int, hi: int, start: StartState, *,
+                 log_start: bool) -> Part:
+    """The rows and events of each batch (data or control) with a base offset in [lo, hi]; ``log_start``: the
+    range is the log's first (else ``start`` is the state after the range before)."""
     with MetadataLog.open(path, writable=False) as log, gc_paused():
-        replay = TimelineReplay(log, cluster, start.image, open_transaction(start))
-        part.split = replay.run(_batches(log, lo, hi), lo, part.rows, part.events)
-    part.by_broker = replay.per_broker.tables
-    return part
+        replay = TimelineReplay(log, cluster, start.image, open_transaction(start), log_start=log_start)
+        replay.run(_batches(log, lo, hi), lo)
+    out = Analysis()
+    add_chunks(out, replay.step.take())
+    return Part(out.rows, out.events, out.by_broker)
 
 
 def assemble(parts: Sequence[Part]) -> Analysis:
-    """Rows and events of consecutive ranges of one cluster, with the row-to-row events across boundaries."""
-    result, prev = Analysis(), None
+    """The rows of consecutive ranges of one cluster, joined as they are."""
+    result = Analysis()
     for part in parts:
-        rows = part.rows
-        if not rows:
-            continue
-        result.events += part.events[:part.split] + row_events(prev, rows[0]) + part.events[part.split:]
-        result.rows += rows
-        prev = rows[-1]
-    result.by_broker = join([part.by_broker for part in parts])
+        result.rows += part.rows
+        result.events += part.events
+        result.by_broker.extend(part.by_broker)
     return result
 
 
@@ -230,6 +210,7 @@ def analyze_parallel(path: str | os.PathLike[str], ranges: int | Sequence[tuple[
     first, last = log_bounds(path)
     bounds = split_ranges(first, last, ranges) if isinstance(ranges, int) else list(ranges)
     starts = start_states(path, bounds, points=points)
-    result = assemble([replay_range(path, cluster, lo, hi, s) for (lo, hi), s in zip(bounds, starts, strict=True)])
+    result = assemble([replay_range(path, cluster, lo, hi, s, log_start=i == 0)
+                       for i, ((lo, hi), s) in enumerate(zip(bounds, starts, strict=True))])
     result.records = last - first + 1 if last >= first else 0
     return result

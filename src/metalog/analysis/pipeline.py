@@ -1,8 +1,8 @@
 """The python engine: replay each cluster's log once, a timeline row and events per batch.
 
-``TimelineReplay`` is the per-batch step (and ``run`` the loop over batches) both engines share; the shared result
-types are in ``metalog.analysis.result`` and the tables on disk in ``metalog.analysis.tables`` (their names are
-importable from here too)."""
+``TimelineReplay`` is the loop over batches both engines share (the per-batch step is ``domain.step``); the shared
+result types are in ``metalog.analysis.result`` and the tables on disk in ``metalog.analysis.tables`` (their names
+are importable from here too)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,10 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from metalog.analysis.brokers import BrokerCounter
-from metalog.analysis.events import aborted, controller_leader, directory_failures, row_events
+from metalog.analysis.brokers import BrokerTables
+from metalog.analysis.domain.columns import Chunk
+from metalog.analysis.domain.schema import BROKERS, DIRECTORIES, EVENTS, FAILURES, TIMELINE
+from metalog.analysis.domain.twins import cluster_step
 from metalog.analysis.result import Analysis, Progress, cluster_logs, cluster_name, cluster_names
 from metalog.analysis.tables import (
     BUCKET_COLUMNS,
@@ -25,8 +27,6 @@ from metalog.analysis.tables import (
     write_outputs,
     write_table,
 )
-from metalog.analysis.timeline import RowCounter
-from metalog.analysis.topic_changes import TopicChanges
 from metalog.errors import LogError, MetalogError
 from metalog.log import MetadataLog
 from metalog.log.control import ControlType, decode_control
@@ -35,73 +35,59 @@ from metalog.replay.gc import gc_paused
 from metalog.replay.history import MetadataHistory, replay_scanned
 from metalog.state import MetadataLoader
 from metalog.state.image import MetadataImage
-from metalog.state.loader import AbortedTransaction, OpenTransaction
+from metalog.state.loader import OpenTransaction
 
-__all__ = ["BUCKET_COLUMNS", "UNKNOWN", "Analysis", "Progress", "TimelineReplay", "analyze_log", "analyze_python",
-           "buckets", "cluster_name", "cluster_names", "leader_changes", "log_records", "parse_bucket", "read_table",
-           "write_outputs", "write_python", "write_table"]
-
-UNKNOWN = object()  # the row before a range of the parallel replay, which it does not know
+__all__ = ["BUCKET_COLUMNS", "Analysis", "Progress", "TimelineReplay", "analyze_log", "analyze_python", "buckets",
+           "add_chunks", "cluster_name", "cluster_names", "dict_rows", "leader_changes", "log_records", "parse_bucket",
+           "read_table", "write_outputs", "write_python", "write_table"]
 
 
 class TimelineReplay:
-    """One cluster's batches, in log order, into timeline rows and events: the step both engines share. A row
-    per batch (control batches too), from the state Kafka's loader published after it; its events are the
-    aborted transactions, the controller leader changes and the directory failures of that batch (the
-    row-to-row events need the row before, which a range of the parallel replay may not have)."""
+    """One cluster's batches, in log order, through the per-batch step (``domain.step.ClusterStep``, or its compiled
+    twin where built: ``domain.twins``): the loop both engines share. The loader keeps no image per batch
+    (``images=False``): it tells the step each delta, and builds an image only where the step asks for one.
+    ``log_start``: the batches start at the log's start (else at a range of the parallel replay, whose ``image``
+    is the state after the batch before)."""
 
     def __init__(self, log: MetadataLog, cluster: str, image: MetadataImage,
-                 transaction: OpenTransaction | None = None) -> None:
+                 transaction: OpenTransaction | None = None, *, log_start: bool = True) -> None:
         self.log = log
-        self._aborts: list[AbortedTransaction] = []
-        self._changes = TopicChanges(image.topics)  # which topics each batch changed, for the counters
-        self.loader = MetadataLoader(image, transaction=transaction, on_abort=self._aborts.append,
-                                     on_publish=self._changes.published)
-        self.counter = RowCounter(cluster)
-        self.per_broker = BrokerCounter(cluster, image.brokers)  # broker_timeline, directory_timeline, ...
-        self._brokers = image.brokers
+        self.step = cluster_step()(cluster, image, self._image, log_start=log_start)
+        self.loader = MetadataLoader(image, transaction=transaction, on_abort=self.step.aborted,
+                                     on_publish=self.step.published, images=False)
         self.records = 0  # data records replayed
 
-    def run(self, batches: Iterable[ScannedBatch], first: int, rows: list[dict[str, Any]],
-            events: list[dict[str, Any]], prev: dict[str, Any] | None | object = UNKNOWN,
-            progress: Callable[[int], object] | None = None) -> int:
-        """The rows and events of ``batches`` (in log order, from record ``first`` on), appended to ``rows`` and
-        ``events``: each batch's events, then the row-to-row events against the row before it. ``prev`` is the
-        row before the first batch: None at the log's start; UNKNOWN for a range of the parallel replay, whose
-        first row's row-to-row events are then left out. Returns where in ``events`` they belong (``assemble``
-        puts them there). ``progress(records replayed)`` after each batch."""
-        split = len(events)
+    def _image(self) -> MetadataImage:
+        return self.loader.image
+
+    def run(self, batches: Iterable[ScannedBatch], first: int,
+            progress: Callable[[int], object] | None = None) -> None:
+        """Each batch (in log order, its records from ``first`` on: a log may start inside its first batch)
+        replayed, and the step's rows of it; ``progress(records replayed)`` after each batch."""
+        loader, step, where, log = self.loader, self.step, self.log.directory, self.log
         for scanned in batches:
-            row, batch_events = self.batch(scanned, first)
-            events += batch_events
-            if prev is UNKNOWN:
-                split = len(events)
-            else:
-                events += row_events(prev, row)  # type: ignore[arg-type]
-            rows.append(row)
-            prev = row
+            base, last, timestamp, control, _ = scanned
+            self.records += replay_scanned(loader, scanned, where, first)
+            loader.end_batch(last)
+            if control:
+                for leader, epoch in leader_changes(log, base):
+                    step.leader_change(last, leader, epoch)
+            step.batch(last, timestamp, loader.in_transaction)
             if progress is not None:
                 progress(self.records)
-        return split
 
-    def batch(self, scanned: ScannedBatch, first: int = 0) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        """The batch's row and events; its records from ``first`` on (a log may start inside its first batch)."""
-        base, last, max_ts, control, _ = scanned
-        loader = self.loader
-        self.records += replay_scanned(loader, scanned, self.log.directory, first)
-        loader.end_batch(last)
-        image = loader.image
-        changes = self._changes.take(image.topics)
-        row = self.counter.row(image, last, max_ts, loader.in_transaction, changes)
-        self.per_broker.batch(image, last, max_ts, changes)
-        events = [aborted(row, a.abort_offset, a.begin_offset) for a in self._aborts] if self._aborts else []
-        self._aborts.clear()
-        if control:
-            events += [controller_leader(row, leader, epoch) for leader, epoch in leader_changes(self.log, base)]
-        if image.brokers is not self._brokers:
-            events += directory_failures(self._brokers, image.brokers, row)
-            self._brokers = image.brokers
-        return row, events
+
+def dict_rows(chunk: Chunk) -> list[dict[str, Any]]:
+    """A chunk's rows as dicts in its table's column order."""
+    names = chunk.table.names
+    return [dict(zip(names, row, strict=True)) for row in chunk.tuples()]
+
+
+def add_chunks(result: Analysis, chunks: dict[str, Chunk]) -> None:
+    result.rows += dict_rows(chunks[TIMELINE.name])
+    result.events += dict_rows(chunks[EVENTS.name])
+    result.by_broker.extend(BrokerTables(dict_rows(chunks[BROKERS.name]), dict_rows(chunks[DIRECTORIES.name]),
+                                         dict_rows(chunks[FAILURES.name])))
 
 
 def leader_changes(log: MetadataLog, base_offset: int) -> list[tuple[int, int]]:
@@ -129,10 +115,9 @@ def analyze_log(path: str | os.PathLike[str], cluster: str | None = None, *, pro
         start = log.log_start_offset
         replay = TimelineReplay(log, cluster, history.state_before_log())
         batches = log.scan(start) if history.end_offset >= start else ()
-        replay.run(batches, start, out.rows, out.events, None,
-                   None if progress is None else lambda records: progress(done_before + records, total))
+        replay.run(batches, start, None if progress is None else lambda records: progress(done_before + records, total))
         out.records = replay.records
-    out.by_broker = replay.per_broker.tables
+    add_chunks(out, replay.step.take())
     return out
 
 
@@ -201,19 +186,10 @@ def _write_cluster(path: str | os.PathLike[str], name: str, writers: Any, progre
         start = log.log_start_offset
         replay = TimelineReplay(log, name, history.state_before_log())
         batches = iter(log.scan(start) if history.end_offset >= start else ())
-        tables = replay.per_broker.tables
         report = None if progress is None else (lambda records: progress(done_before + records, total))
-        prev: dict[str, Any] | None = None
         while True:
-            rows: list[dict[str, Any]] = []
-            events: list[dict[str, Any]] = []
-            replay.run(islice(batches, CHUNK_BATCHES), start, rows, events, prev, report)
-            if not rows:
+            replay.run(islice(batches, CHUNK_BATCHES), start, report)
+            if not replay.step.pending:
                 return replay.records
-            writers.add("timeline_batches", rows)
-            writers.add("events", events)
-            for table, found in (("broker_timeline", tables.brokers), ("directory_timeline", tables.directories),
-                                 ("directory_failures", tables.failures)):
-                writers.add(table, found)
-                del found[:]  # (the counter appends to these lists: emptied in place)
-            prev = rows[-1]
+            for chunk in replay.step.take().values():
+                writers.add(chunk)

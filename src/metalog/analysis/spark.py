@@ -6,11 +6,11 @@ The session and the JVM it runs on are ``metalog.analysis.spark_session``'s (``s
 Stage 1 computes on executors the deltas of the pieces between each range and the snapshot or state image
 before it (none for a range right after one, or for the first range), the driver composes them into each
 range's prefix (small: deltas hold only what changed), stage 2 loads each range's snapshot or image, applies
-the prefix and replays the range into its rows, which stay on the executors (cached, compressed); the driver
-collects a summary per range (``spark_tables``) and the tables are DataFrames the executors finish and write.
-Executors open the log directories themselves: the paths must be visible to them (local disks for
-``local[*]``; a shared filesystem on a cluster). Only offsets, point names, deltas and per-range summaries
-reach the driver. Work is placed on partitions by a stable hash.
+the prefix and replays the range into its rows, which stay on the executors (cached, compressed), and the tables
+are DataFrames the executors make of them and write (``spark_tables``). Executors open the log directories
+themselves: the paths must be visible to them (local disks for ``local[*]``; a shared filesystem on a cluster).
+Only offsets, point names, deltas and each range's CPU seconds reach the driver. Work is placed on partitions by a
+stable hash.
 """
 
 from __future__ import annotations
@@ -43,17 +43,7 @@ from metalog.analysis.parallel import (
 )
 from metalog.analysis.result import Analysis, cluster_logs
 from metalog.analysis.spark_session import default_driver_memory, find_java, import_pyspark, spark_errors, spark_session
-from metalog.analysis.spark_tables import (
-    OUTPUT_DDL,
-    SEQ,
-    buckets,
-    contexts,
-    dataframes,
-    range_output,
-    summary,
-    write,
-    write_openmetrics,
-)
+from metalog.analysis.spark_tables import OUTPUT_DDL, SEQ, buckets, dataframes, range_output, write, write_openmetrics
 from metalog.errors import LogError
 from metalog.replay.points import StartPoint
 from metalog.state.overlay import RangeDelta
@@ -163,11 +153,11 @@ def _delta(item: tuple[str, int, int]) -> RangeDelta:
     return range_delta(*item)
 
 
-def _replay(item: tuple[int, str, str, int, int, StartPoint | None, RangeDelta]) -> tuple[Any, ...]:
+def _replay(item: tuple[int, str, str, int, int, StartPoint | None, RangeDelta, bool]) -> tuple[Any, ...]:
     """A range's replay, as a row of the cached replay (``spark_tables.OUTPUT_DDL``)."""
-    index, path, cluster, lo, hi, point, prefix = item
+    index, path, cluster, lo, hi, point, prefix, log_start = item
     start = time.process_time()
-    part = replay_range(path, cluster, lo, hi, range_start(path, point, prefix))
+    part = replay_range(path, cluster, lo, hi, range_start(path, point, prefix), log_start=log_start)
     check_spark_times(path, part.rows)
     return range_output(index, part, time.process_time() - start)
 
@@ -234,20 +224,19 @@ def analyze_spark(session: Any, logdirs: Sequence[str | os.PathLike[str]], *, ra
     # composition is associative: a piece's delta from its cuts' deltas
     deltas = [{piece: fold(cut) for piece, cut in by_piece.items()} for by_piece in cut_deltas]
 
-    items: list[tuple[int, str, str, int, int, StartPoint | None, RangeDelta]] = []
+    items: list[tuple[int, str, str, int, int, StartPoint | None, RangeDelta, bool]] = []
     keys: list[tuple[str, int]] = []
     for c, b, os_, ds in zip(clusters, bounds, origins, deltas, strict=True):
         for n, ((lo, hi), origin, prefix) in enumerate(zip(b, os_, prefixes(os_, ds), strict=True)):
-            items.append((len(items), c.path, c.name, lo, hi, origin.point, prefix))
+            items.append((len(items), c.path, c.name, lo, hi, origin.point, prefix, n == 0))
             keys.append((c.name, n))
-    weights = [hi - lo + 1 for _, _, _, lo, hi, _, _ in items]
+    weights = [hi - lo + 1 for _, _, _, lo, hi, _, _, _ in items]
     replayed = session.createDataFrame(_on_executors(sc, _replay, items, keys, weights, partitions), OUTPUT_DDL)
     replayed = replayed.persist(_storage_level())  # each range replays once; the tables read it from here
     with report.stage("replay", sum(sizes)):
-        found = sorted(tuple(r) for r in replayed.select("index", "cpu", "summary").collect()) if items else []
-    result.task_cpu["replay"] = [cpu for _, cpu, _ in found]
-    summaries = [summary(data) for _, _, data in found]
-    result.frames = dataframes(replayed, contexts([item[2] for item in items], summaries))
+        found = sorted(tuple(r) for r in replayed.select("index", "cpu").collect()) if items else []
+    result.task_cpu["replay"] = [cpu for _, cpu in found]
+    result.frames = dataframes(replayed)
     result.replayed = replayed
     result.clusters = [c.name for c in clusters]
     result.records = sum(sizes)

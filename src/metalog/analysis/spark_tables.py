@@ -1,13 +1,9 @@
 """The Spark engine's tables as DataFrames made on the executors: no row passes through the driver.
 
-Each range's replay (``RangeOutput``, cached by Spark where it ran) keeps its rows compressed, per table, and a
-``RangeSummary`` for the driver: the phase, JBOD transition and metadata.version of its last row, and what its
-per-broker and per-directory rows leave each broker and directory at (``brokers.current``): a few values per
-range and broker, never rows. From the summaries the driver gives each range what the ranges before it left
-(``RangeContext``, broadcast), and the executors finish each range's tables exactly as ``parallel.assemble``
-and ``brokers.join`` would: the row-to-row events of its first row against the last row before it, its first
-per-broker rows as changes against what the ranges before left. A hidden ``_seq`` (range, then place within
-it) keeps every table in log order; buckets are a window over the timeline in Spark.
+Each range's replay (``range_output``, cached by Spark where it ran) keeps its rows compressed, per table. A range
+starts from the state after the range before, so its rows go on from that range's as they are: the executors
+hand each range's rows to Spark as Arrow batches, with a hidden ``_seq`` (range, then place within it) that keeps
+every table in log order; buckets are a window over the timeline in Spark.
 """
 
 from __future__ import annotations
@@ -15,12 +11,9 @@ from __future__ import annotations
 import marshal
 import zlib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from metalog.analysis.brokers import _BROKER_VALUES, _DIRECTORY_VALUES, BROKER_ZERO, DIRECTORY_ZERO, _rebase, current
-from metalog.analysis.events import row_events
 from metalog.analysis.layout import PARTITION, TABLES, TIME_COLUMNS, arrow_schema, spark_ddl
 from metalog.analysis.parallel import Part
 
@@ -28,31 +21,10 @@ if TYPE_CHECKING:
     from metalog.analysis.sampling import Samples
 
 SEQ = "_seq"  # hidden order column: range index << 32 | place in the range
-_TRANSITIONS = ("metadata_version", "phase", "dir_transition")  # what row_events compares
-
-
-@dataclass(frozen=True)
-class RangeSummary:
-    """What the ranges after a range need of it."""
-
-    last: tuple[str, str, str] | None  # its last row's metadata_version, phase, dir_transition (None: no rows)
-    first: tuple[int, int] | None  # BrokerTables.first: its first batch (None: it saw none)
-    brokers: dict[int, tuple[Any, ...]]  # brokers.current after its rows: broker -> values
-    directories: dict[tuple[int, str], tuple[int, ...]]
-
-
-@dataclass(frozen=True)
-class RangeContext:
-    """What the ranges before a range (of the same cluster) left."""
-
-    last: tuple[str, str, str] | None  # the last row's transitions (None: the log's start)
-    brokers: dict[int, tuple[Any, ...]]
-    directories: dict[tuple[int, str], tuple[int, ...]]
-
 
 # a range's replay as it waits, cached, on the executor that ran it: its tables compressed (marshal of lists,
-# dicts, str and int, from our own executors), and its summary (marshal too)
-OUTPUT_DDL = "index BIGINT, cpu DOUBLE, summary BINARY, timeline_batches BINARY, events BINARY, brokers BINARY"
+# dicts, str and int, from our own executors)
+OUTPUT_DDL = "index BIGINT, cpu DOUBLE, timeline_batches BINARY, events BINARY, brokers BINARY"
 
 
 def _pack(value: Any) -> bytes:
@@ -63,78 +35,37 @@ def _unpack(data: bytes) -> Any:
     return marshal.loads(zlib.decompress(data))
 
 
-def range_output(index: int, part: Part, cpu: float) -> tuple[int, float, bytes, bytes, bytes, bytes]:
+def range_output(index: int, part: Part, cpu: float) -> tuple[int, float, bytes, bytes, bytes]:
     """A range's row of the cached replay (OUTPUT_DDL's columns)."""
-    rows, tables = part.rows, part.by_broker
-    brokers, directories = current(tables, 1 << 62)
-    last = tuple(rows[-1][c] for c in _TRANSITIONS) if rows else None
+    tables = part.by_broker
     columns = TABLES["timeline_batches"]
-    return (index, cpu, _pack((last, tables.first, brokers, directories)),
-            _pack([tuple(r[c] for c in columns) for r in rows]),
-            _pack((part.events, part.split, rows[0] if rows else None)),
-            _pack((tables.brokers, tables.directories, tables.failures, tables.first)))
+    return (index, cpu, _pack([tuple(r[c] for c in columns) for r in part.rows]), _pack(part.events),
+            _pack((tables.brokers, tables.directories, tables.failures)))
 
 
-def summary(data: bytes) -> RangeSummary:
-    last, first, brokers, directories = _unpack(data)
-    return RangeSummary(None if last is None else tuple(last), None if first is None else tuple(first),
-                        brokers, directories)
-
-
-def contexts(clusters: list[str], summaries: list[RangeSummary]) -> list[RangeContext]:
-    """Each range's context from the summaries of the ranges before it (``clusters[i]``: range i's cluster;
-    ranges of a cluster in offset order)."""
-    out = []
-    state: dict[str, RangeContext] = {}
-    for cluster, summary in zip(clusters, summaries, strict=True):
-        before = state.get(cluster, RangeContext(None, {}, {}))
-        out.append(before)
-        last = summary.last if summary.last is not None else before.last
-        if summary.first is not None:
-            before = RangeContext(last, summary.brokers, summary.directories)
-        else:
-            before = RangeContext(last, before.brokers, before.directories)
-        state[cluster] = before
-    return out
-
-
-# ---- on the executors: a range's finished rows ------------------------------------------------------------
-def _timeline(index: int, data: bytes, ctx: RangeContext) -> list[tuple[Any, ...]]:
+# ---- on the executors: a range's rows ----------------------------------------------------------------------------
+def _timeline(index: int, data: bytes) -> list[tuple[Any, ...]]:
     return [(*row, index << 32 | i) for i, row in enumerate(_unpack(data))]
 
 
-def _events(index: int, data: bytes, ctx: RangeContext) -> list[tuple[Any, ...]]:
-    events, split, first = _unpack(data)
-    if first is None:
-        return []
-    prev = None if ctx.last is None else dict(zip(_TRANSITIONS, ctx.last, strict=True))
-    done = [*events[:split], *row_events(prev, first), *events[split:]]
-    columns = TABLES["events"]
-    return [(*(e[c] for c in columns), index << 32 | i) for i, e in enumerate(done)]
+def _dicts(table: str, rows: list[dict[str, Any]], index: int) -> list[tuple[Any, ...]]:
+    columns = TABLES[table]
+    return [(*(r[c] for c in columns), index << 32 | i) for i, r in enumerate(rows)]
 
 
-def _per_broker(which: str) -> Any:
-    def rows(index: int, data: bytes, ctx: RangeContext) -> list[tuple[Any, ...]]:
-        brokers, directories, failures, first = _unpack(data)
-        if first is None:
-            return []
-        head = {"cluster": (brokers or directories or failures or [{"cluster": ""}])[0]["cluster"],
-                "last_offset": first[0], "timestamp": first[1]}
-        if which == "broker_timeline":
-            done = _rebase(brokers, head, dict(ctx.brokers), ("broker",), _BROKER_VALUES, BROKER_ZERO)
-        elif which == "directory_timeline":
-            done = _rebase(directories, head, dict(ctx.directories), ("broker", "directory"), _DIRECTORY_VALUES,
-                           DIRECTORY_ZERO)
-        else:
-            done = failures
-        columns = TABLES[which]
-        return [(*(r[c] for c in columns), index << 32 | i) for i, r in enumerate(done)]
+def _events(index: int, data: bytes) -> list[tuple[Any, ...]]:
+    return _dicts("events", _unpack(data), index)
+
+
+def _per_broker(which: int, table: str) -> Callable[[int, bytes], list[tuple[Any, ...]]]:
+    def rows(index: int, data: bytes) -> list[tuple[Any, ...]]:
+        return _dicts(table, _unpack(data)[which], index)
     return rows
 
 
-FINISH = {"timeline_batches": _timeline, "events": _events, "broker_timeline": _per_broker("broker_timeline"),
-          "directory_timeline": _per_broker("directory_timeline"),
-          "directory_failures": _per_broker("directory_failures")}
+FINISH = {"timeline_batches": _timeline, "events": _events, "broker_timeline": _per_broker(0, "broker_timeline"),
+          "directory_timeline": _per_broker(1, "directory_timeline"),
+          "directory_failures": _per_broker(2, "directory_failures")}
 
 
 def _arrow(table: str, rows: list[tuple[Any, ...]]) -> Any:
@@ -153,18 +84,15 @@ SOURCE = {"timeline_batches": "timeline_batches", "events": "events", "broker_ti
 
 
 # ---- on the driver: DataFrames ------------------------------------------------------------------------------
-def dataframes(replayed: Any, ctx: list[RangeContext]) -> dict[str, Any]:
+def dataframes(replayed: Any) -> dict[str, Any]:
     """A DataFrame per table (with ``_seq``) from the cached ``replayed`` DataFrame (OUTPUT_DDL), each range's rows
-    finished on the executors and handed to Spark as Arrow batches (``mapInArrow``): the driver sends each
-    range its context (broadcast) and never sees a row."""
-    shared = replayed.sparkSession.sparkContext.broadcast(ctx)
+    handed to Spark as Arrow batches on the executors (``mapInArrow``): the driver never sees a row."""
     out = {}
     for table, finish in FINISH.items():
         def rows(batches: Iterator[Any], table: str = table, finish: Any = finish) -> Iterator[Any]:
-            contexts = shared.value
             for batch in batches:
                 for index, data in zip(batch.column(0).to_pylist(), batch.column(1).to_pylist(), strict=True):
-                    done = finish(index, data, contexts[index])
+                    done = finish(index, data)
                     if done:
                         yield _arrow(table, done)
 
@@ -194,9 +122,8 @@ def write(frames: dict[str, Any], out: Path, clusters: int) -> list[Path]:
     return written
 
 
-__all__ = ["FINISH", "OUTPUT_DDL", "SEQ", "TIME_COLUMNS", "RangeContext", "RangeSummary", "buckets", "contexts",
-           "SeriesFiles", "dataframes", "range_output", "series_path", "series_task", "summary", "write",
-           "write_openmetrics"]
+__all__ = ["FINISH", "OUTPUT_DDL", "SEQ", "TIME_COLUMNS", "SeriesFiles", "buckets", "dataframes", "range_output",
+           "series_path", "series_task", "write", "write_openmetrics"]
 
 
 def write_openmetrics(timeline: Any, out: Path, clusters: list[str], *, every_batch: bool = False) -> Path:

@@ -10,15 +10,13 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from metalog.analysis.brokers import INT_COLUMNS as BROKER_INT_COLUMNS
+from metalog.analysis.domain.schema import BUCKETS, TABLES, Kind
 from metalog.analysis.openmetrics import FILE as OPENMETRICS
 from metalog.analysis.openmetrics import write_openmetrics
 from metalog.analysis.result import Analysis
-from metalog.analysis.timeline import COLUMNS, INT_COLUMNS
 from metalog.errors import MetalogError
 
-BUCKET_COLUMNS: dict[str, str] = {"bucket_start": "timeline_buckets only: the bucket's start, epoch ms",
-                                  **COLUMNS}
+BUCKET_COLUMNS = BUCKETS.names
 
 
 INT64_MIN = -(1 << 63)
@@ -47,7 +45,7 @@ def parse_bucket(text: str) -> int:
     raise ValueError(f"not a bucket width: {text!r} (e.g. 30s, 1m, 1h)")
 
 
-_INTS = INT_COLUMNS | BROKER_INT_COLUMNS | {"bucket_start", "offset"}
+_INTS = frozenset(c.name for t in TABLES.values() for c in t.columns if c.kind is not Kind.TEXT)
 
 # The first characters that make a spreadsheet read a cell as a formula (OWASP's "CSV injection"), and the quote
 # that neutralises them. A text cell starting with one of them, or with the quote itself (so that reading back is

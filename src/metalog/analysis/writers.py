@@ -18,15 +18,18 @@ from __future__ import annotations
 import csv
 import shutil
 import tempfile
+from array import array
 from collections.abc import Iterable, Sequence
 from itertools import islice
-from operator import gt, itemgetter
+from operator import gt
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO
 
 from metalog.analysis import openmetrics as om
-from metalog.analysis.layout import TABLES, arrow_schema, iter_cluster, kind, partition_dir
+from metalog.analysis.domain.columns import Chunk, from_rows
+from metalog.analysis.domain.schema import BUCKETS, EVENTS, TIMELINE
+from metalog.analysis.layout import TABLES, arrow_batch, arrow_schema, iter_cluster, kind, partition_dir
 from metalog.analysis.sampling import Sampler, Samples
 from metalog.analysis.tables import bucket_start, csv_cell
 
@@ -37,45 +40,51 @@ Row = dict[str, Any]
 
 class ParquetPart:
     """One cluster's rows of one table: its partition's file, ``part-00000.parquet``, a row group at a time
-    (none when the cluster has no rows in the table, as before)."""
+    (none when the cluster has no rows in the table, as before). Rows come as chunks (``domain.columns.Chunk``),
+    kept as Arrow record batches until a row group is full."""
 
     def __init__(self, out: Path, table: str, cluster: str) -> None:
         self.path = out / table / partition_dir(cluster) / "part-00000.parquet"
         self.schema = arrow_schema(table)
-        self._take = itemgetter(*self.schema.names)
-        self._rows: list[tuple[Any, ...]] = []
+        self._batches: list[Any] = []
+        self._rows = 0
         self._writer: Any = None
 
-    def add(self, rows: Iterable[Row]) -> None:
-        self._rows += map(self._take, rows)
+    def add(self, chunk: Chunk) -> None:
+        if not len(chunk):
+            return
+        self._batches.append(arrow_batch(chunk))
+        self._rows += len(chunk)
         size = ROWS_PER_GROUP
-        if len(self._rows) >= size:
-            whole = len(self._rows) // size * size
+        if self._rows >= size:
+            import pyarrow as pa
+
+            held = pa.Table.from_batches(self._batches, self.schema)
+            whole = self._rows // size * size
             for at in range(0, whole, size):
-                self._write(self._rows[at:at + size])
-            del self._rows[:whole]
+                self._write(held.slice(at, size))
+            self._batches = held.slice(whole).to_batches()
+            self._rows -= whole
 
     def close(self) -> None:
         if self._rows:
-            self._write(self._rows)
-            self._rows = []
+            import pyarrow as pa
+
+            self._write(pa.Table.from_batches(self._batches, self.schema))
+            self._batches, self._rows = [], 0
         if self._writer is not None:
             self._writer.close()
             self._writer = None
 
-    def _write(self, rows: list[tuple[Any, ...]]) -> None:
-        """``rows`` as one row group."""
-        import pyarrow as pa
+    def _write(self, rows: Any) -> None:
+        """``rows`` (an Arrow table) as one row group, its columns in one piece each (as one array per column
+        writes them: the pages, and so the bytes, do not depend on how the rows came)."""
         import pyarrow.parquet as pq
 
-        columns = list(zip(*rows, strict=True))
-        batch = pa.RecordBatch.from_arrays([pa.array(col, type=f.type) for col, f in zip(columns, self.schema,
-                                                                                          strict=True)],
-                                           schema=self.schema)
         if self._writer is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._writer = pq.ParquetWriter(self.path, self.schema)
-        self._writer.write_batch(batch)
+        self._writer.write_table(rows.combine_chunks(), row_group_size=len(rows))
 
 
 class CsvTable:
@@ -85,15 +94,15 @@ class CsvTable:
         self.path = out / f"{table}.csv"
         self.columns = TABLES[table]
         self._texts = [i for i, c in enumerate(self.columns) if kind(c) == "string"]
-        self._take = itemgetter(*self.columns)
         self._file: TextIO = open(self.path, "w", newline="")  # noqa: SIM115 (closed by close)
         self._writer = csv.writer(self._file, lineterminator="\n")
         self._writer.writerow(self.columns)
 
-    def add(self, rows: Iterable[Row]) -> None:
+    def add(self, rows: Iterable[Sequence[Any]]) -> None:
+        """Rows as sequences in the table's column order (the cluster's among them: ``Chunk.tuples``)."""
         texts = self._texts
         for row in rows:
-            cells = list(self._take(row))
+            cells = list(row)
             for i in texts:
                 cells[i] = csv_cell(cells[i])
             self._writer.writerow(cells)
@@ -116,15 +125,16 @@ class SeriesBlocks:
         self._last: int | None = None  # the last batch time added
         self.in_order = True
 
-    def add(self, rows: Sequence[Row]) -> bool:
-        if not self.in_order or not rows:
+    def add(self, timeline: Chunk) -> bool:
+        """A chunk of the cluster's timeline_batches."""
+        if not self.in_order or not len(timeline):
             return self.in_order
-        times = [r["timestamp"] for r in rows]
+        times = timeline.ints("timestamp").tolist()
         if any(map(gt, times, islice(times, 1, None))) or (self._last is not None and self._last > times[0]):
             self.in_order = False
             return False
         self._last = times[-1]
-        self._write(self._sampler.add(times, [om.family_values(f, [r[f.column] for r in rows])
+        self._write(self._sampler.add(times, [om.family_values(f, _column(timeline, f.column))
                                               for f in om.FAMILIES]))
         return True
 
@@ -149,6 +159,11 @@ class SeriesBlocks:
             om.write_samples(f, family, self.cluster, series, ends)
 
 
+def _column(chunk: Chunk, name: str) -> list[Any]:
+    data = chunk.column(name)
+    return data.tolist() if isinstance(data, array) else chunk.texts(name)
+
+
 class TableWriters:
     """Every table of a python-engine analysis of a fleet, cluster by cluster: ``cluster(name)`` starts one,
     ``timeline``/``events``/``brokers``/``directories``/``failures`` take its rows in log order, ``end_cluster``
@@ -161,12 +176,13 @@ class TableWriters:
                 shutil.rmtree(out / table)
             (out / table).mkdir()
         self.csv = {table: CsvTable(out, table) for table in TABLES if table != "timeline_buckets"} if csv else {}
-        self._buckets: dict[tuple[str, int], Row] = {}  # every cluster's, for the CSV (sorted by cluster name)
+        # every cluster's bucket rows in the table's column order, for the CSV (sorted by cluster name)
+        self._buckets: dict[tuple[str, int], tuple[Any, ...]] = {}
         self._scratch = Path(tempfile.mkdtemp(prefix=".controller_metrics-", dir=out))
         self._blocks: list[tuple[str, SeriesBlocks]] = []
         self._name = ""
         self._parts: dict[str, ParquetPart] = {}
-        self._cluster_buckets: dict[int, Row] = {}
+        self._cluster_buckets: dict[int, tuple[Any, ...]] = {}  # bucket start -> its last timeline row's values
         self._series: SeriesBlocks | None = None
         self.batches = self.events_written = 0
 
@@ -186,35 +202,39 @@ class TableWriters:
         self._series = SeriesBlocks(self._scratch, len(self._blocks), name, every_batch=self.metrics_every_batch)
         self._blocks.append((name, self._series))
 
-    def add(self, table: str, rows: Sequence[Row]) -> None:
-        if not rows:
+    def add(self, chunk: Chunk) -> None:
+        """Rows of the current cluster, in log order."""
+        if not len(chunk):
             return
-        self._parts[table].add(rows)
+        table = chunk.table.name
+        self._parts[table].add(chunk)
         if table in self.csv:
-            self.csv[table].add(rows)
-        if table == "timeline_batches":
-            self.batches += len(rows)
-            width, buckets = self.width_ms, self._cluster_buckets
-            for row in rows:
-                buckets[bucket_start(row["timestamp"], width)] = row
+            self.csv[table].add(chunk.tuples())
+        if table == TIMELINE.name:
+            self.batches += len(chunk)
+            width, last = self.width_ms, {}
+            for i, timestamp in enumerate(chunk.ints("timestamp")):
+                last[bucket_start(timestamp, width)] = i
+            self._cluster_buckets.update((start, chunk.row(i)) for start, i in last.items())
             assert self._series is not None
-            self._series.add(rows)
-        elif table == "events":
-            self.events_written += len(rows)
+            self._series.add(chunk)
+        elif table == EVENTS.name:
+            self.events_written += len(chunk)
 
     def end_cluster(self) -> None:
         for part in self._parts.values():
             part.close()
-        buckets = [{"bucket_start": start, **row} for start, row in sorted(self._cluster_buckets.items())]
+        buckets = [(start, *row) for start, row in sorted(self._cluster_buckets.items())]
         if buckets:
-            bucket_part = ParquetPart(self.out, "timeline_buckets", self._name)
-            bucket_part.add(buckets)
+            bucket_part = ParquetPart(self.out, BUCKETS.name, self._name)
+            bucket_part.add(from_rows(BUCKETS, self._name, buckets))
             bucket_part.close()
-        self._buckets.update(((self._name, row["bucket_start"]), row) for row in buckets)
+        at = BUCKETS.cluster_at
+        self._buckets.update(((self._name, row[0]), (*row[:at], self._name, *row[at:])) for row in buckets)
         series = self._series
         assert series is not None
         if not series.in_order:  # its times step back: the samples from the timeline written
-            series.from_rows([row for batch in iter_cluster(self.out / "timeline_batches", self._name)
+            series.from_rows([row for batch in iter_cluster(self.out / TIMELINE.name, self._name)
                               for row in batch])
         series.close()
 

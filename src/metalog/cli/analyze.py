@@ -8,26 +8,21 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from metalog.analysis.brokers import BROKER_COLUMNS, DIRECTORY_COLUMNS, FAILURE_COLUMNS
-from metalog.analysis.events import EVENT_COLUMNS
+from metalog.analysis.domain.schema import BROKERS, BUCKETS, DIRECTORIES, EVENTS, FAILURES
 from metalog.analysis.growth_tables import GROWTH_TABLES, ROWS
-from metalog.analysis.tables import BUCKET_COLUMNS
 from metalog.cli.progress import Progress
 from metalog.errors import MetalogError
 
 
 def _columns_help() -> str:
     lines = ["timeline_batches (one row per batch) and timeline_buckets (the last row per --bucket):"]
-    lines += [f"  {name:<28} {text}" for name, text in BUCKET_COLUMNS.items()]
-    lines += ["events:"]
-    lines += [f"  {name:<28} {text}" for name, text in EVENT_COLUMNS.items()]
-    for table, columns in (("broker_timeline (a row when a broker's values change)", BROKER_COLUMNS),
-                           ("directory_timeline (a row when a log directory's values change)", DIRECTORY_COLUMNS),
-                           ("directory_failures (a row per partition on a directory when it failed)", FAILURE_COLUMNS)):
-        lines += [f"{table}:"]
-        lines += [f"  {name:<28} {text}" for name, text in columns.items()]
-    for table, growth in GROWTH_TABLES.items():  # read from each log directory apart from the replay
-        lines += [f"{table} ({ROWS[table]}):"]
+    lines += [f"  {c.name:<28} {'timeline_buckets only: ' if c.name == 'bucket_start' else ''}{c.help}"
+              for c in BUCKETS.columns]
+    for table in (EVENTS, BROKERS, DIRECTORIES, FAILURES):
+        lines += [f"{table.name}:" if table is EVENTS else f"{table.name} ({table.row}):"]
+        lines += [f"  {c.name:<28} {c.help}" for c in table.columns]
+    for name, growth in GROWTH_TABLES.items():  # read from each log directory apart from the replay
+        lines += [f"{name} ({ROWS[name]}):"]
         lines += [f"  {name:<28} {text}" for name, _, text in growth]
     return "\n".join(lines)
 

@@ -46,15 +46,18 @@ class Parser(argparse.ArgumentParser):
 
 
 class _Version(argparse.Action):
-    """``metalog --version``: the version, and which codec core and log core run (compiled or pure, and why)."""
+    """``metalog --version``: the version, and which codec core, log core and analysis step run (compiled or pure,
+    and why)."""
 
     def __init__(self, option_strings: list[str], dest: str, **kwargs: object) -> None:
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)  # type: ignore[arg-type]
 
     def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
+        from metalog.analysis.domain import twins
         from metalog.codec import core
 
-        parser.exit(message=f"metalog {__version__}\ncodec: {core.status()}\nlog: {core.log_status()}\n")
+        parser.exit(message=f"metalog {__version__}\ncodec: {core.status()}\nlog: {core.log_status()}\n"
+                            f"analysis: {twins.status()}\n")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -132,8 +132,9 @@ _twins_missing: dict[str, str] = {}  # twin module -> why it did not load
 
 
 def twin(module: str) -> ModuleType | None:
-    """The compiled twin module ``module`` (one of ``LOG_TWINS``), or None where its pure twin is to run:
-    ``METALOG_PURE=1``, or the module was not built (``log_status()`` says so)."""
+    """The compiled twin module ``module`` (one of ``LOG_TWINS``, or a layer's own above the log, registered there:
+    the analysis' step), or None where its pure twin is to run: ``METALOG_PURE=1``, or the module was not built
+    (``log_status()``, ``twin_missing`` say so)."""
     if os.environ.get(PURE_ENV, "") not in ("", "0"):
         return None
     if module not in _twins and module not in _twins_missing:
@@ -142,6 +143,16 @@ def twin(module: str) -> ModuleType | None:
         except ImportError as e:
             _twins_missing[module] = str(e)
     return _twins.get(module)
+
+
+def pure_requested() -> bool:
+    """``METALOG_PURE`` is set: every pure twin runs."""
+    return os.environ.get(PURE_ENV, "") not in ("", "0")
+
+
+def twin_missing(module: str) -> str | None:
+    """Why the compiled twin ``module`` did not load (None: it did, or was not asked for)."""
+    return _twins_missing.get(module)
 
 
 def log_compiled_active() -> bool:

@@ -294,7 +294,8 @@ def _shown_value(value: Any) -> Any:
 
 def _sort_key(key: Key, label: str) -> tuple[Any, ...]:
     rank = 0 if key == ALL else _RANK.get(key[0], 4)
-    return (rank, [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", label)])
+    # (the digit runs \d splits out are decimals: isdigit would also take a superscript, which int refuses)
+    return (rank, [int(p) if p.isdecimal() else p for p in re.split(r"(\d+)", label)])
 
 
 # ---- the table ------------------------------------------------------------------------------------------------

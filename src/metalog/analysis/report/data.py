@@ -11,10 +11,10 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
+from metalog.analysis.domain.schema import DIR_TRANSITIONS, PHASES
 from metalog.analysis.growth import ClusterGrowth
 from metalog.analysis.report.growth import growth_view, trimmed
 from metalog.analysis.report.series import Steps, m4, packed, steps
-from metalog.analysis.timeline import DIR_TRANSITIONS, PHASES
 
 PHASE_COLORS = dict(zip(PHASES, ("#b0b0b0", "#f6c85f", "#ef8a62", "#6f9fd8", "#4daf4a"), strict=True))
 DIR_COLORS = dict(zip(DIR_TRANSITIONS, ("#dddddd", "#fdb863", "#5aae61"), strict=True))

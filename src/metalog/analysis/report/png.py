@@ -11,9 +11,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from metalog.analysis.domain.schema import PHASES
 from metalog.analysis.report.data import PHASE_COLORS, Cluster, cluster_charts, fleet_span
 from metalog.analysis.report.series import envelope
-from metalog.analysis.timeline import PHASES
 
 CLUSTERS_PER_PNG = 12
 BUCKETS = 1200  # envelope buckets per panel: about its width in pixels

@@ -1,0 +1,51 @@
+"""The compiled twin of the per-batch step against the pure one: the same rows of every table, batch after batch,
+for random histories of every record type in random batch shapes, from the log's start or a range's."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from metalog.analysis.domain import step as pure
+from metalog.analysis.domain.twins import ANALYSIS_TWINS
+from metalog.codec import core
+from metalog.state.image import EMPTY
+from tests.analysis.domain.test_step import HISTORIES, Run, batches
+
+compiled = core.twin(ANALYSIS_TWINS[0])
+pytestmark = pytest.mark.skipif(compiled is None, reason=f"the compiled step is not built or not asked for "
+                                                         f"({core.twin_missing(ANALYSIS_TWINS[0]) or 'METALOG_PURE'})")
+
+
+@pytest.mark.slow  # about 10 s of CPU: the full suite runs it, --quick does not
+@settings(max_examples=300, deadline=None)
+@given(values=HISTORIES, cuts=st.lists(st.integers(0, 5), min_size=1, max_size=6),
+       takes=st.lists(st.booleans(), min_size=1, max_size=4), start=st.integers(0, 30))
+def test_the_compiled_step_makes_the_pure_steps_rows(values: list[bytes], cuts: list[int], takes: list[bool],
+                                                     start: int) -> None:
+    cut = batches(values, cuts)
+    head = Run(EMPTY)
+    for batch in cut[:start]:
+        head.feed(batch)
+    at, log_start = (head.reference.image, False) if start and not head.loader.in_transaction else (EMPTY, True)
+    rest = cut[start:] if not log_start else cut
+    runs = [Run(at, log_start=log_start, make=make) for make in (pure.ClusterStep, compiled.ClusterStep)]
+    for n, batch in enumerate(rest):
+        for run in runs:
+            run.feed(batch, take=takes[n % len(takes)])
+        assert runs[0].step.pending == runs[1].step.pending
+    chunks = [run.tables() for run in runs]
+    for name in chunks[0]:
+        assert list(chunks[1][name].tuples()) == list(chunks[0][name].tuples()), name
+        assert [type(c) for c in chunks[1][name].columns] == [type(c) for c in chunks[0][name].columns], name
+
+
+def test_the_analysis_runs_the_compiled_step_where_built_and_the_pure_one_when_asked(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from metalog.analysis.domain import twins
+
+    assert compiled is not None
+    assert twins.cluster_step() is compiled.ClusterStep and twins.status().startswith("compiled (Cython 3.")
+    monkeypatch.setenv(core.PURE_ENV, "1")
+    assert twins.cluster_step() is pure.ClusterStep and twins.status() == "pure Python (METALOG_PURE=1)"
