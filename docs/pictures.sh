@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Redraws the README's pictures of the report from a generated mixed history: docs/report.png (the top of
-# report.html: fleet overview and the cluster's charts) and docs/report-brokers.png (its per-broker and
-# per-directory views) and docs/report-growth.png (its growth and controller leadership view, of the same
-# history snapshotted and with four elections added), as headless Chromium draws them, and
-# docs/report-main-chart.png (the analysis' own report.png). Needs .venv (bash scripts/test.sh makes it) and chromium on PATH; Chromium is driven with
-# tests/analysis/chromium.py. Usage: bash docs/pictures.sh
+# Redraws the pictures of the report in README.md and docs/analysis.md from a generated mixed history:
+# docs/report.png (the top of report.html: fleet overview and the cluster's charts) and docs/report-brokers.png
+# (its per-broker and per-directory views) and docs/report-growth.png (its growth and controller leadership
+# view, of the same history snapshotted and with four elections added), as headless Chromium draws them, and
+# docs/report-main-chart.png (the analysis' own report.png). Needs .venv (bash scripts/test.sh makes it) and
+# chromium on PATH; Chromium is driven with tests/analysis/chromium.py. Usage: bash docs/pictures.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=$(mktemp -d)

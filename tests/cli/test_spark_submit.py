@@ -1,4 +1,5 @@
-"""The README's spark-submit command: metalog's entry point as the application, on a tiny generated log."""
+"""The spark-submit command of docs/analysis.md (On a Spark cluster): metalog's entry point as the application, on
+a tiny generated log."""
 
 from __future__ import annotations
 

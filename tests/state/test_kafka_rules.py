@@ -3,7 +3,7 @@
 The reference is apache/kafka's metadata module as of the codec's pinned commit (4.0.0-SNAPSHOT), which
 includes KAFKA-16583 (PartitionChangeRecord without directories, Kafka 3.7.1 and 3.8). "Kafka's image" means
 the broker-side deltas under ``org.apache.kafka.image``; "Kafka's controller" the ``*ControlManager.replay``
-methods. Where metalog deliberately differs, the test says so and why (README: Kafka compatibility).
+methods. Where metalog deliberately differs, the test says so and why (docs/compatibility.md).
 """
 
 from __future__ import annotations

@@ -129,7 +129,7 @@ cdef class ValueReplay:
 
     cdef partition_change(self, d, r):
         """``metalog.state.rules.partition_change`` for a change of leader, ISR or ELR of a known partition (half of a
-        busy log's records, and half of replay's time as Python: see the README's Benchmarks); the other forms (new
+        busy log's records, and half of replay's time as Python: see docs/benchmarks.md); the other forms (new
         replicas or directories, a leader recovery state, an unknown partition, a record or topic delta of another
         class than the ones it knows) go to the rule itself. The record's and the topic delta's fields are read
         straight from their slots."""
