@@ -67,6 +67,7 @@ def check(root: Path, ranges: list[tuple[int, int]], *, points: bool = True) -> 
     assert parallel.rows == sequential.rows
     assert parallel.events == sequential.events
     assert parallel.by_broker == sequential.by_broker  # broker_timeline, directory_timeline, directory_failures
+    assert parallel.records == sequential.records  # data records replayed, not offsets (a control batch has some)
 
 
 @settings(max_examples=10)  # each example generates a 2,500-record log and replays it every way: ~0.2 s

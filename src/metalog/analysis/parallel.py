@@ -172,11 +172,12 @@ def open_transaction(start: StartState) -> OpenTransaction | None:
 # ---- 3. replaying a range ---------------------------------------------------------------------------------
 @dataclass
 class Part:
-    """A range's rows (dicts in their columns' order) and events."""
+    """A range's rows (dicts in their columns' order), events and the data records it replayed."""
 
     rows: list[dict[str, Any]] = field(default_factory=list)
     events: list[dict[str, Any]] = field(default_factory=list)
     by_broker: BrokerTables = field(default_factory=BrokerTables)
+    records: int = 0
 
 
 def replay_range(path: str | os.PathLike[str], cluster: str, lo: int, hi: int, start: StartState, *,
@@ -188,7 +189,7 @@ def replay_range(path: str | os.PathLike[str], cluster: str, lo: int, hi: int, s
         replay.run(_batches(log, lo, hi), lo)
     out = Analysis()
     add_chunks(out, replay.step.take())
-    return Part(out.rows, out.events, out.by_broker)
+    return Part(out.rows, out.events, out.by_broker, replay.records)
 
 
 def assemble(parts: Sequence[Part]) -> Analysis:
@@ -198,6 +199,7 @@ def assemble(parts: Sequence[Part]) -> Analysis:
         result.rows += part.rows
         result.events += part.events
         result.by_broker.extend(part.by_broker)
+        result.records += part.records
     return result
 
 
@@ -212,5 +214,4 @@ def analyze_parallel(path: str | os.PathLike[str], ranges: int | Sequence[tuple[
     starts = start_states(path, bounds, points=points)
     result = assemble([replay_range(path, cluster, lo, hi, s, log_start=i == 0)
                        for i, ((lo, hi), s) in enumerate(zip(bounds, starts, strict=True))])
-    result.records = last - first + 1 if last >= first else 0
     return result

@@ -234,12 +234,12 @@ def analyze_spark(session: Any, logdirs: Sequence[str | os.PathLike[str]], *, ra
     replayed = session.createDataFrame(_on_executors(sc, _replay, items, keys, weights, partitions), OUTPUT_DDL)
     replayed = replayed.persist(_storage_level())  # each range replays once; the tables read it from here
     with report.stage("replay", sum(sizes)):
-        found = sorted(tuple(r) for r in replayed.select("index", "cpu").collect()) if items else []
-    result.task_cpu["replay"] = [cpu for _, cpu in found]
+        found = sorted(tuple(r) for r in replayed.select("index", "cpu", "records").collect()) if items else []
+    result.task_cpu["replay"] = [cpu for _, cpu, _ in found]
     result.frames = dataframes(replayed)
     result.replayed = replayed
     result.clusters = [c.name for c in clusters]
-    result.records = sum(sizes)
+    result.records = sum(records for _, _, records in found)  # data records, as the python engine counts
     return result
 
 

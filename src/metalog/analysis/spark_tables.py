@@ -24,7 +24,7 @@ SEQ = "_seq"  # hidden order column: range index << 32 | place in the range
 
 # a range's replay as it waits, cached, on the executor that ran it: its tables compressed (marshal of lists,
 # dicts, str and int, from our own executors)
-OUTPUT_DDL = "index BIGINT, cpu DOUBLE, timeline_batches BINARY, events BINARY, brokers BINARY"
+OUTPUT_DDL = "index BIGINT, cpu DOUBLE, timeline_batches BINARY, events BINARY, brokers BINARY, records BIGINT"
 
 
 def _pack(value: Any) -> bytes:
@@ -35,12 +35,12 @@ def _unpack(data: bytes) -> Any:
     return marshal.loads(zlib.decompress(data))
 
 
-def range_output(index: int, part: Part, cpu: float) -> tuple[int, float, bytes, bytes, bytes]:
+def range_output(index: int, part: Part, cpu: float) -> tuple[int, float, bytes, bytes, bytes, int]:
     """A range's row of the cached replay (OUTPUT_DDL's columns)."""
     tables = part.by_broker
     columns = TABLES["timeline_batches"]
     return (index, cpu, _pack([tuple(r[c] for c in columns) for r in part.rows]), _pack(part.events),
-            _pack((tables.brokers, tables.directories, tables.failures)))
+            _pack((tables.brokers, tables.directories, tables.failures)), part.records)
 
 
 # ---- on the executors: a range's rows ----------------------------------------------------------------------------

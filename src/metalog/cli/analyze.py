@@ -139,7 +139,7 @@ def _analyze(args: argparse.Namespace) -> int:
         result = python
         counts = len(python.rows), len(python.events)
         print("CSV only: the Parquet tables need pyarrow (pip install 'metalog[analysis]')", file=sys.stderr)
-    print(f"{result.records:,} records, {counts[0]:,} batches, {len(names)} cluster(s), {counts[1]:,} events",
+    print(f"{result.records:,} data records, {counts[0]:,} batches, {len(names)} cluster(s), {counts[1]:,} events",
           file=sys.stderr)
     for path in written:
         print(path)
