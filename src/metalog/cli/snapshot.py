@@ -116,13 +116,13 @@ def _list(args: argparse.Namespace) -> int:
         for row in rows:
             print(json.dumps(row))
     else:
-        print(f"{'END OFFSET':>12} {'EPOCH':>6} {'BYTES':>10} {'RECORDS':>8} {'KRAFT':>5}  FILE")
+        print(f"{'END OFFSET':>12} {'EPOCH':>6} {'BYTES':>10} {'DATA RECORDS':>12} {'KRAFT':>5}  FILE")
         for r in rows:
             if "error" in r:
-                print(f"{'-':>12} {'-':>6} {'-':>10} {'-':>8} {'-':>5}  {escape(str(r['file']))}  "
+                print(f"{'-':>12} {'-':>6} {'-':>10} {'-':>12} {'-':>5}  {escape(str(r['file']))}  "
                       f"ERROR: {escape(str(r['error']))}")
             else:
-                print(f"{r['endOffset']:>12} {r['epoch']:>6} {r['sizeInBytes']:>10} {r['records']:>8} "
+                print(f"{r['endOffset']:>12} {r['epoch']:>6} {r['sizeInBytes']:>10} {r['records']:>12} "
                       f"{r['kraftVersion']:>5}  {escape(str(r['file']))}")
     return 1 if failed else 0
 
