@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from metalog.analysis.tables import read_table
+from metalog.analysis.tables import MARKER, read_table
 from metalog.cli.main import main
 from tests.analysis.standalone import free_port, spark_class, standalone
 from tests.analysis.test_tables import extreme_times
@@ -140,10 +140,17 @@ def test_the_python_engine_is_interrupted_the_same_way(tmp_path: Path) -> None:
     assert main(["generate", str(big), "--scenario", "mixed", "--seed", "5", "--records", "100000"]) == 0
     scratch = tmp_path / "tmp"
     scratch.mkdir()
+    out = tmp_path / "out"
     proc = subprocess.Popen([sys.executable, "-m", "metalog.cli.main", "analyze", str(big), "--out",
-                             str(tmp_path / "out"), "--engine", "python"], stderr=subprocess.PIPE, text=True,
+                             str(out), "--engine", "python"], stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
-    time.sleep(3)
+    # interrupted while it works: once it has claimed its output directory (its marker is written before the
+    # replay starts), not after a fixed delay (the engine got fast enough to finish 100,000 records in 3 s)
+    deadline = time.monotonic() + 120
+    while not (out / MARKER).exists():
+        assert proc.poll() is None, "the analysis ended before it claimed its output directory"
+        assert time.monotonic() < deadline, "the analysis did not claim its output directory within 120 s"
+        time.sleep(0.005)
     os.killpg(proc.pid, signal.SIGINT)
     assert (proc.wait(60), proc.stderr.read() if proc.stderr else "") == (130, "metalog: interrupted\n")
 
