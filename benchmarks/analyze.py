@@ -43,7 +43,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from metalog.analysis.pipeline import analyze_python, log_records, write_outputs, write_python
+from metalog.analysis.engines.replay import analyze_python, log_records, write_outputs, write_python
 from metalog.generate.generator import HistorySettings
 from metalog.generate.writer import write_history
 from metalog.replay.history import IMAGE_DIR, MetadataHistory
@@ -69,8 +69,8 @@ def build(records: int, seed: int, images: int = 0) -> Path:
 def spark_run(path: Path, cores: int, repeat: int, warm: Path) -> tuple[float, float, float, int]:
     """(session start seconds, best analysis wall seconds, the CPU seconds the machine was busy in that run,
     batches): the analysis and the writing of its tables and metrics, into a temp dir."""
+    from metalog.analysis.engines.spark import analyze_spark, spark_session
     from metalog.analysis.layout import count_rows
-    from metalog.analysis.spark import analyze_spark, spark_session
 
     t0 = time.perf_counter()
     with spark_session(f"local[{cores}]", app="metalog bench") as session, \
@@ -128,7 +128,7 @@ def child(engine: str, cores: int, paths: list[str]) -> None:
     with tempfile.TemporaryDirectory() as out:
         jvm: dict[str, int] = {}
         if engine == "spark":
-            import metalog.analysis.spark_session as ss
+            import metalog.analysis.engines.spark_session as ss
 
             stop = ss._stop
 
@@ -241,7 +241,7 @@ def om_writers(out: Path, name: str, rows: list[dict[str, Any]], every_batch: bo
     import pyarrow as pa
 
     from metalog.analysis import openmetrics as om
-    from metalog.analysis import spark_tables as st
+    from metalog.analysis.engines import spark_tables as st
 
     cpu = time.process_time()
     om.write_openmetrics(out / "python.om", [(name, rows)], every_batch=every_batch)

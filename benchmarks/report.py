@@ -24,7 +24,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
 from analyze import build  # noqa: E402  (benchmarks/analyze.py: the same generated log)
 
-from metalog.analysis.pipeline import analyze_python  # noqa: E402
+from metalog.analysis.engines.replay import analyze_python  # noqa: E402
 from metalog.analysis.report import write_report  # noqa: E402
 from tests.analysis.chromium import Chromium  # noqa: E402
 

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from metalog.analysis.brokers import BrokerTables
 from metalog.analysis.domain.schema import BROKERS, DIRECTORIES, FAILURES
-from metalog.analysis.parallel import analyze_parallel
-from metalog.analysis.pipeline import analyze_log, analyze_python, read_table, write_outputs
+from metalog.analysis.engines.parallel import analyze_parallel
+from metalog.analysis.engines.replay import analyze_log, analyze_python, read_table, write_outputs
 from metalog.generate.generator import HistorySettings
 from metalog.generate.writer import write_history
 from metalog.replay.history import MetadataHistory

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from metalog.analysis.domain.schema import TIMELINE
-from metalog.analysis.pipeline import analyze_log, analyze_python, parse_bucket, read_table
+from metalog.analysis.engines.replay import analyze_log, analyze_python, parse_bucket, read_table
 from metalog.cli.main import main
 from tests.analysis.test_timeline import jbod_transition, zk_migration
 
@@ -75,7 +75,7 @@ def test_spark_engine_end_to_end_is_quiet_and_writes_both_formats(tmp_path: Path
     python engine's in both formats."""
     pytest.importorskip("pyspark")
     pytest.importorskip("pyarrow")
-    from metalog.analysis.spark import find_java
+    from metalog.analysis.engines.spark import find_java
     from metalog.errors import MetalogError
 
     try:

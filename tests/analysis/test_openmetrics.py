@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from metalog.analysis.engines.replay import analyze_python, write_outputs
 from metalog.analysis.openmetrics import FAMILIES, FILE, Family, escape, seconds, series, write_openmetrics
-from metalog.analysis.pipeline import analyze_python, write_outputs
 from metalog.analysis.result import cluster_name
 from metalog.analysis.sampling import HEARTBEAT_MS
 from metalog.generate.generator import HistorySettings
@@ -213,8 +213,8 @@ def test_the_executors_series_are_the_python_engines_lines_whatever_the_batches(
     """The Spark engine's executors write each cluster's series from Arrow batches sorted by cluster, time and
     log order (``spark_tables.series_task``), cut wherever Spark cuts them: the file is the python engine's."""
     pa = pytest.importorskip("pyarrow")
+    from metalog.analysis.engines.spark_tables import SEQ, series_path, series_task
     from metalog.analysis.openmetrics import COLUMNS, concatenate
-    from metalog.analysis.spark_tables import SEQ, series_path, series_task
 
     root = tmp_path_factory.mktemp("series")
     fleet = []

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metalog.analysis.parallel import (
+from metalog.analysis.engines.parallel import (
     StartState,
     analyze_parallel,
     fold,
@@ -20,7 +20,7 @@ from metalog.analysis.parallel import (
     start_points,
     start_states,
 )
-from metalog.analysis.pipeline import analyze_log
+from metalog.analysis.engines.replay import analyze_log
 from metalog.errors import ReplayError
 from metalog.generate.generator import HistorySettings
 from metalog.generate.writer import write_history

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from metalog.analysis.brokers import BrokerTables
 from metalog.analysis.domain.schema import TIMELINE
-from metalog.analysis.pipeline import analyze_python
+from metalog.analysis.engines.replay import analyze_python
 from metalog.analysis.report import write_report
 from metalog.analysis.report.data import Cluster, clusters_of, shared_axis
 from metalog.analysis.report.page import MAX_EVENT_ROWS, render_html
@@ -239,7 +239,7 @@ def test_the_report_from_the_parquet_tables_equals_the_report_from_the_rows(tmp_
     """The Spark engine's report is built from the written tables, a cluster at a time, the timeline in change
     form: it draws exactly what the report from every row draws."""
     pytest.importorskip("pyarrow")
-    from metalog.analysis.pipeline import analyze_python, write_outputs
+    from metalog.analysis.engines.replay import analyze_python, write_outputs
     from metalog.analysis.report import write_report, write_report_from_tables
     from metalog.analysis.result import cluster_name
     from metalog.generate.generator import HistorySettings

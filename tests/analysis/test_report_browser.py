@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from metalog.analysis.pipeline import analyze_python
+from metalog.analysis.engines.replay import analyze_python
 from metalog.analysis.report import write_report
 from metalog.analysis.report.series import Steps, envelope
 from tests.analysis import crafted as c

@@ -14,11 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metalog.analysis.layout import TABLES, arrow_schema, read_tables
-from metalog.analysis.parallel import log_bounds
-from metalog.analysis.pipeline import Analysis, analyze_python, write_outputs
-from metalog.analysis.result import cluster_name
-from metalog.analysis.spark import (
+from metalog.analysis.engines.parallel import log_bounds
+from metalog.analysis.engines.replay import Analysis, analyze_python, write_outputs
+from metalog.analysis.engines.spark import (
     RANGE_SLACK,
     analyze_spark,
     default_driver_memory,
@@ -29,6 +27,8 @@ from metalog.analysis.spark import (
     range_counts,
     spark_session,
 )
+from metalog.analysis.layout import TABLES, arrow_schema, read_tables
+from metalog.analysis.result import cluster_name
 from metalog.cli.analyze import run_spark
 from metalog.cli.progress import Progress
 from metalog.errors import MetalogError
@@ -82,7 +82,7 @@ def test_any_number_of_partitions_and_with_or_without_points(spark: Any, fleet: 
 
 def test_placement_is_stable_across_processes() -> None:
     keys = [(name, n) for name in ("zk", "jbod", "tx", "a" * 40) for n in range(5)]
-    code = ("from metalog.analysis.spark import place; "
+    code = ("from metalog.analysis.engines.spark import place; "
             f"print(place({keys!r}, 3))")
     outs = {subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONHASHSEED": seed},
                            capture_output=True, text=True, check=True).stdout for seed in ("1", "2", "random")}
@@ -169,7 +169,7 @@ def test_delta_tasks_fill_every_round_of_the_cores() -> None:
 
 def test_deltas_composed_from_cuts_equal_python(spark: Any, fleet: list[Path], expected: Analysis,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("metalog.analysis.spark.delta_cuts", lambda pieces, cores: 3)
+    monkeypatch.setattr("metalog.analysis.engines.spark.delta_cuts", lambda pieces, cores: 3)
     got = analyze_spark(spark, fleet, ranges=4).collect()
     assert got.rows == expected.rows and got.events == expected.events
     assert len(got.task_cpu["deltas"]) > 0
@@ -200,8 +200,8 @@ def test_a_running_session_is_used_and_left_running(spark: Any, fleet: list[Path
 def test_the_out_of_memory_hint_only_when_the_jvm_ran_out_of_memory(monkeypatch: pytest.MonkeyPatch) -> None:
     from py4j.protocol import Py4JNetworkError
 
-    from metalog.analysis import spark_session as module
-    from metalog.analysis.spark_session import spark_errors
+    from metalog.analysis.engines import spark_session as module
+    from metalog.analysis.engines.spark_session import spark_errors
 
     for oom in (False, True):
         monkeypatch.setattr(module.JVM, "out_of_memory", oom)
@@ -271,8 +271,8 @@ def test_the_report_built_on_the_executors_is_the_report_built_here(spark: Any, 
                                                                    expected: Analysis, tmp_path: Path) -> None:
     """The Spark engine reads and compacts each cluster of the report on its executors (``executor_runner``):
     the same report.html and report.png as the driver one cluster at a time, and no scratch left."""
+    from metalog.analysis.engines.spark import executor_runner
     from metalog.analysis.report import write_report_from_tables
-    from metalog.analysis.spark import executor_runner
 
     names = [cluster_name(p) for p in fleet]
     for where in ("here", "executors"):
@@ -301,10 +301,10 @@ def test_the_growth_tables_computed_on_the_executors_are_the_ones_computed_here(
                                                                                  tmp_path: Path) -> None:
     """The growth pass runs a cluster per task on the executors (``executor_runner``, as ``metalog analyze
     --engine spark`` runs it) and the driver writes the tables: the same files as the python engine's."""
+    from metalog.analysis.engines.spark import executor_runner
     from metalog.analysis.growth_tables import GROWTH_TABLES, write_growth
     from metalog.analysis.layout import read_tables
     from metalog.analysis.result import cluster_logs
-    from metalog.analysis.spark import executor_runner
 
     clusters = cluster_logs([f"{p.name}={p}" for p in fleet])
     for where in ("here", "executors"):

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from metalog.analysis.engines.spark_session import package_zip
 from metalog.analysis.layout import read_tables
-from metalog.analysis.spark_session import package_zip
 from metalog.cli.main import main
 from tests.analysis.standalone import spark_class, standalone
 from tests.analysis.test_spark_failures import analyze

@@ -3,7 +3,7 @@ JVM that went away must not hide the interrupt (``metalog: interrupted`` is the 
 
 from __future__ import annotations
 
-from metalog.analysis.spark_session import spark_error
+from metalog.analysis.engines.spark_session import spark_error
 from metalog.errors import MetalogError
 
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from metalog.analysis.domain.schema import TIMELINE
 from metalog.analysis.domain.step import ClusterStep
-from metalog.analysis.pipeline import analyze_log
+from metalog.analysis.engines.replay import analyze_log
 from metalog.codec.uuid import LOST, UNASSIGNED
 from metalog.generate.generator import HistorySettings
 from metalog.generate.writer import write_history

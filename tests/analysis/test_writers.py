@@ -9,9 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metalog.analysis import pipeline, writers
+from metalog.analysis import writers
+from metalog.analysis.engines import replay as pipeline
+from metalog.analysis.engines.replay import analyze_python, write_outputs, write_python
 from metalog.analysis.layout import TABLES
-from metalog.analysis.pipeline import analyze_python, write_outputs, write_python
 from metalog.analysis.tables import read_table
 from metalog.generate.generator import HistorySettings
 from metalog.generate.writer import write_history

@@ -28,7 +28,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metalog.analysis.pipeline import analyze_log
+from metalog.analysis.engines.replay import analyze_log
 from metalog.cli.main import main
 from metalog.errors import MetalogError
 from metalog.log import MetadataLog

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from metalog.analysis.pipeline import analyze_log
+from metalog.analysis.engines.replay import analyze_log
 from metalog.log import MetadataLog
 from metalog.log.follow import LogFollower
 from metalog.log.verify import verify_log

@@ -3,6 +3,6 @@
 Builds on replay (one pass over each log); no I/O beyond reading logs and writing the output directory.
 """
 
-from metalog.analysis.pipeline import Analysis, analyze_log, analyze_python
+from metalog.analysis.engines.replay import Analysis, analyze_log, analyze_python
 
 __all__ = ["Analysis", "analyze_log", "analyze_python"]

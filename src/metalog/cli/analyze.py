@@ -85,8 +85,8 @@ def register(sub: Any) -> None:
 
 
 def _analyze(args: argparse.Namespace) -> int:
+    from metalog.analysis.engines.replay import analyze_python, log_records
     from metalog.analysis.growth_tables import growth_of, write_growth, write_growth_tables
-    from metalog.analysis.pipeline import analyze_python, log_records
     from metalog.analysis.result import cluster_logs
     from metalog.analysis.tables import claim_output, has_pyarrow, parse_bucket, write_outputs
 
@@ -99,7 +99,7 @@ def _analyze(args: argparse.Namespace) -> int:
     names = [c.name for c in clusters]
     claim_output(out)  # before any work: a directory holding the user's files is refused, not emptied
     if args.engine == "spark":
-        from metalog.analysis.spark import executor_runner, spark_errors, spark_session
+        from metalog.analysis.engines.spark import executor_runner, spark_errors, spark_session
         from metalog.analysis.tables import write_csv_from_tables
 
         if args.driver_memory is not None:
@@ -121,7 +121,7 @@ def _analyze(args: argparse.Namespace) -> int:
             written += _report_from_tables(out, names, executor_runner(session))  # clusters read on the executors
         counts = _counts(out)
     elif has_pyarrow():  # the tables written as the replay goes, the report read back from them
-        from metalog.analysis.pipeline import write_python
+        from metalog.analysis.engines.replay import write_python
 
         with Progress("analyze") as progress:
             result = write_python(out, args.logdirs, width, csv=args.csv,
@@ -160,7 +160,7 @@ def _report_from_tables(out: Path, names: list[str], run: Any = None) -> list[Pa
 
 def run_spark(session: Any, logdirs: list[str], progress: Progress) -> Any:
     """The Spark engine with its progress on ``progress``: the stage in the label, records and records/s."""
-    from metalog.analysis.spark import analyze_spark
+    from metalog.analysis.engines.spark import analyze_spark
 
     def stage(name: str) -> None:
         progress.label = f"analyze (spark: {name})"

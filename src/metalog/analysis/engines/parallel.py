@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from metalog.analysis.brokers import BrokerTables
-from metalog.analysis.pipeline import TimelineReplay, add_chunks
+from metalog.analysis.engines.replay import TimelineReplay, add_chunks
 from metalog.analysis.result import Analysis, cluster_name
 from metalog.errors import DecodeError, LogError
 from metalog.log import MetadataLog

@@ -1,6 +1,6 @@
 """A Spark session for metalog's Spark engine, and the JVM under it: quiet (errors only, no UI, the JVM's startup
 notices filtered out), its scratch space in a temp dir removed afterwards, a session the process already runs
-used as it is. The engine's algorithm is ``metalog.analysis.spark``."""
+used as it is. The engine's algorithm is ``metalog.analysis.engines.spark``."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from metalog import errors
-from metalog.analysis.spark_quiet import AccumulatorErrors, quiet_py4j
+from metalog.analysis.engines.spark_quiet import AccumulatorErrors, quiet_py4j
 from metalog.errors import MetalogError
 
 _LOG4J = """\

@@ -1,6 +1,6 @@
 """The Spark engine: the parallel replay's two passes as Spark stages over offset ranges of every cluster.
 
-The session and the JVM it runs on are ``metalog.analysis.spark_session``'s (``spark_session`` and
+The session and the JVM it runs on are ``metalog.analysis.engines.spark_session``'s (``spark_session`` and
 ``find_java`` are importable from here too).
 
 Stage 1 computes on executors the deltas of the pieces between each range and the snapshot or state image
@@ -28,8 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from metalog.analysis.brokers import BrokerTables
-from metalog.analysis.layout import TABLES, TIME_COLUMNS
-from metalog.analysis.parallel import (
+from metalog.analysis.engines.parallel import (
     Piece,
     fold,
     log_bounds,
@@ -41,9 +40,24 @@ from metalog.analysis.parallel import (
     split_ranges,
     start_points,
 )
+from metalog.analysis.engines.spark_session import (
+    default_driver_memory,
+    find_java,
+    import_pyspark,
+    spark_errors,
+    spark_session,
+)
+from metalog.analysis.engines.spark_tables import (
+    OUTPUT_DDL,
+    SEQ,
+    buckets,
+    dataframes,
+    range_output,
+    write,
+    write_openmetrics,
+)
+from metalog.analysis.layout import TABLES, TIME_COLUMNS
 from metalog.analysis.result import Analysis, cluster_logs
-from metalog.analysis.spark_session import default_driver_memory, find_java, import_pyspark, spark_errors, spark_session
-from metalog.analysis.spark_tables import OUTPUT_DDL, SEQ, buckets, dataframes, range_output, write, write_openmetrics
 from metalog.errors import LogError
 from metalog.replay.points import StartPoint
 from metalog.state.overlay import RangeDelta

@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from metalog.analysis.engines.parallel import Part
 from metalog.analysis.layout import PARTITION, TABLES, TIME_COLUMNS, arrow_schema, spark_ddl
-from metalog.analysis.parallel import Part
 
 if TYPE_CHECKING:
     from metalog.analysis.sampling import Samples
