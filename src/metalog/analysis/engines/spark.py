@@ -1,70 +1,60 @@
 """The Spark engine: the parallel replay's two passes as Spark stages over offset ranges of every cluster.
 
-The session and the JVM it runs on are ``metalog.analysis.engines.spark_session``'s (``spark_session`` and
-``find_java`` are importable from here too).
+The session and the JVM it runs on are ``engines.spark_session``'s.
 
 Stage 1 computes on executors the deltas of the pieces between each range and the snapshot or state image
 before it (none for a range right after one, or for the first range), the driver composes them into each
 range's prefix (small: deltas hold only what changed), stage 2 loads each range's snapshot or image, applies
-the prefix and replays the range into its rows, which stay on the executors (cached, compressed), and the tables
-are DataFrames the executors make of them and write (``spark_tables``). Executors open the log directories
-themselves: the paths must be visible to them (local disks for ``local[*]``; a shared filesystem on a cluster).
-Only offsets, point names, deltas and each range's CPU seconds reach the driver. Work is placed on partitions by a
-stable hash.
+the prefix and replays the range through the per-batch step, and the executor writes what it makes
+(``spark_tables``): a cluster replayed in one range as its tables, as the python engine writes them; the ranges
+of a cluster cut in several as Arrow streams, which stage 3, a task per such cluster, writes as its tables.
+Executors open the log directories and write the output directory themselves: the paths must be visible to
+them (local disks for ``local[*]``; a shared filesystem on a cluster). Only offsets, point names, deltas and
+each task's counts and CPU seconds travel through the driver; no row goes through the JVM. Work is placed on
+partitions by a stable hash.
 """
 
 from __future__ import annotations
 
 import heapq
-import os
+import shutil
 import threading
 import time
 import uuid
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from metalog.analysis.brokers import BrokerTables
 from metalog.analysis.engines.parallel import (
+    Origin,
     Piece,
-    fold,
     log_bounds,
     plan,
     prefixes,
     range_delta,
-    range_start,
-    replay_range,
     split_ranges,
     start_points,
 )
-from metalog.analysis.engines.spark_session import (
-    default_driver_memory,
-    find_java,
-    import_pyspark,
-    spark_errors,
-    spark_session,
-)
+from metalog.analysis.engines.request import AnalysisRequest, AnalysisSummary, Progress, Stage, T, write_growth_tables
 from metalog.analysis.engines.spark_tables import (
-    OUTPUT_DDL,
-    SEQ,
-    buckets,
-    dataframes,
-    range_output,
-    write,
-    write_openmetrics,
+    ClusterTask,
+    Output,
+    RangeTask,
+    Written,
+    replay_task,
+    series_dir,
+    write_cluster,
 )
-from metalog.analysis.layout import TABLES, TIME_COLUMNS
-from metalog.analysis.result import Analysis, cluster_logs
-from metalog.errors import LogError
 from metalog.replay.points import StartPoint
-from metalog.state.overlay import RangeDelta
+from metalog.state.overlay import RangeDelta, fold
 
-__all__ = ["RANGE_SLACK", "SparkAnalysis", "analyze_spark", "default_driver_memory", "delta_cuts", "executor_runner",
-           "find_java", "import_pyspark", "makespan", "place", "range_counts", "spark_errors", "spark_session",
+__all__ = ["RANGE_SLACK", "SparkEngine", "StageReport", "delta_cuts", "makespan", "place", "range_counts",
            "stable_hash"]
+
+R = TypeVar("R")
 
 RANGE_SLACK = 1.05  # how far past an even share of the records the replay may end before a range is split
 
@@ -124,12 +114,19 @@ def range_counts(sizes: Sequence[int], cores: int, slack: float = RANGE_SLACK) -
 
 
 @dataclass(frozen=True)
-class _Cluster:
+class ClusterRanges:
+    """A cluster of the fleet as the engine plans it: its log directory (absolute), name, first and last offsets,
+    and the snapshots and state images its ranges may start from."""
+
     path: str
     name: str
     first: int
     last: int
     points: list[StartPoint]
+
+    @property
+    def size(self) -> int:
+        return max(self.last - self.first + 1, 0)
 
 
 def _on_partitions(sc: Any, fn: Callable[[Any], Any], items: Sequence[Any], keys: Sequence[tuple[str, int]],
@@ -154,168 +151,107 @@ def _on_partitions(sc: Any, fn: Callable[[Any], Any], items: Sequence[Any], keys
     return [found[i] for i in range(len(items))]
 
 
-def executor_runner(session: Any) -> Callable[[Callable[[Any], Any], Sequence[Any]], list[Any]]:
-    """Runs independent tasks (the report's clusters: items with ``name`` and ``weight``) on the session's
-    executors, one partition each, the heaviest started first; results in the items' order."""
-    def run(fn: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
-        return _on_partitions(session.sparkContext, fn, items, [(item.name, 0) for item in items],
-                              [item.weight for item in items], None, [])
-    return run
-
-
 def _delta(item: tuple[str, int, int]) -> RangeDelta:
     return range_delta(*item)
 
 
-def _replay(item: tuple[int, str, str, int, int, StartPoint | None, RangeDelta, bool]) -> tuple[Any, ...]:
-    """A range's replay, as a row of the cached replay (``spark_tables.OUTPUT_DDL``)."""
-    index, path, cluster, lo, hi, point, prefix, log_start = item
-    start = time.process_time()
-    part = replay_range(path, cluster, lo, hi, range_start(path, point, prefix), log_start=log_start)
-    check_spark_times(path, part.rows)
-    return range_output(index, part, time.process_time() - start)
-
-
-# Spark's TIMESTAMP counts microseconds in an int64: epoch ms within about 292,000 years of 1970
-SPARK_MIN_MS, SPARK_MAX_MS = -(1 << 63) // 1000 + 1, ((1 << 63) - 1) // 1000
-
-
-def check_spark_times(path: str, rows: Sequence[dict[str, Any]]) -> None:
-    """A batch time beyond Spark's TIMESTAMP (any int64 is a batch's maxTimestamp, but Spark's tables hold
-    microseconds) as one error naming the log and the batch: the python engine writes every int64 time."""
-    for row in rows:
-        ms = row["timestamp"]
-        if not SPARK_MIN_MS <= ms <= SPARK_MAX_MS:
-            raise LogError(f"offset {row['last_offset']}: the batch's timestamp {ms} ms is beyond what Spark's "
-                           "TIMESTAMP holds (about 292,000 years from 1970); --engine python analyses it", file=path)
-
-
-def _on_executors(sc: Any, fn: Callable[[Any], Any], items: Sequence[Any], keys: Sequence[tuple[str, int]],
-                  weights: Sequence[int], partitions: int | None) -> Any:
-    """An RDD of ``fn`` over ``items``, each item in the partition ``place`` gives its key and weight (no
-    shuffle)."""
-    n = partitions or max(len(items), 1)
-    buckets = [[items[i] for i in slot] for slot in place(keys, n, weights)]
-    return sc.parallelize(buckets, n).flatMap(lambda bucket: [fn(item) for item in bucket])
-
-
-def analyze_spark(session: Any, logdirs: Sequence[str | os.PathLike[str]], *, ranges: int | None = None,
-                  partitions: int | None = None, points: bool = True,
-                  progress: Callable[[int, int], None] | None = None,
-                  stage: Callable[[str], None] | None = None) -> SparkAnalysis:
-    """Every cluster's tables as Spark DataFrames, computed on the executors; ``collect()`` equals
-    ``analyze_python``'s result, ``write`` writes the same Parquet tables as the python engine.
-
-    ``ranges``: offset ranges per cluster (default: ``range_counts``, as few as keep every core busy to the
-    end; one core replays each cluster whole, which needs no deltas). ``partitions``: Spark
-    partitions per stage (default one per task). ``points``: start ranges from snapshots and state images.
-    ``progress(records done, total)`` and ``stage(name)`` report while it runs."""
-    sc = session.sparkContext
-    clusters = []
-    for cluster in cluster_logs(logdirs):
-        path, name = str(Path(cluster.path).resolve()), cluster.name
-        first, last = log_bounds(path)
-        clusters.append(_Cluster(path, name, first, last, start_points(path) if points else []))
-    sizes = [max(c.last - c.first + 1, 0) for c in clusters]
-    cores = sc.defaultParallelism
-    counts = [ranges] * len(clusters) if ranges else range_counts(sizes, cores)
-    bounds = [split_ranges(c.first, c.last, n) for c, n in zip(clusters, counts, strict=True)]
-    origins = [plan(b, c.first, c.points) for c, b in zip(clusters, bounds, strict=True)]
-    report = StageReport(sc, sum(sizes), progress, stage)
-    result = SparkAnalysis()
-
-    pieces = [(i, piece) for i, os_ in enumerate(origins) for piece in sorted({p for o in os_ for p in o.pieces})]
-    cuts = delta_cuts(len(pieces), cores)
-    subs = [(i, piece, sub) for i, piece in pieces for sub in split_ranges(*piece, cuts)]
-    with report.stage("range deltas", sum(hi - lo + 1 for _, _, (lo, hi) in subs)):
-        found = _on_partitions(sc, _delta, [(clusters[i].path, *sub) for i, _, sub in subs],
-                               [(clusters[i].name, n) for n, (i, _, _) in enumerate(subs)],
-                               [hi - lo + 1 for _, _, (lo, hi) in subs], partitions,
-                               result.task_cpu.setdefault("deltas", []))
-    cut_deltas: list[dict[Piece, list[RangeDelta]]] = [{} for _ in clusters]
-    for (i, piece, _), delta in zip(subs, found, strict=True):  # subs are in offset order within a piece
-        cut_deltas[i].setdefault(piece, []).append(delta)
-    # composition is associative: a piece's delta from its cuts' deltas
-    deltas = [{piece: fold(cut) for piece, cut in by_piece.items()} for by_piece in cut_deltas]
-
-    items: list[tuple[int, str, str, int, int, StartPoint | None, RangeDelta, bool]] = []
-    keys: list[tuple[str, int]] = []
-    for c, b, os_, ds in zip(clusters, bounds, origins, deltas, strict=True):
-        for n, ((lo, hi), origin, prefix) in enumerate(zip(b, os_, prefixes(os_, ds), strict=True)):
-            items.append((len(items), c.path, c.name, lo, hi, origin.point, prefix, n == 0))
-            keys.append((c.name, n))
-    weights = [hi - lo + 1 for _, _, _, lo, hi, _, _, _ in items]
-    replayed = session.createDataFrame(_on_executors(sc, _replay, items, keys, weights, partitions), OUTPUT_DDL)
-    replayed = replayed.persist(_storage_level())  # each range replays once; the tables read it from here
-    with report.stage("replay", sum(sizes)):
-        found = sorted(tuple(r) for r in replayed.select("index", "cpu", "records").collect()) if items else []
-    result.task_cpu["replay"] = [cpu for _, cpu, _ in found]
-    result.frames = dataframes(replayed)
-    result.replayed = replayed
-    result.clusters = [c.name for c in clusters]
-    result.records = sum(records for _, _, records in found)  # data records, as the python engine counts
-    return result
-
-
-def _storage_level() -> Any:
-    from pyspark import StorageLevel
-
-    return StorageLevel.MEMORY_AND_DISK
-
-
 @dataclass
-class SparkAnalysis:
-    """The Spark engine's result: a DataFrame per table (``frames``; each with a hidden ``_seq`` column, log
-    order within a cluster), computed by the executors when written or read. ``write`` writes them; ``collect``
-    brings every row to the driver (tests, small fleets)."""
+class SparkEngine:
+    """The Spark engine on ``session``. ``ranges``: offset ranges per cluster (default: ``range_counts``, as few as
+    keep every core busy to the end; one core replays each cluster whole, which needs no deltas).
+    ``partitions``: Spark partitions per stage (default one per task). ``points``: start ranges from snapshots and
+    state images. The summary's ``task_cpu`` has each stage's CPU seconds per task."""
 
-    frames: dict[str, Any] = field(default_factory=dict)
-    records: int = 0
-    clusters: list[str] = field(default_factory=list)  # in fleet order
-    task_cpu: dict[str, list[float]] = field(default_factory=dict)  # stage -> CPU seconds per task
-    replayed: Any = None  # the cached replay the frames read
+    session: Any
+    ranges: int | None = None
+    partitions: int | None = None
+    points: bool = True
+    name: str = "spark"
 
-    def table(self, name: str, width_ms: int = 60_000) -> Any:
-        """A table's DataFrame without ``_seq`` (timeline_buckets: of ``width_ms``)."""
-        frame = buckets(self.frames["timeline_batches"], width_ms) if name == "timeline_buckets" else self.frames[name]
-        return frame.drop(SEQ)
+    def run(self, fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
+        """Independent tasks (the report's and the growth pass's clusters: items with ``name`` and ``weight``)
+        on the executors, one partition each, the heaviest started first; results in the items' order."""
+        return _on_partitions(self.session.sparkContext, fn, items, [(i.name, 0) for i in items],
+                              [i.weight for i in items], None, [])
 
-    def write(self, out: Path, width_ms: int, *, metrics_every_batch: bool = False) -> list[Path]:
-        """Every table as Parquet and controller_metrics.om, by the executors (``metalog.analysis.layout``'s
-        layout; ``metalog.analysis.openmetrics``, a sample at every batch time with ``metrics_every_batch``), into
-        an output directory of the analysis' own (``tables.claim_output``)."""
-        from metalog.analysis.tables import claim_output
+    def analyze(self, request: AnalysisRequest, progress: Progress | None = None,
+                stage: Stage | None = None) -> AnalysisSummary:
+        """Every cluster's tables written by the executors, the same files as the python engine's."""
+        from metalog.analysis import openmetrics as om
+        from metalog.analysis.layout import TABLES
+        from metalog.analysis.tables import claim_output, write_csv_from_tables
+        from metalog.analysis.writers import fresh_tables
 
+        out = request.out
         claim_output(out)
-        timeline = self.frames["timeline_batches"].persist(_storage_level())  # its table, buckets and metrics
+        sc = self.session.sparkContext
+        clusters = [ClusterRanges(str(Path(c.path).resolve()), c.name, *log_bounds(c.path),
+                                  start_points(c.path) if self.points else []) for c in request.clusters]
+        counts = [self.ranges] * len(clusters) if self.ranges else range_counts([c.size for c in clusters],
+                                                                                  sc.defaultParallelism)
+        report = StageReport(sc, sum(c.size for c in clusters), progress, stage)
+        task_cpu: dict[str, list[float]] = {}
+        prefixed = self._prefixes(clusters, counts, report, task_cpu)
+        fresh_tables(out)
+        scratch = out.resolve() / f".spark-{uuid.uuid4().hex}"
+        output = Output(str(out.resolve()), str(scratch), request.bucket_ms, request.metrics_every_batch)
         try:
-            frames = {**self.frames, "timeline_batches": timeline, "timeline_buckets": buckets(timeline, width_ms)}
-            written = write({table: frames[table] for table in TABLES}, out, len(self.clusters))
-            return [*written, write_openmetrics(timeline, out, self.clusters, every_batch=metrics_every_batch)]
+            done = self._replay(clusters, prefixed, output, report, task_cpu)
+            blocks = series_dir(str(scratch))  # (a cluster without batches has none)
+            metrics = om.concatenate(out / om.FILE, lambda family, name: [
+                p for p in [blocks / f"{request.names.index(name)}-{family}.om"] if p.exists()], request.names)
         finally:
-            timeline.unpersist()
+            shutil.rmtree(scratch, ignore_errors=True)
+        written = [out / table for table in TABLES]
+        if request.csv:
+            written += write_csv_from_tables(out, request.names)
+        written += [metrics, *write_growth_tables(request, self.run)]
+        return AnalysisSummary(out, tuple(request.names), sum(w.records for w in done),
+                               sum(w.batches for w in done), sum(w.events for w in done), tuple(written), task_cpu)
 
-    def collect(self) -> Analysis:
-        """Every row on the driver, clusters in fleet order, in log order: what ``analyze_python`` returns."""
-        order = {name: i for i, name in enumerate(self.clusters)}
-        result = Analysis(records=self.records, task_cpu=self.task_cpu)
-        found = {}
-        for name, frame in self.frames.items():
-            rows = [r.asDict() for r in frame.collect()]
-            rows.sort(key=lambda r: (order[r["cluster"]], r[SEQ]))
-            for r in rows:
-                del r[SEQ]
-                for c in TIME_COLUMNS & r.keys():
-                    r[c] = int(r[c].timestamp() * 1000) if r[c] is not None else None
-            found[name] = [{c: r[c] for c in TABLES[name]} for r in rows]
-        result.rows, result.events = found["timeline_batches"], found["events"]
-        result.by_broker = BrokerTables(found["broker_timeline"], found["directory_timeline"],
-                                        found["directory_failures"])
-        return result
+    def _prefixes(self, clusters: Sequence[ClusterRanges], counts: Sequence[int], report: StageReport,
+                  task_cpu: dict[str, list[float]]) -> list[list[tuple[tuple[int, int], Origin, RangeDelta]]]:
+        """Stage 1: each cluster's ranges, their origins and prefixes, from the pieces' deltas computed on the
+        executors (each piece in ``delta_cuts`` cuts, so every round of the cores is full)."""
+        sc = self.session.sparkContext
+        bounds = [split_ranges(c.first, c.last, n) for c, n in zip(clusters, counts, strict=True)]
+        origins = [plan(b, c.first, c.points) for c, b in zip(clusters, bounds, strict=True)]
+        pieces = [(i, piece) for i, os_ in enumerate(origins) for piece in sorted({p for o in os_ for p in o.pieces})]
+        cuts = delta_cuts(len(pieces), sc.defaultParallelism)
+        subs = [(i, piece, sub) for i, piece in pieces for sub in split_ranges(*piece, cuts)]
+        with report.stage("range deltas", sum(hi - lo + 1 for _, _, (lo, hi) in subs)):
+            found = _on_partitions(sc, _delta, [(clusters[i].path, *sub) for i, _, sub in subs],
+                                   [(clusters[i].name, n) for n, (i, _, _) in enumerate(subs)],
+                                   [hi - lo + 1 for _, _, (lo, hi) in subs], self.partitions,
+                                   task_cpu.setdefault("deltas", []))
+        cut_deltas: list[dict[Piece, list[RangeDelta]]] = [{} for _ in clusters]
+        for (i, piece, _), delta in zip(subs, found, strict=True):  # subs are in offset order within a piece
+            cut_deltas[i].setdefault(piece, []).append(delta)
+        # composition is associative: a piece's delta from its cuts' deltas
+        deltas = [{piece: fold(cut) for piece, cut in by_piece.items()} for by_piece in cut_deltas]
+        return [list(zip(b, os_, prefixes(os_, ds), strict=True))
+                for b, os_, ds in zip(bounds, origins, deltas, strict=True)]
 
-    def unpersist(self) -> None:
-        if self.replayed is not None:
-            self.replayed.unpersist()
+    def _replay(self, clusters: Sequence[ClusterRanges],
+                prefixed: Sequence[Sequence[tuple[tuple[int, int], Origin, RangeDelta]]], output: Output,
+                report: StageReport, task_cpu: dict[str, list[float]]) -> list[Written]:
+        """Stage 2, every range replayed and written on the executors; stage 3, the clusters cut in several
+        ranges written from their ranges' chunks."""
+        sc = self.session.sparkContext
+        tasks = [RangeTask(c.path, c.name, i, n, len(ranges), lo, hi, origin.point, prefix, output)
+                 for i, (c, ranges) in enumerate(zip(clusters, prefixed, strict=True))
+                 for n, ((lo, hi), origin, prefix) in enumerate(ranges)]
+        with report.stage("replay", sum(c.size for c in clusters)):
+            done = _on_partitions(sc, replay_task, tasks, [(t.name, t.number) for t in tasks],
+                                  [t.hi - t.lo + 1 for t in tasks], self.partitions, task_cpu.setdefault("replay", []))
+        cut = [i for i, ranges in enumerate(prefixed) if len(ranges) > 1]
+        if not cut:
+            return done
+        merges = [ClusterTask(clusters[i].name, i, len(prefixed[i]), output) for i in cut]
+        with report.stage("tables", sum(clusters[i].size for i in cut)):
+            done += _on_partitions(sc, write_cluster, merges, [(m.name, 0) for m in merges],
+                                   [clusters[i].size for i in cut], self.partitions, task_cpu.setdefault("tables", []))
+        return done
 
 
 class StageReport:

@@ -1,245 +1,179 @@
-"""The Spark engine's tables as DataFrames made on the executors: no row passes through the driver.
+"""What the Spark engine's executors run: a range's replay written as the python engine writes it, with no row
+passing through the driver or the JVM.
 
-Each range's replay (``range_output``, cached by Spark where it ran) keeps its rows compressed, per table. A range
-starts from the state after the range before, so its rows go on from that range's as they are: the executors
-hand each range's rows to Spark as Arrow batches, with a hidden ``_seq`` (range, then place within it) that keeps
-every table in log order; buckets are a window over the timeline in Spark.
+A cluster replayed in one range is written by that range's task as the python engine writes a cluster
+(``writers.ClusterTables``: its Parquet files, its buckets, its blocks of controller_metrics.om). A cluster cut
+into several ranges has each range's chunks written by its task as Arrow IPC streams in a scratch directory
+(``RangeFiles``); a task per such cluster then feeds them, range after range, to its ``ClusterTables``
+(``write_cluster``). Either way the files are those the python engine writes, byte for byte. Executors write into
+the output directory at the driver's path: on a cluster, a filesystem they share, as for the log directories.
 """
 
 from __future__ import annotations
 
-import marshal
-import zlib
-from collections.abc import Callable, Iterator
+import os
+import time
+from array import array
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from metalog.analysis.engines.parallel import Part
-from metalog.analysis.layout import PARTITION, TABLES, TIME_COLUMNS, arrow_schema, spark_ddl
+from metalog.analysis.domain.columns import Chunk, Coded, ColumnData
+from metalog.analysis.domain.schema import TABLES, Kind, Table
+from metalog.analysis.engines.parallel import range_start, replay_range
+from metalog.analysis.layout import arrow_batch, arrow_schema
+from metalog.analysis.writers import ClusterTables, SeriesBlocks
+from metalog.replay.points import StartPoint
+from metalog.state.overlay import RangeDelta
 
-if TYPE_CHECKING:
-    from metalog.analysis.sampling import Samples
-
-SEQ = "_seq"  # hidden order column: range index << 32 | place in the range
-
-# a range's replay as it waits, cached, on the executor that ran it: its tables compressed (marshal of lists,
-# dicts, str and int, from our own executors)
-OUTPUT_DDL = "index BIGINT, cpu DOUBLE, timeline_batches BINARY, events BINARY, brokers BINARY, records BIGINT"
-
-
-def _pack(value: Any) -> bytes:
-    return zlib.compress(marshal.dumps(value), 1)
+__all__ = ["ClusterTask", "Output", "RangeFiles", "RangeTask", "Written", "chunk_of", "range_dir", "replay_task",
+           "series_dir", "write_cluster"]
 
 
-def _unpack(data: bytes) -> Any:
-    return marshal.loads(zlib.decompress(data))
+@dataclass(frozen=True)
+class Output:
+    """Where and how the executors write: the output directory and the run's scratch directory in it (absolute
+    paths), ``timeline_buckets``' width, controller_metrics.om's form."""
+
+    out: str
+    scratch: str
+    bucket_ms: int
+    metrics_every_batch: bool
+
+    def cluster_tables(self, cluster: int, name: str) -> ClusterTables:
+        series = SeriesBlocks(series_dir(self.scratch), cluster, name, every_batch=self.metrics_every_batch)
+        return ClusterTables(Path(self.out), name, self.bucket_ms, series)
 
 
-def range_output(index: int, part: Part, cpu: float) -> tuple[int, float, bytes, bytes, bytes, int]:
-    """A range's row of the cached replay (OUTPUT_DDL's columns)."""
-    tables = part.by_broker
-    columns = TABLES["timeline_batches"]
-    return (index, cpu, _pack([tuple(r[c] for c in columns) for r in part.rows]), _pack(part.events),
-            _pack((tables.brokers, tables.directories, tables.failures)), part.records)
+def series_dir(scratch: str) -> Path:
+    """Where the clusters' blocks of controller_metrics.om are written (``SeriesBlocks``: ``<cluster>-<family>``)."""
+    path = Path(scratch) / "series"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
 
 
-# ---- on the executors: a range's rows ----------------------------------------------------------------------------
-def _timeline(index: int, data: bytes) -> list[tuple[Any, ...]]:
-    return [(*row, index << 32 | i) for i, row in enumerate(_unpack(data))]
+def range_dir(scratch: str, cluster: int, number: int) -> Path:
+    """Where range ``number`` of cluster ``cluster`` (in fleet order) writes its chunks."""
+    return Path(scratch) / "ranges" / str(cluster) / f"{number:06d}"
 
 
-def _dicts(table: str, rows: list[dict[str, Any]], index: int) -> list[tuple[Any, ...]]:
-    columns = TABLES[table]
-    return [(*(r[c] for c in columns), index << 32 | i) for i, r in enumerate(rows)]
+@dataclass(frozen=True)
+class RangeTask:
+    """A range to replay: ``number`` of the ``ranges`` of cluster ``cluster`` (its place in the fleet), [lo, hi]
+    from the state of ``point`` (a snapshot or state image; None: the state before the log) and ``prefix``."""
+
+    path: str
+    name: str
+    cluster: int
+    number: int
+    ranges: int
+    lo: int
+    hi: int
+    point: StartPoint | None
+    prefix: RangeDelta
+    output: Output
 
 
-def _events(index: int, data: bytes) -> list[tuple[Any, ...]]:
-    return _dicts("events", _unpack(data), index)
+@dataclass(frozen=True)
+class Written:
+    """What a task wrote: data records replayed, timeline rows, events (0 where a range only wrote its chunks),
+    and the task's CPU seconds."""
+
+    records: int
+    batches: int
+    events: int
+    cpu: float
 
 
-def _per_broker(which: int, table: str) -> Callable[[int, bytes], list[tuple[Any, ...]]]:
-    def rows(index: int, data: bytes) -> list[tuple[Any, ...]]:
-        return _dicts(table, _unpack(data)[which], index)
-    return rows
+class RangeFiles:
+    """A range's chunks as an Arrow IPC stream per table (``<table>.arrow``), in log order."""
+
+    def __init__(self, where: Path) -> None:
+        self.where = where
+        where.mkdir(parents=True, exist_ok=True)
+        self._writers: dict[str, Any] = {}
+
+    def add(self, chunk: Chunk) -> None:
+        if not len(chunk):
+            return
+        import pyarrow as pa
+
+        table = chunk.table.name
+        writer = self._writers.get(table)
+        if writer is None:
+            writer = self._writers[table] = pa.ipc.new_stream(str(self.where / f"{table}.arrow"),
+                                                              arrow_schema(table))
+        writer.write_batch(arrow_batch(chunk))
+
+    def close(self) -> list[Any]:
+        for writer in self._writers.values():
+            writer.close()
+        return []
 
 
-FINISH = {"timeline_batches": _timeline, "events": _events, "broker_timeline": _per_broker(0, "broker_timeline"),
-          "directory_timeline": _per_broker(1, "directory_timeline"),
-          "directory_failures": _per_broker(2, "directory_failures")}
+def replay_task(task: RangeTask) -> Written:
+    """A range replayed on an executor: a cluster's only range writes the cluster's tables, any other its
+    chunks (``RangeFiles``)."""
+    started = time.process_time()
+    start = range_start(task.path, task.point, task.prefix)
+    whole = task.ranges == 1
+    sink = (task.output.cluster_tables(task.cluster, task.name) if whole
+            else RangeFiles(range_dir(task.output.scratch, task.cluster, task.number)))
+    records = replay_range(task.path, task.name, task.lo, task.hi, start, sink.add, log_start=task.number == 0)
+    sink.close()
+    batches, events = (sink.batches, sink.events) if isinstance(sink, ClusterTables) else (0, 0)
+    return Written(records, batches, events, time.process_time() - started)
 
 
-def _arrow(table: str, rows: list[tuple[Any, ...]]) -> Any:
+@dataclass(frozen=True)
+class ClusterTask:
+    """A cluster replayed in ``ranges`` ranges, to write from their chunks."""
+
+    name: str
+    cluster: int
+    ranges: int
+    output: Output
+
+
+def write_cluster(task: ClusterTask) -> Written:
+    """A cluster's tables from its ranges' chunks, range after range (``RangeFiles``), on an executor; the
+    ranges' files are removed once read."""
     import pyarrow as pa
 
-    schema = arrow_schema(table, with_cluster=True, unit="us").append(pa.field(SEQ, pa.int64()))
-    columns: list[Any] = list(zip(*rows, strict=True)) if rows else [[] for _ in schema.names]
-    arrays = [pa.array(col, type=pa.timestamp("ms", tz="UTC")).cast(f.type) if name in TIME_COLUMNS
-              else pa.array(col, type=f.type) for name, col, f in zip(schema.names, columns, schema, strict=True)]
-    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+    started = time.process_time()
+    tables = task.output.cluster_tables(task.cluster, task.name)
+    for number in range(task.ranges):
+        where = range_dir(task.output.scratch, task.cluster, number)
+        for table in TABLES.values():
+            path = where / f"{table.name}.arrow"
+            if path.exists():
+                with pa.memory_map(str(path)) as source:
+                    for batch in pa.ipc.open_stream(source):
+                        tables.add(chunk_of(table, task.name, batch))
+                os.unlink(path)
+    tables.close()
+    return Written(0, tables.batches, tables.events, time.process_time() - started)
 
 
-# where each table's rows are packed in the cached replay
-SOURCE = {"timeline_batches": "timeline_batches", "events": "events", "broker_timeline": "brokers",
-          "directory_timeline": "brokers", "directory_failures": "brokers"}
-
-
-# ---- on the driver: DataFrames ------------------------------------------------------------------------------
-def dataframes(replayed: Any) -> dict[str, Any]:
-    """A DataFrame per table (with ``_seq``) from the cached ``replayed`` DataFrame (OUTPUT_DDL), each range's rows
-    handed to Spark as Arrow batches on the executors (``mapInArrow``): the driver never sees a row."""
-    out = {}
-    for table, finish in FINISH.items():
-        def rows(batches: Iterator[Any], table: str = table, finish: Any = finish) -> Iterator[Any]:
-            for batch in batches:
-                for index, data in zip(batch.column(0).to_pylist(), batch.column(1).to_pylist(), strict=True):
-                    done = finish(index, data)
-                    if done:
-                        yield _arrow(table, done)
-
-        out[table] = replayed.select("index", SOURCE[table]).mapInArrow(rows, spark_ddl(table, f"{SEQ} BIGINT"))
-    return out
-
-
-def buckets(timeline: Any, width_ms: int) -> Any:
-    """The last row of every cluster in every bucket of ``width_ms``, as ``tables.buckets`` gives them."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F  # noqa: N812
-
-    start = F.timestamp_millis(F.floor(F.unix_millis("timestamp") / width_ms) * width_ms)
-    last = Window.partitionBy(PARTITION, "bucket_start").orderBy(F.col(SEQ).desc())
-    frame = timeline.withColumn("bucket_start", start).withColumn("_last", F.row_number().over(last))
-    return frame.where("_last = 1").select(*TABLES["timeline_buckets"], F.unix_millis("bucket_start").alias(SEQ))
-
-
-def write(frames: dict[str, Any], out: Path, clusters: int) -> list[Path]:
-    """Each table with Spark's Parquet writer, partitioned by cluster: each cluster's rows go to one task (a
-    shuffle by cluster, in the JVM), sorted there by ``_seq``, and that task writes its file."""
-    written = []
-    for table, frame in frames.items():  # (the timeline is persisted by the caller: buckets and metrics read it)
-        ordered = frame.repartition(max(clusters, 1), PARTITION).sortWithinPartitions(PARTITION, SEQ).drop(SEQ)
-        ordered.select(*TABLES[table]).write.mode("overwrite").partitionBy(PARTITION).parquet(str(out / table))
-        written.append(out / table)
-    return written
-
-
-__all__ = ["FINISH", "OUTPUT_DDL", "SEQ", "TIME_COLUMNS", "SeriesFiles", "buckets", "dataframes", "range_output",
-           "series_path", "series_task", "write", "write_openmetrics"]
-
-
-def write_openmetrics(timeline: Any, out: Path, clusters: list[str], *, every_batch: bool = False) -> Path:
-    """``OUT/controller_metrics.om`` (``metalog.analysis.openmetrics``): each cluster's timeline goes to one task
-    (only the columns the metrics read), sorted there by time then log order, and the executor writes the
-    cluster's series, a file per family (``SeriesFiles``); the driver concatenates them in family, cluster
-    order."""
-    import shutil
-
-    from metalog.analysis import openmetrics as om
-
-    parts = out / ".controller_metrics.parts"
-    try:
-        narrow = timeline.select(PARTITION, "timestamp", SEQ, *om.COLUMNS)
-        ordered = narrow.repartition(max(1, min(len(clusters), 256)), PARTITION) \
-            .sortWithinPartitions(PARTITION, "timestamp", SEQ)
-        ordered.mapInArrow(series_task(str(parts), every_batch=every_batch),
-                           "cluster STRING, samples BIGINT").collect()
-        return om.concatenate(out / om.FILE, lambda i, c: [p] if (p := series_path(parts, i, c)).exists() else [],
-                              clusters)
-    finally:
-        shutil.rmtree(parts, ignore_errors=True)
-
-
-def series_path(parts: Path, family: int, cluster: str) -> Path:
-    """Where an executor writes the block of a (family, cluster) series."""
-    from metalog.analysis.layout import partition_dir
-
-    return parts / f"family={family}" / partition_dir(cluster) / "samples.om"
-
-
-class SeriesFiles:
-    """One cluster's series as an executor writes them, a file per family, from the cluster's timeline rows in
-    time order then log order (Arrow batches, cut wherever Spark cuts them): ``sampling.Sampler``'s samples in
-    ``openmetrics``' text, as the python engine writes them. Written to temporary names and renamed when whole
-    (a task retried writes them again)."""
-
-    def __init__(self, parts: Path, cluster: str, *, every_batch: bool = False) -> None:
-        import uuid
-
-        from metalog.analysis.openmetrics import FAMILIES
-        from metalog.analysis.sampling import Sampler
-
-        self.cluster, self.samples = cluster, 0  # the sample lines written
-        self.sampler = Sampler(len(FAMILIES), every_batch=every_batch)
-        self.paths = [series_path(parts, i, cluster) for i in range(len(FAMILIES))]
-        self.temporary = [p.with_name(f".{p.name}.{uuid.uuid4().hex}") for p in self.paths]
-        for path in self.paths:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        self.files = [open(p, "w", encoding="utf-8", newline="\n") for p in self.temporary]  # noqa: SIM115 (closed by close)
-
-    def add(self, rows: Any) -> None:
-        from metalog.analysis import openmetrics as om
-
-        if not len(rows):
-            return
-        values = []
-        for family in om.FAMILIES:
-            column = rows.column(family.column)
-            if column.null_count and family.column != "zk_migration_state":
-                raise ValueError(f"{family.column}: a timeline row without a value")
-            values.append(om.family_values(family, column.to_pylist()))
-        self._write(self.sampler.add(_millis(rows).to_pylist(), values))
-
-    def close(self) -> int:
-        import os
-
-        self._write(self.sampler.close())
-        for f in self.files:
-            f.close()
-        for temporary, path in zip(self.temporary, self.paths, strict=True):
-            os.replace(temporary, path)
-        return self.samples
-
-    def _write(self, samples: list[Samples]) -> None:
-        from metalog.analysis import openmetrics as om
-
-        ends = om.LineEnds()  # this call's only: the executor's memory stays flat
-        for f, family, series in zip(self.files, om.FAMILIES, samples, strict=True):
-            om.write_samples(f, family, self.cluster, series, ends)
-            self.samples += len(series.times)
-
-
-def _millis(rows: Any) -> Any:
-    """Epoch ms of the ``timestamp`` column of Spark's Arrow batch (microseconds, whole milliseconds)."""
+def chunk_of(table: Table, cluster: str, batch: Any) -> Chunk:
+    """An Arrow record batch of ``layout.arrow_batch`` back as the chunk it was: int and time columns as
+    ``array('q')`` of their buffers, text as codes into its values (``Coded``)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    return pc.divide(rows.column("timestamp").cast(pa.int64()), 1000)
+    columns: list[ColumnData] = []
+    for column, data in zip(table.values, batch.columns, strict=True):
+        if data.null_count:
+            raise ValueError(f"{table.name}.{column.name}: a row without a value")
+        if column.kind is Kind.TEXT:
+            coded = pc.dictionary_encode(data)
+            columns.append(Coded(_ints(coded.indices.cast(pa.int64())), coded.dictionary.to_pylist()))
+        else:
+            columns.append(_ints(data.cast(pa.int64())))
+    return Chunk(table, cluster, tuple(columns))
 
 
-def series_task(parts: str, *, every_batch: bool = False) -> Callable[[Iterator[Any]], Iterator[Any]]:
-    """What a task runs over its partition's batches (sorted by cluster, time, log order): each cluster's
-    ``SeriesFiles``, and a row per cluster (its name, its sample lines)."""
-
-    def run(batches: Iterator[Any]) -> Iterator[Any]:
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        current: SeriesFiles | None = None
-        done: list[tuple[str, int]] = []
-        for batch in batches:
-            names = batch.column(PARTITION)
-            cuts = [0, *(i + 1 for i in pc.indices_nonzero(pc.not_equal(names.slice(0, len(batch) - 1),
-                                                                          names.slice(1))).to_pylist()),
-                    len(batch)] if len(batch) else [0]
-            for lo, hi in zip(cuts, cuts[1:], strict=False):
-                name = names[lo].as_py()
-                if current is None or current.cluster != name:
-                    if current is not None:
-                        done.append((current.cluster, current.close()))
-                    current = SeriesFiles(Path(parts), name, every_batch=every_batch)
-                current.add(batch.slice(lo, hi - lo))
-        if current is not None:
-            done.append((current.cluster, current.close()))
-        yield pa.RecordBatch.from_pydict({PARTITION: [c for c, _ in done], "samples": [n for _, n in done]},
-                                         schema=pa.schema([(PARTITION, pa.string()), ("samples", pa.int64())]))
-
-    return run
+def _ints(data: Any) -> array[int]:
+    out = array("q")
+    out.frombytes(memoryview(data.buffers()[1])[data.offset * 8:(data.offset + len(data)) * 8])
+    return out
