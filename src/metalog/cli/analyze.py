@@ -148,7 +148,8 @@ def run_engine(chosen: Any, request: Any, progress: Progress) -> Any:
         progress.label = f"analyze ({chosen.name}: {name})"
         progress.restart()  # each stage's own share and rate, from its own start (not the JVM's)
 
-    return chosen.analyze(request, progress.update, stage)
+    # no terminal, no progress: Spark's status tracker is then not polled (each poll is calls into the JVM)
+    return chosen.analyze(request, progress.update if progress.enabled else None, stage)
 
 
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
