@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from metalog.analysis.spark import StageReport
+from metalog.analysis.engines.spark import StageReport
 
 
 class Tracker:

@@ -64,7 +64,7 @@ def _demo(args: argparse.Namespace) -> int:
 
 def default_engine() -> tuple[str, str | None]:
     """``spark`` when pyspark and a Java runtime are there; else ``python`` and one line saying why."""
-    from metalog.analysis.spark_session import find_java
+    from metalog.analysis.engines.spark_session import find_java
     from metalog.errors import MetalogError
 
     if importlib.util.find_spec("pyspark") is None:
