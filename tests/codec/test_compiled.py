@@ -2,7 +2,7 @@
 valid, mutated and truncated bytes give equal fields of the same types, or the same error.
 
 The compiled readers are generated from the same definitions as the pure modules
-(``metalog.codec.generator_compiled``); the pure readers are the reference they are held to. These tests
+(``codegen.compiled``); the pure readers are the reference they are held to. These tests
 skip where the compiled core does not run (``METALOG_PURE=1``, or no C compiler at install);
 ``METALOG_REQUIRE_COMPILED=1`` (CI's first run, see tests/conftest.py) makes that a failure instead.
 """
