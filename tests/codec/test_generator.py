@@ -24,5 +24,5 @@ def test_every_definition_has_a_module() -> None:
 
     for name in message_names():
         cls = message_class(name)
-        assert cls.NAME == name
+        assert name == cls.NAME
         assert set(cls.READERS) == set(cls.WRITERS) == set(cls.VERSIONS)
