@@ -46,7 +46,8 @@ from typing import Any
 from metalog.analysis.pipeline import analyze_python, log_records, write_outputs, write_python
 from metalog.generate.generator import HistorySettings
 from metalog.generate.writer import write_history
-from metalog.replay.history import IMAGE_DIR, MetadataHistory
+from metalog.replay.history import MetadataHistory
+from metalog.replay.images import IMAGE_DIR
 
 WARM_UP = 5_000  # records of the log each engine runs on first, untimed
 

@@ -25,7 +25,8 @@ from metalog.errors import ReplayError
 from metalog.generate.generator import HistorySettings
 from metalog.generate.writer import write_history
 from metalog.log import MetadataLog
-from metalog.replay.history import IMAGE_DIR, MetadataHistory
+from metalog.replay.history import MetadataHistory
+from metalog.replay.images import IMAGE_DIR
 from metalog.state.image import EMPTY
 from metalog.state.overlay import Overlay, RangeDelta, compose, then
 from metalog.state.serde import image_to_bytes

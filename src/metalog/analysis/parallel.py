@@ -27,7 +27,8 @@ from metalog.analysis.result import Analysis, cluster_name
 from metalog.errors import DecodeError, LogError
 from metalog.log import MetadataLog
 from metalog.replay.gc import gc_paused
-from metalog.replay.history import MetadataHistory, StartPoint
+from metalog.replay.history import MetadataHistory
+from metalog.replay.points import StartPoint
 from metalog.state.image import MetadataImage
 from metalog.state.loader import OpenTransaction
 from metalog.state.overlay import RangeBuilder, RangeDelta, StartState, fold, start_state, then
