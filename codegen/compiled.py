@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from codegen.pure import CODEC_DIR, Emitter, MessageGenerator, module_name
+from codegen.pure import CODEC_DIR, Emitter, MessageGenerator, module_name, write_files
 from metalog.codec.schema import FIXED, F, Message
 
 OUT_DIR = CODEC_DIR / "compiled"
@@ -323,10 +323,4 @@ def generated_on_disk() -> dict[str, str]:
 
 def write_all() -> int:
     """Rewrite OUT_DIR's generated modules; the number written."""
-    files = generate_all()
-    for name in generated_on_disk():
-        if name not in files:
-            (OUT_DIR / name).unlink()
-    for name, text in files.items():
-        (OUT_DIR / name).write_text(text)
-    return len(files)
+    return write_files(OUT_DIR, generate_all(), generated_on_disk())

@@ -13,6 +13,7 @@ committed modules of either are stale.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
 from metalog.codec.definitions import MESSAGES
@@ -695,12 +696,17 @@ def generated_on_disk() -> dict[str, str]:
 
 
 def write_all() -> int:
-    """Rewrite OUT_DIR's modules, removing any no definition makes any more; the number written."""
+    """Rewrite OUT_DIR's modules; the number written."""
     OUT_DIR.mkdir(exist_ok=True)
-    files = generate_all()
-    for name in generated_on_disk():
+    return write_files(OUT_DIR, generate_all(), generated_on_disk())
+
+
+def write_files(out_dir: Path, files: dict[str, str], on_disk: Iterable[str]) -> int:
+    """Write ``files`` (name -> text) to ``out_dir``, removing the generated files ``on_disk`` that no definition
+    makes any more; the number written."""
+    for name in on_disk:
         if name not in files:
-            (OUT_DIR / name).unlink()
+            (out_dir / name).unlink()
     for name, text in files.items():
-        (OUT_DIR / name).write_text(text)
+        (out_dir / name).write_text(text)
     return len(files)

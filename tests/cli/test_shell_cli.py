@@ -13,21 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from metalog.cli.main import main
+from tests.cli.running import help_text, run
 
 WAIT = 60.0  # seconds a step may take: on a loaded machine a niced interpreter can take half a minute to start
 
 
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(argv)
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_help_has_examples(capsys) -> None:
-    with pytest.raises(SystemExit):
-        main(["shell", "--help"])
-    out = capsys.readouterr().out
+    out = help_text(["shell"], capsys)
     assert "examples:" in out and "-c 'ls /image/topics/byName" in out and "history PATH" in out
 
 
