@@ -203,6 +203,7 @@ def test_promtool_backfills_it(fleet: list[Path], tmp_path: Path) -> None:
 _TIMES = st.sampled_from([-1_001, -1, 0, 1, 999, 1_000, 2_002]) | st.integers(-300_000, 300_000)  # collisions
 
 
+@pytest.mark.slow  # 1.5 s or more of CPU: the full suite runs it, --quick does not
 @settings(max_examples=60)
 @given(data=st.data(),
        clusters=st.lists(st.text(st.characters(codec="utf-8", exclude_characters="\x00"), min_size=1, max_size=6),

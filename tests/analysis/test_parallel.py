@@ -172,7 +172,8 @@ def _quota_entity() -> object:
     return mod.EntityData(entity_type="user", entity_name="alice")
 
 
-@pytest.mark.parametrize("history", [zk_migration, jbod_transition, transactions_and_topic_configs,
+@pytest.mark.parametrize("history", [zk_migration, jbod_transition,
+                                     pytest.param(transactions_and_topic_configs, marks=pytest.mark.slow),
                                      controls_and_aborts_inside_batches])
 def test_every_partitioning_of_crafted_histories(tmp_path: Path, history: object) -> None:
     root = history(tmp_path / "h")  # type: ignore[operator]

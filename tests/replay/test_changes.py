@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -328,6 +329,7 @@ SUBJECTS = [
 ]
 
 
+@pytest.mark.slow  # 1.5 s or more of CPU: the full suite runs it, --quick does not
 @settings(max_examples=40)  # each example writes a log and replays it at every offset
 @given(batches=histories(), cut=st.integers(0, 200), span=st.integers(0, 200))
 def test_every_listed_change_is_a_difference_of_consecutive_published_states_and_none_is_missed(
