@@ -40,7 +40,8 @@ from typing import Any
 from metalog.analysis.engines.replay import log_records
 from metalog.generate.generator import HistorySettings
 from metalog.generate.writer import write_history
-from metalog.replay.history import IMAGE_DIR, MetadataHistory
+from metalog.replay.history import MetadataHistory
+from metalog.replay.images import IMAGE_DIR
 
 
 def build(records: int, seed: int, images: int = 0) -> Path:

@@ -21,7 +21,8 @@ from metalog.errors import ReplayError
 from metalog.generate.generator import HistorySettings
 from metalog.generate.writer import write_history
 from metalog.log import MetadataLog
-from metalog.replay.history import IMAGE_DIR, MetadataHistory
+from metalog.replay.history import MetadataHistory
+from metalog.replay.images import IMAGE_DIR
 from metalog.state.image import EMPTY
 from metalog.state.overlay import Overlay, RangeDelta, StartState, compose, fold, then
 from metalog.state.serde import image_to_bytes
@@ -168,7 +169,8 @@ def _quota_entity() -> object:
     return mod.EntityData(entity_type="user", entity_name="alice")
 
 
-@pytest.mark.parametrize("history", [zk_migration, jbod_transition, transactions_and_topic_configs,
+@pytest.mark.parametrize("history", [zk_migration, jbod_transition,
+                                     pytest.param(transactions_and_topic_configs, marks=pytest.mark.slow),
                                      controls_and_aborts_inside_batches])
 def test_every_partitioning_of_crafted_histories(tmp_path: Path, history: object) -> None:
     root = history(tmp_path / "h")  # type: ignore[operator]

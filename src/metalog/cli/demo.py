@@ -95,7 +95,8 @@ def _generate(log_dir: Path, seed: int, records: int) -> int:
 def _replay(log_dir: Path, step: int) -> tuple[list[int], str]:
     from metalog.cli.replay import render_state
     from metalog.replay.diff import diff_images, render_diff
-    from metalog.replay.history import MetadataHistory, format_time
+    from metalog.replay.history import MetadataHistory
+    from metalog.replay.points import format_time
 
     with MetadataHistory(log_dir) as history:
         points = [history.end_offset // 4, history.end_offset // 2, history.end_offset]

@@ -36,7 +36,8 @@ from metalog.analysis.engines.request import (
 from metalog.errors import DecodeError, LogError
 from metalog.log import MetadataLog
 from metalog.replay.gc import gc_paused
-from metalog.replay.history import MetadataHistory, StartPoint
+from metalog.replay.history import MetadataHistory
+from metalog.replay.points import StartPoint
 from metalog.state.image import MetadataImage
 from metalog.state.loader import OpenTransaction
 from metalog.state.overlay import RangeBuilder, RangeDelta, StartState, start_state, then
