@@ -12,7 +12,6 @@ script computes the same for the visible range).
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import compress
@@ -45,9 +44,14 @@ def steps(times: Sequence[int], values: Sequence[Any]) -> Steps:
 def m4(series: Steps, t0: int, t1: int, buckets: int = FINE) -> Steps:
     """At most four points per bucket of [t0, t1]: the first, the lowest, the highest and the last (in time
     order); ``series`` as it is when it has no more than that."""
+    return series if len(series) <= 4 * buckets else decimated(series, t0, t1, buckets)
+
+
+def decimated(series: Steps, t0: int, t1: int, buckets: int = FINE) -> Steps:
+    """``m4``'s points whatever the series' length. Each run of points in one bucket keeps its first, lowest
+    (first of them), highest (first of them) and last point, so decimating a series' head and then the whole
+    again keeps what decimating the whole once keeps (``StepsBuilder`` relies on it)."""
     n = len(series)
-    if n <= 4 * buckets:
-        return series
     times, values = series.times, series.values
     span = max(t1 - t0, 1)
     keep: list[int] = []
@@ -67,32 +71,110 @@ def m4(series: Steps, t0: int, t1: int, buckets: int = FINE) -> Steps:
     return Steps([times[k] for k in keep], [values[k] for k in keep])
 
 
+class StepsBuilder:
+    """A series in change form built as its points arrive (in time order, a table's rows at a time): only the
+    points where the value changes are kept. ``span`` (t0, t1): the series is drawn decimated (``m4`` on that
+    span), and is decimated as it grows whenever it holds more than ``HELD`` times its drawing's points, so it
+    holds a bounded number of points however long the log; ``result`` is then exactly ``m4`` of the whole
+    series. Without ``span``, every change is kept (a lane's runs)."""
+
+    HELD = 2
+
+    def __init__(self, span: tuple[int, int] | None = None, buckets: int = FINE) -> None:
+        self.span, self.buckets = span, buckets
+        self.times: list[int] = []
+        self.values: list[Any] = []
+        self.decimated = False
+
+    def __len__(self) -> int:
+        return len(self.times)
+
+    @property
+    def last(self) -> Any:
+        return self.values[-1] if self.values else None
+
+    def extend(self, times: Sequence[int], values: Sequence[Any]) -> None:
+        """The points (time, value) after those already added; those equal to the point before are dropped."""
+        if not values:
+            return
+        keep = list(compress(range(1, len(values)), map(ne, values[1:], values[:-1])))  # compared in C
+        if not self.values or values[0] != self.values[-1]:
+            keep.insert(0, 0)
+        self.times += [times[i] for i in keep]
+        self.values += [values[i] for i in keep]
+        if self.span is not None and len(self.times) > self.HELD * 4 * self.buckets:
+            head = decimated(Steps(self.times, self.values), *self.span, self.buckets)
+            self.times, self.values, self.decimated = head.times, head.values, True
+
+    def result(self) -> Steps:
+        """The series: every change, or (with ``span``) ``m4`` of every change."""
+        series = Steps(self.times, self.values)
+        if self.span is None:
+            return series
+        return decimated(series, *self.span, self.buckets) if self.decimated else m4(series, *self.span, self.buckets)
+
+
 def envelope(series: Steps, start: int, end: int, buckets: int, until: int | None = None,
              ) -> tuple[list[Any], list[Any]]:
     """(lowest, highest) value in force during each of ``buckets`` equal slices of [start, end): the value
     carried in from before the slice and every change inside it. None where the series has not begun, or has
     ended (``until``: the time of its last batch; after it nothing was published)."""
-    times, values = series.times, series.values
-    width = (end - start) / buckets
-    lows: list[Any] = [None] * buckets
-    highs: list[Any] = [None] * buckets
-    i = bisect.bisect_left(times, start)
-    current = values[i - 1] if i > 0 else None  # in force just before ``start``
-    for k in range(buckets):
-        slice_start = start + k * width
-        if until is not None and slice_start > until:
-            break
-        slice_end = start + (k + 1) * width
-        # the value carried in holds at the slice's start unless a change happens right there
-        low = high = current if i == len(times) or times[i] > slice_start else None
-        while i < len(times) and times[i] < slice_end:
-            v = values[i]
-            low = v if low is None or v < low else low
-            high = v if high is None or v > high else high
-            current = v
-            i += 1
-        lows[k], highs[k] = low, high
-    return lows, highs
+    builder = EnvelopeBuilder(start, end, buckets)
+    builder.extend(series.times, series.values)
+    return builder.result(until)
+
+
+class EnvelopeBuilder:
+    """``envelope`` made as the series' points arrive, in time order (a table's rows at a time): it holds the
+    ``buckets`` slices' lowest and highest values, never the points."""
+
+    def __init__(self, start: int, end: int, buckets: int) -> None:
+        self.start, self.buckets = start, buckets
+        self.width = (end - start) / buckets
+        self.lows: list[Any] = [None] * buckets
+        self.highs: list[Any] = [None] * buckets
+        self.slice = 0  # the slice the next point may fall in
+        self.opened = False  # whether that slice has taken the value carried in yet
+        self.current: Any = None  # the value in force (None: the series has not begun)
+
+    def _open(self, next_time: int | None) -> None:
+        """Slice ``self.slice`` starts with the value carried in, unless a point changes it right at its start."""
+        if next_time is None or next_time > self.start + self.slice * self.width:
+            self.lows[self.slice] = self.highs[self.slice] = self.current
+        self.opened = True
+
+    def extend(self, times: Sequence[int], values: Sequence[Any]) -> None:
+        start, width, buckets = self.start, self.width, self.buckets
+        lows, highs = self.lows, self.highs
+        for t, v in zip(times, values, strict=True):
+            if t < start:
+                self.current = v
+                continue
+            while self.slice < buckets and t >= start + (self.slice + 1) * width:  # slices before this point's
+                if not self.opened:
+                    self._open(t)
+                self.slice += 1
+                self.opened = False
+            if self.slice == buckets:
+                return
+            if not self.opened:
+                self._open(t)
+            k = self.slice
+            low, high = lows[k], highs[k]
+            lows[k] = v if low is None or v < low else low
+            highs[k] = v if high is None or v > high else high
+            self.current = v
+
+    def result(self, until: int | None = None) -> tuple[list[Any], list[Any]]:
+        """The envelope, the slices after the last point holding the value carried in, up to ``until``."""
+        lows, highs = list(self.lows), list(self.highs)
+        for k in range(self.slice, self.buckets):
+            if k > self.slice or not self.opened:
+                lows[k] = highs[k] = self.current
+        for k in range(self.buckets):
+            if until is not None and self.start + k * self.width > until:  # after the last batch: nothing
+                lows[k] = highs[k] = None
+        return lows, highs
 
 
 def runs(series: Steps) -> list[tuple[int, Any]]:
