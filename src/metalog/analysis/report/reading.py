@@ -244,9 +244,10 @@ def _change_points(values: Any) -> Any:
 
     n = len(values)
     after, before = values.slice(1), values.slice(0, n - 1)
-    differs = pc.or_(pc.fill_null(pc.not_equal(after, before), False),
-                     pc.xor(pc.is_null(after), pc.is_null(before)))
-    return pa.concat_arrays([pa.array([True]), differs])
+    # where either is null: whether just one is (no Python scalar here: see layout.arrow_array)
+    differs = pc.coalesce(pc.not_equal(after, before), pc.xor(pc.is_null(after), pc.is_null(before)))
+    first = pa.Array.from_buffers(pa.bool_(), 1, [None, pa.py_buffer(b"\x01")])  # (pa.array: see layout.arrow_array)
+    return pa.concat_arrays([first, differs])
 
 
 def _keyed(root: Path, name: str, columns: Sequence[str], key: tuple[str, ...], batch_rows: int,
@@ -268,6 +269,6 @@ def _split(batch: Any, key: Sequence[str]) -> Iterator[tuple[tuple[Any, ...], An
         yield (), batch
         return
     column = _decoded(batch.column(key[0]))
-    for value in pc.unique(column).to_pylist():
+    for value in pc.unique(column):  # Arrow scalars (a Python value would be converted: see layout.arrow_array)
         for rest, part in _split(batch.filter(pc.equal(column, value)), key[1:]):
-            yield (value, *rest), part
+            yield (value.as_py(), *rest), part
