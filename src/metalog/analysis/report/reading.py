@@ -161,25 +161,35 @@ def clusters_of(rows: Sequence[Mapping[str, Any]], events: Sequence[dict[str, An
     spans = {name: (rs[0]["timestamp"], span_end(rs[0]["timestamp"], rs[-1]["timestamp"]))
              for name, rs in timelines.items()}
     shared = fleet_span(list(spans.values()))
-    builders = {name: ClusterBuilder(name, list(rs[0]), spans[name], shared) for name, rs in timelines.items()}
-    for name, rs in timelines.items():
-        builder, times = builders[name], [r["timestamp"] for r in rs]
-        for column in builder.timeline_columns:
-            builder.timeline(column, times, [r.get(column) for r in rs])
-        builder.batches_read(len(rs), rs[-1])
-    for table, key, feed in (("brokers", ("broker",), ClusterBuilder.broker),
-                             ("directories", ("broker", "directory"), ClusterBuilder.directory)):
-        for (name, *where), group in _groups(getattr(by_broker, table, ()), key).items():
-            if name in builders:
-                where_key = where[0] if len(where) == 1 else tuple(where)
-                feed(builders[name], where_key, {c: [r[c] for r in group] for c in group[0]})  # type: ignore[arg-type]
-    for row in getattr(by_broker, "failures", ()):
-        if row["cluster"] in builders:
-            builders[row["cluster"]].failure(*(row[c] for c in FAILURE_COLUMNS))
+    builders = {name: _timeline_of_rows(name, rs, spans[name], shared) for name, rs in timelines.items()}
+    _keyed_of_rows(builders, by_broker)
     for event in events:
         if event["cluster"] in builders:
             builders[event["cluster"]].events.append(event)
     return [builder.finish() for builder in builders.values()]
+
+
+def _timeline_of_rows(name: str, rows: Sequence[Mapping[str, Any]], span: Span, picture: Span | None,
+                      ) -> ClusterBuilder:
+    builder, times = ClusterBuilder(name, list(rows[0]), span, picture), [r["timestamp"] for r in rows]
+    for column in builder.timeline_columns:
+        builder.timeline(column, times, [r.get(column) for r in rows])
+    builder.batches_read(len(rows), rows[-1])
+    return builder
+
+
+def _keyed_of_rows(builders: dict[str, ClusterBuilder], by_broker: Any) -> None:
+    """The per-broker, per-directory and failure rows of ``by_broker`` (``brokers.BrokerTables``)."""
+    for (name, broker), group in _groups(getattr(by_broker, "brokers", ()), ("broker",)).items():
+        if name in builders:
+            builders[name].broker(broker, {c: [r[c] for r in group] for c in BROKER_COLUMNS})
+    for (name, broker, directory), group in _groups(getattr(by_broker, "directories", ()),
+                                                    ("broker", "directory")).items():
+        if name in builders:
+            builders[name].directory((broker, directory), {c: [r[c] for r in group] for c in DIRECTORY_COLUMNS})
+    for row in getattr(by_broker, "failures", ()):
+        if row["cluster"] in builders:
+            builders[row["cluster"]].failure(*(row[c] for c in FAILURE_COLUMNS))
 
 
 def _groups(rows: Sequence[Mapping[str, Any]], key: tuple[str, ...]) -> dict[tuple[Any, ...], list[Mapping[str, Any]]]:
@@ -197,11 +207,24 @@ def read_cluster(out: Path, name: str, picture: Span | None = None, *, fine: int
     per-directory tables feed each key's builders. ``picture``: the PNG's time axis (default: the cluster's
     own); ``fine``: the buckets a line is decimated into (``series.m4``); ``batch_rows``: the rows of a record
     batch read at once. None when it has no timeline rows."""
-    from metalog.analysis.layout import iter_cluster, iter_cluster_batches
-
     span = read_span(out, name)
-    if span is None:
+    builder = None if span is None else _read_timeline(out, name, span, picture, fine, batch_rows)
+    if builder is None:
         return None
+    for where, cols in _keyed(out / "broker_timeline", name, BROKER_COLUMNS, ("broker",), batch_rows):
+        builder.broker(where[0], cols)
+    for where, cols in _keyed(out / "directory_timeline", name, DIRECTORY_COLUMNS, ("broker", "directory"),
+                              batch_rows):
+        builder.directory((where[0], where[1]), cols)
+    _read_failures_and_events(out, name, builder)
+    return builder.finish()
+
+
+def _read_timeline(out: Path, name: str, span: Span, picture: Span | None, fine: int, batch_rows: int,
+                   ) -> ClusterBuilder | None:
+    """The timeline's drawn columns: of each, only its change points (found in Arrow) become Python values."""
+    from metalog.analysis.layout import iter_cluster_batches
+
     builder: ClusterBuilder | None = None
     for batch in iter_cluster_batches(out / "timeline_batches", name, batch_rows=batch_rows):
         if batch.num_rows == 0:
@@ -214,20 +237,18 @@ def read_cluster(out: Path, name: str, picture: Span | None = None, *, fine: int
             changed = _change_points(values)
             builder.timeline(column, times.filter(changed).to_pylist(), values.filter(changed).to_pylist())
         builder.batches_read(batch.num_rows, batch.slice(batch.num_rows - 1, 1).to_pylist()[0])
-    if builder is None:
-        return None
-    for where, cols in _keyed(out / "broker_timeline", name, BROKER_COLUMNS, ("broker",), batch_rows):
-        builder.broker(where[0], cols)
-    for where, cols in _keyed(out / "directory_timeline", name, DIRECTORY_COLUMNS, ("broker", "directory"),
-                              batch_rows):
-        builder.directory((where[0], where[1]), cols)
+    return builder
+
+
+def _read_failures_and_events(out: Path, name: str, builder: ClusterBuilder) -> None:
+    from metalog.analysis.layout import iter_cluster, iter_cluster_batches
+
     if (out / "directory_failures").is_dir():
         for batch in iter_cluster_batches(out / "directory_failures", name, FAILURE_COLUMNS):
             for row in zip(*(column.to_pylist() for column in batch.columns), strict=True):
                 builder.failure(*row)
     if (out / "events").is_dir():
         builder.events = [e for rows in iter_cluster(out / "events", name) for e in rows]
-    return builder.finish()
 
 
 def _decoded(values: Any) -> Any:
