@@ -148,7 +148,7 @@ def iter_cluster_batches(root: Path, cluster: str, columns: Sequence[str] | None
     for path in files:
         reader = pq.ParquetFile(path)
         wanted = [c for c in (columns or reader.schema_arrow.names) if c != PARTITION]
-        for batch in reader.iter_batches(batch_size=batch_rows, columns=wanted):
+        for batch in reader.iter_batches(batch_size=batch_rows, columns=wanted, use_threads=False):
             arrays = [a.cast(pa.int64()) if pa.types.is_timestamp(a.type) else a for a in batch.columns]
             yield pa.RecordBatch.from_arrays(arrays, names=batch.schema.names)
 

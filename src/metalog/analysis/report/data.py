@@ -4,8 +4,7 @@ views, the fleet overview, directory failures and event annotations (plain data;
 
 from __future__ import annotations
 
-import json
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,7 @@ from typing import Any
 from metalog.analysis.domain.schema import DIR_TRANSITIONS, PHASES
 from metalog.analysis.growth import ClusterGrowth
 from metalog.analysis.report.growth import growth_view, trimmed
-from metalog.analysis.report.series import Steps, packed
+from metalog.analysis.report.series import Steps, json_pieces, packed
 from metalog.analysis.report.summary import Latest
 
 PHASE_COLORS = dict(zip(PHASES, ("#b0b0b0", "#f6c85f", "#ef8a62", "#6f9fd8", "#4daf4a"), strict=True))
@@ -165,12 +164,13 @@ class Cluster:
         """Keep only what the page and the PNG still need once the page's data is made (``index``: the cluster's
         place on the page): that data as JSON text (in the file ``spill`` when given, read back as the page is
         written), the phases' runs (the PNG's background), the envelopes and the values after the last batch."""
-        text, self.chart_index = chart_json(index, self), index
         if spill is None:
-            self.chart_json = text
+            self.chart_json = chart_json(index, self)
         else:
-            spill.write_text(text, encoding="utf-8")
+            with open(spill, "w", encoding="utf-8") as f:
+                f.writelines(_chart_pieces(index, self))
             self.chart_json, self.chart_file = "", spill
+        self.chart_index = index
         if self.growth is not None:
             self.growth = trimmed(self.growth)
         self.lanes = {"phase": self.lanes["phase"]}
@@ -336,4 +336,9 @@ def chart_json(index: int, cluster: Cluster) -> str:
             raise ValueError(f"cluster {cluster.name}: compacted for place {cluster.chart_index} on the page, "
                              f"not {index}")
         return cluster.chart_file.read_text(encoding="utf-8") if cluster.chart_file else cluster.chart_json
-    return json.dumps(chart_data(index, cluster), separators=(",", ":")).replace("<", "\\u003c")
+    return "".join(_chart_pieces(index, cluster))
+
+
+def _chart_pieces(index: int, cluster: Cluster) -> Iterator[str]:
+    for piece in json_pieces(chart_data(index, cluster)):
+        yield piece.replace("<", "\\u003c")

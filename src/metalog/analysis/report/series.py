@@ -12,10 +12,12 @@ script computes the same for the visible range).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from array import array
+from collections.abc import Iterable, Iterator, MutableSequence, Sequence
 from dataclasses import dataclass
-from itertools import compress
-from operator import ne
+from itertools import chain, compress
+from operator import ne, sub
 from typing import Any
 
 FINE = 8192  # buckets over a cluster's time span within which m4 keeps at most four points
@@ -26,11 +28,17 @@ class Steps:
     """``values[i]`` holds from ``times[i]`` (epoch ms) until ``times[i + 1]``; the last until the series ends.
     Times never decrease (batches can share a millisecond: each keeps its point)."""
 
-    times: list[int]
-    values: list[Any]
+    times: Sequence[int]  # a list, or (a decimated line's) an array('q')
+    values: Sequence[Any]
 
     def __len__(self) -> int:
         return len(self.times)
+
+    def __eq__(self, other: object) -> bool:  # (a list and an array of the same ints are the same series)
+        return isinstance(other, Steps) and list(self.times) == list(other.times) and \
+            list(self.values) == list(other.values)
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 def steps(times: Sequence[int], values: Sequence[Any]) -> Steps:
@@ -82,8 +90,9 @@ class StepsBuilder:
 
     def __init__(self, span: tuple[int, int] | None = None, buckets: int = FINE) -> None:
         self.span, self.buckets = span, buckets
-        self.times: list[int] = []
-        self.values: list[Any] = []
+        # a line's points as int64s (8 bytes a point, not an int object's 28 and a list's 8): lines are ints
+        self.times: MutableSequence[int] = [] if span is None else array("q")
+        self.values: MutableSequence[Any] = [] if span is None else array("q")
         self.decimated = False
 
     def __len__(self) -> int:
@@ -100,18 +109,21 @@ class StepsBuilder:
         keep = list(compress(range(1, len(values)), map(ne, values[1:], values[:-1])))  # compared in C
         if not self.values or values[0] != self.values[-1]:
             keep.insert(0, 0)
-        self.times += [times[i] for i in keep]
-        self.values += [values[i] for i in keep]
+        self.times.extend([times[i] for i in keep])
+        self.values.extend([values[i] for i in keep])
         if self.span is not None and len(self.times) > self.HELD * 4 * self.buckets:
             head = decimated(Steps(self.times, self.values), *self.span, self.buckets)
-            self.times, self.values, self.decimated = head.times, head.values, True
+            self.times, self.values, self.decimated = array("q", head.times), array("q", head.values), True
 
     def result(self) -> Steps:
         """The series: every change, or (with ``span``) ``m4`` of every change."""
         series = Steps(self.times, self.values)
         if self.span is None:
             return series
-        return decimated(series, *self.span, self.buckets) if self.decimated else m4(series, *self.span, self.buckets)
+        if not self.decimated and len(series) <= 4 * self.buckets:
+            return series
+        found = decimated(series, *self.span, self.buckets)
+        return Steps(array("q", found.times), array("q", found.values))
 
 
 def envelope(series: Steps, start: int, end: int, buckets: int, until: int | None = None,
@@ -182,10 +194,42 @@ def runs(series: Steps) -> list[tuple[int, Any]]:
     return list(zip(series.times, series.values, strict=True))
 
 
-def packed(series: Steps, t0: int) -> dict[str, list[Any]]:
-    """For the page: times as differences (the first from ``t0``), so the JSON stays small."""
-    deltas, prev = [], t0
-    for t in series.times:
-        deltas.append(t - prev)
-        prev = t
-    return {"t": deltas, "v": series.values}
+def packed(series: Steps, t0: int) -> dict[str, Any]:
+    """For the page: times as differences (the first from ``t0``), so the JSON stays small. A line's int64
+    arrays become text only as the page's JSON is written (``Ints``, ``json_pieces``)."""
+    deltas = map(sub, series.times, chain((t0,), series.times))
+    if isinstance(series.values, array):
+        return {"t": Ints(deltas), "v": Ints(series.values)}
+    return {"t": list(deltas), "v": list(series.values)}
+
+
+class Ints:
+    """Ints written into the page's JSON as an array when it is written, never held as a list of int objects."""
+
+    def __init__(self, values: Iterable[int]) -> None:
+        self.values = values
+
+    def text(self) -> str:
+        return f"[{','.join(map(str, self.values))}]"
+
+
+def json_pieces(value: Any) -> Iterator[str]:
+    """``json.dumps(value, separators=(",", ":"))``'s text in pieces, ``Ints`` written where they are: the page's
+    data for a cluster is written without its series ever held as lists."""
+    if isinstance(value, Ints):
+        yield value.text()
+    elif isinstance(value, dict):
+        yield "{"
+        for i, (key, item) in enumerate(value.items()):
+            yield f"{',' if i else ''}{json.dumps(key)}:"
+            yield from json_pieces(item)
+        yield "}"
+    elif isinstance(value, (list, tuple)) and any(isinstance(v, (Ints, dict, list, tuple)) for v in value):
+        yield "["
+        for i, item in enumerate(value):
+            if i:
+                yield ","
+            yield from json_pieces(item)
+        yield "]"
+    else:
+        yield json.dumps(value, separators=(",", ":"))
