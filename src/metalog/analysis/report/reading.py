@@ -20,6 +20,7 @@ from metalog.analysis.report.data import (
     DirectoryNow,
     Failure,
     KeyView,
+    broker_code,
     cluster_charts,
     directory_code,
     drawn,
@@ -27,7 +28,6 @@ from metalog.analysis.report.data import (
     read_span,
     span_end,
 )
-from metalog.analysis.report.data import broker_code as _code_of_broker
 from metalog.analysis.report.series import FINE, EnvelopeBuilder, StepsBuilder
 from metalog.analysis.report.summary import Latest
 
@@ -102,7 +102,7 @@ class ClusterBuilder:
         if key is None:
             key = self.brokers[broker] = KeyBuilder(BROKER_LINES, self.span, True, self.fine)
         times = cols["timestamp"]
-        codes = list(map(_code_of_broker, cols["state"], cols["controlled_shutdown"]))
+        codes = list(map(broker_code, cols["state"], cols["controlled_shutdown"]))
         key.lane.extend(times, codes)
         assert key.stripe is not None
         key.stripe.extend(times, cols["zk"])
