@@ -173,13 +173,24 @@ def test_a_series_built_in_chunks_is_the_whole_series_decimated(values: list[int
     i = 0
     while i < len(values):
         j = rng.randrange(i, len(values) + 1)
-        series.extend(times[i:j], values[i:j])
-        envelope.extend(times[i:j], values[i:j])
+        envelope.extend(*series.extend(times[i:j], values[i:j]))  # the changes, as the report feeds it
         i = j
     whole = steps(times, values)
     assert series.result() == m4(whole, *span, buckets)
     until = rng.choice((None, rng.randrange(-100, 2200)))
     assert envelope.result(until) == old_envelope(whole, *picture, envelope.buckets, until)
+
+
+def test_a_repeated_value_at_a_pixels_start_is_no_change() -> None:
+    """Batches sharing a millisecond at a pixel's very start, the first repeating the value before: the value in
+    force there is the change's, as the whole series in change form says (hypothesis found it, the envelope fed
+    every batch rather than the changes)."""
+    t0 = 1_700_000_000_000
+    times, values = [t0] * 8 + [t0 + 250] * 2, [0] * 9 + [1]
+    series, envelope = StepsBuilder((t0, t0 + 1000), 1), EnvelopeBuilder(t0, t0 + 1000, PICTURE_BUCKETS)
+    for i in range(len(times)):  # a batch at a time
+        envelope.extend(*series.extend(times[i:i + 1], values[i:i + 1]))
+    assert envelope.result(t0 + 1000) == old_envelope(steps(times, values), t0, t0 + 1000, PICTURE_BUCKETS, t0 + 1000)
 
 
 def test_a_series_builder_holds_a_bounded_number_of_points() -> None:

@@ -84,12 +84,13 @@ class ClusterBuilder:
     def timeline(self, column: str, times: Sequence[int], values: Sequence[Any]) -> None:
         """A timeline column's values at ``times`` (the batches after those before; a chunk may leave out a
         batch whose value equals the one before it)."""
-        for builder in (self.lanes.get(column), self.charts.get(column)):
-            if builder is not None:
-                builder.extend(times, values)
-        envelope = self.envelopes.get(column)
-        if envelope is not None:
-            envelope.extend(times, values)
+        lane, chart, envelope = self.lanes.get(column), self.charts.get(column), self.envelopes.get(column)
+        if lane is not None:
+            lane.extend(times, values)
+        if chart is not None:
+            changes = chart.extend(times, values)
+            if envelope is not None:  # (a drawn column is a chart's)
+                envelope.extend(*changes)
 
     def batches_read(self, count: int, last: Mapping[str, Any]) -> None:
         """``count`` timeline rows read, the last of them ``last`` (its columns by name)."""

@@ -102,18 +102,21 @@ class StepsBuilder:
     def last(self) -> Any:
         return self.values[-1] if self.values else None
 
-    def extend(self, times: Sequence[int], values: Sequence[Any]) -> None:
-        """The points (time, value) after those already added; those equal to the point before are dropped."""
+    def extend(self, times: Sequence[int], values: Sequence[Any]) -> tuple[list[int], list[Any]]:
+        """The points (time, value) after those already added; those equal to the point before are dropped.
+        Returns the points kept: the changes (what ``EnvelopeBuilder`` takes)."""
         if not values:
-            return
+            return [], []
         keep = list(compress(range(1, len(values)), map(ne, values[1:], values[:-1])))  # compared in C
         if not self.values or values[0] != self.values[-1]:
             keep.insert(0, 0)
-        self.times.extend([times[i] for i in keep])
-        self.values.extend([values[i] for i in keep])
+        kept = [times[i] for i in keep], [values[i] for i in keep]
+        self.times.extend(kept[0])
+        self.values.extend(kept[1])
         if self.span is not None and len(self.times) > self.HELD * 4 * self.buckets:
             head = decimated(Steps(self.times, self.values), *self.span, self.buckets)
             self.times, self.values, self.decimated = array("q", head.times), array("q", head.values), True
+        return kept
 
     def result(self) -> Steps:
         """The series: every change, or (with ``span``) ``m4`` of every change."""
@@ -138,7 +141,9 @@ def envelope(series: Steps, start: int, end: int, buckets: int, until: int | Non
 
 class EnvelopeBuilder:
     """``envelope`` made as the series' points arrive, in time order (a table's rows at a time): it holds the
-    ``buckets`` slices' lowest and highest values, never the points."""
+    ``buckets`` slices' lowest and highest values, never the points. Give it a series' changes only
+    (``StepsBuilder.extend``'s): a batch that repeats the value before it, at the very start of a slice, would
+    count that value as in force there, as a change does not."""
 
     def __init__(self, start: int, end: int, buckets: int) -> None:
         self.start, self.buckets = start, buckets
