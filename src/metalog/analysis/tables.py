@@ -24,6 +24,12 @@ def bucket_start(timestamp: int, width_ms: int) -> int:
     return max(timestamp // width_ms * width_ms, INT64_MIN)
 
 
+def bucket_starts(timestamps: Iterable[int], width_ms: int) -> list[int]:
+    """``bucket_start`` of each of ``timestamps`` (in one comprehension: a call per batch costs more)."""
+    starts = [t - t % width_ms for t in timestamps]  # (t // w * w: % floors as // does)
+    return [max(s, INT64_MIN) for s in starts] if starts and min(starts) < INT64_MIN else starts
+
+
 def buckets(rows: Iterable[dict[str, Any]], width_ms: int) -> list[dict[str, Any]]:
     """The last row of every cluster in every time bucket of ``width_ms``."""
     last: dict[tuple[str, int], dict[str, Any]] = {}

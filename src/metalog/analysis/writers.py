@@ -31,7 +31,7 @@ from metalog.analysis.domain.columns import Chunk, from_rows
 from metalog.analysis.domain.schema import BUCKETS, EVENTS, TIMELINE
 from metalog.analysis.layout import TABLES, arrow_batch, arrow_schema, iter_cluster, kind, partition_dir
 from metalog.analysis.sampling import Sampler, Samples
-from metalog.analysis.tables import bucket_start, csv_cell
+from metalog.analysis.tables import bucket_starts, csv_cell
 
 ROWS_PER_GROUP = 65_536  # rows buffered per table and cluster before they are written, as one Parquet row group
 
@@ -193,9 +193,8 @@ class ClusterTables:
         self._parts[table].add(chunk)
         if table == TIMELINE.name:
             self.batches += len(chunk)
-            width, last = self.width_ms, {}
-            for i, timestamp in enumerate(chunk.ints("timestamp")):
-                last[bucket_start(timestamp, width)] = i
+            starts = bucket_starts(chunk.ints("timestamp"), self.width_ms)
+            last = dict(zip(starts, range(len(starts)), strict=True))  # each bucket's last row
             self._buckets.update((start, chunk.row(i)) for start, i in last.items())
             self.series.add(chunk)
         elif table == EVENTS.name:
