@@ -17,15 +17,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metalog.analysis.brokers import BrokerTables
 from metalog.analysis.domain.schema import TIMELINE
-from metalog.analysis.pipeline import analyze_python
 from metalog.analysis.report import write_report
 from metalog.analysis.report.data import Cluster, clusters_of, shared_axis
 from metalog.analysis.report.page import MAX_EVENT_ROWS, render_html
 from metalog.analysis.report.png import CLUSTERS_PER_PNG, png_names
 from metalog.analysis.report.series import FINE, Steps, envelope, m4, steps
 from tests.analysis import crafted as c
+from tests.analysis.oracle import BrokerTables, analyze_python
 from tests.analysis.test_timeline import jbod_transition, zk_migration
 
 
@@ -239,11 +238,11 @@ def test_the_report_from_the_parquet_tables_equals_the_report_from_the_rows(tmp_
     """The Spark engine's report is built from the written tables, a cluster at a time, the timeline in change
     form: it draws exactly what the report from every row draws."""
     pytest.importorskip("pyarrow")
-    from metalog.analysis.pipeline import analyze_python, write_outputs
     from metalog.analysis.report import write_report, write_report_from_tables
     from metalog.analysis.result import cluster_name
     from metalog.generate.generator import HistorySettings
     from metalog.generate.writer import write_history
+    from tests.analysis.oracle import analyze_python, write_outputs
 
     paths = []
     for seed, scenario in ((1, "mixed"), (2, "jbod-transition")):
