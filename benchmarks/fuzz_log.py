@@ -26,21 +26,14 @@ from typing import Any
 import crc32c
 import fuzzing  # benchmarks/fuzzing.py, beside this script
 
-from metalog.bench.cores import pure_log_core
+from metalog.bench.cores import compiled_log_core, log_status, pure_log_core
 from metalog.bench.log import values_pool
-from metalog.codec import core
 from metalog.errors import MetalogError
-from metalog.log.batch import (
-    ATTRIBUTES_OFFSET,
-    CRC_OFFSET,
-    HEADER_SIZE,
-    LOG_OVERHEAD,
-    Record,
-    RecordBatch,
-    iter_batches,
-)
-from metalog.log.builder import build_batch, build_control_batch, build_data_batch
+from metalog.log.batch import Record, RecordBatch
+from metalog.log.builder import BatchFields, build_batch, build_control_batch, build_data_batch
 from metalog.log.chain import BatchChain
+from metalog.log.header import ATTRIBUTES_OFFSET, CRC_OFFSET, HEADER_SIZE, LENGTH_OFFSET, LOG_OVERHEAD
+from metalog.log.reader import iter_batches
 from metalog.log.scan import scan_into
 from metalog.state import MetadataLoader
 
@@ -65,8 +58,8 @@ def seeds(rng: random.Random) -> list[bytes]:
                 records = [Record(offset + i, 1_700_000_000_000 + rng.randint(-5, 5),
                                   rng.choice([None, b"key"]), v, (("h", b"x"),) if shape == 5 else (), 0)
                            for i, v in enumerate(vals)]
-                batch = build_batch(offset, records, partition_leader_epoch=1,
-                                    log_append_time=1_700_000_000_001 if rng.random() < 0.3 else None)
+                batch = build_batch(offset, records, BatchFields(
+                    partition_leader_epoch=1, log_append_time=1_700_000_000_001 if rng.random() < 0.3 else None))
             run += batch
             offset += len(vals)
         out.append(bytes(run))
@@ -81,7 +74,7 @@ def fix_crcs(data: bytes) -> bytes:
     """Every batch's CRC made right again, where its frame can be followed (so damage reaches what is after it)."""
     buf, pos = bytearray(data), 0
     while len(buf) - pos >= HEADER_SIZE:
-        size = LOG_OVERHEAD + int.from_bytes(buf[pos + 8:pos + 12], "big", signed=True)
+        size = LOG_OVERHEAD + int.from_bytes(buf[pos + LENGTH_OFFSET:pos + LENGTH_OFFSET + 4], "big", signed=True)
         if size < HEADER_SIZE or size > len(buf) - pos:
             break
         buf[pos + CRC_OFFSET:pos + CRC_OFFSET + 4] = crc32c.crc32c(buf[pos + ATTRIBUTES_OFFSET:pos + size]).to_bytes(
@@ -119,8 +112,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--inputs", type=int, default=1_000_000, help="how many mutated inputs (default 1,000,000)")
     ap.add_argument("--seed", type=int, default=858)
     args = ap.parse_args(argv)
-    if not core.log_compiled_active():
-        print(f"the compiled log core does not run here: {core.log_status()}", file=sys.stderr)
+    if not compiled_log_core():
+        print(f"the compiled log core does not run here: {log_status()}", file=sys.stderr)
         return 2
     rng = random.Random(args.seed)
     pool = seeds(rng)

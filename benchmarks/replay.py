@@ -19,9 +19,8 @@ import sys
 import time
 from pathlib import Path
 
-from metalog.bench.cores import compiled_log_core, pure_log_core
+from metalog.bench.cores import compiled_log_core, log_status, pure_log_core
 from metalog.bench.replay import build_log, timed
-from metalog.codec import core
 from metalog.replay.history import MetadataHistory
 from metalog.replay.images import IMAGE_DIR
 
@@ -103,7 +102,7 @@ def main() -> int:
     rate = replayed / full_time
     rows = [
         ("log", f"{end + 1:,} offsets, {size / 1e6:.1f} MB"),
-        (f"replay from offset 0 ({core.log_status().split(' (')[0]} log core)",
+        (f"replay from offset 0 ({log_status().split(' (')[0]} log core)",
          f"{full_time:.2f} s  {rate:,.0f} records/s  {size / 1e6 / full_time:.1f} MB/s"),
         ("  target >= 1,000,000 records/s", "met" if rate >= 1_000_000 else f"NOT met ({rate / 1_000_000:.2f}x)"),
     ]
@@ -127,7 +126,7 @@ def main() -> int:
     width = max(len(r[0]) for r in rows)
     load = os.getloadavg()
     print(f"metalog replay benchmark (Python {sys.version.split()[0]}, best of {args.repeat}, CPU time; log core: "
-          f"{core.log_status()}; load average {load[0]:.1f} on {os.cpu_count()} cores)")
+          f"{log_status()}; load average {load[0]:.1f} on {os.cpu_count()} cores)")
     for k, v in rows:
         print(f"  {k:<{width}}  {v}")
     return 0

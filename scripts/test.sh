@@ -47,7 +47,8 @@ status=0
 if [ "$cores" != pure ]; then
   echo "== the suite on the cores as installed: $(.venv/bin/python -c 'from metalog.codec import core
 from metalog.analysis.domain import twins
-print(f"codec {core.status()}, log {core.log_status()}, analysis {twins.status()}")') =="
+from metalog.bench.cores import log_status
+print(f"codec {core.status()}, log {log_status()}, analysis {twins.status()}")') =="
   .venv/bin/python -m pytest -n auto --dist loadfile ${select[@]+"${select[@]}"} "$@" || status=$?
 fi
 if [ "$cores" != installed ]; then

@@ -28,9 +28,10 @@ SHARED_SCHEMAS = Path(__file__).resolve().parents[2] / "shared" / "kafka-referen
 
 
 def pytest_report_header(config: pytest.Config) -> str:
+    from metalog.bench import cores
     from metalog.codec import core
 
-    return f"metalog codec: {core.status()}; log: {core.log_status()}"
+    return f"metalog codec: {core.status()}; log: {cores.log_status()}"
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -38,12 +39,13 @@ def pytest_configure(config: pytest.Config) -> None:
     must not pass green."""
     if os.environ.get("METALOG_REQUIRE_COMPILED", "") in ("", "0"):
         return
+    from metalog.bench import cores
     from metalog.codec import core
 
     if not core.compiled_active() or core.load_all():
         raise pytest.UsageError(f"METALOG_REQUIRE_COMPILED is set, but the codec core is: {core.status()}")
-    if not core.log_compiled_active():
-        raise pytest.UsageError(f"METALOG_REQUIRE_COMPILED is set, but the log core is: {core.log_status()}")
+    if not cores.compiled_log_core():
+        raise pytest.UsageError(f"METALOG_REQUIRE_COMPILED is set, but the log core is: {cores.log_status()}")
 
 
 def load_vectors() -> dict[str, Any]:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from metalog.bench import cores
 from metalog.cli.main import main
 from metalog.codec import core
 
@@ -15,12 +16,12 @@ TINY = ["--min-time", "0.001", "--repeat", "1", "--records", "2000"]
 # with the compiled codec, each decode row has a row for the pure Python core beside it (timed in the same run)
 PURE_ROWS = 1 if core.compiled_active() else 0
 # with the compiled log core, the log's read and scan rows have a row for the pure log core beside them
-PURE_LOG_ROWS = 1 if core.log_compiled_active() else 0
+PURE_LOG_ROWS = 1 if cores.compiled_log_core() else 0
 
 
 def _status_line(out: str) -> None:
     """The table says which codec core and which log core ran."""
-    assert f"codec: {core.status()}" in out.splitlines() and f"log: {core.log_status()}" in out.splitlines()
+    assert f"codec: {core.status()}" in out.splitlines() and f"log: {cores.log_status()}" in out.splitlines()
 
 
 def _table(out: str) -> list[list[str]]:

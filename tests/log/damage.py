@@ -12,7 +12,7 @@ from pathlib import Path
 from metalog.codec import message_class
 from metalog.generate.generator import HistoryGenerator, HistorySettings
 from metalog.log import MetadataLog
-from metalog.log.batch import CRC_OFFSET, HEADER_SIZE
+from metalog.log.header import CRC_OFFSET, HEADER_SIZE
 
 PARTITION_DIR = "__cluster_metadata-0"
 LEADER = 3000

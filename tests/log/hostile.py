@@ -19,9 +19,10 @@ import crc32c
 
 from metalog.codec import Uuid, message_class
 from metalog.codec.framing import encode_metadata_record
-from metalog.log.batch import ATTRIBUTES_OFFSET, CONTROL_FLAG, CRC_OFFSET, HEADER_SIZE, Record
-from metalog.log.builder import build_batch, build_control_batch, build_data_batch
+from metalog.log.batch import CONTROL_FLAG, Record
+from metalog.log.builder import BatchFields, build_batch, build_control_batch, build_data_batch
 from metalog.log.control import control_key, encode_control
+from metalog.log.header import ATTRIBUTES_OFFSET, CRC_OFFSET, HEADER_SIZE
 from tests.log.damage import BatchAt, leader_change
 
 TS = 1_700_000_999_000
@@ -81,7 +82,7 @@ def _data(values: list[bytes] | None = None) -> bytes:
 
 
 def _records(*records: Record) -> bytes:
-    return build_batch(0, list(records), partition_leader_epoch=1, base_timestamp=TS, max_timestamp=TS)
+    return build_batch(0, list(records), BatchFields(partition_leader_epoch=1, base_timestamp=TS, max_timestamp=TS))
 
 
 def _control(key: bytes, value: bytes) -> bytes:

@@ -22,23 +22,25 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from metalog.bench import cores
 from metalog.bench.cores import pure_log_core
-from metalog.codec import core
 from metalog.errors import MetalogError
 from metalog.log import batch as batch_module
-from metalog.log.batch import HEADER_SIZE, Record, RecordBatch, iter_batches
-from metalog.log.builder import build_batch, build_control_batch, build_data_batch
+from metalog.log.batch import Record, RecordBatch
+from metalog.log.builder import BatchFields, build_batch, build_control_batch, build_data_batch
 from metalog.log.compression import Compression
 from metalog.log.control import encode_control
+from metalog.log.header import HEADER_SIZE
+from metalog.log.reader import iter_batches
 from tests.log.damage import DAMAGES, PARTITION_DIR, BatchAt, build_log, leader_change
 from tests.log.test_damage_property import answers
 from tests.state.histories import RECORD_TYPES, histories, record_values
 
-pytestmark = pytest.mark.skipif(not core.log_compiled_active(), reason=f"log core: {core.log_status()}")
+pytestmark = pytest.mark.skipif(not cores.compiled_log_core(), reason=f"log core: {cores.log_status()}")
 
 DIFFERENTIAL = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                                 HealthCheck.function_scoped_fixture])
-COMPILED_DECODE = batch_module.compiled_decode_records
+COMPILED_DECODE = batch_module.DECODE_RECORDS.compiled
 
 
 def _codecs() -> list[Compression]:
@@ -46,7 +48,7 @@ def _codecs() -> list[Compression]:
     out = []
     for codec in Compression:
         try:
-            build_batch(0, [Record(0, 0, None, b"x")], compression=codec)
+            build_batch(0, [Record(0, 0, None, b"x")], BatchFields(compression=codec))
         except MetalogError:
             continue
         out.append(codec)
@@ -102,9 +104,10 @@ def general_batches(draw: st.DrawFn) -> bytes:
     offsets = sorted(draw(st.lists(st.integers(0, 70_000), min_size=n, max_size=n, unique=True)))
     records = [Record(base + o, base_ts + draw(st.integers(-(2**40), 2**40)), draw(values), draw(values),
                       draw(headers), draw(st.integers(0, 255))) for o in offsets]
-    return build_batch(base, records, compression=draw(st.sampled_from(CODECS)), base_timestamp=base_ts,
-                       log_append_time=draw(st.none() | st.integers(0, 2**41)), is_control=draw(st.booleans()),
-                       is_transactional=draw(st.booleans()), partition_leader_epoch=draw(st.integers(-1, 9)))
+    return build_batch(base, records, BatchFields(
+        compression=draw(st.sampled_from(CODECS)), base_timestamp=base_ts,
+        log_append_time=draw(st.none() | st.integers(0, 2**41)), is_control=draw(st.booleans()),
+        is_transactional=draw(st.booleans()), partition_leader_epoch=draw(st.integers(-1, 9))))
 
 
 @st.composite
@@ -246,7 +249,7 @@ def test_hostile_counts_allocate_nothing():
 
 
 def test_the_log_core_is_named():
-    assert core.log_status().startswith("compiled (Cython ")
+    assert cores.log_status().startswith("compiled (Cython ")
 
 
 # ---- the batch scan: frame, CRC and chain checks, the same errors -------------------------------------

@@ -24,7 +24,7 @@ import pytest
 from metalog.cli.main import main
 from metalog.errors import CorruptBatchError
 from metalog.log import MetadataLog
-from metalog.log.batch import ATTRIBUTES_OFFSET, CRC_OFFSET
+from metalog.log.header import ATTRIBUTES_OFFSET, CRC_OFFSET
 from metalog.log.index import OFFSET_ENTRY, TIME_ENTRY
 from metalog.log.verify import verify_log
 from metalog.replay.history import MetadataHistory

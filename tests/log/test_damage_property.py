@@ -31,9 +31,10 @@ from hypothesis import strategies as st
 from metalog.cli.main import main
 from metalog.errors import MetalogError
 from metalog.log import MetadataLog
-from metalog.log.batch import HEADER_SIZE, RecordBatch
+from metalog.log.batch import RecordBatch
 from metalog.log.builder import build_data_batch
 from metalog.log.chain import BatchChain
+from metalog.log.header import HEADER_SIZE
 from metalog.log.scan import scan_into, scan_values
 from metalog.log.verify import verify_log
 from metalog.replay.history import MetadataHistory

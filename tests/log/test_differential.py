@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from metalog.errors import CorruptBatchError
 from metalog.log.batch import Record, RecordBatch, _decode_kraft_records, _decode_records
-from metalog.log.builder import build_batch, build_data_batch
+from metalog.log.builder import BatchFields, build_batch, build_data_batch
 from metalog.log.compression import Compression
 
 kafka_records = pytest.importorskip("kafka.record.default_records")
@@ -51,9 +51,10 @@ def test_we_read_what_kafka_python_writes(codec, base_ts, recs, transactional, p
     want = [(r.offset, r.timestamp, r.key, r.value, list(r.headers)) for r in theirs]
     assert got == want
     if ours.compression in (Compression.NONE, Compression.GZIP):  # what we write: identical bytes uncompressed
-        rebuilt = build_batch(0, ours.decode_records(), compression=ours.compression, is_transactional=transactional,
-                              producer_id=pid, producer_epoch=ours.producer_epoch,
-                              base_sequence=ours.base_sequence, partition_leader_epoch=ours.partition_leader_epoch)
+        rebuilt = build_batch(0, ours.decode_records(), BatchFields(
+            compression=ours.compression, is_transactional=transactional, producer_id=pid,
+            producer_epoch=ours.producer_epoch, base_sequence=ours.base_sequence,
+            partition_leader_epoch=ours.partition_leader_epoch))
         if ours.compression is Compression.NONE:
             assert rebuilt == data
         assert [tuple(r) for r in RecordBatch(rebuilt).decode_records()] == [tuple(r) for r in ours.decode_records()]

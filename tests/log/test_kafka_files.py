@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
-from metalog.log.batch import RecordBatch, iter_batches
+from metalog.log.batch import RecordBatch
 from metalog.log.builder import build_control_batch, build_data_batch, rebuild
 from metalog.log.control import ControlType, decode_control
 from metalog.log.dump import control_json, payload_json
-from metalog.log.reader import read_file_batches
+from metalog.log.reader import iter_batches, read_file_batches
 
 
 def assert_batch_matches(batch: RecordBatch, expected: dict[str, Any]) -> None:

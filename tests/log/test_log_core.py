@@ -1,5 +1,6 @@
-"""Which log core runs (the compiled twins of the log's hot paths, chosen by codec/core.py's switch): said out loud
-by ``metalog --version`` and ``metalog bench``, forced pure by METALOG_PURE=1, a twin not built named."""
+"""Which log core runs (the compiled twins of the log's hot paths, each registered by its own layer in codec/core.py's
+registry): said out loud by ``metalog --version`` and ``metalog bench``, forced pure by METALOG_PURE=1, a twin not
+built named."""
 
 from __future__ import annotations
 
@@ -9,15 +10,15 @@ import sys
 
 import pytest
 
+from metalog.bench import cores
 from metalog.codec import core
 
 PROBE = """
-from metalog.codec import core
+from metalog.bench import cores
 from metalog.log import batch, reader, scan
 from metalog.state import MetadataLoader, loader
-print(core.log_status())
-print(batch.compiled_decode_records is None, batch.compiled_next_batches is None, reader.compiled_next_batches is None,
-      scan.compiled_scan_into is None, loader.compiled_value_replay is None,
+print(cores.log_status())
+print(*(t.compiled is None for t in (batch.DECODE_RECORDS, reader.NEXT_BATCHES, scan.SCAN_INTO, loader.VALUE_REPLAY)),
       type(MetadataLoader().replay_value).__name__)
 """
 
@@ -34,7 +35,7 @@ def run(script: str, **env: str) -> str:
 def test_metalog_pure_forces_the_pure_log_core() -> None:
     status, twins = run(PROBE, METALOG_PURE="1").splitlines()
     assert status == "pure Python (METALOG_PURE=1)"
-    assert twins == "True True True True True method"
+    assert twins == "True True True True method"
 
 
 def test_version_names_both_cores() -> None:
@@ -43,14 +44,14 @@ def test_version_names_both_cores() -> None:
                        "analysis: pure Python (METALOG_PURE=1)"]
 
 
-@pytest.mark.skipif(not core.log_compiled_active(), reason=f"log core: {core.log_status()}")
+@pytest.mark.skipif(not cores.compiled_log_core(), reason=f"log core: {cores.log_status()}")
 def test_the_compiled_log_core_runs_everywhere_it_was_built() -> None:
     status, twins = run(PROBE).splitlines()
     assert status.startswith("compiled (Cython 3.") and "pure for" not in status
-    assert twins == "False False False False False ValueReplay"
+    assert twins == "False False False False ValueReplay"
 
 
-@pytest.mark.skipif(not core.log_compiled_active(), reason=f"log core: {core.log_status()}")
+@pytest.mark.skipif(not cores.compiled_log_core(), reason=f"log core: {cores.log_status()}")
 def test_a_twin_not_built_stays_pure_and_status_names_it() -> None:
     script = """
 import sys
@@ -62,4 +63,4 @@ sys.meta_path.insert(0, NotBuilt())
 """ + PROBE
     status, twins = run(script).splitlines()
     assert status.startswith("compiled (Cython 3.") and status.endswith("; pure for scan (not built)"), status
-    assert twins == "False False False True False ValueReplay"
+    assert twins == "False False True False ValueReplay"

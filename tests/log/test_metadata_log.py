@@ -53,7 +53,7 @@ def test_opens_kafkas_directory_read_only(jbod_dir, kafka_vectors):
 
 def test_writes_kafkas_files_for_kafkas_batches(jbod_dir, tmp_path, kafka_vectors):
     """Appending Kafka's batches to a new log gives Kafka's segment bytes and index files."""
-    from metalog.log.batch import iter_batches
+    from metalog.log.reader import iter_batches
 
     segment = bytes.fromhex(kafka_vectors["scenarioJbod"]["segmentHex"])
     with MetadataLog.open(tmp_path, create=True, cluster_id="MkU3OEVBNTcwNTJENDM2Qg", node_id=3000) as log:

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from metalog.errors import CorruptBatchError, LogError
-from metalog.log import MetadataLog, Record, build_batch, iter_batches
+from metalog.log import BatchFields, MetadataLog, Record, build_batch, iter_batches
 from metalog.log.chain import BatchChain
 from metalog.log.control import encode_control
 from metalog.log.scan import ScannedBatch, scan_into, scan_values
@@ -49,8 +49,8 @@ def build(batches: list) -> bytes:  # type: ignore[type-arg]
     for recs, compression, control in batches:
         built = [Record(offset + i, TS + ts, key, value, tuple(headers)) for i, (value, key, headers, ts) in
                  enumerate(recs)]
-        data += build_batch(offset, built, compression=compression, is_control=control, partition_leader_epoch=1,
-                            base_timestamp=TS)
+        data += build_batch(offset, built, BatchFields(compression=compression, is_control=control,
+                                                       partition_leader_epoch=1, base_timestamp=TS))
         offset += len(recs)
     return data
 

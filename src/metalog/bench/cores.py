@@ -1,32 +1,30 @@
-"""The pure twins of the log core's hot paths on demand, to time them beside the compiled ones in one run."""
+"""The log core's pure twins on demand, to time them beside the compiled ones in one run: the twins the log and
+state layers register (``metalog.codec.core.register_twin``), switched through that registry."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import metalog.log.reader
+import metalog.log.scan
+import metalog.state.loader  # noqa: F401  (with the two above: every twin of the log core is registered)
 from metalog.codec import core
-from metalog.log import batch, reader, scan
-from metalog.state import loader
-
-# (module, the name of its compiled twin's function there): what runs when it is not None
-_SWITCHES = [(batch, "compiled_decode_records"), (batch, "compiled_next_batches"), (reader, "compiled_next_batches"),
-             (scan, "compiled_scan_into"), (loader, "compiled_value_replay")]
 
 
 @contextmanager
 def pure_log_core() -> Iterator[None]:
     """The pure twins of the log core run in this process for the duration (the compiled codec readers stay)."""
-    saved = [(module, name, getattr(module, name)) for module, name in _SWITCHES]
-    for module, name, _ in saved:
-        setattr(module, name, None)
-    try:
+    with core.pure_twins("log"):
         yield
-    finally:
-        for module, name, value in saved:
-            setattr(module, name, value)
 
 
 def compiled_log_core() -> bool:
-    """Whether the compiled log core runs (so a pure run beside it compares two different things)."""
-    return core.log_compiled_active()
+    """Whether every compiled twin of the log core runs (so a pure run beside it compares two different things)."""
+    return core.twins_active("log")
+
+
+def log_status() -> str:
+    """One line: which log core runs, e.g. ``compiled (Cython 3.0.11)``, ``pure Python (METALOG_PURE=1)`` or
+    ``compiled (Cython 3.0.11); pure for scan (not built)`` (``metalog --version``, ``metalog bench``)."""
+    return core.twin_status("log")

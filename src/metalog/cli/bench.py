@@ -85,10 +85,11 @@ def _bench(args: argparse.Namespace) -> int:
     rows: list[Row] = []
     runners: dict[str, Callable[[Sizes, list[str]], list[Row]]] = {
         "codec": lambda s, n: _codec(s, n, custom), "log": _log, "replay": _replay}
+    from metalog.bench.cores import log_status
     from metalog.codec import core
 
     cores = [f"codec: {core.status()}"] * any(p in ("codec", "replay") for p in parts) + \
-        [f"log: {core.log_status()}"] * any(p in ("log", "replay") for p in parts)
+        [f"log: {log_status()}"] * any(p in ("log", "replay") for p in parts)
     print(f"metalog bench ({'full' if args.full else 'quick'}; Python {sys.version.split()[0]}; best of "
           f"{sizes.repeat}, CPU time)", *cores, sep="\n", flush=True)
     for part in parts:

@@ -54,9 +54,10 @@ class _Version(argparse.Action):
 
     def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
         from metalog.analysis.domain import twins
+        from metalog.bench.cores import log_status
         from metalog.codec import core
 
-        parser.exit(message=f"metalog {__version__}\ncodec: {core.status()}\nlog: {core.log_status()}\n"
+        parser.exit(message=f"metalog {__version__}\ncodec: {core.status()}\nlog: {log_status()}\n"
                             f"analysis: {twins.status()}\n")
 
 

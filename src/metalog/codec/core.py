@@ -10,17 +10,21 @@ so ``ApiMessage.decode``, the framing and the replay's dispatch table use them w
 ``METALOG_PURE=1`` in the environment at import forces the pure readers. ``status()`` says which
 core runs and why (``metalog --version`` and ``metalog bench`` print it).
 
-The same switch chooses the log core: the hand-written compiled twins of the log's hot paths (the record
-decoder, the batch scan, the replay loop; ``LOG_TWINS``). A module that uses one asks ``twin(name)`` for it
-and runs its pure twin where that gives None; ``log_status()`` says which runs and why.
+The same switch chooses the other compiled twins: hand-written Cython twins of hot paths, which each layer
+registers here from its own package (``register_twin``: the log's record decoder, batch loop and scan, the
+state's replay loop: the "log" core; the analysis' per-batch step). A caller runs ``twin.compiled`` where it is
+not None and the pure twin otherwise; ``twin_status()`` says which runs and why (``metalog.bench.cores.log_status``
+for the log core, whose layers it imports), ``pure_twins()`` switches a core's twins off for a while.
 """
 
 from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from metalog.codec.runtime import KafkaStruct, Reader
@@ -123,26 +127,79 @@ def status() -> str:
     return text
 
 
-# ---- the log core --------------------------------------------------------------------------------------
-# the compiled twins of the log's hot paths, in their layers
-LOG_TWINS = ("metalog.log.compiled.records", "metalog.log.compiled.reader", "metalog.log.compiled.scan",
-             "metalog.state.compiled.loader")
-_twins: dict[str, ModuleType] = {}  # twin module -> the loaded module
-_twins_missing: dict[str, str] = {}  # twin module -> why it did not load
+# ---- the compiled twins ---------------------------------------------------------------------------------
+# Each layer registers its own twins (``register_twin``) when it is imported: the log's record decoder, batch loop
+# and scan, the state's replay loop (the "log" core), the analysis' per-batch step (the "analysis" core). No layer
+# names another's modules; the status lines, bench's pure-vs-compiled switch and the tests go through this registry.
 
 
-def twin(module: str) -> ModuleType | None:
-    """The compiled twin module ``module`` (one of ``LOG_TWINS``, or a layer's own above the log, registered there:
-    the analysis' step), or None where its pure twin is to run: ``METALOG_PURE=1``, or the module was not built
-    (``log_status()``, ``twin_missing`` say so)."""
-    if os.environ.get(PURE_ENV, "") not in ("", "0"):
-        return None
-    if module not in _twins and module not in _twins_missing:
-        try:
-            _twins[module] = importlib.import_module(module)
-        except ImportError as e:
-            _twins_missing[module] = str(e)
-    return _twins.get(module)
+class Twin:
+    """A compiled twin and the pure function it stands in for. ``compiled`` is what its caller runs, or None: the
+    pure twin runs (``METALOG_PURE``, the module not built or refused by its layer's ``check``, or ``pure_twins``
+    switched it off for a while). ``module``, ``attribute``: where the compiled one lives."""
+
+    __slots__ = ("core", "module", "attribute", "pure", "compiled", "loaded", "why_not")
+
+    def __init__(self, core: str, module: str, attribute: str, pure: Callable[..., object]) -> None:
+        self.core, self.module, self.attribute, self.pure = core, module, attribute, pure
+        self.loaded: ModuleType | None = None  # the compiled module, where it loaded and its layer accepted it
+        self.why_not: str | None = None  # why it did not (None: it did), as the status line says it
+        self.compiled: Any = None
+
+    @property
+    def name(self) -> str:
+        """The compiled module's own name, as the status lines name a twin not built (``scan``)."""
+        return self.module.rsplit(".", 1)[-1]
+
+    def __repr__(self) -> str:
+        return f"Twin({self.module}.{self.attribute}, {'compiled' if self.compiled is not None else 'pure'})"
+
+
+_registry: dict[tuple[str, str], Twin] = {}  # (compiled module, attribute) -> its twin
+
+
+def register_twin(core: str, module: str, attribute: str, pure: Callable[..., object],
+                  check: Callable[[ModuleType], str | None] | None = None) -> Twin:
+    """The twin of ``pure`` in the compiled ``module`` (its ``attribute``), loaded once: registering it again gives
+    the same Twin. ``check(module)`` says why a built module is not to run (a stale build whose constants disagree
+    with its layer's), or None."""
+    key = (module, attribute)
+    found = _registry.get(key)
+    if found is not None:
+        return found
+    twin = _registry[key] = Twin(core, module, attribute, pure)
+    if pure_requested():
+        twin.why_not = f"{PURE_ENV}={os.environ[PURE_ENV]}"
+        return twin
+    try:
+        loaded = importlib.import_module(module)
+    except ImportError as e:
+        twin.why_not = f"extension not built: {e}"
+        return twin
+    twin.why_not = None if check is None else check(loaded)
+    if twin.why_not is None:
+        twin.loaded, twin.compiled = loaded, getattr(loaded, attribute)
+    return twin
+
+
+def registered(core: str) -> list[Twin]:
+    """The twins of ``core`` ("log", "analysis") registered so far, in the order their layers registered them."""
+    return [t for t in _registry.values() if t.core == core]
+
+
+@contextmanager
+def pure_twins(core: str) -> Iterator[None]:
+    """The pure twins of ``core`` run in this process for the duration (the compiled codec readers stay): what the
+    benchmarks and the differential tests time and compare beside the compiled ones, in one run."""
+    twins = registered(core)
+    saved = [t.compiled for t in twins]
+    for t in twins:
+        t.compiled = None
+    try:
+        yield
+    finally:
+        for t, compiled in zip(twins, saved, strict=True):
+            t.compiled = compiled
 
 
 def pure_requested() -> bool:
@@ -150,25 +207,23 @@ def pure_requested() -> bool:
     return os.environ.get(PURE_ENV, "") not in ("", "0")
 
 
-def twin_missing(module: str) -> str | None:
-    """Why the compiled twin ``module`` did not load (None: it did, or was not asked for)."""
-    return _twins_missing.get(module)
+def twins_active(core: str) -> bool:
+    """Whether every registered compiled twin of ``core`` runs (built, loaded, not METALOG_PURE)."""
+    twins = registered(core)
+    return bool(twins) and all(t.loaded is not None for t in twins)
 
 
-def log_compiled_active() -> bool:
-    """Whether every compiled twin of the log core runs."""
-    return all(twin(m) is not None for m in LOG_TWINS)
-
-
-def log_status() -> str:
-    """One line: which log core runs, e.g. ``compiled (Cython 3.0.11)`` or ``pure Python (METALOG_PURE=1)``."""
-    if os.environ.get(PURE_ENV, "") not in ("", "0"):
-        return f"pure Python ({PURE_ENV}={os.environ[PURE_ENV]})"
-    loaded = [m for m in map(twin, LOG_TWINS) if m is not None]
+def twin_status(core: str) -> str:
+    """One line: which twins of ``core`` run, e.g. ``compiled (Cython 3.0.11)``, ``pure Python (METALOG_PURE=1)``
+    or ``compiled (Cython 3.0.11); pure for scan (not built)``. Only the twins registered so far are counted: ask
+    after importing the layers that register them."""
+    twins = registered(core)
+    loaded = [t.loaded for t in twins if t.loaded is not None]
     if not loaded:
-        return f"pure Python (extension not built: {_twins_missing[LOG_TWINS[0]]})"
+        return f"pure Python ({twins[0].why_not if twins else 'no compiled twin registered'})"
     text = f"compiled (Cython {loaded[0].CYTHON_VERSION})"
-    missing = sorted(m.rsplit(".", 1)[-1] for m in LOG_TWINS if m in _twins_missing)
+    missing = sorted({t.name for t in twins if t.loaded is None})
     if missing:
         text += f"; pure for {', '.join(missing)} (not built)"
     return text
+

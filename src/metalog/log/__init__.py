@@ -8,14 +8,15 @@
 Opening reads and changes nothing; ``MetadataLog.open(path, writable=True)`` is the one writer's.
 """
 
-from metalog.log.batch import Record, RecordBatch, iter_batches
-from metalog.log.builder import build_batch, build_control_batch, build_data_batch
+from metalog.log.batch import Record, RecordBatch
+from metalog.log.builder import BatchFields, build_batch, build_control_batch, build_data_batch
 from metalog.log.compression import Compression
 from metalog.log.control import ControlRecord, ControlType, decode_control, encode_control
 from metalog.log.metadata_log import AppendedBatch, Durability, MetadataLog
+from metalog.log.reader import iter_batches
 
 __all__ = [
-    "AppendedBatch", "Compression", "ControlRecord", "ControlType", "Durability", "MetadataLog", "Record",
-    "RecordBatch", "build_batch", "build_control_batch", "build_data_batch", "decode_control", "encode_control",
-    "iter_batches",
+    "AppendedBatch", "BatchFields", "Compression", "ControlRecord", "ControlType", "Durability", "MetadataLog",
+    "Record", "RecordBatch", "build_batch", "build_control_batch", "build_data_batch", "decode_control",
+    "encode_control", "iter_batches",
 ]

@@ -1,20 +1,12 @@
 """RecordBatch v2 (magic 2) on bytes: Kafka's DefaultRecordBatch and DefaultRecord, no I/O.
 
-Layout of a batch (big-endian)::
-
-    baseOffset int64 | batchLength int32 | partitionLeaderEpoch int32 | magic int8 | crc uint32 |
-    attributes int16 | lastOffsetDelta int32 | baseTimestamp int64 | maxTimestamp int64 |
-    producerId int64 | producerEpoch int16 | baseSequence int32 | recordsCount int32 | records...
-
-``batchLength`` counts the bytes after itself; the CRC-32C covers attributes to the end. A
-``RecordBatch`` parses the 61-byte header eagerly and leaves the records alone until asked:
-``ensure_valid()`` checks the CRC, ``records()`` decodes (and decompresses) them.
+The header's layout is ``metalog.log.header``. A ``RecordBatch`` parses the 61-byte header eagerly and leaves the
+records alone until asked: ``ensure_valid()`` checks the CRC, ``records()`` decodes (and decompresses) them.
 """
 
 from __future__ import annotations
 
 import mmap
-import struct
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
@@ -23,16 +15,23 @@ import crc32c
 from metalog.codec import core
 from metalog.errors import CorruptBatchError, LogError, RecordError, VarintError
 from metalog.log.compression import Compression, decompress
+from metalog.log.header import (
+    ATTRIBUTES_OFFSET,
+    CRC_OFFSET,
+    HEADER,
+    HEADER_SIZE,
+    HEADER_SIZE_UP_TO_MAGIC,
+    LAST_OFFSET_DELTA_OFFSET,
+    LENGTH_OFFSET,
+    LOG_OVERHEAD,
+    MAGIC,
+    MAGIC_OFFSET,
+    MIN_BATCH_LENGTH,
+    RECORDS_COUNT_OFFSET,
+)
 from metalog.log.kraft_records import kraft_problem
 from metalog.log.varint import read_varint, read_varlong
 
-HEADER = struct.Struct(">qiibIhiqqqhii")
-HEADER_SIZE = HEADER.size  # 61
-LOG_OVERHEAD = 12  # baseOffset + batchLength: the part batchLength does not count
-CRC_OFFSET = 17
-ATTRIBUTES_OFFSET = 21
-MAGIC = 2
-MIN_BATCH_LENGTH = HEADER_SIZE - LOG_OVERHEAD
 NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1
 NO_SEQUENCE = -1
@@ -69,14 +68,6 @@ _new_record = tuple.__new__
 _CODEC_IDS = frozenset(Compression)
 _UNCOMMON = COMPRESSION_MASK | LOG_APPEND_TIME_FLAG | CONTROL_FLAG  # batches records() reads the general way
 _SLICES_TO_BYTES = (bytes, mmap.mmap)
-_compiled = core.twin("metalog.log.compiled.records")
-# The record decoder's compiled twin (``metalog.log.compiled.records.decode_records``), or None: the pure one runs.
-# It reads what it can and returns None for the rest (damage included), which the pure decoder then reads or refuses.
-compiled_decode_records = None if _compiled is None else _compiled.decode_records
-_compiled_reader = core.twin("metalog.log.compiled.reader")
-_BATCHES_AT_ONCE = 1024  # iter_batches' compiled twin makes the batches of a buffer this many at a time
-# The batch loop's compiled twin (see ``metalog.log.reader``), or None: the pure loop runs.
-compiled_next_batches = None if _compiled_reader is None else _compiled_reader.next_batches
 
 
 class RecordBatch:
@@ -113,11 +104,11 @@ class RecordBatch:
          self.last_offset_delta, self.base_timestamp, self.max_timestamp, self.producer_id, self.producer_epoch,
          self.base_sequence, self.records_count) = HEADER.unpack_from(data, start)
         if self.magic != MAGIC:
-            raise self._error(f"unsupported magic {self.magic} (only record batch v2 is supported)", 16)
+            raise self._error(f"unsupported magic {self.magic} (only record batch v2 is supported)", MAGIC_OFFSET)
         if self.batch_length < MIN_BATCH_LENGTH:
-            raise self._error(f"batchLength {self.batch_length} is smaller than a batch header", 8)
+            raise self._error(f"batchLength {self.batch_length} is smaller than a batch header", LENGTH_OFFSET)
         if LOG_OVERHEAD + self.batch_length > len(data) - start:
-            raise self._error(f"batchLength {self.batch_length} runs past the end of the data", 8)
+            raise self._error(f"batchLength {self.batch_length} runs past the end of the data", LENGTH_OFFSET)
 
     # ---- header facts ---------------------------------------------------------------------
     @property
@@ -189,9 +180,9 @@ class RecordBatch:
         if actual != self.crc:
             raise self._error(f"CRC-32C mismatch: stored {self.crc}, computed {actual}", CRC_OFFSET)
         if self.records_count < 0:
-            raise self._error(f"negative record count {self.records_count}", 57)
+            raise self._error(f"negative record count {self.records_count}", RECORDS_COUNT_OFFSET)
         if self.last_offset_delta < 0:
-            raise self._error(f"negative lastOffsetDelta {self.last_offset_delta}", 23)
+            raise self._error(f"negative lastOffsetDelta {self.last_offset_delta}", LAST_OFFSET_DELTA_OFFSET)
 
     # ---- records ----------------------------------------------------------------------------
     def records(self) -> list[Record]:
@@ -201,6 +192,7 @@ class RecordBatch:
         record's offset. The CRC is not checked here; call
         ``ensure_valid`` first."""
         control = self.attributes & CONTROL_FLAG
+        compiled_decode_records = DECODE_RECORDS.compiled
         # the common case first, without a call more: an uncompressed data batch read by the compiled decoder
         if not self.attributes & _UNCOMMON and compiled_decode_records is not None and \
                 type(self.data) in _SLICES_TO_BYTES:
@@ -248,6 +240,7 @@ class RecordBatch:
         if count < 0 or count > (limit - begin) // MIN_RECORD_SIZE:
             raise self._records_error(f"record count {count} cannot fit in {limit - begin} bytes of records")
         log_append_time = self.max_timestamp if self.attributes & LOG_APPEND_TIME_FLAG else None
+        compiled_decode_records = DECODE_RECORDS.compiled
         if compiled_decode_records is not None:
             out = compiled_decode_records(data, begin, limit, count, self.base_offset, self.base_timestamp,
                                           log_append_time, Record, kraft_data)
@@ -285,117 +278,91 @@ class RecordBatch:
 
 
 def check_frame(data: Any, start: int, *, source: str | None = None, position: int | None = None) -> int:
-    """The size of the batch starting at ``data[start:]`` from its first 17 bytes, checked for sanity.
+    """The size of the batch starting at ``data[start:]`` from its first bytes (``HEADER_SIZE_UP_TO_MAGIC``), checked
+    for sanity.
 
     Raises CorruptBatchError when the length or magic is impossible; returns the size even when
     the data holds fewer bytes (the caller decides whether that is a torn tail).
     """
     pos = start if position is None else position
-    if len(data) - start < 17:
+    if len(data) - start < HEADER_SIZE_UP_TO_MAGIC:
         raise CorruptBatchError(f"batch: only {len(data) - start} bytes, a batch header needs {HEADER_SIZE}",
                                 file=source, position=pos)
-    length = int.from_bytes(data[start + 8:start + 12], "big", signed=True)
+    at = start + LENGTH_OFFSET
+    length = int.from_bytes(data[at:at + 4], "big", signed=True)
     if length < MIN_BATCH_LENGTH:
         raise CorruptBatchError(f"batch: batchLength {length} is smaller than a batch header", file=source,
-                                position=pos + 8)
-    if data[start + 16] != MAGIC:
-        raise CorruptBatchError(f"batch: unsupported magic {data[start + 16]} (only v2 is supported)",
-                                file=source, position=pos + 16)
+                                position=pos + LENGTH_OFFSET)
+    if data[start + MAGIC_OFFSET] != MAGIC:
+        raise CorruptBatchError(f"batch: unsupported magic {data[start + MAGIC_OFFSET]} (only v2 is supported)",
+                                file=source, position=pos + MAGIC_OFFSET)
     return LOG_OVERHEAD + length
-
-
-def iter_batches(data: Any, start: int = 0, *, source: str | None = None, validate: bool = True) -> Iterator[
-        RecordBatch]:
-    """Every batch in ``data`` from ``start``; a partial batch at the end is an error."""
-    pos, end = start, len(data)
-    while pos < end:
-        if compiled_next_batches is not None:  # the plainly right batches, up to the first the loop below reads
-            batches, pos_after = compiled_next_batches(data, pos, 0, end, source, validate, False, -1, -1, RecordBatch,
-                                                       _BATCHES_AT_ONCE)
-            if batches:
-                yield from batches
-                pos = pos_after
-                continue
-        size = check_frame(data, pos, source=source)
-        if size > end - pos:
-            raise CorruptBatchError(f"batch: {size} bytes announced, only {end - pos} remain (truncated)",
-                                    file=source, position=pos)
-        batch = RecordBatch(data, pos, source=source)
-        if validate:
-            batch.ensure_valid()
-        yield batch
-        pos += size
 
 
 def _decode_records(data: Any, pos: int, limit: int, count: int, base_offset: int, base_timestamp: int,
                     log_append_time: int | None) -> list[Record]:
-    """The records in ``data[pos:limit]``; the one-byte varint case is inlined because it is the common one."""
+    """The records in ``data[pos:limit]``, each by ``_decode_record``."""
     out: list[Record] = []
     append = out.append
-    i = 0
-    try:
-        for i in range(count):
-            b = data[pos]
-            if b < 0x80:
-                size = (b >> 1) ^ -(b & 1)
-                pos += 1
-            else:
-                size, pos = read_varint(data, pos)
-            end = pos + size
-            if size < MIN_RECORD_SIZE - 1 or end > limit:
-                raise RecordError(i, pos, f"record length {size} does not fit the batch")
-            attributes = data[pos]
-            b = data[pos + 1]
-            if b < 0x80:
-                ts_delta = (b >> 1) ^ -(b & 1)
-                pos += 2
-            else:
-                ts_delta, pos = read_varlong(data, pos + 1)
-            b = data[pos]
-            if b < 0x80:
-                offset_delta = (b >> 1) ^ -(b & 1)
-                pos += 1
-            else:
-                offset_delta, pos = read_varint(data, pos)
-            b = data[pos]
-            if b == 1:  # zigzag -1: a null key, KRaft's convention
-                key = None
-                pos += 1
-            else:
-                n, pos = read_varint(data, pos)
-                if n < -1 or n > end - pos:
-                    raise RecordError(i, pos, f"key length {n} does not fit the record")
-                key = None if n < 0 else data[pos:pos + n]
-                pos += max(n, 0)
-            b = data[pos]
-            if b < 0x80:
-                n = (b >> 1) ^ -(b & 1)
-                pos += 1
-            else:
-                n, pos = read_varint(data, pos)
-            if n < -1 or n > end - pos:
-                raise RecordError(i, pos, f"value length {n} does not fit the record")
-            if n < 0:
-                value = None
-            else:
-                value = data[pos:pos + n]
-                pos += n
-            if data[pos] == 0:
-                headers: tuple[tuple[str, bytes | None], ...] = ()
-                pos += 1
-            else:
-                headers, pos = _decode_headers(data, pos, end, i)
-            if pos != end:
-                raise RecordError(i, pos, f"record length says {size} bytes but its fields take "
-                                           f"{size + pos - end}")
-            append(_new_record(Record, (base_offset + offset_delta,
-                                        base_timestamp + ts_delta if log_append_time is None else log_append_time,
-                                        key, value, headers, attributes)))
-    except (IndexError, VarintError) as e:
-        raise RecordError(i, min(pos, limit), f"truncated or malformed ({e})") from None
+    for i in range(count):
+        record, pos = _decode_record(data, pos, limit, i, base_offset, base_timestamp, log_append_time)
+        append(record)
     if pos != limit:
         raise RecordError(count, pos, f"{limit - pos} bytes follow the last of {count} records")
     return out
+
+
+def _decode_record(data: Any, pos: int, limit: int, i: int, base_offset: int, base_timestamp: int,
+                   log_append_time: int | None) -> tuple[Record, int]:
+    """Record ``i`` at ``data[pos:]`` (before ``limit``) and where the next one starts; a RecordError names the byte
+    where it stops making sense."""
+    try:
+        size, pos = _varint(data, pos)
+        end = pos + size
+        if size < MIN_RECORD_SIZE - 1 or end > limit:
+            raise RecordError(i, pos, f"record length {size} does not fit the batch")
+        attributes = data[pos]
+        b = data[pos + 1]
+        if b < 0x80:  # the one-byte varint inline: the common case
+            ts_delta = (b >> 1) ^ -(b & 1)
+            pos += 2
+        else:
+            ts_delta, pos = read_varlong(data, pos + 1)
+        offset_delta, pos = _varint(data, pos)
+        key, pos = _nullable_bytes(data, pos, end, i, "key")
+        value, pos = _nullable_bytes(data, pos, end, i, "value")
+        if data[pos] == 0:
+            headers: tuple[tuple[str, bytes | None], ...] = ()
+            pos += 1
+        else:
+            headers, pos = _decode_headers(data, pos, end, i)
+    except (IndexError, VarintError) as e:
+        raise RecordError(i, min(pos, limit), f"truncated or malformed ({e})") from None
+    if pos != end:
+        raise RecordError(i, pos, f"record length says {size} bytes but its fields take {size + pos - end}")
+    return _new_record(Record, (base_offset + offset_delta,
+                                base_timestamp + ts_delta if log_append_time is None else log_append_time,
+                                key, value, headers, attributes)), pos
+
+
+def _varint(data: Any, pos: int) -> tuple[int, int]:
+    """A zigzag varint at ``data[pos]`` and where it ends; the one-byte case inline, the common one."""
+    b = data[pos]
+    if b < 0x80:
+        return (b >> 1) ^ -(b & 1), pos + 1
+    return read_varint(data, pos)
+
+
+def _nullable_bytes(data: Any, pos: int, end: int, i: int, what: str) -> tuple[bytes | None, int]:
+    """A varint length and that many bytes at ``data[pos:end]`` (-1: None, KRaft's null key) and where they end."""
+    if data[pos] == 1:  # zigzag -1
+        return None, pos + 1
+    n, pos = _varint(data, pos)
+    if n < -1 or n > end - pos:
+        raise RecordError(i, pos, f"{what} length {n} does not fit the record")
+    if n < 0:
+        return None, pos
+    return data[pos:pos + n], pos + n
 
 
 def _kraft_record_heads(n: int) -> list[bytes]:
@@ -432,19 +399,24 @@ def kraft_values(data: Any, pos: int, limit: int, count: int) -> list[bytes | No
     takes over."""
     if count > _KRAFT_FAST_MAX:
         return None
+    return _kraft_values(data, pos, limit, _KRAFT_HEADS[:count])
+
+
+def _kraft_values(data: Any, pos: int, limit: int, heads: list[bytes]) -> list[bytes | None] | None:
+    """``kraft_values`` of as many records as ``heads``, the first bytes each must start with after its length."""
     values: list[bytes | None] = []  # never None here; typed as every reader's record values are
     append = values.append
     try:
-        for head in _KRAFT_HEADS[:count]:
+        for head in heads:
             b = data[pos]
+            if b & 1:  # a negative length
+                return None
             if b < 0x80:
-                if b & 1:  # a negative length
-                    return None
                 end = pos + 1 + (b >> 1)
                 pos += 1
             else:
                 c = data[pos + 1]
-                if c >= 0x80 or b & 1:
+                if c >= 0x80:
                     return None
                 end = pos + 2 + (((b & 0x7F) | (c << 7)) >> 1)
                 pos += 2
@@ -494,3 +466,9 @@ def _decode_headers(data: Any, pos: int, end: int, index: int) -> tuple[tuple[tu
         pos += max(n, 0)
         headers.append((key, value))
     return tuple(headers), pos
+
+
+# The record decoder's compiled twin (``metalog.log.compiled.records.decode_records``; ``.compiled`` None: the pure
+# one runs). It reads what it can and returns None for the rest (damage included), which the pure decoder then reads
+# or refuses.
+DECODE_RECORDS = core.register_twin("log", "metalog.log.compiled.records", "decode_records", _decode_records)

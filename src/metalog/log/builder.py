@@ -1,6 +1,6 @@
 """Writing RecordBatch v2: Kafka's DefaultRecordBatch.writeHeader and DefaultRecord.writeTo on bytes.
 
-``build_batch`` writes any batch (every header field is a parameter); ``build_data_batch`` and
+``build_batch`` writes any batch (every header field is one of its ``BatchFields``); ``build_data_batch`` and
 ``build_control_batch`` follow KRaft's conventions (BatchBuilder): CreateTime, baseTimestamp =
 maxTimestamp = the append time, timestamp deltas 0, producer fields -1, null keys for data records.
 """
@@ -8,19 +8,16 @@ maxTimestamp = the append time, timestamp deltas 0, producer fields -1, null key
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
 
 import crc32c
 
 from metalog.errors import LogError
 from metalog.log.batch import (
-    ATTRIBUTES_OFFSET,
     CONTROL_FLAG,
     DELETE_HORIZON_FLAG,
-    HEADER,
-    HEADER_SIZE,
     LOG_APPEND_TIME_FLAG,
-    LOG_OVERHEAD,
-    MAGIC,
     NO_PARTITION_LEADER_EPOCH,
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
@@ -31,9 +28,8 @@ from metalog.log.batch import (
     RecordBatch,
 )
 from metalog.log.compression import Compression, compress
+from metalog.log.header import ATTRIBUTES_OFFSET, CRC_OFFSET, HEADER, HEADER_SIZE, LOG_OVERHEAD, MAGIC
 from metalog.log.varint import varint_size, write_varint
-
-_CRC = ATTRIBUTES_OFFSET
 
 
 def write_record(out: bytearray, offset_delta: int, timestamp_delta: int, key: bytes | None, value: bytes | None,
@@ -62,49 +58,78 @@ def _write_nullable(out: bytearray, data: bytes | None) -> None:
         out += data
 
 
-def build_batch(
-    base_offset: int,
-    records: Sequence[Record],
-    *,
-    partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
-    compression: Compression | str = Compression.NONE,
-    log_append_time: int | None = None,
-    is_transactional: bool = False,
-    is_control: bool = False,
-    producer_id: int = NO_PRODUCER_ID,
-    producer_epoch: int = NO_PRODUCER_EPOCH,
-    base_sequence: int = NO_SEQUENCE,
-    base_timestamp: int | None = None,
-    max_timestamp: int | None = None,
-    last_offset_delta: int | None = None,
-    delete_horizon: bool = False,
-) -> bytes:
-    """A whole batch. Offset and timestamp deltas come from each record's offset and timestamp.
+@dataclass(frozen=True, slots=True)
+class BatchFields:
+    """What ``build_batch`` writes in a batch's header besides its base offset and record count. Left None, the
+    timestamps and lastOffsetDelta come from the records, as Kafka's MemoryRecordsBuilder derives them:
+    ``base_timestamp`` the first record's timestamp, ``max_timestamp`` the largest (the log-append time when one is
+    given), ``last_offset_delta`` the last record's offset delta."""
 
-    ``base_timestamp`` defaults to the first record's timestamp and ``max_timestamp`` to the
-    largest (the log-append time when one is given), as Kafka's MemoryRecordsBuilder does.
-    """
+    partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH
+    compression: Compression | str = Compression.NONE
+    log_append_time: int | None = None
+    is_transactional: bool = False
+    is_control: bool = False
+    producer_id: int = NO_PRODUCER_ID
+    producer_epoch: int = NO_PRODUCER_EPOCH
+    base_sequence: int = NO_SEQUENCE
+    base_timestamp: int | None = None
+    max_timestamp: int | None = None
+    last_offset_delta: int | None = None
+    delete_horizon: bool = False
+
+    @classmethod
+    def of(cls, batch: RecordBatch) -> BatchFields:
+        """The fields of a decoded batch, as they are (``rebuild`` writes them back)."""
+        return cls(partition_leader_epoch=batch.partition_leader_epoch, compression=batch.compression,
+                   log_append_time=batch.max_timestamp if batch.attributes & LOG_APPEND_TIME_FLAG else None,
+                   is_transactional=batch.is_transactional, is_control=batch.is_control, producer_id=batch.producer_id,
+                   producer_epoch=batch.producer_epoch, base_sequence=batch.base_sequence,
+                   base_timestamp=batch.base_timestamp, max_timestamp=batch.max_timestamp,
+                   last_offset_delta=batch.last_offset_delta, delete_horizon=batch.has_delete_horizon)
+
+    def attributes(self, codec: Compression) -> int:
+        """The attributes field: the codec and the flags."""
+        return codec.value | (LOG_APPEND_TIME_FLAG if self.log_append_time is not None else 0) | \
+            (TRANSACTIONAL_FLAG if self.is_transactional else 0) | (CONTROL_FLAG if self.is_control else 0) | \
+            (DELETE_HORIZON_FLAG if self.delete_horizon else 0)
+
+
+class Frame(NamedTuple):
+    """The header fields ``_frame`` writes around records (batchLength, magic and the CRC it works out)."""
+
+    partition_leader_epoch: int
+    attributes: int
+    last_offset_delta: int
+    base_timestamp: int
+    max_timestamp: int
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+    records_count: int
+
+
+def build_batch(base_offset: int, records: Sequence[Record], fields: BatchFields = BatchFields()) -> bytes:
+    """A whole batch of ``records`` from ``base_offset``, its header ``fields`` (defaults: a plain uncompressed data
+    batch). Offset and timestamp deltas come from each record's offset and timestamp."""
+    base_timestamp = fields.base_timestamp
     if base_timestamp is None:
         base_timestamp = records[0].timestamp if records else NO_TIMESTAMP
+    max_timestamp = fields.max_timestamp
     if max_timestamp is None:
-        if log_append_time is not None:
-            max_timestamp = log_append_time
-        else:
-            max_timestamp = max((r.timestamp for r in records), default=NO_TIMESTAMP)
+        max_timestamp = fields.log_append_time if fields.log_append_time is not None else \
+            max((r.timestamp for r in records), default=NO_TIMESTAMP)
     body = bytearray()
     for r in records:
         write_record(body, r.offset - base_offset, r.timestamp - base_timestamp, r.key, r.value, r.headers,
                      r.attributes)
+    last_offset_delta = fields.last_offset_delta
     if last_offset_delta is None:
         last_offset_delta = records[-1].offset - base_offset if records else 0
-    codec = Compression.parse(compression)
-    attributes = codec.value
-    attributes |= LOG_APPEND_TIME_FLAG if log_append_time is not None else 0
-    attributes |= TRANSACTIONAL_FLAG if is_transactional else 0
-    attributes |= CONTROL_FLAG if is_control else 0
-    attributes |= DELETE_HORIZON_FLAG if delete_horizon else 0
-    return _frame(base_offset, partition_leader_epoch, attributes, last_offset_delta, base_timestamp,
-                  max_timestamp, producer_id, producer_epoch, base_sequence, len(records), compress(codec, body))
+    codec = Compression.parse(fields.compression)
+    return _frame(base_offset, Frame(fields.partition_leader_epoch, fields.attributes(codec), last_offset_delta,
+                                     base_timestamp, max_timestamp, fields.producer_id, fields.producer_epoch,
+                                     fields.base_sequence, len(records)), compress(codec, body))
 
 
 def build_data_batch(base_offset: int, values: Sequence[bytes], *, epoch: int, timestamp: int,
@@ -126,37 +151,29 @@ def build_data_batch(base_offset: int, values: Sequence[bytes], *, epoch: int, t
         body += value
         body.append(0)
     codec = Compression.parse(compression)
-    return _frame(base_offset, epoch, codec.value, len(values) - 1, timestamp, timestamp, NO_PRODUCER_ID,
-                  NO_PRODUCER_EPOCH, NO_SEQUENCE, len(values), compress(codec, body))
+    return _frame(base_offset, Frame(epoch, codec.value, len(values) - 1, timestamp, timestamp, NO_PRODUCER_ID,
+                                     NO_PRODUCER_EPOCH, NO_SEQUENCE, len(values)), compress(codec, body))
 
 
 def build_control_batch(base_offset: int, records: Sequence[tuple[bytes, bytes]], *, epoch: int,
                         timestamp: int) -> bytes:
     """A control batch of (key, value) records, as KafkaRaftClient writes them (uncompressed)."""
     recs = [Record(base_offset + i, timestamp, key, value) for i, (key, value) in enumerate(records)]
-    return build_batch(base_offset, recs, partition_leader_epoch=epoch, is_control=True)
+    return build_batch(base_offset, recs, BatchFields(partition_leader_epoch=epoch, is_control=True))
 
 
-def _frame(base_offset: int, epoch: int, attributes: int, last_offset_delta: int, base_timestamp: int,
-           max_timestamp: int, producer_id: int, producer_epoch: int, base_sequence: int, count: int,
-           records: bytes) -> bytes:
+def _frame(base_offset: int, frame: Frame, records: bytes) -> bytes:
+    """The batch of ``records`` (their bytes as stored: compressed or not) with ``frame``'s header fields."""
     out = bytearray(HEADER_SIZE)
     out += records
-    HEADER.pack_into(out, 0, base_offset, len(out) - LOG_OVERHEAD, epoch, MAGIC, 0, attributes, last_offset_delta,
-                     base_timestamp, max_timestamp, producer_id, producer_epoch, base_sequence, count)
-    crc = crc32c.crc32c(memoryview(out)[_CRC:])
-    out[17:21] = crc.to_bytes(4, "big")
+    HEADER.pack_into(out, 0, base_offset, len(out) - LOG_OVERHEAD, frame.partition_leader_epoch, MAGIC, 0,
+                     frame.attributes, frame.last_offset_delta, frame.base_timestamp, frame.max_timestamp,
+                     frame.producer_id, frame.producer_epoch, frame.base_sequence, frame.records_count)
+    crc = crc32c.crc32c(memoryview(out)[ATTRIBUTES_OFFSET:])
+    out[CRC_OFFSET:ATTRIBUTES_OFFSET] = crc.to_bytes(4, "big")
     return bytes(out)
 
 
 def rebuild(batch: RecordBatch) -> bytes:
     """Re-encode a decoded batch from its header fields and records (byte-identical for Kafka's batches)."""
-    return build_batch(
-        batch.base_offset, batch.decode_records(), partition_leader_epoch=batch.partition_leader_epoch,
-        compression=batch.compression,
-        log_append_time=batch.max_timestamp if batch.timestamp_type == "LogAppendTime" else None,
-        is_transactional=batch.is_transactional, is_control=batch.is_control, producer_id=batch.producer_id,
-        producer_epoch=batch.producer_epoch, base_sequence=batch.base_sequence,
-        base_timestamp=batch.base_timestamp, max_timestamp=batch.max_timestamp,
-        last_offset_delta=batch.last_offset_delta, delete_horizon=batch.has_delete_horizon,
-    )
+    return build_batch(batch.base_offset, batch.decode_records(), BatchFields.of(batch))

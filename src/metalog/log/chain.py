@@ -21,16 +21,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from metalog.errors import CorruptBatchError
-
-BASE_OFFSET_AT = 0
-EPOCH_AT = 12
-LAST_OFFSET_DELTA_AT = 23
-RECORDS_COUNT_AT = 57
+from metalog.log.header import BASE_OFFSET_OFFSET, PARTITION_LEADER_EPOCH_OFFSET, RECORDS_COUNT_OFFSET
 
 
 @dataclass(slots=True)
 class BatchChain:
-    """What the next batch must be: it starts at ``next_offset`` and carries ``epoch`` or a newer one."""
+    """What the next batch must be: it starts at ``next_offset`` and carries ``epoch`` or a newer one. The one type
+    for it: every read loop carries one, and recovery's scan one inside its ``ScanState``."""
 
     next_offset: int
     epoch: int = -1
@@ -40,12 +37,14 @@ def follow_problem(base_offset: int, last_offset_delta: int, records_count: int,
                    next_offset: int, previous_epoch: int) -> tuple[str, int] | None:
     """(what is wrong, its byte within the batch) when this batch cannot follow, else None."""
     if base_offset != next_offset:
-        return f"baseOffset {base_offset} does not follow the previous batch (expected {next_offset})", BASE_OFFSET_AT
+        return (f"baseOffset {base_offset} does not follow the previous batch (expected {next_offset})",
+                BASE_OFFSET_OFFSET)
     if records_count != last_offset_delta + 1:
         return (f"recordsCount {records_count} does not match lastOffsetDelta {last_offset_delta} (a batch holds "
-                "every offset it spans)", RECORDS_COUNT_AT)
+                "every offset it spans)", RECORDS_COUNT_OFFSET)
     if epoch < previous_epoch:
-        return f"partitionLeaderEpoch {epoch} is lower than the previous batch's {previous_epoch}", EPOCH_AT
+        return (f"partitionLeaderEpoch {epoch} is lower than the previous batch's {previous_epoch}",
+                PARTITION_LEADER_EPOCH_OFFSET)
     return None
 
 

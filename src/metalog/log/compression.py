@@ -63,13 +63,14 @@ def decompress(codec: int, data: bytes, *, limit: int) -> bytes:
         raise CorruptBatchError(f"unknown compression codec id {codec} in the batch attributes") from None
     try:
         return decoder(data, limit)
-    except CorruptBatchError:
-        raise
     except ImportError as e:
         raise LogError(f"reading {Compression(codec).kafka_name} batches needs the optional package {e.name!r} "
                        "(pip install 'metalog[compression]')") from None
-    except Exception as e:  # each library raises its own error type for damaged input
-        raise CorruptBatchError(f"{Compression(codec).kafka_name} data does not decompress: {e}") from None
+
+
+def _damaged(codec: Compression, e: Exception) -> CorruptBatchError:
+    """The error of a payload ``codec``'s library refused (each library raises its own type for damaged input)."""
+    return CorruptBatchError(f"{codec.kafka_name} data does not decompress: {e}")
 
 
 # ---- gzip ---------------------------------------------------------------------------------
@@ -84,7 +85,10 @@ def _gzip(data: bytes | bytearray) -> bytes:
 
 def _gunzip(data: bytes, limit: int) -> bytes:
     d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    out = d.decompress(data, limit + 1)
+    try:
+        out = d.decompress(data, limit + 1)
+    except zlib.error as e:
+        raise _damaged(Compression.GZIP, e) from None
     _bounded(len(out), limit)
     if not d.eof:
         raise CorruptBatchError("gzip data is truncated")
@@ -123,7 +127,10 @@ def _snappy_block(snappy: object, block: bytes, limit: int) -> bytes:
         if b < 0x80:
             break
     _bounded(length, limit)
-    return bytes(snappy.uncompress(block))  # type: ignore[attr-defined]
+    try:
+        return bytes(snappy.uncompress(block))  # type: ignore[attr-defined]
+    except snappy.UncompressError as e:  # type: ignore[attr-defined]
+        raise _damaged(Compression.SNAPPY, e) from None
 
 
 # ---- lz4 and zstd -------------------------------------------------------------------------
@@ -131,7 +138,10 @@ def _unlz4(data: bytes, limit: int) -> bytes:
     import lz4.frame
 
     d = lz4.frame.LZ4FrameDecompressor()
-    out: bytes = d.decompress(data, max_length=limit + 1)
+    try:
+        out: bytes = d.decompress(data, max_length=limit + 1)
+    except RuntimeError as e:  # lz4's error for a damaged frame
+        raise _damaged(Compression.LZ4, e) from None
     _bounded(len(out), limit)
     if not d.eof:
         raise CorruptBatchError("lz4 frame is truncated")
@@ -143,9 +153,12 @@ def _unzstd(data: bytes, limit: int) -> bytes:
 
     d = zstandard.ZstdDecompressor().decompressobj()
     out = bytearray()
-    for start in range(0, len(data), _ZSTD_FEED):
-        out += d.decompress(data[start:start + _ZSTD_FEED])
-        _bounded(len(out), limit)
+    try:
+        for start in range(0, len(data), _ZSTD_FEED):
+            out += d.decompress(data[start:start + _ZSTD_FEED])
+            _bounded(len(out), limit)
+    except zstandard.ZstdError as e:
+        raise _damaged(Compression.ZSTD, e) from None
     if not d.eof:
         raise CorruptBatchError("zstd frame is truncated")
     return bytes(out)

@@ -17,9 +17,10 @@ from metalog.codec.definitions import MESSAGES
 from metalog.codec.framing import decode_metadata_record
 from metalog.codec.schema import snake
 from metalog.errors import CorruptBatchError, MetalogError
-from metalog.log.batch import HEADER_SIZE, NO_SEQUENCE, Record, RecordBatch, check_frame
+from metalog.log.batch import NO_SEQUENCE, Record, RecordBatch, check_frame
 from metalog.log.chain import BatchChain, boundary_error, follow
 from metalog.log.control import DUMP_LABELS, decode_control
+from metalog.log.header import HEADER_SIZE
 from metalog.log.reader import find_valid_batch, read_batches
 from metalog.log.segment import LOG_SUFFIX
 from metalog.log.snapshot_files import parse_name

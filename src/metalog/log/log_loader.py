@@ -86,7 +86,7 @@ class LogLoader:
         if not epochs_from_file and not self.check_all:
             self._rebuild_epochs()
         quorum = log.quorum_state()
-        state = ScanState(next_offset=None, cache=log.epochs, checked_cache=epochs_from_file,
+        state = ScanState(cache=log.epochs, checked_cache=epochs_from_file,
                           max_epoch=quorum.get("leaderEpoch") if quorum else None)
         plan = self._check_all(state) if self.check_all else self._check_tail(state)
         damage = plan.damage
@@ -134,7 +134,7 @@ class LogLoader:
             seg.next_offset = segments[i + 1].base_offset
             problem = seg.load_indexes()
             if problem is not None:  # a sealed segment whose indexes cannot be used: scan it whole, rebuild them
-                state.next_offset, state.epoch = seg.base_offset, -1
+                state.expect(seg.base_offset, -1)
                 if self._scan_whole(seg, state, plan, problem):
                     return plan
         active = segments[-1]
@@ -143,11 +143,11 @@ class LogLoader:
             before = segments[-2]
             if not any(seg is before for seg, _ in plan.rebuild) and self._scan_from_last_entry(before, state, plan):
                 return plan
-            if state.next_offset != active.base_offset:
+            if state.next_offset(-1) != active.base_offset:
                 plan.damage = Damage(active, 0, _boundary(active, state), _next(state, active), boundary=True)
                 return plan
         if problem is not None:
-            state.next_offset, state.epoch = active.base_offset, -1
+            state.expect(active.base_offset, -1)
             self._scan_whole(active, state, plan, problem)
         else:
             self._scan_from_last_entry(active, state, plan)
@@ -160,14 +160,14 @@ class LogLoader:
         entries = len(seg.offset_index), len(seg.time_index)
         if entries[0]:
             named, start = seg.offset_index.entry(entries[0] - 1)
-            state.next_offset = None  # the entry vouches for the first batch's offsets
+            state.any_base = True  # the entry vouches for the first batch's offsets
         else:
             named, start = None, 0
-            state.next_offset = seg.base_offset
+            state.expect(seg.base_offset)
         end = scan_segment(seg, start, state, write_index=False, first_last_offset=named)
         if end.problem is not None and end.position == start and start > 0 and not end.whole:
             # the index, or the batch it names, is wrong
-            state.next_offset, state.epoch = seg.base_offset, -1
+            state.expect(seg.base_offset, -1)
             return self._scan_whole(seg, state, plan, f"its last entry ({named}, {start}) does not name a "
                                                       f"sound batch there: {end.problem}")
         seg.next_offset = _next(state, seg)
@@ -194,10 +194,10 @@ class LogLoader:
         plan = LoadPlan(seen_epochs=LeaderEpochCache(None))
         state.seen = plan.seen_epochs
         for seg in self.log.segments:
-            if state.next_offset is not None and state.next_offset != seg.base_offset:
+            if state.next_offset(seg.base_offset) != seg.base_offset:
                 plan.damage = Damage(seg, 0, _boundary(seg, state), _next(state, seg), boundary=True)
                 return plan
-            state.next_offset = seg.base_offset
+            state.expect(seg.base_offset)
             problem = seg.load_indexes()
             loaded = (seg.offset_index, seg.time_index)
             check = IndexCheck(*loaded) if problem is None else None
@@ -306,7 +306,7 @@ class LogLoader:
 
 
 def _next(state: ScanState, seg: LogSegment) -> int:
-    return seg.base_offset if state.next_offset is None else state.next_offset
+    return state.next_offset(seg.base_offset)
 
 
 def _boundary(seg: LogSegment, state: ScanState) -> str:

@@ -20,9 +20,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from metalog.log.batch import HEADER_SIZE
-from metalog.log.chain import LAST_OFFSET_DELTA_AT
 from metalog.log.epoch import LeaderEpochCache
+from metalog.log.header import HEADER_SIZE, LAST_OFFSET_DELTA_OFFSET
 from metalog.log.index import OffsetIndex, TimeIndex
 from metalog.log.segment import LogSegment
 from metalog.log.snapshot_files import SnapshotId
@@ -67,7 +66,7 @@ def torn_batch_end(seg: LogSegment, position: int, next_offset: int) -> int:
     head = os.pread(seg.fd, HEADER_SIZE, position)
     if len(head) < HEADER_SIZE:
         return next_offset
-    delta = int.from_bytes(head[LAST_OFFSET_DELTA_AT:LAST_OFFSET_DELTA_AT + 4], "big", signed=True)
+    delta = int.from_bytes(head[LAST_OFFSET_DELTA_OFFSET:LAST_OFFSET_DELTA_OFFSET + 4], "big", signed=True)
     return next_offset + delta + 1 if 0 <= delta < 1 << 30 else next_offset
 
 

@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 from metalog.errors import CorruptBatchError
 from metalog.log.batch import RecordBatch
-from metalog.log.chain import follow_problem
+from metalog.log.chain import BatchChain, follow_problem
 from metalog.log.epoch import LeaderEpochCache
 from metalog.log.index import OffsetIndex, TimeIndex
 from metalog.log.reader import find_valid_batch, valid_batch_at
@@ -90,15 +90,31 @@ def announce(report: RecoveryReport) -> None:
 
 @dataclass
 class ScanState:
-    """What must hold for the next batch: its base offset and the lowest epoch it may carry."""
+    """Recovery's scan: what the next batch must be (``chain``, the one type for it; ``any_base`` while its base
+    offset is not known: the log's first batch, or the batch an offset-index entry vouches for), and what the scan
+    compares the batches with."""
 
-    next_offset: int | None
-    epoch: int = -1
+    chain: BatchChain = field(default_factory=lambda: BatchChain(-1))
+    any_base: bool = True
     cache: LeaderEpochCache | None = None  # compared with the batches when it came from the file
     checked_cache: bool = False
     disagreement: str | None = None  # where a lagging checkpoint first fell behind the batches
     max_epoch: int | None = None  # quorum-state's leader epoch: no batch can be newer
     seen: LeaderEpochCache | None = None  # the epochs of the batches scanned, when every batch is
+
+    def expect(self, offset: int, epoch: int | None = None) -> None:
+        """The next batch starts at ``offset`` (and carries ``epoch`` or a newer one, where given)."""
+        self.chain.next_offset, self.any_base = offset, False
+        if epoch is not None:
+            self.chain.epoch = epoch
+
+    def next_offset(self, default: int) -> int:
+        """Where the next batch starts: ``default`` while any base offset will do."""
+        return default if self.any_base else self.chain.next_offset
+
+    def passed(self, batch: RecordBatch) -> None:
+        """``batch`` was accepted: the next one follows it."""
+        self.expect(batch.next_offset, batch.partition_leader_epoch)
 
 
 def problem_with(batch: RecordBatch, state: ScanState, first_last_offset: int | None = None) -> str | None:
@@ -108,13 +124,13 @@ def problem_with(batch: RecordBatch, state: ScanState, first_last_offset: int | 
         batch.ensure_valid()
     except CorruptBatchError as e:
         return e.reason
-    next_offset = batch.base_offset if state.next_offset is None else state.next_offset
+    next_offset = state.next_offset(batch.base_offset)
     if first_last_offset is not None:
         if batch.last_offset != first_last_offset:
             return f"batch ends at offset {batch.last_offset}, the offset index says {first_last_offset}"
         next_offset = batch.base_offset
     found = follow_problem(batch.base_offset, batch.last_offset_delta, batch.records_count,
-                           batch.partition_leader_epoch, next_offset, state.epoch)
+                           batch.partition_leader_epoch, next_offset, state.chain.epoch)
     return None if found is None else f"batch: {found[0]}"
 
 
@@ -185,7 +201,7 @@ def scan_segment(seg: LogSegment, start: int, state: ScanState, *, write_index: 
             state.cache.assign(batch.partition_leader_epoch, batch.base_offset)
         if state.seen is not None:
             state.seen.assign(batch.partition_leader_epoch, batch.base_offset)
-        state.next_offset, state.epoch = batch.next_offset, batch.partition_leader_epoch
+        state.passed(batch)
         pos += batch.size_in_bytes
 
 

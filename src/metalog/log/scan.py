@@ -24,16 +24,20 @@ from metalog.errors import DecodeError, LogError, MetalogError, TruncatedBatchEr
 from metalog.log.batch import (
     COMPRESSION_MASK,
     CONTROL_FLAG,
-    HEADER_SIZE,
     LOG_APPEND_TIME_FLAG,
-    LOG_OVERHEAD,
-    MAGIC,
-    MIN_BATCH_LENGTH,
     RecordBatch,
     check_frame,
     kraft_values,
 )
 from metalog.log.chain import BatchChain, follow
+from metalog.log.header import (
+    ATTRIBUTES_OFFSET,
+    HEADER_SIZE,
+    LOG_OVERHEAD,
+    MAGIC,
+    MIN_BATCH_LENGTH,
+    check_layout,
+)
 
 # baseOffset, batchLength, partitionLeaderEpoch, magic, crc, attributes, lastOffsetDelta, (baseTimestamp),
 # maxTimestamp, (producer fields), recordsCount, then a single record's length, its attributes/deltas/key length,
@@ -50,9 +54,6 @@ _CHUNK_BYTES = 1 << 20  # scan_into returns about this often, so callers can rep
 ScannedBatch = tuple[int, int, int, bool, list[bytes | None]]
 RecordSink = Callable[[bytes | None, int], object]  # (record value, offset)
 _EVERY_OFFSET = (-1, 1 << 63)  # [first, last] of a scan that collects whole batches
-_compiled = core.twin("metalog.log.compiled.scan")
-# The read loop's compiled twin (``metalog.log.compiled.scan.scan_into``), or None: the pure loop runs.
-compiled_scan_into = None if _compiled is None else _compiled.scan_into
 
 
 def scan_values(data: mmap.mmap | bytes, start: int, end: int, source: str, chain: BatchChain) -> Iterator[
@@ -92,6 +93,7 @@ def scan_into(data: mmap.mmap | bytes, pos: int, end: int, source: str, first: i
               collect: list[ScannedBatch] | None = None) -> tuple[int, int, int | None, bool]:
     """``pure_scan_into``, on its compiled twin where that runs (``metalog.log.compiled.scan``: it reads the
     batches in KRaft's form itself and hands every other batch to ``pure_scan_into``, one at a time)."""
+    compiled_scan_into = SCAN_INTO.compiled
     if compiled_scan_into is not None:
         scanned: tuple[int, int, int | None, bool] = compiled_scan_into(
             data, pos, end, source, first, last, sink, chain, chunk, collect, pure_scan_into)
@@ -117,35 +119,29 @@ def pure_scan_into(data: mmap.mmap | bytes, pos: int, end: int, source: str, fir
         CONTROL_FLAG
     head_size, single_head, single_overhead, value_at = _HEAD_AND_RECORD_SIZE, _KRAFT_SINGLE_HEAD, _SINGLE_OVERHEAD, \
         HEADER_SIZE + 6
+    overhead, crc_from = LOG_OVERHEAD, ATTRIBUTES_OFFSET
     count, timestamp, offset = 0, None, -1
     append = None if collect is None else collect.append
     until = min(end, pos + chunk)
     next_offset, epoch_floor = chain.next_offset, chain.epoch
     try:
-        while pos < until:
-            if next_offset > last:
-                return pos, count, timestamp, True
+        while pos < until and next_offset <= last:
             values: list[bytes | None] | None = None
             if end - pos >= head_size:
                 base, length, epoch, magic, crc, attrs, last_delta, max_ts, n, rlen, rhead, vlen = head(data, pos)
-                stop = pos + 12 + length
+                stop = pos + overhead + length
                 if magic == magic_v2 and length >= min_length and stop <= end and not attrs & unusual and \
-                        crc_of(data[pos + 21:stop]) == crc:  # 12 = LOG_OVERHEAD, 21 = ATTRIBUTES_OFFSET
+                        crc_of(data[pos + crc_from:stop]) == crc:
                     if base != next_offset or epoch != epoch_floor or n != last_delta + 1:
                         chain.next_offset, chain.epoch = next_offset, epoch_floor
                         follow(source, pos, base, last_delta, n, epoch, chain)
                         epoch_floor = epoch
                     next_offset = base + n
                     control = attrs & control_flag
-                    if control:  # the general decoder applies KRaft's rules to its records, even when skipped
-                        values = _values_of(data, pos, source)
-                        if append is None:
-                            pos = stop
-                            continue
                     # One small record in KRaft's form: its value fills the batch but for 7 bytes (one-byte
                     # zigzag varints for the record's and the value's length, 4 fixed bytes, no headers).
-                    elif n == 1 and rhead == single_head and vlen == (length - single_overhead) << 1 and vlen and \
-                            rlen == vlen + 12 < 0x80 and not data[stop - 1] and base >= first:
+                    if not control and n == 1 and rhead == single_head and vlen == (length - single_overhead) << 1 \
+                            and vlen and rlen == vlen + 12 < 0x80 and not data[stop - 1] and base >= first:
                         timestamp = max_ts
                         if append is None:
                             offset = base
@@ -155,36 +151,58 @@ def pure_scan_into(data: mmap.mmap | bytes, pos: int, end: int, source: str, fir
                             append((base, base, max_ts, False, [data[pos + value_at:stop - 1]]))
                         pos = stop
                         continue
-                    else:
-                        timestamp = max_ts
-                        values = kraft_values(data, pos + HEADER_SIZE, stop, n)
-                        if values is None:  # headers, keys, long values: the general decoder (the CRC was checked)
-                            values = _values_of(data, pos, source)
+                    values = _batch_values(data, pos, stop, n, control, source)
             if values is None:  # not in KRaft's form, or damaged: the general reader decodes it or says what is wrong
                 chain.next_offset, chain.epoch = next_offset, epoch_floor
                 (base, _, max_ts, control, values), stop = _general_batch(data, pos, end, source, chain)
                 next_offset, epoch_floor = chain.next_offset, chain.epoch
-                if control and append is None:
-                    pos = stop
-                    continue
+            if not control:
                 timestamp = max_ts
-            if append is not None:
-                append((base, base + len(values) - 1, max_ts, control != 0, values))
-            elif first <= base and base + len(values) <= last + 1:
-                for offset, value in enumerate(values, base):
-                    sink(value, offset)  # type: ignore[misc]
-                count += len(values)
-            else:  # the batch holding ``first`` or ``last``
-                for offset, value in enumerate(values, base):
-                    if first <= offset <= last:
-                        sink(value, offset)  # type: ignore[misc]
-                        count += 1
+            count += _hand_over(values, base, max_ts, control != 0, first, last, sink, append, source)
             pos = stop
     except DecodeError as e:
         raise LogError(f"offset {offset}: {e}", file=source) from None
     finally:
         chain.next_offset, chain.epoch = next_offset, epoch_floor
     return pos, count, timestamp, next_offset > last
+
+
+def _batch_values(data: mmap.mmap | bytes, pos: int, stop: int, n: int, control: int, source: str) -> list[
+        bytes | None]:
+    """The record values of the sound, uncompressed batch at ``data[pos:stop]`` holding ``n`` records: read inline
+    when they are in KRaft's form, else by the general decoder (which applies KRaft's rules to a control batch's
+    records too, even when they are skipped)."""
+    if not control:
+        values = kraft_values(data, pos + HEADER_SIZE, stop, n)
+        if values is not None:
+            return values
+    return _values_of(data, pos, source)  # headers, keys, long values, control records (the CRC was checked)
+
+
+def _hand_over(values: list[bytes | None], base: int, max_ts: int, control: bool, first: int, last: int,
+               sink: RecordSink | None, append: Callable[[ScannedBatch], object] | None, source: str) -> int:
+    """The batch at ``base`` to whoever scans: appended whole when collecting, else its records in [first, last] to
+    ``sink`` (a control batch's to no one); how many records ``sink`` was handed. A DecodeError from the sink
+    becomes a LogError naming the record's offset and the segment."""
+    if append is not None:
+        append((base, base + len(values) - 1, max_ts, control, values))
+        return 0
+    if control:
+        return 0
+    offset = base
+    try:
+        if first <= base and base + len(values) <= last + 1:
+            for offset, value in enumerate(values, base):
+                sink(value, offset)  # type: ignore[misc]
+            return len(values)
+        passed = 0
+        for offset, value in enumerate(values, base):  # the batch holding ``first`` or ``last``
+            if first <= offset <= last:
+                sink(value, offset)  # type: ignore[misc]
+                passed += 1
+        return passed
+    except DecodeError as e:
+        raise LogError(f"offset {offset}: {e}", file=source) from None
 
 
 def _values_of(data: mmap.mmap | bytes, pos: int, source: str) -> list[bytes | None]:
@@ -204,3 +222,7 @@ def _general_batch(data: mmap.mmap | bytes, pos: int, end: int, source: str, cha
            chain)
     values = [r.value for r in batch.records()]
     return (batch.base_offset, batch.last_offset, batch.max_timestamp, batch.is_control, values), pos + size
+
+
+# The read loop's compiled twin (``metalog.log.compiled.scan.scan_into``; ``.compiled`` None: the pure loop runs).
+SCAN_INTO = core.register_twin("log", "metalog.log.compiled.scan", "scan_into", pure_scan_into, check=check_layout)

@@ -20,7 +20,7 @@ from metalog.codec.definitions import MESSAGES
 from metalog.codec.framing import metadata_api_key
 from metalog.errors import CorruptBatchError, MetalogError
 from metalog.log.batch import RecordBatch
-from metalog.log.chain import BatchChain, boundary_error
+from metalog.log.chain import boundary_error
 from metalog.log.dump import control_json, payload_json
 from metalog.log.epoch import LeaderEpochCache
 from metalog.log.metadata_log import MetadataLog
@@ -54,13 +54,13 @@ def verify_log(path: str | os.PathLike[str]) -> Verification:
     with log:
         for line in log.recovery.lines():
             (v.problems if line.startswith(("truncated", "lost")) else v.notes).append(line)
-        state = ScanState(next_offset=None)
+        state = ScanState()
         epochs = LeaderEpochCache(None)
         whole = True  # the segment before was read to its end
         for seg in log.segments:
-            if whole and state.next_offset is not None and state.next_offset != seg.base_offset:
-                v.problems.append(str(boundary_error(seg.source, seg.base_offset, BatchChain(state.next_offset))))
-            state.next_offset = seg.base_offset
+            if whole and state.next_offset(seg.base_offset) != seg.base_offset:
+                v.problems.append(str(boundary_error(seg.source, seg.base_offset, state.chain)))
+            state.expect(seg.base_offset)
             whole = _verify_segment(seg, state, epochs, v)
         epochs.truncate_from_start(log.log_start_offset)  # retention moved the first epoch's start up
         if log.epochs.entries != epochs.entries:
@@ -81,7 +81,7 @@ def _verify_segment(seg: LogSegment, state: ScanState, epochs: LeaderEpochCache,
             if _verify_records(seg, batch, v):
                 _warn(seg, batch, records_after_abort(batch), v)
             epochs.assign(batch.partition_leader_epoch, batch.base_offset)
-            state.next_offset, state.epoch = batch.next_offset, batch.partition_leader_epoch
+            state.passed(batch)
             check.batch(pos, batch.last_offset, batch.max_timestamp)
             v.batches += 1
             v.bytes += batch.size_in_bytes

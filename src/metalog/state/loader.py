@@ -37,10 +37,6 @@ from metalog.state.rules import TRANSACTION_MARKERS, dispatch, partition_change
 
 _BEGIN, _END, _ABORT = "BeginTransactionRecord", "EndTransactionRecord", "AbortTransactionRecord"
 _NO_OP = encode_metadata_record(message_class("NoOpRecord")(), 0)
-_compiled = core.twin("metalog.state.compiled.loader")
-# replay_value's compiled twin (``metalog.state.compiled.loader.ValueReplay``), or None: the pure method runs. Each
-# loader gets its own, as its ``replay_value``; it hands what it does not read to the pure method.
-compiled_value_replay = None if _compiled is None else _compiled.ValueReplay
 
 
 class TransactionState(Enum):
@@ -117,6 +113,7 @@ class MetadataLoader:
         self._marker = image.offset  # the offset of the last transaction marker
         self._clean = image.offset  # records after this offset are in the delta, not yet published
         self._delta = MetadataDelta(self._published)
+        compiled_value_replay = VALUE_REPLAY.compiled
         if compiled_value_replay is not None:
             self.replay_value = compiled_value_replay(  # type: ignore[method-assign]
                 self, MethodType(MetadataLoader.replay_value, self), self._dispatch, _NO_OP, FRAME_VERSION,
@@ -322,3 +319,8 @@ class MetadataLoader:
             self.on_publish(None, image)
         self.offset = self._marker = self._clean = offset
         return self.image
+
+
+# replay_value's compiled twin (``metalog.state.compiled.loader.ValueReplay``; ``.compiled`` None: the pure method
+# runs). Each loader gets its own, as its ``replay_value``; it hands what it does not read to the pure method.
+VALUE_REPLAY = core.register_twin("log", "metalog.state.compiled.loader", "ValueReplay", MetadataLoader.replay_value)

@@ -8,14 +8,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from metalog.analysis.domain import step as pure
-from metalog.analysis.domain.twins import ANALYSIS_TWINS
-from metalog.codec import core
+from metalog.analysis.domain.twins import STEP
 from metalog.state.image import EMPTY
 from tests.analysis.domain.test_step import HISTORIES, Run, batches
 
-compiled = core.twin(ANALYSIS_TWINS[0])
+compiled = STEP.loaded
 pytestmark = pytest.mark.skipif(compiled is None, reason=f"the compiled step is not built or not asked for "
-                                                         f"({core.twin_missing(ANALYSIS_TWINS[0]) or 'METALOG_PURE'})")
+                                                         f"({STEP.why_not or 'METALOG_PURE'})")
 
 
 @pytest.mark.slow  # about 10 s of CPU: the full suite runs it, --quick does not
@@ -41,11 +40,12 @@ def test_the_compiled_step_makes_the_pure_steps_rows(values: list[bytes], cuts: 
         assert [type(c) for c in chunks[1][name].columns] == [type(c) for c in chunks[0][name].columns], name
 
 
-def test_the_analysis_runs_the_compiled_step_where_built_and_the_pure_one_when_asked(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_analysis_runs_the_compiled_step_where_built_and_the_pure_one_when_asked() -> None:
     from metalog.analysis.domain import twins
+    from metalog.codec import core
 
     assert compiled is not None
     assert twins.cluster_step() is compiled.ClusterStep and twins.status().startswith("compiled (Cython 3.")
-    monkeypatch.setenv(core.PURE_ENV, "1")
-    assert twins.cluster_step() is pure.ClusterStep and twins.status() == "pure Python (METALOG_PURE=1)"
+    with core.pure_twins("analysis"):
+        assert twins.cluster_step() is pure.ClusterStep
+    assert twins.cluster_step() is compiled.ClusterStep

@@ -1,11 +1,14 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""The compiled twin of the batch loop of ``metalog.log.reader.read_batches``: hand-written.
+"""The compiled twin of ``metalog.log.reader.next_batches``, the batch loop's step: hand-written.
 
 ``next_batches`` walks the whole batches of one buffer (a chunk of a segment) and makes a ``RecordBatch`` of each,
-with the checks the pure loop makes: the frame (batchLength, magic, the batch fits before the end), the CRC-32C,
+with the checks the pure step makes: the frame (batchLength, magic, the batch fits before the end), the CRC-32C,
 recordsCount and lastOffsetDelta, and how the batch follows the one before (``metalog.log.chain``). It stops at the
-first batch that is not plainly right (or not wholly in the buffer, or carrying a newer epoch), and the pure loop
-reads that one: it raises its own error, or accepts it and calls this again. So errors are the pure path's own.
+first batch that is not plainly right (or not wholly in the buffer, or carrying a newer epoch), and the pure step
+reads that one: it raises its own error, or accepts it. So errors are the pure path's own.
+
+The header's offsets are ``metalog.log.header``'s, under the same names; ``LAYOUT`` exports them, and the log layer
+refuses a build whose ``LAYOUT`` disagrees (``metalog.log.header.check_layout``).
 """
 
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
@@ -27,10 +30,38 @@ cdef extern from "_log.h":
 CYTHON_VERSION = METALOG_CYTHON_VERSION.decode()
 ml_crc_init()
 
-cdef Py_ssize_t HEADER_SIZE = 61
-cdef Py_ssize_t LOG_OVERHEAD = 12
+cdef enum:  # metalog.log.header
+    BASE_OFFSET_OFFSET = 0
+    LENGTH_OFFSET = 8
+    PARTITION_LEADER_EPOCH_OFFSET = 12
+    MAGIC_OFFSET = 16
+    CRC_OFFSET = 17
+    ATTRIBUTES_OFFSET = 21
+    LAST_OFFSET_DELTA_OFFSET = 23
+    BASE_TIMESTAMP_OFFSET = 27
+    MAX_TIMESTAMP_OFFSET = 35
+    PRODUCER_ID_OFFSET = 43
+    PRODUCER_EPOCH_OFFSET = 51
+    BASE_SEQUENCE_OFFSET = 53
+    RECORDS_COUNT_OFFSET = 57
+    RECORDS_OFFSET = 61
+    LOG_OVERHEAD = 12
+    MIN_BATCH_LENGTH = 61 - 12
+    MAGIC = 2
+
+LAYOUT = {
+    "BASE_OFFSET_OFFSET": BASE_OFFSET_OFFSET, "LENGTH_OFFSET": LENGTH_OFFSET,
+    "PARTITION_LEADER_EPOCH_OFFSET": PARTITION_LEADER_EPOCH_OFFSET, "MAGIC_OFFSET": MAGIC_OFFSET,
+    "CRC_OFFSET": CRC_OFFSET, "ATTRIBUTES_OFFSET": ATTRIBUTES_OFFSET, "LAST_OFFSET_DELTA_OFFSET": LAST_OFFSET_DELTA_OFFSET,
+    "BASE_TIMESTAMP_OFFSET": BASE_TIMESTAMP_OFFSET, "MAX_TIMESTAMP_OFFSET": MAX_TIMESTAMP_OFFSET,
+    "PRODUCER_ID_OFFSET": PRODUCER_ID_OFFSET, "PRODUCER_EPOCH_OFFSET": PRODUCER_EPOCH_OFFSET,
+    "BASE_SEQUENCE_OFFSET": BASE_SEQUENCE_OFFSET, "RECORDS_COUNT_OFFSET": RECORDS_COUNT_OFFSET,
+    "RECORDS_OFFSET": RECORDS_OFFSET, "LOG_OVERHEAD": LOG_OVERHEAD, "MIN_BATCH_LENGTH": MIN_BATCH_LENGTH,
+    "MAGIC": MAGIC,
+}
+
+cdef Py_ssize_t HEADER_SIZE = RECORDS_OFFSET
 cdef Py_ssize_t LARGE = 4096  # batches from this size on are checked by crc32c's own (interleaved) code
-cdef int32_t MIN_BATCH_LENGTH = 61 - 12
 from crc32c import crc32c as _crc  # the pure path's CRC-32C
 
 
@@ -75,24 +106,34 @@ cdef object _make(object cls, object data, Py_ssize_t start, Py_ssize_t position
 
 
 cdef inline tuple _fields(object data, Py_ssize_t start, Py_ssize_t position, object source, const unsigned char *h):
-    return (data, start, position, source, ml_be64(h), ml_be32(h + 8), ml_be32(h + 12), <int>h[16], ml_beu32(h + 17),
-            ml_be16(h + 21), ml_be32(h + 23), ml_be64(h + 27), ml_be64(h + 35), ml_be64(h + 43), ml_be16(h + 51),
-            ml_be32(h + 53), ml_be32(h + 57))
+    return (data, start, position, source, ml_be64(h + BASE_OFFSET_OFFSET), ml_be32(h + LENGTH_OFFSET),
+            ml_be32(h + PARTITION_LEADER_EPOCH_OFFSET), <int>h[MAGIC_OFFSET], ml_beu32(h + CRC_OFFSET),
+            ml_be16(h + ATTRIBUTES_OFFSET), ml_be32(h + LAST_OFFSET_DELTA_OFFSET), ml_be64(h + BASE_TIMESTAMP_OFFSET),
+            ml_be64(h + MAX_TIMESTAMP_OFFSET), ml_be64(h + PRODUCER_ID_OFFSET), ml_be16(h + PRODUCER_EPOCH_OFFSET),
+            ml_be32(h + BASE_SEQUENCE_OFFSET), ml_be32(h + RECORDS_COUNT_OFFSET))
 
 
-def next_batches(data, Py_ssize_t off, Py_ssize_t data_pos, Py_ssize_t end, source, bint validate, bint chained,
-                 int64_t next_offset, int64_t epoch, cls, Py_ssize_t most=1 << 30):
+def next_batches(data, Py_ssize_t off, Py_ssize_t data_pos, Py_ssize_t end, walk):
     """The batches of ``data`` (a segment's bytes from byte ``data_pos`` of its file on) from ``data[off:]`` on, up
     to file position ``end``: ``(batches, where the next one starts in data)``, stopping before the first batch the
-    pure loop is to read. With ``chained``, the first must start at ``next_offset``, each carry ``epoch``, and each
-    hold every offset it spans. At most ``most`` batches (the caller yields them one by one: a whole file's batches
-    made at once would only keep the cycle collector busy)."""
+    pure step is to read. ``walk`` (``metalog.log.reader.BatchWalk``) says the rest: with its ``chain``, the first
+    must start at the chain's next offset, each carry its epoch, and each hold every offset it spans; at most
+    ``walk.most`` batches (the caller yields them one by one: a whole file's batches made at once would only keep
+    the cycle collector busy)."""
     cdef Py_buffer view
     cdef list out = []
     cdef const unsigned char *p
+    cdef const unsigned char *h
     cdef Py_ssize_t n, size, pos
+    cdef Py_ssize_t most = walk.most
     cdef int32_t length, delta, count, bepoch
-    cdef int64_t base
+    cdef int64_t base, next_offset = -1, epoch = -1
+    cdef bint validate = walk.validate
+    chain = walk.chain
+    cdef bint chained = chain is not None
+    source, cls = walk.source, walk.batch_class
+    if chained:
+        next_offset, epoch = chain.next_offset, chain.epoch
     cdef object whole = memoryview(data) if validate else None
     PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
     try:
@@ -102,24 +143,25 @@ def next_batches(data, Py_ssize_t off, Py_ssize_t data_pos, Py_ssize_t end, sour
             pos = data_pos + off
             if pos >= end:
                 break
-            length = ml_be32(p + off + 8)
-            if length < MIN_BATCH_LENGTH or p[off + 16] != 2:
+            h = p + off
+            length = ml_be32(h + LENGTH_OFFSET)
+            if length < MIN_BATCH_LENGTH or h[MAGIC_OFFSET] != MAGIC:
                 break
             size = LOG_OVERHEAD + length
             if size > end - pos or size > n - off:
                 break
-            base = ml_be64(p + off)
-            bepoch = ml_be32(p + off + 12)
-            delta = ml_be32(p + off + 23)
-            count = ml_be32(p + off + 57)
+            base = ml_be64(h + BASE_OFFSET_OFFSET)
+            bepoch = ml_be32(h + PARTITION_LEADER_EPOCH_OFFSET)
+            delta = ml_be32(h + LAST_OFFSET_DELTA_OFFSET)
+            count = ml_be32(h + RECORDS_COUNT_OFFSET)
             if validate and (count < 0 or delta < 0):
                 break
             if chained and (base != next_offset or bepoch != epoch or <int64_t>count != <int64_t>delta + 1):
                 break
-            if validate and (_crc(whole[off + 21:off + size]) if size >= LARGE else
-                             ml_crc32c(p + off + 21, size - 21)) != ml_beu32(p + off + 17):
+            if validate and (_crc(whole[off + ATTRIBUTES_OFFSET:off + size]) if size >= LARGE else
+                             ml_crc32c(h + ATTRIBUTES_OFFSET, size - ATTRIBUTES_OFFSET)) != ml_beu32(h + CRC_OFFSET):
                 break
-            out.append(_make(cls, data, off, pos, source, p + off))
+            out.append(_make(cls, data, off, pos, source, h))
             if chained:
                 next_offset = base + count
             off += size

@@ -8,6 +8,9 @@ control batches, whose records the pure loop checks against KRaft's rules, recor
 epoch) goes to the pure loop, one batch at a time, which reads
 it or raises its own error: errors are the pure loop's own.
 
+The header's offsets are ``metalog.log.header``'s, under the same names (``LAYOUT``, checked when the log layer loads
+this module: ``metalog.log.header.check_layout``).
+
 A sink that carries ``c_value_sink`` (a capsule named ``metalog.value_sink.v1`` holding a ``ml_value_sink``: the
 compiled replay of ``metalog.state.compiled.loader``) is handed each value as a pointer and a length, without a
 bytes object; any other sink is called with the value's bytes.
@@ -43,7 +46,31 @@ ml_crc_init()
 
 from crc32c import crc32c as _crc  # the pure path's CRC-32C, for large batches (it is faster on long inputs)
 
-cdef Py_ssize_t HEADER_SIZE = 61
+cdef enum:  # metalog.log.header
+    BASE_OFFSET_OFFSET = 0
+    LENGTH_OFFSET = 8
+    PARTITION_LEADER_EPOCH_OFFSET = 12
+    MAGIC_OFFSET = 16
+    CRC_OFFSET = 17
+    ATTRIBUTES_OFFSET = 21
+    LAST_OFFSET_DELTA_OFFSET = 23
+    MAX_TIMESTAMP_OFFSET = 35
+    RECORDS_COUNT_OFFSET = 57
+    RECORDS_OFFSET = 61
+    LOG_OVERHEAD = 12
+    MIN_BATCH_LENGTH = 61 - 12
+    MAGIC = 2
+
+LAYOUT = {
+    "BASE_OFFSET_OFFSET": BASE_OFFSET_OFFSET, "LENGTH_OFFSET": LENGTH_OFFSET,
+    "PARTITION_LEADER_EPOCH_OFFSET": PARTITION_LEADER_EPOCH_OFFSET, "MAGIC_OFFSET": MAGIC_OFFSET,
+    "CRC_OFFSET": CRC_OFFSET, "ATTRIBUTES_OFFSET": ATTRIBUTES_OFFSET, "LAST_OFFSET_DELTA_OFFSET": LAST_OFFSET_DELTA_OFFSET,
+    "MAX_TIMESTAMP_OFFSET": MAX_TIMESTAMP_OFFSET, "RECORDS_COUNT_OFFSET": RECORDS_COUNT_OFFSET,
+    "RECORDS_OFFSET": RECORDS_OFFSET, "LOG_OVERHEAD": LOG_OVERHEAD, "MIN_BATCH_LENGTH": MIN_BATCH_LENGTH,
+    "MAGIC": MAGIC,
+}
+
+cdef Py_ssize_t HEADER_SIZE = RECORDS_OFFSET
 cdef Py_ssize_t KRAFT_FAST_MAX = 8192
 cdef Py_ssize_t LARGE = 4096  # batches from this size on are checked by crc32c's own (interleaved) code
 cdef int CONTROL_FLAG = 0x20
@@ -116,6 +143,7 @@ def scan_into(data, Py_ssize_t pos, Py_ssize_t end, source, first_offset, last_o
     cdef int64_t last = min(max(last_offset, -0x8000000000000000), 0x7FFFFFFFFFFFFFFF)
     cdef Py_buffer view
     cdef const unsigned char *p
+    cdef const unsigned char *h
     cdef Py_ssize_t until = min(end, pos + chunk), stop, i, avail
     cdef int32_t length, epoch, count, delta
     cdef int64_t base, max_ts, next_offset = chain.next_offset, epoch_floor = chain.epoch, offset = -1
@@ -143,22 +171,23 @@ def scan_into(data, Py_ssize_t pos, Py_ssize_t end, source, first_offset, last_o
                 return pos, passed, timestamp, True
             ok = False
             if avail - pos >= HEADER_SIZE:
-                length = ml_be32(p + pos + 8)
-                stop = pos + 12 + length
-                attrs = (p[pos + 21] << 8) | p[pos + 22]
-                base = ml_be64(p + pos)
-                epoch = ml_be32(p + pos + 12)
-                delta = ml_be32(p + pos + 23)
-                count = ml_be32(p + pos + 57)
-                if p[pos + 16] == 2 and length >= HEADER_SIZE - 12 and stop <= avail and not attrs & UNUSUAL and \
+                h = p + pos
+                length = ml_be32(h + LENGTH_OFFSET)
+                stop = pos + LOG_OVERHEAD + length
+                attrs = (h[ATTRIBUTES_OFFSET] << 8) | h[ATTRIBUTES_OFFSET + 1]
+                base = ml_be64(h + BASE_OFFSET_OFFSET)
+                epoch = ml_be32(h + PARTITION_LEADER_EPOCH_OFFSET)
+                delta = ml_be32(h + LAST_OFFSET_DELTA_OFFSET)
+                count = ml_be32(h + RECORDS_COUNT_OFFSET)
+                if h[MAGIC_OFFSET] == MAGIC and length >= MIN_BATCH_LENGTH and stop <= avail and not attrs & UNUSUAL and \
                         base == next_offset and epoch == epoch_floor and <int64_t>count == <int64_t>delta + 1 and \
                         not attrs & CONTROL_FLAG and 0 < count <= KRAFT_FAST_MAX and base <= MAX_BASE:
-                    if stop - pos - 21 >= LARGE:
+                    if stop - pos - ATTRIBUTES_OFFSET >= LARGE:
                         if whole is None:
                             whole = memoryview(data)
-                        ok = _crc(whole[pos + 21:stop]) == ml_beu32(p + pos + 17)
+                        ok = _crc(whole[pos + ATTRIBUTES_OFFSET:stop]) == ml_beu32(h + CRC_OFFSET)
                     else:
-                        ok = ml_crc32c(p + pos + 21, stop - pos - 21) == ml_beu32(p + pos + 17)
+                        ok = ml_crc32c(h + ATTRIBUTES_OFFSET, stop - pos - ATTRIBUTES_OFFSET) == ml_beu32(h + CRC_OFFSET)
                     if ok:
                         if count > 64:
                             if spill is None or len(spill) < count * 2 * sizeof(Py_ssize_t):
@@ -180,7 +209,7 @@ def scan_into(data, Py_ssize_t pos, Py_ssize_t end, source, first_offset, last_o
                     return pos, passed, timestamp, True
                 continue
             next_offset = base + count
-            max_ts = ml_be64(p + pos + 35)
+            max_ts = ml_be64(p + pos + MAX_TIMESTAMP_OFFSET)
             timestamp = max_ts
             if collecting:
                 values = [PyBytes_FromStringAndSize(<const char *>p + starts[i], ends[i] - starts[i])
