@@ -110,7 +110,7 @@ def claim_output(out: Path) -> None:
 
 def has_pyarrow() -> bool:
     try:
-        import pyarrow  # type: ignore[import-not-found]  # noqa: F401
+        import pyarrow  # noqa: F401
     except ImportError:
         return False
     return True
