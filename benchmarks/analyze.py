@@ -228,7 +228,7 @@ def python_scaling(sizes: list[int], seed: int) -> None:
 def om_main(args: argparse.Namespace) -> None:
     from metalog.analysis.engines.python import PythonEngine
     from metalog.analysis.engines.request import AnalysisRequest
-    from metalog.analysis.layout import read_tables
+    from metalog.analysis.outputs.layout import read_tables
 
     path = build(args.records, args.seed)
     print(f"load average {os.getloadavg()[0]:.1f} before, on {os.cpu_count()} cores", flush=True)
@@ -248,7 +248,7 @@ def om_main(args: argparse.Namespace) -> None:
 
 def om_writer(out: Path, name: str, rows: list[dict[str, Any]], every_batch: bool) -> tuple[int, float]:
     """controller_metrics.om's bytes, and the CPU seconds of its writer."""
-    from metalog.analysis import openmetrics as om
+    from metalog.analysis.outputs import openmetrics as om
 
     cpu = time.process_time()
     om.write_openmetrics(out / "python.om", [(name, rows)], every_batch=every_batch)

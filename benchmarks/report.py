@@ -26,7 +26,7 @@ from analyze import build  # noqa: E402  (benchmarks/analyze.py: the same genera
 
 from metalog.analysis.engines.python import PythonEngine  # noqa: E402
 from metalog.analysis.engines.request import AnalysisRequest  # noqa: E402
-from metalog.analysis.report import write_report_from_tables  # noqa: E402
+from metalog.analysis.outputs.report import write_report_from_tables  # noqa: E402
 from tests.analysis.chromium import Chromium  # noqa: E402
 
 READY = "document.documentElement.dataset.report === 'ready'"

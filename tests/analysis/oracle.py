@@ -15,16 +15,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from metalog.analysis.clusters import ClusterLog, cluster_name
 from metalog.analysis.domain.columns import Chunk
 from metalog.analysis.engines.parallel import ParallelEngine
 from metalog.analysis.engines.python import replay_cluster
 from metalog.analysis.engines.request import AnalysisRequest
-from metalog.analysis.layout import TABLES, iter_cluster, write_cluster
-from metalog.analysis.openmetrics import FILE as OPENMETRICS
-from metalog.analysis.openmetrics import write_openmetrics
-from metalog.analysis.result import ClusterLog, cluster_name
-from metalog.analysis.tables import buckets, claim_output, write_table
-from metalog.analysis.writers import TableWriters
+from metalog.analysis.outputs.layout import TABLES, iter_cluster, write_cluster
+from metalog.analysis.outputs.openmetrics import FILE as OPENMETRICS
+from metalog.analysis.outputs.openmetrics import write_openmetrics
+from metalog.analysis.outputs.tables import buckets, claim_output, write_table
+from metalog.analysis.outputs.writers import TableWriters
 
 Row = dict[str, Any]
 

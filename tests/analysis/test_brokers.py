@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from metalog.analysis.domain.schema import BROKERS, DIRECTORIES, FAILURES
-from metalog.analysis.tables import read_table
+from metalog.analysis.outputs.tables import read_table
 from metalog.generate.generator import HistorySettings
 from metalog.generate.writer import write_history
 from metalog.replay.history import MetadataHistory

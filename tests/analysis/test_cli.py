@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from metalog.analysis.domain.schema import TIMELINE
-from metalog.analysis.tables import parse_bucket, read_table
+from metalog.analysis.outputs.tables import parse_bucket, read_table
 from metalog.cli.main import main
 from tests.analysis.oracle import analyze_log, analyze_python
 from tests.analysis.test_timeline import jbod_transition, zk_migration
@@ -54,7 +54,7 @@ def test_csv_only_on_request(tmp_path: Path) -> None:
 def test_metrics_every_batch_gives_every_batch_time_a_sample(tmp_path: Path) -> None:
     """controller_metrics.om has each series' changes and a sample a minute; --metrics-every-batch a sample of
     every series at every batch time (the last batch of each millisecond)."""
-    from metalog.analysis.openmetrics import FAMILIES, FILE
+    from metalog.analysis.outputs.openmetrics import FAMILIES, FILE
 
     log = zk_migration(tmp_path / "zk")
     times = sorted({r["timestamp"] for r in analyze_log(log).rows})
@@ -94,8 +94,8 @@ def test_spark_engine_end_to_end_is_quiet_and_writes_both_formats(tmp_path: Path
     for name, rows in (("timeline_batches", expected.rows), ("events", expected.events)):
         assert read_table(out / f"{name}.csv") == rows  # the clusters in the order given
         assert read_table(out / name) == sorted(rows, key=lambda r: r["cluster"])  # stable: log order kept
-    from metalog.analysis.growth_tables import GROWTH_TABLES, write_growth
-    from metalog.analysis.result import cluster_logs
+    from metalog.analysis.clusters import cluster_logs
+    from metalog.analysis.outputs.growth_tables import GROWTH_TABLES, write_growth
 
     write_growth(tmp_path / "python", cluster_logs([str(zk), str(jbod)]), csv=True)  # the python engine's call
     for name in GROWTH_TABLES:  # the growth tables, computed on the executors: the python engine's files
@@ -126,7 +126,7 @@ def test_without_pyarrow_the_command_says_what_to_install(tmp_path: Path, monkey
                                                          capsys: pytest.CaptureFixture[str]) -> None:
     """The tables are Arrow record batches written with pyarrow: without it, one line before any work (before:
     the python engine kept every row as a dict and wrote CSV only)."""
-    monkeypatch.setattr("metalog.analysis.tables.has_pyarrow", lambda: False)
+    monkeypatch.setattr("metalog.analysis.outputs.tables.has_pyarrow", lambda: False)
     zk = zk_migration(tmp_path / "zk")
     assert main(["analyze", str(zk), "--out", str(tmp_path / "out"), "--engine", "python"]) == 1
     assert capsys.readouterr().err == ("metalog: error: metalog analyze writes its tables with pyarrow: pip install "

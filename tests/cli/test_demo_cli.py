@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from metalog.analysis.result import cluster_name
-from metalog.analysis.tables import read_table
+from metalog.analysis.clusters import cluster_name
+from metalog.analysis.outputs.tables import read_table
 from metalog.cli.main import main
 from metalog.errors import MetalogError
 from tests.cli.conftest import DemoRun

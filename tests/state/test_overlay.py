@@ -36,7 +36,7 @@ def range_deltas(values: list[bytes], cuts: list[int], first: int = 0) -> list[R
 
 def state(image: MetadataImage) -> MetadataImage:
     """An image less its offset: where the last published offset lies is the log-level tests' business
-    (tests/analysis/test_parallel.py), since a range delta knows only the offsets of the records it holds."""
+    (tests/analysis/engines/test_parallel.py), since a range delta knows only the offsets of the records it holds."""
     return replace(image, offset=-1)
 
 

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from metalog.analysis.domain.schema import BROKERS, BUCKETS, DIRECTORIES, EVENTS, FAILURES
-from metalog.analysis.growth_tables import GROWTH_TABLES, ROWS
+from metalog.analysis.outputs.growth_tables import GROWTH_TABLES, ROWS
 from metalog.cli.progress import Progress
 from metalog.errors import MetalogError
 
@@ -87,8 +87,8 @@ def register(sub: Any) -> None:
 
 def _analyze(args: argparse.Namespace) -> int:
     from metalog.analysis.engines.request import AnalysisRequest
-    from metalog.analysis.report import write_report_from_tables
-    from metalog.analysis.tables import claim_output, parse_bucket
+    from metalog.analysis.outputs.report import write_report_from_tables
+    from metalog.analysis.outputs.tables import claim_output, parse_bucket
 
     try:
         width = parse_bucket(args.bucket)
@@ -112,7 +112,7 @@ def _analyze(args: argparse.Namespace) -> int:
 
 def needs_pyarrow() -> None:
     """The tables are written as Arrow record batches: pyarrow (the analysis and spark extras), said in one line."""
-    from metalog.analysis.tables import has_pyarrow
+    from metalog.analysis.outputs.tables import has_pyarrow
 
     if not has_pyarrow():
         raise MetalogError("metalog analyze writes its tables with pyarrow: pip install 'metalog[analysis]'")

@@ -113,8 +113,8 @@ def _replay(log_dir: Path, step: int) -> tuple[list[int], str]:
 
 def _analyze(log_dir: Path, out: Path, engine: str, why: str | None, step: int) -> list[Path]:
     """``metalog analyze`` itself, on the demo's log: its outputs, then the summary and the events."""
-    from metalog.analysis.report import summary
-    from metalog.analysis.tables import read_table
+    from metalog.analysis.outputs.report import summary
+    from metalog.analysis.outputs.tables import read_table
     from metalog.cli.main import build_parser
 
     where = "Spark on local[*]" if engine == "spark" else "the python engine"

@@ -205,8 +205,8 @@ class ParallelEngine:
 
     def analyze(self, request: AnalysisRequest, progress: Progress | None = None,
                 stage: Stage | None = None) -> AnalysisSummary:
-        from metalog.analysis.tables import claim_output
-        from metalog.analysis.writers import TableWriters
+        from metalog.analysis.outputs.tables import claim_output
+        from metalog.analysis.outputs.writers import TableWriters
 
         claim_output(request.out)
         records = 0

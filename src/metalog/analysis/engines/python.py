@@ -18,7 +18,7 @@ from metalog.analysis.engines.request import (
     here,
     write_growth_tables,
 )
-from metalog.analysis.writers import TableWriters
+from metalog.analysis.outputs.writers import TableWriters
 from metalog.replay.gc import gc_paused
 from metalog.replay.history import MetadataHistory
 
@@ -33,7 +33,7 @@ class PythonEngine:
 
     def analyze(self, request: AnalysisRequest, progress: Progress | None = None,
                 stage: Stage | None = None) -> AnalysisSummary:
-        from metalog.analysis.tables import claim_output
+        from metalog.analysis.outputs.tables import claim_output
 
         out = request.out
         claim_output(out)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from metalog.analysis.result import ClusterLog, cluster_logs
+from metalog.analysis.clusters import ClusterLog, cluster_logs
 
 Progress = Callable[[int, int], None]  # (records done, records to do), within the stage
 Stage = Callable[[str], None]  # a stage starts (its name)
@@ -93,6 +93,6 @@ def write_growth_tables(request: AnalysisRequest, run: Callable[[Callable[[Any],
         -> list[Path]:
     """The growth, log_size, snapshots and controller_leadership tables of every engine (``growth_tables``), a
     cluster per task of ``run``."""
-    from metalog.analysis.growth_tables import write_growth
+    from metalog.analysis.outputs.growth_tables import write_growth
 
     return write_growth(request.out, list(request.clusters), csv=request.csv, run=run)

@@ -177,10 +177,10 @@ class SparkEngine:
     def analyze(self, request: AnalysisRequest, progress: Progress | None = None,
                 stage: Stage | None = None) -> AnalysisSummary:
         """Every cluster's tables written by the executors, the same files as the python engine's."""
-        from metalog.analysis import openmetrics as om
-        from metalog.analysis.layout import TABLES
-        from metalog.analysis.tables import claim_output, write_csv_from_tables
-        from metalog.analysis.writers import fresh_tables
+        from metalog.analysis.outputs import openmetrics as om
+        from metalog.analysis.outputs.layout import TABLES
+        from metalog.analysis.outputs.tables import claim_output, write_csv_from_tables
+        from metalog.analysis.outputs.writers import fresh_tables
 
         out = request.out
         claim_output(out)

@@ -21,8 +21,8 @@ from typing import Any
 from metalog.analysis.domain.columns import Chunk, Coded, ColumnData
 from metalog.analysis.domain.schema import TABLES, Kind, Table
 from metalog.analysis.engines.parallel import range_start, replay_range
-from metalog.analysis.layout import arrow_batch, arrow_schema
-from metalog.analysis.writers import ClusterTables, SeriesBlocks
+from metalog.analysis.outputs.layout import arrow_batch, arrow_schema
+from metalog.analysis.outputs.writers import ClusterTables, SeriesBlocks
 from metalog.replay.points import StartPoint
 from metalog.state.overlay import RangeDelta
 

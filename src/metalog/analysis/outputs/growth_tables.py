@@ -1,0 +1,171 @@
+"""The growth tables on disk: ``growth``, ``log_size``, ``snapshots`` and ``controller_leadership``
+(``metalog.analysis.outputs.growth``), in the analysis' layout (``metalog.analysis.outputs.layout``: Parquet
+partitioned by cluster, times as timestamp(MILLIS, UTC)) and as ``OUT/TABLE.csv`` (text neutralised:
+``tables.csv_cell``).
+
+Both engines compute them with one call, ``write_growth``: a cluster is one task (a cheap pass over its log),
+run here or on the Spark executors (``run``), and the driver writes the rows, which are a counter per minute
+and type: the same files from either engine."""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import astuple, dataclass
+from pathlib import Path
+from typing import Any
+
+from metalog.analysis.clusters import ClusterLog
+from metalog.analysis.outputs.growth import ClusterGrowth, read_growth
+from metalog.analysis.outputs.layout import PARTITION, arrow_array, partition_dir
+from metalog.analysis.outputs.tables import claim_output, csv_cell, has_pyarrow
+
+TIME, INT, TEXT = "time", "int", "string"  # layout.kind's names
+
+# table -> (column, kind, help) after the cluster, in the order of the growth module's row fields
+GROWTH_TABLES: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "growth": (
+        ("minute", TIME, "the minute of log time (batches' maxTimestamp, floored), epoch ms"),
+        ("record_type", TEXT, "Kafka's name of the record's message: the apiKey of a metadata record's value "
+                              "frame (PartitionChangeRecord, ...), a control record's type (LeaderChangeMessage, "
+                              "VotersRecord, ...)"),
+        ("records", INT, "records of that type in batches stamped within the minute"),
+        ("bytes", INT, "their values' bytes (the record frames, without the batches' headers)")),
+    "log_size": (
+        ("minute", TIME, "the minute of log time, epoch ms"),
+        ("batches", INT, "batches stamped within the minute (control batches too)"),
+        ("batch_bytes", INT, "their bytes on disk"),
+        ("log_bytes", INT, "the log's bytes from its start offset, of the batches stamped before the minute ends")),
+    "snapshots": (
+        ("end_offset", INT, "the snapshot's end offset (its name: every offset below it is in it)"),
+        ("epoch", INT, "the epoch of its last offset (its name)"),
+        ("timestamp", TIME, "its SnapshotHeaderRecord's lastContainedLogTimestamp: the log time of its last batch "
+                            "(not the file's mtime)"),
+        ("records", INT, "its data records: the metadata state at its end offset"),
+        ("bytes", INT, "the file's size"),
+        ("file", TEXT, "the file's name")),
+    "controller_leadership": (
+        ("offset", INT, "where the epoch starts: its LeaderChangeMessage, or the first batch of an epoch whose "
+                        "LeaderChangeMessage is not in the log"),
+        ("timestamp", TIME, "that batch's maxTimestamp, epoch ms"),
+        ("epoch", INT, "the leader epoch"),
+        ("leader", INT, "the controller that leads it (-1: unknown)"),
+        ("voters", TEXT, "the voter ids then, comma-separated"),
+        ("granting_voters", TEXT, "the voters that voted for the leader (LeaderChangeMessage.grantingVoters)"),
+        ("record", TEXT, "LEADER_CHANGE@OFFSET, or - where the log holds no LeaderChangeMessage for the epoch")),
+}
+ROWS = {"growth": "a row per cluster, minute and record type", "log_size": "a row per cluster and minute",
+        "snapshots": "a row per snapshot file", "controller_leadership": "a row per leader epoch"}
+
+
+def columns(table: str) -> tuple[str, ...]:
+    return (PARTITION, *(c for c, _, _ in GROWTH_TABLES[table]))
+
+
+def kind(table: str, column: str) -> str:
+    return next(k for c, k, _ in GROWTH_TABLES[table] if c == column) if column != PARTITION else TEXT
+
+
+def rows_of(growth: ClusterGrowth, table: str) -> list[tuple[Any, ...]]:
+    """One cluster's rows of ``table``, as tuples in ``columns(table)``'s order but the cluster."""
+    return [astuple(row) for row in growth.table(table)]
+
+
+@dataclass(frozen=True)
+class GrowthTask:
+    """A cluster's growth pass (``Runner``'s item: ``name`` and ``weight``, its log's bytes)."""
+
+    name: str
+    path: str
+    weight: int
+
+
+Runner = Callable[[Callable[[GrowthTask], ClusterGrowth], Sequence[GrowthTask]], Iterable[ClusterGrowth]]
+
+
+def growth_task(task: GrowthTask) -> ClusterGrowth:
+    return read_growth(task.path, task.name)
+
+
+def write_growth(out: Path, clusters: Sequence[ClusterLog], *, csv: bool, run: Runner | None = None) -> list[Path]:
+    """The growth tables of ``clusters`` in ``out``, the analysis' own directory (``tables.claim_output``):
+    Parquet with pyarrow, and CSV when ``csv`` or without pyarrow; the clusters' passes by ``run`` (default:
+    here, one at a time)."""
+    return write_growth_tables(out, growth_of(clusters, run), csv=csv)
+
+
+def growth_of(clusters: Sequence[ClusterLog], run: Runner | None = None) -> list[ClusterGrowth]:
+    """Each cluster's growth pass (``growth.read_growth``), by ``run`` (default: here, one at a time)."""
+    tasks = [GrowthTask(c.name, os.fspath(c.path), _log_bytes(c.path)) for c in clusters]
+    return list((run or _here)(growth_task, tasks))
+
+
+def write_growth_tables(out: Path, found: Sequence[ClusterGrowth], *, csv: bool) -> list[Path]:
+    """The tables of ``found`` in ``out`` (``write_growth``)."""
+    claim_output(out)
+    written: list[Path] = []
+    if has_pyarrow():
+        written += [write_parquet(out, table, found) for table in GROWTH_TABLES]
+    if csv or not written:
+        written += [write_csv(out, table, found) for table in GROWTH_TABLES]
+    return written
+
+
+def write_parquet(out: Path, table: str, found: Sequence[ClusterGrowth]) -> Path:
+    """``OUT/table/cluster=NAME/part-00000.parquet`` per cluster with rows (none for a cluster without)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    root = out / table
+    if root.is_dir():  # an earlier run's, in the analysis' own directory (tables.claim_output)
+        shutil.rmtree(root)
+    root.mkdir()
+    types = {TIME: pa.timestamp("ms", tz="UTC"), INT: pa.int64(), TEXT: pa.string()}
+    schema = pa.schema([(c, types[k]) for c, k, _ in GROWTH_TABLES[table]])
+    for growth in found:
+        rows = rows_of(growth, table)
+        if rows:
+            (root / partition_dir(growth.name)).mkdir()
+            arrays = [arrow_array(col, f.type) for col, f in zip(zip(*rows, strict=True), schema, strict=True)]
+            pq.write_table(pa.Table.from_arrays(arrays, schema=schema),
+                           root / partition_dir(growth.name) / "part-00000.parquet")
+    return root
+
+
+def write_csv(out: Path, table: str, found: Sequence[ClusterGrowth]) -> Path:
+    """``OUT/table.csv``: the clusters in the order given, times in epoch ms."""
+    path = out / f"{table}.csv"
+    texts = [i for i, c in enumerate(columns(table)) if kind(table, c) == TEXT]
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f, lineterminator="\n")
+        writer.writerow(columns(table))
+        for growth in found:
+            for row in rows_of(growth, table):
+                cells: list[Any] = [growth.name, *row]
+                for i in texts:
+                    cells[i] = csv_cell(cells[i])
+                writer.writerow(cells)
+    return path
+
+
+def read_csv(path: Path) -> list[dict[str, Any]]:
+    """A table ``write_csv`` wrote, its integers and times as ints and its text as it was."""
+    from metalog.analysis.outputs.tables import csv_value
+
+    table = path.name.removesuffix(".csv")
+    with open(path, newline="") as f:
+        return [{c: csv_value(v) if kind(table, c) == TEXT else int(v) for c, v in row.items()}
+                for row in csv.DictReader(f)]
+
+
+def _log_bytes(path: str | os.PathLike[str]) -> int:
+    """The segments' bytes of a log directory given as Kafka's (holding __cluster_metadata-0) or as the
+    partition's own: the task's weight, the heaviest started first."""
+    root = Path(path)
+    return sum(p.stat().st_size for p in [*root.glob("*.log"), *root.glob("*/*.log")])
+
+
+def _here(fn: Callable[[GrowthTask], ClusterGrowth], tasks: Sequence[GrowthTask]) -> Iterable[ClusterGrowth]:
+    return map(fn, tasks)

@@ -1,0 +1,192 @@
+"""The report's growth view of a cluster: which controller led when (a lane of its leader epochs), records per
+minute by record type (the most frequent types, the rest as "other"), and the log's and the latest snapshot's
+bytes over time with the snapshots marked; all on the cluster's time axis. Read from the growth tables
+(``metalog.analysis.outputs.growth_tables``), or given in memory."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from metalog.analysis.outputs.growth import (
+    MINUTE_MS,
+    ROW_TYPES,
+    ClusterGrowth,
+    Leadership,
+    LogMinute,
+    Snapshot,
+    TypeMinute,
+)
+from metalog.analysis.outputs.report.series import Steps, m4, packed, steps
+
+TOP_TYPES = 8  # record types drawn on their own; the others are summed as "other"
+OTHER = "other"
+LEADER_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#bcbd22",
+                 "#17becf", "#393b79")
+TYPE_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#7f7f7f")
+UNKNOWN_COLOR = "#d9d9d9"
+SNAPSHOT = "snapshot"  # the kind of the marks on the bytes chart (report.js colours it from data.ANNOTATED)
+_UNITS = (("bytes", 1), ("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30), ("TiB", 1 << 40))
+_AXIS_MAX = 40_000_000  # the page's integer tick steps reach 1e7: values drawn below this many units
+
+
+def read_cluster_growth(out: Path, name: str) -> ClusterGrowth | None:
+    """One cluster's growth tables read back from ``out``'s Parquet; None when the analysis wrote none."""
+    from metalog.analysis.outputs.growth_tables import GROWTH_TABLES
+    from metalog.analysis.outputs.layout import iter_cluster
+
+    if not (out / "log_size").is_dir():
+        return None
+    growth = ClusterGrowth(name)
+    for table, row_type in ROW_TYPES.items():
+        names = [c for c, _, _ in GROWTH_TABLES[table]]
+        if (out / table).is_dir():
+            growth.table(table).extend(row_type(*(row[c] for c in names)) for batch in
+                                       iter_cluster(out / table, name, names) for row in batch)
+    return growth
+
+
+def growth_view(growth: ClusterGrowth, t0: int, t1: int) -> dict[str, Any]:
+    """The view's data for the page's script: ``lanes`` (the leadership lane) and ``charts``."""
+    return {"lanes": leadership_lanes(growth.leadership, t0),
+            "charts": [records_chart(growth.growth, growth.log_size, t0, t1),
+                       bytes_chart(growth.log_size, growth.snapshots, t0, t1)]}
+
+
+def leader_code(row: Leadership) -> str:
+    who = "unknown leader" if row.leader < 0 else f"controller {row.leader}"
+    return f"{who}, epoch {row.epoch}"
+
+
+def leadership_steps(rows: Sequence[Leadership]) -> Steps:
+    """Each epoch from its start: the time of the batch that opened it, never before the epoch before it began
+    (a batch stamped earlier than the one before it is drawn where the one before it is)."""
+    times: list[int] = []
+    for row in rows:
+        times.append(max(row.timestamp, times[-1]) if times else row.timestamp)
+    return Steps(times, [leader_code(row) for row in rows])
+
+
+def leadership_lanes(rows: Sequence[Leadership], t0: int) -> dict[str, Any]:
+    leaders = sorted({r.leader for r in rows if r.leader >= 0})
+    color = {leader: LEADER_COLORS[i % len(LEADER_COLORS)] for i, leader in enumerate(leaders)}
+    series = leadership_steps(rows)
+    codes = list(dict.fromkeys(series.values))
+    colors = [color.get(r.leader, UNKNOWN_COLOR) for r in {leader_code(r): r for r in rows}.values()]
+    lane = {"label": "controller leader", "title": "the active controller and its leader epoch (LeaderChangeMessage)",
+            "codes": codes, "colors": colors, "named": True,
+            **packed(Steps(series.times, [codes.index(v) for v in series.values]), t0)}
+    legend = [(f"controller {leader}", color[leader]) for leader in leaders]
+    if any(r.leader < 0 for r in rows):
+        legend.append(("unknown leader", UNKNOWN_COLOR))
+    return {"name": "controller-leadership", "title": "Controller leadership (leader epochs)", "lanes": [lane],
+            "legend": legend}
+
+
+def _per_minute(counts: dict[int, int], minutes: Sequence[int]) -> Steps:
+    """A count per minute as a step function: its value from each minute with batches, 0 in the minutes
+    without (and after the last minute that has batches)."""
+    times, values = [], []
+    had = set(minutes)
+    for minute in minutes:
+        times.append(minute)
+        values.append(counts.get(minute, 0))
+        if minute + MINUTE_MS not in had:
+            times.append(minute + MINUTE_MS)
+            values.append(0)
+    return steps(times, values)
+
+
+def top_types(rows: Sequence[TypeMinute], top: int = TOP_TYPES) -> list[str]:
+    """The ``top`` record types with the most records (ties by name); the others are "other"."""
+    totals: dict[str, int] = {}
+    for row in rows:
+        totals[row.record_type] = totals.get(row.record_type, 0) + row.records
+    return sorted(totals, key=lambda t: (-totals[t], t))[:top]
+
+
+def records_chart(rows: Sequence[TypeMinute], log_size: Sequence[LogMinute], t0: int, t1: int) -> dict[str, Any]:
+    shown = top_types(rows)
+    per_type: dict[str, dict[int, int]] = {t: {} for t in [*shown, OTHER]}
+    for row in rows:
+        counts = per_type[row.record_type if row.record_type in per_type else OTHER]
+        counts[row.minute] = counts.get(row.minute, 0) + row.records
+    if not per_type[OTHER]:
+        del per_type[OTHER]
+    minutes = [m.minute for m in log_size]
+    series = [{"label": name, "color": TYPE_COLORS[i % len(TYPE_COLORS)],
+               **packed(m4(_per_minute(counts, minutes), t0, t1), t0)} for i, (name, counts) in
+              enumerate(per_type.items())]
+    return {"name": "records-per-minute", "title": "Records per minute by record type", "unit": "records/minute",
+            "series": series}
+
+
+def _unit(largest: int) -> tuple[str, int]:
+    for name, size in _UNITS:
+        if largest / size < _AXIS_MAX:
+            return name, size
+    return _UNITS[-1]
+
+
+def bytes_chart(log_size: Sequence[LogMinute], snapshots: Sequence[Snapshot], t0: int, t1: int) -> dict[str, Any]:
+    """The log's bytes (from its start offset, at the end of each minute) and the latest snapshot's."""
+    largest = max([0, *(m.log_bytes for m in log_size), *(s.bytes for s in snapshots)])
+    unit, size = _unit(largest)
+
+    def scale(value: int) -> float:
+        return value if size == 1 else round(value / size, 1)
+
+    times, values = ([log_size[0].minute], [0.0]) if log_size else ([], [])
+    for m in log_size:  # all of a minute's bytes are there at its end, or at the log's last batch if earlier
+        times.append(max(min(m.minute + MINUTE_MS, t1), times[-1]))
+        values.append(scale(m.log_bytes))
+    log = Steps(times, values)
+    ordered = sorted(snapshots, key=lambda s: (s.timestamp, s.end_offset))
+    latest = steps([s.timestamp for s in ordered], [scale(s.bytes) for s in ordered])
+    series = [{"label": "log (from its start offset)", "color": "#1f77b4", **packed(m4(steps(log.times, log.values),
+                                                                                     t0, t1), t0)}]
+    if ordered:
+        series.append({"label": "latest snapshot", "color": "#35978f", **packed(m4(latest, t0, t1), t0)})
+    marks = {"t": [s.timestamp for s in ordered], "kind": [SNAPSHOT] * len(ordered),
+             "detail": [f"snapshot {s.file}: end offset {s.end_offset:,}, {s.records:,} records, {s.bytes:,} bytes"
+                        for s in ordered]}
+    return {"name": "log-bytes", "title": "Log and snapshot bytes (snapshots marked)", "unit": unit,
+            "series": series, "marks": marks}
+
+
+def trimmed(growth: ClusterGrowth) -> ClusterGrowth:
+    """What ``growth_summary`` reads once the page's data is made: the snapshots, the epochs and the last minute
+    (not a row per minute and type)."""
+    return ClusterGrowth(growth.name, [], growth.log_size[-1:], growth.snapshots, growth.leadership)
+
+
+def growth_summary(growth: ClusterGrowth) -> str:
+    """The view's line: leader epochs and controllers, the log's bytes, the snapshots and their cadence."""
+    leaders = sorted({r.leader for r in growth.leadership if r.leader >= 0})
+    parts = [f"{len(growth.leadership):,} leader epoch{'s' if len(growth.leadership) != 1 else ''}"
+             + (f" (controller{'s' if len(leaders) != 1 else ''} {', '.join(map(str, leaders))})" if leaders else "")]
+    if growth.log_size:
+        parts.append(f"the log holds {growth.log_size[-1].log_bytes:,} bytes of batches from its start offset")
+    times = sorted(s.timestamp for s in growth.snapshots)
+    if not times:
+        parts.append("no snapshot in the directory")
+    else:
+        latest = max(growth.snapshots, key=lambda s: (s.timestamp, s.end_offset))
+        text = f"{len(times):,} snapshot{'s' if len(times) != 1 else ''}, the latest {latest.bytes:,} bytes"
+        if len(times) > 1:
+            gaps = sorted(b - a for a, b in zip(times, times[1:], strict=False))
+            text += f", one every {_duration(gaps[len(gaps) // 2])} of log time (median)"
+        parts.append(text)
+    return "; ".join(parts) + "."
+
+
+def _duration(ms: int) -> str:
+    seconds = ms / 1000
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 172_800:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86_400:.1f} days"

@@ -1,0 +1,274 @@
+"""The python engine's tables written while the replay goes, so its memory does not grow with the log.
+
+Each cluster's rows of a table are buffered as tuples in the table's column order and written to its partition's
+one Parquet file a row group at a time (``ROWS_PER_GROUP``), and to ``TABLE.csv`` as they come (the clusters in
+the order given). What a table needs of the whole cluster is small: ``timeline_buckets`` keeps the last row of
+each bucket (written when the cluster ends; its CSV, sorted by cluster name, when the fleet ends), and
+``controller_metrics.om`` keeps, per family, the cluster's block of samples in a scratch file that
+``openmetrics.concatenate`` joins in family, cluster order, as the Spark engine's executors do. The samples are
+those ``openmetrics.write_openmetrics`` takes (``sampling.Sampler``'s, fed the rows as they come while a
+cluster's times do not step back); a cluster whose times step back has its samples taken from its written
+timeline afterwards, sorted (``openmetrics.cluster_samples``).
+
+The bytes equal those of ``tables.write_outputs`` for the same rows (tests compare them).
+"""
+
+from __future__ import annotations
+
+import csv
+import shutil
+import tempfile
+from array import array
+from collections.abc import Iterable, Sequence
+from itertools import islice
+from operator import gt
+from pathlib import Path
+from types import TracebackType
+from typing import Any, TextIO
+
+from metalog.analysis.domain.columns import Chunk, from_rows
+from metalog.analysis.domain.schema import BUCKETS, EVENTS, TIMELINE
+from metalog.analysis.outputs import openmetrics as om
+from metalog.analysis.outputs.layout import TABLES, arrow_batch, arrow_schema, iter_cluster, kind, partition_dir
+from metalog.analysis.outputs.sampling import Sampler, Samples
+from metalog.analysis.outputs.tables import bucket_starts, csv_cell
+
+ROWS_PER_GROUP = 65_536  # rows buffered per table and cluster before they are written, as one Parquet row group
+
+Row = dict[str, Any]
+
+
+class ParquetPart:
+    """One cluster's rows of one table: its partition's file, ``part-00000.parquet``, a row group at a time
+    (none when the cluster has no rows in the table, as before). Rows come as chunks (``domain.columns.Chunk``),
+    kept as Arrow record batches until a row group is full."""
+
+    def __init__(self, out: Path, table: str, cluster: str) -> None:
+        self.path = out / table / partition_dir(cluster) / "part-00000.parquet"
+        self.schema = arrow_schema(table)
+        self._batches: list[Any] = []
+        self._rows = 0
+        self._writer: Any = None
+
+    def add(self, chunk: Chunk) -> None:
+        if not len(chunk):
+            return
+        self._batches.append(arrow_batch(chunk))
+        self._rows += len(chunk)
+        size = ROWS_PER_GROUP
+        if self._rows >= size:
+            import pyarrow as pa
+
+            held = pa.Table.from_batches(self._batches, self.schema)
+            whole = self._rows // size * size
+            for at in range(0, whole, size):
+                self._write(held.slice(at, size))
+            self._batches = held.slice(whole).to_batches()
+            self._rows -= whole
+
+    def close(self) -> None:
+        if self._rows:
+            import pyarrow as pa
+
+            self._write(pa.Table.from_batches(self._batches, self.schema))
+            self._batches, self._rows = [], 0
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+
+    def _write(self, rows: Any) -> None:
+        """``rows`` (an Arrow table) as one row group, its columns in one piece each (as one array per column
+        writes them: the pages, and so the bytes, do not depend on how the rows came)."""
+        import pyarrow.parquet as pq
+
+        if self._writer is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._writer = pq.ParquetWriter(self.path, self.schema)
+        self._writer.write_table(rows.combine_chunks(), row_group_size=len(rows))
+
+
+class CsvTable:
+    """``OUT/TABLE.csv``, rows written as they come (text neutralised: ``tables.csv_cell``)."""
+
+    def __init__(self, out: Path, table: str) -> None:
+        self.path = out / f"{table}.csv"
+        self.columns = TABLES[table]
+        self._texts = [i for i, c in enumerate(self.columns) if kind(c) == "string"]
+        self._file: TextIO = open(self.path, "w", newline="")  # noqa: SIM115 (closed by close)
+        self._writer = csv.writer(self._file, lineterminator="\n")
+        self._writer.writerow(self.columns)
+
+    def add(self, rows: Iterable[Sequence[Any]]) -> None:
+        """Rows as sequences in the table's column order (the cluster's among them: ``Chunk.tuples``)."""
+        texts = self._texts
+        for row in rows:
+            cells = list(row)
+            for i in texts:
+                cells[i] = csv_cell(cells[i])
+            self._writer.writerow(cells)
+
+    def close(self) -> None:
+        self._file.close()
+
+
+class SeriesBlocks:
+    """One cluster's samples of controller_metrics.om (``sampling.Sampler``'s, in ``openmetrics``' text), a
+    scratch file per family: ``add`` its timeline rows in log order; ``close`` writes the last samples. Returns
+    False from ``add`` once a time stepped back (the caller then takes the samples from the written timeline,
+    ``from_rows``, which sorts it)."""
+
+    def __init__(self, scratch: Path, index: int, cluster: str, *, every_batch: bool = False) -> None:
+        self.cluster, self.every_batch = cluster, every_batch
+        self.paths = [scratch / f"{index}-{i}.om" for i in range(len(om.FAMILIES))]
+        self._files = [open(p, "w", encoding="utf-8", newline="\n") for p in self.paths]  # noqa: SIM115
+        self._sampler = Sampler(len(om.FAMILIES), every_batch=every_batch)
+        self._last: int | None = None  # the last batch time added
+        self.in_order = True
+
+    def add(self, timeline: Chunk) -> bool:
+        """A chunk of the cluster's timeline_batches."""
+        if not self.in_order or not len(timeline):
+            return self.in_order
+        times = timeline.ints("timestamp").tolist()
+        if any(map(gt, times, islice(times, 1, None))) or (self._last is not None and self._last > times[0]):
+            self.in_order = False
+            return False
+        self._last = times[-1]
+        self._write(self._sampler.add(times, [om.family_values(f, _column(timeline, f.column))
+                                              for f in om.FAMILIES]))
+        return True
+
+    def from_rows(self, rows: Sequence[Row]) -> None:
+        """The samples of a cluster whose times step back, from all its rows in log order
+        (``openmetrics.cluster_samples``)."""
+        for f in self._files:
+            f.seek(0)
+            f.truncate()
+        for samples in om.cluster_samples(rows, every_batch=self.every_batch):
+            self._write(samples)
+        self._sampler = Sampler(len(om.FAMILIES), every_batch=self.every_batch)  # (closed with nothing pending)
+
+    def close(self) -> None:
+        self._write(self._sampler.close())
+        for f in self._files:
+            f.close()
+
+    def _write(self, samples: Sequence[Samples]) -> None:
+        ends = om.LineEnds()  # this call's only: the memory stays flat
+        for f, family, series in zip(self._files, om.FAMILIES, samples, strict=True):
+            om.write_samples(f, family, self.cluster, series, ends)
+
+
+def _column(chunk: Chunk, name: str) -> list[Any]:
+    data = chunk.column(name)
+    return data.tolist() if isinstance(data, array) else chunk.texts(name)
+
+
+def fresh_tables(out: Path) -> None:
+    """Each table's directory in ``out`` empty (an earlier run's tables go: the directory is the analysis' own,
+    ``tables.claim_output``), before any cluster's files are written into it."""
+    for table in TABLES:
+        if (out / table).is_dir():
+            shutil.rmtree(out / table)
+        (out / table).mkdir()
+
+
+class ClusterTables:
+    """One cluster's Parquet tables (a ``ParquetPart`` per table, its ``timeline_buckets`` at the end) and its
+    series of controller_metrics.om (``series``), from its chunks in log order: what the python engine writes per
+    cluster, and what a Spark executor writes for the cluster it replays. ``close`` returns the cluster's bucket
+    rows (``timeline_buckets``' values in its column order but the cluster, by bucket start)."""
+
+    def __init__(self, out: Path, name: str, width_ms: int, series: SeriesBlocks) -> None:
+        self.out, self.name, self.width_ms, self.series = out, name, width_ms, series
+        self._parts = {table: ParquetPart(out, table, name) for table in TABLES if table != BUCKETS.name}
+        self._buckets: dict[int, tuple[Any, ...]] = {}  # bucket start -> its last timeline row's values
+        self.batches = self.events = 0
+
+    def add(self, chunk: Chunk) -> None:
+        """Rows of the cluster, in log order."""
+        if not len(chunk):
+            return
+        table = chunk.table.name
+        self._parts[table].add(chunk)
+        if table == TIMELINE.name:
+            self.batches += len(chunk)
+            starts = bucket_starts(chunk.ints("timestamp"), self.width_ms)
+            last = dict(zip(starts, range(len(starts)), strict=True))  # each bucket's last row
+            self._buckets.update((start, chunk.row(i)) for start, i in last.items())
+            self.series.add(chunk)
+        elif table == EVENTS.name:
+            self.events += len(chunk)
+
+    def close(self) -> list[tuple[Any, ...]]:
+        for part in self._parts.values():
+            part.close()
+        buckets = [(start, *row) for start, row in sorted(self._buckets.items())]
+        if buckets:
+            bucket_part = ParquetPart(self.out, BUCKETS.name, self.name)
+            bucket_part.add(from_rows(BUCKETS, self.name, buckets))
+            bucket_part.close()
+        if not self.series.in_order:  # its times step back: the samples from the timeline written
+            self.series.from_rows([row for batch in iter_cluster(self.out / TIMELINE.name, self.name)
+                                   for row in batch])
+        self.series.close()
+        return buckets
+
+
+class TableWriters:
+    """Every table of a python-engine analysis of a fleet, cluster by cluster: ``cluster(name)`` starts one,
+    ``add`` takes its chunks in log order, ``end_cluster`` finishes it, ``close`` the fleet (the CSV of buckets,
+    controller_metrics.om)."""
+
+    def __init__(self, out: Path, width_ms: int, *, csv: bool, metrics_every_batch: bool = False) -> None:
+        self.out, self.width_ms, self.metrics_every_batch = out, width_ms, metrics_every_batch
+        fresh_tables(out)
+        self.csv = {table: CsvTable(out, table) for table in TABLES if table != "timeline_buckets"} if csv else {}
+        # every cluster's bucket rows in the table's column order, for the CSV (sorted by cluster name)
+        self._buckets: dict[tuple[str, int], tuple[Any, ...]] = {}
+        self._scratch = Path(tempfile.mkdtemp(prefix=".controller_metrics-", dir=out))
+        self._blocks: list[tuple[str, SeriesBlocks]] = []
+        self._cluster: ClusterTables | None = None
+        self.batches = self.events_written = 0
+
+    def __enter__(self) -> TableWriters:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        shutil.rmtree(self._scratch, ignore_errors=True)
+        for writer in self.csv.values():
+            writer.close()
+
+    def cluster(self, name: str) -> None:
+        series = SeriesBlocks(self._scratch, len(self._blocks), name, every_batch=self.metrics_every_batch)
+        self._blocks.append((name, series))
+        self._cluster = ClusterTables(self.out, name, self.width_ms, series)
+
+    def add(self, chunk: Chunk) -> None:
+        """Rows of the current cluster, in log order."""
+        assert self._cluster is not None
+        self._cluster.add(chunk)
+        if len(chunk) and chunk.table.name in self.csv:
+            self.csv[chunk.table.name].add(chunk.tuples())
+
+    def end_cluster(self) -> None:
+        cluster = self._cluster
+        assert cluster is not None
+        buckets = cluster.close()
+        self.batches += cluster.batches
+        self.events_written += cluster.events
+        at, name = BUCKETS.cluster_at, cluster.name
+        self._buckets.update(((name, row[0]), (*row[:at], name, *row[at:])) for row in buckets)
+
+    def close(self) -> list[Path]:
+        """The fleet's last files: the CSV of buckets and controller_metrics.om; every path written."""
+        written = [self.out / table for table in TABLES]
+        if self.csv:
+            buckets = CsvTable(self.out, "timeline_buckets")
+            buckets.add(row for _, row in sorted(self._buckets.items(), key=lambda kv: kv[0]))
+            buckets.close()
+            written += [self.out / f"{table}.csv" for table in TABLES]
+        order = {name: series for name, series in self._blocks}
+        metrics = om.concatenate(self.out / om.FILE, lambda i, name: [order[name].paths[i]], list(order))
+        return [*written, metrics]

@@ -1,0 +1,313 @@
+"""The Spark engine writes the python engine's files, byte for byte, for a fleet in one job, however it cuts the
+clusters into ranges and places them."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from metalog.analysis.clusters import cluster_name
+from metalog.analysis.engines.parallel import log_bounds
+from metalog.analysis.engines.python import PythonEngine
+from metalog.analysis.engines.request import AnalysisRequest, AnalysisSummary
+from metalog.analysis.engines.spark import (
+    RANGE_SLACK,
+    SparkEngine,
+    delta_cuts,
+    makespan,
+    place,
+    range_counts,
+)
+from metalog.analysis.engines.spark_session import default_driver_memory, find_java, spark_session
+from metalog.analysis.outputs.layout import read_tables
+from metalog.cli.analyze import run_engine
+from metalog.cli.progress import Progress
+from metalog.errors import MetalogError
+from metalog.generate.generator import HistorySettings
+from metalog.generate.writer import write_history
+from metalog.replay.history import MetadataHistory
+from tests.analysis.engines.test_parallel import controls_and_aborts_inside_batches, transactions_and_topic_configs
+from tests.analysis.test_clusters import without_cluster_id
+from tests.analysis.test_timeline import jbod_transition, zk_migration
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    root = tmp_path_factory.mktemp("fleet")
+    paths = [zk_migration(root / "zk"), jbod_transition(root / "jbod"), transactions_and_topic_configs(root / "tx"),
+             controls_and_aborts_inside_batches(root / "batches")]
+    for seed, scenario, every in ((11, "mixed", 100_000), (12, "zk-migration", 100_000),
+                                  (13, "jbod-transition", 100_000), (14, "mixed", 700)):
+        path = root / f"{scenario}-{seed}"
+        write_history(path, seed, HistorySettings(brokers=4, topics=5, partitions=3, records=4000, scenario=scenario),
+                      snapshot_every=every)
+        paths.append(path)
+    with MetadataHistory(paths[-1]) as history:  # snapshots every 700 records and state images every 900
+        history.write_images(900)
+    return paths
+
+
+def files(out: Path) -> dict[str, bytes]:
+    """Every file an analysis wrote in ``out`` (its marker aside), by its path there."""
+    return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*"))
+            if p.is_file() and p.name != ".metalog-analysis"}
+
+
+def same_files(got: Path, expected: Path) -> None:
+    """The same files, byte for byte: tables, CSV, controller_metrics.om, growth tables; no scratch left."""
+    mine, theirs = files(got), files(expected)
+    assert mine.keys() == theirs.keys()
+    for name, data in theirs.items():
+        assert mine[name] == data, name
+    assert any(name.startswith("timeline_batches/") for name in theirs)  # (not two empty outputs)
+
+
+def analyze(engine: Any, logs: list[Path] | list[str], out: Path, **options: Any) -> AnalysisSummary:
+    summary: AnalysisSummary = engine.analyze(AnalysisRequest.of(logs, out, **options))
+    return summary
+
+
+@pytest.fixture(scope="module")
+def expected(fleet: list[Path], tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, AnalysisSummary]:
+    out = tmp_path_factory.mktemp("python") / "out"
+    return out, analyze(PythonEngine(), fleet, out, csv=True)
+
+
+@pytest.mark.parametrize("ranges", [None, 1, 3, 7])
+def test_spark_writes_the_python_engines_files(spark: Any, fleet: list[Path], expected: tuple[Path, AnalysisSummary],
+                                               ranges: int | None, tmp_path: Path) -> None:
+    """Before: Spark's Parquet writer wrote other bytes (its own files, read back equal) from rows the JVM got
+    from packed blobs; now the executors write what the python engine writes."""
+    got = analyze(SparkEngine(spark, ranges=ranges), fleet, tmp_path / "spark", csv=True)
+    same_files(tmp_path / "spark", expected[0])
+    assert (got.records, got.batches, got.events) == (expected[1].records, expected[1].batches, expected[1].events)
+    assert [p.relative_to(tmp_path / "spark") for p in got.paths] == [p.relative_to(expected[0])
+                                                                      for p in expected[1].paths]
+    assert got.clusters == tuple(cluster_name(p) for p in fleet)
+
+
+def test_any_number_of_partitions_and_with_or_without_points(spark: Any, fleet: list[Path],
+                                                              expected: tuple[Path, AnalysisSummary],
+                                                              tmp_path: Path) -> None:
+    """Ranges placed on 1..6 partitions (several ranges share one when there are fewer partitions than ranges),
+    from snapshots and images or from deltas only: the same files."""
+    for partitions in range(1, 7):
+        out = tmp_path / str(partitions)
+        analyze(SparkEngine(spark, ranges=4, partitions=partitions, points=partitions % 2 == 0), fleet, out,
+                csv=True)
+        same_files(out, expected[0])
+
+
+def test_placement_is_stable_across_processes() -> None:
+    keys = [(name, n) for name in ("zk", "jbod", "tx", "a" * 40) for n in range(5)]
+    code = ("from metalog.analysis.engines.spark import place; "
+            f"print(place({keys!r}, 3))")
+    outs = {subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONHASHSEED": seed},
+                           capture_output=True, text=True, check=True).stdout for seed in ("1", "2", "random")}
+    assert outs == {f"{place(keys, 3)}\n"}
+    slots = place([("zk", n) for n in range(6)] + [("jbod", n) for n in range(5)], 4)
+    assert sorted(len(s) for s in slots) == [2, 3, 3, 3]  # spread evenly over the fleet
+    assert sorted(i for s in slots for i in s) == list(range(11))
+
+
+def test_ranges_split_only_as_far_as_keeping_every_core_busy() -> None:
+    """Each cluster whole (no deltas) unless the tasks would end unevenly: then the widest is split."""
+    assert range_counts([1000] * 5, 1) == [1] * 5
+    assert range_counts([1000] * 5, 2) == [2, 1, 1, 1, 1]  # 2.5 clusters a core, not 3 rounds of one
+    assert range_counts([1000] * 4, 2) == [1] * 4
+    assert range_counts([5000], 2) == [2] and range_counts([5000], 4) == [4]
+    assert range_counts([100, 300, 0], 4) == [1, 3, 1]
+    assert range_counts([1], 4) == [1]  # nothing to split
+    for sizes, cores in (([1000] * 5, 2), ([1000] * 7, 4), ([10, 3000, 700], 3), ([123] * 20, 8)):
+        counts = range_counts(sizes, cores)
+        ranges = [size / n for size, n in zip(sizes, counts, strict=True) for _ in range(n)]
+        assert makespan(ranges, cores) <= sum(sizes) / cores * RANGE_SLACK, (sizes, cores)
+
+
+def test_the_heaviest_tasks_start_first() -> None:
+    slots = place([("a", 0), ("b", 0), ("c", 0), ("c", 1)], 4, [10, 10, 5, 5])
+    assert sorted(slots[:2]) == [[0], [1]] and sorted(slots[2:]) == [[2], [3]]
+
+
+def test_progress_reports_stages_and_records(spark: Any, fleet: list[Path], tmp_path: Path) -> None:
+    said: list[Any] = []  # stage names, and (done, total) reports, in order
+    got = SparkEngine(spark, ranges=3).analyze(AnalysisRequest.of(fleet, tmp_path / "out"),
+                                               lambda done, total: said.append((done, total)), said.append)
+    stages = [i for i, s in enumerate(said) if isinstance(s, str)]
+    assert [said[i] for i in stages] == ["range deltas", "replay", "tables"]
+    # each stage reports its own share, from 0 (the replay used to count the delta stage's tasks again) to all
+    # of it: the replay every offset of the logs (progress counts offsets; got.records the data records), the
+    # tables' stage those of the clusters cut in several ranges (here every cluster)
+    offsets = sum(last - first + 1 for first, last in map(log_bounds, fleet))
+    assert 0 < got.records < offsets  # each log has a control batch
+    for at, end in zip(stages[1:], [*stages[2:], len(said)], strict=True):
+        calls = said[at + 1:end]
+        assert calls[0] == (0, offsets) and calls[-1] == (offsets, offsets), said[at]
+        assert all(0 <= done <= total == offsets for done, total in calls), said[at]
+
+
+def test_an_empty_fleet(spark: Any, tmp_path: Path) -> None:
+    got = analyze(SparkEngine(spark), [], tmp_path / "out")
+    assert (got.records, got.batches, got.events) == (0, 0, 0)
+    assert not list((tmp_path / "out").rglob("*.parquet"))
+
+
+def test_no_java_is_one_line_saying_what_to_install(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(MetalogError) as e:
+        find_java()
+    assert "install a JDK" in str(e.value) and "--engine python" in str(e.value) and "\n" not in str(e.value)
+
+
+class _EveryUpdate(Progress):
+    def update(self, done: int, total: int | None = None) -> None:
+        self.last_draw = -1.0  # draw every update, however quick
+        super().update(done, total)
+
+
+def test_the_command_shows_stage_and_rate_on_a_terminal(spark: Any, fleet: list[Path], tmp_path: Path) -> None:
+    screen = io.StringIO()
+    with _EveryUpdate("analyze (spark)", stream=screen, enabled=True) as progress:
+        run_engine(SparkEngine(spark), AnalysisRequest.of(fleet, tmp_path / "out"), progress)
+    text = screen.getvalue()
+    assert "analyze (spark: range deltas)" in text and "analyze (spark: replay)" in text
+    offsets = sum(last - first + 1 for first, last in map(log_bounds, fleet))  # progress counts the offsets read
+    assert f"{offsets:,}/{offsets:,} records (" in text and re.search(r"records \([\d,]+/s\)", text)
+
+
+def test_the_driver_gets_a_quarter_of_memory_within_bounds() -> None:
+    size = default_driver_memory()
+    assert size.endswith("g") and 1 <= int(size[:-1]) <= 8
+
+
+def test_delta_tasks_fill_every_round_of_the_cores() -> None:
+    assert delta_cuts(3, 2) == 2  # 6 tasks on 2 cores: three full rounds, not a last one with an idle core
+    assert delta_cuts(7, 4) == 4
+    assert delta_cuts(4, 2) == delta_cuts(0, 2) == delta_cuts(5, 1) == 1  # already full rounds
+    assert delta_cuts(63, 32) == 1  # enough tasks to balance without cuts
+
+
+def test_deltas_composed_from_cuts_equal_python(spark: Any, fleet: list[Path], expected: tuple[Path, AnalysisSummary],
+                                                monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr("metalog.analysis.engines.spark.delta_cuts", lambda pieces, cores: 3)
+    got = analyze(SparkEngine(spark, ranges=4), fleet, tmp_path / "out", csv=True)
+    same_files(tmp_path / "out", expected[0])
+    assert len(got.task_cpu["deltas"]) > 0
+
+
+@pytest.mark.parametrize("active", [True, False], ids=["active-session", "context-only"])
+def test_a_running_session_is_used_and_left_running(spark: Any, fleet: list[Path], active: bool,
+                                                     tmp_path: Path) -> None:
+    """A session the caller runs (a notebook's; here the tests' own) survives spark_session() and SparkEngine.analyze:
+    spark_session uses it, or a session over the caller's SparkContext when this thread has no active session,
+    with the caller's settings, and stops only a session it started itself."""
+    jvm_session = spark.sparkContext._jvm.SparkSession
+    if not active:
+        jvm_session.clearActiveSession()
+    try:
+        with spark_session("local[1]", app="another app", driver_memory="1g") as session:
+            assert session.sparkContext is spark.sparkContext
+            analyze(SparkEngine(session), fleet[:3], tmp_path / "spark")
+    finally:
+        jvm_session.setActiveSession(spark._jsparkSession)
+    analyze(PythonEngine(), fleet[:3], tmp_path / "python")
+    same_files(tmp_path / "spark", tmp_path / "python")
+    assert not spark.sparkContext._jsc.sc().isStopped()
+    assert spark.sparkContext.appName == "metalog tests" and spark.sparkContext.master == "local[2]"
+    assert spark.range(5).count() == 5
+    analyze(SparkEngine(spark), fleet[:3], tmp_path / "again")
+    same_files(tmp_path / "again", tmp_path / "python")
+
+
+def test_the_out_of_memory_hint_only_when_the_jvm_ran_out_of_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    from py4j.protocol import Py4JNetworkError
+
+    from metalog.analysis.engines import spark_session as module
+    from metalog.analysis.engines.spark_session import spark_errors
+
+    for oom in (False, True):
+        monkeypatch.setattr(module.JVM, "out_of_memory", oom)
+        with pytest.raises(MetalogError) as e, spark_errors():
+            raise Py4JNetworkError("Answer from Java side is empty")
+        assert str(e.value).startswith("Spark failed: Answer from Java side is empty")
+        assert ("ran out of memory: try a larger --driver-memory" in str(e.value)) == oom
+
+
+def test_both_engines_write_the_same_tables_and_metrics(spark: Any, fleet: list[Path], tmp_path: Path) -> None:
+    """Another bucket width, and controller_metrics.om with a sample at every batch time: the same files."""
+    for engine in (SparkEngine(spark, ranges=3), PythonEngine()):
+        analyze(engine, fleet, tmp_path / engine.name, bucket_ms=30_000, metrics_every_batch=True)
+    same_files(tmp_path / "spark", tmp_path / "python")
+    assert not [p for p in (tmp_path / "spark").iterdir() if p.name.startswith(".spark-")]  # its scratch is gone
+
+
+@settings(max_examples=4)  # each example runs a dozen Spark jobs: seconds each
+@given(logs=st.lists(st.tuples(st.integers(0, 10_000), st.sampled_from(["mixed", "zk-migration", "jbod-transition"]),
+                               st.integers(20, 1500), st.sampled_from([50, 400, 100_000])), min_size=1, max_size=3),
+       ranges=st.integers(1, 6), partitions=st.none() | st.integers(1, 4))
+def test_random_fleets_and_partitionings_give_the_python_engines_tables(
+        spark: Any, tmp_path_factory: pytest.TempPathFactory, logs: list[tuple[int, str, int, int]], ranges: int,
+        partitions: int | None) -> None:
+    root = tmp_path_factory.mktemp("random")
+    paths = []
+    for n, (seed, scenario, records, every) in enumerate(logs):
+        paths.append(root / f"{scenario}-{n}")
+        write_history(paths[-1], seed, HistorySettings(brokers=3, topics=3, partitions=2, records=records,
+                                                       scenario=scenario), snapshot_every=every)
+    named = [f"{p.name}={p}" for p in paths]  # (two logs of one seed share a cluster.id)
+    analyze(SparkEngine(spark, ranges=ranges, partitions=partitions), named, root / "spark")
+    analyze(PythonEngine(), named, root / "python")
+    same_files(root / "spark", root / "python")
+
+
+def test_the_report_built_on_the_executors_is_the_report_built_here(spark: Any, fleet: list[Path],
+                                                                   tmp_path: Path) -> None:
+    """The Spark engine reads and compacts each cluster of the report on its executors (``SparkEngine.run``):
+    the same report.html and report.png as the driver one cluster at a time, and no scratch left."""
+    from metalog.analysis.outputs.report import write_report_from_tables
+
+    names = [cluster_name(p) for p in fleet]
+    for where in ("here", "executors"):
+        analyze(PythonEngine(), fleet, tmp_path / where)
+        write_report_from_tables(tmp_path / where, names, SparkEngine(spark).run if where == "executors" else None)
+        assert not list((tmp_path / where).glob(".report-*"))
+    for page in ("report.html", "report.png"):
+        if (tmp_path / "here" / page).exists():
+            assert (tmp_path / "executors" / page).read_bytes() == (tmp_path / "here" / page).read_bytes()
+
+
+def test_a_log_directory_whose_name_is_not_utf8(spark: Any, tmp_path: Path) -> None:
+    """Before: UnicodeEncodeError; the cluster is named with the name's bytes escaped, as the python engine
+    names it."""
+    log = without_cluster_id(jbod_transition(tmp_path / "jbod"), os.fsdecode(b"caf\xe9"))
+    analyze(PythonEngine(), [log], tmp_path / "python")
+    assert {r["cluster"] for r in read_tables(tmp_path / "python" / "timeline_batches")} == {"caf\\xe9"}
+    analyze(SparkEngine(spark), [log], tmp_path / "spark")
+    same_files(tmp_path / "spark", tmp_path / "python")
+
+
+def test_the_growth_tables_computed_on_the_executors_are_the_ones_computed_here(spark: Any, fleet: list[Path],
+                                                                                 tmp_path: Path) -> None:
+    """The growth pass runs a cluster per task on the executors (``SparkEngine.run``, as ``metalog analyze
+    --engine spark`` runs it) and the driver writes the tables: the same files as the python engine's."""
+    from metalog.analysis.clusters import cluster_logs
+    from metalog.analysis.outputs.growth_tables import GROWTH_TABLES, write_growth
+
+    clusters = cluster_logs([f"{p.name}={p}" for p in fleet])
+    for where in ("here", "executors"):
+        write_growth(tmp_path / where, clusters, csv=True, run=SparkEngine(spark).run if where == "executors" else None)
+    for table in GROWTH_TABLES:
+        here, there = tmp_path / "here" / table, tmp_path / "executors" / table
+        assert (there.parent / f"{table}.csv").read_bytes() == (here.parent / f"{table}.csv").read_bytes()
+        assert read_tables(there) == read_tables(here)
+    assert read_tables(tmp_path / "here" / "growth")  # (not two empty tables)

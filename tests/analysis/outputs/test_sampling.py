@@ -1,0 +1,111 @@
+"""Which batch times are a series' samples in controller_metrics.om: the rule of ``metalog.analysis.outputs.sampling``,
+checked against a literal reading of it, whatever chunks the columns come in."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from metalog.analysis.outputs.sampling import HEARTBEAT_MS, Sampler, Samples
+
+
+def batch_times(times: list[int], values: list[list[int]]) -> tuple[list[int], list[list[int]]]:
+    """The batch times (each millisecond's last row, rows in time order then log order) and each series' value
+    at them."""
+    last = {t: i for i, t in enumerate(times)}
+    order = sorted(last)
+    return order, [[column[last[t]] for t in order] for column in values]
+
+
+def rule(times: list[int], values: list[int]) -> list[int]:
+    """The module's rule as written: the indices of the batch times that are samples."""
+    picked: list[int] = []
+    for i in range(len(times)):
+        after = times[i + 1] if i + 1 < len(times) else None
+        if i == 0 or values[i] != values[i - 1] or after is None or after > times[picked[-1]] + HEARTBEAT_MS:
+            picked.append(i)
+    return picked
+
+
+def fed(sampler: Sampler, times: list[int], values: list[list[int]], cuts: list[int]) -> list[Samples]:
+    """Everything ``sampler`` gives for the columns cut at ``cuts``, then closed, joined per series."""
+    got = [Samples([], []) for _ in values]
+    bounds = [0, *sorted(cuts), len(times)]
+    calls = [sampler.add(times[lo:hi], [column[lo:hi] for column in values])
+             for lo, hi in zip(bounds, bounds[1:], strict=False)]
+    for call in [*calls, sampler.close()]:
+        for mine, part in zip(got, call, strict=True):
+            mine.times.extend(part.times)
+            mine.values.extend(part.values)
+    return got
+
+
+@st.composite
+def timelines(draw: st.DrawFn) -> tuple[list[int], list[list[int]]]:
+    """Rows in time order then log order: steps from ties to minutes, a few series that change now and then."""
+    n = draw(st.integers(0, 60))
+    steps = st.sampled_from([0, 0, 1, 500, 500, 500, 59_999, 60_000, 60_001]) | st.integers(0, 150_000)
+    times, t = [], draw(st.integers(-200_000, 200_000))
+    for _ in range(n):
+        t += draw(steps)
+        times.append(t)
+    series = draw(st.integers(1, 3))
+    values = [[draw(st.sampled_from([0, 0, 0, 0, 1, 7, 2**40])) for _ in range(n)] for _ in range(series)]
+    return times, values
+
+
+@settings(max_examples=200)
+@given(timeline=timelines(), data=st.data())
+def test_the_samples_are_the_rules_whatever_the_chunks(timeline: tuple[list[int], list[list[int]]],
+                                                        data: st.DataObject) -> None:
+    times, values = timeline
+    cuts = data.draw(st.lists(st.integers(0, len(times)), max_size=8), label="cuts")
+    expected_times, expected_values = batch_times(times, values)
+    sampler = Sampler(len(values))
+    got = fed(sampler, times, values, cuts)
+    for series, column in zip(got, expected_values, strict=True):
+        picked = rule(expected_times, column)
+        assert series == Samples([expected_times[i] for i in picked], [column[i] for i in picked])
+    assert sampler.batch_times == len(expected_times)
+    every = fed(Sampler(len(values), every_batch=True), times, values, cuts)
+    assert every == [Samples(expected_times, column) for column in expected_values]
+
+
+def test_a_steady_series_has_a_sample_a_minute_and_one_at_its_end() -> None:
+    times = list(range(0, 600_001, 500))  # ten minutes of batches every 500 ms, nothing changes
+    (got,) = fed(Sampler(1), times, [[3] * len(times)], [7, 1000])
+    assert got == Samples(list(range(0, 600_001, 60_000)), [3] * 11)
+    times.append(600_250)
+    (got,) = fed(Sampler(1), times, [[3] * len(times)], [])
+    assert got.times == [*range(0, 600_001, 60_000), 600_250]
+
+
+def test_a_heartbeat_is_the_last_batch_time_within_a_minute_or_the_next_one() -> None:
+    seconds = [0, 50, 59, 61, 119, 125, 300, 301]
+    (got,) = fed(Sampler(1), [s * 1000 for s in seconds], [[0] * len(seconds)], [])
+    # 59 s is the last within a minute of 0; 119 s of 59; nothing within a minute of 125 s: the next, 300 s
+    assert got.times == [s * 1000 for s in (0, 59, 119, 125, 300, 301)]
+
+
+def test_a_change_at_a_cut_and_a_millisecond_across_a_cut() -> None:
+    sampler = Sampler(2)
+    assert sampler.add([0, 500], [[1, 1], [5, 5]]) == [Samples([0], [1]), Samples([0], [5])]
+    # 500 goes on in this chunk: its last row (value 2) is the value at 500; 1000 waits for the next chunk
+    assert sampler.add([500, 1000], [[2, 2], [5, 6]]) == [Samples([500], [2]), Samples([], [])]
+    assert sampler.add([], [[], []]) == [Samples([], []), Samples([], [])]
+    assert sampler.close() == [Samples([1000], [2]), Samples([1000], [6])]
+    assert sampler.close() == [Samples([], []), Samples([], [])]
+
+
+def test_out_of_order_times_and_missing_columns_are_refused() -> None:
+    sampler = Sampler(1)
+    with pytest.raises(ValueError, match="out of order"):
+        sampler.add([2, 1], [[0, 0]])
+    sampler.add([5], [[0]])
+    with pytest.raises(ValueError, match="out of order"):
+        sampler.add([4], [[0]])  # before the row it keeps from the last chunk
+    with pytest.raises(ValueError, match="1 columns of 2 values"):
+        sampler.add([6, 7], [[0]])
+    with pytest.raises(ValueError, match="1 columns"):
+        sampler.add([6], [[0], [0]])
