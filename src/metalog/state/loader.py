@@ -26,20 +26,20 @@ from enum import Enum
 from types import MethodType
 from typing import Any
 
-from metalog.codec import core, message_class
-from metalog.codec.framing import FAST_PATH_MISSES, FRAME_VERSION, decode_metadata_record, encode_metadata_record
+from metalog.codec import core
+from metalog.codec.framing import FAST_PATH_MISSES, FRAME_VERSION, decode_metadata_record
 from metalog.errors import DecodeError, ReplayError
 from metalog.state.delta import MetadataDelta, located
-from metalog.state.delta import _TopicDelta as TopicDelta
 from metalog.state.enums import record_type_name
-from metalog.state.image import EMPTY, MetadataImage, PartitionRegistration, set_working, working_copy
-from metalog.state.rules import TRANSACTION_MARKERS, dispatch, partition_change
+from metalog.state.image import EMPTY, MetadataImage, set_working, working_copy
+from metalog.state.rules import TRANSACTION_MARKERS, dispatch
+from metalog.state.value_replay import NO_OP, value_replay_parts
 
 _BEGIN, _END, _ABORT = "BeginTransactionRecord", "EndTransactionRecord", "AbortTransactionRecord"
-_NO_OP = encode_metadata_record(message_class("NoOpRecord")(), 0)
 _compiled = core.twin("metalog.state.compiled.loader")
 # replay_value's compiled twin (``metalog.state.compiled.loader.ValueReplay``), or None: the pure method runs. Each
-# loader gets its own, as its ``replay_value``; it hands what it does not read to the pure method.
+# loader gets its own, as its ``replay_value``, given the loader, the pure method and ``value_replay_parts()``; it
+# hands what it does not read to the pure method.
 compiled_value_replay = None if _compiled is None else _compiled.ValueReplay
 
 
@@ -116,15 +116,13 @@ class MetadataLoader:
         self._state = NO_TRANSACTION  # the state after the last transaction marker (see ``state``)
         self._marker = image.offset  # the offset of the last transaction marker
         self._clean = image.offset  # records after this offset are in the delta, not yet published
-        self._delta = MetadataDelta(self._published)
+        self.delta = MetadataDelta(self._published)  # the records loaded since the last publish
         if compiled_value_replay is not None:
             self.replay_value = compiled_value_replay(  # type: ignore[method-assign]
-                self, MethodType(MetadataLoader.replay_value, self), self._dispatch, _NO_OP, FRAME_VERSION,
-                FAST_PATH_MISSES, located, ReplayError, partition_change, PartitionRegistration,
-                message_class("PartitionChangeRecord"), TopicDelta)
+                self, MethodType(MetadataLoader.replay_value, self), value_replay_parts())
         if transaction is not None:
             pending = transaction.pending
-            self._delta = MetadataDelta(pending)
+            self.delta = MetadataDelta(pending)
             self.transaction_start = transaction.begin_offset
             self.offset = max(image.offset, pending.offset, transaction.begin_offset)
             self._marker = transaction.begin_offset
@@ -163,16 +161,16 @@ class MetadataLoader:
         """Load one decoded record of the current batch."""
         name = record.NAME
         if name in TRANSACTION_MARKERS:
-            self._marker_record(name, offset)
+            self.load_marker(name, offset)
         else:
-            self._delta.replay(record, offset)
+            self.delta.replay(record, offset)
         self.offset = offset
 
     def replay_value(self, value: bytes | None, offset: int) -> None:
         """Decode and load one record value as the log stores it: ``replay`` without the detours, for
         replay's hot loop. The generated reader and the rule are found in one lookup by the value's
         apiKey and version bytes; anything unusual goes the checked way (raising DecodeError)."""
-        if value == _NO_OP:  # most of a quiet cluster's log; it changes nothing
+        if value == NO_OP:  # most of a quiet cluster's log; it changes nothing
             self.offset = offset
             return
         try:
@@ -188,16 +186,17 @@ class MetadataLoader:
                 raise DecodeError("the record has no value") from None
             raise
         if rule is None:
-            self._marker_record(record.NAME, offset)
+            self.load_marker(record.NAME, offset)
         else:
             try:
-                rule(self._delta, record)
+                rule(self.delta, record)
             except ReplayError as e:
                 raise located(e, offset, record) from None
         self.offset = offset
 
-    def _marker_record(self, name: str, offset: int) -> None:
-        """Kafka's ``replay`` for the three transaction markers; an illegal one raises and changes nothing."""
+    def load_marker(self, name: str, offset: int) -> None:
+        """Kafka's ``replay`` for the three transaction markers (by message name) at ``offset``; an illegal one
+        raises and changes nothing. ``offset`` is not moved here: the caller does that."""
         state = self.state
         if name == _BEGIN:
             if state in OPEN:
@@ -212,7 +211,7 @@ class MetadataLoader:
             self._state, self.transaction_start = ENDED, None
         else:
             begin = self.transaction_start
-            self._delta = MetadataDelta(self._published)  # the transaction's records are dropped
+            self.delta = MetadataDelta(self._published)  # the transaction's records are dropped
             self._clean = offset
             self._state, self.transaction_start = ABORTED, None
             if self.on_abort is not None:
@@ -243,23 +242,23 @@ class MetadataLoader:
 
     def _publish(self, offset: int) -> None:
         if self.offset > self._clean:
-            delta = self._delta
+            delta = self.delta
             delta.offset = offset
             if not self.images:
                 self._publish_in_place(delta)
             else:
                 image = self._published = self._image = delta.apply()
-                self._delta = MetadataDelta(image)
+                self.delta = MetadataDelta(image)
                 if self.on_publish is not None:
                     self.on_publish(delta, image)
         elif self._published.offset != offset:
             if self.images:
                 self._published = self._image = replace(self._published, offset=offset)
-                self._delta = MetadataDelta(self._published)
+                self.delta = MetadataDelta(self._published)
             else:
                 state = self._published
                 set_working(state, offset=offset, features=state.features, next_producer_id=state.next_producer_id)
-                self._delta.offset = offset
+                self.delta.offset = offset
                 if self._image is not None:
                     self._image = replace(self._image, offset=offset)
         self._clean = offset  # never before the last record loaded (publish checks; a Begin publishes before it)
@@ -269,7 +268,7 @@ class MetadataLoader:
         if delta.image is not self._published:  # over another image: a loader started inside a transaction
             image = self._image = delta.apply()
             self._published = working_copy(image)
-            self._delta = MetadataDelta(self._published)
+            self.delta = MetadataDelta(self._published)
             if self.on_publish is not None:
                 self.on_publish(None, image)
             return
@@ -316,7 +315,7 @@ class MetadataLoader:
         delta.offset = offset
         image = self._image = delta.apply()
         self._published = image if self.images else working_copy(image)
-        self._delta = MetadataDelta(self._published)
+        self.delta = MetadataDelta(self._published)
         self._state, self.transaction_start = NO_TRANSACTION, None
         if self.on_publish is not None:
             self.on_publish(None, image)

@@ -141,6 +141,6 @@ def cluster_histories(draw: st.DrawFn, max_size: int = 80) -> list[bytes]:
 
 def _name_taken(loader: MetadataLoader, record: Any) -> bool:
     """A TopicRecord naming a topic that exists under another id (no Kafka controller writes one)."""
-    pending = loader._delta.apply()  # noqa: SLF001  the state with the records loaded so far
+    pending = loader.delta.apply()  # the state with the records loaded so far
     topic = pending.topics_by_name.get(record.name)
     return topic is not None and topic.id != record.topic_id
