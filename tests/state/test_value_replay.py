@@ -14,13 +14,14 @@ from hypothesis import strategies as st
 
 from metalog.codec import MIGRATING, Uuid, message_class
 from metalog.codec.framing import encode_metadata_record
-from metalog.errors import ReplayError
+from metalog.errors import MetalogError, ReplayError
 from metalog.state import MetadataDelta, MetadataLoader
 from metalog.state.enums import LEADER_RECOVERY_NO_CHANGE, NO_LEADER_CHANGE
 from metalog.state.image import EMPTY, MetadataImage, PartitionRegistration
 from metalog.state.loader import compiled_value_replay
 from metalog.state.rules import PARTITION_CHANGE_LISTS, partition_change
 from metalog.state.value_replay import value_replay_parts
+from tests.state.histories import histories
 
 TOPIC = Uuid.of(5, 1)
 OTHER_TOPIC = Uuid.of(5, 2)
@@ -176,3 +177,32 @@ def test_the_parts_name_the_rule_and_the_definitions_it_mirrors() -> None:
     assert (change.no_leader_change, change.no_recovery_change) == (NO_LEADER_CHANGE, LEADER_RECOVERY_NO_CHANGE)
     assert {field for _, field in change.lists} <= set(PartitionRegistration._fields)
     assert {name for name, _ in change.lists} <= set(PARTITION_CHANGE.__slots__)
+
+
+# ---- a batch's values at once ------------------------------------------------------------------------------------
+REFUSED = encode_metadata_record(PARTITION_CHANGE(topic_id=Uuid.of(9, 9), partition_id=0), 0)  # an unknown topic
+
+
+@settings(max_examples=80, deadline=None)
+@given(values=histories(), as_list=st.booleans(), bad=st.sampled_from([None, b"", b"\x01\x05\x02\xff", REFUSED]),
+       at=st.integers(0, 8))
+def test_replay_values_loads_a_batch_as_replay_value_does_one_by_one(values: list[bytes], as_list: bool,
+                                                                     bad: bytes | None, at: int) -> None:
+    """``replay_values`` (the twin's loop where it runs; replay_scanned's per-batch call) gives the state and the
+    offset that ``replay_value`` per value gives, and stops at a value that does not decode or apply with the same
+    error (naming the same offset), the values before it loaded; a batch's values given as another sequence than
+    a list too."""
+    values = [*values[:at], bad, *values[at:]]
+    one, batch = MetadataLoader(), MetadataLoader()
+    expected = _outcome(one, lambda: [one.replay_value(v, offset) for offset, v in enumerate(values, 10)])
+    got = _outcome(batch, lambda: batch.replay_values(values if as_list else tuple(values), 10))
+    assert got == expected
+
+
+def _outcome(loader: MetadataLoader, run: Any) -> tuple[Any, ...]:
+    try:
+        run()
+        error = None
+    except MetalogError as e:
+        error = (type(e), str(e))
+    return error, loader.offset, loader.delta.apply()

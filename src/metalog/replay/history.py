@@ -362,10 +362,8 @@ def replay_scanned(loader: MetadataLoader, batch: ScannedBatch, where: Path, fir
         return 0
     if base < first:
         values, base = values[first - base:], first
-    replay = loader.replay_value
     try:
-        for offset, value in enumerate(values, base):
-            replay(value, offset)
+        loader.replay_values(values, base)
     except DecodeError as e:
         raise LogError(f"offset {max(loader.offset + 1, base)}: {e}", file=where) from None
     return len(values)

@@ -120,6 +120,7 @@ class MetadataLoader:
         if compiled_value_replay is not None:
             self.replay_value = compiled_value_replay(  # type: ignore[method-assign]
                 self, MethodType(MetadataLoader.replay_value, self), value_replay_parts())
+            self.replay_values = self.replay_value.replay_values  # type: ignore[method-assign,attr-defined]
         if transaction is not None:
             pending = transaction.pending
             self.delta = MetadataDelta(pending)
@@ -154,7 +155,7 @@ class MetadataLoader:
     @property
     def in_transaction(self) -> bool:
         """A transaction is open: its records are not in ``image``."""
-        return self._state in OPEN
+        return self._state is STARTED  # (never CONTINUED: ``state`` derives it)
 
     # ---- records of the current batch ---------------------------------------------------------------------
     def replay(self, record: Any, offset: int) -> None:
@@ -194,6 +195,12 @@ class MetadataLoader:
                 raise located(e, offset, record) from None
         self.offset = offset
 
+    def replay_values(self, values: Sequence[bytes | None], base: int) -> None:
+        """``replay_value`` for each of a batch's record values in order, the first at offset ``base``."""
+        replay_value = self.replay_value
+        for offset, value in enumerate(values, base):
+            replay_value(value, offset)
+
     def load_marker(self, name: str, offset: int) -> None:
         """Kafka's ``replay`` for the three transaction markers (by message name) at ``offset``; an illegal one
         raises and changes nothing. ``offset`` is not moved here: the caller does that."""
@@ -223,7 +230,7 @@ class MetadataLoader:
         """The batch ending at ``last_offset`` is loaded: Kafka's ``maybeFlushBatches`` after one batch.
         Publishes and returns the new image unless a transaction is open (then None: nothing is published);
         with ``images=False`` it returns None either way (``in_transaction`` says which, ``image`` builds it)."""
-        if self._state in OPEN:
+        if self._state is STARTED:  # a transaction is open (``_state`` is never CONTINUED: ``state`` derives it)
             return None
         self._publish(last_offset)  # (publish() without its checks: once per batch in the analysis)
         self._state = NO_TRANSACTION
@@ -231,7 +238,7 @@ class MetadataLoader:
 
     def publish(self, offset: int) -> MetadataImage:
         """Publish everything loaded as the state at ``offset``; refused while a transaction is open."""
-        if self._state in OPEN:
+        if self._state is STARTED:
             raise ReplayError(f"a transaction is open (since offset {self.transaction_start}): its records "
                               "cannot be published before it ends", offset=offset)
         if offset < self.offset:
@@ -285,9 +292,7 @@ class MetadataLoader:
         transaction is open. ``last_offset`` defaults to the last record's."""
         if not is_control and records:
             if isinstance(records[0], bytes | None):
-                replay_value = self.replay_value
-                for offset, value in enumerate(records, base_offset):
-                    replay_value(value, offset)
+                self.replay_values(records, base_offset)
             else:
                 replay = self.replay
                 for offset, record in enumerate(records, base_offset):

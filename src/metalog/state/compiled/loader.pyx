@@ -11,6 +11,7 @@ takes a value as a pointer and a length.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.dict cimport PyDict_GetItem
 from cpython.pycapsule cimport PyCapsule_New
 from cpython.ref cimport Py_INCREF, Py_XDECREF
 from cpython.object cimport PyObject
@@ -77,7 +78,8 @@ cdef class ValueReplay:
     ``pure`` is the loader's pure ``replay_value`` (bound) and ``parts`` a ``ValueReplayParts``. It uses the loader's
     public ``delta``, ``offset`` and ``load_marker`` only."""
 
-    cdef object loader, pure, dispatch, noop, misses, located, replay_error, pc_rule, registration, pc_cls, topic_cls
+    cdef dict dispatch
+    cdef object loader, pure, noop, misses, located, replay_error, pc_rule, registration, pc_cls, topic_cls
     cdef object no_leader_change, no_recovery_change
     cdef Py_ssize_t pc_off[N_RECORD_FIELDS + N_LISTS]  # the record's slots: RECORD_FIELDS', then the lists'
     cdef Py_ssize_t list_at[N_LISTS]  # the registration field each list replaces
@@ -91,7 +93,9 @@ cdef class ValueReplay:
     def __init__(self, loader, pure, parts):
         self.loader = loader  # the MetadataLoader
         self.pure = pure  # its pure replay_value (bound)
-        self.dispatch = parts.dispatch  # apiKey << 8 | version -> (reader, rule or None)
+        self.dispatch = <dict?>parts.dispatch  # apiKey << 8 | version -> (reader, rule or None)
+        if not all(type(entry) is tuple and len(entry) == 2 for entry in self.dispatch.values()):
+            raise TypeError("the dispatch table's entries must be (reader, rule) pairs")
         self.noop = <bytes?>parts.noop
         self.noop_p = <const unsigned char *>PyBytes_AS_STRING(self.noop)
         self.noop_n = PyBytes_GET_SIZE(self.noop)
@@ -129,18 +133,34 @@ cdef class ValueReplay:
         else:
             self.pure(value, offset)
 
+    def replay_values(self, values, Py_ssize_t base):
+        """``loader.replay_values``: the values of a batch in order, the first at offset ``base``."""
+        cdef Py_ssize_t i
+        if type(values) is not list:
+            for i, value in enumerate(values):
+                self(value, base + i)
+            return
+        for i in range(len(<list>values)):
+            value = (<list>values)[i]
+            if type(value) is bytes:
+                self.feed(<const unsigned char *>PyBytes_AS_STRING(value), PyBytes_GET_SIZE(value), base + i, value)
+            else:
+                self.pure(value, base + i)
+
     cdef int feed(self, const unsigned char *p, Py_ssize_t n, object offset, object value) except -1:
         """The value p[0:n] (``value``, its bytes, or None: made here when needed) at ``offset``."""
         cdef object loader = self.loader
+        cdef PyObject *entry
         if n == self.noop_n and memcmp(p, self.noop_p, n) == 0:  # most of a quiet cluster's log; it changes nothing
             loader.offset = offset
             return 0
         if n < 3 or p[0] != self.frame_version:
             return self.slow(p, n, offset, value)
-        entry = self.dispatch.get((p[1] << 8) | p[2])
-        if entry is None:
+        entry = PyDict_GetItem(self.dispatch, (p[1] << 8) | p[2])  # borrowed; NULL: not there
+        if entry is NULL:
             return self.slow(p, n, offset, value)
-        reader, rule = entry
+        reader = <object>PyTuple_GET_ITEM(<object>entry, 0)
+        rule = <object>PyTuple_GET_ITEM(<object>entry, 1)
         if value is None:
             value = PyBytes_FromStringAndSize(<const char *>p, n)
         try:
