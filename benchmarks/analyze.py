@@ -10,23 +10,17 @@
     python benchmarks/analyze.py --python-scaling 1000000 4000000  # the python engine: CPU vs replay, memory
     python benchmarks/analyze.py --om --records 1000000            # controller_metrics.om: bytes, writers' CPU
 
-Prints records/s of the python engine and of Spark on one and on two cores, the local[2]/local[1] speed-up
-(target >= 1.8x), Spark's per-core rate against the python engine's (target >= 0.8x) and, counting Spark's
-cold session start, the log size above which Spark wins. Times are wall-clock for the analysis and the writing
-of its Parquet tables and controller_metrics.om (Spark's executors make the rows as they write them), after
-each engine ran once on a small log (imports); the session start is measured separately. With --fleet: each
-engine runs the whole command (tables, controller_metrics.om, report) in a fresh process, and the peak
-resident set (VmHWM) of the Python driver and of its JVM is printed for two fleet sizes: the driver's must not
-grow with them. So are the CPU seconds the machine was busy during each run (on a quiet machine, the run's
-own) and the cores that kept busy on average: Spark's local[1] keeps more than one busy, as its JVM and its
-Python workers run side by side, which bounds what local[2] can gain on two cores.
+Each engine runs the whole command (tables, controller_metrics.om, growth tables, report) on the log or fleet in
+a fresh process of its own: python, Spark local[1], Spark local[2]. Printed for each: wall seconds, records/s, the
+peak resident set (VmHWM) of the Python driver and of its JVM, its CPU seconds (the process tree's: the driver,
+the JVM and its Python workers, read from /proc just before the session stops, so a loaded machine does not
+change them), the CPU seconds the whole machine was busy meanwhile (on a quiet machine, the same); then Spark's
+CPU against the python engine's (the issue's target: <= 1.15x) and its wall against the python engine's. With
+--fleet the same for two fleet sizes: the driver's memory must not grow with them.
 
 With --om: the size of controller_metrics.om per record of the log (and against its Parquet timeline), and the
-CPU seconds of its two writers, the python engine's and the Spark executors' (fed the timeline as Arrow batches
-of 10,000 rows, as Spark hands them; without Spark's shuffle), in this process.
+CPU seconds of its writer (both engines run the same one), in this process.
 
-The CPU the machine was busy during each timed run is printed beside it (every process's: on a quiet
-machine, the run's own, the JVM and its Python workers included), with the cores that kept busy on average.
 The load average is printed before and after: above the core count, the wall clock says little.
 """
 
@@ -43,12 +37,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from metalog.analysis.pipeline import analyze_python, log_records, write_outputs, write_python
+from metalog.analysis.engines.replay import log_records
 from metalog.generate.generator import HistorySettings
 from metalog.generate.writer import write_history
-from metalog.replay.history import IMAGE_DIR, MetadataHistory
-
-WARM_UP = 5_000  # records of the log each engine runs on first, untimed
+from metalog.replay.history import MetadataHistory
+from metalog.replay.images import IMAGE_DIR
 
 
 def build(records: int, seed: int, images: int = 0) -> Path:
@@ -64,30 +57,6 @@ def build(records: int, seed: int, images: int = 0) -> Path:
         for old in (path / IMAGE_DIR).glob("*.image") if (path / IMAGE_DIR).is_dir() else ():
             old.unlink()  # the plain run replays from deltas only
     return path
-
-
-def spark_run(path: Path, cores: int, repeat: int, warm: Path) -> tuple[float, float, float, int]:
-    """(session start seconds, best analysis wall seconds, the CPU seconds the machine was busy in that run,
-    batches): the analysis and the writing of its tables and metrics, into a temp dir."""
-    from metalog.analysis.layout import count_rows
-    from metalog.analysis.spark import analyze_spark, spark_session
-
-    t0 = time.perf_counter()
-    with spark_session(f"local[{cores}]", app="metalog bench") as session, \
-            tempfile.TemporaryDirectory() as out:
-        start = time.perf_counter() - t0
-        analyze_spark(session, [warm]).write(Path(out), 60_000)  # the workers import metalog first
-        best, busy, rows = float("inf"), 0.0, 0
-        for _ in range(repeat):
-            t, cpu = time.perf_counter(), machine_busy()
-            result = analyze_spark(session, [path])
-            result.write(Path(out), 60_000)
-            wall, used = time.perf_counter() - t, machine_busy() - cpu
-            result.unpersist()
-            rows = count_rows(Path(out) / "timeline_batches")
-            if wall < best:
-                best, busy = wall, used
-    return start, best, busy, rows
 
 
 # ---- the fleet: the driver's memory at two sizes --------------------------------------------------------------
@@ -127,17 +96,19 @@ def child(engine: str, cores: int, paths: list[str]) -> None:
 
     with tempfile.TemporaryDirectory() as out:
         jvm: dict[str, int] = {}
+        tree: dict[str, float] = {}
         if engine == "spark":
-            import metalog.analysis.spark_session as ss
+            import metalog.analysis.engines.spark_session as ss
 
             stop = ss._stop
 
-            def measured_stop(session: object, clean: bool) -> None:  # the JVM's peak, just before it stops
+            def measured_stop(session: object, clean: bool) -> None:  # the JVM's peak and CPU, before it stops
                 from pyspark import SparkContext
 
                 proc = getattr(SparkContext._gateway, "proc", None)
                 if proc is not None:
                     jvm["kb"] = high_water_kb(proc.pid)
+                    tree["cpu"] = tree_cpu(proc.pid)
                 stop(session, clean)
 
             ss._stop = measured_stop
@@ -147,43 +118,79 @@ def child(engine: str, cores: int, paths: list[str]) -> None:
             args += ["--master", f"local[{cores}]"]
         assert cli(args) == 0
         wall = time.perf_counter() - t
-    print(json.dumps({"wall": wall, "python_kb": high_water_kb(), "jvm_kb": jvm.get("kb", 0)}))
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    print(json.dumps({"wall": wall, "python_kb": high_water_kb(), "jvm_kb": jvm.get("kb", 0),
+                      "jvm_cpu": tree.get("cpu", 0.0), "driver_cpu": own.ru_utime + own.ru_stime}))
+
+
+def tree_cpu(pid: int) -> float:
+    """CPU seconds of a process and of every process under it, alive or reaped (/proc: utime, stime, cutime,
+    cstime): a JVM's own, and its Python workers' (under its pyspark daemon)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    parents: dict[int, int] = {}
+    spent: dict[int, float] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        child = int(stat.parent.name)
+        parents[child] = int(fields[1])
+        spent[child] = sum(int(f) for f in fields[11:15]) / tick
+    total, todo = 0.0, [pid]
+    while todo:
+        at = todo.pop()
+        total += spent.get(at, 0.0)
+        todo += [c for c, parent in parents.items() if parent == at]
+    return total
 
 
 def run_child(engine: str, cores: int, paths: list[Path]) -> dict[str, float]:
-    """The child's figures, and the CPU seconds the whole machine was busy meanwhile (``cpu``: on a quiet
-    machine, the run's: the driver, the JVM and its Python workers)."""
+    """The child's figures; ``cpu``: its CPU seconds, the JVM's and its Python workers' included (their
+    process tree's, read just before the session stops: the same on a loaded machine as on a quiet one);
+    ``busy``: the CPU seconds the whole machine was busy meanwhile (on a quiet machine, the run's)."""
     busy = machine_busy()
     done = subprocess.run([sys.executable, __file__, "--child", engine, "--cores", str(cores), *map(str, paths)],
                           capture_output=True, text=True, check=True)
     got: dict[str, float] = json.loads(done.stdout.splitlines()[-1])
-    got["cpu"] = machine_busy() - busy
+    got["busy"] = machine_busy() - busy
+    got["cpu"] = got["driver_cpu"] + got["jvm_cpu"]
     return got
+
+
+def engines_on(label: str, paths: list[Path], runs: tuple[tuple[str, int], ...]) -> None:
+    """Each engine of ``runs`` end to end on ``paths`` in a process of its own: wall, records/s, peak resident
+    sets, CPU seconds (its process tree's) and the machine's; then Spark's CPU against the python engine's and
+    local[2]'s wall against the python engine's."""
+    records = sum(log_records(p) for p in paths)
+    found: dict[str, dict[str, float]] = {}
+    for engine, cores in runs:
+        got = run_child(engine, cores, paths)
+        name = "python" if engine == "python" else f"spark local[{cores}]"
+        found[name] = got
+        print(f"  {label:<16}{name:<16}{got['wall']:>8.1f} s{records / got['wall']:>12,.0f} rec/s"
+              f"{got['python_kb'] / 1024:>8,.0f} MB python{got['jvm_kb'] / 1024:>8,.0f} MB JVM"
+              f"{got['cpu']:>9.1f} s CPU ({got['cpu'] / got['wall']:.2f} cores){got['busy']:>9.1f} s machine busy",
+              flush=True)
+    py = found.get("python")
+    if py is None:
+        return
+    for name, got in found.items():
+        if name != "python":
+            print(f"    {name}: CPU / python CPU {got['cpu'] / py['cpu']:.2f}x (target <= 1.15x), wall / python wall "
+                  f"{got['wall'] / py['wall']:.2f}x", flush=True)
+
+
+EVERY = (("python", 1), ("spark", 1), ("spark", 2))
 
 
 def fleet_main(args: argparse.Namespace) -> None:
     small = build_fleet(args.fleet[0], args.records, args.seed)
     large = build_fleet(args.fleet[1], args.records, args.seed)
     print(f"load average {os.getloadavg()[0]:.1f} before, on {os.cpu_count()} cores", flush=True)
-    rows = []
-    every = (("python", 1), ("spark", 1), ("spark", 2))
     for paths in (small, large) if args.fleet[1] else (small,):
-        records = sum(log_records(p) for p in paths)
-        wall = {}
-        runs = every if paths is small or not args.large_local2_only else (("spark", 2),)
-        for engine, cores in runs:
-            got = run_child(engine, cores, paths)
-            name = "python" if engine == "python" else f"spark local[{cores}]"
-            wall[name] = got["wall"]
-            rows.append((f"{len(paths)} x {args.records:,}", records, name, got))
-            print(f"  {rows[-1][0]:<16}{name:<16}{got['wall']:>8.1f} s{records / got['wall']:>12,.0f} rec/s"
-                  f"{got['python_kb'] / 1024:>10,.0f} MB python{got['jvm_kb'] / 1024:>10,.0f} MB JVM"
-                  f"{got['cpu']:>9.1f} s CPU ({got['cpu'] / got['wall']:.2f} cores busy)", flush=True)
-        if len(wall) < len(every):
-            continue
-        one, two, py = wall["spark local[1]"], wall["spark local[2]"], wall["python"]
-        print(f"    local[2] / local[1] speed-up {one / two:.2f}x (target >= 1.8x); per-core rate / python engine: "
-              f"local[1] {py / one:.2f}x, local[2] {py / two / 2:.2f}x (target >= 0.8x)", flush=True)
+        runs = EVERY if paths is small or not args.large_local2_only else (("spark", 2),)
+        engines_on(f"{len(paths)} x {args.records:,}", paths, runs)
     print(f"load average {os.getloadavg()[0]:.1f} after")
 
 
@@ -219,49 +226,33 @@ def python_scaling(sizes: list[int], seed: int) -> None:
 
 # ---- controller_metrics.om: its size and its writers' CPU ----------------------------------------------------
 def om_main(args: argparse.Namespace) -> None:
+    from metalog.analysis.engines.python import PythonEngine
+    from metalog.analysis.engines.request import AnalysisRequest
+    from metalog.analysis.layout import read_tables
+
     path = build(args.records, args.seed)
-    result = analyze_python([path])
-    records, name = result.records, path.name
     print(f"load average {os.getloadavg()[0]:.1f} before, on {os.cpu_count()} cores", flush=True)
     with tempfile.TemporaryDirectory() as out:
-        write_outputs(Path(out), result, 60_000, csv=False)
+        summary = PythonEngine().analyze(AnalysisRequest.of([path], out))
+        records, name = summary.records, summary.clusters[0]
         parquet = sum(f.stat().st_size for f in (Path(out) / "timeline_batches").rglob("*.parquet"))
-        print(f"{records:,} records, {len(result.rows):,} batches; the Parquet timeline {parquet:,} bytes")
+        rows = read_tables(Path(out) / "timeline_batches")
+        print(f"{records:,} records, {len(rows):,} batches; the Parquet timeline {parquet:,} bytes")
         for every_batch in (False, True):
-            size, python, executors = om_writers(Path(out), name, result.rows, every_batch)
+            size, python = om_writer(Path(out), name, rows, every_batch)
             print(f"  controller_metrics.om{' --metrics-every-batch' if every_batch else '':<23}{size:>14,} bytes"
-                  f"{size / records:>9.1f} bytes/record{size / parquet:>8.2f}x the Parquet timeline; writer CPU: "
-                  f"python engine {python:.1f} s, Spark executors {executors:.1f} s", flush=True)
+                  f"{size / records:>9.1f} bytes/record{size / parquet:>8.2f}x the Parquet timeline; writer CPU "
+                  f"{python:.1f} s (the Spark engine's executors run the same writer)", flush=True)
     print(f"load average {os.getloadavg()[0]:.1f} after")
 
 
-def om_writers(out: Path, name: str, rows: list[dict[str, Any]], every_batch: bool) -> tuple[int, float, float]:
-    """controller_metrics.om's bytes, and the CPU seconds of the python engine's writer and of the executors'
-    (the same file: checked)."""
-    import pyarrow as pa
-
+def om_writer(out: Path, name: str, rows: list[dict[str, Any]], every_batch: bool) -> tuple[int, float]:
+    """controller_metrics.om's bytes, and the CPU seconds of its writer."""
     from metalog.analysis import openmetrics as om
-    from metalog.analysis import spark_tables as st
 
     cpu = time.process_time()
     om.write_openmetrics(out / "python.om", [(name, rows)], every_batch=every_batch)
-    python = time.process_time() - cpu
-    schema = pa.schema([("cluster", pa.string()), ("timestamp", pa.timestamp("us", tz="UTC")),
-                        (st.SEQ, pa.int64()),
-                        *((c, pa.string() if c == "zk_migration_state" else pa.int64()) for c in om.COLUMNS)])
-    batches = []
-    for lo in range(0, len(rows), 10_000):  # what Spark hands mapInArrow: its rows sorted by time then log order
-        part = rows[lo:lo + 10_000]
-        batches.append(pa.RecordBatch.from_pydict(
-            {"cluster": [name] * len(part), "timestamp": [r["timestamp"] * 1000 for r in part],
-             st.SEQ: list(range(lo, lo + len(part))), **{c: [r[c] for r in part] for c in om.COLUMNS}},
-            schema=schema))
-    cpu = time.process_time()
-    list(st.series_task(str(out / "parts"), every_batch=every_batch)(iter(batches)))
-    om.concatenate(out / "executors.om", lambda i, c: [st.series_path(out / "parts", i, c)], [name])
-    executors = time.process_time() - cpu
-    assert (out / "python.om").read_bytes() == (out / "executors.om").read_bytes()
-    return (out / "python.om").stat().st_size, python, executors
+    return (out / "python.om").stat().st_size, time.process_time() - cpu
 
 
 def main() -> None:
@@ -281,7 +272,6 @@ def main() -> None:
     ap.add_argument("--cores", type=int, default=1, help=argparse.SUPPRESS)
     ap.add_argument("paths", nargs="*", help=argparse.SUPPRESS)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--repeat", type=int, default=1, help="Spark runs per session (the best is kept)")
     ap.add_argument("--images", type=int, default=0, metavar="EVERY",
                     help="write state images every EVERY offsets first (default: none, deltas only)")
     args = ap.parse_args()
@@ -294,42 +284,9 @@ def main() -> None:
     if args.om:
         return om_main(args)
     path = build(args.records, args.seed, args.images)
-    warm = build(WARM_UP, args.seed)
-    analyze_python([warm])  # the same imports for the python engine
-    load_before = os.getloadavg()[0]
-
-    t, cpu = time.perf_counter(), machine_busy()
-    with tempfile.TemporaryDirectory() as out:  # the same tables as Spark writes, as the command writes them
-        result = write_python(Path(out), [path], 60_000)
-        py, py_cpu = time.perf_counter() - t, machine_busy() - cpu
-        om_bytes = (Path(out) / "controller_metrics.om").stat().st_size
-    records, batches = result.records, result.batches
-    s1_start, s1, m1, rows1 = spark_run(path, 1, args.repeat, warm)
-    s2_start, s2, m2, rows2 = spark_run(path, 2, args.repeat, warm)
-    assert rows1 == rows2 == batches, "the engines disagree on the number of batches"
-
-    print(f"\n{records:,} records, {batches:,} batches; load average {load_before:.1f} before, "
-          f"{os.getloadavg()[0]:.1f} after, on {os.cpu_count()} cores\n")
-    print(f"  {'engine':<16}{'seconds':>10}{'records/s':>14}{'per core':>14}{'vs python':>11}{'CPU s':>9}"
-          f"{'cores busy':>12}")
-    for name, secs, cores, busy in (("python", py, 1, py_cpu), ("spark local[1]", s1, 1, m1),
-                                    ("spark local[2]", s2, 2, m2)):
-        rate = records / secs
-        print(f"  {name:<16}{secs:>10.1f}{rate:>14,.0f}{rate / cores:>14,.0f}{rate * py / records:>10.2f}x"
-              f"{busy:>9.1f}{busy / secs:>12.2f}")
-    print(f"  local[2] / local[1] speed-up: {s1 / s2:.2f}x (target >= 1.8x)")
-    print(f"  per-core rate / python engine: local[1] {py / s1:.2f}x, local[2] {py / s2 / 2:.2f}x (target >= 0.8x)")
-    print("  (CPU s: every process's on the machine during the run; on a quiet machine, the run's own)")
-    print(f"  controller_metrics.om: {om_bytes:,} bytes, {om_bytes / records:.1f} bytes/record\n")
-    cold = max(s1_start, s2_start)  # the second session reuses the first one's JVM: only one start is cold
-    warm = min(s1_start, s2_start)
-    print(f"spark session start: {cold:.1f} s cold (the second session reuses the JVM: {warm:.1f} s)")
-    gain = py / records - s2 / records  # seconds saved per record on local[2]
-    if gain > 0:
-        print(f"crossover (cold session start included): spark local[2] wins above ~{cold / gain:,.0f} records")
-    else:
-        print("crossover: none here, the python engine is faster at this size on this machine")
-
+    print(f"load average {os.getloadavg()[0]:.1f} before, on {os.cpu_count()} cores", flush=True)
+    engines_on(f"{args.records:,}", [path], EVERY)
+    print(f"load average {os.getloadavg()[0]:.1f} after")
 
 if __name__ == "__main__":
     main()

@@ -28,7 +28,7 @@ import fuzzing  # benchmarks/fuzzing.py, beside this script
 
 from metalog.bench.codec import CASES
 from metalog.codec import core, message_class
-from metalog.codec.runtime import KafkaStruct
+from metalog.codec.runtime import READER_ERRORS, KafkaStruct
 from metalog.codec.uuid import ZERO
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "kafka" / "codec-random.jsonl"
@@ -66,7 +66,7 @@ def same(a: Any, b: Any) -> bool:
 def outcome(read: Any, buf: Any, pos: int) -> tuple[str, Any]:
     try:
         return "read", read(buf, pos)
-    except Exception as e:
+    except READER_ERRORS as e:  # (anything else is a bug in a reader: the fuzzing stops on it)
         return "raised", (type(e), e.args)
 
 

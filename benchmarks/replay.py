@@ -26,7 +26,8 @@ from pathlib import Path
 from metalog.bench.cores import compiled_log_core, pure_log_core
 from metalog.bench.replay import build_log, timed
 from metalog.codec import core
-from metalog.replay.history import IMAGE_DIR, MetadataHistory
+from metalog.replay.history import MetadataHistory
+from metalog.replay.images import IMAGE_DIR
 
 
 def _restore_times(h: MetadataHistory, image: object, repeat: int) -> tuple[float, float]:

@@ -24,8 +24,9 @@ sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
 from analyze import build  # noqa: E402  (benchmarks/analyze.py: the same generated log)
 
-from metalog.analysis.pipeline import analyze_python  # noqa: E402
-from metalog.analysis.report import write_report  # noqa: E402
+from metalog.analysis.engines.python import PythonEngine  # noqa: E402
+from metalog.analysis.engines.request import AnalysisRequest  # noqa: E402
+from metalog.analysis.report import write_report_from_tables  # noqa: E402
 from tests.analysis.chromium import Chromium  # noqa: E402
 
 READY = "document.documentElement.dataset.report === 'ready'"
@@ -75,16 +76,15 @@ def main() -> None:
     page = args.html
     if page is None:
         path = build(args.records, args.seed)
-        t = time.perf_counter()
-        result = analyze_python([path])
-        analysis = time.perf_counter() - t
         out = Path(tempfile.gettempdir()) / f"metalog-bench-report-{args.records}-{args.seed}"
-        out.mkdir(exist_ok=True)
         t = time.perf_counter()
-        write_report(out, result.rows, result.events, result.by_broker)
+        summary = PythonEngine().analyze(AnalysisRequest.of([path], out))
+        analysis = time.perf_counter() - t
+        t = time.perf_counter()
+        write_report_from_tables(out, list(summary.clusters))
         written = time.perf_counter() - t
         page = out / "report.html"
-        print(f"{len(result.rows):,} batches; analysis {analysis:.1f} s, report.html and report.png written in "
+        print(f"{summary.batches:,} batches; analysis {analysis:.1f} s, report.html and report.png written in "
               f"{written:.1f} s", flush=True)
     size = page.stat().st_size
     m = browse(page, args.rounds)

@@ -37,7 +37,7 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]; then
   .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
   echo "$wanted" >"$stamp"
 fi
-.venv/bin/ruff check src tests benchmarks setup.py
+.venv/bin/ruff check src codegen tests benchmarks scripts setup.py
 # the layers' contracts: one line when they are kept, import-linter's whole report when one is broken
 contracts=$(.venv/bin/lint-imports --no-cache) || { echo "$contracts"; exit 1; }
 echo "lint-imports: ${contracts##*$'\n'}"

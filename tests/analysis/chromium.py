@@ -6,6 +6,7 @@ screenshot, and collect console errors, exceptions and every request the page ma
 from __future__ import annotations
 
 import base64
+import contextlib
 import fcntl
 import json
 import os
@@ -64,10 +65,8 @@ class Chromium:
         self.close()
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(ChromiumError, OSError):
             self.call("Browser.close")
-        except (ChromiumError, OSError):
-            pass
         try:
             self.proc.wait(10)
         except subprocess.TimeoutExpired:

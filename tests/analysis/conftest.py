@@ -17,7 +17,7 @@ def spark() -> Iterator[Any]:
     process (pytest-xdist's --dist loadfile), and a test file elsewhere would start a second JVM in another."""
     if importlib.util.find_spec("pyspark") is None:
         pytest.skip("pyspark is not installed (pip install -e '.[test]' installs it)")
-    from metalog.analysis.spark import find_java, spark_session
+    from metalog.analysis.engines.spark_session import find_java, spark_session
 
     try:
         find_java()

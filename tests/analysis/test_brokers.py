@@ -10,15 +10,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from metalog.analysis.brokers import BrokerTables
 from metalog.analysis.domain.schema import BROKERS, DIRECTORIES, FAILURES
-from metalog.analysis.parallel import analyze_parallel
-from metalog.analysis.pipeline import analyze_log, analyze_python, read_table, write_outputs
+from metalog.analysis.tables import read_table
 from metalog.generate.generator import HistorySettings
 from metalog.generate.writer import write_history
 from metalog.replay.history import MetadataHistory
 from tests.analysis import crafted as c
 from tests.analysis.domain import recount
+from tests.analysis.oracle import BrokerTables, analyze_log, analyze_parallel, analyze_python, write_outputs
 from tests.analysis.test_timeline import jbod_transition, zk_migration
 
 D1A, D1B, D2A = str(c.uuid(501)), str(c.uuid(502)), str(c.uuid(601))

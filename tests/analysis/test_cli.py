@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from metalog.analysis.domain.schema import TIMELINE
-from metalog.analysis.pipeline import analyze_log, analyze_python, parse_bucket, read_table
+from metalog.analysis.tables import parse_bucket, read_table
 from metalog.cli.main import main
+from tests.analysis.oracle import analyze_log, analyze_python
 from tests.analysis.test_timeline import jbod_transition, zk_migration
 
 
@@ -75,7 +76,7 @@ def test_spark_engine_end_to_end_is_quiet_and_writes_both_formats(tmp_path: Path
     python engine's in both formats."""
     pytest.importorskip("pyspark")
     pytest.importorskip("pyarrow")
-    from metalog.analysis.spark import find_java
+    from metalog.analysis.engines.spark_session import find_java
     from metalog.errors import MetalogError
 
     try:
@@ -119,3 +120,15 @@ def test_bucket_widths(text: str, ms: int) -> None:
 def test_bad_bucket_widths(text: str) -> None:
     with pytest.raises(ValueError):
         parse_bucket(text)
+
+
+def test_without_pyarrow_the_command_says_what_to_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """The tables are Arrow record batches written with pyarrow: without it, one line before any work (before:
+    the python engine kept every row as a dict and wrote CSV only)."""
+    monkeypatch.setattr("metalog.analysis.tables.has_pyarrow", lambda: False)
+    zk = zk_migration(tmp_path / "zk")
+    assert main(["analyze", str(zk), "--out", str(tmp_path / "out"), "--engine", "python"]) == 1
+    assert capsys.readouterr().err == ("metalog: error: metalog analyze writes its tables with pyarrow: pip install "
+                                       "'metalog[analysis]'\n")
+    assert not (tmp_path / "out").exists()

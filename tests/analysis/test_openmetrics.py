@@ -15,13 +15,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metalog.analysis.openmetrics import FAMILIES, FILE, Family, escape, seconds, series, write_openmetrics
-from metalog.analysis.pipeline import analyze_python, write_outputs
+from metalog.analysis.openmetrics import FAMILIES, FILE, Family, escape, seconds, write_openmetrics
 from metalog.analysis.result import cluster_name
 from metalog.analysis.sampling import HEARTBEAT_MS
 from metalog.generate.generator import HistorySettings
 from metalog.generate.writer import write_history
 from metalog.state.enums import ZK_MIGRATION_VALUES
+from tests.analysis.oracle import analyze_python, write_outputs
 
 parser = pytest.importorskip("prometheus_client.openmetrics.parser")
 
@@ -198,48 +198,6 @@ def test_promtool_backfills_it(fleet: list[Path], tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     series = sum(1 for f in FAMILIES) * len(fleet)
     assert f" {series} " in done.stdout.splitlines()[-1]  # NUM SERIES of the block
-
-
-_TIMES = st.sampled_from([-1_001, -1, 0, 1, 999, 1_000, 2_002]) | st.integers(-300_000, 300_000)  # collisions
-
-
-@settings(max_examples=60)
-@given(data=st.data(),
-       clusters=st.lists(st.text(st.characters(codec="utf-8", exclude_characters="\x00"), min_size=1, max_size=6),
-                         min_size=1, max_size=3, unique=True),  # directory names: no NUL
-       every_batch=st.booleans())
-def test_the_executors_series_are_the_python_engines_lines_whatever_the_batches(
-        tmp_path_factory: pytest.TempPathFactory, data: st.DataObject, clusters: list[str], every_batch: bool) -> None:
-    """The Spark engine's executors write each cluster's series from Arrow batches sorted by cluster, time and
-    log order (``spark_tables.series_task``), cut wherever Spark cuts them: the file is the python engine's."""
-    pa = pytest.importorskip("pyarrow")
-    from metalog.analysis.openmetrics import COLUMNS, concatenate
-    from metalog.analysis.spark_tables import SEQ, series_path, series_task
-
-    root = tmp_path_factory.mktemp("series")
-    fleet = []
-    for name in clusters:
-        rows = data.draw(timelines(_TIMES), label="timeline")
-        fleet.append((name, [row | {SEQ: seq, "cluster": name} for seq, row in enumerate(rows)]))
-    write_openmetrics(root / "python.om", fleet, every_batch=every_batch)
-    ordered = sorted((r for _, rows in fleet for r in rows), key=lambda r: (r["cluster"], r["timestamp"], r[SEQ]))
-    schema = pa.schema([("cluster", pa.string()), ("timestamp", pa.timestamp("us", tz="UTC")), (SEQ, pa.int64()),
-                        *((c, pa.string() if c == "zk_migration_state" else pa.int64()) for c in COLUMNS)])
-    cuts = sorted(data.draw(st.lists(st.integers(0, len(ordered)), max_size=6), label="cuts"))
-    batches = []
-    for lo, hi in zip([0, *cuts], [*cuts, len(ordered)], strict=True):
-        part = ordered[lo:hi]
-        batches.append(pa.RecordBatch.from_pydict(
-            {f.name: [r[f.name] * 1000 if f.name == "timestamp" else r[f.name] for r in part] for f in schema},
-            schema=schema))
-    parts = root / "parts"
-    (done,) = series_task(str(parts), every_batch=every_batch)(iter(batches))
-    lines = (root / "python.om").read_bytes().decode().split("\n")  # (read_text would take a CR for a line end)
-    assert done.to_pydict() == {"cluster": sorted(n for n, rows in fleet if rows), "samples": [
-        sum(line.startswith(tuple(series(f, n) + " " for f in FAMILIES)) for line in lines)
-        for n, rows in sorted(fleet) if rows]}
-    concatenate(root / "spark.om", lambda i, c: [p] if (p := series_path(parts, i, c)).exists() else [], clusters)
-    assert (root / "spark.om").read_bytes() == (root / "python.om").read_bytes()
 
 
 @pytest.mark.parametrize("kernel", ["whole", "none", "part then refuses", "absent"])

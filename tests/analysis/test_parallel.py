@@ -10,26 +10,24 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metalog.analysis.parallel import (
-    StartState,
-    analyze_parallel,
-    fold,
+from metalog.analysis.engines.parallel import (
     log_bounds,
     plan,
     split_ranges,
     start_points,
     start_states,
 )
-from metalog.analysis.pipeline import analyze_log
 from metalog.errors import ReplayError
 from metalog.generate.generator import HistorySettings
 from metalog.generate.writer import write_history
 from metalog.log import MetadataLog
-from metalog.replay.history import IMAGE_DIR, MetadataHistory
+from metalog.replay.history import MetadataHistory
+from metalog.replay.images import IMAGE_DIR
 from metalog.state.image import EMPTY
-from metalog.state.overlay import Overlay, RangeDelta, compose, then
+from metalog.state.overlay import Overlay, RangeDelta, StartState, compose, fold, then
 from metalog.state.serde import image_to_bytes
 from tests.analysis import crafted as c
+from tests.analysis.oracle import analyze_log, analyze_parallel
 from tests.analysis.test_timeline import jbod_transition, zk_migration
 
 SCENARIOS = ["native", "zk-migration", "jbod-transition", "mixed"]
@@ -171,7 +169,8 @@ def _quota_entity() -> object:
     return mod.EntityData(entity_type="user", entity_name="alice")
 
 
-@pytest.mark.parametrize("history", [zk_migration, jbod_transition, transactions_and_topic_configs,
+@pytest.mark.parametrize("history", [zk_migration, jbod_transition,
+                                     pytest.param(transactions_and_topic_configs, marks=pytest.mark.slow),
                                      controls_and_aborts_inside_batches])
 def test_every_partitioning_of_crafted_histories(tmp_path: Path, history: object) -> None:
     root = history(tmp_path / "h")  # type: ignore[operator]
@@ -268,3 +267,25 @@ def test_a_log_starting_inside_a_batch_after_a_snapshot(tmp_path: Path) -> None:
     with MetadataHistory(root) as h:
         assert [s.offset for s in h.states()] == [s.offset for s in expected]
         assert h.state_at(6).offset == 4 and h.state_at(4).start.kind == "checkpoint"
+
+
+@pytest.mark.parametrize("ranges", [1, 3, 8])
+def test_the_parallel_engine_writes_the_python_engines_files(tmp_path: Path, ranges: int) -> None:
+    """The ranges' chunks go to the writers range after range, as they are: every file the python engine writes,
+    byte for byte (tables, CSV, controller_metrics.om, growth tables), for a fleet with snapshots."""
+    from metalog.analysis.engines.parallel import ParallelEngine
+    from metalog.analysis.engines.python import PythonEngine
+    from metalog.analysis.engines.request import AnalysisRequest
+
+    logs = [str(zk_migration(tmp_path / "zk")), str(jbod_transition(tmp_path / "jbod"))]
+    write_history(tmp_path / "gen", 5, HistorySettings(brokers=3, topics=3, partitions=2, records=1500,
+                                                       scenario="mixed"), snapshot_every=400)
+    logs.append(f"gen={tmp_path / 'gen'}")
+    found = {}
+    for engine in (PythonEngine(), ParallelEngine(ranges)):
+        summary = engine.analyze(AnalysisRequest.of(logs, tmp_path / engine.name, bucket_ms=1000, csv=True))
+        out = tmp_path / engine.name
+        found[engine.name] = (summary.records, summary.batches, summary.events,
+                              {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()})
+    assert found["parallel"] == found["python"]
+    assert any(name.startswith("timeline_batches/cluster=gen/") for name in found["python"][3])

@@ -17,15 +17,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metalog.analysis.brokers import BrokerTables
 from metalog.analysis.domain.schema import TIMELINE
-from metalog.analysis.pipeline import analyze_python
 from metalog.analysis.report import write_report
-from metalog.analysis.report.data import Cluster, clusters_of, shared_axis
+from metalog.analysis.report.data import Cluster, shared_axis
 from metalog.analysis.report.page import MAX_EVENT_ROWS, render_html
 from metalog.analysis.report.png import CLUSTERS_PER_PNG, png_names
+from metalog.analysis.report.reading import clusters_of
 from metalog.analysis.report.series import FINE, Steps, envelope, m4, steps
 from tests.analysis import crafted as c
+from tests.analysis.oracle import BrokerTables, analyze_python
 from tests.analysis.test_timeline import jbod_transition, zk_migration
 
 
@@ -173,6 +173,12 @@ def test_events_are_grouped_by_kind_and_aborted_transactions_folded(tmp_path: Pa
     assert MAX_EVENT_ROWS >= 1000
 
 
+def one(rows: list[dict[str, Any]]) -> Cluster:
+    """A cluster's report from its timeline rows alone."""
+    [cluster] = clusters_of(rows, [])
+    return cluster
+
+
 NEW_COLUMNS = ("offline_partitions", "preferred_replica_imbalance")  # Kafka's controller metrics, from the replay work
 
 
@@ -185,8 +191,8 @@ def synthetic_rows(cluster: str, n: int, start: int, every: int = 1000, **column
 
 
 def test_the_new_controller_metric_columns_are_used_when_present() -> None:
-    old = render_html([Cluster("a", synthetic_rows("a", 3, c.T0))], [])
-    new = render_html([Cluster("b", synthetic_rows("b", 3, c.T0, offline_partitions=2,
+    old = render_html([one(synthetic_rows("a", 3, c.T0))], [])
+    new = render_html([one(synthetic_rows("b", 3, c.T0, offline_partitions=2,
                                                    preferred_replica_imbalance=1))], [])
     old_series = [s["label"] for ch in page_data(old)["clusters"][0]["charts"] for s in ch["series"]]
     new_series = [s["label"] for ch in page_data(new)["clusters"][0]["charts"] for s in ch["series"]]
@@ -200,16 +206,16 @@ def test_the_new_controller_metric_columns_are_used_when_present() -> None:
 def test_a_cluster_name_cannot_break_out_of_the_page() -> None:
     """Names come from directory names: escaped in the HTML, and no "<" at all in the JSON block."""
     name = "</script><script>alert(1)</script><!--"
-    page = render_html([Cluster(name, synthetic_rows(name, 3, c.T0))], [])
+    page = render_html([one(synthetic_rows(name, 3, c.T0))], [])
     assert page.count("<script") == 3 and "alert(1)</script>" not in page
     assert page_data(page)["clusters"][0]["name"] == name
 
 
 def test_one_time_axis_only_when_the_clusters_overlap() -> None:
-    a, b = Cluster("a", synthetic_rows("a", 10, c.T0)), Cluster("b", synthetic_rows("b", 10, c.T0 + 5000))
-    far = Cluster("far", synthetic_rows("far", 10, c.T0 + 10**9))
+    a, b = one(synthetic_rows("a", 10, c.T0)), one(synthetic_rows("b", 10, c.T0 + 5000))
+    far = one(synthetic_rows("far", 10, c.T0 + 10**9))
     assert shared_axis([a, b]) and not shared_axis([a, far]) and not shared_axis([a])
-    assert shared_axis([a, b, Cluster("c", synthetic_rows("c", 10, c.T0 + 9000))])
+    assert shared_axis([a, b, one(synthetic_rows("c", 10, c.T0 + 9000))])
 
 
 # ---- the PNG ----------------------------------------------------------------------------------------------
@@ -239,11 +245,11 @@ def test_the_report_from_the_parquet_tables_equals_the_report_from_the_rows(tmp_
     """The Spark engine's report is built from the written tables, a cluster at a time, the timeline in change
     form: it draws exactly what the report from every row draws."""
     pytest.importorskip("pyarrow")
-    from metalog.analysis.pipeline import analyze_python, write_outputs
     from metalog.analysis.report import write_report, write_report_from_tables
     from metalog.analysis.result import cluster_name
     from metalog.generate.generator import HistorySettings
     from metalog.generate.writer import write_history
+    from tests.analysis.oracle import analyze_python, write_outputs
 
     paths = []
     for seed, scenario in ((1, "mixed"), (2, "jbod-transition")):
@@ -265,57 +271,39 @@ ROW = {**{column: 0 for column in TIMELINE.names}, "metadata_version": "3.7-IV2"
        "phase": "native", "dir_transition": "not-started"}  # a timeline row's every column
 
 
-def test_a_compacted_cluster_keeps_what_the_page_draws_and_lets_its_rows_go() -> None:
-    """The report from the tables compacts each cluster once its page data is made (the driver's memory): the
-    page, the summary and the fleet row are the same as from the whole cluster, the rows kept are the first,
-    the last and where the last phase began, and a series nobody drew cannot be made from what is left."""
-    from metalog.analysis.report.data import Cluster, chart_json
-    from metalog.analysis.report.page import render_html
-    from metalog.analysis.report.summary import fleet_row, summary
+def test_a_compacted_cluster_keeps_what_the_page_and_the_png_draw(tmp_path: Path) -> None:
+    """The report from the tables compacts each cluster once its page data is made (the driver's memory): its
+    page data goes to a scratch file (streamed into the page), its series go; the page, the summary, the fleet
+    row and the PNG are those of the whole cluster, and a series cannot be drawn from what is left."""
+    from metalog.analysis.report.data import chart_json
+    from metalog.analysis.report.page import render_html, write_html
+    from metalog.analysis.report.png import write_png
+    from metalog.analysis.report.summary import fleet_row, summary, summary_line
 
     times = range(0, 100_000, 1000)
     phases = ["native"] * 20 + ["pre-migration"] * 30 + ["native"] * 10 + ["pre-migration"] * 40
-    rows = [{**ROW, "cluster": "c", "last_offset": i, "timestamp": t, "phase": p,
+    rows = [{**ROW, "cluster": "c", "last_offset": i, "timestamp": t, "phase": p, "replicas_lost": i % 5,
              "offline_replicas": i % 7} for i, (t, p) in enumerate(zip(times, phases, strict=True))]
     events = [{"cluster": "c", "offset": 3, "timestamp": 3000, "event": "phase-change", "detail": "x"}]
-    whole, compacted = Cluster("c", list(rows), list(events)), Cluster("c", list(rows), list(events), count=100)
-    compacted.compact(0)
-    assert compacted.chart_json == chart_json(0, whole)
-    assert render_html([compacted], events) == render_html([whole], events)
-    assert summary("c", compacted.rows, events, compacted.batches) == summary("c", rows, events)
-    assert fleet_row("c", compacted.rows, events) == fleet_row("c", rows, events)
-    assert compacted.rows == [rows[0], rows[59], rows[60], rows[-1]]
-    with pytest.raises(KeyError, match="no series 'last_offset'"):
-        compacted.steps("last_offset")
-    with pytest.raises(ValueError, match="compacted for place 0"):
-        chart_json(1, compacted)
-
-
-def test_a_cluster_compacted_to_its_pictures_envelopes_and_a_page_file_draws_the_same(tmp_path: Path) -> None:
-    """What keeps a fleet's report flat: each cluster's page data in a scratch file (streamed into the page) and
-    the PNG's envelopes in place of its series; the page and the PNG are those of the whole cluster."""
-    from metalog.analysis.report.data import Cluster, chart_json, read_span
-    from metalog.analysis.report.page import render_html, write_html
-    from metalog.analysis.report.png import envelopes, write_png
-
-    times = range(0, 100_000, 1000)
-    rows = [{**ROW, "cluster": "c", "last_offset": i, "timestamp": t, "replicas_lost": i % 5,
-             "phase": "native" if i < 40 else "pre-migration"} for i, t in enumerate(times)]
-    whole, compacted = Cluster("c", list(rows)), Cluster("c", list(rows), count=len(rows))
-    compacted.compact(0, envelopes(compacted, (whole.start, whole.end)), tmp_path / "c.json")
+    whole, compacted = clusters_of(rows, events)[0], clusters_of(rows, events)[0]
+    compacted.compact(0, tmp_path / "c.json")
     assert (tmp_path / "c.json").read_text() == chart_json(0, compacted) == chart_json(0, whole)
     assert compacted.chart_json == ""  # the text is in the file, not in memory
-    write_html(tmp_path / "page.html", [compacted], [])
-    assert (tmp_path / "page.html").read_text() == render_html([whole], [])
-    with pytest.raises(KeyError, match="no series 'replicas_lost'"):
+    write_html(tmp_path / "page.html", [compacted], events)
+    assert (tmp_path / "page.html").read_text() == render_html([whole], events)
+    assert summary_line("c", compacted.latest, events, compacted.batches) == summary("c", rows, events)
+    assert fleet_row("c", compacted.latest, events) == fleet_row("c", whole.latest, events)
+    assert compacted.latest.phase_since == 60_000  # where the last phase began
+    with pytest.raises(KeyError, match="no series 'replicas_lost' once compacted"):
         compacted.steps("replicas_lost")
+    with pytest.raises(ValueError, match="compacted for place 0"):
+        chart_json(1, compacted)
     if importlib.util.find_spec("matplotlib") is not None:
         (tmp_path / "whole").mkdir()
         (tmp_path / "compacted").mkdir()
         write_png(tmp_path / "whole", [whole])
         write_png(tmp_path / "compacted", [compacted])
         assert (tmp_path / "whole" / "report.png").read_bytes() == (tmp_path / "compacted" / "report.png").read_bytes()
-        earlier = Cluster("e", [dict(r, cluster="e", timestamp=r["timestamp"] - 50_000) for r in rows])
-        with pytest.raises(KeyError, match="compacted without the PNG's"):  # a fleet's axis, not its own
+        earlier = one([dict(r, cluster="e", timestamp=r["timestamp"] - 50_000) for r in rows])
+        with pytest.raises(KeyError, match="read without the PNG's"):  # a fleet's axis, not its own
             write_png(tmp_path / "compacted", [compacted, earlier])
-    assert read_span(tmp_path, "nothing") is None

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from metalog.analysis.pipeline import analyze_python
 from metalog.analysis.report import write_report
 from metalog.analysis.report.series import Steps, envelope
 from tests.analysis import crafted as c
 from tests.analysis.chromium import BINARY, Chromium
+from tests.analysis.oracle import analyze_python
 from tests.analysis.test_timeline import jbod_transition, zk_migration
 
 pytestmark = [pytest.mark.slow,  # a browser of its own

@@ -1,4 +1,5 @@
-"""The Spark engine's timeline and events equal the python engine's, for a fleet in one job."""
+"""The Spark engine writes the python engine's files, byte for byte, for a fleet in one job, however it cuts the
+clusters into ranges and places them."""
 
 from __future__ import annotations
 
@@ -14,22 +15,21 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metalog.analysis.layout import TABLES, arrow_schema, read_tables
-from metalog.analysis.parallel import log_bounds
-from metalog.analysis.pipeline import Analysis, analyze_python, write_outputs
-from metalog.analysis.result import cluster_name
-from metalog.analysis.spark import (
+from metalog.analysis.engines.parallel import log_bounds
+from metalog.analysis.engines.python import PythonEngine
+from metalog.analysis.engines.request import AnalysisRequest, AnalysisSummary
+from metalog.analysis.engines.spark import (
     RANGE_SLACK,
-    analyze_spark,
-    default_driver_memory,
+    SparkEngine,
     delta_cuts,
-    find_java,
     makespan,
     place,
     range_counts,
-    spark_session,
 )
-from metalog.cli.analyze import run_spark
+from metalog.analysis.engines.spark_session import default_driver_memory, find_java, spark_session
+from metalog.analysis.layout import read_tables
+from metalog.analysis.result import cluster_name
+from metalog.cli.analyze import run_engine
 from metalog.cli.progress import Progress
 from metalog.errors import MetalogError
 from metalog.generate.generator import HistorySettings
@@ -56,33 +56,60 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     return paths
 
 
+def files(out: Path) -> dict[str, bytes]:
+    """Every file an analysis wrote in ``out`` (its marker aside), by its path there."""
+    return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*"))
+            if p.is_file() and p.name != ".metalog-analysis"}
+
+
+def same_files(got: Path, expected: Path) -> None:
+    """The same files, byte for byte: tables, CSV, controller_metrics.om, growth tables; no scratch left."""
+    mine, theirs = files(got), files(expected)
+    assert mine.keys() == theirs.keys()
+    for name, data in theirs.items():
+        assert mine[name] == data, name
+    assert any(name.startswith("timeline_batches/") for name in theirs)  # (not two empty outputs)
+
+
+def analyze(engine: Any, logs: list[Path] | list[str], out: Path, **options: Any) -> AnalysisSummary:
+    summary: AnalysisSummary = engine.analyze(AnalysisRequest.of(logs, out, **options))
+    return summary
+
+
 @pytest.fixture(scope="module")
-def expected(fleet: list[Path]) -> Analysis:
-    return analyze_python(fleet)
+def expected(fleet: list[Path], tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, AnalysisSummary]:
+    out = tmp_path_factory.mktemp("python") / "out"
+    return out, analyze(PythonEngine(), fleet, out, csv=True)
 
 
 @pytest.mark.parametrize("ranges", [None, 1, 3, 7])
-def test_spark_equals_python(spark: Any, fleet: list[Path], expected: Analysis, ranges: int | None) -> None:
-    got = analyze_spark(spark, fleet, ranges=ranges).collect()
-    assert got.rows == expected.rows
-    assert got.events == expected.events
-    assert got.by_broker == expected.by_broker  # broker_timeline, directory_timeline, directory_failures
-    assert {r["cluster"] for r in got.rows} == {cluster_name(p) for p in fleet}
+def test_spark_writes_the_python_engines_files(spark: Any, fleet: list[Path], expected: tuple[Path, AnalysisSummary],
+                                               ranges: int | None, tmp_path: Path) -> None:
+    """Before: Spark's Parquet writer wrote other bytes (its own files, read back equal) from rows the JVM got
+    from packed blobs; now the executors write what the python engine writes."""
+    got = analyze(SparkEngine(spark, ranges=ranges), fleet, tmp_path / "spark", csv=True)
+    same_files(tmp_path / "spark", expected[0])
+    assert (got.records, got.batches, got.events) == (expected[1].records, expected[1].batches, expected[1].events)
+    assert [p.relative_to(tmp_path / "spark") for p in got.paths] == [p.relative_to(expected[0])
+                                                                      for p in expected[1].paths]
+    assert got.clusters == tuple(cluster_name(p) for p in fleet)
 
 
 def test_any_number_of_partitions_and_with_or_without_points(spark: Any, fleet: list[Path],
-                                                              expected: Analysis) -> None:
+                                                              expected: tuple[Path, AnalysisSummary],
+                                                              tmp_path: Path) -> None:
     """Ranges placed on 1..6 partitions (several ranges share one when there are fewer partitions than ranges),
-    from snapshots and images or from deltas only: the same rows and events."""
+    from snapshots and images or from deltas only: the same files."""
     for partitions in range(1, 7):
-        got = analyze_spark(spark, fleet, ranges=4, partitions=partitions, points=partitions % 2 == 0).collect()
-        assert (got.rows, got.events, got.by_broker) == (expected.rows, expected.events, expected.by_broker), \
-            f"{partitions} partitions"
+        out = tmp_path / str(partitions)
+        analyze(SparkEngine(spark, ranges=4, partitions=partitions, points=partitions % 2 == 0), fleet, out,
+                csv=True)
+        same_files(out, expected[0])
 
 
 def test_placement_is_stable_across_processes() -> None:
     keys = [(name, n) for name in ("zk", "jbod", "tx", "a" * 40) for n in range(5)]
-    code = ("from metalog.analysis.spark import place; "
+    code = ("from metalog.analysis.engines.spark import place; "
             f"print(place({keys!r}, 3))")
     outs = {subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONHASHSEED": seed},
                            capture_output=True, text=True, check=True).stdout for seed in ("1", "2", "random")}
@@ -111,24 +138,27 @@ def test_the_heaviest_tasks_start_first() -> None:
     assert sorted(slots[:2]) == [[0], [1]] and sorted(slots[2:]) == [[2], [3]]
 
 
-def test_progress_reports_stages_and_records(spark: Any, fleet: list[Path]) -> None:
-    calls: list[tuple[int, int]] = []
-    stages: list[str] = []
-    got = analyze_spark(spark, fleet, ranges=3, progress=lambda done, total: calls.append((done, total)),
-                        stage=stages.append)
-    assert stages == ["range deltas", "replay"]
-    # each stage reports its own share: the replay starts again from 0 (it used to count the delta stage's
-    # tasks again) and ends with every offset of the logs (progress counts offsets; got.records the data records)
+def test_progress_reports_stages_and_records(spark: Any, fleet: list[Path], tmp_path: Path) -> None:
+    said: list[Any] = []  # stage names, and (done, total) reports, in order
+    got = SparkEngine(spark, ranges=3).analyze(AnalysisRequest.of(fleet, tmp_path / "out"),
+                                               lambda done, total: said.append((done, total)), said.append)
+    stages = [i for i, s in enumerate(said) if isinstance(s, str)]
+    assert [said[i] for i in stages] == ["range deltas", "replay", "tables"]
+    # each stage reports its own share, from 0 (the replay used to count the delta stage's tasks again) to all
+    # of it: the replay every offset of the logs (progress counts offsets; got.records the data records), the
+    # tables' stage those of the clusters cut in several ranges (here every cluster)
     offsets = sum(last - first + 1 for first, last in map(log_bounds, fleet))
     assert 0 < got.records < offsets  # each log has a control batch
-    starts = [i for i, call in enumerate(calls) if call[0] == 0]
-    assert len(starts) >= 2 and calls[starts[-1]] == (0, offsets) and calls[-1] == (offsets, offsets)
-    assert all(0 <= done <= total for done, total in calls)
-    assert all(total == offsets for _, total in calls[starts[-1]:])
+    for at, end in zip(stages[1:], [*stages[2:], len(said)], strict=True):
+        calls = said[at + 1:end]
+        assert calls[0] == (0, offsets) and calls[-1] == (offsets, offsets), said[at]
+        assert all(0 <= done <= total == offsets for done, total in calls), said[at]
 
 
-def test_an_empty_fleet(spark: Any) -> None:
-    assert analyze_spark(spark, []).collect().rows == []
+def test_an_empty_fleet(spark: Any, tmp_path: Path) -> None:
+    got = analyze(SparkEngine(spark), [], tmp_path / "out")
+    assert (got.records, got.batches, got.events) == (0, 0, 0)
+    assert not list((tmp_path / "out").rglob("*.parquet"))
 
 
 def test_no_java_is_one_line_saying_what_to_install(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -145,10 +175,10 @@ class _EveryUpdate(Progress):
         super().update(done, total)
 
 
-def test_the_command_shows_stage_and_rate_on_a_terminal(spark: Any, fleet: list[Path]) -> None:
+def test_the_command_shows_stage_and_rate_on_a_terminal(spark: Any, fleet: list[Path], tmp_path: Path) -> None:
     screen = io.StringIO()
     with _EveryUpdate("analyze (spark)", stream=screen, enabled=True) as progress:
-        run_spark(spark, [str(p) for p in fleet], progress)
+        run_engine(SparkEngine(spark), AnalysisRequest.of(fleet, tmp_path / "out"), progress)
     text = screen.getvalue()
     assert "analyze (spark: range deltas)" in text and "analyze (spark: replay)" in text
     offsets = sum(last - first + 1 for first, last in map(log_bounds, fleet))  # progress counts the offsets read
@@ -167,17 +197,18 @@ def test_delta_tasks_fill_every_round_of_the_cores() -> None:
     assert delta_cuts(63, 32) == 1  # enough tasks to balance without cuts
 
 
-def test_deltas_composed_from_cuts_equal_python(spark: Any, fleet: list[Path], expected: Analysis,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("metalog.analysis.spark.delta_cuts", lambda pieces, cores: 3)
-    got = analyze_spark(spark, fleet, ranges=4).collect()
-    assert got.rows == expected.rows and got.events == expected.events
+def test_deltas_composed_from_cuts_equal_python(spark: Any, fleet: list[Path], expected: tuple[Path, AnalysisSummary],
+                                                monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr("metalog.analysis.engines.spark.delta_cuts", lambda pieces, cores: 3)
+    got = analyze(SparkEngine(spark, ranges=4), fleet, tmp_path / "out", csv=True)
+    same_files(tmp_path / "out", expected[0])
     assert len(got.task_cpu["deltas"]) > 0
 
 
 @pytest.mark.parametrize("active", [True, False], ids=["active-session", "context-only"])
-def test_a_running_session_is_used_and_left_running(spark: Any, fleet: list[Path], active: bool) -> None:
-    """A session the caller runs (a notebook's; here the tests' own) survives spark_session() and analyze_spark:
+def test_a_running_session_is_used_and_left_running(spark: Any, fleet: list[Path], active: bool,
+                                                     tmp_path: Path) -> None:
+    """A session the caller runs (a notebook's; here the tests' own) survives spark_session() and SparkEngine.analyze:
     spark_session uses it, or a session over the caller's SparkContext when this thread has no active session,
     with the caller's settings, and stops only a session it started itself."""
     jvm_session = spark.sparkContext._jvm.SparkSession
@@ -186,22 +217,23 @@ def test_a_running_session_is_used_and_left_running(spark: Any, fleet: list[Path
     try:
         with spark_session("local[1]", app="another app", driver_memory="1g") as session:
             assert session.sparkContext is spark.sparkContext
-            got = analyze_spark(session, fleet[:3]).collect()
+            analyze(SparkEngine(session), fleet[:3], tmp_path / "spark")
     finally:
         jvm_session.setActiveSession(spark._jsparkSession)
-    python = analyze_python(fleet[:3])
-    assert (got.rows, got.events) == (python.rows, python.events)
+    analyze(PythonEngine(), fleet[:3], tmp_path / "python")
+    same_files(tmp_path / "spark", tmp_path / "python")
     assert not spark.sparkContext._jsc.sc().isStopped()
     assert spark.sparkContext.appName == "metalog tests" and spark.sparkContext.master == "local[2]"
     assert spark.range(5).count() == 5
-    assert analyze_spark(spark, fleet[:3]).collect().rows == got.rows
+    analyze(SparkEngine(spark), fleet[:3], tmp_path / "again")
+    same_files(tmp_path / "again", tmp_path / "python")
 
 
 def test_the_out_of_memory_hint_only_when_the_jvm_ran_out_of_memory(monkeypatch: pytest.MonkeyPatch) -> None:
     from py4j.protocol import Py4JNetworkError
 
-    from metalog.analysis import spark_session as module
-    from metalog.analysis.spark_session import spark_errors
+    from metalog.analysis.engines import spark_session as module
+    from metalog.analysis.engines.spark_session import spark_errors
 
     for oom in (False, True):
         monkeypatch.setattr(module.JVM, "out_of_memory", oom)
@@ -211,41 +243,12 @@ def test_the_out_of_memory_hint_only_when_the_jvm_ran_out_of_memory(monkeypatch:
         assert ("ran out of memory: try a larger --driver-memory" in str(e.value)) == oom
 
 
-def _files(root: Path) -> dict[str, list[Path]]:
-    return {d.name: sorted(d.glob("*.parquet")) for d in sorted(root.glob("cluster=*"))}
-
-
-def _same_parquet(spark_out: Path, python_out: Path) -> None:
-    """Both engines' tables read back equal, cluster by cluster, row by row, with the same Arrow schema; Spark
-    writes one file per cluster, like the python engine."""
-    import pyarrow.parquet as pq
-
-    for table in TABLES:
-        assert read_tables(spark_out / table) == read_tables(python_out / table), table
-        spark_files, python_files = _files(spark_out / table), _files(python_out / table)
-        assert spark_files.keys() == python_files.keys(), table
-        for cluster, files in spark_files.items():
-            assert len(files) == 1, (table, cluster)
-            schema = pq.read_schema(files[0]).remove_metadata()
-            assert schema == pq.read_schema(python_files[cluster][0]).remove_metadata() == arrow_schema(table)
-
-
-def test_both_engines_write_the_same_parquet_tables(spark: Any, fleet: list[Path], expected: Analysis,
-                                                    tmp_path: Path) -> None:
-    got = analyze_spark(spark, fleet, ranges=3)
-    got.write(tmp_path / "spark", 30_000)
-    write_outputs(tmp_path / "python", expected, 30_000, csv=False)
-    _same_parquet(tmp_path / "spark", tmp_path / "python")
-    om = "controller_metrics.om"  # written by the executors, a file per series, concatenated
-    assert (tmp_path / "spark" / om).read_bytes() == (tmp_path / "python" / om).read_bytes()
-    assert not (tmp_path / "spark" / ".controller_metrics.parts").exists()
-    got.write(tmp_path / "spark-every", 30_000, metrics_every_batch=True)  # a sample at every batch time
-    write_outputs(tmp_path / "python-every", expected, 30_000, csv=False, metrics_every_batch=True)
-    every = (tmp_path / "spark-every" / om).read_bytes()
-    assert every == (tmp_path / "python-every" / om).read_bytes() and len(every) > 2 * len(
-        (tmp_path / "spark" / om).read_bytes())
-    assert read_tables(tmp_path / "spark" / "timeline_batches", ["timestamp"])[0]["timestamp"] == min(
-        r["timestamp"] for r in expected.rows if r["cluster"] == sorted(map(cluster_name, fleet))[0])
+def test_both_engines_write_the_same_tables_and_metrics(spark: Any, fleet: list[Path], tmp_path: Path) -> None:
+    """Another bucket width, and controller_metrics.om with a sample at every batch time: the same files."""
+    for engine in (SparkEngine(spark, ranges=3), PythonEngine()):
+        analyze(engine, fleet, tmp_path / engine.name, bucket_ms=30_000, metrics_every_batch=True)
+    same_files(tmp_path / "spark", tmp_path / "python")
+    assert not [p for p in (tmp_path / "spark").iterdir() if p.name.startswith(".spark-")]  # its scratch is gone
 
 
 @settings(max_examples=4)  # each example runs a dozen Spark jobs: seconds each
@@ -262,22 +265,21 @@ def test_random_fleets_and_partitionings_give_the_python_engines_tables(
         write_history(paths[-1], seed, HistorySettings(brokers=3, topics=3, partitions=2, records=records,
                                                        scenario=scenario), snapshot_every=every)
     named = [f"{p.name}={p}" for p in paths]  # (two logs of one seed share a cluster.id)
-    analyze_spark(spark, named, ranges=ranges, partitions=partitions).write(root / "spark", 60_000)
-    write_outputs(root / "python", analyze_python(named), 60_000, csv=False)
-    _same_parquet(root / "spark", root / "python")
+    analyze(SparkEngine(spark, ranges=ranges, partitions=partitions), named, root / "spark")
+    analyze(PythonEngine(), named, root / "python")
+    same_files(root / "spark", root / "python")
 
 
 def test_the_report_built_on_the_executors_is_the_report_built_here(spark: Any, fleet: list[Path],
-                                                                   expected: Analysis, tmp_path: Path) -> None:
-    """The Spark engine reads and compacts each cluster of the report on its executors (``executor_runner``):
+                                                                   tmp_path: Path) -> None:
+    """The Spark engine reads and compacts each cluster of the report on its executors (``SparkEngine.run``):
     the same report.html and report.png as the driver one cluster at a time, and no scratch left."""
     from metalog.analysis.report import write_report_from_tables
-    from metalog.analysis.spark import executor_runner
 
     names = [cluster_name(p) for p in fleet]
     for where in ("here", "executors"):
-        write_outputs(tmp_path / where, expected, 60_000, csv=False)
-        write_report_from_tables(tmp_path / where, names, executor_runner(spark) if where == "executors" else None)
+        analyze(PythonEngine(), fleet, tmp_path / where)
+        write_report_from_tables(tmp_path / where, names, SparkEngine(spark).run if where == "executors" else None)
         assert not list((tmp_path / where).glob(".report-*"))
     for page in ("report.html", "report.png"):
         if (tmp_path / "here" / page).exists():
@@ -288,27 +290,22 @@ def test_a_log_directory_whose_name_is_not_utf8(spark: Any, tmp_path: Path) -> N
     """Before: UnicodeEncodeError; the cluster is named with the name's bytes escaped, as the python engine
     names it."""
     log = without_cluster_id(jbod_transition(tmp_path / "jbod"), os.fsdecode(b"caf\xe9"))
-    expected = analyze_python([log])
-    assert {r["cluster"] for r in expected.rows} == {"caf\\xe9"}
-    got = analyze_spark(spark, [log])
-    assert got.collect().rows == expected.rows
-    got.write(tmp_path / "out", 60_000)
-    got.unpersist()
-    assert read_tables(tmp_path / "out" / "timeline_batches") == expected.rows
+    analyze(PythonEngine(), [log], tmp_path / "python")
+    assert {r["cluster"] for r in read_tables(tmp_path / "python" / "timeline_batches")} == {"caf\\xe9"}
+    analyze(SparkEngine(spark), [log], tmp_path / "spark")
+    same_files(tmp_path / "spark", tmp_path / "python")
 
 
 def test_the_growth_tables_computed_on_the_executors_are_the_ones_computed_here(spark: Any, fleet: list[Path],
                                                                                  tmp_path: Path) -> None:
-    """The growth pass runs a cluster per task on the executors (``executor_runner``, as ``metalog analyze
+    """The growth pass runs a cluster per task on the executors (``SparkEngine.run``, as ``metalog analyze
     --engine spark`` runs it) and the driver writes the tables: the same files as the python engine's."""
     from metalog.analysis.growth_tables import GROWTH_TABLES, write_growth
-    from metalog.analysis.layout import read_tables
     from metalog.analysis.result import cluster_logs
-    from metalog.analysis.spark import executor_runner
 
     clusters = cluster_logs([f"{p.name}={p}" for p in fleet])
     for where in ("here", "executors"):
-        write_growth(tmp_path / where, clusters, csv=True, run=executor_runner(spark) if where == "executors" else None)
+        write_growth(tmp_path / where, clusters, csv=True, run=SparkEngine(spark).run if where == "executors" else None)
     for table in GROWTH_TABLES:
         here, there = tmp_path / "here" / table, tmp_path / "executors" / table
         assert (there.parent / f"{table}.csv").read_bytes() == (here.parent / f"{table}.csv").read_bytes()

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from metalog.analysis.engines.spark_session import package_zip
 from metalog.analysis.layout import read_tables
-from metalog.analysis.spark_session import package_zip
 from metalog.cli.main import main
 from tests.analysis.standalone import spark_class, standalone
 from tests.analysis.test_spark_failures import analyze
@@ -64,10 +64,13 @@ def test_a_packed_venv_reaches_workers_whose_python_lacks_metalog(tmp_path: Path
     assert subprocess.run([python, "-c", "import metalog"], capture_output=True).returncode == 1
     packed = _packed_env(tmp_path / "pack")
     with standalone(tmp_path / "cluster", worker_env={"PYSPARK_PYTHON": python}) as url:
+        # the master's acceptance waits for the worker's resources: minutes on a loaded machine, not 30 s (it
+        # missed 30 s at load 18, as test_spark_failures' standalone test had at load 11)
+        wait = ("--master-timeout", "240")
         failed = analyze(tmp_path, str(logs), "--out", str(tmp_path / "zip"), "--master", url,
-                         "--executor-python", python)
+                         "--executor-python", python, *wait, timeout=600)
         done = analyze(tmp_path, str(logs), "--out", str(tmp_path / "spark"), "--master", url,
-                       "--archives", f"{packed}#environment")
+                       "--archives", f"{packed}#environment", *wait, timeout=600)
     assert failed.returncode == 1 and failed.stderr.startswith("metalog: error: Spark failed: "), failed.stderr
     assert "No module named" in failed.stderr and failed.stderr.count("\n") == 1
     assert done.returncode == 0, done.stderr

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from metalog.analysis.spark_quiet import AccumulatorErrors, quiet_py4j
+from metalog.analysis.engines.spark_quiet import AccumulatorErrors, quiet_py4j
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@ JVM that went away must not hide the interrupt (``metalog: interrupted`` is the 
 
 from __future__ import annotations
 
-from metalog.analysis.spark_session import spark_error
+from metalog.analysis.engines.spark_session import spark_error
 from metalog.errors import MetalogError
 
 
@@ -46,7 +46,7 @@ An exception was thrown from the Python worker. Please see the stack trace below
 Traceback (most recent call last):
   File "/site-packages/pyspark/worker.py", line 2001, in main
     process()
-  File "/src/metalog/analysis/spark.py", line 170, in _replay
+  File "/src/metalog/analysis/engines/spark_tables.py", line 120, in replay_task
     check_spark_times(path, part.rows)
 {raised}
 

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from metalog.analysis.spark import StageReport
+from metalog.analysis.engines.spark import StageReport
 
 
 class Tracker:
@@ -42,18 +42,16 @@ def report(tracker: Tracker, said: list[tuple[int, int]]) -> StageReport:
 
 def test_a_tracker_that_fails_fails_the_stage_in_the_callers_thread() -> None:
     tracker, said = Tracker(fail_from=1), []
-    with pytest.raises(RuntimeError, match="getJobIdsForGroup"):
-        with report(tracker, said).stage("replay", 100):
-            assert tracker.read.wait(10)
+    with pytest.raises(RuntimeError, match="getJobIdsForGroup"), report(tracker, said).stage("replay", 100):
+        assert tracker.read.wait(10)
     assert said == [(0, 100)]  # no exact end: the stage did not end well
 
 
 def test_the_stages_own_failure_comes_first() -> None:
     tracker: Tracker = Tracker(fail_from=1)
-    with pytest.raises(KeyboardInterrupt):
-        with report(tracker, []).stage("replay", 100):
-            assert tracker.read.wait(10)
-            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt), report(tracker, []).stage("replay", 100):
+        assert tracker.read.wait(10)
+        raise KeyboardInterrupt
 
 
 def test_a_stage_that_ends_well_ends_with_an_exact_report() -> None:

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from metalog.analysis.layout import TABLES, kind
 from metalog.analysis.report.summary import fmt_time
-from metalog.analysis.tables import FORMULA_STARTS, MARKER, bucket_start, csv_cell, csv_value, read_table
+from metalog.analysis.tables import FORMULA_STARTS, MARKER, bucket_start, bucket_starts, csv_cell, csv_value, read_table
 from metalog.cli.main import main
 from metalog.codec.framing import encode_metadata_record
 from metalog.log import MetadataLog
@@ -149,3 +149,10 @@ def test_the_python_engine_takes_any_int64_batch_time(tmp_path: Path) -> None:
     assert sorted(r["bucket_start"] for r in read_table(out / "timeline_buckets")) == [
         -(1 << 63), -62_135_596_860_000, 0, (1 << 62) // 60_000 * 60_000, ((1 << 63) - 1) // 60_000 * 60_000]
     assert "4611686018427387904ms" in (out / "report.html").read_text()
+
+
+@given(times=st.lists(st.one_of(st.integers(-(2**63), 2**63 - 1), st.integers(-(2**63), -(2**63) + 10**9)),
+                      max_size=20), width=st.sampled_from((1, 7, 60_000, 3_600_000)))
+def test_bucket_starts_is_bucket_start_of_each(times: list[int], width: int) -> None:
+    """The writers' comprehension, int64's first bucket (cut short, starting at -2^63) included."""
+    assert bucket_starts(times, width) == [bucket_start(t, width) for t in times]

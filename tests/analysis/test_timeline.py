@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 
 from metalog.analysis.domain.schema import TIMELINE
 from metalog.analysis.domain.step import ClusterStep
-from metalog.analysis.pipeline import analyze_log
 from metalog.codec.uuid import LOST, UNASSIGNED
 from metalog.generate.generator import HistorySettings
 from metalog.generate.writer import write_history
@@ -22,6 +21,7 @@ from metalog.state import MetadataDelta, MetadataLoader
 from metalog.state.image import EMPTY, MetadataImage
 from tests.analysis import crafted as c
 from tests.analysis.domain import recount
+from tests.analysis.oracle import analyze_log
 
 
 def _events(analysis: Any, kind: str) -> list[tuple[int, str]]:

@@ -1,5 +1,5 @@
 """The python engine writing its tables as it goes: the same tables, CSV and controller_metrics.om as the rows
-kept whole and written at the end (``tables.write_outputs``), in any chunking and row-group size."""
+kept whole and written at the end (``tests.analysis.oracle.write_outputs``), in any chunking and row-group size."""
 
 from __future__ import annotations
 
@@ -9,13 +9,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metalog.analysis import pipeline, writers
+from metalog.analysis import writers
+from metalog.analysis.engines import replay
+from metalog.analysis.engines.python import PythonEngine
+from metalog.analysis.engines.request import AnalysisRequest
 from metalog.analysis.layout import TABLES
-from metalog.analysis.pipeline import analyze_python, write_outputs, write_python
 from metalog.analysis.tables import read_table
 from metalog.generate.generator import HistorySettings
 from metalog.generate.writer import write_history
 from tests.analysis import crafted as c
+from tests.analysis.oracle import analyze_python, write_outputs
 from tests.analysis.test_timeline import jbod_transition, zk_migration
 
 pytest.importorskip("pyarrow")
@@ -30,8 +33,10 @@ def times_step_back(root: Path) -> Path:
 
 def same_outputs(logs: list[str], root: Path, width: int, every_batch: bool = False) -> None:
     whole = write_outputs(root / "whole", analyze_python(logs), width, csv=True, metrics_every_batch=every_batch)
-    done = write_python(root / "streamed", logs, width, csv=True, metrics_every_batch=every_batch)
-    assert [p.relative_to(root / "streamed") for p in done.paths] == [p.relative_to(root / "whole") for p in whole]
+    done = PythonEngine().analyze(AnalysisRequest.of(logs, root / "streamed", bucket_ms=width, csv=True,
+                                                      metrics_every_batch=every_batch))
+    streamed = [p.relative_to(root / "streamed") for p in done.paths]
+    assert streamed[:len(whole)] == [p.relative_to(root / "whole") for p in whole]  # (the growth tables follow)
     for table in TABLES:
         assert read_table(root / "streamed" / table) == read_table(root / "whole" / table), table
         assert (root / "streamed" / f"{table}.csv").read_bytes() == (root / "whole" / f"{table}.csv").read_bytes()
@@ -55,7 +60,7 @@ def test_streamed_tables_equal_the_tables_written_whole(tmp_path_factory: pytest
                                                               scenario=scenario), snapshot_every=10**9)
         named.append(f"c{n}={root / f'log{n}'}")
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(pipeline, "CHUNK_BATCHES", chunk)
+        patch.setattr(replay, "CHUNK_BATCHES", chunk)
         patch.setattr(writers, "ROWS_PER_GROUP", group)
         same_outputs(named, root, width, every_batch)
 
@@ -63,7 +68,7 @@ def test_streamed_tables_equal_the_tables_written_whole(tmp_path_factory: pytest
 @pytest.mark.parametrize("every_batch", [False, True])
 def test_crafted_histories_and_times_that_step_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                     every_batch: bool) -> None:
-    monkeypatch.setattr(pipeline, "CHUNK_BATCHES", 2)
+    monkeypatch.setattr(replay, "CHUNK_BATCHES", 2)
     monkeypatch.setattr(writers, "ROWS_PER_GROUP", 3)
     logs = [str(zk_migration(tmp_path / "zk")), str(times_step_back(tmp_path / "back")),
             str(jbod_transition(tmp_path / "jbod"))]
@@ -74,7 +79,7 @@ def test_a_cluster_with_several_row_groups_is_one_file(tmp_path: Path, monkeypat
     import pyarrow.parquet as pq
 
     monkeypatch.setattr(writers, "ROWS_PER_GROUP", 3)
-    write_python(tmp_path / "out", [str(zk_migration(tmp_path / "zk"))], 60_000)
+    PythonEngine().analyze(AnalysisRequest.of([str(zk_migration(tmp_path / "zk"))], tmp_path / "out"))
     files = list((tmp_path / "out" / "timeline_batches").rglob("*.parquet"))
     assert [p.name for p in files] == ["part-00000.parquet"]
     assert pq.ParquetFile(files[0]).metadata.num_row_groups == 3  # 8 rows: 3, 3, 2

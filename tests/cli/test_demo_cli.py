@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from metalog.analysis.pipeline import read_table
 from metalog.analysis.result import cluster_name
+from metalog.analysis.tables import read_table
 from metalog.cli.main import main
 from metalog.errors import MetalogError
 from tests.cli.conftest import DemoRun
@@ -65,12 +65,12 @@ def test_demo_replaces_a_directory_it_wrote(python_demo: DemoRun, tmp_path: Path
 
 def test_demo_without_java_falls_back_to_python_saying_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
-    import metalog.analysis.spark_session
+    import metalog.analysis.engines.spark_session
 
     def no_java() -> str:
         raise MetalogError("no java")
 
-    monkeypatch.setattr(metalog.analysis.spark_session, "find_java", no_java)
+    monkeypatch.setattr(metalog.analysis.engines.spark_session, "find_java", no_java)
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object() if name == "pyspark" else None)
     assert main(["demo", "--out", str(tmp_path / "demo"), "--records", "1000"]) == 0
     out = capsys.readouterr().out

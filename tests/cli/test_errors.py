@@ -183,7 +183,7 @@ def test_codec_says_a_deeply_nested_line_is_not_json(verb: str, monkeypatch: pyt
 
 
 def test_spark_errors_become_one_line() -> None:
-    from metalog.analysis.spark_session import spark_errors
+    from metalog.analysis.engines.spark_session import spark_errors
 
     class Py4JJavaError(Exception):  # what py4j raises for a failed Java call, with Java's trace after it
         __module__ = "py4j.protocol"

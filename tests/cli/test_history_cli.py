@@ -6,19 +6,11 @@ import json
 
 import pytest
 
-from metalog.cli.main import main
-
-
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(argv)
-    out, err = capsys.readouterr()
-    return code, out, err
+from tests.cli.running import help_text, run
 
 
 def test_help_has_examples(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit):
-        main(["history", "--help"])
-    out = capsys.readouterr().out
+    out = help_text(["history"], capsys)
     assert "examples:" in out and "--broker 3" in out and "epoch milliseconds" in out
 
 

@@ -8,22 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from metalog.cli.main import main
 from metalog.log import MetadataLog
+from tests.cli.running import help_text, run
 from tests.replay.test_quorum import election, new_log, voters_record
-
-
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(argv)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.mark.parametrize("verb", ["describe", "history"])
 def test_help_has_examples(verb: str, capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit):
-        main(["quorum", verb, "--help"])
-    out = capsys.readouterr().out
+    out = help_text(["quorum", verb], capsys)
     assert "examples:" in out and f"metalog quorum {verb} LOGDIR --json" in out and "high watermark" in out
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from metalog.cli.main import main
@@ -77,24 +77,25 @@ class Story:
         values = set(last.values()) if final else {c[3] for c in self.configs}
         return {v for v in values if v != PLAIN[1]}
 
-    def published_values(self) -> set[str]:
-        """The config values some published state holds: the last of each config at the end of each of the two
-        batches ``write`` makes (a value overwritten within its batch was never published, so no history shows
-        it; the log dump does)."""
+    def published_values(self, resource: str | None = None) -> set[str]:
+        """The config values some published state holds (of ``resource``'s configs only, if named): the last of
+        each config at the end of each of the two batches ``write`` makes (a value overwritten within its batch was
+        never published, so no history shows it; the log dump does). Per resource: one value can be set on two
+        resources and published for one of them only (drawn values repeat when hypothesis shrinks them)."""
         half = len(self.configs) // 2
         last: dict[tuple[int, str, str], str] = {}
         values: set[str] = set()
         for batch in (self.configs[:half], self.configs[half:]):
             for rt, rn, name, value in batch:
                 last[(rt, rn, name)] = value
-            values |= set(last.values())
+            values |= {v for (rt, rn, _), v in last.items() if resource in (None, _resource(rt, rn))}
         return {v for v in values if v != PLAIN[1]}
 
     def scram_bytes(self) -> set[bytes]:
         return {b for _, _, *keys in self.scram for b in keys}
 
     def resources(self) -> set[str]:
-        return {f"{'TOPIC' if rt == TOPIC else 'BROKER'}/{rn}" for rt, rn, _, _ in self.configs}
+        return {_resource(rt, rn) for rt, rn, _, _ in self.configs}
 
 
 def write(root: Path, story: Story) -> Path:
@@ -144,21 +145,21 @@ def outputs(log: Path, story: Story, *flag: str) -> dict[str, tuple[str, set[str
                       final, True),
         "shell history": (run("shell", d, *flag, "-c", "history /image/configs; history /image/scram; "
                                                        "history /image"), published, True),
-        "history topic": (run("history", d, "--topic", "t", *flag), _of(story, "TOPIC/t", published), False),
+        "history topic": (run("history", d, "--topic", "t", *flag), story.published_values("TOPIC/t"), False),
         "log dump": (run("log", "dump", d, *flag), ever, True),
         "log dump json": (run("log", "dump", d, "--json", *flag), ever, True),
         "log dump payload": (run("log", "dump", d, "--skip-record-metadata", *flag), ever, True),
     }
     for resource in sorted(story.resources()):
-        covered = _of(story, resource, published)
+        covered = story.published_values(resource)
         out[f"history {resource}"] = (run("history", d, "--config", resource, *flag), covered, False)
         out[f"history {resource} json"] = (run("history", d, "--config", resource, "--json", *flag), covered, False)
     return out
 
 
-def _of(story: Story, resource: str, values: set[str]) -> set[str]:
-    names = {v for rt, rn, _, v in story.configs if f"{'TOPIC' if rt == TOPIC else 'BROKER'}/{rn}" == resource}
-    return values & names
+def _resource(resource_type: int, name: str) -> str:
+    """A config resource as ``history --config`` names it: TOPIC/t, BROKER/1, BROKER/ (the cluster default)."""
+    return f"{'TOPIC' if resource_type == TOPIC else 'BROKER'}/{name}"
 
 
 def check(log: Path, story: Story) -> None:
@@ -245,6 +246,10 @@ _SCRAM = st.lists(st.tuples(st.sampled_from(["alice", "bob", "carol"]), st.sampl
 @pytest.mark.slow
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(configs=_CONFIGS, scram=_SCRAM)
+# one value set on a topic, overwritten in its batch (never published there), and set on a broker: shown in the
+# broker's history only (drawn values repeat once hypothesis shrinks their seeds; the old expectation failed here)
+@example(configs=[(TOPIC, "t", "a.password", "Aq3Zr8Lm0Pv7Xc2N"), (TOPIC, "t", "a.password", "Bt5Yq1Wk9Hs4Jd6M"),
+                  (BROKER, "1", "b.password", "Aq3Zr8Lm0Pv7Xc2N")], scram=[])
 def test_random_secrets_appear_only_with_show_secrets(tmp_path_factory: pytest.TempPathFactory,
                                                       configs: list[tuple[int, str, str, str]],
                                                       scram: list[tuple[str, int, bytes, bytes, bytes]]) -> None:

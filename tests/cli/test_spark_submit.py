@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import metalog.cli.main
-from metalog.analysis.pipeline import read_table
+from metalog.analysis.tables import read_table
 from metalog.cli.main import main
 
 SPARK_SUBMIT = Path(sys.executable).parent / "spark-submit"

@@ -8,23 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from metalog.cli.main import main
 from metalog.log import files
 from metalog.storage.log_dirs import format_log_dirs
+from tests.cli.running import help_text, run
 
 CLUSTER = "MkU3OEVBNTcwNTJENDM2Qg"
 
 
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(argv)
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_help_has_examples(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit):
-        main(["storage", "info", "--help"])
-    out = capsys.readouterr().out
+    out = help_text(["storage", "info"], capsys)
     assert "examples:" in out and "metalog storage info --config server.properties" in out
 
 

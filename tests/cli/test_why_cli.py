@@ -8,22 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from metalog.cli.main import main
 from metalog.codec.messages import PartitionRecord, TopicRecord
 from metalog.codec.uuid import Uuid
+from tests.cli.running import help_text, run
 from tests.replay.test_why import register
 
 
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(argv)
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_help_has_examples_and_kafkas_definitions(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit):
-        main(["why", "--help"])
-    out = capsys.readouterr().out
+    out = help_text(["why"], capsys)
     assert "examples:" in out and "metalog why LOGDIR --broker 5" in out and "leader -1" in out
     assert "min.insync.replicas" in out and "epoch milliseconds" in out
 

@@ -2,7 +2,7 @@
 valid, mutated and truncated bytes give equal fields of the same types, or the same error.
 
 The compiled readers are generated from the same definitions as the pure modules
-(``metalog.codec.generator_compiled``); the pure readers are the reference they are held to. These tests
+(``codegen.compiled``); the pure readers are the reference they are held to. These tests
 skip where the compiled core does not run (``METALOG_PURE=1``, or no C compiler at install);
 ``METALOG_REQUIRE_COMPILED=1`` (CI's first run, see tests/conftest.py) makes that a failure instead.
 """
@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 
 from metalog.codec import KafkaStruct, core, message_class, struct_class
 from metalog.codec.framing import decode_metadata_record, metadata_readers
+from metalog.codec.runtime import READER_ERRORS
 from metalog.errors import DecodeError
 from tests.codec.strategies import all_message_versions, message_objects
 from tests.codec.test_properties import _mutate
@@ -57,7 +58,7 @@ def outcome(read: Any, buf: Any, pos: int) -> tuple[str, Any]:
     """A reader's result, or the exception it raised (type and arguments)."""
     try:
         return "read", read(buf, pos)
-    except Exception as e:  # the pure reader raises plain Python exceptions; the compiled one must match
+    except (*READER_ERRORS, TypeError) as e:  # bytes it cannot read; a buffer that is no bytes-like object
         return "raised", (type(e), e.args)
 
 

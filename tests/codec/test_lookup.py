@@ -17,7 +17,7 @@ def test_every_struct_of_every_message_resolves(name: str) -> None:
     for struct in msg.structs:
         cls = struct_class(name, struct)
         assert cls.__name__ == struct
-        assert cls.STRUCT_PATH == (name, struct)
+        assert (name, struct) == cls.STRUCT_PATH
 
 
 def test_unknown_struct_names_the_message_and_its_structs() -> None:

@@ -55,7 +55,7 @@ def test_framed_metadata_record(r: dict[str, Any]) -> None:
     framed = bytes.fromhex(r["framedHex"])
     record = decode_metadata_record(framed)
     assert record.version == r["version"]
-    assert type(record.message).API_KEY == r["apiKey"]
+    assert r["apiKey"] == type(record.message).API_KEY
     assert record.message.to_json(record.version) == r["json"]
     assert encode_metadata_record(record.message, record.version) == framed
 

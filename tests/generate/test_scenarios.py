@@ -74,7 +74,7 @@ def test_same_seed_same_files_and_the_log_replays(scenario: str, tmp_path: Path)
 
 
 def _names(records: list[tuple[Any, int]], name: str) -> list[tuple[Any, int]]:
-    return [(r, v) for r, v in records if r.NAME == name]
+    return [(r, v) for r, v in records if name == r.NAME]
 
 
 def test_zk_migration_phases() -> None:

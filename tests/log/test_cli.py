@@ -2,25 +2,13 @@
 
 from __future__ import annotations
 
-import io
 import json
 import shutil
-import sys
 
 import pytest
 
 from metalog.cli.main import main
-
-
-def run(argv: list[str], capsys, stdin: str = "") -> tuple[int, str, str]:
-    old = sys.stdin
-    sys.stdin = io.StringIO(stdin)
-    try:
-        rc = main(argv)
-    finally:
-        sys.stdin = old
-    out, err = capsys.readouterr()
-    return rc, out, err
+from tests.cli.running import run
 
 
 def test_dump_text_like_kafka_dump_log(jbod_dir, capsys):

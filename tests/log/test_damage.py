@@ -13,9 +13,7 @@ LogLoader.recoverLog).
 
 from __future__ import annotations
 
-import io
 import shutil
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -30,6 +28,7 @@ from metalog.log.batch import ATTRIBUTES_OFFSET, CRC_OFFSET
 from metalog.log.index import OFFSET_ENTRY, TIME_ENTRY
 from metalog.log.verify import verify_log
 from metalog.replay.history import MetadataHistory
+from tests.cli.running import run
 from tests.log.damage import DAMAGES, PARTITION_DIR, BatchAt, build_log, damage
 
 # ---- the log and its readers ------------------------------------------------------------------------------------
@@ -223,17 +222,6 @@ def test_a_time_index_entry_that_disagrees_is_an_error(copy):
 
 
 # ---- the reported case: every verb stops with one line ---------------------------------------------------------
-
-
-def run(argv: list[str], capsys: pytest.CaptureFixture[str], stdin: str = "") -> tuple[int, str, str]:
-    old = sys.stdin
-    sys.stdin = io.StringIO(stdin)
-    try:
-        rc = main(argv)
-    finally:
-        sys.stdin = old
-    out, err = capsys.readouterr()
-    return rc, out, err
 
 
 VERBS = {

@@ -28,7 +28,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metalog.analysis.pipeline import analyze_log
 from metalog.cli.main import main
 from metalog.errors import MetalogError
 from metalog.log import MetadataLog
@@ -39,6 +38,7 @@ from metalog.log.scan import scan_into, scan_values
 from metalog.log.verify import verify_log
 from metalog.replay.history import MetadataHistory
 from metalog.state.image import EMPTY
+from tests.analysis.oracle import analyze_log
 from tests.log.damage import DAMAGES, PARTITION_DIR, BatchAt, build_log, damage
 from tests.log.hostile import CODECS_HERE, compressed, flip_attribute, with_crc
 

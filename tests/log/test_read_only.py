@@ -16,6 +16,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -23,7 +24,8 @@ from typing import Any
 
 import pytest
 
-from metalog.analysis.pipeline import analyze_log
+from metalog.analysis.engines.python import PythonEngine
+from metalog.analysis.engines.request import AnalysisRequest
 from metalog.log import MetadataLog
 from metalog.log.follow import LogFollower
 from metalog.log.verify import verify_log
@@ -136,13 +138,18 @@ API: dict[str, Callable[[Path], Any]] = {
     "verify_log": verify_log,
     "SnapshotReader.verify": lambda path: SnapshotReader(next((path / PARTITION_DIR).glob("*.checkpoint"))).verify(),
     "LogFollower": lambda path: _follower(path),
-    "analyze_log": analyze_log,
+    "PythonEngine.analyze": lambda path: _analyze(path),
 }
 
 
 def _with_log(path: Path, read: Callable[[MetadataLog], Any]) -> Any:
     with MetadataLog.open(path) as log:
         return read(log)
+
+
+def _analyze(path: Path) -> Any:
+    with tempfile.TemporaryDirectory() as out:
+        return PythonEngine().analyze(AnalysisRequest.of([f"c={path}"], out))
 
 
 def _history(path: Path) -> Any:

@@ -12,11 +12,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from metalog.codec import Uuid, message_class, struct_class
 from metalog.codec.framing import encode_metadata_record
+from metalog.errors import PointError
 from metalog.log import MetadataLog
 from metalog.log.builder import build_data_batch
 from metalog.replay.changes import changes, render
@@ -58,85 +60,128 @@ class Model:
         self.ids = 0
 
 
-def _op(draw: st.DrawFn, m: Model) -> list[tuple[Any, int]]:
+Records = list[tuple[Any, int]]  # (record, its version)
+_BROKER_OPS = ("fence", "change_broker", "unregister")
+_TOPIC_OPS = ("remove", "partition")
+
+
+def _op(draw: st.DrawFn, m: Model) -> Records:
+    """One random step that applies: an op on a broker or a topic that does not exist registers or creates it."""
     op = draw(st.sampled_from(["register", "fence", "change_broker", "unregister", "topic", "remove", "partition",
                                "partition", "partition", "config", "controller", "feature", "noop"]))
     b = draw(st.sampled_from(BROKERS))
-    if op == "register" or (op in ("fence", "change_broker", "unregister") and b not in m.brokers):
-        m.brokers[b] = m.brokers.get(b, 0) + draw(st.integers(1, 2))
-        return [(rec("RegisterBrokerRecord", broker_id=b, broker_epoch=m.brokers[b], incarnation_id=Uuid.of(b, 1),
-                     log_dirs=draw(st.lists(st.sampled_from(DIRS), max_size=2, unique=True)), fenced=True,
-                     rack=draw(st.sampled_from([None, "r1"])),
-                     end_points=[struct_class("RegisterBrokerRecord", "BrokerEndpoint")(
-                         name="PLAINTEXT", host=f"b{b}", port=9092 + draw(st.integers(0, 1)), security_protocol=0)]),
-                 3)]
-    if op == "fence":
-        return [(rec(draw(st.sampled_from(["FenceBrokerRecord", "UnfenceBrokerRecord"])), id=b, epoch=m.brokers[b]),
-                 0)]
-    if op == "change_broker":
-        return [(rec("BrokerRegistrationChangeRecord", broker_id=b, broker_epoch=m.brokers[b],
-                     fenced=draw(st.sampled_from([-1, 0, 1])), in_controlled_shutdown=draw(st.sampled_from([0, 1])),
-                     log_dirs=draw(st.lists(st.sampled_from(DIRS), max_size=2, unique=True))), 2)]
-    if op == "unregister":
-        epoch = m.brokers.pop(b)
-        return [(rec("UnregisterBrokerRecord", broker_id=b, broker_epoch=epoch), 0)]
+    if op == "register" or (op in _BROKER_OPS and b not in m.brokers):
+        return _register(draw, m, b)
+    if op in _BROKER_OPS:
+        return _BROKER_STEPS[op](draw, m, b)
     name = draw(st.sampled_from(NAMES))
-    if op == "topic" or (op in ("remove", "partition") and name not in m.topics):
-        m.ids += 1
-        tid = Uuid.of(100, m.ids)
-        out: list[tuple[Any, int]] = [(rec("TopicRecord", name=name, topic_id=tid), 0)]
-        parts = {}
-        if name in m.topics:  # a TopicRecord for a name that exists: the name now means the new topic
-            out = [(rec("RemoveTopicRecord", topic_id=m.topics[name][0]), 0), *out]
-        for pid in range(draw(st.integers(1, 2))):
-            replicas = draw(st.lists(st.sampled_from([1, 2, 3, 4]), min_size=1, max_size=3, unique=True))
-            parts[pid] = replicas
-            out.append((rec("PartitionRecord", partition_id=pid, topic_id=tid, replicas=replicas, isr=replicas,
-                            leader=replicas[0], leader_epoch=0, partition_epoch=0,
-                            directories=[draw(st.sampled_from(DIRS)) for _ in replicas]), 1))
-        m.topics[name] = (tid, parts)
-        return out
+    if op == "topic" or (op in _TOPIC_OPS and name not in m.topics):
+        return _topic(draw, m, name)
     if op == "remove":
         tid, _ = m.topics.pop(name)
         return [(rec("RemoveTopicRecord", topic_id=tid), 0)]
     if op == "partition":
-        tid, parts = m.topics[name]
-        pid = draw(st.sampled_from(sorted(parts)))
-        replicas = parts[pid]
-        fields: dict[str, Any] = {}
-        for field in draw(st.lists(st.sampled_from(["isr", "leader", "replicas", "elr", "directories", "adding"]),
-                                   max_size=3, unique=True)):
-            if field == "replicas":
-                replicas = parts[pid] = draw(st.lists(st.sampled_from([1, 2, 3, 4]), min_size=1, max_size=3,
-                                                      unique=True))
-                fields["replicas"] = replicas
-                fields["directories"] = [draw(st.sampled_from(DIRS)) for _ in replicas]
-            elif field == "directories" and "replicas" not in fields:
-                fields["directories"] = [draw(st.sampled_from(DIRS)) for _ in replicas]
-            elif field == "isr":
-                fields["isr"] = draw(st.lists(st.sampled_from(replicas), max_size=len(replicas), unique=True))
-            elif field == "leader":
-                fields["leader"] = draw(st.sampled_from([*replicas, -1]))
-            elif field == "elr":
-                fields["eligible_leader_replicas"] = draw(st.lists(st.sampled_from(replicas), max_size=2, unique=True))
-            elif field == "adding":
-                fields["adding_replicas"] = draw(st.lists(st.sampled_from(replicas), max_size=1))
-        if "replicas" in fields:  # a new replica set: lists that name old replicas are set again
-            fields.setdefault("isr", list(replicas))
-            fields.setdefault("leader", replicas[0])
-        return [(rec("PartitionChangeRecord", partition_id=pid, topic_id=tid, **fields), 2)]
-    if op == "config":
-        rtype, rname = draw(st.sampled_from([(2, "foo"), (2, "bar"), (4, "1"), (4, "")]))
-        return [(rec("ConfigRecord", resource_type=rtype, resource_name=rname, name=draw(st.sampled_from("xy")),
-                     value=draw(st.sampled_from(["1", "2", None]))), 0)]
-    if op == "controller":
-        return [(rec("RegisterControllerRecord", controller_id=draw(st.sampled_from([3000, 3001])),
-                     incarnation_id=Uuid.of(3, draw(st.integers(1, 2))), zk_migration_ready=draw(st.booleans()),
-                     end_points=[], features=[]), 0)]
-    if op == "feature":
-        return [(rec("FeatureLevelRecord", name=draw(st.sampled_from(["metadata.version", "kraft.version"])),
-                     feature_level=draw(st.integers(1, 2)) + (20 if draw(st.booleans()) else 0)), 0)]
-    return [(rec("NoOpRecord"), 0)]
+        return _partition_change(draw, m, name)
+    return _OTHER_STEPS[op](draw)
+
+
+def _register(draw: st.DrawFn, m: Model, b: int) -> Records:
+    m.brokers[b] = m.brokers.get(b, 0) + draw(st.integers(1, 2))
+    return [(rec("RegisterBrokerRecord", broker_id=b, broker_epoch=m.brokers[b], incarnation_id=Uuid.of(b, 1),
+                 log_dirs=draw(st.lists(st.sampled_from(DIRS), max_size=2, unique=True)), fenced=True,
+                 rack=draw(st.sampled_from([None, "r1"])),
+                 end_points=[struct_class("RegisterBrokerRecord", "BrokerEndpoint")(
+                     name="PLAINTEXT", host=f"b{b}", port=9092 + draw(st.integers(0, 1)), security_protocol=0)]),
+             3)]
+
+
+def _fence(draw: st.DrawFn, m: Model, b: int) -> Records:
+    return [(rec(draw(st.sampled_from(["FenceBrokerRecord", "UnfenceBrokerRecord"])), id=b, epoch=m.brokers[b]), 0)]
+
+
+def _change_broker(draw: st.DrawFn, m: Model, b: int) -> Records:
+    return [(rec("BrokerRegistrationChangeRecord", broker_id=b, broker_epoch=m.brokers[b],
+                 fenced=draw(st.sampled_from([-1, 0, 1])), in_controlled_shutdown=draw(st.sampled_from([0, 1])),
+                 log_dirs=draw(st.lists(st.sampled_from(DIRS), max_size=2, unique=True))), 2)]
+
+
+def _unregister(draw: st.DrawFn, m: Model, b: int) -> Records:
+    epoch = m.brokers.pop(b)
+    return [(rec("UnregisterBrokerRecord", broker_id=b, broker_epoch=epoch), 0)]
+
+
+_BROKER_STEPS = {"fence": _fence, "change_broker": _change_broker, "unregister": _unregister}
+
+
+def _topic(draw: st.DrawFn, m: Model, name: str) -> Records:
+    m.ids += 1
+    tid = Uuid.of(100, m.ids)
+    out: Records = [(rec("TopicRecord", name=name, topic_id=tid), 0)]
+    parts = {}
+    if name in m.topics:  # a TopicRecord for a name that exists: the name now means the new topic
+        out = [(rec("RemoveTopicRecord", topic_id=m.topics[name][0]), 0), *out]
+    for pid in range(draw(st.integers(1, 2))):
+        replicas = draw(st.lists(st.sampled_from([1, 2, 3, 4]), min_size=1, max_size=3, unique=True))
+        parts[pid] = replicas
+        out.append((rec("PartitionRecord", partition_id=pid, topic_id=tid, replicas=replicas, isr=replicas,
+                        leader=replicas[0], leader_epoch=0, partition_epoch=0,
+                        directories=[draw(st.sampled_from(DIRS)) for _ in replicas]), 1))
+    m.topics[name] = (tid, parts)
+    return out
+
+
+def _partition_change(draw: st.DrawFn, m: Model, name: str) -> Records:
+    tid, parts = m.topics[name]
+    pid = draw(st.sampled_from(sorted(parts)))
+    fields: dict[str, Any] = {}
+    for field in draw(st.lists(st.sampled_from(["isr", "leader", "replicas", "elr", "directories", "adding"]),
+                               max_size=3, unique=True)):
+        _change_field(draw, fields, field, parts, pid)
+    if "replicas" in fields:  # a new replica set: lists that name old replicas are set again
+        fields.setdefault("isr", list(parts[pid]))
+        fields.setdefault("leader", parts[pid][0])
+    return [(rec("PartitionChangeRecord", partition_id=pid, topic_id=tid, **fields), 2)]
+
+
+def _change_field(draw: st.DrawFn, fields: dict[str, Any], field: str, parts: dict[int, list[int]],
+                  pid: int) -> None:
+    """One field of a PartitionChangeRecord, drawn against the partition's replicas as the change leaves them."""
+    replicas = parts[pid]
+    if field == "replicas":
+        replicas = parts[pid] = draw(st.lists(st.sampled_from([1, 2, 3, 4]), min_size=1, max_size=3, unique=True))
+        fields["replicas"] = replicas
+        fields["directories"] = [draw(st.sampled_from(DIRS)) for _ in replicas]
+    elif field == "directories" and "replicas" not in fields:
+        fields["directories"] = [draw(st.sampled_from(DIRS)) for _ in replicas]
+    elif field == "isr":
+        fields["isr"] = draw(st.lists(st.sampled_from(replicas), max_size=len(replicas), unique=True))
+    elif field == "leader":
+        fields["leader"] = draw(st.sampled_from([*replicas, -1]))
+    elif field == "elr":
+        fields["eligible_leader_replicas"] = draw(st.lists(st.sampled_from(replicas), max_size=2, unique=True))
+    elif field == "adding":
+        fields["adding_replicas"] = draw(st.lists(st.sampled_from(replicas), max_size=1))
+
+
+def _config(draw: st.DrawFn) -> Records:
+    rtype, rname = draw(st.sampled_from([(2, "foo"), (2, "bar"), (4, "1"), (4, "")]))
+    return [(rec("ConfigRecord", resource_type=rtype, resource_name=rname, name=draw(st.sampled_from("xy")),
+                 value=draw(st.sampled_from(["1", "2", None]))), 0)]
+
+
+def _controller(draw: st.DrawFn) -> Records:
+    return [(rec("RegisterControllerRecord", controller_id=draw(st.sampled_from([3000, 3001])),
+                 incarnation_id=Uuid.of(3, draw(st.integers(1, 2))), zk_migration_ready=draw(st.booleans()),
+                 end_points=[], features=[]), 0)]
+
+
+def _feature(draw: st.DrawFn) -> Records:
+    return [(rec("FeatureLevelRecord", name=draw(st.sampled_from(["metadata.version", "kraft.version"])),
+                 feature_level=draw(st.integers(1, 2)) + (20 if draw(st.booleans()) else 0)), 0)]
+
+
+_OTHER_STEPS = {"config": _config, "controller": _controller, "feature": _feature,
+                "noop": lambda draw: [(rec("NoOpRecord"), 0)]}
 
 
 @st.composite
@@ -179,7 +224,7 @@ def published_states(h: MetadataHistory) -> list[MetadataImage]:
     for offset in range(h.end_offset + 1):
         try:
             r = h.state_at(offset)
-        except Exception:  # nothing published yet
+        except PointError:  # nothing published yet
             continue
         if r.offset not in seen:
             seen.add(r.offset)
@@ -284,6 +329,7 @@ SUBJECTS = [
 ]
 
 
+@pytest.mark.slow  # 1.5 s or more of CPU: the full suite runs it, --quick does not
 @settings(max_examples=40)  # each example writes a log and replays it at every offset
 @given(batches=histories(), cut=st.integers(0, 200), span=st.integers(0, 200))
 def test_every_listed_change_is_a_difference_of_consecutive_published_states_and_none_is_missed(

@@ -94,24 +94,7 @@ class KafkaBatchLoaderModel:
     def load(self, base: int, batch: list[Any] | str, last: int) -> None:
         for index, record in enumerate([] if batch == CONTROL else batch):
             offset = base + index
-            name = record.NAME
-            if name == "BeginTransactionRecord":
-                assert self.state not in ("STARTED_TRANSACTION", "CONTINUED_TRANSACTION")
-                self.state, self.begin = "STARTED_TRANSACTION", offset
-            elif name in ("EndTransactionRecord", "AbortTransactionRecord"):
-                assert self.state in ("STARTED_TRANSACTION", "CONTINUED_TRANSACTION")
-                self.begin = None
-                if name == "EndTransactionRecord":
-                    self.state = "ENDED_TRANSACTION"
-                else:
-                    self.state = "ABORTED_TRANSACTION"
-                    self.delta = MetadataDelta(self.image)  # metalog's difference
-            else:
-                if self.state == "STARTED_TRANSACTION":
-                    self.state = "CONTINUED_TRANSACTION"
-                elif self.state in ("ENDED_TRANSACTION", "ABORTED_TRANSACTION"):
-                    self.state = "NO_TRANSACTION"
-                self.delta.replay(record)
+            self.record(record, offset)
             if self.state == "STARTED_TRANSACTION" and (index > 0 or self.num_batches > 0):
                 self.emit(self.last_offset, batch_end=False)
                 self.state = "STARTED_TRANSACTION"
@@ -125,6 +108,27 @@ class KafkaBatchLoaderModel:
             self.delta = MetadataDelta(self.image)
         if self.state not in ("STARTED_TRANSACTION", "CONTINUED_TRANSACTION"):
             self.emit(last, batch_end=True)
+
+    def record(self, record: Any, offset: int) -> None:
+        """The transaction state after one record, and the record replayed into the delta."""
+        name = record.NAME
+        if name == "BeginTransactionRecord":
+            assert self.state not in ("STARTED_TRANSACTION", "CONTINUED_TRANSACTION")
+            self.state, self.begin = "STARTED_TRANSACTION", offset
+        elif name in ("EndTransactionRecord", "AbortTransactionRecord"):
+            assert self.state in ("STARTED_TRANSACTION", "CONTINUED_TRANSACTION")
+            self.begin = None
+            if name == "EndTransactionRecord":
+                self.state = "ENDED_TRANSACTION"
+            else:
+                self.state = "ABORTED_TRANSACTION"
+                self.delta = MetadataDelta(self.image)  # metalog's difference
+        else:
+            if self.state == "STARTED_TRANSACTION":
+                self.state = "CONTINUED_TRANSACTION"
+            elif self.state in ("ENDED_TRANSACTION", "ABORTED_TRANSACTION"):
+                self.state = "NO_TRANSACTION"
+            self.delta.replay(record)
 
     def emit(self, offset: int, *, batch_end: bool) -> None:
         self.delta.offset = offset

@@ -183,9 +183,9 @@ def test_a_control_record_that_does_not_decode_is_one_error_naming_its_offset(tm
         segment = log.segments[-1].path
     with open(segment, "ab") as f:  # (append_batch refuses a batch KRaft's reader cannot read)
         f.write(build_control_batch(1, [(b"\x00\x00\x00\x02", b"\x00\x00\xff")], epoch=1, timestamp=2))
-    with pytest.raises(LogError) as e:  # every read checks KRaft's rules for records: opening the log meets it
-        with MetadataLog.open(tmp_path / "q", writable=False) as log:
-            list(quorum_history(log))
+    # every read checks KRaft's rules for records: opening the log meets it
+    with pytest.raises(LogError) as e, MetadataLog.open(tmp_path / "q", writable=False) as log:
+        list(quorum_history(log))
     assert "record at offset 1 is not a control record KRaft reads" in str(e.value)
     assert "__cluster_metadata-0" in str(e.value)
 

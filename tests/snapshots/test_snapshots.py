@@ -152,4 +152,4 @@ def test_snapshot_write_read_round_trip(values, end, epoch, kraft_version, ts):
 def test_uuid_helper_is_kafkas_metadata_topic_id():
     from metalog.log.files import METADATA_TOPIC_ID
 
-    assert METADATA_TOPIC_ID == Uuid.of(0, 1) and str(METADATA_TOPIC_ID) == "AAAAAAAAAAAAAAAAAAAAAQ"
+    assert Uuid.of(0, 1) == METADATA_TOPIC_ID and str(METADATA_TOPIC_ID) == "AAAAAAAAAAAAAAAAAAAAAQ"

@@ -11,7 +11,8 @@ of a topic that exists).
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
 from hypothesis import strategies as st
 
@@ -24,6 +25,7 @@ from metalog.state.image import EMPTY, MetadataImage
 from tests.codec.strategies import message_objects
 
 RECORD_TYPES = sorted(m.name for m in METADATA_BY_API_KEY.values())
+T = TypeVar("T")
 TOPICS = [Uuid.of(1, i) for i in (1, 2, 3)]
 DIRS = [Uuid.of(2, i) for i in (1, 2, 3)]
 ACLS = [Uuid.of(3, i) for i in (1, 2)]
@@ -110,16 +112,22 @@ def histories(draw: Any, max_size: int = 60) -> list[bytes]:
     candidates = [draw(record_values(name)) for name in _FIRST]
     candidates += draw(st.lists(st.sampled_from(RECORD_TYPES).flatmap(record_values), min_size=max_size // 2,
                                 max_size=max_size))
+    return replayable(candidates, lambda value: decode_metadata_record(value).message)
+
+
+def replayable(candidates: Iterable[T], record_of: Callable[[T], Any]) -> list[T]:
+    """The candidates whose records (``record_of``) apply, in order, to what sequential replay from the empty state
+    has made of those kept before them: a random history's records that replay without error, in one batch."""
     loader, kept = MetadataLoader(), []
-    for value in candidates:
-        record = decode_metadata_record(value).message
+    for candidate in candidates:
+        record = record_of(candidate)
         if record.NAME == "TopicRecord" and _name_taken(loader, record):
             continue
         try:
             loader.replay(record, len(kept))
         except ReplayError:
             continue
-        kept.append(value)
+        kept.append(candidate)
     return kept
 
 

@@ -254,6 +254,7 @@ def test_record_by_record_with_one_batch_end_equals_batch_by_batch(ops: list[str
 
 
 # ---- a loader that keeps no image per publish (images=False) ----------------------------------------------------
+@pytest.mark.slow  # 1.5 s or more of CPU: the full suite runs it, --quick does not
 @settings(max_examples=150, deadline=None)
 @given(values=histories(), cuts=st.lists(st.integers(0, 6), min_size=1, max_size=8), start=st.integers(0, 20),
        asked=st.lists(st.booleans(), min_size=1, max_size=5))

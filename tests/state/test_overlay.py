@@ -41,6 +41,7 @@ def state(image: MetadataImage) -> MetadataImage:
 
 
 # each example draws about 40 records through the codec's strategies and replays them four ways (~0.1 s)
+@pytest.mark.slow  # 1.5 s or more of CPU: the full suite runs it, --quick does not
 @settings(max_examples=50)
 @given(history=histories(), cuts=st.lists(st.integers(0, 100), max_size=6))
 def test_composed_overlays_of_any_cuts_equal_sequential_replay(history: list[bytes], cuts: list[int]) -> None:

@@ -1,8 +1,7 @@
 """Migration-phase analysis: per-batch timelines of ZooKeeper migration and JBOD transition, events, a report.
 
-Builds on replay (one pass over each log); no I/O beyond reading logs and writing the output directory.
+- ``domain``: the per-batch step (counts kept from the loader's deltas) and each table's schema;
+- ``engines``: the python, parallel and Spark engines, one interface (``engines.request``: a request in, the
+  tables on disk and a summary out);
+- the outputs: ``layout``, ``tables``, ``writers``, ``openmetrics``, ``sampling``, ``growth_tables``, ``report``.
 """
-
-from metalog.analysis.pipeline import Analysis, analyze_log, analyze_python
-
-__all__ = ["Analysis", "analyze_log", "analyze_python"]

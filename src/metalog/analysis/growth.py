@@ -138,19 +138,26 @@ def _minutes(log: MetadataLog) -> tuple[list[TypeMinute], list[LogMinute]]:
     by_type: dict[tuple[int, int], list[int]] = {}  # (minute, type key) -> [records, bytes]
     by_minute: dict[int, list[int]] = {}  # minute -> [batches, bytes]
     start = log.log_start_offset
+    minute, after, sizes, counts_of = 1, 0, [0, 0], _TypeCounts(by_type)  # (no batch is in [1, 0))
     for batch in log.batches(start):
-        minute = bucket_start(batch.max_timestamp, MINUTE_MS)
-        sizes = by_minute.get(minute)
-        if sizes is None:
-            sizes = by_minute[minute] = [0, 0]
+        timestamp = batch.max_timestamp
+        if not minute <= timestamp < after:  # another minute (batches come a minute at a time)
+            minute = bucket_start(timestamp, MINUTE_MS)
+            after = (minute // MINUTE_MS + 1) * MINUTE_MS  # (the first minute of int64 is cut short)
+            sizes = by_minute.setdefault(minute, [0, 0])
+            counts_of = _TypeCounts(by_type, minute)
         sizes[0] += 1
         sizes[1] += batch.size_in_bytes
-        for type_key, value_bytes in _record_types(batch, start):
-            counts = by_type.get((minute, type_key))
-            if counts is None:
-                counts = by_type[(minute, type_key)] = [0, 0]
-            counts[0] += 1
-            counts[1] += value_bytes
+        if batch.is_control or batch.base_offset < start:
+            for type_key, value_bytes in _record_types(batch, start):
+                counts_of.add(type_key, value_bytes)
+            continue
+        for record in batch.records():
+            value = record.value
+            api_key = metadata_api_key(value)
+            if api_key is None:
+                raise _not_a_frame(record.offset, batch)
+            counts_of.add(api_key, len(value) if value is not None else 0)
     growth = [TypeMinute(minute, name, records, size) for (minute, name), (records, size) in
               sorted(((m, record_type_name(k)), c) for (m, k), c in by_type.items())]
     log_size, total = [], 0
@@ -158,6 +165,26 @@ def _minutes(log: MetadataLog) -> tuple[list[TypeMinute], list[LogMinute]]:
         total += size
         log_size.append(LogMinute(minute, batches, size, total))
     return growth, log_size
+
+
+class _TypeCounts:
+    """One minute's [records, bytes] by record type, in ``by_type`` (keyed (minute, type key)), each found once."""
+
+    def __init__(self, by_type: dict[tuple[int, int], list[int]], minute: int = 0) -> None:
+        self.by_type, self.minute = by_type, minute
+        self.mine: dict[int, list[int]] = {}
+
+    def add(self, type_key: int, value_bytes: int) -> None:
+        counts = self.mine.get(type_key)
+        if counts is None:
+            counts = self.mine[type_key] = self.by_type.setdefault((self.minute, type_key), [0, 0])
+        counts[0] += 1
+        counts[1] += value_bytes
+
+
+def _not_a_frame(offset: int, batch: RecordBatch) -> LogError:
+    return LogError(f"offset {offset}: the record's value is not a metadata record frame (frame version 1, apiKey, "
+                    "version)", file=batch.source)
 
 
 def _record_types(batch: RecordBatch, start: int) -> Iterator[tuple[int, int]]:
@@ -176,8 +203,7 @@ def _record_types(batch: RecordBatch, start: int) -> Iterator[tuple[int, int]]:
             continue
         api_key = metadata_api_key(value)
         if api_key is None:
-            raise LogError(f"offset {record.offset}: the record's value is not a metadata record frame "
-                           "(frame version 1, apiKey, version)", file=batch.source)
+            raise _not_a_frame(record.offset, batch)
         yield api_key, size
 
 

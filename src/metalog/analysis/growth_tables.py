@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from metalog.analysis.growth import ClusterGrowth, read_growth
-from metalog.analysis.layout import PARTITION, partition_dir
+from metalog.analysis.layout import PARTITION, arrow_array, partition_dir
 from metalog.analysis.result import ClusterLog
 from metalog.analysis.tables import claim_output, csv_cell, has_pyarrow
 
@@ -127,7 +127,7 @@ def write_parquet(out: Path, table: str, found: Sequence[ClusterGrowth]) -> Path
         rows = rows_of(growth, table)
         if rows:
             (root / partition_dir(growth.name)).mkdir()
-            arrays = [pa.array(list(col), type=f.type) for col, f in zip(zip(*rows, strict=True), schema, strict=True)]
+            arrays = [arrow_array(col, f.type) for col, f in zip(zip(*rows, strict=True), schema, strict=True)]
             pq.write_table(pa.Table.from_arrays(arrays, schema=schema),
                            root / partition_dir(growth.name) / "part-00000.parquet")
     return root

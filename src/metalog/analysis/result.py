@@ -1,27 +1,14 @@
-"""What an analysis gives, shared by both engines: ``Analysis`` (rows, events, records), and the clusters it names."""
+"""The clusters of an analysis: how each is named (``cluster.id``, ``NAME=LOGDIR``, the directory's name)."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from metalog.analysis.brokers import BrokerTables
 from metalog.errors import LogError, MetalogError
 from metalog.log.files import META_PROPERTIES, read_properties
-
-Progress = Callable[[int, int], None]  # (records replayed, records to replay about)
-
-
-@dataclass
-class Analysis:
-    rows: list[dict[str, Any]] = field(default_factory=list)
-    events: list[dict[str, Any]] = field(default_factory=list)
-    records: int = 0
-    task_cpu: dict[str, list[float]] = field(default_factory=dict)  # Spark: stage -> CPU seconds per task
-    by_broker: BrokerTables = field(default_factory=BrokerTables)  # broker_timeline, directory_timeline, ...
 
 
 def cluster_name(path: str | os.PathLike[str]) -> str:

@@ -5,15 +5,11 @@ without pyarrow); and the buckets of the timeline."""
 from __future__ import annotations
 
 import csv
-import shutil
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from metalog.analysis.domain.schema import BUCKETS, TABLES, Kind
-from metalog.analysis.openmetrics import FILE as OPENMETRICS
-from metalog.analysis.openmetrics import write_openmetrics
-from metalog.analysis.result import Analysis
 from metalog.errors import MetalogError
 
 BUCKET_COLUMNS = BUCKETS.names
@@ -26,6 +22,12 @@ def bucket_start(timestamp: int, width_ms: int) -> int:
     """The start of the bucket of ``width_ms`` holding ``timestamp`` (epoch ms): a multiple of the width, but
     never before the first int64 (the first bucket of a log stamped near -2^63 ms starts there)."""
     return max(timestamp // width_ms * width_ms, INT64_MIN)
+
+
+def bucket_starts(timestamps: Iterable[int], width_ms: int) -> list[int]:
+    """``bucket_start`` of each of ``timestamps`` (in one comprehension: a call per batch costs more)."""
+    starts = [t - t % width_ms for t in timestamps]  # (t // w * w: % floors as // does)
+    return [max(s, INT64_MIN) for s in starts] if starts and min(starts) < INT64_MIN else starts
 
 
 def buckets(rows: Iterable[dict[str, Any]], width_ms: int) -> list[dict[str, Any]]:
@@ -114,50 +116,14 @@ def has_pyarrow() -> bool:
     return True
 
 
-def tables_of(result: Analysis, width_ms: int) -> dict[str, list[dict[str, Any]]]:
-    return {"timeline_batches": result.rows, "timeline_buckets": buckets(result.rows, width_ms),
-            "events": result.events, "broker_timeline": result.by_broker.brokers,
-            "directory_timeline": result.by_broker.directories, "directory_failures": result.by_broker.failures}
-
-
-def write_outputs(out: Path, result: Analysis, width_ms: int, *, csv: bool = True,
-                  metrics_every_batch: bool = False) -> list[Path]:
-    """The python engine's tables: ``OUT/<table>/cluster=<name>/part-00000.parquet`` (pyarrow), and
-    ``OUT/<table>.csv`` when ``csv`` or without pyarrow; and OUT/controller_metrics.om (a sample at every batch
-    time with ``metrics_every_batch``). A cluster with no rows in a table has no partition there (Spark's
-    writer makes none either)."""
-    from metalog.analysis.layout import TABLES, write_cluster
-
-    claim_output(out)
-    tables = tables_of(result, width_ms)
-    written: list[Path] = []
-    if has_pyarrow():
-        for name, rows in tables.items():
-            if (out / name).is_dir():  # an earlier run's (Spark's writer overwrites a table's directory too)
-                shutil.rmtree(out / name)
-            by_cluster: dict[str, list[dict[str, Any]]] = {}
-            for row in rows:
-                by_cluster.setdefault(row["cluster"], []).append(row)
-            for cluster, part in by_cluster.items():
-                write_cluster(out, name, cluster, part)
-            (out / name).mkdir(exist_ok=True)
-            written.append(out / name)
-    if csv or not written:
-        written += [path for name, rows in tables.items() for path in write_table(out, name, TABLES[name], rows)]
-    timelines: dict[str, list[dict[str, Any]]] = {}
-    for row in result.rows:
-        timelines.setdefault(row["cluster"], []).append(row)
-    return [*written, write_openmetrics(out / OPENMETRICS, list(timelines.items()),
-                                        every_batch=metrics_every_batch)]
-
-
 def write_csv_from_tables(out: Path, clusters: Sequence[str]) -> list[Path]:
-    """``OUT/<table>.csv`` from the Parquet tables in ``out``, ``clusters`` in that order, read a batch at a
-    time (times as epoch ms, as the python engine writes them)."""
+    """``OUT/<table>.csv`` from the Parquet tables in ``out``, ``clusters`` in that order (timeline_buckets: by
+    name, as ``writers.TableWriters`` writes it), read a batch at a time (times as epoch ms, as the python engine
+    writes them)."""
     from metalog.analysis.layout import TABLES, iter_cluster
 
     def rows(name: str) -> Iterable[dict[str, Any]]:
-        for cluster in clusters:
+        for cluster in sorted(clusters) if name == BUCKETS.name else clusters:
             if (out / name).is_dir():
                 for batch in iter_cluster(out / name, cluster, TABLES[name]):
                     yield from batch

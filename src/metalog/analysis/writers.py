@@ -31,7 +31,7 @@ from metalog.analysis.domain.columns import Chunk, from_rows
 from metalog.analysis.domain.schema import BUCKETS, EVENTS, TIMELINE
 from metalog.analysis.layout import TABLES, arrow_batch, arrow_schema, iter_cluster, kind, partition_dir
 from metalog.analysis.sampling import Sampler, Samples
-from metalog.analysis.tables import bucket_start, csv_cell
+from metalog.analysis.tables import bucket_starts, csv_cell
 
 ROWS_PER_GROUP = 65_536  # rows buffered per table and cluster before they are written, as one Parquet row group
 
@@ -164,26 +164,71 @@ def _column(chunk: Chunk, name: str) -> list[Any]:
     return data.tolist() if isinstance(data, array) else chunk.texts(name)
 
 
+def fresh_tables(out: Path) -> None:
+    """Each table's directory in ``out`` empty (an earlier run's tables go: the directory is the analysis' own,
+    ``tables.claim_output``), before any cluster's files are written into it."""
+    for table in TABLES:
+        if (out / table).is_dir():
+            shutil.rmtree(out / table)
+        (out / table).mkdir()
+
+
+class ClusterTables:
+    """One cluster's Parquet tables (a ``ParquetPart`` per table, its ``timeline_buckets`` at the end) and its
+    series of controller_metrics.om (``series``), from its chunks in log order: what the python engine writes per
+    cluster, and what a Spark executor writes for the cluster it replays. ``close`` returns the cluster's bucket
+    rows (``timeline_buckets``' values in its column order but the cluster, by bucket start)."""
+
+    def __init__(self, out: Path, name: str, width_ms: int, series: SeriesBlocks) -> None:
+        self.out, self.name, self.width_ms, self.series = out, name, width_ms, series
+        self._parts = {table: ParquetPart(out, table, name) for table in TABLES if table != BUCKETS.name}
+        self._buckets: dict[int, tuple[Any, ...]] = {}  # bucket start -> its last timeline row's values
+        self.batches = self.events = 0
+
+    def add(self, chunk: Chunk) -> None:
+        """Rows of the cluster, in log order."""
+        if not len(chunk):
+            return
+        table = chunk.table.name
+        self._parts[table].add(chunk)
+        if table == TIMELINE.name:
+            self.batches += len(chunk)
+            starts = bucket_starts(chunk.ints("timestamp"), self.width_ms)
+            last = dict(zip(starts, range(len(starts)), strict=True))  # each bucket's last row
+            self._buckets.update((start, chunk.row(i)) for start, i in last.items())
+            self.series.add(chunk)
+        elif table == EVENTS.name:
+            self.events += len(chunk)
+
+    def close(self) -> list[tuple[Any, ...]]:
+        for part in self._parts.values():
+            part.close()
+        buckets = [(start, *row) for start, row in sorted(self._buckets.items())]
+        if buckets:
+            bucket_part = ParquetPart(self.out, BUCKETS.name, self.name)
+            bucket_part.add(from_rows(BUCKETS, self.name, buckets))
+            bucket_part.close()
+        if not self.series.in_order:  # its times step back: the samples from the timeline written
+            self.series.from_rows([row for batch in iter_cluster(self.out / TIMELINE.name, self.name)
+                                   for row in batch])
+        self.series.close()
+        return buckets
+
+
 class TableWriters:
     """Every table of a python-engine analysis of a fleet, cluster by cluster: ``cluster(name)`` starts one,
-    ``timeline``/``events``/``brokers``/``directories``/``failures`` take its rows in log order, ``end_cluster``
-    finishes it, ``close`` the fleet (the bucket tables, the CSV of buckets, controller_metrics.om)."""
+    ``add`` takes its chunks in log order, ``end_cluster`` finishes it, ``close`` the fleet (the CSV of buckets,
+    controller_metrics.om)."""
 
     def __init__(self, out: Path, width_ms: int, *, csv: bool, metrics_every_batch: bool = False) -> None:
         self.out, self.width_ms, self.metrics_every_batch = out, width_ms, metrics_every_batch
-        for table in TABLES:  # an earlier run's (the directory is the analysis' own: tables.claim_output)
-            if (out / table).is_dir():
-                shutil.rmtree(out / table)
-            (out / table).mkdir()
+        fresh_tables(out)
         self.csv = {table: CsvTable(out, table) for table in TABLES if table != "timeline_buckets"} if csv else {}
         # every cluster's bucket rows in the table's column order, for the CSV (sorted by cluster name)
         self._buckets: dict[tuple[str, int], tuple[Any, ...]] = {}
         self._scratch = Path(tempfile.mkdtemp(prefix=".controller_metrics-", dir=out))
         self._blocks: list[tuple[str, SeriesBlocks]] = []
-        self._name = ""
-        self._parts: dict[str, ParquetPart] = {}
-        self._cluster_buckets: dict[int, tuple[Any, ...]] = {}  # bucket start -> its last timeline row's values
-        self._series: SeriesBlocks | None = None
+        self._cluster: ClusterTables | None = None
         self.batches = self.events_written = 0
 
     def __enter__(self) -> TableWriters:
@@ -196,47 +241,25 @@ class TableWriters:
             writer.close()
 
     def cluster(self, name: str) -> None:
-        self._name = name
-        self._parts = {table: ParquetPart(self.out, table, name) for table in TABLES if table != "timeline_buckets"}
-        self._cluster_buckets = {}
-        self._series = SeriesBlocks(self._scratch, len(self._blocks), name, every_batch=self.metrics_every_batch)
-        self._blocks.append((name, self._series))
+        series = SeriesBlocks(self._scratch, len(self._blocks), name, every_batch=self.metrics_every_batch)
+        self._blocks.append((name, series))
+        self._cluster = ClusterTables(self.out, name, self.width_ms, series)
 
     def add(self, chunk: Chunk) -> None:
         """Rows of the current cluster, in log order."""
-        if not len(chunk):
-            return
-        table = chunk.table.name
-        self._parts[table].add(chunk)
-        if table in self.csv:
-            self.csv[table].add(chunk.tuples())
-        if table == TIMELINE.name:
-            self.batches += len(chunk)
-            width, last = self.width_ms, {}
-            for i, timestamp in enumerate(chunk.ints("timestamp")):
-                last[bucket_start(timestamp, width)] = i
-            self._cluster_buckets.update((start, chunk.row(i)) for start, i in last.items())
-            assert self._series is not None
-            self._series.add(chunk)
-        elif table == EVENTS.name:
-            self.events_written += len(chunk)
+        assert self._cluster is not None
+        self._cluster.add(chunk)
+        if len(chunk) and chunk.table.name in self.csv:
+            self.csv[chunk.table.name].add(chunk.tuples())
 
     def end_cluster(self) -> None:
-        for part in self._parts.values():
-            part.close()
-        buckets = [(start, *row) for start, row in sorted(self._cluster_buckets.items())]
-        if buckets:
-            bucket_part = ParquetPart(self.out, BUCKETS.name, self._name)
-            bucket_part.add(from_rows(BUCKETS, self._name, buckets))
-            bucket_part.close()
-        at = BUCKETS.cluster_at
-        self._buckets.update(((self._name, row[0]), (*row[:at], self._name, *row[at:])) for row in buckets)
-        series = self._series
-        assert series is not None
-        if not series.in_order:  # its times step back: the samples from the timeline written
-            series.from_rows([row for batch in iter_cluster(self.out / TIMELINE.name, self._name)
-                              for row in batch])
-        series.close()
+        cluster = self._cluster
+        assert cluster is not None
+        buckets = cluster.close()
+        self.batches += cluster.batches
+        self.events_written += cluster.events
+        at, name = BUCKETS.cluster_at, cluster.name
+        self._buckets.update(((name, row[0]), (*row[:at], name, *row[at:])) for row in buckets)
 
     def close(self) -> list[Path]:
         """The fleet's last files: the CSV of buckets and controller_metrics.om; every path written."""

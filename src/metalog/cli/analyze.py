@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from pathlib import Path
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from metalog.analysis.domain.schema import BROKERS, BUCKETS, DIRECTORIES, EVENTS, FAILURES
@@ -85,88 +86,70 @@ def register(sub: Any) -> None:
 
 
 def _analyze(args: argparse.Namespace) -> int:
-    from metalog.analysis.growth_tables import growth_of, write_growth, write_growth_tables
-    from metalog.analysis.pipeline import analyze_python, log_records
-    from metalog.analysis.result import cluster_logs
-    from metalog.analysis.tables import claim_output, has_pyarrow, parse_bucket, write_outputs
+    from metalog.analysis.engines.request import AnalysisRequest
+    from metalog.analysis.report import write_report_from_tables
+    from metalog.analysis.tables import claim_output, parse_bucket
 
     try:
         width = parse_bucket(args.bucket)
     except ValueError as e:
         raise MetalogError(str(e)) from None
-    out = Path(args.out)
-    clusters = cluster_logs(args.logdirs)  # a name given twice is refused before any work
-    names = [c.name for c in clusters]
-    claim_output(out)  # before any work: a directory holding the user's files is refused, not emptied
-    if args.engine == "spark":
-        from metalog.analysis.spark import executor_runner, spark_errors, spark_session
-        from metalog.analysis.tables import write_csv_from_tables
-
-        if args.driver_memory is not None:
-            check_driver_memory(args.driver_memory)
-        for cluster in clusters:  # an unreadable or empty log directory, before a JVM starts
-            log_records(cluster.path)
-        with spark_errors(), spark_session(args.master, driver_memory=args.driver_memory,
-                                           master_timeout=args.master_timeout, archives=args.archives,
-                                           executor_python=args.executor_python) as session, \
-                Progress("analyze (spark)") as progress:
-            result = run_spark(session, args.logdirs, progress)
-            progress.label = "analyze (spark: write)"
-            written = result.write(out, width, metrics_every_batch=args.metrics_every_batch)
-            result.unpersist()
-            if args.csv:
-                written += write_csv_from_tables(out, names)
-            written += write_growth(out, clusters, csv=args.csv, run=executor_runner(session))
-            progress.label = "analyze (spark: report)"
-            written += _report_from_tables(out, names, executor_runner(session))  # clusters read on the executors
-        counts = _counts(out)
-    elif has_pyarrow():  # the tables written as the replay goes, the report read back from them
-        from metalog.analysis.pipeline import write_python
-
-        with Progress("analyze") as progress:
-            result = write_python(out, args.logdirs, width, csv=args.csv,
-                                  metrics_every_batch=args.metrics_every_batch, progress=progress.update)
-            written = result.paths + write_growth(out, clusters, csv=args.csv)
-        written += _report_from_tables(out, names)
-        counts = result.batches, result.events
-    else:
-        with Progress("analyze") as progress:
-            python = analyze_python(args.logdirs, progress=progress.update)
-        written = write_outputs(out, python, width, csv=args.csv, metrics_every_batch=args.metrics_every_batch)
-        growth = growth_of(clusters)
-        written += write_growth_tables(out, growth, csv=True)
-        written += _report(out, python, growth)
-        result = python
-        counts = len(python.rows), len(python.events)
-        print("CSV only: the Parquet tables need pyarrow (pip install 'metalog[analysis]')", file=sys.stderr)
-    print(f"{result.records:,} data records, {counts[0]:,} batches, {len(names)} cluster(s), {counts[1]:,} events",
-          file=sys.stderr)
+    # a name given twice is refused before any work
+    request = AnalysisRequest.of(args.logdirs, args.out, bucket_ms=width, csv=args.csv,
+                                 metrics_every_batch=args.metrics_every_batch)
+    needs_pyarrow()
+    claim_output(request.out)  # before any work: a directory holding the user's files is refused, not emptied
+    with engine(args, request) as chosen, Progress(f"analyze ({chosen.name})") as progress:
+        summary = run_engine(chosen, request, progress)
+        progress.label = f"analyze ({chosen.name}: report)"
+        written = [*summary.paths, *write_report_from_tables(request.out, request.names, chosen.run)]
+    print(f"{summary.records:,} data records, {summary.batches:,} batches, {len(summary.clusters)} cluster(s), "
+          f"{summary.events:,} events", file=sys.stderr)
     for path in written:
         print(path)
     return 0
 
 
-def _counts(out: Path) -> tuple[int, int]:
-    from metalog.analysis.layout import count_rows
+def needs_pyarrow() -> None:
+    """The tables are written as Arrow record batches: pyarrow (the analysis and spark extras), said in one line."""
+    from metalog.analysis.tables import has_pyarrow
 
-    return count_rows(out / "timeline_batches"), count_rows(out / "events")
-
-
-def _report_from_tables(out: Path, names: list[str], run: Any = None) -> list[Path]:
-    from metalog.analysis.report import write_report_from_tables
-
-    return write_report_from_tables(out, names, run)
+    if not has_pyarrow():
+        raise MetalogError("metalog analyze writes its tables with pyarrow: pip install 'metalog[analysis]'")
 
 
-def run_spark(session: Any, logdirs: list[str], progress: Progress) -> Any:
-    """The Spark engine with its progress on ``progress``: the stage in the label, records and records/s."""
-    from metalog.analysis.spark import analyze_spark
+@contextmanager
+def engine(args: argparse.Namespace, request: Any) -> Iterator[Any]:
+    """The engine ``--engine`` names; Spark's within its session (a JVM started after the checks that need
+    none: the driver's memory, each log directory readable and not empty)."""
+    if args.engine == "python":
+        from metalog.analysis.engines.python import PythonEngine
 
+        yield PythonEngine()
+        return
+    from metalog.analysis.engines.replay import log_records
+    from metalog.analysis.engines.spark import SparkEngine
+    from metalog.analysis.engines.spark_session import spark_errors, spark_session
+
+    if args.driver_memory is not None:
+        check_driver_memory(args.driver_memory)
+    for cluster in request.clusters:  # an unreadable or empty log directory, before a JVM starts
+        log_records(cluster.path)
+    with spark_errors(), spark_session(args.master, driver_memory=args.driver_memory,
+                                       master_timeout=args.master_timeout, archives=args.archives,
+                                       executor_python=args.executor_python) as session:
+        yield SparkEngine(session)
+
+
+def run_engine(chosen: Any, request: Any, progress: Progress) -> Any:
+    """``chosen.analyze(request)`` with its progress on ``progress``: records and records/s, and each stage's
+    name in the label (Spark's)."""
     def stage(name: str) -> None:
-        progress.label = f"analyze (spark: {name})"
+        progress.label = f"analyze ({chosen.name}: {name})"
         progress.restart()  # each stage's own share and rate, from its own start (not the JVM's)
 
-    return analyze_spark(session, logdirs, progress=progress.update, stage=stage)
+    # no terminal, no progress: Spark's status tracker is then not polled (each poll is calls into the JVM)
+    return chosen.analyze(request, progress.update if progress.enabled else None, stage)
 
 
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
@@ -179,9 +162,3 @@ def check_driver_memory(size: str) -> None:
         raise MetalogError(f"--driver-memory {size!r}: give a size such as 4g or 768m")
     if int(match[1]) * _UNITS[match[2]] < 512 << 20:
         raise MetalogError(f"--driver-memory {size}: Spark's driver needs at least 512m")
-
-
-def _report(out: Path, result: Any, growth: Any) -> list[Path]:
-    from metalog.analysis.report import write_report
-
-    return write_report(out, result.rows, result.events, result.by_broker, growth)

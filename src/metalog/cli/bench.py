@@ -209,49 +209,18 @@ def _codec_peers(notes: list[str], custom: bool) -> dict[str, Callable[..., Any]
 
 # ---- log ------------------------------------------------------------------------------------------
 def _log(sizes: Sizes, notes: list[str]) -> list[Row]:
-    from metalog.bench.cores import compiled_log_core, pure_log_core
-    from metalog.bench.log import (
-        expected_check,
-        make_log,
-        peer_reader,
-        peer_scan,
-        read_metalog,
-        scan_in_memory,
-        scan_metalog,
-    )
+    from metalog.bench.log import expected_check, make_log
     from metalog.bench.timing import best_cpu
     from metalog.log import Durability
 
     n = sizes.records
     tmp = Path(tempfile.mkdtemp(prefix="metalog-bench-"))
-    pure = compiled_log_core()  # the pure log core timed beside the compiled one, in the same run
-
-    def pure_twin(fn: Callable[[], tuple[int, int]]) -> Callable[[], tuple[int, int]]:
-        def run() -> tuple[int, int]:
-            with pure_log_core():
-                return fn()
-        return run
-
     try:
         append = make_log(tmp / "log", n, Durability.NONE)
         segments = sorted((tmp / "log" / "__cluster_metadata-0").glob("*.log"))
         size = sum(p.stat().st_size for p in segments)
         data = b"".join(p.read_bytes() for p in segments)
-        readers: dict[str, Callable[[], tuple[int, int]]] = {
-            "metalog records": lambda: read_metalog(tmp / "log"), "metalog scan": lambda: scan_metalog(tmp / "log"),
-            "metalog memory": lambda: scan_in_memory(data)}
-        if pure:
-            for kind in ("records", "scan", "memory"):
-                readers[f"pure {kind}"] = pure_twin(readers[f"metalog {kind}"])
-        for peer, module in (("kafka-python", "kafka.record.memory_records"),
-                             ("aiokafka", "aiokafka.record.memory_records")):
-            try:
-                memory_records = __import__(module, fromlist=["MemoryRecords"]).MemoryRecords
-            except ImportError:
-                notes.append(f"{peer} not installed, the log readers are not compared with it ({EXTRA_HINT})")
-                continue
-            readers[f"{peer} records"] = partial(peer_reader(memory_records), data)
-            readers[f"{peer} scan"] = readers[f"{peer} memory"] = partial(peer_scan(memory_records), data)
+        readers = {**_metalog_log_readers(tmp / "log", data), **_peer_log_readers(data, notes)}
         seconds: dict[str, float] = {}
         for _ in range(sizes.repeat):  # rounds interleave the readers, so load from elsewhere hits them alike
             for name, fn in readers.items():
@@ -273,6 +242,47 @@ def _log(sizes: Sizes, notes: list[str]) -> list[Row]:
                 rows.append(Row("log", f"{what}{label}, {n:,} records", n / t, "rec/s", size / t / 1e6, vs))
     rows.append(Row("log", "append, batches of 1000, no fsync", n / append, "rec/s", size / append / 1e6, {}))
     return rows
+
+
+LogReader = Callable[[], tuple[int, int]]  # () -> (records read, checksum)
+
+
+def _metalog_log_readers(logdir: Path, data: bytes) -> dict[str, LogReader]:
+    """metalog's readers of the log (records, scan, scan in memory), and the pure log core's beside them where the
+    compiled one runs, timed in the same run."""
+    from metalog.bench.cores import compiled_log_core, pure_log_core
+    from metalog.bench.log import read_metalog, scan_in_memory, scan_metalog
+
+    def pure_twin(fn: LogReader) -> LogReader:
+        def run() -> tuple[int, int]:
+            with pure_log_core():
+                return fn()
+        return run
+
+    readers: dict[str, LogReader] = {
+        "metalog records": lambda: read_metalog(logdir), "metalog scan": lambda: scan_metalog(logdir),
+        "metalog memory": lambda: scan_in_memory(data)}
+    if compiled_log_core():
+        for kind in ("records", "scan", "memory"):
+            readers[f"pure {kind}"] = pure_twin(readers[f"metalog {kind}"])
+    return readers
+
+
+def _peer_log_readers(data: bytes, notes: list[str]) -> dict[str, LogReader]:
+    """The peers' readers of the same bytes (in memory), each that is installed; a note for each that is not."""
+    from metalog.bench.log import peer_reader, peer_scan
+
+    readers: dict[str, LogReader] = {}
+    for peer, module in (("kafka-python", "kafka.record.memory_records"),
+                         ("aiokafka", "aiokafka.record.memory_records")):
+        try:
+            memory_records = __import__(module, fromlist=["MemoryRecords"]).MemoryRecords
+        except ImportError:
+            notes.append(f"{peer} not installed, the log readers are not compared with it ({EXTRA_HINT})")
+            continue
+        readers[f"{peer} records"] = partial(peer_reader(memory_records), data)
+        readers[f"{peer} scan"] = readers[f"{peer} memory"] = partial(peer_scan(memory_records), data)
+    return readers
 
 
 # ---- replay ---------------------------------------------------------------------------------------

@@ -64,7 +64,7 @@ def _demo(args: argparse.Namespace) -> int:
 
 def default_engine() -> tuple[str, str | None]:
     """``spark`` when pyspark and a Java runtime are there; else ``python`` and one line saying why."""
-    from metalog.analysis.spark_session import find_java
+    from metalog.analysis.engines.spark_session import find_java
     from metalog.errors import MetalogError
 
     if importlib.util.find_spec("pyspark") is None:
@@ -95,7 +95,8 @@ def _generate(log_dir: Path, seed: int, records: int) -> int:
 def _replay(log_dir: Path, step: int) -> tuple[list[int], str]:
     from metalog.cli.replay import render_state
     from metalog.replay.diff import diff_images, render_diff
-    from metalog.replay.history import MetadataHistory, format_time
+    from metalog.replay.history import MetadataHistory
+    from metalog.replay.points import format_time
 
     with MetadataHistory(log_dir) as history:
         points = [history.end_offset // 4, history.end_offset // 2, history.end_offset]

@@ -72,37 +72,64 @@ def _follow(args: argparse.Namespace) -> int:
     from metalog.cli.options import secrets_of
 
     options.log_directory(args.logdir, "log follow")
-    before = _stop_on_first_interrupt()
+    stop = OneCtrlC.install()
     try:
         start = _start(args.logdir, args.start)
         if args.changes:
             _changes(args.logdir, start, args.poll, notice, secrets_of(args))
         else:
             _batches(args.logdir, start, args.poll, args.json, notice, secrets_of(args))
-    except KeyboardInterrupt:  # Ctrl-C: the way to stop following (SIGINT stays ignored: the command is ending)
+    except KeyboardInterrupt:  # Ctrl-C: the way to stop following (SIGINT stays blocked: the command is ending)
         return 0
     finally:
-        if before is not None and signal.getsignal(signal.SIGINT) is _first_interrupt:
-            signal.signal(signal.SIGINT, before)  # not interrupted: the caller's handler again
+        if stop is not None:
+            stop.uninstall()
     return 0
 
 
-def _first_interrupt(signum: int, frame: Any) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # before the raise: the rest of a burst is the same Ctrl-C
-    raise KeyboardInterrupt
-
-
-def _stop_on_first_interrupt() -> Any:
-    """Ctrl-C stops following, once: later SIGINTs are ignored while it stops, so it still exits 0.
+class OneCtrlC:
+    """SIGINT's handler while following: Ctrl-C stops, once, and the rest of a burst is the same Ctrl-C.
 
     One stop can arrive as several signals: ``timeout -s INT`` signals the command and then its whole process
     group (so the command twice), and an impatient person presses Ctrl-C twice. A second KeyboardInterrupt
     raised while the first unwinds, or after ``_follow`` has returned, would end the command with status 130.
+
+    The first signal blocks SIGINT, then raises KeyboardInterrupt; later ones stay pending, never delivered. The
+    handler stays installed and does nothing after the first: CPython runs a Python handler some bytecodes after
+    its C handler noted the signal, so a second SIGINT noted while the first one's handler runs is handed to
+    whatever handler is installed by then. Were that SIG_IGN, CPython would print "Signal 2 ignored due to race
+    condition" on stderr (a burst with no gap did, once, when the first signal switched SIGINT to SIG_IGN).
     """
-    if threading.current_thread() is threading.main_thread() \
-            and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-        return signal.signal(signal.SIGINT, _first_interrupt)
-    return None
+
+    def __init__(self, before: Any) -> None:
+        self.before = before
+        self.interrupted = False
+
+    @classmethod
+    def install(cls) -> OneCtrlC | None:
+        """The handler, installed where Python's own Ctrl-C handler is (a caller's own handler is left alone)."""
+        if threading.current_thread() is not threading.main_thread() \
+                or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+            return None
+        stop = cls(signal.default_int_handler)
+        signal.signal(signal.SIGINT, stop)
+        return stop
+
+    def __call__(self, signum: int, frame: Any) -> None:
+        if self.interrupted:  # the rest of a burst, noted before the block took
+            return
+        self.interrupted = True
+        if hasattr(signal, "pthread_sigmask"):
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        else:  # (no signal masks: Windows) ignored from now on
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+        raise KeyboardInterrupt
+
+    def uninstall(self) -> None:
+        """Not interrupted: the caller's handler again (interrupted: the command is ending, SIGINT stays blocked)."""
+        before = self.before
+        if not self.interrupted and signal.getsignal(signal.SIGINT) is self:
+            signal.signal(signal.SIGINT, before)
 
 
 def _batches(logdir: str, start: int | str, poll: float, as_json: bool, notice: Any, secrets: Secrets) -> None:

@@ -145,10 +145,9 @@ def _history(args: argparse.Namespace) -> int:
     with MetadataLog.open(args.logdir, writable=False) as log:
         _check_snapshot_file(log)
         if args.json:
-            count = 0
-            for event in quorum_history(log):
-                sys.stdout.write(json.dumps(event.to_json(), separators=(",", ":")) + "\n")
-                count += 1
+            events = list(quorum_history(log))  # (elections and voter changes: a few per log)
+            count = len(events)
+            sys.stdout.writelines(json.dumps(e.to_json(), separators=(",", ":")) + "\n" for e in events)
         else:
             rows = history_lines(list(quorum_history(log)))
             count = len(rows) - 1 if rows else 0

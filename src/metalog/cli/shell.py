@@ -144,6 +144,8 @@ def _readline(shell: Any) -> None:
         import readline
     except ImportError:  # (Windows without pyreadline): plain input() still works
         return
+    from metalog.errors import MetalogError
+
     matches: list[str] = []
 
     def complete(text: str, state: int) -> str | None:
@@ -152,7 +154,7 @@ def _readline(shell: Any) -> None:
             line = readline.get_line_buffer()[:readline.get_endidx()]
             try:
                 matches = shell.complete(line, text)
-            except Exception:  # completion never breaks the prompt
+            except MetalogError:  # completion never breaks the prompt (a damaged log's node offers nothing)
                 matches = []
         return matches[state] if state < len(matches) else None
 

@@ -149,7 +149,6 @@ def _verify(args: argparse.Namespace) -> int:
 def _create(args: argparse.Namespace) -> int:
     from metalog.cli import options
     from metalog.cli.options import resolving
-    from metalog.log.control import ControlType, decode_control
     from metalog.replay.history import MetadataHistory
     from metalog.replay.points import parse_time
     from metalog.snapshots import SnapshotId, SnapshotWriter
@@ -166,18 +165,7 @@ def _create(args: argparse.Namespace) -> int:
         log = history.log
         batch = next(log.batches(image.offset))
         epoch = log.epochs.epoch_for(image.offset) or batch.partition_leader_epoch
-        voters = None
-        if args.kraft_version == 1:
-            for b in log.batches(0):
-                if b.base_offset > image.offset:
-                    break
-                if b.is_control:
-                    for rec in b.records():
-                        control = decode_control(rec.key, rec.value)
-                        if control.type == ControlType.KRAFT_VOTERS:
-                            voters = control.message
-            if voters is None:
-                raise MetalogError("--kraft-version 1 needs a VotersRecord in the log; none was found")
+        voters = _voters_through(log, image.offset) if args.kraft_version == 1 else None
         for loss in lost_in_image(image):
             print(f"warning: metadata.version cannot carry {loss}; it is left out", file=sys.stderr)
         with SnapshotWriter(log.directory, SnapshotId(image.offset + 1, epoch),
@@ -190,6 +178,24 @@ def _create(args: argparse.Namespace) -> int:
     print(f"{path_text(path)}: the state through offset {image.offset}")
     return 0
 
+
+
+def _voters_through(log: Any, offset: int) -> Any:
+    """The voter set the last VotersRecord at or before ``offset`` holds (a kraft.version 1 snapshot's)."""
+    from metalog.log.control import ControlType, decode_control
+
+    voters = None
+    for b in log.batches(0):
+        if b.base_offset > offset:
+            break
+        if b.is_control:
+            for rec in b.records():
+                control = decode_control(rec.key, rec.value)
+                if control.type == ControlType.KRAFT_VOTERS:
+                    voters = control.message
+    if voters is None:
+        raise MetalogError("--kraft-version 1 needs a VotersRecord in the log; none was found")
+    return voters
 
 
 def _images(args: argparse.Namespace) -> int:

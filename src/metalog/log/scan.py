@@ -5,7 +5,7 @@ CRC-32C and that it follows the batch before (offsets run on, epochs never decre
 ``metalog.log.chain``). It makes no object per batch: it hands each data record's value straight to a
 sink (replay from an offset, where per-batch objects cost more than the records); or it collects a
 ``ScannedBatch`` (base offset, last offset, max timestamp, is control, values) per batch, which
-``scan_values`` yields.
+``scan_values`` yields, giving back the mapped pages it has read as it goes (``release_read``).
 Data batches exactly as KRaft writes them are handled inline; anything else (control batches, compression, headers,
 a damaged batch) goes through RecordBatch, which decodes the general case, applies KRaft's rules for records
 (``metalog.log.kraft_records``) and raises the precise error.
@@ -61,7 +61,7 @@ def scan_values(data: mmap.mmap | bytes, start: int, end: int, source: str, chai
     following the one before from ``chain`` on; ``chain`` is past the last batch when the iterator ends.
     ``scan_into``'s loop, collecting the batches of about a MiB at a time."""
     first, last = _EVERY_OFFSET
-    pos = start
+    pos, released = start, start - start % _PAGE
     while pos < end:
         batches: list[ScannedBatch] = []
         try:
@@ -70,6 +70,21 @@ def scan_values(data: mmap.mmap | bytes, start: int, end: int, source: str, chai
             yield from batches
             raise
         yield from batches
+        released = release_read(data, released, pos)
+
+
+_PAGE = mmap.PAGESIZE
+
+
+def release_read(data: mmap.mmap | bytes, start: int, end: int) -> int:
+    """Let the kernel drop the pages of a mapped segment a scan has read, ``data[start:end]`` (``start`` at a page;
+    ``madvise(MADV_DONTNEED)``: a read-only file mapping reads a page from the file again if it is touched
+    again), so that a scan's resident memory is about a chunk's, not the segment's (the analysis of a 4M-record
+    log held its 300 MB). Returns where the next release starts: ``end`` rounded down to a page."""
+    until = max(start, end - end % _PAGE)
+    if until > start and isinstance(data, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
+        data.madvise(mmap.MADV_DONTNEED, start, until - start)
+    return until
 
 
 def scan_into(data: mmap.mmap | bytes, pos: int, end: int, source: str, first: int, last: int,

@@ -19,7 +19,7 @@ asked for, from the nearest snapshot or state image (``MetadataHistory.batch_end
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -157,56 +157,70 @@ class _Scan:
         self.published = image  # the state published last where the subject was looked at
         self.touched: dict[Key, list[tuple[int, str]]] = {}
         self.leader: dict[str, int] | None = None
+        self.offset = -1  # the record read last, for an error's message
         subject.start(image)
 
     def run(self) -> Iterator[Change]:
-        log, subject, loader, touched = self.history.log, self.subject, self.loader, self.touched
-        scan_from, last, api_keys = self.published.offset + 1, self.last, subject.api_keys
-        assert _BEGIN not in api_keys and _ABORT not in api_keys  # the loop treats them apart
+        log, subject, loader = self.history.log, self.subject, self.loader
+        scan_from, last = self.published.offset + 1, self.last
+        assert _BEGIN not in subject.api_keys and _ABORT not in subject.api_keys  # the loop treats them apart
         if subject.control_records:
             self.leader = self._leader_before(scan_from)
-        replay = loader.replay_value
-        offset = scan_from
+        self.offset = scan_from
         try:
             for base, last_offset, timestamp, control, values in log.scan(max(scan_from, log.log_start_offset)):
                 if base > last:
                     return
-                if control:
-                    if subject.control_records:
-                        yield from self._control(base, last_offset, timestamp)
-                    if touched and loader.end_batch(last_offset) is not None:
-                        yield from self._publish(last_offset, timestamp)
+                if not control:
+                    yield from self._data(base, values, scan_from, timestamp)
+                elif subject.control_records:
+                    yield from self._control(base, last_offset, timestamp)
+                if self.touched and loader.end_batch(last_offset) is not None:
+                    yield from self._publish(last_offset, timestamp)
+        except DecodeError as e:
+            raise LogError(f"offset {self.offset}: {e}", file=log.directory) from None
+
+    def _data(self, base: int, values: Sequence[bytes | None], scan_from: int, timestamp: int) -> Iterator[Change]:
+        """A data batch's records from ``scan_from``: the subject's keys noted, each record replayed; a transaction's
+        Begin publishes what came before it, its Abort forgets the keys of its records."""
+        subject, touched, replay, api_keys = self.subject, self.touched, self.loader.replay_value, self.subject.api_keys
+        offset = base
+        try:
+            for offset, value in enumerate(values, base):
+                if offset < scan_from:
                     continue
-                for offset, value in enumerate(values, base):
-                    if offset < scan_from:
-                        continue
-                    kind = value[1] if value else -1
+                kind = value[1] if value else -1
+                if kind == _BEGIN:
+                    yield from self._begin(value, offset, timestamp)
+                elif kind == _ABORT:
+                    self._abort(value, offset)
+                else:
                     if kind in api_keys:
                         key = subject.key_of(value)  # type: ignore[arg-type]
                         if key is not None:
                             touched.setdefault(key, []).append((offset, _type_name(kind)))
-                    elif kind == _BEGIN:
-                        before = loader.image
-                        replay(value, offset)
-                        if touched and loader.image is not before:  # published what came before the Begin
-                            yield from self._publish(offset - 1, timestamp)
-                        continue
-                    elif kind == _ABORT:
-                        begin = loader.transaction_start
-                        replay(value, offset)
-                        if begin is not None:  # the transaction's records are dropped: they changed nothing
-                            for key in list(touched):
-                                kept = [r for r in touched[key] if r[0] < begin]
-                                if kept:
-                                    touched[key] = kept
-                                else:
-                                    del touched[key]
-                        continue
                     replay(value, offset)
-                if touched and loader.end_batch(last_offset) is not None:
-                    yield from self._publish(last_offset, timestamp)
-        except DecodeError as e:
-            raise LogError(f"offset {offset}: {e}", file=log.directory) from None
+        finally:
+            self.offset = offset
+
+    def _begin(self, value: bytes | None, offset: int, timestamp: int) -> Iterator[Change]:
+        before = self.loader.image
+        self.loader.replay_value(value, offset)
+        if self.touched and self.loader.image is not before:  # published what came before the Begin
+            yield from self._publish(offset - 1, timestamp)
+
+    def _abort(self, value: bytes | None, offset: int) -> None:
+        begin = self.loader.transaction_start
+        self.loader.replay_value(value, offset)
+        if begin is None:
+            return
+        touched = self.touched  # the transaction's records are dropped: they changed nothing
+        for key in list(touched):
+            kept = [r for r in touched[key] if r[0] < begin]
+            if kept:
+                touched[key] = kept
+            else:
+                del touched[key]
 
     def snapshot(self, result: ReplayResult) -> Iterator[Change]:
         """A snapshot's state as one publication after the empty state: every entity of the subject in it."""

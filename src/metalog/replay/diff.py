@@ -151,10 +151,30 @@ def _plain(value: Any) -> Any:
 def render_diff(d: ImageDiff) -> str:
     """The diff as readable text: one section per kind of change."""
     lines = [f"changes from {point_name(d.from_offset)} to {point_name(d.to_offset)}"]
+    lines += _cluster_lines(d)
+    lines += _broker_lines(d)
+    if d.topics_created:
+        lines.append(f"  topics created: {', '.join(map(escape, d.topics_created))}")
+    if d.topics_removed:
+        lines.append(f"  topics removed: {', '.join(map(escape, d.topics_removed))}")
+    lines += _partition_lines(d)
+    lines += _config_lines(d)
+    if len(lines) == 1:
+        lines.append("  no changes")
+    return "\n".join(lines)
+
+
+def _cluster_lines(d: ImageDiff) -> list[str]:
+    lines = []
     if d.metadata_version:
         lines.append(f"  metadata.version: {_cell(d.metadata_version[0])} -> {_cell(d.metadata_version[1])}")
     if d.zk_migration_state:
         lines.append(f"  ZK migration state: {d.zk_migration_state[0]} -> {d.zk_migration_state[1]}")
+    return lines
+
+
+def _broker_lines(d: ImageDiff) -> list[str]:
+    lines = []
     for label, ids in (("registered", d.brokers_registered), ("unregistered", d.brokers_unregistered),
                        ("restarted", d.brokers_restarted), ("fenced", d.brokers_fenced),
                        ("unfenced", d.brokers_unfenced), ("in controlled shutdown", d.brokers_shutting_down)):
@@ -163,25 +183,25 @@ def render_diff(d: ImageDiff) -> str:
     for label, dirs in (("lost", d.dirs_lost), ("added", d.dirs_added)):
         for bid, names in dirs.items():
             lines.append(f"  broker {bid} log dirs {label}: {', '.join(names)}")
-    if d.topics_created:
-        lines.append(f"  topics created: {', '.join(map(escape, d.topics_created))}")
-    if d.topics_removed:
-        lines.append(f"  topics removed: {', '.join(map(escape, d.topics_removed))}")
-    if d.partitions:
-        rows = [("PARTITION", "FIELD", "BEFORE", "AFTER")]
-        for p in d.partitions:
-            for key, (a, b) in p.changes.items():
-                rows.append((f"{p.topic}-{p.partition}", key, _cell(a), _cell(b)))
-        lines.append(f"  partitions changed: {len(d.partitions)}")
-        lines += ["    " + line for line in table(rows)]
-    if d.configs:
-        rows = [("RESOURCE", "KEY", "BEFORE", "AFTER")]
-        rows += [(r, k, _cell(a), _cell(b)) for r, k, a, b in d.configs]
-        lines.append("  configs changed:")
-        lines += ["    " + line for line in table(rows)]
-    if len(lines) == 1:
-        lines.append("  no changes")
-    return "\n".join(lines)
+    return lines
+
+
+def _partition_lines(d: ImageDiff) -> list[str]:
+    if not d.partitions:
+        return []
+    rows = [("PARTITION", "FIELD", "BEFORE", "AFTER")]
+    for p in d.partitions:
+        for key, (a, b) in p.changes.items():
+            rows.append((f"{p.topic}-{p.partition}", key, _cell(a), _cell(b)))
+    return [f"  partitions changed: {len(d.partitions)}", *("    " + line for line in table(rows))]
+
+
+def _config_lines(d: ImageDiff) -> list[str]:
+    if not d.configs:
+        return []
+    rows = [("RESOURCE", "KEY", "BEFORE", "AFTER")]
+    rows += [(r, k, _cell(a), _cell(b)) for r, k, a, b in d.configs]
+    return ["  configs changed:", *("    " + line for line in table(rows))]
 
 
 def point_name(offset: int) -> str:

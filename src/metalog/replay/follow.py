@@ -47,20 +47,27 @@ def follow_states(path: str | os.PathLike[str], start: int | str = END, *, poll_
                 return bool(truncated) or (stop is not None and stop())
 
             for batch in follower.batches(stop=done):
-                records = batch.records()  # every batch's, a control batch's too: KRaft's rules for its records
-                if not batch.is_control:
-                    for record in records:
-                        loader.replay_value(record.value, record.offset)
-                        if loader.image is not image:  # a BeginTransactionRecord inside the batch published
-                            if loader.image.offset >= first:
-                                yield Published(image, loader.image, batch)
-                            image = loader.image
-                loader.end_batch(batch.last_offset)
-                if loader.image is not image and loader.image.offset >= first:
-                    yield Published(image, loader.image, batch)
+                yield from _published_by(batch, loader, image, first)
                 image = loader.image
             start = follower.next_offset
         if not truncated:
             return
         for text in truncated:
             notice(f"{text}; the state is loaded again from the log as it is now")
+
+
+def _published_by(batch: RecordBatch, loader: MetadataLoader, image: MetadataImage,
+                  first: int) -> Iterator[Published]:
+    """The states ``batch`` makes ``loader`` publish, from offset ``first`` on (``image``: the state published
+    before it): just before a BeginTransactionRecord inside it, and at its end."""
+    records = batch.records()  # every batch's, a control batch's too: KRaft's rules for its records
+    if not batch.is_control:
+        for record in records:
+            loader.replay_value(record.value, record.offset)
+            if loader.image is not image:  # a BeginTransactionRecord inside the batch published
+                if loader.image.offset >= first:
+                    yield Published(image, loader.image, batch)
+                image = loader.image
+    loader.end_batch(batch.last_offset)
+    if loader.image is not image and loader.image.offset >= first:
+        yield Published(image, loader.image, batch)

@@ -24,14 +24,13 @@ from metalog.errors import DecodeError, LogError, MetalogError, PointError
 from metalog.log import MetadataLog
 from metalog.log.scan import ScannedBatch
 from metalog.replay.gc import gc_paused
-from metalog.replay.images import IMAGE_DIR, image_points, read_image, write_image
-from metalog.replay.points import BatchSpan, Point, ReplayResult, StartPoint, format_time, parse_time
+from metalog.replay.images import image_points, read_image, write_image
+from metalog.replay.points import BatchSpan, Point, ReplayResult, StartPoint, format_time
 from metalog.snapshots import SnapshotReader, SnapshotSummary
 from metalog.state import MetadataLoader
 from metalog.state.image import EMPTY, MetadataImage
 
-__all__ = ["IMAGE_DIR", "MetadataHistory", "PublishedState", "ReplayResult", "StartPoint", "format_time",
-           "gc_paused", "load_scanned", "parse_time"]
+__all__ = ["MetadataHistory", "PublishedState", "load_scanned"]
 
 _BEGIN_TRANSACTION = MESSAGES["BeginTransactionRecord"].api_key
 

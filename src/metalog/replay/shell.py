@@ -351,12 +351,7 @@ def subject_of_path(path: list[str], secrets: Secrets = KEPT) -> S.Subject:
     if p[1] == "provenance":
         raise MetalogError("/image/provenance: changes at every published point (see 'at')")
     if p[1] == "topics" and p[2] in ("byName", "byId") and p[3]:
-        partition = _int32(p[4])
-        if p[4] and partition is None:
-            return S.NodeSubject(path, secrets)
-        if p[2] == "byName":
-            return S.TopicSubject(p[3], partition=partition, secrets=secrets)
-        return S.TopicSubject(topic_id=Uuid.parse(p[3]), partition=partition, secrets=secrets)
+        return _topic_subject(path, p[2], p[3], p[4], secrets)
     if p[1] == "cluster" and p[2] == "brokers" and (broker := _int32(p[3])) is not None:
         return S.BrokerSubject(broker, partitions=False)
     if p[1] == "cluster" and p[2] == "controllers":
@@ -368,6 +363,16 @@ def subject_of_path(path: list[str], secrets: Secrets = KEPT) -> S.Subject:
     if p[1] == "features" and not p[2]:
         return S.FeaturesSubject()
     return S.NodeSubject(path, secrets)
+
+
+def _topic_subject(path: list[str], by: str, topic: str, partition_name: str, secrets: Secrets) -> S.Subject:
+    """``/image/topics/byName|byId/TOPIC[/PARTITION]``: the topic, or one of its partitions."""
+    partition = _int32(partition_name)
+    if partition_name and partition is None:
+        return S.NodeSubject(path, secrets)
+    if by == "byName":
+        return S.TopicSubject(topic, partition=partition, secrets=secrets)
+    return S.TopicSubject(topic_id=Uuid.parse(topic), partition=partition, secrets=secrets)
 
 
 def _int32(name: str) -> int | None:
@@ -386,51 +391,81 @@ _GLOB_SPECIAL = set("*?\\{}[]")
 def glob_regex(component: str) -> re.Pattern[str] | None:
     """GlobComponent.toRegularExpression: None for a literal (or a malformed glob, which Kafka takes literally).
     ``*`` and ``?`` match a line break too (Java's ``.`` does not): a name from the log that holds one is in reach."""
-    out, literal, group, i = [], True, False, 0
     try:
-        while i < len(component):
-            c = component[i]
-            i += 1
-            if c == "?":
-                literal = False
-                out.append(".")
-            elif c == "*":
-                literal = False
-                out.append(".*")
-            elif c == "\\":
-                if i == len(component):
-                    out.append("\\\\")
-                else:
-                    nxt = component[i]
-                    i += 1
-                    out.append(re.escape(nxt) if nxt in _GLOB_SPECIAL or nxt in _REGEX_SPECIAL else nxt)
-            elif c == "{":
-                if group:
-                    raise ValueError("nested glob groups")
-                literal, group = False, True
-                out.append("(?:(?:")
-            elif c == "," and group:
-                out.append(")|(?:")
-            elif c == "}" and group:
-                group = False
-                out.append("))")
-            elif c == "[":
-                literal = False
-                close = component.find("]", i + (1 if component[i:i + 1] in ("!", "^") else 0) + 1)
-                if close < 0:
-                    raise ValueError("unterminated character class")
-                body = component[i:close]
-                if body[:1] in ("!", "^"):
-                    body = "^" + body[1:]
-                out.append(f"[{body}]")
-                i = close + 1
-            else:
-                out.append(re.escape(c) if c in _REGEX_SPECIAL else c)
-        if group:
-            raise ValueError("unterminated glob group")
-        return None if literal else re.compile("".join(out), re.DOTALL)
+        regex = _Glob(component).regex()
+        return None if regex is None else re.compile(regex, re.DOTALL)
     except (ValueError, re.error):
         return None
+
+
+class _Glob:
+    """A glob component read one character at a time (an escape, a group's delimiters or a character class at
+    once), written out as a regular expression."""
+
+    def __init__(self, component: str) -> None:
+        self.text, self.i = component, 0
+        self.out: list[str] = []
+        self.literal, self.group = True, False
+
+    def regex(self) -> str | None:
+        """The regular expression, or None for a literal; ValueError for a malformed glob."""
+        while self.i < len(self.text):
+            c = self.text[self.i]
+            self.i += 1
+            step = _GLOB_STEPS.get(c)
+            if step is None or (c in ",}" and not self.group):
+                self.out.append(re.escape(c) if c in _REGEX_SPECIAL else c)
+            else:
+                step(self)
+        if self.group:
+            raise ValueError("unterminated glob group")
+        return None if self.literal else "".join(self.out)
+
+    def any_one(self) -> None:
+        self.literal = False
+        self.out.append(".")
+
+    def any_run(self) -> None:
+        self.literal = False
+        self.out.append(".*")
+
+    def escaped(self) -> None:
+        if self.i == len(self.text):
+            self.out.append("\\\\")
+            return
+        nxt = self.text[self.i]
+        self.i += 1
+        self.out.append(re.escape(nxt) if nxt in _GLOB_SPECIAL or nxt in _REGEX_SPECIAL else nxt)
+
+    def group_open(self) -> None:
+        if self.group:
+            raise ValueError("nested glob groups")
+        self.literal, self.group = False, True
+        self.out.append("(?:(?:")
+
+    def group_next(self) -> None:
+        self.out.append(")|(?:")
+
+    def group_close(self) -> None:
+        self.group = False
+        self.out.append("))")
+
+    def char_class(self) -> None:
+        self.literal = False
+        text, i = self.text, self.i
+        close = text.find("]", i + (1 if text[i:i + 1] in ("!", "^") else 0) + 1)
+        if close < 0:
+            raise ValueError("unterminated character class")
+        body = text[i:close]
+        if body[:1] in ("!", "^"):
+            body = "^" + body[1:]
+        self.out.append(f"[{body}]")
+        self.i = close + 1
+
+
+_GLOB_STEPS: dict[str, Callable[[_Glob], None]] = {
+    "?": _Glob.any_one, "*": _Glob.any_run, "\\": _Glob.escaped, "{": _Glob.group_open, ",": _Glob.group_next,
+    "}": _Glob.group_close, "[": _Glob.char_class}
 
 
 def glob_regex_any(path: str) -> bool:

@@ -81,6 +81,25 @@ def _partition_of(value: bytes) -> tuple[bytes, int]:
     return bytes(value[_BODY + 4:_BODY + 20]), _int32(value, _BODY)
 
 
+def _partitions_named(image: MetadataImage, keys: Iterable[Key]) -> set[tuple[bytes, int]]:
+    """(TopicId bytes, PartitionId) of every partition of ``image`` the keys name: a partition's own, each of a
+    topic's, or every one (ALL)."""
+    wanted: set[tuple[bytes, int]] = set()
+    whole_topics: set[bytes] = set()
+    for k in keys:
+        if k == ALL:
+            whole_topics.update(bytes(t) for t in image.topics)
+        elif k[0] == "partition":
+            wanted.add((k[1], k[2]))
+        elif k[0] == "topic":
+            whole_topics.add(k[1])
+    for tid in whole_topics:
+        topic = image.topics.get(Uuid(tid))
+        if topic is not None:
+            wanted.update((tid, pid) for pid in topic.partitions)
+    return wanted
+
+
 def _decode(value: bytes) -> Any:
     return decode_metadata_record(value).message
 
@@ -167,7 +186,7 @@ class TopicSubject(Subject):
 
     def key_of(self, value: bytes) -> Key | None:
         kind = value[1]
-        if kind == PARTITION or kind == PARTITION_CHANGE:
+        if kind in PARTITION_RECORDS:
             tid, pid = _partition_of(value)
             if tid in self.ids and (self.partition is None or pid == self.partition):
                 return ("partition", pid)
@@ -315,7 +334,7 @@ class BrokerSubject(Subject):
 
     def key_of(self, value: bytes) -> Key | None:
         kind = value[1]
-        if kind == PARTITION or kind == PARTITION_CHANGE:
+        if kind in PARTITION_RECORDS:
             where = _partition_of(value)
             if where in self.involved or self._id_bytes in value:
                 self.involved.add(where)
@@ -354,20 +373,7 @@ class BrokerSubject(Subject):
                 out[("broker",)] = broker_fields(b)
         if not self.partitions:
             return out
-        wanted: set[tuple[bytes, int]] = set()
-        whole_topics: set[bytes] = set()
-        for k in keys:
-            if k == ALL:
-                whole_topics.update(bytes(t) for t in image.topics)
-            elif k[0] == "partition":
-                wanted.add((k[1], k[2]))
-            elif k[0] == "topic":
-                whole_topics.add(k[1])
-        for tid in whole_topics:
-            topic = image.topics.get(Uuid(tid))
-            if topic is not None:
-                wanted.update((tid, pid) for pid in topic.partitions)
-        for tid, pid in wanted:
+        for tid, pid in _partitions_named(image, keys):
             topic = image.topics.get(Uuid(tid))
             p = None if topic is None else topic.partitions.get(pid)
             roles = None if p is None else self._roles_of(p)

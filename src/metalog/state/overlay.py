@@ -20,7 +20,7 @@ associative. Two kinds need care:
   other features by name, the ZooKeeper migration state, the next producer id) are keys like any other.
 
 ``RangeBuilder`` makes a range's delta from its record values; ``start_state`` applies a composed prefix to
-the state it starts from. Pure: the parallel replay (``metalog.analysis.parallel``) reads the log.
+the state it starts from. Pure: the parallel replay (``metalog.analysis.engines.parallel``) reads the log.
 """
 
 from __future__ import annotations

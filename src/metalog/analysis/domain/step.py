@@ -182,14 +182,26 @@ class ClusterStep:
         before = delta.image
         self.metadata_version = delta.metadata_version or 0
         self.zk_state = delta.zk_migration_state
-        added: list[PartitionRegistration] = []
-        old_topics = before.topics
+        self._deleted_topics(delta, before)
+        added = self._changed_topics(delta, before)
+        self._changed_brokers(delta, before)
+        for part in added:  # after the brokers: a partition counts against the brokers as they are now
+            self._partition(part, 1)
+
+    def _deleted_topics(self, delta: MetadataDelta, before: MetadataImage) -> None:
+        """A deleted topic's partitions leave the counts as they were."""
         for tid in delta.deleted_topics:
-            gone = old_topics.get(tid)
+            gone = before.topics.get(tid)
             if gone is not None:
                 self.topics -= 1
                 for part in gone.partitions.values():
                     self._partition(part, -1)
+
+    def _changed_topics(self, delta: MetadataDelta, before: MetadataImage) -> list[PartitionRegistration]:
+        """A changed partition leaves the counts as it was (an ISR-only change leaves them alone); returns the
+        partitions to count as they are now (a new topic's, or one removed and created again, all of them)."""
+        added: list[PartitionRegistration] = []
+        old_topics = before.topics
         for tid, topic in delta.topics.items():
             if topic.base is None:  # new, or removed and created again
                 gone = old_topics.get(tid)
@@ -209,13 +221,14 @@ class ClusterStep:
                         continue  # an ISR change: the same counts
                     self._partition(old, -1)
                 added.append(new)
+        return added
+
+    def _changed_brokers(self, delta: MetadataDelta, before: MetadataImage) -> None:
         old_brokers = before.brokers
         for bid, reg in delta.brokers.items():
             old_reg = old_brokers.get(bid)
             if old_reg is not reg:
                 self._broker_change(bid, old_reg, reg)
-        for part in added:
-            self._partition(part, 1)
 
     def _replace(self, image: MetadataImage) -> None:
         """The state replaced whole: every count anew; every broker and directory known is looked at again."""

@@ -3,7 +3,8 @@ uPlot, the fleet overview, the per-broker and per-directory views, directory fai
 filterable), and report.png, small multiples of every cluster through matplotlib when it is installed.
 
 - ``series``: step functions in change form, decimated without losing a minimum or a maximum;
-- ``data``: what each cluster shows; ``summary``: a line per cluster and the fleet overview's row;
+- ``data``: what each cluster shows; ``reading``: that, built from the tables' columns as they are read;
+- ``summary``: a line per cluster and the fleet overview's row;
 - ``page``: the HTML (tables in HTML, charts from a JSON block by ``assets/report.js`` and the vendored uPlot);
 - ``png``: the matplotlib small multiples.
 """
@@ -18,10 +19,11 @@ from typing import Any
 
 from metalog.analysis.growth import ClusterGrowth
 from metalog.analysis.layout import table_bytes
-from metalog.analysis.report.data import Cluster, clusters_of, fleet_span, read_cluster, read_span
+from metalog.analysis.report.data import Cluster, fleet_span, read_span
 from metalog.analysis.report.growth import read_cluster_growth
 from metalog.analysis.report.page import render_html, write_html
-from metalog.analysis.report.png import envelopes, write_png
+from metalog.analysis.report.png import write_png
+from metalog.analysis.report.reading import clusters_of, read_cluster
 from metalog.analysis.report.summary import fmt_time, summary
 
 __all__ = ["ClusterTask", "Runner", "fmt_time", "prepare_cluster", "render_html", "summary", "write_report",
@@ -62,12 +64,11 @@ Runner = Callable[[Callable[[ClusterTask], Cluster], Sequence[ClusterTask]], Ite
 
 def prepare_cluster(task: ClusterTask) -> Cluster:
     """A cluster read and compacted (``write_report_from_tables``), wherever its task runs."""
-    cluster = read_cluster(Path(task.out), task.name)
+    cluster = read_cluster(Path(task.out), task.name, (task.start, task.end))
     if cluster is None:
         raise ValueError(f"{task.out}: cluster {task.name} has no timeline rows, though its time span was read")
     cluster.growth = read_cluster_growth(Path(task.out), task.name)
-    cluster.compact(task.index, envelopes(cluster, (task.start, task.end)),
-                    Path(task.scratch) / f"{task.index}.json")
+    cluster.compact(task.index, Path(task.scratch) / f"{task.index}.json")
     _release_arrow_memory()
     return cluster
 
@@ -75,9 +76,9 @@ def prepare_cluster(task: ClusterTask) -> Cluster:
 def write_report_from_tables(out: Path, names: Sequence[str], run: Runner | None = None) -> list[Path]:
     """report.html and report.png from the Parquet tables in ``out`` (either engine's), the clusters ``names``
     in that order, with the driver's memory flat in the fleet's size: the clusters' time spans first (the
-    fleet's time axis, from the time column alone), then each cluster read, its timeline in change form
-    (``data.read_cluster``), and compacted to what its picture shows (``Cluster.compact``: the PNG's
-    envelopes, a few rows) with its page data in a scratch file, which the page streams in. ``run`` runs the
+    fleet's time axis, from the time column alone), then each cluster read column by column into what its
+    picture shows (``reading.read_cluster``: its series decimated as they are drawn, the PNG's envelopes), and
+    compacted (``Cluster.compact``) with its page data in a scratch file, which the page streams in. ``run`` runs the
     clusters' tasks (default: here, one at a time; the Spark engine runs them on its executors, which then
     read ``out`` at the same path)."""
     spans = [read_span(out, name) for name in names]

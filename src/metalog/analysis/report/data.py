@@ -1,20 +1,19 @@
 """What the report shows, per cluster: chart series in change form, lanes, the per-broker and per-directory
-views, the fleet overview, directory failures and event annotations (plain data; the page renders it)."""
+views, the fleet overview, directory failures and event annotations (plain data; the page renders it). A
+``Cluster`` holds what is drawn, never a table's rows: ``report.reading`` builds it from the tables' columns."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
-from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
 from metalog.analysis.domain.schema import DIR_TRANSITIONS, PHASES
 from metalog.analysis.growth import ClusterGrowth
 from metalog.analysis.report.growth import growth_view, trimmed
-from metalog.analysis.report.series import Steps, m4, packed, steps
+from metalog.analysis.report.series import Steps, json_pieces, packed
+from metalog.analysis.report.summary import Latest
 
 PHASE_COLORS = dict(zip(PHASES, ("#b0b0b0", "#f6c85f", "#ef8a62", "#6f9fd8", "#4daf4a"), strict=True))
 DIR_COLORS = dict(zip(DIR_TRANSITIONS, ("#dddddd", "#fdb863", "#5aae61"), strict=True))
@@ -69,76 +68,121 @@ def cluster_charts(new_columns: bool) -> tuple[ChartSpec, ...]:
     )
 
 
+LANES = ("phase", "dir_transition", "metadata_version")  # timeline columns drawn as lanes (every change kept)
+PICTURE_BUCKETS = 1200  # the PNG's envelope buckets per panel: about its width in pixels
+
+
+def drawn(columns: Collection[str]) -> list[str]:
+    """The timeline columns the PNG draws as lines, of those a timeline has."""
+    charts = {c.name: c for c in cluster_charts("offline_partitions" in columns)}
+    return [*(s.column for s in charts["replicas"].series),
+            *(s.column for name in ("brokers", "offline") for s in charts[name].series if s.column in columns)]
+
+
+@dataclass(frozen=True)
+class BrokerNow:
+    """A broker's values after the log's last batch (its last broker_timeline row); ``state``: its lane's code."""
+
+    broker: int
+    state: str
+    zk: int
+    log_dirs: int
+    replicas_assigned: int
+    replicas_migrating: int
+    replicas_unassigned: int
+    replicas_lost: int
+    offline_replicas: int
+    leaders: int
+    timestamp: int  # of its last change
+
+
+@dataclass(frozen=True)
+class DirectoryNow:
+    """A log directory's values after the log's last batch (its last directory_timeline row)."""
+
+    broker: int
+    directory: str
+    state: str  # its lane's code: online, offline, gone
+    replicas: int
+    leaders: int
+    offline_replicas: int
+    offline_partitions: int
+    timestamp: int
+
+
+@dataclass
+class KeyView:
+    """One broker's or directory's series: its lane (every change), the ZooKeeper stripe (a broker's) and its
+    lines (decimated as the page draws them), by name."""
+
+    lane: Steps
+    lines: dict[str, Steps]
+    stripe: Steps | None = None
+
+
+@dataclass(frozen=True)
+class Failure:
+    offset: int
+    timestamp: int
+    broker: int
+    directory: str
+    partitions: list[tuple[str, int, int]]  # (topic, partition, leader after)
+
+    @property
+    def taken_offline(self) -> list[tuple[str, int]]:
+        return [(t, p) for t, p, leader in self.partitions if leader == -1]
+
+
 @dataclass
 class Cluster:
-    """One cluster's rows and tables, in log order."""
+    """One cluster as the report draws it. ``lanes``: the timeline's lane columns, every change; ``charts``: its
+    chart columns decimated on [start, end) (``series.m4``); ``envelopes``: the PNG's, by (column, its time
+    axis); ``brokers``/``directories``: the values after the last batch, by key, and (until ``compact``) each
+    key's series; ``columns``: the timeline's columns."""
 
     name: str
-    rows: list[dict[str, Any]]
+    start: int
+    end: int
+    batches: int
+    latest: Latest
+    columns: frozenset[str]
+    lanes: dict[str, Steps]
+    charts: dict[str, Steps]
+    envelopes: dict[tuple[str, int, int], tuple[list[Any], list[Any]]] = field(default_factory=dict)
+    brokers: list[BrokerNow] = field(default_factory=list)
+    directories: list[DirectoryNow] = field(default_factory=list)
+    broker_views: list[KeyView] = field(default_factory=list)
+    directory_views: list[KeyView] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list)
     events: list[dict[str, Any]] = field(default_factory=list)
-    brokers: list[dict[str, Any]] = field(default_factory=list)
-    directories: list[dict[str, Any]] = field(default_factory=list)
-    failures: list[dict[str, Any]] = field(default_factory=list)
-    _steps: dict[str, Steps] = field(default_factory=dict, repr=False)
-    count: int | None = None  # batches, when ``rows`` holds only the rows where a value changed
+    growth: ClusterGrowth | None = None  # the growth tables' rows (report.growth), when the analysis wrote them
     chart_json: str | None = None  # chart_data as the page's JSON, once ``compact`` made it
     chart_index: int = -1  # the place on the page it was made for
     chart_file: Path | None = None  # where compact put chart_json, when it was told to
-    envelopes: dict[tuple[str, int, int], Any] | None = None  # the PNG's, when compact was given them
-    growth: ClusterGrowth | None = None  # the growth tables' rows (report.growth), when the analysis wrote them
 
-    def compact(self, index: int, envelopes: dict[tuple[str, int, int], Any] | None = None,
-                spill: Path | None = None) -> None:
+    def compact(self, index: int, spill: Path | None = None) -> None:
         """Keep only what the page and the PNG still need once the page's data is made (``index``: the cluster's
         place on the page): that data as JSON text (in the file ``spill`` when given, read back as the page is
-        written), the PNG's envelopes (``png.envelopes``; without them, the series drawn in change form), the
-        rows the summaries read (the first, the last and where its last phase began) and the last row of each
-        broker and directory. A fleet's report then holds per cluster about what its picture shows, not its
-        rows nor its page data."""
-        text, self.chart_index = chart_json(index, self), index
+        written), the phases' runs (the PNG's background), the envelopes and the values after the last batch."""
         if spill is None:
-            self.chart_json = text
+            self.chart_json = chart_json(index, self)
         else:
-            spill.write_text(text, encoding="utf-8")
+            with open(spill, "w", encoding="utf-8") as f:
+                f.writelines(_chart_pieces(index, self))
             self.chart_json, self.chart_file = "", spill
-        if envelopes is not None:
-            self.envelopes = envelopes
-            self._steps = {"phase": self.steps("phase")}  # the PNG's background: the phases' runs
+        self.chart_index = index
         if self.growth is not None:
             self.growth = trimmed(self.growth)
-        rows = self.rows
-        k = len(rows) - 1
-        while k > 0 and rows[k - 1]["phase"] == rows[-1]["phase"]:
-            k -= 1
-        self.rows = [rows[i] for i in sorted({0, max(k - 1, 0), k, len(rows) - 1})]  # what phase_since reads
-        self.__dict__.pop("times", None)
-        self.brokers = last_rows(self.brokers, ("broker",))
-        self.directories = last_rows(self.directories, ("broker", "directory"))
-
-    @property
-    def batches(self) -> int:
-        return len(self.rows) if self.count is None else self.count
-
-    @cached_property
-    def times(self) -> list[int]:
-        return list(map(itemgetter("timestamp"), self.rows))
+        self.lanes = {"phase": self.lanes["phase"]}
+        self.charts, self.broker_views, self.directory_views = {}, [], []
 
     def steps(self, column: str) -> Steps:
-        """A timeline column in change form (computed once: the page and the PNG both draw it)."""
-        found = self._steps.get(column)
+        """A lane column in change form, or a chart column as the page draws it."""
+        found = self.lanes.get(column, self.charts.get(column))
         if found is None:
-            if self.chart_json is not None:  # compacted: its rows are gone, so never a series made from a few
-                raise KeyError(f"cluster {self.name}: the report drew no series {column!r} before it was compacted")
-            found = self._steps[column] = steps(self.times, list(map(itemgetter(column), self.rows)))
+            raise KeyError(f"cluster {self.name}: the report keeps no series {column!r}"
+                           f"{' once compacted' if self.chart_json is not None else ''}")
         return found
-
-    @property
-    def start(self) -> int:
-        return int(self.rows[0]["timestamp"])
-
-    @property
-    def end(self) -> int:
-        return span_end(self.start, self.rows[-1]["timestamp"])
 
 
 def span_end(start: int, last: int) -> int:
@@ -158,83 +202,6 @@ def read_span(out: Path, name: str) -> tuple[int, int] | None:
             first = column[0].as_py() if first is None else first
             last = column[batch.num_rows - 1].as_py()
     return None if first is None or last is None else (first, span_end(first, last))
-
-
-def clusters_of(rows: Sequence[dict[str, Any]], events: Sequence[dict[str, Any]],
-                by_broker: Any = None) -> list[Cluster]:
-    """Rows and tables split by cluster, in the order the clusters first appear."""
-    out: dict[str, Cluster] = {}
-    for row in rows:
-        cluster = out.get(row["cluster"])
-        if cluster is None:
-            cluster = out[row["cluster"]] = Cluster(row["cluster"], [])
-        cluster.rows.append(row)
-    for attr, source in (("events", events), ("brokers", getattr(by_broker, "brokers", ())),
-                         ("directories", getattr(by_broker, "directories", ())),
-                         ("failures", getattr(by_broker, "failures", ()))):
-        for item in source:
-            if item["cluster"] in out:
-                getattr(out[item["cluster"]], attr).append(item)
-    return list(out.values())
-
-
-def read_cluster(out: Path, name: str) -> Cluster | None:
-    """One cluster's tables read back from ``out``'s Parquet (``analysis.layout``), the timeline in change form:
-    its first and last rows and every row where a value other than the offset and time changed, which is all the
-    charts, lanes and summaries draw (``steps`` keeps exactly those points), so the report of a fleet holds its
-    change rows, a cluster at a time as they are read, never every batch. The changes are found column by column
-    in Arrow; only the rows kept become dicts. None when it has no timeline rows."""
-    from metalog.analysis.layout import batch_rows_of, iter_cluster, iter_cluster_batches
-
-    rows: list[dict[str, Any]] = []
-    count, prev_values, last, last_kept = 0, None, None, False
-    for batch in iter_cluster_batches(out / "timeline_batches", name):
-        n = batch.num_rows
-        if n == 0:
-            continue
-        head = batch_rows_of(batch.slice(0, 1), name)[0]
-        keep = [_values(head) != prev_values, *_changed(batch)]  # row i against row i - 1 (row 0: the last batch's)
-        kept = batch_rows_of(batch.filter(keep), name) if any(keep) else []
-        rows += kept
-        last = kept[-1] if keep[-1] else batch_rows_of(batch.slice(n - 1, 1), name)[0]
-        last_kept, prev_values = keep[-1], _values(last)
-        count += n
-    if last is None:
-        return None
-    if not last_kept:
-        rows.append(last)
-    tables = {table: [r for b in iter_cluster(out / table, name) for r in b] if (out / table).is_dir() else []
-              for table in ("events", "broker_timeline", "directory_timeline", "directory_failures")}
-    return Cluster(name, rows, tables["events"], tables["broker_timeline"], tables["directory_timeline"],
-                   tables["directory_failures"], count=count)
-
-
-_UNCOMPARED = ("cluster", "last_offset", "timestamp")  # what may change from row to row without being a change
-
-
-def _values(row: dict[str, Any]) -> tuple[Any, ...]:
-    return tuple(v for k, v in row.items() if k not in _UNCOMPARED)
-
-
-def _changed(batch: Any) -> list[bool]:
-    """For rows 1..n-1 of an Arrow record batch: does any compared column differ from the row before (a null
-    differs from a value, not from another null)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    n = batch.num_rows
-    changed = pa.array([False] * (n - 1), type=pa.bool_())
-    for column, array in zip(batch.schema.names, batch.columns, strict=True):
-        if column in _UNCOMPARED:
-            continue
-        if pa.types.is_dictionary(array.type):
-            array = array.dictionary_decode()
-        after, before = array.slice(1), array.slice(0, n - 1)
-        differs = pc.or_(pc.fill_null(pc.not_equal(after, before), False),
-                         pc.xor(pc.is_null(after), pc.is_null(before)))
-        changed = pc.or_(changed, differs)
-    found: list[bool] = changed.to_pylist()
-    return found
 
 
 def shared_axis(clusters: Sequence[Cluster]) -> bool:
@@ -261,16 +228,12 @@ def fleet_span(spans: Sequence[tuple[int, int]]) -> tuple[int, int] | None:
 
 
 # ---- series -----------------------------------------------------------------------------------------------
-def _series(times: Sequence[int], values: Sequence[Any], t0: int, t1: int) -> dict[str, list[Any]]:
-    return packed(m4(steps(times, values), t0, t1), t0)
-
-
 def _chart(spec: ChartSpec, cluster: Cluster) -> dict[str, Any] | None:
-    present = [s for s in spec.series if s.column in cluster.rows[0]]
+    present = [s for s in spec.series if s.column in cluster.columns]
     if not present:
         return None
-    series = [{"label": s.label, "color": s.color,
-               **packed(m4(cluster.steps(s.column), cluster.start, cluster.end), cluster.start)} for s in present]
+    series = [{"label": s.label, "color": s.color, **packed(cluster.steps(s.column), cluster.start)}
+              for s in present]
     return {"name": spec.name, "title": spec.title, "unit": spec.unit, "series": series}
 
 
@@ -293,68 +256,56 @@ def _phase_lanes(cluster: Cluster) -> list[dict[str, Any]]:
     ]
 
 
-def broker_code(row: dict[str, Any]) -> str:
-    if row["state"] == "unfenced" and row["controlled_shutdown"]:
+def broker_code(state: str, controlled_shutdown: int) -> str:
+    """A broker's lane: its state, or controlled-shutdown when unfenced and shutting down."""
+    if state == "unfenced" and controlled_shutdown:
         return "controlled-shutdown"
-    return str(row["state"])
+    return str(state)
 
 
-def directory_code(row: dict[str, Any]) -> str:
+def directory_code(online: int, replicas: int) -> str:
     """online; offline (not online, holding replicas); gone (neither listed nor holding any: its zero row)."""
-    if row["online"]:
+    if online:
         return "online"
-    return "offline" if row["replicas"] else "gone"
+    return "offline" if replicas else "gone"
 
 
-def _by_key(rows: Sequence[dict[str, Any]], key: tuple[str, ...]) -> dict[Any, list[dict[str, Any]]]:
-    out: dict[Any, list[dict[str, Any]]] = {}
-    for row in rows:
-        out.setdefault(tuple(row[k] for k in key), []).append(row)
-    return dict(sorted(out.items()))
+BROKER_LINES = ("leaders", "offline_replicas", "homeless")  # a broker's lines (homeless: MIGRATING + UNASSIGNED)
 
 
 def _broker_view(cluster: Cluster) -> dict[str, Any] | None:
-    by_broker = _by_key(cluster.brokers, ("broker",))
-    if not by_broker:
+    if not cluster.broker_views:
         return None
-    t0, t1 = cluster.start, cluster.end
+    t0 = cluster.start
     lanes: list[dict[str, Any]] = []
-    leaders: list[dict[str, Any]] = []
-    offline: list[dict[str, Any]] = []
-    homeless: list[dict[str, Any]] = []
-    for n, ((bid,), rows) in enumerate(by_broker.items()):
-        times = [r["timestamp"] for r in rows]
-        color = PALETTE[n % len(PALETTE)]
-        lane = _lane(f"broker {bid}", BROKER_STATE_COLORS, steps(times, [broker_code(r) for r in rows]), t0)
-        lane["stripe"] = {"label": "on ZooKeeper", "color": ZK_COLOR,
-                          **packed(steps(times, [r["zk"] for r in rows]), t0)}
+    lines: dict[str, list[dict[str, Any]]] = {name: [] for name in BROKER_LINES}
+    for n, (now, view) in enumerate(zip(cluster.brokers, cluster.broker_views, strict=True)):
+        lane = _lane(f"broker {now.broker}", BROKER_STATE_COLORS, view.lane, t0)
+        assert view.stripe is not None
+        lane["stripe"] = {"label": "on ZooKeeper", "color": ZK_COLOR, **packed(view.stripe, t0)}
         lanes.append(lane)
-        for out, values in ((leaders, [r["leaders"] for r in rows]), (offline, [r["offline_replicas"] for r in rows]),
-                            (homeless, [r["replicas_migrating"] + r["replicas_unassigned"] for r in rows])):
-            out.append({"label": f"broker {bid}", "color": color, **_series(times, values, t0, t1)})
+        for name in BROKER_LINES:
+            lines[name].append({"label": f"broker {now.broker}", "color": PALETTE[n % len(PALETTE)],
+                                **packed(view.lines[name], t0)})
     return {"lanes": {"name": "broker-states", "title": "Broker states", "lanes": lanes,
                       "legend": [*BROKER_STATE_COLORS.items(), ("on ZooKeeper (stripe)", ZK_COLOR)]},
             "charts": [
-                {"name": "leaders", "title": "Leaders per broker", "unit": "partitions", "series": leaders},
+                {"name": "leaders", "title": "Leaders per broker", "unit": "partitions", "series": lines["leaders"]},
                 {"name": "broker-offline", "title": "Offline replicas per broker", "unit": "replicas",
-                 "series": offline},
+                 "series": lines["offline_replicas"]},
                 {"name": "homeless", "title": "Replicas without a real directory (MIGRATING or UNASSIGNED) per "
-                                             "broker", "unit": "replicas", "series": homeless}]}
+                                             "broker", "unit": "replicas", "series": lines["homeless"]}]}
 
 
 def _directory_view(cluster: Cluster) -> dict[str, Any] | None:
-    by_dir = _by_key(cluster.directories, ("broker", "directory"))
-    if not by_dir:
+    if not cluster.directory_views:
         return None
-    t0, t1 = cluster.start, cluster.end
+    t0 = cluster.start
     lanes, replicas = [], []
-    for n, ((bid, directory), rows) in enumerate(by_dir.items()):
-        times = [r["timestamp"] for r in rows]
-        label = f"broker {bid} {directory[:8]}…"
-        lanes.append(_lane(label, DIRECTORY_COLORS, steps(times, [directory_code(r) for r in rows]), t0,
-                           f"broker {bid}, directory {directory}"))
-        replicas.append({"label": label, "color": PALETTE[n % len(PALETTE)],
-                         **_series(times, [r["replicas"] for r in rows], t0, t1)})
+    for n, (now, view) in enumerate(zip(cluster.directories, cluster.directory_views, strict=True)):
+        label = f"broker {now.broker} {now.directory[:8]}…"
+        lanes.append(_lane(label, DIRECTORY_COLORS, view.lane, t0, f"broker {now.broker}, directory {now.directory}"))
+        replicas.append({"label": label, "color": PALETTE[n % len(PALETTE)], **packed(view.lines["replicas"], t0)})
     return {"lanes": {"name": "directory-states", "title": "Log directories", "lanes": lanes,
                       "legend": list(DIRECTORY_COLORS.items())},
             "charts": [{"name": "directory-replicas", "title": "Replicas per log directory", "unit": "replicas",
@@ -363,7 +314,7 @@ def _directory_view(cluster: Cluster) -> dict[str, Any] | None:
 
 def chart_data(index: int, cluster: Cluster) -> dict[str, Any]:
     """Everything the page's script draws for one cluster (times relative to ``t0``, differences)."""
-    new_columns = "offline_partitions" in cluster.rows[0]
+    new_columns = "offline_partitions" in cluster.columns
     charts = [c for c in (_chart(spec, cluster) for spec in cluster_charts(new_columns)) if c is not None]
     annotations = [e for e in cluster.events if e["event"] in ANNOTATED]
     return {
@@ -385,33 +336,9 @@ def chart_json(index: int, cluster: Cluster) -> str:
             raise ValueError(f"cluster {cluster.name}: compacted for place {cluster.chart_index} on the page, "
                              f"not {index}")
         return cluster.chart_file.read_text(encoding="utf-8") if cluster.chart_file else cluster.chart_json
-    return json.dumps(chart_data(index, cluster), separators=(",", ":")).replace("<", "\\u003c")
+    return "".join(_chart_pieces(index, cluster))
 
 
-# ---- tables -----------------------------------------------------------------------------------------------
-def last_rows(rows: Sequence[dict[str, Any]], key: tuple[str, ...]) -> list[dict[str, Any]]:
-    """The last row of each key (the values after the log's last batch), sorted by key."""
-    return [group[-1] for group in _by_key(rows, key).values()]
-
-
-@dataclass(frozen=True)
-class Failure:
-    offset: int
-    timestamp: int
-    broker: int
-    directory: str
-    partitions: list[tuple[str, int, int]]  # (topic, partition, leader after)
-
-    @property
-    def taken_offline(self) -> list[tuple[str, int]]:
-        return [(t, p) for t, p, leader in self.partitions if leader == -1]
-
-
-def failures(cluster: Cluster) -> list[Failure]:
-    """Each directory failure with the partitions it held (directory_failures rows, in log order)."""
-    held: dict[tuple[int, int, int, str], list[tuple[str, int, int]]] = {}
-    for row in cluster.failures:
-        partitions = held.setdefault((row["offset"], row["timestamp"], row["broker"], row["directory"]), [])
-        if row["partition"] >= 0:
-            partitions.append((row["topic"], row["partition"], row["leader"]))
-    return [Failure(*key, partitions) for key, partitions in held.items()]
+def _chart_pieces(index: int, cluster: Cluster) -> Iterator[str]:
+    for piece in json_pieces(chart_data(index, cluster)):
+        yield piece.replace("<", "\\u003c")

@@ -129,10 +129,11 @@ def bytes_chart(log_size: Sequence[LogMinute], snapshots: Sequence[Snapshot], t0
     def scale(value: int) -> float:
         return value if size == 1 else round(value / size, 1)
 
-    log = Steps([log_size[0].minute] if log_size else [], [0.0] if log_size else [])
+    times, values = ([log_size[0].minute], [0.0]) if log_size else ([], [])
     for m in log_size:  # all of a minute's bytes are there at its end, or at the log's last batch if earlier
-        log.times.append(max(min(m.minute + MINUTE_MS, t1), log.times[-1]))
-        log.values.append(scale(m.log_bytes))
+        times.append(max(min(m.minute + MINUTE_MS, t1), times[-1]))
+        values.append(scale(m.log_bytes))
+    log = Steps(times, values)
     ordered = sorted(snapshots, key=lambda s: (s.timestamp, s.end_offset))
     latest = steps([s.timestamp for s in ordered], [scale(s.bytes) for s in ordered])
     series = [{"label": "log (from its start offset)", "color": "#1f77b4", **packed(m4(steps(log.times, log.values),

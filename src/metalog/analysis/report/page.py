@@ -10,18 +10,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from metalog.analysis.report.data import (
-    ANNOTATED,
-    Cluster,
-    broker_code,
-    chart_json,
-    directory_code,
-    failures,
-    last_rows,
-    shared_axis,
-)
+from metalog.analysis.report.data import ANNOTATED, Cluster, chart_json, shared_axis
 from metalog.analysis.report.growth import growth_summary
-from metalog.analysis.report.summary import FLEET_COLUMNS, fleet_row, fmt_time, summary
+from metalog.analysis.report.summary import FLEET_COLUMNS, fleet_row, fmt_time, summary_line
 
 MAX_EVENT_ROWS = 5000  # rows listed in the events table; events.csv has them all
 FOLDED = "aborted-transaction"  # events folded into one expandable row per cluster
@@ -100,7 +91,7 @@ def _intro(clusters: Sequence[Cluster], shared: bool, span: tuple[int, int] | No
             "for its detail.</p>")
 
 
-def _sortable(headers: Sequence[str], rows: Sequence[Sequence[tuple[str, Any]]], cls: str,
+def _sortable(headers: Sequence[str], rows: Sequence[Sequence[tuple[Any, Any]]], cls: str,
               raw: frozenset[int] = frozenset()) -> str:
     """A table whose headers sort it (the page's script): each cell (shown, sort value); ``raw``: columns whose
     shown text is HTML already."""
@@ -118,7 +109,7 @@ def _sortable(headers: Sequence[str], rows: Sequence[Sequence[tuple[str, Any]]],
 def _fleet_table(clusters: Sequence[Cluster]) -> str:
     rows = []
     for i, c in enumerate(clusters):
-        row = fleet_row(c.name, c.rows, c.events)
+        row = fleet_row(c.name, c.latest, c.events)
         name, key = row["cluster"]
         row["cluster"] = (f'<a href="#c{i}">{html.escape(name)}</a>', key)
         rows.append([row[k] for k in FLEET_COLUMNS])
@@ -131,7 +122,7 @@ def _cluster_section(i: int, c: Cluster, shared: bool) -> str:
     toolbar = "" if shared else f'<div class="toolbar" data-group="c{i}" hidden></div>'
     return "".join([
         f'<section class="cluster" id="c{i}"><h2>{html.escape(c.name)}</h2>{toolbar}',
-        f'<p class="summary">{html.escape(summary(c.name, c.rows, c.events, c.batches))}</p>',
+        f'<p class="summary">{html.escape(summary_line(c.name, c.latest, c.events, c.batches))}</p>',
         f'<div class="charts" data-cluster="{i}" data-view="cluster"></div>',
         _broker_view(i, c), _directory_view(i, c), _growth_view(i, c), "</section>",
     ])
@@ -151,20 +142,19 @@ def _growth_view(i: int, c: Cluster) -> str:
 def _broker_view(i: int, c: Cluster) -> str:
     if not c.brokers:
         return "<h3>Brokers</h3><p>No broker registered and no replica was placed.</p>"
-    now = last_rows(c.brokers, ("broker",))
-    homeless = [(r["broker"], r["replicas_migrating"], r["replicas_unassigned"]) for r in now
-                if r["replicas_migrating"] + r["replicas_unassigned"]]
+    now = c.brokers
+    homeless = [(r.broker, r.replicas_migrating, r.replicas_unassigned) for r in now
+                if r.replicas_migrating + r.replicas_unassigned]
     if homeless:
         which = ", ".join(f"broker {b} ({m:,} MIGRATING, {u:,} UNASSIGNED)" for b, m, u in homeless)
         note = f"Still holding replicas without a real directory: {which}."
     else:
         note = "Every replica is in a real directory (or on no broker)."
-    rows = [[(r["broker"], r["broker"]), (broker_code(r), broker_code(r)), (r["zk"], r["zk"]),
-             (r["log_dirs"], r["log_dirs"]), (f"{r['replicas_assigned']:,}", r["replicas_assigned"]),
-             (f"{r['replicas_migrating']:,}", r["replicas_migrating"]),
-             (f"{r['replicas_unassigned']:,}", r["replicas_unassigned"]),
-             (f"{r['replicas_lost']:,}", r["replicas_lost"]), (f"{r['offline_replicas']:,}", r["offline_replicas"]),
-             (f"{r['leaders']:,}", r["leaders"]), (fmt_time(r["timestamp"]), r["timestamp"])] for r in now]
+    rows = [[(r.broker, r.broker), (r.state, r.state), (r.zk, r.zk), (r.log_dirs, r.log_dirs),
+             (f"{r.replicas_assigned:,}", r.replicas_assigned), (f"{r.replicas_migrating:,}", r.replicas_migrating),
+             (f"{r.replicas_unassigned:,}", r.replicas_unassigned), (f"{r.replicas_lost:,}", r.replicas_lost),
+             (f"{r.offline_replicas:,}", r.offline_replicas), (f"{r.leaders:,}", r.leaders),
+             (fmt_time(r.timestamp), r.timestamp)] for r in now]
     headers = ["broker", "state", "on ZooKeeper", "log dirs", "replicas in a directory", "MIGRATING", "UNASSIGNED",
                "LOST", "offline replicas", "leaders", "last change (UTC)"]
     return (f'<h3>Brokers</h3><p>{html.escape(note)} The table is the state after the last batch '
@@ -174,21 +164,21 @@ def _broker_view(i: int, c: Cluster) -> str:
 
 def _directory_view(i: int, c: Cluster) -> str:
     out = ["<h3>Log directories</h3>"]
-    now = [r for r in last_rows(c.directories, ("broker", "directory")) if directory_code(r) != "gone"]
+    now = [r for r in c.directories if r.state != "gone"]
     if not c.directories:
         out.append("<p>No broker registered a log directory (before metadata.version 3.7-IV2, or before the "
                    "brokers restarted with one) and no replica names one.</p>")
     else:
-        rows = [[(r["broker"], r["broker"]), (r["directory"], r["directory"]),
-                 (directory_code(r), directory_code(r)), (f"{r['replicas']:,}", r["replicas"]),
-                 (f"{r['leaders']:,}", r["leaders"]), (f"{r['offline_replicas']:,}", r["offline_replicas"]),
-                 (f"{r['offline_partitions']:,}", r["offline_partitions"]), (fmt_time(r["timestamp"]), r["timestamp"])]
+        rows = [[(r.broker, r.broker), (r.directory, r.directory), (r.state, r.state),
+                 (f"{r.replicas:,}", r.replicas), (f"{r.leaders:,}", r.leaders),
+                 (f"{r.offline_replicas:,}", r.offline_replicas),
+                 (f"{r.offline_partitions:,}", r.offline_partitions), (fmt_time(r.timestamp), r.timestamp)]
                 for r in now]
         headers = ["broker", "directory", "state", "replicas", "leaders", "offline replicas", "offline partitions",
                    "last change (UTC)"]
         out.append(f'<div class="charts" data-cluster="{i}" data-view="directories"></div>'
                    f'{_sortable(headers, rows, "directories")}')
-    found = failures(c)
+    found = c.failures
     out.append(f"<h4>Directory failures ({len(found)})</h4>")
     for f in found:
         topics: dict[str, list[tuple[int, int]]] = {}

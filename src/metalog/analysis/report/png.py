@@ -12,11 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from metalog.analysis.domain.schema import PHASES
-from metalog.analysis.report.data import PHASE_COLORS, Cluster, cluster_charts, fleet_span
-from metalog.analysis.report.series import envelope
+from metalog.analysis.report.data import PHASE_COLORS, PICTURE_BUCKETS, Cluster, cluster_charts, fleet_span
 
 CLUSTERS_PER_PNG = 12
-BUCKETS = 1200  # envelope buckets per panel: about its width in pixels
 
 
 def png_names(count: int) -> list[str]:
@@ -107,31 +105,16 @@ def moment(ms: int) -> datetime:
         return _FIRST if ms < 0 else _LAST
 
 
-def drawn(cluster: Cluster) -> list[str]:
-    """The timeline columns a cluster's row of panels draws as lines."""
-    charts = {c.name: c for c in cluster_charts("offline_partitions" in cluster.rows[0])}
-    return [*(s.column for s in charts["replicas"].series),
-            *(s.column for name in ("brokers", "offline") for s in charts[name].series if s.column in cluster.rows[0])]
-
-
-def envelopes(cluster: Cluster, span: tuple[int, int]) -> dict[tuple[str, int, int], Any]:
-    """What the PNG draws of a cluster on the time axis ``span`` (its own, or the fleet's): the envelope of each
-    drawn column, for ``Cluster.compact`` to keep in place of the series."""
-    return {(column, *span): _envelope(cluster, column, *span) for column in drawn(cluster)}
-
-
 def _envelope(cluster: Cluster, column: str, start: int, end: int) -> tuple[list[Any], list[Any]]:
-    if cluster.envelopes is not None:
-        found: tuple[list[Any], list[Any]] | None = cluster.envelopes.get((column, start, end))
-        if found is None:
-            raise KeyError(f"cluster {cluster.name}: compacted without the PNG's {column!r} on [{start}, {end})")
-        return found
-    return envelope(cluster.steps(column), start, end, BUCKETS, cluster.end)
+    found = cluster.envelopes.get((column, start, end))
+    if found is None:
+        raise KeyError(f"cluster {cluster.name}: read without the PNG's {column!r} on [{start}, {end})")
+    return found
 
 
 def _draw(ax: Any, cluster: Cluster, column: str, label: str, color: str, start: int, end: int) -> None:
     lows, highs = _envelope(cluster, column, start, end)
-    x = _times(start, end, BUCKETS)
+    x = _times(start, end, PICTURE_BUCKETS)
     lows, highs = [*lows, lows[-1]], [*highs, highs[-1]]
     low = [float("nan") if v is None else v for v in lows]
     high = [float("nan") if v is None else v for v in highs]
@@ -147,7 +130,7 @@ def _panels(row: Sequence[Any], cluster: Cluster, span: tuple[int, int] | None) 
     mdates: Any = matplotlib.dates  # (its locator and formatter are untyped)
 
     start, end = span or (cluster.start, cluster.end)
-    charts = {c.name: c for c in cluster_charts("offline_partitions" in cluster.rows[0])}
+    charts = {c.name: c for c in cluster_charts("offline_partitions" in cluster.columns)}
     left, middle, right = row
     phases = cluster.steps("phase")
     for i, (t, value) in enumerate(zip(phases.times, phases.values, strict=True)):
@@ -164,7 +147,7 @@ def _panels(row: Sequence[Any], cluster: Cluster, span: tuple[int, int] | None) 
                 fontsize=7, loc="upper left", ncol=2)
     for ax, chart in ((middle, charts["brokers"]), (right, charts["offline"])):
         for s in chart.series:
-            if s.column in cluster.rows[0]:
+            if s.column in cluster.columns:
                 _draw(ax, cluster, s.column, s.label, s.color, start, end)
         ax.set_title(f"{cluster.name}: {chart.title[0].lower()}{chart.title[1:]}", fontsize=10)
         ax.set_ylabel(chart.unit)

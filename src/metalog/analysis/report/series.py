@@ -12,11 +12,12 @@ script computes the same for the visible range).
 
 from __future__ import annotations
 
-import bisect
-from collections.abc import Sequence
+import json
+from array import array
+from collections.abc import Iterable, Iterator, MutableSequence, Sequence
 from dataclasses import dataclass
-from itertools import compress
-from operator import ne
+from itertools import chain, compress
+from operator import ne, sub
 from typing import Any
 
 FINE = 8192  # buckets over a cluster's time span within which m4 keeps at most four points
@@ -27,11 +28,17 @@ class Steps:
     """``values[i]`` holds from ``times[i]`` (epoch ms) until ``times[i + 1]``; the last until the series ends.
     Times never decrease (batches can share a millisecond: each keeps its point)."""
 
-    times: list[int]
-    values: list[Any]
+    times: Sequence[int]  # a list, or (a decimated line's) an array('q')
+    values: Sequence[Any]
 
     def __len__(self) -> int:
         return len(self.times)
+
+    def __eq__(self, other: object) -> bool:  # (a list and an array of the same ints are the same series)
+        return isinstance(other, Steps) and list(self.times) == list(other.times) and \
+            list(self.values) == list(other.values)
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 def steps(times: Sequence[int], values: Sequence[Any]) -> Steps:
@@ -45,9 +52,14 @@ def steps(times: Sequence[int], values: Sequence[Any]) -> Steps:
 def m4(series: Steps, t0: int, t1: int, buckets: int = FINE) -> Steps:
     """At most four points per bucket of [t0, t1]: the first, the lowest, the highest and the last (in time
     order); ``series`` as it is when it has no more than that."""
+    return series if len(series) <= 4 * buckets else decimated(series, t0, t1, buckets)
+
+
+def decimated(series: Steps, t0: int, t1: int, buckets: int = FINE) -> Steps:
+    """``m4``'s points whatever the series' length. Each run of points in one bucket keeps its first, lowest
+    (first of them), highest (first of them) and last point, so decimating a series' head and then the whole
+    again keeps what decimating the whole once keeps (``StepsBuilder`` relies on it)."""
     n = len(series)
-    if n <= 4 * buckets:
-        return series
     times, values = series.times, series.values
     span = max(t1 - t0, 1)
     keep: list[int] = []
@@ -67,32 +79,119 @@ def m4(series: Steps, t0: int, t1: int, buckets: int = FINE) -> Steps:
     return Steps([times[k] for k in keep], [values[k] for k in keep])
 
 
+class StepsBuilder:
+    """A series in change form built as its points arrive (in time order, a table's rows at a time): only the
+    points where the value changes are kept. ``span`` (t0, t1): the series is drawn decimated (``m4`` on that
+    span), and is decimated as it grows whenever it holds more than ``HELD`` times its drawing's points, so it
+    holds a bounded number of points however long the log; ``result`` is then exactly ``m4`` of the whole
+    series. Without ``span``, every change is kept (a lane's runs)."""
+
+    HELD = 2
+
+    def __init__(self, span: tuple[int, int] | None = None, buckets: int = FINE) -> None:
+        self.span, self.buckets = span, buckets
+        # a line's points as int64s (8 bytes a point, not an int object's 28 and a list's 8): lines are ints
+        self.times: MutableSequence[int] = [] if span is None else array("q")
+        self.values: MutableSequence[Any] = [] if span is None else array("q")
+        self.decimated = False
+
+    def __len__(self) -> int:
+        return len(self.times)
+
+    @property
+    def last(self) -> Any:
+        return self.values[-1] if self.values else None
+
+    def extend(self, times: Sequence[int], values: Sequence[Any]) -> tuple[list[int], list[Any]]:
+        """The points (time, value) after those already added; those equal to the point before are dropped.
+        Returns the points kept: the changes (what ``EnvelopeBuilder`` takes)."""
+        if not values:
+            return [], []
+        keep = list(compress(range(1, len(values)), map(ne, values[1:], values[:-1])))  # compared in C
+        if not self.values or values[0] != self.values[-1]:
+            keep.insert(0, 0)
+        kept = [times[i] for i in keep], [values[i] for i in keep]
+        self.times.extend(kept[0])
+        self.values.extend(kept[1])
+        if self.span is not None and len(self.times) > self.HELD * 4 * self.buckets:
+            head = decimated(Steps(self.times, self.values), *self.span, self.buckets)
+            self.times, self.values, self.decimated = array("q", head.times), array("q", head.values), True
+        return kept
+
+    def result(self) -> Steps:
+        """The series: every change, or (with ``span``) ``m4`` of every change."""
+        series = Steps(self.times, self.values)
+        if self.span is None:
+            return series
+        if not self.decimated and len(series) <= 4 * self.buckets:
+            return series
+        found = decimated(series, *self.span, self.buckets)
+        return Steps(array("q", found.times), array("q", found.values))
+
+
 def envelope(series: Steps, start: int, end: int, buckets: int, until: int | None = None,
              ) -> tuple[list[Any], list[Any]]:
     """(lowest, highest) value in force during each of ``buckets`` equal slices of [start, end): the value
     carried in from before the slice and every change inside it. None where the series has not begun, or has
     ended (``until``: the time of its last batch; after it nothing was published)."""
-    times, values = series.times, series.values
-    width = (end - start) / buckets
-    lows: list[Any] = [None] * buckets
-    highs: list[Any] = [None] * buckets
-    i = bisect.bisect_left(times, start)
-    current = values[i - 1] if i > 0 else None  # in force just before ``start``
-    for k in range(buckets):
-        slice_start = start + k * width
-        if until is not None and slice_start > until:
-            break
-        slice_end = start + (k + 1) * width
-        # the value carried in holds at the slice's start unless a change happens right there
-        low = high = current if i == len(times) or times[i] > slice_start else None
-        while i < len(times) and times[i] < slice_end:
-            v = values[i]
-            low = v if low is None or v < low else low
-            high = v if high is None or v > high else high
-            current = v
-            i += 1
-        lows[k], highs[k] = low, high
-    return lows, highs
+    builder = EnvelopeBuilder(start, end, buckets)
+    builder.extend(series.times, series.values)
+    return builder.result(until)
+
+
+class EnvelopeBuilder:
+    """``envelope`` made as the series' points arrive, in time order (a table's rows at a time): it holds the
+    ``buckets`` slices' lowest and highest values, never the points. Give it a series' changes only
+    (``StepsBuilder.extend``'s): a batch that repeats the value before it, at the very start of a slice, would
+    count that value as in force there, as a change does not."""
+
+    def __init__(self, start: int, end: int, buckets: int) -> None:
+        self.start, self.buckets = start, buckets
+        self.width = (end - start) / buckets
+        self.lows: list[Any] = [None] * buckets
+        self.highs: list[Any] = [None] * buckets
+        self.slice = 0  # the slice the next point may fall in
+        self.opened = False  # whether that slice has taken the value carried in yet
+        self.current: Any = None  # the value in force (None: the series has not begun)
+
+    def _open(self, next_time: int | None) -> None:
+        """Slice ``self.slice`` starts with the value carried in, unless a point changes it right at its start."""
+        if next_time is None or next_time > self.start + self.slice * self.width:
+            self.lows[self.slice] = self.highs[self.slice] = self.current
+        self.opened = True
+
+    def extend(self, times: Sequence[int], values: Sequence[Any]) -> None:
+        start, width, buckets = self.start, self.width, self.buckets
+        lows, highs = self.lows, self.highs
+        for t, v in zip(times, values, strict=True):
+            if t < start:
+                self.current = v
+                continue
+            while self.slice < buckets and t >= start + (self.slice + 1) * width:  # slices before this point's
+                if not self.opened:
+                    self._open(t)
+                self.slice += 1
+                self.opened = False
+            if self.slice == buckets:
+                return
+            if not self.opened:
+                self._open(t)
+            k = self.slice
+            low, high = lows[k], highs[k]
+            lows[k] = v if low is None or v < low else low
+            highs[k] = v if high is None or v > high else high
+            self.current = v
+
+    def result(self, until: int | None = None) -> tuple[list[Any], list[Any]]:
+        """The envelope, the slices after the last point holding the value carried in, up to ``until``."""
+        lows, highs = list(self.lows), list(self.highs)
+        for k in range(self.slice, self.buckets):
+            if k > self.slice or not self.opened:
+                lows[k] = highs[k] = self.current
+        for k in range(self.buckets):
+            if until is not None and self.start + k * self.width > until:  # after the last batch: nothing
+                lows[k] = highs[k] = None
+        return lows, highs
 
 
 def runs(series: Steps) -> list[tuple[int, Any]]:
@@ -100,10 +199,42 @@ def runs(series: Steps) -> list[tuple[int, Any]]:
     return list(zip(series.times, series.values, strict=True))
 
 
-def packed(series: Steps, t0: int) -> dict[str, list[Any]]:
-    """For the page: times as differences (the first from ``t0``), so the JSON stays small."""
-    deltas, prev = [], t0
-    for t in series.times:
-        deltas.append(t - prev)
-        prev = t
-    return {"t": deltas, "v": series.values}
+def packed(series: Steps, t0: int) -> dict[str, Any]:
+    """For the page: times as differences (the first from ``t0``), so the JSON stays small. A line's int64
+    arrays become text only as the page's JSON is written (``Ints``, ``json_pieces``)."""
+    deltas = map(sub, series.times, chain((t0,), series.times))
+    if isinstance(series.values, array):
+        return {"t": Ints(deltas), "v": Ints(series.values)}
+    return {"t": list(deltas), "v": list(series.values)}
+
+
+class Ints:
+    """Ints written into the page's JSON as an array when it is written, never held as a list of int objects."""
+
+    def __init__(self, values: Iterable[int]) -> None:
+        self.values = values
+
+    def text(self) -> str:
+        return f"[{','.join(map(str, self.values))}]"
+
+
+def json_pieces(value: Any) -> Iterator[str]:
+    """``json.dumps(value, separators=(",", ":"))``'s text in pieces, ``Ints`` written where they are: the page's
+    data for a cluster is written without its series ever held as lists."""
+    if isinstance(value, Ints):
+        yield value.text()
+    elif isinstance(value, dict):
+        yield "{"
+        for i, (key, item) in enumerate(value.items()):
+            yield f"{',' if i else ''}{json.dumps(key)}:"
+            yield from json_pieces(item)
+        yield "}"
+    elif isinstance(value, (list, tuple)) and any(isinstance(v, (Ints, dict, list, tuple)) for v in value):
+        yield "["
+        for i, item in enumerate(value):
+            if i:
+                yield ","
+            yield from json_pieces(item)
+        yield "]"
+    else:
+        yield json.dumps(value, separators=(",", ":"))

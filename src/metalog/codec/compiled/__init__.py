@@ -1,5 +1,5 @@
 """metalog's compiled readers: Cython modules generated from the definitions (see
-``metalog.codec.generator_compiled``), built at install where a C compiler is present.
+``codegen/compiled.py`` in the repository), built at install where a C compiler is present.
 
 ``metalog.codec.core`` decides whether they run; this package holds what they share at run time.
 """

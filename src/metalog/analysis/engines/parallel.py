@@ -6,35 +6,47 @@
    composition of the deltas of the pieces between that point and the range; no deltas when a point lies
    right before it.
 3. ``replay_range`` (per range, in parallel): a loader set to that start state replays the range batch by
-   batch through the per-batch step, exactly as ``analyze_log`` does sequentially. A range's start state is the
-   state after the batch before it, which the step starts from (``log_start=False``): its rows go on from the
-   range before's, and the ranges' rows join as they are.
+   batch through the per-batch step, exactly as the python engine does sequentially. A range's start state is
+   the state after the batch before it, which the step starts from (``log_start=False``): its rows go on from
+   the range before's, and the ranges' rows join as they are.
 
 A range is an offset interval; a batch belongs to the range holding its base offset. Workers open the log
-directory themselves: only offsets, deltas and rows travel.
+directory themselves: only offsets, deltas and column chunks travel. ``ParallelEngine`` runs the algorithm in
+this process; ``engines.spark`` on Spark's executors.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
-from metalog.analysis.brokers import BrokerTables
-from metalog.analysis.pipeline import TimelineReplay, add_chunks
-from metalog.analysis.result import Analysis, cluster_name
+from metalog.analysis.domain.columns import Chunk
+from metalog.analysis.engines.replay import TimelineReplay, replay_chunks
+from metalog.analysis.engines.request import (
+    AnalysisRequest,
+    AnalysisSummary,
+    Progress,
+    Stage,
+    T,
+    here,
+    write_growth_tables,
+)
 from metalog.errors import DecodeError, LogError
 from metalog.log import MetadataLog
 from metalog.replay.gc import gc_paused
-from metalog.replay.history import MetadataHistory, StartPoint
+from metalog.replay.history import MetadataHistory
+from metalog.replay.points import StartPoint
 from metalog.state.image import MetadataImage
 from metalog.state.loader import OpenTransaction
-from metalog.state.overlay import RangeBuilder, RangeDelta, StartState, fold, start_state, then
+from metalog.state.overlay import RangeBuilder, RangeDelta, StartState, start_state, then
 
-__all__ = ["Origin", "Part", "Piece", "RangeDelta", "StartState", "analyze_parallel", "assemble", "fold",
-           "log_bounds", "open_transaction", "origin_image", "plan", "prefixes", "range_delta", "range_start",
-           "replay_range", "split_ranges", "start_points", "start_state", "start_states"]
+__all__ = ["Origin", "ParallelEngine", "Piece", "log_bounds", "open_transaction", "origin_image", "plan",
+           "prefixes", "range_delta", "range_start", "replay_range", "split_ranges", "start_points",
+           "start_states"]
+
+R = TypeVar("R")
 
 
 # ---- ranges -----------------------------------------------------------------------------------------------
@@ -170,48 +182,53 @@ def open_transaction(start: StartState) -> OpenTransaction | None:
 
 
 # ---- 3. replaying a range ---------------------------------------------------------------------------------
-@dataclass
-class Part:
-    """A range's rows (dicts in their columns' order), events and the data records it replayed."""
-
-    rows: list[dict[str, Any]] = field(default_factory=list)
-    events: list[dict[str, Any]] = field(default_factory=list)
-    by_broker: BrokerTables = field(default_factory=BrokerTables)
-    records: int = 0
-
-
-def replay_range(path: str | os.PathLike[str], cluster: str, lo: int, hi: int, start: StartState, *,
-                 log_start: bool) -> Part:
-    """The rows and events of each batch (data or control) with a base offset in [lo, hi]; ``log_start``: the
-    range is the log's first (else ``start`` is the state after the range before)."""
+def replay_range(path: str | os.PathLike[str], cluster: str, lo: int, hi: int, start: StartState,
+                 sink: Callable[[Chunk], object], *, log_start: bool) -> int:
+    """The rows of each batch (data or control) with a base offset in [lo, hi], handed to ``sink`` as chunks in
+    log order; the data records replayed. ``log_start``: the range is the log's first (else ``start`` is the
+    state after the range before)."""
     with MetadataLog.open(path, writable=False) as log, gc_paused():
         replay = TimelineReplay(log, cluster, start.image, open_transaction(start), log_start=log_start)
-        replay.run(_batches(log, lo, hi), lo)
-    out = Analysis()
-    add_chunks(out, replay.step.take())
-    return Part(out.rows, out.events, out.by_broker, replay.records)
+        return replay_chunks(replay, _batches(log, lo, hi), lo, sink)
 
 
-def assemble(parts: Sequence[Part]) -> Analysis:
-    """The rows of consecutive ranges of one cluster, joined as they are."""
-    result = Analysis()
-    for part in parts:
-        result.rows += part.rows
-        result.events += part.events
-        result.by_broker.extend(part.by_broker)
-        result.records += part.records
-    return result
+@dataclass(frozen=True)
+class ParallelEngine:
+    """The parallel algorithm run in this process (the Spark engine runs the same steps on executors), each
+    cluster's ranges one after another into its tables: ``ranges`` is how many equal offset ranges per cluster,
+    ``points``: start ranges from snapshots and state images where there are some. Its tables are the python
+    engine's, byte for byte (the ranges' rows join as they are)."""
 
+    ranges: int = 2
+    points: bool = True
+    name: str = "parallel"
 
-def analyze_parallel(path: str | os.PathLike[str], ranges: int | Sequence[tuple[int, int]],
-                     cluster: str | None = None, *, points: bool = True) -> Analysis:
-    """The parallel algorithm run in one process (the Spark engine runs the same steps on executors):
-    ``ranges`` is how many equal offset ranges, or the [lo, hi] ranges themselves; ``points``: start ranges
-    from snapshots and state images where there are some."""
-    cluster = cluster or cluster_name(path)
-    first, last = log_bounds(path)
-    bounds = split_ranges(first, last, ranges) if isinstance(ranges, int) else list(ranges)
-    starts = start_states(path, bounds, points=points)
-    result = assemble([replay_range(path, cluster, lo, hi, s, log_start=i == 0)
-                       for i, ((lo, hi), s) in enumerate(zip(bounds, starts, strict=True))])
-    return result
+    def analyze(self, request: AnalysisRequest, progress: Progress | None = None,
+                stage: Stage | None = None) -> AnalysisSummary:
+        from metalog.analysis.tables import claim_output
+        from metalog.analysis.writers import TableWriters
+
+        claim_output(request.out)
+        records = 0
+        with TableWriters(request.out, request.bucket_ms, csv=request.csv,
+                          metrics_every_batch=request.metrics_every_batch) as writers:
+            for cluster in request.clusters:
+                writers.cluster(cluster.name)
+                records += self.replay_cluster(cluster.path, cluster.name, writers.add)
+                writers.end_cluster()
+            written = writers.close()
+            batches, events = writers.batches, writers.events_written
+        written += write_growth_tables(request, self.run)
+        return AnalysisSummary(request.out, tuple(request.names), records, batches, events, tuple(written))
+
+    def replay_cluster(self, path: str | os.PathLike[str], name: str, sink: Callable[[Chunk], object],
+                       bounds: Sequence[tuple[int, int]] | None = None) -> int:
+        """One cluster's ranges (``bounds``, default ``ranges`` equal ones), in order, into ``sink``; its data
+        records."""
+        bounds = split_ranges(*log_bounds(path), self.ranges) if bounds is None else bounds
+        starts = start_states(path, bounds, points=self.points)
+        return sum(replay_range(path, name, lo, hi, start, sink, log_start=i == 0)
+                   for i, ((lo, hi), start) in enumerate(zip(bounds, starts, strict=True)))
+
+    def run(self, fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
+        return here(fn, items)

@@ -1,6 +1,6 @@
 """A Spark session for metalog's Spark engine, and the JVM under it: quiet (errors only, no UI, the JVM's startup
 notices filtered out), its scratch space in a temp dir removed afterwards, a session the process already runs
-used as it is. The engine's algorithm is ``metalog.analysis.spark``."""
+used as it is. The engine's algorithm is ``engines.spark``."""
 
 from __future__ import annotations
 
@@ -17,11 +17,12 @@ import time
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from metalog import errors
-from metalog.analysis.spark_quiet import AccumulatorErrors, quiet_py4j
+from metalog.analysis.engines.spark_quiet import AccumulatorErrors, quiet_py4j
 from metalog.errors import MetalogError
 
 _LOG4J = """\
@@ -40,6 +41,9 @@ logger.executor.level = off
 logger.scheduler.name = org.apache.spark.scheduler.TaskSchedulerImpl
 logger.scheduler.level = off
 """
+# the driver's JVM schedules Python tasks and moves no rows: C2's compilations and the parallel collector's threads
+# cost it CPU it never earns back (a session with one small job: 9.6 s of CPU, 6.0 s with these, under load 12)
+DRIVER_JIT = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 MASTER_TIMEOUT = 30.0  # seconds a spark:// master has to accept the application (--master-timeout)
 # startup notices log4j cannot silence: the JVM's for the vector module Spark enables, and the two lines Spark
 # prints itself (not through log4j) when a Python driver starts it
@@ -98,63 +102,98 @@ def spark_session(master: str | None = None, *, app: str = "metalog analyze", dr
         yield running
         return
     master = master or "local[*]"
-    if archives is not None and executor_python is None:
-        name = archives.rpartition("#")[2] if "#" in archives else ""
-        if not name:
-            raise MetalogError(f"--archives {archives}: name where it unpacks, e.g. env.tar.gz#environment")
-        executor_python = f"./{name}/bin/python"
+    executor_python = _executor_python(archives, executor_python)
     _probe_master(master, master_timeout)
     os.environ["PYSPARK_PYTHON"] = executor_python or sys.executable  # pyspark reads the workers' Python here
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     scratch = Path(tempfile.mkdtemp(prefix="metalog-spark-"))
-    session = None
-    clean = interrupted = False
-    accumulators: AccumulatorErrors | None = None
+    started = _Started()
     with quiet_py4j():
         handler = signal.getsignal(signal.SIGINT)
         try:
-            (scratch / "log4j2.properties").write_text(_LOG4J)
-            java_opts = f"-Dlog4j2.configurationFile={scratch / 'log4j2.properties'} -Djava.io.tmpdir={scratch}"
-            memory = driver_memory or default_driver_memory()
-            # the driver's JVM starts before the builder's settings apply: its options go through the launcher. A
-            # JVM out of memory exits (Spark would otherwise wait forever on a task result it failed to read)
-            os.environ["PYSPARK_SUBMIT_ARGS"] = (f'--driver-memory {memory} --driver-java-options '
-                                                 f'"{java_opts} -XX:+ExitOnOutOfMemoryError" pyspark-shell')
-            conf = {"spark.master": master, "spark.app.name": app, "spark.ui.enabled": "false",
-                    "spark.driver.memory": memory,
-                    "spark.ui.showConsoleProgress": "false", "spark.local.dir": str(scratch),
-                    "spark.driver.extraJavaOptions": java_opts, "spark.executor.extraJavaOptions": java_opts,
-                    "spark.sql.warehouse.dir": str(scratch / "warehouse"), "spark.python.worker.reuse": "true",
-                    # the tables' times as Parquet's timestamp(MILLIS, UTC), as pyarrow writes them (python engine)
-                    "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MILLIS", "spark.sql.session.timeZone": "UTC"}
-            if archives is not None:
-                conf["spark.archives"] = archives
-            if executor_python is not None:
-                conf["spark.pyspark.python"] = executor_python
+            conf = _settings(scratch, master, app, driver_memory or default_driver_memory(), archives,
+                             executor_python)
             _quiet_gateway(conf, scratch)
-            session = _start(conf, master, master_timeout)
-            server = getattr(session.sparkContext, "_accumulatorServer", None)
-            accumulators = AccumulatorErrors(server) if server is not None else None
-            if threading.current_thread() is threading.main_thread():  # Ctrl-C: KeyboardInterrupt, then _stop kills
-                signal.signal(signal.SIGINT, signal.default_int_handler)  # the JVM (pyspark's handler would first
-            session.sparkContext.setLogLevel("ERROR")  # call into the JVM to cancel the jobs, with tracebacks)
-            if not master.startswith("local") and archives is None:
-                session.sparkContext.addPyFile(str(package_zip(scratch)))  # metalog reaches the executors
+            started.session = _start(conf, master, master_timeout)
+            started.accumulators = _ready(started.session, master, archives, scratch)
             with spark_errors():  # said while the JVM is there to render it
-                yield session
-            clean = True
+                yield started.session
+            started.clean = True
         except KeyboardInterrupt:
-            interrupted = True
+            started.interrupted = True
             raise
         finally:
-            try:
-                _stop(session, clean)
-            finally:
-                if accumulators is not None:
-                    accumulators.settle(interrupted=interrupted)
-                shutil.rmtree(scratch, ignore_errors=True)
-                if threading.current_thread() is threading.main_thread():
-                    signal.signal(signal.SIGINT, handler)
+            _end(started, scratch, handler)
+
+
+@dataclass
+class _Started:
+    """What ``spark_session`` started, and how it ended."""
+
+    session: Any = None
+    accumulators: AccumulatorErrors | None = None
+    clean: bool = False
+    interrupted: bool = False
+
+
+def _executor_python(archives: str | None, executor_python: str | None) -> str | None:
+    """The executors' Python: as given; with ``archives`` (``env.tar.gz#NAME``), ``./NAME/bin/python``."""
+    if archives is None or executor_python is not None:
+        return executor_python
+    name = archives.rpartition("#")[2] if "#" in archives else ""
+    if not name:
+        raise MetalogError(f"--archives {archives}: name where it unpacks, e.g. env.tar.gz#environment")
+    return f"./{name}/bin/python"
+
+
+def _settings(scratch: Path, master: str, app: str, memory: str, archives: str | None,
+              executor_python: str | None) -> dict[str, str]:
+    """The session's settings, quiet and with its scratch space in ``scratch``; the driver's JVM options go
+    through the launcher (``PYSPARK_SUBMIT_ARGS``), since that JVM starts before the builder's settings apply.
+    A JVM out of memory exits (Spark would otherwise wait forever on a task result it failed to read)."""
+    (scratch / "log4j2.properties").write_text(_LOG4J)
+    java_opts = f"-Dlog4j2.configurationFile={scratch / 'log4j2.properties'} -Djava.io.tmpdir={scratch}"
+    os.environ["PYSPARK_SUBMIT_ARGS"] = (f'--driver-memory {memory} --driver-java-options '
+                                         f'"{java_opts} -XX:+ExitOnOutOfMemoryError {DRIVER_JIT}" pyspark-shell')
+    conf = {"spark.master": master, "spark.app.name": app, "spark.ui.enabled": "false",
+            "spark.driver.memory": memory,
+            "spark.ui.showConsoleProgress": "false", "spark.local.dir": str(scratch),
+            "spark.driver.extraJavaOptions": java_opts, "spark.executor.extraJavaOptions": java_opts,
+            "spark.sql.warehouse.dir": str(scratch / "warehouse"), "spark.python.worker.reuse": "true",
+            # the growth and report tasks' times as Parquet's timestamp(MILLIS, UTC), as pyarrow writes them
+            "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MILLIS", "spark.sql.session.timeZone": "UTC"}
+    if archives is not None:
+        conf["spark.archives"] = archives
+    if executor_python is not None:
+        conf["spark.pyspark.python"] = executor_python
+    return conf
+
+
+def _ready(session: Any, master: str, archives: str | None, scratch: Path) -> AccumulatorErrors | None:
+    """A session just started made ready: Ctrl-C a KeyboardInterrupt (then ``_stop`` kills the JVM; pyspark's
+    handler would first call into the JVM to cancel the jobs, with tracebacks), errors only, metalog shipped to
+    executors that are not this machine's; the accumulator server's errors held (``AccumulatorErrors``)."""
+    server = getattr(session.sparkContext, "_accumulatorServer", None)
+    accumulators = AccumulatorErrors(server) if server is not None else None
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    session.sparkContext.setLogLevel("ERROR")
+    if not master.startswith("local") and archives is None:
+        session.sparkContext.addPyFile(str(package_zip(scratch)))  # metalog reaches the executors
+    return accumulators
+
+
+def _end(started: _Started, scratch: Path, handler: Any) -> None:
+    """The session stopped (killed after a failure or Ctrl-C), the accumulator server's errors settled, the
+    scratch space removed and the caller's Ctrl-C handler back."""
+    try:
+        _stop(started.session, started.clean)
+    finally:
+        if started.accumulators is not None:
+            started.accumulators.settle(interrupted=started.interrupted)
+        shutil.rmtree(scratch, ignore_errors=True)
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, handler)
 
 
 @contextmanager

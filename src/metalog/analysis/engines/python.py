@@ -1,0 +1,71 @@
+"""The python engine: each cluster replayed in this process, one after another, its tables written as the replay
+goes (``writers.TableWriters``): memory flat in the logs' sizes."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+from metalog.analysis.engines.replay import TimelineReplay, log_records, replay_chunks
+from metalog.analysis.engines.request import (
+    AnalysisRequest,
+    AnalysisSummary,
+    Progress,
+    Stage,
+    T,
+    here,
+    write_growth_tables,
+)
+from metalog.analysis.writers import TableWriters
+from metalog.replay.gc import gc_paused
+from metalog.replay.history import MetadataHistory
+
+R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class PythonEngine:
+    """No JVM, one process: ``analyze`` replays the clusters one after another."""
+
+    name: str = "python"
+
+    def analyze(self, request: AnalysisRequest, progress: Progress | None = None,
+                stage: Stage | None = None) -> AnalysisSummary:
+        from metalog.analysis.tables import claim_output
+
+        out = request.out
+        claim_output(out)
+        total = sum(log_records(c.path) for c in request.clusters)
+        records = 0
+        with TableWriters(out, request.bucket_ms, csv=request.csv,
+                          metrics_every_batch=request.metrics_every_batch) as writers:
+            for cluster in request.clusters:
+                writers.cluster(cluster.name)
+                report = None if progress is None else _offset(progress, records, total)
+                records += replay_cluster(cluster.path, cluster.name, writers.add, report)
+                writers.end_cluster()
+            written = writers.close()
+            batches, events = writers.batches, writers.events_written
+        written += write_growth_tables(request, self.run)
+        return AnalysisSummary(out, tuple(request.names), records, batches, events, tuple(written))
+
+    def run(self, fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
+        return here(fn, items)
+
+
+def _offset(progress: Progress, before: int, total: int) -> Callable[[int], None]:
+    return lambda records: progress(before + records, total)
+
+
+def replay_cluster(path: str | os.PathLike[str], name: str, sink: Callable[..., object],
+                   progress: Callable[[int], object] | None = None) -> int:
+    """One cluster's log replayed from its start, its rows handed to ``sink`` as chunks in log order; its data
+    records."""
+    with MetadataHistory(path) as history, gc_paused():
+        log = history.log
+        start = log.log_start_offset
+        replay = TimelineReplay(log, name, history.state_before_log())
+        batches = log.scan(start) if history.end_offset >= start else ()
+        return replay_chunks(replay, batches, start, sink, progress)

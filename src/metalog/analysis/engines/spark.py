@@ -1,0 +1,307 @@
+"""The Spark engine: the parallel replay's two passes as Spark stages over offset ranges of every cluster.
+
+The session and the JVM it runs on are ``engines.spark_session``'s.
+
+Stage 1 computes on executors the deltas of the pieces between each range and the snapshot or state image
+before it (none for a range right after one, or for the first range), the driver composes them into each
+range's prefix (small: deltas hold only what changed), stage 2 loads each range's snapshot or image, applies
+the prefix and replays the range through the per-batch step, and the executor writes what it makes
+(``spark_tables``): a cluster replayed in one range as its tables, as the python engine writes them; the ranges
+of a cluster cut in several as Arrow streams, which stage 3, a task per such cluster, writes as its tables.
+Executors open the log directories and write the output directory themselves: the paths must be visible to
+them (local disks for ``local[*]``; a shared filesystem on a cluster). Only offsets, point names, deltas and
+each task's counts and CPU seconds travel through the driver; no row goes through the JVM. Work is placed on
+partitions by a stable hash.
+"""
+
+from __future__ import annotations
+
+import heapq
+import shutil
+import threading
+import time
+import uuid
+import zlib
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from metalog.analysis.engines.parallel import (
+    Origin,
+    Piece,
+    log_bounds,
+    plan,
+    prefixes,
+    range_delta,
+    split_ranges,
+    start_points,
+)
+from metalog.analysis.engines.request import AnalysisRequest, AnalysisSummary, Progress, Stage, T, write_growth_tables
+from metalog.analysis.engines.spark_tables import (
+    ClusterTask,
+    Output,
+    RangeTask,
+    Written,
+    replay_task,
+    series_dir,
+    write_cluster,
+)
+from metalog.replay.points import StartPoint
+from metalog.state.overlay import RangeDelta, fold
+
+__all__ = ["RANGE_SLACK", "SparkEngine", "StageReport", "delta_cuts", "makespan", "place", "range_counts",
+           "stable_hash"]
+
+R = TypeVar("R")
+
+RANGE_SLACK = 1.05  # how far past an even share of the records the replay may end before a range is split
+
+
+def stable_hash(text: str) -> int:
+    """A placement hash equal in every process (Python's ``hash`` of a str is salted per process)."""
+    return zlib.crc32(text.encode())
+
+
+def place(keys: Sequence[tuple[str, int]], partitions: int, weights: Sequence[int] | None = None) -> list[list[int]]:
+    """Indexes of ``keys`` (cluster, range number) per Spark partition: the heaviest first (``weights``, e.g.
+    records; Spark starts a stage's tasks in partition order, so this is longest-first scheduling), then by the
+    cluster's stable hash, name and range; dealt round-robin, so partitions differ by at most one task and
+    every process places alike."""
+    out: list[list[int]] = [[] for _ in range(partitions)]
+    weight = weights or [0] * len(keys)
+    order = sorted(range(len(keys)), key=lambda i: (-weight[i], stable_hash(keys[i][0]), keys[i][0], keys[i][1]))
+    for rank, i in enumerate(order):
+        out[rank % partitions].append(i)
+    return out
+
+
+def delta_cuts(pieces: int, cores: int) -> int:
+    """Into how many cuts to split each piece's delta so the delta stage keeps every core busy to its end:
+    2 ranges per core make 2 x cores - 1 pieces, one short of two full rounds, so the last round leaves a core
+    idle; ``cores`` cuts each fill every round (6 tasks rather than 3 on 2 cores), while that stays within
+    64 tasks. Composing the cuts' deltas gives the piece's delta (composition is associative)."""
+    if pieces == 0 or pieces % cores == 0 or pieces * cores > 64:
+        return 1
+    return cores
+
+
+def makespan(sizes: Sequence[float], cores: int) -> float:
+    """How long ``sizes`` take on ``cores``, scheduled longest first."""
+    ends = [0.0] * max(cores, 1)
+    for size in sorted(sizes, reverse=True):
+        heapq.heapreplace(ends, ends[0] + size)
+    return max(ends)
+
+
+def range_counts(sizes: Sequence[int], cores: int, slack: float = RANGE_SLACK) -> list[int]:
+    """Ranges per cluster so that the replay's tasks keep ``cores`` busy to the end: one each (a cluster
+    replayed whole needs no deltas), then the cluster with the largest ranges is split once more, until the
+    ranges scheduled longest first end within ``slack`` of an even share of the records (5 equal clusters on
+    2 cores: one of them in 2 halves, not 5 tasks in 3 rounds), or until 4 ranges per core."""
+    counts = [1] * len(sizes)
+    even = sum(sizes) / max(cores, 1)
+    while cores > 1 and sum(counts) < 4 * cores + len(sizes):
+        ranges = [size / n for size, n in zip(sizes, counts, strict=True) for _ in range(n)]
+        if makespan(ranges, cores) <= even * slack:
+            break
+        widest = max(range(len(sizes)), key=lambda i: sizes[i] / counts[i])
+        if sizes[widest] < 2 * (counts[widest] + 1):
+            break
+        counts[widest] += 1
+    return counts
+
+
+@dataclass(frozen=True)
+class ClusterRanges:
+    """A cluster of the fleet as the engine plans it: its log directory (absolute), name, first and last offsets,
+    and the snapshots and state images its ranges may start from."""
+
+    path: str
+    name: str
+    first: int
+    last: int
+    points: list[StartPoint]
+
+    @property
+    def size(self) -> int:
+        return max(self.last - self.first + 1, 0)
+
+
+def _on_partitions(sc: Any, fn: Callable[[Any], Any], items: Sequence[Any], keys: Sequence[tuple[str, int]],
+                   weights: Sequence[int], partitions: int | None, cpu: list[float]) -> list[Any]:
+    """``fn`` over ``items`` on executors, each item in the partition ``place`` gives its key; results in
+    ``items`` order. Items travel inside the tasks (no shuffle). Each task's CPU seconds are appended to
+    ``cpu`` (what the benchmark models a quiet machine with)."""
+    if not items:
+        return []
+    n = partitions or len(items)
+    buckets = [[(i, items[i]) for i in slot] for slot in place(keys, n, weights)]
+
+    def run(bucket: list[tuple[int, Any]]) -> list[tuple[float, list[tuple[int, Any]]]]:
+        start = time.process_time()
+        out = [(i, fn(item)) for i, item in bucket]
+        return [(time.process_time() - start, out)] if bucket else []
+
+    found: dict[int, Any] = {}
+    for seconds, pairs in sc.parallelize(buckets, n).flatMap(run).collect():  # n buckets in n slices: one each
+        cpu.append(seconds)
+        found.update(pairs)
+    return [found[i] for i in range(len(items))]
+
+
+def _delta(item: tuple[str, int, int]) -> RangeDelta:
+    return range_delta(*item)
+
+
+@dataclass
+class SparkEngine:
+    """The Spark engine on ``session``. ``ranges``: offset ranges per cluster (default: ``range_counts``, as few as
+    keep every core busy to the end; one core replays each cluster whole, which needs no deltas).
+    ``partitions``: Spark partitions per stage (default one per task). ``points``: start ranges from snapshots and
+    state images. The summary's ``task_cpu`` has each stage's CPU seconds per task."""
+
+    session: Any
+    ranges: int | None = None
+    partitions: int | None = None
+    points: bool = True
+    name: str = "spark"
+
+    def run(self, fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
+        """Independent tasks (the report's and the growth pass's clusters: items with ``name`` and ``weight``)
+        on the executors, one partition each, the heaviest started first; results in the items' order."""
+        return _on_partitions(self.session.sparkContext, fn, items, [(i.name, 0) for i in items],
+                              [i.weight for i in items], None, [])
+
+    def analyze(self, request: AnalysisRequest, progress: Progress | None = None,
+                stage: Stage | None = None) -> AnalysisSummary:
+        """Every cluster's tables written by the executors, the same files as the python engine's."""
+        from metalog.analysis import openmetrics as om
+        from metalog.analysis.layout import TABLES
+        from metalog.analysis.tables import claim_output, write_csv_from_tables
+        from metalog.analysis.writers import fresh_tables
+
+        out = request.out
+        claim_output(out)
+        sc = self.session.sparkContext
+        clusters = [ClusterRanges(str(Path(c.path).resolve()), c.name, *log_bounds(c.path),
+                                  start_points(c.path) if self.points else []) for c in request.clusters]
+        counts = [self.ranges] * len(clusters) if self.ranges else range_counts([c.size for c in clusters],
+                                                                                  sc.defaultParallelism)
+        report = StageReport(sc, sum(c.size for c in clusters), progress, stage)
+        task_cpu: dict[str, list[float]] = {}
+        prefixed = self._prefixes(clusters, counts, report, task_cpu)
+        fresh_tables(out)
+        scratch = out.resolve() / f".spark-{uuid.uuid4().hex}"
+        output = Output(str(out.resolve()), str(scratch), request.bucket_ms, request.metrics_every_batch)
+        try:
+            done = self._replay(clusters, prefixed, output, report, task_cpu)
+            blocks = series_dir(str(scratch))  # (a cluster without batches has none)
+            metrics = om.concatenate(out / om.FILE, lambda family, name: [
+                p for p in [blocks / f"{request.names.index(name)}-{family}.om"] if p.exists()], request.names)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        written = [out / table for table in TABLES]
+        if request.csv:
+            written += write_csv_from_tables(out, request.names)
+        written += [metrics, *write_growth_tables(request, self.run)]
+        return AnalysisSummary(out, tuple(request.names), sum(w.records for w in done),
+                               sum(w.batches for w in done), sum(w.events for w in done), tuple(written), task_cpu)
+
+    def _prefixes(self, clusters: Sequence[ClusterRanges], counts: Sequence[int], report: StageReport,
+                  task_cpu: dict[str, list[float]]) -> list[list[tuple[tuple[int, int], Origin, RangeDelta]]]:
+        """Stage 1: each cluster's ranges, their origins and prefixes, from the pieces' deltas computed on the
+        executors (each piece in ``delta_cuts`` cuts, so every round of the cores is full)."""
+        sc = self.session.sparkContext
+        bounds = [split_ranges(c.first, c.last, n) for c, n in zip(clusters, counts, strict=True)]
+        origins = [plan(b, c.first, c.points) for c, b in zip(clusters, bounds, strict=True)]
+        pieces = [(i, piece) for i, os_ in enumerate(origins) for piece in sorted({p for o in os_ for p in o.pieces})]
+        cuts = delta_cuts(len(pieces), sc.defaultParallelism)
+        subs = [(i, piece, sub) for i, piece in pieces for sub in split_ranges(*piece, cuts)]
+        with report.stage("range deltas", sum(hi - lo + 1 for _, _, (lo, hi) in subs)):
+            found = _on_partitions(sc, _delta, [(clusters[i].path, *sub) for i, _, sub in subs],
+                                   [(clusters[i].name, n) for n, (i, _, _) in enumerate(subs)],
+                                   [hi - lo + 1 for _, _, (lo, hi) in subs], self.partitions,
+                                   task_cpu.setdefault("deltas", []))
+        cut_deltas: list[dict[Piece, list[RangeDelta]]] = [{} for _ in clusters]
+        for (i, piece, _), delta in zip(subs, found, strict=True):  # subs are in offset order within a piece
+            cut_deltas[i].setdefault(piece, []).append(delta)
+        # composition is associative: a piece's delta from its cuts' deltas
+        deltas = [{piece: fold(cut) for piece, cut in by_piece.items()} for by_piece in cut_deltas]
+        return [list(zip(b, os_, prefixes(os_, ds), strict=True))
+                for b, os_, ds in zip(bounds, origins, deltas, strict=True)]
+
+    def _replay(self, clusters: Sequence[ClusterRanges],
+                prefixed: Sequence[Sequence[tuple[tuple[int, int], Origin, RangeDelta]]], output: Output,
+                report: StageReport, task_cpu: dict[str, list[float]]) -> list[Written]:
+        """Stage 2, every range replayed and written on the executors; stage 3, the clusters cut in several
+        ranges written from their ranges' chunks."""
+        sc = self.session.sparkContext
+        tasks = [RangeTask(c.path, c.name, i, n, len(ranges), lo, hi, origin.point, prefix, output)
+                 for i, (c, ranges) in enumerate(zip(clusters, prefixed, strict=True))
+                 for n, ((lo, hi), origin, prefix) in enumerate(ranges)]
+        with report.stage("replay", sum(c.size for c in clusters)):
+            done = _on_partitions(sc, replay_task, tasks, [(t.name, t.number) for t in tasks],
+                                  [t.hi - t.lo + 1 for t in tasks], self.partitions, task_cpu.setdefault("replay", []))
+        cut = [i for i, ranges in enumerate(prefixed) if len(ranges) > 1]
+        if not cut:
+            return done
+        merges = [ClusterTask(clusters[i].name, i, len(prefixed[i]), output) for i in cut]
+        with report.stage("tables", sum(clusters[i].size for i in cut)):
+            done += _on_partitions(sc, write_cluster, merges, [(m.name, 0) for m in merges],
+                                   [clusters[i].size for i in cut], self.partitions, task_cpu.setdefault("tables", []))
+        return done
+
+
+class StageReport:
+    """Progress from Spark's status tracker while a stage runs: the stage's name, then its own records done
+    (the share of its own tasks finished) of its own records; every stage ends with an exact report. The
+    tracker is read from a thread; its failure (a JVM that went away) is raised by the stage, unless the
+    stage's own work failed first (or Ctrl-C stopped it, which stops the JVM too)."""
+
+    def __init__(self, sc: Any, total: int, progress: Callable[[int, int], None] | None,
+                 stage: Callable[[str], None] | None) -> None:
+        self.sc, self.total, self.progress, self.on_stage = sc, total, progress, stage
+        self.group = ""
+
+    @contextmanager
+    def stage(self, name: str, records: int) -> Iterator[None]:
+        """``records``: the records the stage reads (the deltas' pieces; the replay, all)."""
+        if self.on_stage is not None:
+            self.on_stage(name)
+        if self.progress is not None:
+            self.progress(0, records)
+        self.group = f"metalog-{uuid.uuid4().hex}"  # a group per stage: its tasks only
+        self.sc.setJobGroup(self.group, f"metalog analyze: {name}")
+        stop = threading.Event()
+        failed: list[Exception] = []
+        poller = threading.Thread(target=self._poll, args=(stop, records, failed), daemon=True)
+        if self.progress is not None and records:
+            poller.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            if poller.is_alive():
+                poller.join()
+        if failed:
+            raise failed[0]
+        if self.progress is not None:
+            self.progress(records, records)
+
+    def _poll(self, stop: threading.Event, records: int, failed: list[Exception]) -> None:
+        try:
+            tracker = self.sc.statusTracker()
+            while not stop.wait(0.25):
+                done = tasks = 0
+                for job in tracker.getJobIdsForGroup(self.group):
+                    info = tracker.getJobInfo(job)
+                    for sid in info.stageIds if info else ():
+                        s = tracker.getStageInfo(sid)
+                        if s is not None:
+                            done, tasks = done + s.numCompletedTasks, tasks + s.numTasks
+                if tasks and self.progress is not None:
+                    self.progress(records * done // tasks, records)
+        except Exception as e:  # noqa: BLE001 - raised by the stage, in the caller's thread
+            failed.append(e)

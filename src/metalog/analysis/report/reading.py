@@ -1,0 +1,296 @@
+"""A cluster's report (``data.Cluster``) built from its tables' columns as they are read, never from their rows:
+the analysis' Parquet tables a record batch at a time (``read_cluster``, with pyarrow), or an in-memory analysis'
+tables (``clusters_of``). Each column's change points feed a builder (``series.StepsBuilder``: every change of a
+lane; a line decimated as the page draws it, holding a bounded number of points; ``series.EnvelopeBuilder``: the
+PNG's envelope), so what a cluster's report holds is bounded by what it draws, not by its log's length."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from operator import add
+from pathlib import Path
+from typing import Any
+
+from metalog.analysis.report.data import (
+    BROKER_LINES,
+    LANES,
+    PICTURE_BUCKETS,
+    BrokerNow,
+    Cluster,
+    DirectoryNow,
+    Failure,
+    KeyView,
+    broker_code,
+    cluster_charts,
+    directory_code,
+    drawn,
+    fleet_span,
+    read_span,
+    span_end,
+)
+from metalog.analysis.report.series import FINE, EnvelopeBuilder, StepsBuilder
+from metalog.analysis.report.summary import Latest
+
+Span = tuple[int, int]
+# the columns each table's report reads (the timeline's: ``ClusterBuilder.timeline_columns`` and Latest's)
+BROKER_COLUMNS = ("timestamp", "broker", "state", "controlled_shutdown", "zk", "log_dirs", "replicas_assigned",
+                  "replicas_migrating", "replicas_unassigned", "replicas_lost", "offline_replicas", "leaders")
+DIRECTORY_COLUMNS = ("timestamp", "broker", "directory", "online", "replicas", "leaders", "offline_replicas",
+                     "offline_partitions")
+FAILURE_COLUMNS = ("offset", "timestamp", "broker", "directory", "topic", "partition", "leader")
+
+
+class KeyBuilder:
+    """One broker's or directory's series as its rows arrive: its lane (every change), a broker's ZooKeeper
+    stripe, and its lines decimated on the cluster's span."""
+
+    def __init__(self, lines: Sequence[str], span: Span, stripe: bool, fine: int) -> None:
+        self.lane = StepsBuilder()
+        self.stripe = StepsBuilder() if stripe else None
+        self.lines = {name: StepsBuilder(span, fine) for name in lines}
+
+    def view(self) -> KeyView:
+        return KeyView(self.lane.result(), {name: b.result() for name, b in self.lines.items()},
+                       None if self.stripe is None else self.stripe.result())
+
+
+class ClusterBuilder:
+    """One cluster's report data, fed its tables' columns a chunk at a time (each table's chunks in log order).
+    ``span``: the cluster's (start, end); ``picture``: the PNG's time axis (its own span, or the fleet's)."""
+
+    def __init__(self, name: str, columns: Collection[str], span: Span, picture: Span | None = None, *,
+                 fine: int = FINE) -> None:
+        self.name, self.span, self.picture, self.fine = name, span, picture or span, fine
+        self.columns = frozenset(columns)
+        charts = cluster_charts("offline_partitions" in self.columns)
+        self.charts = {s.column: StepsBuilder(span, fine) for spec in charts for s in spec.series
+                       if s.column in self.columns}
+        self.lanes = {column: StepsBuilder() for column in LANES}
+        self.envelopes = {column: EnvelopeBuilder(*self.picture, PICTURE_BUCKETS) for column in drawn(self.columns)}
+        self.brokers: dict[int, KeyBuilder] = {}
+        self.broker_now: dict[int, BrokerNow] = {}
+        self.directories: dict[tuple[int, str], KeyBuilder] = {}
+        self.directory_now: dict[tuple[int, str], DirectoryNow] = {}
+        self.failures: dict[tuple[int, int, int, str], list[tuple[str, int, int]]] = {}
+        self.events: list[dict[str, Any]] = []
+        self.batches = 0
+        self.last: Mapping[str, Any] | None = None
+
+    @property
+    def timeline_columns(self) -> list[str]:
+        """The timeline columns drawn (lanes, charts), whose change points ``timeline`` takes."""
+        return [*LANES, *(c for c in self.charts if c not in LANES)]
+
+    def timeline(self, column: str, times: Sequence[int], values: Sequence[Any]) -> None:
+        """A timeline column's values at ``times`` (the batches after those before; a chunk may leave out a
+        batch whose value equals the one before it)."""
+        lane, chart, envelope = self.lanes.get(column), self.charts.get(column), self.envelopes.get(column)
+        if lane is not None:
+            lane.extend(times, values)
+        if chart is not None:
+            changes = chart.extend(times, values)
+            if envelope is not None:  # (a drawn column is a chart's)
+                envelope.extend(*changes)
+
+    def batches_read(self, count: int, last: Mapping[str, Any]) -> None:
+        """``count`` timeline rows read, the last of them ``last`` (its columns by name)."""
+        self.batches += count
+        self.last = last
+
+    def broker(self, broker: int, cols: Mapping[str, Sequence[Any]]) -> None:
+        """One broker's broker_timeline rows (``BROKER_COLUMNS``), after those before."""
+        key = self.brokers.get(broker)
+        if key is None:
+            key = self.brokers[broker] = KeyBuilder(BROKER_LINES, self.span, True, self.fine)
+        times = cols["timestamp"]
+        codes = list(map(broker_code, cols["state"], cols["controlled_shutdown"]))
+        key.lane.extend(times, codes)
+        assert key.stripe is not None
+        key.stripe.extend(times, cols["zk"])
+        key.lines["leaders"].extend(times, cols["leaders"])
+        key.lines["offline_replicas"].extend(times, cols["offline_replicas"])
+        key.lines["homeless"].extend(times, list(map(add, cols["replicas_migrating"], cols["replicas_unassigned"])))
+        self.broker_now[broker] = BrokerNow(
+            broker, codes[-1], *(cols[c][-1] for c in ("zk", "log_dirs", "replicas_assigned", "replicas_migrating",
+                                                       "replicas_unassigned", "replicas_lost", "offline_replicas",
+                                                       "leaders", "timestamp")))
+
+    def directory(self, where: tuple[int, str], cols: Mapping[str, Sequence[Any]]) -> None:
+        """One (broker, directory)'s directory_timeline rows (``DIRECTORY_COLUMNS``), after those before."""
+        key = self.directories.get(where)
+        if key is None:
+            key = self.directories[where] = KeyBuilder(("replicas",), self.span, False, self.fine)
+        times = cols["timestamp"]
+        codes = list(map(directory_code, cols["online"], cols["replicas"]))
+        key.lane.extend(times, codes)
+        key.lines["replicas"].extend(times, cols["replicas"])
+        self.directory_now[where] = DirectoryNow(
+            *where, codes[-1], *(cols[c][-1] for c in ("replicas", "leaders", "offline_replicas", "offline_partitions",
+                                                       "timestamp")))
+
+    def failure(self, offset: int, timestamp: int, broker: int, directory: str, topic: str, partition: int,
+                leader: int) -> None:
+        """A directory_failures row: a directory failure, and one partition it held (none: ``partition`` -1)."""
+        partitions = self.failures.setdefault((offset, timestamp, broker, directory), [])
+        if partition >= 0:
+            partitions.append((topic, partition, leader))
+
+    def finish(self) -> Cluster:
+        if self.last is None:
+            raise ValueError(f"cluster {self.name}: no timeline rows")
+        lanes = {column: builder.result() for column, builder in self.lanes.items()}
+        brokers, directories = sorted(self.brokers), sorted(self.directories)
+        start, end = self.span
+        return Cluster(
+            self.name, start, end, self.batches, Latest.of_row(self.last, lanes["phase"].times[-1]), self.columns,
+            lanes, {column: builder.result() for column, builder in self.charts.items()},
+            {(column, *self.picture): b.result(end) for column, b in self.envelopes.items()},
+            [self.broker_now[b] for b in brokers], [self.directory_now[d] for d in directories],
+            [self.brokers[b].view() for b in brokers], [self.directories[d].view() for d in directories],
+            [Failure(*key, partitions) for key, partitions in self.failures.items()], self.events)
+
+
+# ---- from an in-memory analysis' tables -----------------------------------------------------------------
+def clusters_of(rows: Sequence[Mapping[str, Any]], events: Sequence[dict[str, Any]],
+                by_broker: Any = None) -> list[Cluster]:
+    """An in-memory analysis' tables (``result.Analysis``: timeline rows, events, ``brokers.BrokerTables``)
+    split by cluster, in the order the clusters first appear, each read column by column as ``read_cluster``
+    reads the Parquet files."""
+    timelines: dict[str, list[Mapping[str, Any]]] = {}
+    for row in rows:
+        timelines.setdefault(row["cluster"], []).append(row)
+    spans = {name: (rs[0]["timestamp"], span_end(rs[0]["timestamp"], rs[-1]["timestamp"]))
+             for name, rs in timelines.items()}
+    shared = fleet_span(list(spans.values()))
+    builders = {name: _timeline_of_rows(name, rs, spans[name], shared) for name, rs in timelines.items()}
+    _keyed_of_rows(builders, by_broker)
+    for event in events:
+        if event["cluster"] in builders:
+            builders[event["cluster"]].events.append(event)
+    return [builder.finish() for builder in builders.values()]
+
+
+def _timeline_of_rows(name: str, rows: Sequence[Mapping[str, Any]], span: Span, picture: Span | None,
+                      ) -> ClusterBuilder:
+    builder, times = ClusterBuilder(name, list(rows[0]), span, picture), [r["timestamp"] for r in rows]
+    for column in builder.timeline_columns:
+        builder.timeline(column, times, [r.get(column) for r in rows])
+    builder.batches_read(len(rows), rows[-1])
+    return builder
+
+
+def _keyed_of_rows(builders: dict[str, ClusterBuilder], by_broker: Any) -> None:
+    """The per-broker, per-directory and failure rows of ``by_broker`` (``brokers.BrokerTables``)."""
+    for (name, broker), group in _groups(getattr(by_broker, "brokers", ()), ("broker",)).items():
+        if name in builders:
+            builders[name].broker(broker, {c: [r[c] for r in group] for c in BROKER_COLUMNS})
+    for (name, broker, directory), group in _groups(getattr(by_broker, "directories", ()),
+                                                    ("broker", "directory")).items():
+        if name in builders:
+            builders[name].directory((broker, directory), {c: [r[c] for r in group] for c in DIRECTORY_COLUMNS})
+    for row in getattr(by_broker, "failures", ()):
+        if row["cluster"] in builders:
+            builders[row["cluster"]].failure(*(row[c] for c in FAILURE_COLUMNS))
+
+
+def _groups(rows: Sequence[Mapping[str, Any]], key: tuple[str, ...]) -> dict[tuple[Any, ...], list[Mapping[str, Any]]]:
+    out: dict[tuple[Any, ...], list[Mapping[str, Any]]] = {}
+    for row in rows:
+        out.setdefault((row["cluster"], *(row[k] for k in key)), []).append(row)
+    return out
+
+
+# ---- from the Parquet tables ----------------------------------------------------------------------------
+def read_cluster(out: Path, name: str, picture: Span | None = None, *, fine: int = FINE,
+                 batch_rows: int = 65_536) -> Cluster | None:
+    """One cluster's report from ``out``'s Parquet tables (``analysis.layout``), a record batch at a time: of each
+    drawn timeline column only its change points become Python values (found in Arrow), and the per-broker and
+    per-directory tables feed each key's builders. ``picture``: the PNG's time axis (default: the cluster's
+    own); ``fine``: the buckets a line is decimated into (``series.m4``); ``batch_rows``: the rows of a record
+    batch read at once. None when it has no timeline rows."""
+    span = read_span(out, name)
+    builder = None if span is None else _read_timeline(out, name, span, picture, fine, batch_rows)
+    if builder is None:
+        return None
+    for where, cols in _keyed(out / "broker_timeline", name, BROKER_COLUMNS, ("broker",), batch_rows):
+        builder.broker(where[0], cols)
+    for where, cols in _keyed(out / "directory_timeline", name, DIRECTORY_COLUMNS, ("broker", "directory"),
+                              batch_rows):
+        builder.directory((where[0], where[1]), cols)
+    _read_failures_and_events(out, name, builder)
+    return builder.finish()
+
+
+def _read_timeline(out: Path, name: str, span: Span, picture: Span | None, fine: int, batch_rows: int,
+                   ) -> ClusterBuilder | None:
+    """The timeline's drawn columns: of each, only its change points (found in Arrow) become Python values."""
+    from metalog.analysis.layout import iter_cluster_batches
+
+    builder: ClusterBuilder | None = None
+    for batch in iter_cluster_batches(out / "timeline_batches", name, batch_rows=batch_rows):
+        if batch.num_rows == 0:
+            continue
+        if builder is None:
+            builder = ClusterBuilder(name, batch.schema.names, span, picture, fine=fine)
+        times = batch.column("timestamp")
+        for column in builder.timeline_columns:
+            values = _decoded(batch.column(column))
+            changed = _change_points(values)
+            builder.timeline(column, times.filter(changed).to_pylist(), values.filter(changed).to_pylist())
+        builder.batches_read(batch.num_rows, batch.slice(batch.num_rows - 1, 1).to_pylist()[0])
+    return builder
+
+
+def _read_failures_and_events(out: Path, name: str, builder: ClusterBuilder) -> None:
+    from metalog.analysis.layout import iter_cluster, iter_cluster_batches
+
+    if (out / "directory_failures").is_dir():
+        for batch in iter_cluster_batches(out / "directory_failures", name, FAILURE_COLUMNS):
+            for row in zip(*(column.to_pylist() for column in batch.columns), strict=True):
+                builder.failure(*row)
+    if (out / "events").is_dir():
+        builder.events = [e for rows in iter_cluster(out / "events", name) for e in rows]
+
+
+def _decoded(values: Any) -> Any:
+    import pyarrow as pa
+
+    return values.dictionary_decode() if pa.types.is_dictionary(values.type) else values
+
+
+def _change_points(values: Any) -> Any:
+    """A boolean Arrow array: the first value, and each that differs from the one before it (a null differs
+    from a value, not from another null)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = len(values)
+    after, before = values.slice(1), values.slice(0, n - 1)
+    # where either is null: whether just one is (no Python scalar here: see layout.arrow_array)
+    differs = pc.coalesce(pc.not_equal(after, before), pc.xor(pc.is_null(after), pc.is_null(before)))
+    first = pa.Array.from_buffers(pa.bool_(), 1, [None, pa.py_buffer(b"\x01")])  # (pa.array: see layout.arrow_array)
+    return pa.concat_arrays([first, differs])
+
+
+def _keyed(root: Path, name: str, columns: Sequence[str], key: tuple[str, ...], batch_rows: int,
+           ) -> Iterator[tuple[tuple[Any, ...], dict[str, list[Any]]]]:
+    """A per-key table's rows, a record batch at a time, split by ``key`` in Arrow: (key, its rows' columns)."""
+    from metalog.analysis.layout import iter_cluster_batches
+
+    if not root.is_dir():
+        return
+    for batch in iter_cluster_batches(root, name, columns, batch_rows):
+        for where, part in _split(batch, key):
+            yield where, {c: part.column(c).to_pylist() for c in columns}
+
+
+def _split(batch: Any, key: Sequence[str]) -> Iterator[tuple[tuple[Any, ...], Any]]:
+    import pyarrow.compute as pc
+
+    if not key:
+        yield (), batch
+        return
+    column = _decoded(batch.column(key[0]))
+    for value in pc.unique(column):  # Arrow scalars (a Python value would be converted: see layout.arrow_array)
+        for rest, part in _split(batch.filter(pc.equal(column, value)), key[1:]):
+            yield (value.as_py(), *rest), part
