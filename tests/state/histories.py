@@ -135,7 +135,7 @@ def _name_taken(loader: MetadataLoader, record: Any) -> bool:
     """A TopicRecord naming a topic that exists under another id: metalog's replay points the name at the new
     topic (as Kafka's TopicsDelta does), but no Kafka controller writes one (CreateTopics refuses a name in use),
     and a range delta cannot tell which of two live topics of one name came last."""
-    pending = loader._delta.apply()  # noqa: SLF001  the state with the records loaded so far
+    pending = loader.delta.apply()  # the state with the records loaded so far
     topic = pending.topics_by_name.get(record.name)
     return topic is not None and topic.id != record.topic_id
 

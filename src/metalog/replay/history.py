@@ -214,7 +214,7 @@ class MetadataHistory:
         if first > end:
             return
         through = max(self.batch_at(first).base_offset, self.log.log_start_offset) - 1
-        loader, _ = self._loader_through(self._start_for(through, through, True), through, None)
+        loader, _ = self._loader_through(self._start_for(through, through, True), through, None, images=True)
         for scanned in self.log.scan(through + 1):
             _, last, max_timestamp, _, _ = scanned
             if last > end:
@@ -255,10 +255,13 @@ class MetadataHistory:
         raise PointError(f"offset {target} cannot be reached: the log starts at {log_start} and no snapshot or "
                          "state image lies between")
 
-    def _loader_through(self, start: StartPoint, through: int,
-                        progress: ProgressCallback | None) -> tuple[MetadataLoader, int]:
-        """A loader after the batch ending at ``through``, from ``start``; and the records it replayed."""
-        loader = MetadataLoader(self._load(start))
+    def _loader_through(self, start: StartPoint, through: int, progress: ProgressCallback | None, *,
+                        images: bool = False) -> tuple[MetadataLoader, int]:
+        """A loader after the batch ending at ``through``, from ``start``; and the records it replayed. Unless
+        ``images``, the loader keeps its published state as a working copy changed in place (``MetadataLoader``'s
+        ``images=False``): a state published inside the replay (before each BeginTransactionRecord) then costs
+        what its delta changed, not a new image, and the one image wanted is built when ``image`` is read."""
+        loader = MetadataLoader(self._load(start), images=images)
         replayed, first = 0, start.offset + 1
         if first <= through:
             total = through - start.offset
@@ -358,10 +361,8 @@ def replay_scanned(loader: MetadataLoader, batch: ScannedBatch, where: Path, fir
         return 0
     if base < first:
         values, base = values[first - base:], first
-    replay = loader.replay_value
     try:
-        for offset, value in enumerate(values, base):
-            replay(value, offset)
+        loader.replay_values(values, base)
     except DecodeError as e:
         raise LogError(f"offset {max(loader.offset + 1, base)}: {e}", file=where) from None
     return len(values)

@@ -39,7 +39,7 @@ K = TypeVar("K")
 V = TypeVar("V")
 
 
-class _TopicDelta:
+class TopicDelta:
     """A topic that is new or has changed partitions."""
 
     __slots__ = ("name", "id", "base", "base_partitions", "partitions")
@@ -73,7 +73,7 @@ class MetadataDelta:
         self.zk_migration_state = image.features.zk_migration_state
         self.brokers: dict[int, BrokerRegistration | None] = {}
         self.controllers: dict[int, RegisterControllerRecord | None] = {}  # None: removed
-        self.topics: dict[Uuid, _TopicDelta] = {}
+        self.topics: dict[Uuid, TopicDelta] = {}
         self.deleted_topics: set[Uuid] = set()
         self.configs: dict[tuple[int, str], dict[str, str | None]] = {}
         self.cleared_configs: set[tuple[int, str]] = set()
@@ -112,21 +112,21 @@ class MetadataDelta:
                               f"the current broker epoch, {broker.epoch}")
         return broker
 
-    def topic_delta(self, topic_id: Uuid) -> _TopicDelta:
+    def topic_delta(self, topic_id: Uuid) -> TopicDelta:
         """The topic's delta (made over the image's topic on first use); unknown topic ids are refused."""
         delta = self.topics.get(topic_id)
         if delta is None:
             base = None if topic_id in self.deleted_topics else self.image.topics.get(topic_id)
             if base is None:
                 raise ReplayError(f"unknown topic id {topic_id}")
-            delta = self.topics[topic_id] = _TopicDelta(base.name, topic_id, base)
+            delta = self.topics[topic_id] = TopicDelta(base.name, topic_id, base)
         return delta
 
     # ---- changes the rules make besides setting entries --------------------------------------------
     def start_topic(self, name: str, topic_id: Uuid) -> None:
         """A topic (re)starts with no partitions."""
         self.deleted_topics.discard(topic_id)
-        self.topics[topic_id] = _TopicDelta(name, topic_id, None)
+        self.topics[topic_id] = TopicDelta(name, topic_id, None)
 
     def remove_topic(self, topic_id: Uuid) -> str:
         """Remove a known topic; its name."""

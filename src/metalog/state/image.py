@@ -198,6 +198,5 @@ def set_working(working: MetadataImage, *, offset: int, features: FeaturesImage,
                 next_producer_id: int | None) -> None:
     """The single values of a working copy (``working_copy``), set in place: only ``MetadataDelta.apply_to``
     and the loader that owns the copy call this."""
-    object.__setattr__(working, "offset", offset)
-    object.__setattr__(working, "features", features)
-    object.__setattr__(working, "next_producer_id", next_producer_id)
+    # the frozen dataclass's own fields, set as object.__setattr__ would set them, in one call (once per batch)
+    vars(working).update(offset=offset, features=features, next_producer_id=next_producer_id)

@@ -26,17 +26,16 @@ from enum import Enum
 from types import MethodType
 from typing import Any
 
-from metalog.codec import core, message_class
-from metalog.codec.framing import FAST_PATH_MISSES, FRAME_VERSION, decode_metadata_record, encode_metadata_record
+from metalog.codec import core
+from metalog.codec.framing import FAST_PATH_MISSES, FRAME_VERSION, decode_metadata_record
 from metalog.errors import DecodeError, ReplayError
 from metalog.state.delta import MetadataDelta, located
-from metalog.state.delta import _TopicDelta as TopicDelta
 from metalog.state.enums import record_type_name
-from metalog.state.image import EMPTY, MetadataImage, PartitionRegistration, set_working, working_copy
-from metalog.state.rules import TRANSACTION_MARKERS, dispatch, partition_change
+from metalog.state.image import EMPTY, MetadataImage, set_working, working_copy
+from metalog.state.rules import TRANSACTION_MARKERS, dispatch
+from metalog.state.value_replay import NO_OP, value_replay_parts
 
 _BEGIN, _END, _ABORT = "BeginTransactionRecord", "EndTransactionRecord", "AbortTransactionRecord"
-_NO_OP = encode_metadata_record(message_class("NoOpRecord")(), 0)
 
 
 class TransactionState(Enum):
@@ -112,16 +111,15 @@ class MetadataLoader:
         self._state = NO_TRANSACTION  # the state after the last transaction marker (see ``state``)
         self._marker = image.offset  # the offset of the last transaction marker
         self._clean = image.offset  # records after this offset are in the delta, not yet published
-        self._delta = MetadataDelta(self._published)
+        self.delta = MetadataDelta(self._published)  # the records loaded since the last publish
         compiled_value_replay = VALUE_REPLAY.compiled
         if compiled_value_replay is not None:
             self.replay_value = compiled_value_replay(  # type: ignore[method-assign]
-                self, MethodType(MetadataLoader.replay_value, self), self._dispatch, _NO_OP, FRAME_VERSION,
-                FAST_PATH_MISSES, located, ReplayError, partition_change, PartitionRegistration,
-                message_class("PartitionChangeRecord"), TopicDelta)
+                self, MethodType(MetadataLoader.replay_value, self), value_replay_parts())
+            self.replay_values = self.replay_value.replay_values  # type: ignore[method-assign,attr-defined]
         if transaction is not None:
             pending = transaction.pending
-            self._delta = MetadataDelta(pending)
+            self.delta = MetadataDelta(pending)
             self.transaction_start = transaction.begin_offset
             self.offset = max(image.offset, pending.offset, transaction.begin_offset)
             self._marker = transaction.begin_offset
@@ -153,23 +151,23 @@ class MetadataLoader:
     @property
     def in_transaction(self) -> bool:
         """A transaction is open: its records are not in ``image``."""
-        return self._state in OPEN
+        return self._state is STARTED  # (never CONTINUED: ``state`` derives it)
 
     # ---- records of the current batch ---------------------------------------------------------------------
     def replay(self, record: Any, offset: int) -> None:
         """Load one decoded record of the current batch."""
         name = record.NAME
         if name in TRANSACTION_MARKERS:
-            self._marker_record(name, offset)
+            self.load_marker(name, offset)
         else:
-            self._delta.replay(record, offset)
+            self.delta.replay(record, offset)
         self.offset = offset
 
     def replay_value(self, value: bytes | None, offset: int) -> None:
         """Decode and load one record value as the log stores it: ``replay`` without the detours, for
         replay's hot loop. The generated reader and the rule are found in one lookup by the value's
         apiKey and version bytes; anything unusual goes the checked way (raising DecodeError)."""
-        if value == _NO_OP:  # most of a quiet cluster's log; it changes nothing
+        if value == NO_OP:  # most of a quiet cluster's log; it changes nothing
             self.offset = offset
             return
         try:
@@ -185,16 +183,23 @@ class MetadataLoader:
                 raise DecodeError("the record has no value") from None
             raise
         if rule is None:
-            self._marker_record(record.NAME, offset)
+            self.load_marker(record.NAME, offset)
         else:
             try:
-                rule(self._delta, record)
+                rule(self.delta, record)
             except ReplayError as e:
                 raise located(e, offset, record) from None
         self.offset = offset
 
-    def _marker_record(self, name: str, offset: int) -> None:
-        """Kafka's ``replay`` for the three transaction markers; an illegal one raises and changes nothing."""
+    def replay_values(self, values: Sequence[bytes | None], base: int) -> None:
+        """``replay_value`` for each of a batch's record values in order, the first at offset ``base``."""
+        replay_value = self.replay_value
+        for offset, value in enumerate(values, base):
+            replay_value(value, offset)
+
+    def load_marker(self, name: str, offset: int) -> None:
+        """Kafka's ``replay`` for the three transaction markers (by message name) at ``offset``; an illegal one
+        raises and changes nothing. ``offset`` is not moved here: the caller does that."""
         state = self.state
         if name == _BEGIN:
             if state in OPEN:
@@ -209,7 +214,7 @@ class MetadataLoader:
             self._state, self.transaction_start = ENDED, None
         else:
             begin = self.transaction_start
-            self._delta = MetadataDelta(self._published)  # the transaction's records are dropped
+            self.delta = MetadataDelta(self._published)  # the transaction's records are dropped
             self._clean = offset
             self._state, self.transaction_start = ABORTED, None
             if self.on_abort is not None:
@@ -221,7 +226,7 @@ class MetadataLoader:
         """The batch ending at ``last_offset`` is loaded: Kafka's ``maybeFlushBatches`` after one batch.
         Publishes and returns the new image unless a transaction is open (then None: nothing is published);
         with ``images=False`` it returns None either way (``in_transaction`` says which, ``image`` builds it)."""
-        if self._state in OPEN:
+        if self._state is STARTED:  # a transaction is open (``_state`` is never CONTINUED: ``state`` derives it)
             return None
         self._publish(last_offset)  # (publish() without its checks: once per batch in the analysis)
         self._state = NO_TRANSACTION
@@ -229,7 +234,7 @@ class MetadataLoader:
 
     def publish(self, offset: int) -> MetadataImage:
         """Publish everything loaded as the state at ``offset``; refused while a transaction is open."""
-        if self._state in OPEN:
+        if self._state is STARTED:
             raise ReplayError(f"a transaction is open (since offset {self.transaction_start}): its records "
                               "cannot be published before it ends", offset=offset)
         if offset < self.offset:
@@ -240,23 +245,23 @@ class MetadataLoader:
 
     def _publish(self, offset: int) -> None:
         if self.offset > self._clean:
-            delta = self._delta
+            delta = self.delta
             delta.offset = offset
             if not self.images:
                 self._publish_in_place(delta)
             else:
                 image = self._published = self._image = delta.apply()
-                self._delta = MetadataDelta(image)
+                self.delta = MetadataDelta(image)
                 if self.on_publish is not None:
                     self.on_publish(delta, image)
         elif self._published.offset != offset:
             if self.images:
                 self._published = self._image = replace(self._published, offset=offset)
-                self._delta = MetadataDelta(self._published)
+                self.delta = MetadataDelta(self._published)
             else:
                 state = self._published
                 set_working(state, offset=offset, features=state.features, next_producer_id=state.next_producer_id)
-                self._delta.offset = offset
+                self.delta.offset = offset
                 if self._image is not None:
                     self._image = replace(self._image, offset=offset)
         self._clean = offset  # never before the last record loaded (publish checks; a Begin publishes before it)
@@ -266,7 +271,7 @@ class MetadataLoader:
         if delta.image is not self._published:  # over another image: a loader started inside a transaction
             image = self._image = delta.apply()
             self._published = working_copy(image)
-            self._delta = MetadataDelta(self._published)
+            self.delta = MetadataDelta(self._published)
             if self.on_publish is not None:
                 self.on_publish(None, image)
             return
@@ -283,9 +288,7 @@ class MetadataLoader:
         transaction is open. ``last_offset`` defaults to the last record's."""
         if not is_control and records:
             if isinstance(records[0], bytes | None):
-                replay_value = self.replay_value
-                for offset, value in enumerate(records, base_offset):
-                    replay_value(value, offset)
+                self.replay_values(records, base_offset)
             else:
                 replay = self.replay
                 for offset, record in enumerate(records, base_offset):
@@ -313,7 +316,7 @@ class MetadataLoader:
         delta.offset = offset
         image = self._image = delta.apply()
         self._published = image if self.images else working_copy(image)
-        self._delta = MetadataDelta(self._published)
+        self.delta = MetadataDelta(self._published)
         self._state, self.transaction_start = NO_TRANSACTION, None
         if self.on_publish is not None:
             self.on_publish(None, image)

@@ -29,13 +29,13 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from metalog.codec import message_class
-from metalog.codec.framing import decode_metadata_record, encode_metadata_record
+from metalog.codec.framing import decode_metadata_record
 from metalog.errors import DecodeError, ReplayError
 from metalog.state.delta import MetadataDelta
 from metalog.state.enums import METADATA_VERSION_FEATURE
 from metalog.state.image import EMPTY, FeaturesImage, MetadataImage
 from metalog.state.rules import RULES, TRANSACTION_MARKERS, entity_key
+from metalog.state.value_replay import NO_OP
 
 if TYPE_CHECKING:
     from metalog.codec.messages import (
@@ -61,7 +61,6 @@ _FEATURES, _ZK, _PRODUCER_ID, _CONFIGS = "features", "zk_migration_state", "next
 _SINGLE_VALUES = (_FEATURES, _ZK, _PRODUCER_ID)
 # the image's maps by key that records change (brokers, controllers, topics, ...), from the table
 MAPS = tuple(sorted({r.entity for r in RULES.values() if r.entity is not None} - {*_SINGLE_VALUES, _CONFIGS}))
-_NO_OP = encode_metadata_record(message_class("NoOpRecord")(), 0)
 
 
 # ---- entities of an image ---------------------------------------------------------------------------------
@@ -341,7 +340,7 @@ class RangeBuilder:
 
     def add(self, value: bytes | None, offset: int) -> None:
         """One record value at ``offset``; a value that does not decode raises DecodeError."""
-        if value == _NO_OP:  # much of a quiet cluster's log: it only moves the offset
+        if value == NO_OP:  # much of a quiet cluster's log: it only moves the offset
             self._block.overlay.offset = offset
             return
         if value is None:

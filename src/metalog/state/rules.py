@@ -237,6 +237,14 @@ def partition_change(d: MetadataDelta, r: PartitionChangeRecord) -> None:
         leader, recovery, leader_epoch, partition_epoch + 1))
 
 
+PARTITION_CHANGE_LISTS = (("isr", "isr"), ("removing_replicas", "removing_replicas"),
+                          ("adding_replicas", "adding_replicas"), ("eligible_leader_replicas", "elr"),
+                          ("last_known_elr", "last_known_elr"))
+"""PartitionChangeRecord's lists that replace, when not null, the PartitionRegistration field named beside each
+(``partition_change``, which writes them inline; its compiled twin reads them here:
+``metalog.state.value_replay``)."""
+
+
 def remove_topic(d: MetadataDelta, r: RemoveTopicRecord) -> None:
     name = d.remove_topic(r.topic_id)
     d.clear_config(topic_configs(name))

@@ -4,15 +4,18 @@
 A ``ValueReplay`` is a loader's ``replay_value``: it looks the value's reader and rule up by its apiKey and version
 bytes, decodes it with the (compiled) reader and calls the rule, as the pure method does. Anything else (a value
 not exactly one record in the usual frame, a type or version the table lacks, bytes the reader refuses) goes to
-the pure method, which reads the rare forms or raises its own error. It also offers the log's compiled read loop
-(``metalog.log.compiled.scan``) a C entry point, ``c_value_sink``, which takes a value as a pointer and a length.
+the pure method, which reads the rare forms or raises its own error. What it needs comes in one object,
+``metalog.state.value_replay.ValueReplayParts``: no constant, field position or private name is copied here. It
+also offers the log's compiled read loop (``metalog.log.compiled.scan``) a C entry point, ``c_value_sink``, which
+takes a value as a pointer and a length.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.dict cimport PyDict_GetItem
 from cpython.pycapsule cimport PyCapsule_New
-from cpython.ref cimport Py_INCREF
+from cpython.ref cimport Py_INCREF, Py_XDECREF
 from cpython.object cimport PyObject
-from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_SET_ITEM
+from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_SET_ITEM
 from libc.stdint cimport int64_t
 from libc.string cimport memcmp
 
@@ -56,37 +59,73 @@ cdef extern from *:
 CYTHON_VERSION = METALOG_CYTHON_VERSION.decode()
 
 
-cdef class ValueReplay:
-    """``loader.replay_value``, compiled (see the module's docstring)."""
+# PartitionChangeRecord's fields partition_change reads besides its lists (``PartitionChangeParts.lists``), in this
+# order (their slots' offsets: ValueReplay.pc_off, the lists' after them)
+RECORD_FIELDS = ("replicas", "directories", "leader_recovery_state", "topic_id", "partition_id", "leader")
+cdef enum:
+    N_RECORD_FIELDS = 6
+    N_LISTS = 5  # PartitionChangeParts.lists: checked where bound
+    REPLICAS = 0
+    DIRECTORIES = 1
+    LEADER_RECOVERY_STATE = 2
+    TOPIC_ID = 3
+    PARTITION_ID = 4
+    LEADER = 5
 
-    cdef object loader, pure, dispatch, noop, misses, located, replay_error, pc_rule, registration, pc_cls, topic_cls
-    cdef Py_ssize_t pc_off[11]
+
+cdef class ValueReplay:
+    """``loader.replay_value``, compiled (see the module's docstring): ``ValueReplay(loader, pure, parts)``, where
+    ``pure`` is the loader's pure ``replay_value`` (bound) and ``parts`` a ``ValueReplayParts``. It uses the loader's
+    public ``delta``, ``offset`` and ``load_marker`` only."""
+
+    cdef dict dispatch
+    cdef object loader, pure, noop, misses, located, replay_error, pc_rule, registration, pc_cls, topic_cls
+    cdef object no_leader_change, no_recovery_change
+    cdef Py_ssize_t pc_off[N_RECORD_FIELDS + N_LISTS]  # the record's slots: RECORD_FIELDS', then the lists'
+    cdef Py_ssize_t list_at[N_LISTS]  # the registration field each list replaces
     cdef Py_ssize_t topic_off[2]
+    cdef Py_ssize_t n_fields, leader_at, leader_epoch_at, partition_epoch_at
     cdef const unsigned char *noop_p
     cdef Py_ssize_t noop_n
     cdef int frame_version
     cdef public object c_value_sink
 
-    def __init__(self, loader, pure, dispatch, bytes noop, int frame_version, misses, located, replay_error,
-                 pc_rule, registration, pc_cls, topic_cls):
+    def __init__(self, loader, pure, parts):
         self.loader = loader  # the MetadataLoader
         self.pure = pure  # its pure replay_value (bound)
-        self.dispatch = dispatch  # apiKey << 8 | version -> (reader, rule or None)
-        self.noop = noop
-        self.noop_p = <const unsigned char *>PyBytes_AS_STRING(noop)
-        self.noop_n = PyBytes_GET_SIZE(noop)
-        self.frame_version = frame_version
-        self.misses = misses  # what a reader raises on bytes it does not read (FAST_PATH_MISSES)
-        self.located = located
-        self.replay_error = replay_error
-        self.pc_rule = pc_rule  # metalog.state.rules.partition_change, whose common case partition_change() runs
-        self.registration = registration  # PartitionRegistration
-        self.pc_cls, self.topic_cls = pc_cls, topic_cls  # PartitionChangeRecord, the topic delta (_TopicDelta)
-        for i, name in enumerate(PC_FIELDS):
-            self.pc_off[i] = _offset(pc_cls, name)
-        for i, name in enumerate(("partitions", "base_partitions")):
-            self.topic_off[i] = _offset(topic_cls, name)
+        self.dispatch = <dict?>parts.dispatch  # apiKey << 8 | version -> (reader, rule or None)
+        if not all(type(entry) is tuple and len(entry) == 2 for entry in self.dispatch.values()):
+            raise TypeError("the dispatch table's entries must be (reader, rule) pairs")
+        self.noop = <bytes?>parts.noop
+        self.noop_p = <const unsigned char *>PyBytes_AS_STRING(self.noop)
+        self.noop_n = PyBytes_GET_SIZE(self.noop)
+        self.frame_version = parts.frame_version
+        self.misses = parts.misses  # what a reader raises on bytes it does not read
+        self.located = parts.located
+        self.replay_error = parts.replay_error
+        self.bind_partition_change(parts.partition_change)
         self.c_value_sink = PyCapsule_New(&SINK, b"metalog.value_sink.v1", NULL)
+
+    cdef bind_partition_change(self, change):
+        """The slots and positions ``partition_change`` reads, found from the definitions ``change`` names."""
+        cdef Py_ssize_t i
+        self.pc_rule = change.rule  # metalog.state.rules.partition_change, whose common case partition_change() runs
+        self.registration, self.pc_cls, self.topic_cls = change.registration, change.record, change.topic_delta
+        self.no_leader_change, self.no_recovery_change = change.no_leader_change, change.no_recovery_change
+        fields = tuple(change.registration_fields)
+        if len(change.lists) != N_LISTS or fields != tuple(self.registration._fields):
+            raise TypeError("the PartitionChangeRecord parts do not match PartitionRegistration")
+        for i, name in enumerate(RECORD_FIELDS):
+            self.pc_off[i] = _offset(self.pc_cls, name)
+        for i, (name, field) in enumerate(change.lists):
+            self.pc_off[N_RECORD_FIELDS + i] = _offset(self.pc_cls, name)
+            self.list_at[i] = fields.index(field)
+        self.n_fields = len(fields)
+        self.leader_at = fields.index("leader")
+        self.leader_epoch_at = fields.index("leader_epoch")
+        self.partition_epoch_at = fields.index("partition_epoch")
+        for i, name in enumerate(("partitions", "base_partitions")):
+            self.topic_off[i] = _offset(self.topic_cls, name)
 
     def __call__(self, value, offset):
         if type(value) is bytes and type(offset) is int:
@@ -94,18 +133,34 @@ cdef class ValueReplay:
         else:
             self.pure(value, offset)
 
+    def replay_values(self, values, Py_ssize_t base):
+        """``loader.replay_values``: the values of a batch in order, the first at offset ``base``."""
+        cdef Py_ssize_t i
+        if type(values) is not list:
+            for i, value in enumerate(values):
+                self(value, base + i)
+            return
+        for i in range(len(<list>values)):
+            value = (<list>values)[i]
+            if type(value) is bytes:
+                self.feed(<const unsigned char *>PyBytes_AS_STRING(value), PyBytes_GET_SIZE(value), base + i, value)
+            else:
+                self.pure(value, base + i)
+
     cdef int feed(self, const unsigned char *p, Py_ssize_t n, object offset, object value) except -1:
         """The value p[0:n] (``value``, its bytes, or None: made here when needed) at ``offset``."""
         cdef object loader = self.loader
+        cdef PyObject *entry
         if n == self.noop_n and memcmp(p, self.noop_p, n) == 0:  # most of a quiet cluster's log; it changes nothing
             loader.offset = offset
             return 0
         if n < 3 or p[0] != self.frame_version:
             return self.slow(p, n, offset, value)
-        entry = self.dispatch.get((p[1] << 8) | p[2])
-        if entry is None:
+        entry = PyDict_GetItem(self.dispatch, (p[1] << 8) | p[2])  # borrowed; NULL: not there
+        if entry is NULL:
             return self.slow(p, n, offset, value)
-        reader, rule = entry
+        reader = <object>PyTuple_GET_ITEM(<object>entry, 0)
+        rule = <object>PyTuple_GET_ITEM(<object>entry, 1)
         if value is None:
             value = PyBytes_FromStringAndSize(<const char *>p, n)
         try:
@@ -115,13 +170,13 @@ cdef class ValueReplay:
         if end != n:
             return self.slow(p, n, offset, value)
         if rule is None:
-            loader._marker_record(record.NAME, offset)
+            loader.load_marker(record.NAME, offset)
         else:
             try:
                 if rule is self.pc_rule:
-                    self.partition_change(loader._delta, record)
+                    self.partition_change(loader.delta, record)
                 else:
-                    rule(loader._delta, record)
+                    rule(loader.delta, record)
             except self.replay_error as e:
                 raise self.located(e, offset, record) from None
         loader.offset = offset
@@ -132,26 +187,24 @@ cdef class ValueReplay:
         busy log's records, and half of replay's time as Python: see docs/benchmarks.md); the other forms (new
         replicas or directories, a leader recovery state, an unknown partition, a record or topic delta of another
         class than the ones it knows) go to the rule itself. The record's and the topic delta's fields are read
-        straight from their slots."""
+        straight from their slots, the registration's placed by their names (``bind_partition_change``)."""
         cdef PyObject *v
         cdef Py_ssize_t i
-        cdef tuple old
-        cdef dict partitions, topics
+        cdef dict partitions
         if type(r) is not self.pc_cls:
             self.pc_rule(d, r)
             return
-        for i in range(11):  # every field set (else the rule raises its own error)
+        for i in range(N_RECORD_FIELDS + N_LISTS):  # every field set (else the rule raises its own error)
             if ml_slot(r, self.pc_off[i]) is NULL:
                 self.pc_rule(d, r)
                 return
-        for i in range(3):  # replicas, directories, leader_recovery_state: the rule's rarer forms
-            v = ml_slot(r, self.pc_off[i])
-            if v is not <PyObject *>None if i < 2 else v is not <PyObject *>NO_RECOVERY_CHANGE:
-                self.pc_rule(d, r)
-                return
-        topics = d.topics
+        if (ml_slot(r, self.pc_off[REPLICAS]) is not <PyObject *>None
+                or ml_slot(r, self.pc_off[DIRECTORIES]) is not <PyObject *>None
+                or <object>ml_slot(r, self.pc_off[LEADER_RECOVERY_STATE]) != self.no_recovery_change):
+            self.pc_rule(d, r)  # the rule's rarer forms
+            return
         topic_id = <object>ml_slot(r, self.pc_off[TOPIC_ID])
-        topic = topics.get(topic_id)
+        topic = (<dict>d.topics).get(topic_id)
         if topic is None:
             topic = d.topic_delta(topic_id)
         if type(topic) is not self.topic_cls:
@@ -159,31 +212,27 @@ cdef class ValueReplay:
             return
         partitions = <dict>ml_slot(topic, self.topic_off[0])
         pid = <object>ml_slot(r, self.pc_off[PARTITION_ID])
-        found = partitions.get(pid)
-        if found is None:
-            found = (<dict>ml_slot(topic, self.topic_off[1])).get(pid)
-            if found is None:
+        old = partitions.get(pid)
+        if old is None:
+            old = (<dict>ml_slot(topic, self.topic_off[1])).get(pid)
+            if old is None:
                 self.pc_rule(d, r)  # raises the rule's own error
                 return
-        old = <tuple>found
-        new = ml_new_tuple_of(self.registration, 11)
-        for i in range(11):
-            item = <object>PyTuple_GET_ITEM(old, i)
-            if i == 7:  # leader, then leader_epoch at 9
-                v = ml_slot(r, self.pc_off[LEADER])
-                if <object>v != NO_LEADER_CHANGE:
-                    item = <object>v
-            elif i == 9:
-                if <object>ml_slot(r, self.pc_off[LEADER]) != NO_LEADER_CHANGE:
-                    item = item + 1
-            elif i == 10:
-                item = item + 1
-            elif 2 <= i <= 6:  # isr, removing, adding, elr, last_known_elr
-                v = ml_slot(r, self.pc_off[LIST_FIELDS + i - 2])
-                if v is not <PyObject *>None:
-                    item = tuple(<object>v)
-            Py_INCREF(item)
-            PyTuple_SET_ITEM(new, i, item)
+        if type(old) is not self.registration or PyTuple_GET_SIZE(old) != self.n_fields:
+            self.pc_rule(d, r)
+            return
+        new = ml_new_tuple_of(self.registration, self.n_fields)
+        for i in range(self.n_fields):
+            _set_item(new, i, <object>PyTuple_GET_ITEM(old, i))
+        for i in range(N_LISTS):
+            v = ml_slot(r, self.pc_off[N_RECORD_FIELDS + i])
+            if v is not <PyObject *>None:
+                _replace_item(new, self.list_at[i], tuple(<object>v))
+        leader = <object>ml_slot(r, self.pc_off[LEADER])
+        if leader != self.no_leader_change:
+            _replace_item(new, self.leader_at, leader)
+            _replace_item(new, self.leader_epoch_at, <object>PyTuple_GET_ITEM(old, self.leader_epoch_at) + 1)
+        _replace_item(new, self.partition_epoch_at, <object>PyTuple_GET_ITEM(old, self.partition_epoch_at) + 1)
         partitions[pid] = new
 
     cdef int slow(self, const unsigned char *p, Py_ssize_t n, object offset, object value) except -1:
@@ -194,12 +243,19 @@ cdef class ValueReplay:
         return 0
 
 
-# PartitionChangeRecord's fields partition_change reads, in this order (their slots' offsets: ValueReplay.pc_off)
-PC_FIELDS = ("replicas", "directories", "leader_recovery_state", "topic_id", "partition_id", "leader", "isr",
-             "removing_replicas", "adding_replicas", "eligible_leader_replicas", "last_known_elr")
-cdef Py_ssize_t TOPIC_ID = 3, PARTITION_ID = 4, LEADER = 5, LIST_FIELDS = 6
-NO_RECOVERY_CHANGE = -1  # LEADER_RECOVERY_NO_CHANGE
-NO_LEADER_CHANGE = -2
+
+cdef inline void _set_item(object t, Py_ssize_t i, object item):
+    """Item ``i`` of a new tuple set (the tuple takes a reference)."""
+    Py_INCREF(item)
+    PyTuple_SET_ITEM(t, i, item)
+
+
+cdef inline void _replace_item(object t, Py_ssize_t i, object item):
+    """Item ``i`` of a tuple this code alone holds replaced (the old one released)."""
+    cdef PyObject *gone = PyTuple_GET_ITEM(t, i)
+    Py_INCREF(item)
+    PyTuple_SET_ITEM(t, i, item)
+    Py_XDECREF(gone)
 
 
 cdef Py_ssize_t _offset(cls, name) except -1:

@@ -1,0 +1,70 @@
+"""What ``MetadataLoader.replay_value``'s compiled twin (``metalog.state.compiled.loader.ValueReplay``) is given:
+one typed object, ``ValueReplayParts``, built here from the definitions the twin mirrors, so that the twin holds no
+copy of a constant, a field order or a private name.
+
+The twin calls its loader through three public names only: ``delta`` (the MetadataDelta records load into),
+``offset`` (the last record loaded) and ``load_marker(name, offset)`` (a transaction marker); whatever it does
+not read itself it hands to the pure method. Its compiled form of PartitionChangeRecord's common case (a new
+leader, ISR or ELR for a known partition) reads the registration's field positions and the record's sentinels
+from ``partition_change``'s own definitions here, and ``tests/state/test_value_replay.py`` checks it against the
+rule (``metalog.state.rules.partition_change``) over random partitions and change records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from metalog.codec import message_class
+from metalog.codec.framing import FAST_PATH_MISSES, FRAME_VERSION, encode_metadata_record
+from metalog.errors import ReplayError
+from metalog.state.delta import TopicDelta, located
+from metalog.state.enums import LEADER_RECOVERY_NO_CHANGE, NO_LEADER_CHANGE
+from metalog.state.image import PartitionRegistration
+from metalog.state.rules import PARTITION_CHANGE_LISTS, Dispatch, Rule, dispatch, partition_change
+
+NO_OP = encode_metadata_record(message_class("NoOpRecord")(), 0)
+"""A NoOpRecord's value as KRaft writes it (version 0): most of a quiet cluster's log, and it changes nothing."""
+
+
+@dataclass(frozen=True)
+class PartitionChangeParts:
+    """What the twin's PartitionChangeRecord rule mirrors: the rule itself (for every other form), the classes
+    whose slots it reads, the registration's fields in order, the record's lists with the registration field
+    each replaces (``rules.PARTITION_CHANGE_LISTS``), and the record's no-change sentinels."""
+
+    rule: Rule
+    record: type[Any]  # PartitionChangeRecord
+    topic_delta: type[TopicDelta]
+    registration: type[PartitionRegistration]
+    registration_fields: tuple[str, ...]
+    lists: tuple[tuple[str, str], ...]  # (record field, registration field)
+    no_leader_change: int
+    no_recovery_change: int
+
+
+@dataclass(frozen=True)
+class ValueReplayParts:
+    """Everything ``ValueReplay`` needs besides its loader and the pure method."""
+
+    dispatch: Dispatch  # apiKey << 8 | version -> (reader, rule or None for a transaction marker)
+    noop: bytes
+    frame_version: int
+    misses: tuple[type[BaseException], ...]  # what a reader raises on bytes it does not read
+    located: Callable[[ReplayError, int | None, Any], ReplayError]
+    replay_error: type[ReplayError]
+    partition_change: PartitionChangeParts
+
+
+@cache
+def value_replay_parts() -> ValueReplayParts:
+    """The parts, built once (the dispatch table imports every record class)."""
+    change = PartitionChangeParts(
+        rule=partition_change, record=message_class("PartitionChangeRecord"), topic_delta=TopicDelta,
+        registration=PartitionRegistration, registration_fields=PartitionRegistration._fields,
+        lists=PARTITION_CHANGE_LISTS, no_leader_change=NO_LEADER_CHANGE,
+        no_recovery_change=LEADER_RECOVERY_NO_CHANGE)
+    return ValueReplayParts(dispatch=dispatch(), noop=NO_OP, frame_version=FRAME_VERSION, misses=FAST_PATH_MISSES,
+                            located=located, replay_error=ReplayError, partition_change=change)
