@@ -43,7 +43,7 @@ from metalog.log.epoch import LeaderEpochCache
 from metalog.log.index import INDEX_INTERVAL_BYTES
 from metalog.log.log_loader import LogLoader
 from metalog.log.recovery import RecoveryReport, announce
-from metalog.log.scan import RecordSink, ScannedBatch, scan_into, scan_values
+from metalog.log.scan import RecordSink, ScannedBatch, release_read, scan_into, scan_values
 from metalog.log.segment import LOG_SUFFIX, Located, LogSegment
 from metalog.log.snapshot_files import SUFFIX as SNAPSHOT_SUFFIX
 from metalog.log.snapshot_files import SnapshotId, clean_snapshot_dir, list_snapshots, parse_name
@@ -380,9 +380,11 @@ class MetadataLog:
                 return
             if seg.size > pos:
                 with mapped(seg) as data:
+                    released = pos - pos % mmap.PAGESIZE
                     while pos < seg.size:
                         pos, count, timestamp, done = scan_into(data, pos, seg.size, seg.source, first, last, sink,
                                                                 chain)
+                        released = release_read(data, released, pos)  # a chunk's pages resident, not the segment's
                         yield count, timestamp
                         if done:
                             return
