@@ -23,7 +23,8 @@ COMPILED = Path("src", "metalog", "codec", "compiled")
 # each directory of compiled modules, and the hand-written files its modules are built from besides their .pyx
 COMPILED_DIRS = {
     COMPILED: [COMPILED / "_reader.h", COMPILED / "_reader.pxd"],
-    Path("src", "metalog", "log", "compiled"): [Path("src", "metalog", "log", "compiled", "_log.h")],
+    Path("src", "metalog", "log", "compiled"): [Path("src", "metalog", "log", "compiled", "_log.h"),
+                                                 Path("src", "metalog", "log", "compiled", "_header.pxi")],
     Path("src", "metalog", "state", "compiled"): [],
     Path("src", "metalog", "analysis", "domain", "compiled"): [],
 }
