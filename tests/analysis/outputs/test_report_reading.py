@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from metalog.analysis.domain.schema import BROKERS, DIRECTORIES, TIMELINE
 from metalog.analysis.outputs.report.data import BROKER_LINES, LANES, PICTURE_BUCKETS, cluster_charts, drawn, span_end
 from metalog.analysis.outputs.report.series import EnvelopeBuilder, Steps, StepsBuilder, m4, steps
-from metalog.analysis.outputs.report.summary import Latest
+from metalog.analysis.outputs.report.summary import Latest, phase_since
 
 pytest.importorskip("pyarrow")
 
@@ -59,15 +59,6 @@ def old_by_key(rows: list[dict[str, Any]], key: tuple[str, ...]) -> dict[Any, li
     for row in rows:
         out.setdefault(tuple(row[k] for k in key), []).append(row)
     return dict(sorted(out.items()))
-
-
-def old_phase_since(rows: list[dict[str, Any]]) -> int:
-    last, since = rows[-1], rows[-1]["timestamp"]
-    for row in reversed(rows):
-        if row["phase"] != last["phase"]:
-            break
-        since = row["timestamp"]
-    return int(since)
 
 
 # ---- random tables ----------------------------------------------------------------------------------------
@@ -157,7 +148,7 @@ def test_the_report_from_columns_draws_what_the_rows_drew(tmp_path_factory: pyte
         assert (now_d.state, now_d.replicas, now_d.offline_partitions) == \
             (old_directory_code(rows[-1]), rows[-1]["replicas"], rows[-1]["offline_partitions"])
 
-    assert cluster.latest == Latest.of_row(timeline[-1], old_phase_since(timeline))
+    assert cluster.latest == Latest.of_row(timeline[-1], phase_since(timeline))
 
 
 # ---- the builders -----------------------------------------------------------------------------------------
