@@ -25,7 +25,7 @@ COMPILED_DIRS = {
     COMPILED: [COMPILED / "_reader.h", COMPILED / "_reader.pxd"],
     Path("src", "metalog", "log", "compiled"): [Path("src", "metalog", "log", "compiled", "_log.h"),
                                                  Path("src", "metalog", "log", "compiled", "_header.pxi")],
-    Path("src", "metalog", "state", "compiled"): [],
+    Path("src", "metalog", "state", "compiled"): [COMPILED / "_reader.h", COMPILED / "_reader.pxd"],  # (cimports it)
     Path("src", "metalog", "analysis", "domain", "compiled"): [],
 }
 PREBUILT: dict[str, Path] = {}  # module -> its up-to-date build in src/ (an editable install's)
@@ -100,7 +100,8 @@ def extensions() -> list[Extension]:
         warn("Cython is not installed, so the compiled readers were not built")
         return ready
     modules = [
-        Extension(names[p], [str(p)], include_dirs=[str(p.parent)], depends=[str(d) for d in COMPILED_DIRS[p.parent]],
+        Extension(names[p], [str(p)], include_dirs=[str(p.parent), str(COMPILED)],
+                  depends=[str(d) for d in COMPILED_DIRS[p.parent]],
                   define_macros=[("METALOG_CYTHON_VERSION", f'"{Cython.__version__}"')],
                   extra_compile_args=["-O2"] if os.name != "nt" else [])
         for p in todo

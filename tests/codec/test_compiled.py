@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from metalog.codec import KafkaStruct, core, message_class, struct_class
-from metalog.codec.framing import decode_metadata_record, metadata_readers
+from metalog.codec.framing import decode_metadata_record, metadata_entries, metadata_readers
 from metalog.codec.runtime import READER_ERRORS
 from metalog.errors import DecodeError
 from tests.codec.strategies import all_message_versions, message_objects
@@ -31,6 +31,8 @@ from tests.codec.test_properties import _mutate
 from tests.conftest import load_codec_random
 
 pytestmark = pytest.mark.skipif(not core.compiled_active(), reason=f"codec core: {core.status()}")
+if core.compiled_active():
+    from metalog.codec.compiled._info import run_entry
 
 PAIRS = all_message_versions()
 IDS = [f"{name}-v{version}" for name, version in PAIRS]
@@ -73,6 +75,23 @@ def assert_readers_agree(cls: Any, version: int, raw: bytes, pos: int = 0) -> No
         assert fast[1] == pure[1], f"input {raw.hex()} from {pos}"
     else:
         assert_same(fast[1], pure[1], cls.__name__)
+    assert_entry_agrees(cls, version, raw, pos, pure)
+
+
+def assert_entry_agrees(cls: Any, version: int, raw: Any, pos: int, pure: tuple[str, Any]) -> None:
+    """The reader's C entry point (what the compiled replay calls) over the same bytes: the pure reader's object
+    and end where that reads them, a refusal (None) where it raises."""
+    if type(raw) is not bytes or not 0 <= pos <= len(raw):
+        return  # (the C entry reads a pointer and a length; the Python entry takes these to the pure reader)
+    entry = core.compiled_entry(cls, version, core.compiled_readers(cls)[version])  # type: ignore[index]
+    assert entry is not None, f"{cls.__name__} v{version} has no C entry point"
+    got = run_entry(entry, raw, pos)
+    if pure[0] == "raised":
+        assert got is None, f"the C entry read {got!r} where the pure reader raised, input {raw.hex()} from {pos}"
+    else:
+        assert got is not None, f"the C entry refused what the pure reader read, input {raw.hex()} from {pos}"
+        assert got[1] == pure[1][1], f"input {raw.hex()} from {pos}"
+        assert_same(got[0], pure[1][0], cls.__name__)
 
 
 @contextmanager
@@ -224,6 +243,21 @@ def test_metadata_readers_are_the_compiled_readers() -> None:
     obj, end = readers[pr.API_KEY << 8 | 1](value, 3)
     assert end == len(value)
     assert_same(obj, decode_metadata_record(value).message)
+
+
+def test_metadata_entries_are_the_compiled_readers_c_entry_points() -> None:
+    """framing.metadata_entries() (the compiled replay's C dispatch) has a C entry point for every reader of
+    metadata_readers() that is a compiled one, and none for a reader that is not (a pure reader, another version's)."""
+    readers, entries = metadata_readers(), metadata_entries()
+    assert set(entries) == set(readers)
+    pr = message_class("PartitionRecord")
+    value = pr(partition_id=4, replicas=[1, 2]).encode(1)
+    obj, end = run_entry(entries[pr.API_KEY << 8 | 1], b"\x01\x03\x01" + value, 3)
+    assert end == len(value) + 3
+    assert_same(obj, pr.decode(value, 1))
+    assert core.compiled_entry(pr, 1, readers[pr.API_KEY << 8 | 1]) is entries[pr.API_KEY << 8 | 1]
+    assert core.compiled_entry(pr, 1, core.pure_readers(pr)[1]) is None
+    assert core.compiled_entry(pr, 0, readers[pr.API_KEY << 8 | 1]) is None  # another version's reader
 
 
 def test_direct_and_portable_slot_stores_build_the_same_objects() -> None:

@@ -12,14 +12,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metalog.codec import MIGRATING, Uuid, message_class
+from metalog.codec import MIGRATING, Uuid, core, message_class
+from metalog.codec.definitions import METADATA_BY_API_KEY
 from metalog.codec.framing import encode_metadata_record
 from metalog.errors import MetalogError, ReplayError
 from metalog.state import MetadataDelta, MetadataLoader
 from metalog.state.enums import LEADER_RECOVERY_NO_CHANGE, NO_LEADER_CHANGE
 from metalog.state.image import EMPTY, MetadataImage, PartitionRegistration
 from metalog.state.loader import VALUE_REPLAY
-from metalog.state.rules import PARTITION_CHANGE_LISTS, partition_change
+from metalog.state.rules import PARTITION_CHANGE_LISTS, RULES, partition_change
 from metalog.state.value_replay import value_replay_parts
 from tests.state.histories import histories
 
@@ -68,20 +69,23 @@ def change_records(draw: Any) -> Any:
     return PARTITION_CHANGE(**fields)
 
 
-def _image(partition: PartitionRegistration, in_delta: bool) -> tuple[MetadataImage, list[Any]]:
-    """An image holding topic TOPIC with ``partition`` as partition 0 (and, ``in_delta``, the partition changed once
-    already in the delta, so the rule finds it in the topic delta's own partitions rather than the image's)."""
+def _image(partition: PartitionRegistration, before: str) -> tuple[MetadataImage, list[Any]]:
+    """An image holding topic TOPIC with ``partition`` as partition 0, and the records loaded before the one tested:
+    ``changed``, the partition changed once already in the delta, so the rule finds it in the topic delta's own
+    partitions rather than the image's; ``removed``, the topic removed in the delta (the rule refuses it); none."""
     delta = MetadataDelta(EMPTY)
     delta.start_topic("t", TOPIC)
     delta.topics[TOPIC].partitions[0] = partition
     image = delta.apply()
-    return image, [PARTITION_CHANGE(topic_id=TOPIC, partition_id=0)] if in_delta else []
+    records = {"changed": [PARTITION_CHANGE(topic_id=TOPIC, partition_id=0)],
+               "removed": [message_class("RemoveTopicRecord")(topic_id=TOPIC)], "none": []}
+    return image, records[before]
 
 
 def _by_rule(image: MetadataImage, before: list[Any], record: Any) -> tuple[Any, str | None]:
     delta = MetadataDelta(image)
     for r in before:
-        partition_change(delta, r)
+        RULES[r.NAME].apply(delta, r)
     try:
         partition_change(delta, record)
     except ReplayError as e:
@@ -92,7 +96,7 @@ def _by_rule(image: MetadataImage, before: list[Any], record: Any) -> tuple[Any,
 def _by_loader(image: MetadataImage, before: list[Any], record: Any, version: int) -> tuple[Any, str | None]:
     loader = MetadataLoader(image)
     for r in before:
-        loader.replay_value(encode_metadata_record(r, version), 1)
+        loader.replay_value(encode_metadata_record(r, version if r.NAME == "PartitionChangeRecord" else 0), 1)
     try:
         loader.replay_value(encode_metadata_record(record, version), 2)
     except ReplayError as e:
@@ -102,17 +106,18 @@ def _by_loader(image: MetadataImage, before: list[Any], record: Any, version: in
 
 
 @settings(max_examples=400, deadline=None)
-@given(partition=partitions(), record=change_records(), in_delta=st.booleans(), version=st.sampled_from([0, 1, 2]))
+@given(partition=partitions(), record=change_records(), before=st.sampled_from(["none", "changed", "removed"]),
+       version=st.sampled_from([0, 1, 2]))
 def test_replay_value_applies_partition_change_records_as_the_rule_does(partition: PartitionRegistration,
-                                                                       record: Any, in_delta: bool,
+                                                                       record: Any, before: str,
                                                                        version: int) -> None:
     """The loader's replay_value (the compiled twin where it runs) and the rule itself give the same registration,
     of the same class, or the same error, for every form of the record (each version's fields: a field a version
     lacks is written as its default)."""
     record = _as_written(record, version)
-    image, before = _image(partition, in_delta)
-    expected = _by_rule(image, before, record)
-    got = _by_loader(image, before, record, version)
+    image, records = _image(partition, before)
+    expected = _by_rule(image, records, record)
+    got = _by_loader(image, records, record, version)
     assert got == expected
     assert type(got[0]) is type(expected[0])
 
@@ -179,6 +184,18 @@ def test_the_parts_name_the_rule_and_the_definitions_it_mirrors() -> None:
     assert (change.no_leader_change, change.no_recovery_change) == (NO_LEADER_CHANGE, LEADER_RECOVERY_NO_CHANGE)
     assert {field for _, field in change.lists} <= set(PartitionRegistration._fields)
     assert {name for name, _ in change.lists} <= set(PARTITION_CHANGE.__slots__)
+
+
+@compiled_only
+def test_the_parts_give_each_compiled_reader_its_c_entry_point() -> None:
+    """Every reader of the dispatch table that is a compiled reader comes with its C entry point (the twin reads
+    records through it), and no other does."""
+    parts = value_replay_parts()
+    assert parts.entries and set(parts.entries) <= set(parts.dispatch)
+    for key, (reader, _) in parts.dispatch.items():
+        cls = message_class(METADATA_BY_API_KEY[key >> 8].name)
+        assert parts.entries.get(key) is core.compiled_entry(cls, key & 0xFF, reader)
+        assert (key in parts.entries) == core.is_compiled(cls), cls.__name__
 
 
 # ---- a batch's values at once ------------------------------------------------------------------------------------

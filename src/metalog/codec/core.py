@@ -37,6 +37,8 @@ _COMPILED_PACKAGE = "metalog.codec.compiled"
 _pure_readers: dict[type[KafkaStruct], dict[int, Reader]] = {}
 _compiled: dict[str, ModuleType] = {}  # message module name -> its loaded compiled module
 _missing: dict[str, str] = {}  # message module name -> why its compiled module did not load
+# class -> version -> (its compiled reader, that reader's C entry point: a capsule, ``_reader.pxd``'s ``entry``)
+_entries: dict[type[KafkaStruct], dict[int, tuple[Reader, object]]] = {}
 
 
 def _why_not_compiled() -> str | None:
@@ -71,10 +73,12 @@ def _install(module: str, pure: ModuleType) -> None:
     except ImportError as e:  # a module that did not compile: this message stays pure, and status() says so
         _missing[module] = str(e)
         return
+    entries = getattr(compiled, "ENTRIES", {})
     for name, readers in compiled.READERS.items():
         cls = getattr(pure, name)
         _pure_readers[cls] = dict(cls.READERS)
         cls.READERS = dict(readers)
+        _entries[cls] = {v: (readers[v], entry) for v, entry in entries.get(name, {}).items()}
     _compiled[module] = compiled
 
 
@@ -96,6 +100,13 @@ def pure_readers(cls: type[KafkaStruct]) -> dict[int, Reader]:
 def compiled_readers(cls: type[KafkaStruct]) -> dict[int, Reader] | None:
     """The compiled readers of a generated class, or None where they do not run."""
     return cls.READERS if cls in _pure_readers else None
+
+
+def compiled_entry(cls: type[KafkaStruct], version: int, reader: Reader) -> object | None:
+    """The C entry point of ``reader`` when it is ``cls``'s compiled reader of ``version`` (a capsule a compiled
+    caller runs without a Python call: ``compiled/_reader.pxd``'s ``entry_fn`` and ``read_entry``), else None."""
+    found = _entries.get(cls, {}).get(version)
+    return found[1] if found is not None and found[0] is reader else None
 
 
 def load_all() -> dict[str, str]:

@@ -4,7 +4,8 @@ copy of a constant, a field order or a private name.
 
 The twin calls its loader through three public names only: ``delta`` (the MetadataDelta records load into),
 ``offset`` (the last record loaded) and ``load_marker(name, offset)`` (a transaction marker); whatever it does
-not read itself it hands to the pure method. Its compiled form of PartitionChangeRecord's common case (a new
+not read itself it hands to the pure method. It reads records through their compiled readers' C entry points
+(``entries``). Its compiled form of PartitionChangeRecord's common case (a new
 leader, ISR or ELR for a known partition) reads the registration's field positions and the record's sentinels
 from ``partition_change``'s own definitions here, and ``tests/state/test_value_replay.py`` checks it against the
 rule (``metalog.state.rules.partition_change``) over random partitions and change records.
@@ -18,7 +19,7 @@ from functools import cache
 from typing import Any
 
 from metalog.codec import message_class
-from metalog.codec.framing import FAST_PATH_MISSES, FRAME_VERSION, encode_metadata_record
+from metalog.codec.framing import FAST_PATH_MISSES, FRAME_VERSION, encode_metadata_record, metadata_entries
 from metalog.errors import ReplayError
 from metalog.state.delta import TopicDelta, located
 from metalog.state.enums import LEADER_RECOVERY_NO_CHANGE, NO_LEADER_CHANGE
@@ -50,6 +51,7 @@ class ValueReplayParts:
     """Everything ``ValueReplay`` needs besides its loader and the pure method."""
 
     dispatch: Dispatch  # apiKey << 8 | version -> (reader, rule or None for a transaction marker)
+    entries: dict[int, object]  # the same keys -> the reader's C entry point, where it is a compiled reader
     noop: bytes
     frame_version: int
     misses: tuple[type[BaseException], ...]  # what a reader raises on bytes it does not read
@@ -66,5 +68,7 @@ def value_replay_parts() -> ValueReplayParts:
         registration=PartitionRegistration, registration_fields=PartitionRegistration._fields,
         lists=PARTITION_CHANGE_LISTS, no_leader_change=NO_LEADER_CHANGE,
         no_recovery_change=LEADER_RECOVERY_NO_CHANGE)
-    return ValueReplayParts(dispatch=dispatch(), noop=NO_OP, frame_version=FRAME_VERSION, misses=FAST_PATH_MISSES,
-                            located=located, replay_error=ReplayError, partition_change=change)
+    table = dispatch()
+    entries = {key: entry for key, entry in metadata_entries().items() if key in table}
+    return ValueReplayParts(dispatch=table, entries=entries, noop=NO_OP, frame_version=FRAME_VERSION,
+                            misses=FAST_PATH_MISSES, located=located, replay_error=ReplayError, partition_change=change)

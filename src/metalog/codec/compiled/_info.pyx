@@ -5,3 +5,20 @@ cdef extern from "_reader.h":
     const char *METALOG_CYTHON_VERSION
 
 CYTHON_VERSION = METALOG_CYTHON_VERSION.decode()
+
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+
+from metalog.codec.compiled._reader cimport entry_fn, read_entry
+
+
+def run_entry(capsule, bytes data, Py_ssize_t pos):
+    """The reader behind one of a generated module's ``ENTRIES`` capsules, run through its C entry point
+    (``_reader.pxd``'s ``read_entry``, as the compiled replay runs it) over ``data`` from ``pos``: ``(obj, end)``, or
+    None where the reader refuses the input (what the tests hold against the reader's Python entry point)."""
+    cdef Py_ssize_t stop = 0
+    if not 0 <= pos <= PyBytes_GET_SIZE(data):
+        raise ValueError(f"position {pos} outside the {PyBytes_GET_SIZE(data)} bytes")
+    obj = read_entry(entry_fn(capsule), <const unsigned char *>PyBytes_AS_STRING(data), pos, PyBytes_GET_SIZE(data),
+                     &stop)
+    return None if obj is None else (obj, stop)

@@ -4,6 +4,7 @@ from cpython.buffer cimport PyBUF_FORMAT, PyBUF_ND, PyBuffer_Release, PyObject_G
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.exc cimport PyErr_Clear
 from cpython.object cimport PyObject
+from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid, PyCapsule_New
 from libc.stdint cimport int16_t, int32_t, int64_t
 from libc.string cimport strcmp
 
@@ -57,6 +58,45 @@ cdef extern from "_reader.h":
 ctypedef ml_reader Rd
 
 ctypedef object (*ReadFn)(Rd *r)
+
+
+# A reader's C entry point, as a generated module's ENTRIES hold it: a capsule of this name around a ReadFn.
+cdef extern from *:
+    """
+    #define ML_ENTRY_NAME "metalog.codec.reader_entry.v1"
+    """
+    const char *ML_ENTRY_NAME
+
+
+cdef inline object entry(ReadFn fn):
+    """``fn`` as a capsule (``ENTRIES``): what a compiled caller elsewhere takes back with ``entry_fn``."""
+    return PyCapsule_New(<void *>fn, ML_ENTRY_NAME, NULL)
+
+
+cdef inline ReadFn entry_fn(object capsule) except NULL:
+    """The ReadFn inside an ``entry`` capsule (TypeError for anything else)."""
+    if not PyCapsule_IsValid(capsule, ML_ENTRY_NAME):
+        raise TypeError(f"not a compiled reader's entry point: {capsule!r}")
+    return <ReadFn>PyCapsule_GetPointer(capsule, ML_ENTRY_NAME)
+
+
+cdef inline object read_entry(ReadFn fn, const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t *stop):
+    """``fn`` over p[pos:end], without a Python call or a bytes object: the object read (its end in ``stop``), or
+    None where ``fn`` refuses the input. The caller then runs the pure reader on the same bytes, as ``read_with``
+    does, which reads it (``read_with``'s disagreement) or raises the pure path's own error."""
+    cdef Rd r
+    cdef object o = None
+    cdef bint ok = False
+    ml_start(&r, p, pos, end)
+    try:
+        o = fn(&r)
+        ok = True
+    except Exception:
+        o = None
+    finally:
+        ml_finish(&r, ok)
+    stop[0] = r.pos
+    return o
 
 
 cdef inline object unknown_tag(object o, Py_ssize_t off, object name, int64_t tag, const unsigned char *p,

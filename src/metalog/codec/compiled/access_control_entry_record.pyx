@@ -111,3 +111,9 @@ def read_AccessControlEntryRecord_v0(buf, pos):
 READERS = {
     'AccessControlEntryRecord': {0: read_AccessControlEntryRecord_v0},
 }
+
+ENTRIES = {
+    'AccessControlEntryRecord': {0: entry(r_AccessControlEntryRecord_v0)},
+}
+"""READERS' C entry points: the same readers as capsules (``_reader.pxd``'s ``entry``), which a
+compiled caller runs on a pointer and a length without a Python call (``metalog.codec.core.compiled_entry``)."""

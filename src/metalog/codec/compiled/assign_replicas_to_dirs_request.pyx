@@ -422,3 +422,12 @@ READERS = {
     'TopicData': {0: read_TopicData_v0},
     'PartitionData': {0: read_PartitionData_v0},
 }
+
+ENTRIES = {
+    'AssignReplicasToDirsRequest': {0: entry(r_AssignReplicasToDirsRequest_v0)},
+    'DirectoryData': {0: entry(r_DirectoryData_v0)},
+    'TopicData': {0: entry(r_TopicData_v0)},
+    'PartitionData': {0: entry(r_PartitionData_v0)},
+}
+"""READERS' C entry points: the same readers as capsules (``_reader.pxd``'s ``entry``), which a
+compiled caller runs on a pointer and a length without a Python call (``metalog.codec.core.compiled_entry``)."""

@@ -84,3 +84,9 @@ def read_BeginTransactionRecord_v0(buf, pos):
 READERS = {
     'BeginTransactionRecord': {0: read_BeginTransactionRecord_v0},
 }
+
+ENTRIES = {
+    'BeginTransactionRecord': {0: entry(r_BeginTransactionRecord_v0)},
+}
+"""READERS' C entry points: the same readers as capsules (``_reader.pxd``'s ``entry``), which a
+compiled caller runs on a pointer and a length without a Python call (``metalog.codec.core.compiled_entry``)."""

@@ -133,3 +133,9 @@ def read_BrokerHeartbeatRequest_v1(buf, pos):
 READERS = {
     'BrokerHeartbeatRequest': {0: read_BrokerHeartbeatRequest_v0, 1: read_BrokerHeartbeatRequest_v1},
 }
+
+ENTRIES = {
+    'BrokerHeartbeatRequest': {0: entry(r_BrokerHeartbeatRequest_v0), 1: entry(r_BrokerHeartbeatRequest_v1)},
+}
+"""READERS' C entry points: the same readers as capsules (``_reader.pxd``'s ``entry``), which a
+compiled caller runs on a pointer and a length without a Python call (``metalog.codec.core.compiled_entry``)."""

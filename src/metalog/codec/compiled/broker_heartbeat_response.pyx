@@ -82,3 +82,9 @@ def read_BrokerHeartbeatResponse_v1(buf, pos):
 READERS = {
     'BrokerHeartbeatResponse': {0: read_BrokerHeartbeatResponse_v0, 1: read_BrokerHeartbeatResponse_v1},
 }
+
+ENTRIES = {
+    'BrokerHeartbeatResponse': {0: entry(r_BrokerHeartbeatResponse_v0), 1: entry(r_BrokerHeartbeatResponse_v0)},
+}
+"""READERS' C entry points: the same readers as capsules (``_reader.pxd``'s ``entry``), which a
+compiled caller runs on a pointer and a length without a Python call (``metalog.codec.core.compiled_entry``)."""

@@ -200,3 +200,9 @@ def read_BrokerRegistrationChangeRecord_v2(buf, pos):
 READERS = {
     'BrokerRegistrationChangeRecord': {0: read_BrokerRegistrationChangeRecord_v0, 1: read_BrokerRegistrationChangeRecord_v1, 2: read_BrokerRegistrationChangeRecord_v2},
 }
+
+ENTRIES = {
+    'BrokerRegistrationChangeRecord': {0: entry(r_BrokerRegistrationChangeRecord_v0), 1: entry(r_BrokerRegistrationChangeRecord_v1), 2: entry(r_BrokerRegistrationChangeRecord_v2)},
+}
+"""READERS' C entry points: the same readers as capsules (``_reader.pxd``'s ``entry``), which a
+compiled caller runs on a pointer and a length without a Python call (``metalog.codec.core.compiled_entry``)."""

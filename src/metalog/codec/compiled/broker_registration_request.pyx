@@ -904,3 +904,11 @@ READERS = {
     'Listener': {0: read_Listener_v0, 1: read_Listener_v1, 2: read_Listener_v2, 3: read_Listener_v3, 4: read_Listener_v4},
     'Feature': {0: read_Feature_v0, 1: read_Feature_v1, 2: read_Feature_v2, 3: read_Feature_v3, 4: read_Feature_v4},
 }
+
+ENTRIES = {
+    'BrokerRegistrationRequest': {0: entry(r_BrokerRegistrationRequest_v0), 1: entry(r_BrokerRegistrationRequest_v1), 2: entry(r_BrokerRegistrationRequest_v2), 3: entry(r_BrokerRegistrationRequest_v3), 4: entry(r_BrokerRegistrationRequest_v3)},
+    'Listener': {0: entry(r_Listener_v0), 1: entry(r_Listener_v0), 2: entry(r_Listener_v0), 3: entry(r_Listener_v0), 4: entry(r_Listener_v0)},
+    'Feature': {0: entry(r_Feature_v0), 1: entry(r_Feature_v0), 2: entry(r_Feature_v0), 3: entry(r_Feature_v0), 4: entry(r_Feature_v0)},
+}
+"""READERS' C entry points: the same readers as capsules (``_reader.pxd``'s ``entry``), which a
+compiled caller runs on a pointer and a length without a Python call (``metalog.codec.core.compiled_entry``)."""

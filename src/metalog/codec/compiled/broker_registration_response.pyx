@@ -95,3 +95,9 @@ def read_BrokerRegistrationResponse_v4(buf, pos):
 READERS = {
     'BrokerRegistrationResponse': {0: read_BrokerRegistrationResponse_v0, 1: read_BrokerRegistrationResponse_v1, 2: read_BrokerRegistrationResponse_v2, 3: read_BrokerRegistrationResponse_v3, 4: read_BrokerRegistrationResponse_v4},
 }
+
+ENTRIES = {
+    'BrokerRegistrationResponse': {0: entry(r_BrokerRegistrationResponse_v0), 1: entry(r_BrokerRegistrationResponse_v0), 2: entry(r_BrokerRegistrationResponse_v0), 3: entry(r_BrokerRegistrationResponse_v0), 4: entry(r_BrokerRegistrationResponse_v0)},
+}
+"""READERS' C entry points: the same readers as capsules (``_reader.pxd``'s ``entry``), which a
+compiled caller runs on a pointer and a length without a Python call (``metalog.codec.core.compiled_entry``)."""

@@ -196,3 +196,10 @@ READERS = {
     'ClientQuotaRecord': {0: read_ClientQuotaRecord_v0},
     'EntityData': {0: read_EntityData_v0},
 }
+
+ENTRIES = {
+    'ClientQuotaRecord': {0: entry(r_ClientQuotaRecord_v0)},
+    'EntityData': {0: entry(r_EntityData_v0)},
+}
+"""READERS' C entry points: the same readers as capsules (``_reader.pxd``'s ``entry``), which a
+compiled caller runs on a pointer and a length without a Python call (``metalog.codec.core.compiled_entry``)."""

@@ -103,3 +103,9 @@ def read_ConfigRecord_v0(buf, pos):
 READERS = {
     'ConfigRecord': {0: read_ConfigRecord_v0},
 }
+
+ENTRIES = {
+    'ConfigRecord': {0: entry(r_ConfigRecord_v0)},
+}
+"""READERS' C entry points: the same readers as capsules (``_reader.pxd``'s ``entry``), which a
+compiled caller runs on a pointer and a length without a Python call (``metalog.codec.core.compiled_entry``)."""

@@ -127,3 +127,9 @@ def read_DelegationTokenRecord_v0(buf, pos):
 READERS = {
     'DelegationTokenRecord': {0: read_DelegationTokenRecord_v0},
 }
+
+ENTRIES = {
+    'DelegationTokenRecord': {0: entry(r_DelegationTokenRecord_v0)},
+}
+"""READERS' C entry points: the same readers as capsules (``_reader.pxd``'s ``entry``), which a
+compiled caller runs on a pointer and a length without a Python call (``metalog.codec.core.compiled_entry``)."""

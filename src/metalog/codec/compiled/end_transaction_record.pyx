@@ -70,3 +70,9 @@ def read_EndTransactionRecord_v0(buf, pos):
 READERS = {
     'EndTransactionRecord': {0: read_EndTransactionRecord_v0},
 }
+
+ENTRIES = {
+    'EndTransactionRecord': {0: entry(r_EndTransactionRecord_v0)},
+}
+"""READERS' C entry points: the same readers as capsules (``_reader.pxd``'s ``entry``), which a
+compiled caller runs on a pointer and a length without a Python call (``metalog.codec.core.compiled_entry``)."""

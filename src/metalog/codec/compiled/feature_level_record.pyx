@@ -83,3 +83,9 @@ def read_FeatureLevelRecord_v0(buf, pos):
 READERS = {
     'FeatureLevelRecord': {0: read_FeatureLevelRecord_v0},
 }
+
+ENTRIES = {
+    'FeatureLevelRecord': {0: entry(r_FeatureLevelRecord_v0)},
+}
+"""READERS' C entry points: the same readers as capsules (``_reader.pxd``'s ``entry``), which a
+compiled caller runs on a pointer and a length without a Python call (``metalog.codec.core.compiled_entry``)."""

@@ -2592,3 +2592,12 @@ READERS = {
     'LeaderAndIsrTopicState': {2: read_LeaderAndIsrTopicState_v2, 3: read_LeaderAndIsrTopicState_v3, 4: read_LeaderAndIsrTopicState_v4, 5: read_LeaderAndIsrTopicState_v5, 6: read_LeaderAndIsrTopicState_v6, 7: read_LeaderAndIsrTopicState_v7},
     'LeaderAndIsrLiveLeader': {0: read_LeaderAndIsrLiveLeader_v0, 1: read_LeaderAndIsrLiveLeader_v1, 2: read_LeaderAndIsrLiveLeader_v2, 3: read_LeaderAndIsrLiveLeader_v3, 4: read_LeaderAndIsrLiveLeader_v4, 5: read_LeaderAndIsrLiveLeader_v5, 6: read_LeaderAndIsrLiveLeader_v6, 7: read_LeaderAndIsrLiveLeader_v7},
 }
+
+ENTRIES = {
+    'LeaderAndIsrRequest': {0: entry(r_LeaderAndIsrRequest_v0), 1: entry(r_LeaderAndIsrRequest_v1), 2: entry(r_LeaderAndIsrRequest_v2), 3: entry(r_LeaderAndIsrRequest_v3), 4: entry(r_LeaderAndIsrRequest_v4), 5: entry(r_LeaderAndIsrRequest_v5), 6: entry(r_LeaderAndIsrRequest_v6), 7: entry(r_LeaderAndIsrRequest_v7)},
+    'LeaderAndIsrPartitionState': {0: entry(r_LeaderAndIsrPartitionState_v0), 1: entry(r_LeaderAndIsrPartitionState_v1), 2: entry(r_LeaderAndIsrPartitionState_v2), 3: entry(r_LeaderAndIsrPartitionState_v3), 4: entry(r_LeaderAndIsrPartitionState_v4), 5: entry(r_LeaderAndIsrPartitionState_v4), 6: entry(r_LeaderAndIsrPartitionState_v6), 7: entry(r_LeaderAndIsrPartitionState_v6)},
+    'LeaderAndIsrTopicState': {2: entry(r_LeaderAndIsrTopicState_v2), 3: entry(r_LeaderAndIsrTopicState_v3), 4: entry(r_LeaderAndIsrTopicState_v4), 5: entry(r_LeaderAndIsrTopicState_v5), 6: entry(r_LeaderAndIsrTopicState_v6), 7: entry(r_LeaderAndIsrTopicState_v6)},
+    'LeaderAndIsrLiveLeader': {0: entry(r_LeaderAndIsrLiveLeader_v0), 1: entry(r_LeaderAndIsrLiveLeader_v0), 2: entry(r_LeaderAndIsrLiveLeader_v0), 3: entry(r_LeaderAndIsrLiveLeader_v0), 4: entry(r_LeaderAndIsrLiveLeader_v4), 5: entry(r_LeaderAndIsrLiveLeader_v4), 6: entry(r_LeaderAndIsrLiveLeader_v4), 7: entry(r_LeaderAndIsrLiveLeader_v4)},
+}
+"""READERS' C entry points: the same readers as capsules (``_reader.pxd``'s ``entry``), which a
+compiled caller runs on a pointer and a length without a Python call (``metalog.codec.core.compiled_entry``)."""

@@ -552,3 +552,11 @@ READERS = {
     'LeaderAndIsrPartitionError': {0: read_LeaderAndIsrPartitionError_v0, 1: read_LeaderAndIsrPartitionError_v1, 2: read_LeaderAndIsrPartitionError_v2, 3: read_LeaderAndIsrPartitionError_v3, 4: read_LeaderAndIsrPartitionError_v4, 5: read_LeaderAndIsrPartitionError_v5, 6: read_LeaderAndIsrPartitionError_v6, 7: read_LeaderAndIsrPartitionError_v7},
     'LeaderAndIsrTopicError': {5: read_LeaderAndIsrTopicError_v5, 6: read_LeaderAndIsrTopicError_v6, 7: read_LeaderAndIsrTopicError_v7},
 }
+
+ENTRIES = {
+    'LeaderAndIsrResponse': {0: entry(r_LeaderAndIsrResponse_v0), 1: entry(r_LeaderAndIsrResponse_v0), 2: entry(r_LeaderAndIsrResponse_v0), 3: entry(r_LeaderAndIsrResponse_v0), 4: entry(r_LeaderAndIsrResponse_v4), 5: entry(r_LeaderAndIsrResponse_v5), 6: entry(r_LeaderAndIsrResponse_v5), 7: entry(r_LeaderAndIsrResponse_v5)},
+    'LeaderAndIsrPartitionError': {0: entry(r_LeaderAndIsrPartitionError_v0), 1: entry(r_LeaderAndIsrPartitionError_v0), 2: entry(r_LeaderAndIsrPartitionError_v0), 3: entry(r_LeaderAndIsrPartitionError_v0), 4: entry(r_LeaderAndIsrPartitionError_v4), 5: entry(r_LeaderAndIsrPartitionError_v5), 6: entry(r_LeaderAndIsrPartitionError_v5), 7: entry(r_LeaderAndIsrPartitionError_v5)},
+    'LeaderAndIsrTopicError': {5: entry(r_LeaderAndIsrTopicError_v5), 6: entry(r_LeaderAndIsrTopicError_v5), 7: entry(r_LeaderAndIsrTopicError_v5)},
+}
+"""READERS' C entry points: the same readers as capsules (``_reader.pxd``'s ``entry``), which a
+compiled caller runs on a pointer and a length without a Python call (``metalog.codec.core.compiled_entry``)."""

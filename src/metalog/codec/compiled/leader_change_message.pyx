@@ -349,3 +349,10 @@ READERS = {
     'LeaderChangeMessage': {0: read_LeaderChangeMessage_v0, 1: read_LeaderChangeMessage_v1},
     'Voter': {0: read_Voter_v0, 1: read_Voter_v1},
 }
+
+ENTRIES = {
+    'LeaderChangeMessage': {0: entry(r_LeaderChangeMessage_v0), 1: entry(r_LeaderChangeMessage_v1)},
+    'Voter': {0: entry(r_Voter_v0), 1: entry(r_Voter_v1)},
+}
+"""READERS' C entry points: the same readers as capsules (``_reader.pxd``'s ``entry``), which a
+compiled caller runs on a pointer and a length without a Python call (``metalog.codec.core.compiled_entry``)."""

@@ -692,3 +692,10 @@ READERS = {
     'MetadataRequest': {0: read_MetadataRequest_v0, 1: read_MetadataRequest_v1, 2: read_MetadataRequest_v2, 3: read_MetadataRequest_v3, 4: read_MetadataRequest_v4, 5: read_MetadataRequest_v5, 6: read_MetadataRequest_v6, 7: read_MetadataRequest_v7, 8: read_MetadataRequest_v8, 9: read_MetadataRequest_v9, 10: read_MetadataRequest_v10, 11: read_MetadataRequest_v11, 12: read_MetadataRequest_v12},
     'MetadataRequestTopic': {0: read_MetadataRequestTopic_v0, 1: read_MetadataRequestTopic_v1, 2: read_MetadataRequestTopic_v2, 3: read_MetadataRequestTopic_v3, 4: read_MetadataRequestTopic_v4, 5: read_MetadataRequestTopic_v5, 6: read_MetadataRequestTopic_v6, 7: read_MetadataRequestTopic_v7, 8: read_MetadataRequestTopic_v8, 9: read_MetadataRequestTopic_v9, 10: read_MetadataRequestTopic_v10, 11: read_MetadataRequestTopic_v11, 12: read_MetadataRequestTopic_v12},
 }
+
+ENTRIES = {
+    'MetadataRequest': {0: entry(r_MetadataRequest_v0), 1: entry(r_MetadataRequest_v1), 2: entry(r_MetadataRequest_v1), 3: entry(r_MetadataRequest_v1), 4: entry(r_MetadataRequest_v4), 5: entry(r_MetadataRequest_v4), 6: entry(r_MetadataRequest_v4), 7: entry(r_MetadataRequest_v4), 8: entry(r_MetadataRequest_v8), 9: entry(r_MetadataRequest_v9), 10: entry(r_MetadataRequest_v10), 11: entry(r_MetadataRequest_v11), 12: entry(r_MetadataRequest_v11)},
+    'MetadataRequestTopic': {0: entry(r_MetadataRequestTopic_v0), 1: entry(r_MetadataRequestTopic_v0), 2: entry(r_MetadataRequestTopic_v0), 3: entry(r_MetadataRequestTopic_v0), 4: entry(r_MetadataRequestTopic_v0), 5: entry(r_MetadataRequestTopic_v0), 6: entry(r_MetadataRequestTopic_v0), 7: entry(r_MetadataRequestTopic_v0), 8: entry(r_MetadataRequestTopic_v0), 9: entry(r_MetadataRequestTopic_v9), 10: entry(r_MetadataRequestTopic_v10), 11: entry(r_MetadataRequestTopic_v10), 12: entry(r_MetadataRequestTopic_v10)},
+}
+"""READERS' C entry points: the same readers as capsules (``_reader.pxd``'s ``entry``), which a
+compiled caller runs on a pointer and a length without a Python call (``metalog.codec.core.compiled_entry``)."""

@@ -70,3 +70,9 @@ def read_NoOpRecord_v0(buf, pos):
 READERS = {
     'NoOpRecord': {0: read_NoOpRecord_v0},
 }
+
+ENTRIES = {
+    'NoOpRecord': {0: entry(r_NoOpRecord_v0)},
+}
+"""READERS' C entry points: the same readers as capsules (``_reader.pxd``'s ``entry``), which a
+compiled caller runs on a pointer and a length without a Python call (``metalog.codec.core.compiled_entry``)."""

@@ -388,3 +388,9 @@ def read_PartitionChangeRecord_v2(buf, pos):
 READERS = {
     'PartitionChangeRecord': {0: read_PartitionChangeRecord_v0, 1: read_PartitionChangeRecord_v1, 2: read_PartitionChangeRecord_v2},
 }
+
+ENTRIES = {
+    'PartitionChangeRecord': {0: entry(r_PartitionChangeRecord_v0), 1: entry(r_PartitionChangeRecord_v1), 2: entry(r_PartitionChangeRecord_v2)},
+}
+"""READERS' C entry points: the same readers as capsules (``_reader.pxd``'s ``entry``), which a
+compiled caller runs on a pointer and a length without a Python call (``metalog.codec.core.compiled_entry``)."""

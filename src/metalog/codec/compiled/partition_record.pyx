@@ -343,3 +343,9 @@ def read_PartitionRecord_v2(buf, pos):
 READERS = {
     'PartitionRecord': {0: read_PartitionRecord_v0, 1: read_PartitionRecord_v1, 2: read_PartitionRecord_v2},
 }
+
+ENTRIES = {
+    'PartitionRecord': {0: entry(r_PartitionRecord_v0), 1: entry(r_PartitionRecord_v1), 2: entry(r_PartitionRecord_v2)},
+}
+"""READERS' C entry points: the same readers as capsules (``_reader.pxd``'s ``entry``), which a
+compiled caller runs on a pointer and a length without a Python call (``metalog.codec.core.compiled_entry``)."""

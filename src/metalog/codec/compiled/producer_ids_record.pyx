@@ -75,3 +75,9 @@ def read_ProducerIdsRecord_v0(buf, pos):
 READERS = {
     'ProducerIdsRecord': {0: read_ProducerIdsRecord_v0},
 }
+
+ENTRIES = {
+    'ProducerIdsRecord': {0: entry(r_ProducerIdsRecord_v0)},
+}
+"""READERS' C entry points: the same readers as capsules (``_reader.pxd``'s ``entry``), which a
+compiled caller runs on a pointer and a length without a Python call (``metalog.codec.core.compiled_entry``)."""

@@ -845,3 +845,11 @@ READERS = {
     'BrokerEndpoint': {0: read_BrokerEndpoint_v0, 1: read_BrokerEndpoint_v1, 2: read_BrokerEndpoint_v2, 3: read_BrokerEndpoint_v3},
     'BrokerFeature': {0: read_BrokerFeature_v0, 1: read_BrokerFeature_v1, 2: read_BrokerFeature_v2, 3: read_BrokerFeature_v3},
 }
+
+ENTRIES = {
+    'RegisterBrokerRecord': {0: entry(r_RegisterBrokerRecord_v0), 1: entry(r_RegisterBrokerRecord_v1), 2: entry(r_RegisterBrokerRecord_v2), 3: entry(r_RegisterBrokerRecord_v3)},
+    'BrokerEndpoint': {0: entry(r_BrokerEndpoint_v0), 1: entry(r_BrokerEndpoint_v0), 2: entry(r_BrokerEndpoint_v0), 3: entry(r_BrokerEndpoint_v0)},
+    'BrokerFeature': {0: entry(r_BrokerFeature_v0), 1: entry(r_BrokerFeature_v0), 2: entry(r_BrokerFeature_v0), 3: entry(r_BrokerFeature_v0)},
+}
+"""READERS' C entry points: the same readers as capsules (``_reader.pxd``'s ``entry``), which a
+compiled caller runs on a pointer and a length without a Python call (``metalog.codec.core.compiled_entry``)."""

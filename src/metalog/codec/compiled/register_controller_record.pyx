@@ -295,3 +295,11 @@ READERS = {
     'ControllerEndpoint': {0: read_ControllerEndpoint_v0},
     'ControllerFeature': {0: read_ControllerFeature_v0},
 }
+
+ENTRIES = {
+    'RegisterControllerRecord': {0: entry(r_RegisterControllerRecord_v0)},
+    'ControllerEndpoint': {0: entry(r_ControllerEndpoint_v0)},
+    'ControllerFeature': {0: entry(r_ControllerFeature_v0)},
+}
+"""READERS' C entry points: the same readers as capsules (``_reader.pxd``'s ``entry``), which a
+compiled caller runs on a pointer and a length without a Python call (``metalog.codec.core.compiled_entry``)."""

@@ -80,3 +80,9 @@ def read_RemoveDelegationTokenRecord_v0(buf, pos):
 READERS = {
     'RemoveDelegationTokenRecord': {0: read_RemoveDelegationTokenRecord_v0},
 }
+
+ENTRIES = {
+    'RemoveDelegationTokenRecord': {0: entry(r_RemoveDelegationTokenRecord_v0)},
+}
+"""READERS' C entry points: the same readers as capsules (``_reader.pxd``'s ``entry``), which a
+compiled caller runs on a pointer and a length without a Python call (``metalog.codec.core.compiled_entry``)."""

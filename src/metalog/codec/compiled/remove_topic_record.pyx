@@ -73,3 +73,9 @@ def read_RemoveTopicRecord_v0(buf, pos):
 READERS = {
     'RemoveTopicRecord': {0: read_RemoveTopicRecord_v0},
 }
+
+ENTRIES = {
+    'RemoveTopicRecord': {0: entry(r_RemoveTopicRecord_v0)},
+}
+"""READERS' C entry points: the same readers as capsules (``_reader.pxd``'s ``entry``), which a
+compiled caller runs on a pointer and a length without a Python call (``metalog.codec.core.compiled_entry``)."""

@@ -138,3 +138,9 @@ def read_RequestHeader_v2(buf, pos):
 READERS = {
     'RequestHeader': {0: read_RequestHeader_v0, 1: read_RequestHeader_v1, 2: read_RequestHeader_v2},
 }
+
+ENTRIES = {
+    'RequestHeader': {0: entry(r_RequestHeader_v0), 1: entry(r_RequestHeader_v1), 2: entry(r_RequestHeader_v2)},
+}
+"""READERS' C entry points: the same readers as capsules (``_reader.pxd``'s ``entry``), which a
+compiled caller runs on a pointer and a length without a Python call (``metalog.codec.core.compiled_entry``)."""

@@ -92,3 +92,9 @@ def read_ResponseHeader_v1(buf, pos):
 READERS = {
     'ResponseHeader': {0: read_ResponseHeader_v0, 1: read_ResponseHeader_v1},
 }
+
+ENTRIES = {
+    'ResponseHeader': {0: entry(r_ResponseHeader_v0), 1: entry(r_ResponseHeader_v1)},
+}
+"""READERS' C entry points: the same readers as capsules (``_reader.pxd``'s ``entry``), which a
+compiled caller runs on a pointer and a length without a Python call (``metalog.codec.core.compiled_entry``)."""

@@ -73,3 +73,9 @@ def read_SnapshotFooterRecord_v0(buf, pos):
 READERS = {
     'SnapshotFooterRecord': {0: read_SnapshotFooterRecord_v0},
 }
+
+ENTRIES = {
+    'SnapshotFooterRecord': {0: entry(r_SnapshotFooterRecord_v0)},
+}
+"""READERS' C entry points: the same readers as capsules (``_reader.pxd``'s ``entry``), which a
+compiled caller runs on a pointer and a length without a Python call (``metalog.codec.core.compiled_entry``)."""

@@ -74,3 +74,9 @@ def read_UnfenceBrokerRecord_v0(buf, pos):
 READERS = {
     'UnfenceBrokerRecord': {0: read_UnfenceBrokerRecord_v0},
 }
+
+ENTRIES = {
+    'UnfenceBrokerRecord': {0: entry(r_UnfenceBrokerRecord_v0)},
+}
+"""READERS' C entry points: the same readers as capsules (``_reader.pxd``'s ``entry``), which a
+compiled caller runs on a pointer and a length without a Python call (``metalog.codec.core.compiled_entry``)."""

@@ -74,3 +74,9 @@ def read_UnregisterBrokerRecord_v0(buf, pos):
 READERS = {
     'UnregisterBrokerRecord': {0: read_UnregisterBrokerRecord_v0},
 }
+
+ENTRIES = {
+    'UnregisterBrokerRecord': {0: entry(r_UnregisterBrokerRecord_v0)},
+}
+"""READERS' C entry points: the same readers as capsules (``_reader.pxd``'s ``entry``), which a
+compiled caller runs on a pointer and a length without a Python call (``metalog.codec.core.compiled_entry``)."""

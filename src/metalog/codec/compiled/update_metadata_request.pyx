@@ -2897,3 +2897,13 @@ READERS = {
     'UpdateMetadataBroker': {0: read_UpdateMetadataBroker_v0, 1: read_UpdateMetadataBroker_v1, 2: read_UpdateMetadataBroker_v2, 3: read_UpdateMetadataBroker_v3, 4: read_UpdateMetadataBroker_v4, 5: read_UpdateMetadataBroker_v5, 6: read_UpdateMetadataBroker_v6, 7: read_UpdateMetadataBroker_v7, 8: read_UpdateMetadataBroker_v8},
     'UpdateMetadataEndpoint': {1: read_UpdateMetadataEndpoint_v1, 2: read_UpdateMetadataEndpoint_v2, 3: read_UpdateMetadataEndpoint_v3, 4: read_UpdateMetadataEndpoint_v4, 5: read_UpdateMetadataEndpoint_v5, 6: read_UpdateMetadataEndpoint_v6, 7: read_UpdateMetadataEndpoint_v7, 8: read_UpdateMetadataEndpoint_v8},
 }
+
+ENTRIES = {
+    'UpdateMetadataRequest': {0: entry(r_UpdateMetadataRequest_v0), 1: entry(r_UpdateMetadataRequest_v1), 2: entry(r_UpdateMetadataRequest_v2), 3: entry(r_UpdateMetadataRequest_v3), 4: entry(r_UpdateMetadataRequest_v4), 5: entry(r_UpdateMetadataRequest_v5), 6: entry(r_UpdateMetadataRequest_v6), 7: entry(r_UpdateMetadataRequest_v7), 8: entry(r_UpdateMetadataRequest_v8)},
+    'UpdateMetadataPartitionState': {0: entry(r_UpdateMetadataPartitionState_v0), 1: entry(r_UpdateMetadataPartitionState_v0), 2: entry(r_UpdateMetadataPartitionState_v0), 3: entry(r_UpdateMetadataPartitionState_v0), 4: entry(r_UpdateMetadataPartitionState_v4), 5: entry(r_UpdateMetadataPartitionState_v5), 6: entry(r_UpdateMetadataPartitionState_v6), 7: entry(r_UpdateMetadataPartitionState_v6), 8: entry(r_UpdateMetadataPartitionState_v6)},
+    'UpdateMetadataTopicState': {5: entry(r_UpdateMetadataTopicState_v5), 6: entry(r_UpdateMetadataTopicState_v6), 7: entry(r_UpdateMetadataTopicState_v7), 8: entry(r_UpdateMetadataTopicState_v7)},
+    'UpdateMetadataBroker': {0: entry(r_UpdateMetadataBroker_v0), 1: entry(r_UpdateMetadataBroker_v1), 2: entry(r_UpdateMetadataBroker_v2), 3: entry(r_UpdateMetadataBroker_v3), 4: entry(r_UpdateMetadataBroker_v3), 5: entry(r_UpdateMetadataBroker_v3), 6: entry(r_UpdateMetadataBroker_v6), 7: entry(r_UpdateMetadataBroker_v6), 8: entry(r_UpdateMetadataBroker_v6)},
+    'UpdateMetadataEndpoint': {1: entry(r_UpdateMetadataEndpoint_v1), 2: entry(r_UpdateMetadataEndpoint_v1), 3: entry(r_UpdateMetadataEndpoint_v3), 4: entry(r_UpdateMetadataEndpoint_v3), 5: entry(r_UpdateMetadataEndpoint_v3), 6: entry(r_UpdateMetadataEndpoint_v6), 7: entry(r_UpdateMetadataEndpoint_v6), 8: entry(r_UpdateMetadataEndpoint_v6)},
+}
+"""READERS' C entry points: the same readers as capsules (``_reader.pxd``'s ``entry``), which a
+compiled caller runs on a pointer and a length without a Python call (``metalog.codec.core.compiled_entry``)."""

@@ -127,3 +127,9 @@ def read_UpdateMetadataResponse_v8(buf, pos):
 READERS = {
     'UpdateMetadataResponse': {0: read_UpdateMetadataResponse_v0, 1: read_UpdateMetadataResponse_v1, 2: read_UpdateMetadataResponse_v2, 3: read_UpdateMetadataResponse_v3, 4: read_UpdateMetadataResponse_v4, 5: read_UpdateMetadataResponse_v5, 6: read_UpdateMetadataResponse_v6, 7: read_UpdateMetadataResponse_v7, 8: read_UpdateMetadataResponse_v8},
 }
+
+ENTRIES = {
+    'UpdateMetadataResponse': {0: entry(r_UpdateMetadataResponse_v0), 1: entry(r_UpdateMetadataResponse_v0), 2: entry(r_UpdateMetadataResponse_v0), 3: entry(r_UpdateMetadataResponse_v0), 4: entry(r_UpdateMetadataResponse_v0), 5: entry(r_UpdateMetadataResponse_v0), 6: entry(r_UpdateMetadataResponse_v6), 7: entry(r_UpdateMetadataResponse_v6), 8: entry(r_UpdateMetadataResponse_v6)},
+}
+"""READERS' C entry points: the same readers as capsules (``_reader.pxd``'s ``entry``), which a
+compiled caller runs on a pointer and a length without a Python call (``metalog.codec.core.compiled_entry``)."""

@@ -113,3 +113,9 @@ def read_UserScramCredentialRecord_v0(buf, pos):
 READERS = {
     'UserScramCredentialRecord': {0: read_UserScramCredentialRecord_v0},
 }
+
+ENTRIES = {
+    'UserScramCredentialRecord': {0: entry(r_UserScramCredentialRecord_v0)},
+}
+"""READERS' C entry points: the same readers as capsules (``_reader.pxd``'s ``entry``), which a
+compiled caller runs on a pointer and a length without a Python call (``metalog.codec.core.compiled_entry``)."""

@@ -424,3 +424,12 @@ READERS = {
     'Endpoint': {0: read_Endpoint_v0},
     'KRaftVersionFeature': {0: read_KRaftVersionFeature_v0},
 }
+
+ENTRIES = {
+    'VotersRecord': {0: entry(r_VotersRecord_v0)},
+    'Voter': {0: entry(r_Voter_v0)},
+    'Endpoint': {0: entry(r_Endpoint_v0)},
+    'KRaftVersionFeature': {0: entry(r_KRaftVersionFeature_v0)},
+}
+"""READERS' C entry points: the same readers as capsules (``_reader.pxd``'s ``entry``), which a
+compiled caller runs on a pointer and a length without a Python call (``metalog.codec.core.compiled_entry``)."""

@@ -73,3 +73,9 @@ def read_ZkMigrationStateRecord_v0(buf, pos):
 READERS = {
     'ZkMigrationStateRecord': {0: read_ZkMigrationStateRecord_v0},
 }
+
+ENTRIES = {
+    'ZkMigrationStateRecord': {0: entry(r_ZkMigrationStateRecord_v0)},
+}
+"""READERS' C entry points: the same readers as capsules (``_reader.pxd``'s ``entry``), which a
+compiled caller runs on a pointer and a length without a Python call (``metalog.codec.core.compiled_entry``)."""

@@ -4,7 +4,9 @@
 A ``ValueReplay`` is a loader's ``replay_value``: it looks the value's reader and rule up by its apiKey and version
 bytes, decodes it with the (compiled) reader and calls the rule, as the pure method does. Anything else (a value
 not exactly one record in the usual frame, a type or version the table lacks, bytes the reader refuses) goes to
-the pure method, which reads the rare forms or raises its own error. What it needs comes in one object,
+the pure method, which reads the rare forms or raises its own error. A record is read through its compiled
+reader's C entry point (``metalog.codec.compiled._reader``'s ``read_entry``: no bytes object, no Python call) where
+the codec gives one, through the reader's Python entry otherwise. What it needs comes in one object,
 ``metalog.state.value_replay.ValueReplayParts``: no constant, field position or private name is copied here. It
 also offers the log's compiled read loop (``metalog.log.compiled.scan``) a C entry point, ``c_value_sink``, which
 takes a value as a pointer and a length.
@@ -18,6 +20,8 @@ from cpython.object cimport PyObject
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_SET_ITEM
 from libc.stdint cimport int64_t
 from libc.string cimport memcmp
+
+from metalog.codec.compiled._reader cimport METALOG_CYTHON_VERSION, ReadFn, entry_fn, ml_member_offset, read_entry
 
 cdef extern from *:
     """
@@ -35,26 +39,11 @@ cdef extern from *:
     static PyObject *ml_new_tuple_of(PyObject *cls, Py_ssize_t n) {
         return ((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, n);
     }
-    #include <structmember.h>
     /* A slot's value (borrowed; NULL when unset), at an offset read from the class's member descriptor. */
     static inline PyObject *ml_slot(PyObject *o, Py_ssize_t off) { return *(PyObject **)((char *)o + off); }
-    static Py_ssize_t ml_member_offset(PyObject *descr) {
-        if (descr == NULL || Py_TYPE(descr) != &PyMemberDescr_Type) return -1;
-        PyMemberDef *m = ((PyMemberDescrObject *)descr)->d_member;
-        return m->type == T_OBJECT_EX ? m->offset : -1;
-    }
     """
     object ml_new_tuple_of(object cls, Py_ssize_t n)
     PyObject *ml_slot(object o, Py_ssize_t off)
-    Py_ssize_t ml_member_offset(object descr)
-
-cdef extern from *:
-    """
-    #ifndef METALOG_CYTHON_VERSION
-    #define METALOG_CYTHON_VERSION "unknown"
-    #endif
-    """
-    const char *METALOG_CYTHON_VERSION
 
 CYTHON_VERSION = METALOG_CYTHON_VERSION.decode()
 
@@ -73,6 +62,24 @@ cdef enum:
     LEADER = 5
 
 
+# The dispatch table in C, indexed by apiKey * TABLE_VERSIONS + version: each record type's reader and rule. A
+# value whose apiKey or version is past the table goes to the pure method (no metadata record is, today).
+cdef enum:
+    TABLE_KEYS = 64
+    TABLE_VERSIONS = 16
+    UNKNOWN = 0  # not in the dispatch table: the pure method
+    MARKER = 1  # a transaction marker: loader.load_marker
+    RULE = 2  # the rule, called
+    PARTITION_CHANGE = 3  # ValueReplay.partition_change
+
+
+cdef struct Entry:
+    int kind
+    ReadFn fn  # the compiled reader's C entry point, or NULL: ``reader`` is called
+    PyObject *reader  # borrowed: ValueReplay.dispatch holds them
+    PyObject *rule
+
+
 cdef class ValueReplay:
     """``loader.replay_value``, compiled (see the module's docstring): ``ValueReplay(loader, pure, parts)``, where
     ``pure`` is the loader's pure ``replay_value`` (bound) and ``parts`` a ``ValueReplayParts``. It uses the loader's
@@ -88,6 +95,7 @@ cdef class ValueReplay:
     cdef const unsigned char *noop_p
     cdef Py_ssize_t noop_n
     cdef int frame_version
+    cdef Entry table[TABLE_KEYS * TABLE_VERSIONS]
     cdef public object c_value_sink
 
     def __init__(self, loader, pure, parts):
@@ -104,6 +112,7 @@ cdef class ValueReplay:
         self.located = parts.located
         self.replay_error = parts.replay_error
         self.bind_partition_change(parts.partition_change)
+        self.bind_table(parts.entries)
         self.c_value_sink = PyCapsule_New(&SINK, b"metalog.value_sink.v1", NULL)
 
     cdef bind_partition_change(self, change):
@@ -126,6 +135,18 @@ cdef class ValueReplay:
         self.partition_epoch_at = fields.index("partition_epoch")
         for i, name in enumerate(("partitions", "base_partitions")):
             self.topic_off[i] = _offset(self.topic_cls, name)
+
+    cdef bind_table(self, entries):
+        """The C dispatch table, from ``dispatch`` and the readers' C entry points (``entries``, same keys)."""
+        cdef Entry *e
+        for key, (reader, rule) in self.dispatch.items():
+            if not 0 <= key >> 8 < TABLE_KEYS or not 0 <= key & 0xFF < TABLE_VERSIONS:
+                continue  # the pure method reads it
+            e = &self.table[(key >> 8) * TABLE_VERSIONS + (key & 0xFF)]
+            e.reader, e.rule = <PyObject *>reader, <PyObject *>rule
+            e.kind = MARKER if rule is None else PARTITION_CHANGE if rule is self.pc_rule else RULE
+            entry = entries.get(key)
+            e.fn = NULL if entry is None else entry_fn(entry)
 
     def __call__(self, value, offset):
         if type(value) is bytes and type(offset) is int:
@@ -150,35 +171,40 @@ cdef class ValueReplay:
     cdef int feed(self, const unsigned char *p, Py_ssize_t n, object offset, object value) except -1:
         """The value p[0:n] (``value``, its bytes, or None: made here when needed) at ``offset``."""
         cdef object loader = self.loader
-        cdef PyObject *entry
+        cdef Entry *e
+        cdef Py_ssize_t stop
         if n == self.noop_n and memcmp(p, self.noop_p, n) == 0:  # most of a quiet cluster's log; it changes nothing
             loader.offset = offset
             return 0
-        if n < 3 or p[0] != self.frame_version:
+        if n < 3 or p[0] != self.frame_version or p[1] >= TABLE_KEYS or p[2] >= TABLE_VERSIONS:
             return self.slow(p, n, offset, value)
-        entry = PyDict_GetItem(self.dispatch, (p[1] << 8) | p[2])  # borrowed; NULL: not there
-        if entry is NULL:
+        e = &self.table[p[1] * TABLE_VERSIONS + p[2]]
+        if e.kind == UNKNOWN:
             return self.slow(p, n, offset, value)
-        reader = <object>PyTuple_GET_ITEM(<object>entry, 0)
-        rule = <object>PyTuple_GET_ITEM(<object>entry, 1)
-        if value is None:
-            value = PyBytes_FromStringAndSize(<const char *>p, n)
-        try:
-            record, end = reader(value, 3)
-        except self.misses:
+        if e.fn is not NULL:
+            record = read_entry(e.fn, p, 3, n, &stop)
+            if record is None:  # refused: the pure method reads it or raises
+                return self.slow(p, n, offset, value)
+        else:
+            if value is None:
+                value = PyBytes_FromStringAndSize(<const char *>p, n)
+            try:
+                record, end = (<object>e.reader)(value, 3)
+            except self.misses:
+                return self.slow(p, n, offset, value)
+            stop = end
+        if stop != n:
             return self.slow(p, n, offset, value)
-        if end != n:
-            return self.slow(p, n, offset, value)
-        if rule is None:
+        if e.kind == MARKER:
             loader.load_marker(record.NAME, offset)
         else:
             try:
-                if rule is self.pc_rule:
+                if e.kind == PARTITION_CHANGE:
                     self.partition_change(loader.delta, record)
                 else:
-                    rule(loader.delta, record)
-            except self.replay_error as e:
-                raise self.located(e, offset, record) from None
+                    (<object>e.rule)(loader.delta, record)
+            except self.replay_error as error:
+                raise self.located(error, offset, record) from None
         loader.offset = offset
         return 0
 
