@@ -5,8 +5,8 @@ copy of a constant, a field order or a private name.
 The twin calls its loader through three public names only: ``delta`` (the MetadataDelta records load into),
 ``offset`` (the last record loaded) and ``load_marker(name, offset)`` (a transaction marker); whatever it does
 not read itself it hands to the pure method. It reads records through their compiled readers' C entry points
-(``entries``). Its compiled form of PartitionChangeRecord's common case (a new
-leader, ISR or ELR for a known partition) reads the registration's field positions and the record's sentinels
+(``entries``). Its compiled form of PartitionChangeRecord's rule (every form the rule accepts; what it refuses goes
+to the rule) reads the registration's field positions, the record's sentinels, the recovery states and MIGRATING
 from ``partition_change``'s own definitions here, and ``tests/state/test_value_replay.py`` checks it against the
 rule (``metalog.state.rules.partition_change``) over random partitions and change records.
 """
@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from metalog.codec import message_class
+from metalog.codec import MIGRATING, Uuid, message_class
 from metalog.codec.framing import FAST_PATH_MISSES, FRAME_VERSION, encode_metadata_record, metadata_entries
 from metalog.errors import ReplayError
 from metalog.state.delta import TopicDelta, located
-from metalog.state.enums import LEADER_RECOVERY_NO_CHANGE, NO_LEADER_CHANGE
+from metalog.state.enums import LEADER_RECOVERY_NO_CHANGE, LEADER_RECOVERY_STATES, NO_LEADER_CHANGE
 from metalog.state.image import PartitionRegistration
 from metalog.state.rules import PARTITION_CHANGE_LISTS, Dispatch, Rule, dispatch, partition_change
 
@@ -32,9 +32,10 @@ NO_OP = encode_metadata_record(message_class("NoOpRecord")(), 0)
 
 @dataclass(frozen=True)
 class PartitionChangeParts:
-    """What the twin's PartitionChangeRecord rule mirrors: the rule itself (for every other form), the classes
+    """What the twin's PartitionChangeRecord rule mirrors: the rule itself (for what it refuses), the classes
     whose slots it reads, the registration's fields in order, the record's lists with the registration field
-    each replaces (``rules.PARTITION_CHANGE_LISTS``), and the record's no-change sentinels."""
+    each replaces (``rules.PARTITION_CHANGE_LISTS``), the record's no-change sentinels, the recovery states the
+    rule accepts and the MIGRATING directory."""
 
     rule: Rule
     record: type[Any]  # PartitionChangeRecord
@@ -44,6 +45,8 @@ class PartitionChangeParts:
     lists: tuple[tuple[str, str], ...]  # (record field, registration field)
     no_leader_change: int
     no_recovery_change: int
+    recovery_states: frozenset[int]  # the leader recovery states the rule accepts
+    migrating: Uuid  # the directory that stands for every replica's when all are it (``rules._merged_directories``)
 
 
 @dataclass(frozen=True)
@@ -67,7 +70,8 @@ def value_replay_parts() -> ValueReplayParts:
         rule=partition_change, record=message_class("PartitionChangeRecord"), topic_delta=TopicDelta,
         registration=PartitionRegistration, registration_fields=PartitionRegistration._fields,
         lists=PARTITION_CHANGE_LISTS, no_leader_change=NO_LEADER_CHANGE,
-        no_recovery_change=LEADER_RECOVERY_NO_CHANGE)
+        no_recovery_change=LEADER_RECOVERY_NO_CHANGE, recovery_states=frozenset(LEADER_RECOVERY_STATES),
+        migrating=MIGRATING)
     table = dispatch()
     entries = {key: entry for key, entry in metadata_entries().items() if key in table}
     return ValueReplayParts(dispatch=table, entries=entries, noop=NO_OP, frame_version=FRAME_VERSION,

@@ -87,11 +87,11 @@ cdef class ValueReplay:
 
     cdef dict dispatch
     cdef object loader, pure, noop, misses, located, replay_error, pc_rule, registration, pc_cls, topic_cls
-    cdef object no_leader_change, no_recovery_change
+    cdef object no_leader_change, no_recovery_change, recovery_states, migrating
     cdef Py_ssize_t pc_off[N_RECORD_FIELDS + N_LISTS]  # the record's slots: RECORD_FIELDS', then the lists'
     cdef Py_ssize_t list_at[N_LISTS]  # the registration field each list replaces
     cdef Py_ssize_t topic_off[2]
-    cdef Py_ssize_t n_fields, leader_at, leader_epoch_at, partition_epoch_at
+    cdef Py_ssize_t n_fields, leader_at, leader_epoch_at, partition_epoch_at, recovery_at, replicas_at, directories_at
     cdef const unsigned char *noop_p
     cdef Py_ssize_t noop_n
     cdef int frame_version
@@ -121,6 +121,7 @@ cdef class ValueReplay:
         self.pc_rule = change.rule  # metalog.state.rules.partition_change, whose common case partition_change() runs
         self.registration, self.pc_cls, self.topic_cls = change.registration, change.record, change.topic_delta
         self.no_leader_change, self.no_recovery_change = change.no_leader_change, change.no_recovery_change
+        self.recovery_states, self.migrating = frozenset(change.recovery_states), change.migrating
         fields = tuple(change.registration_fields)
         if len(change.lists) != N_LISTS or fields != tuple(self.registration._fields):
             raise TypeError("the PartitionChangeRecord parts do not match PartitionRegistration")
@@ -133,6 +134,9 @@ cdef class ValueReplay:
         self.leader_at = fields.index("leader")
         self.leader_epoch_at = fields.index("leader_epoch")
         self.partition_epoch_at = fields.index("partition_epoch")
+        self.recovery_at = fields.index("leader_recovery_state")
+        self.replicas_at = fields.index("replicas")
+        self.directories_at = fields.index("directories")
         for i, name in enumerate(("partitions", "base_partitions")):
             self.topic_off[i] = _offset(self.topic_cls, name)
 
@@ -209,47 +213,46 @@ cdef class ValueReplay:
         return 0
 
     cdef partition_change(self, d, r):
-        """``metalog.state.rules.partition_change`` for a change of leader, ISR or ELR of a known partition (half of a
-        busy log's records, and half of replay's time as Python: see docs/benchmarks.md); the other forms (new
-        replicas or directories, a leader recovery state, an unknown partition, a record or topic delta of another
-        class than the ones it knows) go to the rule itself. The record's and the topic delta's fields are read
-        straight from their slots, the registration's placed by their names (``bind_partition_change``)."""
+        """``metalog.state.rules.partition_change``, compiled (half of a busy log's records): a change of leader, ISR,
+        ELR, leader recovery state, replicas or directories of a known partition, the topic delta made over the
+        image's topic where the delta has none yet (``MetadataDelta.topic_delta``). Whatever the rule refuses (an
+        unknown topic or partition, directories that do not fit the replicas, an unknown recovery state) and a record
+        or topic delta of another class than the ones it knows go to the rule itself, which raises its own error. The
+        record's and the topic delta's fields are read straight from their slots, the registration's placed by their
+        names (``bind_partition_change``)."""
         cdef PyObject *v
         cdef Py_ssize_t i
         cdef dict partitions
         if type(r) is not self.pc_cls:
-            self.pc_rule(d, r)
-            return
+            return self.pc_rule(d, r)
         for i in range(N_RECORD_FIELDS + N_LISTS):  # every field set (else the rule raises its own error)
             if ml_slot(r, self.pc_off[i]) is NULL:
-                self.pc_rule(d, r)
-                return
-        if (ml_slot(r, self.pc_off[REPLICAS]) is not <PyObject *>None
-                or ml_slot(r, self.pc_off[DIRECTORIES]) is not <PyObject *>None
-                or <object>ml_slot(r, self.pc_off[LEADER_RECOVERY_STATE]) != self.no_recovery_change):
-            self.pc_rule(d, r)  # the rule's rarer forms
-            return
+                return self.pc_rule(d, r)
+        recovery = <object>ml_slot(r, self.pc_off[LEADER_RECOVERY_STATE])
+        if recovery != self.no_recovery_change and recovery not in self.recovery_states:
+            return self.pc_rule(d, r)
         topic_id = <object>ml_slot(r, self.pc_off[TOPIC_ID])
         topic = (<dict>d.topics).get(topic_id)
         if topic is None:
-            topic = d.topic_delta(topic_id)
+            topic = self.topic_delta(d, topic_id)
         if type(topic) is not self.topic_cls:
-            self.pc_rule(d, r)
-            return
+            return self.pc_rule(d, r)
         partitions = <dict>ml_slot(topic, self.topic_off[0])
         pid = <object>ml_slot(r, self.pc_off[PARTITION_ID])
         old = partitions.get(pid)
         if old is None:
             old = (<dict>ml_slot(topic, self.topic_off[1])).get(pid)
             if old is None:
-                self.pc_rule(d, r)  # raises the rule's own error
-                return
+                return self.pc_rule(d, r)  # raises the rule's own error
         if type(old) is not self.registration or PyTuple_GET_SIZE(old) != self.n_fields:
-            self.pc_rule(d, r)
-            return
+            return self.pc_rule(d, r)
         new = ml_new_tuple_of(self.registration, self.n_fields)
         for i in range(self.n_fields):
             _set_item(new, i, <object>PyTuple_GET_ITEM(old, i))
+        if (ml_slot(r, self.pc_off[REPLICAS]) is not <PyObject *>None
+                or ml_slot(r, self.pc_off[DIRECTORIES]) is not <PyObject *>None):
+            if not self.change_replicas(new, r):
+                return self.pc_rule(d, r)  # (new, never stored, goes)
         for i in range(N_LISTS):
             v = ml_slot(r, self.pc_off[N_RECORD_FIELDS + i])
             if v is not <PyObject *>None:
@@ -258,8 +261,47 @@ cdef class ValueReplay:
         if leader != self.no_leader_change:
             _replace_item(new, self.leader_at, leader)
             _replace_item(new, self.leader_epoch_at, <object>PyTuple_GET_ITEM(old, self.leader_epoch_at) + 1)
+        if recovery != self.no_recovery_change:
+            _replace_item(new, self.recovery_at, recovery)
         _replace_item(new, self.partition_epoch_at, <object>PyTuple_GET_ITEM(old, self.partition_epoch_at) + 1)
         partitions[pid] = new
+
+    cdef bint change_replicas(self, new, r) except -1:
+        """The replicas and directories of ``new`` (a copy of the registration) after a record that carries Replicas
+        or Directories, as ``rules._merged_directories`` merges them; False where the rule refuses the record."""
+        cdef Py_ssize_t i, n_migrating = 0
+        record_replicas = <object>ml_slot(r, self.pc_off[REPLICAS])
+        record_directories = <object>ml_slot(r, self.pc_off[DIRECTORIES])
+        replicas = <object>PyTuple_GET_ITEM(new, self.replicas_at) if record_replicas is None else tuple(record_replicas)
+        if record_directories is None:
+            directories = <object>PyTuple_GET_ITEM(new, self.directories_at)
+        else:
+            if (record_replicas is not None and len(record_directories)
+                    and len(record_directories) != len(record_replicas)):
+                return False
+            directories = tuple(record_directories)
+        for i in range(PyTuple_GET_SIZE(directories)):
+            if <object>PyTuple_GET_ITEM(directories, i) == self.migrating:
+                n_migrating += 1
+        if n_migrating == PyTuple_GET_SIZE(directories):  # all MIGRATING (or none)
+            directories = (self.migrating,) * len(replicas)
+        elif PyTuple_GET_SIZE(directories) != len(replicas):
+            return False
+        _replace_item(new, self.replicas_at, replicas)
+        _replace_item(new, self.directories_at, directories)
+        return True
+
+    cdef topic_delta(self, d, topic_id):
+        """``d.topic_delta(topic_id)`` for a topic the delta has no delta of yet: one made over the image's topic and
+        kept in ``d.topics``; None for a topic deleted in this delta or unknown to the image (the rule raises)."""
+        if topic_id in d.deleted_topics:
+            return None
+        base = d.image.topics.get(topic_id)
+        if base is None:
+            return None
+        topic = self.topic_cls(base.name, topic_id, base)
+        (<dict>d.topics)[topic_id] = topic
+        return topic
 
     cdef int slow(self, const unsigned char *p, Py_ssize_t n, object offset, object value) except -1:
         """The pure method: it reads the rare forms, or raises its own error."""
