@@ -17,6 +17,7 @@ from metalog.codec.definitions import METADATA_BY_API_KEY
 from metalog.codec.framing import encode_metadata_record
 from metalog.errors import MetalogError, ReplayError
 from metalog.state import MetadataDelta, MetadataLoader
+from metalog.state.delta import TopicDelta
 from metalog.state.enums import LEADER_RECOVERY_NO_CHANGE, NO_LEADER_CHANGE
 from metalog.state.image import EMPTY, MetadataImage, PartitionRegistration
 from metalog.state.loader import VALUE_REPLAY
@@ -166,6 +167,34 @@ def test_the_twin_places_the_registration_fields_by_their_names() -> None:
     twin(encode_metadata_record(PARTITION_CHANGE(topic_id=TOPIC, partition_id=0, leader=2, isr=[1, 2]), 0), 7)
     assert delta.topics[TOPIC].partitions[0] == Reversed(4, 5, 0, 2, (), (), (), (), (1, 2), (DIRS[0],), (1,))
     assert loader.offset == 7
+
+
+@pytest.mark.parametrize("direct", [True, False], ids=["slots-set-by-the-twin", "another-topic-delta-class"])
+def test_a_topic_delta_made_by_the_twin_is_the_one_the_delta_makes(direct: bool) -> None:
+    """A record of a topic the delta has not touched yet makes its TopicDelta as ``MetadataDelta.topic_delta`` does
+    (the twin sets its slots itself where TopicDelta is the class it expects, and calls the class otherwise)."""
+    partition = PartitionRegistration((1,), (DIRS[0],), (1,), (), (), (), (), 1, 0, 3, 4)
+    image, _ = _image(partition, "none")
+    loader = MetadataLoader(image)
+    if not direct and compiled_value_replay is not None:
+        class Other:  # TopicDelta's slots in another order: the twin calls the class
+            __slots__ = ("partitions", "base_partitions", "base", "id", "name")
+            __init__, image = TopicDelta.__init__, TopicDelta.image
+
+        parts = value_replay_parts()
+        change = replace(parts.partition_change, topic_delta=Other)
+        loader.replay_value = compiled_value_replay(loader, loader.replay_value,  # type: ignore[method-assign]
+                                                    replace(parts, partition_change=change))
+    loader.replay_value(encode_metadata_record(PARTITION_CHANGE(topic_id=TOPIC, partition_id=0, leader=-1), 0), 5)
+    made, expected = loader.delta.topics[TOPIC], MetadataDelta(image).topic_delta(TOPIC)
+    assert made.id == expected.id
+    for name in ("name", "base", "base_partitions"):
+        assert getattr(made, name) is getattr(expected, name), name
+    assert type(made).__name__ == ("TopicDelta" if direct or compiled_value_replay is None else "Other")
+    assert made.partitions == {0: partition._replace(leader=-1, leader_epoch=4,
+                                                                                        partition_epoch=5)}
+    assert made.image() == replace(image.topics[TOPIC], partitions={0: made.partitions[0]})
+    assert set(TopicDelta.__slots__) == {"name", "id", "base", "base_partitions", "partitions"}  # what the twin sets
 
 
 @compiled_only

@@ -80,6 +80,11 @@ cdef struct Entry:
     PyObject *rule
 
 
+# The slots of the TopicDelta a record of a topic the delta has not touched yet makes, in ``TopicDelta.__slots__``'
+# order; ``TopicDelta(name, id, base)`` sets them to name, id, base, base.partitions and a new dict.
+TOPIC_DELTA_SLOTS = ("name", "id", "base", "base_partitions", "partitions")
+
+
 cdef class ValueReplay:
     """``loader.replay_value``, compiled (see the module's docstring): ``ValueReplay(loader, pure, parts)``, where
     ``pure`` is the loader's pure ``replay_value`` (bound) and ``parts`` a ``ValueReplayParts``. It uses the loader's
@@ -91,6 +96,8 @@ cdef class ValueReplay:
     cdef Py_ssize_t pc_off[N_RECORD_FIELDS + N_LISTS]  # the record's slots: RECORD_FIELDS', then the lists'
     cdef Py_ssize_t list_at[N_LISTS]  # the registration field each list replaces
     cdef Py_ssize_t topic_off[2]
+    cdef Py_ssize_t topic_init[3]  # TopicDelta's name, id and base slots
+    cdef bint topic_direct
     cdef Py_ssize_t n_fields, leader_at, leader_epoch_at, partition_epoch_at, recovery_at, replicas_at, directories_at
     cdef const unsigned char *noop_p
     cdef Py_ssize_t noop_n
@@ -139,6 +146,12 @@ cdef class ValueReplay:
         self.directories_at = fields.index("directories")
         for i, name in enumerate(("partitions", "base_partitions")):
             self.topic_off[i] = _offset(self.topic_cls, name)
+        # a topic delta over an image's topic is made here where TopicDelta is the class of these five slots, its
+        # __init__ the plain one TOPIC_DELTA_INIT says (tests/state/test_value_replay.py holds the two to each other)
+        self.topic_direct = (tuple(self.topic_cls.__slots__) == TOPIC_DELTA_SLOTS
+                             and type(self.topic_cls) is type and self.topic_cls.__bases__ == (object,))
+        for i, name in enumerate(TOPIC_DELTA_SLOTS[:3]):
+            self.topic_init[i] = _offset(self.topic_cls, name) if self.topic_direct else -1
 
     cdef bind_table(self, entries):
         """The C dispatch table, from ``dispatch`` and the readers' C entry points (``entries``, same keys)."""
@@ -299,7 +312,15 @@ cdef class ValueReplay:
         base = d.image.topics.get(topic_id)
         if base is None:
             return None
-        topic = self.topic_cls(base.name, topic_id, base)
+        if self.topic_direct:  # TopicDelta(base.name, topic_id, base), its slots set here (``bind_partition_change``)
+            topic = self.topic_cls.__new__(self.topic_cls)
+            _set_slot(topic, self.topic_init[0], base.name)
+            _set_slot(topic, self.topic_init[1], topic_id)
+            _set_slot(topic, self.topic_init[2], base)
+            _set_slot(topic, self.topic_off[1], base.partitions)
+            _set_slot(topic, self.topic_off[0], {})
+        else:
+            topic = self.topic_cls(base.name, topic_id, base)
         (<dict>d.topics)[topic_id] = topic
         return topic
 
@@ -316,6 +337,12 @@ cdef inline void _set_item(object t, Py_ssize_t i, object item):
     """Item ``i`` of a new tuple set (the tuple takes a reference)."""
     Py_INCREF(item)
     PyTuple_SET_ITEM(t, i, item)
+
+
+cdef inline void _set_slot(object o, Py_ssize_t off, object value):
+    """The unset slot at ``off`` of a new object set to ``value`` (it takes a reference)."""
+    Py_INCREF(value)
+    (<PyObject **>(<char *><PyObject *>o + off))[0] = <PyObject *>value
 
 
 cdef inline void _replace_item(object t, Py_ssize_t i, object item):
