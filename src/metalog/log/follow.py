@@ -57,7 +57,7 @@ class LogFollower:
     # ---- where to read -------------------------------------------------------------------------------------------
     def _locate(self, start: int | str) -> None:
         """The segment, byte position and chain of the batch holding ``start`` (or of the log's end)."""
-        with MetadataLog.open(self.root, writable=False) as log:
+        with MetadataLog.open(self.root) as log:
             end = log.log_end_offset
             offset = end if start == END else int(start)
             if offset > end:
@@ -172,7 +172,7 @@ class LogFollower:
         return True
 
     def _log_end(self) -> int:
-        with MetadataLog.open(self.root, writable=False) as log:
+        with MetadataLog.open(self.root) as log:
             return log.log_end_offset
 
     def _truncated(self, size: int) -> None:
@@ -180,7 +180,7 @@ class LogFollower:
 
     def _relocate(self, why: str) -> None:
         """The log got shorter than what was read: say from which offset on, and go on from its new end."""
-        with MetadataLog.open(self.root, writable=False) as log:
+        with MetadataLog.open(self.root) as log:
             end = log.log_end_offset
         if end >= self.chain.next_offset:
             raise LogError(f"{why}, yet the log still ends at offset {end - 1}: cannot follow it",
@@ -198,6 +198,6 @@ def _segment_bases(directory: Path) -> list[int]:
 def offset_at_or_after(path: str | os.PathLike[str], timestamp: int) -> int:
     """The first offset of the first batch whose timestamp is at or after ``timestamp`` (the log's end offset when
     there is none yet): where following from a time starts."""
-    with MetadataLog.open(path, writable=False) as log:
+    with MetadataLog.open(path) as log:
         batch = next(log.batches_from_timestamp(timestamp), None)
         return log.log_end_offset if batch is None else batch.base_offset
