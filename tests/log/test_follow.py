@@ -8,6 +8,7 @@ truncates batches (what Kafka does to batches a new leader did not have).
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import queue
@@ -150,7 +151,7 @@ def test_a_burst_of_interrupts_is_one_ctrl_c(log_dir: Path, gap: float) -> None:
 
 @pytest.mark.parametrize("torn_when", ["after it started", "before it started"])
 def test_a_torn_tail_is_a_write_in_progress(log_dir: Path, torn_when: str) -> None:
-    with MetadataLog.open(log_dir, config=LogConfig(segment_bytes=1 << 20)) as log:
+    with MetadataLog.open(log_dir) as log:
         end = log.log_end_offset
         segment = log.segments[-1].path
     data = build_data_batch(end, [encode_metadata_record(*topic(50))], epoch=1, timestamp=TS + 50)
@@ -289,6 +290,29 @@ def test_a_truncation_under_the_follower_is_a_notice_and_it_goes_on(log_dir: Pat
     assert f.errors == ["metalog: notice: the log was truncated: offsets 1 to 2, shown above, are gone from it (a "
                         "batch is shown when it is whole on disk; these were not committed) ("
                         f"{segment} is now {left} bytes, shorter than the {read} read)"]
+
+
+def test_a_batch_appended_right_after_a_truncation_is_shown(log_dir: Path) -> None:
+    """A new leader's batch written the moment the follower has seen the truncation (here: from the notice
+    itself) is shown. The follower used to say so, then open the log again to find its end: a batch appended in
+    between was past that end, and never shown."""
+    with MetadataLog.open(log_dir, Mode.WRITE, config=LogConfig(segment_bytes=1 << 20)) as log:
+        log.append([topic(1)], timestamp=TS + 1)
+        log.append([topic(2)], timestamp=TS + 2)
+        notices: list[str] = []
+
+        def new_leader_appends(text: str) -> None:
+            notices.append(text)
+            log.append([topic(3)], timestamp=TS + 3)
+
+        polls = itertools.count()
+        with LogFollower(log_dir, 0, poll_seconds=0, on_notice=new_leader_appends) as follower:
+            batches = follower.batches(stop=lambda: next(polls) > 100)  # a poll reads all there is: 100 at most
+            assert [next(batches).base_offset for _ in range(3)] == [0, 1, 2]
+            log.truncate_to(1)
+            after = [batch.base_offset for batch in batches]
+    assert len(notices) == 1 and notices[0].startswith("the log was truncated: offsets 1 to 2, shown above")
+    assert after == [1]
 
 
 def test_segments_deleted_before_they_were_read_are_a_gap(log_dir: Path) -> None:

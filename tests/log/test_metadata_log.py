@@ -138,7 +138,7 @@ def test_segments_roll_by_size_and_reads_cross_them(tmp_path):
         assert log.offset_for_timestamp(TS + 1000 * 31) == 32  # batch 30-31 carries TS + 30 s
     names = sorted(p.name for p in (tmp_path / "__cluster_metadata-0").glob("*.log"))
     assert names[0] == "00000000000000000000.log" and all(len(n) == 24 for n in names)
-    with MetadataLog.open(tmp_path, config=LogConfig(segment_bytes=1000)) as log:
+    with MetadataLog.open(tmp_path) as log:
         assert not log.recovery and log.log_end_offset == 60
         assert [r.offset for r in log.records()] == list(range(60))
 
