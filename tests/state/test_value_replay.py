@@ -21,6 +21,7 @@ from metalog.state.image import EMPTY, MetadataImage, PartitionRegistration
 from metalog.state.loader import VALUE_REPLAY
 from metalog.state.rules import PARTITION_CHANGE_LISTS, partition_change
 from metalog.state.value_replay import value_replay_parts
+from tests.quick import examples
 from tests.state.histories import histories
 
 compiled_value_replay = VALUE_REPLAY.compiled  # None where the pure twin runs
@@ -101,7 +102,7 @@ def _by_loader(image: MetadataImage, before: list[Any], record: Any, version: in
     return None if topic is None else topic.partitions.get(0), None
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(partition=partitions(), record=change_records(), in_delta=st.booleans(), version=st.sampled_from([0, 1, 2]))
 def test_replay_value_applies_partition_change_records_as_the_rule_does(partition: PartitionRegistration,
                                                                        record: Any, in_delta: bool,
@@ -185,7 +186,7 @@ def test_the_parts_name_the_rule_and_the_definitions_it_mirrors() -> None:
 REFUSED = encode_metadata_record(PARTITION_CHANGE(topic_id=Uuid.of(9, 9), partition_id=0), 0)  # an unknown topic
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(values=histories(), as_list=st.booleans(), bad=st.sampled_from([None, b"", b"\x01\x05\x02\xff", REFUSED]),
        at=st.integers(0, 8))
 def test_replay_values_loads_a_batch_as_replay_value_does_one_by_one(values: list[bytes], as_list: bool,
