@@ -7,8 +7,9 @@
 # more than the codec).
 # Usage: bash scripts/test.sh [--quick] [pytest args...]
 #   (no option)  everything: what CI runs
-#   --quick      the inner loop: the linters and every test not marked spark or slow, on the installed core only
-#                (under a minute on 2 cores)
+#   --quick      the inner loop: the linters and every test not marked spark or slow, on the installed core only,
+#                with pytest --quick (tests/quick.py: a subset of the largest parametrised tests, a quarter of the
+#                Hypothesis examples); about 95 s of CPU, under a minute on 2 quiet cores
 #   METALOG_TEST_CORES=installed  only the first run; METALOG_TEST_CORES=pure  only the second
 #   METALOG_REQUIRE_COMPILED=1    the first run fails unless the compiled readers and log core loaded (CI sets it)
 # The tests run in one process per core (pytest-xdist), a test file's tests in one process, so the Spark tests
@@ -21,7 +22,7 @@ select=()
 cores=${METALOG_TEST_CORES:-both}
 if [ "${1:-}" = "--quick" ]; then
   shift
-  select=(-m "not spark and not slow")
+  select=(-m "not spark and not slow" --quick)
   cores=${METALOG_TEST_CORES:-installed}
 fi
 PY=${PYTHON:-python3}
@@ -37,6 +38,11 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]; then
   .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
   echo "$wanted" >"$stamp"
 fi
+# bytecode for every Python process of the run (pytest's rewritten test modules, metalog's modules, each CLI a test
+# starts), cached under .venv: compiling them from source every time (PYTHONDONTWRITEBYTECODE) cost about 3 s of
+# CPU per pytest process and a third of each CLI's start; the source tree stays free of __pycache__ either way
+export PYTHONPYCACHEPREFIX="$PWD/.venv/pycache"
+unset PYTHONDONTWRITEBYTECODE
 .venv/bin/ruff check src codegen tests benchmarks scripts setup.py
 # the layers' contracts: one line when they are kept, import-linter's whole report when one is broken
 contracts=$(.venv/bin/lint-imports --no-cache) || { echo "$contracts"; exit 1; }

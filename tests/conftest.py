@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
+from tests.quick import QUICK_EXAMPLES, kept_in_quick_loop
+
 # Hypothesis: one profile for every property test, loaded before any test module builds its own settings (which
 # inherit from it). No deadline: on a 2-core machine shared with other work an example's time says nothing about
 # metalog (its speed is measured with benchmarks/, never in tests), so a deadline only makes tests flaky. CI
@@ -18,9 +20,12 @@ from hypothesis import settings
 # a lucky draw, and any failure it reports comes back on every run; new random examples are what developers'
 # runs are for (each draws afresh, and replays its past failures from .hypothesis/). CI runs twice as many
 # examples as a developer's run, since it draws the same ones every time.
+# The quick loop (``--quick``, which scripts/test.sh --quick passes) draws a quarter of the examples: the tests that
+# set no budget take the quick profile's, and those that set one scale it by tests.quick.examples.
 settings.register_profile("metalog", deadline=None)
 settings.register_profile("ci", settings.get_profile("metalog"), derandomize=True, database=None,
                           max_examples=200, print_blob=True)
+settings.register_profile("quick", settings.get_profile("metalog"), max_examples=QUICK_EXAMPLES)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "metalog"))
 
 DATA = Path(__file__).parent / "data" / "kafka"
@@ -34,9 +39,18 @@ def pytest_report_header(config: pytest.Config) -> str:
     return f"metalog codec: {core.status()}; log: {cores.log_status()}"
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--quick", action="store_true",
+                     help="the inner loop's share of the suite (scripts/test.sh --quick): of a test marked subset, "
+                          "only the cases its keep= picks; Hypothesis' quick profile (a quarter of the examples), "
+                          "unless HYPOTHESIS_PROFILE names another")
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    """METALOG_REQUIRE_COMPILED=1 (CI's compiled run): a silent fall back to the pure codec or the pure log core
-    must not pass green."""
+    """--quick: the quick profile, loaded before any test module builds its settings. METALOG_REQUIRE_COMPILED=1
+    (CI's compiled run): a silent fall back to the pure codec or the pure log core must not pass green."""
+    if config.getoption("quick") and "HYPOTHESIS_PROFILE" not in os.environ:
+        settings.load_profile("quick")
     if os.environ.get("METALOG_REQUIRE_COMPILED", "") in ("", "0"):
         return
     from metalog.bench import cores
@@ -82,10 +96,16 @@ FIXTURE_MARKERS = {
 }
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Marks each test with what its fixtures need (FIXTURE_MARKERS), so no test that starts Spark can be left
-    in ``-m "not spark"`` by forgetting its marker."""
+    in ``-m "not spark"`` by forgetting its marker. With --quick, leaves out the cases of a test marked subset
+    that its keep= does not pick (pytest counts them as deselected)."""
     for item in items:
         for fixture in getattr(item, "fixturenames", ()):
             for marker in FIXTURE_MARKERS.get(fixture, ()):
                 item.add_marker(marker)
+    if config.getoption("quick"):
+        left_out = [item for item in items if not kept_in_quick_loop(item)]
+        if left_out:
+            config.hook.pytest_deselected(items=left_out)
+            items[:] = [item for item in items if kept_in_quick_loop(item)]

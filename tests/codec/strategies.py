@@ -29,6 +29,13 @@ def all_message_versions() -> list[tuple[str, int]]:
     return [(name, v) for name in message_names() for v in message_class(name).VERSIONS]
 
 
+def is_edge_version(name: str, version: int) -> bool:
+    """A message's first or last version: the quick loop's share of every (message, version) case (the first
+    version's layout and the newest, flexible or not)."""
+    versions = message_class(name).VERSIONS
+    return version in (min(versions), max(versions))
+
+
 def message_objects(name: str, version: int) -> st.SearchStrategy[Any]:
     """Instances of the generated class for ``name`` that are valid at ``version``."""
     return _struct(name, name, version)

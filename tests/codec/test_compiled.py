@@ -27,8 +27,9 @@ from metalog.codec.framing import decode_metadata_record, metadata_entries, meta
 from metalog.codec.runtime import READER_ERRORS
 from metalog.errors import DecodeError
 from tests.codec.strategies import all_message_versions, message_objects
-from tests.codec.test_properties import _mutate
+from tests.codec.test_properties import EDGE_VERSIONS, _mutate
 from tests.conftest import load_codec_random
+from tests.quick import examples
 
 pytestmark = pytest.mark.skipif(not core.compiled_active(), reason=f"codec core: {core.status()}")
 if core.compiled_active():
@@ -36,7 +37,7 @@ if core.compiled_active():
 
 PAIRS = all_message_versions()
 IDS = [f"{name}-v{version}" for name, version in PAIRS]
-DIFFERENTIAL = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+DIFFERENTIAL = settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 # ---- what "the same" means --------------------------------------------------------------------
@@ -135,6 +136,7 @@ def test_every_message_reads_with_compiled_readers() -> None:
         assert set(cls.READERS) == set(core.pure_readers(cls)) == set(cls.VERSIONS)
 
 
+@EDGE_VERSIONS
 @pytest.mark.parametrize(("name", "version"), PAIRS, ids=IDS)
 def test_compiled_and_pure_readers_agree(name: str, version: int) -> None:
     cls = message_class(name)
@@ -160,11 +162,12 @@ def test_compiled_and_pure_readers_agree(name: str, version: int) -> None:
     check()
 
 
+@EDGE_VERSIONS
 @pytest.mark.parametrize(("name", "version"), PAIRS, ids=IDS)
 def test_compiled_and_pure_readers_agree_on_random_bytes(name: str, version: int) -> None:
     cls = message_class(name)
 
-    @settings(max_examples=30, deadline=None)
+    @settings(max_examples=examples(30), deadline=None)
     @given(st.binary(max_size=48))
     def check(raw: bytes) -> None:
         assert_readers_agree(cls, version, raw)

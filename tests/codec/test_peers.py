@@ -36,10 +36,11 @@ from kio.serial._introspect import (
 from metalog.codec import Uuid, message_class, struct_class
 from metalog.codec.schema import INT_RANGES, snake
 from tests.conftest import load_vectors
+from tests.quick import examples
 
 UpdateMetadataRequest = message_class("UpdateMetadataRequest")
 # 24 parametrized cases (every version of three messages), each building kio objects: 40 examples apiece
-PEER_SETTINGS = settings(max_examples=40)
+PEER_SETTINGS = settings(max_examples=examples(40))
 
 # kio names that differ from ours beyond a trailing underscore (``id_``, ``type_``).
 KIO_RENAMES = {"throttle_time": "throttle_time_ms"}

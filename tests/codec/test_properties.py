@@ -12,16 +12,19 @@ from hypothesis import strategies as st
 
 from metalog.codec import message_class, reference
 from metalog.errors import DecodeError
-from tests.codec.strategies import all_message_versions, message_objects
+from tests.codec.strategies import all_message_versions, is_edge_version, message_objects
+from tests.quick import examples
 
 PAIRS = all_message_versions()
 IDS = [f"{name}-v{version}" for name, version in PAIRS]
 # 121 (message, version) pairs: a modest budget each keeps the whole file well under a minute.
 # the largest messages (nested arrays of structs) take long to draw: too_slow would fail them, not metalog
-VALID = settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow])
-HOSTILE = settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
+VALID = settings(max_examples=examples(25), suppress_health_check=[HealthCheck.too_slow])
+HOSTILE = settings(max_examples=examples(40), suppress_health_check=[HealthCheck.too_slow])
+EDGE_VERSIONS = pytest.mark.subset(keep=is_edge_version)  # the quick loop: each message's first and last version
 
 
+@EDGE_VERSIONS
 @pytest.mark.parametrize(("name", "version"), PAIRS, ids=IDS)
 def test_round_trip_and_reference_agree(name: str, version: int) -> None:
     cls = message_class(name)
@@ -80,6 +83,7 @@ def check_hostile(name: str, version: int, raw: bytes) -> None:
     assert cls.decode(again, version).encode(version) == again
 
 
+@EDGE_VERSIONS
 @pytest.mark.parametrize(("name", "version"), PAIRS, ids=IDS)
 def test_hostile_bytes_give_decode_error_only(name: str, version: int) -> None:
     @HOSTILE

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from metalog.cli.main import main
 from metalog.codec import Uuid, message_class
 from metalog.log import LogConfig, MetadataLog, Mode
+from tests.quick import examples
 
 TS = 1_700_000_000_000
 TYPES = ["TOPIC_RECORD", "PARTITION_RECORD", "PARTITION_CHANGE_RECORD", "CONFIG_RECORD", "NO_OP_RECORD",
@@ -104,7 +105,7 @@ def _point(end: tuple[str, int | None]) -> str:
     return {"offset": str(value), "time": f"{TS + (value or 0) * 1000}ms"}.get(kind, kind)
 
 
-@settings(max_examples=60)
+@settings(max_examples=examples(60))
 @given(types=st.one_of(st.none(), st.sets(st.sampled_from(TYPES), min_size=1, max_size=3)), start=_end("start"),
        stop=_end("end"), headers_only=st.booleans())
 def test_a_filtered_dump_is_the_unfiltered_one_filtered(mixed_log: Path, types: set[str] | None,

@@ -23,6 +23,7 @@ from metalog.state.image import EMPTY, MetadataImage, PartitionRegistration
 from metalog.state.loader import VALUE_REPLAY
 from metalog.state.rules import PARTITION_CHANGE_LISTS, RULES, partition_change
 from metalog.state.value_replay import value_replay_parts
+from tests.quick import examples
 from tests.state.histories import histories
 
 compiled_value_replay = VALUE_REPLAY.compiled  # None where the pure twin runs
@@ -106,7 +107,7 @@ def _by_loader(image: MetadataImage, before: list[Any], record: Any, version: in
     return None if topic is None else topic.partitions.get(0), None
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(partition=partitions(), record=change_records(), before=st.sampled_from(["none", "changed", "removed"]),
        version=st.sampled_from([0, 1, 2]))
 def test_replay_value_applies_partition_change_records_as_the_rule_does(partition: PartitionRegistration,
@@ -231,7 +232,7 @@ def test_the_parts_give_each_compiled_reader_its_c_entry_point() -> None:
 REFUSED = encode_metadata_record(PARTITION_CHANGE(topic_id=Uuid.of(9, 9), partition_id=0), 0)  # an unknown topic
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(values=histories(), as_list=st.booleans(), bad=st.sampled_from([None, b"", b"\x01\x05\x02\xff", REFUSED]),
        at=st.integers(0, 8))
 def test_replay_values_loads_a_batch_as_replay_value_does_one_by_one(values: list[bytes], as_list: bool,

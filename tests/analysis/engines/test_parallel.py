@@ -169,6 +169,7 @@ def _quota_entity() -> object:
     return mod.EntityData(entity_type="user", entity_name="alice")
 
 
+@pytest.mark.subset(keep=lambda history: history is controls_and_aborts_inside_batches)  # each about 2 s
 @pytest.mark.parametrize("history", [zk_migration, jbod_transition,
                                      pytest.param(transactions_and_topic_configs, marks=pytest.mark.slow),
                                      controls_and_aborts_inside_batches])

@@ -22,6 +22,7 @@ from metalog.generate.generator import HistorySettings
 from metalog.generate.writer import write_history
 from metalog.state.enums import ZK_MIGRATION_VALUES
 from tests.analysis.oracle import analyze_python, write_outputs
+from tests.quick import examples
 
 parser = pytest.importorskip("prometheus_client.openmetrics.parser")
 
@@ -141,7 +142,7 @@ def timelines(draw: st.DrawFn, times: st.SearchStrategy[int]) -> list[dict[str, 
 _SPAN = st.sampled_from([0, 1, 999, 59_999, 60_000, 60_001, 120_000]) | st.integers(0, 400_000)
 
 
-@settings(max_examples=60)
+@settings(max_examples=examples(60))
 @given(fleet=st.lists(st.tuples(st.text(st.characters(codec="utf-8", exclude_characters="\x00\r"), min_size=1,
                                         max_size=6), timelines(_SPAN)),
                       min_size=1, max_size=3, unique_by=lambda c: c[0]),

@@ -27,6 +27,7 @@ from metalog.analysis.outputs.report.series import FINE, Steps, envelope, m4, st
 from tests.analysis import crafted as c
 from tests.analysis.oracle import BrokerTables, analyze_python
 from tests.analysis.test_timeline import jbod_transition, zk_migration
+from tests.quick import examples
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +69,7 @@ def test_the_envelope_holds_every_value_in_force_during_a_pixel() -> None:
     assert highs == [None, 9, 2, 2, 5, None, None, None, None, None] and lows == [None, 2, 2, 2, 5] + [None] * 5
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(values=st.lists(st.integers(0, 1000), min_size=1, max_size=3000), buckets=st.integers(1, 40),
        seed=st.integers(0, 1000))
 def test_m4_keeps_every_fine_buckets_extremes_and_last_value(values: list[int], buckets: int, seed: int) -> None:

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from metalog.analysis.outputs.sampling import HEARTBEAT_MS, Sampler, Samples
+from tests.quick import examples
 
 
 def batch_times(times: list[int], values: list[list[int]]) -> tuple[list[int], list[list[int]]]:
@@ -55,7 +56,7 @@ def timelines(draw: st.DrawFn) -> tuple[list[int], list[list[int]]]:
     return times, values
 
 
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 @given(timeline=timelines(), data=st.data())
 def test_the_samples_are_the_rules_whatever_the_chunks(timeline: tuple[list[int], list[list[int]]],
                                                         data: st.DataObject) -> None:
