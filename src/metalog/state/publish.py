@@ -5,8 +5,8 @@ holds no copy of a constant or a private name.
 The twin reads and writes its loader through public names only: ``marker_state``, ``offset``, ``clean_offset``,
 ``delta``, ``images``, ``published_state``, ``published_image`` and ``on_publish``. It reads a ``MetadataDelta``'s
 fields at their slots and changes the working copy (``image.working_copy``) as ``MetadataDelta.apply_to`` does;
-whatever it does not do itself (a loader that builds images, features or configs or quotas changed, a delta over
-another image) it hands to the pure methods (``end_batch``, ``MetadataDelta.apply_to``). ``tests/state/
+whatever it does not do itself (a loader that builds images, the features changed, a delta over another image) it
+hands to the pure methods (``end_batch``, ``MetadataDelta.apply_to``). ``tests/state/
 test_publish.py`` holds it equal to them over random histories in random batch shapes.
 """
 
