@@ -7,8 +7,7 @@ makes the delta's changes in the loader's working copy and empties the delta (``
 ``clear``), as the pure method does. Every change but the features' (brokers, controllers, topics and partitions,
 configs, client quotas, ACLs, SCRAM credentials, delegation tokens, the offset and the next producer id) is made
 here; the rest (a loader that builds images, a delta that changes the features, a delta over another image or of a
-class it does not know) goes to the pure methods. The loader's attributes are read and written in its namespace
-(its ``__dict__``), where its methods' reads and writes find them. What it needs comes in one object, ``metalog.state.publish.BatchPublishParts``.
+class it does not know) goes to the pure methods. What it needs comes in one object, ``metalog.state.publish.BatchPublishParts``.
 
 ``BatchEnd`` (``publish.pxd``) is the C-level entry a compiled batch loop calls once per batch: ``end_batch(last)``.
 """
@@ -61,9 +60,6 @@ cdef enum:
     CLEARED_CONFIGS = 14
     CLIENT_QUOTAS = 15
     N_DELTA_FIELDS = 16
-# the loader's attributes read and written here, in its own namespace (BatchPublish.names): its public publish state
-LOADER_FIELDS = ("marker_state", "images", "published_state", "published_image", "offset", "clean_offset", "delta",
-                 "on_publish")
 # TopicDelta's fields read here (BatchPublish.t_off)
 TOPIC_DELTA_FIELDS = ("name", "base", "partitions")
 cdef enum:
@@ -84,7 +80,7 @@ cdef class BatchPublish(BatchEnd):
     ``pure`` is the loader's pure ``end_batch`` (bound) and ``parts`` a ``BatchPublishParts``."""
 
     cdef object pure, started, no_transaction, delta_cls, topic_delta_cls, topic_image_cls
-    cdef dict names  # the loader's namespace (its __dict__), where its instance attributes live
+    cdef object loader
     cdef Py_ssize_t d_off[N_DELTA_FIELDS]
     cdef Py_ssize_t t_off[3]
     cdef object features, metadata_version, zk_migration_state  # the last features seen, and their two levels
@@ -101,15 +97,12 @@ cdef class BatchPublish(BatchEnd):
         for i, name in enumerate(TOPIC_DELTA_FIELDS):
             self.t_off[i] = _offset(self.topic_delta_cls, name)
         self.map_names = DELTA_FIELDS[FIRST_MAP:FIRST_MAP + N_MAPS]
-        for name in LOADER_FIELDS:  # plain instance attributes, read and written in the loader's namespace
-            if hasattr(type(loader), name) or name not in vars(loader):
-                raise TypeError(f"{type(loader).__name__}.{name} is not an instance attribute")
-        self.names = PyObject_GenericGetDict(loader, NULL)
+        self.loader = loader  # the MetadataLoader
 
     def __call__(self, last_offset):
         """The pure method's contract: the published image, or None while a transaction is open (with
         ``images=False``, None either way)."""
-        if type(last_offset) is not int or self.names["images"]:
+        if type(last_offset) is not int or self.loader.images:
             return self.pure(last_offset)
         self.publish(last_offset)
         return None
@@ -124,41 +117,42 @@ cdef class BatchPublish(BatchEnd):
 
     cdef int publish(self, object last) except -1:
         """``end_batch(last)``: 1 when a transaction is open (nothing published), else 0."""
-        cdef dict loader = self.names  # (loader.marker_state is loader["marker_state"], and so on)
-        if loader["marker_state"] is self.started:
+        cdef object loader = self.loader
+        if loader.marker_state is self.started:
             return 1
-        if loader["images"]:
+        if loader.images:
             self.pure(last)
             return 0
-        working = loader["published_state"]
-        if loader["offset"] > loader["clean_offset"]:  # records since the last publish: the delta's changes
-            delta = loader["delta"]
+        working = loader.published_state
+        if loader.offset > loader.clean_offset:  # records since the last publish: the delta's changes
+            delta = loader.delta
             if type(delta) is not self.delta_cls or mlp_slot(delta, self.d_off[IMAGE]) is not <PyObject *>working:
                 self.pure(last)  # (over another image: a loader started inside a transaction)
                 return 0
             mlp_set_slot(delta, self.d_off[OFFSET], last)
-            on_publish = loader["on_publish"]
+            on_publish = loader.on_publish
             if on_publish is not None:
                 on_publish(delta, None)
             if not self.apply_to(delta, working):
                 delta.apply_to(working)
                 delta.clear()
-            loader["published_image"] = None
+            loader.published_image = None
         elif working.offset != last:  # nothing loaded: only the offset moves (a control batch)
-            delta = loader["delta"]
-            if loader["published_image"] is not None or type(delta) is not self.delta_cls:
+            delta = loader.delta
+            if loader.published_image is not None or type(delta) is not self.delta_cls:
                 self.pure(last)
                 return 0
             PyObject_GenericGetDict(working, NULL)["offset"] = last  # (set_working: only the offset changes)
             mlp_set_slot(delta, self.d_off[OFFSET], last)
-        loader["clean_offset"] = last
-        loader["marker_state"] = self.no_transaction
+        loader.clean_offset = last
+        loader.marker_state = self.no_transaction
         return 0
 
     cdef bint apply_to(self, object delta, object working) except -1:
         """``delta.apply_to(working)`` then ``delta.clear()``, unless the delta changes the features (False, and
         nothing done: the pure methods do it)."""
         cdef Py_ssize_t i
+        cdef dict changes
         cdef dict state = PyObject_GenericGetDict(working, NULL)  # the working copy's fields (a frozen dataclass)
         for i in range(N_DELTA_FIELDS):
             if mlp_slot(delta, self.d_off[i]) is NULL:
