@@ -102,14 +102,12 @@ def child(engine: str, cores: int, paths: list[str]) -> None:
 
             stop = ss._stop
 
-            def measured_stop(session: object, clean: bool) -> None:  # the JVM's peak and CPU, before it stops
-                from pyspark import SparkContext
-
-                proc = getattr(SparkContext._gateway, "proc", None)
-                if proc is not None:
-                    jvm["kb"] = high_water_kb(proc.pid)
-                    tree["cpu"] = tree_cpu(proc.pid)
-                stop(session, clean)
+            def measured_stop(started: Any) -> None:  # the JVM's peak and CPU, before it stops
+                pid = ss.jvm_pid()
+                if pid is not None:
+                    jvm["kb"] = high_water_kb(pid)
+                    tree["cpu"] = tree_cpu(pid)
+                stop(started)
 
             ss._stop = measured_stop
         t = time.perf_counter()
