@@ -33,6 +33,7 @@ import resource
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -101,15 +102,14 @@ def child(engine: str, cores: int, paths: list[str]) -> None:
             import metalog.analysis.engines.spark_session as ss
 
             stop = ss._stop
+            sampled = TreeSampler(ss.jvm_pid)
 
-            def measured_stop(session: object, clean: bool) -> None:  # the JVM's peak and CPU, before it stops
-                from pyspark import SparkContext
-
-                proc = getattr(SparkContext._gateway, "proc", None)
-                if proc is not None:
-                    jvm["kb"] = high_water_kb(proc.pid)
-                    tree["cpu"] = tree_cpu(proc.pid)
-                stop(session, clean)
+            def measured_stop(started: Any) -> None:  # the JVM's peak and CPU, before it stops
+                pid = ss.jvm_pid()
+                if pid is not None:
+                    jvm["kb"] = high_water_kb(pid)
+                    tree["cpu"] = sampled.finish()
+                stop(started)
 
             ss._stop = measured_stop
         t = time.perf_counter()
@@ -126,6 +126,11 @@ def child(engine: str, cores: int, paths: list[str]) -> None:
 def tree_cpu(pid: int) -> float:
     """CPU seconds of a process and of every process under it, alive or reaped (/proc: utime, stime, cutime,
     cstime): a JVM's own, and its Python workers' (under its pyspark daemon)."""
+    return sum(tree_cpus(pid).values())
+
+
+def tree_cpus(pid: int) -> dict[int, float]:
+    """``tree_cpu``'s seconds by process of the tree."""
     tick = os.sysconf("SC_CLK_TCK")
     parents: dict[int, int] = {}
     spent: dict[int, float] = {}
@@ -137,12 +142,43 @@ def tree_cpu(pid: int) -> float:
         child = int(stat.parent.name)
         parents[child] = int(fields[1])
         spent[child] = sum(int(f) for f in fields[11:15]) / tick
-    total, todo = 0.0, [pid]
+    found: dict[int, float] = {}
+    todo = [pid]
     while todo:
         at = todo.pop()
-        total += spent.get(at, 0.0)
+        found[at] = spent.get(at, 0.0)
         todo += [c for c, parent in parents.items() if parent == at]
-    return total
+    return found
+
+
+class TreeSampler:
+    """The JVM's process tree's CPU seconds, sampled twice a second from a thread: Spark's Python daemon ignores
+    SIGCHLD, so a worker that exits (Spark stops one idle for a minute) is reaped without its CPU reaching the
+    daemon's reaped-children count, and a reading at the end alone would miss it; each process keeps its last
+    sample (at most half a second of an exited worker's work is missed)."""
+
+    def __init__(self, jvm_pid: Any) -> None:
+        self.jvm_pid = jvm_pid
+        self.seen: dict[int, float] = {}
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while not self.done.wait(0.5):
+            self._sample()
+
+    def _sample(self) -> None:
+        pid = self.jvm_pid()
+        if pid is not None:
+            for process, cpu in tree_cpus(pid).items():
+                self.seen[process] = max(self.seen.get(process, 0.0), cpu)
+
+    def finish(self) -> float:
+        self.done.set()
+        self.thread.join()
+        self._sample()
+        return sum(self.seen.values())
 
 
 def run_child(engine: str, cores: int, paths: list[Path]) -> dict[str, float]:

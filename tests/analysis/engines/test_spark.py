@@ -20,12 +20,14 @@ from metalog.analysis.engines.parallel import log_bounds
 from metalog.analysis.engines.python import PythonEngine
 from metalog.analysis.engines.request import AnalysisRequest, AnalysisSummary
 from metalog.analysis.engines.spark import (
+    GROWTH_WEIGHT,
     RANGE_SLACK,
     SparkEngine,
     delta_cuts,
     makespan,
     place,
     range_counts,
+    split_counts,
 )
 from metalog.analysis.engines.spark_session import default_driver_memory, find_java, spark_session
 from metalog.analysis.outputs.layout import read_tables
@@ -133,6 +135,55 @@ def test_ranges_split_only_as_far_as_keeping_every_core_busy() -> None:
         assert makespan(ranges, cores) <= sum(sizes) / cores * RANGE_SLACK, (sizes, cores)
 
 
+def test_growth_passes_beside_whole_clusters_make_splits_unneeded() -> None:
+    """The growth passes run in the replay's job: beside whole clusters they fill the cores, so 5 equal clusters
+    on 2 cores are not cut (before: one was cut in halves, its deltas, streams and a third stage paid for), and a
+    cluster alone on 2 cores is not cut either (its growth pass runs beside it: halves would end no sooner)."""
+    assert range_counts([1000] * 5, 2, fill=[GROWTH_WEIGHT * 1000] * 5) == [1] * 5
+    assert range_counts([1000] * 20, 2, fill=[GROWTH_WEIGHT * 1000] * 20) == [1] * 20
+    assert range_counts([5000], 2, fill=[GROWTH_WEIGHT * 5000]) == [1]
+    assert range_counts([5000], 8, fill=[GROWTH_WEIGHT * 5000]) == split_counts([5000], 8) == [8]
+    assert range_counts([1000] * 5, 2) == split_counts([1000] * 5, 2) == [2, 1, 1, 1, 1]  # (without growth)
+
+
+def test_equal_clusters_on_two_cores_are_replayed_whole_with_their_growth(spark: Any, tmp_path: Path) -> None:
+    """5 equal clusters on local[2]: one job of whole clusters and growth passes, no range deltas and no third
+    stage (before: a cluster was cut in two), and the python engine's files."""
+    paths = []
+    for n in range(5):
+        paths.append(tmp_path / f"mixed-{n}")
+        write_history(paths[-1], 40, HistorySettings(brokers=3, topics=3, partitions=2, records=1500,
+                                                     scenario="mixed"), snapshot_every=10**9)
+    named = [f"{p.name}={p}" for p in paths]  # (equal logs, one cluster.id: named)
+    got = analyze(SparkEngine(spark), named, tmp_path / "spark")
+    assert spark.sparkContext.defaultParallelism == 2
+    assert not got.task_cpu.get("deltas") and not got.task_cpu.get("tables") and len(got.task_cpu["replay"]) == 10
+    analyze(PythonEngine(), named, tmp_path / "python")
+    same_files(tmp_path / "spark", tmp_path / "python")
+
+
+def test_the_workers_are_forked_from_a_daemon_that_imported_the_tasks_modules(spark: Any) -> None:
+    """spark.python.daemon.module: each worker has the engine's modules from its fork (before: pyspark's daemon,
+    and each worker imported them again)."""
+    def daemon(_: object) -> list[Any]:
+        main = sys.modules["__main__"]
+        return [getattr(getattr(main, "__spec__", None), "name", None),
+                "metalog.analysis.engines.spark_tables" in sys.modules]
+
+    assert spark.sparkContext.parallelize([0, 1], 2).map(daemon).collect() == [
+        ["metalog.analysis.engines.spark_daemon", True]] * 2
+
+
+def test_a_bare_context_is_enough_for_the_engine(spark: Any, fleet: list[Path], tmp_path: Path) -> None:
+    """The CLI runs the engine on a SparkContext (spark_context: no SQL session, about 2.3 s of the JVM's CPU
+    less); the engine takes a context or a session alike."""
+    engine = SparkEngine(spark.sparkContext)
+    assert engine.context is spark.sparkContext is SparkEngine(spark).context
+    analyze(engine, fleet[:3], tmp_path / "context")
+    analyze(PythonEngine(), fleet[:3], tmp_path / "python")
+    same_files(tmp_path / "context", tmp_path / "python")
+
+
 def test_the_heaviest_tasks_start_first() -> None:
     slots = place([("a", 0), ("b", 0), ("c", 0), ("c", 1)], 4, [10, 10, 5, 5])
     assert sorted(slots[:2]) == [[0], [1]] and sorted(slots[2:]) == [[2], [3]]
@@ -178,7 +229,7 @@ class _EveryUpdate(Progress):
 def test_the_command_shows_stage_and_rate_on_a_terminal(spark: Any, fleet: list[Path], tmp_path: Path) -> None:
     screen = io.StringIO()
     with _EveryUpdate("analyze (spark)", stream=screen, enabled=True) as progress:
-        run_engine(SparkEngine(spark), AnalysisRequest.of(fleet, tmp_path / "out"), progress)
+        run_engine(SparkEngine(spark, ranges=2), AnalysisRequest.of(fleet, tmp_path / "out"), progress)
     text = screen.getvalue()
     assert "analyze (spark: range deltas)" in text and "analyze (spark: replay)" in text
     offsets = sum(last - first + 1 for first, last in map(log_bounds, fleet))  # progress counts the offsets read

@@ -218,3 +218,33 @@ def test_any_int64_batch_time_gives_the_python_engines_tables(tmp_path: Path) ->
         spark, python = sorted((tmp_path / "spark" / table).rglob("*.parquet")), sorted(
             (tmp_path / "py" / table).rglob("*.parquet"))
         assert [p.read_bytes() for p in spark] == [p.read_bytes() for p in python] != [], table
+
+
+def test_a_session_after_a_killed_jvm_is_refused_in_one_line(tmp_path: Path) -> None:
+    """Ctrl-C kills the JVM; pyspark keeps one JVM per process and has no public way to forget a dead one, and
+    metalog writes none of its private slots: a later session in that process is a one-line error (before: the
+    slots were reset, and a second JVM started)."""
+    spark_class()
+    code = """
+import sys
+from metalog.analysis.engines.spark_session import spark_context
+from metalog.errors import MetalogError
+try:
+    with spark_context("local[1]") as sc:
+        assert sc.parallelize([1, 2], 2).sum() == 3
+        raise KeyboardInterrupt
+except KeyboardInterrupt:
+    pass
+try:
+    with spark_context("local[1]"):
+        print("started")
+except MetalogError as e:
+    print(e)
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "TMPDIR": str(tmp_path)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("the Spark JVM of an earlier session in this process has exited"), done.stdout
+    assert done.stdout.count("\n") == 1
+    jvm = subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True, text=True).stdout.strip()
+    assert not jvm, "the JVM was left running"

@@ -67,3 +67,22 @@ def test_another_error_on_an_executor_names_its_type_and_message() -> None:
     raised = "pyarrow.lib.ArrowInvalid: Casting from timestamp[ms] to timestamp[us] would result in out of bounds"
     said = spark_error(RuntimeError(WORKER_FAILED.format(raised=raised)))
     assert str(said) == f"Spark failed: {raised}"
+
+
+def test_no_private_attribute_of_pyspark_is_written() -> None:
+    """Issue #25 item 6: the session's launch and stop write none of pyspark's private slots (before:
+    ``SparkContext._gateway``, ``_jvm``, ``_active_spark_context``, ``SparkSession._instantiatedSession``); a
+    later session after a killed JVM is refused in one line instead (``_refuse_a_dead_jvm``)."""
+    import ast
+    import inspect
+
+    from metalog.analysis.engines import spark, spark_daemon, spark_session, spark_tables
+
+    for module in (spark, spark_daemon, spark_session, spark_tables):
+        for node in ast.walk(ast.parse(inspect.getsource(module))):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+                node, ast.AugAssign | ast.AnnAssign) else []
+            for target in [t for tgt in targets for t in (tgt.elts if isinstance(tgt, ast.Tuple) else [tgt])]:
+                ours = isinstance(target, ast.Attribute) and ast.unparse(target.value) == "self"
+                assert ours or not (isinstance(target, ast.Attribute) and target.attr.startswith("_")), (
+                    module.__name__, ast.unparse(target))

@@ -1,6 +1,6 @@
 """The Spark engine: the parallel replay's two passes as Spark stages over offset ranges of every cluster.
 
-The session and the JVM it runs on are ``engines.spark_session``'s.
+The SparkContext and the JVM it runs on are ``engines.spark_session``'s.
 
 Stage 1 computes on executors the deltas of the pieces between each range and the snapshot or state image
 before it (none for a range right after one, or for the first range), the driver composes them into each
@@ -17,6 +17,7 @@ partitions by a stable hash.
 from __future__ import annotations
 
 import heapq
+import os
 import shutil
 import threading
 import time
@@ -38,7 +39,7 @@ from metalog.analysis.engines.parallel import (
     split_ranges,
     start_points,
 )
-from metalog.analysis.engines.request import AnalysisRequest, AnalysisSummary, Progress, Stage, T, write_growth_tables
+from metalog.analysis.engines.request import AnalysisRequest, AnalysisSummary, Progress, Stage, T
 from metalog.analysis.engines.spark_tables import (
     ClusterTask,
     Output,
@@ -48,15 +49,20 @@ from metalog.analysis.engines.spark_tables import (
     series_dir,
     write_cluster,
 )
+from metalog.analysis.outputs.growth import ClusterGrowth
+from metalog.analysis.outputs.growth_tables import GrowthTask, growth_task
 from metalog.replay.points import StartPoint
 from metalog.state.overlay import RangeDelta, fold
 
-__all__ = ["RANGE_SLACK", "SparkEngine", "StageReport", "delta_cuts", "makespan", "place", "range_counts",
-           "stable_hash"]
+__all__ = ["GROWTH_WEIGHT", "RANGE_SLACK", "SparkEngine", "StageReport", "delta_cuts", "makespan", "place",
+           "range_counts", "split_counts", "stable_hash"]
 
 R = TypeVar("R")
 
 RANGE_SLACK = 1.05  # how far past an even share of the records the replay may end before a range is split
+# a cluster's growth pass (a task of the replay's job, never split) costs about this share of its replay's CPU per
+# record (16.5 s against 23.7 s on the 5 x 1M fleet, local[2], load 9.5)
+GROWTH_WEIGHT = 0.65
 
 
 def stable_hash(text: str) -> int:
@@ -95,11 +101,28 @@ def makespan(sizes: Sequence[float], cores: int) -> float:
     return max(ends)
 
 
-def range_counts(sizes: Sequence[int], cores: int, slack: float = RANGE_SLACK) -> list[int]:
-    """Ranges per cluster so that the replay's tasks keep ``cores`` busy to the end: one each (a cluster
-    replayed whole needs no deltas), then the cluster with the largest ranges is split once more, until the
-    ranges scheduled longest first end within ``slack`` of an even share of the records (5 equal clusters on
-    2 cores: one of them in 2 halves, not 5 tasks in 3 rounds), or until 4 ranges per core."""
+def range_counts(sizes: Sequence[int], cores: int, slack: float = RANGE_SLACK,
+                 fill: Sequence[float] = ()) -> list[int]:
+    """Ranges per cluster so that the replay's job keeps ``cores`` busy to the end. ``fill``: the job's other
+    tasks, never split (each cluster's growth pass, ``GROWTH_WEIGHT`` of its records), which fill the cores
+    beside whole clusters. Each cluster is whole (no deltas, no streams, no third stage) when the job then ends
+    within ``slack`` of an even share of the work (5 equal clusters on 2 cores, their growth passes beside them),
+    or when splitting would not end it sooner (one cluster on 2 cores: its growth pass is as long as half its
+    replay); else the ranges of ``split_counts``."""
+    whole = [1] * len(sizes)
+    even = (sum(sizes) + sum(fill)) / max(cores, 1)
+    spans = [makespan([size / n for size, n in zip(sizes, counts, strict=True) for _ in range(n)] + list(fill),
+                      cores) for counts in (whole, split_counts(sizes, cores, slack))]
+    if spans[0] <= even * slack or spans[1] >= spans[0]:
+        return whole
+    return split_counts(sizes, cores, slack)
+
+
+def split_counts(sizes: Sequence[int], cores: int, slack: float = RANGE_SLACK) -> list[int]:
+    """Ranges per cluster so that the ranges alone keep ``cores`` busy to the end: one each, then the cluster with
+    the largest ranges is split once more, until the ranges scheduled longest first end within ``slack`` of an even
+    share of the records (5 equal clusters on 2 cores: one of them in 2 halves, not 5 tasks in 3 rounds), or until
+    4 ranges per core."""
     counts = [1] * len(sizes)
     even = sum(sizes) / max(cores, 1)
     while cores > 1 and sum(counts) < 4 * cores + len(sizes):
@@ -155,40 +178,54 @@ def _delta(item: tuple[str, int, int]) -> RangeDelta:
     return range_delta(*item)
 
 
+def _replay_or_grow(task: RangeTask | GrowthTask) -> Written | ClusterGrowth:
+    """A task of the replay's job: a range replayed, or a cluster's growth pass."""
+    return replay_task(task) if isinstance(task, RangeTask) else growth_task(task)
+
+
 @dataclass
 class SparkEngine:
-    """The Spark engine on ``session``. ``ranges``: offset ranges per cluster (default: ``range_counts``, as few as
-    keep every core busy to the end; one core replays each cluster whole, which needs no deltas).
-    ``partitions``: Spark partitions per stage (default one per task). ``points``: start ranges from snapshots and
-    state images. The summary's ``task_cpu`` has each stage's CPU seconds per task."""
+    """The Spark engine on ``spark``: a SparkContext (``spark_session.spark_context``), or a SparkSession, whose
+    context it runs on. ``ranges``: offset ranges per cluster (default: ``range_counts``, as few as keep every core
+    busy to the end; one core replays each cluster whole, which needs no deltas). ``partitions``: Spark partitions
+    per stage (default one per task). ``points``: start ranges from snapshots and state images. The summary's
+    ``task_cpu`` has each stage's CPU seconds per task."""
 
-    session: Any
+    spark: Any
     ranges: int | None = None
     partitions: int | None = None
     points: bool = True
     name: str = "spark"
 
+    @property
+    def context(self) -> Any:
+        """The SparkContext the engine runs on."""
+        return getattr(self.spark, "sparkContext", self.spark)
+
     def run(self, fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
-        """Independent tasks (the report's and the growth pass's clusters: items with ``name`` and ``weight``)
-        on the executors, one partition each, the heaviest started first; results in the items' order."""
-        return _on_partitions(self.session.sparkContext, fn, items, [(i.name, 0) for i in items],
-                              [i.weight for i in items], None, [])
+        """Independent tasks (the report's clusters: items with ``name`` and ``weight``) on the executors, one
+        partition each, the heaviest started first; results in the items' order."""
+        return _on_partitions(self.context, fn, items, [(i.name, 0) for i in items], [i.weight for i in items],
+                              None, [])
 
     def analyze(self, request: AnalysisRequest, progress: Progress | None = None,
                 stage: Stage | None = None) -> AnalysisSummary:
-        """Every cluster's tables written by the executors, the same files as the python engine's."""
+        """Every cluster's tables written by the executors, the same files as the python engine's; the growth
+        passes run in the replay's job, beside the ranges."""
         from metalog.analysis.outputs import openmetrics as om
+        from metalog.analysis.outputs.growth_tables import write_growth_tables
         from metalog.analysis.outputs.layout import TABLES
         from metalog.analysis.outputs.tables import claim_output, write_csv_from_tables
         from metalog.analysis.outputs.writers import fresh_tables
 
         out = request.out
         claim_output(out)
-        sc = self.session.sparkContext
+        sc = self.context
         clusters = [ClusterRanges(str(Path(c.path).resolve()), c.name, *log_bounds(c.path),
                                   start_points(c.path) if self.points else []) for c in request.clusters]
-        counts = [self.ranges] * len(clusters) if self.ranges else range_counts([c.size for c in clusters],
-                                                                                  sc.defaultParallelism)
+        growth = [GrowthTask(c.name, os.fspath(c.path), c.size) for c in clusters]  # (weighed in offsets, as ranges)
+        counts = [self.ranges] * len(clusters) if self.ranges else range_counts(
+            [c.size for c in clusters], sc.defaultParallelism, fill=[GROWTH_WEIGHT * c.size for c in clusters])
         report = StageReport(sc, sum(c.size for c in clusters), progress, stage)
         task_cpu: dict[str, list[float]] = {}
         prefixed = self._prefixes(clusters, counts, report, task_cpu)
@@ -196,7 +233,7 @@ class SparkEngine:
         scratch = out.resolve() / f".spark-{uuid.uuid4().hex}"
         output = Output(str(out.resolve()), str(scratch), request.bucket_ms, request.metrics_every_batch)
         try:
-            done = self._replay(clusters, prefixed, output, report, task_cpu)
+            done, grown = self._replay(clusters, prefixed, output, growth, report, task_cpu)
             blocks = series_dir(str(scratch))  # (a cluster without batches has none)
             metrics = om.concatenate(out / om.FILE, lambda family, name: [
                 p for p in [blocks / f"{request.names.index(name)}-{family}.om"] if p.exists()], request.names)
@@ -205,7 +242,7 @@ class SparkEngine:
         written = [out / table for table in TABLES]
         if request.csv:
             written += write_csv_from_tables(out, request.names)
-        written += [metrics, *write_growth_tables(request, self.run)]
+        written += [metrics, *write_growth_tables(out, grown, csv=request.csv)]
         return AnalysisSummary(out, tuple(request.names), sum(w.records for w in done),
                                sum(w.batches for w in done), sum(w.events for w in done), tuple(written), task_cpu)
 
@@ -213,7 +250,7 @@ class SparkEngine:
                   task_cpu: dict[str, list[float]]) -> list[list[tuple[tuple[int, int], Origin, RangeDelta]]]:
         """Stage 1: each cluster's ranges, their origins and prefixes, from the pieces' deltas computed on the
         executors (each piece in ``delta_cuts`` cuts, so every round of the cores is full)."""
-        sc = self.session.sparkContext
+        sc = self.context
         bounds = [split_ranges(c.first, c.last, n) for c, n in zip(clusters, counts, strict=True)]
         origins = [plan(b, c.first, c.points) for c, b in zip(clusters, bounds, strict=True)]
         pieces = [(i, piece) for i, os_ in enumerate(origins) for piece in sorted({p for o in os_ for p in o.pieces})]
@@ -234,24 +271,32 @@ class SparkEngine:
 
     def _replay(self, clusters: Sequence[ClusterRanges],
                 prefixed: Sequence[Sequence[tuple[tuple[int, int], Origin, RangeDelta]]], output: Output,
-                report: StageReport, task_cpu: dict[str, list[float]]) -> list[Written]:
-        """Stage 2, every range replayed and written on the executors; stage 3, the clusters cut in several
-        ranges written from their ranges' chunks."""
-        sc = self.session.sparkContext
-        tasks = [RangeTask(c.path, c.name, i, n, len(ranges), lo, hi, origin.point, prefix, output)
-                 for i, (c, ranges) in enumerate(zip(clusters, prefixed, strict=True))
-                 for n, ((lo, hi), origin, prefix) in enumerate(ranges)]
+                growth: Sequence[GrowthTask], report: StageReport,
+                task_cpu: dict[str, list[float]]) -> tuple[list[Written], list[ClusterGrowth]]:
+        """Stage 2, every range replayed and written on the executors, and beside them each cluster's growth
+        pass; stage 3, the clusters cut in several ranges written from their ranges' chunks."""
+        sc = self.context
+        tasks: list[RangeTask | GrowthTask] = [
+            RangeTask(c.path, c.name, i, n, len(ranges), lo, hi, origin.point, prefix, output)
+            for i, (c, ranges) in enumerate(zip(clusters, prefixed, strict=True))
+            for n, ((lo, hi), origin, prefix) in enumerate(ranges)]
+        ranges = len(tasks)
+        tasks += growth
+        keys = [(t.name, t.number) if isinstance(t, RangeTask) else (t.name, -1) for t in tasks]
+        weights = [t.hi - t.lo + 1 if isinstance(t, RangeTask) else int(GROWTH_WEIGHT * t.weight) for t in tasks]
         with report.stage("replay", sum(c.size for c in clusters)):
-            done = _on_partitions(sc, replay_task, tasks, [(t.name, t.number) for t in tasks],
-                                  [t.hi - t.lo + 1 for t in tasks], self.partitions, task_cpu.setdefault("replay", []))
+            found = _on_partitions(sc, _replay_or_grow, tasks, keys, weights, self.partitions,
+                                   task_cpu.setdefault("replay", []))
+        done = [w for w in found[:ranges] if isinstance(w, Written)]
+        grown = [g for g in found[ranges:] if isinstance(g, ClusterGrowth)]
         cut = [i for i, ranges in enumerate(prefixed) if len(ranges) > 1]
         if not cut:
-            return done
+            return done, grown
         merges = [ClusterTask(clusters[i].name, i, len(prefixed[i]), output) for i in cut]
         with report.stage("tables", sum(clusters[i].size for i in cut)):
             done += _on_partitions(sc, write_cluster, merges, [(m.name, 0) for m in merges],
                                    [clusters[i].size for i in cut], self.partitions, task_cpu.setdefault("tables", []))
-        return done
+        return done, grown
 
 
 class StageReport:

@@ -1,6 +1,8 @@
-"""A Spark session for metalog's Spark engine, and the JVM under it: quiet (errors only, no UI, the JVM's startup
-notices filtered out), its scratch space in a temp dir removed afterwards, a session the process already runs
-used as it is. The engine's algorithm is ``engines.spark``."""
+"""A SparkContext for metalog's Spark engine (and a SparkSession over it for Spark SQL), and the JVM under it:
+quiet (errors only, no UI, the JVM's startup notices filtered out), its scratch space in a temp dir removed
+afterwards, a context the process already runs used as it is. Only pyspark's public API is called, and no
+attribute of pyspark's written; two of its private slots are read (whether the process already runs a context, or
+a JVM). The engine's algorithm is ``engines.spark``."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import sys
 import tempfile
 import threading
 import time
+import warnings
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -44,6 +47,7 @@ logger.scheduler.level = off
 # the driver's JVM schedules Python tasks and moves no rows: C2's compilations and the parallel collector's threads
 # cost it CPU it never earns back (a session with one small job: 9.6 s of CPU, 6.0 s with these, under load 12)
 DRIVER_JIT = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+DAEMON_MODULE = "metalog.analysis.engines.spark_daemon"  # spark.python.daemon.module on local masters
 MASTER_TIMEOUT = 30.0  # seconds a spark:// master has to accept the application (--master-timeout)
 # startup notices log4j cannot silence: the JVM's for the vector module Spark enables, and the two lines Spark
 # prints itself (not through log4j) when a Python driver starts it
@@ -73,34 +77,68 @@ def import_pyspark() -> Any:
 
 
 @contextmanager
-def spark_session(master: str | None = None, *, app: str = "metalog analyze", driver_memory: str | None = None,
+def spark_context(master: str | None = None, *, app: str = "metalog analyze", driver_memory: str | None = None,
                   master_timeout: float = MASTER_TIMEOUT, archives: str | None = None,
                   executor_python: str | None = None) -> Iterator[Any]:
-    """A quiet SparkSession (no UI, errors only), with its scratch space in a temp dir removed afterwards, on
-    success, failure or Ctrl-C alike. ``driver_memory`` (Spark's size form, e.g. ``4g``; default
-    ``default_driver_memory()``): on ``local[*]`` the driver's JVM runs the tasks too. ``master_timeout``:
-    seconds a ``spark://`` master has to answer (accept the application) before a one-line error names it.
+    """A quiet SparkContext (no UI, errors only), with its scratch space in a temp dir removed afterwards, on
+    success, failure or Ctrl-C alike: what the Spark engine runs on. No Spark SQL session is made (its catalog and
+    session state cost the JVM about 2.3 s of CPU and the engine uses none of it: ``spark_session`` for SQL).
+    ``driver_memory`` (Spark's size form, e.g. ``4g``; default ``default_driver_memory()``): on ``local[*]`` the
+    driver's JVM runs the tasks too. ``master_timeout``: seconds a ``spark://`` master has to answer (accept the
+    application) before a one-line error names it.
 
-    How metalog reaches the executors: on ``local[*]`` they run this Python; elsewhere they get a zip of the
-    package's Python modules (the compiled codec readers stay behind, so they run the pure codec: its import
-    falls back by itself), unless ``archives`` ships a packed virtual environment with metalog installed
-    (``venv-pack -o env.tar.gz``, then ``archives="env.tar.gz#environment"``: Spark's ``spark.archives``),
-    whose Python the executors run (``executor_python``, default ``./NAME/bin/python`` for ``...#NAME``).
+    How metalog reaches the executors: on ``local[*]`` they run this Python, forked from a daemon that imported
+    the engine's task modules once (``spark_daemon``); elsewhere they get a zip of the package's Python modules
+    (the compiled codec readers stay behind, so they run the pure codec: its import falls back by itself), unless
+    ``archives`` ships a packed virtual environment with metalog installed (``venv-pack -o env.tar.gz``, then
+    ``archives="env.tar.gz#environment"``: Spark's ``spark.archives``), whose Python the executors run
+    (``executor_python``, default ``./NAME/bin/python`` for ``...#NAME``).
 
-    A session or SparkContext this process already runs (a notebook's, a caller's) is used as it is, with its
-    own master and settings, and left running: only a session this call started is stopped. Executors of such
-    a session must be able to import metalog themselves.
+    A SparkContext this process already runs (a notebook's, a caller's) is used as it is, with its own master and
+    settings, and left running: only a context this call started is stopped. Executors of such a context must be
+    able to import metalog themselves.
 
     Failures are one line (``MetalogError``): a master that does not answer (checked before the JVM starts, then
     bounded by ``master_timeout``), the JVM's own reason when it exits before it starts (a malformed
-    ``--master``, say). A JVM this call started is stopped, or killed when it failed or on Ctrl-C, before the
-    scratch directory goes."""
+    ``--master``, say). A context this call started is stopped; after Ctrl-C, or when it cannot be stopped, the
+    JVM is killed before the scratch directory goes (and a later session in this process is refused in one line:
+    pyspark keeps one JVM per process and has no public way to forget one that died)."""
     find_java()
     import_pyspark()
+    _refuse_a_dead_jvm()
+    running = _running_context()
+    if running is not None:
+        yield running
+        return
+    with _started(master, app, driver_memory, master_timeout, archives, executor_python) as started:
+        yield started.context
+
+
+@contextmanager
+def spark_session(master: str | None = None, *, app: str = "metalog analyze", driver_memory: str | None = None,
+                  master_timeout: float = MASTER_TIMEOUT, archives: str | None = None,
+                  executor_python: str | None = None) -> Iterator[Any]:
+    """A quiet SparkSession, for Spark SQL over the tables: ``spark_context``'s context (the same settings,
+    scratch space, failures and Ctrl-C) with a session over it; a session this process already runs is used as
+    it is (or a session over its running SparkContext), and left running. ``SparkEngine`` takes either."""
+    find_java()
+    import_pyspark()
+    _refuse_a_dead_jvm()
     running = _running_session()
     if running is not None:
         yield running
         return
+    from pyspark.sql import SparkSession
+
+    with _started(master, app, driver_memory, master_timeout, archives, executor_python) as started:
+        started.session = SparkSession.builder.getOrCreate()  # over the context just started, with its settings
+        yield started.session
+
+
+@contextmanager
+def _started(master: str | None, app: str, driver_memory: str | None, master_timeout: float, archives: str | None,
+             executor_python: str | None) -> Iterator[_Started]:
+    """A SparkContext started by this call (``spark_context``), stopped (or its JVM killed) on the way out."""
     master = master or "local[*]"
     executor_python = _executor_python(archives, executor_python)
     _probe_master(master, master_timeout)
@@ -113,11 +151,11 @@ def spark_session(master: str | None = None, *, app: str = "metalog analyze", dr
         try:
             conf = _settings(scratch, master, app, driver_memory or default_driver_memory(), archives,
                              executor_python)
-            _quiet_gateway(conf, scratch)
-            started.session = _start(conf, master, master_timeout)
-            started.accumulators = _ready(started.session, master, archives, scratch)
+            gateway = _quiet_gateway(conf, scratch)
+            started.context = _start(conf, gateway, master, master_timeout)
+            started.accumulators = _ready(started.context, master, archives, scratch)
             with spark_errors():  # said while the JVM is there to render it
-                yield started.session
+                yield started
             started.clean = True
         except KeyboardInterrupt:
             started.interrupted = True
@@ -128,8 +166,10 @@ def spark_session(master: str | None = None, *, app: str = "metalog analyze", dr
 
 @dataclass
 class _Started:
-    """What ``spark_session`` started, and how it ended."""
+    """What ``_started`` started (the SparkContext, and a SparkSession over it for ``spark_session``), and how
+    it ended."""
 
+    context: Any = None
     session: Any = None
     accumulators: AccumulatorErrors | None = None
     clean: bool = False
@@ -159,9 +199,15 @@ def _settings(scratch: Path, master: str, app: str, memory: str, archives: str |
             "spark.driver.memory": memory,
             "spark.ui.showConsoleProgress": "false", "spark.local.dir": str(scratch),
             "spark.driver.extraJavaOptions": java_opts, "spark.executor.extraJavaOptions": java_opts,
-            "spark.sql.warehouse.dir": str(scratch / "warehouse"), "spark.python.worker.reuse": "true",
-            # the growth and report tasks' times as Parquet's timestamp(MILLIS, UTC), as pyarrow writes them
+            "spark.python.worker.reuse": "true",
+            # for a SparkSession over the context (spark_session): its warehouse in the scratch space, its times
+            # in UTC and written as Parquet's timestamp(MILLIS, UTC), as the executors' pyarrow writes them
+            "spark.sql.warehouse.dir": str(scratch / "warehouse"),
             "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MILLIS", "spark.sql.session.timeZone": "UTC"}
+    if master.startswith("local") and executor_python is None:
+        # the workers are forked from a daemon that imported the engine's task modules first (spark_daemon): each
+        # worker then imports them no more (elsewhere the executors may not have metalog where the daemon starts)
+        conf["spark.python.daemon.module"] = DAEMON_MODULE
     if archives is not None:
         conf["spark.archives"] = archives
     if executor_python is not None:
@@ -169,25 +215,25 @@ def _settings(scratch: Path, master: str, app: str, memory: str, archives: str |
     return conf
 
 
-def _ready(session: Any, master: str, archives: str | None, scratch: Path) -> AccumulatorErrors | None:
+def _ready(context: Any, master: str, archives: str | None, scratch: Path) -> AccumulatorErrors | None:
     """A session just started made ready: Ctrl-C a KeyboardInterrupt (then ``_stop`` kills the JVM; pyspark's
     handler would first call into the JVM to cancel the jobs, with tracebacks), errors only, metalog shipped to
     executors that are not this machine's; the accumulator server's errors held (``AccumulatorErrors``)."""
-    server = getattr(session.sparkContext, "_accumulatorServer", None)
+    server = getattr(context, "_accumulatorServer", None)  # (pyspark's, read: its errors are held, not printed)
     accumulators = AccumulatorErrors(server) if server is not None else None
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.default_int_handler)
-    session.sparkContext.setLogLevel("ERROR")
+    context.setLogLevel("ERROR")
     if not master.startswith("local") and archives is None:
-        session.sparkContext.addPyFile(str(package_zip(scratch)))  # metalog reaches the executors
+        context.addPyFile(str(package_zip(scratch)))  # metalog reaches the executors
     return accumulators
 
 
 def _end(started: _Started, scratch: Path, handler: Any) -> None:
-    """The session stopped (killed after a failure or Ctrl-C), the accumulator server's errors settled, the
-    scratch space removed and the caller's Ctrl-C handler back."""
+    """The context stopped (its JVM killed after Ctrl-C, or when it cannot be stopped), the accumulator server's
+    errors settled, the scratch space removed and the caller's Ctrl-C handler back."""
     try:
-        _stop(started.session, started.clean)
+        _stop(started)
     finally:
         if started.accumulators is not None:
             started.accumulators.settle(interrupted=started.interrupted)
@@ -285,27 +331,28 @@ def _probe_master(master: str, timeout: float) -> None:
                        "that its address (the master's log and web UI show its spark:// URL)?")
 
 
-def _start(conf: dict[str, str], master: str, timeout: float) -> Any:
-    """The session, built in a thread of its own so that a standalone master that accepts connections but never
-    registers the application (another service on that port, a master of another Spark version) costs
-    ``timeout`` seconds and one line, not Spark's minute of retries."""
-    from pyspark.sql import SparkSession
+def _start(conf: dict[str, str], gateway: Any, master: str, timeout: float) -> Any:
+    """The SparkContext on ``gateway`` (the JVM ``_quiet_gateway`` launched; None: the one pyspark already runs),
+    built in a thread of its own so that a standalone master that accepts connections but never registers the
+    application (another service on that port, a master of another Spark version) costs ``timeout`` seconds and
+    one line, not Spark's minute of retries."""
+    from pyspark import SparkConf, SparkContext
 
-    builder = SparkSession.builder
-    for key, value in conf.items():
-        builder = builder.config(key, value)
+    def build() -> Any:
+        return SparkContext(conf=SparkConf(loadDefaults=False).setAll(list(conf.items())), gateway=gateway)
+
     if master.startswith("local"):
-        return builder.getOrCreate()
+        return build()
     got: list[Any] = []
     failed: list[BaseException] = []
 
-    def build() -> None:
+    def run() -> None:
         try:
-            got.append(builder.getOrCreate())
+            got.append(build())
         except BaseException as e:  # noqa: BLE001 - handed to the caller's thread
             failed.append(e)
 
-    thread = threading.Thread(target=build, daemon=True)
+    thread = threading.Thread(target=run, daemon=True)
     thread.start()
     thread.join(timeout)
     if failed:
@@ -317,42 +364,90 @@ def _start(conf: dict[str, str], master: str, timeout: float) -> Any:
     return got[0]
 
 
-def _stop(session: Any | None, clean: bool) -> None:
-    """Stop the session; after a failure or Ctrl-C, kill the JVM this process started (a stop could wait on a
-    master that went away, or on a task)."""
+STOP_TIMEOUT = 60.0  # seconds a failed context has to stop before its JVM is killed
+
+
+def _stop(started: _Started) -> None:
+    """Stop what ``_started`` started: after success, the context (pyspark keeps its JVM for a later context in
+    this process); after a failure, the same, unless it does not stop within ``STOP_TIMEOUT`` (a master that went
+    away); after Ctrl-C, or without a context (a master that never accepted the application), the JVM this
+    process launched is killed at once.
+
+    Only public calls: ``SparkSession.stop``, ``SparkContext.stop``. pyspark has no public way to forget a JVM
+    that died (it keeps one per process in ``SparkContext._gateway``, and only a reset of that private slot would
+    let a later context start another); rather than write it, a later session in this process is refused in one
+    line (``_refuse_a_dead_jvm``). The CLI runs one session per process, so only a notebook or a test process is
+    asked to start anew, and only after Ctrl-C or a master that went away: a failed job (a damaged log, say)
+    stops the context cleanly and keeps the JVM."""
+    if started.context is not None and not started.interrupted \
+            and _stopped(started, STOP_TIMEOUT if not started.clean else None):
+        return
+    gateway = JVM.gateway
+    proc = getattr(gateway, "proc", None) if gateway is not None else None
+    if proc is not None:
+        with contextlib.suppress(Exception):
+            gateway.shutdown()
+        proc.kill()
+        proc.wait()
+    # pyspark's active context cleared (on a killed JVM its stop fails, quietly); a JVM not ours (spark-submit's)
+    # is stopped as well as it goes
+    if started.context is not None:
+        with warnings.catch_warnings(), contextlib.suppress(Exception):
+            warnings.simplefilter("ignore")
+            started.context.stop()
+
+
+def _stopped(started: _Started, timeout: float | None) -> bool:
+    """Whether the session (if any) and the context stopped, within ``timeout`` seconds (None: however long)."""
+    def stop() -> None:
+        if started.session is not None:
+            started.session.stop()  # stops the context, and clears the session pyspark keeps
+        started.context.stop()  # (a no-op after the session's stop)
+
+    if timeout is None:
+        stop()
+        return True
+    done = threading.Event()
+
+    def run() -> None:
+        with contextlib.suppress(Exception):
+            stop()
+            done.set()
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(timeout)
+    return done.is_set()
+
+
+def _refuse_a_dead_jvm() -> None:
+    """A JVM pyspark keeps for this process that has exited (killed after Ctrl-C, or out of memory) cannot run
+    another context, and pyspark has no public way to start a new one: said in one line (before its context,
+    which a stop on the dead JVM may leave registered as the active one, is taken for a running one)."""
     from pyspark import SparkContext
 
-    if clean and session is not None:
-        session.stop()
-        return
-    gateway = SparkContext._gateway  # noqa: SLF001 - pyspark's own slots
-    proc = getattr(gateway, "proc", None) if gateway is not None else None
-    if gateway is None or proc is None:  # not our JVM (spark-submit's): stop the session as well as it goes
-        if session is not None:
-            with contextlib.suppress(Exception):
-                session.stop()
-        return
-    with contextlib.suppress(Exception):
-        gateway.shutdown()
-    proc.kill()
-    proc.wait()
-    SparkContext._gateway = SparkContext._jvm = None  # noqa: SLF001 - a later session starts a new JVM
-    SparkContext._active_spark_context = None  # noqa: SLF001
-    from pyspark.sql import SparkSession
+    proc = getattr(SparkContext._gateway, "proc", None)  # noqa: SLF001 - read only: pyspark's one JVM
+    if proc is not None and proc.poll() is not None:
+        raise MetalogError("the Spark JVM of an earlier session in this process has exited (after Ctrl-C, a "
+                           "failure or running out of memory), and pyspark starts one JVM per process: run "
+                           "again in a new process")
 
-    SparkSession._instantiatedSession = None  # noqa: SLF001
-    SparkSession._activeSession = None  # noqa: SLF001
+
+def _running_context() -> Any | None:
+    """A SparkContext this process already runs (a notebook's, a caller's, a session's), else None."""
+    from pyspark import SparkContext
+
+    return SparkContext._active_spark_context  # noqa: SLF001 - read only: pyspark's one context per process
 
 
 def _running_session() -> Any | None:
     """The SparkSession of a SparkContext this process already runs, if there is one (else None)."""
-    from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()  # this thread's
     if active is not None:
         return active
-    if SparkContext._active_spark_context is not None:  # noqa: SLF001 - pyspark's one context per process
+    if _running_context() is not None:
         return SparkSession.builder.getOrCreate()  # a session over that context, none of our settings applied
     return None
 
@@ -367,8 +462,10 @@ def default_driver_memory() -> str:
 
 
 class _JvmState:
-    """What the driver's JVM said on stderr that metalog acts on."""
+    """The driver's JVM this process launched (``gateway``: py4j's, with its ``proc``), and what it said on
+    stderr that metalog acts on."""
 
+    gateway: Any = None
     out_of_memory = False
 
 
@@ -381,15 +478,22 @@ def jvm_ran_out_of_memory() -> bool:
     return JVM.out_of_memory
 
 
-def _quiet_gateway(settings: dict[str, str], scratch: Path) -> None:
-    """Start the driver's JVM (once per process) with its stderr in a file that a thread forwards from the
-    start, less the JVM's startup notices: a JVM that exits before it reports its port (a malformed master)
-    leaves its reason there, which the one-line error then gives."""
+def jvm_pid() -> int | None:
+    """The process id of the driver's JVM this process launched and still runs (None: none, or spark-submit's)."""
+    proc = getattr(JVM.gateway, "proc", None)
+    return proc.pid if proc is not None and proc.poll() is None else None
+
+
+def _quiet_gateway(settings: dict[str, str], scratch: Path) -> Any:
+    """Launch the driver's JVM (once per process: None when pyspark already runs one, which the context then
+    uses) with its stderr in a file that a thread forwards from the start, less the JVM's startup notices: a JVM
+    that exits before it reports its port (a malformed master) leaves its reason there, which the one-line error
+    then gives. The gateway is handed to ``SparkContext(gateway=...)``."""
     from pyspark import SparkConf, SparkContext
     from pyspark.java_gateway import launch_gateway
 
-    if SparkContext._gateway is not None:  # noqa: SLF001 - a JVM from an earlier session is reused
-        return
+    if SparkContext._gateway is not None:  # noqa: SLF001 - read only: a JVM of an earlier context is reused
+        return None
     JVM.out_of_memory = False
     conf = SparkConf(loadDefaults=False).setAll(list(settings.items()))
     log = scratch / "jvm-stderr.log"
@@ -401,10 +505,10 @@ def _quiet_gateway(settings: dict[str, str], scratch: Path) -> None:
             if "JAVA_GATEWAY_EXITED" not in str(e):
                 raise
             raise MetalogError(f"Spark did not start: {_reason(log)}") from None
-        # ours before a deferred Ctrl-C is raised, so that the caller's cleanup finds it and kills it
-        SparkContext._gateway, SparkContext._jvm = gateway, gateway.jvm  # noqa: SLF001 - pyspark's own slots
+        JVM.gateway = gateway  # ours before a deferred Ctrl-C is raised, so that the caller's cleanup kills it
     if gateway.proc is not None:  # None under spark-submit: its JVM was there first, its stderr is not ours
         threading.Thread(target=_forward, args=(log, gateway.proc), daemon=True).start()
+    return gateway
 
 
 @contextmanager
