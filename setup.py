@@ -27,6 +27,7 @@ COMPILED_DIRS = {
                                                  Path("src", "metalog", "log", "compiled", "_header.pxi")],
     Path("src", "metalog", "state", "compiled"): [],
     Path("src", "metalog", "analysis", "domain", "compiled"): [],
+    Path("src", "metalog", "analysis", "outputs", "compiled"): [],
 }
 PREBUILT: dict[str, Path] = {}  # module -> its up-to-date build in src/ (an editable install's)
 
