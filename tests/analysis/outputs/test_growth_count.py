@@ -18,7 +18,7 @@ from metalog.analysis.outputs.growth_count import NOT_A_FRAME, GrowthCount
 from metalog.codec import core
 from metalog.codec.runtime import write_uvarint
 from metalog.errors import DecodeError, MetalogError
-from metalog.log import MetadataLog
+from metalog.log import Durability, LogConfig, MetadataLog, Mode
 from tests.analysis.outputs.test_growth import INT64_MIN, histories, write_history
 
 compiled = GROWTH_COUNT.compiled
@@ -105,7 +105,7 @@ def test_the_growth_tables_are_the_same_on_either_core(tmp_path_factory: pytest.
     batch (retention: ``cut``) counts only that batch's records from its start offset, and all its bytes."""
     path = write_history(tmp_path_factory.mktemp("core") / "g", history, 600 if small_segments else 1 << 30,
                          INT64_MIN + 30_000 if early else 1_700_000_000_000)
-    with MetadataLog.open(path, writable=True, durability="none") as log:
+    with MetadataLog.open(path, Mode.WRITE, config=LogConfig(durability=Durability.NONE)) as log:
         log.delete_segments_before(cut)  # the log starts at ``cut``, maybe inside a batch, as retention leaves it
     assert GROWTH_COUNT.compiled is not None
     on_compiled = growth_of(path)
@@ -119,7 +119,7 @@ def test_damage_is_the_scans_error_naming_the_segment_and_the_offset(tmp_path: P
     """A data record whose value is no metadata record frame: the error names the offset and the segment, on
     either core."""
     path = tmp_path / "g"
-    with MetadataLog.open(path, create=True, durability="none", cluster_id="g") as log:
+    with MetadataLog.open(path, Mode.CREATE, config=LogConfig(durability=Durability.NONE, cluster_id="g")) as log:
         log.append([frame(3)], epoch=1, timestamp=1_700_000_000_000)
         log.append([frame(3), b"\x02\x03\x00"], epoch=1, timestamp=1_700_000_000_000)
     for pure in (False, True):

@@ -124,7 +124,7 @@ def record_type_name(type_key: int) -> str:
 def read_growth(path: str | os.PathLike[str], name: str) -> ClusterGrowth:
     """The four tables of the log directory ``path``, for the cluster ``name``: one scan of the log
     (``growth_count``), then its control batches and its snapshots."""
-    with MetadataLog.open(path, writable=False) as log:
+    with MetadataLog.open(path) as log:
         out = ClusterGrowth(name)
         count = _count(log)
         out.growth, out.log_size = _growth_rows(count), _log_size_rows(count)
