@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
 from metalog.analysis.outputs.growth_count import GrowthCount
@@ -162,19 +163,38 @@ def _growth_rows(count: GrowthCount) -> list[TypeMinute]:
     """``growth``'s rows by minute and type name, from the counter's columns (a minute the log came back to is
     added up)."""
     names: dict[int, str] = {}
-    rows: dict[tuple[int, str], list[int]] = {}
+    for key in set(count.type_keys):
+        names[key] = record_type_name(key)
+    minutes = count.minutes
+    if all(a < b for a, b in pairwise(minutes)):  # each minute counted once, in order: no sums, no sort
+        columns = zip(count.type_minutes, count.type_keys, count.type_records, count.type_bytes, strict=True)
+        rows = [TypeMinute(minute, names[key], records, size) for minute, key, records, size in columns]
+        return _by_name_within_minutes(rows)
+    summed: dict[tuple[int, str], list[int]] = {}
     for minute, key, records, size in zip(count.type_minutes, count.type_keys, count.type_records,
                                           count.type_bytes, strict=True):
-        name = names.get(key)
-        if name is None:
-            name = names[key] = record_type_name(key)
-        counts = rows.get((minute, name))
+        counts = summed.get((minute, names[key]))
         if counts is None:
-            rows[(minute, name)] = [records, size]
+            summed[(minute, names[key])] = [records, size]
         else:
             counts[0] += records
             counts[1] += size
-    return [TypeMinute(minute, name, records, size) for (minute, name), (records, size) in sorted(rows.items())]
+    return [TypeMinute(minute, name, records, size) for (minute, name), (records, size) in sorted(summed.items())]
+
+
+def _by_name_within_minutes(rows: list[TypeMinute]) -> list[TypeMinute]:
+    """``rows``, in minute order already, sorted by type name within each minute (the counter keeps key order)."""
+    out: list[TypeMinute] = []
+    start = 0
+    for i in range(1, len(rows) + 1):
+        if i == len(rows) or rows[i].minute != rows[start].minute:
+            out += sorted(rows[start:i], key=_name) if i - start > 1 else rows[start:i]
+            start = i
+    return out
+
+
+def _name(row: TypeMinute) -> str:
+    return row.record_type
 
 
 def _log_size_rows(count: GrowthCount) -> list[LogMinute]:
