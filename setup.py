@@ -28,6 +28,7 @@ COMPILED_DIRS = {
     Path("src", "metalog", "state", "compiled"): [COMPILED / "_reader.h", COMPILED / "_reader.pxd",  # (cimports it)
                                                    Path("src", "metalog", "state", "compiled", "publish.pxd")],
     Path("src", "metalog", "analysis", "domain", "compiled"): [],
+    Path("src", "metalog", "analysis", "outputs", "compiled"): [],
 }
 PREBUILT: dict[str, Path] = {}  # module -> its up-to-date build in src/ (an editable install's)
 

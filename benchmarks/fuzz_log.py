@@ -34,7 +34,7 @@ from metalog.log.builder import BatchFields, build_batch, build_control_batch, b
 from metalog.log.chain import BatchChain
 from metalog.log.header import ATTRIBUTES_OFFSET, CRC_OFFSET, HEADER_SIZE, LENGTH_OFFSET, LOG_OVERHEAD
 from metalog.log.reader import iter_batches
-from metalog.log.scan import scan_into
+from metalog.log.scan import Scan, scan_into
 from metalog.state import MetadataLoader
 
 
@@ -98,8 +98,8 @@ def readings(data: bytes) -> list[Any]:
         read(lambda validate=validate: [(b.position, b.base_offset, b.records_count)
                                         for b in iter_batches(data, source="fuzz", validate=validate)])
     got: list[Any] = []
-    read(lambda: (scan_into(data, 0, len(data), "fuzz", 0, 1 << 62, lambda v, o: got.append((o, v)),
-                            BatchChain(0, -1)), list(got)))
+    read(lambda: (scan_into(Scan(data, len(data), "fuzz", BatchChain(0, -1), 0, 1 << 62,
+                                 lambda v, o: got.append((o, v))), 0), list(got)))
     values = [v for _, v in got] or [data[HEADER_SIZE + 7:]]
     for offset, value in enumerate(values[:8]):
         loader = MetadataLoader()

@@ -31,7 +31,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 stamp=.venv/.metalog-test-install
 wanted=$(find pyproject.toml setup.py src/metalog/codec/compiled src/metalog/log/compiled src/metalog/state/compiled \
-           src/metalog/analysis/domain/compiled -type f \
+           src/metalog/analysis/domain/compiled src/metalog/analysis/outputs/compiled -type f \
            \( -name pyproject.toml -o -name setup.py -o -name '*.pyx' -o -name '*.pxd' -o -name '*.h' \) \
            -print0 | sort -z | xargs -0 cat | sha256sum)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]; then

@@ -35,7 +35,7 @@ from metalog.log.batch import RecordBatch
 from metalog.log.builder import build_data_batch
 from metalog.log.chain import BatchChain
 from metalog.log.header import HEADER_SIZE
-from metalog.log.scan import scan_into, scan_values
+from metalog.log.scan import Scan, scan_into, scan_values
 from metalog.log.verify import verify_log
 from metalog.replay.history import MetadataHistory
 from metalog.state.image import EMPTY
@@ -254,7 +254,7 @@ def _read_every_way(data: bytes) -> list[Any]:
 
     def scanned_into() -> Any:
         got: list[tuple[int, bytes | None]] = []
-        scan_into(data, 0, len(data), "seg.log", 0, 1 << 40, lambda v, o: got.append((o, v)), BatchChain(0))
+        scan_into(Scan(data, len(data), "seg.log", BatchChain(0), 0, 1 << 40, lambda v, o: got.append((o, v))), 0)
         return got
 
     return [_answer(read) for read in (records, scanned, scanned_into)]

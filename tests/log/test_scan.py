@@ -13,7 +13,7 @@ from metalog.errors import CorruptBatchError, LogError
 from metalog.log import BatchFields, MetadataLog, Record, build_batch, iter_batches
 from metalog.log.chain import BatchChain
 from metalog.log.control import encode_control
-from metalog.log.scan import ScannedBatch, scan_into, scan_values
+from metalog.log.scan import Scan, ScannedBatch, scan_into, scan_values
 from tests.log.damage import leader_change
 
 TS = 1700000000000
@@ -80,11 +80,11 @@ def scanned_into(data: bytes, first: int, last: int, chunk: int) -> tuple[list[t
                                                                          str | None]:
     """What scan_into passes to its sink over the whole of ``data``, the last timestamp it reports, and its error."""
     got: list[tuple[bytes | None, int]] = []
-    pos, timestamp, chain = 0, None, BatchChain(0)
+    pos, timestamp = 0, None
+    scan = Scan(data, len(data), "x", BatchChain(0), first, last, lambda v, o: got.append((v, o)))
     try:
         while pos < len(data):
-            pos, count, ts, done = scan_into(data, pos, len(data), "x", first, last,
-                                             lambda v, o: got.append((v, o)), chain, chunk)
+            pos, count, ts, done = scan_into(scan, pos, chunk)
             timestamp = timestamp if ts is None else ts
             if done:
                 break
@@ -111,6 +111,49 @@ def test_scan_into_passes_what_the_general_reader_reads(batches: list, first: in
     assert (got, got_error) == (expected, error)
     if error is None:
         assert got_timestamp == timestamp
+
+
+def ended_into(data: bytes, first: int, last: int, chunk: int) -> tuple[list[tuple[object, ...]], str | None]:
+    """What scan_into tells its sink and its batch-end hook over the whole of ``data``, in the order told, and its
+    error."""
+    told: list[tuple[object, ...]] = []
+    scan = Scan(data, len(data), "x", BatchChain(0), first, last, lambda v, o: told.append(("value", o, v)),
+                lambda *end: told.append(("end", *end)))
+    pos = 0
+    try:
+        while pos < len(data):
+            pos, _, _, done = scan_into(scan, pos, chunk)
+            if done:
+                break
+    except CorruptBatchError as e:
+        return told, str(e)
+    return told, None
+
+
+@given(batches=batch_lists, first=st.integers(-1, 32), span=st.integers(0, 32),
+       chunk=st.sampled_from([1, 90, 500, 1 << 20]))
+def test_scan_into_ends_each_batch_after_its_values(batches: list, first: int, span: int,  # type: ignore[type-arg]
+                                                    chunk: int) -> None:
+    """The batch-end hook (the analysis' per-batch loop) is told of every batch, data or control, that ends at
+    ``first`` or later, up to the one holding ``last``, right after its values: (base offset, last offset, max
+    timestamp, is control, size in bytes), as the general reader reads the batch."""
+    data = build(batches)
+    last = first + span
+    expected: list[tuple[object, ...]] = []
+    error = None
+    for b in iter_batches(data, source="x"):
+        if b.base_offset > last:
+            break
+        try:
+            values = [r.value for r in b.records()]
+        except CorruptBatchError as e:
+            error = str(e)
+            break
+        if not b.is_control:
+            expected += [("value", o, v) for o, v in enumerate(values, b.base_offset) if first <= o <= last]
+        if b.last_offset >= first:
+            expected.append(("end", b.base_offset, b.last_offset, b.max_timestamp, b.is_control, b.size_in_bytes))
+    assert ended_into(data, first, last, chunk) == (expected, error)
 
 
 def test_scan_into_single_record_batches_of_every_small_size() -> None:
@@ -157,17 +200,17 @@ def test_scan_into_names_the_offset_of_a_value_its_sink_cannot_decode(jbod_dir: 
 
     data = (jbod_dir / "__cluster_metadata-0" / "00000000000000000000.log").read_bytes()
     with pytest.raises(LogError, match="offset 3: bad") as e:
-        scan_into(data, 0, len(data), "seg.log", 0, 100, sink, BatchChain(0))
+        scan_into(Scan(data, len(data), "seg.log", BatchChain(0), 0, 100, sink), 0)
     assert e.value.file == "seg.log"
 
 
 def test_scan_into_refuses_what_scan_values_refuses(jbod_dir: Path) -> None:
     data = bytearray((jbod_dir / "__cluster_metadata-0" / "00000000000000000000.log").read_bytes())
     with pytest.raises(LogError, match="past the end"):
-        scan_into(bytes(data), 0, 100, "seg.log", 0, 100, lambda v, o: None, BatchChain(0))
+        scan_into(Scan(bytes(data), 100, "seg.log", BatchChain(0), 0, 100, lambda v, o: None), 0)
     data[91 + 70] ^= 0x01
     with pytest.raises(CorruptBatchError, match="CRC-32C mismatch") as e:
-        scan_into(bytes(data), 0, len(data), "seg.log", 0, 100, lambda v, o: None, BatchChain(0))
+        scan_into(Scan(bytes(data), len(data), "seg.log", BatchChain(0), 0, 100, lambda v, o: None), 0)
     assert e.value.position == 91 + 17
 
 

@@ -154,6 +154,18 @@ def test_a_log_without_a_leader_change_has_an_unknown_leader(tmp_path: Path) -> 
     assert (d.leader_id, d.leader_epoch, d.voters_from) == (NO_LEADER, 3, None)
 
 
+def test_a_log_that_starts_inside_its_first_batch_is_read_from_that_batch(tmp_path: Path) -> None:
+    """Retention may move the log start inside a batch (delete_segments_before takes any offset): the batch holding
+    the start is read whole, as every reader reads it (before: "offset 0 is before the log start offset 1")."""
+    with new_log(tmp_path / "q") as log:
+        log.append_control([election(3000, [3000]), kraft(0)], epoch=1, timestamp=1)
+        log.append([NOOP, NOOP], epoch=1, timestamp=2)
+        log.delete_segments_before(1)
+    assert rows(tmp_path / "q") == [("election", 0, 1, 3000, (3000,), 0)]
+    with MetadataLog.open(tmp_path / "q") as log:
+        assert (log.log_start_offset, describe_quorum(log).leader_id) == (1, 3000)
+
+
 def test_an_empty_log(tmp_path: Path) -> None:
     new_log(tmp_path / "q").close()
     with MetadataLog.open(tmp_path / "q") as log:

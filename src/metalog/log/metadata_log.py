@@ -42,7 +42,7 @@ from metalog.log.epoch import FILE_NAME as EPOCH_FILE
 from metalog.log.epoch import LeaderEpochCache
 from metalog.log.log_loader import LogLoader
 from metalog.log.recovery import RecoveryReport, announce
-from metalog.log.scan import RecordSink, ScannedBatch, release_read, scan_into, scan_values
+from metalog.log.scan import BatchEnd, RecordSink, Scan, ScannedBatch, release_read, scan_into, scan_values
 from metalog.log.segment import LOG_SUFFIX, Located, LogSegment
 from metalog.log.snapshot_files import SUFFIX as SNAPSHOT_SUFFIX
 from metalog.log.snapshot_files import SnapshotId, clean_snapshot_dir, list_snapshots, parse_name
@@ -356,19 +356,22 @@ class MetadataLog:
                 with mapped(seg) as data:
                     yield from scan_values(data, pos, seg.size, seg.source, chain)
 
-    def scan_into(self, first: int, last: int, sink: RecordSink) -> Iterator[tuple[int, int | None]]:
+    def scan_into(self, first: int, last: int, sink: RecordSink,
+                  batch_end: BatchEnd | None = None) -> Iterator[tuple[int, int | None]]:
         """``sink(value, offset)`` for every data record with an offset in [first, last], in log order,
-        CRC-checked: replay's fused fast path, no object per batch (see ``metalog.log.scan``). Yields
-        ``(records passed, max timestamp of the last data batch reached or None)`` about every MiB."""
+        CRC-checked: replay's fused fast path, no object per batch (see ``metalog.log.scan``). With ``batch_end``,
+        ``batch_end(base offset, last offset, max timestamp, is control, size in bytes)`` after each batch (data or
+        control) ending at ``first`` or later, up to the one holding ``last``. Yields ``(records passed, max
+        timestamp of the last data batch reached or None)`` about every MiB."""
         for seg, pos, chain in self._reads(first):
             if chain.next_offset > last:
                 return
             if seg.size > pos:
                 with mapped(seg) as data:
+                    scan = Scan(data, seg.size, seg.source, chain, first, last, sink, batch_end)
                     released = pos - pos % mmap.PAGESIZE
                     while pos < seg.size:
-                        pos, count, timestamp, done = scan_into(data, pos, seg.size, seg.source, first, last, sink,
-                                                                chain)
+                        pos, count, timestamp, done = scan_into(scan, pos)
                         released = release_read(data, released, pos)  # a chunk's pages resident, not the segment's
                         yield count, timestamp
                         if done:

@@ -2,10 +2,12 @@
 
 One loop, ``scan_into``, walks a memory map of a segment and, for every batch, checks the frame, the
 CRC-32C and that it follows the batch before (offsets run on, epochs never decrease: see
-``metalog.log.chain``). It makes no object per batch: it hands each data record's value straight to a
-sink (replay from an offset, where per-batch objects cost more than the records); or it collects a
-``ScannedBatch`` (base offset, last offset, max timestamp, is control, values) per batch, which
-``scan_values`` yields, giving back the mapped pages it has read as it goes (``release_read``).
+``metalog.log.chain``). What it reads and where it hands it is one ``Scan``. It makes no object per batch:
+it hands each data record's value straight to a sink (replay from an offset, where per-batch objects cost
+more than the records) and, where asked, tells a batch-end hook of each batch after its values (the
+analysis, which publishes a state and counts at every batch end); or it collects a ``ScannedBatch`` (base
+offset, last offset, max timestamp, is control, values) per batch, which ``scan_values`` yields, giving back
+the mapped pages it has read as it goes (``release_read``).
 Data batches exactly as KRaft writes them are handled inline; anything else (control batches, compression, headers,
 a damaged batch) goes through RecordBatch, which decodes the general case, applies KRaft's rules for records
 (``metalog.log.kraft_records``) and raises the precise error.
@@ -16,6 +18,7 @@ from __future__ import annotations
 import mmap
 import struct
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 import crc32c
 
@@ -53,7 +56,37 @@ _CHUNK_BYTES = 1 << 20  # scan_into returns about this often, so callers can rep
 # made per batch costs about 12% of a scan of single-record batches (tuple.__new__ against a tuple display).
 ScannedBatch = tuple[int, int, int, bool, list[bytes | None]]
 RecordSink = Callable[[bytes | None, int], object]  # (record value, offset)
-_EVERY_OFFSET = (-1, 1 << 63)  # [first, last] of a scan that collects whole batches
+# (base offset, last offset, max timestamp, is control, size in bytes): a batch's end, after its values
+BatchEnd = Callable[[int, int, int, bool, int], object]
+# What one call of scan_into reached: (byte position, records handed to the sink, max timestamp of the last data
+# batch reached or None, done: every offset up to ``last`` was passed)
+Reached = tuple[int, int, int | None, bool]
+EVERY_OFFSET = (-1, (1 << 63) - 1)  # [first, last] of a scan of every offset
+
+
+@dataclass(slots=True, eq=False)
+class Scan:
+    """What ``scan_into`` reads and where it hands what it reads: ``data[:end]`` (whole batches, a segment's valid
+    extent; ``source`` names it in errors), each batch following ``chain``, which moves past it.
+
+    - ``sink(value, offset)`` is handed each data record with an offset in [``first``, ``last``], in order (a
+      sink that carries ``c_value_sink`` is handed it by the compiled loop in C: ``metalog.log.compiled.scan``);
+    - then ``batch_end(base offset, last offset, max timestamp, is control, size in bytes)`` is told of each batch
+      (data or control) ending at ``first`` or later, once its records are handed on (a hook that carries
+      ``c_batch_end`` is told in C): where a reader publishes a state per batch, as Kafka's loader does;
+    - or, with ``collect``, every batch (control batches too) is appended to it as a ScannedBatch instead, whatever
+      ``first`` and ``last`` (``scan_values``); ``sink`` and ``batch_end`` are then not used.
+    """
+
+    data: mmap.mmap | bytes
+    end: int
+    source: str
+    chain: BatchChain
+    first: int = EVERY_OFFSET[0]
+    last: int = EVERY_OFFSET[1]
+    sink: RecordSink | None = None
+    batch_end: BatchEnd | None = None
+    collect: list[ScannedBatch] | None = None
 
 
 def scan_values(data: mmap.mmap | bytes, start: int, end: int, source: str, chain: BatchChain) -> Iterator[
@@ -61,12 +94,13 @@ def scan_values(data: mmap.mmap | bytes, start: int, end: int, source: str, chai
     """Every batch in ``data[start:end]``, which must hold whole batches (a segment's valid extent), each
     following the one before from ``chain`` on; ``chain`` is past the last batch when the iterator ends.
     ``scan_into``'s loop, collecting the batches of about a MiB at a time."""
-    first, last = _EVERY_OFFSET
     pos, released = start, start - start % _PAGE
+    scan = Scan(data, end, source, chain)
     while pos < end:
         batches: list[ScannedBatch] = []
+        scan.collect = batches
         try:
-            pos = scan_into(data, pos, end, source, first, last, None, chain, collect=batches)[0]
+            pos = scan_into(scan, pos)[0]
         except MetalogError:  # the batches before the damage first, as a reader of one batch at a time sees them
             yield from batches
             raise
@@ -88,31 +122,26 @@ def release_read(data: mmap.mmap | bytes, start: int, end: int) -> int:
     return until
 
 
-def scan_into(data: mmap.mmap | bytes, pos: int, end: int, source: str, first: int, last: int,
-              sink: RecordSink | None, chain: BatchChain, chunk: int = _CHUNK_BYTES,
-              collect: list[ScannedBatch] | None = None) -> tuple[int, int, int | None, bool]:
+def scan_into(scan: Scan, pos: int, chunk: int = _CHUNK_BYTES) -> Reached:
     """``pure_scan_into``, on its compiled twin where that runs (``metalog.log.compiled.scan``: it reads the
     batches in KRaft's form itself and hands every other batch to ``pure_scan_into``, one at a time)."""
     compiled_scan_into = SCAN_INTO.compiled
     if compiled_scan_into is not None:
-        scanned: tuple[int, int, int | None, bool] = compiled_scan_into(
-            data, pos, end, source, first, last, sink, chain, chunk, collect, pure_scan_into)
-        return scanned
-    return pure_scan_into(data, pos, end, source, first, last, sink, chain, chunk, collect)
+        reached: Reached = compiled_scan_into(scan, pos, chunk, pure_scan_into)
+        return reached
+    return pure_scan_into(scan, pos, chunk)
 
 
-def pure_scan_into(data: mmap.mmap | bytes, pos: int, end: int, source: str, first: int, last: int,
-                   sink: RecordSink | None, chain: BatchChain, chunk: int = _CHUNK_BYTES,
-                   collect: list[ScannedBatch] | None = None) -> tuple[int, int, int | None, bool]:
-    """``sink(value, offset)`` for every record of the data batches in ``data[pos:end]`` (whole batches)
-    whose offset lies in [first, last], in order, for the batches that start in the next ``chunk`` bytes.
-    Each batch must follow ``chain``, which moves past it. With ``collect``, every batch (control batches too)
-    is appended to it as a ScannedBatch instead, whatever ``first`` and ``last``: ``scan_values``.
+def pure_scan_into(scan: Scan, pos: int, chunk: int = _CHUNK_BYTES) -> Reached:
+    """What ``scan`` asks (see ``Scan``) of the batches that start in ``scan.data[pos:pos + chunk]``: each must
+    follow ``scan.chain``, which moves past it. The records of control batches go to no sink.
 
     Returns ``(position reached, records passed, max timestamp of the last data batch reached or None,
     done)``; done means every offset up to ``last`` was passed (the batch after is not read). A
     DecodeError from the sink becomes a LogError naming the record's offset and the segment.
     """
+    data, end, source, chain, first, last = scan.data, scan.end, scan.source, scan.chain, scan.first, scan.last
+    sink, batch_end = scan.sink, scan.batch_end
     head, crc_of = _HEAD_AND_RECORD.unpack_from, crc32c.crc32c
     # the loop's constants as locals (a global costs more than a local, per batch)
     magic_v2, min_length, unusual, control_flag = MAGIC, MIN_BATCH_LENGTH, COMPRESSION_MASK | LOG_APPEND_TIME_FLAG, \
@@ -121,7 +150,7 @@ def pure_scan_into(data: mmap.mmap | bytes, pos: int, end: int, source: str, fir
         HEADER_SIZE + 6
     overhead, crc_from = LOG_OVERHEAD, ATTRIBUTES_OFFSET
     count, timestamp, offset = 0, None, -1
-    append = None if collect is None else collect.append
+    append = None if scan.collect is None else scan.collect.append
     until = min(end, pos + chunk)
     next_offset, epoch_floor = chain.next_offset, chain.epoch
     try:
@@ -147,6 +176,8 @@ def pure_scan_into(data: mmap.mmap | bytes, pos: int, end: int, source: str, fir
                             offset = base
                             sink(data[pos + value_at:stop - 1], base)  # type: ignore[misc]
                             count += 1
+                            if batch_end is not None:
+                                batch_end(base, base, max_ts, False, stop - pos)
                         else:
                             append((base, base, max_ts, False, [data[pos + value_at:stop - 1]]))
                         pos = stop
@@ -156,9 +187,8 @@ def pure_scan_into(data: mmap.mmap | bytes, pos: int, end: int, source: str, fir
                 chain.next_offset, chain.epoch = next_offset, epoch_floor
                 (base, _, max_ts, control, values), stop = _general_batch(data, pos, end, source, chain)
                 next_offset, epoch_floor = chain.next_offset, chain.epoch
-            if not control:
-                timestamp = max_ts
-            count += _hand_over(values, base, max_ts, control != 0, first, last, sink, append, source)
+            timestamp = timestamp if control else max_ts
+            count += _hand_over(values, base, max_ts, control != 0, scan, append, stop - pos)
             pos = stop
     except DecodeError as e:
         raise LogError(f"offset {offset}: {e}", file=source) from None
@@ -179,17 +209,24 @@ def _batch_values(data: mmap.mmap | bytes, pos: int, stop: int, n: int, control:
     return _values_of(data, pos, source)  # headers, keys, long values, control records (the CRC was checked)
 
 
-def _hand_over(values: list[bytes | None], base: int, max_ts: int, control: bool, first: int, last: int,
-               sink: RecordSink | None, append: Callable[[ScannedBatch], object] | None, source: str) -> int:
-    """The batch at ``base`` to whoever scans: appended whole when collecting, else its records in [first, last] to
-    ``sink`` (a control batch's to no one); how many records ``sink`` was handed. A DecodeError from the sink
-    becomes a LogError naming the record's offset and the segment."""
+def _hand_over(values: list[bytes | None], base: int, max_ts: int, control: bool, scan: Scan,
+               append: Callable[[ScannedBatch], object] | None, size: int) -> int:
+    """The batch at ``base`` (``size`` bytes) to whoever scans: appended whole when collecting, else its records in
+    [first, last] to ``sink`` (a control batch's to no one), then its end to ``batch_end`` if it ends at ``first``
+    or later; how many records ``sink`` was handed."""
     if append is not None:
         append((base, base + len(values) - 1, max_ts, control, values))
         return 0
-    if control:
-        return 0
-    offset = base
+    passed = 0 if control else _to_sink(values, base, scan)
+    if scan.batch_end is not None and base + len(values) > scan.first:
+        scan.batch_end(base, base + len(values) - 1, max_ts, control, size)
+    return passed
+
+
+def _to_sink(values: list[bytes | None], base: int, scan: Scan) -> int:
+    """The records of a data batch at ``base`` in [first, last] to ``sink``; how many. A DecodeError from the sink
+    becomes a LogError naming the record's offset and the segment."""
+    first, last, sink, offset = scan.first, scan.last, scan.sink, base
     try:
         if first <= base and base + len(values) <= last + 1:
             for offset, value in enumerate(values, base):
@@ -202,7 +239,7 @@ def _hand_over(values: list[bytes | None], base: int, max_ts: int, control: bool
                 passed += 1
         return passed
     except DecodeError as e:
-        raise LogError(f"offset {offset}: {e}", file=source) from None
+        raise LogError(f"offset {offset}: {e}", file=scan.source) from None
 
 
 def _values_of(data: mmap.mmap | bytes, pos: int, source: str) -> list[bytes | None]:

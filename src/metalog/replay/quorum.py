@@ -19,7 +19,7 @@ and read in full only where the scan found one.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,12 +27,14 @@ from typing import Any
 from metalog.codec.uuid import Uuid
 from metalog.errors import DecodeError, LogError
 from metalog.log import MetadataLog
+from metalog.log.batch import RecordBatch
 from metalog.log.control import ControlRecord, ControlType, decode_control
 from metalog.log.snapshot_files import SnapshotId
 from metalog.replay.points import format_time
 from metalog.snapshots import SnapshotReader
 
 NO_LEADER = -1  # Kafka's DescribeQuorum: the leader is unknown
+BatchMark = tuple[int, int, bool]  # a batch's (base offset, max timestamp, is control), as the log's scan reads it
 _ZERO = Uuid()
 
 
@@ -129,10 +131,13 @@ class _Quorum:
     last_time: int | None = None  # and its max timestamp
 
 
-def quorum_history(log: MetadataLog) -> Iterator[QuorumEvent]:
+def quorum_history(log: MetadataLog, batches: Iterable[BatchMark] | None = None) -> Iterator[QuorumEvent]:
     """Every election, voter-set change and kraft.version change of the log, in log order; first the snapshot
-    the log starts after, where retention moved its start past offset 0."""
-    yield from _walk(log, _Quorum())
+    the log starts after, where retention moved its start past offset 0. ``batches``: the (base offset, max
+    timestamp, is control) of the log's first batch from its start offset and of each of its control batches, in
+    log order, where a reader has scanned the log already (the analysis' growth pass); by default the log is
+    scanned here."""
+    yield from _walk(log, _Quorum(), batches)
 
 
 def describe_quorum(log: MetadataLog) -> QuorumDescription:
@@ -164,11 +169,13 @@ def describe_quorum(log: MetadataLog) -> QuorumDescription:
 
 
 # ---- reading ----------------------------------------------------------------------------------------------------
-def _walk(log: MetadataLog, q: _Quorum) -> Iterator[QuorumEvent]:
+def _walk(log: MetadataLog, q: _Quorum, batches: Iterable[BatchMark] | None = None) -> Iterator[QuorumEvent]:
     start = log.log_start_offset
     if start > 0:
         yield from _from_snapshot(log, q, start)
-    for base, _, timestamp, control, _ in log.scan(start):
+    if batches is None:  # every batch (only the first and the control batches make events)
+        batches = ((base, timestamp, control) for base, _, timestamp, control, _ in log.scan(start))
+    for base, timestamp, control in batches:
         if control:
             yield from _control_batch(log, q, base, timestamp)
         elif q.last_base is None and (epoch := _epoch_of(log, base)) > q.epoch:
@@ -179,7 +186,13 @@ def _walk(log: MetadataLog, q: _Quorum) -> Iterator[QuorumEvent]:
 
 
 def _epoch_of(log: MetadataLog, base: int) -> int:
-    return next(log.batches(base, validate=False)).partition_leader_epoch  # the scan checked the batch
+    return batch_at(log, base).partition_leader_epoch
+
+
+def batch_at(log: MetadataLog, base: int) -> RecordBatch:
+    """The batch at ``base``, which a scan of the log has read and checked already; the log's first batch may
+    begin before the log start offset (retention moved the start inside it)."""
+    return next(log.batches(max(base, log.log_start_offset), validate=False))
 
 
 def _unannounced(q: _Quorum, epoch: int, offset: int, timestamp: int) -> Iterator[QuorumEvent]:
@@ -191,7 +204,7 @@ def _unannounced(q: _Quorum, epoch: int, offset: int, timestamp: int) -> Iterato
 
 
 def _control_batch(log: MetadataLog, q: _Quorum, base: int, timestamp: int) -> Iterator[QuorumEvent]:
-    batch = next(log.batches(base, validate=False))  # the scan checked it
+    batch = batch_at(log, base)
     epoch = batch.partition_leader_epoch
     for record in batch.records():
         try:

@@ -75,6 +75,23 @@ def test_crafted_histories_and_times_that_step_back(tmp_path: Path, monkeypatch:
     same_outputs(logs, tmp_path, 1000, every_batch)
 
 
+@pytest.mark.parametrize("kept", [0, 1, 3])
+def test_buckets_written_out_as_the_log_moves_on_are_the_buckets_kept_whole(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch,
+                                                                         kept: int) -> None:
+    """A bucket the log's time has left ``BUCKETS_KEPT`` behind is written out as the log goes (memory flat in the
+    log's time span); where the time steps back into a bucket written out, the buckets are made again from the
+    timeline written: the same files either way."""
+    monkeypatch.setattr(replay, "CHUNK_BATCHES", 1)
+    monkeypatch.setattr(writers, "ROWS_PER_GROUP", 2)
+    monkeypatch.setattr(writers, "BUCKETS_KEPT", kept)
+    back = c.write(tmp_path / "back", [[c.feature(17), c.broker(1, 10)], [c.unfence(1, 10)], [c.zk_state(c.NONE)],
+                                       [c.broker(2, 20)], [c.unfence(2, 20)], [c.zk_state(c.NONE)]],
+                   every_ms=-1500)  # steps back a bucket, once a bucket is written out
+    logs = [str(zk_migration(tmp_path / "zk")), str(back), str(jbod_transition(tmp_path / "jbod"))]
+    same_outputs(logs, tmp_path, 1000)
+
+
 def test_a_cluster_with_several_row_groups_is_one_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import pyarrow.parquet as pq
 

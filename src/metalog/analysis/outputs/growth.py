@@ -1,5 +1,6 @@
-"""How a cluster's metadata grows, and which controller led when: one pass of its own over a log directory, apart
-from the per-batch replay (no state is built, nothing is decoded but the records' frames).
+"""How a cluster's metadata grows, and which controller led when: one scan of its own over a log directory, apart
+from the per-batch replay (no state is built, nothing is decoded but the start of the records' frames), counted
+by ``growth_count`` (compiled where built: the log's compiled scan hands it values and batch ends in C).
 
 - ``growth``: per minute of log time (the batches' maxTimestamp, floored to the minute) and record type, the
   records and their value bytes. A data record's type is the apiKey at the start of its value frame, named as
@@ -14,8 +15,9 @@ from the per-batch replay (no state is built, nothing is decoded but the records
   batches (``replay.quorum.quorum_history``): the LeaderChangeMessage that opened it, or the first batch of an
   epoch whose LeaderChangeMessage is not in the log (its leader unknown, -1).
 
-Memory is a counter per minute and type, whatever the log's size. Every batch is read as every reader reads it
-(frame, CRC, chain, KRaft's rules for its records): damage is the error ``log verify`` names.
+Memory is a row per minute and type (four int64s while the log is scanned). Every batch is read by the log's scan,
+as every reader reads it (frame, CRC, chain, KRaft's rules for its records): damage is the error ``log verify``
+names. Only the control batches are read again, for their records' types and the quorum's history.
 """
 
 from __future__ import annotations
@@ -23,24 +25,28 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
-from metalog.analysis.outputs.tables import bucket_start
+from metalog.analysis.outputs.growth_count import GrowthCount
+from metalog.codec import core
 from metalog.codec.definitions import METADATA_BY_API_KEY
-from metalog.codec.framing import metadata_api_key
 from metalog.errors import DecodeError, LogError
 from metalog.log import MetadataLog
-from metalog.log.batch import RecordBatch
 from metalog.log.control import MESSAGES, ControlType, parse_control_key
-from metalog.replay.quorum import QuorumEvent, quorum_history
+from metalog.replay.quorum import QuorumEvent, batch_at, quorum_history
 from metalog.snapshots import SnapshotReader
 
 MINUTE_MS = 60_000
 LEADERSHIP_KINDS = ("election", "epoch")  # quorum history's events that start an epoch
 _CONTROL = 1 << 16  # a control record's type among the data records' apiKeys: _CONTROL + its ControlRecordType
+ALL_OFFSETS = (1 << 63) - 1  # the scan's last offset: to the log's end
+# The counting's compiled twin (``.compiled`` None: the pure GrowthCount runs), in the "analysis" core.
+GROWTH_COUNT = core.register_twin("analysis", "metalog.analysis.outputs.compiled.growth_count", "GrowthCount",
+                                  GrowthCount)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TypeMinute:
     """``growth``: the records of one type whose batches are stamped within one minute."""
 
@@ -50,7 +56,7 @@ class TypeMinute:
     bytes: int  # the records' values (the metadata record frames), not their batches' headers
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LogMinute:
     """``log_size``: the batches stamped within one minute, and the log's bytes up to the end of it."""
 
@@ -117,12 +123,14 @@ def record_type_name(type_key: int) -> str:
 
 
 def read_growth(path: str | os.PathLike[str], name: str) -> ClusterGrowth:
-    """The four tables of the log directory ``path``, for the cluster ``name``."""
+    """The four tables of the log directory ``path``, for the cluster ``name``: one scan of the log
+    (``growth_count``), then its control batches and its snapshots."""
     with MetadataLog.open(path) as log:
         out = ClusterGrowth(name)
-        out.growth, out.log_size = _minutes(log)
+        count = _count(log)
+        out.growth, out.log_size = _growth_rows(count), _log_size_rows(count)
         out.snapshots = list(_snapshots(log))
-        out.leadership = [leadership(e) for e in quorum_history(log) if e.kind in LEADERSHIP_KINDS]
+        out.leadership = [leadership(e) for e in quorum_history(log, count.marks) if e.kind in LEADERSHIP_KINDS]
     return out
 
 
@@ -134,77 +142,93 @@ def leadership(event: QuorumEvent) -> Leadership:
                       ",".join(map(str, event.granting_voters)), event.record)
 
 
-def _minutes(log: MetadataLog) -> tuple[list[TypeMinute], list[LogMinute]]:
-    by_type: dict[tuple[int, int], list[int]] = {}  # (minute, type key) -> [records, bytes]
-    by_minute: dict[int, list[int]] = {}  # minute -> [batches, bytes]
+def growth_counter() -> type[GrowthCount]:
+    """The GrowthCount class that runs: the compiled twin where it was built and ``METALOG_PURE`` is not set."""
+    found: type[GrowthCount] = GrowthCount if GROWTH_COUNT.compiled is None else GROWTH_COUNT.compiled
+    return found
+
+
+def _count(log: MetadataLog) -> GrowthCount:
+    """Every batch from the log start offset, read by the log's scan (frame, CRC, chain, KRaft's rules: its
+    damage is the error ``log verify`` names), counted."""
     start = log.log_start_offset
-    minute, after, sizes, counts_of = 1, 0, [0, 0], _TypeCounts(by_type)  # (no batch is in [1, 0))
-    for batch in log.batches(start):
-        timestamp = batch.max_timestamp
-        if not minute <= timestamp < after:  # another minute (batches come a minute at a time)
-            minute = bucket_start(timestamp, MINUTE_MS)
-            after = (minute // MINUTE_MS + 1) * MINUTE_MS  # (the first minute of int64 is cut short)
-            sizes = by_minute.setdefault(minute, [0, 0])
-            counts_of = _TypeCounts(by_type, minute)
-        sizes[0] += 1
-        sizes[1] += batch.size_in_bytes
-        if batch.is_control or batch.base_offset < start:
-            for type_key, value_bytes in _record_types(batch, start):
-                counts_of.add(type_key, value_bytes)
-            continue
-        for record in batch.records():
-            value = record.value
-            api_key = metadata_api_key(value)
-            if api_key is None:
-                raise _not_a_frame(record.offset, batch)
-            counts_of.add(api_key, len(value) if value is not None else 0)
-    growth = [TypeMinute(minute, name, records, size) for (minute, name), (records, size) in
-              sorted(((m, record_type_name(k)), c) for (m, k), c in by_type.items())]
+    count = growth_counter()(lambda base: _control_types(log, base, start), MINUTE_MS)
+    for _ in log.scan_into(start, ALL_OFFSETS, count, count.batch_end):
+        pass
+    count.close()
+    return count
+
+
+def _growth_rows(count: GrowthCount) -> list[TypeMinute]:
+    """``growth``'s rows by minute and type name, from the counter's columns (a minute the log came back to is
+    added up)."""
+    names: dict[int, str] = {}
+    for key in set(count.type_keys):
+        names[key] = record_type_name(key)
+    minutes = count.minutes
+    if all(a < b for a, b in pairwise(minutes)):  # each minute counted once, in order: no sums, no sort
+        columns = zip(count.type_minutes, count.type_keys, count.type_records, count.type_bytes, strict=True)
+        rows = [TypeMinute(minute, names[key], records, size) for minute, key, records, size in columns]
+        return _by_name_within_minutes(rows)
+    summed: dict[tuple[int, str], list[int]] = {}
+    for minute, key, records, size in zip(count.type_minutes, count.type_keys, count.type_records,
+                                          count.type_bytes, strict=True):
+        counts = summed.get((minute, names[key]))
+        if counts is None:
+            summed[(minute, names[key])] = [records, size]
+        else:
+            counts[0] += records
+            counts[1] += size
+    return [TypeMinute(minute, name, records, size) for (minute, name), (records, size) in sorted(summed.items())]
+
+
+def _by_name_within_minutes(rows: list[TypeMinute]) -> list[TypeMinute]:
+    """``rows``, in minute order already, sorted by type name within each minute (the counter keeps key order)."""
+    out: list[TypeMinute] = []
+    start = 0
+    for i in range(1, len(rows) + 1):
+        if i == len(rows) or rows[i].minute != rows[start].minute:
+            out += sorted(rows[start:i], key=_name) if i - start > 1 else rows[start:i]
+            start = i
+    return out
+
+
+def _name(row: TypeMinute) -> str:
+    return row.record_type
+
+
+def _log_size_rows(count: GrowthCount) -> list[LogMinute]:
+    """``log_size``'s rows by minute, the log's bytes summed up to each (a minute the log came back to is added
+    up)."""
+    by_minute: dict[int, list[int]] = {}
+    for minute, batches, size in zip(count.minutes, count.minute_batches, count.minute_bytes, strict=True):
+        sizes = by_minute.get(minute)
+        if sizes is None:
+            by_minute[minute] = [batches, size]
+        else:
+            sizes[0] += batches
+            sizes[1] += size
     log_size, total = [], 0
     for minute, (batches, size) in sorted(by_minute.items()):
         total += size
         log_size.append(LogMinute(minute, batches, size, total))
-    return growth, log_size
+    return log_size
 
 
-class _TypeCounts:
-    """One minute's [records, bytes] by record type, in ``by_type`` (keyed (minute, type key)), each found once."""
-
-    def __init__(self, by_type: dict[tuple[int, int], list[int]], minute: int = 0) -> None:
-        self.by_type, self.minute = by_type, minute
-        self.mine: dict[int, list[int]] = {}
-
-    def add(self, type_key: int, value_bytes: int) -> None:
-        counts = self.mine.get(type_key)
-        if counts is None:
-            counts = self.mine[type_key] = self.by_type.setdefault((self.minute, type_key), [0, 0])
-        counts[0] += 1
-        counts[1] += value_bytes
-
-
-def _not_a_frame(offset: int, batch: RecordBatch) -> LogError:
-    return LogError(f"offset {offset}: the record's value is not a metadata record frame (frame version 1, apiKey, "
-                    "version)", file=batch.source)
-
-
-def _record_types(batch: RecordBatch, start: int) -> Iterator[tuple[int, int]]:
-    """(type key, value bytes) of each record of ``batch`` from offset ``start`` on."""
-    control = batch.is_control
+def _control_types(log: MetadataLog, base: int, start: int) -> list[tuple[int, int]]:
+    """(type key, value bytes) of each record of the control batch at ``base`` from offset ``start`` on (the scan
+    checked the batch and its records against KRaft's rules)."""
+    batch = batch_at(log, base)
+    found = []
     for record in batch.records():
         if record.offset < start:
             continue
-        value = record.value
-        size = 0 if value is None else len(value)
-        if control:
-            try:
-                yield _CONTROL + parse_control_key(record.key), size
-            except DecodeError as e:
-                raise LogError(f"offset {record.offset}: control record: {e}", file=batch.source) from None
-            continue
-        api_key = metadata_api_key(value)
-        if api_key is None:
-            raise _not_a_frame(record.offset, batch)
-        yield api_key, size
+        try:
+            key = _CONTROL + parse_control_key(record.key)
+        except DecodeError as e:
+            raise LogError(f"offset {record.offset}: control record: {e}", file=batch.source) from None
+        found.append((key, 0 if record.value is None else len(record.value)))
+    return found
 
 
 def _snapshots(log: MetadataLog) -> Iterator[Snapshot]:

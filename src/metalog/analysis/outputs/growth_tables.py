@@ -13,7 +13,7 @@ import csv
 import os
 import shutil
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import astuple, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +70,8 @@ def kind(table: str, column: str) -> str:
 
 def rows_of(growth: ClusterGrowth, table: str) -> list[tuple[Any, ...]]:
     """One cluster's rows of ``table``, as tuples in ``columns(table)``'s order but the cluster."""
-    return [astuple(row) for row in growth.table(table)]
+    names = [c for c, _, _ in GROWTH_TABLES[table]]
+    return [tuple(getattr(row, c) for c in names) for row in growth.table(table)]
 
 
 @dataclass(frozen=True)
@@ -125,10 +126,10 @@ def write_parquet(out: Path, table: str, found: Sequence[ClusterGrowth]) -> Path
     types = {TIME: pa.timestamp("ms", tz="UTC"), INT: pa.int64(), TEXT: pa.string()}
     schema = pa.schema([(c, types[k]) for c, k, _ in GROWTH_TABLES[table]])
     for growth in found:
-        rows = rows_of(growth, table)
+        rows = growth.table(table)
         if rows:
             (root / partition_dir(growth.name)).mkdir()
-            arrays = [arrow_array(col, f.type) for col, f in zip(zip(*rows, strict=True), schema, strict=True)]
+            arrays = [arrow_array([getattr(row, f.name) for row in rows], f.type) for f in schema]
             pq.write_table(pa.Table.from_arrays(arrays, schema=schema),
                            root / partition_dir(growth.name) / "part-00000.parquet")
     return root

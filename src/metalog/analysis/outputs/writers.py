@@ -174,15 +174,19 @@ def fresh_tables(out: Path) -> None:
 
 
 class ClusterTables:
-    """One cluster's Parquet tables (a ``ParquetPart`` per table, its ``timeline_buckets`` at the end) and its
-    series of controller_metrics.om (``series``), from its chunks in log order: what the python engine writes per
-    cluster, and what a Spark executor writes for the cluster it replays. ``close`` returns the cluster's bucket
-    rows (``timeline_buckets``' values in its column order but the cluster, by bucket start)."""
+    """One cluster's Parquet tables (a ``ParquetPart`` per table) and its series of controller_metrics.om
+    (``series``), from its chunks in log order: what the python engine writes per cluster, and what a Spark executor
+    writes for the cluster it replays.
+
+    ``timeline_buckets`` holds the last timeline row of each bucket, by bucket start. A bucket the log's time has
+    left ``BUCKETS_KEPT`` buckets behind is written out (its part is written in bucket order, a row group at a
+    time, as the whole would be); the rest are kept. Should the log's time step back into a bucket already written
+    out, the buckets are made again at ``close`` from the timeline written (``BucketRows``): the same file."""
 
     def __init__(self, out: Path, name: str, width_ms: int, series: SeriesBlocks) -> None:
         self.out, self.name, self.width_ms, self.series = out, name, width_ms, series
         self._parts = {table: ParquetPart(out, table, name) for table in TABLES if table != BUCKETS.name}
-        self._buckets: dict[int, tuple[Any, ...]] = {}  # bucket start -> its last timeline row's values
+        self._buckets = BucketRows(out, name, width_ms)
         self.batches = self.events = 0
 
     def add(self, chunk: Chunk) -> None:
@@ -193,26 +197,83 @@ class ClusterTables:
         self._parts[table].add(chunk)
         if table == TIMELINE.name:
             self.batches += len(chunk)
-            starts = bucket_starts(chunk.ints("timestamp"), self.width_ms)
-            last = dict(zip(starts, range(len(starts)), strict=True))  # each bucket's last row
-            self._buckets.update((start, chunk.row(i)) for start, i in last.items())
+            self._buckets.add(chunk)
             self.series.add(chunk)
         elif table == EVENTS.name:
             self.events += len(chunk)
 
-    def close(self) -> list[tuple[Any, ...]]:
+    def close(self) -> None:
         for part in self._parts.values():
             part.close()
-        buckets = [(start, *row) for start, row in sorted(self._buckets.items())]
-        if buckets:
-            bucket_part = ParquetPart(self.out, BUCKETS.name, self.name)
-            bucket_part.add(from_rows(BUCKETS, self.name, buckets))
-            bucket_part.close()
+        self._buckets.close()
         if not self.series.in_order:  # its times step back: the samples from the timeline written
             self.series.from_rows([row for batch in iter_cluster(self.out / TIMELINE.name, self.name)
                                    for row in batch])
         self.series.close()
-        return buckets
+
+
+BUCKETS_KEPT = 64  # buckets behind the latest one the log's time reached that are kept, not yet written out
+
+
+class BucketRows:
+    """One cluster's ``timeline_buckets``: the last timeline row of each bucket of ``width_ms``, written to its
+    partition's file in bucket order (``ClusterTables``)."""
+
+    def __init__(self, out: Path, name: str, width_ms: int) -> None:
+        self.out, self.name, self.width_ms = out, name, width_ms
+        self._kept: dict[int, tuple[Any, ...]] = {}  # bucket start -> its last timeline row's values
+        self._part: ParquetPart | None = None
+        self._written: int | None = None  # the start of the last bucket written out
+        self._latest: int | None = None  # the latest bucket start the log's time reached
+        self._stepped_back = False  # into a bucket written out: made again at close
+
+    def add(self, timeline: Chunk) -> None:
+        """A chunk of the cluster's timeline_batches, in log order."""
+        if self._stepped_back:
+            return
+        starts = bucket_starts(timeline.ints("timestamp"), self.width_ms)
+        if self._written is not None and min(starts) <= self._written:
+            self._stepped_back = True
+            return
+        last = dict(zip(starts, range(len(starts)), strict=True))  # each bucket's last row
+        self._kept.update((start, timeline.row(i)) for start, i in last.items())
+        latest = max(starts) if self._latest is None else max(self._latest, *starts)
+        self._latest = latest
+        self._write_before(latest - BUCKETS_KEPT * self.width_ms)
+
+    def close(self) -> None:
+        if self._stepped_back:
+            self._again()
+        else:
+            self._write_before(None)
+        if self._part is not None:
+            self._part.close()
+
+    def _write_before(self, start: int | None) -> None:
+        """The buckets kept that start before ``start`` (None: all) into the part, in order."""
+        done = sorted(b for b in self._kept if start is None or b < start)
+        if not done:
+            return
+        rows = [(b, *self._kept.pop(b)) for b in done]
+        if self._part is None:
+            self._part = ParquetPart(self.out, BUCKETS.name, self.name)
+        self._part.add(from_rows(BUCKETS, self.name, rows))
+        self._written = done[-1]
+
+    def _again(self) -> None:
+        """The buckets made from the timeline written, a batch at a time: the log's time stepped back into a bucket
+        already written out."""
+        if self._part is not None:
+            self._part.close()
+            self._part.path.unlink()
+            self._part = None
+        self._kept.clear()
+        columns = [c.name for c in TIMELINE.values]
+        for batch in iter_cluster(self.out / TIMELINE.name, self.name):
+            rows = [tuple(row[c] for c in columns) for row in batch]
+            starts = bucket_starts([row["timestamp"] for row in batch], self.width_ms)
+            self._kept.update(zip(starts, rows, strict=True))
+        self._write_before(None)
 
 
 class TableWriters:
@@ -224,8 +285,6 @@ class TableWriters:
         self.out, self.width_ms, self.metrics_every_batch = out, width_ms, metrics_every_batch
         fresh_tables(out)
         self.csv = {table: CsvTable(out, table) for table in TABLES if table != "timeline_buckets"} if csv else {}
-        # every cluster's bucket rows in the table's column order, for the CSV (sorted by cluster name)
-        self._buckets: dict[tuple[str, int], tuple[Any, ...]] = {}
         self._scratch = Path(tempfile.mkdtemp(prefix=".controller_metrics-", dir=out))
         self._blocks: list[tuple[str, SeriesBlocks]] = []
         self._cluster: ClusterTables | None = None
@@ -255,18 +314,18 @@ class TableWriters:
     def end_cluster(self) -> None:
         cluster = self._cluster
         assert cluster is not None
-        buckets = cluster.close()
+        cluster.close()
         self.batches += cluster.batches
         self.events_written += cluster.events
-        at, name = BUCKETS.cluster_at, cluster.name
-        self._buckets.update(((name, row[0]), (*row[:at], name, *row[at:])) for row in buckets)
 
     def close(self) -> list[Path]:
         """The fleet's last files: the CSV of buckets and controller_metrics.om; every path written."""
         written = [self.out / table for table in TABLES]
-        if self.csv:
-            buckets = CsvTable(self.out, "timeline_buckets")
-            buckets.add(row for _, row in sorted(self._buckets.items(), key=lambda kv: kv[0]))
+        if self.csv:  # the clusters' buckets by name, read back a batch at a time
+            buckets = CsvTable(self.out, BUCKETS.name)
+            for name in sorted({name for name, _ in self._blocks}):
+                for batch in iter_cluster(self.out / BUCKETS.name, name):
+                    buckets.add([row[c] for c in BUCKETS.names] for row in batch)
             buckets.close()
             written += [self.out / f"{table}.csv" for table in TABLES]
         order = {name: series for name, series in self._blocks}

@@ -13,7 +13,9 @@ this module: ``metalog.log.header.check_layout``).
 
 A sink that carries ``c_value_sink`` (a capsule named ``metalog.value_sink.v1`` holding a ``ml_value_sink``: the
 compiled replay of ``metalog.state.compiled.loader``) is handed each value as a pointer and a length, without a
-bytes object; any other sink is called with the value's bytes.
+bytes object; any other sink is called with the value's bytes. A batch-end hook that carries ``c_batch_end`` (a
+capsule named ``metalog.batch_end.v1`` holding a ``ml_batch_end``: the analysis' loop,
+``metalog.analysis.domain.compiled.loop``) is told of each batch's end in C; any other hook is called.
 """
 
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
@@ -40,6 +42,18 @@ cdef extern from *:
     """
     ctypedef struct ml_value_sink:
         int (*feed)(object sink, const unsigned char *p, Py_ssize_t n, int64_t offset) except -1
+
+cdef extern from *:
+    """
+    /* The batch-end protocol, shared with metalog/analysis/domain/compiled/loop.pyx (which defines the same struct):
+       a batch's base offset, last offset, max timestamp, whether it is a control batch, its size in bytes. */
+    typedef struct {
+        int (*end)(PyObject *hook, int64_t base, int64_t last, int64_t timestamp, int control,
+                   Py_ssize_t size);  /* -1: error set */
+    } ml_batch_end;
+    """
+    ctypedef struct ml_batch_end:
+        int (*end)(object hook, int64_t base, int64_t last, int64_t timestamp, int control, Py_ssize_t size) except -1
 
 CYTHON_VERSION = METALOG_CYTHON_VERSION.decode()
 ml_crc_init()
@@ -112,10 +126,21 @@ cdef inline Py_ssize_t _kraft_ends(const unsigned char *p, Py_ssize_t pos, Py_ss
     return 1 if pos == limit else 0
 
 
-def scan_into(data, Py_ssize_t pos, Py_ssize_t end, source, first_offset, last_offset, sink, chain,
-              Py_ssize_t chunk, collect, pure):
-    """``metalog.log.scan.scan_into``, compiled; ``pure`` is the pure loop, to which it hands the batches it does not
-    read (see the module's docstring)."""
+cdef void *_capsule(obj, str attribute, const char *name) except? NULL:
+    """The C entry point a sink or hook carries (a capsule named ``name`` in its ``attribute``), or NULL."""
+    cap = getattr(obj, attribute, None)
+    if cap is not None and PyCapsule_IsValid(cap, name):
+        return PyCapsule_GetPointer(cap, name)
+    return NULL
+
+
+def scan_into(scan, Py_ssize_t pos, Py_ssize_t chunk, pure):
+    """``metalog.log.scan.scan_into``, compiled: what ``scan`` (a ``metalog.log.scan.Scan``) asks of the batches
+    that start in the next ``chunk`` bytes; ``pure`` is the pure loop, to which it hands the batches it does not read
+    (see the module's docstring)."""
+    data, source, chain = scan.data, scan.source, scan.chain
+    cdef Py_ssize_t end = scan.end
+    first_offset, last_offset, sink, hook, collect = scan.first, scan.last, scan.sink, scan.batch_end, scan.collect
     # [first, last] as int64 (an offset is one: a bound past int64 means "all")
     cdef int64_t first = min(max(first_offset, -0x8000000000000000), 0x7FFFFFFFFFFFFFFF)
     cdef int64_t last = min(max(last_offset, -0x8000000000000000), 0x7FFFFFFFFFFFFFFF)
@@ -133,13 +158,12 @@ def scan_into(data, Py_ssize_t pos, Py_ssize_t end, source, first_offset, last_o
     cdef Py_ssize_t *starts = starts_local
     cdef Py_ssize_t *ends = ends_local
     cdef bytearray spill = None
-    cdef ml_value_sink *csink = NULL
+    cdef ml_value_sink *csink = <ml_value_sink *>_capsule(sink, "c_value_sink", b"metalog.value_sink.v1")
+    cdef ml_batch_end *cend = <ml_batch_end *>_capsule(hook, "c_batch_end", b"metalog.batch_end.v1")
     cdef object whole = None
     cdef bint collecting = collect is not None
+    cdef bint ending = hook is not None and not collecting
     cdef bint ok
-    cap = getattr(sink, "c_value_sink", None)
-    if cap is not None and PyCapsule_IsValid(cap, b"metalog.value_sink.v1"):
-        csink = <ml_value_sink *>PyCapsule_GetPointer(cap, b"metalog.value_sink.v1")
     PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
     try:
         p = <const unsigned char *>view.buf
@@ -177,7 +201,7 @@ def scan_into(data, Py_ssize_t pos, Py_ssize_t end, source, first_offset, last_o
                         ok = _kraft_ends(p, pos + HEADER_SIZE, stop, count, starts, ends) == 1
             if not ok:  # the pure loop reads this batch, or says what is wrong with it
                 chain.next_offset, chain.epoch = next_offset, epoch_floor
-                got = pure(data, pos, end, source, first_offset, last_offset, sink, chain, 1, collect)
+                got = pure(scan, pos, 1)
                 next_offset, epoch_floor = chain.next_offset, chain.epoch
                 pos = got[0]
                 passed += got[1]
@@ -207,6 +231,11 @@ def scan_into(data, Py_ssize_t pos, Py_ssize_t end, source, first_offset, last_o
                     passed += 1
             except DecodeError as e:
                 raise LogError(f"offset {offset}: {e}", file=source) from None
+            if ending and base + count - 1 >= first:
+                if cend is not NULL:
+                    cend.end(hook, base, base + count - 1, max_ts, 0, stop - pos)
+                else:
+                    hook(base, base + count - 1, max_ts, False, stop - pos)
             pos = stop
     finally:
         chain.next_offset, chain.epoch = next_offset, epoch_floor
