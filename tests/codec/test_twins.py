@@ -80,7 +80,7 @@ def test_metalog_pure_registers_every_twin_pure(fake_modules: dict[str, ModuleTy
 
 def test_every_layer_registers_its_own_twins_and_none_names_another() -> None:
     """The log core's twins are the log's and the state's, each registered from its own package; the analysis'
-    step is the analysis'. (codec/core.py names no module of a layer above it.)"""
+    step and loop are the analysis'. (codec/core.py names no module of a layer above it.)"""
     import metalog.analysis.domain.twins
     import metalog.bench.cores  # noqa: F401  (the log and state layers, registered)
 
@@ -88,7 +88,8 @@ def test_every_layer_registers_its_own_twins_and_none_names_another() -> None:
               if t.module.startswith("metalog.")}
     assert owners == {("log", "metalog.log", "metalog.log.batch"), ("log", "metalog.log", "metalog.log.reader"),
                       ("log", "metalog.log", "metalog.log.scan"), ("log", "metalog.state", "metalog.state.loader"),
-                      ("analysis", "metalog.analysis.domain", "metalog.analysis.domain.step")}
+                      ("analysis", "metalog.analysis.domain", "metalog.analysis.domain.step"),
+                      ("analysis", "metalog.analysis.domain", "metalog.analysis.domain.loop")}
     with open(core.__file__) as f:
         source = f.read()
     assert not [m for m in ("metalog.log.compiled", "metalog.state.compiled", "metalog.analysis") if m in source]
