@@ -25,7 +25,7 @@ COMPILED_DIRS = {
     COMPILED: [COMPILED / "_reader.h", COMPILED / "_reader.pxd"],
     Path("src", "metalog", "log", "compiled"): [Path("src", "metalog", "log", "compiled", "_log.h"),
                                                  Path("src", "metalog", "log", "compiled", "_header.pxi")],
-    Path("src", "metalog", "state", "compiled"): [],
+    Path("src", "metalog", "state", "compiled"): [Path("src", "metalog", "state", "compiled", "publish.pxd")],
     Path("src", "metalog", "analysis", "domain", "compiled"): [],
 }
 PREBUILT: dict[str, Path] = {}  # module -> its up-to-date build in src/ (an editable install's)

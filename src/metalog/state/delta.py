@@ -63,7 +63,12 @@ class TopicDelta:
 
 
 class MetadataDelta:
-    """Changes over ``image``; cheap to replay into, ``apply()`` to get the resulting image."""
+    """Changes over ``image``; cheap to replay into, ``apply()`` to get the resulting image. Slotted: the loader's
+    compiled publish (``metalog.state.compiled.publish``) reads these fields at their slots."""
+
+    __slots__ = ("image", "offset", "metadata_version", "features", "zk_migration_state", "brokers", "controllers",
+                 "topics", "deleted_topics", "configs", "cleared_configs", "client_quotas", "next_producer_id", "acls",
+                 "scram", "delegation_tokens")
 
     def __init__(self, image: MetadataImage) -> None:
         self.image = image

@@ -29,9 +29,10 @@ from typing import Any
 from metalog.codec import core
 from metalog.codec.framing import FAST_PATH_MISSES, FRAME_VERSION, decode_metadata_record
 from metalog.errors import DecodeError, ReplayError
-from metalog.state.delta import MetadataDelta, located
+from metalog.state.delta import MetadataDelta, TopicDelta, located
 from metalog.state.enums import record_type_name
-from metalog.state.image import EMPTY, MetadataImage, set_working, working_copy
+from metalog.state.image import EMPTY, MetadataImage, TopicImage, set_working, working_copy
+from metalog.state.publish import BatchPublishParts
 from metalog.state.rules import TRANSACTION_MARKERS, dispatch
 from metalog.state.value_replay import NO_OP, value_replay_parts
 
@@ -94,6 +95,13 @@ class MetadataLoader:
     state replaced whole (a snapshot, or the first publish of a loader started inside a transaction) is told
     ``(None, image)``. Kafka's publishers work the same way from the delta and the image before it
     (ControllerMetadataMetricsPublisher's ControllerMetricsChanges).
+
+    The loader's publish state is public for its compiled twins (``metalog.state.value_replay``,
+    ``metalog.state.publish``), which read and write it as the methods here do; a caller reads ``image``, ``state``
+    and ``in_transaction`` instead: ``published_state`` (the state the delta is made over: the image, or with
+    ``images=False`` the working copy), ``published_image`` (it as an image; None: not built yet), ``marker_state``
+    (the transaction state after the last marker: see ``state``) and ``clean_offset`` (records after it are in the
+    delta, not yet published).
     """
 
     def __init__(self, image: MetadataImage = EMPTY, *, transaction: OpenTransaction | None = None,
@@ -102,36 +110,40 @@ class MetadataLoader:
                  images: bool = True) -> None:
         self._dispatch = dispatch()
         self.images = images
-        self._published = image if images else working_copy(image)  # the published state the delta is made over
-        self._image: MetadataImage | None = image  # the published state as an image (None: not built yet)
+        self.published_state = image if images else working_copy(image)  # the state the delta is made over
+        self.published_image: MetadataImage | None = image  # the published state as an image (None: not built)
         self.on_abort = on_abort
         self.on_publish = on_publish
         self.transaction_start: int | None = None  # the open transaction's BeginTransactionRecord
         self.offset = image.offset  # the last record loaded (a control batch holds none)
-        self._state = NO_TRANSACTION  # the state after the last transaction marker (see ``state``)
+        self.marker_state = NO_TRANSACTION  # the state after the last transaction marker (see ``state``)
         self._marker = image.offset  # the offset of the last transaction marker
-        self._clean = image.offset  # records after this offset are in the delta, not yet published
-        self.delta = MetadataDelta(self._published)  # the records loaded since the last publish
+        self.clean_offset = image.offset  # records after this offset are in the delta, not yet published
+        self.delta = MetadataDelta(self.published_state)  # the records loaded since the last publish
         compiled_value_replay = VALUE_REPLAY.compiled
         if compiled_value_replay is not None:
             self.replay_value = compiled_value_replay(  # type: ignore[method-assign]
                 self, MethodType(MetadataLoader.replay_value, self), value_replay_parts())
             self.replay_values = self.replay_value.replay_values  # type: ignore[method-assign,attr-defined]
+        compiled_end_batch = END_BATCH.compiled
+        if compiled_end_batch is not None:
+            self.end_batch = compiled_end_batch(  # type: ignore[method-assign]
+                self, MethodType(MetadataLoader.end_batch, self), PUBLISH_PARTS)
         if transaction is not None:
             pending = transaction.pending
             self.delta = MetadataDelta(pending)
             self.transaction_start = transaction.begin_offset
             self.offset = max(image.offset, pending.offset, transaction.begin_offset)
             self._marker = transaction.begin_offset
-            self._state = STARTED  # CONTINUED as soon as a record followed the Begin (``state``)
+            self.marker_state = STARTED  # CONTINUED as soon as a record followed the Begin (``state``)
 
     @property
     def image(self) -> MetadataImage:
         """The last published state. With ``images=False`` it is built here, from the working copy, when it is
         first read after a publish (a copy of every map: ask only where an image is needed)."""
-        image = self._image
+        image = self.published_image
         if image is None:
-            image = self._image = working_copy(self._published)
+            image = self.published_image = working_copy(self.published_state)
         return image
 
     # ---- the transaction state ---------------------------------------------------------------------------
@@ -140,7 +152,7 @@ class MetadataLoader:
         """Kafka's transaction state after the last record loaded. A record after a marker moves STARTED to
         CONTINUED and ENDED or ABORTED to NO_TRANSACTION, as in Kafka's ``replay``; derived here from the
         offsets, so the replay loop pays nothing for it."""
-        s = self._state
+        s = self.marker_state
         if self.offset > self._marker:
             if s is STARTED:
                 return CONTINUED
@@ -151,7 +163,7 @@ class MetadataLoader:
     @property
     def in_transaction(self) -> bool:
         """A transaction is open: its records are not in ``image``."""
-        return self._state is STARTED  # (never CONTINUED: ``state`` derives it)
+        return self.marker_state is STARTED  # (never CONTINUED: ``state`` derives it)
 
     # ---- records of the current batch ---------------------------------------------------------------------
     def replay(self, record: Any, offset: int) -> None:
@@ -206,17 +218,17 @@ class MetadataLoader:
                 raise ReplayError(f"a transaction is already open (since offset {self.transaction_start})",
                                   offset=offset, record=record_type_name(name))
             self._publish(offset - 1)  # Kafka's loadBatch emits the delta when a transaction starts
-            self._clean = offset
-            self._state, self.transaction_start = STARTED, offset
+            self.clean_offset = offset
+            self.marker_state, self.transaction_start = STARTED, offset
         elif state not in OPEN:
             raise ReplayError("no transaction is open", offset=offset, record=record_type_name(name))
         elif name == _END:
-            self._state, self.transaction_start = ENDED, None
+            self.marker_state, self.transaction_start = ENDED, None
         else:
             begin = self.transaction_start
-            self.delta = MetadataDelta(self._published)  # the transaction's records are dropped
-            self._clean = offset
-            self._state, self.transaction_start = ABORTED, None
+            self.delta = MetadataDelta(self.published_state)  # the transaction's records are dropped
+            self.clean_offset = offset
+            self.marker_state, self.transaction_start = ABORTED, None
             if self.on_abort is not None:
                 self.on_abort(AbortedTransaction(offset, begin))  # type: ignore[arg-type]
         self._marker = offset
@@ -226,60 +238,60 @@ class MetadataLoader:
         """The batch ending at ``last_offset`` is loaded: Kafka's ``maybeFlushBatches`` after one batch.
         Publishes and returns the new image unless a transaction is open (then None: nothing is published);
         with ``images=False`` it returns None either way (``in_transaction`` says which, ``image`` builds it)."""
-        if self._state is STARTED:  # a transaction is open (``_state`` is never CONTINUED: ``state`` derives it)
+        if self.marker_state is STARTED:  # a transaction is open (never CONTINUED: ``state`` derives it)
             return None
         self._publish(last_offset)  # (publish() without its checks: once per batch in the analysis)
-        self._state = NO_TRANSACTION
-        return self._image if self.images else None
+        self.marker_state = NO_TRANSACTION
+        return self.published_image if self.images else None
 
     def publish(self, offset: int) -> MetadataImage:
         """Publish everything loaded as the state at ``offset``; refused while a transaction is open."""
-        if self._state is STARTED:
+        if self.marker_state is STARTED:
             raise ReplayError(f"a transaction is open (since offset {self.transaction_start}): its records "
                               "cannot be published before it ends", offset=offset)
         if offset < self.offset:
             raise ValueError(f"cannot publish at {offset}: records up to {self.offset} are loaded")
         self._publish(offset)
-        self._state = NO_TRANSACTION
+        self.marker_state = NO_TRANSACTION
         return self.image
 
     def _publish(self, offset: int) -> None:
-        if self.offset > self._clean:
+        if self.offset > self.clean_offset:
             delta = self.delta
             delta.offset = offset
             if not self.images:
                 self._publish_in_place(delta)
             else:
-                image = self._published = self._image = delta.apply()
+                image = self.published_state = self.published_image = delta.apply()
                 self.delta = MetadataDelta(image)
                 if self.on_publish is not None:
                     self.on_publish(delta, image)
-        elif self._published.offset != offset:
+        elif self.published_state.offset != offset:
             if self.images:
-                self._published = self._image = replace(self._published, offset=offset)
-                self.delta = MetadataDelta(self._published)
+                self.published_state = self.published_image = replace(self.published_state, offset=offset)
+                self.delta = MetadataDelta(self.published_state)
             else:
-                state = self._published
+                state = self.published_state
                 set_working(state, offset=offset, features=state.features, next_producer_id=state.next_producer_id)
                 self.delta.offset = offset
-                if self._image is not None:
-                    self._image = replace(self._image, offset=offset)
-        self._clean = offset  # never before the last record loaded (publish checks; a Begin publishes before it)
+                if self.published_image is not None:
+                    self.published_image = replace(self.published_image, offset=offset)
+        self.clean_offset = offset  # never before the last record loaded (publish checks; a Begin publishes first)
 
     def _publish_in_place(self, delta: MetadataDelta) -> None:
         """``images=False``: the delta told, then applied to the working copy, which the next delta is over."""
-        if delta.image is not self._published:  # over another image: a loader started inside a transaction
-            image = self._image = delta.apply()
-            self._published = working_copy(image)
-            self.delta = MetadataDelta(self._published)
+        if delta.image is not self.published_state:  # over another image: a loader started inside a transaction
+            image = self.published_image = delta.apply()
+            self.published_state = working_copy(image)
+            self.delta = MetadataDelta(self.published_state)
             if self.on_publish is not None:
                 self.on_publish(None, image)
             return
         if self.on_publish is not None:
             self.on_publish(delta, None)
-        delta.apply_to(self._published)
+        delta.apply_to(self.published_state)
         delta.clear()
-        self._image = None
+        self.published_image = None
 
     def load_batch(self, base_offset: int, records: Sequence[Any], *, last_offset: int | None = None,
                    is_control: bool = False) -> MetadataImage | None:
@@ -314,16 +326,23 @@ class MetadataLoader:
         for record in records:
             delta.replay(record)
         delta.offset = offset
-        image = self._image = delta.apply()
-        self._published = image if self.images else working_copy(image)
-        self.delta = MetadataDelta(self._published)
-        self._state, self.transaction_start = NO_TRANSACTION, None
+        image = self.published_image = delta.apply()
+        self.published_state = image if self.images else working_copy(image)
+        self.delta = MetadataDelta(self.published_state)
+        self.marker_state, self.transaction_start = NO_TRANSACTION, None
         if self.on_publish is not None:
             self.on_publish(None, image)
-        self.offset = self._marker = self._clean = offset
+        self.offset = self._marker = self.clean_offset = offset
         return self.image
 
 
 # replay_value's compiled twin (``metalog.state.compiled.loader.ValueReplay``; ``.compiled`` None: the pure method
 # runs). Each loader gets its own, as its ``replay_value``; it hands what it does not read to the pure method.
 VALUE_REPLAY = core.register_twin("log", "metalog.state.compiled.loader", "ValueReplay", MetadataLoader.replay_value)
+
+# end_batch's compiled twin (``metalog.state.compiled.publish.BatchPublish``; ``.compiled`` None: the pure method runs),
+# each loader's own ``end_batch``: a batch end of a loader that keeps no image per publish, in C, with a C-level entry
+# (``publish.pxd``'s ``BatchEnd.end_batch``) for a compiled batch loop
+END_BATCH = core.register_twin("log", "metalog.state.compiled.publish", "BatchPublish", MetadataLoader.end_batch)
+PUBLISH_PARTS = BatchPublishParts(started=STARTED, no_transaction=NO_TRANSACTION, delta=MetadataDelta,
+                                  topic_delta=TopicDelta, topic_image=TopicImage)

@@ -1,0 +1,283 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""The compiled twin of ``MetadataLoader.end_batch``, the per-batch publish of a loader that keeps no image per
+publish (``images=False``, as the analysis replays): hand-written.
+
+A ``BatchPublish`` is a loader's ``end_batch``: unless a transaction is open, it tells ``on_publish`` the delta, then
+makes the delta's changes in the loader's working copy and empties the delta (``MetadataDelta.apply_to`` and
+``clear``), as the pure method does. Every change but the features' (brokers, controllers, topics and partitions,
+configs, client quotas, ACLs, SCRAM credentials, delegation tokens, the offset and the next producer id) is made
+here; the rest (a loader that builds images, a delta that changes the features, a delta over another image or of a
+class it does not know) goes to the pure methods. The loader's attributes are read and written in its namespace
+(its ``__dict__``), where its methods' reads and writes find them. What it needs comes in one object, ``metalog.state.publish.BatchPublishParts``.
+
+``BatchEnd`` (``publish.pxd``) is the C-level entry a compiled batch loop calls once per batch: ``end_batch(last)``.
+"""
+
+from cpython.dict cimport PyDict_Next, PyDict_SetItem, PyDict_Update
+from cpython.object cimport PyObject
+from libc.stdint cimport int64_t
+
+cdef extern from *:
+    """
+    #include <structmember.h>
+    /* A slot's value (borrowed; NULL when unset), at an offset read from the class's member descriptor. */
+    static inline PyObject *mlp_slot(PyObject *o, Py_ssize_t off) { return *(PyObject **)((char *)o + off); }
+    /* A slot set (its old value released). */
+    static inline void mlp_set_slot(PyObject *o, Py_ssize_t off, PyObject *v) {
+        PyObject **p = (PyObject **)((char *)o + off);
+        PyObject *old = *p;
+        Py_INCREF(v);
+        *p = v;
+        Py_XDECREF(old);
+    }
+    static Py_ssize_t mlp_member_offset(PyObject *descr) {
+        if (descr == NULL || Py_TYPE(descr) != &PyMemberDescr_Type) return -1;
+        PyMemberDef *m = ((PyMemberDescrObject *)descr)->d_member;
+        return m->type == T_OBJECT_EX ? m->offset : -1;
+    }
+    """
+    PyObject *mlp_slot(object o, Py_ssize_t off)
+    void mlp_set_slot(object o, Py_ssize_t off, object v)
+    Py_ssize_t mlp_member_offset(object descr)
+    object PyObject_GenericGetDict(object o, void *context)
+
+
+# MetadataDelta's fields this twin reads, in this order (their slots' offsets: BatchPublish.d_off)
+DELTA_FIELDS = ("image", "offset", "metadata_version", "features", "zk_migration_state", "next_producer_id",
+                "brokers", "controllers", "acls", "scram", "delegation_tokens", "topics", "deleted_topics", "configs",
+                "cleared_configs", "client_quotas")
+cdef enum:
+    IMAGE = 0
+    OFFSET = 1
+    METADATA_VERSION = 2
+    FEATURES = 3
+    ZK_MIGRATION_STATE = 4
+    NEXT_PRODUCER_ID = 5
+    FIRST_MAP = 6  # the maps the delta overlays on the working copy's map of the same name, one for one
+    N_MAPS = 5
+    TOPICS = 11
+    DELETED_TOPICS = 12
+    CONFIGS = 13
+    CLEARED_CONFIGS = 14
+    CLIENT_QUOTAS = 15
+    N_DELTA_FIELDS = 16
+# the loader's attributes read and written here, in its own namespace (BatchPublish.names): its public publish state
+LOADER_FIELDS = ("marker_state", "images", "published_state", "published_image", "offset", "clean_offset", "delta",
+                 "on_publish")
+# TopicDelta's fields read here (BatchPublish.t_off)
+TOPIC_DELTA_FIELDS = ("name", "base", "partitions")
+cdef enum:
+    T_NAME = 0
+    T_BASE = 1
+    T_PARTITIONS = 2
+
+
+cdef class BatchEnd:
+    """A loader's batch end, callable from C (``end_batch``): the base of the twin, without fields of its own."""
+
+    cdef int end_batch(self, int64_t last_offset) except -1:
+        raise NotImplementedError("BatchEnd is the twin's base class")
+
+
+cdef class BatchPublish(BatchEnd):
+    """``loader.end_batch``, compiled (see the module's docstring): ``BatchPublish(loader, pure, parts)``, where
+    ``pure`` is the loader's pure ``end_batch`` (bound) and ``parts`` a ``BatchPublishParts``."""
+
+    cdef object pure, started, no_transaction, delta_cls, topic_delta_cls, topic_image_cls
+    cdef dict names  # the loader's namespace (its __dict__), where its instance attributes live
+    cdef Py_ssize_t d_off[N_DELTA_FIELDS]
+    cdef Py_ssize_t t_off[3]
+    cdef object features, metadata_version, zk_migration_state  # the last features seen, and their two levels
+    cdef tuple map_names
+
+    def __init__(self, loader, pure, parts):
+        cdef Py_ssize_t i
+        self.pure = pure  # its pure end_batch (bound)
+        self.started, self.no_transaction = parts.started, parts.no_transaction
+        self.delta_cls, self.topic_delta_cls = parts.delta, parts.topic_delta
+        self.topic_image_cls = parts.topic_image
+        for i, name in enumerate(DELTA_FIELDS):
+            self.d_off[i] = _offset(self.delta_cls, name)
+        for i, name in enumerate(TOPIC_DELTA_FIELDS):
+            self.t_off[i] = _offset(self.topic_delta_cls, name)
+        self.map_names = DELTA_FIELDS[FIRST_MAP:FIRST_MAP + N_MAPS]
+        for name in LOADER_FIELDS:  # plain instance attributes, read and written in the loader's namespace
+            if hasattr(type(loader), name) or name not in vars(loader):
+                raise TypeError(f"{type(loader).__name__}.{name} is not an instance attribute")
+        self.names = PyObject_GenericGetDict(loader, NULL)
+
+    def __call__(self, last_offset):
+        """The pure method's contract: the published image, or None while a transaction is open (with
+        ``images=False``, None either way)."""
+        if type(last_offset) is not int or self.names["images"]:
+            return self.pure(last_offset)
+        self.publish(last_offset)
+        return None
+
+    cdef int end_batch(self, int64_t last_offset) except -1:
+        return self.publish(last_offset)
+
+    def c_end_batch(self, int64_t last_offset):
+        """The C entry (``BatchEnd.end_batch``, called as a compiled caller calls it) from Python, for tests: 1 while
+        a transaction is open, else 0."""
+        return (<BatchEnd>self).end_batch(last_offset)
+
+    cdef int publish(self, object last) except -1:
+        """``end_batch(last)``: 1 when a transaction is open (nothing published), else 0."""
+        cdef dict loader = self.names  # (loader.marker_state is loader["marker_state"], and so on)
+        if loader["marker_state"] is self.started:
+            return 1
+        if loader["images"]:
+            self.pure(last)
+            return 0
+        working = loader["published_state"]
+        if loader["offset"] > loader["clean_offset"]:  # records since the last publish: the delta's changes
+            delta = loader["delta"]
+            if type(delta) is not self.delta_cls or mlp_slot(delta, self.d_off[IMAGE]) is not <PyObject *>working:
+                self.pure(last)  # (over another image: a loader started inside a transaction)
+                return 0
+            mlp_set_slot(delta, self.d_off[OFFSET], last)
+            on_publish = loader["on_publish"]
+            if on_publish is not None:
+                on_publish(delta, None)
+            if not self.apply_to(delta, working):
+                delta.apply_to(working)
+                delta.clear()
+            loader["published_image"] = None
+        elif working.offset != last:  # nothing loaded: only the offset moves (a control batch)
+            delta = loader["delta"]
+            if loader["published_image"] is not None or type(delta) is not self.delta_cls:
+                self.pure(last)
+                return 0
+            PyObject_GenericGetDict(working, NULL)["offset"] = last  # (set_working: only the offset changes)
+            mlp_set_slot(delta, self.d_off[OFFSET], last)
+        loader["clean_offset"] = last
+        loader["marker_state"] = self.no_transaction
+        return 0
+
+    cdef bint apply_to(self, object delta, object working) except -1:
+        """``delta.apply_to(working)`` then ``delta.clear()``, unless the delta changes the features (False, and
+        nothing done: the pure methods do it)."""
+        cdef Py_ssize_t i
+        cdef dict state = PyObject_GenericGetDict(working, NULL)  # the working copy's fields (a frozen dataclass)
+        for i in range(N_DELTA_FIELDS):
+            if mlp_slot(delta, self.d_off[i]) is NULL:
+                return False
+        if not self.same_features(delta, state.get("features")):
+            return False
+        for i in range(N_MAPS):
+            if type(<object>mlp_slot(delta, self.d_off[FIRST_MAP + i])) is not dict:
+                return False
+        topics = <object>mlp_slot(delta, self.d_off[TOPICS])
+        deleted = <object>mlp_slot(delta, self.d_off[DELETED_TOPICS])
+        configs = <object>mlp_slot(delta, self.d_off[CONFIGS])
+        cleared = <object>mlp_slot(delta, self.d_off[CLEARED_CONFIGS])
+        quotas = <object>mlp_slot(delta, self.d_off[CLIENT_QUOTAS])
+        if (type(topics) is not dict or type(deleted) is not set or type(configs) is not dict
+                or type(cleared) is not set or type(quotas) is not dict):
+            return False
+        state["offset"] = <object>mlp_slot(delta, self.d_off[OFFSET])  # (set_working; the features are the same)
+        state["next_producer_id"] = <object>mlp_slot(delta, self.d_off[NEXT_PRODUCER_ID])
+        for i in range(N_MAPS):
+            changes = <dict>mlp_slot(delta, self.d_off[FIRST_MAP + i])
+            if changes:
+                _overlay_in_place(state[self.map_names[i]], changes)
+                changes.clear()
+        if topics or deleted:
+            self.merge_topics(<dict>topics, <set>deleted, state["topics"], state["topics_by_name"])
+            (<dict>topics).clear()
+            (<set>deleted).clear()
+        if configs or cleared:
+            for resource in <set>cleared:
+                (<dict>state["configs"]).pop(resource, None)
+            _merge_maps(state["configs"], configs)
+            (<dict>configs).clear()
+            (<set>cleared).clear()
+        if quotas:
+            _merge_maps(state["client_quotas"], quotas)
+            (<dict>quotas).clear()
+        return True
+
+    cdef bint same_features(self, object delta, object features) except -1:
+        """The delta leaves the features as they are (``MetadataDelta.new_features`` would return the image's)."""
+        if <object>mlp_slot(delta, self.d_off[FEATURES]):
+            return False
+        if features is not self.features:
+            self.metadata_version = features.metadata_version
+            self.zk_migration_state = features.zk_migration_state
+            self.features = features
+        return (<object>mlp_slot(delta, self.d_off[METADATA_VERSION]) == self.metadata_version
+                and <object>mlp_slot(delta, self.d_off[ZK_MIGRATION_STATE]) == self.zk_migration_state)
+
+    cdef int merge_topics(self, dict changed, set deleted, dict topics, dict by_name) except -1:
+        """``MetadataDelta._merge_topics``: the deleted topics out, each changed topic's partitions updated in its
+        own TopicImage (the working copy's), a new or re-created topic given a TopicImage of its own."""
+        cdef Py_ssize_t pos = 0
+        cdef PyObject *key
+        cdef PyObject *value
+        for tid in deleted:
+            gone = topics.pop(tid, None)
+            if gone is not None and by_name.get(gone.name) is gone:
+                del by_name[gone.name]
+        while PyDict_Next(changed, &pos, &key, &value):
+            tid, topic = <object>key, <object>value
+            if type(topic) is not self.topic_delta_cls:
+                raise TypeError(f"a topic's delta is a {type(topic).__name__}")
+            name = <object>mlp_slot(topic, self.t_off[T_NAME])
+            partitions = <object>mlp_slot(topic, self.t_off[T_PARTITIONS])
+            old = topics.get(tid)
+            if old is not None and <object>mlp_slot(topic, self.t_off[T_BASE]) is old:
+                PyDict_Update(<dict?>old.partitions, partitions)
+                by_name[name] = old  # (as apply() names the changed topic)
+                continue
+            if old is not None and by_name.get(old.name) is old:
+                del by_name[old.name]
+            new = self.topic_image_cls(name, tid, dict(partitions))
+            PyDict_SetItem(topics, tid, new)
+            PyDict_SetItem(by_name, name, new)
+        return 0
+
+
+cdef int _overlay_in_place(dict target, dict changes) except -1:
+    """``delta._overlay_in_place``: ``changes`` made in ``target``; a None change removes the key."""
+    cdef Py_ssize_t pos = 0
+    cdef PyObject *key
+    cdef PyObject *value
+    while PyDict_Next(changes, &pos, &key, &value):
+        if value is <PyObject *>None:
+            target.pop(<object>key, None)
+        else:
+            PyDict_SetItem(target, <object>key, <object>value)
+    return 0
+
+
+cdef int _merge_maps(dict target, dict changes) except -1:
+    """``delta._merge_configs``' and ``_merge_quotas``' loop: each entity's changes over its map in ``target`` make a
+    new map (a config map is never changed in place); a map left empty goes."""
+    cdef Py_ssize_t pos = 0
+    cdef PyObject *key
+    cdef PyObject *value
+    cdef dict merged
+    while PyDict_Next(changes, &pos, &key, &value):
+        base = target.get(<object>key)
+        if not <dict?>(<object>value):  # (delta._overlay: the base itself)
+            if base:
+                PyDict_SetItem(target, <object>key, base)
+            else:
+                target.pop(<object>key, None)
+            continue
+        merged = {} if base is None else dict(base)
+        _overlay_in_place(merged, <dict>value)
+        if merged:
+            PyDict_SetItem(target, <object>key, merged)
+        else:
+            target.pop(<object>key, None)
+    return 0
+
+
+cdef Py_ssize_t _offset(cls, name) except -1:
+    """The offset of the slot ``name`` in instances of ``cls`` (a member descriptor of its own)."""
+    cdef Py_ssize_t off = mlp_member_offset(cls.__dict__.get(name))
+    if off <= 0:
+        raise TypeError(f"{cls.__name__}.{name} is not a slot")
+    return off

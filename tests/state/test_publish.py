@@ -1,0 +1,128 @@
+"""``MetadataLoader.end_batch`` and its compiled twin (``metalog.state.compiled.publish.BatchPublish``): the same
+publishes, batch by batch, over random histories in random batch shapes, with transactions begun, committed and
+aborted, for loaders that build images and loaders that do not, started at the log's start or inside a transaction.
+The twin's contract: it is given ``BatchPublishParts`` and reads the loader's public publish state only."""
+
+from __future__ import annotations
+
+from types import MethodType
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from metalog.codec import Uuid, message_class
+from metalog.codec.framing import decode_metadata_record, encode_metadata_record
+from metalog.state import MetadataDelta, MetadataLoader
+from metalog.state.image import EMPTY, MetadataImage, working_copy
+from metalog.state.loader import END_BATCH, AbortedTransaction, OpenTransaction
+from metalog.state.value_replay import NO_OP
+from tests.state.histories import histories, replayable
+
+compiled_end_batch = END_BATCH.compiled  # None where the pure twin runs
+needs_twin = pytest.mark.skipif(compiled_end_batch is None, reason=f"the compiled publish is not loaded "
+                                                                   f"({END_BATCH.why_not})")
+
+MARKERS = [encode_metadata_record(message_class(name)(), 0)
+           for name in ("BeginTransactionRecord", "EndTransactionRecord", "AbortTransactionRecord")]
+
+
+def _told(delta: MetadataDelta | None, image: MetadataImage | None) -> tuple[Any, ...]:
+    """What an ``on_publish`` call was told, copied as it was at the call (the loader changes both afterwards)."""
+    if delta is None:
+        assert image is not None
+        return ("replaced", working_copy(image))
+    topics = {tid: (t.name, t.base, dict(t.partitions)) for tid, t in delta.topics.items()}
+    fields = {name: getattr(delta, name) for name in MetadataDelta.__slots__ if name not in ("image", "topics")}
+    copied = {name: type(value)(value) if isinstance(value, dict | set) else value for name, value in fields.items()}
+    return ("delta", image is None, working_copy(delta.image), copied, topics, working_copy(delta.apply()))
+
+
+class Publishes:
+    """A loader and everything it told: each ``on_publish`` and ``on_abort`` call, and each batch end's result."""
+
+    def __init__(self, image: MetadataImage, transaction: OpenTransaction | None, images: bool, compiled: bool) -> None:
+        self.told: list[tuple[Any, ...]] = []
+        self.aborts: list[AbortedTransaction] = []
+        self.loader = MetadataLoader(image, transaction=transaction, images=images, on_abort=self.aborts.append,
+                                     on_publish=lambda delta, image: self.told.append(_told(delta, image)))
+        if not compiled:
+            self.loader.end_batch = MethodType(MetadataLoader.end_batch, self.loader)  # type: ignore[method-assign]
+        assert (type(self.loader.end_batch) is compiled_end_batch) is compiled
+
+    def batch(self, base: int, values: list[bytes], last: int, ask: bool) -> tuple[Any, ...]:
+        loader = self.loader
+        loader.replay_values(values, base)
+        result = loader.end_batch(last)
+        seen = (result, loader.in_transaction, loader.state, loader.transaction_start, loader.offset,
+                loader.clean_offset, loader.published_state.offset, loader.delta.offset)
+        return (*seen, loader.image) if ask else seen
+
+
+@st.composite
+def with_markers(draw: Any) -> list[bytes]:
+    """A random history with transaction markers put in at random places (those that cannot apply are dropped)."""
+    values = draw(histories())
+    for _ in range(draw(st.integers(0, 8))):
+        values.insert(draw(st.integers(0, len(values))), draw(st.sampled_from(MARKERS)))
+    return replayable(values, lambda value: decode_metadata_record(value).message)
+
+
+def _start(values: list[bytes], start: int, images: bool) -> tuple[MetadataImage, OpenTransaction | None]:
+    """The published image after ``values[:start]`` (one batch), and the transaction open there, if any: what a
+    loader starting at a range of the parallel replay is given."""
+    if start == 0:
+        return EMPTY, None
+    base = MetadataLoader(images=images)
+    base.replay_values(values[:start], 0)
+    base.end_batch(start - 1)
+    if not base.in_transaction:
+        return base.image, None
+    assert base.transaction_start is not None
+    return base.image, OpenTransaction(base.transaction_start, base.delta.apply())
+
+
+@needs_twin
+@pytest.mark.slow  # 1.5 s or more of CPU: the full suite runs it, --quick does not
+@settings(max_examples=200, deadline=None)
+@given(values=with_markers(), cuts=st.lists(st.integers(0, 5), min_size=1, max_size=8),
+       start=st.integers(0, 12), images=st.booleans(), asked=st.lists(st.booleans(), min_size=1, max_size=5))
+def test_the_compiled_publish_is_the_pure_one(values: list[bytes], cuts: list[int], start: int, images: bool,
+                                              asked: list[bool]) -> None:
+    """Batch by batch (empty batches are control batches), the twin and the pure method publish the same images,
+    tell ``on_publish`` the same deltas over the same states and ``on_abort`` the same aborts, and leave the
+    loader in the same state, whether the image is read after a batch or not."""
+    start = min(start, len(values))
+    image, transaction = _start(values, start, images)
+    pure, twin = (Publishes(image, transaction, images, compiled) for compiled in (False, True))
+    offset, n, sizes = start, 0, [*cuts, 2]
+    while offset < len(values):
+        size = sizes[n % len(sizes)]
+        batch = values[offset:offset + size]
+        last = offset + len(batch) - 1 if batch else max(pure.loader.offset, 0)
+        ask = asked[n % len(asked)]
+        assert twin.batch(offset, batch, last, ask) == pure.batch(offset, batch, last, ask)
+        offset, n = offset + len(batch), n + 1
+    assert twin.loader.image == pure.loader.image
+    assert twin.told == pure.told
+    assert twin.aborts == pure.aborts
+
+
+@needs_twin
+def test_the_c_entry_says_whether_a_transaction_is_open() -> None:
+    """``BatchEnd.end_batch`` (what a compiled batch loop calls, here through ``c_end_batch``): 1 while a transaction
+    is open (nothing published), else 0 with the batch published, as the loader's ``in_transaction`` says."""
+    told: list[tuple[Any, ...]] = []
+    loader = MetadataLoader(images=False, on_publish=lambda delta, image: told.append(_told(delta, image)))
+    broker = message_class("RegisterBrokerRecord")(broker_id=1, broker_epoch=10, incarnation_id=Uuid.of(1, 1))
+    loader.replay_values([encode_metadata_record(broker, 0), NO_OP, NO_OP], 0)
+    assert loader.end_batch.c_end_batch(2) == 0  # type: ignore[attr-defined]
+    assert [t[0] for t in told] == ["delta"] and not loader.in_transaction
+    assert loader.image.offset == 2 and list(loader.image.brokers) == [1]
+    loader.replay_values(MARKERS[:1], 3)
+    assert loader.end_batch.c_end_batch(3) == 1  # type: ignore[attr-defined]
+    assert loader.in_transaction and loader.image.offset == 2
+    loader.replay_values(MARKERS[1:2], 4)
+    assert loader.end_batch.c_end_batch(4) == 0  # type: ignore[attr-defined]
+    assert not loader.in_transaction and loader.image.offset == 4
