@@ -26,7 +26,8 @@ COMPILED_DIRS = {
     Path("src", "metalog", "log", "compiled"): [Path("src", "metalog", "log", "compiled", "_log.h"),
                                                  Path("src", "metalog", "log", "compiled", "_header.pxi")],
     Path("src", "metalog", "state", "compiled"): [Path("src", "metalog", "state", "compiled", "publish.pxd")],
-    Path("src", "metalog", "analysis", "domain", "compiled"): [],
+    Path("src", "metalog", "analysis", "domain", "compiled"): [
+        Path("src", "metalog", "state", "compiled", "publish.pxd")],  # the loop cimports the loader's batch end
 }
 PREBUILT: dict[str, Path] = {}  # module -> its up-to-date build in src/ (an editable install's)
 

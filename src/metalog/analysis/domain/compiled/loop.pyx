@@ -5,12 +5,16 @@ The same steps at each batch end, in the same order (the module ``loop`` is the 
 log's compiled scan (``metalog.log.compiled.scan``) tells it of a batch's end in C, through ``c_batch_end`` (a
 capsule named ``metalog.batch_end.v1`` holding a ``ml_batch_end``), so that no Python frame, tuple or list is made
 per batch between the scan, the loader and the step; a batch the scan hands to its pure loop (a control batch, say)
-is told through ``__call__``. What it needs comes in one ``BatchLoopParts``.
+is told through ``__call__``. It ends the batch through the loader's compiled publish where that runs (a loader's
+``end_batch`` that is a ``metalog.state.compiled.publish.BatchEnd``: its C entry, which says whether a transaction
+is open), else through the loader's methods. What it needs comes in one ``BatchLoopParts``.
 ``tests/analysis/domain/test_compiled_loop.py`` runs both twins over random logs in random batch shapes.
 """
 
 from cpython.pycapsule cimport PyCapsule_New
 from libc.stdint cimport int64_t
+
+from metalog.state.compiled.publish cimport BatchEnd
 
 cdef extern from *:
     """
@@ -40,6 +44,7 @@ cdef class BatchLoop:
 
     cdef readonly object parts
     cdef object loader, step, leader_changes, sink, end_batch, step_batch
+    cdef BatchEnd publish  # the loader's compiled end_batch, or None
     cdef readonly Py_ssize_t batches  # batches since the last hand-over
     cdef Py_ssize_t chunk_batches
     cdef public object c_batch_end
@@ -52,6 +57,7 @@ cdef class BatchLoop:
             parts.sink
         self.chunk_batches = parts.chunk_batches
         self.end_batch = self.loader.end_batch  # bound once: a loader's methods are its own (its twins)
+        self.publish = self.end_batch if isinstance(self.end_batch, BatchEnd) else None
         self.step_batch = self.step.batch
         self.batches = 0
         self.c_batch_end = PyCapsule_New(&BATCH_END, b"metalog.batch_end.v1", NULL)
@@ -61,11 +67,16 @@ cdef class BatchLoop:
 
     cdef int end(self, int64_t base, int64_t last, int64_t timestamp, bint control) except -1:
         """The batch at ``base`` ending at ``last`` is loaded (``loop.BatchLoop.__call__``)."""
-        self.end_batch(last)
+        cdef bint open_transaction
+        if self.publish is not None:
+            open_transaction = self.publish.end_batch(last)
+        else:
+            self.end_batch(last)
+            open_transaction = self.loader.in_transaction
         if control:
             for leader, epoch in self.leader_changes(base):
                 self.step.leader_change(last, leader, epoch)
-        self.step_batch(last, timestamp, self.loader.in_transaction)
+        self.step_batch(last, timestamp, open_transaction)
         self.batches += 1
         if self.batches >= self.chunk_batches:
             self.hand_over()
