@@ -18,9 +18,9 @@ import sys
 
 from metalog.codec.messages import LeaderChangeMessage, NoOpRecord
 from metalog.codec.messages import leader_change_message as lcm
-from metalog.log import MetadataLog
+from metalog.log import MetadataLog, Mode
 
-with MetadataLog.open(sys.argv[1], writable=True) as log:
+with MetadataLog.open(sys.argv[1], Mode.WRITE) as log:
     at, epoch = max(b.max_timestamp for b in log.batches()), log.latest_epoch or 1
     for leader in (3001, 3002, 3000, 3002):
         epoch, at = epoch + 1, at + 60_000

@@ -10,7 +10,7 @@ from typing import Any
 from metalog.codec import Uuid, message_class
 from metalog.codec.framing import encode_metadata_record
 from metalog.codec.uuid import MIGRATING, UNASSIGNED
-from metalog.log import MetadataLog
+from metalog.log import Durability, LogConfig, MetadataLog, Mode
 from metalog.log.builder import build_data_batch
 
 T0 = 1_700_000_000_000
@@ -89,8 +89,8 @@ def write(root: Path, steps: list[list[tuple[Any, int]] | Leader], *, every_ms: 
     moved the epoch on. Its meta.properties names the cluster as its directory is named (``cluster.id``, which
     names a cluster in the analysis; Kafka's are Uuids, the tests' are read back as they are)."""
     epoch = 1
-    with MetadataLog.open(root, create=True, durability="none", segment_bytes=segment_bytes,
-                          cluster_id=root.name) as log:
+    config = LogConfig(segment_bytes=segment_bytes, durability=Durability.NONE, cluster_id=root.name)
+    with MetadataLog.open(root, Mode.CREATE, config=config) as log:
         for n, step in enumerate(steps):
             if isinstance(step, Leader):
                 epoch = step.epoch

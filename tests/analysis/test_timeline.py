@@ -125,7 +125,7 @@ def test_rows_equal_a_full_recount_of_every_published_state(tmp_path_factory: py
                   snapshot_every=10_000)
     a = analyze_log(root, "c")
     loader = MetadataLoader()
-    with MetadataLog.open(root, writable=False) as log:
+    with MetadataLog.open(root) as log:
         batches = list(log.scan(0))
         for row, batch in zip(a.rows, batches, strict=True):  # a row per batch, control batches too
             load_scanned(loader, batch, log.directory)

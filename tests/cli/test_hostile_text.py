@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from metalog.cli.main import main
 from metalog.codec import Uuid, message_class, struct_class
 from metalog.codec.framing import encode_metadata_record
-from metalog.log import MetadataLog
+from metalog.log import Durability, LogConfig, MetadataLog, Mode
 from metalog.log.builder import build_data_batch
 from metalog.text import escape
 from tests.log.test_follow import Follower
@@ -75,7 +75,7 @@ def records(topics: list[str], text: str, timestamp_ms: int = TS) -> list[tuple[
 
 
 def write_log(root: Path, topics: list[str], text: str, timestamp_ms: int = TS) -> Path:
-    with MetadataLog.open(root, create=True, durability="none") as log:
+    with MetadataLog.open(root, Mode.CREATE, config=LogConfig(durability=Durability.NONE)) as log:
         values = [encode_metadata_record(r, v) for r, v in records(topics, text)]
         log.append_batch(build_data_batch(0, values, epoch=1, timestamp=timestamp_ms))
     return root

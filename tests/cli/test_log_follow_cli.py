@@ -21,8 +21,10 @@ pytestmark = pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="
 
 @pytest.fixture
 def sigint_restored() -> Iterator[None]:
-    """SIGINT as the test found it: Python's handler, unblocked, nothing pending."""
-    before = signal.getsignal(signal.SIGINT)
+    """Python's own SIGINT handler for the test, as a run on a terminal has it (a suite started in the background
+    by a shell without job control inherits SIGINT ignored, where OneCtrlC rightly installs nothing); afterwards
+    SIGINT as the test found it, unblocked, nothing pending."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         yield
     finally:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from metalog.log import MetadataLog
+from metalog.log import MetadataLog, Mode
 from tests.cli.running import help_text, run
 from tests.replay.test_quorum import election, new_log, voters_record
 
@@ -86,6 +86,6 @@ def test_not_a_log_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str
 
 
 def test_an_empty_log_has_no_history(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    MetadataLog.open(tmp_path / "q", create=True).close()
+    MetadataLog.open(tmp_path / "q", Mode.CREATE).close()
     code, out, err = run(["quorum", "history", str(tmp_path / "q")], capsys)
     assert (code, out, err) == (0, "", "no election, voter set or kraft.version in the log\n")

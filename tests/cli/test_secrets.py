@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from metalog.cli.main import main
 from metalog.codec import Uuid, message_class
 from metalog.codec.framing import encode_metadata_record
-from metalog.log import MetadataLog
+from metalog.log import Durability, LogConfig, MetadataLog, Mode
 from metalog.log.builder import build_data_batch
 from metalog.secrets import KEPT, PASSWORD_CONFIGS, REDACTED, SHOWN, sensitive_config
 from tests.log.test_follow import Follower
@@ -108,7 +108,7 @@ def write(root: Path, story: Story) -> Path:
     configs = [rec("ConfigRecord", resource_type=rt, resource_name=rn, name=n, value=v)
                for rt, rn, n, v in story.configs]
     half = len(configs) // 2
-    with MetadataLog.open(root, create=True, durability="none") as log:
+    with MetadataLog.open(root, Mode.CREATE, config=LogConfig(durability=Durability.NONE)) as log:
         for base, batch in ((0, first + configs[:half]), (len(first) + half, configs[half:])):
             if batch:
                 values = [encode_metadata_record(r, 0) for r in batch]

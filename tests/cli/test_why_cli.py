@@ -59,10 +59,10 @@ def test_errors_are_one_line(jbod_dir: Path, capsys: pytest.CaptureFixture[str],
 
 
 def test_names_from_the_log_are_escaped(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from metalog.log import MetadataLog
+    from metalog.log import Durability, LogConfig, MetadataLog, Mode
 
     topic = Uuid.of(4, 4)
-    with MetadataLog.open(tmp_path / "log", create=True, durability="none") as log:
+    with MetadataLog.open(tmp_path / "log", Mode.CREATE, config=LogConfig(durability=Durability.NONE)) as log:
         log.append([register(1), (TopicRecord(name="\x1b[2Jx", topic_id=topic), 0),
                     (PartitionRecord(partition_id=0, topic_id=topic, replicas=[1, 2], isr=[1], leader=1), 2)],
                    epoch=1, timestamp=0)

@@ -21,7 +21,7 @@ from metalog.controller.commands import (
     UnregisterBroker,
 )
 from metalog.controller.controller import Controller
-from metalog.log.metadata_log import MetadataLog
+from metalog.log import LogConfig, MetadataLog, Mode
 from metalog.state.loader import MetadataLoader
 from metalog.state.records import image_digest
 from tests.controller.helpers import CLUSTER_ID, assign_request, dir_id, heartbeat, registration
@@ -102,10 +102,10 @@ def test_same_commands_same_log_same_state(step_list: list[tuple[Any, ...]]) -> 
 def test_commands_through_a_real_log(tmp_path: Path) -> None:
     plan = [("register", 0, 2, "a"), ("register", 1, 1, "b"), ("heartbeat", 0, False, -1),
             ("heartbeat", 1, False, -1), ("create", 0, 3, 2), ("assign", 0, 0, 1), ("heartbeat", 0, False, 1)]
-    with MetadataLog.open(tmp_path / "meta", create=True, cluster_id=CLUSTER_ID) as log:
+    with MetadataLog.open(tmp_path / "meta", Mode.CREATE, config=LogConfig(cluster_id=CLUSTER_ID)) as log:
         c, written = run(plan, log)
         assert log.log_end_offset == c.next_offset == c.loader.offset + 1
-    with MetadataLog.open(tmp_path / "meta", writable=False) as log:
+    with MetadataLog.open(tmp_path / "meta") as log:
         values = [r.value for r in log.records()]
     loader = MetadataLoader()
     loader.replay_all((offset, decode_metadata_record(value).message) for offset, value in enumerate(values))
@@ -127,7 +127,7 @@ def test_the_controller_loads_the_batches_the_log_writes(tmp_path: Path, monkeyp
                                                              feature_level=7),
                rec("AbortTransactionRecord"), rec("FeatureLevelRecord", name="metadata.version", feature_level=21)]
     monkeypatch.setattr(controller_module, "execute", lambda image, command, ctx: Result(None, records))
-    with MetadataLog.open(tmp_path / "meta", create=True, cluster_id=CLUSTER_ID) as log:
+    with MetadataLog.open(tmp_path / "meta", Mode.CREATE, config=LogConfig(cluster_id=CLUSTER_ID)) as log:
         c = Controller(log, cluster_id=CLUSTER_ID)
         c.submit(object())
         assert [(b.base_offset, b.last_offset) for b in log.batches()] == [(0, 2), (3, 3)]

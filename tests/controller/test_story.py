@@ -7,7 +7,7 @@ from pathlib import Path
 from metalog.codec.framing import decode_metadata_record
 from metalog.codec.uuid import Uuid
 from metalog.controller.broker import mismatching_assignments
-from metalog.log.metadata_log import MetadataLog
+from metalog.log import MetadataLog
 from metalog.state.loader import MetadataLoader
 from metalog.state.records import image_digest
 from metalog.storage.simulation import Simulation
@@ -55,7 +55,7 @@ def test_kip858_story(tmp_path: Path) -> None:
         sim.close()
 
     # the log alone replays to the controller's state
-    with MetadataLog.open(tmp_path / "controller", writable=False) as log:
+    with MetadataLog.open(tmp_path / "controller") as log:
         loader = MetadataLoader()
         loader.replay_all((rec.offset, decode_metadata_record(rec.value).message) for rec in log.records())
     assert image_digest(loader.image) == image_digest(sim.controller.image)

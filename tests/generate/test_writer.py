@@ -63,7 +63,7 @@ def test_no_batch_holds_records_after_an_abort(tmp_path: Path, scenario: str) ->
     settings = HistorySettings(brokers=4, topics=5, partitions=3, records=3000, scenario=scenario)
     aborts = sum(r.NAME == "AbortTransactionRecord" for _, r, _ in HistoryGenerator(2, settings).records())
     write_history(tmp_path / "log", 2, settings)
-    with MetadataLog.open(tmp_path / "log", writable=False) as log:
+    with MetadataLog.open(tmp_path / "log") as log:
         assert sum(r.value is not None and r.value[1] == 25 for r in log.records()) == aborts > 0
     v = verify_log(tmp_path / "log")
     assert v.ok and v.warnings == []

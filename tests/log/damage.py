@@ -11,7 +11,7 @@ from pathlib import Path
 
 from metalog.codec import message_class
 from metalog.generate.generator import HistoryGenerator, HistorySettings
-from metalog.log import MetadataLog
+from metalog.log import Durability, LogConfig, MetadataLog, Mode
 from metalog.log.header import CRC_OFFSET, HEADER_SIZE
 
 PARTITION_DIR = "__cluster_metadata-0"
@@ -52,8 +52,9 @@ def build_log(path: Path, *, records: int = 700, seed: int = 7, segment_bytes: i
     opening each leader epoch; segments of ``segment_bytes``, an index entry every ``index_interval_bytes``."""
     generator = HistoryGenerator(seed, HistorySettings(records=records, brokers=4, topics=6, partitions=3,
                                                        transactions=True))
-    with MetadataLog.open(path, create=True, durability="none", segment_bytes=segment_bytes,
-                          index_interval_bytes=index_interval_bytes, node_id=LEADER) as log:
+    config = LogConfig(segment_bytes=segment_bytes, index_interval_bytes=index_interval_bytes,
+                       durability=Durability.NONE, node_id=LEADER)
+    with MetadataLog.open(path, Mode.CREATE, config=config) as log:
         epoch, written, pending, stamp = 1, 0, [], None
         log.append_control([leader_change(epoch)], epoch=epoch, timestamp=1_700_000_000_000)
         for ts, record, version in generator.records():
@@ -71,7 +72,7 @@ def build_log(path: Path, *, records: int = 700, seed: int = 7, segment_bytes: i
 
 
 def batches_of(path: Path) -> list[BatchAt]:
-    with MetadataLog.open(path, writable=False) as log:
+    with MetadataLog.open(path) as log:
         return [BatchAt(Path(b.source), b.position, b.base_offset, b.last_offset, b.is_control)
                 for b in log.batches()]
 

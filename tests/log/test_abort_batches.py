@@ -13,7 +13,7 @@ from typing import Any
 from metalog.cli.main import main
 from metalog.codec import message_class
 from metalog.codec.framing import encode_metadata_record
-from metalog.log import MetadataLog
+from metalog.log import MetadataLog, Mode
 from metalog.log.builder import build_data_batch
 from metalog.log.verify import records_after_abort, verify_log
 
@@ -29,12 +29,12 @@ NOOP = rec("NoOpRecord")
 
 
 def batches_of(root: Path) -> list[tuple[int, int]]:
-    with MetadataLog.open(root, writable=False) as log:
+    with MetadataLog.open(root) as log:
         return [(b.base_offset, b.last_offset) for b in log.batches()]
 
 
 def test_append_ends_a_batch_at_an_abort(tmp_path: Path) -> None:
-    with MetadataLog.open(tmp_path, create=True) as log:
+    with MetadataLog.open(tmp_path, Mode.CREATE) as log:
         written = log.append([NOOP, BEGIN, NOOP, ABORT, NOOP, NOOP, BEGIN, ABORT], timestamp=TS)
     assert [(b.base_offset, b.last_offset) for b in written] == [(0, 3), (4, 7)]
     assert batches_of(tmp_path) == [(0, 3), (4, 7)]
@@ -50,7 +50,7 @@ def test_log_append_says_so_and_does_so(tmp_path: Path, capsys: Any) -> None:
     finally:
         sys.stdin = old
     assert batches_of(tmp_path) == [(0, 1), (2, 3)]
-    with MetadataLog.open(tmp_path, writable=False) as log:
+    with MetadataLog.open(tmp_path) as log:
         assert next(log.batches()).max_timestamp == TS
     capsys.readouterr()
     with contextlib.suppress(SystemExit):
@@ -61,7 +61,7 @@ def test_log_append_says_so_and_does_so(tmp_path: Path, capsys: Any) -> None:
 
 def test_verify_warns_about_records_after_an_abort_in_a_batch(tmp_path: Path, capsys: Any) -> None:
     values = [encode_metadata_record(*r) for r in (NOOP, BEGIN, NOOP, ABORT, NOOP, NOOP)]
-    with MetadataLog.open(tmp_path, create=True) as log:
+    with MetadataLog.open(tmp_path, Mode.CREATE) as log:
         log.append_batch(build_data_batch(0, values, epoch=1, timestamp=TS))  # built whole: nothing splits it
         log.append([BEGIN, ABORT], timestamp=TS)  # an abort last in its batch: nothing to say
     v = verify_log(tmp_path)

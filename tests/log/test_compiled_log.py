@@ -384,9 +384,9 @@ def test_every_reader_of_a_damaged_log_answers_the_same_on_both_cores(pick, fiel
 def _write(root: Path, values: list[bytes], sizes: list[int], gzip: list[bool], control_every: int) -> None:
     """The values as batches of the given sizes (some gzip, control batches between)."""
     from metalog.codec import message_class
-    from metalog.log import MetadataLog
+    from metalog.log import Durability, LogConfig, MetadataLog, Mode
 
-    with MetadataLog.open(root, create=True, durability="none") as log:
+    with MetadataLog.open(root, Mode.CREATE, config=LogConfig(durability=Durability.NONE)) as log:
         i = n = 0
         while i < len(values):
             if control_every and n % control_every == control_every - 1:

@@ -98,7 +98,7 @@ def test_a_base_offset_that_does_not_follow_is_an_error_in_every_reader(copy, re
     i = {"between index entries": sealed_unindexed, "at an index entry": lambda b: indexed(b)[1],
          "first of a segment": first_of_segment}[which](batches)
     damage(batches[i], DAMAGES["baseOffset"])
-    with MetadataLog.open(path, writable=False) as log, pytest.raises(CorruptBatchError) as e:
+    with MetadataLog.open(path) as log, pytest.raises(CorruptBatchError) as e:
         READERS[reader](log)
     assert str(e.value).startswith(f"{batches[i].segment}, byte {batches[i].position}: ")
     assert f"expected {batches[i].base_offset})" in str(e.value)
@@ -109,7 +109,7 @@ def test_an_epoch_lower_than_the_batch_before_is_an_error_in_every_reader(copy, 
     path, batches = copy
     i = sealed_unindexed(batches)
     damage(batches[i], DAMAGES["partitionLeaderEpoch"])  # 0x000000nn -> 0xFF0000nn: negative
-    with MetadataLog.open(path, writable=False) as log, pytest.raises(CorruptBatchError) as e:
+    with MetadataLog.open(path) as log, pytest.raises(CorruptBatchError) as e:
         READERS[reader](log)
     assert str(e.value).startswith(f"{batches[i].segment}, byte {batches[i].position + 12}: ")
     assert "is lower than the previous batch's" in str(e.value)
@@ -120,7 +120,7 @@ def test_an_epoch_raised_in_the_middle_is_found_at_the_next_batch(copy, reader):
     path, batches = copy
     i = sealed_unindexed(batches)
     damage(batches[i], DAMAGES["partitionLeaderEpoch"] + 1)  # 0x000000nn -> 0x00FF00nn: larger
-    with MetadataLog.open(path, writable=False) as log, pytest.raises(CorruptBatchError) as e:
+    with MetadataLog.open(path) as log, pytest.raises(CorruptBatchError) as e:
         READERS[reader](log)
     assert str(e.value).startswith(f"{batches[i + 1].segment}, byte {batches[i + 1].position + 12}: ")
 
@@ -140,7 +140,7 @@ def test_a_batch_holds_every_offset_it_spans(copy, reader):
         data[CRC_OFFSET:ATTRIBUTES_OFFSET] = crc32c.crc32c(bytes(data[ATTRIBUTES_OFFSET:])).to_bytes(4, "big")
         f.seek(at.position)
         f.write(data)
-    with MetadataLog.open(path, writable=False) as log, pytest.raises(CorruptBatchError) as e:
+    with MetadataLog.open(path) as log, pytest.raises(CorruptBatchError) as e:
         READERS[reader](log)
     assert str(e.value).startswith(f"{at.segment}, byte {at.position + 57}: batch: recordsCount")
 
@@ -151,7 +151,7 @@ def test_a_missing_segment_is_a_gap_every_reader_reports(copy, reader):
     segments = sorted({b.segment for b in batches})
     for suffix in (".log", ".index", ".timeindex"):
         segments[1].with_suffix(suffix).unlink()
-    with MetadataLog.open(path, writable=False) as log, pytest.raises(CorruptBatchError) as e:
+    with MetadataLog.open(path) as log, pytest.raises(CorruptBatchError) as e:
         READERS[reader](log)
     first_of_next = next(b for b in batches if b.segment == segments[2])
     end_of_first = max(b.last_offset for b in batches if b.segment == segments[0])
@@ -165,7 +165,7 @@ def test_reads_that_start_after_the_damage_do_not_meet_it(copy):
     i = sealed_unindexed(batches)
     damage(batches[i], DAMAGES["baseOffset"])
     later = batches[-1].base_offset
-    with MetadataLog.open(path, writable=False) as log:
+    with MetadataLog.open(path) as log:
         assert [r.offset for r in log.records(later)] == [later]
         assert [s[0] for s in log.scan(later)] == [later]
         with pytest.raises(CorruptBatchError):
@@ -191,7 +191,7 @@ def test_an_index_entry_that_does_not_name_its_batch_is_an_error_not_a_skip(copy
     index = seg.with_suffix(".index")
     rel, pos = _rewrite_entry(index, 1, **{"position_delta" if change == "position" else "offset_delta": 3})
     target = batches[0].base_offset + rel + 3  # looked up through entry 1 (entry 2 names a later offset)
-    with MetadataLog.open(path, writable=False) as log:
+    with MetadataLog.open(path) as log:
         with pytest.raises(CorruptBatchError) as e:
             list(log.records(target))
         assert list(log.records(0))[-1].offset == batches[-1].last_offset  # from the segment's start: no entry used
@@ -202,7 +202,7 @@ def test_an_index_entry_that_does_not_name_its_batch_is_an_error_not_a_skip(copy
     rc = main(["log", "recover", str(path)])
     assert rc == 0 and capsys.readouterr().out.startswith(f"rebuilt indexes of {seg.name} ({index}: entry 1 (")
     assert verify_log(path).ok
-    with MetadataLog.open(path, writable=False) as log:
+    with MetadataLog.open(path) as log:
         assert [r.offset for r in log.records(target)][0] == target
 
 
@@ -214,7 +214,7 @@ def test_a_time_index_entry_that_disagrees_is_an_error(copy):
     ts, rel = TIME_ENTRY.unpack_from(raw, 12)
     TIME_ENTRY.pack_into(raw, 12, ts, rel + 1)  # the entry's offset is no batch's last offset
     timeindex.write_bytes(bytes(raw))
-    with MetadataLog.open(path, writable=False) as log, pytest.raises(CorruptBatchError, match="time index"):
+    with MetadataLog.open(path) as log, pytest.raises(CorruptBatchError, match="time index"):
         log.offset_for_timestamp(ts + 1)
     assert verify_log(path).problems == [f"{timeindex}: entry ({ts}, {batches[0].base_offset + rel + 1}) is not the "
                                          "largest timestamp up to a batch's last offset"]
@@ -319,7 +319,7 @@ def test_recover_repair_truncates_at_a_crc_error_early_in_the_active_segment(pri
     assert any(p > batches[i].position for _, p in OFFSET_ENTRY.iter_unpack(active.with_suffix(".index").read_bytes()))
     damage(batches[i], DAMAGES["crc-covered"])
     reason = _crc_reason(batches[i])
-    with MetadataLog.open(path, writable=False) as log:  # the tail is sound: a plain open is quick and says nothing
+    with MetadataLog.open(path) as log:  # the tail is sound: a plain open is quick and says nothing
         assert not log.recovery
     rc, out, err = run(["log", "recover", str(path)], capsys)
     assert rc == 1 and out == "" and err.startswith(f"metalog: error: {active}, byte {batches[i].position}: "
@@ -356,7 +356,7 @@ def test_recover_repair_drops_the_segments_after_the_damage_and_says_so(pristine
     assert not any(s.exists() or s.with_suffix(".index").exists() for s in later)
     assert verify_log(path).ok
     assert state(path) == state(pristine[0], batches[i].base_offset - 1)
-    with MetadataLog.open(path, writable=False) as log:
+    with MetadataLog.open(path) as log:
         assert log.epochs.entries == [e for e in _epochs(pristine[0]) if e[1] < batches[i].base_offset]
 
 
@@ -397,7 +397,7 @@ def state(path: Path, offset: int | None = None) -> Any:
 
 
 def _epochs(path: Path) -> list[tuple[int, int]]:
-    with MetadataLog.open(path, writable=False) as log:
+    with MetadataLog.open(path) as log:
         return list(log.epochs.entries)
 
 
@@ -409,15 +409,15 @@ def test_with_an_empty_active_segment_open_checks_the_tail_of_the_one_before(cop
     empty = path / PARTITION_DIR / f"{last.last_offset + 1:020d}.log"
     for suffix in (".log", ".index", ".timeindex"):
         empty.with_suffix(suffix).touch()
-    with MetadataLog.open(path, writable=False) as log:
+    with MetadataLog.open(path) as log:
         assert log.log_end_offset == last.last_offset + 1 and not log.recovery
     damage(last, DAMAGES["partitionLeaderEpoch"] + 1)  # raised: only leader-epoch-checkpoint can tell
     with pytest.raises(CorruptBatchError, match="disagrees with leader-epoch-checkpoint") as e:
-        MetadataLog.open(path, writable=False)
+        MetadataLog.open(path)
     assert str(e.value).startswith(f"{last.segment}, byte {last.position}: ")
     assert "; it is not in the last segment, so this is damage in the middle of the log" in str(e.value)
     damage(last, DAMAGES["partitionLeaderEpoch"] + 1)  # undone
     empty.rename(empty.with_name(f"{last.last_offset + 2:020d}.log"))  # a gap of one offset
     with pytest.raises(CorruptBatchError, match="the segment's name says it starts at offset") as e:
-        MetadataLog.open(path, writable=False)
+        MetadataLog.open(path)
     assert "it is a gap between segments, so this is damage" in str(e.value)

@@ -88,7 +88,7 @@ def answers(path: Path) -> dict[str, Any]:
     """Every reader's answer, or the one-line error it failed with (as ``("error", message)``)."""
     got: dict[str, Any] = {}
     try:
-        log = MetadataLog.open(path, writable=False)
+        log = MetadataLog.open(path)
     except MetalogError as e:
         return {"open": ("error", str(e))}
     with log:

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from metalog.cli.main import main
 from metalog.codec import Uuid, message_class
-from metalog.log import MetadataLog
+from metalog.log import LogConfig, MetadataLog, Mode
 
 TS = 1_700_000_000_000
 TYPES = ["TOPIC_RECORD", "PARTITION_RECORD", "PARTITION_CHANGE_RECORD", "CONFIG_RECORD", "NO_OP_RECORD",
@@ -45,7 +45,7 @@ def mixed_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A metalog-written log of several segments: topics, partitions, changes, configs, no-ops, leader changes."""
     root = tmp_path_factory.mktemp("mixed")
     t = Uuid.of(1, 1)
-    with MetadataLog.open(root, create=True, segment_bytes=700, index_interval_bytes=100) as log:
+    with MetadataLog.open(root, Mode.CREATE, config=LogConfig(segment_bytes=700, index_interval_bytes=100)) as log:
         log.append_control([(rec("LeaderChangeMessage", leader_id=1, voters=[]), 0)], timestamp=TS)
         log.append([(rec("FeatureLevelRecord", name="metadata.version", feature_level=17), 0)], timestamp=TS + 1000)
         log.append([(rec("TopicRecord", name="t", topic_id=t), 0),

@@ -8,6 +8,7 @@ truncates batches (what Kafka does to batches a new leader did not have).
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import queue
@@ -25,7 +26,7 @@ import pytest
 from metalog.codec import Uuid, message_class
 from metalog.codec.framing import encode_metadata_record
 from metalog.errors import CorruptBatchError
-from metalog.log import MetadataLog
+from metalog.log import LogConfig, MetadataLog, Mode
 from metalog.log import follow as follow_module
 from metalog.log.builder import build_data_batch
 from metalog.log.follow import LogFollower
@@ -105,7 +106,7 @@ def wait_until(condition: Any, timeout: float = WAIT) -> None:
 @pytest.fixture
 def log_dir(tmp_path: Path) -> Path:
     root = tmp_path / "log"
-    with MetadataLog.open(root, create=True, segment_bytes=250) as log:
+    with MetadataLog.open(root, Mode.CREATE, config=LogConfig(segment_bytes=250)) as log:
         log.append([topic(0)], timestamp=TS)
     return root
 
@@ -118,7 +119,7 @@ def test_follows_appends_rolls_and_retention_then_stops_on_ctrl_c(log_dir: Path)
     f = Follower(str(log_dir), "--from", "0", "--json", "--poll", "0.05")
     assert offsets_of(f, 1) == [0]
     # the follower holds no lock: the writer gets it
-    with MetadataLog.open(log_dir, writable=True, segment_bytes=250) as log:
+    with MetadataLog.open(log_dir, Mode.WRITE, config=LogConfig(segment_bytes=250)) as log:
         for i in range(1, 9):
             log.append([topic(i)], timestamp=TS + i)
         assert offsets_of(f, 8) == list(range(1, 9))
@@ -150,7 +151,7 @@ def test_a_burst_of_interrupts_is_one_ctrl_c(log_dir: Path, gap: float) -> None:
 
 @pytest.mark.parametrize("torn_when", ["after it started", "before it started"])
 def test_a_torn_tail_is_a_write_in_progress(log_dir: Path, torn_when: str) -> None:
-    with MetadataLog.open(log_dir, segment_bytes=1 << 20) as log:
+    with MetadataLog.open(log_dir) as log:
         end = log.log_end_offset
         segment = log.segments[-1].path
     data = build_data_batch(end, [encode_metadata_record(*topic(50))], epoch=1, timestamp=TS + 50)
@@ -173,7 +174,7 @@ def test_a_batch_finished_and_rolled_past_between_two_looks_is_read(tmp_path: Pa
     # the writer finishes the batch the follower saw partial, and rolls, after the follower read the segment and
     # before it looked for a later one: the batch is read, not taken for damage
     root = tmp_path / "log"
-    with MetadataLog.open(root, create=True) as log:
+    with MetadataLog.open(root, Mode.CREATE) as log:
         log.append([topic(0)], timestamp=TS)
         segment = log.segments[-1].path
     first = build_data_batch(1, [encode_metadata_record(*topic(1))], epoch=1, timestamp=TS + 1)
@@ -204,7 +205,7 @@ def test_a_partial_batch_the_log_rolled_past_is_damage(tmp_path: Path, monkeypat
     # a batch, under the log's lock): a partial batch that stays partial once a later segment exists never will be
     # whole
     root = tmp_path / "log"
-    with MetadataLog.open(root, create=True) as log:
+    with MetadataLog.open(root, Mode.CREATE) as log:
         log.append([topic(0)], timestamp=TS)
         segment = log.segments[-1].path
     torn = build_data_batch(1, [encode_metadata_record(*topic(1))], epoch=1, timestamp=TS + 1)[:30]
@@ -230,7 +231,7 @@ def test_a_partial_batch_the_log_rolled_past_is_damage(tmp_path: Path, monkeypat
 
 def test_changes_appear_when_the_transaction_commits_and_an_aborted_one_never(log_dir: Path) -> None:
     f = Follower(str(log_dir), "--changes", "--poll", "0.05").reading()
-    with MetadataLog.open(log_dir, writable=True) as log:
+    with MetadataLog.open(log_dir, Mode.WRITE) as log:
         log.append([(rec("BeginTransactionRecord", name="x"), 0)], timestamp=TS + 1)
         log.append([topic(1)], timestamp=TS + 2)
         assert f.nothing_for(1.0)  # an open transaction publishes nothing
@@ -249,7 +250,7 @@ def test_changes_publish_before_a_begin_inside_a_batch(log_dir: Path) -> None:
     # Kafka's MetadataBatchLoader.loadBatch publishes the delta when a BeginTransactionRecord starts a transaction
     # in the middle of a batch: the records before it are a state of their own
     f = Follower(str(log_dir), "--changes", "--poll", "0.05").reading()
-    with MetadataLog.open(log_dir, writable=True) as log:
+    with MetadataLog.open(log_dir, Mode.WRITE) as log:
         log.append([topic(1), (rec("BeginTransactionRecord", name="x"), 0), topic(2)], timestamp=TS + 1)
         assert f.next() == "offset 1 at 2023-11-14T22:13:20.001Z"
         assert f.next() == "  topics created: t1"
@@ -261,11 +262,11 @@ def test_changes_publish_before_a_begin_inside_a_batch(log_dir: Path) -> None:
 
 
 def test_changes_from_inside_an_open_transaction(log_dir: Path) -> None:
-    with MetadataLog.open(log_dir, writable=True) as log:
+    with MetadataLog.open(log_dir, Mode.WRITE) as log:
         log.append([(rec("BeginTransactionRecord", name="x"), 0)], timestamp=TS + 1)
         log.append([topic(1)], timestamp=TS + 2)
     f = Follower(str(log_dir), "--changes", "--poll", "0.05").reading()  # at the end, in an open transaction
-    with MetadataLog.open(log_dir, writable=True) as log:
+    with MetadataLog.open(log_dir, Mode.WRITE) as log:
         log.append([(rec("EndTransactionRecord"), 0)], timestamp=TS + 3)
     assert f.next() == "offset 3 at 2023-11-14T22:13:20.003Z"
     assert f.next() == "  topics created: t1"
@@ -274,7 +275,7 @@ def test_changes_from_inside_an_open_transaction(log_dir: Path) -> None:
 
 def test_a_truncation_under_the_follower_is_a_notice_and_it_goes_on(log_dir: Path) -> None:
     f = Follower(str(log_dir), "--from", "0", "--json", "--poll", "0.05")
-    with MetadataLog.open(log_dir, writable=True, segment_bytes=1 << 20) as log:
+    with MetadataLog.open(log_dir, Mode.WRITE, config=LogConfig(segment_bytes=1 << 20)) as log:
         log.append([topic(1)], timestamp=TS + 1)
         log.append([topic(2)], timestamp=TS + 2)
         assert offsets_of(f, 3) == [0, 1, 2]
@@ -291,12 +292,35 @@ def test_a_truncation_under_the_follower_is_a_notice_and_it_goes_on(log_dir: Pat
                         f"{segment} is now {left} bytes, shorter than the {read} read)"]
 
 
+def test_a_batch_appended_right_after_a_truncation_is_shown(log_dir: Path) -> None:
+    """A new leader's batch written the moment the follower has seen the truncation (here: from the notice
+    itself) is shown. The follower used to say so, then open the log again to find its end: a batch appended in
+    between was past that end, and never shown."""
+    with MetadataLog.open(log_dir, Mode.WRITE, config=LogConfig(segment_bytes=1 << 20)) as log:
+        log.append([topic(1)], timestamp=TS + 1)
+        log.append([topic(2)], timestamp=TS + 2)
+        notices: list[str] = []
+
+        def new_leader_appends(text: str) -> None:
+            notices.append(text)
+            log.append([topic(3)], timestamp=TS + 3)
+
+        polls = itertools.count()
+        with LogFollower(log_dir, 0, poll_seconds=0, on_notice=new_leader_appends) as follower:
+            batches = follower.batches(stop=lambda: next(polls) > 100)  # a poll reads all there is: 100 at most
+            assert [next(batches).base_offset for _ in range(3)] == [0, 1, 2]
+            log.truncate_to(1)
+            after = [batch.base_offset for batch in batches]
+    assert len(notices) == 1 and notices[0].startswith("the log was truncated: offsets 1 to 2, shown above")
+    assert after == [1]
+
+
 def test_segments_deleted_before_they_were_read_are_a_gap(log_dir: Path) -> None:
     f = Follower(str(log_dir), "--from", "0", "--json", "--poll", "0.05")
     assert offsets_of(f, 1) == [0]
     f.proc.send_signal(signal.SIGSTOP)  # the follower falls behind
     try:
-        with MetadataLog.open(log_dir, writable=True, segment_bytes=250) as log:
+        with MetadataLog.open(log_dir, Mode.WRITE, config=LogConfig(segment_bytes=250)) as log:
             for i in range(1, 9):
                 log.append([topic(i)], timestamp=TS + i)
             log.delete_segments_before(7)
@@ -339,7 +363,7 @@ def test_the_follower_writes_nothing(log_dir: Path) -> None:
 
 
 def test_from_a_time_and_the_library(log_dir: Path) -> None:
-    with MetadataLog.open(log_dir, writable=True) as log:
+    with MetadataLog.open(log_dir, Mode.WRITE) as log:
         for i in range(1, 5):
             log.append([topic(i)], timestamp=TS + i * 1000)
     f = Follower(str(log_dir), "--from", f"{TS + 2500}ms", "--json", "--poll", "0.05")

@@ -58,7 +58,7 @@ def hostile(pristine: tuple[Path, list[BatchAt]], tmp_path: Path, kind: str, whe
     work = tmp_path / "log"
     shutil.copytree(path, work)
     last = batches[-1]
-    with MetadataLog.open(path, writable=False) as log:
+    with MetadataLog.open(path) as log:
         epoch = log.latest_epoch
     assert epoch is not None
     crafted = write_after(work / PARTITION_DIR / last.segment.name, last.last_offset + 1, epoch, CRAFTED[kind]())

@@ -15,7 +15,7 @@ import pytest
 
 from metalog.cli.main import main
 from metalog.codec import Uuid, message_class
-from metalog.log import MetadataLog
+from metalog.log import LogConfig, MetadataLog, Mode
 from metalog.log.index import OFFSET_ENTRY, TIME_ENTRY
 
 TS = 1_700_000_000_000
@@ -36,7 +36,7 @@ def rec(message: str, /, **fields: Any) -> Any:
 def segment(tmp_path: Path) -> Path:
     """A metalog-written segment whose indexes have several entries (an entry every 100 bytes)."""
     t = Uuid.of(1, 1)
-    with MetadataLog.open(tmp_path / "log", create=True, index_interval_bytes=100) as log:
+    with MetadataLog.open(tmp_path / "log", Mode.CREATE, config=LogConfig(index_interval_bytes=100)) as log:
         for i in range(30):
             log.append([(rec("ConfigRecord", resource_type=2, resource_name="t", name="k", value=str(i)), 0),
                         (rec("TopicRecord", name=f"t{i}", topic_id=t), 0)][:1 + i % 2], timestamp=TS + i * 1000)

@@ -10,7 +10,7 @@ import pytest
 
 from metalog.codec import message_class
 from metalog.errors import LogError, LogLockedError
-from metalog.log import Durability, MetadataLog
+from metalog.log import Durability, LogConfig, MetadataLog, Mode
 from metalog.log.files import METADATA_TOPIC_ID, read_partition_metadata, read_properties
 from metalog.log.index import OFFSET_ENTRY, TIME_ENTRY
 from metalog.log.verify import verify_log
@@ -36,7 +36,7 @@ def fill(log: MetadataLog, batches: int, per_batch: int = 3, *, epoch: int = 1, 
 
 def test_opens_kafkas_directory_read_only(jbod_dir, kafka_vectors):
     before = sorted(p.name for p in (jbod_dir / "__cluster_metadata-0").iterdir())
-    with MetadataLog.open(jbod_dir, writable=False) as log:
+    with MetadataLog.open(jbod_dir) as log:
         assert log.log_start_offset == 0 and log.log_end_offset == 25
         assert log.epochs.entries == [(1, 0)]
         values = [r.value.hex() for r in log.records()]
@@ -56,7 +56,8 @@ def test_writes_kafkas_files_for_kafkas_batches(jbod_dir, tmp_path, kafka_vector
     from metalog.log.reader import iter_batches
 
     segment = bytes.fromhex(kafka_vectors["scenarioJbod"]["segmentHex"])
-    with MetadataLog.open(tmp_path, create=True, cluster_id="MkU3OEVBNTcwNTJENDM2Qg", node_id=3000) as log:
+    config = LogConfig(cluster_id="MkU3OEVBNTcwNTJENDM2Qg", node_id=3000)
+    with MetadataLog.open(tmp_path, Mode.CREATE, config=config) as log:
         for batch in iter_batches(segment):
             log.append_batch(bytes(batch.raw()))
     part = tmp_path / "__cluster_metadata-0"
@@ -76,7 +77,7 @@ def test_writes_kafkas_files_for_kafkas_batches(jbod_dir, tmp_path, kafka_vector
 
 
 def test_index_entries_follow_kafkas_rule(tmp_path):
-    with MetadataLog.open(tmp_path, create=True, index_interval_bytes=4096) as log:
+    with MetadataLog.open(tmp_path, Mode.CREATE, config=LogConfig(index_interval_bytes=4096)) as log:
         fill(log, 60, per_batch=10, size=60)  # ~900-byte batches
         positions = []
         for batch in log.batches():
@@ -96,13 +97,13 @@ def test_index_entries_follow_kafkas_rule(tmp_path):
 
 
 def test_append_read_and_reopen(tmp_path):
-    with MetadataLog.open(tmp_path, create=True) as log:
+    with MetadataLog.open(tmp_path, Mode.CREATE) as log:
         res = log.append([NOOP] * 5, epoch=3, timestamp=TS, batch_size=2)
         assert [(b.base_offset, b.last_offset, b.epoch, b.committed) for b in res] == [
             (0, 1, 3, True), (2, 3, 3, True), (4, 4, 3, True)]
         assert log.committed_offset == 5
         log.append([(message_class("NoOpRecord")(), 0)], timestamp=TS + 5)
-    with MetadataLog.open(tmp_path, writable=True) as log:
+    with MetadataLog.open(tmp_path, Mode.WRITE) as log:
         assert not log.recovery
         assert log.log_end_offset == 6 and log.latest_epoch == 3
         assert [r.offset for r in log.records()] == list(range(6))
@@ -115,19 +116,19 @@ def test_append_read_and_reopen(tmp_path):
 
 
 def test_durability_policies(tmp_path):
-    with MetadataLog.open(tmp_path, create=True, durability=Durability.NONE) as log:
+    with MetadataLog.open(tmp_path, Mode.CREATE, config=LogConfig(durability=Durability.NONE)) as log:
         res = log.append([NOOP] * 4, batch_size=2)
         assert [b.committed for b in res] == [False, False]
         assert log.committed_offset == 0
         log.flush()
         assert log.committed_offset == 4
-    with MetadataLog.open(tmp_path, writable=True, durability="append") as log:
+    with MetadataLog.open(tmp_path, Mode.WRITE, config=LogConfig(durability=Durability.APPEND)) as log:
         res = log.append([NOOP] * 4, batch_size=2)
         assert [b.committed for b in res] == [True, True] and log.committed_offset == 8
 
 
 def test_segments_roll_by_size_and_reads_cross_them(tmp_path):
-    with MetadataLog.open(tmp_path, create=True, segment_bytes=1000) as log:
+    with MetadataLog.open(tmp_path, Mode.CREATE, config=LogConfig(segment_bytes=1000)) as log:
         fill(log, 30, per_batch=2)
         assert len(log.segments) > 5
         for prev, seg in zip(log.segments, log.segments[1:], strict=False):
@@ -137,18 +138,18 @@ def test_segments_roll_by_size_and_reads_cross_them(tmp_path):
         assert log.offset_for_timestamp(TS + 1000 * 31) == 32  # batch 30-31 carries TS + 30 s
     names = sorted(p.name for p in (tmp_path / "__cluster_metadata-0").glob("*.log"))
     assert names[0] == "00000000000000000000.log" and all(len(n) == 24 for n in names)
-    with MetadataLog.open(tmp_path, segment_bytes=1000) as log:
+    with MetadataLog.open(tmp_path) as log:
         assert not log.recovery and log.log_end_offset == 60
         assert [r.offset for r in log.records()] == list(range(60))
 
 
 def test_one_writer_at_a_time(tmp_path):
-    with MetadataLog.open(tmp_path, create=True):
+    with MetadataLog.open(tmp_path, Mode.CREATE):
         with pytest.raises(LogLockedError, match="another writer"):
-            MetadataLog.open(tmp_path, writable=True)
-        with MetadataLog.open(tmp_path, writable=False) as reader:  # readers do not need the lock
+            MetadataLog.open(tmp_path, Mode.WRITE)
+        with MetadataLog.open(tmp_path) as reader:  # readers do not need the lock
             assert reader.log_end_offset == 0
-    with MetadataLog.open(tmp_path, writable=True) as log:  # released on close
+    with MetadataLog.open(tmp_path, Mode.WRITE) as log:  # released on close
         log.append([NOOP])
 
 
@@ -195,7 +196,7 @@ def test_two_creators_of_one_new_log_make_one_log(tmp_path):
         assert {p.name for p in partition.iterdir()} >= {"partition.metadata", "quorum-state",
                                                           "leader-epoch-checkpoint", "00000000000000000000.log"}
         assert (target / "meta.properties").is_file() and not list(target.rglob("*.tmp"))
-        with MetadataLog.open(target, writable=False) as log:
+        with MetadataLog.open(target) as log:
             assert log.log_end_offset == 3 * len(won) and not log.recovery
         assert verify_log(target).ok
 
@@ -206,7 +207,7 @@ def test_missing_directory_is_an_error(tmp_path):
 
 
 def test_retention_deletes_segments_covered_by_a_snapshot(tmp_path):
-    with MetadataLog.open(tmp_path, create=True, segment_bytes=700) as log:
+    with MetadataLog.open(tmp_path, Mode.CREATE, config=LogConfig(segment_bytes=700)) as log:
         fill(log, 20, per_batch=2)
         bases = [s.base_offset for s in log.segments]
         with SnapshotWriter(log.directory, SnapshotId(21, 1), last_contained_log_timestamp=TS) as w:
@@ -228,7 +229,7 @@ def test_retention_deletes_segments_covered_by_a_snapshot(tmp_path):
 
 
 def test_truncate_to(tmp_path):
-    with MetadataLog.open(tmp_path, create=True, segment_bytes=700) as log:
+    with MetadataLog.open(tmp_path, Mode.CREATE, config=LogConfig(segment_bytes=700)) as log:
         fill(log, 10, per_batch=2, epoch=1)
         fill(log, 10, per_batch=2, epoch=2)
         assert log.truncate_to(13) == 12  # the batch holding 13 (12-13) goes whole
@@ -241,7 +242,7 @@ def test_truncate_to(tmp_path):
 
 
 def test_leftovers_are_cleaned_on_open(tmp_path):
-    with MetadataLog.open(tmp_path, create=True) as log:
+    with MetadataLog.open(tmp_path, Mode.CREATE) as log:
         log.append([NOOP])
     part = tmp_path / "__cluster_metadata-0"
     junk = [part / "00000000000000000001-0000000001.checkpoint.part",
@@ -249,13 +250,13 @@ def test_leftovers_are_cleaned_on_open(tmp_path):
             part / "quorum-state.tmp"]
     for p in junk:
         p.write_bytes(b"x")
-    with MetadataLog.open(tmp_path, writable=True) as log:  # the writer cleans them
+    with MetadataLog.open(tmp_path, Mode.WRITE) as log:  # the writer cleans them
         assert sorted(log.recovery.cleaned) == sorted(str(p) for p in junk)
     assert not any(p.exists() for p in junk)
 
 
 def test_missing_indexes_and_epoch_checkpoint_are_rebuilt(tmp_path):
-    with MetadataLog.open(tmp_path, create=True, segment_bytes=2000) as log:
+    with MetadataLog.open(tmp_path, Mode.CREATE, config=LogConfig(segment_bytes=2000)) as log:
         fill(log, 40, per_batch=3, size=60)
     part = tmp_path / "__cluster_metadata-0"
     originals = {p.name: p.read_bytes() for p in part.iterdir() if p.suffix in (".index", ".timeindex")}
@@ -265,7 +266,7 @@ def test_missing_indexes_and_epoch_checkpoint_are_rebuilt(tmp_path):
     (part / "leader-epoch-checkpoint").unlink()
     some = sorted(n for n in originals if n.endswith(".index"))[1]
     (part / some).write_bytes(b"\x00" * 5)  # a torn index entry
-    with MetadataLog.open(tmp_path, writable=True) as log:
+    with MetadataLog.open(tmp_path, Mode.WRITE) as log:
         assert len(log.recovery.rebuilt) >= 3
         assert log.log_end_offset == 120
     assert {p.name: p.read_bytes() for p in part.iterdir() if p.suffix in (".index", ".timeindex")} == originals
@@ -274,7 +275,7 @@ def test_missing_indexes_and_epoch_checkpoint_are_rebuilt(tmp_path):
 
 def test_jbod_copy_opens_writable_and_gets_indexes(jbod_dir, tmp_path):
     shutil.copytree(jbod_dir / "__cluster_metadata-0", tmp_path / "__cluster_metadata-0")
-    with MetadataLog.open(tmp_path / "__cluster_metadata-0", writable=True) as log:
+    with MetadataLog.open(tmp_path / "__cluster_metadata-0", Mode.WRITE) as log:
         assert any("leader-epoch-checkpoint" in r for r in log.recovery.rebuilt)
         log.append([NOOP], timestamp=1700000009000)
         assert log.log_end_offset == 26
@@ -288,15 +289,15 @@ def test_a_stale_epoch_checkpoint_is_rebuilt_never_treated_as_damage(tmp_path):
     """Kafka writes leader-epoch-checkpoint without waiting: after a crash it can lag the log. The batches
     win; nothing is cut, and the checkpoint is rewritten from them."""
     from metalog.codec import message_class
-    from metalog.log import MetadataLog
+    from metalog.log import MetadataLog, Mode
 
     noop = message_class("NoOpRecord")()
-    with MetadataLog.open(tmp_path, create=True) as log:
+    with MetadataLog.open(tmp_path, Mode.CREATE) as log:
         log.append([(noop, 0)] * 3, epoch=1)
         log.append([(noop, 0)] * 2, epoch=2)
     part = tmp_path / "__cluster_metadata-0"
     (part / "leader-epoch-checkpoint").write_text("0\n1\n1 0\n")  # epoch 2 never made it to disk
-    with MetadataLog.open(tmp_path, writable=True) as log:
+    with MetadataLog.open(tmp_path, Mode.WRITE) as log:
         assert log.log_end_offset == 5
         assert log.latest_epoch == 2
         assert any("disagreed with the log" in r for r in log.recovery.rebuilt)

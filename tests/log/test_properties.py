@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from metalog.codec import message_class
 from metalog.codec.framing import encode_metadata_record
-from metalog.log import MetadataLog
+from metalog.log import Durability, LogConfig, MetadataLog, Mode
 from metalog.log.verify import verify_log
 
 
@@ -29,8 +29,8 @@ def test_append_read_round_trip_across_rolls(appends, segment_bytes, interval):
         expected: list[tuple[int, bytes, int]] = []
         starts = []
         epoch = 1
-        opts = {"segment_bytes": segment_bytes, "index_interval_bytes": interval, "durability": "append"}
-        log = MetadataLog.open(d, create=True, **opts)
+        config = LogConfig(segment_bytes=segment_bytes, index_interval_bytes=interval, durability=Durability.APPEND)
+        log = MetadataLog.open(d, Mode.CREATE, config=config)
         try:
             for values, epoch_step, reopen in appends:
                 epoch += epoch_step
@@ -40,7 +40,7 @@ def test_append_read_round_trip_across_rolls(appends, segment_bytes, interval):
                 expected += [(len(expected) + i, v, epoch) for i, v in enumerate(values)]
                 if reopen:
                     log.close()
-                    log = MetadataLog.open(d, writable=True, **opts)
+                    log = MetadataLog.open(d, Mode.WRITE, config=config)
                     assert not log.recovery.truncated and not log.recovery.rebuilt
             assert log.log_end_offset == len(expected)
             got = [(r.offset, r.value) for r in log.records()]

@@ -26,7 +26,7 @@ import pytest
 
 from metalog.analysis.engines.python import PythonEngine
 from metalog.analysis.engines.request import AnalysisRequest
-from metalog.log import MetadataLog
+from metalog.log import Check, MetadataLog, Mode
 from metalog.log.follow import LogFollower
 from metalog.log.verify import verify_log
 from metalog.replay.history import MetadataHistory
@@ -132,8 +132,8 @@ def _records(log: MetadataLog) -> Any:
 API: dict[str, Callable[[Path], Any]] = {
     "MetadataLog.open": lambda path: MetadataLog.open(path).close(),
     "MetadataLog.open, records": lambda path: _with_log(path, _records),
-    "MetadataLog.open(check_all=True)": lambda path: MetadataLog.open(path, check_all=True).close(),
-    "MetadataLog.open(repair=True)": lambda path: MetadataLog.open(path, repair=True).close(),
+    "MetadataLog.open(check=Check.ALL)": lambda path: MetadataLog.open(path, check=Check.ALL).close(),
+    "MetadataLog.open(check=Check.REPAIR)": lambda path: MetadataLog.open(path, check=Check.REPAIR).close(),
     "MetadataHistory.state_at": lambda path: _history(path),
     "verify_log": verify_log,
     "SnapshotReader.verify": lambda path: SnapshotReader(next((path / PARTITION_DIR).glob("*.checkpoint"))).verify(),
@@ -178,10 +178,10 @@ def test_a_read_only_open_reports_the_torn_tail_and_leaves_it(messy):
 
 
 def test_the_writer_asks_for_it(messy, tmp_path):
-    """``writable=True``: the lock, the leftovers cleaned, the torn tail cut, the files written, as Kafka's recovery
+    """``Mode.WRITE``: the lock, the leftovers cleaned, the torn tail cut, the files written, as Kafka's recovery
     does when a broker starts."""
     work = messy
-    with MetadataLog.open(work, writable=True) as log:
+    with MetadataLog.open(work, Mode.WRITE) as log:
         assert len(log.recovery.truncated) == 1 and not log.recovery.truncated[0].startswith("(read-only")
         assert sorted(Path(p).name for p in log.recovery.cleaned) == sorted(LEFTOVERS)
         assert (work / ".lock").exists() and (work / PARTITION_DIR / "partition.metadata").exists()

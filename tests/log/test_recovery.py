@@ -15,7 +15,7 @@ import pytest
 from metalog.codec import message_class
 from metalog.codec.framing import encode_metadata_record
 from metalog.errors import CorruptBatchError
-from metalog.log import MetadataLog
+from metalog.log import Check, LogConfig, MetadataLog, Mode
 from metalog.log.verify import verify_log
 
 TS = 1700000000000
@@ -28,14 +28,14 @@ def feature_level(b: int, i: int) -> bytes:
 
 def make_log(path: Path, batches: int = 6, *, interval: int = 4096) -> list[tuple[int, int]]:
     """A log of small batches; returns (position, base offset) of each batch."""
-    with MetadataLog.open(path, create=True, index_interval_bytes=interval) as log:
+    with MetadataLog.open(path, Mode.CREATE, config=LogConfig(index_interval_bytes=interval)) as log:
         for b in range(batches):
             log.append([feature_level(b, i) for i in range(3)], epoch=1 + b // 3, timestamp=TS + b)
         return [(batch.position, batch.base_offset) for batch in log.batches()]
 
 
 def reopen_and_check(path: Path, prefix_batches: list[tuple[int, int]], end_offset: int) -> MetadataLog:
-    log = MetadataLog.open(path, writable=True, index_interval_bytes=64)
+    log = MetadataLog.open(path, Mode.WRITE, config=LogConfig(index_interval_bytes=64))
     assert log.log_end_offset == end_offset
     assert [(b.position, b.base_offset) for b in log.batches()] == prefix_batches
     assert [r.offset for r in log.records()] == list(range(end_offset))
@@ -102,7 +102,7 @@ def test_damage_in_the_middle_is_an_error_naming_file_and_position(tmp_path):
     assert "CRC-32C mismatch" in str(err.value) and "repair" in str(err.value)
     assert (work / SEGMENT).stat().st_size == (path / SEGMENT).stat().st_size  # nothing was cut
     # an explicit repair truncates there and says what was lost
-    with MetadataLog.open(work, writable=True, repair=True) as log:
+    with MetadataLog.open(work, Mode.WRITE, check=Check.REPAIR) as log:
         assert log.log_end_offset == batches[2][1]
         assert len(log.recovery.lost) == 1 and f"at byte {pos}" in log.recovery.lost[0]
     with MetadataLog.open(work) as log:
@@ -116,7 +116,7 @@ def test_damage_before_the_tail_fails_reads_and_verify(tmp_path):
     with open(tmp_path / SEGMENT, "r+b") as f:
         f.seek(pos + 30)
         f.write(b"\x00\x00")
-    with (MetadataLog.open(tmp_path, writable=False) as log,  # the tail is fine; opening is quick
+    with (MetadataLog.open(tmp_path) as log,  # the tail is fine; opening is quick
           pytest.raises(CorruptBatchError, match=f"byte {pos + 17}: batch: CRC-32C mismatch")):
         list(log.records())
     v = verify_log(tmp_path)
@@ -136,8 +136,8 @@ def test_a_bad_length_in_the_middle_is_not_mistaken_for_a_torn_tail(tmp_path):
 
 CHILD = textwrap.dedent("""
     import sys
-    from metalog.log import MetadataLog
-    with MetadataLog.open(sys.argv[1], create=True, segment_bytes=3_000_000) as log:
+    from metalog.log import LogConfig, MetadataLog, Mode
+    with MetadataLog.open(sys.argv[1], Mode.CREATE, config=LogConfig(segment_bytes=3_000_000)) as log:
         n = 0
         while True:
             values = [b"\\x01\\x14\\x00\\x00" + (n + i).to_bytes(8, "big") * 2000 for i in range(20)]

@@ -169,7 +169,7 @@ def test_scan_into_single_record_batches_of_every_small_size() -> None:
 
 
 def test_scan_of_kafkas_segment(jbod_dir: Path) -> None:
-    with MetadataLog.open(jbod_dir, writable=False) as log:
+    with MetadataLog.open(jbod_dir) as log:
         scanned = list(log.scan())
         expected = [(b.base_offset, b.last_offset, b.max_timestamp, b.is_control, [r.value for r in b.records()])
                     for b in log.batches()]

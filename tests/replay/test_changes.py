@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from metalog.codec import Uuid, message_class, struct_class
 from metalog.codec.framing import encode_metadata_record
 from metalog.errors import PointError
-from metalog.log import MetadataLog
+from metalog.log import Durability, LogConfig, MetadataLog, Mode
 from metalog.log.builder import build_data_batch
 from metalog.replay.changes import changes, render
 from metalog.replay.history import MetadataHistory
@@ -39,7 +39,7 @@ def rec(message: str, /, **fields: Any) -> Any:
 
 
 def write(root: Path, batches: list[Any]) -> Path:
-    with MetadataLog.open(root, create=True, durability="none", segment_bytes=600) as log:
+    with MetadataLog.open(root, Mode.CREATE, config=LogConfig(segment_bytes=600, durability=Durability.NONE)) as log:
         for n, batch in enumerate(batches):
             if batch == CONTROL:
                 log.append_control([(rec("LeaderChangeMessage", leader_id=3000 + n % 2, voters=[]), 0)],

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from metalog.cli.main import main
 from metalog.codec import Uuid
 from metalog.codec.framing import encode_metadata_record
-from metalog.log import MetadataLog
+from metalog.log import Durability, LogConfig, MetadataLog, Mode
 from metalog.log.builder import build_data_batch
 from metalog.replay.compare import compare_images, render_compare
 from metalog.secrets import REDACTED, SHOWN
@@ -111,7 +111,7 @@ def test_the_topics_found_on_one_side_only(names_a: list[str], names_b: list[str
 
 # ---- the verb ---------------------------------------------------------------------------------------------------
 def write(root: Path, records: list[Any]) -> str:
-    with MetadataLog.open(root, create=True, durability="none") as log:
+    with MetadataLog.open(root, Mode.CREATE, config=LogConfig(durability=Durability.NONE)) as log:
         values = [encode_metadata_record(r, 0) for r in records]
         log.append_batch(build_data_batch(0, values, epoch=1, timestamp=1_700_000_000_000))
     return str(root)

@@ -15,7 +15,7 @@ from metalog.codec import message_class
 from metalog.codec.framing import encode_metadata_record
 from metalog.errors import LogError, ReplayError
 from metalog.generate import HistoryGenerator, HistorySettings
-from metalog.log import MetadataLog
+from metalog.log import Durability, LogConfig, MetadataLog, Mode
 from metalog.replay.history import MetadataHistory
 from metalog.state import MetadataLoader
 from metalog.state.jsonimage import image_to_json
@@ -32,7 +32,7 @@ def write_log(root: Path, records: list[tuple[Any, int]], sizes: list[int], gzip
     """The records as batches of the given sizes (some gzip, control batches between; the log ends a batch at
     an abort); returns (offset, record) of every data record and every batch as written."""
     placed: list[tuple[int, Any]] = []
-    with MetadataLog.open(root, create=True, durability="none") as log:
+    with MetadataLog.open(root, Mode.CREATE, config=LogConfig(durability=Durability.NONE)) as log:
         i = n = 0
         while i < len(records):
             if control_every and n % control_every == control_every - 1:
@@ -94,7 +94,7 @@ def test_fused_replay_equals_batch_by_batch(seed: int, n: int, sizes: list[int],
 
 
 def _log_with(tmp_path: Path, values: list[bytes]) -> Path:
-    with MetadataLog.open(tmp_path, create=True, durability="none") as log:
+    with MetadataLog.open(tmp_path, Mode.CREATE, config=LogConfig(durability=Durability.NONE)) as log:
         log.append([encode_metadata_record(message_class("NoOpRecord")(), 0)] * 3, timestamp=TS)
         for v in values:
             log.append([v], timestamp=TS)

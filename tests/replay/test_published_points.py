@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from metalog.codec import Uuid, message_class
 from metalog.codec.framing import encode_metadata_record
 from metalog.errors import PointError
-from metalog.log import MetadataLog
+from metalog.log import Durability, LogConfig, MetadataLog, Mode
 from metalog.log.builder import build_data_batch
 from metalog.replay.history import MetadataHistory
 from metalog.snapshots import SnapshotId, SnapshotWriter
@@ -56,7 +56,8 @@ CHANGE = rec("PartitionChangeRecord", partition_id=0, topic_id=TOPIC, isr=[1])
 def write(root: Path, batches: list[list[Any] | str], segment_bytes: int = 1 << 30) -> Path:
     """Each batch exactly as given (``CONTROL``: a LeaderChange control batch), the n-th stamped TS + n s; built
     and appended whole, so nothing reshapes them (records after an abort stay in their batch)."""
-    with MetadataLog.open(root, create=True, durability="none", segment_bytes=segment_bytes) as log:
+    config = LogConfig(segment_bytes=segment_bytes, durability=Durability.NONE)
+    with MetadataLog.open(root, Mode.CREATE, config=config) as log:
         for n, batch in enumerate(batches):
             if batch == CONTROL:
                 log.append_control([(rec("LeaderChangeMessage", leader_id=1, voters=[]), 0)], epoch=1,
@@ -212,7 +213,7 @@ def test_the_state_at_every_offset_is_the_last_published_one(batches: list[list[
             snapshot(root, model.published[pick])
         log_start = 0
         if truncate and snapshots:
-            with MetadataLog.open(root, writable=True) as log:
+            with MetadataLog.open(root, Mode.WRITE) as log:
                 log.delete_segments_before(model.published[snapshots[-1]].offset + 1)
                 log_start = log.log_start_offset
             use_snapshots = True
@@ -319,7 +320,7 @@ def test_offsets_outside_the_log_are_errors(tmp_path: Path) -> None:
 
 
 def test_an_empty_log_has_no_state(tmp_path: Path) -> None:
-    MetadataLog.open(tmp_path, create=True).close()
+    MetadataLog.open(tmp_path, Mode.CREATE).close()
     with MetadataHistory(tmp_path) as h:
         with pytest.raises(PointError, match="the log holds no batches"):
             h.state_at()

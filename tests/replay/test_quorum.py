@@ -17,7 +17,7 @@ from metalog.codec.messages import leader_change_message as lcm
 from metalog.codec.messages import voters_record as vr
 from metalog.codec.uuid import Uuid
 from metalog.errors import LogError
-from metalog.log import MetadataLog
+from metalog.log import Durability, LogConfig, MetadataLog, Mode
 from metalog.log import files as log_files
 from metalog.replay.quorum import NO_LEADER, Voter, describe_quorum, quorum_history
 
@@ -44,11 +44,12 @@ def kraft(level: int) -> tuple[KRaftVersionRecord, int]:
 
 
 def new_log(path: Path) -> MetadataLog:
-    return MetadataLog.open(path, create=True, cluster_id="MkU3OEVBNTcwNTJENDM2Qg", node_id=3000, durability="none")
+    config = LogConfig(durability=Durability.NONE, cluster_id="MkU3OEVBNTcwNTJENDM2Qg", node_id=3000)
+    return MetadataLog.open(path, Mode.CREATE, config=config)
 
 
 def rows(path: Path) -> list[tuple[str, int, int, int, tuple[int, ...], int]]:
-    with MetadataLog.open(path, writable=False) as log:
+    with MetadataLog.open(path) as log:
         return [(e.kind, e.offset, e.epoch, e.leader_id, tuple(v.replica_id for v in e.voters), e.kraft_version)
                 for e in quorum_history(log)]
 
@@ -57,7 +58,7 @@ def rows(path: Path) -> list[tuple[str, int, int, int, tuple[int, ...], int]]:
 def test_kafkas_log_has_one_election_at_offset_0(jbod_dir: Path) -> None:
     """Kafka's JBOD vector: LeaderChange {leaderId 3000, voters [3000], grantingVoters [3000]} in a control batch
     of partitionLeaderEpoch 1 at offset 0."""
-    with MetadataLog.open(jbod_dir, writable=False) as log:
+    with MetadataLog.open(jbod_dir) as log:
         (event,) = quorum_history(log)
         d = describe_quorum(log)
     assert (event.kind, event.offset, event.epoch, event.leader_id, event.granting_voters) == \
@@ -76,7 +77,7 @@ def test_a_log_that_starts_after_kafkas_kraft_version_1_snapshot(tmp_path: Path,
     shutil.copytree(jbod_dir, root)
     shutil.copy(next((root / "snapshot-kraft-v1").iterdir()), root / "__cluster_metadata-0")
     log_files.write_offset_checkpoint(root / log_files.LOG_START_OFFSET_CHECKPOINT, {("__cluster_metadata", 0): 25})
-    with MetadataLog.open(root, writable=False) as log:
+    with MetadataLog.open(root) as log:
         assert log.log_start_offset == 25
         (event,) = quorum_history(log)
         d = describe_quorum(log)
@@ -94,7 +95,7 @@ def test_a_generated_log_names_its_controller_and_what_its_snapshots_prove(tmp_p
     from metalog.generate.writer import LEADER_ID, write_history
 
     out = write_history(tmp_path / "gen", 3, HistorySettings(records=1500), snapshot_every=500)
-    with MetadataLog.open(out.path, writable=False) as log:
+    with MetadataLog.open(out.path) as log:
         events = list(quorum_history(log))
         d = describe_quorum(log)
         latest = log.snapshot_ids()[-1]
@@ -124,7 +125,7 @@ def test_elections_voters_and_kraft_version_in_log_order(tmp_path: Path) -> None
         ("voters", 7, 4, 3002, (3000, 3002, 3003), 1),
         ("election", 8, 5, 3003, (3000, 3002, 3003), 1),
     ]
-    with MetadataLog.open(tmp_path / "q", writable=False) as log:
+    with MetadataLog.open(tmp_path / "q") as log:
         events = list(quorum_history(log))
         d = describe_quorum(log)
     assert events[1].granting_voters == (3001, 3002) and events[1].detail == "3001 leads epoch 3 (votes from 3001,3002)"
@@ -140,7 +141,7 @@ def test_leader_change_v1_names_voter_directories(tmp_path: Path) -> None:
                  granting_voters=[lcm.Voter(voter_id=1, voter_directory_id=Uuid.of(7, 7))])
     with new_log(tmp_path / "q") as log:
         log.append_control([(message, 1)], epoch=1, timestamp=1)
-    with MetadataLog.open(tmp_path / "q", writable=False) as log:
+    with MetadataLog.open(tmp_path / "q") as log:
         assert describe_quorum(log).voters == (Voter(1, Uuid.of(7, 7)),)
 
 
@@ -148,14 +149,14 @@ def test_a_log_without_a_leader_change_has_an_unknown_leader(tmp_path: Path) -> 
     with new_log(tmp_path / "q") as log:
         log.append([NOOP], epoch=3, timestamp=1)
     assert rows(tmp_path / "q") == [("epoch", 0, 3, NO_LEADER, (), 0)]
-    with MetadataLog.open(tmp_path / "q", writable=False) as log:
+    with MetadataLog.open(tmp_path / "q") as log:
         d = describe_quorum(log)
     assert (d.leader_id, d.leader_epoch, d.voters_from) == (NO_LEADER, 3, None)
 
 
 def test_an_empty_log(tmp_path: Path) -> None:
     new_log(tmp_path / "q").close()
-    with MetadataLog.open(tmp_path / "q", writable=False) as log:
+    with MetadataLog.open(tmp_path / "q") as log:
         d = describe_quorum(log)
         assert list(quorum_history(log)) == []
     assert (d.leader_id, d.leader_epoch, d.log_end_offset, d.notes) == (NO_LEADER, -1, 0, ())
@@ -167,7 +168,7 @@ def test_quorum_state_is_read_as_kafka_writes_it_and_a_later_epoch_is_noted(tmp_
     state = tmp_path / "q" / "__cluster_metadata-0" / "quorum-state"
     state.write_text('{"leaderId":-1,"leaderEpoch":7,"votedId":2,"votedDirectoryId":"AAAAAAAAAAAAAAAAAAAAAA",'
                      '"extra":{"a":1},"data_version":1}\n')
-    with MetadataLog.open(tmp_path / "q", writable=False) as log:
+    with MetadataLog.open(tmp_path / "q") as log:
         d = describe_quorum(log)
     assert d.quorum_state == {"leaderId": -1, "leaderEpoch": 7, "votedId": 2,
                               "votedDirectoryId": "AAAAAAAAAAAAAAAAAAAAAA", "data_version": 1}
@@ -184,7 +185,7 @@ def test_a_control_record_that_does_not_decode_is_one_error_naming_its_offset(tm
     with open(segment, "ab") as f:  # (append_batch refuses a batch KRaft's reader cannot read)
         f.write(build_control_batch(1, [(b"\x00\x00\x00\x02", b"\x00\x00\xff")], epoch=1, timestamp=2))
     # every read checks KRaft's rules for records: opening the log meets it
-    with pytest.raises(LogError) as e, MetadataLog.open(tmp_path / "q", writable=False) as log:
+    with pytest.raises(LogError) as e, MetadataLog.open(tmp_path / "q") as log:
         list(quorum_history(log))
     assert "record at offset 1 is not a control record KRaft reads" in str(e.value)
     assert "__cluster_metadata-0" in str(e.value)
@@ -238,7 +239,7 @@ def test_history_and_describe_follow_any_story(tmp_path_factory: pytest.TempPath
             else:
                 log.append([NOOP], epoch=epoch, timestamp=offset)
     assert rows(path) == expected
-    with MetadataLog.open(path, writable=False) as log:
+    with MetadataLog.open(path) as log:
         d = describe_quorum(log)
     assert (d.leader_id, d.leader_epoch, tuple(v.replica_id for v in d.voters), d.kraft_version) == \
         (leader, epoch, voters, level)

@@ -15,7 +15,7 @@ from metalog.cli.main import main
 from metalog.errors import LogError, PointError
 from metalog.generate.generator import HistorySettings
 from metalog.generate.writer import write_history
-from metalog.log import MetadataLog
+from metalog.log import MetadataLog, Mode
 from metalog.replay.history import MetadataHistory
 from metalog.replay.points import parse_point
 from metalog.snapshots import SnapshotReader
@@ -152,7 +152,7 @@ def test_verbs_that_need_a_log_refuse_a_file(argv: list[str], generated: Path, t
 def test_a_file_opens_read_only(generated: Path, tmp_path: Path) -> None:
     snapshot = _alone(_snapshots(generated)[0], tmp_path)
     with pytest.raises(LogError, match="single snapshot file"):
-        MetadataLog.open(snapshot, writable=True)
+        MetadataLog.open(snapshot, Mode.WRITE)
     odd = Path(shutil.copy(snapshot, tmp_path / "backup.checkpoint"))
     with pytest.raises(LogError, match="not a snapshot name"):
         MetadataLog.open(odd)

@@ -22,7 +22,7 @@ from metalog.codec.messages import (
 )
 from metalog.codec.uuid import Uuid
 from metalog.errors import MetalogError, PointError
-from metalog.log import MetadataLog
+from metalog.log import Durability, LogConfig, MetadataLog, Mode
 from metalog.replay.history import MetadataHistory
 from metalog.replay.points import END, parse_point
 from metalog.replay.why import Answer, ask, parse_partition, render, why_broker, why_directory, why_partition
@@ -56,7 +56,7 @@ def incident(path: Path, *steps: list[tuple[Any, int]]) -> Path:
              (PartitionRecord(partition_id=0, topic_id=TOPIC, replicas=[1, 2, 3], isr=[1, 2, 3], leader=1,
                               leader_epoch=0, partition_epoch=0, directories=[DIRS[1], DIRS[2], DIRS[3]]), 2),
              (ConfigRecord(resource_type=2, resource_name="orders", name="min.insync.replicas", value="2"), 0)]
-    with MetadataLog.open(path, create=True, durability="none") as log:
+    with MetadataLog.open(path, Mode.CREATE, config=LogConfig(durability=Durability.NONE)) as log:
         log.append(setup, epoch=1, timestamp=1_700_000_000_000)
         for i, step in enumerate(steps, 1):
             log.append(step, epoch=1, timestamp=1_700_000_000_000 + 1000 * i)
@@ -284,7 +284,7 @@ def runs(h: MetadataHistory, last: int, states_of: Any) -> dict[str, int]:
 def test_states_and_since_agree_with_the_published_images(values: list[bytes], cuts: list[int], at: float,
                                                           tmp_path_factory: pytest.TempPathFactory) -> None:
     path = tmp_path_factory.mktemp("why") / "log"
-    with MetadataLog.open(path, create=True, durability="none") as log:
+    with MetadataLog.open(path, Mode.CREATE, config=LogConfig(durability=Durability.NONE)) as log:
         i = 0
         for n in cuts * 20:
             if i >= len(values):

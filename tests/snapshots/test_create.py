@@ -112,7 +112,7 @@ def kafka_reads_whole_batches_after(root: Path, end_offset: int) -> None:
     loader = MetadataLoader()
     loader.load_snapshot([decode_metadata_record(r.value).message for r in SnapshotReader(path).records()],
                          end_offset - 1)
-    with MetadataLog.open(root, writable=False) as log:
+    with MetadataLog.open(root) as log:
         batches = list(log.scan(end_offset))
         assert batches[0][0] == end_offset, f"the snapshot ends inside batch {batches[0][0]}..{batches[0][1]}"
         for base, last, _, control, values in batches:

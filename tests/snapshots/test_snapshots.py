@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from metalog.codec import Uuid, message_class
 from metalog.codec.framing import decode_metadata_record
 from metalog.errors import SnapshotError
-from metalog.log import MetadataLog
+from metalog.log import MetadataLog, Mode
 from metalog.log.builder import build_control_batch, build_data_batch
 from metalog.log.control import encode_control
 from metalog.log.dump import kafka_type_name
@@ -108,11 +108,11 @@ def test_names_and_leftovers(tmp_path):
     assert parse_name(NAME) == (SnapshotId(25, 1), "")
     assert parse_name(NAME + ".part") == (SnapshotId(25, 1), ".part")
     assert parse_name("0025-1.checkpoint") is None
-    with MetadataLog.open(tmp_path, create=True) as log:
+    with MetadataLog.open(tmp_path, Mode.CREATE) as log:
         writer = SnapshotWriter(log.directory, SnapshotId(1, 1), last_contained_log_timestamp=0)
         writer.append([b"\x01\x14\x00\x00"])  # never frozen: a crash leaves the .part behind
         assert list_snapshots(log.directory) == []
-    with MetadataLog.open(tmp_path, writable=True) as log:
+    with MetadataLog.open(tmp_path, Mode.WRITE) as log:
         assert any(c.endswith(".checkpoint.part") for c in log.recovery.cleaned)
         assert log.snapshot_ids() == []
     with pytest.raises(SnapshotError, match="already exists"):

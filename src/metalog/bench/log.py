@@ -13,7 +13,7 @@ from typing import Any
 
 from metalog.codec import Uuid, message_class
 from metalog.codec.framing import encode_metadata_record
-from metalog.log import Durability, MetadataLog, iter_batches
+from metalog.log import Durability, LogConfig, MetadataLog, Mode, iter_batches
 
 BATCH = 1000
 TS = 1700000000000
@@ -49,7 +49,7 @@ def make_log(path: Path, records: int, durability: Durability) -> float:
     """Append ``records`` records in batches of 1000; returns the seconds it took."""
     pool = values_pool()
     start = time.perf_counter()
-    with MetadataLog.open(path, create=True, durability=durability) as log:
+    with MetadataLog.open(path, Mode.CREATE, config=LogConfig(durability=durability)) as log:
         for first in range(0, records, BATCH):
             values = [pool[(first + i) % len(pool)] for i in range(min(BATCH, records - first))]
             log.append(values, epoch=1, timestamp=TS + first)
@@ -58,7 +58,7 @@ def make_log(path: Path, records: int, durability: Durability) -> float:
 
 def read_metalog(path: Path) -> tuple[int, int]:
     count = check = 0
-    with MetadataLog.open(path, writable=False) as log:
+    with MetadataLog.open(path) as log:
         for rec in log.records():
             count += 1
             check += len(rec.value or b"")
@@ -68,7 +68,7 @@ def read_metalog(path: Path) -> tuple[int, int]:
 def scan_metalog(path: Path) -> tuple[int, int]:
     """Batches with their CRC checked, records left undecoded (the lazy read)."""
     count = 0
-    with MetadataLog.open(path, writable=False) as log:
+    with MetadataLog.open(path) as log:
         for batch in log.batches():
             count += batch.records_count
     return count, -1

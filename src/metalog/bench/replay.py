@@ -7,14 +7,14 @@ from pathlib import Path
 
 from metalog.bench.timing import best_cpu
 from metalog.generate import HistoryGenerator, HistorySettings
-from metalog.log import MetadataLog
+from metalog.log import Durability, LogConfig, MetadataLog, Mode
 
 
 def build_log(path: Path, records: int, seed: int) -> Counter[str]:
     """Write a generated history as a KRaft log: one batch per controller write (same timestamp)."""
     kinds: Counter[str] = Counter()
     gen = HistoryGenerator(seed, HistorySettings(brokers=12, topics=60, partitions=16, records=records))
-    with MetadataLog.open(path, create=True, durability="none") as log:
+    with MetadataLog.open(path, Mode.CREATE, config=LogConfig(durability=Durability.NONE)) as log:
         batch: list[tuple[object, int]] = []
         stamp = None
         for ts, record, version in gen.records():

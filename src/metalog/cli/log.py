@@ -123,7 +123,7 @@ def _require_log(logdir: str, hint: str | None) -> None:
 
 def _append(args: argparse.Namespace) -> int:
     from metalog.cli import options
-    from metalog.log import MetadataLog
+    from metalog.log import Check, Durability, LogConfig, MetadataLog, Mode
     from metalog.replay.points import parse_time
 
     options.log_directory(args.logdir, "log append")
@@ -137,9 +137,10 @@ def _append(args: argparse.Namespace) -> int:
                 "replay refuses stops every later replay of the log at it")
     checked_end = None if args.no_validate or not records else _check(args.logdir, records)
     # every segment is checked before anything is appended: never append after damage
-    with MetadataLog.open(args.logdir, writable=True, create=args.create, check_all=True,
-                          durability=args.durability, segment_bytes=args.segment_bytes, cluster_id=args.cluster_id,
-                          node_id=args.node_id) as log:
+    config = LogConfig(segment_bytes=args.segment_bytes, durability=Durability(args.durability),
+                       cluster_id=args.cluster_id, node_id=args.node_id)
+    with MetadataLog.open(args.logdir, Mode.CREATE if args.create else Mode.WRITE, check=Check.ALL,
+                          config=config) as log:
         if checked_end is not None and log.log_end_offset != checked_end:  # another writer appended meanwhile
             _check(args.logdir, records)  # again, under the lock now held
         for control, run in itertools.groupby(records, key=_is_control):
@@ -281,11 +282,12 @@ def _verify(args: argparse.Namespace) -> int:
 
 def _recover(args: argparse.Namespace) -> int:
     from metalog.cli import options
-    from metalog.log import MetadataLog
+    from metalog.log import Check, MetadataLog, Mode
 
     options.log_directory(args.logdir, "log recover")
     _require_log(args.logdir, "nothing to recover")
-    with MetadataLog.open(args.logdir, writable=not args.dry_run, check_all=True, repair=args.repair) as log:
+    mode = Mode.READ if args.dry_run else Mode.WRITE
+    with MetadataLog.open(args.logdir, mode, check=Check.REPAIR if args.repair else Check.ALL) as log:
         report = log.recovery
         for line in report.lines():
             print(escape(line))

@@ -55,7 +55,7 @@ def _describe(args: argparse.Namespace) -> int:
     from metalog.log import MetadataLog
     from metalog.replay.quorum import describe_quorum
 
-    with MetadataLog.open(args.logdir, writable=False) as log:
+    with MetadataLog.open(args.logdir) as log:
         _check_snapshot_file(log)
         d = describe_quorum(log)
     if args.json:
@@ -142,7 +142,7 @@ def _history(args: argparse.Namespace) -> int:
     from metalog.log import MetadataLog
     from metalog.replay.quorum import quorum_history
 
-    with MetadataLog.open(args.logdir, writable=False) as log:
+    with MetadataLog.open(args.logdir) as log:
         _check_snapshot_file(log)
         if args.json:
             events = list(quorum_history(log))  # (elections and voter changes: a few per log)

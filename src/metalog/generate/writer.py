@@ -15,7 +15,7 @@ from metalog.codec.messages.leader_change_message import Voter
 from metalog.codec.runtime import ApiMessage
 from metalog.errors import MetalogError
 from metalog.generate.generator import START_MS, HistoryGenerator, HistorySettings
-from metalog.log import MetadataLog
+from metalog.log import Durability, LogConfig, MetadataLog, Mode
 from metalog.snapshots import SnapshotId, SnapshotWriter
 from metalog.state import MetadataLoader
 from metalog.state.records import image_digest, image_records
@@ -45,7 +45,7 @@ def write_history(outdir: str | os.PathLike[str], seed: int, settings: HistorySe
     if (out / "__cluster_metadata-0").exists():
         raise MetalogError(f"{out} already holds a metadata log; choose an empty directory")
     _write_meta_properties(out, seed)
-    with MetadataLog.open(out, create=True, durability="none") as log:
+    with MetadataLog.open(out, Mode.CREATE, config=LogConfig(durability=Durability.NONE)) as log:
         writer = _HistoryWriter(log, snapshot_every)
         generator = HistoryGenerator(seed, settings)
         seen = 0

@@ -5,18 +5,19 @@
     ...     for record in log.records():
     ...         ...
 
-Opening reads and changes nothing; ``MetadataLog.open(path, writable=True)`` is the one writer's.
+Opening reads and changes nothing; ``MetadataLog.open(path, Mode.WRITE)`` is the one writer's (``metalog.log.config``).
 """
 
 from metalog.log.batch import Record, RecordBatch
 from metalog.log.builder import BatchFields, build_batch, build_control_batch, build_data_batch
 from metalog.log.compression import Compression
+from metalog.log.config import Check, Durability, LogConfig, Mode
 from metalog.log.control import ControlRecord, ControlType, decode_control, encode_control
-from metalog.log.metadata_log import AppendedBatch, Durability, MetadataLog
+from metalog.log.metadata_log import AppendedBatch, MetadataLog
 from metalog.log.reader import iter_batches
 
 __all__ = [
-    "AppendedBatch", "BatchFields", "Compression", "ControlRecord", "ControlType", "Durability", "MetadataLog",
-    "Record", "RecordBatch", "build_batch", "build_control_batch", "build_data_batch", "decode_control",
-    "encode_control", "iter_batches",
+    "AppendedBatch", "BatchFields", "Check", "Compression", "ControlRecord", "ControlType", "Durability", "LogConfig",
+    "MetadataLog", "Mode", "Record", "RecordBatch", "build_batch", "build_control_batch", "build_data_batch",
+    "decode_control", "encode_control", "iter_batches",
 ]

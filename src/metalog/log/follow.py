@@ -57,23 +57,26 @@ class LogFollower:
     # ---- where to read -------------------------------------------------------------------------------------------
     def _locate(self, start: int | str) -> None:
         """The segment, byte position and chain of the batch holding ``start`` (or of the log's end)."""
-        with MetadataLog.open(self.root, writable=False) as log:
-            end = log.log_end_offset
-            offset = end if start == END else int(start)
-            if offset > end:
-                raise LogError(f"offset {offset} is past the end of the log (the next offset is {end})",
-                               file=self.directory)
-            if offset < end:
-                first = next(log.batches(offset, validate=False))
-                self._open(Path(first.source or ""), first.position)
-                epoch = log.epochs.epoch_for(first.base_offset)
-                self.chain = BatchChain(first.base_offset, -1 if epoch is None else epoch)
-                return
-            if not log.segments:
-                raise LogError("the log has no segment to follow yet", file=self.directory)
-            last = log.segments[-1]
-            self._open(last.path, last.size)
-            self.chain = BatchChain(end, -1 if log.latest_epoch is None else log.latest_epoch)
+        with MetadataLog.open(self.root) as log:
+            self._locate_in(log, start)
+
+    def _locate_in(self, log: MetadataLog, start: int | str) -> None:
+        end = log.log_end_offset
+        offset = end if start == END else int(start)
+        if offset > end:
+            raise LogError(f"offset {offset} is past the end of the log (the next offset is {end})",
+                           file=self.directory)
+        if offset < end:
+            first = next(log.batches(offset, validate=False))
+            self._open(Path(first.source or ""), first.position)
+            epoch = log.epochs.epoch_for(first.base_offset)
+            self.chain = BatchChain(first.base_offset, -1 if epoch is None else epoch)
+            return
+        if not log.segments:
+            raise LogError("the log has no segment to follow yet", file=self.directory)
+        last = log.segments[-1]
+        self._open(last.path, last.size)
+        self.chain = BatchChain(end, -1 if log.latest_epoch is None else log.latest_epoch)
 
     def _open(self, segment: Path, position: int) -> None:
         self._close()
@@ -172,22 +175,25 @@ class LogFollower:
         return True
 
     def _log_end(self) -> int:
-        with MetadataLog.open(self.root, writable=False) as log:
+        with MetadataLog.open(self.root) as log:
             return log.log_end_offset
 
     def _truncated(self, size: int) -> None:
         self._relocate(f"{self._segment} is now {size} bytes, shorter than the {self.position} read")
 
     def _relocate(self, why: str) -> None:
-        """The log got shorter than what was read: say from which offset on, and go on from its new end."""
-        with MetadataLog.open(self.root, writable=False) as log:
+        """The log got shorter than what was read: go on from its new end, then say from which offset on. The end
+        is the one this open saw, read once: a batch a writer appends after the truncation (a new leader's) is
+        shown, however soon it comes (it once went unseen when it came between a second open and this one)."""
+        read_to = self.chain.next_offset
+        with MetadataLog.open(self.root) as log:
             end = log.log_end_offset
-        if end >= self.chain.next_offset:
-            raise LogError(f"{why}, yet the log still ends at offset {end - 1}: cannot follow it",
-                           file=self.directory)
-        self.on_notice(f"the log was truncated: offsets {end} to {self.chain.next_offset - 1}, shown above, are "
-                       f"gone from it (a batch is shown when it is whole on disk; these were not committed) ({why})")
-        self._locate(END)
+            if end >= read_to:
+                raise LogError(f"{why}, yet the log still ends at offset {end - 1}: cannot follow it",
+                               file=self.directory)
+            self._locate_in(log, end)
+        self.on_notice(f"the log was truncated: offsets {end} to {read_to - 1}, shown above, are gone from it (a "
+                       f"batch is shown when it is whole on disk; these were not committed) ({why})")
 
 
 def _segment_bases(directory: Path) -> list[int]:
@@ -198,6 +204,6 @@ def _segment_bases(directory: Path) -> list[int]:
 def offset_at_or_after(path: str | os.PathLike[str], timestamp: int) -> int:
     """The first offset of the first batch whose timestamp is at or after ``timestamp`` (the log's end offset when
     there is none yet): where following from a time starts."""
-    with MetadataLog.open(path, writable=False) as log:
+    with MetadataLog.open(path) as log:
         batch = next(log.batches_from_timestamp(timestamp), None)
         return log.log_end_offset if batch is None else batch.base_offset

@@ -9,7 +9,7 @@ Two depths of checking:
   big log stays quick: every read checks what it reads (``metalog.log.chain``), and damage there is
   found the moment a read reaches it. When the active segment is empty, the tail of the one before is
   checked instead (it holds the log's last batch).
-- **everything** (``check_all``: ``metalog log recover`` and ``log append``): every segment from its
+- **everything** (``Check.ALL``: ``metalog log recover`` and ``log append``): every segment from its
   first byte, as Kafka's recovery does past its recovery point (metalog keeps no recovery point, so that
   is all of them). Offsets run on within and across segments, epochs never decrease and agree with
   leader-epoch-checkpoint, and every index entry names the batch at its position; indexes and a
@@ -18,7 +18,7 @@ Two depths of checking:
 Damage found on open: when nothing valid follows it in the last segment, it is what an interrupted
 write leaves, a torn tail, and it is cut (read-only: left out of reads, the file unchanged) and reported
 in ``recovery.truncated``. Anywhere else it is an error naming file, byte and what is wrong, unless
-``repair``: then the log is cut there, the segments after are deleted, and ``recovery.lost`` says what
+``Check.REPAIR``: then the log is cut there, the segments after are deleted, and ``recovery.lost`` says what
 went. Nothing is written before the check has passed (or repair was asked for).
 """
 
@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 from metalog.errors import CorruptBatchError, LogError
 from metalog.log.chain import BatchChain
+from metalog.log.config import Check
 from metalog.log.epoch import LeaderEpochCache
 from metalog.log.lost import lost_offsets, torn_batch_end
 from metalog.log.recovery import (
@@ -72,11 +73,11 @@ class LoadPlan:
 class LogLoader:
     """Loads ``log.segments`` (already opened, in order) and recovers them."""
 
-    def __init__(self, log: MetadataLog, *, check_all: bool, repair: bool) -> None:
+    def __init__(self, log: MetadataLog, check: Check) -> None:
         self.log = log
-        self.check_all = check_all or repair
-        self.repair = repair
-        self.planned = repair and not log.writable  # read-only: what a repair would do, nothing done
+        self.check_all = check.every_segment
+        self.repair = check is Check.REPAIR
+        self.planned = self.repair and not log.writable  # read-only: what a repair would do, nothing done
         log.recovery.planned = self.planned
         self.memory = "" if log.writable or self.planned else ", in memory only: read-only"
 
@@ -113,7 +114,7 @@ class LogLoader:
 
     def _name_lost(self, damage: Damage | None, stored_epochs: LeaderEpochCache | None) -> None:
         """Offsets past the end the log will have that its own files name (``metalog.log.lost``), found before
-        anything is rebuilt: with ``check_all`` (before an append) an error unless ``repair``, else reported."""
+        anything is rebuilt: with ``Check.ALL`` (before an append) an error, else reported."""
         log = self.log
         end = log.log_end_offset if damage is None else torn_batch_end(damage.segment, damage.position,
                                                                       damage.next_offset)

@@ -24,7 +24,6 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -37,10 +36,10 @@ from metalog.log.batch import KRAFT_MAX_BATCH_BYTES, Record, RecordBatch
 from metalog.log.builder import build_control_batch, build_data_batch
 from metalog.log.chain import BatchChain, boundary_error, follow_problem
 from metalog.log.compression import Compression
+from metalog.log.config import DEFAULT_CONFIG, Check, Durability, LogConfig, Mode
 from metalog.log.control import encode_control
 from metalog.log.epoch import FILE_NAME as EPOCH_FILE
 from metalog.log.epoch import LeaderEpochCache
-from metalog.log.index import INDEX_INTERVAL_BYTES
 from metalog.log.log_loader import LogLoader
 from metalog.log.recovery import RecoveryReport, announce
 from metalog.log.scan import BatchEnd, RecordSink, Scan, ScannedBatch, release_read, scan_into, scan_values
@@ -48,18 +47,9 @@ from metalog.log.segment import LOG_SUFFIX, Located, LogSegment
 from metalog.log.snapshot_files import SUFFIX as SNAPSHOT_SUFFIX
 from metalog.log.snapshot_files import SnapshotId, clean_snapshot_dir, list_snapshots, parse_name
 
-DEFAULT_SEGMENT_BYTES = 1024 * 1024 * 1024  # metadata.log.segment.bytes
 LOCK_FILE = ".lock"
 _LEFTOVER_SUFFIXES = (".deleted", ".cleaned", ".swap", ".tmp")
 ABORT_TRANSACTION_KEY = MESSAGES["AbortTransactionRecord"].api_key
-
-
-class Durability(Enum):
-    """When appended batches are fsynced (and so reported committed)."""
-
-    BATCH = "batch"  # after every batch (default)
-    APPEND = "append"  # once per append() call
-    NONE = "none"  # only by flush() and close()
 
 
 @dataclass(frozen=True)
@@ -73,14 +63,11 @@ class AppendedBatch:
 class MetadataLog:
     """The metadata log of one directory. Use ``MetadataLog.open(...)``; close it (or use ``with``)."""
 
-    def __init__(self, root: Path, *, writable: bool, segment_bytes: int, index_interval_bytes: int,
-                 durability: Durability) -> None:
+    def __init__(self, root: Path, *, writable: bool, config: LogConfig) -> None:
         self.root = root
         self.directory = root / files.METADATA_PARTITION_DIR
         self.writable = writable
-        self.segment_bytes = segment_bytes
-        self.index_interval_bytes = index_interval_bytes
-        self.durability = durability
+        self.config = config
         self.segments: list[LogSegment] = []
         self.recovery = RecoveryReport()
         self.epochs = LeaderEpochCache(self.directory / EPOCH_FILE)
@@ -93,29 +80,27 @@ class MetadataLog:
 
     # ---- opening ---------------------------------------------------------------------------
     @classmethod
-    def open(cls, path: str | os.PathLike[str], *, writable: bool = False, create: bool = False,
-             check_all: bool = False, repair: bool = False, durability: Durability | str = Durability.BATCH,
-             segment_bytes: int = DEFAULT_SEGMENT_BYTES, index_interval_bytes: int = INDEX_INTERVAL_BYTES,
-             cluster_id: str | None = None, node_id: int = 1) -> MetadataLog:
-        """Open the log under ``path`` (the log dir or its ``__cluster_metadata-0``) for reading: nothing in the
-        directory is created, changed, locked or removed. ``writable`` opens it for the one writer (the lock, then
-        the leftovers of an interrupted write cleaned), ``create`` (which is writable) makes it where there is
-        none.
+    def open(cls, path: str | os.PathLike[str], mode: Mode = Mode.READ, *, check: Check = Check.TAIL,
+             config: LogConfig = DEFAULT_CONFIG) -> MetadataLog:
+        """Open the log under ``path`` (the log dir or its ``__cluster_metadata-0``). ``Mode.READ`` (the default)
+        creates, changes, locks and removes nothing in the directory; ``Mode.WRITE`` opens it for the one writer
+        (the lock, then the leftovers of an interrupted write cleaned); ``Mode.CREATE`` (a writer) makes it where
+        there is none.
 
-        Opening checks the tail of the log; a torn write there is left out of reads (writable: cut, as Kafka's
-        recovery does), and ``recovery`` says so. ``check_all`` checks every segment from its first byte, so that
-        damage anywhere is an error before anything is appended; ``repair`` (which checks all) cuts the log at the
-        first damage instead (``recovery.lost`` says what went; read-only, what a repair would cut is left out of
-        reads and said the same way). See ``metalog.log.log_loader``.
+        Opening checks the tail of the log (``Check.TAIL``); a torn write there is left out of reads (writable: cut,
+        as Kafka's recovery does), and ``recovery`` says so. ``Check.ALL`` checks every segment from its first
+        byte, so that damage anywhere is an error before anything is appended; ``Check.REPAIR`` (which checks all)
+        cuts the log at the first damage instead (``recovery.lost`` says what went; read-only, what a repair would
+        cut is left out of reads and said the same way). See ``metalog.log.log_loader``. ``config`` is the
+        writer's: segment size, index interval, durability, and the ids a log ``Mode.CREATE`` makes is stamped
+        with (``metalog.log.config``).
 
         ``path`` may also be a single ``.checkpoint`` file (read-only): see ``snapshot_file``."""
         if Path(path).suffix == SNAPSHOT_SUFFIX and not Path(path).is_dir():
-            return cls._of_snapshot_file(Path(path), writable=writable or create)
-        root = _root_of(Path(path))
-        log = cls(root, writable=writable or create, segment_bytes=segment_bytes,
-                  index_interval_bytes=index_interval_bytes, durability=Durability(durability))
+            return cls._of_snapshot_file(Path(path), writable=mode.writable)
+        log = cls(_root_of(Path(path)), writable=mode.writable, config=config)
         try:
-            log._open(create=create, check_all=check_all, repair=repair, cluster_id=cluster_id, node_id=node_id)
+            log._open(mode, check)
         except BaseException:
             log._release()
             raise
@@ -136,35 +121,35 @@ class MetadataLog:
         if parsed is None or parsed[1]:
             raise LogError("not a snapshot name: a .checkpoint file's end offset and epoch are in its name "
                            "(<20-digit end offset>-<10-digit epoch>.checkpoint, as Kafka names it)", file=path)
-        log = cls(path, writable=False, segment_bytes=DEFAULT_SEGMENT_BYTES, index_interval_bytes=INDEX_INTERVAL_BYTES,
-                  durability=Durability.NONE)
+        log = cls(path, writable=False, config=LogConfig(durability=Durability.NONE))
         log.directory, log.snapshot_file, log._single_snapshot = path.parent, path, parsed[0]
         log.log_start_offset = log.committed_offset = parsed[0].end_offset
         return log
 
-    def _open(self, *, create: bool, check_all: bool, repair: bool, cluster_id: str | None, node_id: int) -> None:
+    def _open(self, mode: Mode, check: Check) -> None:
+        create = mode is Mode.CREATE
         if not create and not self.directory.is_dir():
-            hint = " (use create to make one)" if self.writable else ": not a KRaft metadata log directory"
+            hint = " (use Mode.CREATE to make one)" if self.writable else ": not a KRaft metadata log directory"
             raise LogError(f"no {files.METADATA_PARTITION_DIR} directory here{hint}", file=self.root)
         if self.writable:
             if create:
                 self.root.mkdir(parents=True, exist_ok=True)
             self._lock()  # before anything is created or cleaned: two creators make one log, or one of them fails
             if not self.directory.is_dir():
-                self._create(cluster_id, node_id)
+                self._create()
             self._clean_leftovers()
             if not (self.directory / files.PARTITION_METADATA).exists():  # Kafka writes it for every partition
                 files.atomic_write(self.directory / files.PARTITION_METADATA, files.partition_metadata_text())
         self._load_epochs()
-        self._load_segments(check_all=check_all, repair=repair)
+        self._load_segments(check)
         self.committed_offset = self.log_end_offset
 
-    def _create(self, cluster_id: str | None, node_id: int) -> None:
+    def _create(self) -> None:
         """A new log directory, made under the lock."""
         self.directory.mkdir()
         if not (self.root / files.META_PROPERTIES).exists():
-            files.write_meta_properties(self.root, cluster_id=cluster_id or str(Uuid.random()), node_id=node_id,
-                                        directory_id=Uuid.random())
+            files.write_meta_properties(self.root, cluster_id=self.config.cluster_id or str(Uuid.random()),
+                                        node_id=self.config.node_id, directory_id=Uuid.random())
         files.atomic_write(self.directory / files.PARTITION_METADATA, files.partition_metadata_text())
         files.atomic_write(self.directory / files.QUORUM_STATE, files.quorum_state_json(leader_id=-1, leader_epoch=0))
         files.fsync_dir(self.root)
@@ -192,7 +177,7 @@ class MetadataLog:
         if self._epochs_from_file:
             self.epochs = LeaderEpochCache.load(path)
 
-    def _load_segments(self, *, check_all: bool, repair: bool) -> None:
+    def _load_segments(self, check: Check) -> None:
         bases = sorted(int(p.name[:-len(LOG_SUFFIX)]) for p in self.directory.glob(f"*{LOG_SUFFIX}")
                        if p.name[:-len(LOG_SUFFIX)].isdigit())
         self.log_start_offset = self._stored_log_start(bases)
@@ -201,8 +186,8 @@ class MetadataLog:
                 return
             bases = [self.log_start_offset]
         self.segments = [LogSegment(self.directory, b, writable=self.writable,
-                                    index_interval_bytes=self.index_interval_bytes) for b in bases]
-        LogLoader(self, check_all=check_all, repair=repair).load(self._epochs_from_file)
+                                    index_interval_bytes=self.config.index_interval_bytes) for b in bases]
+        LogLoader(self, check).load(self._epochs_from_file)
 
     def _stored_log_start(self, bases: list[int]) -> int:
         path = self.root / files.LOG_START_OFFSET_CHECKPOINT
@@ -311,14 +296,14 @@ class MetadataLog:
             self.epochs.save()  # before the data: recovery checks batches against it
             self._note_epoch(batch.partition_leader_epoch)
         seg.append(data, [batch])
-        committed = self.durability is Durability.BATCH
+        committed = self.config.durability is Durability.BATCH
         if committed:
             seg.flush()
             self.committed_offset = batch.next_offset
         return AppendedBatch(batch.base_offset, batch.last_offset, batch.partition_leader_epoch, committed)
 
     def _finish_append(self, out: list[AppendedBatch]) -> list[AppendedBatch]:
-        if out and self.durability is Durability.APPEND:
+        if out and self.config.durability is Durability.APPEND:
             self.flush()
             out = [AppendedBatch(b.base_offset, b.last_offset, b.epoch, True) for b in out]
         return out
@@ -336,12 +321,12 @@ class MetadataLog:
 
     def _segment_for_append(self, size: int, last_offset: int) -> LogSegment:
         active = self.segments[-1]
-        too_big = active.size > 0 and active.size + size > self.segment_bytes
+        too_big = active.size > 0 and active.size + size > self.config.segment_bytes
         if too_big or last_offset - active.base_offset > 0x7FFFFFFF:
             active.flush()
             active.seal()
             seg = LogSegment(self.directory, self.log_end_offset, writable=True,
-                             index_interval_bytes=self.index_interval_bytes)
+                             index_interval_bytes=self.config.index_interval_bytes)
             seg.next_offset = self.log_end_offset
             seg.write_indexes()
             files.fsync_dir(self.directory)  # the new file must survive a crash before its first batch does

@@ -47,7 +47,7 @@ class Verification:
 def verify_log(path: str | os.PathLike[str]) -> Verification:
     v = Verification()
     try:
-        log = MetadataLog.open(path, writable=False)
+        log = MetadataLog.open(path)
     except MetalogError as e:
         v.problems.append(str(e))
         return v

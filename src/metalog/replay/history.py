@@ -50,7 +50,7 @@ class MetadataHistory:
     """The states a metadata log directory went through. Use as a context manager."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.log = MetadataLog.open(path, writable=False)
+        self.log = MetadataLog.open(path)
         self.root = self.log.root
         self.snapshot: SnapshotSummary | None = None  # opened as a single snapshot file: what reading it found
         if self.log.snapshot_file is not None:

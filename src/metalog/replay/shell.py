@@ -459,8 +459,28 @@ class _Glob:
         body = text[i:close]
         if body[:1] in ("!", "^"):
             body = "^" + body[1:]
-        self.out.append(f"[{body}]")
+        self.out.append(f"[{_class_body(body)}]")
         self.i = close + 1
+
+
+def _class_body(body: str) -> str:
+    """A character class's body as Python's ``re`` reads what Java's Pattern reads. Java reads a ``[`` in a class as
+    a class nested in it and ``&&`` as an intersection, which ``re`` has not: a ValueError (the glob taken
+    literally, as Kafka takes ``[[a]``, whose outer class the nested one leaves unclosed). A doubled ``|``, ``~``,
+    ``&`` or ``-`` is two characters to Java and a set operation to come to ``re`` (a FutureWarning now): escaped."""
+    out: list[str] = []
+    i = 0
+    while i < len(body):
+        c = body[i]
+        if c == "\\":  # an escape pair, as it is
+            out.append(body[i:i + 2])
+            i += 2
+            continue
+        if c == "[" or body.startswith("&&", i):
+            raise ValueError("a nested character class or an intersection")
+        out.append("\\" + c if c in "|~&" or (c == "-" and body[i - 1:i] == "-") else c)
+        i += 1
+    return "".join(out)
 
 
 _GLOB_STEPS: dict[str, Callable[[_Glob], None]] = {

@@ -22,7 +22,7 @@ from metalog.controller.broker import LogDir, assignment_requests, plan_reconcil
 from metalog.controller.commands import Command, Result, SetFeatureLevel
 from metalog.controller.controller import Controller
 from metalog.errors import MetalogError
-from metalog.log.metadata_log import MetadataLog
+from metalog.log import LogConfig, MetadataLog, Mode
 from metalog.storage.log_dirs import apply_plan, format_log_dirs, scan_log_dirs
 
 CLUSTER_ID = "MkU3OEVBNTcwNTJENDM2Qg"
@@ -43,7 +43,7 @@ class SimBroker:
 class Simulation:
     def __init__(self, root: Path, *, metadata_version: int = 21, seed: int = 0) -> None:
         self.root = Path(root)
-        self.log = MetadataLog.open(self.root / "controller", create=True, cluster_id=CLUSTER_ID)
+        self.log = MetadataLog.open(self.root / "controller", Mode.CREATE, config=LogConfig(cluster_id=CLUSTER_ID))
         self.controller = Controller(self.log, cluster_id=CLUSTER_ID, seed=seed)
         self.brokers: dict[int, SimBroker] = {}
         self.must(SetFeatureLevel("metadata.version", metadata_version))

@@ -20,7 +20,7 @@ from metalog.analysis.engines.parallel import (
 from metalog.errors import ReplayError
 from metalog.generate.generator import HistorySettings
 from metalog.generate.writer import write_history
-from metalog.log import MetadataLog
+from metalog.log import MetadataLog, Mode
 from metalog.replay.history import MetadataHistory
 from metalog.replay.images import IMAGE_DIR
 from metalog.state.image import EMPTY
@@ -35,7 +35,7 @@ SCENARIOS = ["native", "zk-migration", "jbod-transition", "mixed"]
 
 def batch_bases(root: Path) -> list[int]:
     """Every batch's base offset, control batches' too (they get rows)."""
-    with MetadataLog.open(root, writable=False) as log:
+    with MetadataLog.open(root) as log:
         return [b[0] for b in log.scan(0)]
 
 
@@ -49,7 +49,7 @@ def ranges_from(bases: list[int], last: int, picks: list[int]) -> list[tuple[int
 def check(root: Path, ranges: list[tuple[int, int]], *, points: bool = True) -> None:
     sequential = analyze_log(root, "c")
     starts = start_states(root, ranges, points=points)
-    with MetadataLog.open(root, writable=False) as log:
+    with MetadataLog.open(root) as log:
         bases = [b[0] for b in log.scan(0)] + [log.log_end_offset]
     with MetadataHistory(root) as h:
         for (lo, _), start in zip(ranges, starts, strict=True):
@@ -253,7 +253,7 @@ def test_a_log_starting_inside_a_batch_after_a_snapshot(tmp_path: Path) -> None:
             writer.append(image_records(inside.image))
             writer.freeze()
         expected = list(h.states(5))
-    with MetadataLog.open(root, writable=True) as log:
+    with MetadataLog.open(root, Mode.WRITE) as log:
         log.delete_segments_before(5)
         assert log.log_start_offset == 5 and log.segments[0].base_offset == 3
     sequential = analyze_log(root, "c")

@@ -22,7 +22,7 @@ from metalog.analysis.outputs.report.series import Steps
 from metalog.cli.main import main
 from metalog.codec.messages import LeaderChangeMessage
 from metalog.codec.messages import leader_change_message as lcm
-from metalog.log import MetadataLog
+from metalog.log import Durability, LogConfig, MetadataLog, Mode
 from metalog.log.control import MESSAGES
 from metalog.log.dump import FileDump, batch_json, kafka_type_name
 from tests.analysis import crafted as c
@@ -57,8 +57,8 @@ def write_history(path: Path, history: list[tuple[str, int, list[int]]], segment
                   start: int = c.T0) -> Path:
     """The batches stamped from ``start`` on, never before 0 (or, from a start before 0, int64's first ms)."""
     epoch, at, floor = 1, start, INT64_MIN if start < 0 else 0
-    with MetadataLog.open(path, create=True, durability="none", segment_bytes=segment_bytes,
-                          cluster_id=path.name) as log:
+    config = LogConfig(segment_bytes=segment_bytes, durability=Durability.NONE, cluster_id=path.name)
+    with MetadataLog.open(path, Mode.CREATE, config=config) as log:
         for kind, step, items in history:
             at = max(at + step, floor)
             if kind == "election":
@@ -171,7 +171,7 @@ def test_a_snapshots_time_is_the_log_time_of_its_last_batch(tmp_path: Path) -> N
 
     out = generate(tmp_path / "gen", 5, HistorySettings(records=3000), snapshot_every=700)
     growth = read_growth(out.path, "gen")
-    with MetadataLog.open(out.path, writable=False) as log:
+    with MetadataLog.open(out.path) as log:
         ids = log.snapshot_ids()
         times = {b.last_offset: b.max_timestamp for b in log.batches()}
         files = {p.name: p.stat().st_size for p in log.directory.glob("*.checkpoint")}

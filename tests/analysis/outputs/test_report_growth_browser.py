@@ -13,7 +13,7 @@ import pytest
 from metalog.analysis.outputs.growth import MINUTE_MS, ClusterGrowth, read_growth
 from metalog.cli.main import main
 from metalog.codec.messages import NoOpRecord
-from metalog.log import MetadataLog
+from metalog.log import MetadataLog, Mode
 from tests.analysis.chromium import BINARY, Chromium
 from tests.analysis.outputs.test_growth import election
 
@@ -30,7 +30,7 @@ def grown_log(root: Path) -> Path:
     from metalog.generate.writer import write_history
 
     gen = write_history(root / "grown", 11, HistorySettings(records=3000), snapshot_every=800)
-    with MetadataLog.open(gen.path, writable=True) as log:
+    with MetadataLog.open(gen.path, Mode.WRITE) as log:
         at = max(b.max_timestamp for b in log.batches())
         epoch = log.latest_epoch or 1
         for leader in LEADERS:

@@ -24,7 +24,7 @@ from metalog.analysis.outputs.tables import (
 )
 from metalog.cli.main import main
 from metalog.codec.framing import encode_metadata_record
-from metalog.log import MetadataLog
+from metalog.log import Durability, LogConfig, MetadataLog, Mode
 from metalog.log.builder import build_data_batch
 from tests.analysis import crafted as c
 from tests.analysis.test_timeline import jbod_transition
@@ -137,7 +137,7 @@ EXTREME_TIMES = [1 << 62, (1 << 63) - 1, -(1 << 63), -62_135_596_800_001, 0]  # 
 
 def extreme_times(root: Path, times: list[int] = EXTREME_TIMES) -> Path:
     """A log whose batches are stamped ``times``."""
-    with MetadataLog.open(root, create=True, durability="none") as log:
+    with MetadataLog.open(root, Mode.CREATE, config=LogConfig(durability=Durability.NONE)) as log:
         for n, timestamp in enumerate(times):
             records = [c.feature(17), c.broker(1, 10), c.unfence(1, 10)] if n == 0 else [c.zk_state(c.NONE)]
             log.append_batch(build_data_batch(0, [encode_metadata_record(*r) for r in records], epoch=1,

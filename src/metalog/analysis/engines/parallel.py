@@ -62,7 +62,7 @@ def split_ranges(first: int, last: int, n: int) -> list[tuple[int, int]]:
 
 def log_bounds(path: str | os.PathLike[str]) -> tuple[int, int]:
     """(log start offset, last offset) of a log directory."""
-    with MetadataLog.open(path, writable=False) as log:
+    with MetadataLog.open(path) as log:
         return log.log_start_offset, log.log_end_offset - 1
 
 
@@ -92,7 +92,7 @@ def range_delta(path: str | os.PathLike[str], lo: int, hi: int) -> RangeDelta:
     """What the batches with base offsets in [lo, hi] do, knowing nothing of the state before them."""
     builder = RangeBuilder()
     add = builder.add
-    with MetadataLog.open(path, writable=False) as log, gc_paused():
+    with MetadataLog.open(path) as log, gc_paused():
         for base, last, _, control, values in _batches(log, lo, hi):
             if base < lo:
                 values, base = values[lo - base:], lo
@@ -197,7 +197,7 @@ def replay_range(path: str | os.PathLike[str], cluster: str, lo: int, hi: int, s
     """The rows of each batch (data or control) with a base offset in [lo, hi], handed to ``sink`` as chunks in
     log order; the data records replayed. ``log_start``: the range is the log's first (else ``start`` is the
     state after the range before)."""
-    with MetadataLog.open(path, writable=False) as log, gc_paused():
+    with MetadataLog.open(path) as log, gc_paused():
         replay = TimelineReplay(log, cluster, start.image, open_transaction(start), log_start=log_start)
         return replay.run(*batch_offsets(log, lo, hi), sink)
 

@@ -118,7 +118,7 @@ def record_type_name(type_key: int) -> str:
 
 def read_growth(path: str | os.PathLike[str], name: str) -> ClusterGrowth:
     """The four tables of the log directory ``path``, for the cluster ``name``."""
-    with MetadataLog.open(path, writable=False) as log:
+    with MetadataLog.open(path) as log:
         out = ClusterGrowth(name)
         out.growth, out.log_size = _minutes(log)
         out.snapshots = list(_snapshots(log))
