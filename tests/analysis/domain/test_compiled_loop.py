@@ -22,7 +22,7 @@ from metalog.codec import core, message_class
 from metalog.codec.framing import encode_metadata_record
 from metalog.codec.uuid import Uuid
 from metalog.errors import MetalogError
-from metalog.log import MetadataLog
+from metalog.log import Durability, LogConfig, MetadataLog, Mode
 from metalog.log.builder import build_data_batch
 from metalog.state.image import EMPTY
 from tests.analysis.domain.test_step import HISTORIES, batches
@@ -54,7 +54,8 @@ def shaped_logs(draw: st.DrawFn) -> dict[str, Any]:
 def write_log(root: Path, shape: dict[str, Any]) -> int:
     """The log of ``shape`` in ``root``; its first offset to replay (inside its first batch when ``skip``)."""
     gzip, epoch = shape["gzip"], 1
-    with MetadataLog.open(root, create=True, durability="none", segment_bytes=shape["segment_bytes"]) as log:
+    config = LogConfig(durability=Durability.NONE, segment_bytes=shape["segment_bytes"])
+    with MetadataLog.open(root, Mode.CREATE, config=config) as log:
         log.append_batch(build_data_batch(0, [BEFORE_START] * shape["skip"] + shape["head"], epoch=epoch,
                                           timestamp=T0))
         for n, (_, _, values) in enumerate(shape["rest"], 1):
@@ -84,7 +85,7 @@ def analysed(root: Path, first: int, chunk_batches: int) -> Any:
     error."""
     chunks: list[tuple[str, list[tuple[int | str, ...]], list[type]]] = []
     try:
-        with MetadataLog.open(root, writable=False) as log:
+        with MetadataLog.open(root) as log:
             replay = TimelineReplay(log, "c", EMPTY, chunk_batches=chunk_batches)
             records = replay.run(first, log.log_end_offset - 1, lambda c: chunks.append(
                 (c.table.name, list(c.tuples()), [type(column) for column in c.columns])))
