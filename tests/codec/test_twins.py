@@ -80,7 +80,7 @@ def test_metalog_pure_registers_every_twin_pure(fake_modules: dict[str, ModuleTy
 
 def test_every_layer_registers_its_own_twins_and_none_names_another() -> None:
     """The log core's twins are the log's and the state's, each registered from its own package; the analysis'
-    step and the growth count are the analysis'. (codec/core.py names no module of a layer above it.)"""
+    step, loop and the growth count are the analysis'. (codec/core.py names no module of a layer above it.)"""
     import metalog.analysis.domain.twins
     import metalog.analysis.outputs.growth
     import metalog.bench.cores  # noqa: F401  (the log and state layers, registered)
@@ -90,6 +90,7 @@ def test_every_layer_registers_its_own_twins_and_none_names_another() -> None:
     assert owners == {("log", "metalog.log", "metalog.log.batch"), ("log", "metalog.log", "metalog.log.reader"),
                       ("log", "metalog.log", "metalog.log.scan"), ("log", "metalog.state", "metalog.state.loader"),
                       ("analysis", "metalog.analysis.domain", "metalog.analysis.domain.step"),
+                      ("analysis", "metalog.analysis.domain", "metalog.analysis.domain.loop"),
                       ("analysis", "metalog.analysis.outputs", "metalog.analysis.outputs.growth_count")}
     with open(core.__file__) as f:
         source = f.read()

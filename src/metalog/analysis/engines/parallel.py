@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from metalog.analysis.domain.columns import Chunk
-from metalog.analysis.engines.replay import TimelineReplay, replay_chunks
+from metalog.analysis.engines.replay import TimelineReplay
 from metalog.analysis.engines.request import (
     AnalysisRequest,
     AnalysisSummary,
@@ -42,8 +42,8 @@ from metalog.state.image import MetadataImage
 from metalog.state.loader import OpenTransaction
 from metalog.state.overlay import RangeBuilder, RangeDelta, StartState, start_state, then
 
-__all__ = ["Origin", "ParallelEngine", "Piece", "log_bounds", "open_transaction", "origin_image", "plan",
-           "prefixes", "range_delta", "range_start", "replay_range", "split_ranges", "start_points",
+__all__ = ["Origin", "ParallelEngine", "Piece", "batch_offsets", "log_bounds", "open_transaction", "origin_image",
+           "plan", "prefixes", "range_delta", "range_start", "replay_range", "split_ranges", "start_points",
            "start_states"]
 
 R = TypeVar("R")
@@ -75,6 +75,16 @@ def _batches(log: MetadataLog, lo: int, hi: int) -> Iterator[tuple[int, int, int
             return
         if base >= lo or lo == log.log_start_offset:
             yield batch
+
+
+def batch_offsets(log: MetadataLog, lo: int, hi: int) -> tuple[int, int]:
+    """The offsets of ``_batches(log, lo, hi)`` as [first, last] (first > last: none): from the first batch
+    starting at ``lo`` or later (from the log's start, ``lo`` itself) to the end of the batch holding ``hi``."""
+    if lo > hi or lo >= log.log_end_offset:
+        return lo, lo - 1
+    holding = next(log.batches(lo))
+    first = lo if holding.base_offset == lo or lo == log.log_start_offset else holding.last_offset + 1
+    return first, next(log.batches(min(hi, log.log_end_offset - 1))).last_offset
 
 
 # ---- 1. a range's delta -----------------------------------------------------------------------------------
@@ -189,7 +199,7 @@ def replay_range(path: str | os.PathLike[str], cluster: str, lo: int, hi: int, s
     state after the range before)."""
     with MetadataLog.open(path) as log, gc_paused():
         replay = TimelineReplay(log, cluster, start.image, open_transaction(start), log_start=log_start)
-        return replay_chunks(replay, _batches(log, lo, hi), lo, sink)
+        return replay.run(*batch_offsets(log, lo, hi), sink)
 
 
 @dataclass(frozen=True)

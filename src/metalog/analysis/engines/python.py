@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from metalog.analysis.engines.replay import TimelineReplay, log_records, replay_chunks
+from metalog.analysis.engines.replay import TimelineReplay, log_records
 from metalog.analysis.engines.request import (
     AnalysisRequest,
     AnalysisSummary,
@@ -66,6 +66,4 @@ def replay_cluster(path: str | os.PathLike[str], name: str, sink: Callable[..., 
     with MetadataHistory(path) as history, gc_paused():
         log = history.log
         start = log.log_start_offset
-        replay = TimelineReplay(log, name, history.state_before_log())
-        batches = log.scan(start) if history.end_offset >= start else ()
-        return replay_chunks(replay, batches, start, sink, progress)
+        return TimelineReplay(log, name, history.state_before_log()).run(start, history.end_offset, sink, progress)

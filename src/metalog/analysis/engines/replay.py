@@ -1,40 +1,46 @@
-"""The loop every engine runs over a cluster's batches: the loader tells the per-batch step (``domain.step``)
-each delta, and the step's rows are handed on as typed column chunks (``domain.columns.Chunk``) every
-``CHUNK_BATCHES`` batches, so what an engine holds at once does not grow with the log."""
+"""The loop every engine runs over a cluster's batches: the log's scan hands each batch's records to the loader and
+tells the per-batch loop (``domain.loop.BatchLoop``) of its end; the loop ends the batch in the loader, which tells
+the per-batch step (``domain.step``) its delta, and hands the step's rows on as typed column chunks
+(``domain.columns.Chunk``) every ``CHUNK_BATCHES`` batches, so that what an engine holds at once does not grow with
+the log. Where the compiled twins run (the log's scan, the loader's dispatch, the loop and the step), nothing between
+them is a Python frame per batch."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
-from itertools import islice
+from collections.abc import Callable
+from functools import partial
 
 from metalog.analysis.domain.columns import Chunk
-from metalog.analysis.domain.twins import cluster_step
+from metalog.analysis.domain.loop import BatchLoopParts
+from metalog.analysis.domain.twins import batch_loop, cluster_step
 from metalog.errors import LogError, MetalogError
 from metalog.log import MetadataLog
 from metalog.log.control import ControlType, decode_control
-from metalog.log.scan import ScannedBatch
-from metalog.replay.history import MetadataHistory, replay_scanned
+from metalog.replay.history import MetadataHistory
 from metalog.state import MetadataLoader
 from metalog.state.image import MetadataImage
 from metalog.state.loader import OpenTransaction
 
-__all__ = ["CHUNK_BATCHES", "TimelineReplay", "leader_changes", "log_records", "replay_chunks"]
+__all__ = ["CHUNK_BATCHES", "TimelineReplay", "leader_changes", "log_records"]
 
 # batches replayed between two hand-overs of their rows (what an engine holds at once)
 CHUNK_BATCHES = 4096
 
 
 class TimelineReplay:
-    """One cluster's batches, in log order, through the per-batch step (``domain.step.ClusterStep``, or its compiled
-    twin where built: ``domain.twins``): the loop every engine runs. The loader keeps no image per batch
-    (``images=False``): it tells the step each delta, and builds an image only where the step asks for one.
-    ``log_start``: the batches start at the log's start (else at a range of the parallel replay, whose ``image``
-    is the state after the batch before)."""
+    """One cluster's batches, in log order, through the per-batch loop and step (``domain.loop.BatchLoop``,
+    ``domain.step.ClusterStep``, or their compiled twins where built: ``domain.twins``): the loop every engine
+    runs. The loader keeps no image per batch (``images=False``): it tells the step each delta, and builds an image
+    only where the step asks for one. ``log_start``: the batches start at the log's start (else at a range of the
+    parallel replay, whose ``image`` is the state after the batch before). ``chunk_batches``: how many batches'
+    rows make a chunk."""
 
     def __init__(self, log: MetadataLog, cluster: str, image: MetadataImage,
-                 transaction: OpenTransaction | None = None, *, log_start: bool = True) -> None:
+                 transaction: OpenTransaction | None = None, *, log_start: bool = True,
+                 chunk_batches: int = CHUNK_BATCHES) -> None:
         self.log = log
+        self.chunk_batches = chunk_batches
         self.step = cluster_step()(cluster, image, self._image, log_start=log_start)
         self.loader = MetadataLoader(image, transaction=transaction, on_abort=self.step.aborted,
                                      on_publish=self.step.published, images=False)
@@ -43,21 +49,20 @@ class TimelineReplay:
     def _image(self) -> MetadataImage:
         return self.loader.image
 
-    def run(self, batches: Iterable[ScannedBatch], first: int,
-            progress: Callable[[int], object] | None = None) -> None:
-        """Each batch (in log order, its records from ``first`` on: a log may start inside its first batch)
-        replayed, and the step's rows of it; ``progress(records replayed)`` after each batch."""
-        loader, step, where, log = self.loader, self.step, self.log.directory, self.log
-        for scanned in batches:
-            base, last, timestamp, control, _ = scanned
-            self.records += replay_scanned(loader, scanned, where, first)
-            loader.end_batch(last)
-            if control:
-                for leader, epoch in leader_changes(log, base):
-                    step.leader_change(last, leader, epoch)
-            step.batch(last, timestamp, loader.in_transaction)
+    def run(self, first: int, last: int, sink: Callable[[Chunk], object],
+            progress: Callable[[int], object] | None = None) -> int:
+        """The batches ending at ``first`` or later, up to the one holding ``last``, replayed (their records from
+        ``first`` on: a log may start inside its first batch), and the step's rows of them handed to ``sink`` as
+        chunks (a chunk per table) every ``chunk_batches`` batches and after the last, in log order;
+        ``progress(records replayed)`` about every MiB of log. Returns the data records replayed."""
+        loop = batch_loop()(BatchLoopParts(self.loader, self.step, partial(leader_changes, self.log), sink,
+                                           self.chunk_batches))
+        for count, _ in self.log.scan_into(first, last, self.loader.replay_value, loop):
+            self.records += count
             if progress is not None:
                 progress(self.records)
+        loop.finish()
+        return self.records
 
 
 def leader_changes(log: MetadataLog, base_offset: int) -> list[tuple[int, int]]:
@@ -79,16 +84,3 @@ def log_records(path: str | os.PathLike[str]) -> int:
     """Offsets in a log directory (the size of the work, for progress)."""
     with MetadataHistory(path) as history:
         return history.end_offset + 1 - history.log.log_start_offset
-
-
-def replay_chunks(replay: TimelineReplay, batches: Iterable[ScannedBatch], first: int,
-                  sink: Callable[[Chunk], object], progress: Callable[[int], object] | None = None) -> int:
-    """``batches`` through ``replay``, their rows handed to ``sink`` as chunks (a chunk per table) every
-    ``CHUNK_BATCHES`` batches, in log order; the data records replayed."""
-    batches = iter(batches)
-    while True:
-        replay.run(islice(batches, CHUNK_BATCHES), first, progress)
-        if not replay.step.pending:
-            return replay.records
-        for chunk in replay.step.take().values():
-            sink(chunk)
