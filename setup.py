@@ -21,15 +21,16 @@ from setuptools.command.build_ext import build_ext
 HERE = Path(__file__).resolve().parent
 COMPILED = Path("src", "metalog", "codec", "compiled")
 # each directory of compiled modules, and the hand-written files its modules are built from besides their .pyx
+SINKS = COMPILED / "sinks.pxd"  # the scan's C protocols, cimported by the scan and by every sink or hook
 COMPILED_DIRS = {
     COMPILED: [COMPILED / "_reader.h", COMPILED / "_reader.pxd"],
     Path("src", "metalog", "log", "compiled"): [Path("src", "metalog", "log", "compiled", "_log.h"),
-                                                 Path("src", "metalog", "log", "compiled", "_header.pxi")],
+                                                 Path("src", "metalog", "log", "compiled", "_header.pxi"), SINKS],
     Path("src", "metalog", "state", "compiled"): [COMPILED / "_reader.h", COMPILED / "_reader.pxd",  # (cimports it)
-                                                   Path("src", "metalog", "state", "compiled", "publish.pxd")],
+                                                   Path("src", "metalog", "state", "compiled", "publish.pxd"), SINKS],
     Path("src", "metalog", "analysis", "domain", "compiled"): [
-        Path("src", "metalog", "state", "compiled", "publish.pxd")],  # the loop cimports the loader's batch end
-    Path("src", "metalog", "analysis", "outputs", "compiled"): [],
+        Path("src", "metalog", "state", "compiled", "publish.pxd"), SINKS],  # the loop cimports the loader's batch end
+    Path("src", "metalog", "analysis", "outputs", "compiled"): [SINKS],
 }
 PREBUILT: dict[str, Path] = {}  # module -> its up-to-date build in src/ (an editable install's)
 

@@ -33,27 +33,7 @@ cdef extern from "_log.h":
     void ml_crc_init()
     uint32_t ml_crc32c(const unsigned char *p, Py_ssize_t n) nogil
 
-cdef extern from *:
-    """
-    /* The value-sink protocol, shared with metalog/state/compiled/loader.pyx (which defines the same struct). */
-    typedef struct {
-        int (*feed)(PyObject *sink, const unsigned char *p, Py_ssize_t n, int64_t offset);  /* -1: error set */
-    } ml_value_sink;
-    """
-    ctypedef struct ml_value_sink:
-        int (*feed)(object sink, const unsigned char *p, Py_ssize_t n, int64_t offset) except -1
-
-cdef extern from *:
-    """
-    /* The batch-end protocol, shared with metalog/analysis/domain/compiled/loop.pyx (which defines the same struct):
-       a batch's base offset, last offset, max timestamp, whether it is a control batch, its size in bytes. */
-    typedef struct {
-        int (*end)(PyObject *hook, int64_t base, int64_t last, int64_t timestamp, int control,
-                   Py_ssize_t size);  /* -1: error set */
-    } ml_batch_end;
-    """
-    ctypedef struct ml_batch_end:
-        int (*end)(object hook, int64_t base, int64_t last, int64_t timestamp, int control, Py_ssize_t size) except -1
+from metalog.codec.compiled.sinks cimport ml_value_sink, ml_batch_end
 
 CYTHON_VERSION = METALOG_CYTHON_VERSION.decode()
 ml_crc_init()

@@ -23,15 +23,7 @@ from libc.string cimport memcmp
 
 from metalog.codec.compiled._reader cimport METALOG_CYTHON_VERSION, ReadFn, entry_fn, ml_member_offset, read_entry
 
-cdef extern from *:
-    """
-    /* The value-sink protocol, shared with metalog/log/compiled/scan.pyx (which defines the same struct). */
-    typedef struct {
-        int (*feed)(PyObject *sink, const unsigned char *p, Py_ssize_t n, int64_t offset);  /* -1: error set */
-    } ml_value_sink;
-    """
-    ctypedef struct ml_value_sink:
-        int (*feed)(object sink, const unsigned char *p, Py_ssize_t n, int64_t offset) except -1
+from metalog.codec.compiled.sinks cimport ml_value_sink
 
 cdef extern from *:
     """

@@ -16,17 +16,7 @@ from libc.stdint cimport int64_t
 
 from metalog.state.compiled.publish cimport BatchEnd
 
-cdef extern from *:
-    """
-    /* The batch-end protocol, shared with metalog/log/compiled/scan.pyx (which defines the same struct): a batch's
-       base offset, last offset, max timestamp, whether it is a control batch, its size in bytes. */
-    typedef struct {
-        int (*end)(PyObject *hook, int64_t base, int64_t last, int64_t timestamp, int control,
-                   Py_ssize_t size);  /* -1: error set */
-    } ml_batch_end;
-    """
-    ctypedef struct ml_batch_end:
-        int (*end)(object hook, int64_t base, int64_t last, int64_t timestamp, int control, Py_ssize_t size) except -1
+from metalog.codec.compiled.sinks cimport ml_batch_end
 
 cdef extern from *:
     """

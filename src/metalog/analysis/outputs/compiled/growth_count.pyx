@@ -19,22 +19,7 @@ from metalog.analysis.outputs.growth_count import NOT_A_FRAME
 from metalog.codec.framing import FRAME_VERSION, metadata_api_key
 from metalog.errors import DecodeError
 
-cdef extern from *:
-    """
-    /* The value-sink protocol of metalog/log/compiled/scan.pyx (which defines the same struct). */
-    typedef struct {
-        int (*feed)(PyObject *sink, const unsigned char *p, Py_ssize_t n, int64_t offset);  /* -1: error set */
-    } ml_value_sink;
-    /* The batch-end protocol of metalog/log/compiled/scan.pyx (which defines the same struct). */
-    typedef struct {
-        int (*end)(PyObject *hook, int64_t base, int64_t last, int64_t timestamp, int control,
-                   Py_ssize_t size);  /* -1: error set */
-    } ml_batch_end;
-    """
-    ctypedef struct ml_value_sink:
-        int (*feed)(object sink, const unsigned char *p, Py_ssize_t n, int64_t offset) except -1
-    ctypedef struct ml_batch_end:
-        int (*end)(object hook, int64_t base, int64_t last, int64_t timestamp, int control, Py_ssize_t size) except -1
+from metalog.codec.compiled.sinks cimport ml_value_sink, ml_batch_end
 
 DEF SMALL = 128  # apiKeys below this are counted in arrays (every Kafka record's); others in a dict
 
