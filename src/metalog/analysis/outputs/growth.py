@@ -23,10 +23,10 @@ names. Only the control batches are read again, for their records' types and the
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
-from typing import Any
+from typing import Any, TypeVar
 
 from metalog.analysis.outputs.growth_count import GrowthCount
 from metalog.codec import core
@@ -36,6 +36,8 @@ from metalog.log import MetadataLog
 from metalog.log.control import MESSAGES, ControlType, parse_control_key
 from metalog.replay.quorum import QuorumEvent, batch_at, quorum_history
 from metalog.snapshots import SnapshotReader
+
+K = TypeVar("K", bound=Hashable)
 
 MINUTE_MS = 60_000
 LEADERSHIP_KINDS = ("election", "epoch")  # quorum history's events that start an epoch
@@ -170,15 +172,8 @@ def _growth_rows(count: GrowthCount) -> list[TypeMinute]:
         columns = zip(count.type_minutes, count.type_keys, count.type_records, count.type_bytes, strict=True)
         rows = [TypeMinute(minute, names[key], records, size) for minute, key, records, size in columns]
         return _by_name_within_minutes(rows)
-    summed: dict[tuple[int, str], list[int]] = {}
-    for minute, key, records, size in zip(count.type_minutes, count.type_keys, count.type_records,
-                                          count.type_bytes, strict=True):
-        counts = summed.get((minute, names[key]))
-        if counts is None:
-            summed[(minute, names[key])] = [records, size]
-        else:
-            counts[0] += records
-            counts[1] += size
+    keys = [(minute, names[key]) for minute, key in zip(count.type_minutes, count.type_keys, strict=True)]
+    summed = _summed(keys, count.type_records, count.type_bytes)
     return [TypeMinute(minute, name, records, size) for (minute, name), (records, size) in sorted(summed.items())]
 
 
@@ -200,19 +195,25 @@ def _name(row: TypeMinute) -> str:
 def _log_size_rows(count: GrowthCount) -> list[LogMinute]:
     """``log_size``'s rows by minute, the log's bytes summed up to each (a minute the log came back to is added
     up)."""
-    by_minute: dict[int, list[int]] = {}
-    for minute, batches, size in zip(count.minutes, count.minute_batches, count.minute_bytes, strict=True):
-        sizes = by_minute.get(minute)
-        if sizes is None:
-            by_minute[minute] = [batches, size]
-        else:
-            sizes[0] += batches
-            sizes[1] += size
     log_size, total = [], 0
-    for minute, (batches, size) in sorted(by_minute.items()):
+    for minute, (batches, size) in sorted(_summed(count.minutes, count.minute_batches, count.minute_bytes).items()):
         total += size
         log_size.append(LogMinute(minute, batches, size, total))
     return log_size
+
+
+def _summed(keys: Sequence[K], firsts: Sequence[int], seconds: Sequence[int]) -> dict[K, list[int]]:
+    """[sum of firsts, sum of seconds] by key, in the keys' first order (a minute the log came back to is added
+    up)."""
+    out: dict[K, list[int]] = {}
+    for key, first, second in zip(keys, firsts, seconds, strict=True):
+        sums = out.get(key)
+        if sums is None:
+            out[key] = [first, second]
+        else:
+            sums[0] += first
+            sums[1] += second
+    return out
 
 
 def _control_types(log: MetadataLog, base: int, start: int) -> list[tuple[int, int]]:
