@@ -17,7 +17,7 @@ from cpython.dict cimport PyDict_GetItem
 from cpython.pycapsule cimport PyCapsule_New
 from cpython.ref cimport Py_INCREF, Py_XDECREF
 from cpython.object cimport PyObject
-from cpython.list cimport PyList_AsTuple, PyList_GET_SIZE
+from cpython.list cimport PyList_AsTuple, PyList_GET_ITEM, PyList_GET_SIZE, PyList_SetItem
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_SET_ITEM
 from libc.stdint cimport int64_t
 from libc.string cimport memcmp
@@ -29,6 +29,7 @@ from metalog.codec.compiled._reader cimport (
     ml_generic_alloc,
     ml_member_offset,
     read_entry,
+    read_entry_into,
 )
 
 from metalog.codec.compiled.sinks cimport ml_value_sink
@@ -76,6 +77,8 @@ cdef enum:
     PARTITION_CHANGE = 3  # ValueReplay.partition_change
     PARTITION_RECORD = 4  # ValueReplay.partition_record
     CONFIG = 5  # ValueReplay.config
+    N_KINDS = 6
+    OWN_RULES = PARTITION_CHANGE  # this kind and those after it: the twin's own rules, which keep no record
 
 
 cdef struct Entry:
@@ -142,6 +145,7 @@ cdef class ValueReplay:
     cdef bint pr_null_empty[N_PR_LISTS]  # a null list is empty (else the rule refuses it)
     cdef Py_ssize_t cfg_off[N_CONFIG_FIELDS]
     cdef Py_ssize_t d_off[N_DELTA_FIELDS]
+    cdef list scratch  # by kind: the record the twin's own rules read their records into (None: none yet)
     cdef Py_ssize_t pc_off[N_RECORD_FIELDS + N_LISTS]  # the record's slots: RECORD_FIELDS', then the lists'
     cdef Py_ssize_t list_at[N_LISTS]  # the registration field each list replaces
     cdef Py_ssize_t loader_off[2]  # the loader's offset and delta slots (LoaderPosition); 0: plain attributes
@@ -175,6 +179,7 @@ cdef class ValueReplay:
         self.bind_partition_record(parts.partition_record)
         self.bind_config(parts.config, parts.delta)
         self.bind_table(parts.entries)
+        self.scratch = [None] * N_KINDS
         self.c_value_sink = PyCapsule_New(&SINK, b"metalog.value_sink.v1", NULL)
 
     cdef bind_partition_change(self, change):
@@ -282,7 +287,11 @@ cdef class ValueReplay:
         e = &self.table[p[1] * TABLE_VERSIONS + p[2]]
         if e.kind == UNKNOWN:
             return self.slow(p, n, offset, value)
-        if e.fn is not NULL:
+        if e.fn is not NULL and e.kind >= OWN_RULES:
+            record = self.read_own(e, p, n, &stop)
+            if record is None:  # refused: the pure method reads it or raises
+                return self.slow(p, n, offset, value)
+        elif e.fn is not NULL:
             record = read_entry(e.fn, p, 3, n, &stop)
             if record is None:  # refused: the pure method reads it or raises
                 return self.slow(p, n, offset, value)
@@ -311,6 +320,16 @@ cdef class ValueReplay:
             except self.replay_error as error:
                 raise self.located(error, offset, record) from None
         return self.set_offset(offset)
+
+    cdef inline object read_own(self, Entry *e, const unsigned char *p, Py_ssize_t n, Py_ssize_t *stop):
+        """A record for the twin's own rules, which take its values and keep nothing else of it: read into the last
+        record of its kind where nothing else holds that one (no object made or freed per record), its arrays as
+        tuples (the registration's own, not lists copied); None where the reader refuses it (the half-filled
+        record is then dropped)."""
+        record = read_entry_into(e.fn, PyList_GET_ITEM(self.scratch, e.kind), p, 3, n, stop)
+        if record is not <object>PyList_GET_ITEM(self.scratch, e.kind):
+            self.scratch[e.kind] = record
+        return record
 
     cdef inline int set_offset(self, object offset) except -1:
         """``loader.offset = offset``: at the slot where it is one."""
@@ -426,16 +445,18 @@ cdef class ValueReplay:
         if recovery not in self.recovery_states:
             return self.pr_rule(d, r)
         replicas = <object>ml_slot(r, self.pr_off[PR_REPLICAS])
-        if type(replicas) is not list:
+        if type(replicas) is not tuple and type(replicas) is not list:
             return self.pr_rule(d, r)
-        n = PyList_GET_SIZE(replicas)
+        n = len(replicas)
         directories = <object>ml_slot(r, self.pr_off[PR_DIRECTORIES])
-        if directories is None or (type(directories) is list and PyList_GET_SIZE(directories) == 0):
+        if directories is not None and type(directories) is not tuple and type(directories) is not list:
+            return self.pr_rule(d, r)
+        if directories is None or len(directories) == 0:
             directories = (self.migrating,) * n  # (rules._directories: null or empty, MIGRATING for every replica)
-        elif type(directories) is not list or PyList_GET_SIZE(directories) != n:
+        elif len(directories) != n:
             return self.pr_rule(d, r)
         else:
-            directories = PyList_AsTuple(directories)
+            directories = _as_tuple(directories)
         topic = self.topic_of(d, <object>ml_slot(r, self.pr_off[PR_TOPIC_ID]))
         if topic is None:
             return self.pr_rule(d, r)
@@ -446,8 +467,8 @@ cdef class ValueReplay:
             v = ml_slot(r, self.pr_off[N_PR_FIELDS + i])
             if v is <PyObject *>None and self.pr_null_empty[i]:
                 _replace_item(new, self.pr_list_at[i], ())
-            elif type(<object>v) is list:
-                _replace_item(new, self.pr_list_at[i], PyList_AsTuple(<object>v))
+            elif type(<object>v) is tuple or type(<object>v) is list:
+                _replace_item(new, self.pr_list_at[i], _as_tuple(<object>v))
             else:
                 return self.pr_rule(d, r)  # (new, never stored, goes)
         _replace_item(new, self.directories_at, directories)
@@ -521,6 +542,11 @@ cdef class ValueReplay:
         self.pure(value, offset)
         return 0
 
+
+
+cdef inline object _as_tuple(object items):
+    """A tuple or a list (checked by the caller) as a tuple: the tuple itself."""
+    return items if type(items) is tuple else PyList_AsTuple(items)
 
 
 cdef inline void _set_item(object t, Py_ssize_t i, object item) noexcept:
