@@ -358,6 +358,18 @@ ML_INLINE int ml_set_item_new(PyObject *list, Py_ssize_t i, PyObject *v) {
     return 0;
 }
 
+/* An object's slot at an offset ml_member_offset gave: its value (borrowed; NULL when unset), or set to v (a new
+ * reference taken; the old value, if any, released). For the compiled twins that read and write another layer's
+ * slotted objects (metalog.state.compiled). */
+static inline PyObject *ml_slot(PyObject *o, Py_ssize_t off) { return *(PyObject **)((char *)o + off); }
+static inline void ml_set_slot(PyObject *o, Py_ssize_t off, PyObject *v) {
+    PyObject **at = (PyObject **)((char *)o + off);
+    PyObject *old = *at;
+    Py_INCREF(v);
+    *at = v;
+    Py_XDECREF(old);
+}
+
 /* What a slot descriptor says about its slot: its offset, or -1 if it is not a plain object slot. */
 static inline Py_ssize_t ml_member_offset(PyObject *descr) {
     PyMemberDef *m;

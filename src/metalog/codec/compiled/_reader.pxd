@@ -53,6 +53,8 @@ cdef extern from "_reader.h":
     void ml_set_item(object items, Py_ssize_t i, object v)
     int ml_set_item_new(object items, Py_ssize_t i, PyObject *v) except -1
     Py_ssize_t ml_member_offset(object descr)
+    PyObject *ml_slot(object o, Py_ssize_t off)
+    void ml_set_slot(object o, Py_ssize_t off, object v)
     int ml_generic_alloc(object cls)
 
 

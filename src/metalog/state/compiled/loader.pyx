@@ -29,6 +29,8 @@ from metalog.codec.compiled._reader cimport (
     entry_fn,
     ml_generic_alloc,
     ml_member_offset,
+    ml_set_slot,
+    ml_slot,
     read_entry,
     read_entry_into,
 )
@@ -43,12 +45,9 @@ cdef extern from *:
     }
     /* A new instance of a class of slots (every slot unset), as object.__new__(cls) makes one. */
     static PyObject *ml_new_of(PyObject *cls) { return ((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, 0); }
-    /* A slot's value (borrowed; NULL when unset), at an offset read from the class's member descriptor. */
-    static inline PyObject *ml_slot(PyObject *o, Py_ssize_t off) { return *(PyObject **)((char *)o + off); }
     """
     object ml_new_tuple_of(object cls, Py_ssize_t n)
     object ml_new_of(object cls)
-    PyObject *ml_slot(object o, Py_ssize_t off)
 
 CYTHON_VERSION = METALOG_CYTHON_VERSION.decode()
 
@@ -336,7 +335,7 @@ cdef class ValueReplay:
         """``loader.offset = offset``: at the slot where it is one."""
         cdef Py_ssize_t off = self.loader_off[LOADER_OFFSET]
         if off:
-            _replace_slot(self.loader, off, offset)
+            ml_set_slot(self.loader, off, offset)
         else:
             self.loader.offset = offset
         return 0
@@ -531,11 +530,11 @@ cdef class ValueReplay:
             return None
         if self.topic_direct:  # TopicDelta(base.name, topic_id, base), its slots set here (``bind_partition_change``)
             topic = ml_new_of(self.topic_cls)
-            _set_slot(topic, self.topic_init[0], base.name)
-            _set_slot(topic, self.topic_init[1], topic_id)
-            _set_slot(topic, self.topic_init[2], base)
-            _set_slot(topic, self.topic_off[1], base.partitions)
-            _set_slot(topic, self.topic_off[0], {})
+            ml_set_slot(topic, self.topic_init[0], base.name)
+            ml_set_slot(topic, self.topic_init[1], topic_id)
+            ml_set_slot(topic, self.topic_init[2], base)
+            ml_set_slot(topic, self.topic_off[1], base.partitions)
+            ml_set_slot(topic, self.topic_off[0], {})
         else:
             topic = self.topic_cls(base.name, topic_id, base)
         topics[topic_id] = topic
@@ -567,21 +566,6 @@ cdef inline void _set_item(object t, Py_ssize_t i, object item) noexcept:
     """Item ``i`` of a new tuple set (the tuple takes a reference)."""
     Py_INCREF(item)
     PyTuple_SET_ITEM(t, i, item)
-
-
-cdef inline void _set_slot(object o, Py_ssize_t off, object value) noexcept:
-    """The unset slot at ``off`` of a new object set to ``value`` (it takes a reference)."""
-    Py_INCREF(value)
-    (<PyObject **>(<char *><PyObject *>o + off))[0] = <PyObject *>value
-
-
-cdef inline void _replace_slot(object o, Py_ssize_t off, object value) noexcept:
-    """The slot at ``off`` of ``o`` set to ``value`` (the old value, if any, released)."""
-    cdef PyObject **at = <PyObject **>(<char *><PyObject *>o + off)
-    cdef PyObject *gone = at[0]
-    Py_INCREF(value)
-    at[0] = <PyObject *>value
-    Py_XDECREF(gone)
 
 
 cdef inline void _replace_item(object t, Py_ssize_t i, object item) noexcept:
