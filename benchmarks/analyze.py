@@ -264,7 +264,6 @@ def python_scaling(sizes: list[int], seed: int) -> None:
 def om_main(args: argparse.Namespace) -> None:
     from metalog.analysis.engines.python import PythonEngine
     from metalog.analysis.engines.request import AnalysisRequest
-    from metalog.analysis.outputs.layout import read_tables
 
     path = build(args.records, args.seed)
     print(f"load average {os.getloadavg()[0]:.1f} before, on {os.cpu_count()} cores", flush=True)
@@ -272,23 +271,50 @@ def om_main(args: argparse.Namespace) -> None:
         summary = PythonEngine().analyze(AnalysisRequest.of([path], out))
         records, name = summary.records, summary.clusters[0]
         parquet = sum(f.stat().st_size for f in (Path(out) / "timeline_batches").rglob("*.parquet"))
-        rows = read_tables(Path(out) / "timeline_batches")
-        print(f"{records:,} records, {len(rows):,} batches; the Parquet timeline {parquet:,} bytes")
+        chunks = timeline_chunks(Path(out), name)
+        print(f"{records:,} records, {sum(map(len, chunks)):,} batches; the Parquet timeline {parquet:,} bytes")
         for every_batch in (False, True):
-            size, python = om_writer(Path(out), name, rows, every_batch)
+            size, python = om_writer(Path(out), name, chunks, every_batch)
             print(f"  controller_metrics.om{' --metrics-every-batch' if every_batch else '':<23}{size:>14,} bytes"
                   f"{size / records:>9.1f} bytes/record{size / parquet:>8.2f}x the Parquet timeline; writer CPU "
                   f"{python:.1f} s (the Spark engine's executors run the same writer)", flush=True)
     print(f"load average {os.getloadavg()[0]:.1f} after")
 
 
-def om_writer(out: Path, name: str, rows: list[dict[str, Any]], every_batch: bool) -> tuple[int, float]:
-    """controller_metrics.om's bytes, and the CPU seconds of its writer."""
-    from metalog.analysis.outputs import openmetrics as om
+def timeline_chunks(out: Path, name: str) -> list[Any]:
+    """The cluster's timeline read back from its Parquet file as the chunks the replay hands the writers (of
+    ``CHUNK_BATCHES`` rows each)."""
+    from array import array
 
-    cpu = time.process_time()
-    om.write_openmetrics(out / "python.om", [(name, rows)], every_batch=every_batch)
-    return (out / "python.om").stat().st_size, time.process_time() - cpu
+    from metalog.analysis.domain.columns import Chunk
+    from metalog.analysis.domain.schema import TIMELINE, Kind
+    from metalog.analysis.engines.replay import CHUNK_BATCHES
+    from metalog.analysis.outputs.layout import iter_cluster_batches
+
+    chunks = []
+    for batch in iter_cluster_batches(out / TIMELINE.name, name, batch_rows=CHUNK_BATCHES):
+        columns = [batch.column(c.name).to_pylist() for c in TIMELINE.values]
+        chunks.append(Chunk(TIMELINE, name, tuple(values if c.kind is Kind.TEXT else array("q", values)
+                                                  for c, values in zip(TIMELINE.values, columns, strict=True))))
+    return chunks
+
+
+def om_writer(out: Path, name: str, chunks: list[Any], every_batch: bool) -> tuple[int, float]:
+    """controller_metrics.om's bytes, and the CPU seconds of its writer: the one the python engine and the Spark
+    engine's executors run (``writers.SeriesBlocks``, its blocks joined by ``openmetrics.concatenate``), fed the
+    timeline's chunks."""
+    from metalog.analysis.outputs import openmetrics as om
+    from metalog.analysis.outputs.writers import SeriesBlocks
+
+    with tempfile.TemporaryDirectory(dir=out) as scratch:
+        cpu = time.process_time()
+        series = SeriesBlocks(Path(scratch), 0, name, every_batch=every_batch)
+        for chunk in chunks:
+            series.add(chunk)
+        series.close()
+        om.concatenate(out / "python.om", lambda i, _: [series.paths[i]], [name])
+        cpu = time.process_time() - cpu
+    return (out / "python.om").stat().st_size, cpu
 
 
 def main() -> None:

@@ -18,14 +18,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from metalog.analysis.domain.schema import TIMELINE
-from metalog.analysis.outputs.report import write_report
 from metalog.analysis.outputs.report.data import Cluster, shared_axis
 from metalog.analysis.outputs.report.page import MAX_EVENT_ROWS, render_html
 from metalog.analysis.outputs.report.png import CLUSTERS_PER_PNG, png_names
-from metalog.analysis.outputs.report.reading import clusters_of
 from metalog.analysis.outputs.report.series import FINE, Steps, envelope, m4, steps
 from tests.analysis import crafted as c
-from tests.analysis.oracle import BrokerTables, analyze_python
+from tests.analysis.oracle import BrokerTables, analyze_python, clusters_of, write_report
 from tests.analysis.test_timeline import jbod_transition, zk_migration
 from tests.quick import examples
 
@@ -247,7 +245,7 @@ def test_the_report_from_the_parquet_tables_equals_the_report_from_the_rows(tmp_
     form: it draws exactly what the report from every row draws."""
     pytest.importorskip("pyarrow")
     from metalog.analysis.clusters import cluster_name
-    from metalog.analysis.outputs.report import write_report, write_report_from_tables
+    from metalog.analysis.outputs.report import write_report_from_tables
     from metalog.generate.generator import HistorySettings
     from metalog.generate.writer import write_history
     from tests.analysis.oracle import analyze_python, write_outputs

@@ -143,21 +143,6 @@ def cluster_samples(rows: Sequence[dict[str, Any]], *, every_batch: bool = False
     return [added, sampler.close()]
 
 
-def write_openmetrics(path: Path, clusters: Sequence[tuple[str, Sequence[dict[str, Any]]]], *,
-                      every_batch: bool = False) -> Path:
-    """The python engine's file: ``clusters`` is (name, timeline rows in log order) in fleet order."""
-    sampled = [(name, cluster_samples(rows, every_batch=every_batch)) for name, rows in clusters]
-    ends = LineEnds()
-    with open(path, "w", encoding="utf-8", newline="\n") as f:
-        for i, family in enumerate(FAMILIES):
-            f.write(header(family))
-            for name, calls in sampled:
-                for samples in calls:
-                    write_samples(f, family, name, samples[i], ends)
-        f.write("# EOF\n")
-    return path
-
-
 def concatenate(path: Path, blocks: Callable[[int, str], list[Path]], clusters: Sequence[str]) -> Path:
     """The file from blocks already written: ``blocks(family index, cluster)``, the files of that series in
     order (the Spark engine's executors wrote them)."""

@@ -6,11 +6,10 @@ the order given). What a table needs of the whole cluster is small: ``timeline_b
 each bucket (written when the cluster ends; its CSV, sorted by cluster name, when the fleet ends), and
 ``controller_metrics.om`` keeps, per family, the cluster's block of samples in a scratch file that
 ``openmetrics.concatenate`` joins in family, cluster order, as the Spark engine's executors do. The samples are
-those ``openmetrics.write_openmetrics`` takes (``sampling.Sampler``'s, fed the rows as they come while a
-cluster's times do not step back); a cluster whose times step back has its samples taken from its written
-timeline afterwards, sorted (``openmetrics.cluster_samples``).
+``sampling.Sampler``'s, fed the rows as they come while a cluster's times do not step back; a cluster whose times
+step back has its samples taken from its written timeline afterwards, sorted (``openmetrics.cluster_samples``).
 
-The bytes equal those of ``tables.write_outputs`` for the same rows (tests compare them).
+The bytes equal those of the tests' oracle, which writes each table whole from every row (tests compare them).
 """
 
 from __future__ import annotations
