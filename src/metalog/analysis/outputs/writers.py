@@ -17,10 +17,7 @@ from __future__ import annotations
 import csv
 import shutil
 import tempfile
-from array import array
 from collections.abc import Iterable, Sequence
-from itertools import islice
-from operator import gt
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO
@@ -29,7 +26,7 @@ from metalog.analysis.domain.columns import Chunk, from_rows
 from metalog.analysis.domain.schema import BUCKETS, EVENTS, TIMELINE
 from metalog.analysis.outputs import openmetrics as om
 from metalog.analysis.outputs.layout import TABLES, arrow_batch, arrow_schema, iter_cluster, kind, partition_dir
-from metalog.analysis.outputs.sampling import Sampler, Samples
+from metalog.analysis.outputs.sampling import Sampler, Samples, int64_array
 from metalog.analysis.outputs.tables import bucket_starts, csv_cell
 
 ROWS_PER_GROUP = 65_536  # rows buffered per table and cluster before they are written, as one Parquet row group
@@ -126,15 +123,19 @@ class SeriesBlocks:
 
     def add(self, timeline: Chunk) -> bool:
         """A chunk of the cluster's timeline_batches."""
-        if not self.in_order or not len(timeline):
+        import pyarrow.compute as pc
+
+        n = len(timeline)
+        if not self.in_order or not n:
             return self.in_order
-        times = timeline.ints("timestamp").tolist()
-        if any(map(gt, times, islice(times, 1, None))) or (self._last is not None and self._last > times[0]):
+        times = int64_array(timeline.ints("timestamp"))
+        first, last = times[0].as_py(), times[n - 1].as_py()
+        if (n > 1 and pc.any(pc.less(times.slice(1), times.slice(0, n - 1))).as_py()) or (
+                self._last is not None and self._last > first):
             self.in_order = False
             return False
-        self._last = times[-1]
-        self._write(self._sampler.add(times, [om.family_values(f, _column(timeline, f.column))
-                                              for f in om.FAMILIES]))
+        self._last = last
+        self._write(self._sampler.add(times, [om.family_column(f, timeline.column(f.column)) for f in om.FAMILIES]))
         return True
 
     def from_rows(self, rows: Sequence[Row]) -> None:
@@ -156,11 +157,6 @@ class SeriesBlocks:
         ends = om.LineEnds()  # this call's only: the memory stays flat
         for f, family, series in zip(self._files, om.FAMILIES, samples, strict=True):
             om.write_samples(f, family, self.cluster, series, ends)
-
-
-def _column(chunk: Chunk, name: str) -> list[Any]:
-    data = chunk.column(name)
-    return data.tolist() if isinstance(data, array) else chunk.texts(name)
 
 
 def fresh_tables(out: Path) -> None:
