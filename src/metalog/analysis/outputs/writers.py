@@ -17,17 +17,18 @@ from __future__ import annotations
 import csv
 import shutil
 import tempfile
+from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO
 
-from metalog.analysis.domain.columns import Chunk, from_rows
+from metalog.analysis.domain.columns import Chunk, Ints, from_rows
 from metalog.analysis.domain.schema import BUCKETS, EVENTS, TIMELINE
 from metalog.analysis.outputs import openmetrics as om
 from metalog.analysis.outputs.layout import TABLES, arrow_batch, arrow_schema, iter_cluster, kind, partition_dir
 from metalog.analysis.outputs.sampling import Sampler, Samples, int64_array
-from metalog.analysis.outputs.tables import bucket_starts, csv_cell
+from metalog.analysis.outputs.tables import bucket_start, bucket_starts, csv_cell
 
 ROWS_PER_GROUP = 65_536  # rows buffered per table and cluster before they are written, as one Parquet row group
 
@@ -224,17 +225,34 @@ class BucketRows:
 
     def add(self, timeline: Chunk) -> None:
         """A chunk of the cluster's timeline_batches, in log order."""
-        if self._stepped_back:
+        if self._stepped_back or not len(timeline):
             return
-        starts = bucket_starts(timeline.ints("timestamp"), self.width_ms)
-        if self._written is not None and min(starts) <= self._written:
+        last = self.last_rows(timeline.ints("timestamp"))  # each bucket's last row
+        if self._written is not None and min(last) <= self._written:
             self._stepped_back = True
             return
-        last = dict(zip(starts, range(len(starts)), strict=True))  # each bucket's last row
         self._kept.update((start, timeline.row(i)) for start, i in last.items())
-        latest = max(starts) if self._latest is None else max(self._latest, *starts)
+        latest = max(last) if self._latest is None else max(self._latest, *last)
         self._latest = latest
         self._write_before(latest - BUCKETS_KEPT * self.width_ms)
+
+    def last_rows(self, times: Ints) -> dict[int, int]:
+        """Each bucket's last row among ``times``, by bucket start: where the times never step back, found by
+        bisection, a few per bucket (a call per row costs more)."""
+        import pyarrow.compute as pc
+
+        n, width = len(times), self.width_ms
+        column = int64_array(times)
+        if n > 1 and pc.any(pc.less(column.slice(1), column.slice(0, n - 1))).as_py():
+            starts = bucket_starts(times, width)
+            return dict(zip(starts, range(n), strict=True))
+        last: dict[int, int] = {}
+        i = 0
+        while i < n:
+            floor = times[i] - times[i] % width  # (the bucket's end is floor + width, even where its start is not)
+            i = bisect_left(times, floor + width, i)
+            last[bucket_start(floor, width)] = i - 1
+        return last
 
     def close(self) -> None:
         if self._stepped_back:
