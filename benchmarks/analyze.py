@@ -286,17 +286,19 @@ def timeline_chunks(out: Path, name: str) -> list[Any]:
     ``CHUNK_BATCHES`` rows each)."""
     from array import array
 
-    from metalog.analysis.domain.columns import Chunk
+    from metalog.analysis.domain.columns import Chunk, Coded
     from metalog.analysis.domain.schema import TIMELINE, Kind
     from metalog.analysis.engines.replay import CHUNK_BATCHES
     from metalog.analysis.outputs.layout import iter_cluster_batches
 
-    chunks = []
-    for batch in iter_cluster_batches(out / TIMELINE.name, name, batch_rows=CHUNK_BATCHES):
-        columns = [batch.column(c.name).to_pylist() for c in TIMELINE.values]
-        chunks.append(Chunk(TIMELINE, name, tuple(values if c.kind is Kind.TEXT else array("q", values)
-                                                  for c, values in zip(TIMELINE.values, columns, strict=True))))
-    return chunks
+    def column(values: Any, kind: Kind) -> Any:
+        if kind is not Kind.TEXT:
+            return array("q", values.to_pylist())
+        coded = values.dictionary_encode()  # text is coded into a small vocabulary, as the step codes it
+        return Coded(array("q", coded.indices.to_pylist()), coded.dictionary.to_pylist())
+
+    return [Chunk(TIMELINE, name, tuple(column(batch.column(c.name), c.kind) for c in TIMELINE.values))
+            for batch in iter_cluster_batches(out / TIMELINE.name, name, batch_rows=CHUNK_BATCHES)]
 
 
 def om_writer(out: Path, name: str, chunks: list[Any], every_batch: bool) -> tuple[int, float]:

@@ -7,12 +7,20 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from metalog.analysis.domain.schema import PHASES
-from metalog.analysis.outputs.report.data import PHASE_COLORS, PICTURE_BUCKETS, Cluster, cluster_charts, fleet_span
+from metalog.analysis.outputs.report.data import (
+    PHASE_COLORS,
+    PICTURE_BUCKETS,
+    Cluster,
+    SeriesSpec,
+    cluster_charts,
+    fleet_span,
+)
 
 CLUSTERS_PER_PNG = 12
 
@@ -53,7 +61,8 @@ def write_png(out: Path, clusters: Sequence[Cluster]) -> list[Path]:
             fig.tight_layout()
             top = _paste(image, top, fig)
             fig.clear()
-            gc.collect()  # a figure's artists refer to each other: freed now, not when the collector gets to them
+            if cluster is not clusters[-1]:  # (after the last, the image is saved and its memory goes with it)
+                gc.collect()  # a figure's artists refer to each other: freed now, not when the collector gets to them
         Image.fromarray(image).save(out / name, dpi=(DPI, DPI))
         written.append(out / name)
     return written
@@ -112,15 +121,31 @@ def _envelope(cluster: Cluster, column: str, start: int, end: int) -> tuple[list
     return found
 
 
-def _draw(ax: Any, cluster: Cluster, column: str, label: str, color: str, start: int, end: int) -> None:
-    lows, highs = _envelope(cluster, column, start, end)
-    x = _times(start, end, PICTURE_BUCKETS)
+@dataclass(frozen=True)
+class Axis:
+    """A panel's time axis: its span (epoch ms) and the envelope buckets' edges on it (``_times``), as
+    matplotlib's date numbers (converted once for every line drawn on it)."""
+
+    start: int
+    end: int
+    x: Any
+
+
+def time_axis(start: int, end: int) -> Axis:
+    import matplotlib.dates
+
+    mdates: Any = matplotlib.dates  # (untyped)
+    return Axis(start, end, mdates.date2num(_times(start, end, PICTURE_BUCKETS)))
+
+
+def _draw(ax: Any, cluster: Cluster, series: SeriesSpec, axis: Axis) -> None:
+    lows, highs = _envelope(cluster, series.column, axis.start, axis.end)
     lows, highs = [*lows, lows[-1]], [*highs, highs[-1]]
     low = [float("nan") if v is None else v for v in lows]
     high = [float("nan") if v is None else v for v in highs]
-    ax.fill_between(x, low, high, step="post", color=color, alpha=0.35, lw=0)
-    ax.step(x, high, where="post", color=color, lw=1.1, label=label)
-    ax.step(x, low, where="post", color=color, lw=1.1)
+    ax.fill_between(axis.x, low, high, step="post", color=series.color, alpha=0.35, lw=0)
+    ax.step(axis.x, high, where="post", color=series.color, lw=1.1, label=series.label)
+    ax.step(axis.x, low, where="post", color=series.color, lw=1.1)
 
 
 def _panels(row: Sequence[Any], cluster: Cluster, span: tuple[int, int] | None) -> None:
@@ -130,6 +155,7 @@ def _panels(row: Sequence[Any], cluster: Cluster, span: tuple[int, int] | None) 
     mdates: Any = matplotlib.dates  # (its locator and formatter are untyped)
 
     start, end = span or (cluster.start, cluster.end)
+    axis = time_axis(start, end)
     charts = {c.name: c for c in cluster_charts("offline_partitions" in cluster.columns)}
     left, middle, right = row
     phases = cluster.steps("phase")
@@ -138,7 +164,7 @@ def _panels(row: Sequence[Any], cluster: Cluster, span: tuple[int, int] | None) 
         left.axvspan(moment(t), moment(until),
                      color=PHASE_COLORS[value], alpha=0.3, lw=0)
     for s in charts["replicas"].series:
-        _draw(left, cluster, s.column, s.label, s.color, start, end)
+        _draw(left, cluster, s, axis)
     left.set_title(f"{cluster.name}: replicas by directory state, migration phase behind", fontsize=10)
     left.set_ylabel("replicas")
     shown = set(phases.values)
@@ -148,7 +174,7 @@ def _panels(row: Sequence[Any], cluster: Cluster, span: tuple[int, int] | None) 
     for ax, chart in ((middle, charts["brokers"]), (right, charts["offline"])):
         for s in chart.series:
             if s.column in cluster.columns:
-                _draw(ax, cluster, s.column, s.label, s.color, start, end)
+                _draw(ax, cluster, s, axis)
         ax.set_title(f"{cluster.name}: {chart.title[0].lower()}{chart.title[1:]}", fontsize=10)
         ax.set_ylabel(chart.unit)
         ax.legend(fontsize=7, loc="upper left")
