@@ -30,7 +30,13 @@ from metalog.analysis.outputs.openmetrics import FILE as OPENMETRICS
 from metalog.analysis.outputs.report.data import Cluster, fleet_span, span_end
 from metalog.analysis.outputs.report.page import write_html
 from metalog.analysis.outputs.report.png import write_png
-from metalog.analysis.outputs.report.reading import BROKER_COLUMNS, DIRECTORY_COLUMNS, FAILURE_COLUMNS, ClusterBuilder
+from metalog.analysis.outputs.report.reading import (
+    BROKER_COLUMNS,
+    DIRECTORY_COLUMNS,
+    FAILURE_COLUMNS,
+    ClusterBuilder,
+    FailureRow,
+)
 from metalog.analysis.outputs.tables import bucket_start, claim_output, write_table
 from metalog.analysis.outputs.writers import TableWriters
 
@@ -229,7 +235,7 @@ def _keyed_of_rows(builders: dict[str, ClusterBuilder], by_broker: BrokerTables)
             builders[name].directory((broker, directory), {c: [r[c] for r in group] for c in DIRECTORY_COLUMNS})
     for row in by_broker.failures:
         if row["cluster"] in builders:
-            builders[row["cluster"]].failure(*(row[c] for c in FAILURE_COLUMNS))
+            builders[row["cluster"]].failure(FailureRow(*(row[c] for c in FAILURE_COLUMNS)))
 
 
 def _groups(rows: Sequence[Row], key: tuple[str, ...]) -> dict[tuple[Any, ...], list[Row]]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from operator import add
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from metalog.analysis.outputs.report.data import (
     BROKER_LINES,
@@ -35,7 +35,21 @@ BROKER_COLUMNS = ("timestamp", "broker", "state", "controlled_shutdown", "zk", "
                   "replicas_migrating", "replicas_unassigned", "replicas_lost", "offline_replicas", "leaders")
 DIRECTORY_COLUMNS = ("timestamp", "broker", "directory", "online", "replicas", "leaders", "offline_replicas",
                      "offline_partitions")
-FAILURE_COLUMNS = ("offset", "timestamp", "broker", "directory", "topic", "partition", "leader")
+
+
+class FailureRow(NamedTuple):
+    """A directory_failures row (``FAILURE_COLUMNS``): a directory's failure, and a partition it held."""
+
+    offset: int
+    timestamp: int
+    broker: int
+    directory: str
+    topic: str
+    partition: int  # -1: a row for a directory that held none
+    leader: int  # the partition's leader after the failure
+
+
+FAILURE_COLUMNS = FailureRow._fields
 
 
 class KeyBuilder:
@@ -126,12 +140,11 @@ class ClusterBuilder:
             *where, codes[-1], *(cols[c][-1] for c in ("replicas", "leaders", "offline_replicas", "offline_partitions",
                                                        "timestamp")))
 
-    def failure(self, offset: int, timestamp: int, broker: int, directory: str, topic: str, partition: int,
-                leader: int) -> None:
+    def failure(self, row: FailureRow) -> None:
         """A directory_failures row: a directory failure, and one partition it held (none: ``partition`` -1)."""
-        partitions = self.failures.setdefault((offset, timestamp, broker, directory), [])
-        if partition >= 0:
-            partitions.append((topic, partition, leader))
+        partitions = self.failures.setdefault((row.offset, row.timestamp, row.broker, row.directory), [])
+        if row.partition >= 0:
+            partitions.append((row.topic, row.partition, row.leader))
 
     def finish(self) -> Cluster:
         if self.last is None:
@@ -194,8 +207,8 @@ def _read_failures_and_events(out: Path, name: str, builder: ClusterBuilder) -> 
 
     if (out / "directory_failures").is_dir():
         for batch in iter_cluster_batches(out / "directory_failures", name, FAILURE_COLUMNS):
-            for row in zip(*(column.to_pylist() for column in batch.columns), strict=True):
-                builder.failure(*row)
+            for row in map(FailureRow, *(column.to_pylist() for column in batch.columns)):
+                builder.failure(row)
     if (out / "events").is_dir():
         builder.events = [e for rows in iter_cluster(out / "events", name) for e in rows]
 
