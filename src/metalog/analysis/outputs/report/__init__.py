@@ -1,12 +1,12 @@
 """The report of ``metalog analyze``: report.html, one offline page (linked interactive charts drawn with
 uPlot, the fleet overview, the per-broker and per-directory views, directory failures, the events grouped and
-filterable), and report.png, small multiples of every cluster through matplotlib when it is installed.
+filterable), and report.png, small multiples of every cluster drawn with Pillow when it is installed.
 
 - ``series``: step functions in change form, decimated without losing a minimum or a maximum;
 - ``data``: what each cluster shows; ``reading``: that, built from the tables' columns as they are read;
 - ``summary``: a line per cluster and the fleet overview's row;
 - ``page``: the HTML (tables in HTML, charts from a JSON block by ``assets/report.js`` and the vendored uPlot);
-- ``png``: the matplotlib small multiples.
+- ``png``: the small multiples (``axes``: their ticks).
 """
 
 from __future__ import annotations
