@@ -168,6 +168,26 @@ def test_scan_into_single_record_batches_of_every_small_size() -> None:
         assert scanned_into(data, 0, 10**6, 1 << 20) == ([(v, i) for i, v in enumerate(values[:2])], None, refused)
 
 
+@pytest.mark.parametrize("kinds", [["none", "none", "none"], ["none", "gzip"], ["gzip", "none", "none"],
+                                   ["none", "none", "control"], ["none", "control", "gzip", "control"]])
+def test_scan_into_reports_the_max_timestamp_of_the_last_data_batch(kinds: list[str]) -> None:
+    """Batches each with a timestamp of its own, in KRaft's form (which the compiled loop reads itself where it runs),
+    compressed (which it hands to the pure loop) or control batches (whose timestamps are not reported): one call
+    reports the last data batch's timestamp, whichever loop read it."""
+    data, expected = b"", None
+    for i, kind in enumerate(kinds):
+        ts = TS + 1000 * (i + 1)
+        if kind == "control":
+            value, key = LEADER_CHANGE[1], LEADER_CHANGE[0]
+        else:
+            value, key, expected = bytes([i + 1]), None, ts
+        data += build_batch(i, [Record(i, ts, key, value, ())],
+                            BatchFields(compression="gzip" if kind == "gzip" else "none", is_control=kind == "control",
+                                        partition_leader_epoch=1, base_timestamp=ts))
+    scan = Scan(data, len(data), "x", BatchChain(0), 0, 10**6, lambda v, o: None)
+    assert scan_into(scan, 0, 1 << 20)[2] == expected
+
+
 def test_scan_of_kafkas_segment(jbod_dir: Path) -> None:
     with MetadataLog.open(jbod_dir) as log:
         scanned = list(log.scan())

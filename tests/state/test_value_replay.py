@@ -300,6 +300,26 @@ def test_a_topic_delta_made_by_the_twin_is_the_one_the_delta_makes(direct: bool)
     assert set(TopicDelta.__slots__) == {"name", "id", "base", "base_partitions", "partitions"}  # what the twin sets
 
 
+def test_a_registration_the_delta_made_changes_again_without_touching_what_others_hold() -> None:
+    """A partition changed twice in one delta: the twin changes the registration it made the first time in place
+    only where the delta alone holds it; one held elsewhere too (here by the test, as a subscriber may hold what it
+    was published) keeps its values, and the delta gets a new one, as the rule makes."""
+    partition = PartitionRegistration((1, 2), (DIRS[0], DIRS[1]), (1,), (), (), (), (), 1, 0, 3, 4)
+    image, _ = _image(partition, "none")
+    loader = MetadataLoader(image)
+    for offset, leader in ((5, 2), (6, 1), (7, 2)):
+        if offset == 6:
+            held = loader.delta.topics[TOPIC].partitions[0]
+            kept = tuple(held)
+        loader.replay_value(encode_metadata_record(PARTITION_CHANGE(topic_id=TOPIC, partition_id=0, leader=leader,
+                                                                    isr=[leader]), 1), offset)
+    assert tuple(held) == kept == tuple(partition._replace(leader=2, isr=(2,), leader_epoch=4, partition_epoch=5))
+    got = loader.delta.topics[TOPIC].partitions[0]
+    assert got is not held and type(got) is PartitionRegistration
+    assert got == partition._replace(leader=2, isr=(2,), leader_epoch=6, partition_epoch=7)
+    assert image.topics[TOPIC].partitions[0] == partition
+
+
 @compiled_only
 def test_the_twin_refuses_parts_that_do_not_match_the_registration() -> None:
     parts = value_replay_parts()

@@ -129,7 +129,7 @@ def scan_into(scan, Py_ssize_t pos, Py_ssize_t chunk, pure):
     cdef const unsigned char *h
     cdef Py_ssize_t until = min(end, pos + chunk), stop, i, avail
     cdef int32_t length, epoch, count, delta
-    cdef int64_t base, max_ts, next_offset = chain.next_offset, epoch_floor = chain.epoch, offset = -1
+    cdef int64_t base, max_ts = 0, next_offset = chain.next_offset, epoch_floor = chain.epoch, offset = -1
     cdef int attrs
     cdef Py_ssize_t passed = 0
     cdef object timestamp = None, value, values
@@ -144,13 +144,14 @@ def scan_into(scan, Py_ssize_t pos, Py_ssize_t chunk, pure):
     cdef bint collecting = collect is not None
     cdef bint ending = hook is not None and not collecting
     cdef bint ok
+    cdef bint fast_ts = False  # the last timestamp is max_ts (a batch read here; made a Python int only when returned)
     PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
     try:
         p = <const unsigned char *>view.buf
         avail = min(end, view.len)  # what this loop reads itself; the pure loop is told ``end`` as given
         while pos < until:
             if next_offset > last:
-                return pos, passed, timestamp, True
+                return pos, passed, max_ts if fast_ts else timestamp, True
             ok = False
             if avail - pos >= HEADER_SIZE:
                 h = p + pos
@@ -186,13 +187,13 @@ def scan_into(scan, Py_ssize_t pos, Py_ssize_t chunk, pure):
                 pos = got[0]
                 passed += got[1]
                 if got[2] is not None:
-                    timestamp = got[2]
+                    timestamp, fast_ts = got[2], False
                 if got[3]:
-                    return pos, passed, timestamp, True
+                    return pos, passed, max_ts if fast_ts else timestamp, True
                 continue
             next_offset = base + count
             max_ts = ml_be64(p + pos + MAX_TIMESTAMP_OFFSET)
-            timestamp = max_ts
+            fast_ts = True
             if collecting:
                 values = [PyBytes_FromStringAndSize(<const char *>p + starts[i], ends[i] - starts[i])
                           for i in range(count)]
@@ -221,4 +222,4 @@ def scan_into(scan, Py_ssize_t pos, Py_ssize_t chunk, pure):
         chain.next_offset, chain.epoch = next_offset, epoch_floor
         whole = None
         PyBuffer_Release(&view)
-    return pos, passed, timestamp, next_offset > last
+    return pos, passed, max_ts if fast_ts else timestamp, next_offset > last

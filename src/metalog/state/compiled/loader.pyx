@@ -15,7 +15,7 @@ takes a value as a pointer and a length.
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.dict cimport PyDict_GetItem
 from cpython.pycapsule cimport PyCapsule_New
-from cpython.ref cimport Py_INCREF, Py_XDECREF
+from cpython.ref cimport Py_INCREF, Py_REFCNT, Py_XDECREF
 from cpython.set cimport PySet_Contains
 from cpython.object cimport PyObject
 from cpython.list cimport PyList_AsTuple, PyList_GET_ITEM, PyList_GET_SIZE, PyList_SetItem
@@ -357,10 +357,14 @@ cdef class ValueReplay:
         unknown topic or partition, directories that do not fit the replicas, an unknown recovery state) and a record
         or topic delta of another class than the ones it knows go to the rule itself, which raises its own error. The
         record's and the topic delta's fields are read straight from their slots, the registration's placed by their
-        names (``bind_partition_change``)."""
+        names (``bind_partition_change``). A registration this delta made and alone holds (the partition changed
+        before in this delta, its registration in no image and held by nothing else: its reference count is the
+        delta's one) is changed in place, not copied and freed."""
         cdef PyObject *v
+        cdef PyObject *held
         cdef Py_ssize_t i
         cdef dict partitions
+        cdef bint in_place
         if type(r) is not self.pc_cls:
             return self.pc_rule(d, r)
         for i in range(N_RECORD_FIELDS + N_LISTS):  # every field set (else the rule raises its own error)
@@ -375,20 +379,26 @@ cdef class ValueReplay:
             return self.pc_rule(d, r)
         partitions = <dict>ml_slot(topic, self.topic_off[0])
         pid = <object>ml_slot(r, self.pc_off[PARTITION_ID])
-        old = partitions.get(pid)
-        if old is None:
+        held = PyDict_GetItem(partitions, pid)  # (borrowed)
+        in_place = held is not NULL and Py_REFCNT(<object>held) == 1
+        if held is NULL:
             old = (<dict>ml_slot(topic, self.topic_off[1])).get(pid)
             if old is None:
                 return self.pc_rule(d, r)  # raises the rule's own error
+        else:
+            old = <object>held
         if type(old) is not self.registration or PyTuple_GET_SIZE(old) != self.n_fields:
             return self.pc_rule(d, r)
-        new = ml_new_tuple_of(self.registration, self.n_fields)
-        for i in range(self.n_fields):
-            _set_item(new, i, <object>PyTuple_GET_ITEM(old, i))
+        if in_place:  # (nothing can see it change: only the delta's dict held it)
+            new = old
+        else:
+            new = ml_new_tuple_of(self.registration, self.n_fields)
+            for i in range(self.n_fields):
+                _set_item(new, i, <object>PyTuple_GET_ITEM(old, i))
         if (ml_slot(r, self.pc_off[REPLICAS]) is not <PyObject *>None
                 or ml_slot(r, self.pc_off[DIRECTORIES]) is not <PyObject *>None):
             if not self.change_replicas(new, r):
-                return self.pc_rule(d, r)  # (new, never stored, goes)
+                return self.pc_rule(d, r)  # (new, never stored, goes; nothing changed in place yet)
         for i in range(N_LISTS):
             v = ml_slot(r, self.pc_off[N_RECORD_FIELDS + i])
             if v is not <PyObject *>None:
@@ -400,7 +410,8 @@ cdef class ValueReplay:
         if recovery_changes:
             _replace_item(new, self.recovery_at, recovery)
         _replace_item(new, self.partition_epoch_at, <object>PyTuple_GET_ITEM(old, self.partition_epoch_at) + 1)
-        partitions[pid] = new
+        if not in_place:
+            partitions[pid] = new
 
     cdef bint change_replicas(self, new, r) except -1:
         """The replicas and directories of ``new`` (a copy of the registration) after a record that carries Replicas
