@@ -109,9 +109,9 @@ def main(argv: list[str] | None = None) -> int:
 def run(argv: list[str] | None = None) -> NoReturn:
     """The command line's entry point (``metalog``, ``python -m metalog.cli.main``): ``main``, then exit with its
     status. Once ``main`` has returned the outcome is decided, so SIGINT is ignored from then on: the interpreter's
-    teardown takes a few tenths of a second with pyarrow and matplotlib loaded, and Python gives SIGINT back its
-    default action there, so a Ctrl-C landing in it killed a command that had finished (an analysis that had
-    written and listed its outputs ended by signal, -2, with no word; rarely with "Fatal Python error")."""
+    teardown takes a few tenths of a second after an analysis (pyarrow and the report's libraries loaded), and
+    Python gives SIGINT back its default action there, so a Ctrl-C landing in it killed a command that had finished
+    (an analysis that had written and listed its outputs ended by signal, -2, with no word)."""
     try:
         status = main(argv)
     finally:
