@@ -40,6 +40,25 @@ def test_the_compiled_step_makes_the_pure_steps_rows(values: list[bytes], cuts: 
         assert [type(c) for c in chunks[1][name].columns] == [type(c) for c in chunks[0][name].columns], name
 
 
+def test_the_compiled_steps_published_is_told_in_c_and_refuses_what_is_not_a_delta() -> None:
+    """``published`` is the loader's ``on_publish``: it carries the C entry the compiled publish calls
+    (``c_on_publish``), and from Python as in C it takes a MetadataDelta or (None, an image), nothing else."""
+    import ctypes
+
+    from metalog.state import MetadataDelta
+
+    assert compiled is not None
+    step = compiled.ClusterStep("c", EMPTY, lambda: EMPTY)
+    capsule = step.published.c_on_publish
+    is_valid = ctypes.pythonapi.PyCapsule_IsValid
+    is_valid.argtypes, is_valid.restype = [ctypes.py_object, ctypes.c_char_p], ctypes.c_int
+    assert is_valid(capsule, b"metalog.on_publish.v1") == 1
+    step.published(MetadataDelta(EMPTY), None)
+    step.published(None, EMPTY)
+    with pytest.raises(TypeError, match="not a MetadataDelta"):
+        step.published(object(), None)
+
+
 def test_the_analysis_runs_the_compiled_step_where_built_and_the_pure_one_when_asked() -> None:
     from metalog.analysis.domain import twins
     from metalog.codec import core
