@@ -393,11 +393,12 @@ cdef class ClusterStep:
         cdef Py_ssize_t pos = 0
         cdef PyObject *key
         cdef PyObject *value
-        cdef PyObject *old
+        cdef PyObject *found
         while PyDict_Next(brokers, &pos, &key, &value):
-            old = PyDict_GetItem(old_brokers, <object>key)
-            if old is not value:
-                self._broker_change(<object>key, None if old is NULL else <object>old, <object>value)
+            found = PyDict_GetItem(old_brokers, <object>key)
+            old = None if found is NULL else <object>found
+            if old is not <object>value:
+                self._broker_change(<object>key, old, <object>value)
         return 0
 
     cdef bint _leader_moved(self, tuple old, tuple new) except -1:
