@@ -9,6 +9,7 @@
     python benchmarks/analyze.py --fleet 5 0 --records 1000000     # one fleet
     python benchmarks/analyze.py --python-scaling 1000000 4000000  # the python engine: CPU vs replay, memory
     python benchmarks/analyze.py --om --records 1000000            # controller_metrics.om: bytes, writers' CPU
+    python benchmarks/analyze.py --python-split 1000000            # the python engine's CPU by part vs replay
 
 Each engine runs the whole command (tables, controller_metrics.om, growth tables, report) on the log or fleet in
 a fresh process of its own: python, Spark local[1], Spark local[2]. Printed for each: wall seconds, records/s, the
@@ -27,6 +28,7 @@ The load average is printed before and after: above the core count, the wall clo
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import resource
@@ -260,11 +262,111 @@ def python_scaling(sizes: list[int], seed: int) -> None:
     print(f"load average {os.getloadavg()[0]:.1f} after")
 
 
+# ---- the python engine's CPU by part ---------------------------------------------------------------------------
+WRITERS = (("ParquetPart", ("add", "close")), ("BucketRows", ("add", "close")), ("SeriesBlocks", ("add", "close")),
+           ("CsvTable", ("add", "close")), ("TableWriters", ("close",)))
+
+
+def python_split(records: int, seed: int, runs: int) -> None:
+    """``metalog analyze --engine python`` on the generated log, its CPU split into the imports it needs (done
+    first, timed), the per-batch loop (the replay and the step), the table writers (Parquet, timeline_buckets,
+    controller_metrics.om, CSV), the growth pass and the report; against ``metalog replay --no-snapshots``'s
+    CPU, each in a process of its own, ``runs`` times (the fastest run is printed)."""
+    path = build(records, seed)
+    print(f"load average {os.getloadavg()[0]:.1f} before, on {os.cpu_count()} cores", flush=True)
+    replays, splits = [], []
+    for _ in range(runs):
+        cpu = children_cpu()
+        subprocess.run([sys.executable, "-m", "metalog.cli.main", "replay", str(path), "--no-snapshots"],
+                       capture_output=True, check=True)
+        replays.append(children_cpu() - cpu)
+        done = subprocess.run([sys.executable, __file__, "--child", "split", str(path)], capture_output=True,
+                              text=True, check=True)
+        splits.append(json.loads(done.stdout.splitlines()[-1]))
+    replay, split = min(replays), min(splits, key=lambda got: got["total"])
+    other = split["total"] - sum(split[k] for k in ("imports", "loop", "writers", "growth", "report"))
+    print(f"  replay {replay:.2f} s CPU; analyze {split['total']:.2f} s CPU: {replay / split['total']:.3f}x the "
+          f"replay's speed\n  imports {split['imports']:.2f}, loop {split['loop']:.2f}, writers "
+          f"{split['writers']:.2f}, growth {split['growth']:.2f}, report {split['report']:.2f} (png "
+          f"{split['png']:.2f}), the rest {other:.2f} (the interpreter, the CLI, the output directory)")
+    print(f"load average {os.getloadavg()[0]:.1f} after")
+
+
+def split_child(path: str) -> None:
+    """One python-engine analysis in this (fresh) process, CPU seconds by part, as JSON: the modules the run
+    imports (found by a first run in a process of its own) imported first, then each part timed where it runs."""
+    import importlib
+
+    done = subprocess.run([sys.executable, __file__, "--child", "split-modules", path], capture_output=True,
+                          text=True, check=True)
+    started = time.process_time()  # (what the interpreter did before is in "the rest")
+    for name in json.loads(done.stdout.splitlines()[-1]):
+        with contextlib.suppress(Exception):  # (one that imports only from its package's code: imported there)
+            importlib.import_module(name)
+    parts = {"imports": time.process_time() - started}
+    timers = split_timers()
+    from metalog.cli.main import main as cli
+
+    with tempfile.TemporaryDirectory() as out:
+        assert cli(["analyze", path, "--out", out, "--engine", "python"]) == 0
+    parts.update({k: timers[k] for k in ("writers", "growth", "report", "png")})
+    parts["loop"] = timers["replay"] - timers["writers"]
+    used = resource.getrusage(resource.RUSAGE_SELF)  # (this process's: not the child's that found the modules)
+    parts["total"] = used.ru_utime + used.ru_stime
+    print(json.dumps(parts))
+
+
+def modules_child(path: str) -> None:
+    """The modules a python-engine analysis imports beyond the interpreter's own, in import order, as JSON."""
+    before = set(sys.modules)
+    from metalog.cli.main import main as cli
+
+    with tempfile.TemporaryDirectory() as out:
+        assert cli(["analyze", path, "--out", out, "--engine", "python"]) == 0
+    print(json.dumps([name for name in sys.modules if name not in before and not name.startswith("__")]))
+
+
+def split_timers() -> dict[str, float]:
+    """CPU seconds spent in each part, filled as the analysis runs: its functions wrapped (a writer's calls into
+    another writer counted once)."""
+    import metalog.analysis.engines.python as engine
+    import metalog.analysis.outputs.report as report
+    import metalog.analysis.outputs.report.png as png
+    from metalog.analysis.outputs import writers
+
+    timers = {"writers": 0.0, "growth": 0.0, "report": 0.0, "png": 0.0, "replay": 0.0}
+    depth = [0]
+
+    def timed(owner: Any, name: str, part: str) -> None:
+        inner = getattr(owner, name)
+
+        def run(*args: Any, **kwargs: Any) -> Any:
+            depth[0] += part == "writers"
+            start = time.process_time()
+            try:
+                return inner(*args, **kwargs)
+            finally:
+                if part != "writers" or depth[0] == 1:
+                    timers[part] += time.process_time() - start
+                depth[0] -= part == "writers"
+
+        setattr(owner, name, run)
+
+    for cls, methods in WRITERS:
+        for method in methods:
+            timed(getattr(writers, cls), method, "writers")
+    timed(engine, "replay_cluster", "replay")
+    timed(engine, "write_growth_tables", "growth")
+    timed(report, "write_report_from_tables", "report")
+    timed(report, "write_png", "png")
+    timed(png, "write_png", "png")  # (where report calls it through its module)
+    return timers
+
+
 # ---- controller_metrics.om: its size and its writers' CPU ----------------------------------------------------
 def om_main(args: argparse.Namespace) -> None:
     from metalog.analysis.engines.python import PythonEngine
     from metalog.analysis.engines.request import AnalysisRequest
-    from metalog.analysis.outputs.layout import read_tables
 
     path = build(args.records, args.seed)
     print(f"load average {os.getloadavg()[0]:.1f} before, on {os.cpu_count()} cores", flush=True)
@@ -272,23 +374,52 @@ def om_main(args: argparse.Namespace) -> None:
         summary = PythonEngine().analyze(AnalysisRequest.of([path], out))
         records, name = summary.records, summary.clusters[0]
         parquet = sum(f.stat().st_size for f in (Path(out) / "timeline_batches").rglob("*.parquet"))
-        rows = read_tables(Path(out) / "timeline_batches")
-        print(f"{records:,} records, {len(rows):,} batches; the Parquet timeline {parquet:,} bytes")
+        chunks = timeline_chunks(Path(out), name)
+        print(f"{records:,} records, {sum(map(len, chunks)):,} batches; the Parquet timeline {parquet:,} bytes")
         for every_batch in (False, True):
-            size, python = om_writer(Path(out), name, rows, every_batch)
+            size, python = om_writer(Path(out), name, chunks, every_batch)
             print(f"  controller_metrics.om{' --metrics-every-batch' if every_batch else '':<23}{size:>14,} bytes"
                   f"{size / records:>9.1f} bytes/record{size / parquet:>8.2f}x the Parquet timeline; writer CPU "
                   f"{python:.1f} s (the Spark engine's executors run the same writer)", flush=True)
     print(f"load average {os.getloadavg()[0]:.1f} after")
 
 
-def om_writer(out: Path, name: str, rows: list[dict[str, Any]], every_batch: bool) -> tuple[int, float]:
-    """controller_metrics.om's bytes, and the CPU seconds of its writer."""
-    from metalog.analysis.outputs import openmetrics as om
+def timeline_chunks(out: Path, name: str) -> list[Any]:
+    """The cluster's timeline read back from its Parquet file as the chunks the replay hands the writers (of
+    ``CHUNK_BATCHES`` rows each)."""
+    from array import array
 
-    cpu = time.process_time()
-    om.write_openmetrics(out / "python.om", [(name, rows)], every_batch=every_batch)
-    return (out / "python.om").stat().st_size, time.process_time() - cpu
+    from metalog.analysis.domain.columns import Chunk, Coded
+    from metalog.analysis.domain.schema import TIMELINE, Kind
+    from metalog.analysis.engines.replay import CHUNK_BATCHES
+    from metalog.analysis.outputs.layout import iter_cluster_batches
+
+    def column(values: Any, kind: Kind) -> Any:
+        if kind is not Kind.TEXT:
+            return array("q", values.to_pylist())
+        coded = values.dictionary_encode()  # text is coded into a small vocabulary, as the step codes it
+        return Coded(array("q", coded.indices.to_pylist()), coded.dictionary.to_pylist())
+
+    return [Chunk(TIMELINE, name, tuple(column(batch.column(c.name), c.kind) for c in TIMELINE.values))
+            for batch in iter_cluster_batches(out / TIMELINE.name, name, batch_rows=CHUNK_BATCHES)]
+
+
+def om_writer(out: Path, name: str, chunks: list[Any], every_batch: bool) -> tuple[int, float]:
+    """controller_metrics.om's bytes, and the CPU seconds of its writer: the one the python engine and the Spark
+    engine's executors run (``writers.SeriesBlocks``, its blocks joined by ``openmetrics.concatenate``), fed the
+    timeline's chunks."""
+    from metalog.analysis.outputs import openmetrics as om
+    from metalog.analysis.outputs.writers import SeriesBlocks
+
+    with tempfile.TemporaryDirectory(dir=out) as scratch:
+        cpu = time.process_time()
+        series = SeriesBlocks(Path(scratch), 0, name, every_batch=every_batch)
+        for chunk in chunks:
+            series.add(chunk)
+        series.close()
+        om.concatenate(out / "python.om", lambda i, _: [series.paths[i]], [name])
+        cpu = time.process_time() - cpu
+    return (out / "python.om").stat().st_size, cpu
 
 
 def main() -> None:
@@ -302,21 +433,31 @@ def main() -> None:
     ap.add_argument("--python-scaling", type=int, nargs="+", metavar="RECORDS",
                     help="the python engine alone on generated logs of these sizes: its CPU against the replay's "
                          "and its peak resident set (the issue's: 1000000 4000000 20000000)")
+    ap.add_argument("--python-split", type=int, metavar="RECORDS",
+                    help="the python engine's CPU on a generated log split into imports, the per-batch loop, the "
+                         "writers, the growth pass and the report, against the replay's")
+    ap.add_argument("--runs", type=int, default=3, help="with --python-split: runs (the fastest is printed)")
     ap.add_argument("--om", action="store_true",
                     help="controller_metrics.om only: its bytes per record and its writers' CPU")
-    ap.add_argument("--child", choices=["python", "spark"], help=argparse.SUPPRESS)
+    ap.add_argument("--child", choices=["python", "spark", "split", "split-modules"], help=argparse.SUPPRESS)
     ap.add_argument("--cores", type=int, default=1, help=argparse.SUPPRESS)
     ap.add_argument("paths", nargs="*", help=argparse.SUPPRESS)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--images", type=int, default=0, metavar="EVERY",
                     help="write state images every EVERY offsets first (default: none, deltas only)")
     args = ap.parse_args()
+    if args.child == "split":
+        return split_child(args.paths[0])
+    if args.child == "split-modules":
+        return modules_child(args.paths[0])
     if args.child:
         return child(args.child, args.cores, args.paths)
     if args.fleet:
         return fleet_main(args)
     if args.python_scaling:
         return python_scaling(args.python_scaling, args.seed)
+    if args.python_split:
+        return python_split(args.python_split, args.seed, args.runs)
     if args.om:
         return om_main(args)
     path = build(args.records, args.seed, args.images)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sets up .venv (if needed) with metalog, pyspark and matplotlib, then runs the demo end to end: a generated
+# Sets up .venv (if needed) with metalog, pyspark, pyarrow and Pillow, then runs the demo end to end: a generated
 # cluster history, its state at a few points in time, what changed, and the migration-phase analysis on Spark
 # (report.html, report.png, CSV timelines). Needs Python 3.11+ and, for Spark, a JDK 17 or 21 (without one the
 # demo says so and analyses on the python engine). Usage: bash scripts/demo.sh [metalog demo args...]

@@ -1,6 +1,9 @@
 """An analysis' tables as dict rows, for the tests to read and compare (metalog itself hands on column chunks and
 writes them: no dict row crosses its modules), and the tables written whole from such rows, the way the python
-engine wrote them before it wrote as it went (the streamed writers' oracle).
+engine wrote them before it wrote as it went (the streamed writers' oracle): each cluster's Parquet file from its
+rows at once (``write_cluster``), the buckets from every row (``buckets``), controller_metrics.om from every
+timeline row (``write_openmetrics``), and the report from the rows (``clusters_of``, ``write_report``: the report
+from the tables' columns is compared with it).
 
 ``analyze_python``/``analyze_log`` replay as the python engine does, ``analyze_parallel`` as the parallel engine
 does, each into a scratch directory of Parquet tables, read back cluster by cluster in fleet order."""
@@ -10,7 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,10 +23,21 @@ from metalog.analysis.domain.columns import Chunk
 from metalog.analysis.engines.parallel import ParallelEngine
 from metalog.analysis.engines.python import replay_cluster
 from metalog.analysis.engines.request import AnalysisRequest
-from metalog.analysis.outputs.layout import TABLES, iter_cluster, write_cluster
+from metalog.analysis.outputs import openmetrics as om
+from metalog.analysis.outputs.growth import ClusterGrowth
+from metalog.analysis.outputs.layout import TABLES, arrow_schema, iter_cluster, partition_dir
 from metalog.analysis.outputs.openmetrics import FILE as OPENMETRICS
-from metalog.analysis.outputs.openmetrics import write_openmetrics
-from metalog.analysis.outputs.tables import buckets, claim_output, write_table
+from metalog.analysis.outputs.report.data import Cluster, fleet_span, span_end
+from metalog.analysis.outputs.report.page import write_html
+from metalog.analysis.outputs.report.png import write_png
+from metalog.analysis.outputs.report.reading import (
+    BROKER_COLUMNS,
+    DIRECTORY_COLUMNS,
+    FAILURE_COLUMNS,
+    ClusterBuilder,
+    FailureRow,
+)
+from metalog.analysis.outputs.tables import bucket_start, claim_output, write_table
 from metalog.analysis.outputs.writers import TableWriters
 
 Row = dict[str, Any]
@@ -132,3 +146,100 @@ def write_outputs(out: Path, result: Analysis, width_ms: int, *, csv: bool = Tru
     for row in result.rows:
         timelines.setdefault(row["cluster"], []).append(row)
     return [*written, write_openmetrics(out / OPENMETRICS, list(timelines.items()), every_batch=metrics_every_batch)]
+
+
+# ---- the tables written whole ---------------------------------------------------------------------------------
+def buckets(rows: Iterable[Row], width_ms: int) -> list[Row]:
+    """The last row of every cluster in every time bucket of ``width_ms``."""
+    last: dict[tuple[str, int], Row] = {}
+    for row in rows:
+        last[(row["cluster"], bucket_start(row["timestamp"], width_ms))] = row
+    return [{"bucket_start": start, **row} for (_, start), row in sorted(last.items(), key=lambda kv: kv[0])]
+
+
+def write_cluster(out: Path, table: str, cluster: str, rows: Sequence[Row]) -> Path:
+    """One cluster's rows of ``table`` (times in epoch ms) as its partition's one file, in one piece."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = arrow_schema(table)
+    where = out / table / partition_dir(cluster)
+    where.mkdir(parents=True, exist_ok=True)
+    path = where / "part-00000.parquet"
+    pq.write_table(pa.table({c: [r[c] for r in rows] for c in schema.names}, schema=schema), path)
+    return path
+
+
+def write_openmetrics(path: Path, clusters: Sequence[tuple[str, Sequence[Row]]], *, every_batch: bool = False) -> Path:
+    """controller_metrics.om from every timeline row: ``clusters`` is (name, its rows in log order) in fleet
+    order, each cluster sampled in one call (``openmetrics.cluster_samples``)."""
+    sampled = [(name, om.cluster_samples(rows, every_batch=every_batch)) for name, rows in clusters]
+    ends = om.LineEnds()
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
+        for i, family in enumerate(om.FAMILIES):
+            f.write(om.header(family))
+            for name, calls in sampled:
+                for samples in calls:
+                    om.write_samples(f, family, name, samples[i], ends)
+        f.write("# EOF\n")
+    return path
+
+
+# ---- the report from the rows -------------------------------------------------------------------------------
+def write_report(out: Path, rows: Sequence[Row], events: Sequence[Row], by_broker: BrokerTables | None = None,
+                 growth: Sequence[ClusterGrowth] = ()) -> list[Path]:
+    """report.html and report.png from an analysis' rows (``clusters_of``), as ``write_report_from_tables``
+    writes them from the tables."""
+    clusters = clusters_of(rows, events, by_broker)
+    by_name = {g.name: g for g in growth}
+    for cluster in clusters:
+        cluster.growth = by_name.get(cluster.name)
+    page = write_html(out / "report.html", clusters, events)
+    return [page, *(write_png(out, clusters) if clusters else [])]
+
+
+def clusters_of(rows: Sequence[Mapping[str, Any]], events: Sequence[Row], by_broker: BrokerTables | None = None,
+                ) -> list[Cluster]:
+    """An analysis' rows split by cluster, in the order the clusters first appear, each fed whole to the
+    report's builder (``reading.ClusterBuilder``) as ``read_cluster`` feeds it the Parquet tables' columns."""
+    timelines: dict[str, list[Mapping[str, Any]]] = {}
+    for row in rows:
+        timelines.setdefault(row["cluster"], []).append(row)
+    spans = {name: (rs[0]["timestamp"], span_end(rs[0]["timestamp"], rs[-1]["timestamp"]))
+             for name, rs in timelines.items()}
+    shared = fleet_span(list(spans.values()))
+    builders = {name: _timeline_of_rows(name, rs, spans[name], shared) for name, rs in timelines.items()}
+    if by_broker is not None:
+        _keyed_of_rows(builders, by_broker)
+    for event in events:
+        if event["cluster"] in builders:
+            builders[event["cluster"]].events.append(event)
+    return [builder.finish() for builder in builders.values()]
+
+
+def _timeline_of_rows(name: str, rows: Sequence[Mapping[str, Any]], span: tuple[int, int],
+                      picture: tuple[int, int] | None) -> ClusterBuilder:
+    builder, times = ClusterBuilder(name, list(rows[0]), span, picture), [r["timestamp"] for r in rows]
+    for column in builder.timeline_columns:
+        builder.timeline(column, times, [r.get(column) for r in rows])
+    builder.batches_read(len(rows), rows[-1])
+    return builder
+
+
+def _keyed_of_rows(builders: dict[str, ClusterBuilder], by_broker: BrokerTables) -> None:
+    for (name, broker), group in _groups(by_broker.brokers, ("broker",)).items():
+        if name in builders:
+            builders[name].broker(broker, {c: [r[c] for r in group] for c in BROKER_COLUMNS})
+    for (name, broker, directory), group in _groups(by_broker.directories, ("broker", "directory")).items():
+        if name in builders:
+            builders[name].directory((broker, directory), {c: [r[c] for r in group] for c in DIRECTORY_COLUMNS})
+    for row in by_broker.failures:
+        if row["cluster"] in builders:
+            builders[row["cluster"]].failure(FailureRow(*(row[c] for c in FAILURE_COLUMNS)))
+
+
+def _groups(rows: Sequence[Row], key: tuple[str, ...]) -> dict[tuple[Any, ...], list[Row]]:
+    out: dict[tuple[Any, ...], list[Row]] = {}
+    for row in rows:
+        out.setdefault((row["cluster"], *(row[k] for k in key)), []).append(row)
+    return out

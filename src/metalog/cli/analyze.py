@@ -50,7 +50,7 @@ def register(sub: Any) -> None:
                                    "as CSV with --csv, plus OUT/controller_metrics.om (Kafka's controller metrics "
                                    "over the log's time as OpenMetrics, for promtool and Prometheus: a sample where "
                                    "a value changes and at least one a minute), OUT/report.html and OUT/report.png "
-                                   "(Parquet needs pyarrow, the png matplotlib: the analysis extra; without pyarrow "
+                                   "(Parquet needs pyarrow, the png Pillow: the analysis extra; without pyarrow "
                                    "the python engine writes CSV).",
                        epilog=EXAMPLES + "\ncolumns:\n" + _columns_help(),
                        formatter_class=argparse.RawDescriptionHelpFormatter)

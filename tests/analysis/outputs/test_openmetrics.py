@@ -16,12 +16,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from metalog.analysis.clusters import cluster_name
-from metalog.analysis.outputs.openmetrics import FAMILIES, FILE, Family, escape, seconds, write_openmetrics
+from metalog.analysis.outputs.openmetrics import FAMILIES, FILE, Family, escape, seconds
 from metalog.analysis.outputs.sampling import HEARTBEAT_MS
 from metalog.generate.generator import HistorySettings
 from metalog.generate.writer import write_history
 from metalog.state.enums import ZK_MIGRATION_VALUES
-from tests.analysis.oracle import analyze_python, write_outputs
+from tests.analysis.oracle import analyze_python, write_openmetrics, write_outputs
 from tests.quick import examples
 
 parser = pytest.importorskip("prometheus_client.openmetrics.parser")

@@ -18,14 +18,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from metalog.analysis.domain.schema import TIMELINE
-from metalog.analysis.outputs.report import write_report
 from metalog.analysis.outputs.report.data import Cluster, shared_axis
 from metalog.analysis.outputs.report.page import MAX_EVENT_ROWS, render_html
 from metalog.analysis.outputs.report.png import CLUSTERS_PER_PNG, png_names
-from metalog.analysis.outputs.report.reading import clusters_of
 from metalog.analysis.outputs.report.series import FINE, Steps, envelope, m4, steps
 from tests.analysis import crafted as c
-from tests.analysis.oracle import BrokerTables, analyze_python
+from tests.analysis.oracle import BrokerTables, analyze_python, clusters_of, write_report
 from tests.analysis.test_timeline import jbod_transition, zk_migration
 from tests.quick import examples
 
@@ -222,7 +220,7 @@ def test_one_time_axis_only_when_the_clusters_overlap() -> None:
 # ---- the PNG ----------------------------------------------------------------------------------------------
 @pytest.mark.slow  # 1.5 s or more of CPU: the full suite runs it, --quick does not
 def test_the_png_draws_every_cluster(report: Path, tmp_path: Path) -> None:
-    pytest.importorskip("matplotlib", reason="report.png needs matplotlib (the analysis extra)")
+    pytest.importorskip("PIL", reason="report.png needs Pillow (the analysis extra)")
     width, height = png_size(report / "report.png")
     assert width >= 1500 and height >= 2 * 250  # a row of panels per cluster
     n = CLUSTERS_PER_PNG + 1
@@ -247,7 +245,7 @@ def test_the_report_from_the_parquet_tables_equals_the_report_from_the_rows(tmp_
     form: it draws exactly what the report from every row draws."""
     pytest.importorskip("pyarrow")
     from metalog.analysis.clusters import cluster_name
-    from metalog.analysis.outputs.report import write_report, write_report_from_tables
+    from metalog.analysis.outputs.report import write_report_from_tables
     from metalog.generate.generator import HistorySettings
     from metalog.generate.writer import write_history
     from tests.analysis.oracle import analyze_python, write_outputs
@@ -263,7 +261,7 @@ def test_the_report_from_the_parquet_tables_equals_the_report_from_the_rows(tmp_
     write_report(tmp_path / "rows", result.rows, result.events, result.by_broker)
     write_report_from_tables(tmp_path / "tables", [cluster_name(p) for p in paths])
     assert (tmp_path / "tables" / "report.html").read_text() == (tmp_path / "rows" / "report.html").read_text()
-    if (tmp_path / "rows" / "report.png").exists():  # matplotlib installed
+    if (tmp_path / "rows" / "report.png").exists():  # Pillow installed
         assert (tmp_path / "tables" / "report.png").read_bytes() == (tmp_path / "rows" / "report.png").read_bytes()
     assert not list((tmp_path / "tables").glob(".report-*"))  # the page data's scratch files are gone
 
@@ -299,7 +297,7 @@ def test_a_compacted_cluster_keeps_what_the_page_and_the_png_draw(tmp_path: Path
         compacted.steps("replicas_lost")
     with pytest.raises(ValueError, match="compacted for place 0"):
         chart_json(1, compacted)
-    if importlib.util.find_spec("matplotlib") is not None:
+    if importlib.util.find_spec("PIL") is not None:
         (tmp_path / "whole").mkdir()
         (tmp_path / "compacted").mkdir()
         write_png(tmp_path / "whole", [whole])

@@ -13,11 +13,10 @@ from typing import Any
 
 import pytest
 
-from metalog.analysis.outputs.report import write_report
 from metalog.analysis.outputs.report.series import Steps, envelope
 from tests.analysis import crafted as c
 from tests.analysis.chromium import BINARY, Chromium
-from tests.analysis.oracle import analyze_python
+from tests.analysis.oracle import analyze_python, write_report
 from tests.analysis.test_timeline import jbod_transition, zk_migration
 
 pytestmark = [pytest.mark.slow,  # a browser of its own

@@ -100,8 +100,8 @@ def test_the_report_from_columns_draws_what_the_rows_drew(tmp_path_factory: pyte
     """Every series the page and the PNG draw, read from the Parquet tables in record batches of ``batch_rows``
     (lines decimated into ``fine`` buckets, so the builders decimate as they go), equals the old way's series of
     the whole rows; so do the values after the last batch and the summary's."""
-    from metalog.analysis.outputs.layout import write_cluster
     from metalog.analysis.outputs.report.reading import read_cluster
+    from tests.analysis.oracle import write_cluster
 
     timeline, brokers, directories = data
     out = tmp_path_factory.mktemp("tables")

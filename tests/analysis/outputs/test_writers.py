@@ -100,3 +100,21 @@ def test_a_cluster_with_several_row_groups_is_one_file(tmp_path: Path, monkeypat
     files = list((tmp_path / "out" / "timeline_batches").rglob("*.parquet"))
     assert [p.name for p in files] == ["part-00000.parquet"]
     assert pq.ParquetFile(files[0]).metadata.num_row_groups == 3  # 8 rows: 3, 3, 2
+
+
+@settings(max_examples=200, deadline=None)
+@given(times=st.lists(st.integers(-(1 << 63), (1 << 63) - 1) | st.integers(-(1 << 63), -(1 << 63) + 5000) |
+                      st.integers(-5000, 5000), max_size=40),
+       in_order=st.booleans(), width=st.sampled_from([1, 7, 1000, 60_000, 1 << 62]))
+def test_each_buckets_last_row_whether_the_times_step_back_or_not(times: list[int], in_order: bool,
+                                                                   width: int) -> None:
+    """The last row of each bucket of a chunk's times (found by bisection where they never step back) is the last
+    row with that ``bucket_start``, near the ends of the int64s too."""
+    from array import array
+
+    from metalog.analysis.outputs.tables import bucket_starts
+
+    if in_order:
+        times.sort()
+    expected = dict(zip(bucket_starts(times, width), range(len(times)), strict=True))
+    assert writers.BucketRows(Path("unused"), "c", width).last_rows(array("q", times)) == expected

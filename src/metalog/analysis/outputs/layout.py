@@ -111,19 +111,6 @@ def unescape(text: str) -> str:
     return "".join(out)
 
 
-def write_cluster(out: Path, table: str, cluster: str, rows: Sequence[dict[str, Any]]) -> Path:
-    """One cluster's rows of ``table`` (dicts, times in epoch ms) as its partition's one file, with pyarrow."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    schema = arrow_schema(table)
-    where = out / table / partition_dir(cluster)
-    where.mkdir(parents=True, exist_ok=True)
-    path = where / "part-00000.parquet"
-    pq.write_table(pa.table({c: [r[c] for r in rows] for c in schema.names}, schema=schema), path)
-    return path
-
-
 def clusters(root: Path) -> list[str]:
     """The clusters with a partition under a table's directory (in name order)."""
     return sorted(unescape(p.name[len(PARTITION) + 1:]) for p in root.glob(f"{PARTITION}=*") if p.is_dir())

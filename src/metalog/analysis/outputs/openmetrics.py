@@ -28,7 +28,8 @@ from operator import gt, itemgetter
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
-from metalog.analysis.outputs.sampling import Sampler, Samples
+from metalog.analysis.domain.columns import Coded, ColumnData
+from metalog.analysis.outputs.sampling import Sampler, Samples, int64_array
 from metalog.state.enums import ZK_MIGRATION_VALUES
 
 FILE = "controller_metrics.om"
@@ -104,6 +105,14 @@ def family_values(family: Family, column: list[Any]) -> list[int]:
     return column
 
 
+def family_column(family: Family, data: ColumnData) -> Any:
+    """``family_values`` of a chunk's column, as an int64 Arrow array (``sampling.int64_array``): an int column
+    without a copy, a coded one through its vocabulary's ids."""
+    if isinstance(data, Coded):
+        return int64_array(family_values(family, list(data.names))).take(int64_array(data.codes))
+    return int64_array(family_values(family, data) if isinstance(data, list) else data)
+
+
 class LineEnds:
     """The ends of sample lines (a space, the time in seconds, a newline) for a list of sample times, made once
     for all the series that share that list (with every_batch, all of a cluster's series share theirs)."""
@@ -114,8 +123,16 @@ class LineEnds:
     def __call__(self, times: list[int]) -> list[str]:
         made = self._made.get(id(times))
         if made is None:
-            made = self._made[id(times)] = (times, [f" {seconds(t)}\n" for t in times])
+            made = self._made[id(times)] = (times, line_ends(times))
         return made[1]
+
+
+def line_ends(times: list[int]) -> list[str]:
+    """`` {seconds(t)}\n`` of each of ``times`` (in one comprehension where no time is negative: a call per
+    sample costs more)."""
+    if times and min(times) < 0:
+        return [f" {seconds(t)}\n" for t in times]
+    return [f" {t // 1000}.{t % 1000:03d}\n" for t in times]
 
 
 def write_samples(out: TextIO, family: Family, cluster: str, samples: Samples, ends: LineEnds) -> None:
@@ -141,21 +158,6 @@ def cluster_samples(rows: Sequence[dict[str, Any]], *, every_batch: bool = False
     sampler = Sampler(len(FAMILIES), every_batch=every_batch)
     added = sampler.add(times, [family_values(f, list(map(itemgetter(f.column), rows))) for f in FAMILIES])
     return [added, sampler.close()]
-
-
-def write_openmetrics(path: Path, clusters: Sequence[tuple[str, Sequence[dict[str, Any]]]], *,
-                      every_batch: bool = False) -> Path:
-    """The python engine's file: ``clusters`` is (name, timeline rows in log order) in fleet order."""
-    sampled = [(name, cluster_samples(rows, every_batch=every_batch)) for name, rows in clusters]
-    ends = LineEnds()
-    with open(path, "w", encoding="utf-8", newline="\n") as f:
-        for i, family in enumerate(FAMILIES):
-            f.write(header(family))
-            for name, calls in sampled:
-                for samples in calls:
-                    write_samples(f, family, name, samples[i], ends)
-        f.write("# EOF\n")
-    return path
 
 
 def concatenate(path: Path, blocks: Callable[[int, str], list[Path]], clusters: Sequence[str]) -> Path:

@@ -24,11 +24,12 @@ between chunks: its memory is flat in the log's size.
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import chain, compress, islice
-from operator import gt, itemgetter, ne
+from itertools import chain
+from typing import Any
 
 HEARTBEAT_MS = 60_000
 
@@ -43,18 +44,21 @@ class Samples:
 
 @dataclass(frozen=True)
 class _Decided:
-    """Batch times whose value is known (the next row's time differs): a millisecond's last row each."""
+    """Batch times whose value is known (the next row's time differs): a millisecond's last row each, ``rows``
+    their places among the rows they were picked from."""
 
     times: list[int]
-    values: list[list[int]]  # per series
+    rows: Any  # an Arrow array of the rows' indices
     nexts: list[float]  # the batch time after each (infinity after the log's last)
 
 
 class Sampler:
     """One cluster's series (``series`` of them), sampled as the module says, from its columns in time order then
-    log order: ``add`` a chunk of them (``times`` in epoch ms, ``values`` one column per series) at a time, then
-    ``close``; each returns the samples it decided, one ``Samples`` per series. A chunk's last row waits for the
-    next chunk (the same millisecond may go on there, and a heartbeat looks at the next batch time)."""
+    log order: ``add`` a chunk of them (``times`` in epoch ms, ``values`` one column per series: int64 Arrow arrays,
+    ``array('q')``s or sequences of ints) at a time, then ``close``; each returns the samples it decided, one
+    ``Samples`` per series. A chunk's last row waits for the next chunk (the same millisecond may go on there, and
+    a heartbeat looks at the next batch time). The columns are compared in Arrow; Python values are made only for
+    the batch times and the samples."""
 
     def __init__(self, series: int, *, every_batch: bool = False) -> None:
         self.series, self.every_batch = series, every_batch
@@ -63,65 +67,96 @@ class Sampler:
         self._before: list[int | None] = [None] * series  # each series' value at the last batch time decided
         self._last: list[int | None] = [None] * series  # each series' last sample's time
 
-    def add(self, times: Sequence[int], values: Sequence[Sequence[int]]) -> list[Samples]:
+    def add(self, times: Any, values: Sequence[Any]) -> list[Samples]:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
         n = len(times)
         if len(values) != self.series or any(len(column) != n for column in values):
             raise ValueError(f"{self.series} columns of {n} values expected")
-        if any(map(gt, times, islice(times, 1, None))) or (
-                n and self._pending is not None and self._pending[0] > times[0]):
-            raise ValueError("batch times out of order: sort them by time, then log order")
         if not n:
             return [Samples([], []) for _ in range(self.series)]
-        # a millisecond's last row: a row whose next row is in a later millisecond; the chunk's last row waits
-        ends = list(compress(range(n - 1), map(ne, times, islice(times, 1, None))))
-        pending, self._pending = self._pending, (times[-1], [column[-1] for column in values])
-        head = pending if pending is not None and pending[0] != times[0] else None
-
-        def pick(column: Sequence[int], first: Sequence[int]) -> list[int]:
-            if len(ends) == n - 1:  # no two rows in one millisecond
-                return [*first, *islice(column, n - 1)]
-            return [*first, *(itemgetter(*ends)(column) if len(ends) > 1 else (column[i] for i in ends))]
-
-        decided_times = pick(times, () if head is None else (head[0],))
-        columns = [pick(column, () if head is None else (head[1][s],)) for s, column in enumerate(values)]
-        return self._samples(_Decided(decided_times, columns, [*decided_times[1:], times[-1]]))
+        t = int64_array(times)
+        if (n > 1 and pc.any(pc.less(t.slice(1), t.slice(0, n - 1))).as_py()) or (
+                self._pending is not None and self._pending[0] > t[0].as_py()):
+            raise ValueError("batch times out of order: sort them by time, then log order")
+        columns = [int64_array(column) for column in values]
+        pending, self._pending = self._pending, (t[n - 1].as_py(), [column[n - 1].as_py() for column in columns])
+        if pending is not None:  # the row kept from the chunk before, ahead of this one's
+            t = pa.concat_arrays([int64_array([pending[0]]), t])
+            columns = [pa.concat_arrays([int64_array([v]), c]) for v, c in zip(pending[1], columns, strict=True)]
+        # a millisecond's last row: a row whose next row is in a later millisecond; the last row waits
+        rows = pc.indices_nonzero(pc.not_equal(t.slice(1), t.slice(0, len(t) - 1)))
+        decided = t.take(rows).to_pylist()
+        return self._samples(_Decided(decided, rows, [*decided[1:], self._pending[0]]), columns)
 
     def close(self) -> list[Samples]:
         """The samples of the last row (the log's last batch time)."""
         pending, self._pending = self._pending, None
         if pending is None:
             return [Samples([], []) for _ in range(self.series)]
-        return self._samples(_Decided([pending[0]], [[v] for v in pending[1]], [float("inf")]))
+        rows = int64_array([0])
+        return self._samples(_Decided([pending[0]], rows, [float("inf")]), [int64_array([v]) for v in pending[1]])
 
-    def _samples(self, decided: _Decided) -> list[Samples]:
+    def _samples(self, decided: _Decided, columns: list[Any]) -> list[Samples]:
+        import pyarrow.compute as pc
+
         self.batch_times += len(decided.times)
-        out = []
-        for s, column in enumerate(decided.values):
-            if self.every_batch:
-                out.append(Samples(decided.times, column))
+        m, out = len(decided.times), []
+        for s, column in enumerate(columns):
+            if not m:
+                out.append(Samples([], []))
                 continue
-            picked = self._select(s, decided, column)
-            out.append(Samples([decided.times[j] for j in picked], [column[j] for j in picked]))
-            if column:
-                self._before[s] = column[-1]
+            at = column.take(decided.rows)  # the series' value at each batch time decided
+            if self.every_batch:
+                out.append(Samples(decided.times, at.to_pylist()))
+                continue
+            first = at[0].as_py()
+            # (no Python scalar in a compute call: pyarrow would import pandas to look at it)
+            after = pc.indices_nonzero(pc.not_equal(at.slice(1), at.slice(0, m - 1))).to_pylist()
+            changes = [0] if first != self._before[s] else []
+            changes += [i + 1 for i in after]
+            picked = self._select(s, decided, changes)
+            out.append(Samples([decided.times[j] for j in picked],
+                               at.take(int64_array(picked)).to_pylist() if picked else []))
+            self._before[s] = at[m - 1].as_py()
         return out
 
-    def _select(self, s: int, decided: _Decided, column: list[int]) -> list[int]:
-        """The indices of series ``s``'s samples among the decided batch times: each change, else the latest
-        batch time whose next one is more than HEARTBEAT_MS after the previous sample."""
-        m = len(column)
-        changes = list(compress(range(m), map(ne, chain((self._before[s],), column), column)))
+    def _select(self, s: int, decided: _Decided, changes: list[int]) -> list[int]:
+        """The indices of series ``s``'s samples among the decided batch times: each change (``changes``, in
+        order), and before each change (and the end) the heartbeats since the previous sample: the latest batch
+        time whose next one is more than HEARTBEAT_MS after the previous sample, as long as that comes first."""
+        times, nexts = decided.times, decided.nexts
+        m = len(times)
         picked: list[int] = []
-        last, start, c = self._last[s], 0, 0
-        while True:
-            change = changes[c] if c < len(changes) else m
-            beat = start if last is None else bisect_right(decided.nexts, last + HEARTBEAT_MS, start)
-            j = min(change, beat)
-            if j >= m:
+        last, start = self._last[s], 0
+        for change in chain(changes, (m,)):
+            while True:
+                if last is None:  # the series' first batch time
+                    beat = start
+                elif change > start and nexts[change - 1] > last + HEARTBEAT_MS:  # (nexts never decrease)
+                    beat = bisect_right(nexts, last + HEARTBEAT_MS, start)
+                else:
+                    break
+                if beat >= change:
+                    break
+                picked.append(beat)
+                last, start = times[beat], beat + 1
+            if change >= m:
                 break
-            picked.append(j)
-            last, start = decided.times[j], j + 1
-            if j == change:
-                c += 1
+            picked.append(change)
+            last, start = times[change], change + 1
         self._last[s] = last
         return picked
+
+
+def int64_array(values: Any) -> Any:
+    """``values`` as an int64 Arrow array: an Arrow array as it is (times as their epoch ms), an ``array('q')``
+    without a copy, other ints through one (``pa.array`` on a Python sequence imports pandas: see
+    ``layout.arrow_array``)."""
+    import pyarrow as pa
+
+    if isinstance(values, pa.Array):
+        return values.cast(pa.int64()) if values.type != pa.int64() else values
+    ints = values if isinstance(values, array) and values.typecode == "q" else array("q", values)
+    return pa.Array.from_buffers(pa.int64(), len(ints), [None, pa.py_buffer(ints)])

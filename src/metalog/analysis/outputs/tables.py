@@ -30,14 +30,6 @@ def bucket_starts(timestamps: Iterable[int], width_ms: int) -> list[int]:
     return [max(s, INT64_MIN) for s in starts] if starts and min(starts) < INT64_MIN else starts
 
 
-def buckets(rows: Iterable[dict[str, Any]], width_ms: int) -> list[dict[str, Any]]:
-    """The last row of every cluster in every time bucket of ``width_ms``."""
-    last: dict[tuple[str, int], dict[str, Any]] = {}
-    for row in rows:
-        last[(row["cluster"], bucket_start(row["timestamp"], width_ms))] = row
-    return [{"bucket_start": start, **row} for (_, start), row in sorted(last.items(), key=lambda kv: kv[0])]
-
-
 def parse_bucket(text: str) -> int:
     """Milliseconds from ``500ms``, ``30s``, ``1m``, ``2h``, ``1d``."""
     units = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}

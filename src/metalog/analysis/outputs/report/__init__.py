@@ -1,12 +1,12 @@
 """The report of ``metalog analyze``: report.html, one offline page (linked interactive charts drawn with
 uPlot, the fleet overview, the per-broker and per-directory views, directory failures, the events grouped and
-filterable), and report.png, small multiples of every cluster through matplotlib when it is installed.
+filterable), and report.png, small multiples of every cluster drawn with Pillow when it is installed.
 
 - ``series``: step functions in change form, decimated without losing a minimum or a maximum;
 - ``data``: what each cluster shows; ``reading``: that, built from the tables' columns as they are read;
 - ``summary``: a line per cluster and the fleet overview's row;
 - ``page``: the HTML (tables in HTML, charts from a JSON block by ``assets/report.js`` and the vendored uPlot);
-- ``png``: the matplotlib small multiples.
+- ``png``: the small multiples (``axes``: their ticks).
 """
 
 from __future__ import annotations
@@ -15,32 +15,17 @@ import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from metalog.analysis.outputs.growth import ClusterGrowth
 from metalog.analysis.outputs.layout import table_bytes
 from metalog.analysis.outputs.report.data import Cluster, fleet_span, read_span
 from metalog.analysis.outputs.report.growth import read_cluster_growth
 from metalog.analysis.outputs.report.page import render_html, write_html
 from metalog.analysis.outputs.report.png import write_png
-from metalog.analysis.outputs.report.reading import clusters_of, read_cluster
+from metalog.analysis.outputs.report.reading import read_cluster
 from metalog.analysis.outputs.report.summary import fmt_time, summary
 
-__all__ = ["ClusterTask", "Runner", "fmt_time", "prepare_cluster", "render_html", "summary", "write_report",
+__all__ = ["ClusterTask", "Runner", "fmt_time", "prepare_cluster", "render_html", "summary",
            "write_report_from_tables"]
-
-
-def write_report(out: Path, rows: Sequence[dict[str, Any]], events: Sequence[dict[str, Any]],
-                 by_broker: Any = None, growth: Sequence[ClusterGrowth] = ()) -> list[Path]:
-    """report.html, and report.png (more PNGs for a large fleet) when matplotlib is there. ``by_broker``: the
-    analysis' BrokerTables (broker_timeline, directory_timeline, directory_failures), for the per-broker and
-    per-directory views; ``growth``: the clusters' growth tables (``analysis.growth``), for the growth view."""
-    clusters = clusters_of(rows, events, by_broker)
-    by_name = {g.name: g for g in growth}
-    for cluster in clusters:
-        cluster.growth = by_name.get(cluster.name)
-    page = write_html(out / "report.html", clusters, events)
-    return [page, *(write_png(out, clusters) if clusters else [])]
 
 
 @dataclass(frozen=True)

@@ -34,16 +34,16 @@ _AXIS_MAX = 40_000_000  # the page's integer tick steps reach 1e7: values drawn 
 def read_cluster_growth(out: Path, name: str) -> ClusterGrowth | None:
     """One cluster's growth tables read back from ``out``'s Parquet; None when the analysis wrote none."""
     from metalog.analysis.outputs.growth_tables import GROWTH_TABLES
-    from metalog.analysis.outputs.layout import iter_cluster
+    from metalog.analysis.outputs.layout import iter_cluster_batches
 
     if not (out / "log_size").is_dir():
         return None
     growth = ClusterGrowth(name)
     for table, row_type in ROW_TYPES.items():
         names = [c for c, _, _ in GROWTH_TABLES[table]]
-        if (out / table).is_dir():
-            growth.table(table).extend(row_type(*(row[c] for c in names)) for batch in
-                                       iter_cluster(out / table, name, names) for row in batch)
+        if (out / table).is_dir():  # each row made from its columns' values (no dict per row)
+            for batch in iter_cluster_batches(out / table, name, names):
+                growth.table(table).extend(map(row_type, *(batch.column(c).to_pylist() for c in names)))
     return growth
 
 

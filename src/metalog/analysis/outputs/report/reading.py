@@ -1,15 +1,15 @@
 """A cluster's report (``data.Cluster``) built from its tables' columns as they are read, never from their rows:
-the analysis' Parquet tables a record batch at a time (``read_cluster``, with pyarrow), or an in-memory analysis'
-tables (``clusters_of``). Each column's change points feed a builder (``series.StepsBuilder``: every change of a
-lane; a line decimated as the page draws it, holding a bounded number of points; ``series.EnvelopeBuilder``: the
-PNG's envelope), so what a cluster's report holds is bounded by what it draws, not by its log's length."""
+the analysis' Parquet tables a record batch at a time (``read_cluster``, with pyarrow). Each column's change points
+feed a builder (``series.StepsBuilder``: every change of a lane; a line decimated as the page draws it, holding a
+bounded number of points; ``series.EnvelopeBuilder``: the PNG's envelope), so what a cluster's report holds is
+bounded by what it draws, not by its log's length."""
 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from operator import add
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from metalog.analysis.outputs.report.data import (
     BROKER_LINES,
@@ -24,9 +24,7 @@ from metalog.analysis.outputs.report.data import (
     cluster_charts,
     directory_code,
     drawn,
-    fleet_span,
     read_span,
-    span_end,
 )
 from metalog.analysis.outputs.report.series import FINE, EnvelopeBuilder, StepsBuilder
 from metalog.analysis.outputs.report.summary import Latest
@@ -37,7 +35,21 @@ BROKER_COLUMNS = ("timestamp", "broker", "state", "controlled_shutdown", "zk", "
                   "replicas_migrating", "replicas_unassigned", "replicas_lost", "offline_replicas", "leaders")
 DIRECTORY_COLUMNS = ("timestamp", "broker", "directory", "online", "replicas", "leaders", "offline_replicas",
                      "offline_partitions")
-FAILURE_COLUMNS = ("offset", "timestamp", "broker", "directory", "topic", "partition", "leader")
+
+
+class FailureRow(NamedTuple):
+    """A directory_failures row (``FAILURE_COLUMNS``): a directory's failure, and a partition it held."""
+
+    offset: int
+    timestamp: int
+    broker: int
+    directory: str
+    topic: str
+    partition: int  # -1: a row for a directory that held none
+    leader: int  # the partition's leader after the failure
+
+
+FAILURE_COLUMNS = FailureRow._fields
 
 
 class KeyBuilder:
@@ -128,12 +140,11 @@ class ClusterBuilder:
             *where, codes[-1], *(cols[c][-1] for c in ("replicas", "leaders", "offline_replicas", "offline_partitions",
                                                        "timestamp")))
 
-    def failure(self, offset: int, timestamp: int, broker: int, directory: str, topic: str, partition: int,
-                leader: int) -> None:
+    def failure(self, row: FailureRow) -> None:
         """A directory_failures row: a directory failure, and one partition it held (none: ``partition`` -1)."""
-        partitions = self.failures.setdefault((offset, timestamp, broker, directory), [])
-        if partition >= 0:
-            partitions.append((topic, partition, leader))
+        partitions = self.failures.setdefault((row.offset, row.timestamp, row.broker, row.directory), [])
+        if row.partition >= 0:
+            partitions.append((row.topic, row.partition, row.leader))
 
     def finish(self) -> Cluster:
         if self.last is None:
@@ -148,56 +159,6 @@ class ClusterBuilder:
             [self.broker_now[b] for b in brokers], [self.directory_now[d] for d in directories],
             [self.brokers[b].view() for b in brokers], [self.directories[d].view() for d in directories],
             [Failure(*key, partitions) for key, partitions in self.failures.items()], self.events)
-
-
-# ---- from an in-memory analysis' tables -----------------------------------------------------------------
-def clusters_of(rows: Sequence[Mapping[str, Any]], events: Sequence[dict[str, Any]],
-                by_broker: Any = None) -> list[Cluster]:
-    """An in-memory analysis' tables (``result.Analysis``: timeline rows, events, ``brokers.BrokerTables``)
-    split by cluster, in the order the clusters first appear, each read column by column as ``read_cluster``
-    reads the Parquet files."""
-    timelines: dict[str, list[Mapping[str, Any]]] = {}
-    for row in rows:
-        timelines.setdefault(row["cluster"], []).append(row)
-    spans = {name: (rs[0]["timestamp"], span_end(rs[0]["timestamp"], rs[-1]["timestamp"]))
-             for name, rs in timelines.items()}
-    shared = fleet_span(list(spans.values()))
-    builders = {name: _timeline_of_rows(name, rs, spans[name], shared) for name, rs in timelines.items()}
-    _keyed_of_rows(builders, by_broker)
-    for event in events:
-        if event["cluster"] in builders:
-            builders[event["cluster"]].events.append(event)
-    return [builder.finish() for builder in builders.values()]
-
-
-def _timeline_of_rows(name: str, rows: Sequence[Mapping[str, Any]], span: Span, picture: Span | None,
-                      ) -> ClusterBuilder:
-    builder, times = ClusterBuilder(name, list(rows[0]), span, picture), [r["timestamp"] for r in rows]
-    for column in builder.timeline_columns:
-        builder.timeline(column, times, [r.get(column) for r in rows])
-    builder.batches_read(len(rows), rows[-1])
-    return builder
-
-
-def _keyed_of_rows(builders: dict[str, ClusterBuilder], by_broker: Any) -> None:
-    """The per-broker, per-directory and failure rows of ``by_broker`` (``brokers.BrokerTables``)."""
-    for (name, broker), group in _groups(getattr(by_broker, "brokers", ()), ("broker",)).items():
-        if name in builders:
-            builders[name].broker(broker, {c: [r[c] for r in group] for c in BROKER_COLUMNS})
-    for (name, broker, directory), group in _groups(getattr(by_broker, "directories", ()),
-                                                    ("broker", "directory")).items():
-        if name in builders:
-            builders[name].directory((broker, directory), {c: [r[c] for r in group] for c in DIRECTORY_COLUMNS})
-    for row in getattr(by_broker, "failures", ()):
-        if row["cluster"] in builders:
-            builders[row["cluster"]].failure(*(row[c] for c in FAILURE_COLUMNS))
-
-
-def _groups(rows: Sequence[Mapping[str, Any]], key: tuple[str, ...]) -> dict[tuple[Any, ...], list[Mapping[str, Any]]]:
-    out: dict[tuple[Any, ...], list[Mapping[str, Any]]] = {}
-    for row in rows:
-        out.setdefault((row["cluster"], *(row[k] for k in key)), []).append(row)
-    return out
 
 
 # ---- from the Parquet tables ----------------------------------------------------------------------------
@@ -246,8 +207,8 @@ def _read_failures_and_events(out: Path, name: str, builder: ClusterBuilder) -> 
 
     if (out / "directory_failures").is_dir():
         for batch in iter_cluster_batches(out / "directory_failures", name, FAILURE_COLUMNS):
-            for row in zip(*(column.to_pylist() for column in batch.columns), strict=True):
-                builder.failure(*row)
+            for row in map(FailureRow, *(column.to_pylist() for column in batch.columns)):
+                builder.failure(row)
     if (out / "events").is_dir():
         builder.events = [e for rows in iter_cluster(out / "events", name) for e in rows]
 
