@@ -2,6 +2,7 @@
 
     python benchmarks/replay.py                           # 1M and 3M records (each log built once and cached)
     python benchmarks/replay.py --records 200000          # quicker
+    python benchmarks/replay.py --instructions 200000     # and instruction counts on a 200k log (valgrind)
 
 Prints, for each log: the replay rate from offset 0 (records/s on one core: read, CRC, decode, apply) on the
 compiled core and, in the same run (the rounds alternating), on the pure Python one, with their ratio; and the
@@ -9,7 +10,9 @@ CPU time of a cold ``metalog replay --no-snapshots`` (a fresh process, imports i
 first log also the time to answer a point-in-time query near the end from state images versus from offset 0.
 Targets: replay >= 6.6x the pure core in the same run (where Kafka's own loader catching up, in <= 8 MiB chunks,
 stood: 5.45-5.83x metalog's pure core in issue #27's runs, and 1.2x that), the pure core no slower than before;
-the late query >= 20x faster with images.
+the late query >= 20x faster with images. With ``--instructions N``, also the instructions of one warm replay from
+offset 0 of an N-record log on each core (valgrind's callgrind, collecting inside that replay only): steady where
+CPU times are not, on a machine shared with other work.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import resource
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -130,6 +134,50 @@ def _replay_rows(path: Path, repeat: int) -> tuple[list[tuple[str, str]], object
     return rows, full.image  # type: ignore[attr-defined]
 
 
+# one warm replay from offset 0, run inside functools.reduce so that callgrind collects it alone
+# (--collect-atstart=no --toggle-collect=functools_reduce); argv: the log, and "pure" or "compiled"
+_COUNTED = """
+import sys
+from contextlib import nullcontext
+from functools import reduce
+
+from metalog.bench.cores import pure_log_core
+from metalog.replay.history import MetadataHistory
+
+with MetadataHistory(sys.argv[1]) as h, (pure_log_core() if sys.argv[2] == "pure" else nullcontext()):
+    h.state_at(use_snapshots=False)
+    reduce(lambda _, __: h.state_at(use_snapshots=False), [0, 0])
+"""
+
+
+def _instructions(path: Path, core_name: str) -> int:
+    """The instructions callgrind counts in ``_COUNTED``'s replay of ``path`` on the core named."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        raise SystemExit("--instructions needs valgrind (callgrind) on the PATH")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "callgrind.out"
+        subprocess.run([valgrind, "--tool=callgrind", "--cache-sim=no", "--collect-atstart=no",
+                        "--toggle-collect=functools_reduce", f"--callgrind-out-file={out}", sys.executable, "-c",
+                        _COUNTED, str(path), core_name], check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+        for line in out.read_text().splitlines():
+            if line.startswith(("summary:", "totals:")):
+                return int(line.split()[1])
+    raise SystemExit(f"callgrind wrote no total for the {core_name} core")
+
+
+def _instruction_rows(path: Path) -> list[tuple[str, str]]:
+    """Instructions of one warm replay from offset 0 on each core, and their ratio."""
+    compiled = _instructions(path, "compiled")
+    rows = [("instructions of one replay from offset 0 (compiled)", f"{compiled / 1e6:,.1f}M")]
+    if compiled_log_core():
+        pure = _instructions(path, "pure")
+        rows += [("instructions of one replay from offset 0 (pure)", f"{pure / 1e6:,.1f}M"),
+                 ("  compiled / pure in instructions", f"{pure / compiled:.2f}x")]
+    return rows
+
+
 def _query_rows(path: Path, image: object, every: int, repeat: int) -> list[tuple[str, str]]:
     """State images: writing them, a late query with and without them, restoring the final state."""
     with MetadataHistory(path) as h:
@@ -162,6 +210,8 @@ def main() -> int:
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/metalog-bench"))
     ap.add_argument("--image-every", type=int, default=25_000, help="offsets between state images")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--instructions", type=int, metavar="N",
+                    help="also count the instructions of a replay of an N-record log on each core (valgrind)")
     args = ap.parse_args()
 
     load_before = os.getloadavg()[0]
@@ -172,6 +222,9 @@ def main() -> int:
         if i == 0:
             rows += _query_rows(path, image, args.image_every, args.repeat)
         sections.append(rows)
+    if args.instructions:
+        path = _log(args.workdir, args.instructions, args.seed)
+        sections.append([("log", f"{args.instructions:,} records"), *_instruction_rows(path)])
     load = os.getloadavg()[0]
     print(f"metalog replay benchmark (Python {sys.version.split()[0]}, best of {args.repeat}, CPU time; log core: "
           f"{log_status()}; load average {load_before:.1f} before, {load:.1f} after, on {os.cpu_count()} cores)")

@@ -33,7 +33,7 @@ from tests.quick import examples
 
 pytestmark = pytest.mark.skipif(not core.compiled_active(), reason=f"codec core: {core.status()}")
 if core.compiled_active():
-    from metalog.codec.compiled._info import run_entry
+    from metalog.codec.compiled._info import run_entry, run_entry_into
 
 PAIRS = all_message_versions()
 IDS = [f"{name}-v{version}" for name, version in PAIRS]
@@ -41,16 +41,19 @@ DIFFERENTIAL = settings(max_examples=examples(30), deadline=None, suppress_healt
 
 
 # ---- what "the same" means --------------------------------------------------------------------
-def assert_same(a: Any, b: Any, path: str = "") -> None:
-    """Equal values of the same types all the way down (floats bit for bit, so NaN counts too)."""
+def assert_same(a: Any, b: Any, path: str = "", *, tuples: bool = False) -> None:
+    """Equal values of the same types all the way down (floats bit for bit, so NaN counts too); with ``tuples``, a
+    tuple in ``a`` where ``b`` has a list of values that are not structs (``read_entry_into``'s arrays)."""
+    if tuples and type(a) is tuple and type(b) is list and not any(isinstance(x, KafkaStruct) for x in b):
+        b = tuple(b)
     assert type(a) is type(b), f"{path}: {type(a).__name__} != {type(b).__name__}"
     if isinstance(a, KafkaStruct):
         for slot in type(a).__slots__:
-            assert_same(getattr(a, slot), getattr(b, slot), f"{path}.{slot}")
+            assert_same(getattr(a, slot), getattr(b, slot), f"{path}.{slot}", tuples=tuples)
     elif isinstance(a, list | tuple):
         assert len(a) == len(b), f"{path}: {len(a)} items != {len(b)}"
         for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            assert_same(x, y, f"{path}[{i}]")
+            assert_same(x, y, f"{path}[{i}]", tuples=tuples)
     elif isinstance(a, float):
         assert struct.pack(">d", a) == struct.pack(">d", b), f"{path}: {a!r} != {b!r}"
     else:
@@ -87,12 +90,29 @@ def assert_entry_agrees(cls: Any, version: int, raw: Any, pos: int, pure: tuple[
     entry = core.compiled_entry(cls, version, core.compiled_readers(cls)[version])  # type: ignore[index]
     assert entry is not None, f"{cls.__name__} v{version} has no C entry point"
     got = run_entry(entry, raw, pos)
+    into = run_entry_into(entry, lambda: stale(cls), raw, pos)
     if pure[0] == "raised":
         assert got is None, f"the C entry read {got!r} where the pure reader raised, input {raw.hex()} from {pos}"
+        assert into is None, f"the C entry read {into!r} into an object where the pure reader raised"
     else:
         assert got is not None, f"the C entry refused what the pure reader read, input {raw.hex()} from {pos}"
         assert got[1] == pure[1][1], f"input {raw.hex()} from {pos}"
         assert_same(got[0], pure[1][0], cls.__name__)
+        assert into is not None and into[1] == pure[1][1], f"input {raw.hex()} from {pos}"
+        assert_same(into[0], pure[1][0], cls.__name__, tuples=True)  # every field read again: none stale
+        reader = core.compiled_readers(cls)[version]  # type: ignore[index]
+        assert into[2] == sys.modules[reader.__module__].direct_stores(), "the object given was not the one filled"
+
+
+STALE = object()  # a field's value an entry reading into an object must replace
+
+
+def stale(cls: Any) -> Any:
+    """An instance of ``cls`` with every field STALE: what ``read_entry_into`` fills again."""
+    obj = object.__new__(cls)
+    for slot in cls.__slots__:
+        setattr(obj, slot, STALE)
+    return obj
 
 
 @contextmanager
@@ -261,6 +281,23 @@ def test_metadata_entries_are_the_compiled_readers_c_entry_points() -> None:
     assert core.compiled_entry(pr, 1, readers[pr.API_KEY << 8 | 1]) is entries[pr.API_KEY << 8 | 1]
     assert core.compiled_entry(pr, 1, core.pure_readers(pr)[1]) is None
     assert core.compiled_entry(pr, 0, readers[pr.API_KEY << 8 | 1]) is None  # another version's reader
+
+
+def test_an_entry_reads_into_an_object_only_its_caller_holds() -> None:
+    """``read_entry_into`` fills the object it is given again only where nothing else holds that object, and where
+    it is of the class read; otherwise it makes a new one and leaves the object given as it was."""
+    entries, pr = metadata_entries(), message_class("PartitionRecord")
+    value = b"\x01\x03\x01" + pr(partition_id=4, replicas=[1, 2], isr=[2]).encode(1)
+    entry = entries[pr.API_KEY << 8 | 1]
+    expected = pr.decode(value[3:], 1)
+    held = stale(pr)
+    for make, reused in ((lambda: stale(pr), True), (lambda: held, False),
+                         (lambda: stale(message_class("ConfigRecord")), False)):
+        obj, end, same = run_entry_into(entry, make, value, 3)
+        assert same is reused and end == len(value)
+        assert_same(obj, expected, "PartitionRecord", tuples=True)
+        assert type(obj.replicas) is tuple and obj.replicas == (1, 2)
+        assert all(getattr(held, slot) is STALE for slot in pr.__slots__)
 
 
 def test_direct_and_portable_slot_stores_build_the_same_objects() -> None:

@@ -110,6 +110,19 @@ def test_a_begin_inside_a_batch_publishes_what_came_before_at_the_previous_offse
     assert loader.end_batch(3) is None and brokers(loader) == {1, 2}
 
 
+@pytest.mark.parametrize("images", [True, False])
+def test_a_begin_publishes_as_the_loaders_own_batch_end_at_the_previous_offset(images: bool) -> None:
+    # the publish at a BeginTransactionRecord is the loader's end_batch at the record before it (so the compiled
+    # batch end, where it runs, makes it as it makes every other), and the Begin then opens the transaction
+    loader = MetadataLoader(images=images)
+    ends: list[int] = []
+    end_batch = loader.end_batch
+    loader.end_batch = lambda last: ends.append(last) or end_batch(last)  # type: ignore[method-assign]
+    loader.replay_values([encode_metadata_record(broker(1), 3), encode_metadata_record(BEGIN, 0)], 0)
+    assert ends == [0] and loader.state is STARTED and loader.clean_offset == 1
+    assert brokers(loader) == {1} and loader.image.offset == 0
+
+
 def test_a_begin_first_in_its_batch_publishes_nothing_new() -> None:
     # loadBatch: indexWithinBatch == 0 and numBatches == 0: the batch before already published this state
     loader = MetadataLoader()

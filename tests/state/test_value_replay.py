@@ -1,7 +1,8 @@
-"""``MetadataLoader.replay_value`` and its compiled twin against the rule table: PartitionChangeRecord's rule has one
-home (``metalog.state.rules.partition_change``), and the twin's compiled form of its common case is checked against
-it here over random partitions and change records, on whichever core runs (``METALOG_PURE=1``: the pure method, which
-calls the rule). The twin's contract: it is given ``ValueReplayParts`` and reads positions and sentinels from them."""
+"""``MetadataLoader.replay_value`` and its compiled twin against the rule table: PartitionChangeRecord's,
+PartitionRecord's and ConfigRecord's rules have one home each (``metalog.state.rules``: ``partition_change``,
+``partition_record``, ``config``), and the twin's compiled forms of them are checked against them here over random
+partitions and records, on whichever core runs (``METALOG_PURE=1``: the pure method, which calls the rule). The
+twin's contract: it is given ``ValueReplayParts`` and reads positions and sentinels from them."""
 
 from __future__ import annotations
 
@@ -20,8 +21,15 @@ from metalog.state import MetadataDelta, MetadataLoader
 from metalog.state.delta import TopicDelta
 from metalog.state.enums import LEADER_RECOVERY_NO_CHANGE, NO_LEADER_CHANGE
 from metalog.state.image import EMPTY, MetadataImage, PartitionRegistration
-from metalog.state.loader import VALUE_REPLAY
-from metalog.state.rules import PARTITION_CHANGE_LISTS, RULES, partition_change
+from metalog.state.loader import VALUE_REPLAY, LoaderPosition
+from metalog.state.rules import (
+    PARTITION_CHANGE_LISTS,
+    PARTITION_RECORD_LISTS,
+    RULES,
+    config,
+    partition_change,
+    partition_record,
+)
 from metalog.state.value_replay import value_replay_parts
 from tests.quick import examples
 from tests.state.histories import histories
@@ -32,6 +40,8 @@ TOPIC = Uuid.of(5, 1)
 OTHER_TOPIC = Uuid.of(5, 2)
 DIRS = [Uuid.of(6, i) for i in (1, 2, 3)]
 PARTITION_CHANGE = message_class("PartitionChangeRecord")
+PARTITION_RECORD = message_class("PartitionRecord")
+CONFIG_RECORD = message_class("ConfigRecord")
 
 
 def _ints(max_size: int = 4) -> st.SearchStrategy[list[int]]:
@@ -135,6 +145,98 @@ def _as_written(record: Any, version: int) -> Any:
     return record
 
 
+@st.composite
+def partition_records(draw: Any) -> Any:
+    """A PartitionRecord of any form: mostly one the rule takes (directories empty, all MIGRATING or one per replica;
+    never null: the field is not nullable), sometimes one it refuses (directories that do not fit the replicas, an
+    unknown recovery state, another topic)."""
+    replicas = draw(st.lists(st.integers(0, 5), max_size=4, unique=True))
+    fitting = [draw(st.sampled_from([*DIRS, MIGRATING])) for _ in replicas]
+    fields: dict[str, Any] = {
+        "topic_id": draw(st.sampled_from([TOPIC, TOPIC, TOPIC, OTHER_TOPIC])),
+        "partition_id": draw(st.sampled_from([0, 0, 1])),
+        "replicas": replicas,
+        "directories": draw(st.sampled_from([[], fitting, fitting, [MIGRATING] * len(replicas)])
+                            | st.lists(st.sampled_from(DIRS), max_size=4)),
+        **{name: draw(_maybe(_ints()) if null_empty else _ints()) for name, _, null_empty in PARTITION_RECORD_LISTS
+           if name != "replicas"},
+        "leader": draw(st.integers(-1, 5)),
+        "leader_recovery_state": draw(st.sampled_from([0, 0, 1, 7])),
+        "leader_epoch": draw(st.integers(0, 2**31 - 1)),
+        "partition_epoch": draw(st.integers(0, 2**31 - 1)),
+    }
+    return PARTITION_RECORD(**fields)
+
+
+def _outcome_of(image: MetadataImage, before: list[Any], apply: Any) -> tuple[Any, str | None]:
+    """The delta's topics and configs after ``apply(delta)`` over ``image`` and the records ``before``, or the error."""
+    delta = MetadataDelta(image)
+    for r in before:
+        RULES[r.NAME].apply(delta, r)
+    try:
+        apply(delta)
+    except ReplayError as e:
+        return None, e.reason
+    return _changes(delta), None
+
+
+def _changes(delta: MetadataDelta) -> Any:
+    topics = {tid: (t.name, t.base, {pid: (type(p), p) for pid, p in t.partitions.items()})
+              for tid, t in delta.topics.items()}
+    return topics, delta.deleted_topics, delta.configs, delta.cleared_configs
+
+
+def _loaded(image: MetadataImage, before: list[Any], record: Any, version: int) -> tuple[Any, str | None]:
+    loader = MetadataLoader(image)
+    for r in before:
+        loader.replay_value(encode_metadata_record(r, 0), 1)
+    try:
+        loader.replay_value(encode_metadata_record(record, version), 2)
+    except ReplayError as e:
+        return None, e.reason
+    return _changes(loader.delta), None
+
+
+NEW_TOPIC = [message_class("TopicRecord")(name="t2", topic_id=TOPIC)]  # the topic re-created: a delta with no base
+
+
+@settings(max_examples=examples(400), deadline=None)
+@given(partition=partitions(), record=partition_records(),
+       before=st.sampled_from(["none", "changed", "removed", "new"]), version=st.sampled_from([0, 1, 2]))
+def test_replay_value_applies_partition_records_as_the_rule_does(partition: PartitionRegistration, record: Any,
+                                                                 before: str, version: int) -> None:
+    """The loader's replay_value (the compiled twin where it runs) and ``rules.partition_record`` register the same
+    partition, of the same class, in the same topic delta, or raise the same error, whatever the record's form and
+    the topic's: in the image, changed in the delta already, removed in it, or re-created in it (no base)."""
+    for name, since in (("directories", 1), ("eligible_leader_replicas", 2), ("last_known_elr", 2)):
+        if version < since:  # what a version lacks is written as its default
+            setattr(record, name, None if name != "directories" else [])
+    image, records = _image(partition, before) if before != "new" else (_image(partition, "none")[0], NEW_TOPIC)
+    expected = _outcome_of(image, records, lambda d: partition_record(d, record))
+    assert _loaded(image, records, record, version) == expected
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(resource_type=st.sampled_from([2, 4, 99]), resource_name=st.sampled_from(["", "t", "1"]),
+       name=st.sampled_from(["a", "b"]), value=_maybe(st.sampled_from(["", "v"])), set_before=st.booleans(),
+       cleared_before=st.booleans())
+def test_replay_value_applies_config_records_as_the_rule_does(resource_type: int, resource_name: str, name: str,
+                                                              value: str | None, set_before: bool,
+                                                              cleared_before: bool) -> None:
+    """The loader's replay_value (the compiled twin where it runs) and ``rules.config`` make the same changes of
+    the resource's configs (a null value: deleted), over changes the delta holds already or none, after the
+    resource's configs were cleared in the delta or not."""
+    record = CONFIG_RECORD(resource_type=resource_type, resource_name=resource_name, name=name, value=value)
+    before = []
+    if cleared_before:  # a topic removed in the delta clears its configs
+        before += [message_class("TopicRecord")(name="t", topic_id=OTHER_TOPIC),
+                   message_class("RemoveTopicRecord")(topic_id=OTHER_TOPIC)]
+    if set_before:
+        before.append(CONFIG_RECORD(resource_type=resource_type, resource_name=resource_name, name="a", value="x"))
+    expected = _outcome_of(EMPTY, before, lambda d: config(d, record))
+    assert _loaded(EMPTY, before, record, 0) == expected
+
+
 # ---- the contract ------------------------------------------------------------------------------------------------
 compiled_only = pytest.mark.skipif(compiled_value_replay is None, reason="the compiled state core does not run here")
 
@@ -205,10 +307,53 @@ def test_the_twin_refuses_parts_that_do_not_match_the_registration() -> None:
     loader = MetadataLoader()
     with pytest.raises(TypeError, match="do not match"):
         compiled_value_replay(loader, loader.replay_value, replace(parts, partition_change=wrong))
+    short = replace(parts.partition_record, lists=(*PARTITION_RECORD_LISTS[:-1], ("last_known_elr", "elr", True)))
+    with pytest.raises(TypeError, match="every PartitionRegistration field"):
+        compiled_value_replay(loader, loader.replay_value, replace(parts, partition_record=short))
+
+
+class PropertyOffset(MetadataLoader):
+    """A loader whose ``offset`` is a property (every value set is kept): not the slot the twin writes."""
+
+    def __init__(self) -> None:
+        self.offsets: list[int] = []
+        super().__init__()
+
+    @property  # type: ignore[override]
+    def offset(self) -> int:
+        return self.offsets[-1]
+
+    @offset.setter
+    def offset(self, value: int) -> None:
+        self.offsets.append(value)
+
+
+@pytest.mark.parametrize("cls", [MetadataLoader, PropertyOffset])
+def test_the_twin_moves_the_loaders_offset_and_loads_into_its_delta(cls: type[MetadataLoader]) -> None:
+    """The loader's ``offset`` and ``delta`` are ``LoaderPosition``'s slots, which the twin writes and reads in place;
+    a loader class that makes ``offset`` something else is set through it, as the pure method sets it."""
+    assert type(LoaderPosition.__dict__["offset"]).__name__ == "member_descriptor" and LoaderPosition.__slots__ == (
+        "offset", "delta")
+    loader = cls()
+    loader.delta = delta = MetadataDelta(EMPTY)
+    loader.replay_values([NO_OP_VALUE, encode_metadata_record(message_class("TopicRecord")(name="t", topic_id=TOPIC),
+                                                              0), NO_OP_VALUE], 4)
+    assert loader.offset == 6 and loader.delta is delta and list(delta.topics) == [TOPIC]
+    if cls is PropertyOffset:
+        assert loader.offsets == [-1, 4, 5, 6]
+
+
+NO_OP_VALUE = encode_metadata_record(message_class("NoOpRecord")(), 0)
 
 
 def test_the_parts_name_the_rule_and_the_definitions_it_mirrors() -> None:
-    change = value_replay_parts().partition_change
+    parts = value_replay_parts()
+    assert parts.partition_record.rule is partition_record and parts.partition_record.record is PARTITION_RECORD
+    assert parts.partition_record.lists == PARTITION_RECORD_LISTS
+    assert {field for _, field, _ in PARTITION_RECORD_LISTS} <= set(PartitionRegistration._fields)
+    assert {name for name, _, _ in PARTITION_RECORD_LISTS} <= set(PARTITION_RECORD.__slots__)
+    assert parts.config.rule is config and parts.config.record is CONFIG_RECORD and parts.delta is MetadataDelta
+    change = parts.partition_change
     assert change.rule is partition_change and change.registration is PartitionRegistration
     assert change.registration_fields == PartitionRegistration._fields
     assert (change.no_leader_change, change.no_recovery_change) == (NO_LEADER_CHANGE, LEADER_RECOVERY_NO_CHANGE)

@@ -245,6 +245,17 @@ PARTITION_CHANGE_LISTS = (("isr", "isr"), ("removing_replicas", "removing_replic
 ``metalog.state.value_replay``)."""
 
 
+PARTITION_RECORD_LISTS = (("replicas", "replicas", False), ("isr", "isr", False),
+                          ("removing_replicas", "removing_replicas", False),
+                          ("adding_replicas", "adding_replicas", False), ("eligible_leader_replicas", "elr", True),
+                          ("last_known_elr", "last_known_elr", True))
+"""PartitionRecord's lists, each copied as a tuple into the PartitionRegistration field named beside it, a null one
+as empty where the third item says so (``partition_record``, which writes them inline; its compiled twin reads
+them here: ``metalog.state.value_replay``). Its Directories go through ``_directories``, its LeaderRecoveryState
+through ``_recovery_state``, and its Leader, LeaderEpoch and PartitionEpoch are copied into the fields of their
+names."""
+
+
 def remove_topic(d: MetadataDelta, r: RemoveTopicRecord) -> None:
     name = d.remove_topic(r.topic_id)
     d.clear_config(topic_configs(name))

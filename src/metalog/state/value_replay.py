@@ -21,10 +21,19 @@ from typing import Any
 from metalog.codec import MIGRATING, Uuid, message_class
 from metalog.codec.framing import FAST_PATH_MISSES, FRAME_VERSION, encode_metadata_record, metadata_entries
 from metalog.errors import ReplayError
-from metalog.state.delta import TopicDelta, located
+from metalog.state.delta import MetadataDelta, TopicDelta, located
 from metalog.state.enums import LEADER_RECOVERY_NO_CHANGE, LEADER_RECOVERY_STATES, NO_LEADER_CHANGE
 from metalog.state.image import PartitionRegistration
-from metalog.state.rules import PARTITION_CHANGE_LISTS, Dispatch, Rule, dispatch, partition_change
+from metalog.state.rules import (
+    PARTITION_CHANGE_LISTS,
+    PARTITION_RECORD_LISTS,
+    Dispatch,
+    Rule,
+    config,
+    dispatch,
+    partition_change,
+    partition_record,
+)
 
 NO_OP = encode_metadata_record(message_class("NoOpRecord")(), 0)
 """A NoOpRecord's value as KRaft writes it (version 0): most of a quiet cluster's log, and it changes nothing."""
@@ -50,6 +59,26 @@ class PartitionChangeParts:
 
 
 @dataclass(frozen=True)
+class PartitionRecordParts:
+    """What the twin's PartitionRecord rule mirrors (``rules.partition_record``): the rule itself (for what it
+    refuses), the record's class, its lists with the registration field each fills (``rules.PARTITION_RECORD_LISTS``);
+    the registration, the recovery states and MIGRATING are ``PartitionChangeParts``'."""
+
+    rule: Rule
+    record: type[Any]  # PartitionRecord
+    lists: tuple[tuple[str, str, bool], ...]  # (record field, registration field, a null list is empty)
+
+
+@dataclass(frozen=True)
+class ConfigParts:
+    """What the twin's ConfigRecord rule mirrors (``rules.config``): the rule itself (for a record of another
+    class) and the record's class."""
+
+    rule: Rule
+    record: type[Any]  # ConfigRecord
+
+
+@dataclass(frozen=True)
 class ValueReplayParts:
     """Everything ``ValueReplay`` needs besides its loader and the pure method."""
 
@@ -61,6 +90,9 @@ class ValueReplayParts:
     located: Callable[[ReplayError, int | None, Any], ReplayError]
     replay_error: type[ReplayError]
     partition_change: PartitionChangeParts
+    partition_record: PartitionRecordParts
+    config: ConfigParts
+    delta: type[MetadataDelta]  # the deltas whose topics and configs the compiled rules read at their slots
 
 
 @cache
@@ -75,4 +107,7 @@ def value_replay_parts() -> ValueReplayParts:
     table = dispatch()
     entries = {key: entry for key, entry in metadata_entries().items() if key in table}
     return ValueReplayParts(dispatch=table, entries=entries, noop=NO_OP, frame_version=FRAME_VERSION,
-                            misses=FAST_PATH_MISSES, located=located, replay_error=ReplayError, partition_change=change)
+                            misses=FAST_PATH_MISSES, located=located, replay_error=ReplayError, partition_change=change,
+                            partition_record=PartitionRecordParts(partition_record, message_class("PartitionRecord"),
+                                                                  PARTITION_RECORD_LISTS),
+                            config=ConfigParts(config, message_class("ConfigRecord")), delta=MetadataDelta)

@@ -32,6 +32,8 @@ typedef struct {
     const unsigned char *p;
     Py_ssize_t pos;
     Py_ssize_t end;
+    PyObject *into;  /* borrowed, or NULL: an instance ml_new fills again rather than make one (ml_start_into) */
+    int tuples;  /* arrays of fixed-width values made as tuples rather than lists (ml_start_into) */
     PyObject **made;  /* new references, untracked, of every list and struct made */
     Py_ssize_t nmade;
     Py_ssize_t cap;
@@ -44,9 +46,21 @@ static inline void ml_start(ml_reader *r, const unsigned char *p, Py_ssize_t pos
     r->p = p;
     r->pos = pos;
     r->end = end;
+    r->into = NULL;
+    r->tuples = 0;
     r->made = r->local;
     r->nmade = 0;
     r->cap = ML_LOCAL;
+}
+
+/* ml_start for a caller that takes the values out of the message read and keeps nothing else of it (the compiled
+ * replay's own rules): the message's object is ``into`` again where that is an instance of the class read that only
+ * the caller holds (its every field is set by the read), and arrays of fixed-width values are tuples. */
+static inline void ml_start_into(ml_reader *r, PyObject *into, const unsigned char *p, Py_ssize_t pos,
+                                 Py_ssize_t end) {
+    ml_start(r, p, pos, end);
+    r->into = into;
+    r->tuples = 1;
 }
 
 /* Keep the new container o (a new reference, or NULL: passed on) out of the collector until ml_finish. */
@@ -216,11 +230,39 @@ static inline PyObject *ml_obj_uuid(const unsigned char *p) {
 }
 
 /* ---- lists of fixed-width values (n was checked against the input) -------------------------- */
+/* The same values as a tuple (ml_start_into's readers); left to the collector, as any tuple. */
+#define ML_TUPLE(name, size, make)                                                  \
+    static inline PyObject *ml_tuple_##name(const unsigned char *p, Py_ssize_t n) { \
+        Py_ssize_t i;                                                               \
+        PyObject *v, *tuple = PyTuple_New(n);                                       \
+        if (tuple == NULL) return NULL;                                             \
+        for (i = 0; i < n; i++, p += (size)) {                                      \
+            v = make(p);                                                            \
+            if (v == NULL) {                                                        \
+                Py_DECREF(tuple);                                                   \
+                return NULL;                                                        \
+            }                                                                       \
+            PyTuple_SET_ITEM(tuple, i, v);                                          \
+        }                                                                           \
+        return tuple;                                                               \
+    }
+ML_TUPLE(bool, 1, ml_obj_bool)
+ML_TUPLE(i8, 1, ml_obj_i8)
+ML_TUPLE(i16, 2, ml_obj_i16)
+ML_TUPLE(u16, 2, ml_obj_u16)
+ML_TUPLE(i32, 4, ml_obj_i32)
+ML_TUPLE(u32, 4, ml_obj_u32)
+ML_TUPLE(i64, 8, ml_obj_i64)
+ML_TUPLE(f64, 8, ml_obj_f64)
+ML_TUPLE(uuid, 16, ml_obj_uuid)
+
 #define ML_LIST(name, size, make)                                                 \
     static inline PyObject *ml_list_##name(ml_reader *r, const unsigned char *p,  \
                                            Py_ssize_t n) {                        \
         Py_ssize_t i;                                                             \
-        PyObject *v, *list = ml_keep(r, PyList_New(n));                           \
+        PyObject *v, *list;                                                       \
+        if (r->tuples) return ml_tuple_##name(p, n);                              \
+        list = ml_keep(r, PyList_New(n));                                         \
         if (list == NULL) return NULL;                                            \
         for (i = 0; i < n; i++, p += (size)) {                                    \
             v = make(p);                                                          \
@@ -259,7 +301,13 @@ static inline int ml_set_object_new(PyObject *f) {
 ML_INLINE PyObject *ml_new(ml_reader *r, PyObject *cls) {
     if (ml_direct) {
         PyTypeObject *tp = (PyTypeObject *)cls;
-        PyObject *o = PyObject_GC_New(PyObject, tp);
+        PyObject *o = r->into;
+        if (o != NULL && Py_TYPE(o) == tp && Py_REFCNT(o) == 1) {  /* ml_start_into's: filled again, once */
+            r->into = NULL;
+            Py_INCREF(o);
+            return o;
+        }
+        o = PyObject_GC_New(PyObject, tp);
         if (o == NULL) return NULL;
         memset((char *)o + sizeof(PyObject), 0, (size_t)tp->tp_basicsize - sizeof(PyObject));
         return ml_hold(r, o);
@@ -308,6 +356,18 @@ ML_INLINE int ml_set_item_new(PyObject *list, Py_ssize_t i, PyObject *v) {
     if (v == NULL) return -1;
     PyList_SET_ITEM(list, i, v);
     return 0;
+}
+
+/* An object's slot at an offset ml_member_offset gave: its value (borrowed; NULL when unset), or set to v (a new
+ * reference taken; the old value, if any, released). For the compiled twins that read and write another layer's
+ * slotted objects (metalog.state.compiled). */
+static inline PyObject *ml_slot(PyObject *o, Py_ssize_t off) { return *(PyObject **)((char *)o + off); }
+static inline void ml_set_slot(PyObject *o, Py_ssize_t off, PyObject *v) {
+    PyObject **at = (PyObject **)((char *)o + off);
+    PyObject *old = *at;
+    Py_INCREF(v);
+    *at = v;
+    Py_XDECREF(old);
 }
 
 /* What a slot descriptor says about its slot: its offset, or -1 if it is not a plain object slot. */

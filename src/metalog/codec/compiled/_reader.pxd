@@ -15,6 +15,7 @@ cdef extern from "_reader.h":
         Py_ssize_t pos
         Py_ssize_t end
     void ml_start(ml_reader *r, const unsigned char *p, Py_ssize_t pos, Py_ssize_t end)
+    void ml_start_into(ml_reader *r, PyObject *into, const unsigned char *p, Py_ssize_t pos, Py_ssize_t end)
     void ml_finish(ml_reader *r, int ok)
     const char *METALOG_CYTHON_VERSION
     Py_ssize_t ML_SLOT(Py_ssize_t k)
@@ -52,6 +53,8 @@ cdef extern from "_reader.h":
     void ml_set_item(object items, Py_ssize_t i, object v)
     int ml_set_item_new(object items, Py_ssize_t i, PyObject *v) except -1
     Py_ssize_t ml_member_offset(object descr)
+    PyObject *ml_slot(object o, Py_ssize_t off)
+    void ml_set_slot(object o, Py_ssize_t off, object v)
     int ml_generic_alloc(object cls)
 
 
@@ -88,6 +91,28 @@ cdef inline object read_entry(ReadFn fn, const unsigned char *p, Py_ssize_t pos,
     cdef object o = None
     cdef bint ok = False
     ml_start(&r, p, pos, end)
+    try:
+        o = fn(&r)
+        ok = True
+    except Exception:
+        o = None
+    finally:
+        ml_finish(&r, ok)
+    stop[0] = r.pos
+    return o
+
+
+cdef inline object read_entry_into(ReadFn fn, PyObject *into, const unsigned char *p, Py_ssize_t pos, Py_ssize_t end,
+                                   Py_ssize_t *stop):
+    """``read_entry`` for a caller that takes the values out of the message and keeps nothing else of it: ``into``
+    (borrowed; NULL: none), an instance of the class ``fn`` reads that only the caller holds, is filled again in
+    place of a new object, and arrays of fixed-width values are read as tuples rather than lists (``_reader.h``'s
+    ``ml_start_into``). The object read, or None where ``fn`` refuses the input (``into`` is then left half
+    filled: the caller reads its values only from an object returned)."""
+    cdef Rd r
+    cdef object o = None
+    cdef bint ok = False
+    ml_start_into(&r, into, p, pos, end)
     try:
         o = fn(&r)
         ok = True

@@ -16,12 +16,24 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes
 from cpython.dict cimport PyDict_GetItem
 from cpython.pycapsule cimport PyCapsule_New
 from cpython.ref cimport Py_INCREF, Py_XDECREF
+from cpython.set cimport PySet_Contains
 from cpython.object cimport PyObject
+from cpython.list cimport PyList_AsTuple, PyList_GET_ITEM, PyList_GET_SIZE, PyList_SetItem
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_SET_ITEM
 from libc.stdint cimport int64_t
 from libc.string cimport memcmp
 
-from metalog.codec.compiled._reader cimport METALOG_CYTHON_VERSION, ReadFn, entry_fn, ml_member_offset, read_entry
+from metalog.codec.compiled._reader cimport (
+    METALOG_CYTHON_VERSION,
+    ReadFn,
+    entry_fn,
+    ml_generic_alloc,
+    ml_member_offset,
+    ml_set_slot,
+    ml_slot,
+    read_entry,
+    read_entry_into,
+)
 
 from metalog.codec.compiled.sinks cimport ml_value_sink
 
@@ -31,11 +43,11 @@ cdef extern from *:
     static PyObject *ml_new_tuple_of(PyObject *cls, Py_ssize_t n) {
         return ((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, n);
     }
-    /* A slot's value (borrowed; NULL when unset), at an offset read from the class's member descriptor. */
-    static inline PyObject *ml_slot(PyObject *o, Py_ssize_t off) { return *(PyObject **)((char *)o + off); }
+    /* A new instance of a class of slots (every slot unset), as object.__new__(cls) makes one. */
+    static PyObject *ml_new_of(PyObject *cls) { return ((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, 0); }
     """
     object ml_new_tuple_of(object cls, Py_ssize_t n)
-    PyObject *ml_slot(object o, Py_ssize_t off)
+    object ml_new_of(object cls)
 
 CYTHON_VERSION = METALOG_CYTHON_VERSION.decode()
 
@@ -63,6 +75,10 @@ cdef enum:
     MARKER = 1  # a transaction marker: loader.load_marker
     RULE = 2  # the rule, called
     PARTITION_CHANGE = 3  # ValueReplay.partition_change
+    PARTITION_RECORD = 4  # ValueReplay.partition_record
+    CONFIG = 5  # ValueReplay.config
+    N_KINDS = 6
+    OWN_RULES = PARTITION_CHANGE  # this kind and those after it: the twin's own rules, which keep no record
 
 
 cdef struct Entry:
@@ -70,6 +86,44 @@ cdef struct Entry:
     ReadFn fn  # the compiled reader's C entry point, or NULL: ``reader`` is called
     PyObject *reader  # borrowed: ValueReplay.dispatch holds them
     PyObject *rule
+
+
+# The loader's fields read and written per record, where they are slots (``metalog.state.loader.LoaderPosition``)
+LOADER_SLOTS = ("offset", "delta")
+cdef enum:
+    LOADER_OFFSET = 0
+    LOADER_DELTA = 1
+
+
+# PartitionRecord's fields partition_record reads besides its lists (``PartitionRecordParts.lists``), in this order
+# (their slots' offsets: ValueReplay.pr_off, the lists' after them)
+PARTITION_RECORD_FIELDS = ("directories", "leader_recovery_state", "topic_id", "partition_id", "leader", "leader_epoch",
+                           "partition_epoch")
+cdef enum:
+    N_PR_FIELDS = 7
+    N_PR_LISTS = 6  # PartitionRecordParts.lists: checked where bound
+    PR_DIRECTORIES = 0
+    PR_RECOVERY = 1
+    PR_TOPIC_ID = 2
+    PR_PARTITION_ID = 3
+    PR_LEADER = 4
+    PR_LEADER_EPOCH = 5
+    PR_PARTITION_EPOCH = 6
+    PR_REPLICAS = N_PR_FIELDS  # the first list (checked where bound)
+
+# ConfigRecord's fields config reads (ValueReplay.cfg_off)
+CONFIG_FIELDS = ("resource_type", "resource_name", "name", "value")
+cdef enum:
+    N_CONFIG_FIELDS = 4
+
+# MetadataDelta's fields the compiled rules read (ValueReplay.d_off), where the delta is of the class of the parts
+DELTA_FIELDS = ("topics", "deleted_topics", "image", "configs")
+cdef enum:
+    D_TOPICS = 0
+    D_DELETED_TOPICS = 1
+    D_IMAGE = 2
+    D_CONFIGS = 3
+    N_DELTA_FIELDS = 4
 
 
 # The slots of the TopicDelta a record of a topic the delta has not touched yet makes, in ``TopicDelta.__slots__``'
@@ -85,8 +139,16 @@ cdef class ValueReplay:
     cdef dict dispatch
     cdef object loader, pure, noop, misses, located, replay_error, pc_rule, registration, pc_cls, topic_cls
     cdef object no_leader_change, no_recovery_change, recovery_states, migrating
+    cdef object pr_rule, pr_cls, cfg_rule, cfg_cls, delta_cls
+    cdef Py_ssize_t pr_off[N_PR_FIELDS + N_PR_LISTS]  # PartitionRecord's slots: PARTITION_RECORD_FIELDS', the lists'
+    cdef Py_ssize_t pr_list_at[N_PR_LISTS]  # the registration field each list fills
+    cdef bint pr_null_empty[N_PR_LISTS]  # a null list is empty (else the rule refuses it)
+    cdef Py_ssize_t cfg_off[N_CONFIG_FIELDS]
+    cdef Py_ssize_t d_off[N_DELTA_FIELDS]
+    cdef list scratch  # by kind: the record the twin's own rules read their records into (None: none yet)
     cdef Py_ssize_t pc_off[N_RECORD_FIELDS + N_LISTS]  # the record's slots: RECORD_FIELDS', then the lists'
     cdef Py_ssize_t list_at[N_LISTS]  # the registration field each list replaces
+    cdef Py_ssize_t loader_off[2]  # the loader's offset and delta slots (LoaderPosition); 0: plain attributes
     cdef Py_ssize_t topic_off[2]
     cdef Py_ssize_t topic_init[3]  # TopicDelta's name, id and base slots
     cdef bint topic_direct
@@ -98,7 +160,10 @@ cdef class ValueReplay:
     cdef public object c_value_sink
 
     def __init__(self, loader, pure, parts):
+        cdef Py_ssize_t i
         self.loader = loader  # the MetadataLoader
+        for i, name in enumerate(LOADER_SLOTS):  # (a subclass that makes either a property: set as an attribute)
+            self.loader_off[i] = max(ml_member_offset(getattr(type(loader), name, None)), 0)
         self.pure = pure  # its pure replay_value (bound)
         self.dispatch = <dict?>parts.dispatch  # apiKey << 8 | version -> (reader, rule or None)
         if not all(type(entry) is tuple and len(entry) == 2 for entry in self.dispatch.values()):
@@ -111,7 +176,10 @@ cdef class ValueReplay:
         self.located = parts.located
         self.replay_error = parts.replay_error
         self.bind_partition_change(parts.partition_change)
+        self.bind_partition_record(parts.partition_record)
+        self.bind_config(parts.config, parts.delta)
         self.bind_table(parts.entries)
+        self.scratch = [None] * N_KINDS
         self.c_value_sink = PyCapsule_New(&SINK, b"metalog.value_sink.v1", NULL)
 
     cdef bind_partition_change(self, change):
@@ -140,10 +208,39 @@ cdef class ValueReplay:
             self.topic_off[i] = _offset(self.topic_cls, name)
         # a topic delta over an image's topic is made here where TopicDelta is the class of these five slots, its
         # __init__ the plain one TOPIC_DELTA_INIT says (tests/state/test_value_replay.py holds the two to each other)
-        self.topic_direct = (tuple(self.topic_cls.__slots__) == TOPIC_DELTA_SLOTS
-                             and type(self.topic_cls) is type and self.topic_cls.__bases__ == (object,))
+        self.topic_direct = (tuple(self.topic_cls.__slots__) == TOPIC_DELTA_SLOTS and type(self.topic_cls) is type
+                             and self.topic_cls.__bases__ == (object,) and ml_generic_alloc(self.topic_cls))
         for i, name in enumerate(TOPIC_DELTA_SLOTS[:3]):
             self.topic_init[i] = _offset(self.topic_cls, name) if self.topic_direct else -1
+
+    cdef bind_partition_record(self, record):
+        """The slots and positions ``partition_record`` reads: the record's by ``PARTITION_RECORD_FIELDS`` and the
+        lists ``record`` names, the registration's (``bind_partition_change``'s) by the lists' fields and the names of
+        the fields copied; every registration field is written."""
+        cdef Py_ssize_t i
+        self.pr_rule, self.pr_cls = record.rule, record.record
+        fields = tuple(self.registration._fields)
+        if len(record.lists) != N_PR_LISTS or record.lists[0][:2] != ("replicas", "replicas"):
+            raise TypeError("the PartitionRecord parts do not match the twin's")
+        for i, name in enumerate(PARTITION_RECORD_FIELDS):
+            self.pr_off[i] = _offset(self.pr_cls, name)
+        for i, (name, field, null_empty) in enumerate(record.lists):
+            self.pr_off[N_PR_FIELDS + i] = _offset(self.pr_cls, name)
+            self.pr_list_at[i] = fields.index(field)
+            self.pr_null_empty[i] = null_empty
+        written = {fields[self.pr_list_at[i]] for i in range(N_PR_LISTS)}
+        written |= {"directories", "leader_recovery_state", "leader", "leader_epoch", "partition_epoch"}
+        if written != set(fields):
+            raise TypeError("the PartitionRecord parts do not write every PartitionRegistration field")
+
+    cdef bind_config(self, config, delta_cls):
+        """The slots ``config`` reads: the record's (``CONFIG_FIELDS``) and the delta's (``DELTA_FIELDS``)."""
+        cdef Py_ssize_t i
+        self.cfg_rule, self.cfg_cls, self.delta_cls = config.rule, config.record, delta_cls
+        for i, name in enumerate(CONFIG_FIELDS):
+            self.cfg_off[i] = _offset(self.cfg_cls, name)
+        for i, name in enumerate(DELTA_FIELDS):
+            self.d_off[i] = _offset(delta_cls, name)
 
     cdef bind_table(self, entries):
         """The C dispatch table, from ``dispatch`` and the readers' C entry points (``entries``, same keys)."""
@@ -153,7 +250,8 @@ cdef class ValueReplay:
                 continue  # the pure method reads it
             e = &self.table[(key >> 8) * TABLE_VERSIONS + (key & 0xFF)]
             e.reader, e.rule = <PyObject *>reader, <PyObject *>rule
-            e.kind = MARKER if rule is None else PARTITION_CHANGE if rule is self.pc_rule else RULE
+            e.kind = (MARKER if rule is None else PARTITION_CHANGE if rule is self.pc_rule
+                      else PARTITION_RECORD if rule is self.pr_rule else CONFIG if rule is self.cfg_rule else RULE)
             entry = entries.get(key)
             e.fn = NULL if entry is None else entry_fn(entry)
 
@@ -183,14 +281,17 @@ cdef class ValueReplay:
         cdef Entry *e
         cdef Py_ssize_t stop
         if n == self.noop_n and memcmp(p, self.noop_p, n) == 0:  # most of a quiet cluster's log; it changes nothing
-            loader.offset = offset
-            return 0
+            return self.set_offset(offset)
         if n < 3 or p[0] != self.frame_version or p[1] >= TABLE_KEYS or p[2] >= TABLE_VERSIONS:
             return self.slow(p, n, offset, value)
         e = &self.table[p[1] * TABLE_VERSIONS + p[2]]
         if e.kind == UNKNOWN:
             return self.slow(p, n, offset, value)
-        if e.fn is not NULL:
+        if e.fn is not NULL and e.kind >= OWN_RULES:
+            record = self.read_own(e, p, n, &stop)
+            if record is None:  # refused: the pure method reads it or raises
+                return self.slow(p, n, offset, value)
+        elif e.fn is not NULL:
             record = read_entry(e.fn, p, 3, n, &stop)
             if record is None:  # refused: the pure method reads it or raises
                 return self.slow(p, n, offset, value)
@@ -209,13 +310,45 @@ cdef class ValueReplay:
         else:
             try:
                 if e.kind == PARTITION_CHANGE:
-                    self.partition_change(loader.delta, record)
+                    self.partition_change(self.delta(), record)
+                elif e.kind == PARTITION_RECORD:
+                    self.partition_record(self.delta(), record)
+                elif e.kind == CONFIG:
+                    self.config(self.delta(), record)
                 else:
-                    (<object>e.rule)(loader.delta, record)
+                    (<object>e.rule)(self.delta(), record)
             except self.replay_error as error:
                 raise self.located(error, offset, record) from None
-        loader.offset = offset
+        return self.set_offset(offset)
+
+    cdef inline object read_own(self, Entry *e, const unsigned char *p, Py_ssize_t n, Py_ssize_t *stop):
+        """A record for the twin's own rules, which take its values and keep nothing else of it: read into the last
+        record of its kind where nothing else holds that one (no object made or freed per record), its arrays as
+        tuples (the registration's own, not lists copied); None where the reader refuses it (the half-filled
+        record is then dropped)."""
+        record = read_entry_into(e.fn, PyList_GET_ITEM(self.scratch, e.kind), p, 3, n, stop)
+        if record is not <object>PyList_GET_ITEM(self.scratch, e.kind):
+            self.scratch[e.kind] = record
+        return record
+
+    cdef inline int set_offset(self, object offset) except -1:
+        """``loader.offset = offset``: at the slot where it is one."""
+        cdef Py_ssize_t off = self.loader_off[LOADER_OFFSET]
+        if off:
+            ml_set_slot(self.loader, off, offset)
+        else:
+            self.loader.offset = offset
         return 0
+
+    cdef inline object delta(self):
+        """``loader.delta``: from its slot where it is one."""
+        cdef Py_ssize_t off = self.loader_off[LOADER_DELTA]
+        cdef PyObject *d
+        if off:
+            d = ml_slot(self.loader, off)
+            if d is not NULL:
+                return <object>d
+        return self.loader.delta
 
     cdef partition_change(self, d, r):
         """``metalog.state.rules.partition_change``, compiled (half of a busy log's records): a change of leader, ISR,
@@ -234,13 +367,11 @@ cdef class ValueReplay:
             if ml_slot(r, self.pc_off[i]) is NULL:
                 return self.pc_rule(d, r)
         recovery = <object>ml_slot(r, self.pc_off[LEADER_RECOVERY_STATE])
-        if recovery != self.no_recovery_change and recovery not in self.recovery_states:
+        cdef bint recovery_changes = recovery is not self.no_recovery_change and recovery != self.no_recovery_change
+        if recovery_changes and recovery not in self.recovery_states:
             return self.pc_rule(d, r)
-        topic_id = <object>ml_slot(r, self.pc_off[TOPIC_ID])
-        topic = (<dict>d.topics).get(topic_id)
+        topic = self.topic_of(d, <object>ml_slot(r, self.pc_off[TOPIC_ID]))
         if topic is None:
-            topic = self.topic_delta(d, topic_id)
-        if type(topic) is not self.topic_cls:
             return self.pc_rule(d, r)
         partitions = <dict>ml_slot(topic, self.topic_off[0])
         pid = <object>ml_slot(r, self.pc_off[PARTITION_ID])
@@ -263,10 +394,10 @@ cdef class ValueReplay:
             if v is not <PyObject *>None:
                 _replace_item(new, self.list_at[i], tuple(<object>v))
         leader = <object>ml_slot(r, self.pc_off[LEADER])
-        if leader != self.no_leader_change:
+        if leader is not self.no_leader_change and leader != self.no_leader_change:
             _replace_item(new, self.leader_at, leader)
             _replace_item(new, self.leader_epoch_at, <object>PyTuple_GET_ITEM(old, self.leader_epoch_at) + 1)
-        if recovery != self.no_recovery_change:
+        if recovery_changes:
             _replace_item(new, self.recovery_at, recovery)
         _replace_item(new, self.partition_epoch_at, <object>PyTuple_GET_ITEM(old, self.partition_epoch_at) + 1)
         partitions[pid] = new
@@ -296,25 +427,126 @@ cdef class ValueReplay:
         _replace_item(new, self.directories_at, directories)
         return True
 
-    cdef topic_delta(self, d, topic_id):
-        """``d.topic_delta(topic_id)`` for a topic the delta has no delta of yet: one made over the image's topic and
-        kept in ``d.topics``; None for a topic deleted in this delta or unknown to the image (the rule raises)."""
-        if topic_id in d.deleted_topics:
+    cdef partition_record(self, d, r):
+        """``metalog.state.rules.partition_record``, compiled: a partition (re)registered in a topic the delta has or
+        the image holds, its lists copied as tuples, its directories as ``rules._directories`` makes them. Whatever the
+        rule refuses (an unknown or removed topic, directories that do not fit the replicas, an unknown recovery
+        state, a null list the rule does not take as empty) and a record or topic delta of another class than the
+        ones it knows go to the rule itself, which raises its own error. Fields are placed by their names
+        (``bind_partition_record``)."""
+        cdef PyObject *v
+        cdef Py_ssize_t i, n
+        if type(r) is not self.pr_cls:
+            return self.pr_rule(d, r)
+        for i in range(N_PR_FIELDS + N_PR_LISTS):  # every field set (else the rule raises its own error)
+            if ml_slot(r, self.pr_off[i]) is NULL:
+                return self.pr_rule(d, r)
+        recovery = <object>ml_slot(r, self.pr_off[PR_RECOVERY])
+        if recovery not in self.recovery_states:
+            return self.pr_rule(d, r)
+        replicas = <object>ml_slot(r, self.pr_off[PR_REPLICAS])
+        if type(replicas) is not tuple and type(replicas) is not list:
+            return self.pr_rule(d, r)
+        n = len(replicas)
+        directories = <object>ml_slot(r, self.pr_off[PR_DIRECTORIES])
+        if directories is not None and type(directories) is not tuple and type(directories) is not list:
+            return self.pr_rule(d, r)
+        if directories is None or len(directories) == 0:
+            directories = (self.migrating,) * n  # (rules._directories: null or empty, MIGRATING for every replica)
+        elif len(directories) != n:
+            return self.pr_rule(d, r)
+        else:
+            directories = _as_tuple(directories)
+        topic = self.topic_of(d, <object>ml_slot(r, self.pr_off[PR_TOPIC_ID]))
+        if topic is None:
+            return self.pr_rule(d, r)
+        new = ml_new_tuple_of(self.registration, self.n_fields)
+        for i in range(self.n_fields):  # (None until set: a tuple of NULLs must not be freed)
+            _set_item(new, i, None)
+        for i in range(N_PR_LISTS):
+            v = ml_slot(r, self.pr_off[N_PR_FIELDS + i])
+            if v is <PyObject *>None and self.pr_null_empty[i]:
+                _replace_item(new, self.pr_list_at[i], ())
+            elif type(<object>v) is tuple or type(<object>v) is list:
+                _replace_item(new, self.pr_list_at[i], _as_tuple(<object>v))
+            else:
+                return self.pr_rule(d, r)  # (new, never stored, goes)
+        _replace_item(new, self.directories_at, directories)
+        _replace_item(new, self.leader_at, <object>ml_slot(r, self.pr_off[PR_LEADER]))
+        _replace_item(new, self.recovery_at, recovery)
+        _replace_item(new, self.leader_epoch_at, <object>ml_slot(r, self.pr_off[PR_LEADER_EPOCH]))
+        _replace_item(new, self.partition_epoch_at, <object>ml_slot(r, self.pr_off[PR_PARTITION_EPOCH]))
+        (<dict>ml_slot(topic, self.topic_off[0]))[<object>ml_slot(r, self.pr_off[PR_PARTITION_ID])] = new
+
+    cdef config(self, d, r):
+        """``metalog.state.rules.config``: the config set (a null value: deleted) in the delta's changes of its
+        resource, ``rules.config_resource``. A record or delta of another class goes to the rule."""
+        cdef Py_ssize_t i
+        if type(r) is not self.cfg_cls or type(d) is not self.delta_cls:
+            return self.cfg_rule(d, r)
+        for i in range(N_CONFIG_FIELDS):
+            if ml_slot(r, self.cfg_off[i]) is NULL:
+                return self.cfg_rule(d, r)
+        configs = <object>ml_slot(d, self.d_off[D_CONFIGS])
+        if type(configs) is not dict:
+            return self.cfg_rule(d, r)
+        resource = (<object>ml_slot(r, self.cfg_off[0]), <object>ml_slot(r, self.cfg_off[1]))
+        changes = (<dict>configs).get(resource)
+        if changes is None:
+            changes = (<dict>configs)[resource] = {}
+        elif type(changes) is not dict:
+            return self.cfg_rule(d, r)
+        (<dict>changes)[<object>ml_slot(r, self.cfg_off[2])] = <object>ml_slot(r, self.cfg_off[3])
+
+    cdef topic_of(self, d, topic_id):
+        """``d.topic_delta(topic_id)`` where it is a TopicDelta of the class the twin knows and ``d`` a MetadataDelta;
+        None otherwise (the rule then raises its own error, or does what the twin does not)."""
+        cdef PyObject *topics
+        if type(d) is not self.delta_cls:
             return None
-        base = d.image.topics.get(topic_id)
+        topics = ml_slot(d, self.d_off[D_TOPICS])
+        if topics is NULL or type(<object>topics) is not dict:
+            return None
+        topic = (<dict>topics).get(topic_id)
+        if topic is None:
+            topic = self.topic_delta(d, <dict>topics, topic_id)
+        return topic if type(topic) is self.topic_cls else None
+
+    cdef topic_delta(self, d, dict topics, topic_id):
+        """``d.topic_delta(topic_id)`` for a topic the delta has no delta of yet: one made over the image's topic and
+        kept in ``topics`` (``d.topics``); None for a topic deleted in this delta or unknown to the image (the rule
+        raises)."""
+        cdef PyObject *deleted = ml_slot(d, self.d_off[D_DELETED_TOPICS])
+        cdef PyObject *image = ml_slot(d, self.d_off[D_IMAGE])
+        if deleted is NULL or image is NULL or type(<object>deleted) is not set:
+            return self.pure_topic_delta(d, topic_id)
+        if PySet_Contains(<object>deleted, topic_id):
+            return None
+        image_topics = (<object>image).topics
+        if type(image_topics) is not dict:
+            return self.pure_topic_delta(d, topic_id)
+        base = (<dict>image_topics).get(topic_id)
         if base is None:
             return None
         if self.topic_direct:  # TopicDelta(base.name, topic_id, base), its slots set here (``bind_partition_change``)
-            topic = self.topic_cls.__new__(self.topic_cls)
-            _set_slot(topic, self.topic_init[0], base.name)
-            _set_slot(topic, self.topic_init[1], topic_id)
-            _set_slot(topic, self.topic_init[2], base)
-            _set_slot(topic, self.topic_off[1], base.partitions)
-            _set_slot(topic, self.topic_off[0], {})
+            topic = ml_new_of(self.topic_cls)
+            ml_set_slot(topic, self.topic_init[0], base.name)
+            ml_set_slot(topic, self.topic_init[1], topic_id)
+            ml_set_slot(topic, self.topic_init[2], base)
+            ml_set_slot(topic, self.topic_off[1], base.partitions)
+            ml_set_slot(topic, self.topic_off[0], {})
         else:
             topic = self.topic_cls(base.name, topic_id, base)
-        (<dict>d.topics)[topic_id] = topic
+        topics[topic_id] = topic
         return topic
+
+    cdef pure_topic_delta(self, d, topic_id):
+        """``d.topic_delta(topic_id)`` itself, for a delta whose fields the twin does not read; None where it raises
+        (the rule then raises its own error)."""
+        try:
+            return d.topic_delta(topic_id)
+        except self.replay_error:
+            return None
 
     cdef int slow(self, const unsigned char *p, Py_ssize_t n, object offset, object value) except -1:
         """The pure method: it reads the rare forms, or raises its own error."""
@@ -325,19 +557,18 @@ cdef class ValueReplay:
 
 
 
-cdef inline void _set_item(object t, Py_ssize_t i, object item):
+cdef inline object _as_tuple(object items):
+    """A tuple or a list (checked by the caller) as a tuple: the tuple itself."""
+    return items if type(items) is tuple else PyList_AsTuple(items)
+
+
+cdef inline void _set_item(object t, Py_ssize_t i, object item) noexcept:
     """Item ``i`` of a new tuple set (the tuple takes a reference)."""
     Py_INCREF(item)
     PyTuple_SET_ITEM(t, i, item)
 
 
-cdef inline void _set_slot(object o, Py_ssize_t off, object value):
-    """The unset slot at ``off`` of a new object set to ``value`` (it takes a reference)."""
-    Py_INCREF(value)
-    (<PyObject **>(<char *><PyObject *>o + off))[0] = <PyObject *>value
-
-
-cdef inline void _replace_item(object t, Py_ssize_t i, object item):
+cdef inline void _replace_item(object t, Py_ssize_t i, object item) noexcept:
     """Item ``i`` of a tuple this code alone holds replaced (the old one released)."""
     cdef PyObject *gone = PyTuple_GET_ITEM(t, i)
     Py_INCREF(item)
