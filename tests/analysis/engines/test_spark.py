@@ -22,6 +22,7 @@ from metalog.analysis.engines.request import AnalysisRequest, AnalysisSummary
 from metalog.analysis.engines.spark import (
     GROWTH_WEIGHT,
     RANGE_SLACK,
+    PackedGrowth,
     SparkEngine,
     delta_cuts,
     place,
@@ -29,6 +30,7 @@ from metalog.analysis.engines.spark import (
     range_counts,
 )
 from metalog.analysis.engines.spark_session import default_driver_memory, find_java, spark_session
+from metalog.analysis.outputs.growth_tables import GrowthTask, growth_task
 from metalog.analysis.outputs.layout import read_tables
 from metalog.cli.analyze import run_engine
 from metalog.cli.progress import Progress
@@ -209,6 +211,16 @@ def test_a_bare_context_is_enough_for_the_engine(spark: Any, fleet: list[Path], 
     analyze(engine, fleet[:3], tmp_path / "context")
     analyze(PythonEngine(), fleet[:3], tmp_path / "python")
     same_files(tmp_path / "context", tmp_path / "python")
+
+
+def test_growth_passes_travel_as_tuples_and_come_back_equal(fleet: list[Path]) -> None:
+    """Every table of every cluster's growth pass, snapshots and leadership included, rebuilt as it was."""
+    grown = [growth_task(GrowthTask(path.name, str(path), 1)) for path in fleet]
+    assert any(g.snapshots for g in grown) and all(g.leadership and g.growth and g.log_size for g in grown)
+    for growth in grown:
+        packed = PackedGrowth.of(growth)
+        assert all(type(row) is tuple for rows in packed.rows.values() for row in rows)
+        assert packed.unpacked() == growth
 
 
 def test_the_heaviest_tasks_start_first() -> None:

@@ -52,13 +52,14 @@ from metalog.analysis.engines.spark_tables import (
     series_dir,
     write_cluster,
 )
-from metalog.analysis.outputs.growth import ClusterGrowth
-from metalog.analysis.outputs.growth_tables import GrowthTask, growth_task
+from metalog.analysis.outputs.growth import ROW_TYPES, ClusterGrowth
+from metalog.analysis.outputs.growth_tables import GrowthTask, growth_task, rows_of
 from metalog.replay.points import StartPoint
 from metalog.state.overlay import RangeDelta, fold
 
-__all__ = ["CATCH_UP_WEIGHT", "GROWTH_WEIGHT", "RANGE_SLACK", "STEP_SHARE", "WRITE_SHARE", "Placed", "SparkEngine",
-           "StageReport", "delta_cuts", "makespan", "place", "plan_span", "range_counts", "stable_hash"]
+__all__ = ["CATCH_UP_WEIGHT", "GROWTH_WEIGHT", "RANGE_SLACK", "STEP_SHARE", "WRITE_SHARE", "PackedGrowth", "Placed",
+           "SparkEngine", "StageReport", "delta_cuts", "makespan", "place", "plan_span", "range_counts",
+           "stable_hash"]
 
 R = TypeVar("R")
 
@@ -208,9 +209,30 @@ def _weight(task: RangeTask, first: int) -> int:
     return int(size * STEP_SHARE + (task.lo - origin) * CATCH_UP_WEIGHT * task.origin.catch_up)
 
 
-def _replay_or_grow(task: RangeTask | GrowthTask) -> Written | ClusterGrowth:
+@dataclass(frozen=True)
+class PackedGrowth:
+    """A cluster's growth pass as it travels from an executor to the driver: each table's rows as tuples
+    (``growth_tables.rows_of``). Pickled as they are, its rows' dataclasses cost pickle a Python call per row each
+    way (``dataclasses``' ``__setstate__`` for slotted ones): 0.14 s a 1M-record cluster, where these tuples cost
+    0.06 s, rebuilt."""
+
+    name: str
+    rows: dict[str, list[tuple[Any, ...]]]
+
+    @classmethod
+    def of(cls, growth: ClusterGrowth) -> PackedGrowth:
+        return cls(growth.name, {table: rows_of(growth, table) for table in ROW_TYPES})
+
+    def unpacked(self) -> ClusterGrowth:
+        """The ClusterGrowth again (each table's row type takes its columns in order)."""
+        tables = {table: [kind(*row) for row in self.rows[table]] for table, kind in ROW_TYPES.items()}
+        return ClusterGrowth(self.name, tables["growth"], tables["log_size"], tables["snapshots"],
+                             tables["controller_leadership"])
+
+
+def _replay_or_grow(task: RangeTask | GrowthTask) -> Written | PackedGrowth:
     """A task of the replay's job: a range replayed, or a cluster's growth pass."""
-    return replay_task(task) if isinstance(task, RangeTask) else growth_task(task)
+    return replay_task(task) if isinstance(task, RangeTask) else PackedGrowth.of(growth_task(task))
 
 
 @dataclass
@@ -324,7 +346,7 @@ class SparkEngine:
             found = _on_partitions(sc, _replay_or_grow, Placed(tasks, keys, weights), self.partitions,
                                    task_cpu.setdefault("replay", []))
         done = [w for w in found[:ranges] if isinstance(w, Written)]
-        grown = [g for g in found[ranges:] if isinstance(g, ClusterGrowth)]
+        grown = [g.unpacked() for g in found[ranges:] if isinstance(g, PackedGrowth)]
         cut = [i for i, ranges in enumerate(prefixed) if len(ranges) > 1]
         if not cut:
             return done, grown
