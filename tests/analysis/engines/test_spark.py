@@ -22,6 +22,7 @@ from metalog.analysis.engines.request import AnalysisRequest, AnalysisSummary
 from metalog.analysis.engines.spark import (
     GROWTH_WEIGHT,
     RANGE_SLACK,
+    ClusterRanges,
     PackedGrowth,
     SparkEngine,
     delta_cuts,
@@ -172,6 +173,24 @@ def test_equal_clusters_on_two_cores_are_replayed_whole_with_their_growth(spark:
     assert not got.task_cpu.get("deltas") and not got.task_cpu.get("tables") and len(got.task_cpu["replay"]) == 10
     analyze(PythonEngine(), named, tmp_path / "python")
     same_files(tmp_path / "spark", tmp_path / "python")
+
+
+def test_one_cluster_on_two_cores_is_cut_in_two_ranges_that_end_together(spark: Any, tmp_path: Path) -> None:
+    """A lone cluster on local[2]: the replay in two ranges at once, the second catching up over the first (no
+    range deltas: before, a stage of them), the first the longer (they end together), then one task of tables;
+    the python engine's files."""
+    generated = tmp_path / "mixed"
+    write_history(generated, 41, HistorySettings(brokers=3, topics=3, partitions=2, records=3000, scenario="mixed"),
+                  snapshot_every=10**9)
+    for log in (generated, transactions_and_topic_configs(tmp_path / "tx")):
+        got = analyze(SparkEngine(spark), [log], tmp_path / "spark" / log.name)
+        assert not got.task_cpu.get("deltas") and len(got.task_cpu["tables"]) == 1
+        assert len(got.task_cpu["replay"]) == 3  # two ranges and the growth pass
+        analyze(PythonEngine(), [log], tmp_path / "python" / log.name)
+        same_files(tmp_path / "spark" / log.name, tmp_path / "python" / log.name)
+    first, last = log_bounds(generated)
+    (lo1, hi1), (lo2, hi2) = SparkEngine(spark).range_bounds(ClusterRanges(str(generated), "g", first, last, []), 2)
+    assert hi1 - lo1 > hi2 - lo2 and (lo1, hi2) == (first, last)
 
 
 def test_the_workers_are_forked_from_a_daemon_that_imported_the_tasks_modules(spark: Any) -> None:

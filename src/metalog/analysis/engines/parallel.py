@@ -47,9 +47,9 @@ from metalog.state.image import MetadataImage
 from metalog.state.loader import MetadataLoader, OpenTransaction
 from metalog.state.overlay import RangeBuilder, RangeDelta, StartState, start_state, then
 
-__all__ = ["CATCH_UP", "Origin", "ParallelEngine", "Piece", "RangeReplay", "batch_offsets", "caught_up", "log_bounds",
-           "open_transaction", "origin_image", "plan", "prefixes", "range_delta", "range_start", "replay_range",
-           "split_ranges", "start_points", "start_states"]
+__all__ = ["CATCH_UP", "Origin", "ParallelEngine", "Piece", "RangeReplay", "batch_offsets", "catch_up_ranges",
+           "caught_up", "log_bounds", "open_transaction", "origin_image", "plan", "prefixes", "range_delta",
+           "range_start", "replay_range", "split_ranges", "start_points", "start_states"]
 
 R = TypeVar("R")
 
@@ -63,6 +63,25 @@ def split_ranges(first: int, last: int, n: int) -> list[tuple[int, int]]:
     n = max(1, min(n, size))
     bounds = [first + size * i // n for i in range(n + 1)]
     return [(bounds[i], bounds[i + 1] - 1) for i in range(n)]
+
+
+def catch_up_ranges(first: int, last: int, n: int, ratio: float) -> list[tuple[int, int]]:
+    """``n`` offset intervals covering [first, last] that take equally long when each range catches up from
+    ``first`` (``caught_up``): a range costs its own records, plus ``ratio`` of one for each record before it, so each
+    range is (1 - ``ratio``) times as long as the one before; ``ratio`` 0 gives ``split_ranges``' equal ones."""
+    size = last - first + 1
+    if size <= 0 or ratio <= 0:
+        return split_ranges(first, last, n)
+    n = max(1, min(n, size))
+    weights = [(1 - ratio) ** j for j in range(n)]
+    ends: list[int] = []
+    total, run = sum(weights), 0.0
+    for j, weight in enumerate(weights):
+        run += weight
+        at_least = (ends[-1] if ends else first) + 1  # each range keeps an offset, and leaves one to each after it
+        ends.append(min(max(first + round(size * run / total), at_least), last + 1 - (n - j - 1)))
+    starts = [first, *ends[:-1]]
+    return [(lo, end - 1) for lo, end in zip(starts, ends, strict=True)]
 
 
 def log_bounds(path: str | os.PathLike[str]) -> tuple[int, int]:

@@ -35,6 +35,7 @@ from metalog.analysis.engines.parallel import (
     CATCH_UP,
     Origin,
     Piece,
+    catch_up_ranges,
     log_bounds,
     plan,
     prefixes,
@@ -306,7 +307,7 @@ class SparkEngine:
         executors (each piece in ``delta_cuts`` cuts, so every round of the cores is full); none for ranges that
         catch up (the stage then does not run)."""
         sc = self.context
-        bounds = [split_ranges(c.first, c.last, n) for c, n in zip(clusters, counts, strict=True)]
+        bounds = [self.range_bounds(c, n) for c, n in zip(clusters, counts, strict=True)]
         origins = [plan(b, c.first, c.points, self.catch_up) for c, b in zip(clusters, bounds, strict=True)]
         pieces = [(i, piece) for i, os_ in enumerate(origins) for piece in sorted({p for o in os_ for p in o.pieces})]
         cuts = delta_cuts(len(pieces), sc.defaultParallelism)
@@ -325,6 +326,17 @@ class SparkEngine:
         deltas = [{piece: fold(cut) for piece, cut in by_piece.items()} for by_piece in cut_deltas]
         return [list(zip(b, os_, prefixes(os_, ds), strict=True))
                 for b, os_, ds in zip(bounds, origins, deltas, strict=True)]
+
+    def range_bounds(self, cluster: ClusterRanges, n: int) -> list[tuple[int, int]]:
+        """A cluster's ``n`` ranges: equal ones for a ``ranges`` asked for; in a plan of the engine's own, ranges
+        that end together as each catches up (``catch_up_ranges``: two ranges of 5M records, 2.98M then 2.02M),
+        unless some of them would then start from deltas (``plan``)."""
+        equal = split_ranges(cluster.first, cluster.last, n)
+        if self.ranges or n == 1 or self.catch_up <= 0:
+            return equal
+        balanced = catch_up_ranges(cluster.first, cluster.last, n, CATCH_UP_WEIGHT / STEP_SHARE)
+        starts = plan(balanced, cluster.first, cluster.points, self.catch_up)[1:]
+        return balanced if all(origin.catch_up for origin in starts) else equal
 
     def _replay(self, clusters: Sequence[ClusterRanges],
                 prefixed: Sequence[Sequence[tuple[tuple[int, int], Origin, RangeDelta]]], output: Output,
