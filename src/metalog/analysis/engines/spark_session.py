@@ -519,6 +519,8 @@ def _quiet_gateway(settings: dict[str, str], scratch: Path) -> Any:
             launch: Any = launch_gateway  # (pyspark's, untyped)
             gateway = launch(conf, popen_kwargs={"stderr": sink})
         except Exception as e:
+            if written is not None:  # a JVM that exited at its start may have written its archive there
+                written.unlink(missing_ok=True)
             if "JAVA_GATEWAY_EXITED" not in str(e):
                 raise
             raise MetalogError(f"Spark did not start: {_reason(log)}") from None
