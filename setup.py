@@ -28,8 +28,10 @@ COMPILED_DIRS = {
                                                  Path("src", "metalog", "log", "compiled", "_header.pxi"), SINKS],
     Path("src", "metalog", "state", "compiled"): [COMPILED / "_reader.h", COMPILED / "_reader.pxd",  # (cimports it)
                                                    Path("src", "metalog", "state", "compiled", "publish.pxd"), SINKS],
-    Path("src", "metalog", "analysis", "domain", "compiled"): [
-        Path("src", "metalog", "state", "compiled", "publish.pxd"), SINKS],  # the loop cimports the loader's batch end
+    Path("src", "metalog", "analysis", "domain", "compiled"): [  # loop and step cimport the publish's C entries,
+        Path("src", "metalog", "state", "compiled", "publish.pxd"), SINKS,  # the loop the step's, the step
+        Path("src", "metalog", "analysis", "domain", "compiled", "step.pxd"),  # _reader's ml_member_offset
+        COMPILED / "_reader.h", COMPILED / "_reader.pxd"],
     Path("src", "metalog", "analysis", "outputs", "compiled"): [SINKS],
 }
 PREBUILT: dict[str, Path] = {}  # module -> its up-to-date build in src/ (an editable install's)

@@ -22,6 +22,9 @@ CPU against the python engine's (the issue's target: <= 1.15x) and its wall agai
 With --om: the size of controller_metrics.om per record of the log (and against its Parquet timeline), and the
 CPU seconds of its writer (both engines run the same one), in this process.
 
+Spark's runs map the driver JVM's class archive (``analysis.engines.spark_classes``), as a user's runs do after
+their first; a first session writes it if there is none, and what that costs (once) is printed.
+
 The load average is printed before and after: above the core count, the wall clock says little.
 """
 
@@ -221,10 +224,37 @@ def engines_on(label: str, paths: list[Path], runs: tuple[tuple[str, int], ...])
 
 EVERY = (("python", 1), ("spark", 1), ("spark", 2))
 
+# a context and one small job, whose JVM writes the class archive as the process exits (spark_classes)
+WARM_UP = """
+from metalog.analysis.engines.spark_session import spark_context
+with spark_context("local[1]", app="metalog benchmark") as sc:
+    sc.parallelize([1], 1).count()
+"""
+
+
+def class_archive_ready() -> None:
+    """The Spark runs measured map the driver JVM's class archive (``spark_classes``), as a user's do after their
+    first: without one, a first session writes it, and its CPU and wall are printed (what that first Spark
+    analysis costs more, once)."""
+    from metalog.analysis.engines.spark_classes import class_archive
+    from metalog.analysis.engines.spark_session import find_java, spark_home
+
+    archive = class_archive(find_java(), spark_home())
+    if archive is None:
+        print("Spark's class archive: off (METALOG_SPARK_CLASS_ARCHIVE)", flush=True)
+        return
+    if not archive.usable():
+        cpu, wall = children_cpu(), time.perf_counter()
+        subprocess.run([sys.executable, "-c", WARM_UP], check=True, capture_output=True)
+        print(f"Spark's class archive written by a first session: {children_cpu() - cpu:.1f} s CPU, "
+              f"{time.perf_counter() - wall:.1f} s wall (once)", flush=True)
+    print(f"Spark's class archive: {archive.path} ({'whole' if archive.usable() else 'NOT usable'})", flush=True)
+
 
 def fleet_main(args: argparse.Namespace) -> None:
     small = build_fleet(args.fleet[0], args.records, args.seed)
     large = build_fleet(args.fleet[1], args.records, args.seed)
+    class_archive_ready()
     print(f"load average {os.getloadavg()[0]:.1f} before, on {os.cpu_count()} cores", flush=True)
     for paths in (small, large) if args.fleet[1] else (small,):
         runs = EVERY if paths is small or not args.large_local2_only else (("spark", 2),)
@@ -461,6 +491,7 @@ def main() -> None:
     if args.om:
         return om_main(args)
     path = build(args.records, args.seed, args.images)
+    class_archive_ready()
     print(f"load average {os.getloadavg()[0]:.1f} before, on {os.cpu_count()} cores", flush=True)
     engines_on(f"{args.records:,}", [path], EVERY)
     print(f"load average {os.getloadavg()[0]:.1f} after")

@@ -28,6 +28,10 @@ settings.register_profile("ci", settings.get_profile("metalog"), derandomize=Tru
 settings.register_profile("quick", settings.get_profile("metalog"), max_examples=QUICK_EXAMPLES)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "metalog"))
 
+# Spark's JVMs in the tests (and the commands they run) neither use nor write a class archive in the user's cache
+# directory; tests/analysis/engines/test_spark_classes.py runs them with one in a directory of its own
+os.environ.setdefault("METALOG_SPARK_CLASS_ARCHIVE", "off")
+
 DATA = Path(__file__).parent / "data" / "kafka"
 SHARED_SCHEMAS = Path(__file__).resolve().parents[2] / "shared" / "kafka-reference" / "schemas"
 

@@ -10,6 +10,7 @@ import contextlib
 import fcntl
 import json
 import os
+import select
 import shutil
 import subprocess
 import time
@@ -91,10 +92,12 @@ class Chromium:
             self.events.append(reply)
 
     def _receive(self) -> dict[str, Any]:
+        """The next message; a ChromiumError when none comes within the timeout (a read waits that long at most)."""
         deadline = time.monotonic() + self.timeout
         while b"\0" not in self._buffer:
-            if time.monotonic() > deadline:
-                raise ChromiumError("no answer from Chromium")
+            readable, _, _ = select.select([self._in], [], [], max(0.0, deadline - time.monotonic()))
+            if not readable:
+                raise ChromiumError(f"no answer from Chromium within {self.timeout:.0f} s")
             chunk = self._in.read(1 << 16)
             if not chunk:
                 raise ChromiumError("Chromium went away")

@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from tests.cli.running import help_text, run
+from tests.waiting import DEADLINE, blocked, select_calls, wait_for
 
-WAIT = 60.0  # seconds a step may take: on a loaded machine a niced interpreter can take half a minute to start
+WAIT = DEADLINE  # seconds a step may take: reached only by a shell that is stuck, at any load
 
 
 def test_help_has_examples(capsys) -> None:
@@ -57,67 +58,87 @@ def test_commands_from_stdin(jbod_dir) -> None:
     assert (done.returncode, done.stdout, done.stderr) == (0, "foo\nUXyU9i5ARn6W00ON2taeWA\n", "")
 
 
+class _Terminal:
+    """The shell on the pseudo-terminal ``fd`` (process ``pid``): what it showed, and keys typed when it waits."""
+
+    def __init__(self, pid: int, fd: int) -> None:
+        import termios
+
+        self.pid, self.fd, self.icanon = pid, fd, termios.ICANON
+        self.transcript: list[str] = []  # what the terminal showed, for the message of a failed step
+        self.selects = select_calls()
+
+    def read_until(self, marker: str, timeout: float = WAIT) -> str:
+        seen, end = "", time.monotonic() + timeout
+        while marker not in seen and time.monotonic() < end:
+            ready, _, _ = select.select([self.fd], [], [], 0.1)
+            if ready:
+                try:
+                    seen += os.read(self.fd, 4096).decode(errors="replace")
+                except OSError:
+                    break
+        self.transcript.append(seen)
+        return seen
+
+    def type_in(self, keys: bytes) -> None:
+        """Keys typed once readline waits for the next one: the terminal reads key by key (readline's mode) and the
+        shell is blocked in its select() on the terminal, so that every key, Ctrl-C's SIGINT too, lands there."""
+        wait_for(self._waiting_for_a_key, "the shell to wait for a key", self._gone)
+        os.write(self.fd, keys)
+
+    def _waiting_for_a_key(self) -> bool:
+        import termios
+
+        now = blocked(self.pid)
+        return not termios.tcgetattr(self.fd)[3] & self.icanon and now is not None and now.syscall in self.selects
+
+    def _gone(self) -> str | None:
+        """Why the shell is no longer there to type to, if it is not (it stays unreaped: ``_wait_or_kill``)."""
+        ended = os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        return None if ended is None else f"the shell ended (status {ended.si_status}): {self.shown()!r}"
+
+    def shown(self) -> str:
+        return "".join(self.transcript)
+
+
 @pytest.mark.skipif(not hasattr(os, "fork") or sys.platform == "win32", reason="needs a pseudo-terminal")
 def test_interactive_on_a_terminal(jbod_dir: Path) -> None:
     """A prompt; tab completes a path; up-arrow brings the last line back; Ctrl-C abandons a line; Ctrl-D ends
-    the shell with exit status 0 (Kafka's InteractiveShell.runMainLoop)."""
+    the shell with exit status 0 (Kafka's InteractiveShell.runMainLoop). Each key is typed when the shell waits for
+    it, and each step waits for what the shell prints: nothing is decided by the time a step takes."""
     import pty
-    import termios
 
     pid, fd = pty.fork()
     if pid == 0:  # the child: the shell on the terminal
         os.execve(sys.executable, [sys.executable, "-m", "metalog.cli.main", "shell", str(jbod_dir)],
                   {**os.environ, "PYTHONFAULTHANDLER": "1"})
-    transcript: list[str] = []  # what the terminal showed, for the message of a failed step
-
-    def read_until(marker: str, timeout: float = WAIT) -> str:
-        seen, end = "", time.monotonic() + timeout
-        while marker not in seen and time.monotonic() < end:
-            ready, _, _ = select.select([fd], [], [], 0.1)
-            if ready:
-                try:
-                    seen += os.read(fd, 4096).decode(errors="replace")
-                except OSError:
-                    break
-        transcript.append(seen)
-        return seen
-
-    def type_in(keys: bytes) -> None:
-        """Keys typed once readline reads the terminal key by key (it has printed its prompt a moment before)."""
-        end = time.monotonic() + WAIT
-        while termios.tcgetattr(fd)[3] & termios.ICANON and time.monotonic() < end:
-            time.sleep(0.01)
-        os.write(fd, keys)
-
+    term = _Terminal(pid, fd)
     try:
-        banner = read_until(">> ")
+        banner = term.read_until(">> ")
         assert "offset 24 at 2023-11-14T22:13:28.000Z" in banner, banner
-        type_in(b"cd /image/topics/byN\t")
-        assert "cd /image/topics/byName/" in read_until("byName/")
-        type_in(b"\n")
-        read_until(">> ")
-        type_in(b"ls\n")
-        assert "foo" in read_until(">> ")
-        type_in(b"\x1b[A\n")  # the line before: ls
-        assert "foo" in read_until(">> ")
-        type_in(b"partial line")
-        read_until("line")
-        # Ctrl-C, then Enter, always: CPython's readline loop checks signals only when its select() is interrupted,
-        # so a SIGINT that comes between a key's echo and the next select() waits for the next key
-        # (Modules/readline.c, readline_until_enter_or_signal); the line is abandoned then, with its ^C. Where
-        # the SIGINT came in time, Enter is an empty line at the next prompt. Either way the shell prints ^C and a
-        # prompt, and Ctrl-D, typed after Enter, ends it at an empty line
-        type_in(b"\x03")
-        os.write(fd, b"\n")
-        abandoned = read_until("^C")
-        abandoned += read_until(">> ") if ">> " not in abandoned.split("^C", 1)[1] else ""
-        assert "^C" in abandoned and "partial" not in abandoned.split("^C", 1)[1], abandoned
-        os.write(fd, b"\x04")  # (the exit status, below, is what the test waits for)
-    except AssertionError:
-        if os.waitpid(pid, os.WNOHANG)[0] == 0:  # the shell is stuck: faulthandler prints where, on SIGABRT
+        term.type_in(b"cd /image/topics/byN\t")
+        assert "cd /image/topics/byName/" in term.read_until("byName/")
+        term.type_in(b"\n")
+        term.read_until(">> ")
+        term.type_in(b"ls\n")
+        assert "foo" in term.read_until(">> ")
+        term.type_in(b"\x1b[A\n")  # the line before: ls
+        assert "foo" in term.read_until(">> ")
+        term.type_in(b"partial line")
+        term.read_until("line")
+        # Ctrl-C while readline waits in select(): the SIGINT interrupts it, and the line is abandoned with ^C
+        # (CPython's readline loop checks signals only when its select() is interrupted: a SIGINT that came while it
+        # was handling a key would wait for the next key, Modules/readline.c readline_until_enter_or_signal)
+        term.type_in(b"\x03")
+        abandoned = term.read_until("^C")
+        abandoned += term.read_until(">> ") if ">> " not in abandoned.partition("^C")[2] else ""
+        assert "^C" in abandoned and "partial" not in abandoned.partition("^C")[2], abandoned
+        term.type_in(b"\x04")  # Ctrl-D at an empty line (the exit status, below, is what the test waits for)
+    except AssertionError as failed:
+        if term._gone() is None:  # the shell is stuck: faulthandler prints where, on SIGABRT
             os.kill(pid, signal.SIGABRT)
-            read_until("\x00", timeout=5)
-        raise AssertionError("the terminal showed:\n" + "".join(transcript)) from None
+            term.read_until("\x00", timeout=5)
+        raise AssertionError(f"{failed}\nthe terminal showed:\n{term.shown()}") from None
     finally:
         status = _wait_or_kill(pid, timeout=WAIT)
         os.close(fd)

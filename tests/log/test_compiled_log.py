@@ -305,7 +305,7 @@ def test_segments_scan_the_same_on_both_cores(data, validate, chained, mapped, c
     """read_batches over a file (read in chunks or mapped, with or without the CRC and the chain checks): the same
     batches, then the same error, with the same text, file and byte."""
     from metalog.log.chain import BatchChain
-    from metalog.log.reader import read_batches
+    from metalog.log.reader import BatchWalk, read_batches
 
     path = tmp_path_factory.mktemp("seg") / "00000000000000000000.log"
     path.write_bytes(data)
@@ -315,8 +315,8 @@ def test_segments_scan_the_same_on_both_cores(data, validate, chained, mapped, c
 
         def read(seen: list[Any]) -> None:
             chain = BatchChain(first, -1) if chained else None
-            for b in read_batches(fd, 0, len(data), source=str(path), validate=validate, chunk_bytes=chunk,
-                                  chain=chain, mapped=mapped):
+            for b in read_batches(fd, 0, len(data), BatchWalk(str(path), validate, chain), chunk_bytes=chunk,
+                                  mapped=mapped):
                 seen.append(b)
             if chain is not None:
                 seen.append(_Chain(chain.next_offset, chain.epoch))

@@ -30,9 +30,10 @@ from metalog.log import LogConfig, MetadataLog, Mode
 from metalog.log import follow as follow_module
 from metalog.log.builder import build_data_batch
 from metalog.log.follow import LogFollower
+from tests.waiting import DEADLINE, next_block_in, sleep_calls, wait_for
 
 TS = 1_700_000_000_000
-WAIT = 30.0  # seconds a line may take to show up on a busy machine
+WAIT = DEADLINE  # seconds a step may take: reached only by a follower that is stuck, at any load
 
 
 def rec(message: str, /, **fields: Any) -> Any:
@@ -44,7 +45,8 @@ def topic(i: int) -> tuple[Any, int]:
 
 
 class Follower:
-    """``metalog log follow ARGS`` in a process of its own, its output read line by line."""
+    """``metalog log follow ARGS`` in a process of its own, its output read line by line. The test waits for what
+    the follower does (``reading``, ``polled``: read from /proc, ``tests.waiting``), never for a fixed time."""
 
     def __init__(self, *args: str) -> None:
         self.proc = subprocess.Popen([sys.executable, "-m", "metalog.cli.main", "log", "follow", *args],
@@ -52,8 +54,10 @@ class Follower:
                                      preexec_fn=_interruptible)
         self.lines: queue.Queue[str] = queue.Queue()
         self.errors: list[str] = []
-        threading.Thread(target=self._pump, args=(self.proc.stdout, self.lines.put), daemon=True).start()
-        threading.Thread(target=self._pump, args=(self.proc.stderr, self.errors.append), daemon=True).start()
+        self.pumps = [threading.Thread(target=self._pump, args=(self.proc.stdout, self.lines.put), daemon=True),
+                      threading.Thread(target=self._pump, args=(self.proc.stderr, self.errors.append), daemon=True)]
+        for pump in self.pumps:
+            pump.start()
 
     @staticmethod
     def _pump(stream: Any, put: Any) -> None:
@@ -61,32 +65,48 @@ class Follower:
             put(line.rstrip("\n"))
 
     def next(self, timeout: float = WAIT) -> str:
-        return self.lines.get(timeout=timeout)
-
-    def nothing_for(self, seconds: float) -> bool:
         try:
-            line = self.lines.get(timeout=seconds)
+            return self.lines.get(timeout=timeout)
         except queue.Empty:
-            return True
-        raise AssertionError(f"unexpected line: {line}")
+            raise AssertionError(f"no line from the follower within {timeout:.0f} s (stderr: {self.errors}, exit "
+                                 f"status: {self.proc.poll()})") from None
+
+    def _gone(self) -> str | None:
+        """Why the follower is no longer there to wait for, if it is not."""
+        status = self.proc.poll()
+        return None if status is None else f"the follower exited with status {status}: {self.errors}"
 
     def reading(self) -> Follower:
-        """Wait until the follower holds a segment open (it has found where to start), and a moment more."""
-        fds = Path(f"/proc/{self.proc.pid}/fd")
-
-        def holds_a_segment() -> bool:
-            try:
-                return any(os.readlink(fd).endswith(".log") for fd in fds.iterdir())
-            except OSError:
-                return False
-
-        wait_until(holds_a_segment)
-        time.sleep(0.5)
+        """Wait until the follower is asleep between two looks at the log: it has found where to start (what a
+        writer appends from now on is after it) and read what there was."""
+        next_block_in(self.proc.pid, sleep_calls(), alive=self._gone)
         return self
 
+    def polled(self) -> None:
+        """Wait until the follower has looked at the log once more, wholly after this call: it sleeps, wakes, reads
+        what is there (and prints what it prints for it), and sleeps again. What was on disk before the call has
+        been read; a line it printed for it comes before any later one."""
+        asleep = next_block_in(self.proc.pid, sleep_calls(), alive=self._gone)
+        next_block_in(self.proc.pid, sleep_calls(), after=asleep.switches, alive=self._gone)
+
     def stop(self) -> int:
+        """Ctrl-C, then its exit status once everything it printed has been read."""
         self.proc.send_signal(signal.SIGINT)
-        return self.proc.wait(timeout=WAIT)
+        return self.ended()
+
+    def ended(self) -> int:
+        """Its exit status once it has ended and everything it printed has been read."""
+        status = self.proc.wait(timeout=WAIT)
+        for pump in self.pumps:
+            pump.join(timeout=WAIT)
+        return status
+
+    def rest(self) -> list[str]:
+        """The lines printed that no ``next`` took (after ``stop`` or ``ended``: all of them)."""
+        rest = []
+        while not self.lines.empty():
+            rest.append(self.lines.get_nowait())
+        return rest
 
 
 def _interruptible() -> None:
@@ -96,11 +116,8 @@ def _interruptible() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def wait_until(condition: Any, timeout: float = WAIT) -> None:
-    end = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < end, "timed out"
-        time.sleep(0.05)
+def wait_until(condition: Any, what: str = "the condition") -> None:
+    wait_for(condition, what, deadline=WAIT)
 
 
 @pytest.fixture
@@ -144,8 +161,8 @@ def test_a_burst_of_interrupts_is_one_ctrl_c(log_dir: Path, gap: float) -> None:
     end = time.monotonic() + 2.0
     while f.proc.poll() is None and time.monotonic() < end:
         f.proc.send_signal(signal.SIGINT)
-        time.sleep(gap)
-    assert f.proc.wait(timeout=WAIT) == 0
+        time.sleep(gap)  # the burst's own spacing (what the test varies), no wait for anything
+    assert f.ended() == 0
     assert f.errors == []
 
 
@@ -161,12 +178,12 @@ def test_a_torn_tail_is_a_write_in_progress(log_dir: Path, torn_when: str) -> No
         out.flush()
         if f is None:  # from the end: the end is where the whole batches end, not the file's end
             f = Follower(str(log_dir), "--poll", "0.05").reading()
-        assert f.nothing_for(1.0)
+        f.polled()  # it has read the half batch: it prints nothing for it (the next line is the whole batch's)
         out.write(data[30:])
     line = f.next()
     assert line.startswith(f"baseOffset: {end} lastOffset: {end} count: 1")
     assert '"name":"t50"' in f.next()
-    assert f.stop() == 0 and f.errors == []
+    assert f.stop() == 0 and f.errors == [] and f.rest() == []
 
 
 def test_a_batch_finished_and_rolled_past_between_two_looks_is_read(tmp_path: Path,
@@ -234,7 +251,7 @@ def test_changes_appear_when_the_transaction_commits_and_an_aborted_one_never(lo
     with MetadataLog.open(log_dir, Mode.WRITE) as log:
         log.append([(rec("BeginTransactionRecord", name="x"), 0)], timestamp=TS + 1)
         log.append([topic(1)], timestamp=TS + 2)
-        assert f.nothing_for(1.0)  # an open transaction publishes nothing
+        f.polled()  # it has read the open transaction, which publishes nothing: the next line is the commit's
         log.append([(rec("EndTransactionRecord"), 0)], timestamp=TS + 3)
         assert f.next() == "offset 3 at 2023-11-14T22:13:20.003Z"
         assert f.next() == "  topics created: t1"
@@ -254,7 +271,7 @@ def test_changes_publish_before_a_begin_inside_a_batch(log_dir: Path) -> None:
         log.append([topic(1), (rec("BeginTransactionRecord", name="x"), 0), topic(2)], timestamp=TS + 1)
         assert f.next() == "offset 1 at 2023-11-14T22:13:20.001Z"
         assert f.next() == "  topics created: t1"
-        assert f.nothing_for(1.0)
+        f.polled()  # it has read the open transaction, which publishes nothing: the next line is the commit's
         log.append([(rec("EndTransactionRecord"), 0)], timestamp=TS + 2)
         assert f.next() == "offset 4 at 2023-11-14T22:13:20.002Z"
         assert f.next() == "  topics created: t2"
@@ -283,7 +300,7 @@ def test_a_truncation_under_the_follower_is_a_notice_and_it_goes_on(log_dir: Pat
         read = segment.stat().st_size
         log.truncate_to(1)  # batches a new leader did not have
         left = segment.stat().st_size
-        wait_until(lambda: f.errors)
+        wait_until(lambda: f.errors, "the truncation's notice")
         log.append([topic(3)], timestamp=TS + 3)
         assert offsets_of(f, 1) == [1]
     assert f.stop() == 0
@@ -326,8 +343,7 @@ def test_segments_deleted_before_they_were_read_are_a_gap(log_dir: Path) -> None
             log.delete_segments_before(7)
     finally:
         f.proc.send_signal(signal.SIGCONT)
-    assert f.proc.wait(timeout=WAIT) == 1
-    wait_until(lambda: f.errors)
+    assert f.ended() == 1
     assert f.errors[0].startswith("metalog: error: ") and "are missing (deleted before they were read" in f.errors[0]
 
 
@@ -341,8 +357,7 @@ def test_a_log_that_goes_away_ends_the_follower_with_one_line(log_dir: Path, how
     else:
         for segment in (log_dir / "__cluster_metadata-0").glob("*.log"):
             segment.unlink()
-    assert f.proc.wait(timeout=WAIT) == 1
-    wait_until(lambda: f.errors)
+    assert f.ended() == 1
     gone = "no longer exists" if how == "the directory deleted" else "holds no segment any more"
     assert f.errors == [f"metalog: error: {log_dir / '__cluster_metadata-0'}: the log is gone: the directory {gone} "
                         "(deleted or moved while it was followed); the last offset read is 0"]
@@ -357,8 +372,8 @@ def test_the_follower_writes_nothing(log_dir: Path) -> None:
     before = files()
     f = Follower(str(log_dir), "--from", "0", "--poll", "0.05")
     assert f.next().startswith("baseOffset: 0") and f.next().startswith("| offset: 0")
-    assert f.nothing_for(0.5)
-    assert f.stop() == 0
+    f.polled()  # it has looked again, and found nothing new
+    assert f.stop() == 0 and f.rest() == []
     assert files() == before and directory.is_dir()
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import select
 import shutil
-import time
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,7 @@ from metalog.log.files import METADATA_TOPIC_ID, read_partition_metadata, read_p
 from metalog.log.index import OFFSET_ENTRY, TIME_ENTRY
 from metalog.log.verify import verify_log
 from metalog.snapshots import SnapshotId, SnapshotWriter
+from tests.waiting import DEADLINE
 
 NOOP = bytes.fromhex("01140000")  # NoOpRecord v0, framed
 TS = 1700000000000
@@ -154,37 +157,52 @@ def test_one_writer_at_a_time(tmp_path):
 
 
 RACER = """
-import io, sys, time
-from pathlib import Path
+import io, sys
 import metalog.log
 from metalog.cli.main import build_parser, main
 build_parser()  # every module imported before the start line, so that both start together
-go = Path(sys.argv[2])
-Path(sys.argv[3]).touch()
-while not go.exists():
-    time.sleep(0.0002)
+print("ready", flush=True)
+if sys.stdin.readline() != "go\\n":  # the start line, written to both racers at once
+    sys.exit("no start line")
 sys.stdin = io.StringIO('{"name": "NoOpRecord", "version": 0, "data": {}}\\n' * 3)
 sys.exit(main(["log", "append", "--create", sys.argv[1]]))
 """
+
+
+def _ready(racer: subprocess.Popen[str]) -> None:
+    """Wait until ``racer`` has imported metalog and waits for the start line (a racer that fails first says why)."""
+    assert racer.stdout is not None and racer.stderr is not None
+    readable, _, _ = select.select([racer.stdout], [], [], DEADLINE)
+    line = racer.stdout.readline() if readable else f"nothing within {DEADLINE:.0f} s"
+    assert line == "ready\n", (line, racer.kill(), racer.stderr.read())
+
+
+def _go(racer: subprocess.Popen[str]) -> None:
+    assert racer.stdin is not None
+    with racer.stdin:
+        racer.stdin.write("go\n")
+
+
+def _result(racer: subprocess.Popen[str]) -> tuple[int, str, str]:
+    """(exit status, stdout after the ready line, stderr) of a racer that has run."""
+    assert racer.stdout is not None and racer.stderr is not None
+    with racer.stdout, racer.stderr:
+        return racer.wait(timeout=DEADLINE), racer.stdout.read(), racer.stderr.read()
 
 
 @pytest.mark.slow  # 1.5 s or more of CPU: the full suite runs it, --quick does not
 def test_two_creators_of_one_new_log_make_one_log(tmp_path):
     """Two ``log append --create`` on one new directory, started together: the directory is made under the lock,
     so one log results, the loser (if the two overlap) fails in one line, and the winner's files are whole."""
-    import subprocess
-    import sys
-
     for round_ in range(4):
-        target, go = tmp_path / f"new-{round_}" / "metadata", tmp_path / f"go-{round_}"
-        ready = [tmp_path / f"ready-{round_}-{n}" for n in range(2)]
-        racers = [subprocess.Popen([sys.executable, "-c", RACER, str(target), str(go), str(r)], stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, text=True) for r in ready]
-        deadline = time.monotonic() + 60
-        while not all(r.exists() for r in ready) and time.monotonic() < deadline:
-            time.sleep(0.005)  # both have imported metalog and wait for the start line
-        go.touch()
-        results = [(p.wait(timeout=60), p.stdout.read(), p.stderr.read()) for p in racers]  # type: ignore[union-attr]
+        target = tmp_path / f"new-{round_}" / "metadata"
+        racers = [subprocess.Popen([sys.executable, "-c", RACER, str(target)], stdin=subprocess.PIPE,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+        for racer in racers:
+            _ready(racer)
+        for racer in racers:  # both are blocked reading the start line: it wakes them together
+            _go(racer)
+        results = [_result(racer) for racer in racers]
         won = [r for r in results if r[0] == 0]
         assert won, results
         for rc, out, err in results:

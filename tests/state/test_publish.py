@@ -1,10 +1,14 @@
 """``MetadataLoader.end_batch`` and its compiled twin (``metalog.state.compiled.publish.BatchPublish``): the same
 publishes, batch by batch, over random histories in random batch shapes, with transactions begun, committed and
 aborted, for loaders that build images and loaders that do not, started at the log's start or inside a transaction.
-The twin's contract: it is given ``BatchPublishParts`` and reads the loader's public publish state only."""
+The twin's contract: it is given ``BatchPublishParts`` and reads the loader's public publish state only. A subscriber
+that carries ``c_on_publish`` (``publish.pxd``'s ``ml_on_publish``) is told the twin's publishes in C, the pure
+method's from Python: the same calls either way."""
 
 from __future__ import annotations
 
+import ctypes
+from collections.abc import Callable
 from types import MethodType
 from typing import Any
 
@@ -39,14 +43,55 @@ def _told(delta: MetadataDelta | None, image: MetadataImage | None) -> tuple[Any
     return ("delta", image is None, working_copy(delta.image), copied, topics, working_copy(delta.apply()))
 
 
-class Publishes:
-    """A loader and everything it told: each ``on_publish`` and ``on_abort`` call, and each batch end's result."""
+# ml_on_publish's one field: int published(PyObject *subscriber, PyObject *delta, PyObject *image)
+C_PUBLISHED = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.py_object, ctypes.py_object)
+ON_PUBLISH_NAME = b"metalog.on_publish.v1"
+_capsule_new = ctypes.pythonapi.PyCapsule_New
+_capsule_new.restype = ctypes.py_object
+_capsule_new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
 
-    def __init__(self, image: MetadataImage, transaction: OpenTransaction | None, images: bool, compiled: bool) -> None:
+
+class CSubscriber:
+    """An ``on_publish`` with a C entry (``c_on_publish``: a capsule around an ``ml_on_publish``, here a ctypes
+    callback) that tells ``tell`` each call and how it came (``ways``: "c", or "python" through ``__call__``)."""
+
+    def __init__(self, tell: Callable[[MetadataDelta | None, MetadataImage | None], object]) -> None:
+        self.tell = tell
+        self.ways: list[str] = []
+
+        def published(subscriber: object, delta: MetadataDelta | None, image: MetadataImage | None) -> int:
+            assert subscriber is self
+            self.ways.append("c")
+            tell(delta, image)
+            return 0
+
+        self._entry = C_PUBLISHED(published)  # (kept alive: the capsule points at them)
+        self._struct = (ctypes.c_void_p * 1)(ctypes.cast(self._entry, ctypes.c_void_p).value)
+        self.c_on_publish = _capsule_new(ctypes.addressof(self._struct), ON_PUBLISH_NAME, None)
+
+    def __call__(self, delta: MetadataDelta | None, image: MetadataImage | None) -> None:
+        self.ways.append("python")
+        self.tell(delta, image)
+
+
+class Publishes:
+    """A loader and everything it told: each ``on_publish`` and ``on_abort`` call, and each batch end's result.
+    ``c_entry``: its ``on_publish`` is a ``CSubscriber``."""
+
+    def __init__(self, image: MetadataImage, transaction: OpenTransaction | None, images: bool, compiled: bool,
+                 c_entry: bool = False) -> None:
         self.told: list[tuple[Any, ...]] = []
         self.aborts: list[AbortedTransaction] = []
+        self.ending = False  # in end_batch (not in replay: a BeginTransactionRecord publishes what came before it)
+        self.at_end: list[bool] = []  # for each told: whether at a batch end
+
+        def tell(delta: MetadataDelta | None, image: MetadataImage | None) -> None:
+            self.told.append(_told(delta, image))
+            self.at_end.append(self.ending)
+
+        self.subscriber = CSubscriber(tell) if c_entry else None
         self.loader = MetadataLoader(image, transaction=transaction, images=images, on_abort=self.aborts.append,
-                                     on_publish=lambda delta, image: self.told.append(_told(delta, image)))
+                                     on_publish=self.subscriber or tell)
         if not compiled:
             self.loader.end_batch = MethodType(MetadataLoader.end_batch, self.loader)  # type: ignore[method-assign]
         assert (type(self.loader.end_batch) is compiled_end_batch) is compiled
@@ -54,7 +99,9 @@ class Publishes:
     def batch(self, base: int, values: list[bytes], last: int, ask: bool) -> tuple[Any, ...]:
         loader = self.loader
         loader.replay_values(values, base)
+        self.ending = True
         result = loader.end_batch(last)
+        self.ending = False
         seen = (result, loader.in_transaction, loader.state, loader.transaction_start, loader.offset,
                 loader.clean_offset, loader.published_state.offset, loader.delta.offset)
         return (*seen, loader.image) if ask else seen
@@ -87,15 +134,18 @@ def _start(values: list[bytes], start: int, images: bool) -> tuple[MetadataImage
 @pytest.mark.slow  # 1.5 s or more of CPU: the full suite runs it, --quick does not
 @settings(max_examples=200, deadline=None)
 @given(values=with_markers(), cuts=st.lists(st.integers(0, 5), min_size=1, max_size=8),
-       start=st.integers(0, 12), images=st.booleans(), asked=st.lists(st.booleans(), min_size=1, max_size=5))
+       start=st.integers(0, 12), images=st.booleans(), asked=st.lists(st.booleans(), min_size=1, max_size=5),
+       c_entry=st.booleans())
 def test_the_compiled_publish_is_the_pure_one(values: list[bytes], cuts: list[int], start: int, images: bool,
-                                              asked: list[bool]) -> None:
+                                              asked: list[bool], c_entry: bool) -> None:
     """Batch by batch (empty batches are control batches), the twin and the pure method publish the same images,
     tell ``on_publish`` the same deltas over the same states and ``on_abort`` the same aborts, and leave the
-    loader in the same state, whether the image is read after a batch or not."""
+    loader in the same state, whether the image is read after a batch or not. With a subscriber that has a C entry
+    (``c_entry``), the twin tells it each delta it publishes itself there (with ``images=False``: every one at a
+    batch end, the state replaced whole aside), and what it hands to the pure method from Python."""
     start = min(start, len(values))
     image, transaction = _start(values, start, images)
-    pure, twin = (Publishes(image, transaction, images, compiled) for compiled in (False, True))
+    pure, twin = (Publishes(image, transaction, images, compiled, c_entry) for compiled in (False, True))
     offset, n, sizes = start, 0, [*cuts, 2]
     while offset < len(values):
         size = sizes[n % len(sizes)]
@@ -107,6 +157,14 @@ def test_the_compiled_publish_is_the_pure_one(values: list[bytes], cuts: list[in
     assert twin.loader.image == pure.loader.image
     assert twin.told == pure.told
     assert twin.aborts == pure.aborts
+    if twin.subscriber is not None and pure.subscriber is not None:
+        assert pure.subscriber.ways == ["python"] * len(pure.told)
+        assert len(twin.subscriber.ways) == len(twin.told)
+        for told, at_end, way in zip(twin.told, twin.at_end, twin.subscriber.ways, strict=True):
+            if images or told[0] == "replaced":  # the pure method's
+                assert way == "python"
+            elif at_end:  # (a BeginTransactionRecord's publish in replay may be either twin's)
+                assert way == "c"
 
 
 @needs_twin

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
 from typing import NoReturn
 
@@ -105,5 +106,18 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def run(argv: list[str] | None = None) -> NoReturn:
+    """The command line's entry point (``metalog``, ``python -m metalog.cli.main``): ``main``, then exit with its
+    status. Once ``main`` has returned the outcome is decided, so SIGINT is ignored from then on: the interpreter's
+    teardown takes a few tenths of a second after an analysis (pyarrow and the report's libraries loaded), and
+    Python gives SIGINT back its default action there, so a Ctrl-C landing in it killed a command that had finished
+    (an analysis that had written and listed its outputs ended by signal, -2, with no word)."""
+    try:
+        status = main(argv)
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # kept through finalization: Python resets only a handler
+    raise SystemExit(status)
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run()

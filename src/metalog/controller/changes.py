@@ -13,6 +13,7 @@ ISR shrink before metadata.version 3.6-IV0, and Directories only from 3.7-IV2.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 from metalog.codec.messages import (
     BrokerRegistrationChangeRecord,
@@ -107,8 +108,8 @@ class Changes:
         """Emit the PartitionChangeRecord that moves the partition to its targets; False when none is needed."""
         part = self.partition(topic_id, pid)
         assert part is not None, "callers check the partition exists"
-        record = partition_change(topic_id, pid, part, self.level, target_isr=target_isr, directories=directories,
-                                  acceptable=acceptable or self.leader_acceptor(part))
+        target = PartitionTarget(target_isr, directories, acceptable or self.leader_acceptor(part))
+        record = partition_change(topic_id, pid, part, self.level, target)
         if record is None:
             return False
         self.emit(record, partition_record_version(self.level))
@@ -147,11 +148,23 @@ class Changes:
         return out
 
 
-def partition_change(topic_id: Uuid, pid: int, part: PartitionRegistration, level: int, *,
-                     target_isr: Iterable[int] | None, directories: dict[int, Uuid] | None,
-                     acceptable: Callable[[int], bool]) -> PartitionChangeRecord | None:
-    """The PartitionChangeRecord taking ``part`` to the targets, or None when nothing would change."""
-    isr = list(part.isr) if target_isr is None else list(target_isr)
+@dataclass(frozen=True)
+class PartitionTarget:
+    """Where a partition change goes (what Kafka's PartitionChangeBuilder is set to): ``isr`` the new ISR (None:
+    as it is), ``directories`` a replica's new directory by broker id (None: as they are), ``acceptable`` whether a
+    replica may lead (Kafka's isAcceptableLeader)."""
+
+    isr: Iterable[int] | None
+    directories: dict[int, Uuid] | None
+    acceptable: Callable[[int], bool]
+
+
+def partition_change(topic_id: Uuid, pid: int, part: PartitionRegistration, level: int,
+                     target: PartitionTarget) -> PartitionChangeRecord | None:
+    """The PartitionChangeRecord taking ``part`` (partition ``pid`` of ``topic_id``) to ``target`` at metadata
+    version ``level``, or None when nothing would change."""
+    isr = list(part.isr) if target.isr is None else list(target.isr)
+    acceptable, directories = target.acceptable, target.directories
     changed = False
     rec = PartitionChangeRecord(topic_id=topic_id, partition_id=pid, leader=NO_LEADER_CHANGE)
 

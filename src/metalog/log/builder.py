@@ -32,16 +32,17 @@ from metalog.log.header import ATTRIBUTES_OFFSET, CRC_OFFSET, HEADER, HEADER_SIZ
 from metalog.log.varint import varint_size, write_varint
 
 
-def write_record(out: bytearray, offset_delta: int, timestamp_delta: int, key: bytes | None, value: bytes | None,
-                 headers: Sequence[tuple[str, bytes | None]] = (), attributes: int = 0) -> None:
+def write_record(out: bytearray, record: Record, base_offset: int, base_timestamp: int) -> None:
+    """``record`` as DefaultRecord.writeTo writes it in a batch from ``base_offset`` and ``base_timestamp``: its
+    length, attributes, timestamp and offset deltas, key, value and headers."""
     body = bytearray()
-    body.append(attributes & 0xFF)
-    write_varint(body, timestamp_delta)
-    write_varint(body, offset_delta)
-    _write_nullable(body, key)
-    _write_nullable(body, value)
-    write_varint(body, len(headers))
-    for hkey, hvalue in headers:
+    body.append(record.attributes & 0xFF)
+    write_varint(body, record.timestamp - base_timestamp)
+    write_varint(body, record.offset - base_offset)
+    _write_nullable(body, record.key)
+    _write_nullable(body, record.value)
+    write_varint(body, len(record.headers))
+    for hkey, hvalue in record.headers:
         raw = hkey.encode()
         write_varint(body, len(raw))
         body += raw
@@ -120,9 +121,8 @@ def build_batch(base_offset: int, records: Sequence[Record], fields: BatchFields
         max_timestamp = fields.log_append_time if fields.log_append_time is not None else \
             max((r.timestamp for r in records), default=NO_TIMESTAMP)
     body = bytearray()
-    for r in records:
-        write_record(body, r.offset - base_offset, r.timestamp - base_timestamp, r.key, r.value, r.headers,
-                     r.attributes)
+    for record in records:
+        write_record(body, record, base_offset, base_timestamp)
     last_offset_delta = fields.last_offset_delta
     if last_offset_delta is None:
         last_offset_delta = records[-1].offset - base_offset if records else 0

@@ -13,15 +13,20 @@ LogValidator on append, LeaderEpochFileCache):
 
 Every reader carries a ``BatchChain`` and checks each batch against it. The read loops inline the
 integer compares (``base != chain.next_offset or epoch != chain.epoch or count != delta + 1``) and
-call ``follow`` only when one differs; ``follow`` says what is wrong, or accepts a newer epoch.
+call ``follow`` with the batch's ``Link`` only when one differs; ``follow`` says what is wrong, or accepts a
+newer epoch.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, NamedTuple
 
 from metalog.errors import CorruptBatchError
 from metalog.log.header import BASE_OFFSET_OFFSET, PARTITION_LEADER_EPOCH_OFFSET, RECORDS_COUNT_OFFSET
+
+if TYPE_CHECKING:
+    from metalog.log.batch import RecordBatch
 
 
 @dataclass(slots=True)
@@ -33,30 +38,44 @@ class BatchChain:
     epoch: int = -1
 
 
-def follow_problem(base_offset: int, last_offset_delta: int, records_count: int, epoch: int,
-                   next_offset: int, previous_epoch: int) -> tuple[str, int] | None:
-    """(what is wrong, its byte within the batch) when this batch cannot follow, else None."""
-    if base_offset != next_offset:
-        return (f"baseOffset {base_offset} does not follow the previous batch (expected {next_offset})",
+class Link(NamedTuple):
+    """The fields of a batch's header that say how it follows the batch before: what the chain checks. Made only
+    where a check is not inlined (a batch that differs from what the chain expects, the general path)."""
+
+    base_offset: int
+    last_offset_delta: int
+    records_count: int
+    partition_leader_epoch: int
+
+    @classmethod
+    def of(cls, batch: RecordBatch) -> Link:
+        return cls(batch.base_offset, batch.last_offset_delta, batch.records_count, batch.partition_leader_epoch)
+
+
+def follow_problem(link: Link, chain: BatchChain) -> tuple[str, int] | None:
+    """(what is wrong, its byte within the batch) when the batch of ``link`` cannot follow ``chain``, else None."""
+    base_offset, last_offset_delta, records_count, epoch = link
+    if base_offset != chain.next_offset:
+        return (f"baseOffset {base_offset} does not follow the previous batch (expected {chain.next_offset})",
                 BASE_OFFSET_OFFSET)
     if records_count != last_offset_delta + 1:
         return (f"recordsCount {records_count} does not match lastOffsetDelta {last_offset_delta} (a batch holds "
                 "every offset it spans)", RECORDS_COUNT_OFFSET)
-    if epoch < previous_epoch:
-        return (f"partitionLeaderEpoch {epoch} is lower than the previous batch's {previous_epoch}",
+    if epoch < chain.epoch:
+        return (f"partitionLeaderEpoch {epoch} is lower than the previous batch's {chain.epoch}",
                 PARTITION_LEADER_EPOCH_OFFSET)
     return None
 
 
-def follow(source: str | None, position: int, base_offset: int, last_offset_delta: int, records_count: int,
-           epoch: int, chain: BatchChain) -> None:
-    """Advance ``chain`` past this batch, or raise CorruptBatchError naming the file and the field's byte."""
-    problem = follow_problem(base_offset, last_offset_delta, records_count, epoch, chain.next_offset, chain.epoch)
+def follow(chain: BatchChain, link: Link, source: str | None, position: int) -> None:
+    """Advance ``chain`` past the batch of ``link`` at byte ``position`` of ``source``, or raise CorruptBatchError
+    naming the file and the field's byte."""
+    problem = follow_problem(link, chain)
     if problem is not None:
         reason, at = problem
         raise CorruptBatchError(f"batch: {reason}", file=source, position=position + at)
-    chain.next_offset = base_offset + last_offset_delta + 1
-    chain.epoch = epoch
+    chain.next_offset = link.base_offset + link.last_offset_delta + 1
+    chain.epoch = link.partition_leader_epoch
 
 
 def boundary_error(source: str, base_offset: int, chain: BatchChain) -> CorruptBatchError:

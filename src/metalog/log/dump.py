@@ -18,10 +18,10 @@ from metalog.codec.framing import decode_metadata_record
 from metalog.codec.schema import snake
 from metalog.errors import CorruptBatchError, MetalogError
 from metalog.log.batch import NO_SEQUENCE, Record, RecordBatch, check_frame
-from metalog.log.chain import BatchChain, boundary_error, follow
+from metalog.log.chain import BatchChain, Link, boundary_error, follow
 from metalog.log.control import DUMP_LABELS, decode_control
 from metalog.log.header import HEADER_SIZE
-from metalog.log.reader import find_valid_batch, read_batches
+from metalog.log.reader import BatchWalk, find_valid_batch, read_batches
 from metalog.log.segment import LOG_SUFFIX
 from metalog.log.snapshot_files import parse_name
 from metalog.secrets import KEPT, REDACTED, SECRET_FIELDS, Secrets
@@ -65,14 +65,13 @@ class FileDump:
             size, pos = os.fstat(fd).st_size, 0
             end = size if self.max_bytes is None else min(size, self.max_bytes)
             try:
-                for batch in read_batches(fd, 0, end, source=str(self.path), validate=False):
+                for batch in read_batches(fd, 0, end, BatchWalk(str(self.path), validate=False)):
                     pos = batch.position
                     if self.chain is None:
                         self.chain = BatchChain(batch.base_offset)
                     try:
                         batch.ensure_valid()
-                        follow(batch.source, pos, batch.base_offset, batch.last_offset_delta, batch.records_count,
-                               batch.partition_leader_epoch, self.chain)
+                        follow(self.chain, Link.of(batch), batch.source, pos)
                     except CorruptBatchError as e:
                         self._damaged(fd, size, pos, e)
                         yield batch

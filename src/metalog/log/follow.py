@@ -29,7 +29,7 @@ from metalog.log import files
 from metalog.log.batch import RecordBatch
 from metalog.log.chain import BatchChain
 from metalog.log.metadata_log import MetadataLog
-from metalog.log.reader import read_batches
+from metalog.log.reader import BatchWalk, read_batches
 from metalog.log.segment import LOG_SUFFIX, segment_name
 
 END = "end"
@@ -131,7 +131,7 @@ class LogFollower:
             self._truncated(size)
             return
         chain = BatchChain(self.chain.next_offset, self.chain.epoch)
-        for batch in read_batches(self._fd, self.position, size, source=str(self._segment), chain=chain):
+        for batch in read_batches(self._fd, self.position, size, BatchWalk(str(self._segment), chain=chain)):
             self.position = batch.position + batch.size_in_bytes
             self.chain = BatchChain(chain.next_offset, chain.epoch)
             yield batch

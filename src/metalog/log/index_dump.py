@@ -20,7 +20,7 @@ from pathlib import Path
 from metalog.errors import CorruptBatchError, IndexProblem, LogError
 from metalog.log.batch import RecordBatch
 from metalog.log.index import OFFSET_ENTRY, TIME_ENTRY, OffsetIndex, TimeIndex
-from metalog.log.reader import read_batches
+from metalog.log.reader import BatchWalk, read_batches
 from metalog.log.segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX
 
 NOT_FOUND = -1  # Kafka's "found log offset" when no batch ends at or after an indexed offset
@@ -185,14 +185,14 @@ def _sanity(index: OffsetIndex | TimeIndex, log_size: int | None) -> str | None:
 
 def _batch_at(fd: int, position: int, size: int, segment: Path) -> RecordBatch | None:
     try:
-        return next(read_batches(fd, position, size, source=str(segment), validate=False), None)
+        return next(read_batches(fd, position, size, BatchWalk(str(segment), validate=False)), None)
     except CorruptBatchError:
         return None
 
 
 def _first_ending_at_or_after(fd: int, position: int, size: int, offset: int, segment: Path) -> RecordBatch | None:
     try:
-        for batch in read_batches(fd, position, size, source=str(segment), validate=False):
+        for batch in read_batches(fd, position, size, BatchWalk(str(segment), validate=False)):
             if batch.last_offset >= offset:
                 return batch
     except CorruptBatchError:

@@ -34,7 +34,7 @@ from metalog.errors import CorruptBatchError, LogError, LogLockedError
 from metalog.log import files
 from metalog.log.batch import KRAFT_MAX_BATCH_BYTES, Record, RecordBatch
 from metalog.log.builder import build_control_batch, build_data_batch
-from metalog.log.chain import BatchChain, boundary_error, follow_problem
+from metalog.log.chain import BatchChain, Link, boundary_error, follow_problem
 from metalog.log.compression import Compression
 from metalog.log.config import DEFAULT_CONFIG, Check, Durability, LogConfig, Mode
 from metalog.log.control import encode_control
@@ -266,7 +266,7 @@ class MetadataLog:
         batch.ensure_valid()
         if batch.size_in_bytes != len(data):
             raise CorruptBatchError(f"{len(data) - batch.size_in_bytes} bytes follow the batch", position=0)
-        problem = follow_problem(0, batch.last_offset_delta, batch.records_count, 0, 0, -1)
+        problem = follow_problem(Link(0, batch.last_offset_delta, batch.records_count, 0), BatchChain(0))  # the count
         if problem is not None:
             raise CorruptBatchError(f"batch: {problem[0]}", file="appended batch", position=problem[1])
         batch.records()  # KRaft's rules for its records (metalog.log.kraft_records)

@@ -16,7 +16,7 @@ from typing import Any
 from metalog.codec import core
 from metalog.errors import CorruptBatchError, TruncatedBatchError
 from metalog.log.batch import RecordBatch, check_frame
-from metalog.log.chain import BatchChain, follow_problem
+from metalog.log.chain import BatchChain, Link, follow_problem
 from metalog.log.header import HEADER_SIZE, HEADER_SIZE_UP_TO_MAGIC, MAGIC, MAGIC_OFFSET, check_layout
 
 CHUNK_BYTES = 1 << 20
@@ -83,7 +83,7 @@ def pure_next_batches(data: Any, off: int, data_pos: int, end: int, walk: BatchW
             if chain is not None:
                 if batch.base_offset != next_offset or batch.partition_leader_epoch != epoch or \
                         batch.records_count != batch.last_offset_delta + 1:
-                    _refuse_unfollowed(batch, next_offset, epoch, validate)  # or a newer epoch, accepted
+                    _refuse_unfollowed(batch, BatchChain(next_offset, epoch), validate)  # or a newer epoch
                 next_offset, epoch = batch.base_offset + batch.records_count, batch.partition_leader_epoch
             append(batch)
             off += size
@@ -100,11 +100,10 @@ def _refuse_truncated(size: int, remain: int, source: str | None, pos: int) -> N
                                   position=pos)
 
 
-def _refuse_unfollowed(batch: RecordBatch, next_offset: int, epoch: int, validated: bool) -> None:
-    """A batch that does not follow the one before (``metalog.log.chain``) raises its error; one with a newer epoch
-    passes."""
-    problem = follow_problem(batch.base_offset, batch.last_offset_delta, batch.records_count,
-                             batch.partition_leader_epoch, next_offset, epoch)
+def _refuse_unfollowed(batch: RecordBatch, chain: BatchChain, validated: bool) -> None:
+    """A batch that does not follow ``chain`` (the batches before it: ``metalog.log.chain``) raises its error; one
+    with a newer epoch passes."""
+    problem = follow_problem(Link.of(batch), chain)
     if problem is not None:
         if not validated:
             batch.ensure_valid()  # a damaged batch says so first
@@ -132,17 +131,17 @@ def iter_batches(data: Any, start: int = 0, *, source: str | None = None, valida
         yield from batches
 
 
-def read_batches(fd: int, start: int, end: int, *, source: str, validate: bool = True,
-                 chunk_bytes: int = CHUNK_BYTES, chain: BatchChain | None = None,
+def read_batches(fd: int, start: int, end: int, walk: BatchWalk, *, chunk_bytes: int = CHUNK_BYTES,
                  mapped: bool = False) -> Iterator[RecordBatch]:
-    """Batches in the file between byte positions ``start`` and ``end``.
+    """Batches in the file between byte positions ``start`` and ``end``, read as ``walk`` says (its ``source``
+    names the file: it must name one).
 
     A batch that does not fit before ``end`` raises TruncatedBatchError; a bad frame or CRC raises
-    CorruptBatchError; both name ``source`` and the byte position. With a ``chain``, each batch must
-    follow the one before (``metalog.log.chain``), and ``chain`` moves past every batch yielded.
+    CorruptBatchError; both name the file and the byte position. With the walk's ``chain``, each batch must
+    follow the one before (``metalog.log.chain``), and the chain moves past every batch yielded.
     ``mapped``: map the chunks rather than copy them (for files no one truncates while they are read).
     """
-    walk = BatchWalk(source, validate, chain)
+    source, chain = str(walk.source), walk.chain
     pos, buf, buf_pos = start, b"", start
     while pos < end:
         if len(buf) - (pos - buf_pos) < HEADER_SIZE:
@@ -190,7 +189,7 @@ def read_file_batches(path: str | os.PathLike[str], *, validate: bool = True) ->
     """Every batch of a whole file (a segment or a snapshot)."""
     fd = os.open(path, os.O_RDONLY)
     try:
-        yield from read_batches(fd, 0, os.fstat(fd).st_size, source=str(path), validate=validate)
+        yield from read_batches(fd, 0, os.fstat(fd).st_size, BatchWalk(str(path), validate))
     finally:
         os.close(fd)
 

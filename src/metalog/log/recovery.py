@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 from metalog.errors import CorruptBatchError
 from metalog.log.batch import RecordBatch
-from metalog.log.chain import BatchChain, follow_problem
+from metalog.log.chain import BatchChain, Link, follow_problem
 from metalog.log.epoch import LeaderEpochCache
 from metalog.log.index import OffsetIndex, TimeIndex
 from metalog.log.reader import find_valid_batch, valid_batch_at
@@ -129,8 +129,11 @@ def problem_with(batch: RecordBatch, state: ScanState, first_last_offset: int | 
         if batch.last_offset != first_last_offset:
             return f"batch ends at offset {batch.last_offset}, the offset index says {first_last_offset}"
         next_offset = batch.base_offset
-    found = follow_problem(batch.base_offset, batch.last_offset_delta, batch.records_count,
-                           batch.partition_leader_epoch, next_offset, state.chain.epoch)
+    epoch = state.chain.epoch
+    if batch.base_offset == next_offset and batch.records_count == batch.last_offset_delta + 1 and \
+            batch.partition_leader_epoch >= epoch:  # it follows (the chain's checks, inlined as the read loops do)
+        return None
+    found = follow_problem(Link.of(batch), BatchChain(next_offset, epoch))
     return None if found is None else f"batch: {found[0]}"
 
 

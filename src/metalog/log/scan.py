@@ -32,7 +32,7 @@ from metalog.log.batch import (
     check_frame,
     kraft_values,
 )
-from metalog.log.chain import BatchChain, follow
+from metalog.log.chain import BatchChain, Link, follow
 from metalog.log.header import (
     ATTRIBUTES_OFFSET,
     HEADER_SIZE,
@@ -163,7 +163,7 @@ def pure_scan_into(scan: Scan, pos: int, chunk: int = _CHUNK_BYTES) -> Reached:
                         crc_of(data[pos + crc_from:stop]) == crc:
                     if base != next_offset or epoch != epoch_floor or n != last_delta + 1:
                         chain.next_offset, chain.epoch = next_offset, epoch_floor
-                        follow(source, pos, base, last_delta, n, epoch, chain)
+                        follow(chain, Link(base, last_delta, n, epoch), source, pos)
                         epoch_floor = epoch
                     next_offset = base + n
                     control = attrs & control_flag
@@ -188,7 +188,7 @@ def pure_scan_into(scan: Scan, pos: int, chunk: int = _CHUNK_BYTES) -> Reached:
                 (base, _, max_ts, control, values), stop = _general_batch(data, pos, end, source, chain)
                 next_offset, epoch_floor = chain.next_offset, chain.epoch
             timestamp = timestamp if control else max_ts
-            count += _hand_over(values, base, max_ts, control != 0, scan, append, stop - pos)
+            count += _hand_over(scan, values, base, max_ts, control != 0, stop - pos)
             pos = stop
     except DecodeError as e:
         raise LogError(f"offset {offset}: {e}", file=source) from None
@@ -209,13 +209,12 @@ def _batch_values(data: mmap.mmap | bytes, pos: int, stop: int, n: int, control:
     return _values_of(data, pos, source)  # headers, keys, long values, control records (the CRC was checked)
 
 
-def _hand_over(values: list[bytes | None], base: int, max_ts: int, control: bool, scan: Scan,
-               append: Callable[[ScannedBatch], object] | None, size: int) -> int:
-    """The batch at ``base`` (``size`` bytes) to whoever scans: appended whole when collecting, else its records in
-    [first, last] to ``sink`` (a control batch's to no one), then its end to ``batch_end`` if it ends at ``first``
-    or later; how many records ``sink`` was handed."""
-    if append is not None:
-        append((base, base + len(values) - 1, max_ts, control, values))
+def _hand_over(scan: Scan, values: list[bytes | None], base: int, max_ts: int, control: bool, size: int) -> int:
+    """The batch at ``base`` (``size`` bytes) to whoever scans: appended whole to ``collect`` when collecting, else
+    its records in [first, last] to ``sink`` (a control batch's to no one), then its end to ``batch_end`` if it ends
+    at ``first`` or later; how many records ``sink`` was handed."""
+    if scan.collect is not None:
+        scan.collect.append((base, base + len(values) - 1, max_ts, control, values))
         return 0
     passed = 0 if control else _to_sink(values, base, scan)
     if scan.batch_end is not None and base + len(values) > scan.first:
@@ -255,8 +254,7 @@ def _general_batch(data: mmap.mmap | bytes, pos: int, end: int, source: str, cha
         raise TruncatedBatchError("batch: runs past the end of the segment's valid data", file=source, position=pos)
     batch = RecordBatch(data, pos, position=pos, source=source)
     batch.ensure_valid()
-    follow(source, pos, batch.base_offset, batch.last_offset_delta, batch.records_count, batch.partition_leader_epoch,
-           chain)
+    follow(chain, Link.of(batch), source, pos)
     values = [r.value for r in batch.records()]
     return (batch.base_offset, batch.last_offset, batch.max_timestamp, batch.is_control, values), pos + size
 

@@ -17,7 +17,7 @@ from metalog.errors import CorruptBatchError, IndexProblem, LogError
 from metalog.log.batch import RecordBatch
 from metalog.log.chain import BatchChain
 from metalog.log.index import INDEX_INTERVAL_BYTES, OffsetIndex, TimeIndex
-from metalog.log.reader import read_batches
+from metalog.log.reader import BatchWalk, read_batches
 
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
@@ -70,7 +70,7 @@ class LogSegment:
     def batches(self, start_position: int = 0, *, validate: bool = True, end_position: int | None = None,
                 chain: BatchChain | None = None) -> Iterator[RecordBatch]:
         end = self.size if end_position is None else end_position
-        return read_batches(self.fd, start_position, end, source=self.source, validate=validate, chain=chain,
+        return read_batches(self.fd, start_position, end, BatchWalk(self.source, validate, chain),
                             mapped=not self.writable)
 
     def locate(self, offset: int) -> Located:
@@ -107,13 +107,13 @@ class LogSegment:
         i = self.offset_index.floor(offset)
         if i < 0:
             chain.next_offset = self.base_offset
-            yield from read_batches(self.fd, 0, self.size, source=self.source, validate=False,
-                                    chunk_bytes=_LOOKUP_CHUNK, chain=chain)
+            yield from read_batches(self.fd, 0, self.size, BatchWalk(self.source, False, chain),
+                                    chunk_bytes=_LOOKUP_CHUNK)
             return
         named, position = self.offset_index.entry(i)
         where = f"offset index {self.offset_index.path.name} entry {i} (offset {named}, position {position})"
         try:
-            first = next(read_batches(self.fd, position, self.size, source=self.source, validate=False,
+            first = next(read_batches(self.fd, position, self.size, BatchWalk(self.source, validate=False),
                                       chunk_bytes=_LOOKUP_CHUNK), None)
         except CorruptBatchError as e:
             raise CorruptBatchError(f"{where} names a batch here, but {e.reason}", file=self.path,
@@ -126,8 +126,8 @@ class LogSegment:
                                     file=self.path, position=position)
         chain.next_offset, chain.epoch = first.next_offset, first.partition_leader_epoch
         yield first
-        yield from read_batches(self.fd, position + first.size_in_bytes, self.size, source=self.source,
-                                validate=False, chunk_bytes=_LOOKUP_CHUNK, chain=chain)
+        yield from read_batches(self.fd, position + first.size_in_bytes, self.size,
+                                BatchWalk(self.source, False, chain), chunk_bytes=_LOOKUP_CHUNK)
 
     # ---- indexes ---------------------------------------------------------------------------
     def load_indexes(self) -> str | None:

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from metalog.analysis.domain.columns import Chunk, concat
 from metalog.analysis.domain.schema import BROKERS, DIRECTORIES, EVENTS, FAILURES, TIMELINE
 from metalog.analysis.domain.step import ClusterStep
+from metalog.analysis.domain.twins import STEP
 from metalog.state import MetadataLoader
 from metalog.state.image import EMPTY, MetadataImage
 from tests.analysis.domain import recount
@@ -22,6 +23,9 @@ from tests.analysis.domain.histories import cluster_histories
 from tests.state.histories import histories
 
 HISTORIES = cluster_histories() | cluster_histories() | histories()  # mostly the analysis' records
+# the step's twins: the pure one, and the compiled one where it loaded (told each delta in C by the compiled publish)
+STEPS = [pytest.param(ClusterStep, id="pure")] + ([] if STEP.loaded is None else [
+    pytest.param(STEP.loaded.ClusterStep, id="compiled")])
 Batch = tuple[int, int, list[bytes]]  # (base offset, last offset, values: none for a control batch)
 
 
@@ -109,13 +113,14 @@ def check_against_recount(run: Run, tables: dict[str, Chunk]) -> None:
             seen[key] = values
 
 
-@pytest.mark.slow  # about 10 s of CPU: the full suite runs it, --quick does not
+@pytest.mark.slow  # about 10 s of CPU a twin: the full suite runs it, --quick does not
+@pytest.mark.parametrize("make", STEPS)
 @settings(max_examples=200, deadline=None)
 @given(values=HISTORIES, cuts=st.lists(st.integers(0, 5), min_size=1, max_size=6),
        takes=st.lists(st.booleans(), min_size=1, max_size=4))
-def test_counts_from_deltas_equal_a_full_recount_after_every_batch(values: list[bytes], cuts: list[int],
-                                                                   takes: list[bool]) -> None:
-    run = Run(EMPTY)
+def test_counts_from_deltas_equal_a_full_recount_after_every_batch(make: Callable[..., Any], values: list[bytes],
+                                                                   cuts: list[int], takes: list[bool]) -> None:
+    run = Run(EMPTY, make=make)
     for n, batch in enumerate(batches(values, cuts)):
         run.feed(batch, take=takes[n % len(takes)])
     check_against_recount(run, run.tables())

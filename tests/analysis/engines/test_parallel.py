@@ -3,6 +3,8 @@ at every range's start and every batch's timeline row and events."""
 
 from __future__ import annotations
 
+import itertools
+import math
 from dataclasses import replace
 from pathlib import Path
 
@@ -11,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from metalog.analysis.engines.parallel import (
+    catch_up_ranges,
     log_bounds,
     plan,
     split_ranges,
@@ -48,7 +51,9 @@ def ranges_from(bases: list[int], last: int, picks: list[int]) -> list[tuple[int
 
 def check(root: Path, ranges: list[tuple[int, int]], *, points: bool = True) -> None:
     sequential = analyze_log(root, "c")
-    starts = start_states(root, ranges, points=points)
+    starts = start_states(root, ranges, points=points, catch_up=0)  # every range from its pieces' deltas
+    # every range caught up from its origin by the loader alone: the same states, an open transaction's included
+    assert start_states(root, ranges, points=points, catch_up=math.inf) == starts
     with MetadataLog.open(root) as log:
         bases = [b[0] for b in log.scan(0)] + [log.log_end_offset]
     with MetadataHistory(root) as h:
@@ -206,6 +211,22 @@ def test_the_special_batches_analysed(tmp_path: Path) -> None:
                                                                           "aborted-transaction")] == [
         (0, "controller-leader"), (7, "controller-leader"), (9, "aborted-transaction"),
         (18, "aborted-transaction"), (22, "controller-leader")]
+
+
+@given(first=st.integers(0, 10**6), size=st.integers(0, 10**7), n=st.integers(1, 12),
+       ratio=st.sampled_from([0.0, 0.1, 0.32, 0.5, 0.9]))
+def test_catch_up_ranges_cover_the_log_and_end_together(first: int, size: int, n: int, ratio: float) -> None:
+    ranges = catch_up_ranges(first, first + size - 1, n, ratio)
+    if size == 0:
+        assert ranges == []
+        return
+    assert len(ranges) == min(n, size) and ranges[0][0] == first and ranges[-1][1] == first + size - 1
+    assert all(lo <= hi for lo, hi in ranges) and all(a[1] + 1 == b[0] for a, b in itertools.pairwise(ranges))
+    if ratio == 0:
+        assert ranges == split_ranges(first, first + size - 1, n)
+    if size >= 1000 * n:  # (rounding aside) each range's own records plus its catch-up's share: the same work
+        costs = [hi - lo + 1 + ratio * (lo - first) for lo, hi in ranges]
+        assert max(costs) - min(costs) <= 2 + ratio * n, costs
 
 
 def test_split_ranges() -> None:

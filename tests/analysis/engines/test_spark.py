@@ -16,20 +16,22 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from metalog.analysis.clusters import cluster_name
-from metalog.analysis.engines.parallel import log_bounds
+from metalog.analysis.engines.parallel import CATCH_UP, log_bounds
 from metalog.analysis.engines.python import PythonEngine
 from metalog.analysis.engines.request import AnalysisRequest, AnalysisSummary
 from metalog.analysis.engines.spark import (
     GROWTH_WEIGHT,
     RANGE_SLACK,
+    ClusterRanges,
+    PackedGrowth,
     SparkEngine,
     delta_cuts,
-    makespan,
     place,
+    plan_span,
     range_counts,
-    split_counts,
 )
 from metalog.analysis.engines.spark_session import default_driver_memory, find_java, spark_session
+from metalog.analysis.outputs.growth_tables import GrowthTask, growth_task
 from metalog.analysis.outputs.layout import read_tables
 from metalog.cli.analyze import run_engine
 from metalog.cli.progress import Progress
@@ -121,29 +123,40 @@ def test_placement_is_stable_across_processes() -> None:
     assert sorted(i for s in slots for i in s) == list(range(11))
 
 
-def test_ranges_split_only_as_far_as_keeping_every_core_busy() -> None:
-    """Each cluster whole (no deltas) unless the tasks would end unevenly: then the widest is split."""
+def test_a_cluster_is_cut_only_where_that_ends_the_work_sooner() -> None:
+    """Each cluster whole (no streams, no third stage) unless cutting ends the modelled work ``RANGE_SLACK`` times
+    sooner: a cut cluster's tables are still written by one task, after its ranges, and each range catches up
+    from the log's start, so a cut pays only for a cluster much larger than its share of the cores."""
     assert range_counts([1000] * 5, 1) == [1] * 5
-    assert range_counts([1000] * 5, 2) == [2, 1, 1, 1, 1]  # 2.5 clusters a core, not 3 rounds of one
     assert range_counts([1000] * 4, 2) == [1] * 4
-    assert range_counts([5000], 2) == [2] and range_counts([5000], 4) == [4]
-    assert range_counts([100, 300, 0], 4) == [1, 3, 1]
-    assert range_counts([1], 4) == [1]  # nothing to split
-    for sizes, cores in (([1000] * 5, 2), ([1000] * 7, 4), ([10, 3000, 700], 3), ([123] * 20, 8)):
+    assert range_counts([5000], 2) == [2]  # halves of the replay at once, then its tables
+    # thirds end 1.04x sooner than halves, quarters 1.04x sooner than thirds: not worth their streams and tasks
+    assert range_counts([5000], 8) == [3]
+    assert range_counts([5000], 8, slack=1.01) == [CATCH_UP + 1]  # as far as every range catches up
+    assert range_counts([100, 3000, 0], 4) == [1, 3, 1]
+    assert range_counts([1], 4) == [1]  # nothing to cut
+    assert range_counts([], 4) == []
+    for sizes, cores in (([1000] * 5, 2), ([1000] * 7, 4), ([10, 3000, 700], 3), ([123] * 20, 8), ([5000], 2)):
         counts = range_counts(sizes, cores)
-        ranges = [size / n for size, n in zip(sizes, counts, strict=True) for _ in range(n)]
-        assert makespan(ranges, cores) <= sum(sizes) / cores * RANGE_SLACK, (sizes, cores)
+        assert plan_span(sizes, counts, cores) * (RANGE_SLACK if counts != [1] * len(sizes) else 1) \
+            <= plan_span(sizes, [1] * len(sizes), cores), (sizes, cores)
+        assert max(counts) <= CATCH_UP + 1
 
 
 def test_growth_passes_beside_whole_clusters_make_splits_unneeded() -> None:
-    """The growth passes run in the replay's job: beside whole clusters they fill the cores, so 5 equal clusters
-    on 2 cores are not cut (before: one was cut in halves, its deltas, streams and a third stage paid for), and a
-    cluster alone on 2 cores is not cut either (its growth pass runs beside it: halves would end no sooner)."""
+    """The growth passes run in the replay's job: beside whole clusters they fill the cores, so 5 or 20 equal
+    clusters on 2 cores are not cut (a cut would add a third stage of tables for little)."""
     assert range_counts([1000] * 5, 2, fill=[GROWTH_WEIGHT * 1000] * 5) == [1] * 5
     assert range_counts([1000] * 20, 2, fill=[GROWTH_WEIGHT * 1000] * 20) == [1] * 20
-    assert range_counts([5000], 2, fill=[GROWTH_WEIGHT * 5000]) == [1]
-    assert range_counts([5000], 8, fill=[GROWTH_WEIGHT * 5000]) == split_counts([5000], 8) == [8]
-    assert range_counts([1000] * 5, 2) == split_counts([1000] * 5, 2) == [2, 1, 1, 1, 1]  # (without growth)
+    assert range_counts([5000], 2, fill=[GROWTH_WEIGHT * 5000]) == [2]  # (the growth pass is 0.04 of it)
+
+
+def test_a_cut_is_modelled_as_ranges_that_catch_up_then_one_task_of_tables() -> None:
+    """5M records on 2 cores: whole, 5M of work; in halves, the second catches up over the first's 2.5M (at 0.16
+    a record) beside it, then one task writes the tables: 1.65M + 2.5M."""
+    assert plan_span([5_000_000], [1], 2) == 5_000_000
+    assert plan_span([5_000_000], [2], 2) == pytest.approx(2_500_000 * (0.5 + 0.16) + 2_500_000)
+    assert plan_span([5_000_000], [2], 2, fill=[200_000]) == plan_span([5_000_000], [2], 2)  # beside the first
 
 
 def test_equal_clusters_on_two_cores_are_replayed_whole_with_their_growth(spark: Any, tmp_path: Path) -> None:
@@ -162,6 +175,24 @@ def test_equal_clusters_on_two_cores_are_replayed_whole_with_their_growth(spark:
     same_files(tmp_path / "spark", tmp_path / "python")
 
 
+def test_one_cluster_on_two_cores_is_cut_in_two_ranges_that_end_together(spark: Any, tmp_path: Path) -> None:
+    """A lone cluster on local[2]: the replay in two ranges at once, the second catching up over the first (no
+    range deltas: before, a stage of them), the first the longer (they end together), then one task of tables;
+    the python engine's files."""
+    generated = tmp_path / "mixed"
+    write_history(generated, 41, HistorySettings(brokers=3, topics=3, partitions=2, records=3000, scenario="mixed"),
+                  snapshot_every=10**9)
+    for log in (generated, transactions_and_topic_configs(tmp_path / "tx")):
+        got = analyze(SparkEngine(spark), [log], tmp_path / "spark" / log.name)
+        assert not got.task_cpu.get("deltas") and len(got.task_cpu["tables"]) == 1
+        assert len(got.task_cpu["replay"]) == 3  # two ranges and the growth pass
+        analyze(PythonEngine(), [log], tmp_path / "python" / log.name)
+        same_files(tmp_path / "spark" / log.name, tmp_path / "python" / log.name)
+    first, last = log_bounds(generated)
+    (lo1, hi1), (lo2, hi2) = SparkEngine(spark).range_bounds(ClusterRanges(str(generated), "g", first, last, []), 2)
+    assert hi1 - lo1 > hi2 - lo2 and (lo1, hi2) == (first, last)
+
+
 def test_the_workers_are_forked_from_a_daemon_that_imported_the_tasks_modules(spark: Any) -> None:
     """spark.python.daemon.module: each worker has the engine's modules from its fork (before: pyspark's daemon,
     and each worker imported them again)."""
@@ -174,6 +205,23 @@ def test_the_workers_are_forked_from_a_daemon_that_imported_the_tasks_modules(sp
         ["metalog.analysis.engines.spark_daemon", True]] * 2
 
 
+def test_the_workers_import_the_installed_pyspark_not_sparks_zip_of_it(spark: Any) -> None:
+    """Spark puts pyspark.zip and py4j's zip first on the workers' path; a module imported from a zip is compiled
+    anew in every process (before: 0.4 s of the daemon's CPU). The installed packages, of the same version, are
+    imported instead, with their cached bytecode."""
+    import pyspark
+
+    def where(_: object) -> list[str]:
+        import py4j
+        import pyspark
+
+        return [pyspark.__file__ or "", py4j.__file__ or ""]
+
+    found = spark.sparkContext.parallelize([0, 1], 2).map(where).collect()
+    assert all(".zip" not in path for paths in found for path in paths), found
+    assert found[0][0] == pyspark.__file__
+
+
 def test_a_bare_context_is_enough_for_the_engine(spark: Any, fleet: list[Path], tmp_path: Path) -> None:
     """The CLI runs the engine on a SparkContext (spark_context: no SQL session, about 2.3 s of the JVM's CPU
     less); the engine takes a context or a session alike."""
@@ -184,17 +232,29 @@ def test_a_bare_context_is_enough_for_the_engine(spark: Any, fleet: list[Path], 
     same_files(tmp_path / "context", tmp_path / "python")
 
 
+def test_growth_passes_travel_as_tuples_and_come_back_equal(fleet: list[Path]) -> None:
+    """Every table of every cluster's growth pass, snapshots and leadership included, rebuilt as it was."""
+    grown = [growth_task(GrowthTask(path.name, str(path), 1)) for path in fleet]
+    assert any(g.snapshots for g in grown) and all(g.leadership and g.growth and g.log_size for g in grown)
+    for growth in grown:
+        packed = PackedGrowth.of(growth)
+        assert all(type(row) is tuple for rows in packed.rows.values() for row in rows)
+        assert packed.unpacked() == growth
+
+
 def test_the_heaviest_tasks_start_first() -> None:
     slots = place([("a", 0), ("b", 0), ("c", 0), ("c", 1)], 4, [10, 10, 5, 5])
     assert sorted(slots[:2]) == [[0], [1]] and sorted(slots[2:]) == [[2], [3]]
 
 
-def test_progress_reports_stages_and_records(spark: Any, fleet: list[Path], tmp_path: Path) -> None:
+@pytest.mark.parametrize("catch_up", [0, CATCH_UP])
+def test_progress_reports_stages_and_records(spark: Any, fleet: list[Path], catch_up: float, tmp_path: Path) -> None:
     said: list[Any] = []  # stage names, and (done, total) reports, in order
-    got = SparkEngine(spark, ranges=3).analyze(AnalysisRequest.of(fleet, tmp_path / "out"),
-                                               lambda done, total: said.append((done, total)), said.append)
+    got = SparkEngine(spark, ranges=3, catch_up=catch_up).analyze(
+        AnalysisRequest.of(fleet, tmp_path / "out"), lambda done, total: said.append((done, total)), said.append)
     stages = [i for i, s in enumerate(said) if isinstance(s, str)]
-    assert [said[i] for i in stages] == ["range deltas", "replay", "tables"]
+    # ranges that catch up need no deltas: no stage for them
+    assert [said[i] for i in stages] == ["range deltas", "replay", "tables"][0 if catch_up == 0 else 1:]
     # each stage reports its own share, from 0 (the replay used to count the delta stage's tasks again) to all
     # of it: the replay every offset of the logs (progress counts offsets; got.records the data records), the
     # tables' stage those of the clusters cut in several ranges (here every cluster)
@@ -229,7 +289,7 @@ class _EveryUpdate(Progress):
 def test_the_command_shows_stage_and_rate_on_a_terminal(spark: Any, fleet: list[Path], tmp_path: Path) -> None:
     screen = io.StringIO()
     with _EveryUpdate("analyze (spark)", stream=screen, enabled=True) as progress:
-        run_engine(SparkEngine(spark, ranges=2), AnalysisRequest.of(fleet, tmp_path / "out"), progress)
+        run_engine(SparkEngine(spark, ranges=2, catch_up=0), AnalysisRequest.of(fleet, tmp_path / "out"), progress)
     text = screen.getvalue()
     assert "analyze (spark: range deltas)" in text and "analyze (spark: replay)" in text
     offsets = sum(last - first + 1 for first, last in map(log_bounds, fleet))  # progress counts the offsets read
@@ -251,7 +311,7 @@ def test_delta_tasks_fill_every_round_of_the_cores() -> None:
 def test_deltas_composed_from_cuts_equal_python(spark: Any, fleet: list[Path], expected: tuple[Path, AnalysisSummary],
                                                 monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr("metalog.analysis.engines.spark.delta_cuts", lambda pieces, cores: 3)
-    got = analyze(SparkEngine(spark, ranges=4), fleet, tmp_path / "out", csv=True)
+    got = analyze(SparkEngine(spark, ranges=4, catch_up=0), fleet, tmp_path / "out", csv=True)
     same_files(tmp_path / "out", expected[0])
     assert len(got.task_cpu["deltas"]) > 0
 
@@ -305,10 +365,10 @@ def test_both_engines_write_the_same_tables_and_metrics(spark: Any, fleet: list[
 @settings(max_examples=4)  # each example runs a dozen Spark jobs: seconds each
 @given(logs=st.lists(st.tuples(st.integers(0, 10_000), st.sampled_from(["mixed", "zk-migration", "jbod-transition"]),
                                st.integers(20, 1500), st.sampled_from([50, 400, 100_000])), min_size=1, max_size=3),
-       ranges=st.integers(1, 6), partitions=st.none() | st.integers(1, 4))
+       ranges=st.integers(1, 6), partitions=st.none() | st.integers(1, 4), catch_up=st.sampled_from([0, 1, CATCH_UP]))
 def test_random_fleets_and_partitionings_give_the_python_engines_tables(
         spark: Any, tmp_path_factory: pytest.TempPathFactory, logs: list[tuple[int, str, int, int]], ranges: int,
-        partitions: int | None) -> None:
+        partitions: int | None, catch_up: float) -> None:
     root = tmp_path_factory.mktemp("random")
     paths = []
     for n, (seed, scenario, records, every) in enumerate(logs):
@@ -316,7 +376,7 @@ def test_random_fleets_and_partitionings_give_the_python_engines_tables(
         write_history(paths[-1], seed, HistorySettings(brokers=3, topics=3, partitions=2, records=records,
                                                        scenario=scenario), snapshot_every=every)
     named = [f"{p.name}={p}" for p in paths]  # (two logs of one seed share a cluster.id)
-    analyze(SparkEngine(spark, ranges=ranges, partitions=partitions), named, root / "spark")
+    analyze(SparkEngine(spark, ranges=ranges, partitions=partitions, catch_up=catch_up), named, root / "spark")
     analyze(PythonEngine(), named, root / "python")
     same_files(root / "spark", root / "python")
 

@@ -2,10 +2,12 @@
 
 The SparkContext and the JVM it runs on are ``engines.spark_session``'s.
 
-Stage 1 computes on executors the deltas of the pieces between each range and the snapshot or state image
-before it (none for a range right after one, or for the first range), the driver composes them into each
-range's prefix (small: deltas hold only what changed), stage 2 loads each range's snapshot or image, applies
-the prefix and replays the range through the per-batch step, and the executor writes what it makes
+A cluster is cut into ranges only where that ends the work sooner (``range_counts``). A range near the snapshot,
+state image or log start before it catches up from there itself (``parallel.caught_up``); for ranges farther
+out, stage 1 computes on executors the deltas of the pieces between each range and the point before it, and the
+driver composes them into each range's prefix (small: deltas hold only what changed). Stage 2 loads each range's
+snapshot or image, catches up or applies the prefix, replays the range through the per-batch step, and the
+executor writes what it makes
 (``spark_tables``): a cluster replayed in one range as its tables, as the python engine writes them; the ranges
 of a cluster cut in several as Arrow streams, which stage 3, a task per such cluster, writes as its tables.
 Executors open the log directories and write the output directory themselves: the paths must be visible to
@@ -30,8 +32,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from metalog.analysis.engines.parallel import (
+    CATCH_UP,
     Origin,
     Piece,
+    catch_up_ranges,
     log_bounds,
     plan,
     prefixes,
@@ -49,20 +53,25 @@ from metalog.analysis.engines.spark_tables import (
     series_dir,
     write_cluster,
 )
-from metalog.analysis.outputs.growth import ClusterGrowth
-from metalog.analysis.outputs.growth_tables import GrowthTask, growth_task
+from metalog.analysis.outputs.growth import ROW_TYPES, ClusterGrowth
+from metalog.analysis.outputs.growth_tables import GrowthTask, growth_task, rows_of
 from metalog.replay.points import StartPoint
 from metalog.state.overlay import RangeDelta, fold
 
-__all__ = ["GROWTH_WEIGHT", "RANGE_SLACK", "SparkEngine", "StageReport", "delta_cuts", "makespan", "place",
-           "range_counts", "split_counts", "stable_hash"]
+__all__ = ["CATCH_UP_WEIGHT", "GROWTH_WEIGHT", "RANGE_SLACK", "STEP_SHARE", "WRITE_SHARE", "PackedGrowth", "Placed",
+           "SparkEngine", "StageReport", "delta_cuts", "makespan", "place", "plan_span", "range_counts",
+           "stable_hash"]
 
 R = TypeVar("R")
 
-RANGE_SLACK = 1.05  # how far past an even share of the records the replay may end before a range is split
-# a cluster's growth pass (a task of the replay's job, never split) costs about this share of its replay's CPU per
-# record (16.5 s against 23.7 s on the 5 x 1M fleet, local[2], load 9.5)
-GROWTH_WEIGHT = 0.65
+RANGE_SLACK = 1.05  # how much sooner a cut must end the work than keeping the cluster whole (modelled)
+# The CPU per record of a cluster's analysis, as shares of its whole task's (the replay, the per-batch step and
+# the tables written, in one task: 2.45 s for 1M records of the benchmark's mixed log; load 4.3, 2026-11-28):
+STEP_SHARE = 0.5  # a range's task: the replay and the step, the rows as Arrow streams (0.58 s + 0.67 s, the halves)
+WRITE_SHARE = 0.5  # a cut cluster's tables written from its ranges' streams, in the third stage (1.24 s)
+CATCH_UP_WEIGHT = 0.16  # a range's catch-up from its origin (``parallel.caught_up``): 0.20 s per 500k records
+GROWTH_WEIGHT = 0.04  # a cluster's growth pass, a task of the replay's job never split (0.09 s; 0.65 before the
+# growth pass was compiled)
 
 
 def stable_hash(text: str) -> int:
@@ -101,38 +110,41 @@ def makespan(sizes: Sequence[float], cores: int) -> float:
     return max(ends)
 
 
+def plan_span(sizes: Sequence[int], counts: Sequence[int], cores: int, fill: Sequence[float] = ()) -> float:
+    """How long the replay's job and the third stage take on ``cores`` with ``counts`` ranges per cluster, in
+    records of whole-task work: a whole cluster costs its size; a cluster cut in n equal ranges costs, per range,
+    ``STEP_SHARE`` of the range's records plus ``CATCH_UP_WEIGHT`` of those before it (it catches up from the log's
+    start: a snapshot or image on the way makes it less), then ``WRITE_SHARE`` of its size in the third stage.
+    ``fill``: the job's other tasks (the growth passes)."""
+    tasks, writes = list(fill), []
+    for size, n in zip(sizes, counts, strict=True):
+        if n == 1:
+            tasks.append(size)
+            continue
+        tasks += [size / n * (STEP_SHARE + j * CATCH_UP_WEIGHT) for j in range(n)]
+        writes.append(size * WRITE_SHARE)
+    return makespan(tasks, cores) + makespan(writes, cores)
+
+
 def range_counts(sizes: Sequence[int], cores: int, slack: float = RANGE_SLACK,
                  fill: Sequence[float] = ()) -> list[int]:
-    """Ranges per cluster so that the replay's job keeps ``cores`` busy to the end. ``fill``: the job's other
-    tasks, never split (each cluster's growth pass, ``GROWTH_WEIGHT`` of its records), which fill the cores
-    beside whole clusters. Each cluster is whole (no deltas, no streams, no third stage) when the job then ends
-    within ``slack`` of an even share of the work (5 equal clusters on 2 cores, their growth passes beside them),
-    or when splitting would not end it sooner (one cluster on 2 cores: its growth pass is as long as half its
-    replay); else the ranges of ``split_counts``."""
-    whole = [1] * len(sizes)
-    even = (sum(sizes) + sum(fill)) / max(cores, 1)
-    spans = [makespan([size / n for size, n in zip(sizes, counts, strict=True) for _ in range(n)] + list(fill),
-                      cores) for counts in (whole, split_counts(sizes, cores, slack))]
-    if spans[0] <= even * slack or spans[1] >= spans[0]:
-        return whole
-    return split_counts(sizes, cores, slack)
-
-
-def split_counts(sizes: Sequence[int], cores: int, slack: float = RANGE_SLACK) -> list[int]:
-    """Ranges per cluster so that the ranges alone keep ``cores`` busy to the end: one each, then the cluster with
-    the largest ranges is split once more, until the ranges scheduled longest first end within ``slack`` of an even
-    share of the records (5 equal clusters on 2 cores: one of them in 2 halves, not 5 tasks in 3 rounds), or until
-    4 ranges per core."""
+    """Ranges per cluster: each whole (no deltas, no streams, no third stage) unless cutting ends the work
+    ``slack`` times sooner (``plan_span``): the cluster with the largest ranges is cut once more while that holds,
+    up to ``CATCH_UP`` + 1 ranges (so that every range catches up from its origin; an explicit ``ranges`` may go
+    further, with deltas). ``fill``: the job's other tasks, never split (each cluster's growth pass,
+    ``GROWTH_WEIGHT`` of its records), which fill the cores beside whole clusters: 5 or 20 equal clusters on 2
+    cores stay whole; one large cluster on 2 cores is cut in two (its tables are still written by one task)."""
     counts = [1] * len(sizes)
-    even = sum(sizes) / max(cores, 1)
-    while cores > 1 and sum(counts) < 4 * cores + len(sizes):
-        ranges = [size / n for size, n in zip(sizes, counts, strict=True) for _ in range(n)]
-        if makespan(ranges, cores) <= even * slack:
-            break
+    best = plan_span(sizes, counts, cores, fill)
+    while cores > 1 and sizes:
         widest = max(range(len(sizes)), key=lambda i: sizes[i] / counts[i])
-        if sizes[widest] < 2 * (counts[widest] + 1):
+        if counts[widest] > CATCH_UP or sizes[widest] < 2 * (counts[widest] + 1):
             break
-        counts[widest] += 1
+        trial = [n + (i == widest) for i, n in enumerate(counts)]
+        span = plan_span(sizes, trial, cores, fill)
+        if span * slack >= best:
+            break
+        counts, best = trial, span
     return counts
 
 
@@ -152,15 +164,25 @@ class ClusterRanges:
         return max(self.last - self.first + 1, 0)
 
 
-def _on_partitions(sc: Any, fn: Callable[[Any], Any], items: Sequence[Any], keys: Sequence[tuple[str, int]],
-                   weights: Sequence[int], partitions: int | None, cpu: list[float]) -> list[Any]:
-    """``fn`` over ``items`` on executors, each item in the partition ``place`` gives its key; results in
-    ``items`` order. Items travel inside the tasks (no shuffle). Each task's CPU seconds are appended to
-    ``cpu`` (what the benchmark models a quiet machine with)."""
+@dataclass(frozen=True)
+class Placed:
+    """Tasks for the executors: ``items``, each placed by its key (cluster, range number) and weight (``place``)."""
+
+    items: Sequence[Any]
+    keys: Sequence[tuple[str, int]]
+    weights: Sequence[int]
+
+
+def _on_partitions(sc: Any, fn: Callable[[Any], Any], work: Placed, partitions: int | None,
+                   cpu: list[float]) -> list[Any]:
+    """``fn`` over ``work``'s items on executors, each item in the partition ``place`` gives its key; results in
+    the items' order. Items travel inside the tasks (no shuffle). Each task's CPU seconds are appended to ``cpu``
+    (what the benchmark models a quiet machine with)."""
+    items = work.items
     if not items:
         return []
     n = partitions or len(items)
-    buckets = [[(i, items[i]) for i in slot] for slot in place(keys, n, weights)]
+    buckets = [[(i, items[i]) for i in slot] for slot in place(work.keys, n, work.weights)]
 
     def run(bucket: list[tuple[int, Any]]) -> list[tuple[float, list[tuple[int, Any]]]]:
         start = time.process_time()
@@ -178,24 +200,57 @@ def _delta(item: tuple[str, int, int]) -> RangeDelta:
     return range_delta(*item)
 
 
-def _replay_or_grow(task: RangeTask | GrowthTask) -> Written | ClusterGrowth:
+def _weight(task: RangeTask, first: int) -> int:
+    """A range's work as ``plan_span`` models it (placement starts the heaviest first): a whole cluster's records;
+    a range's at ``STEP_SHARE``, with its catch-up from its origin (``first``: the log's) at ``CATCH_UP_WEIGHT``."""
+    size = task.hi - task.lo + 1
+    if task.ranges == 1:
+        return size
+    origin = first if task.origin.point is None else task.origin.point.offset + 1
+    return int(size * STEP_SHARE + (task.lo - origin) * CATCH_UP_WEIGHT * task.origin.catch_up)
+
+
+@dataclass(frozen=True)
+class PackedGrowth:
+    """A cluster's growth pass as it travels from an executor to the driver: each table's rows as tuples
+    (``growth_tables.rows_of``). Pickled as they are, its rows' dataclasses cost pickle a Python call per row each
+    way (``dataclasses``' ``__setstate__`` for slotted ones): 0.14 s a 1M-record cluster, where these tuples cost
+    0.06 s, rebuilt."""
+
+    name: str
+    rows: dict[str, list[tuple[Any, ...]]]
+
+    @classmethod
+    def of(cls, growth: ClusterGrowth) -> PackedGrowth:
+        return cls(growth.name, {table: rows_of(growth, table) for table in ROW_TYPES})
+
+    def unpacked(self) -> ClusterGrowth:
+        """The ClusterGrowth again (each table's row type takes its columns in order)."""
+        tables = {table: [kind(*row) for row in self.rows[table]] for table, kind in ROW_TYPES.items()}
+        return ClusterGrowth(self.name, tables["growth"], tables["log_size"], tables["snapshots"],
+                             tables["controller_leadership"])
+
+
+def _replay_or_grow(task: RangeTask | GrowthTask) -> Written | PackedGrowth:
     """A task of the replay's job: a range replayed, or a cluster's growth pass."""
-    return replay_task(task) if isinstance(task, RangeTask) else growth_task(task)
+    return replay_task(task) if isinstance(task, RangeTask) else PackedGrowth.of(growth_task(task))
 
 
 @dataclass
 class SparkEngine:
     """The Spark engine on ``spark``: a SparkContext (``spark_session.spark_context``), or a SparkSession, whose
-    context it runs on. ``ranges``: offset ranges per cluster (default: ``range_counts``, as few as keep every core
-    busy to the end; one core replays each cluster whole, which needs no deltas). ``partitions``: Spark partitions
-    per stage (default one per task). ``points``: start ranges from snapshots and state images. The summary's
-    ``task_cpu`` has each stage's CPU seconds per task."""
+    context it runs on. ``ranges``: offset ranges per cluster (default: ``range_counts``, as few as end the work
+    soonest; one core replays each cluster whole). ``partitions``: Spark partitions per stage (default one per
+    task). ``points``: start ranges from snapshots and state images. ``catch_up``: ranges at most this many times
+    their size after their origin catch up from it, the others start from deltas (``parallel.plan``; 0: all from
+    deltas). The summary's ``task_cpu`` has each stage's CPU seconds per task."""
 
     spark: Any
     ranges: int | None = None
     partitions: int | None = None
     points: bool = True
     name: str = "spark"
+    catch_up: float = CATCH_UP
 
     @property
     def context(self) -> Any:
@@ -205,7 +260,7 @@ class SparkEngine:
     def run(self, fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
         """Independent tasks (the report's clusters: items with ``name`` and ``weight``) on the executors, one
         partition each, the heaviest started first; results in the items' order."""
-        return _on_partitions(self.context, fn, items, [(i.name, 0) for i in items], [i.weight for i in items],
+        return _on_partitions(self.context, fn, Placed(items, [(i.name, 0) for i in items], [i.weight for i in items]),
                               None, [])
 
     def analyze(self, request: AnalysisRequest, progress: Progress | None = None,
@@ -249,18 +304,21 @@ class SparkEngine:
     def _prefixes(self, clusters: Sequence[ClusterRanges], counts: Sequence[int], report: StageReport,
                   task_cpu: dict[str, list[float]]) -> list[list[tuple[tuple[int, int], Origin, RangeDelta]]]:
         """Stage 1: each cluster's ranges, their origins and prefixes, from the pieces' deltas computed on the
-        executors (each piece in ``delta_cuts`` cuts, so every round of the cores is full)."""
+        executors (each piece in ``delta_cuts`` cuts, so every round of the cores is full); none for ranges that
+        catch up (the stage then does not run)."""
         sc = self.context
-        bounds = [split_ranges(c.first, c.last, n) for c, n in zip(clusters, counts, strict=True)]
-        origins = [plan(b, c.first, c.points) for c, b in zip(clusters, bounds, strict=True)]
+        bounds = [self.range_bounds(c, n) for c, n in zip(clusters, counts, strict=True)]
+        origins = [plan(b, c.first, c.points, self.catch_up) for c, b in zip(clusters, bounds, strict=True)]
         pieces = [(i, piece) for i, os_ in enumerate(origins) for piece in sorted({p for o in os_ for p in o.pieces})]
         cuts = delta_cuts(len(pieces), sc.defaultParallelism)
         subs = [(i, piece, sub) for i, piece in pieces for sub in split_ranges(*piece, cuts)]
-        with report.stage("range deltas", sum(hi - lo + 1 for _, _, (lo, hi) in subs)):
-            found = _on_partitions(sc, _delta, [(clusters[i].path, *sub) for i, _, sub in subs],
-                                   [(clusters[i].name, n) for n, (i, _, _) in enumerate(subs)],
-                                   [hi - lo + 1 for _, _, (lo, hi) in subs], self.partitions,
-                                   task_cpu.setdefault("deltas", []))
+        work = Placed([(clusters[i].path, *sub) for i, _, sub in subs],
+                      [(clusters[i].name, n) for n, (i, _, _) in enumerate(subs)],
+                      [hi - lo + 1 for _, _, (lo, hi) in subs])
+        found: list[RangeDelta] = []
+        if subs:
+            with report.stage("range deltas", sum(hi - lo + 1 for _, _, (lo, hi) in subs)):
+                found = _on_partitions(sc, _delta, work, self.partitions, task_cpu.setdefault("deltas", []))
         cut_deltas: list[dict[Piece, list[RangeDelta]]] = [{} for _ in clusters]
         for (i, piece, _), delta in zip(subs, found, strict=True):  # subs are in offset order within a piece
             cut_deltas[i].setdefault(piece, []).append(delta)
@@ -268,6 +326,17 @@ class SparkEngine:
         deltas = [{piece: fold(cut) for piece, cut in by_piece.items()} for by_piece in cut_deltas]
         return [list(zip(b, os_, prefixes(os_, ds), strict=True))
                 for b, os_, ds in zip(bounds, origins, deltas, strict=True)]
+
+    def range_bounds(self, cluster: ClusterRanges, n: int) -> list[tuple[int, int]]:
+        """A cluster's ``n`` ranges: equal ones for a ``ranges`` asked for; in a plan of the engine's own, ranges
+        that end together as each catches up (``catch_up_ranges``: two ranges of 5M records, 2.98M then 2.02M),
+        unless some of them would then start from deltas (``plan``)."""
+        equal = split_ranges(cluster.first, cluster.last, n)
+        if self.ranges or n == 1 or self.catch_up <= 0:
+            return equal
+        balanced = catch_up_ranges(cluster.first, cluster.last, n, CATCH_UP_WEIGHT / STEP_SHARE)
+        starts = plan(balanced, cluster.first, cluster.points, self.catch_up)[1:]
+        return balanced if all(origin.catch_up for origin in starts) else equal
 
     def _replay(self, clusters: Sequence[ClusterRanges],
                 prefixed: Sequence[Sequence[tuple[tuple[int, int], Origin, RangeDelta]]], output: Output,
@@ -277,25 +346,27 @@ class SparkEngine:
         pass; stage 3, the clusters cut in several ranges written from their ranges' chunks."""
         sc = self.context
         tasks: list[RangeTask | GrowthTask] = [
-            RangeTask(c.path, c.name, i, n, len(ranges), lo, hi, origin.point, prefix, output)
+            RangeTask(c.path, c.name, i, n, len(ranges), lo, hi, origin, prefix, output)
             for i, (c, ranges) in enumerate(zip(clusters, prefixed, strict=True))
             for n, ((lo, hi), origin, prefix) in enumerate(ranges)]
         ranges = len(tasks)
         tasks += growth
         keys = [(t.name, t.number) if isinstance(t, RangeTask) else (t.name, -1) for t in tasks]
-        weights = [t.hi - t.lo + 1 if isinstance(t, RangeTask) else int(GROWTH_WEIGHT * t.weight) for t in tasks]
+        weights = [_weight(t, clusters[t.cluster].first) if isinstance(t, RangeTask) else int(GROWTH_WEIGHT * t.weight)
+                   for t in tasks]
         with report.stage("replay", sum(c.size for c in clusters)):
-            found = _on_partitions(sc, _replay_or_grow, tasks, keys, weights, self.partitions,
+            found = _on_partitions(sc, _replay_or_grow, Placed(tasks, keys, weights), self.partitions,
                                    task_cpu.setdefault("replay", []))
         done = [w for w in found[:ranges] if isinstance(w, Written)]
-        grown = [g for g in found[ranges:] if isinstance(g, ClusterGrowth)]
+        grown = [g.unpacked() for g in found[ranges:] if isinstance(g, PackedGrowth)]
         cut = [i for i, ranges in enumerate(prefixed) if len(ranges) > 1]
         if not cut:
             return done, grown
         merges = [ClusterTask(clusters[i].name, i, len(prefixed[i]), output) for i in cut]
         with report.stage("tables", sum(clusters[i].size for i in cut)):
-            done += _on_partitions(sc, write_cluster, merges, [(m.name, 0) for m in merges],
-                                   [clusters[i].size for i in cut], self.partitions, task_cpu.setdefault("tables", []))
+            done += _on_partitions(sc, write_cluster, Placed(merges, [(m.name, 0) for m in merges],
+                                                             [clusters[i].size for i in cut]),
+                                   self.partitions, task_cpu.setdefault("tables", []))
         return done, grown
 
 

@@ -6,6 +6,7 @@ a JVM). The engine's algorithm is ``engines.spark``."""
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import re
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from metalog import errors
+from metalog.analysis.engines.spark_classes import SILENT, ClassArchive, class_archive, finish
 from metalog.analysis.engines.spark_quiet import AccumulatorErrors, quiet_py4j
 from metalog.errors import MetalogError
 
@@ -102,10 +104,11 @@ def spark_context(master: str | None = None, *, app: str = "metalog analyze", dr
     bounded by ``master_timeout``), the JVM's own reason when it exits before it starts (a malformed
     ``--master``, say). A context this call started is stopped; after Ctrl-C, or when it cannot be stopped, the
     JVM is killed before the scratch directory goes (and a later session in this process is refused in one line:
-    pyspark keeps one JVM per process and has no public way to forget one that died)."""
-    find_java()
-    import_pyspark()
-    _refuse_a_dead_jvm()
+    pyspark keeps one JVM per process and has no public way to forget one that died).
+
+    The driver's JVM maps a class-data-sharing archive of Spark's classes from the user's cache directory, and the
+    first run writes it as this process exits (``spark_classes``; ``METALOG_SPARK_CLASS_ARCHIVE=off`` opts out)."""
+    _can_start()
     running = _running_context()
     if running is not None:
         yield running
@@ -121,9 +124,7 @@ def spark_session(master: str | None = None, *, app: str = "metalog analyze", dr
     """A quiet SparkSession, for Spark SQL over the tables: ``spark_context``'s context (the same settings,
     scratch space, failures and Ctrl-C) with a session over it; a session this process already runs is used as
     it is (or a session over its running SparkContext), and left running. ``SparkEngine`` takes either."""
-    find_java()
-    import_pyspark()
-    _refuse_a_dead_jvm()
+    _can_start()
     running = _running_session()
     if running is not None:
         yield running
@@ -133,6 +134,14 @@ def spark_session(master: str | None = None, *, app: str = "metalog analyze", dr
     with _started(master, app, driver_memory, master_timeout, archives, executor_python) as started:
         started.session = SparkSession.builder.getOrCreate()  # over the context just started, with its settings
         yield started.session
+
+
+def _can_start() -> None:
+    """What any session needs first, each missing one said in one line: a Java runtime, pyspark, and no JVM of an
+    earlier session in this process that has exited."""
+    find_java()
+    import_pyspark()
+    _refuse_a_dead_jvm()
 
 
 @contextmanager
@@ -188,13 +197,10 @@ def _executor_python(archives: str | None, executor_python: str | None) -> str |
 
 def _settings(scratch: Path, master: str, app: str, memory: str, archives: str | None,
               executor_python: str | None) -> dict[str, str]:
-    """The session's settings, quiet and with its scratch space in ``scratch``; the driver's JVM options go
-    through the launcher (``PYSPARK_SUBMIT_ARGS``), since that JVM starts before the builder's settings apply.
-    A JVM out of memory exits (Spark would otherwise wait forever on a task result it failed to read)."""
+    """The session's settings, quiet and with its scratch space in ``scratch`` (the driver's JVM options go
+    through the launcher: ``_quiet_gateway``)."""
     (scratch / "log4j2.properties").write_text(_LOG4J)
     java_opts = f"-Dlog4j2.configurationFile={scratch / 'log4j2.properties'} -Djava.io.tmpdir={scratch}"
-    os.environ["PYSPARK_SUBMIT_ARGS"] = (f'--driver-memory {memory} --driver-java-options '
-                                         f'"{java_opts} -XX:+ExitOnOutOfMemoryError {DRIVER_JIT}" pyspark-shell')
     conf = {"spark.master": master, "spark.app.name": app, "spark.ui.enabled": "false",
             "spark.driver.memory": memory,
             "spark.ui.showConsoleProgress": "false", "spark.local.dir": str(scratch),
@@ -231,7 +237,9 @@ def _ready(context: Any, master: str, archives: str | None, scratch: Path) -> Ac
 
 def _end(started: _Started, scratch: Path, handler: Any) -> None:
     """The context stopped (its JVM killed after Ctrl-C, or when it cannot be stopped), the accumulator server's
-    errors settled, the scratch space removed and the caller's Ctrl-C handler back."""
+    errors settled, the scratch space removed and the caller's Ctrl-C handler back. A session that did not end
+    cleanly keeps its JVM from installing the class archive it writes at exit."""
+    JVM.clean = JVM.clean and started.clean
     try:
         _stop(started)
     finally:
@@ -462,11 +470,13 @@ def default_driver_memory() -> str:
 
 
 class _JvmState:
-    """The driver's JVM this process launched (``gateway``: py4j's, with its ``proc``), and what it said on
-    stderr that metalog acts on."""
+    """The driver's JVM this process launched (``gateway``: py4j's, with its ``proc``), what it said on stderr
+    that metalog acts on, and whether every session on it ended cleanly (``clean``: the class archive it writes
+    as it exits is kept only then)."""
 
     gateway: Any = None
     out_of_memory = False
+    clean = True
 
 
 JVM = _JvmState()
@@ -494,7 +504,14 @@ def _quiet_gateway(settings: dict[str, str], scratch: Path) -> Any:
 
     if SparkContext._gateway is not None:  # noqa: SLF001 - read only: a JVM of an earlier context is reused
         return None
-    JVM.out_of_memory = False
+    JVM.out_of_memory, JVM.clean = False, True
+    archive, options, written = _class_archive()
+    # the driver's JVM options go through the launcher, since that JVM starts before the settings apply; a JVM out
+    # of memory exits (Spark would otherwise wait forever on a task result it failed to read)
+    os.environ["PYSPARK_SUBMIT_ARGS"] = (
+        f'--driver-memory {settings["spark.driver.memory"]} --driver-java-options "'
+        f'{settings["spark.driver.extraJavaOptions"]} -XX:+ExitOnOutOfMemoryError {DRIVER_JIT}{options}" '
+        'pyspark-shell')
     conf = SparkConf(loadDefaults=False).setAll(list(settings.items()))
     log = scratch / "jvm-stderr.log"
     with open(log, "wb") as sink, _ctrl_c_deferred():
@@ -502,13 +519,45 @@ def _quiet_gateway(settings: dict[str, str], scratch: Path) -> Any:
             launch: Any = launch_gateway  # (pyspark's, untyped)
             gateway = launch(conf, popen_kwargs={"stderr": sink})
         except Exception as e:
+            if written is not None:  # a JVM that exited at its start may have written its archive there
+                written.unlink(missing_ok=True)
             if "JAVA_GATEWAY_EXITED" not in str(e):
                 raise
             raise MetalogError(f"Spark did not start: {_reason(log)}") from None
         JVM.gateway = gateway  # ours before a deferred Ctrl-C is raised, so that the caller's cleanup kills it
     if gateway.proc is not None:  # None under spark-submit: its JVM was there first, its stderr is not ours
         threading.Thread(target=_forward, args=(log, gateway.proc), daemon=True).start()
+        if archive is not None and written is not None:
+            atexit.register(_archive_at_exit, archive, written, gateway)
     return gateway
+
+
+def _class_archive() -> tuple[ClassArchive | None, str, Path | None]:
+    """The class archive for the driver's JVM (``spark_classes``): the archive, the JVM's options for it, and the
+    temporary file the JVM is to write it to as it exits (None: the archive is used, or there is none)."""
+    home = spark_home()
+    archive = class_archive(find_java(), home)
+    if archive is None:
+        return None, "", None
+    if archive.usable():
+        return archive, f" {SILENT} -XX:SharedArchiveFile={archive.path}", None
+    written = archive.temporary()
+    return archive, f" {SILENT} -XX:ArchiveClassesAtExit={written}", written
+
+
+def _archive_at_exit(archive: ClassArchive, written: Path, gateway: Any) -> None:
+    """At this process's exit, the JVM let go to write the class archive, which is kept if its sessions ended
+    cleanly."""
+    finish(archive, written, gateway.proc, gateway, JVM.clean)
+
+
+def spark_home() -> Path | None:
+    """Where pyspark's launcher finds Spark: ``SPARK_HOME``, else a pip-installed pyspark's own directory (None:
+    neither has Spark's jars)."""
+    if os.environ.get("SPARK_HOME"):
+        return Path(os.environ["SPARK_HOME"])
+    pyspark = Path(import_pyspark().__file__).parent
+    return pyspark if (pyspark / "jars").is_dir() else None
 
 
 @contextmanager

@@ -20,10 +20,9 @@ from typing import Any
 
 from metalog.analysis.domain.columns import Chunk, Coded, ColumnData
 from metalog.analysis.domain.schema import TABLES, Kind, Table
-from metalog.analysis.engines.parallel import range_start, replay_range
+from metalog.analysis.engines.parallel import Origin, RangeReplay, range_start, replay_range
 from metalog.analysis.outputs.layout import arrow_batch, arrow_schema
 from metalog.analysis.outputs.writers import ClusterTables, SeriesBlocks
-from metalog.replay.points import StartPoint
 from metalog.state.overlay import RangeDelta
 
 __all__ = ["ClusterTask", "Output", "RangeFiles", "RangeTask", "Written", "chunk_of", "range_dir", "replay_task",
@@ -60,7 +59,8 @@ def range_dir(scratch: str, cluster: int, number: int) -> Path:
 @dataclass(frozen=True)
 class RangeTask:
     """A range to replay: ``number`` of the ``ranges`` of cluster ``cluster`` (its place in the fleet), [lo, hi]
-    from the state of ``point`` (a snapshot or state image; None: the state before the log) and ``prefix``."""
+    from the state of its ``origin`` (``parallel.plan``: a snapshot's, a state image's or the state before the
+    log), caught up by the task itself or with ``prefix``, the composition of the deltas after it."""
 
     path: str
     name: str
@@ -69,7 +69,7 @@ class RangeTask:
     ranges: int
     lo: int
     hi: int
-    point: StartPoint | None
+    origin: Origin
     prefix: RangeDelta
     output: Output
 
@@ -115,11 +115,12 @@ def replay_task(task: RangeTask) -> Written:
     """A range replayed on an executor: a cluster's only range writes the cluster's tables, any other its
     chunks (``RangeFiles``)."""
     started = time.process_time()
-    start = range_start(task.path, task.point, task.prefix)
+    start = range_start(task.path, task.lo, task.origin, task.prefix)
     whole = task.ranges == 1
     sink = (task.output.cluster_tables(task.cluster, task.name) if whole
             else RangeFiles(range_dir(task.output.scratch, task.cluster, task.number)))
-    records = replay_range(task.path, task.name, task.lo, task.hi, start, sink.add, log_start=task.number == 0)
+    records = replay_range(RangeReplay(task.path, task.name, task.lo, task.hi, log_start=task.number == 0), start,
+                           sink.add)
     sink.close()
     batches, events = (sink.batches, sink.events) if isinstance(sink, ClusterTables) else (0, 0)
     return Written(records, batches, events, time.process_time() - started)

@@ -10,10 +10,13 @@ here; the rest (a loader that builds images, a delta that changes the features, 
 class it does not know) goes to the pure methods. What it needs comes in one object, ``metalog.state.publish.BatchPublishParts``.
 
 ``BatchEnd`` (``publish.pxd``) is the C-level entry a compiled batch loop calls once per batch: ``end_batch(last)``.
+An ``on_publish`` that carries ``c_on_publish`` (``publish.pxd``'s ``ml_on_publish``, the analysis' compiled step) is
+told the delta through it, in C; any other is called from Python, as the pure method calls it.
 """
 
 from cpython.dict cimport PyDict_Next, PyDict_SetItem, PyDict_Update
 from cpython.object cimport PyObject
+from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
 from libc.stdint cimport int64_t
 
 cdef extern from *:
@@ -85,6 +88,8 @@ cdef class BatchPublish(BatchEnd):
     cdef Py_ssize_t t_off[3]
     cdef object features, metadata_version, zk_migration_state  # the last features seen, and their two levels
     cdef tuple map_names
+    cdef object subscriber  # the last on_publish seen (held, so that its identity is not reused)
+    cdef ml_on_publish *c_subscriber  # its C entry (its c_on_publish), or NULL: it is called from Python
 
     def __init__(self, loader, pure, parts):
         cdef Py_ssize_t i
@@ -132,7 +137,12 @@ cdef class BatchPublish(BatchEnd):
             mlp_set_slot(delta, self.d_off[OFFSET], last)
             on_publish = loader.on_publish
             if on_publish is not None:
-                on_publish(delta, None)
+                if on_publish is not self.subscriber:
+                    self.subscribe(on_publish)
+                if self.c_subscriber is not NULL:
+                    self.c_subscriber.published(on_publish, delta, None)
+                else:
+                    on_publish(delta, None)
             if not self.apply_to(delta, working):
                 delta.apply_to(working)
                 delta.clear()
@@ -146,6 +156,15 @@ cdef class BatchPublish(BatchEnd):
             mlp_set_slot(delta, self.d_off[OFFSET], last)
         loader.clean_offset = last
         loader.marker_state = self.no_transaction
+        return 0
+
+    cdef int subscribe(self, object on_publish) except -1:
+        """``on_publish``'s C entry looked up (once per subscriber: a loader's ``on_publish`` may be replaced)."""
+        capsule = getattr(on_publish, "c_on_publish", None)
+        self.subscriber = on_publish
+        self.c_subscriber = NULL
+        if capsule is not None and PyCapsule_IsValid(capsule, ML_ON_PUBLISH_NAME):
+            self.c_subscriber = <ml_on_publish *>PyCapsule_GetPointer(capsule, ML_ON_PUBLISH_NAME)
         return 0
 
     cdef bint apply_to(self, object delta, object working) except -1:

@@ -7,13 +7,16 @@ capsule named ``metalog.batch_end.v1`` holding a ``ml_batch_end``), so that no P
 per batch between the scan, the loader and the step; a batch the scan hands to its pure loop (a control batch, say)
 is told through ``__call__``. It ends the batch through the loader's compiled publish where that runs (a loader's
 ``end_batch`` that is a ``metalog.state.compiled.publish.BatchEnd``: its C entry, which says whether a transaction
-is open), else through the loader's methods. What it needs comes in one ``BatchLoopParts``.
+is open), else through the loader's methods; it tells the step through its C entries where the step is the compiled
+twin (``step.pxd``'s ``on_leader_change`` and ``on_batch``), else through its methods. What it needs comes in one
+``BatchLoopParts``.
 ``tests/analysis/domain/test_compiled_loop.py`` runs both twins over random logs in random batch shapes.
 """
 
 from cpython.pycapsule cimport PyCapsule_New
 from libc.stdint cimport int64_t
 
+from metalog.analysis.domain.compiled.step cimport ClusterStep
 from metalog.state.compiled.publish cimport BatchEnd
 
 from metalog.codec.compiled.sinks cimport ml_batch_end
@@ -35,6 +38,7 @@ cdef class BatchLoop:
     cdef readonly object parts
     cdef object loader, step, leader_changes, sink, end_batch, step_batch
     cdef BatchEnd publish  # the loader's compiled end_batch, or None
+    cdef ClusterStep compiled_step  # the step when it is the compiled twin, or None
     cdef readonly Py_ssize_t batches  # batches since the last hand-over
     cdef Py_ssize_t chunk_batches
     cdef public object c_batch_end
@@ -49,6 +53,7 @@ cdef class BatchLoop:
         self.end_batch = self.loader.end_batch  # bound once: a loader's methods are its own (its twins)
         self.publish = self.end_batch if isinstance(self.end_batch, BatchEnd) else None
         self.step_batch = self.step.batch
+        self.compiled_step = self.step if isinstance(self.step, ClusterStep) else None
         self.batches = 0
         self.c_batch_end = PyCapsule_New(&BATCH_END, b"metalog.batch_end.v1", NULL)
 
@@ -65,8 +70,14 @@ cdef class BatchLoop:
             open_transaction = self.loader.in_transaction
         if control:
             for leader, epoch in self.leader_changes(base):
-                self.step.leader_change(last, leader, epoch)
-        self.step_batch(last, timestamp, open_transaction)
+                if self.compiled_step is not None:
+                    self.compiled_step.on_leader_change(last, leader, epoch)
+                else:
+                    self.step.leader_change(last, leader, epoch)
+        if self.compiled_step is not None:
+            self.compiled_step.on_batch(last, timestamp, open_transaction)
+        else:
+            self.step_batch(last, timestamp, open_transaction)
         self.batches += 1
         if self.batches >= self.chunk_batches:
             self.hand_over()

@@ -5,16 +5,27 @@ The same counts, kept from the same deltas by the same rules, and the same rows,
 ``step`` is the specification: read it first). Counts live in C arrays by broker, directory and (broker, directory)
 number; a batch's timeline row is 20 int64 appended to a buffer, broker_timeline and directory_timeline rows the
 same, events and directory failures (rare) Python tuples. ``take`` makes the columns (``array('q')``) from the
-buffers. Registrations, directory ids and names stay Python objects, read through their attributes.
+buffers. Directory ids and names stay Python objects; what the step reads of a broker's registration is read once,
+when it changes, into C arrays (the broker's and each of its directories').
+
+It is called in C where its callers are compiled: the loader's compiled publish tells it each delta through
+``published``'s ``c_on_publish`` (``state/compiled/publish.pxd``'s ``ml_on_publish``), reading the delta's fields at
+their slots and a partition's at its index, each found from the class that defines it (``MetadataDelta``,
+``TopicDelta``, ``PartitionRegistration``); the analysis' compiled loop calls ``on_batch`` and ``on_leader_change``
+(``step.pxd``). From Python, ``published(delta, image)``, ``batch`` and ``leader_change`` run the same code.
 ``tests/analysis/domain/test_compiled_step.py`` runs both twins on random histories in random batch shapes.
 """
 
 from cpython.array cimport array, clone
 from cpython.dict cimport PyDict_GetItem, PyDict_Next
 from cpython.object cimport PyObject
+from cpython.pycapsule cimport PyCapsule_New
 from libc.stdint cimport int64_t
-from libc.stdlib cimport free, realloc
-from libc.string cimport memset
+from libc.stdlib cimport free, malloc, realloc
+from libc.string cimport memcpy, memset
+
+from metalog.codec.compiled._reader cimport ml_member_offset
+from metalog.state.compiled.publish cimport ML_ON_PUBLISH_NAME, ml_on_publish
 
 from metalog.analysis.domain.columns import Chunk, Coded
 from metalog.analysis.domain.schema import (
@@ -30,6 +41,8 @@ from metalog.analysis.domain.schema import (
 )
 from metalog.analysis.domain.step import ZK_NAMES, version_names
 from metalog.codec.uuid import LOST, MIGRATING, UNASSIGNED
+from metalog.state.delta import MetadataDelta, TopicDelta
+from metalog.state.image import PartitionRegistration
 
 cdef extern from *:
     """
@@ -46,6 +59,7 @@ DEF BROKER_WIDTH = 13  # last_offset, timestamp, broker, then the broker's 10 va
 DEF DIRECTORY_WIDTH = 9  # last_offset, timestamp, broker, directory, then its 5 values
 DEF BROKER_VALUES = 10
 DEF PAIR_VALUES = 5
+DEF BROKER_REG = 4  # a broker's values from its registration: state, in controlled shutdown, migrating, directories
 cdef int64_t NO_LEADER = -1
 cdef int LOST_DIR = 2, ASSIGNED = 3
 cdef int PHASE_NATIVE = 0, PHASE_PRE = 1, PHASE_HYBRID = 2, PHASE_DUAL = 3, PHASE_POST = 4
@@ -53,12 +67,6 @@ cdef int NOT_STARTED = 0, IN_PROGRESS = 1, COMPLETE = 2
 cdef int UNREGISTERED = 0, FENCED = 1, UNFENCED = 2
 cdef int PHASE_CHANGE = 0, DIR_TRANSITION = 1, METADATA_VERSION = 2, DIRECTORY_FAILURE = 3, ABORTED = 4
 cdef int CONTROLLER_LEADER = 5
-
-
-cdef struct Buffer:  # a growable int64 buffer
-    int64_t *data
-    Py_ssize_t size
-    Py_ssize_t cap
 
 
 cdef int grow(Buffer *b, Py_ssize_t need) except -1:
@@ -85,6 +93,44 @@ cdef inline int64_t *push(Buffer *b, Py_ssize_t n) except NULL:
     return at
 
 
+cdef Py_ssize_t _slot_offset(cls, name) except -1:
+    """The offset of the slot ``name`` in instances of ``cls`` (a member descriptor of its own)."""
+    cdef Py_ssize_t off = ml_member_offset(cls.__dict__.get(name))
+    if off <= 0:
+        raise ImportError(f"{cls.__name__}.{name} is not a slot the compiled step can read")
+    return off
+
+
+cdef inline object _slot(object o, Py_ssize_t off):
+    """A slot's value, at its offset (an unset slot raises, as its attribute would)."""
+    cdef PyObject *v = (<PyObject **>(<char *><PyObject *>o + off))[0]
+    if v is NULL:
+        raise AttributeError(f"{type(o).__name__} has a field unset")
+    return <object>v
+
+
+# the fields of a delta the step reads, at their slots, and a partition's, at their indexes
+cdef Py_ssize_t D_IMAGE = _slot_offset(MetadataDelta, "image")
+cdef Py_ssize_t D_METADATA_VERSION = _slot_offset(MetadataDelta, "metadata_version")
+cdef Py_ssize_t D_ZK_MIGRATION_STATE = _slot_offset(MetadataDelta, "zk_migration_state")
+cdef Py_ssize_t D_DELETED_TOPICS = _slot_offset(MetadataDelta, "deleted_topics")
+cdef Py_ssize_t D_TOPICS = _slot_offset(MetadataDelta, "topics")
+cdef Py_ssize_t D_BROKERS = _slot_offset(MetadataDelta, "brokers")
+cdef Py_ssize_t T_BASE = _slot_offset(TopicDelta, "base")
+cdef Py_ssize_t T_BASE_PARTITIONS = _slot_offset(TopicDelta, "base_partitions")
+cdef Py_ssize_t T_PARTITIONS = _slot_offset(TopicDelta, "partitions")
+cdef Py_ssize_t P_REPLICAS = PartitionRegistration._fields.index("replicas")
+cdef Py_ssize_t P_DIRECTORIES = PartitionRegistration._fields.index("directories")
+cdef Py_ssize_t P_LEADER = PartitionRegistration._fields.index("leader")
+
+
+cdef inline tuple _registration(object part):
+    """A PartitionRegistration (a tuple: its fields read at their indexes)."""
+    if not isinstance(part, tuple) or len(<tuple>part) <= P_LEADER:
+        raise TypeError(f"a partition's registration is a {type(part).__name__}")
+    return <tuple>part
+
+
 cdef inline int codes_differ(int64_t *a, int64_t *b, int n):
     cdef int i
     for i in range(n):
@@ -94,38 +140,15 @@ cdef inline int codes_differ(int64_t *a, int64_t *b, int n):
 
 
 cdef class ClusterStep:
-    """``metalog.analysis.domain.step.ClusterStep``, compiled (see the module's docstring)."""
-
-    cdef public str cluster
-    cdef object image_of
-    # brokers by number
-    cdef dict bnum
-    cdef list bid, reg, bpairs
-    cdef Buffer bkind, blead, boff, bshown, bdirty
-    cdef Buffer dirty_b  # broker numbers whose values may have changed since the last batch
-    # directories by number: the placeholders are 0, 1, 2
-    cdef dict dnum
-    cdef list dirs, dname
-    # (broker, directory) pairs by number
-    cdef dict pnum
-    cdef Buffer pb, pd, prep, plead, pless, pshown, pdirty, dirty_p
-    # the counts
-    cdef int64_t mv, zk, topics, partitions, offline_partitions, imbalance, offline
-    cdef int64_t kinds[4]
-    cdef int64_t fenced, registered, shutdown, brokers_zk, with_dirs
-    cdef int64_t prev[3]
-    cdef bint has_prev
-    # rows since the last take
-    cdef Buffer timeline, brokers_rows, dir_rows
-    cdef list failed, events, lost, told
+    """``metalog.analysis.domain.step.ClusterStep``, compiled (see the module's docstring); its attributes are declared
+    in ``step.pxd``."""
 
     def __init__(self, str cluster, image, image_of, *, bint log_start=True):
         cdef Py_ssize_t b, p
         self.cluster = cluster
         self.image_of = image_of
-        self.bnum, self.bid, self.reg, self.bpairs = {}, [], [], []
+        self.bnum, self.bid, self.reg = {}, [], []
         self.dnum, self.dirs, self.dname = {}, [], []
-        self.pnum = {}
         self.failed, self.events, self.lost, self.told = [], [], [], []
         for d in (MIGRATING, UNASSIGNED, LOST):
             self._directory(d)
@@ -147,17 +170,23 @@ cdef class ClusterStep:
                     self._pair_values(p, self.pshown.data + p * PAIR_VALUES)
 
     def __dealloc__(self):
+        free(self.bids.data)
+        free(self.breg.data)
         free(self.bkind.data)
         free(self.blead.data)
         free(self.boff.data)
         free(self.bshown.data)
         free(self.bdirty.data)
+        free(self.bfirst.data)
         free(self.dirty_b.data)
         free(self.pb.data)
         free(self.pd.data)
+        free(self.pnext.data)
         free(self.prep.data)
         free(self.plead.data)
         free(self.pless.data)
+        free(self.plisted.data)
+        free(self.poffline.data)
         free(self.pshown.data)
         free(self.pdirty.data)
         free(self.dirty_p.data)
@@ -175,12 +204,14 @@ cdef class ClusterStep:
         self.bnum[bid] = b
         self.bid.append(bid)
         self.reg.append(None)
-        self.bpairs.append([])
+        push(&self.bids, 1)[0] = bid
+        push(&self.breg, BROKER_REG)
         push(&self.bkind, 4)
         push(&self.blead, 1)
         push(&self.boff, 1)
         push(&self.bshown, BROKER_VALUES)
         push(&self.bdirty, 1)
+        push(&self.bfirst, 1)[0] = -1
         return b
 
     cdef Py_ssize_t _directory(self, object directory) except -1:
@@ -195,35 +226,64 @@ cdef class ClusterStep:
         return d
 
     cdef Py_ssize_t _pair(self, Py_ssize_t b, Py_ssize_t d) except -1:
-        key = (<int64_t>b << 32) | d
-        cdef PyObject *found = PyDict_GetItem(self.pnum, key)
-        cdef Py_ssize_t p
-        if found is not NULL:
-            return <Py_ssize_t><object>found
+        """The pair's number (a broker's pairs are few: a list through ``pnext``, from ``bfirst``)."""
+        cdef Py_ssize_t p = self.bfirst.data[b]
+        while p >= 0:
+            if self.pd.data[p] == d:
+                return p
+            p = self.pnext.data[p]
         p = self.pb.size
-        self.pnum[key] = p
         push(&self.pb, 1)[0] = b
         push(&self.pd, 1)[0] = d
+        push(&self.pnext, 1)[0] = self.bfirst.data[b]
+        self.bfirst.data[b] = p
         push(&self.prep, 1)
         push(&self.plead, 1)
         push(&self.pless, 1)
+        push(&self.plisted, 1)
+        push(&self.poffline, 1)
         push(&self.pshown, PAIR_VALUES)
         push(&self.pdirty, 1)
-        (<list>self.bpairs[b]).append(p)
+        self._pair_flags(p, self.reg[b])
         return p
 
-    cdef inline void _dirty_broker(self, Py_ssize_t b) except *:
+    cdef int _pair_flags(self, Py_ssize_t p, object reg) except -1:
+        """What the pair's broker's registration ``reg`` says of its directory: listed, offline."""
+        cdef Py_ssize_t d = self.pd.data[p]
+        self.plisted.data[p] = reg is not None and self.dirs[d] in reg.directories
+        self.poffline.data[p] = self._offline(reg, d)
+        return 0
+
+    cdef int _set_reg(self, Py_ssize_t b, object reg) except -1:
+        """Broker ``b``'s registration is ``reg`` (None: none): what the step reads of it, read once."""
+        cdef int64_t *values = self.breg.data + b * BROKER_REG
+        cdef Py_ssize_t p = self.bfirst.data[b]
+        self.reg[b] = reg
+        if reg is None:
+            values[0] = values[1] = values[2] = values[3] = 0
+        else:
+            values[0] = FENCED if reg.fenced else UNFENCED
+            values[1], values[2] = <bint>reg.in_controlled_shutdown, <bint>reg.is_migrating_zk_broker
+            values[3] = len(reg.directories)
+        while p >= 0:
+            self._pair_flags(p, reg)
+            p = self.pnext.data[p]
+        return 0
+
+    cdef inline int _dirty_broker(self, Py_ssize_t b) except -1:
         if not self.bdirty.data[b]:
             self.bdirty.data[b] = 1
             push(&self.dirty_b, 1)[0] = b
+        return 0
 
-    cdef inline void _dirty_pair(self, Py_ssize_t p) except *:
+    cdef inline int _dirty_pair(self, Py_ssize_t p) except -1:
         if not self.pdirty.data[p]:
             self.pdirty.data[p] = 1
             push(&self.dirty_p, 1)[0] = p
+        return 0
 
     # ---- the counts ---------------------------------------------------------------------------------------------
-    cdef void _zero_counts(self) except *:
+    cdef int _zero_counts(self) except -1:
         cdef Py_ssize_t i
         self.mv = self.zk = self.topics = self.partitions = self.offline_partitions = self.imbalance = 0
         self.offline = self.fenced = self.registered = self.shutdown = self.brokers_zk = self.with_dirs = 0
@@ -236,9 +296,10 @@ cdef class ClusterStep:
         _zero(&self.plead)
         _zero(&self.pless)
         for i in range(len(self.reg)):
-            self.reg[i] = None
+            self._set_reg(i, None)
+        return 0
 
-    cdef void _count(self, image) except *:
+    cdef int _count(self, object image) except -1:
         features = image.features
         self.mv = features.metadata_version or 0
         self.zk = features.zk_migration_state
@@ -247,92 +308,113 @@ cdef class ClusterStep:
         self.topics = len(image.topics)
         for topic in image.topics.values():
             for part in (<dict>topic.partitions).values():
-                self._partition(<tuple>part, 1)
+                self._partition(_registration(part), 1)
+        return 0
 
-    def published(self, delta, image):
-        """``MetadataLoader.on_publish`` of a loader with ``images=False``."""
-        cdef Py_ssize_t pos = 0, pos2
-        cdef PyObject *key
-        cdef PyObject *value
-        cdef PyObject *found
+    @property
+    def published(self):
+        """``MetadataLoader.on_publish`` of a loader with ``images=False`` (``Published``: callable from Python as
+        ``published(delta, image)``, and in C by the loader's compiled publish)."""
+        return Published(self)
+
+    cdef int on_delta(self, object delta, object image) except -1:
+        """``published(delta, image)``: the delta's fields read at their slots (``MetadataDelta``'s, ``TopicDelta``'s),
+        a partition's at its index (``PartitionRegistration``'s)."""
         cdef list added
-        cdef dict old_topics, base, changed, old_brokers
-        cdef tuple old, new
         if delta is None:
-            self._replace(image)
-            return
-        before = delta.image
-        self.mv = delta.metadata_version or 0
-        self.zk = delta.zk_migration_state
-        old_topics = before.topics
-        deleted = delta.deleted_topics
-        if deleted:
+            return self._replace(image)
+        if type(delta) is not MetadataDelta:
+            raise TypeError(f"a {type(delta).__name__} published, not a MetadataDelta")
+        before = _slot(delta, D_IMAGE)
+        self.mv = _slot(delta, D_METADATA_VERSION) or 0
+        self.zk = _slot(delta, D_ZK_MIGRATION_STATE)
+        deleted = <set?>_slot(delta, D_DELETED_TOPICS)
+        topics = <dict?>_slot(delta, D_TOPICS)
+        if not deleted and not topics:
+            added = None
+        else:
+            old_topics = <dict?>before.topics
             for tid in deleted:
                 gone = old_topics.get(tid)
                 if gone is not None:
                     self.topics -= 1
-                    for part in (<dict>gone.partitions).values():
-                        self._partition(<tuple>part, -1)
-        added = None
-        topics = <dict>delta.topics
+                    for part in (<dict?>gone.partitions).values():
+                        self._partition(_registration(part), -1)
+            added = []
+            self._changed_topics(topics, old_topics, added)
+        brokers = <dict?>_slot(delta, D_BROKERS)
+        if brokers:
+            self._changed_brokers(brokers, <dict?>before.brokers)
+        if added:
+            for part in added:  # after the brokers: a partition counts against the brokers as they are now
+                self._partition(_registration(part), 1)
+        return 0
+
+    cdef int _changed_topics(self, dict topics, dict old_topics, list added) except -1:
+        """``ClusterStep._changed_topics``: each changed partition out of the counts as it was, unless only its ISR
+        or its leader among the same replicas moved; ``added`` the partitions to count as they are now."""
+        cdef Py_ssize_t pos = 0, at
+        cdef PyObject *key
+        cdef PyObject *value
+        cdef PyObject *found
+        cdef dict base, changed
+        cdef tuple old, new
         while PyDict_Next(topics, &pos, &key, &value):
             topic = <object>value
-            if topic.base is None:  # new, or removed and created again
+            if type(topic) is not TopicDelta:
+                raise TypeError(f"a topic's delta is a {type(topic).__name__}")
+            changed = <dict?>_slot(topic, T_PARTITIONS)
+            if _slot(topic, T_BASE) is None:  # new, or removed and created again
                 gone = old_topics.get(<object>key)
                 if gone is None:
                     self.topics += 1
                 else:
-                    for part in (<dict>gone.partitions).values():
-                        self._partition(<tuple>part, -1)
-                if added is None:
-                    added = []
-                added.extend((<dict>topic.partitions).values())
+                    for part in (<dict?>gone.partitions).values():
+                        self._partition(_registration(part), -1)
+                added.extend(changed.values())
                 continue
-            base = topic.base_partitions
-            changed = topic.partitions
-            pos2 = 0
-            while PyDict_Next(changed, &pos2, &key, &value):
-                new = <tuple>value
+            base = <dict?>_slot(topic, T_BASE_PARTITIONS)
+            at = 0
+            while PyDict_Next(changed, &at, &key, &value):
+                new = _registration(<object>value)
                 found = PyDict_GetItem(base, <object>key)
                 if found is not NULL:
-                    old = <tuple>found
-                    if self._same_counts(old, new):
+                    old = _registration(<object>found)
+                    if _same(old[P_LEADER], new[P_LEADER]) and _same(old[P_REPLICAS], new[P_REPLICAS]) \
+                            and _same(old[P_DIRECTORIES], new[P_DIRECTORIES]):
                         continue  # an ISR change: the same counts
                     if self._leader_moved(old, new):
                         continue
                     self._partition(old, -1)
-                if added is None:
-                    added = []
                 added.append(new)
-        brokers = <dict>delta.brokers
-        if brokers:
-            old_brokers = before.brokers
-            for bid, reg in brokers.items():
-                old_reg = old_brokers.get(bid)
-                if old_reg is not reg:
-                    self._broker_change(bid, old_reg, reg)
-        if added is not None:
-            for part in added:
-                self._partition(<tuple>part, 1)
+        return 0
 
-    cdef inline bint _same_counts(self, tuple old, tuple new) except -1:
-        """Leader, replicas and directories equal: the partition's counts are the same."""
-        return _same(old[7], new[7]) and _same(old[0], new[0]) and _same(old[1], new[1])
+    cdef int _changed_brokers(self, dict brokers, dict old_brokers) except -1:
+        cdef Py_ssize_t pos = 0
+        cdef PyObject *key
+        cdef PyObject *value
+        cdef PyObject *found
+        while PyDict_Next(brokers, &pos, &key, &value):
+            found = PyDict_GetItem(old_brokers, <object>key)
+            old = None if found is NULL else <object>found
+            if old is not <object>value:
+                self._broker_change(<object>key, old, <object>value)
+        return 0
 
     cdef bint _leader_moved(self, tuple old, tuple new) except -1:
         """A new leader among the same replicas in the same directories, neither leader nor leaderless changing
         to the other: only the two leaders' counts and the imbalance move (most leader changes)."""
-        cdef int64_t was = old[7]
-        cdef int64_t now = new[7]
+        cdef int64_t was = old[P_LEADER]
+        cdef int64_t now = new[P_LEADER]
         cdef tuple replicas, directories
         cdef Py_ssize_t i, n, b, p
         cdef int64_t r, preferred
         if was == NO_LEADER or now == NO_LEADER:
             return False
-        if not (_same(old[0], new[0]) and _same(old[1], new[1])):
+        if not (_same(old[P_REPLICAS], new[P_REPLICAS]) and _same(old[P_DIRECTORIES], new[P_DIRECTORIES])):
             return False
-        replicas = <tuple>new[0]
-        directories = <tuple>new[1]
+        replicas = <tuple?>new[P_REPLICAS]
+        directories = <tuple?>new[P_DIRECTORIES]
         n = len(replicas)
         if len(directories) != n:
             return False
@@ -354,7 +436,7 @@ cdef class ClusterStep:
             self._dirty_pair(p)
         return True
 
-    cdef void _replace(self, image) except *:
+    cdef int _replace(self, object image) except -1:
         cdef Py_ssize_t b, p
         brokers = image.brokers
         for b in range(len(self.bid)):
@@ -368,8 +450,10 @@ cdef class ClusterStep:
             self._dirty_broker(b)
         for p in range(self.pb.size):
             self._dirty_pair(p)
+        return 0
 
-    cdef bint _offline(self, reg, Py_ssize_t d) except -1:
+    cdef bint _offline(self, object reg, Py_ssize_t d) except -1:
+        """``ClusterStep._offline``, from the registration (``_pair_flags`` keeps it per pair)."""
         if reg is None or reg.fenced:
             return True
         if d < LOST_DIR:
@@ -379,10 +463,10 @@ cdef class ClusterStep:
         dirs = reg.directories
         return bool(dirs) and self.dirs[d] not in dirs
 
-    cdef void _partition(self, tuple part, int sign) except *:
-        cdef tuple replicas = <tuple>part[0]
-        cdef tuple directories = <tuple>part[1]
-        cdef int64_t leader = part[7]
+    cdef int _partition(self, tuple part, int sign) except -1:
+        cdef tuple replicas = <tuple?>part[P_REPLICAS]
+        cdef tuple directories = <tuple?>part[P_DIRECTORIES]
+        cdef int64_t leader = part[P_LEADER]
         cdef Py_ssize_t n = len(replicas), i, b, d, p, kind
         cdef bint leaderless = leader == NO_LEADER
         cdef int64_t preferred = replicas[0] if n else NO_LEADER
@@ -394,26 +478,26 @@ cdef class ClusterStep:
         if leader != preferred:
             self.imbalance += sign
         for i in range(n):
-            replica = replicas[i]
-            b = self._broker(replica)
+            b = self._broker(replicas[i])
             d = self._directory(directories[i])
             p = self._pair(b, d)
             kind = d if d < ASSIGNED else ASSIGNED
             self.prep.data[p] += sign
             self.bkind.data[4 * b + kind] += sign
             self.kinds[kind] += sign
-            if <int64_t>replica == leader:
+            if self.bids.data[b] == leader:
                 self.plead.data[p] += sign
                 self.blead.data[b] += sign
             if leaderless:
                 self.pless.data[p] += sign
-            if self._offline(self.reg[b], d):
+            if self.poffline.data[p]:
                 self.boff.data[b] += sign
                 self.offline += sign
             self._dirty_broker(b)
             self._dirty_pair(p)
+        return 0
 
-    cdef void _broker_change(self, bid, old, new) except *:
+    cdef int _broker_change(self, object bid, object old, object new) except -1:
         cdef Py_ssize_t b = self._broker(bid), p
         cdef int sign
         cdef int64_t offline = 0
@@ -426,24 +510,27 @@ cdef class ClusterStep:
                 self.with_dirs += sign * <bint>bool(reg.directories)
                 for directory in reg.directories:
                     self._pair(b, self._directory(directory))
-        self.reg[b] = new
-        for p in self.bpairs[b]:
-            if self.prep.data[p] and self._offline(new, self.pd.data[p]):
+        self._set_reg(b, new)
+        p = self.bfirst.data[b]
+        while p >= 0:
+            if self.poffline.data[p]:
                 offline += self.prep.data[p]
+            self._dirty_pair(p)
+            p = self.pnext.data[p]
         self.offline += offline - self.boff.data[b]
         self.boff.data[b] = offline
         self._dirty_broker(b)
-        for p in self.bpairs[b]:
-            self._dirty_pair(p)
         if old is not None and new is not None:
             self._lost_directories(old, new)
+        return 0
 
-    cdef void _lost_directories(self, old, new) except *:
+    cdef int _lost_directories(self, object old, object new) except -1:
         if old is not new and old.epoch == new.epoch:
             now = new.directories
             for d in old.directories:
                 if d not in now:
                     self.lost.append((new.id, d))
+        return 0
 
     # ---- events told as they come -------------------------------------------------------------------------------
     def aborted(self, abort):
@@ -451,15 +538,23 @@ cdef class ClusterStep:
         self.told.append((abort.abort_offset, ABORTED, f"transaction begun at offset {abort.begin_offset} aborted"))
 
     def leader_change(self, offset, leader_id, epoch):
+        self.on_leader_change(offset, leader_id, epoch)
+
+    cdef int on_leader_change(self, int64_t offset, object leader_id, object epoch) except -1:
         self.told.append((offset, CONTROLLER_LEADER, f"controller {leader_id} leads in epoch {epoch}"))
+        return 0
 
     # ---- rows ---------------------------------------------------------------------------------------------------
-    cdef inline void _codes(self, int64_t *out):
+    cdef inline int _codes(self, int64_t *out) except -1:
         out[0] = self.mv
         out[1] = _phase(self.zk, self.brokers_zk)
         out[2] = _transition(self.with_dirs, self.registered, self.kinds[0], self.kinds[1])
+        return 0
 
     def batch(self, int64_t last_offset, int64_t timestamp, bint open_transaction):
+        self.on_batch(last_offset, timestamp, open_transaction)
+
+    cdef int on_batch(self, int64_t last_offset, int64_t timestamp, bint open_transaction) except -1:
         cdef int64_t codes[3]
         cdef int64_t *row
         cdef int64_t *prev
@@ -496,8 +591,9 @@ cdef class ClusterStep:
         self.has_prev = True
         if self.dirty_b.size or self.dirty_p.size:
             self._changed_rows(last_offset, timestamp)
+        return 0
 
-    cdef void _failures(self, int64_t last_offset, int64_t timestamp) except *:
+    cdef int _failures(self, int64_t last_offset, int64_t timestamp) except -1:
         image = self.image_of()
         for bid, directory in self.lost:
             self.events.append((last_offset, timestamp, DIRECTORY_FAILURE, f"broker {bid} lost directory {directory}"))
@@ -508,68 +604,118 @@ cdef class ClusterStep:
             for topic_name, pid, leader in found or [("", -1, NO_LEADER)]:
                 self.failed.append((last_offset, timestamp, bid, d, topic_name, pid, leader))
         self.lost = []
+        return 0
 
-    cdef void _broker_values(self, Py_ssize_t b, int64_t *out) except *:
-        reg = self.reg[b]
+    cdef int _broker_values(self, Py_ssize_t b, int64_t *out) except -1:
         cdef int i
+        for i in range(BROKER_REG):
+            out[i] = self.breg.data[b * BROKER_REG + i]
         for i in range(4):
             out[4 + i] = self.bkind.data[4 * b + i]
         out[8], out[9] = self.boff.data[b], self.blead.data[b]
-        if reg is None:
-            out[0] = out[1] = out[2] = out[3] = 0
-        else:
-            out[0] = FENCED if reg.fenced else UNFENCED
-            out[1], out[2] = <bint>reg.in_controlled_shutdown, <bint>reg.is_migrating_zk_broker
-            out[3] = len(reg.directories)
+        return 0
 
-    cdef void _pair_values(self, Py_ssize_t p, int64_t *out) except *:
-        cdef Py_ssize_t d = self.pd.data[p]
+    cdef int _pair_values(self, Py_ssize_t p, int64_t *out) except -1:
         cdef int64_t replicas = self.prep.data[p]
-        reg = self.reg[self.pb.data[p]]
-        listed = reg is not None and self.dirs[d] in reg.directories
+        cdef int64_t *reg = self.breg.data + self.pb.data[p] * BROKER_REG  # (state, ..., directories listed)
+        cdef bint listed = self.plisted.data[p]
         if not replicas and not listed:
             out[0] = out[1] = out[2] = out[3] = out[4] = 0
-            return
-        out[0] = listed or (reg is not None and not reg.directories)
+            return 0
+        out[0] = listed or (reg[0] != UNREGISTERED and not reg[3])
         out[1], out[2], out[4] = replicas, self.plead.data[p], self.pless.data[p]
-        out[3] = replicas if self._offline(reg, d) else 0
+        out[3] = replicas if self.poffline.data[p] else 0
+        return 0
 
-    cdef void _changed_rows(self, int64_t last_offset, int64_t timestamp) except *:
+    cdef bint _before(self, int64_t x, int64_t y, bint pairs) except -1:
+        """Broker ``x`` before broker ``y`` by id; with ``pairs``, pair ``x`` before pair ``y`` by (broker id,
+        directory id's text)."""
+        if not pairs:
+            return self.bids.data[x] < self.bids.data[y]
+        cdef int64_t a = self.bids.data[self.pb.data[x]], b = self.bids.data[self.pb.data[y]]
+        if a != b:
+            return a < b
+        return <str>self.dname[self.pd.data[x]] < <str>self.dname[self.pd.data[y]]
+
+    cdef int _sort(self, Buffer *items, bint pairs) except -1:
+        """``items`` in ``_before``'s order (an insertion sort while few, as a batch's are, else a merge sort)."""
+        cdef Py_ssize_t n = items.size, i, j, width, lo, mid, hi, a, b, k
+        cdef int64_t *v = items.data
+        cdef int64_t *tmp
+        cdef int64_t x
+        if n <= 16:
+            for i in range(1, n):
+                x = v[i]
+                j = i
+                while j > 0 and self._before(x, v[j - 1], pairs):
+                    v[j] = v[j - 1]
+                    j -= 1
+                v[j] = x
+            return 0
+        tmp = <int64_t *>malloc(n * sizeof(int64_t))
+        if tmp is NULL:
+            raise MemoryError()
+        try:
+            width = 1
+            while width < n:
+                lo = 0
+                while lo < n:
+                    mid, hi = min(lo + width, n), min(lo + 2 * width, n)
+                    a, b, k = lo, mid, lo
+                    while k < hi:
+                        if b >= hi or (a < mid and not self._before(v[b], v[a], pairs)):
+                            tmp[k] = v[a]
+                            a += 1
+                        else:
+                            tmp[k] = v[b]
+                            b += 1
+                        k += 1
+                    lo = hi
+                memcpy(v, tmp, n * sizeof(int64_t))
+                width *= 2
+        finally:
+            free(tmp)
+        return 0
+
+    cdef int _changed_rows(self, int64_t last_offset, int64_t timestamp) except -1:
+        """``ClusterStep._changed_rows``, in C: a row for each broker and each real directory whose values changed,
+        by broker id (then directory id)."""
         cdef int64_t values[BROKER_VALUES]
         cdef int64_t *shown
         cdef int64_t *row
-        cdef Py_ssize_t i, b, p
-        cdef list order
-        bids = self.bid
-        order = sorted([self.dirty_b.data[i] for i in range(self.dirty_b.size)], key=bids.__getitem__)
-        for b in order:
+        cdef Py_ssize_t i, j, b, p
+        self._sort(&self.dirty_b, False)
+        for i in range(self.dirty_b.size):
+            b = self.dirty_b.data[i]
             self.bdirty.data[b] = 0
             self._broker_values(b, values)
             shown = self.bshown.data + b * BROKER_VALUES
             if codes_differ(values, shown, BROKER_VALUES):
                 row = push(&self.brokers_rows, BROKER_WIDTH)
-                row[0], row[1], row[2] = last_offset, timestamp, <int64_t>bids[b]
-                for i in range(BROKER_VALUES):
-                    row[3 + i] = shown[i] = values[i]
+                row[0], row[1], row[2] = last_offset, timestamp, self.bids.data[b]
+                for j in range(BROKER_VALUES):
+                    row[3 + j] = shown[j] = values[j]
         self.dirty_b.size = 0
-        names = self.dname
-        pb, pd = self.pb.data, self.pd.data
-        order = []
-        for i in range(self.dirty_p.size):
+        j = 0
+        for i in range(self.dirty_p.size):  # the real directories' pairs only
             p = self.dirty_p.data[i]
             self.pdirty.data[p] = 0
-            if pd[p] > LOST_DIR:
-                order.append((bids[pb[p]], names[pd[p]], p))
-        order.sort()
-        for _, _, p in order:
+            if self.pd.data[p] > LOST_DIR:
+                self.dirty_p.data[j] = p
+                j += 1
+        self.dirty_p.size = j
+        self._sort(&self.dirty_p, True)
+        for i in range(self.dirty_p.size):
+            p = self.dirty_p.data[i]
             self._pair_values(p, values)
             shown = self.pshown.data + p * PAIR_VALUES
             if codes_differ(values, shown, PAIR_VALUES):
                 row = push(&self.dir_rows, DIRECTORY_WIDTH)
-                row[0], row[1], row[2], row[3] = last_offset, timestamp, <int64_t>bids[pb[p]], pd[p]
-                for i in range(PAIR_VALUES):
-                    row[4 + i] = shown[i] = values[i]
+                row[0], row[1], row[2], row[3] = last_offset, timestamp, self.bids.data[self.pb.data[p]], self.pd.data[p]
+                for j in range(PAIR_VALUES):
+                    row[4 + j] = shown[j] = values[j]
         self.dirty_p.size = 0
+        return 0
 
     # ---- handing the rows over ----------------------------------------------------------------------------------
     @property
@@ -597,6 +743,31 @@ cdef class ClusterStep:
             DIRECTORIES.name: Chunk(DIRECTORIES, cluster, tuple(directories)),
             FAILURES.name: Chunk(FAILURES, cluster, tuple(failed)),
         }
+
+
+cdef class Published:
+    """A compiled step's ``published``: ``MetadataLoader.on_publish``, callable from Python as ``(delta, image)``,
+    and carrying ``c_on_publish`` (``publish.pxd``'s ``ml_on_publish``), through which the loader's compiled publish
+    tells the step in C."""
+
+    def __init__(self, ClusterStep step not None):
+        self.step = step
+
+    def __call__(self, delta, image):
+        self.step.on_delta(delta, image)
+
+    @property
+    def c_on_publish(self):
+        return ON_PUBLISH_CAPSULE
+
+
+cdef int _on_publish(object subscriber, object delta, object image) except -1:
+    return (<Published>subscriber).step.on_delta(delta, image)
+
+
+cdef ml_on_publish ON_PUBLISH
+ON_PUBLISH.published = _on_publish
+ON_PUBLISH_CAPSULE = PyCapsule_New(&ON_PUBLISH, ML_ON_PUBLISH_NAME, NULL)
 
 
 cdef inline bint _same(object a, object b) except -1:
