@@ -230,21 +230,27 @@ static inline PyObject *ml_obj_uuid(const unsigned char *p) {
 }
 
 /* ---- lists of fixed-width values (n was checked against the input) -------------------------- */
+/* Returns ``container`` (a new tuple or list, or NULL) filled with n values of ``size`` bytes each (``make``),
+ * through its SET_ITEM; NULL, the container released, where a value can't be made. */
+#define ML_FILLED(container, set_item, size, make, p, n) do {                      \
+        Py_ssize_t i_;                                                              \
+        PyObject *v_, *c_ = (container);                                            \
+        if (c_ == NULL) return NULL;                                                \
+        for (i_ = 0; i_ < (n); i_++, (p) += (size)) {                               \
+            v_ = make(p);                                                           \
+            if (v_ == NULL) {                                                       \
+                Py_DECREF(c_);                                                      \
+                return NULL;                                                        \
+            }                                                                       \
+            set_item(c_, i_, v_);                                                   \
+        }                                                                           \
+        return c_;                                                                  \
+    } while (0)
+
 /* The same values as a tuple (ml_start_into's readers); left to the collector, as any tuple. */
 #define ML_TUPLE(name, size, make)                                                  \
     static inline PyObject *ml_tuple_##name(const unsigned char *p, Py_ssize_t n) { \
-        Py_ssize_t i;                                                               \
-        PyObject *v, *tuple = PyTuple_New(n);                                       \
-        if (tuple == NULL) return NULL;                                             \
-        for (i = 0; i < n; i++, p += (size)) {                                      \
-            v = make(p);                                                            \
-            if (v == NULL) {                                                        \
-                Py_DECREF(tuple);                                                   \
-                return NULL;                                                        \
-            }                                                                       \
-            PyTuple_SET_ITEM(tuple, i, v);                                          \
-        }                                                                           \
-        return tuple;                                                               \
+        ML_FILLED(PyTuple_New(n), PyTuple_SET_ITEM, size, make, p, n);              \
     }
 ML_TUPLE(bool, 1, ml_obj_bool)
 ML_TUPLE(i8, 1, ml_obj_i8)
@@ -259,20 +265,8 @@ ML_TUPLE(uuid, 16, ml_obj_uuid)
 #define ML_LIST(name, size, make)                                                 \
     static inline PyObject *ml_list_##name(ml_reader *r, const unsigned char *p,  \
                                            Py_ssize_t n) {                        \
-        Py_ssize_t i;                                                             \
-        PyObject *v, *list;                                                       \
         if (r->tuples) return ml_tuple_##name(p, n);                              \
-        list = ml_keep(r, PyList_New(n));                                         \
-        if (list == NULL) return NULL;                                            \
-        for (i = 0; i < n; i++, p += (size)) {                                    \
-            v = make(p);                                                          \
-            if (v == NULL) {                                                      \
-                Py_DECREF(list);                                                  \
-                return NULL;                                                      \
-            }                                                                     \
-            PyList_SET_ITEM(list, i, v);                                          \
-        }                                                                         \
-        return list;                                                              \
+        ML_FILLED(ml_keep(r, PyList_New(n)), PyList_SET_ITEM, size, make, p, n);  \
     }
 ML_LIST(bool, 1, ml_obj_bool)
 ML_LIST(i8, 1, ml_obj_i8)

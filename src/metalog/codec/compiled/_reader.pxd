@@ -88,18 +88,8 @@ cdef inline object read_entry(ReadFn fn, const unsigned char *p, Py_ssize_t pos,
     None where ``fn`` refuses the input. The caller then runs the pure reader on the same bytes, as ``read_with``
     does, which reads it (``read_with``'s disagreement) or raises the pure path's own error."""
     cdef Rd r
-    cdef object o = None
-    cdef bint ok = False
     ml_start(&r, p, pos, end)
-    try:
-        o = fn(&r)
-        ok = True
-    except Exception:
-        o = None
-    finally:
-        ml_finish(&r, ok)
-    stop[0] = r.pos
-    return o
+    return _read(fn, &r, stop)
 
 
 cdef inline object read_entry_into(ReadFn fn, PyObject *into, const unsigned char *p, Py_ssize_t pos, Py_ssize_t end,
@@ -110,16 +100,22 @@ cdef inline object read_entry_into(ReadFn fn, PyObject *into, const unsigned cha
     ``ml_start_into``). The object read, or None where ``fn`` refuses the input (``into`` is then left half
     filled: the caller reads its values only from an object returned)."""
     cdef Rd r
+    ml_start_into(&r, into, p, pos, end)
+    return _read(fn, &r, stop)
+
+
+cdef inline object _read(ReadFn fn, Rd *r, Py_ssize_t *stop):
+    """``fn`` over the reader ``r`` started by ``read_entry`` or ``read_entry_into``: the object read, or None where
+    ``fn`` refuses the input; the reader finished either way and its end in ``stop``."""
     cdef object o = None
     cdef bint ok = False
-    ml_start_into(&r, into, p, pos, end)
     try:
-        o = fn(&r)
+        o = fn(r)
         ok = True
     except Exception:
         o = None
     finally:
-        ml_finish(&r, ok)
+        ml_finish(r, ok)
     stop[0] = r.pos
     return o
 
