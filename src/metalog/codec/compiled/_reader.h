@@ -230,6 +230,18 @@ static inline PyObject *ml_obj_uuid(const unsigned char *p) {
 }
 
 /* ---- lists of fixed-width values (n was checked against the input) -------------------------- */
+/* The fixed-width types read as arrays, each as (name, size, make): ML_FIXED_WIDTH(M) writes M's reader of each. */
+#define ML_FIXED_WIDTH(M) \
+    M(bool, 1, ml_obj_bool) \
+    M(i8, 1, ml_obj_i8) \
+    M(i16, 2, ml_obj_i16) \
+    M(u16, 2, ml_obj_u16) \
+    M(i32, 4, ml_obj_i32) \
+    M(u32, 4, ml_obj_u32) \
+    M(i64, 8, ml_obj_i64) \
+    M(f64, 8, ml_obj_f64) \
+    M(uuid, 16, ml_obj_uuid)
+
 /* Returns ``container`` (a new tuple or list, or NULL) filled with n values of ``size`` bytes each (``make``),
  * through its SET_ITEM; NULL, the container released, where a value can't be made. */
 #define ML_FILLED(container, set_item, size, make, p, n) do {                      \
@@ -252,15 +264,7 @@ static inline PyObject *ml_obj_uuid(const unsigned char *p) {
     static inline PyObject *ml_tuple_##name(const unsigned char *p, Py_ssize_t n) { \
         ML_FILLED(PyTuple_New(n), PyTuple_SET_ITEM, size, make, p, n);              \
     }
-ML_TUPLE(bool, 1, ml_obj_bool)
-ML_TUPLE(i8, 1, ml_obj_i8)
-ML_TUPLE(i16, 2, ml_obj_i16)
-ML_TUPLE(u16, 2, ml_obj_u16)
-ML_TUPLE(i32, 4, ml_obj_i32)
-ML_TUPLE(u32, 4, ml_obj_u32)
-ML_TUPLE(i64, 8, ml_obj_i64)
-ML_TUPLE(f64, 8, ml_obj_f64)
-ML_TUPLE(uuid, 16, ml_obj_uuid)
+ML_FIXED_WIDTH(ML_TUPLE)
 
 #define ML_LIST(name, size, make)                                                 \
     static inline PyObject *ml_list_##name(ml_reader *r, const unsigned char *p,  \
@@ -268,15 +272,7 @@ ML_TUPLE(uuid, 16, ml_obj_uuid)
         if (r->tuples) return ml_tuple_##name(p, n);                              \
         ML_FILLED(ml_keep(r, PyList_New(n)), PyList_SET_ITEM, size, make, p, n);  \
     }
-ML_LIST(bool, 1, ml_obj_bool)
-ML_LIST(i8, 1, ml_obj_i8)
-ML_LIST(i16, 2, ml_obj_i16)
-ML_LIST(u16, 2, ml_obj_u16)
-ML_LIST(i32, 4, ml_obj_i32)
-ML_LIST(u32, 4, ml_obj_u32)
-ML_LIST(i64, 8, ml_obj_i64)
-ML_LIST(f64, 8, ml_obj_f64)
-ML_LIST(uuid, 16, ml_obj_uuid)
+ML_FIXED_WIDTH(ML_LIST)
 
 /* ---- objects of the generated classes ----------------------------------------------------------
  * ml_direct (set at import, when every class's slot layout is the one the generator expects, on
