@@ -19,28 +19,9 @@ from cpython.object cimport PyObject
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
 from libc.stdint cimport int64_t
 
+from metalog.codec.compiled._reader cimport ml_member_offset, ml_set_slot, ml_slot
+
 cdef extern from *:
-    """
-    #include <structmember.h>
-    /* A slot's value (borrowed; NULL when unset), at an offset read from the class's member descriptor. */
-    static inline PyObject *mlp_slot(PyObject *o, Py_ssize_t off) { return *(PyObject **)((char *)o + off); }
-    /* A slot set (its old value released). */
-    static inline void mlp_set_slot(PyObject *o, Py_ssize_t off, PyObject *v) {
-        PyObject **p = (PyObject **)((char *)o + off);
-        PyObject *old = *p;
-        Py_INCREF(v);
-        *p = v;
-        Py_XDECREF(old);
-    }
-    static Py_ssize_t mlp_member_offset(PyObject *descr) {
-        if (descr == NULL || Py_TYPE(descr) != &PyMemberDescr_Type) return -1;
-        PyMemberDef *m = ((PyMemberDescrObject *)descr)->d_member;
-        return m->type == T_OBJECT_EX ? m->offset : -1;
-    }
-    """
-    PyObject *mlp_slot(object o, Py_ssize_t off)
-    void mlp_set_slot(object o, Py_ssize_t off, object v)
-    Py_ssize_t mlp_member_offset(object descr)
     object PyObject_GenericGetDict(object o, void *context)
 
 
@@ -131,10 +112,10 @@ cdef class BatchPublish(BatchEnd):
         working = loader.published_state
         if loader.offset > loader.clean_offset:  # records since the last publish: the delta's changes
             delta = loader.delta
-            if type(delta) is not self.delta_cls or mlp_slot(delta, self.d_off[IMAGE]) is not <PyObject *>working:
+            if type(delta) is not self.delta_cls or ml_slot(delta, self.d_off[IMAGE]) is not <PyObject *>working:
                 self.pure(last)  # (over another image: a loader started inside a transaction)
                 return 0
-            mlp_set_slot(delta, self.d_off[OFFSET], last)
+            ml_set_slot(delta, self.d_off[OFFSET], last)
             on_publish = loader.on_publish
             if on_publish is not None:
                 if on_publish is not self.subscriber:
@@ -153,7 +134,7 @@ cdef class BatchPublish(BatchEnd):
                 self.pure(last)
                 return 0
             PyObject_GenericGetDict(working, NULL)["offset"] = last  # (set_working: only the offset changes)
-            mlp_set_slot(delta, self.d_off[OFFSET], last)
+            ml_set_slot(delta, self.d_off[OFFSET], last)
         loader.clean_offset = last
         loader.marker_state = self.no_transaction
         return 0
@@ -174,25 +155,25 @@ cdef class BatchPublish(BatchEnd):
         cdef dict changes
         cdef dict state = PyObject_GenericGetDict(working, NULL)  # the working copy's fields (a frozen dataclass)
         for i in range(N_DELTA_FIELDS):
-            if mlp_slot(delta, self.d_off[i]) is NULL:
+            if ml_slot(delta, self.d_off[i]) is NULL:
                 return False
         if not self.same_features(delta, state.get("features")):
             return False
         for i in range(N_MAPS):
-            if type(<object>mlp_slot(delta, self.d_off[FIRST_MAP + i])) is not dict:
+            if type(<object>ml_slot(delta, self.d_off[FIRST_MAP + i])) is not dict:
                 return False
-        topics = <object>mlp_slot(delta, self.d_off[TOPICS])
-        deleted = <object>mlp_slot(delta, self.d_off[DELETED_TOPICS])
-        configs = <object>mlp_slot(delta, self.d_off[CONFIGS])
-        cleared = <object>mlp_slot(delta, self.d_off[CLEARED_CONFIGS])
-        quotas = <object>mlp_slot(delta, self.d_off[CLIENT_QUOTAS])
+        topics = <object>ml_slot(delta, self.d_off[TOPICS])
+        deleted = <object>ml_slot(delta, self.d_off[DELETED_TOPICS])
+        configs = <object>ml_slot(delta, self.d_off[CONFIGS])
+        cleared = <object>ml_slot(delta, self.d_off[CLEARED_CONFIGS])
+        quotas = <object>ml_slot(delta, self.d_off[CLIENT_QUOTAS])
         if (type(topics) is not dict or type(deleted) is not set or type(configs) is not dict
                 or type(cleared) is not set or type(quotas) is not dict):
             return False
-        state["offset"] = <object>mlp_slot(delta, self.d_off[OFFSET])  # (set_working; the features are the same)
-        state["next_producer_id"] = <object>mlp_slot(delta, self.d_off[NEXT_PRODUCER_ID])
+        state["offset"] = <object>ml_slot(delta, self.d_off[OFFSET])  # (set_working; the features are the same)
+        state["next_producer_id"] = <object>ml_slot(delta, self.d_off[NEXT_PRODUCER_ID])
         for i in range(N_MAPS):
-            changes = <dict>mlp_slot(delta, self.d_off[FIRST_MAP + i])
+            changes = <dict>ml_slot(delta, self.d_off[FIRST_MAP + i])
             if changes:
                 _overlay_in_place(state[self.map_names[i]], changes)
                 changes.clear()
@@ -213,14 +194,14 @@ cdef class BatchPublish(BatchEnd):
 
     cdef bint same_features(self, object delta, object features) except -1:
         """The delta leaves the features as they are (``MetadataDelta.new_features`` would return the image's)."""
-        if <object>mlp_slot(delta, self.d_off[FEATURES]):
+        if <object>ml_slot(delta, self.d_off[FEATURES]):
             return False
         if features is not self.features:
             self.metadata_version = features.metadata_version
             self.zk_migration_state = features.zk_migration_state
             self.features = features
-        return (<object>mlp_slot(delta, self.d_off[METADATA_VERSION]) == self.metadata_version
-                and <object>mlp_slot(delta, self.d_off[ZK_MIGRATION_STATE]) == self.zk_migration_state)
+        return (<object>ml_slot(delta, self.d_off[METADATA_VERSION]) == self.metadata_version
+                and <object>ml_slot(delta, self.d_off[ZK_MIGRATION_STATE]) == self.zk_migration_state)
 
     cdef int merge_topics(self, dict changed, set deleted, dict topics, dict by_name) except -1:
         """``MetadataDelta._merge_topics``: the deleted topics out, each changed topic's partitions updated in its
@@ -236,10 +217,10 @@ cdef class BatchPublish(BatchEnd):
             tid, topic = <object>key, <object>value
             if type(topic) is not self.topic_delta_cls:
                 raise TypeError(f"a topic's delta is a {type(topic).__name__}")
-            name = <object>mlp_slot(topic, self.t_off[T_NAME])
-            partitions = <object>mlp_slot(topic, self.t_off[T_PARTITIONS])
+            name = <object>ml_slot(topic, self.t_off[T_NAME])
+            partitions = <object>ml_slot(topic, self.t_off[T_PARTITIONS])
             old = topics.get(tid)
-            if old is not None and <object>mlp_slot(topic, self.t_off[T_BASE]) is old:
+            if old is not None and <object>ml_slot(topic, self.t_off[T_BASE]) is old:
                 PyDict_Update(<dict?>old.partitions, partitions)
                 by_name[name] = old  # (as apply() names the changed topic)
                 continue
@@ -290,7 +271,7 @@ cdef int _merge_maps(dict target, dict changes) except -1:
 
 cdef Py_ssize_t _offset(cls, name) except -1:
     """The offset of the slot ``name`` in instances of ``cls`` (a member descriptor of its own)."""
-    cdef Py_ssize_t off = mlp_member_offset(cls.__dict__.get(name))
+    cdef Py_ssize_t off = ml_member_offset(cls.__dict__.get(name))
     if off <= 0:
         raise TypeError(f"{cls.__name__}.{name} is not a slot")
     return off
