@@ -13,7 +13,7 @@ takes a value as a pointer and a length.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from cpython.dict cimport PyDict_Clear, PyDict_GetItem, PyDict_Size
+from cpython.dict cimport PyDict_Clear, PyDict_GetItemWithError, PyDict_Size
 from cpython.pycapsule cimport PyCapsule_New
 from cpython.ref cimport Py_INCREF, Py_REFCNT, Py_XDECREF
 from cpython.set cimport PySet_Contains
@@ -422,7 +422,8 @@ cdef class ValueReplay:
             return self.pc_rule(d, r)
         partitions = <dict>ml_slot(topic, self.topic_off[0])
         pid = <object>ml_slot(r, self.pc_off[PARTITION_ID])
-        held = PyDict_GetItem(partitions, pid)  # (borrowed)
+        held = PyDict_GetItemWithError(partitions, pid)  # (borrowed; not PyDict_GetItem, which saves and restores
+        # the error state per call)
         in_place = held is not NULL and Py_REFCNT(<object>held) == 1
         if held is NULL:
             old = (<dict>ml_slot(topic, self.topic_off[1])).get(pid)
@@ -614,7 +615,7 @@ cdef class ValueReplay:
         cdef PyObject *partitions
         if self.kept is None:
             return None
-        held = PyDict_GetItem(self.kept, topic_id)  # (borrowed)
+        held = PyDict_GetItemWithError(self.kept, topic_id)  # (borrowed)
         if held is NULL or ml_refs(held) != 1 or type(<object>held) is not self.topic_cls:
             return None
         partitions = ml_slot(<object>held, self.topic_off[0])
