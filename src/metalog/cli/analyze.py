@@ -60,7 +60,8 @@ def register(sub: Any) -> None:
                         "error)")
     p.add_argument("--out", required=True, metavar="DIR",
                    help="the output directory: a new or empty one, or one an earlier analysis wrote (it holds "
-                        ".metalog-analysis; its tables are replaced, nothing else in it is touched)")
+                        ".metalog-analysis; its tables are replaced, nothing else in it is touched); it holds a file "
+                        "INCOMPLETE, naming why, until a run ends well")
     p.add_argument("--engine", choices=["spark", "python"], default="spark",
                    help="spark (the default; pyspark and a JDK): offset ranges replayed in parallel; python: one "
                         "process, no JVM")
