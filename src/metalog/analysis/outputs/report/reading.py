@@ -201,7 +201,7 @@ def _read_timeline(out: Path, name: str, span: Span, picture: Span | None, fine:
         times = batch.column("timestamp")
         for column in builder.timeline_columns:
             values = _decoded(batch.column(column))
-            changed = _change_points(values)
+            changed = change_points(values)
             builder.timeline(column, times.filter(changed).to_pylist(), values.filter(changed).to_pylist())
         builder.batches_read(batch.num_rows, batch.slice(batch.num_rows - 1, 1).to_pylist()[0])
     return builder
@@ -224,7 +224,7 @@ def _decoded(values: Any) -> Any:
     return values.dictionary_decode() if pa.types.is_dictionary(values.type) else values
 
 
-def _change_points(values: Any) -> Any:
+def change_points(values: Any) -> Any:
     """A boolean Arrow array: the first value, and each that differs from the one before it (a null differs
     from a value, not from another null)."""
     import pyarrow as pa
@@ -232,8 +232,9 @@ def _change_points(values: Any) -> Any:
 
     n = len(values)
     after, before = values.slice(1), values.slice(0, n - 1)
-    # where either is null: whether just one is (no Python scalar here: see layout.arrow_array)
-    differs = pc.coalesce(pc.not_equal(after, before), pc.xor(pc.is_null(after), pc.is_null(before)))
+    differs = pc.not_equal(after, before)
+    if values.null_count:  # where either is null: whether just one is (no Python scalar here: see layout.arrow_array)
+        differs = pc.coalesce(differs, pc.xor(pc.is_null(after), pc.is_null(before)))
     first = pa.Array.from_buffers(pa.bool_(), 1, [None, pa.py_buffer(b"\x01")])  # (pa.array: see layout.arrow_array)
     return pa.concat_arrays([first, differs])
 
@@ -253,7 +254,7 @@ def _keyed(root: Path, name: str, columns: Sequence[str], key: tuple[str, ...], 
 def _change(times: Any, values: Any) -> tuple[list[int], list[Any]]:
     """The first of ``values`` and each that differs from the one before it, with their ``times``, as Python
     values (a builder's ``extend`` takes them as it takes every value: it keeps the changes)."""
-    changed = _change_points(values)
+    changed = change_points(values)
     return times.filter(changed).to_pylist(), values.filter(changed).to_pylist()
 
 
@@ -261,9 +262,9 @@ def _changes(times: Any, *columns: Any) -> tuple[list[int], list[list[Any]]]:
     """The rows where any of ``columns`` changes (and the first): their times, and each column's values there."""
     import pyarrow.compute as pc
 
-    changed = _change_points(columns[0])
+    changed = change_points(columns[0])
     for column in columns[1:]:
-        changed = pc.or_(changed, _change_points(column))
+        changed = pc.or_(changed, change_points(column))
     return times.filter(changed).to_pylist(), [column.filter(changed).to_pylist() for column in columns]
 
 
