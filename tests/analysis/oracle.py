@@ -229,13 +229,20 @@ def _timeline_of_rows(name: str, rows: Sequence[Mapping[str, Any]], span: tuple[
 def _keyed_of_rows(builders: dict[str, ClusterBuilder], by_broker: BrokerTables) -> None:
     for (name, broker), group in _groups(by_broker.brokers, ("broker",)).items():
         if name in builders:
-            builders[name].broker(broker, {c: [r[c] for r in group] for c in BROKER_COLUMNS})
+            builders[name].broker(broker, _record_batch(group, BROKER_COLUMNS))
     for (name, broker, directory), group in _groups(by_broker.directories, ("broker", "directory")).items():
         if name in builders:
-            builders[name].directory((broker, directory), {c: [r[c] for r in group] for c in DIRECTORY_COLUMNS})
+            builders[name].directory((broker, directory), _record_batch(group, DIRECTORY_COLUMNS))
     for row in by_broker.failures:
         if row["cluster"] in builders:
             builders[row["cluster"]].failure(FailureRow(*(row[c] for c in FAILURE_COLUMNS)))
+
+
+def _record_batch(rows: Sequence[Row], columns: Sequence[str]) -> Any:
+    """A key's rows as the Arrow record batch ``read_cluster`` hands the builder."""
+    import pyarrow as pa
+
+    return pa.RecordBatch.from_pydict({c: [r[c] for r in rows] for c in columns})
 
 
 def _groups(rows: Sequence[Row], key: tuple[str, ...]) -> dict[tuple[Any, ...], list[Row]]:

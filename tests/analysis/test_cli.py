@@ -132,3 +132,22 @@ def test_without_pyarrow_the_command_says_what_to_install(tmp_path: Path, monkey
     assert capsys.readouterr().err == ("metalog: error: metalog analyze writes its tables with pyarrow: pip install "
                                        "'metalog[analysis]'\n")
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("chosen", [None, "3"])
+def test_an_analysis_gives_openblas_one_thread_unless_the_user_chose(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                    chosen: str | None) -> None:
+    """numpy's OpenBLAS (pyarrow imports numpy where it is installed) spins a thread per core a while at its start:
+    the command, and the Spark workers it starts, run no BLAS, so one thread; a number the user set stays."""
+    import os
+
+    if chosen is None:
+        monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    else:
+        monkeypatch.setenv("OPENBLAS_NUM_THREADS", chosen)
+    seen: list[str | None] = []
+    monkeypatch.setattr("metalog.cli.analyze.needs_pyarrow", lambda: seen.append(os.environ.get(
+        "OPENBLAS_NUM_THREADS")))
+    assert main(["analyze", str(zk_migration(tmp_path / "zk")), "--out", str(tmp_path / "out"),
+                 "--engine", "python"]) == 0
+    assert seen == [chosen or "1"]  # set before pyarrow is first asked for

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from collections.abc import Iterator
@@ -99,6 +100,7 @@ def _analyze(args: argparse.Namespace) -> int:
     # a name given twice is refused before any work
     request = AnalysisRequest.of(args.logdirs, args.out, bucket_ms=width, csv=args.csv,
                                  metrics_every_batch=args.metrics_every_batch)
+    one_blas_thread()
     needs_pyarrow()
     # before any work: a directory holding the user's files is refused, not emptied; INCOMPLETE until it ends well
     with claimed_output(request.out), engine(args, request) as chosen, \
@@ -111,6 +113,13 @@ def _analyze(args: argparse.Namespace) -> int:
     for path in written:
         print(path)
     return 0
+
+
+def one_blas_thread() -> None:
+    """numpy's OpenBLAS, which pyarrow imports where numpy is installed, starts a thread per core that spins a
+    while before it sleeps: CPU for nothing, as an analysis runs no BLAS (its Spark workers neither: they inherit
+    this). One thread, unless the user chose (``OPENBLAS_NUM_THREADS``); before pyarrow is first imported."""
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 def needs_pyarrow() -> None:

@@ -178,6 +178,39 @@ def test_a_long_series_is_written_whole() -> None:
     assert out.getvalue() == "".join(f'{FAMILIES[0].name}{{cluster="c"}} {v * 3} {seconds(v)}\n' for v in range(n))
 
 
+INT64 = st.integers(-(1 << 63), (1 << 63) - 1)
+# the sample lines' twins: the pure one, and the compiled one where it loaded
+from metalog.analysis.outputs.openmetrics import SAMPLE_LINES, sample_lines  # noqa: E402
+
+LINES = [pytest.param(sample_lines, id="pure")] + ([] if SAMPLE_LINES.loaded is None else [
+    pytest.param(SAMPLE_LINES.loaded.sample_lines, id="compiled")])
+
+
+@pytest.mark.parametrize("lines", LINES)
+@given(samples=st.lists(st.tuples(INT64, INT64), max_size=40), prefix=st.text(max_size=12))
+def test_sample_lines_are_each_value_and_its_time_in_seconds(lines: Any, samples: list[tuple[int, int]],
+                                                             prefix: str) -> None:
+    """Either twin: a line per sample, the prefix, the value, the time in exact seconds (any int64 of either,
+    any text of the prefix)."""
+    prefix = prefix.encode("utf-8", "replace").decode("utf-8")  # (what a UTF-8 file can hold)
+    values, times = [v for v, _ in samples], [t for _, t in samples]
+    assert lines(prefix, values, times) == "".join(f"{prefix}{v} {seconds(t)}\n" for v, t in samples)
+
+
+@pytest.mark.parametrize("big", [1 << 63, -(1 << 63) - 1, 1 << 70])
+def test_a_value_beyond_int64_is_written_whole(big: int) -> None:
+    """(No table holds one; the compiled twin hands such a block to the pure one.)"""
+    import io
+
+    from metalog.analysis.outputs.openmetrics import LineEnds, write_samples
+    from metalog.analysis.outputs.sampling import Samples
+
+    out = io.StringIO()
+    write_samples(out, FAMILIES[0], "c", Samples([0, 1500], [big, 2]), LineEnds())
+    name = f'{FAMILIES[0].name}{{cluster="c"}}'
+    assert out.getvalue() == f"{name} {big} 0.000\n{name} 2 1.500\n"
+
+
 def test_seconds_are_exact() -> None:
     assert seconds(1_700_000_000_005) == "1700000000.005" and seconds(-1) == "-0.001" and seconds(-1500) == "-1.500"
 

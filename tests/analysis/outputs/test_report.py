@@ -306,3 +306,16 @@ def test_a_compacted_cluster_keeps_what_the_page_and_the_png_draw(tmp_path: Path
         earlier = one([dict(r, cluster="e", timestamp=r["timestamp"] - 50_000) for r in rows])
         with pytest.raises(KeyError, match="read without the PNG's"):  # a fleet's axis, not its own
             write_png(tmp_path / "compacted", [compacted, earlier])
+
+
+@given(values=st.lists(st.integers(-(1 << 63), (1 << 63) - 1), max_size=50))
+def test_a_lines_ints_are_the_json_of_their_list(values: list[int]) -> None:
+    """A line's ints (an array, or the differences as they are made) become the same text ``json.dumps`` makes of
+    them as a list: the page's data is that JSON."""
+    from array import array
+
+    from metalog.analysis.outputs.report.series import Ints
+
+    expected = json.dumps(values, separators=(",", ":"))
+    assert Ints(array("q", values)).text() == expected
+    assert Ints(iter(values)).text() == expected

@@ -193,3 +193,15 @@ def test_a_series_builder_holds_a_bounded_number_of_points() -> None:
         most = max(most, len(builder))
     assert most <= StepsBuilder.HELD * 4 * 8 + 1000
     assert len(builder.result()) <= 4 * 8
+
+
+@given(values=st.lists(st.one_of(st.none(), st.integers(0, 2)), min_size=1, max_size=30))
+def test_a_change_point_is_each_value_that_differs_from_the_one_before(values: list[int | None]) -> None:
+    """The first value, and each that differs from the one before it: a null differs from a value, not from
+    another null (with nulls in the column or none)."""
+    import pyarrow as pa
+
+    from metalog.analysis.outputs.report.reading import change_points
+
+    got = change_points(pa.array(values, pa.int64())).to_pylist()
+    assert got == [True] + [a != b for a, b in zip(values[1:], values[:-1], strict=True)]

@@ -10,9 +10,9 @@ an event's detail, a topic's name). Arrow takes the arrays without a copy (``out
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import chain
+from operator import eq
 from typing import TypeAlias
 
 from metalog.analysis.domain.schema import Kind, Table
@@ -105,8 +105,9 @@ def empty(table: Table, cluster: str) -> Chunk:
 
 
 def concat(chunks: Sequence[Chunk]) -> Chunk:
-    """One chunk of several of one table and one cluster, in order (text columns decoded where their
-    vocabularies differ)."""
+    """One chunk of several of one table and one cluster, in order: int columns joined as arrays (a copy of their
+    bytes), a text column kept coded where each chunk's vocabulary is a start of the longest one's (the step's
+    metadata versions grow), else decoded."""
     if not chunks:
         raise ValueError("no chunks to join")
     first = chunks[0]
@@ -115,11 +116,55 @@ def concat(chunks: Sequence[Chunk]) -> Chunk:
     columns: list[ColumnData] = []
     for i, column in enumerate(first.table.values):
         parts = [c.columns[i] for c in chunks]
-        coded = [p for p in parts if isinstance(p, Coded)]
         if column.kind is not Kind.TEXT:
-            columns.append(ints(chain.from_iterable(c.ints(column.name) for c in chunks)))
-        elif len(coded) == len(parts) and all(p.names is coded[0].names for p in coded):
-            columns.append(Coded(ints(chain.from_iterable(p.codes for p in coded)), coded[0].names))
+            columns.append(_joined(c.ints(column.name) for c in chunks))
+            continue
+        coded = [p for p in parts if isinstance(p, Coded)]
+        names = max((p.names for p in coded), key=len, default=())
+        if len(coded) == len(parts) and all(_starts(p.names, names) for p in coded):
+            columns.append(Coded(_joined(p.codes for p in coded), names))
         else:
             columns.append([t for c in chunks for t in c.texts(column.name)])
     return Chunk(first.table, first.cluster, tuple(columns))
+
+
+def _joined(parts: Iterable[Ints]) -> Ints:
+    out = ints()
+    for part in parts:
+        out.extend(part)  # (an array's bytes, copied at once)
+    return out
+
+
+def _starts(names: Sequence[str], longer: Sequence[str]) -> bool:
+    """Whether ``names`` is ``longer``'s start (the same object: at once)."""
+    return names is longer or (len(names) <= len(longer) and all(map(eq, names, longer)))
+
+
+class Gathered:
+    """A sink of chunks that hands ``sink`` each table's chunks joined (``concat``), once they hold ``rows`` rows
+    or more, and at ``flush``: fewer, larger chunks for the writers, whose cost is partly per chunk, while the
+    per-batch loop hands over small ones (what it holds while it runs stays small). Each table's rows keep their
+    order; one cluster's chunks only."""
+
+    def __init__(self, sink: Callable[[Chunk], object], rows: int) -> None:
+        self.sink, self.rows = sink, rows
+        self._held: dict[str, list[Chunk]] = {}
+        self._counts: dict[str, int] = {}
+
+    def __call__(self, chunk: Chunk) -> None:
+        name = chunk.table.name
+        held = self._held.setdefault(name, [])
+        held.append(chunk)
+        self._counts[name] = self._counts.get(name, 0) + len(chunk)
+        if self._counts[name] >= self.rows:
+            self._hand(name)
+
+    def flush(self) -> None:
+        """The chunks held, each table's joined (in the order their tables first came)."""
+        for name in list(self._held):
+            self._hand(name)
+
+    def _hand(self, name: str) -> None:
+        held = self._held.pop(name)
+        self._counts.pop(name)
+        self.sink(held[0] if len(held) == 1 else concat(held))

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
+from metalog.analysis.domain.columns import Gathered
 from metalog.analysis.engines.replay import TimelineReplay, log_records
 from metalog.analysis.engines.request import (
     AnalysisRequest,
@@ -18,7 +19,7 @@ from metalog.analysis.engines.request import (
     here,
     write_growth_tables,
 )
-from metalog.analysis.outputs.writers import TableWriters
+from metalog.analysis.outputs.writers import ROWS_PER_GROUP, TableWriters
 from metalog.replay.gc import gc_paused
 from metalog.replay.history import MetadataHistory
 
@@ -44,7 +45,9 @@ class PythonEngine:
             for cluster in request.clusters:
                 writers.cluster(cluster.name)
                 report = None if progress is None else _offset(progress, records, total)
-                records += replay_cluster(cluster.path, cluster.name, writers.add, report)
+                gathered = Gathered(writers.add, ROWS_PER_GROUP)  # (the writers' cost is partly per chunk)
+                records += replay_cluster(cluster.path, cluster.name, gathered, report)
+                gathered.flush()
                 writers.end_cluster()
             written = writers.close()
             batches, events = writers.batches, writers.events_written

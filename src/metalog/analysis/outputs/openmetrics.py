@@ -30,6 +30,7 @@ from typing import Any, BinaryIO, TextIO
 
 from metalog.analysis.domain.columns import Coded, ColumnData
 from metalog.analysis.outputs.sampling import Sampler, Samples, int64_array
+from metalog.codec import core
 from metalog.state.enums import ZK_MIGRATION_VALUES
 
 FILE = "controller_metrics.om"
@@ -137,12 +138,36 @@ def line_ends(times: list[int]) -> list[str]:
 
 def write_samples(out: TextIO, family: Family, cluster: str, samples: Samples, ends: LineEnds) -> None:
     """The series' sample lines, written to ``out`` (UTF-8, ``newline="\\n"``) a few thousand at a time (the
-    text layer's cost is per write; one string of a million lines costs its memory)."""
+    text layer's cost is per write; one string of a million lines costs its memory): by ``sample_lines``' compiled
+    twin where it runs (``ends`` unused), else with ``ends``' line ends."""
     prefix = series(family, cluster) + " "
-    values, stamps = samples.values, ends(samples.times)
+    values, times = samples.values, samples.times
+    compiled = SAMPLE_LINES.compiled
+    stamps = ends(times) if compiled is None else None
     for lo in range(0, len(values), _LINES):
-        out.write("".join([f"{prefix}{v}{end}" for v, end in zip(values[lo:lo + _LINES], stamps[lo:lo + _LINES],
-                                                                   strict=True)]))
+        some = values[lo:lo + _LINES]
+        if stamps is None:
+            try:
+                out.write(str(compiled(prefix, some, times[lo:lo + _LINES])))
+                continue
+            except OverflowError:  # (an int beyond int64: the pure twin's lines from here on)
+                stamps = ends(times)
+        out.write(_lines(prefix, some, stamps[lo:lo + _LINES]))
+
+
+def sample_lines(prefix: str, values: Sequence[int], times: Sequence[int]) -> str:
+    """``prefix`` (a series' name, labels and a space), then each sample's value, a space, its time in seconds
+    (``seconds``) and a newline: a series' sample lines. The pure twin of
+    ``metalog.analysis.outputs.compiled.om_text.sample_lines``."""
+    return _lines(prefix, values, line_ends(list(times)))
+
+
+def _lines(prefix: str, values: Sequence[int], ends: Sequence[str]) -> str:
+    return "".join([f"{prefix}{v}{end}" for v, end in zip(values, ends, strict=True)])
+
+
+# the sample lines' compiled twin (None: the pure ``sample_lines`` runs), in the "analysis" core
+SAMPLE_LINES = core.register_twin("analysis", "metalog.analysis.outputs.compiled.om_text", "sample_lines", sample_lines)
 
 
 _LINES = 4096

@@ -84,18 +84,27 @@ def leadership_lanes(rows: Sequence[Leadership], t0: int) -> dict[str, Any]:
             "legend": legend}
 
 
-def _per_minute(counts: dict[int, int], minutes: Sequence[int]) -> Steps:
-    """A count per minute as a step function: its value from each minute with batches, 0 in the minutes
-    without (and after the last minute that has batches)."""
-    times, values = [], []
+def _minute_points(minutes: Sequence[int]) -> tuple[list[int], list[int | None]]:
+    """The times of a count per minute's points (``_per_minute``), once for every record type: each minute with
+    batches, and the end of each one whose next minute has none (None there: a 0)."""
     had = set(minutes)
+    times: list[int] = []
+    which: list[int | None] = []
     for minute in minutes:
         times.append(minute)
-        values.append(counts.get(minute, 0))
+        which.append(minute)
         if minute + MINUTE_MS not in had:
             times.append(minute + MINUTE_MS)
-            values.append(0)
-    return steps(times, values)
+            which.append(None)
+    return times, which
+
+
+def _per_minute(counts: dict[int, int], points: tuple[list[int], list[int | None]]) -> Steps:
+    """A count per minute as a step function: its value from each minute with batches, 0 in the minutes
+    without (and after the last minute that has batches): ``points`` are ``_minute_points``'."""
+    times, which = points
+    get = counts.get
+    return steps(times, [0 if minute is None else get(minute, 0) for minute in which])
 
 
 def top_types(rows: Sequence[TypeMinute], top: int = TOP_TYPES) -> list[str]:
@@ -114,9 +123,9 @@ def records_chart(rows: Sequence[TypeMinute], log_size: Sequence[LogMinute], t0:
         counts[row.minute] = counts.get(row.minute, 0) + row.records
     if not per_type[OTHER]:
         del per_type[OTHER]
-    minutes = [m.minute for m in log_size]
+    points = _minute_points([m.minute for m in log_size])
     series = [{"label": name, "color": TYPE_COLORS[i % len(TYPE_COLORS)],
-               **packed(m4(_per_minute(counts, minutes), t0, t1), t0)} for i, (name, counts) in
+               **packed(m4(_per_minute(counts, points), t0, t1), t0)} for i, (name, counts) in
               enumerate(per_type.items())]
     return {"name": "records-per-minute", "title": "Records per minute by record type", "unit": "records/minute",
             "series": series}

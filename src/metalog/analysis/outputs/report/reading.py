@@ -7,7 +7,6 @@ bounded by what it draws, not by its log's length."""
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from operator import add
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -109,36 +108,42 @@ class ClusterBuilder:
         self.batches += count
         self.last = last
 
-    def broker(self, broker: int, cols: Mapping[str, Sequence[Any]]) -> None:
-        """One broker's broker_timeline rows (``BROKER_COLUMNS``), after those before."""
+    def broker(self, broker: int, rows: Any) -> None:
+        """One broker's broker_timeline rows (an Arrow record batch of ``BROKER_COLUMNS``), after those before:
+        of each series only its change points become Python values (found in Arrow)."""
         key = self.brokers.get(broker)
         if key is None:
             key = self.brokers[broker] = KeyBuilder(BROKER_LINES, self.span, True, self.fine)
-        times = cols["timestamp"]
-        codes = list(map(broker_code, cols["state"], cols["controlled_shutdown"]))
-        key.lane.extend(times, codes)
+        times = rows.column("timestamp")
+        at, (states, shutdowns) = _changes(times, rows.column("state"), rows.column("controlled_shutdown"))
+        key.lane.extend(at, list(map(broker_code, states, shutdowns)))
         assert key.stripe is not None
-        key.stripe.extend(times, cols["zk"])
-        key.lines["leaders"].extend(times, cols["leaders"])
-        key.lines["offline_replicas"].extend(times, cols["offline_replicas"])
-        key.lines["homeless"].extend(times, list(map(add, cols["replicas_migrating"], cols["replicas_unassigned"])))
+        key.stripe.extend(*_change(times, rows.column("zk")))
+        key.lines["leaders"].extend(*_change(times, rows.column("leaders")))
+        key.lines["offline_replicas"].extend(*_change(times, rows.column("offline_replicas")))
+        key.lines["homeless"].extend(*_change(times, _sum(rows.column("replicas_migrating"),
+                                                          rows.column("replicas_unassigned"))))
+        last = _last_row(rows)
         self.broker_now[broker] = BrokerNow(
-            broker, codes[-1], *(cols[c][-1] for c in ("zk", "log_dirs", "replicas_assigned", "replicas_migrating",
-                                                       "replicas_unassigned", "replicas_lost", "offline_replicas",
-                                                       "leaders", "timestamp")))
+            broker, broker_code(last["state"], last["controlled_shutdown"]),
+            *(last[c] for c in ("zk", "log_dirs", "replicas_assigned", "replicas_migrating", "replicas_unassigned",
+                                "replicas_lost", "offline_replicas", "leaders", "timestamp")))
 
-    def directory(self, where: tuple[int, str], cols: Mapping[str, Sequence[Any]]) -> None:
-        """One (broker, directory)'s directory_timeline rows (``DIRECTORY_COLUMNS``), after those before."""
+    def directory(self, where: tuple[int, str], rows: Any) -> None:
+        """One (broker, directory)'s directory_timeline rows (an Arrow record batch of ``DIRECTORY_COLUMNS``),
+        after those before: its lane's code changes only where ``online`` does or ``replicas`` comes to or leaves
+        zero."""
         key = self.directories.get(where)
         if key is None:
             key = self.directories[where] = KeyBuilder(("replicas",), self.span, False, self.fine)
-        times = cols["timestamp"]
-        codes = list(map(directory_code, cols["online"], cols["replicas"]))
-        key.lane.extend(times, codes)
-        key.lines["replicas"].extend(times, cols["replicas"])
+        times, replicas = rows.column("timestamp"), rows.column("replicas")
+        at, (online, held) = _changes(times, rows.column("online"), _nonzero(replicas))
+        key.lane.extend(at, list(map(directory_code, online, held)))
+        key.lines["replicas"].extend(*_change(times, replicas))
+        last = _last_row(rows)
         self.directory_now[where] = DirectoryNow(
-            *where, codes[-1], *(cols[c][-1] for c in ("replicas", "leaders", "offline_replicas", "offline_partitions",
-                                                       "timestamp")))
+            *where, directory_code(last["online"], last["replicas"]),
+            *(last[c] for c in ("replicas", "leaders", "offline_replicas", "offline_partitions", "timestamp")))
 
     def failure(self, row: FailureRow) -> None:
         """A directory_failures row: a directory failure, and one partition it held (none: ``partition`` -1)."""
@@ -196,7 +201,7 @@ def _read_timeline(out: Path, name: str, span: Span, picture: Span | None, fine:
         times = batch.column("timestamp")
         for column in builder.timeline_columns:
             values = _decoded(batch.column(column))
-            changed = _change_points(values)
+            changed = change_points(values)
             builder.timeline(column, times.filter(changed).to_pylist(), values.filter(changed).to_pylist())
         builder.batches_read(batch.num_rows, batch.slice(batch.num_rows - 1, 1).to_pylist()[0])
     return builder
@@ -219,7 +224,7 @@ def _decoded(values: Any) -> Any:
     return values.dictionary_decode() if pa.types.is_dictionary(values.type) else values
 
 
-def _change_points(values: Any) -> Any:
+def change_points(values: Any) -> Any:
     """A boolean Arrow array: the first value, and each that differs from the one before it (a null differs
     from a value, not from another null)."""
     import pyarrow as pa
@@ -227,22 +232,58 @@ def _change_points(values: Any) -> Any:
 
     n = len(values)
     after, before = values.slice(1), values.slice(0, n - 1)
-    # where either is null: whether just one is (no Python scalar here: see layout.arrow_array)
-    differs = pc.coalesce(pc.not_equal(after, before), pc.xor(pc.is_null(after), pc.is_null(before)))
+    differs = pc.not_equal(after, before)
+    if values.null_count:  # where either is null: whether just one is (no Python scalar here: see layout.arrow_array)
+        differs = pc.coalesce(differs, pc.xor(pc.is_null(after), pc.is_null(before)))
     first = pa.Array.from_buffers(pa.bool_(), 1, [None, pa.py_buffer(b"\x01")])  # (pa.array: see layout.arrow_array)
     return pa.concat_arrays([first, differs])
 
 
 def _keyed(root: Path, name: str, columns: Sequence[str], key: tuple[str, ...], batch_rows: int,
-           ) -> Iterator[tuple[tuple[Any, ...], dict[str, list[Any]]]]:
-    """A per-key table's rows, a record batch at a time, split by ``key`` in Arrow: (key, its rows' columns)."""
+           ) -> Iterator[tuple[tuple[Any, ...], Any]]:
+    """A per-key table's rows, a record batch at a time, split by ``key`` in Arrow: (key, its rows as an Arrow
+    record batch)."""
     from metalog.analysis.outputs.layout import iter_cluster_batches
 
     if not root.is_dir():
         return
     for batch in iter_cluster_batches(root, name, columns, batch_rows):
-        for where, part in _split(batch, key):
-            yield where, {c: part.column(c).to_pylist() for c in columns}
+        yield from _split(batch, key)
+
+
+def _change(times: Any, values: Any) -> tuple[list[int], list[Any]]:
+    """The first of ``values`` and each that differs from the one before it, with their ``times``, as Python
+    values (a builder's ``extend`` takes them as it takes every value: it keeps the changes)."""
+    changed = change_points(values)
+    return times.filter(changed).to_pylist(), values.filter(changed).to_pylist()
+
+
+def _changes(times: Any, *columns: Any) -> tuple[list[int], list[list[Any]]]:
+    """The rows where any of ``columns`` changes (and the first): their times, and each column's values there."""
+    import pyarrow.compute as pc
+
+    changed = change_points(columns[0])
+    for column in columns[1:]:
+        changed = pc.or_(changed, change_points(column))
+    return times.filter(changed).to_pylist(), [column.filter(changed).to_pylist() for column in columns]
+
+
+def _sum(a: Any, b: Any) -> Any:
+    import pyarrow.compute as pc
+
+    return pc.add_checked(a, b)
+
+
+def _nonzero(values: Any) -> Any:
+    """Whether each int is not zero (a cast: no Python scalar in a compute call, see ``layout.arrow_array``)."""
+    import pyarrow as pa
+
+    return values.cast(pa.bool_())
+
+
+def _last_row(rows: Any) -> dict[str, Any]:
+    last: dict[str, Any] = rows.slice(rows.num_rows - 1, 1).to_pylist()[0]
+    return last
 
 
 def _split(batch: Any, key: Sequence[str]) -> Iterator[tuple[tuple[Any, ...], Any]]:
