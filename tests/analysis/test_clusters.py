@@ -40,6 +40,26 @@ def test_analyze_a_log_directory_whose_name_is_not_utf8(tmp_path: Path) -> None:
     assert 'cluster="caf\\\\xe9"' in (out / "controller_metrics.om").read_text()
 
 
+def test_a_name_given_that_is_not_utf8_has_its_bytes_escaped(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """NAME=LOGDIR with bytes that are not UTF-8 on the command line (Python holds them as surrogates). Before: a
+    UnicodeEncodeError traceback from the .om writer; now the name the directory rule gives, and two names that
+    read the same are refused."""
+    pytest.importorskip("pyarrow")
+    log = jbod_transition(tmp_path / "jbod")
+    out = tmp_path / "out"
+    named = os.fsdecode(b"caf\xe9=") + str(log)
+    assert main(["analyze", named, "--out", str(out), "--engine", "python", "--csv"]) == 0
+    rows = read_table(out / "timeline_batches")
+    assert rows and {r["cluster"] for r in rows} == {"caf\\xe9"}
+    assert read_table(out / "timeline_batches.csv") == rows
+    assert 'cluster="caf\\\\xe9"' in (out / "controller_metrics.om").read_text()
+    capsys.readouterr()
+    assert main(["analyze", named, f"caf\\xe9={log}", "--out", str(tmp_path / "two"), "--engine", "python"]) == 1
+    assert "metalog: error: two clusters named 'caf" in capsys.readouterr().err
+    assert not (tmp_path / "two").exists()
+
+
 def test_a_cluster_is_named_by_its_cluster_id_else_by_its_directory(tmp_path: Path) -> None:
     """Before: always the directory's name."""
     log = tmp_path / "a"

@@ -14,8 +14,7 @@ from metalog.log.files import META_PROPERTIES, read_properties
 def cluster_name(path: str | os.PathLike[str]) -> str:
     """A cluster's name when none is given: the ``cluster.id`` of its log directory's ``meta.properties`` where
     there is one (what Kafka names the cluster by), else the directory's name as text every output can hold
-    (Parquet's UTF-8, CSV, HTML, OpenMetrics): a name that is not UTF-8 (Python holds its bytes as surrogates)
-    has each such byte as ``\\xNN``."""
+    (``as_text``)."""
     root = Path(path)
     meta = root / META_PROPERTIES
     if meta.is_file():
@@ -25,7 +24,13 @@ def cluster_name(path: str | os.PathLike[str]) -> str:
             raise LogError(f"cannot read it: {e}", file=meta) from None
         if found:
             return found
-    return os.fsencode(root.resolve().name).decode("utf-8", "backslashreplace")
+    return as_text(root.resolve().name)
+
+
+def as_text(name: str) -> str:
+    """``name`` as text every output can hold (Parquet's UTF-8, CSV, HTML, OpenMetrics): each byte of it that is
+    not UTF-8 (which Python holds as a surrogate, from a file name or a command line) as ``\\xNN``."""
+    return os.fsencode(name).decode("utf-8", "backslashreplace")
 
 
 @dataclass(frozen=True)
@@ -37,13 +42,13 @@ class ClusterLog:
 
 
 def cluster_log(spec: str | os.PathLike[str]) -> ClusterLog:
-    """``NAME=LOGDIR`` (a ``str`` with ``=`` that is not itself an existing path), else a log directory named by
-    ``cluster_name``."""
+    """``NAME=LOGDIR`` (a ``str`` with ``=`` that is not itself an existing path; NAME ``as_text``), else a log
+    directory named by ``cluster_name``."""
     if isinstance(spec, str) and "=" in spec and not os.path.lexists(spec):
         name, _, path = spec.partition("=")
         if not name or not path:
             raise MetalogError(f"{spec!r}: give a log directory, or NAME=LOGDIR")
-        return ClusterLog(name, path)
+        return ClusterLog(as_text(name), path)
     return ClusterLog(cluster_name(spec), spec)
 
 
