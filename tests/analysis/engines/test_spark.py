@@ -231,7 +231,9 @@ def test_the_workers_import_the_installed_pyspark_not_sparks_zip_of_it(spark: An
         import py4j
         import pyspark
 
-        return [pyspark.__file__ or "", py4j.__file__ or ""]
+        # (nor an importer of the zips kept: a worker's first task would read their directories again)
+        kept = [path for path in sys.path_importer_cache if path.endswith(".zip")]
+        return [pyspark.__file__ or "", py4j.__file__ or "", *kept]
 
     found = spark.sparkContext.parallelize([0, 1], 2).map(where).collect()
     assert all(".zip" not in path for paths in found for path in paths), found
