@@ -232,7 +232,8 @@ def test_the_workers_import_the_installed_pyspark_not_sparks_zip_of_it(spark: An
         import pyspark
 
         # (nor an importer of the zips kept: a worker's first task would read their directories again)
-        kept = [path for path in sys.path_importer_cache if path.endswith(".zip")]
+        kept = [path for path in sys.path_importer_cache
+                if Path(path).name == "pyspark.zip" or Path(path).name.startswith("py4j-")]
         return [pyspark.__file__ or "", py4j.__file__ or "", *kept]
 
     found = spark.sparkContext.parallelize([0, 1], 2).map(where).collect()
