@@ -40,7 +40,7 @@ def _packed_env(root: Path) -> Path:
     (pyspark's jars left out: a Python worker does not need them)."""
     env = root / "venv"
     venv.create(env, with_pip=True)
-    pip = subprocess.run([str(env / "bin" / "pip"), "install", "-q", str(ROOT), "pyarrow", "pandas>=2.2,<3",
+    pip = subprocess.run([str(env / "bin" / "pip"), "install", "-q", str(ROOT), "pyarrow",
                           "pyspark", "venv-pack"], capture_output=True, text=True,
                          env={**os.environ, "METALOG_PURE_BUILD": "1"}, timeout=900)
     if pip.returncode != 0:
