@@ -70,19 +70,11 @@ def test_metrics_every_batch_gives_every_batch_time_a_sample(tmp_path: Path) -> 
 
 @pytest.mark.spark
 @pytest.mark.slow
-def test_spark_engine_end_to_end_is_quiet_and_writes_both_formats(tmp_path: Path) -> None:
+def test_spark_engine_end_to_end_is_quiet_and_writes_both_formats(spark_java: None, tmp_path: Path) -> None:
     """The command as users run it, in a process of its own (its own JVM): stderr holds the summary line and
     nothing else (no JVM or Spark startup lines; no progress bar without a terminal); the tables equal the
     python engine's in both formats."""
-    pytest.importorskip("pyspark")
     pytest.importorskip("pyarrow")
-    from metalog.analysis.engines.spark_session import find_java
-    from metalog.errors import MetalogError
-
-    try:
-        find_java()
-    except MetalogError as e:
-        pytest.skip(str(e))
     zk, jbod = zk_migration(tmp_path / "zk"), jbod_transition(tmp_path / "jbod")
     out = tmp_path / "out"
     done = subprocess.run([sys.executable, "-m", "metalog.cli.main", "analyze", str(zk), str(jbod), "--out", str(out),

@@ -144,19 +144,6 @@ def test_the_first_session_writes_the_archive_and_the_next_maps_it(spark_java: N
                                                                                           archive.name + ".sum"]
 
 
-@pytest.fixture
-def spark_java() -> None:
-    """pyspark and a Java runtime, or the test is skipped saying which is missing."""
-    pytest.importorskip("pyspark")
-    from metalog.analysis.engines.spark_session import find_java
-    from metalog.errors import MetalogError
-
-    try:
-        find_java()
-    except MetalogError as e:
-        pytest.skip(str(e))
-
-
 @pytest.mark.slow  # a JVM that exits at its start
 def test_a_jvm_that_does_not_start_leaves_no_archive(spark_java: None, tmp_path: Path) -> None:
     """Before: a JVM refusing its master wrote its archive to the temporary name as it exited, and nothing removed

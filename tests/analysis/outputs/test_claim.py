@@ -84,17 +84,10 @@ def test_a_failed_analyze_leaves_incomplete_naming_its_error_and_a_rerun_removes
 
 @pytest.mark.spark
 @pytest.mark.slow
-def test_a_failed_spark_analysis_is_marked_the_same_way(tmp_path: Path) -> None:
+def test_a_failed_spark_analysis_is_marked_the_same_way(spark_java: None, tmp_path: Path) -> None:
     """A run that fails on Spark, after its executors wrote tables (damage in a log is found before a JVM starts):
     a file where the events table goes, in a directory an earlier analysis claimed."""
-    pytest.importorskip("pyspark")
     pytest.importorskip("pyarrow")
-    from metalog.analysis.engines.spark_session import find_java
-
-    try:
-        find_java()
-    except MetalogError as e:
-        pytest.skip(str(e))
     log = zk_migration(tmp_path / "zk")
     out = tmp_path / "out"
     out.mkdir()
