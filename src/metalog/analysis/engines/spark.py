@@ -61,7 +61,7 @@ from metalog.replay.points import StartPoint
 from metalog.state.overlay import RangeDelta, fold
 
 __all__ = ["CATCH_UP_WEIGHT", "GROWTH_WEIGHT", "OUTPUT_TASKS", "RANGE_SLACK", "STEP_SHARE", "WRITE_SHARE",
-           "PackedGrowth", "Placed",
+           "GrowthWrite", "PackedGrowth", "Placed",
            "SparkEngine", "StageReport", "delta_cuts", "makespan", "place", "plan_span", "range_counts",
            "stable_hash"]
 
@@ -242,14 +242,38 @@ class PackedGrowth:
                              tables["controller_leadership"])
 
 
-def _task(task: RangeTask | TableTask | GrowthTask) -> Written | PackedGrowth:
+@dataclass(frozen=True)
+class GrowthWrite:
+    """A cluster's growth pass on an executor, which writes the cluster's files of the growth tables into ``out``
+    (``growth_tables.write_cluster_parquet``); its rows travel to the driver only where it writes the CSV tables
+    (``rows``)."""
+
+    task: GrowthTask
+    out: str
+    rows: bool
+
+    @property
+    def name(self) -> str:
+        return self.task.name
+
+    @property
+    def weight(self) -> int:
+        return self.task.weight
+
+
+def _task(task: RangeTask | TableTask | GrowthWrite) -> Written | PackedGrowth:
     """A task of the replay's job or the third stage: a range replayed, outputs of a cut cluster written, or a
-    cluster's growth pass."""
+    cluster's growth pass and its growth tables written."""
+    from metalog.analysis.outputs.growth_tables import GROWTH_TABLES, write_cluster_parquet
+
     if isinstance(task, RangeTask):
         return replay_task(task)
     if isinstance(task, TableTask):
         return write_outputs(task)
-    return PackedGrowth.of(growth_task(task))
+    growth = growth_task(task.task)
+    for table in GROWTH_TABLES:
+        write_cluster_parquet(Path(task.out), table, growth)
+    return PackedGrowth.of(growth) if task.rows else PackedGrowth(growth.name, {})
 
 
 @dataclass
@@ -287,9 +311,10 @@ class SparkEngine:
     def analyze(self, request: AnalysisRequest, progress: Progress | None = None,
                 stage: Stage | None = None) -> AnalysisSummary:
         """Every cluster's tables written by the executors, the same files as the python engine's; the growth
-        passes run in the replay's job, beside the ranges."""
+        passes run beside the ranges of whole clusters and the outputs of cut ones, and write the growth tables
+        there too (their CSV tables: the driver, from their rows)."""
         from metalog.analysis.outputs import openmetrics as om
-        from metalog.analysis.outputs.growth_tables import write_growth_tables
+        from metalog.analysis.outputs.growth_tables import GROWTH_TABLES, fresh_growth_tables, write_csv
         from metalog.analysis.outputs.layout import TABLES
         from metalog.analysis.outputs.tables import claim_output, write_csv_from_tables
         from metalog.analysis.outputs.writers import fresh_tables
@@ -299,13 +324,15 @@ class SparkEngine:
         sc = self.context
         clusters = [ClusterRanges(str(Path(c.path).resolve()), c.name, *log_bounds(c.path),
                                   start_points(c.path) if self.points else []) for c in request.clusters]
-        growth = [GrowthTask(c.name, os.fspath(c.path), c.size) for c in clusters]  # (weighed in offsets, as ranges)
+        growth = [GrowthWrite(GrowthTask(c.name, os.fspath(c.path), c.size), str(out.resolve()), request.csv)
+                  for c in clusters]  # (weighed in offsets, as ranges)
         counts = [self.ranges] * len(clusters) if self.ranges else range_counts([c.size for c in clusters],
                                                                                   sc.defaultParallelism)
         report = StageReport(sc, sum(c.size for c in clusters), progress, stage)
         task_cpu: dict[str, list[float]] = {}
         prefixed = self._prefixes(clusters, counts, report, task_cpu)
         fresh_tables(out)
+        fresh_growth_tables(out)
         scratch = out.resolve() / f".spark-{uuid.uuid4().hex}"
         output = Output(str(out.resolve()), str(scratch), request.bucket_ms, request.metrics_every_batch)
         try:
@@ -318,7 +345,10 @@ class SparkEngine:
         written = [out / table for table in TABLES]
         if request.csv:
             written += write_csv_from_tables(out, request.names)
-        written += [metrics, *write_growth_tables(out, grown, csv=request.csv)]
+        written += [metrics, *(out / table for table in GROWTH_TABLES)]
+        if request.csv:
+            found = [g.unpacked() for g in grown]
+            written += [write_csv(out, table, found) for table in GROWTH_TABLES]
         return AnalysisSummary(out, tuple(request.names), sum(w.records for w in done),
                                sum(w.batches for w in done), sum(w.events for w in done), tuple(written), task_cpu)
 
@@ -361,15 +391,15 @@ class SparkEngine:
 
     def _replay(self, clusters: Sequence[ClusterRanges],
                 prefixed: Sequence[Sequence[tuple[tuple[int, int], Origin, RangeDelta]]], output: Output,
-                growth: Sequence[GrowthTask], report: StageReport,
-                task_cpu: dict[str, list[float]]) -> tuple[list[Written], list[ClusterGrowth]]:
+                growth: Sequence[GrowthWrite], report: StageReport,
+                task_cpu: dict[str, list[float]]) -> tuple[list[Written], list[PackedGrowth]]:
         """Stage 2, every range replayed and written on the executors, and beside them the growth pass of each
         cluster replayed whole; stage 3, the outputs of each cluster cut in several ranges written from their
         ranges' chunks, a task per group of them (``OUTPUT_TASKS``), and beside them the growth passes of those
         clusters (so that they fill the cores there, not after the ranges)."""
         sc = self.context
         cut = [i for i, ranges in enumerate(prefixed) if len(ranges) > 1]
-        tasks: list[RangeTask | GrowthTask] = [
+        tasks: list[RangeTask | GrowthWrite] = [
             RangeTask(c.path, c.name, i, n, len(ranges), lo, hi, origin, prefix, output)
             for i, (c, ranges) in enumerate(zip(clusters, prefixed, strict=True))
             for n, ((lo, hi), origin, prefix) in enumerate(ranges)]
@@ -381,7 +411,7 @@ class SparkEngine:
             found = _on_partitions(sc, _task, Placed(tasks, keys, weights), self.partitions,
                                    task_cpu.setdefault("replay", []))
         if cut:
-            writes: list[TableTask | GrowthTask] = [
+            writes: list[TableTask | GrowthWrite] = [
                 TableTask(clusters[i].name, i, len(prefixed[i]), outputs, output)
                 for i in cut for outputs, _ in OUTPUT_TASKS]
             weights = [int(clusters[i].size * share) for i in cut for _, share in OUTPUT_TASKS]
@@ -393,7 +423,7 @@ class SparkEngine:
                                         task_cpu.setdefault("tables", []))
         done = [w for w in found if isinstance(w, Written)]
         grown = {g.name: g for g in found if isinstance(g, PackedGrowth)}
-        return done, [grown[g.name].unpacked() for g in growth]  # (in the fleet's order)
+        return done, [grown[g.name] for g in growth]  # (in the fleet's order)
 
 
 class StageReport:
