@@ -163,11 +163,11 @@ def test_growth_passes_beside_whole_clusters_make_splits_unneeded() -> None:
 def test_a_cut_is_modelled_as_ranges_that_catch_up_then_a_task_per_group_of_outputs() -> None:
     """5M records on 2 cores: whole, 5M of work (its growth pass beside it); in halves, the second catches up over
     the first's 2.5M beside it, then the outputs' tasks and the growth pass share the cores: LPT over
-    (0.245, 0.14, 0.08, 0.027, 0.012) x 5M."""
+    (0.2, 0.133, 0.08, 0.027, 0.012) x 5M."""
     assert plan_span([5_000_000], [1], 2) == 5_000_000
     ranges = 2_500_000 * (STEP_SHARE + CATCH_UP_WEIGHT)
     outputs = makespan([5_000_000 * share for _, share in OUTPUT_TASKS] + [5_000_000 * GROWTH_WEIGHT], 2)
-    assert outputs == pytest.approx(5_000_000 * (0.245 + 0.012))  # the series and buckets, then the small tables
+    assert outputs == pytest.approx(5_000_000 * (0.2 + 0.027))  # the series and buckets, then broker_timeline
     assert plan_span([5_000_000], [2], 2) == pytest.approx(ranges + outputs)
     # before, one task wrote every output: 5M x WRITE_SHARE after the ranges
     assert outputs < 0.65 * 5_000_000 * WRITE_SHARE

@@ -9,13 +9,23 @@ from functools import partial
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from metalog.analysis.engines import replay
+from metalog.analysis.engines import replay, spark_tables
 from metalog.analysis.engines.parallel import log_bounds, plan, split_ranges
 from metalog.analysis.engines.python import PythonEngine
 from metalog.analysis.engines.request import AnalysisRequest
 from metalog.analysis.engines.spark import OUTPUT_TASKS
-from metalog.analysis.engines.spark_tables import Output, RangeTask, TableTask, replay_task, series_dir, write_outputs
+from metalog.analysis.engines.spark_tables import (
+    Output,
+    RangeTask,
+    TableTask,
+    gathered,
+    replay_task,
+    series_dir,
+    write_outputs,
+)
 from metalog.analysis.outputs import openmetrics as om
 from metalog.analysis.outputs import writers
 from metalog.analysis.outputs.layout import partition_dir, read_tables
@@ -35,10 +45,13 @@ def logs(root: Path) -> dict[str, Path]:
 
 
 @pytest.mark.parametrize("width", [1, 1000, 60_000])
-@pytest.mark.parametrize("ranges", [2, 3])
+@pytest.mark.parametrize(("ranges", "gather"), [(2, 65_536), (3, 1), (3, 5)])
 def test_each_group_of_a_cut_clusters_outputs_alone_is_the_python_engines(tmp_path: Path,
                                                                           monkeypatch: pytest.MonkeyPatch,
-                                                                          width: int, ranges: int) -> None:
+                                                                          width: int, ranges: int,
+                                                                          gather: int) -> None:
+    """``gather``: the rows the streams' batches are joined into (``GATHER_ROWS``)."""
+    monkeypatch.setattr(spark_tables, "GATHER_ROWS", gather)
     monkeypatch.setattr(replay, "CHUNK_BATCHES", 2)
     monkeypatch.setattr(writers, "ROWS_PER_GROUP", 3)
     monkeypatch.setattr(writers, "BUCKETS_KEPT", 0)
@@ -78,3 +91,16 @@ def block_of(blocks: list[Path], family: int, _: str) -> list[Path]:
 
 def replay_rows(out: Path, table: str) -> list[dict[str, object]]:
     return read_tables(out / table)
+
+
+@settings(max_examples=100, deadline=None)
+@given(sizes=st.lists(st.integers(0, 9), max_size=12), rows=st.integers(1, 20))
+def test_batches_are_gathered_in_order_into_at_least_rows_rows(sizes: list[int], rows: int) -> None:
+    import pyarrow as pa
+
+    values = iter(range(sum(sizes)))
+    batches = [pa.record_batch([pa.array([next(values) for _ in range(n)], pa.int64())], names=["v"])
+               for n in sizes]
+    got = list(gathered(batches, rows))
+    assert [v for b in got for v in b.column(0).to_pylist()] == list(range(sum(sizes)))
+    assert all(b.num_rows >= rows for b in got[:-1]) and all(b.num_rows for b in got)

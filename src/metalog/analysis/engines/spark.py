@@ -77,9 +77,10 @@ CATCH_UP_WEIGHT = 0.22  # a range's catch-up from its origin (``parallel.caught_
 # a cut cluster's outputs (``writers.OUTPUTS``) written from its ranges' streams, each group a task of the third
 # stage, and its share (5M records: the series 1.45 s, timeline_batches 0.91 s, timeline_buckets 0.62 s,
 # broker_timeline 0.18 s, the three small tables 0.08 s; the series and the buckets in one task 0.78 of the two
-# apart, as the timeline's streams are made chunks again once: 2.24 s against 1.79 s + 1.08 s at load 13)
+# apart, as the timeline's streams are made chunks again once: 2.24 s against 1.79 s + 1.08 s at load 13; and
+# their streams' batches joined, ``spark_tables.GATHER_ROWS``, 0.81 of that, timeline_batches 0.95)
 OUTPUT_TASKS: tuple[tuple[tuple[str, ...], float], ...] = (
-    ((SERIES, BUCKETS.name), 0.245), ((TIMELINE.name,), 0.14), ((BROKERS.name,), 0.027),
+    ((SERIES, BUCKETS.name), 0.2), ((TIMELINE.name,), 0.133), ((BROKERS.name,), 0.027),
     ((DIRECTORIES.name, FAILURES.name, EVENTS.name), 0.012))
 WRITE_SHARE = sum(share for _, share in OUTPUT_TASKS)
 GROWTH_WEIGHT = 0.08  # a cluster's growth pass, never split (0.52 s): in the replay's job beside a whole cluster,
@@ -381,7 +382,7 @@ class SparkEngine:
 
     def range_bounds(self, cluster: ClusterRanges, n: int) -> list[tuple[int, int]]:
         """A cluster's ``n`` ranges: equal ones for a ``ranges`` asked for; in a plan of the engine's own, ranges
-        that end together as each catches up (``catch_up_ranges``: two ranges of 5M records, 2.98M then 2.02M),
+        that end together as each catches up (``catch_up_ranges``: two ranges of 5M records, 3.07M then 1.93M),
         unless some of them would then start from deltas (``plan``)."""
         equal = split_ranges(cluster.first, cluster.last, n)
         if self.ranges or n == 1 or self.catch_up <= 0:

@@ -14,7 +14,7 @@ filesystem they share, as for the log directories.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,8 +27,8 @@ from metalog.analysis.outputs.layout import arrow_batch, arrow_schema, batch_row
 from metalog.analysis.outputs.writers import SERIES, ClusterTables, SeriesBlocks, source
 from metalog.state.overlay import RangeDelta
 
-__all__ = ["Output", "RangeFiles", "RangeTask", "TableTask", "Written", "range_batches", "range_dir", "replay_task",
-           "series_dir", "write_outputs"]
+__all__ = ["GATHER_ROWS", "Output", "RangeFiles", "RangeTask", "TableTask", "Written", "gathered", "range_batches",
+           "range_dir", "replay_task", "series_dir", "write_outputs"]
 
 
 @dataclass(frozen=True)
@@ -158,10 +158,33 @@ def write_outputs(task: TableTask) -> Written:
         tables = ClusterTables(Path(out.out), task.name, out.bucket_ms, series, tables=task.outputs,
                                timeline=timeline)
         for name in dict.fromkeys(source(o) for o in task.outputs):
-            for batch in batches(TABLES[name]):
+            for batch in gathered(batches(TABLES[name]), GATHER_ROWS):
                 tables.add_batch(TABLES[name], batch)
         tables.close()
     return Written(0, tables.batches, tables.events, time.process_time() - started)
+
+
+# rows of a table handed to a cut cluster's writers at once: their cost is partly per batch (the series' sampler,
+# the buckets, the timeline made chunks again), and a range's streams hold a batch per 4,096 log batches; joined,
+# the 5M log's series and buckets took 1.92 s where they took 2.36 s (load 10)
+GATHER_ROWS = 65_536
+
+
+def gathered(batches: Iterable[Any], rows: int) -> Iterator[Any]:
+    """Arrow record batches of one schema joined, in order, into batches of at least ``rows`` rows (the last may
+    hold fewer)."""
+    import pyarrow as pa
+
+    held: list[Any] = []
+    count = 0
+    for batch in batches:
+        held.append(batch)
+        count += batch.num_rows
+        if count >= rows:
+            yield pa.Table.from_batches(held).combine_chunks().to_batches()[0]
+            held, count = [], 0
+    if count:
+        yield pa.Table.from_batches(held).combine_chunks().to_batches()[0]
 
 
 def range_batches(files: ExitStack, scratch: str, cluster: int, ranges: int, table: Table) -> Iterator[Any]:
