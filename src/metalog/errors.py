@@ -84,7 +84,10 @@ class LogError(MetalogError):
 
 
 class CorruptBatchError(LogError):
-    """A record batch that fails validation (CRC, length, magic, offsets, records)."""
+    """A record batch that fails validation (CRC, length, magic, offsets, records). Its ``position`` is the batch's
+    start, whichever field is wrong (the reason names the field): every verb names the same byte for the same damage,
+    the one ``log verify`` names, and the one Kafka's log recovery ("at byte offset") and DumpLogSegments
+    ("position:") give a batch. A record's own byte, where one does not decode, is in the reason."""
 
 
 class LogLockedError(LogError):

@@ -83,7 +83,7 @@ BAD = [
     (["log", "dump", "MISSING"], "No such file or directory"),
     (["log", "dump", "EMPTY"], "no .log segments"),
     (["log", "dump", "FILE"], "file.txt: not a log file (a .log segment, .checkpoint snapshot, .index or .timeindex)"),
-    (["log", "dump", "SEGMENT"], "00000000000000000000.log, byte 16: batch: unsupported magic"),
+    (["log", "dump", "SEGMENT"], "00000000000000000000.log, byte 0: batch: unsupported magic"),
     (["log", "append", "MISSING"], "no such directory (--create makes a new one)"),
     (["log", "append", "EMPTY"], "not a KRaft metadata log directory (--create makes a new one)"),
     (["log", "recover", "EMPTY"], "not a KRaft metadata log directory (nothing to recover)"),

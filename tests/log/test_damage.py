@@ -13,6 +13,7 @@ LogLoader.recoverLog).
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -111,7 +112,7 @@ def test_an_epoch_lower_than_the_batch_before_is_an_error_in_every_reader(copy, 
     damage(batches[i], DAMAGES["partitionLeaderEpoch"])  # 0x000000nn -> 0xFF0000nn: negative
     with MetadataLog.open(path) as log, pytest.raises(CorruptBatchError) as e:
         READERS[reader](log)
-    assert str(e.value).startswith(f"{batches[i].segment}, byte {batches[i].position + 12}: ")
+    assert str(e.value).startswith(f"{batches[i].segment}, byte {batches[i].position}: ")  # the batch's start
     assert "is lower than the previous batch's" in str(e.value)
 
 
@@ -122,7 +123,7 @@ def test_an_epoch_raised_in_the_middle_is_found_at_the_next_batch(copy, reader):
     damage(batches[i], DAMAGES["partitionLeaderEpoch"] + 1)  # 0x000000nn -> 0x00FF00nn: larger
     with MetadataLog.open(path) as log, pytest.raises(CorruptBatchError) as e:
         READERS[reader](log)
-    assert str(e.value).startswith(f"{batches[i + 1].segment}, byte {batches[i + 1].position + 12}: ")
+    assert str(e.value).startswith(f"{batches[i + 1].segment}, byte {batches[i + 1].position}: ")
 
 
 @pytest.mark.parametrize("reader", READERS)
@@ -142,7 +143,7 @@ def test_a_batch_holds_every_offset_it_spans(copy, reader):
         f.write(data)
     with MetadataLog.open(path) as log, pytest.raises(CorruptBatchError) as e:
         READERS[reader](log)
-    assert str(e.value).startswith(f"{at.segment}, byte {at.position + 57}: batch: recordsCount")
+    assert str(e.value).startswith(f"{at.segment}, byte {at.position}: batch: recordsCount")
 
 
 @pytest.mark.parametrize("reader", READERS)
@@ -263,6 +264,49 @@ def test_every_verb_reports_a_dropped_torn_tail_in_one_line(copy, tmp_path, caps
     said = [line for line in err.splitlines() if line.startswith("metalog")]  # analyze and images sum up on stderr
     assert len(said) == 1 and said[0].startswith("metalog: notice: "), err
     assert f"{last.segment}" in said[0] and f"byte {last.position}" in said[0] and "truncated" in said[0]
+
+
+# every verb that reads a log: each names the damage where it finds it, and all of them name the same byte
+READING_VERBS = {
+    **VERBS,
+    "log verify": ["log", "verify", "{log}"],
+    "log recover": ["log", "recover", "{log}"],
+    "log recover --repair --dry-run": ["log", "recover", "--repair", "--dry-run", "{log}"],
+    "log follow": ["log", "follow", "{log}", "--from", "0"],
+    "shell": ["shell", "{log}", "-c", "ls"],
+    "why": ["why", "{log}", "--broker", "1"],
+    "history": ["history", "{log}", "--features"],
+    "quorum describe": ["quorum", "describe", "{log}"],
+    "quorum history": ["quorum", "history", "{log}"],
+}
+
+
+@pytest.fixture(params=["compiled", "pure"])
+def log_core(request: pytest.FixtureRequest) -> Any:
+    """Each reading verb on the compiled log core and on its pure twins, in this process."""
+    from contextlib import nullcontext
+
+    from metalog.bench import cores
+
+    if request.param == "compiled" and not cores.compiled_log_core():
+        pytest.skip(f"log core: {cores.log_status()}")
+    with cores.pure_log_core() if request.param == "pure" else nullcontext():
+        yield request.param
+
+
+@pytest.mark.parametrize("field", ["crc-covered", "magic", "partitionLeaderEpoch"])
+@pytest.mark.parametrize("verb", READING_VERBS)
+def test_every_reading_verb_names_the_damaged_batch_at_its_start(copy, tmp_path, capsys, log_core, verb, field):
+    """The same damage is named at the same file and byte by every verb, on both cores: the batch's start, which
+    ``log verify`` names and Kafka's log recovery ("at byte offset") and DumpLogSegments ("position:") give a batch,
+    whichever of its fields is wrong (a byte inside the CRC, the magic, a lower epoch)."""
+    path, batches = copy
+    at = batches[sealed_unindexed(batches)]
+    damage(at, DAMAGES[field])
+    args = [a.format(log=path, out=tmp_path / "out") for a in READING_VERBS[verb]]
+    _, out, err = run(args, capsys)
+    named = re.findall(rf"{re.escape(str(at.segment))}(?:, | at )byte (\d+)", out + err)
+    assert named and {int(n) for n in named} == {at.position}, out[-2000:] + err
 
 
 def test_log_append_after_a_torn_tail_appends_and_reports_the_cut(copy, capsys):

@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 from metalog.codec import Uuid, message_class
 from metalog.codec.framing import decode_metadata_record, encode_metadata_record
 from metalog.state import MetadataDelta, MetadataLoader
-from metalog.state.image import EMPTY, MetadataImage, working_copy
+from metalog.state.delta import TopicDelta
+from metalog.state.image import EMPTY, MetadataImage, PartitionRegistration, working_copy
 from metalog.state.loader import END_BATCH, AbortedTransaction, OpenTransaction
 from metalog.state.value_replay import NO_OP
 from tests.state.histories import histories, replayable
@@ -184,3 +185,77 @@ def test_the_c_entry_says_whether_a_transaction_is_open() -> None:
     loader.replay_values(MARKERS[1:2], 4)
     assert loader.end_batch.c_end_batch(4) == 0  # type: ignore[attr-defined]
     assert not loader.in_transaction and loader.image.offset == 4
+
+
+def _topic_history(topic: Uuid, changes: int) -> list[bytes]:
+    """A topic of two partitions, then ``changes`` leader changes alternating between them, one per batch."""
+    topic_record = message_class("TopicRecord")(name="t", topic_id=topic)
+    partitions = [message_class("PartitionRecord")(partition_id=p, topic_id=topic, replicas=[1, 2], isr=[1, 2],
+                                                   leader=1, leader_epoch=0, partition_epoch=0) for p in (0, 1)]
+    moves = [message_class("PartitionChangeRecord")(partition_id=n % 2, topic_id=topic, leader=1 + n % 3 % 2)
+             for n in range(changes)]
+    return [encode_metadata_record(record, 0) for record in (topic_record, *partitions, *moves)]
+
+
+@needs_twin
+def test_a_topic_delta_a_subscriber_keeps_never_changes() -> None:
+    """The compiled publish keeps each topic's delta, emptied, for the topic's next changes (the loader's
+    ``kept_topic_deltas``) only where nothing else holds it: a subscriber that keeps the TopicDelta it was told (here
+    every other one) finds it as it was told it, publishes later; one nobody kept is taken again."""
+    topic = Uuid.of(7, 1)
+    kept: list[tuple[TopicDelta, str, object, dict[int, Any]]] = []
+    reused: list[bool] = []
+
+    def on_publish(delta: MetadataDelta | None, image: MetadataImage | None) -> None:
+        if delta is not None and topic in delta.topics:
+            told = delta.topics[topic]
+            reused.append(loader.kept_topic_deltas.get(topic) is told)
+            if len(reused) % 2:
+                kept.append((told, told.name, told.base, dict(told.partitions)))
+
+    loader = MetadataLoader(images=False, on_publish=on_publish)
+    values = _topic_history(topic, 12)
+    loader.replay_values(values[:3], 0)
+    loader.end_batch(2)
+    for offset in range(3, len(values)):
+        loader.replay_values(values[offset:offset + 1], offset)
+        loader.end_batch(offset)
+    assert len(kept) == 7
+    for told, name, base, partitions in kept:
+        assert (told.name, told.base, told.partitions) == (name, base, partitions) and partitions
+    assert reused == [n >= 2 and n % 2 == 0 for n in range(13)]  # each one nobody kept, taken again
+    assert loader.image.topics[topic].partitions[0].leader_epoch == 6
+    quiet = MetadataLoader(images=False)  # one taken from the kept ones by a caller is theirs too
+    for first, last in ((0, 2), (3, 3)):  # (a new topic's delta is not kept: its image is made at the publish)
+        quiet.replay_values(values[first:last + 1], first)
+        quiet.end_batch(last)
+    mine = quiet.kept_topic_deltas[topic]
+    base = mine.base
+    quiet.replay_values(values[4:6], 4)
+    quiet.end_batch(5)
+    assert mine.partitions == {} and mine.base is base and quiet.kept_topic_deltas[topic] is not mine
+    assert quiet.image.topics[topic].partitions[0].leader_epoch == 2
+
+
+@needs_twin
+def test_a_registration_someone_holds_is_never_filled_again() -> None:
+    """The compiled publish keeps a registration it replaces in the working copy spare (the loader's
+    ``spare_registrations``), for the next delta's copy of a registration to fill again, only where nothing else
+    holds it: one held in an image read before, or taken from the spares by a caller, keeps its values."""
+    topic = Uuid.of(7, 2)
+    loader = MetadataLoader(images=False)
+    values = _topic_history(topic, 16)
+    loader.replay_values(values[:3], 0)
+    loader.end_batch(2)
+    held: list[tuple[PartitionRegistration, tuple[object, ...]]] = []
+    spared = 0
+    for offset in range(3, len(values)):
+        loader.replay_values(values[offset:offset + 1], offset)
+        loader.end_batch(offset)
+        spared += len(loader.spare_registrations)
+        if offset in (5, 9):  # the registrations of an image read now, and the spares a caller takes
+            held += [(r, tuple(r)) for r in loader.image.topics[topic].partitions.values()]
+            held += [(r, tuple(r)) for r in loader.spare_registrations]
+    assert spared and len(held) > 4
+    assert all(tuple(registration) == was for registration, was in held)
+    assert loader.image.topics[topic].partitions[1].leader_epoch == 8

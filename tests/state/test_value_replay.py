@@ -363,6 +363,26 @@ def test_the_twin_moves_the_loaders_offset_and_loads_into_its_delta(cls: type[Me
         assert loader.offsets == [-1, 4, 5, 6]
 
 
+def test_an_offset_someone_holds_never_changes_as_the_loader_moves_on() -> None:
+    """The twin gives the int at the loader's ``offset`` slot the next offset in place only where nothing else holds
+    it: an offset read from the loader (or shared with the image it started from) keeps its value; offsets past a
+    machine word, the small ints and the ones around 2**30 (where an int grows a digit) read as any int does."""
+    loader = MetadataLoader()
+    held = []
+    for offset in [300, 301, 302, 5, 257, 256, 2**30 - 1, 2**30, 2**30 + 1, 2**62, 2**64 + 3, 1000, 1001]:
+        loader.replay_value(NO_OP_VALUE, offset)
+        assert loader.offset == offset and type(loader.offset) is int
+        if offset % 2:  # every other one held, so the next write finds it shared
+            held.append((offset, loader.offset))
+    loader.replay_values([NO_OP_VALUE] * 4, 700)
+    assert loader.offset == 703
+    assert all(value == offset for offset, value in held)
+    image = replace(EMPTY, offset=500)
+    start = MetadataLoader(image)
+    start.replay_value(NO_OP_VALUE, 501)
+    assert image.offset == 500 and start.offset == 501
+
+
 NO_OP_VALUE = encode_metadata_record(message_class("NoOpRecord")(), 0)
 
 

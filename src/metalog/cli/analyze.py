@@ -60,7 +60,8 @@ def register(sub: Any) -> None:
                         "error)")
     p.add_argument("--out", required=True, metavar="DIR",
                    help="the output directory: a new or empty one, or one an earlier analysis wrote (it holds "
-                        ".metalog-analysis; its tables are replaced, nothing else in it is touched)")
+                        ".metalog-analysis; its tables are replaced, nothing else in it is touched); it holds a file "
+                        "INCOMPLETE, naming why, until a run ends well")
     p.add_argument("--engine", choices=["spark", "python"], default="spark",
                    help="spark (the default; pyspark and a JDK): offset ranges replayed in parallel; python: one "
                         "process, no JVM")
@@ -87,8 +88,9 @@ def register(sub: Any) -> None:
 
 def _analyze(args: argparse.Namespace) -> int:
     from metalog.analysis.engines.request import AnalysisRequest
+    from metalog.analysis.outputs.claim import claimed_output
     from metalog.analysis.outputs.report import write_report_from_tables
-    from metalog.analysis.outputs.tables import claim_output, parse_bucket
+    from metalog.analysis.outputs.tables import parse_bucket
 
     try:
         width = parse_bucket(args.bucket)
@@ -98,8 +100,9 @@ def _analyze(args: argparse.Namespace) -> int:
     request = AnalysisRequest.of(args.logdirs, args.out, bucket_ms=width, csv=args.csv,
                                  metrics_every_batch=args.metrics_every_batch)
     needs_pyarrow()
-    claim_output(request.out)  # before any work: a directory holding the user's files is refused, not emptied
-    with engine(args, request) as chosen, Progress(f"analyze ({chosen.name})") as progress:
+    # before any work: a directory holding the user's files is refused, not emptied; INCOMPLETE until it ends well
+    with claimed_output(request.out), engine(args, request) as chosen, \
+            Progress(f"analyze ({chosen.name})") as progress:
         summary = run_engine(chosen, request, progress)
         progress.label = f"analyze ({chosen.name}: report)"
         written = [*summary.paths, *write_report_from_tables(request.out, request.names, chosen.run,

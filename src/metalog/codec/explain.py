@@ -65,7 +65,8 @@ class _Recorder:
         self.data = data
         self.rows: list[ExplainRow] = []
 
-    def row(self, start: int, end: int, path: str, kind: str, value: Any, role: str) -> int:
+    def row(self, span: reference.Span) -> int:
+        start, end, path, kind, value, role = span
         raw, shown = ("", "") if role == "struct" else (self.data[start:end].hex(), _show(value))
         self.rows.append(ExplainRow(start, end - start, path, kind, raw, shown, role, _depth(path)))
         return len(self.rows) - 1

@@ -12,7 +12,7 @@ from __future__ import annotations
 import io
 import re
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 import construct as c
 
@@ -22,7 +22,7 @@ from metalog.codec.schema import FIXED, INT_RANGES, F, Message
 from metalog.codec.uuid import ZERO, Uuid
 from metalog.errors import DecodeError, EncodeError
 
-__all__ = ["decode", "encode", "find_decode_error", "find_encode_error", "construct_for", "default_value"]
+__all__ = ["Span", "construct_for", "decode", "default_value", "encode", "find_decode_error", "find_encode_error"]
 
 MAX_STRING = 0x7FFF
 MAX_UVARINT = 0xFFFFFFFF
@@ -84,10 +84,23 @@ def _need(stream: Any, n: int, what: str) -> None:
         raise Bad(f"{what} {n} exceeds the {left} bytes left")
 
 
-def _note(context: Any, start: int, end: int, path: str, kind: str, value: Any, role: str = "value") -> Any:
+class Span(NamedTuple):
+    """A span of the bytes just parsed, as an attached recorder (``explain``) is told it: where it lies, at which
+    field path, its Kafka type, its value, and its role (``value``, ``count``, ``tag``, ``size``, ``presence``,
+    ``struct``: a group whose end is told later)."""
+
+    start: int
+    end: int
+    path: str
+    kind: str
+    value: Any
+    role: str = "value"
+
+
+def _note(context: Any, span: Span) -> Any:
     """Tell an attached recorder (``explain``) about a span just parsed."""
     recorder = context._params.get("recorder")
-    return None if recorder is None else recorder.row(start, end, path, kind, value, role)
+    return None if recorder is None else recorder.row(span)
 
 
 # ---- primitives ------------------------------------------------------------------------------------
@@ -151,7 +164,7 @@ class Leaf(c.Subconstruct):
     def _parse(self, stream: Any, context: Any, path: str) -> Any:
         start = stream.tell()
         value = self.subcon._parsereport(stream, context, path)
-        _note(context, start, stream.tell(), path, self.kafka_type, value)
+        _note(context, Span(start, stream.tell(), path, self.kafka_type, value))
         return value
 
     def _build(self, obj: Any, stream: Any, context: Any, path: str) -> Any:
@@ -207,7 +220,7 @@ class _Prefixed(c.Construct):
     def _parse(self, stream: Any, context: Any, path: str) -> Any:
         start = stream.tell()
         n = self.length._parsereport(stream, context, path)
-        _note(context, start, stream.tell(), path, self.length.wire, "null" if n < 0 else n, self.role)
+        _note(context, Span(start, stream.tell(), path, self.length.wire, "null" if n < 0 else n, self.role))
         if n < 0:
             if self.nullable:
                 return None
@@ -247,7 +260,7 @@ class KString(_Prefixed):
             text = raw.decode("utf-8")
         except UnicodeDecodeError as e:
             raise Bad(f"invalid UTF-8 at byte {start + e.start}: {e.reason}") from None
-        _note(context, start, stream.tell(), path, "string", text)
+        _note(context, Span(start, stream.tell(), path, "string", text))
         return text
 
     def _write(self, obj: Any, stream: Any, context: Any, path: str) -> None:
@@ -275,7 +288,7 @@ class KBytes(_Prefixed):
         _need(stream, n, "bytes length")
         start = stream.tell()
         raw = c.stream_read(stream, n, path)
-        _note(context, start, stream.tell(), path, "bytes", raw)
+        _note(context, Span(start, stream.tell(), path, "bytes", raw))
         return raw
 
     def _write(self, obj: Any, stream: Any, context: Any, path: str) -> None:
@@ -314,7 +327,7 @@ class Nullable(c.Subconstruct):
     def _parse(self, stream: Any, context: Any, path: str) -> Any:
         start = stream.tell()
         marker = c.Int8sb._parsereport(stream, context, path)
-        _note(context, start, stream.tell(), path, "int8", "null" if marker < 0 else "present", "presence")
+        _note(context, Span(start, stream.tell(), path, "int8", "null" if marker < 0 else "present", "presence"))
         return None if marker < 0 else self.subcon._parsereport(stream, context, path)
 
     def _build(self, obj: Any, stream: Any, context: Any, path: str) -> Any:
@@ -343,7 +356,7 @@ class TaggedFields(c.Construct):
         section = f"{path}.<tagged fields>"
         start = stream.tell()
         count = parse_at(UVARINT, stream, context, section)
-        _note(context, start, stream.tell(), section, "uvarint", count, "count")
+        _note(context, Span(start, stream.tell(), section, "uvarint", count, "count"))
         values: dict[str, Any] = {}
         unknown: list[tuple[int, bytes]] = []
         for _ in range(count):
@@ -351,17 +364,17 @@ class TaggedFields(c.Construct):
             tag = parse_at(UVARINT, stream, context, section)
             entry = self.known.get(tag)
             where = f"{path}.{entry[0].name}" if entry else f"{path}.<tag {tag}>"
-            _note(context, at, stream.tell(), where, "uvarint", tag, "tag")
+            _note(context, Span(at, stream.tell(), where, "uvarint", tag, "tag"))
             at = stream.tell()
             size = parse_at(UVARINT, stream, context, where)
-            _note(context, at, stream.tell(), where, "uvarint", size, "size")
+            _note(context, Span(at, stream.tell(), where, "uvarint", size, "size"))
             left = _remaining(stream)
             if size > left:
                 raise Located(f"tagged field size {size} exceeds the {left} bytes left", where, at)
             begin = stream.tell()
             if entry is None:
                 unknown.append((tag, c.stream_read(stream, size, where)))
-                _note(context, begin, stream.tell(), where, "unknown tagged field", unknown[-1][1])
+                _note(context, Span(begin, stream.tell(), where, "unknown tagged field", unknown[-1][1]))
                 continue
             f, sub = entry
             values[f.attr] = parse_at(sub, stream, context, where)
@@ -394,6 +407,15 @@ class TaggedFields(c.Construct):
         return obj
 
 
+class Layout(NamedTuple):
+    """A struct's wire layout at one version: its fields in order, the construct of each field the version writes
+    in order (by attribute), and its tagged-field section (flexible versions; else None)."""
+
+    fields: tuple[F, ...]
+    present: dict[str, c.Construct]
+    tagged: TaggedFields | None
+
+
 class Record(c.Construct):
     """A Kafka struct (or the message itself) at one version: its fields in order, then its tagged fields.
 
@@ -401,18 +423,17 @@ class Record(c.Construct):
     value for a field the version lacks is an error unless the field is ignorable.
     """
 
-    def __init__(self, msg: Message, cls: type[KafkaStruct], version: int, fields: tuple[F, ...],
-                 present: dict[str, c.Construct], tagged: TaggedFields | None, top: bool) -> None:
+    def __init__(self, msg: Message, cls: type[KafkaStruct], version: int, layout: Layout, top: bool) -> None:
         super().__init__()
-        self.msg, self.cls, self.version, self.fields = msg, cls, version, fields
-        self.present = present  # attribute -> construct, for fields written in order
-        self.tagged = tagged
+        self.msg, self.cls, self.version, self.fields = msg, cls, version, layout.fields
+        self.present = layout.present  # attribute -> construct, for fields written in order
+        self.tagged = layout.tagged
         self.top = top
 
     def _parse(self, stream: Any, context: Any, path: str) -> Any:
         path = self.msg.name if self.top else path
         start = stream.tell()
-        group = None if self.top else _note(context, start, start, path, self.cls.__name__, "", "struct")
+        group = None if self.top else _note(context, Span(start, start, path, self.cls.__name__, "", "struct"))
         obj: Any = object.__new__(self.cls)  # its fields set one by one below
         obj.unknown_tagged_fields = None
         try:
@@ -496,7 +517,7 @@ def _record(msg: Message, struct: str, version: int, top: bool = False) -> Recor
         else:
             present[f.attr] = _field(msg, f, version)
     section = TaggedFields(msg, tagged) if flexible else None
-    return Record(msg, struct_class(msg, struct), version, fields, present, section, top)
+    return Record(msg, struct_class(msg, struct), version, Layout(fields, present, section), top)
 
 
 def _field(msg: Message, f: F, version: int) -> c.Construct:

@@ -184,10 +184,11 @@ def _register_broker(changes: Changes, req: BrokerRegistrationRequest, ctx: Comm
     if changes.level >= MV_3_7_IV2_DIRECTORY_ASSIGNMENT:
         _check_directories(changes, req.broker_id, dirs)
     reg = BrokerRegistration(
-        req.broker_id, ctx.next_offset, req.incarnation_id,
-        tuple((li.name, li.host, li.port, li.security_protocol) for li in req.listeners),
-        tuple((f.name, f.min_supported_version, f.max_supported_version) for f in req.features),
-        req.rack, True, False, req.is_migrating_zk_broker, tuple(dirs))
+        id=req.broker_id, epoch=ctx.next_offset, incarnation_id=req.incarnation_id,
+        listeners=tuple((li.name, li.host, li.port, li.security_protocol) for li in req.listeners),
+        features=tuple((f.name, f.min_supported_version, f.max_supported_version) for f in req.features),
+        rack=req.rack, fenced=True, in_controlled_shutdown=False, is_migrating_zk_broker=req.is_migrating_zk_broker,
+        directories=tuple(dirs))
     changes.emit(*broker_record(reg, changes.level))
     return BrokerRegistrationResponse(error_code=E.NONE, broker_epoch=ctx.next_offset)
 

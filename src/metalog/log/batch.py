@@ -17,17 +17,14 @@ from metalog.errors import CorruptBatchError, LogError, RecordError, VarintError
 from metalog.log.compression import Compression, decompress
 from metalog.log.header import (
     ATTRIBUTES_OFFSET,
-    CRC_OFFSET,
     HEADER,
     HEADER_SIZE,
     HEADER_SIZE_UP_TO_MAGIC,
-    LAST_OFFSET_DELTA_OFFSET,
     LENGTH_OFFSET,
     LOG_OVERHEAD,
     MAGIC,
     MAGIC_OFFSET,
     MIN_BATCH_LENGTH,
-    RECORDS_COUNT_OFFSET,
 )
 from metalog.log.kraft_records import kraft_problem
 from metalog.log.varint import read_varint, read_varlong
@@ -104,11 +101,11 @@ class RecordBatch:
          self.last_offset_delta, self.base_timestamp, self.max_timestamp, self.producer_id, self.producer_epoch,
          self.base_sequence, self.records_count) = HEADER.unpack_from(data, start)
         if self.magic != MAGIC:
-            raise self._error(f"unsupported magic {self.magic} (only record batch v2 is supported)", MAGIC_OFFSET)
+            raise self._error(f"unsupported magic {self.magic} (only record batch v2 is supported)")
         if self.batch_length < MIN_BATCH_LENGTH:
-            raise self._error(f"batchLength {self.batch_length} is smaller than a batch header", LENGTH_OFFSET)
+            raise self._error(f"batchLength {self.batch_length} is smaller than a batch header")
         if LOG_OVERHEAD + self.batch_length > len(data) - start:
-            raise self._error(f"batchLength {self.batch_length} runs past the end of the data", LENGTH_OFFSET)
+            raise self._error(f"batchLength {self.batch_length} runs past the end of the data")
 
     # ---- header facts ---------------------------------------------------------------------
     @property
@@ -178,11 +175,11 @@ class RecordBatch:
         """Check the CRC-32C and the record count (Kafka's ``ensureValid``)."""
         actual = self.compute_crc()
         if actual != self.crc:
-            raise self._error(f"CRC-32C mismatch: stored {self.crc}, computed {actual}", CRC_OFFSET)
+            raise self._error(f"CRC-32C mismatch: stored {self.crc}, computed {actual}")
         if self.records_count < 0:
-            raise self._error(f"negative record count {self.records_count}", RECORDS_COUNT_OFFSET)
+            raise self._error(f"negative record count {self.records_count}")
         if self.last_offset_delta < 0:
-            raise self._error(f"negative lastOffsetDelta {self.last_offset_delta}", LAST_OFFSET_DELTA_OFFSET)
+            raise self._error(f"negative lastOffsetDelta {self.last_offset_delta}")
 
     # ---- records ----------------------------------------------------------------------------
     def records(self) -> list[Record]:
@@ -268,8 +265,10 @@ class RecordBatch:
                 f"count={self.records_count}, epoch={self.partition_leader_epoch}, "
                 f"control={self.is_control}, size={self.size_in_bytes})")
 
-    def _error(self, reason: str, at: int = 0) -> CorruptBatchError:
-        return CorruptBatchError(f"batch: {reason}", file=self.source, position=self.position + at)
+    def _error(self, reason: str) -> CorruptBatchError:
+        """Damage in this batch, named at its start (``metalog.errors``: the byte ``log verify`` names, and Kafka's
+        recovery and DumpLogSegments); the reason names the field."""
+        return CorruptBatchError(f"batch: {reason}", file=self.source, position=self.position)
 
     def _records_error(self, reason: str, kind: type[LogError] = CorruptBatchError) -> LogError:
         """The records of this sound batch cannot be read: the error names its offsets."""
@@ -292,10 +291,10 @@ def check_frame(data: Any, start: int, *, source: str | None = None, position: i
     length = int.from_bytes(data[at:at + 4], "big", signed=True)
     if length < MIN_BATCH_LENGTH:
         raise CorruptBatchError(f"batch: batchLength {length} is smaller than a batch header", file=source,
-                                position=pos + LENGTH_OFFSET)
+                                position=pos)
     if data[start + MAGIC_OFFSET] != MAGIC:
         raise CorruptBatchError(f"batch: unsupported magic {data[start + MAGIC_OFFSET]} (only v2 is supported)",
-                                file=source, position=pos + MAGIC_OFFSET)
+                                file=source, position=pos)
     return LOG_OVERHEAD + length
 
 

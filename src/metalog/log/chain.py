@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
 from metalog.errors import CorruptBatchError
-from metalog.log.header import BASE_OFFSET_OFFSET, PARTITION_LEADER_EPOCH_OFFSET, RECORDS_COUNT_OFFSET
 
 if TYPE_CHECKING:
     from metalog.log.batch import RecordBatch
@@ -52,28 +51,25 @@ class Link(NamedTuple):
         return cls(batch.base_offset, batch.last_offset_delta, batch.records_count, batch.partition_leader_epoch)
 
 
-def follow_problem(link: Link, chain: BatchChain) -> tuple[str, int] | None:
-    """(what is wrong, its byte within the batch) when the batch of ``link`` cannot follow ``chain``, else None."""
+def follow_problem(link: Link, chain: BatchChain) -> str | None:
+    """What is wrong when the batch of ``link`` cannot follow ``chain``, else None."""
     base_offset, last_offset_delta, records_count, epoch = link
     if base_offset != chain.next_offset:
-        return (f"baseOffset {base_offset} does not follow the previous batch (expected {chain.next_offset})",
-                BASE_OFFSET_OFFSET)
+        return f"baseOffset {base_offset} does not follow the previous batch (expected {chain.next_offset})"
     if records_count != last_offset_delta + 1:
         return (f"recordsCount {records_count} does not match lastOffsetDelta {last_offset_delta} (a batch holds "
-                "every offset it spans)", RECORDS_COUNT_OFFSET)
+                "every offset it spans)")
     if epoch < chain.epoch:
-        return (f"partitionLeaderEpoch {epoch} is lower than the previous batch's {chain.epoch}",
-                PARTITION_LEADER_EPOCH_OFFSET)
+        return f"partitionLeaderEpoch {epoch} is lower than the previous batch's {chain.epoch}"
     return None
 
 
 def follow(chain: BatchChain, link: Link, source: str | None, position: int) -> None:
     """Advance ``chain`` past the batch of ``link`` at byte ``position`` of ``source``, or raise CorruptBatchError
-    naming the file and the field's byte."""
+    naming the file and the batch's byte (``metalog.errors``: a batch's damage is named at its start)."""
     problem = follow_problem(link, chain)
     if problem is not None:
-        reason, at = problem
-        raise CorruptBatchError(f"batch: {reason}", file=source, position=position + at)
+        raise CorruptBatchError(f"batch: {problem}", file=source, position=position)
     chain.next_offset = link.base_offset + link.last_offset_delta + 1
     chain.epoch = link.partition_leader_epoch
 

@@ -268,7 +268,7 @@ class MetadataLog:
             raise CorruptBatchError(f"{len(data) - batch.size_in_bytes} bytes follow the batch", position=0)
         problem = follow_problem(Link(0, batch.last_offset_delta, batch.records_count, 0), BatchChain(0))  # the count
         if problem is not None:
-            raise CorruptBatchError(f"batch: {problem[0]}", file="appended batch", position=problem[1])
+            raise CorruptBatchError(f"batch: {problem}", file="appended batch", position=0)
         batch.records()  # KRaft's rules for its records (metalog.log.kraft_records)
         self._epoch_for_append(batch.partition_leader_epoch)
         data = self.log_end_offset.to_bytes(8, "big", signed=True) + bytes(data[8:])  # baseOffset is outside the CRC

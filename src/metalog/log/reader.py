@@ -107,8 +107,7 @@ def _refuse_unfollowed(batch: RecordBatch, chain: BatchChain, validated: bool) -
     if problem is not None:
         if not validated:
             batch.ensure_valid()  # a damaged batch says so first
-        reason, at = problem
-        raise CorruptBatchError(f"batch: {reason}", file=batch.source, position=batch.position + at)
+        raise CorruptBatchError(f"batch: {problem}", file=batch.source, position=batch.position)
 
 
 def yield_batches(batches: list[RecordBatch], chain: BatchChain | None) -> Iterator[RecordBatch]:

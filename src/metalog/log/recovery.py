@@ -134,7 +134,7 @@ def problem_with(batch: RecordBatch, state: ScanState, first_last_offset: int | 
             batch.partition_leader_epoch >= epoch:  # it follows (the chain's checks, inlined as the read loops do)
         return None
     found = follow_problem(Link.of(batch), BatchChain(next_offset, epoch))
-    return None if found is None else f"batch: {found[0]}"
+    return None if found is None else f"batch: {found}"
 
 
 def _epoch_disagreement(batch: RecordBatch, state: ScanState) -> str | None:

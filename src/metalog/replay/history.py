@@ -234,7 +234,23 @@ class MetadataHistory:
         """The state a replay of the whole log starts from: empty, or for a log whose start moved up after a
         snapshot (Kafka's retention), the snapshot or state image that holds the offset before its first."""
         first = self.log.log_start_offset
-        return EMPTY if first == 0 else self._load(self._start_for(first - 1, first - 1, True))
+        return EMPTY if first == 0 else self._load(self._before_log())
+
+    def loader_through(self, start: StartPoint | None, through: int) -> MetadataLoader:
+        """A loader after the batch ending at ``through`` (or ``start``'s own state, when ``through`` is its offset),
+        from ``start``: a snapshot or state image of ``start_points`` at a batch end, or None for the state before
+        the log (``state_before_log``). The batches after it are replayed by the loader alone, from the offset
+        after ``start``'s (a log's first batch from the log's start, where that lies inside it); a transaction
+        open at ``through`` is still open, its records waiting in the loader's delta. Its state published last is
+        ``image``."""
+        with gc_paused():
+            return self._loader_through(self._before_log() if start is None else start, through, None)[0]
+
+    def _before_log(self) -> StartPoint:
+        """The point a replay of the whole log starts from: empty, or the snapshot or state image holding the
+        offset before the log's first."""
+        first = self.log.log_start_offset
+        return self._start_for(first - 1, first - 1, True)
 
     def _start_for(self, through: int, target: int, use_snapshots: bool) -> StartPoint:
         """The last snapshot or state image a replay to the end of the batch ending at ``through`` can start

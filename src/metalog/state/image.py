@@ -39,9 +39,11 @@ class BrokerRegistration:
     __slots__ = ("id", "epoch", "incarnation_id", "listeners", "features", "rack", "fenced",
                  "in_controlled_shutdown", "is_migrating_zk_broker", "directories")
 
-    def __init__(self, id: int, epoch: int, incarnation_id: Uuid, listeners: tuple[tuple[str, str, int, int], ...],
+    def __init__(self, *, id: int, epoch: int, incarnation_id: Uuid, listeners: tuple[tuple[str, str, int, int], ...],
                  features: tuple[tuple[str, int, int], ...], rack: str | None, fenced: bool,
                  in_controlled_shutdown: bool, is_migrating_zk_broker: bool, directories: tuple[Uuid, ...]) -> None:
+        """Every field named (as Kafka's BrokerRegistration.Builder sets them): three flags in a row read as
+        nothing positionally."""
         self.id = id
         self.epoch = epoch
         self.incarnation_id = incarnation_id
@@ -56,10 +58,12 @@ class BrokerRegistration:
     def clone_with(self, fenced: bool | None = None, in_controlled_shutdown: bool | None = None,
                    directories: tuple[Uuid, ...] | None = None) -> BrokerRegistration:
         return BrokerRegistration(
-            self.id, self.epoch, self.incarnation_id, self.listeners, self.features, self.rack,
-            self.fenced if fenced is None else fenced,
-            self.in_controlled_shutdown if in_controlled_shutdown is None else in_controlled_shutdown,
-            self.is_migrating_zk_broker, self.directories if directories is None else directories)
+            id=self.id, epoch=self.epoch, incarnation_id=self.incarnation_id, listeners=self.listeners,
+            features=self.features, rack=self.rack, fenced=self.fenced if fenced is None else fenced,
+            in_controlled_shutdown=self.in_controlled_shutdown if in_controlled_shutdown is None
+            else in_controlled_shutdown,
+            is_migrating_zk_broker=self.is_migrating_zk_broker,
+            directories=self.directories if directories is None else directories)
 
     def has_online_dir(self, directory: Uuid) -> bool:
         """Kafka's DirectoryId.isOnline: reserved placeholders count as online, LOST never does, and a
@@ -85,7 +89,9 @@ class BrokerRegistration:
 class PartitionRegistration(NamedTuple):
     """One partition's replicas, directories, ISR, ELR and leadership (Kafka's PartitionRegistration).
 
-    A tuple: immutable, compared and hashed in C, and built in one call on replay's hot path.
+    A tuple: immutable, compared and hashed in C, and built in one call on replay's hot path: the rules build one
+    with ``tuple.__new__`` from its fields in this order (``rules.partition_record`` and ``partition_change``,
+    from locals named as the fields), which costs a third of the NamedTuple's own constructor per record.
     """
 
     replicas: tuple[int, ...]
@@ -106,22 +112,6 @@ class PartitionRegistration(NamedTuple):
     def __repr__(self) -> str:
         return (f"PartitionRegistration(replicas={list(self.replicas)}, isr={list(self.isr)}, leader={self.leader}, "
                 f"leader_epoch={self.leader_epoch}, partition_epoch={self.partition_epoch})")
-
-
-_new_tuple = tuple.__new__
-
-
-def partition_registration(replicas: tuple[int, ...], directories: tuple[Uuid, ...], isr: tuple[int, ...],
-                           removing_replicas: tuple[int, ...], adding_replicas: tuple[int, ...],
-                           elr: tuple[int, ...], last_known_elr: tuple[int, ...], leader: int,
-                           leader_recovery_state: int, leader_epoch: int,
-                           partition_epoch: int) -> PartitionRegistration:
-    """A PartitionRegistration from its fields in order (a tuple subclass, made in one C call: the NamedTuple's
-    own constructor costs more per record). ``partition_change`` rebuilds one inline, in the same order."""
-    return _new_tuple(PartitionRegistration, (replicas, directories, isr, removing_replicas, adding_replicas, elr,
-                                              last_known_elr, leader, leader_recovery_state, leader_epoch,
-                                              partition_epoch))
-
 
 
 @dataclass(frozen=True)

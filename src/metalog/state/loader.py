@@ -28,10 +28,11 @@ from typing import Any
 
 from metalog.codec import core
 from metalog.codec.framing import FAST_PATH_MISSES, FRAME_VERSION, decode_metadata_record
+from metalog.codec.uuid import Uuid
 from metalog.errors import DecodeError, ReplayError
 from metalog.state.delta import MetadataDelta, TopicDelta, located
 from metalog.state.enums import record_type_name
-from metalog.state.image import EMPTY, MetadataImage, TopicImage, set_working, working_copy
+from metalog.state.image import EMPTY, MetadataImage, PartitionRegistration, TopicImage, set_working, working_copy
 from metalog.state.publish import BatchPublishParts
 from metalog.state.rules import TRANSACTION_MARKERS, dispatch
 from metalog.state.value_replay import NO_OP, value_replay_parts
@@ -113,7 +114,13 @@ class MetadataLoader(LoaderPosition):
     and ``in_transaction`` instead: ``published_state`` (the state the delta is made over: the image, or with
     ``images=False`` the working copy), ``published_image`` (it as an image; None: not built yet), ``marker_state``
     (the transaction state after the last marker: see ``state``) and ``clean_offset`` (records after it are in the
-    delta, not yet published).
+    delta, not yet published). ``kept_topic_deltas`` is the twins' own: the compiled publish keeps there, emptied,
+    each TopicDelta that nothing but the delta held, and the compiled record replay takes one again (reference
+    count 1: nothing else holds it) for the next change of that topic over the same TopicImage, instead of making
+    one per topic per publish; a subscriber that keeps a TopicDelta keeps it unchanged, as it was told it. In
+    ``spare_registrations`` the compiled publish puts the registrations it replaces in the working copy that nothing
+    else holds, and the compiled record replay fills one of them (again only where nothing else holds it) where it
+    copies a registration into the delta, instead of making one and freeing another per change.
     """
 
     def __init__(self, image: MetadataImage = EMPTY, *, transaction: OpenTransaction | None = None,
@@ -132,6 +139,10 @@ class MetadataLoader(LoaderPosition):
         self._marker = image.offset  # the offset of the last transaction marker
         self.clean_offset = image.offset  # records after this offset are in the delta, not yet published
         self.delta = MetadataDelta(self.published_state)  # the records loaded since the last publish
+        # the compiled twins' TopicDeltas kept from one publish to the next delta, emptied (``kept_topic_deltas``)
+        self.kept_topic_deltas: dict[Uuid, TopicDelta] = {}
+        # and the registrations a publish replaced in the working copy, for the next delta's copies to fill again
+        self.spare_registrations: list[PartitionRegistration] = []
         compiled_value_replay = VALUE_REPLAY.compiled
         if compiled_value_replay is not None:
             self.replay_value = compiled_value_replay(  # type: ignore[method-assign]
@@ -295,6 +306,8 @@ class MetadataLoader(LoaderPosition):
     def _publish_in_place(self, delta: MetadataDelta) -> None:
         """``images=False``: the delta told, then applied to the working copy, which the next delta is over."""
         if delta.image is not self.published_state:  # over another image: a loader started inside a transaction
+            self.kept_topic_deltas.clear()  # (over the working copy that goes)
+            self.spare_registrations.clear()
             image = self.published_image = delta.apply()
             self.published_state = working_copy(image)
             self.delta = MetadataDelta(self.published_state)
@@ -343,6 +356,8 @@ class MetadataLoader(LoaderPosition):
         image = self.published_image = delta.apply()
         self.published_state = image if self.images else working_copy(image)
         self.delta = MetadataDelta(self.published_state)
+        self.kept_topic_deltas.clear()  # (over the state that goes)
+        self.spare_registrations.clear()
         self.marker_state, self.transaction_start = NO_TRANSACTION, None
         if self.on_publish is not None:
             self.on_publish(None, image)
@@ -359,4 +374,4 @@ VALUE_REPLAY = core.register_twin("log", "metalog.state.compiled.loader", "Value
 # (``publish.pxd``'s ``BatchEnd.end_batch``) for a compiled batch loop
 END_BATCH = core.register_twin("log", "metalog.state.compiled.publish", "BatchPublish", MetadataLoader.end_batch)
 PUBLISH_PARTS = BatchPublishParts(started=STARTED, no_transaction=NO_TRANSACTION, delta=MetadataDelta,
-                                  topic_delta=TopicDelta, topic_image=TopicImage)
+                                  topic_delta=TopicDelta, topic_image=TopicImage, registration=PartitionRegistration)

@@ -350,6 +350,9 @@ class RangeBuilder:
         if name in TRANSACTION_MARKERS:
             self._parts += [RangeDelta(head=self._block.finish()), _marker(name, offset)]
             self._block = _Block()
+            # the marker moves the offset: a state published next (before a Begin in the same batch) is at or
+            # after it, as Kafka's loader publishes it, even when no record follows it before that Begin
+            self._block.overlay.offset = offset
         elif RULES[name].entity is not None:
             self._block.add(offset, record, value)
         else:  # a record that changes no entity

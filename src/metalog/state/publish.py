@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from metalog.state.delta import MetadataDelta, TopicDelta
-from metalog.state.image import TopicImage
+from metalog.state.image import PartitionRegistration, TopicImage
 
 
 @dataclass(frozen=True)
@@ -27,3 +27,4 @@ class BatchPublishParts:
     delta: type[MetadataDelta]  # the deltas whose slots the twin reads (any other class: the pure method)
     topic_delta: type[TopicDelta]
     topic_image: type[TopicImage]  # a new or re-created topic's image in the working copy
+    registration: type[PartitionRegistration]  # the registrations a publish may keep spare (the loader's)

@@ -32,7 +32,13 @@ from metalog.codec.framing import decode_metadata_record, encode_metadata_record
 from metalog.codec.runtime import ApiMessage
 from metalog.codec.uuid import Uuid
 from metalog.errors import ImageFormatError
-from metalog.state.image import BrokerRegistration, FeaturesImage, MetadataImage, TopicImage, partition_registration
+from metalog.state.image import (
+    BrokerRegistration,
+    FeaturesImage,
+    MetadataImage,
+    PartitionRegistration,
+    TopicImage,
+)
 
 MAGIC = b"MLIMG"
 FORMAT_VERSION = 1
@@ -96,11 +102,12 @@ def _build(d: dict[str, Any]) -> MetadataImage:
     uuid = _Uuids().__getitem__
     brokers = {}
     for bid, epoch, inc, listeners, feats, rack, fenced, ics, zk, dirs in d["brokers"]:
-        brokers[bid] = BrokerRegistration(bid, epoch, uuid(inc), listeners, feats, rack, fenced, ics, zk,
-                                          tuple(map(uuid, dirs)))
+        brokers[bid] = BrokerRegistration(id=bid, epoch=epoch, incarnation_id=uuid(inc), listeners=listeners,
+                                          features=feats, rack=rack, fenced=fenced, in_controlled_shutdown=ics,
+                                          is_migrating_zk_broker=zk, directories=tuple(map(uuid, dirs)))
     topics = {}
     for name, tid, parts in d["topics"]:
-        partitions = {p[0]: partition_registration(p[1], tuple(map(uuid, p[2])), *p[3:]) for p in parts}
+        partitions = {p[0]: PartitionRegistration._make((p[1], tuple(map(uuid, p[2])), *p[3:])) for p in parts}
         topics[uuid(tid)] = TopicImage(name, uuid(tid), partitions)
     records = d["records"]
     return MetadataImage(

@@ -44,7 +44,7 @@ from metalog.replay.gc import gc_paused
 from metalog.replay.history import MetadataHistory
 from metalog.replay.points import StartPoint
 from metalog.state.image import MetadataImage
-from metalog.state.loader import MetadataLoader, OpenTransaction
+from metalog.state.loader import OpenTransaction
 from metalog.state.overlay import RangeBuilder, RangeDelta, StartState, start_state, then
 
 __all__ = ["CATCH_UP", "Origin", "ParallelEngine", "Piece", "RangeReplay", "batch_offsets", "catch_up_ranges",
@@ -217,14 +217,10 @@ def caught_up(path: str | os.PathLike[str], point: StartPoint | None, lo: int) -
     range, those with a base offset before ``lo``, replayed by the loader alone (the fused path: no image and no
     step per batch); a transaction still open there with its records so far (what ``start_state`` makes of a
     prefix)."""
-    image = origin_image(path, point)
-    with MetadataLog.open(path) as log, gc_paused():
-        first, last = batch_offsets(log, log.log_start_offset if point is None else point.offset + 1, lo - 1)
-        loader = MetadataLoader(image, images=False)
-        if first <= last:
-            for _ in log.scan_into(first, last, loader.replay_value):
-                pass
-            loader.end_batch(last)  # the state at a batch end needs no earlier batch end told
+    with MetadataHistory(path) as history, gc_paused():
+        log = history.log
+        _, last = batch_offsets(log, log.log_start_offset if point is None else point.offset + 1, lo - 1)
+        loader = history.loader_through(point, last)
         begin = loader.transaction_start
         if begin is None or not loader.in_transaction:
             return StartState(loader.image, None)

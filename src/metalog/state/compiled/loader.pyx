@@ -13,11 +13,12 @@ takes a value as a pointer and a length.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from cpython.dict cimport PyDict_GetItem
+from cpython.dict cimport PyDict_Clear, PyDict_GetItemWithError, PyDict_Size
 from cpython.pycapsule cimport PyCapsule_New
 from cpython.ref cimport Py_INCREF, Py_REFCNT, Py_XDECREF
 from cpython.set cimport PySet_Contains
 from cpython.object cimport PyObject
+from cpython.long cimport PyLong_AsLongLongAndOverflow
 from cpython.list cimport PyList_AsTuple, PyList_GET_ITEM, PyList_GET_SIZE, PyList_SetItem
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_SET_ITEM
 from libc.stdint cimport int64_t
@@ -45,9 +46,39 @@ cdef extern from *:
     }
     /* A new instance of a class of slots (every slot unset), as object.__new__(cls) makes one. */
     static PyObject *ml_new_of(PyObject *cls) { return ((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, 0); }
+    /* An object's reference count, read from a borrowed pointer (no reference taken to read it). */
+    static inline Py_ssize_t ml_refs(PyObject *o) { return Py_REFCNT(o); }
+    /* The slot at off of o set to the int v. The int the slot holds is given v's value in place where only the
+       slot holds it (its reference count is 1: nothing else can see it change), it is an exact int of one digit
+       past the small ints (CPython's shared ones) and v is one too; else a new int replaces it. One int made and
+       freed per record otherwise (a loader's offset). */
+    #if PY_VERSION_HEX < 0x030C0000
+    #define ML_ONE_DIGIT(l) (Py_SIZE(l) == 1)
+    #define ML_DIGIT0(l) (((PyLongObject *)(l))->ob_digit[0])
+    #else
+    #define ML_ONE_DIGIT(l) (((PyLongObject *)(l))->long_value.lv_tag == (1 << 3))
+    #define ML_DIGIT0(l) (((PyLongObject *)(l))->long_value.ob_digit[0])
+    #endif
+    static int ml_set_int_slot(PyObject *o, Py_ssize_t off, int64_t v) {
+        PyObject **at = (PyObject **)((char *)o + off);
+        PyObject *old = *at, *made;
+        if (old != NULL && v > 256 && v < ((int64_t)1 << PyLong_SHIFT) && Py_REFCNT(old) == 1
+                && PyLong_CheckExact(old) && ML_ONE_DIGIT(old) && ML_DIGIT0(old) > 256) {
+            ML_DIGIT0(old) = (digit)v;
+            return 0;
+        }
+        made = PyLong_FromLongLong(v);
+        if (made == NULL)
+            return -1;
+        *at = made;
+        Py_XDECREF(old);
+        return 0;
+    }
     """
     object ml_new_tuple_of(object cls, Py_ssize_t n)
     object ml_new_of(object cls)
+    int ml_set_int_slot(object o, Py_ssize_t off, int64_t v) except -1
+    Py_ssize_t ml_refs(PyObject *o)
 
 CYTHON_VERSION = METALOG_CYTHON_VERSION.decode()
 
@@ -137,6 +168,8 @@ cdef class ValueReplay:
     public ``delta``, ``offset`` and ``load_marker`` only."""
 
     cdef dict dispatch
+    cdef dict kept  # the loader's kept_topic_deltas (None: none kept)
+    cdef list spares  # the loader's spare_registrations (None: none)
     cdef object loader, pure, noop, misses, located, replay_error, pc_rule, registration, pc_cls, topic_cls
     cdef object no_leader_change, no_recovery_change, recovery_states, migrating
     cdef object pr_rule, pr_cls, cfg_rule, cfg_cls, delta_cls
@@ -162,6 +195,10 @@ cdef class ValueReplay:
     def __init__(self, loader, pure, parts):
         cdef Py_ssize_t i
         self.loader = loader  # the MetadataLoader
+        kept = getattr(loader, "kept_topic_deltas", None)
+        self.kept = kept if type(kept) is dict else None
+        spares = getattr(loader, "spare_registrations", None)
+        self.spares = spares if type(spares) is list else None
         for i, name in enumerate(LOADER_SLOTS):  # (a subclass that makes either a property: set as an attribute)
             self.loader_off[i] = max(ml_member_offset(getattr(type(loader), name, None)), 0)
         self.pure = pure  # its pure replay_value (bound)
@@ -256,10 +293,14 @@ cdef class ValueReplay:
             e.fn = NULL if entry is None else entry_fn(entry)
 
     def __call__(self, value, offset):
+        cdef int overflow = 1
+        cdef int64_t at = 0
         if type(value) is bytes and type(offset) is int:
-            self.feed(<const unsigned char *>PyBytes_AS_STRING(value), PyBytes_GET_SIZE(value), offset, value)
-        else:
+            at = PyLong_AsLongLongAndOverflow(offset, &overflow)
+        if overflow:  # (not bytes, not an int, or an offset past int64: the pure method)
             self.pure(value, offset)
+        else:
+            self.feed(<const unsigned char *>PyBytes_AS_STRING(value), PyBytes_GET_SIZE(value), at, value)
 
     def replay_values(self, values, Py_ssize_t base):
         """``loader.replay_values``: the values of a batch in order, the first at offset ``base``."""
@@ -275,8 +316,9 @@ cdef class ValueReplay:
             else:
                 self.pure(value, base + i)
 
-    cdef int feed(self, const unsigned char *p, Py_ssize_t n, object offset, object value) except -1:
-        """The value p[0:n] (``value``, its bytes, or None: made here when needed) at ``offset``."""
+    cdef int feed(self, const unsigned char *p, Py_ssize_t n, int64_t offset, object value) except -1:
+        """The value p[0:n] (``value``, its bytes, or None: made here when needed) at ``offset`` (an int object is
+        made only where Python code is told it: ``set_offset`` keeps the loader's own)."""
         cdef object loader = self.loader
         cdef Entry *e
         cdef Py_ssize_t stop
@@ -331,11 +373,12 @@ cdef class ValueReplay:
             self.scratch[e.kind] = record
         return record
 
-    cdef inline int set_offset(self, object offset) except -1:
-        """``loader.offset = offset``: at the slot where it is one."""
+    cdef inline int set_offset(self, int64_t offset) except -1:
+        """``loader.offset = offset``: at the slot where it is one, the int there reused where only the slot holds it
+        (``ml_set_int_slot``)."""
         cdef Py_ssize_t off = self.loader_off[LOADER_OFFSET]
         if off:
-            ml_set_slot(self.loader, off, offset)
+            ml_set_int_slot(self.loader, off, offset)
         else:
             self.loader.offset = offset
         return 0
@@ -379,7 +422,8 @@ cdef class ValueReplay:
             return self.pc_rule(d, r)
         partitions = <dict>ml_slot(topic, self.topic_off[0])
         pid = <object>ml_slot(r, self.pc_off[PARTITION_ID])
-        held = PyDict_GetItem(partitions, pid)  # (borrowed)
+        held = PyDict_GetItemWithError(partitions, pid)  # (borrowed; not PyDict_GetItem, which saves and restores
+        # the error state per call)
         in_place = held is not NULL and Py_REFCNT(<object>held) == 1
         if held is NULL:
             old = (<dict>ml_slot(topic, self.topic_off[1])).get(pid)
@@ -392,9 +436,9 @@ cdef class ValueReplay:
         if in_place:  # (nothing can see it change: only the delta's dict held it)
             new = old
         else:
-            new = ml_new_tuple_of(self.registration, self.n_fields)
+            new = self.registration_to_fill()
             for i in range(self.n_fields):
-                _set_item(new, i, <object>PyTuple_GET_ITEM(old, i))
+                _replace_item(new, i, <object>PyTuple_GET_ITEM(old, i))
         if (ml_slot(r, self.pc_off[REPLICAS]) is not <PyObject *>None
                 or ml_slot(r, self.pc_off[DIRECTORIES]) is not <PyObject *>None):
             if not self.change_replicas(new, r):
@@ -412,6 +456,16 @@ cdef class ValueReplay:
         _replace_item(new, self.partition_epoch_at, <object>PyTuple_GET_ITEM(old, self.partition_epoch_at) + 1)
         if not in_place:
             partitions[pid] = new
+
+    cdef object registration_to_fill(self):
+        """A registration for ``partition_change`` to fill, every item replaced: one a publish took out of the working
+        copy where only the working copy held it (``metalog.state.compiled.publish``, the loader's
+        ``spare_registrations``), where nothing else holds it still; else a new one (its items unset)."""
+        if self.spares:
+            spare = self.spares.pop()
+            if Py_REFCNT(spare) == 1 and type(spare) is self.registration and PyTuple_GET_SIZE(spare) == self.n_fields:
+                return spare  # (this code alone holds it: reference count 1 before the pop's, now this one)
+        return ml_new_tuple_of(self.registration, self.n_fields)
 
     cdef bint change_replicas(self, new, r) except -1:
         """The replicas and directories of ``new`` (a copy of the registration) after a record that carries Replicas
@@ -540,16 +594,37 @@ cdef class ValueReplay:
         if base is None:
             return None
         if self.topic_direct:  # TopicDelta(base.name, topic_id, base), its slots set here (``bind_partition_change``)
-            topic = ml_new_of(self.topic_cls)
-            ml_set_slot(topic, self.topic_init[0], base.name)
-            ml_set_slot(topic, self.topic_init[1], topic_id)
-            ml_set_slot(topic, self.topic_init[2], base)
-            ml_set_slot(topic, self.topic_off[1], base.partitions)
-            ml_set_slot(topic, self.topic_off[0], {})
+            topic = self.kept_topic_delta(topic_id, base)
+            if topic is None:
+                topic = ml_new_of(self.topic_cls)
+                ml_set_slot(topic, self.topic_init[0], base.name)
+                ml_set_slot(topic, self.topic_init[1], topic_id)
+                ml_set_slot(topic, self.topic_init[2], base)
+                ml_set_slot(topic, self.topic_off[1], base.partitions)
+                ml_set_slot(topic, self.topic_off[0], {})
         else:
             topic = self.topic_cls(base.name, topic_id, base)
         topics[topic_id] = topic
         return topic
+
+    cdef object kept_topic_delta(self, topic_id, base):
+        """The topic's delta an earlier publish kept (``metalog.state.compiled.publish``, in the loader's
+        ``kept_topic_deltas``), emptied, where only that map holds it (its reference count is 1: no delta, subscriber
+        or caller does) and it is over ``base``, the image's topic; None otherwise (a new one is made)."""
+        cdef PyObject *held
+        cdef PyObject *partitions
+        if self.kept is None:
+            return None
+        held = PyDict_GetItemWithError(self.kept, topic_id)  # (borrowed)
+        if held is NULL or ml_refs(held) != 1 or type(<object>held) is not self.topic_cls:
+            return None
+        partitions = ml_slot(<object>held, self.topic_off[0])
+        if (ml_slot(<object>held, self.topic_init[2]) is not <PyObject *>base or partitions is NULL
+                or type(<object>partitions) is not dict):
+            return None
+        if PyDict_Size(<object>partitions):  # (a delta dropped whole since: an abort; or the pure publish ran)
+            PyDict_Clear(<object>partitions)
+        return <object>held
 
     cdef pure_topic_delta(self, d, topic_id):
         """``d.topic_delta(topic_id)`` itself, for a delta whose fields the twin does not read; None where it raises
@@ -559,7 +634,7 @@ cdef class ValueReplay:
         except self.replay_error:
             return None
 
-    cdef int slow(self, const unsigned char *p, Py_ssize_t n, object offset, object value) except -1:
+    cdef int slow(self, const unsigned char *p, Py_ssize_t n, int64_t offset, object value) except -1:
         """The pure method: it reads the rare forms, or raises its own error."""
         if value is None:
             value = PyBytes_FromStringAndSize(<const char *>p, n)

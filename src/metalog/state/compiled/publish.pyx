@@ -14,7 +14,8 @@ An ``on_publish`` that carries ``c_on_publish`` (``publish.pxd``'s ``ml_on_publi
 told the delta through it, in C; any other is called from Python, as the pure method calls it.
 """
 
-from cpython.dict cimport PyDict_Next, PyDict_SetItem, PyDict_Update
+from cpython.dict cimport PyDict_Clear, PyDict_GetItemWithError, PyDict_Next, PyDict_SetItem, PyDict_Update
+from cpython.list cimport PyList_GET_SIZE
 from cpython.object cimport PyObject
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
 from libc.stdint cimport int64_t
@@ -22,7 +23,12 @@ from libc.stdint cimport int64_t
 from metalog.codec.compiled._reader cimport ml_member_offset, ml_set_slot, ml_slot
 
 cdef extern from *:
+    """
+    /* An object's reference count, read from a borrowed pointer (no reference taken to read it). */
+    static inline Py_ssize_t mlp_refs(PyObject *o) { return Py_REFCNT(o); }
+    """
     object PyObject_GenericGetDict(object o, void *context)
+    Py_ssize_t mlp_refs(PyObject *o)
 
 
 # MetadataDelta's fields this twin reads, in this order (their slots' offsets: BatchPublish.d_off)
@@ -44,6 +50,10 @@ cdef enum:
     CLEARED_CONFIGS = 14
     CLIENT_QUOTAS = 15
     N_DELTA_FIELDS = 16
+# The most registrations a loader keeps spare (``BatchPublish.merge_partitions``): about what a publish of a busy
+# cluster's transaction start replaces, so that a loader holds few more than its state
+cdef enum:
+    MAX_SPARE_REGISTRATIONS = 4096
 # TopicDelta's fields read here (BatchPublish.t_off)
 TOPIC_DELTA_FIELDS = ("name", "base", "partitions")
 cdef enum:
@@ -65,6 +75,9 @@ cdef class BatchPublish(BatchEnd):
 
     cdef object pure, started, no_transaction, delta_cls, topic_delta_cls, topic_image_cls
     cdef object loader
+    cdef dict kept  # the loader's kept_topic_deltas (None: none kept)
+    cdef list spares  # the loader's spare_registrations (None: none)
+    cdef object registration  # PartitionRegistration
     cdef Py_ssize_t d_off[N_DELTA_FIELDS]
     cdef Py_ssize_t t_off[3]
     cdef object features, metadata_version, zk_migration_state  # the last features seen, and their two levels
@@ -84,6 +97,11 @@ cdef class BatchPublish(BatchEnd):
             self.t_off[i] = _offset(self.topic_delta_cls, name)
         self.map_names = DELTA_FIELDS[FIRST_MAP:FIRST_MAP + N_MAPS]
         self.loader = loader  # the MetadataLoader
+        kept = getattr(loader, "kept_topic_deltas", None)
+        self.kept = kept if type(kept) is dict else None
+        spares = getattr(loader, "spare_registrations", None)
+        self.spares = spares if type(spares) is list else None
+        self.registration = parts.registration
 
     def __call__(self, last_offset):
         """The pure method's contract: the published image, or None while a transaction is open (with
@@ -125,6 +143,7 @@ cdef class BatchPublish(BatchEnd):
                 else:
                     on_publish(delta, None)
             if not self.apply_to(delta, working):
+                self.forget_deleted(delta)
                 delta.apply_to(working)
                 delta.clear()
             loader.published_image = None
@@ -137,6 +156,14 @@ cdef class BatchPublish(BatchEnd):
             ml_set_slot(delta, self.d_off[OFFSET], last)
         loader.clean_offset = last
         loader.marker_state = self.no_transaction
+        return 0
+
+    cdef int forget_deleted(self, object delta) except -1:
+        """The kept topic deltas of the topics ``delta`` deletes dropped (their images go from the working copy)."""
+        cdef PyObject *deleted = ml_slot(delta, self.d_off[DELETED_TOPICS]) if type(delta) is self.delta_cls else NULL
+        if self.kept and deleted is not NULL and type(<object>deleted) is set:
+            for tid in <set>deleted:
+                self.kept.pop(tid, None)
         return 0
 
     cdef int subscribe(self, object on_publish) except -1:
@@ -205,15 +232,19 @@ cdef class BatchPublish(BatchEnd):
 
     cdef int merge_topics(self, dict changed, set deleted, dict topics, dict by_name) except -1:
         """``MetadataDelta._merge_topics``: the deleted topics out, each changed topic's partitions updated in its
-        own TopicImage (the working copy's), a new or re-created topic given a TopicImage of its own."""
-        cdef Py_ssize_t pos = 0
+        own TopicImage (the working copy's), a new or re-created topic given a TopicImage of its own. A changed
+        topic's delta is kept for the next delta (``keep``)."""
+        cdef Py_ssize_t pos = 0, refs
         cdef PyObject *key
         cdef PyObject *value
         for tid in deleted:
             gone = topics.pop(tid, None)
             if gone is not None and by_name.get(gone.name) is gone:
                 del by_name[gone.name]
+            if self.kept:
+                self.kept.pop(tid, None)
         while PyDict_Next(changed, &pos, &key, &value):
+            refs = mlp_refs(value)  # (before this loop holds it too)
             tid, topic = <object>key, <object>value
             if type(topic) is not self.topic_delta_cls:
                 raise TypeError(f"a topic's delta is a {type(topic).__name__}")
@@ -221,14 +252,56 @@ cdef class BatchPublish(BatchEnd):
             partitions = <object>ml_slot(topic, self.t_off[T_PARTITIONS])
             old = topics.get(tid)
             if old is not None and <object>ml_slot(topic, self.t_off[T_BASE]) is old:
-                PyDict_Update(<dict?>old.partitions, partitions)
+                self.merge_partitions(<dict?>old.partitions, partitions)
                 by_name[name] = old  # (as apply() names the changed topic)
+                if self.kept is not None:
+                    self.keep(key, value, refs, partitions)
                 continue
             if old is not None and by_name.get(old.name) is old:
                 del by_name[old.name]
+            if self.kept:  # (a re-created topic: the kept delta is over the image that goes)
+                self.kept.pop(tid, None)
             new = self.topic_image_cls(name, tid, dict(partitions))
             PyDict_SetItem(topics, tid, new)
             PyDict_SetItem(by_name, name, new)
+        return 0
+
+    cdef int merge_partitions(self, dict target, object changes) except -1:
+        """``target.update(changes)``: a topic's changed registrations in its TopicImage of the working copy. Each
+        registration they replace there that nothing else holds (reference count 1: no image, delta, subscriber or
+        caller) goes to the loader's ``spare_registrations`` (up to ``MAX_SPARE_REGISTRATIONS``) instead of being
+        freed, for the value replay's twin to fill again as the next delta's copy of a registration
+        (``ValueReplay.registration_to_fill``): fewer registrations made and freed per publish."""
+        cdef Py_ssize_t pos = 0
+        cdef PyObject *key
+        cdef PyObject *value
+        cdef PyObject *held
+        if self.spares is None or type(changes) is not dict:
+            PyDict_Update(target, changes)
+            return 0
+        while PyDict_Next(changes, &pos, &key, &value):
+            held = PyDict_GetItemWithError(target, <object>key)  # (borrowed; no error state saved per call)
+            if (held is not NULL and mlp_refs(held) == 1 and type(<object>held) is self.registration
+                    and PyList_GET_SIZE(self.spares) < MAX_SPARE_REGISTRATIONS):
+                self.spares.append(<object>held)
+            PyDict_SetItem(target, <object>key, <object>value)
+        return 0
+
+    cdef int keep(self, PyObject *tid, PyObject *topic, Py_ssize_t refs, object partitions) except -1:
+        """The topic's delta ``topic`` (``refs`` references: the delta's own, and the loader's ``kept_topic_deltas``'
+        where that holds it), its changes now in the working copy, kept there emptied, for the value replay's twin
+        to take again when the next delta changes the topic (``ValueReplay.kept_topic_delta``): no TopicDelta made
+        and freed per topic per publish. One that something else holds (a subscriber that kept it) is left as it
+        is and no longer kept: it never changes."""
+        cdef PyObject *held = PyDict_GetItemWithError(self.kept, <object>tid)  # (borrowed)
+        if type(partitions) is not dict:
+            return 0
+        if refs == 1 or (refs == 2 and held == topic):
+            if held != topic:
+                PyDict_SetItem(self.kept, <object>tid, <object>topic)
+            PyDict_Clear(partitions)
+        elif held == topic:
+            del self.kept[<object>tid]
         return 0
 
 
