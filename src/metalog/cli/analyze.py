@@ -107,7 +107,8 @@ def _analyze(args: argparse.Namespace) -> int:
             Progress(f"analyze ({chosen.name})") as progress:
         summary = run_engine(chosen, request, progress)
         progress.label = f"analyze ({chosen.name}: report)"
-        written = [*summary.paths, *write_report_from_tables(request.out, request.names, chosen.run)]
+        written = [*summary.paths, *write_report_from_tables(request.out, request.names, chosen.run,
+                                                             cores=chosen.cores)]
     print(f"{summary.records:,} data records, {summary.batches:,} batches, {len(summary.clusters)} cluster(s), "
           f"{summary.events:,} events", file=sys.stderr)
     for path in written:

@@ -20,12 +20,17 @@ from metalog.analysis.engines.parallel import CATCH_UP, log_bounds
 from metalog.analysis.engines.python import PythonEngine
 from metalog.analysis.engines.request import AnalysisRequest, AnalysisSummary
 from metalog.analysis.engines.spark import (
+    CATCH_UP_WEIGHT,
     GROWTH_WEIGHT,
+    OUTPUT_TASKS,
     RANGE_SLACK,
+    STEP_SHARE,
+    WRITE_SHARE,
     ClusterRanges,
     PackedGrowth,
     SparkEngine,
     delta_cuts,
+    makespan,
     place,
     plan_span,
     range_counts,
@@ -125,12 +130,14 @@ def test_placement_is_stable_across_processes() -> None:
 
 def test_a_cluster_is_cut_only_where_that_ends_the_work_sooner() -> None:
     """Each cluster whole (no streams, no third stage) unless cutting ends the modelled work ``RANGE_SLACK`` times
-    sooner: a cut cluster's tables are still written by one task, after its ranges, and each range catches up
-    from the log's start, so a cut pays only for a cluster much larger than its share of the cores."""
+    sooner: each range catches up from the log's start, and a cut cluster's outputs are written after its ranges,
+    a task per group of them (``OUTPUT_TASKS``), so a cut pays only for a cluster much larger than its share of
+    the cores."""
     assert range_counts([1000] * 5, 1) == [1] * 5
     assert range_counts([1000] * 4, 2) == [1] * 4
-    assert range_counts([5000], 2) == [2]  # halves of the replay at once, then its tables
-    # thirds end 1.04x sooner than halves, quarters 1.04x sooner than thirds: not worth their streams and tasks
+    assert range_counts([5000], 2) == [2]  # halves of the replay at once, then its outputs on both cores
+    # quarters end 1.06x sooner than thirds: not worth their streams and tasks (thirds: 1.11x sooner than halves,
+    # now that the outputs are written on several cores; before, one task wrote them all and halves were kept)
     assert range_counts([5000], 8) == [3]
     assert range_counts([5000], 8, slack=1.01) == [CATCH_UP + 1]  # as far as every range catches up
     assert range_counts([100, 3000, 0], 4) == [1, 3, 1]
@@ -144,19 +151,26 @@ def test_a_cluster_is_cut_only_where_that_ends_the_work_sooner() -> None:
 
 
 def test_growth_passes_beside_whole_clusters_make_splits_unneeded() -> None:
-    """The growth passes run in the replay's job: beside whole clusters they fill the cores, so 5 or 20 equal
-    clusters on 2 cores are not cut (a cut would add a third stage of tables for little)."""
-    assert range_counts([1000] * 5, 2, fill=[GROWTH_WEIGHT * 1000] * 5) == [1] * 5
-    assert range_counts([1000] * 20, 2, fill=[GROWTH_WEIGHT * 1000] * 20) == [1] * 20
-    assert range_counts([5000], 2, fill=[GROWTH_WEIGHT * 5000]) == [2]  # (the growth pass is 0.04 of it)
+    """The growth passes run beside whole clusters in the replay's job and fill the cores, so 5 or 20 equal
+    clusters on 2 cores are not cut: for 5, a cut would end the modelled work 1.06x sooner, less than
+    ``RANGE_SLACK``, for a third more CPU on the cluster cut."""
+    assert range_counts([1000] * 5, 2) == [1] * 5
+    assert range_counts([1000] * 5, 2, slack=1.05) == [2, 1, 1, 1, 1]  # (the 6%)
+    assert range_counts([1000] * 20, 2) == [1] * 20
+    assert range_counts([5000], 2) == [2]
 
 
-def test_a_cut_is_modelled_as_ranges_that_catch_up_then_one_task_of_tables() -> None:
-    """5M records on 2 cores: whole, 5M of work; in halves, the second catches up over the first's 2.5M (at 0.16
-    a record) beside it, then one task writes the tables: 1.65M + 2.5M."""
+def test_a_cut_is_modelled_as_ranges_that_catch_up_then_a_task_per_group_of_outputs() -> None:
+    """5M records on 2 cores: whole, 5M of work (its growth pass beside it); in halves, the second catches up over
+    the first's 2.5M beside it, then the outputs' tasks and the growth pass share the cores: LPT over
+    (0.2, 0.133, 0.08, 0.027, 0.012) x 5M."""
     assert plan_span([5_000_000], [1], 2) == 5_000_000
-    assert plan_span([5_000_000], [2], 2) == pytest.approx(2_500_000 * (0.5 + 0.16) + 2_500_000)
-    assert plan_span([5_000_000], [2], 2, fill=[200_000]) == plan_span([5_000_000], [2], 2)  # beside the first
+    ranges = 2_500_000 * (STEP_SHARE + CATCH_UP_WEIGHT)
+    outputs = makespan([5_000_000 * share for _, share in OUTPUT_TASKS] + [5_000_000 * GROWTH_WEIGHT], 2)
+    assert outputs == pytest.approx(5_000_000 * (0.2 + 0.027))  # the series and buckets, then broker_timeline
+    assert plan_span([5_000_000], [2], 2) == pytest.approx(ranges + outputs)
+    # before, one task wrote every output: 5M x WRITE_SHARE after the ranges
+    assert outputs < 0.65 * 5_000_000 * WRITE_SHARE
 
 
 def test_equal_clusters_on_two_cores_are_replayed_whole_with_their_growth(spark: Any, tmp_path: Path) -> None:
@@ -177,15 +191,16 @@ def test_equal_clusters_on_two_cores_are_replayed_whole_with_their_growth(spark:
 
 def test_one_cluster_on_two_cores_is_cut_in_two_ranges_that_end_together(spark: Any, tmp_path: Path) -> None:
     """A lone cluster on local[2]: the replay in two ranges at once, the second catching up over the first (no
-    range deltas: before, a stage of them), the first the longer (they end together), then one task of tables;
-    the python engine's files."""
+    range deltas: before, a stage of them), the first the longer (they end together), then a task per group of
+    its outputs and its growth pass (before: one task wrote every output, and the growth pass ran beside the
+    ranges); the python engine's files."""
     generated = tmp_path / "mixed"
     write_history(generated, 41, HistorySettings(brokers=3, topics=3, partitions=2, records=3000, scenario="mixed"),
                   snapshot_every=10**9)
     for log in (generated, transactions_and_topic_configs(tmp_path / "tx")):
         got = analyze(SparkEngine(spark), [log], tmp_path / "spark" / log.name)
-        assert not got.task_cpu.get("deltas") and len(got.task_cpu["tables"]) == 1
-        assert len(got.task_cpu["replay"]) == 3  # two ranges and the growth pass
+        assert not got.task_cpu.get("deltas") and len(got.task_cpu["tables"]) == len(OUTPUT_TASKS) + 1
+        assert len(got.task_cpu["replay"]) == 2  # the two ranges
         analyze(PythonEngine(), [log], tmp_path / "python" / log.name)
         same_files(tmp_path / "spark" / log.name, tmp_path / "python" / log.name)
     first, last = log_bounds(generated)
@@ -402,18 +417,21 @@ def test_random_fleets_and_partitionings_give_the_python_engines_tables(
 
 def test_the_report_built_on_the_executors_is_the_report_built_here(spark: Any, fleet: list[Path],
                                                                    tmp_path: Path) -> None:
-    """The Spark engine reads and compacts each cluster of the report on its executors (``SparkEngine.run``):
+    """The Spark engine reads and compacts each cluster of the report on its executors (``SparkEngine.run``), or
+    each cluster in two parts (``cores`` beyond the fleet's size: ``report.split_parts``) that the driver joins:
     the same report.html and report.png as the driver one cluster at a time, and no scratch left."""
     from metalog.analysis.outputs.report import write_report_from_tables
 
     names = [cluster_name(p) for p in fleet]
-    for where in ("here", "executors"):
+    for where in ("here", "executors", "parts"):
         analyze(PythonEngine(), fleet, tmp_path / where)
-        write_report_from_tables(tmp_path / where, names, SparkEngine(spark).run if where == "executors" else None)
+        write_report_from_tables(tmp_path / where, names, SparkEngine(spark).run if where != "here" else None,
+                                 cores=64 if where == "parts" else 1)
         assert not list((tmp_path / where).glob(".report-*"))
     for page in ("report.html", "report.png"):
         if (tmp_path / "here" / page).exists():
             assert (tmp_path / "executors" / page).read_bytes() == (tmp_path / "here" / page).read_bytes()
+            assert (tmp_path / "parts" / page).read_bytes() == (tmp_path / "here" / page).read_bytes()
 
 
 def test_a_log_directory_whose_name_is_not_utf8(spark: Any, tmp_path: Path) -> None:

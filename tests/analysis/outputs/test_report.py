@@ -266,6 +266,49 @@ def test_the_report_from_the_parquet_tables_equals_the_report_from_the_rows(tmp_
     assert not list((tmp_path / "tables").glob(".report-*"))  # the page data's scratch files are gone
 
 
+def test_a_cluster_heavier_than_a_cores_share_is_read_in_two_parts_and_joined(tmp_path: Path) -> None:
+    """With ``cores``, a cluster heavier than the cores' even share is read as two tasks, its timeline (and growth)
+    and its per-key tables (``split_parts``), which the driver joins and compacts: the same report.html and
+    report.png as a task per cluster (a failed directory, events, several brokers and directories); clusters
+    of about a core's share stay whole."""
+    from metalog.analysis.clusters import cluster_name
+    from metalog.analysis.engines.python import PythonEngine
+    from metalog.analysis.engines.request import AnalysisRequest
+    from metalog.analysis.outputs.report import (
+        KEYS,
+        TIMELINE,
+        WHOLE,
+        ClusterTask,
+        split_parts,
+        write_report_from_tables,
+    )
+
+    logs = [zk_migration(tmp_path / "zk"), jbod_transition(tmp_path / "jbod")]
+    names = [cluster_name(p) for p in logs]
+    parts: dict[int, list[tuple[str, str]]] = {}
+    for cores in (1, 2, 64):
+        out = tmp_path / f"cores-{cores}"
+        PythonEngine().analyze(AnalysisRequest.of([str(p) for p in logs], out))
+
+        def run(fn: Any, tasks: Any, cores: int = cores) -> Any:
+            parts[cores] = [(t.name, t.part) for t in tasks]
+            return map(fn, tasks)
+
+        write_report_from_tables(out, names, run, cores=cores)
+        assert not list(out.glob(".report-*"))
+        for page in ("report.html", "report.png"):
+            if (tmp_path / "cores-1" / page).exists():
+                assert (out / page).read_bytes() == (tmp_path / "cores-1" / page).read_bytes(), (cores, page)
+    assert parts[1] == [(name, WHOLE) for name in names]
+    assert parts[64] == [(name, part) for name in names for part in (TIMELINE, KEYS)]
+    # a share: the heavier of two clusters on 2 cores is split, the lighter not; 5 equal ones on 2 cores stay whole
+    task = ClusterTask("out", "a", 0, 0, 1, "scratch", 100)
+    heavy = [task, ClusterTask("out", "b", 1, 0, 1, "scratch", 60)]
+    assert [(t.name, t.part, t.weight) for t in split_parts(heavy, 2)] == [("a", TIMELINE, 50), ("a", KEYS, 50),
+                                                                         ("b", WHOLE, 60)]
+    assert split_parts([task] * 5, 2) == [task] * 5
+
+
 ROW = {**{column: 0 for column in TIMELINE.names}, "metadata_version": "3.7-IV2", "zk_migration_state": "NONE",
        "phase": "native", "dir_transition": "not-started"}  # a timeline row's every column
 

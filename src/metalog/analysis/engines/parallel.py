@@ -313,5 +313,10 @@ class ParallelEngine:
         return sum(replay_range(RangeReplay(path, name, lo, hi, log_start=i == 0), start, sink)
                    for i, ((lo, hi), start) in enumerate(zip(bounds, starts, strict=True)))
 
+    @property
+    def cores(self) -> int:
+        """``run``'s tasks run one after another, here."""
+        return 1
+
     def run(self, fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
         return here(fn, items)

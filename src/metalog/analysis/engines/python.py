@@ -54,6 +54,11 @@ class PythonEngine:
         written += write_growth_tables(request, self.run)
         return AnalysisSummary(out, tuple(request.names), records, batches, events, tuple(written))
 
+    @property
+    def cores(self) -> int:
+        """``run``'s tasks run one after another, here."""
+        return 1
+
     def run(self, fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
         return here(fn, items)
 

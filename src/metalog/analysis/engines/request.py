@@ -78,6 +78,11 @@ class Engine(Protocol):
 
     name: str
 
+    @property
+    def cores(self) -> int:
+        """How many of ``run``'s tasks run at once."""
+        ...
+
     def analyze(self, request: AnalysisRequest, progress: Progress | None = None,
                 stage: Stage | None = None) -> AnalysisSummary: ...
 

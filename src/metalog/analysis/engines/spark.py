@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from metalog.analysis.domain.schema import BROKERS, BUCKETS, DIRECTORIES, EVENTS, FAILURES, TIMELINE
 from metalog.analysis.engines.parallel import (
     CATCH_UP,
     Origin,
@@ -45,33 +46,45 @@ from metalog.analysis.engines.parallel import (
 )
 from metalog.analysis.engines.request import AnalysisRequest, AnalysisSummary, Progress, Stage, T
 from metalog.analysis.engines.spark_tables import (
-    ClusterTask,
     Output,
     RangeTask,
+    TableTask,
     Written,
     replay_task,
     series_dir,
-    write_cluster,
+    write_outputs,
 )
 from metalog.analysis.outputs.growth import ROW_TYPES, ClusterGrowth
 from metalog.analysis.outputs.growth_tables import GrowthTask, growth_task, rows_of
+from metalog.analysis.outputs.writers import SERIES
 from metalog.replay.points import StartPoint
 from metalog.state.overlay import RangeDelta, fold
 
-__all__ = ["CATCH_UP_WEIGHT", "GROWTH_WEIGHT", "RANGE_SLACK", "STEP_SHARE", "WRITE_SHARE", "PackedGrowth", "Placed",
+__all__ = ["CATCH_UP_WEIGHT", "GROWTH_WEIGHT", "OUTPUT_TASKS", "RANGE_SLACK", "STEP_SHARE", "WRITE_SHARE",
+           "GrowthWrite", "PackedGrowth", "Placed",
            "SparkEngine", "StageReport", "delta_cuts", "makespan", "place", "plan_span", "range_counts",
            "stable_hash"]
 
 R = TypeVar("R")
 
-RANGE_SLACK = 1.05  # how much sooner a cut must end the work than keeping the cluster whole (modelled)
+RANGE_SLACK = 1.1  # how much sooner a cut must end the work than keeping the cluster whole (modelled): a cut
+# costs CPU (the range streams, the catch-up: a third more for a 1M-record cluster cut in two), for 5 equal
+# clusters on 2 cores more than the 6% of the span it saves
 # The CPU per record of a cluster's analysis, as shares of its whole task's (the replay, the per-batch step and
-# the tables written, in one task: 2.45 s for 1M records of the benchmark's mixed log; load 4.3, 2026-11-28):
-STEP_SHARE = 0.5  # a range's task: the replay and the step, the rows as Arrow streams (0.58 s + 0.67 s, the halves)
-WRITE_SHARE = 0.5  # a cut cluster's tables written from its ranges' streams, in the third stage (1.24 s)
-CATCH_UP_WEIGHT = 0.16  # a range's catch-up from its origin (``parallel.caught_up``): 0.20 s per 500k records
-GROWTH_WEIGHT = 0.04  # a cluster's growth pass, a task of the replay's job never split (0.09 s; 0.65 before the
-# growth pass was compiled)
+# the tables written, in one task: 6.6 s for the 5M-record log of benchmarks/analyze.py; load 3.7, 2026-11-28):
+STEP_SHARE = 0.59  # a range's task: the replay and the step, the rows as Arrow streams (2.33 s for its first 2.98M)
+CATCH_UP_WEIGHT = 0.22  # a range's catch-up from its origin (``parallel.caught_up``): 0.88 s for 2.98M records
+# a cut cluster's outputs (``writers.OUTPUTS``) written from its ranges' streams, each group a task of the third
+# stage, and its share (5M records: the series 1.45 s, timeline_batches 0.91 s, timeline_buckets 0.62 s,
+# broker_timeline 0.18 s, the three small tables 0.08 s; the series and the buckets in one task 0.78 of the two
+# apart, as the timeline's streams are made chunks again once: 2.24 s against 1.79 s + 1.08 s at load 13; and
+# their streams' batches joined, ``spark_tables.GATHER_ROWS``, 0.81 of that, timeline_batches 0.95)
+OUTPUT_TASKS: tuple[tuple[tuple[str, ...], float], ...] = (
+    ((SERIES, BUCKETS.name), 0.2), ((TIMELINE.name,), 0.133), ((BROKERS.name,), 0.027),
+    ((DIRECTORIES.name, FAILURES.name, EVENTS.name), 0.012))
+WRITE_SHARE = sum(share for _, share in OUTPUT_TASKS)
+GROWTH_WEIGHT = 0.08  # a cluster's growth pass, never split (0.52 s): in the replay's job beside a whole cluster,
+# in the third stage beside a cut one's outputs
 
 
 def stable_hash(text: str) -> int:
@@ -110,38 +123,38 @@ def makespan(sizes: Sequence[float], cores: int) -> float:
     return max(ends)
 
 
-def plan_span(sizes: Sequence[int], counts: Sequence[int], cores: int, fill: Sequence[float] = ()) -> float:
+def plan_span(sizes: Sequence[int], counts: Sequence[int], cores: int, growth: float = GROWTH_WEIGHT) -> float:
     """How long the replay's job and the third stage take on ``cores`` with ``counts`` ranges per cluster, in
     records of whole-task work: a whole cluster costs its size; a cluster cut in n equal ranges costs, per range,
     ``STEP_SHARE`` of the range's records plus ``CATCH_UP_WEIGHT`` of those before it (it catches up from the log's
-    start: a snapshot or image on the way makes it less), then ``WRITE_SHARE`` of its size in the third stage.
-    ``fill``: the job's other tasks (the growth passes)."""
-    tasks, writes = list(fill), []
+    start: a snapshot or image on the way makes it less), then a task per group of its outputs in the third stage
+    (``OUTPUT_TASKS``). Each cluster's growth pass costs ``growth`` of its records, in the job of its tables."""
+    tasks: list[float] = []
+    writes: list[float] = []
     for size, n in zip(sizes, counts, strict=True):
         if n == 1:
-            tasks.append(size)
+            tasks += [size, size * growth]
             continue
         tasks += [size / n * (STEP_SHARE + j * CATCH_UP_WEIGHT) for j in range(n)]
-        writes.append(size * WRITE_SHARE)
+        writes += [size * share for _, share in OUTPUT_TASKS] + [size * growth]
     return makespan(tasks, cores) + makespan(writes, cores)
 
 
-def range_counts(sizes: Sequence[int], cores: int, slack: float = RANGE_SLACK,
-                 fill: Sequence[float] = ()) -> list[int]:
+def range_counts(sizes: Sequence[int], cores: int, slack: float = RANGE_SLACK, growth: float = GROWTH_WEIGHT) \
+        -> list[int]:
     """Ranges per cluster: each whole (no deltas, no streams, no third stage) unless cutting ends the work
     ``slack`` times sooner (``plan_span``): the cluster with the largest ranges is cut once more while that holds,
     up to ``CATCH_UP`` + 1 ranges (so that every range catches up from its origin; an explicit ``ranges`` may go
-    further, with deltas). ``fill``: the job's other tasks, never split (each cluster's growth pass,
-    ``GROWTH_WEIGHT`` of its records), which fill the cores beside whole clusters: 5 or 20 equal clusters on 2
-    cores stay whole; one large cluster on 2 cores is cut in two (its tables are still written by one task)."""
+    further, with deltas). The growth passes (``growth`` of each cluster's records) fill the cores beside whole
+    clusters: 5 or 20 equal clusters on 2 cores stay whole; one large cluster on 2 cores is cut in two."""
     counts = [1] * len(sizes)
-    best = plan_span(sizes, counts, cores, fill)
+    best = plan_span(sizes, counts, cores, growth)
     while cores > 1 and sizes:
         widest = max(range(len(sizes)), key=lambda i: sizes[i] / counts[i])
         if counts[widest] > CATCH_UP or sizes[widest] < 2 * (counts[widest] + 1):
             break
         trial = [n + (i == widest) for i, n in enumerate(counts)]
-        span = plan_span(sizes, trial, cores, fill)
+        span = plan_span(sizes, trial, cores, growth)
         if span * slack >= best:
             break
         counts, best = trial, span
@@ -231,9 +244,38 @@ class PackedGrowth:
                              tables["controller_leadership"])
 
 
-def _replay_or_grow(task: RangeTask | GrowthTask) -> Written | PackedGrowth:
-    """A task of the replay's job: a range replayed, or a cluster's growth pass."""
-    return replay_task(task) if isinstance(task, RangeTask) else PackedGrowth.of(growth_task(task))
+@dataclass(frozen=True)
+class GrowthWrite:
+    """A cluster's growth pass on an executor, which writes the cluster's files of the growth tables into ``out``
+    (``growth_tables.write_cluster_parquet``); its rows travel to the driver only where it writes the CSV tables
+    (``rows``)."""
+
+    task: GrowthTask
+    out: str
+    rows: bool
+
+    @property
+    def name(self) -> str:
+        return self.task.name
+
+    @property
+    def weight(self) -> int:
+        return self.task.weight
+
+
+def _task(task: RangeTask | TableTask | GrowthWrite) -> Written | PackedGrowth:
+    """A task of the replay's job or the third stage: a range replayed, outputs of a cut cluster written, or a
+    cluster's growth pass and its growth tables written."""
+    from metalog.analysis.outputs.growth_tables import GROWTH_TABLES, write_cluster_parquet
+
+    if isinstance(task, RangeTask):
+        return replay_task(task)
+    if isinstance(task, TableTask):
+        return write_outputs(task)
+    growth = growth_task(task.task)
+    for table in GROWTH_TABLES:
+        write_cluster_parquet(Path(task.out), table, growth)
+    return PackedGrowth.of(growth) if task.rows else PackedGrowth(growth.name, {})
 
 
 @dataclass
@@ -257,6 +299,11 @@ class SparkEngine:
         """The SparkContext the engine runs on."""
         return getattr(self.spark, "sparkContext", self.spark)
 
+    @property
+    def cores(self) -> int:
+        """How many tasks run at once: the context's default parallelism (``local[2]``: 2)."""
+        return int(self.context.defaultParallelism)
+
     def run(self, fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
         """Independent tasks (the report's clusters: items with ``name`` and ``weight``) on the executors, one
         partition each, the heaviest started first; results in the items' order."""
@@ -266,9 +313,10 @@ class SparkEngine:
     def analyze(self, request: AnalysisRequest, progress: Progress | None = None,
                 stage: Stage | None = None) -> AnalysisSummary:
         """Every cluster's tables written by the executors, the same files as the python engine's; the growth
-        passes run in the replay's job, beside the ranges."""
+        passes run beside the ranges of whole clusters and the outputs of cut ones, and write the growth tables
+        there too (their CSV tables: the driver, from their rows)."""
         from metalog.analysis.outputs import openmetrics as om
-        from metalog.analysis.outputs.growth_tables import write_growth_tables
+        from metalog.analysis.outputs.growth_tables import GROWTH_TABLES, fresh_growth_tables, write_csv
         from metalog.analysis.outputs.layout import TABLES
         from metalog.analysis.outputs.tables import claim_output, write_csv_from_tables
         from metalog.analysis.outputs.writers import fresh_tables
@@ -278,13 +326,15 @@ class SparkEngine:
         sc = self.context
         clusters = [ClusterRanges(str(Path(c.path).resolve()), c.name, *log_bounds(c.path),
                                   start_points(c.path) if self.points else []) for c in request.clusters]
-        growth = [GrowthTask(c.name, os.fspath(c.path), c.size) for c in clusters]  # (weighed in offsets, as ranges)
-        counts = [self.ranges] * len(clusters) if self.ranges else range_counts(
-            [c.size for c in clusters], sc.defaultParallelism, fill=[GROWTH_WEIGHT * c.size for c in clusters])
+        growth = [GrowthWrite(GrowthTask(c.name, os.fspath(c.path), c.size), str(out.resolve()), request.csv)
+                  for c in clusters]  # (weighed in offsets, as ranges)
+        counts = [self.ranges] * len(clusters) if self.ranges else range_counts([c.size for c in clusters],
+                                                                                  sc.defaultParallelism)
         report = StageReport(sc, sum(c.size for c in clusters), progress, stage)
         task_cpu: dict[str, list[float]] = {}
         prefixed = self._prefixes(clusters, counts, report, task_cpu)
         fresh_tables(out)
+        fresh_growth_tables(out)
         scratch = out.resolve() / f".spark-{uuid.uuid4().hex}"
         output = Output(str(out.resolve()), str(scratch), request.bucket_ms, request.metrics_every_batch)
         try:
@@ -297,7 +347,10 @@ class SparkEngine:
         written = [out / table for table in TABLES]
         if request.csv:
             written += write_csv_from_tables(out, request.names)
-        written += [metrics, *write_growth_tables(out, grown, csv=request.csv)]
+        written += [metrics, *(out / table for table in GROWTH_TABLES)]
+        if request.csv:
+            found = [g.unpacked() for g in grown]
+            written += [write_csv(out, table, found) for table in GROWTH_TABLES]
         return AnalysisSummary(out, tuple(request.names), sum(w.records for w in done),
                                sum(w.batches for w in done), sum(w.events for w in done), tuple(written), task_cpu)
 
@@ -329,7 +382,7 @@ class SparkEngine:
 
     def range_bounds(self, cluster: ClusterRanges, n: int) -> list[tuple[int, int]]:
         """A cluster's ``n`` ranges: equal ones for a ``ranges`` asked for; in a plan of the engine's own, ranges
-        that end together as each catches up (``catch_up_ranges``: two ranges of 5M records, 2.98M then 2.02M),
+        that end together as each catches up (``catch_up_ranges``: two ranges of 5M records, 3.07M then 1.93M),
         unless some of them would then start from deltas (``plan``)."""
         equal = split_ranges(cluster.first, cluster.last, n)
         if self.ranges or n == 1 or self.catch_up <= 0:
@@ -340,34 +393,39 @@ class SparkEngine:
 
     def _replay(self, clusters: Sequence[ClusterRanges],
                 prefixed: Sequence[Sequence[tuple[tuple[int, int], Origin, RangeDelta]]], output: Output,
-                growth: Sequence[GrowthTask], report: StageReport,
-                task_cpu: dict[str, list[float]]) -> tuple[list[Written], list[ClusterGrowth]]:
-        """Stage 2, every range replayed and written on the executors, and beside them each cluster's growth
-        pass; stage 3, the clusters cut in several ranges written from their ranges' chunks."""
+                growth: Sequence[GrowthWrite], report: StageReport,
+                task_cpu: dict[str, list[float]]) -> tuple[list[Written], list[PackedGrowth]]:
+        """Stage 2, every range replayed and written on the executors, and beside them the growth pass of each
+        cluster replayed whole; stage 3, the outputs of each cluster cut in several ranges written from their
+        ranges' chunks, a task per group of them (``OUTPUT_TASKS``), and beside them the growth passes of those
+        clusters (so that they fill the cores there, not after the ranges)."""
         sc = self.context
-        tasks: list[RangeTask | GrowthTask] = [
+        cut = [i for i, ranges in enumerate(prefixed) if len(ranges) > 1]
+        tasks: list[RangeTask | GrowthWrite] = [
             RangeTask(c.path, c.name, i, n, len(ranges), lo, hi, origin, prefix, output)
             for i, (c, ranges) in enumerate(zip(clusters, prefixed, strict=True))
             for n, ((lo, hi), origin, prefix) in enumerate(ranges)]
-        ranges = len(tasks)
-        tasks += growth
+        tasks += [g for i, g in enumerate(growth) if i not in cut]
         keys = [(t.name, t.number) if isinstance(t, RangeTask) else (t.name, -1) for t in tasks]
         weights = [_weight(t, clusters[t.cluster].first) if isinstance(t, RangeTask) else int(GROWTH_WEIGHT * t.weight)
                    for t in tasks]
         with report.stage("replay", sum(c.size for c in clusters)):
-            found = _on_partitions(sc, _replay_or_grow, Placed(tasks, keys, weights), self.partitions,
+            found = _on_partitions(sc, _task, Placed(tasks, keys, weights), self.partitions,
                                    task_cpu.setdefault("replay", []))
-        done = [w for w in found[:ranges] if isinstance(w, Written)]
-        grown = [g.unpacked() for g in found[ranges:] if isinstance(g, PackedGrowth)]
-        cut = [i for i, ranges in enumerate(prefixed) if len(ranges) > 1]
-        if not cut:
-            return done, grown
-        merges = [ClusterTask(clusters[i].name, i, len(prefixed[i]), output) for i in cut]
-        with report.stage("tables", sum(clusters[i].size for i in cut)):
-            done += _on_partitions(sc, write_cluster, Placed(merges, [(m.name, 0) for m in merges],
-                                                             [clusters[i].size for i in cut]),
-                                   self.partitions, task_cpu.setdefault("tables", []))
-        return done, grown
+        if cut:
+            writes: list[TableTask | GrowthWrite] = [
+                TableTask(clusters[i].name, i, len(prefixed[i]), outputs, output)
+                for i in cut for outputs, _ in OUTPUT_TASKS]
+            weights = [int(clusters[i].size * share) for i in cut for _, share in OUTPUT_TASKS]
+            writes += [growth[i] for i in cut]
+            weights += [int(GROWTH_WEIGHT * growth[i].weight) for i in cut]
+            keys = [(t.name, n) for n, t in enumerate(writes)]
+            with report.stage("tables", sum(clusters[i].size for i in cut)):
+                found += _on_partitions(sc, _task, Placed(writes, keys, weights), self.partitions,
+                                        task_cpu.setdefault("tables", []))
+        done = [w for w in found if isinstance(w, Written)]
+        grown = {g.name: g for g in found if isinstance(g, PackedGrowth)}
+        return done, [grown[g.name] for g in growth]  # (in the fleet's order)
 
 
 class StageReport:

@@ -116,23 +116,37 @@ def write_growth_tables(out: Path, found: Sequence[ClusterGrowth], *, csv: bool)
 
 def write_parquet(out: Path, table: str, found: Sequence[ClusterGrowth]) -> Path:
     """``OUT/table/cluster=NAME/part-00000.parquet`` per cluster with rows (none for a cluster without)."""
+    fresh_growth_tables(out, [table])
+    for growth in found:
+        write_cluster_parquet(out, table, growth)
+    return out / table
+
+
+def fresh_growth_tables(out: Path, tables: Iterable[str] = GROWTH_TABLES) -> None:
+    """Each growth table's directory in ``out`` empty (an earlier run's files go: the directory is the analysis'
+    own, ``tables.claim_output``), before any cluster's file is written into it (``write_cluster_parquet``)."""
+    for table in tables:
+        root = out / table
+        if root.is_dir():
+            shutil.rmtree(root)
+        root.mkdir()
+
+
+def write_cluster_parquet(out: Path, table: str, growth: ClusterGrowth) -> None:
+    """One cluster's file of ``table`` in its directory made fresh (``fresh_growth_tables``), where the cluster
+    has rows: what the Spark engine's executors write, a cluster per task, beside other clusters' tasks."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    root = out / table
-    if root.is_dir():  # an earlier run's, in the analysis' own directory (tables.claim_output)
-        shutil.rmtree(root)
-    root.mkdir()
+    rows = growth.table(table)
+    if not rows:
+        return
     types = {TIME: pa.timestamp("ms", tz="UTC"), INT: pa.int64(), TEXT: pa.string()}
     schema = pa.schema([(c, types[k]) for c, k, _ in GROWTH_TABLES[table]])
-    for growth in found:
-        rows = growth.table(table)
-        if rows:
-            (root / partition_dir(growth.name)).mkdir()
-            arrays = [arrow_array([getattr(row, f.name) for row in rows], f.type) for f in schema]
-            pq.write_table(pa.Table.from_arrays(arrays, schema=schema),
-                           root / partition_dir(growth.name) / "part-00000.parquet")
-    return root
+    where = out / table / partition_dir(growth.name)
+    where.mkdir()
+    arrays = [arrow_array([getattr(row, f.name) for row in rows], f.type) for f in schema]
+    pq.write_table(pa.Table.from_arrays(arrays, schema=schema), where / "part-00000.parquet")
 
 
 def write_csv(out: Path, table: str, found: Sequence[ClusterGrowth]) -> Path:

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from metalog.analysis.domain import schema
-from metalog.analysis.domain.columns import Chunk, Coded
-from metalog.analysis.domain.schema import CLUSTER, Kind
+from metalog.analysis.domain.columns import Chunk, Coded, ColumnData
+from metalog.analysis.domain.schema import CLUSTER, Kind, Table
 
 # epoch ms in the rows, timestamp(MILLIS, UTC) on disk
 TIME_COLUMNS = frozenset(c.name for t in schema.TABLES.values() for c in t.columns if c.kind is Kind.TIME)
@@ -62,6 +62,30 @@ def arrow_batch(chunk: Chunk) -> Any:
         else:
             arrays.append(arrow_array(data, pa.string()))
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def chunk_of(table: Table, cluster: str, batch: Any) -> Chunk:
+    """An Arrow record batch of ``arrow_batch`` back as the chunk it was: int and time columns as ``array('q')`` of
+    their buffers, text as codes into its values (``Coded``)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    columns: list[ColumnData] = []
+    for column, data in zip(table.values, batch.columns, strict=True):
+        if data.null_count:
+            raise ValueError(f"{table.name}.{column.name}: a row without a value")
+        if column.kind is Kind.TEXT:
+            coded = pc.dictionary_encode(data)
+            columns.append(Coded(_int64s(coded.indices.cast(pa.int64())), coded.dictionary.to_pylist()))
+        else:
+            columns.append(_int64s(data.cast(pa.int64())))
+    return Chunk(table, cluster, tuple(columns))
+
+
+def _int64s(data: Any) -> array[int]:
+    out = array("q")
+    out.frombytes(memoryview(data.buffers()[1])[data.offset * 8:(data.offset + len(data)) * 8])
+    return out
 
 
 def arrow_array(values: Sequence[Any], type_: Any) -> Any:

@@ -18,21 +18,39 @@ import csv
 import shutil
 import tempfile
 from bisect import bisect_left
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO
 
 from metalog.analysis.domain.columns import Chunk, Ints, from_rows
-from metalog.analysis.domain.schema import BUCKETS, EVENTS, TIMELINE
+from metalog.analysis.domain.schema import BUCKETS, EVENTS, TIMELINE, Table
 from metalog.analysis.outputs import openmetrics as om
-from metalog.analysis.outputs.layout import TABLES, arrow_batch, arrow_schema, iter_cluster, kind, partition_dir
+from metalog.analysis.outputs.layout import (
+    TABLES,
+    arrow_batch,
+    arrow_schema,
+    chunk_of,
+    iter_cluster,
+    kind,
+    partition_dir,
+)
 from metalog.analysis.outputs.sampling import Sampler, Samples, int64_array
 from metalog.analysis.outputs.tables import bucket_start, bucket_starts, csv_cell
 
 ROWS_PER_GROUP = 65_536  # rows buffered per table and cluster before they are written, as one Parquet row group
 
 Row = dict[str, Any]
+TimelineRows = Callable[[], Iterable[Sequence[Row]]]  # a cluster's timeline read again, in batches of rows
+
+SERIES = "controller_metrics"  # a cluster's blocks of controller_metrics.om (``SeriesBlocks``)
+# what ``ClusterTables`` writes of a cluster, each output apart from the others: a Parquet file per table, the series
+OUTPUTS: tuple[str, ...] = (*TABLES, SERIES)
+
+
+def source(output: str) -> str:
+    """The table whose rows an output of ``OUTPUTS`` is made of: the timeline's for its buckets and the series."""
+    return TIMELINE.name if output in (BUCKETS.name, SERIES) else output
 
 
 class ParquetPart:
@@ -48,10 +66,15 @@ class ParquetPart:
         self._writer: Any = None
 
     def add(self, chunk: Chunk) -> None:
-        if not len(chunk):
+        if len(chunk):
+            self.add_batch(arrow_batch(chunk))
+
+    def add_batch(self, batch: Any) -> None:
+        """Rows as an Arrow record batch of the table's schema (``layout.arrow_batch``'s)."""
+        if not batch.num_rows:
             return
-        self._batches.append(arrow_batch(chunk))
-        self._rows += len(chunk)
+        self._batches.append(batch)
+        self._rows += batch.num_rows
         size = ROWS_PER_GROUP
         if self._rows >= size:
             import pyarrow as pa
@@ -170,19 +193,27 @@ def fresh_tables(out: Path) -> None:
 
 
 class ClusterTables:
-    """One cluster's Parquet tables (a ``ParquetPart`` per table) and its series of controller_metrics.om
-    (``series``), from its chunks in log order: what the python engine writes per cluster, and what a Spark executor
-    writes for the cluster it replays.
+    """One cluster's outputs (``OUTPUTS``) from its chunks in log order: a ``ParquetPart`` per table of ``tables``
+    (default: every table), its ``timeline_buckets`` (``BucketRows``) where that is among them, and its series of
+    controller_metrics.om (``series``, where given). What the python engine writes per cluster, what a Spark
+    executor writes for the cluster it replays whole, and, an output per task, what the Spark engine writes of a
+    cluster cut in ranges; ``batches`` and ``events`` count the rows written to timeline_batches and events.
 
     ``timeline_buckets`` holds the last timeline row of each bucket, by bucket start. A bucket the log's time has
     left ``BUCKETS_KEPT`` buckets behind is written out (its part is written in bucket order, a row group at a
     time, as the whole would be); the rest are kept. Should the log's time step back into a bucket already written
-    out, the buckets are made again at ``close`` from the timeline written (``BucketRows``): the same file."""
+    out, the buckets are made again at ``close`` from the timeline read again (``BucketRows``): the same file; so
+    are the series' samples. ``timeline`` reads it again (default: the Parquet file written here, so
+    ``tables`` must then hold the timeline's)."""
 
-    def __init__(self, out: Path, name: str, width_ms: int, series: SeriesBlocks) -> None:
+    def __init__(self, out: Path, name: str, width_ms: int, series: SeriesBlocks | None, *,
+                 tables: Collection[str] = tuple(TABLES), timeline: TimelineRows | None = None) -> None:
         self.out, self.name, self.width_ms, self.series = out, name, width_ms, series
-        self._parts = {table: ParquetPart(out, table, name) for table in TABLES if table != BUCKETS.name}
-        self._buckets = BucketRows(out, name, width_ms)
+        self.timeline = timeline or (lambda: iter_cluster(out / TIMELINE.name, name))
+        self._parts = {table: ParquetPart(out, table, name) for table in TABLES
+                       if table != BUCKETS.name and table in tables}
+        self._buckets = BucketRows(out, name, width_ms, timeline=self.timeline) if BUCKETS.name in tables else None
+        self._from_timeline = self._buckets is not None or series is not None  # (they take the timeline's chunks)
         self.batches = self.events = 0
 
     def add(self, chunk: Chunk) -> None:
@@ -190,21 +221,46 @@ class ClusterTables:
         if not len(chunk):
             return
         table = chunk.table.name
-        self._parts[table].add(chunk)
+        part = self._parts.get(table)
+        if part is not None:
+            part.add(chunk)
+            self._count(table, len(chunk))
         if table == TIMELINE.name:
-            self.batches += len(chunk)
-            self._buckets.add(chunk)
-            self.series.add(chunk)
+            self._timeline(chunk)
+
+    def add_batch(self, table: Table, batch: Any) -> None:
+        """Rows of the cluster as an Arrow record batch of ``table``'s schema (``layout.arrow_batch``'s), in log
+        order: written to its Parquet file as they are; made a chunk again only for the buckets and series."""
+        if not batch.num_rows:
+            return
+        part = self._parts.get(table.name)
+        if part is not None:
+            part.add_batch(batch)
+            self._count(table.name, batch.num_rows)
+        if table is TIMELINE and self._from_timeline:
+            self._timeline(chunk_of(table, self.name, batch))
+
+    def _count(self, table: str, rows: int) -> None:
+        if table == TIMELINE.name:
+            self.batches += rows
         elif table == EVENTS.name:
-            self.events += len(chunk)
+            self.events += rows
+
+    def _timeline(self, chunk: Chunk) -> None:
+        if self._buckets is not None:
+            self._buckets.add(chunk)
+        if self.series is not None:
+            self.series.add(chunk)
 
     def close(self) -> None:
         for part in self._parts.values():
             part.close()
-        self._buckets.close()
-        if not self.series.in_order:  # its times step back: the samples from the timeline written
-            self.series.from_rows([row for batch in iter_cluster(self.out / TIMELINE.name, self.name)
-                                   for row in batch])
+        if self._buckets is not None:
+            self._buckets.close()
+        if self.series is None:
+            return
+        if not self.series.in_order:  # its times step back: the samples from the timeline read again
+            self.series.from_rows([row for batch in self.timeline() for row in batch])
         self.series.close()
 
 
@@ -213,10 +269,12 @@ BUCKETS_KEPT = 64  # buckets behind the latest one the log's time reached that a
 
 class BucketRows:
     """One cluster's ``timeline_buckets``: the last timeline row of each bucket of ``width_ms``, written to its
-    partition's file in bucket order (``ClusterTables``)."""
+    partition's file in bucket order (``ClusterTables``); ``timeline`` reads the cluster's timeline again (default:
+    its Parquet file)."""
 
-    def __init__(self, out: Path, name: str, width_ms: int) -> None:
+    def __init__(self, out: Path, name: str, width_ms: int, *, timeline: TimelineRows | None = None) -> None:
         self.out, self.name, self.width_ms = out, name, width_ms
+        self.timeline = timeline or (lambda: iter_cluster(out / TIMELINE.name, name))
         self._kept: dict[int, tuple[Any, ...]] = {}  # bucket start -> its last timeline row's values
         self._part: ParquetPart | None = None
         self._written: int | None = None  # the start of the last bucket written out
@@ -274,15 +332,15 @@ class BucketRows:
         self._written = done[-1]
 
     def _again(self) -> None:
-        """The buckets made from the timeline written, a batch at a time: the log's time stepped back into a bucket
-        already written out."""
+        """The buckets made from the timeline read again, a batch at a time: the log's time stepped back into a
+        bucket already written out."""
         if self._part is not None:
             self._part.close()
             self._part.path.unlink()
             self._part = None
         self._kept.clear()
         columns = [c.name for c in TIMELINE.values]
-        for batch in iter_cluster(self.out / TIMELINE.name, self.name):
+        for batch in self.timeline():
             rows = [tuple(row[c] for c in columns) for row in batch]
             starts = bucket_starts([row["timestamp"] for row in batch], self.width_ms)
             self._kept.update(zip(starts, rows, strict=True))

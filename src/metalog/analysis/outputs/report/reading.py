@@ -7,6 +7,7 @@ bounded by what it draws, not by its log's length."""
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -155,36 +156,72 @@ class ClusterBuilder:
         if self.last is None:
             raise ValueError(f"cluster {self.name}: no timeline rows")
         lanes = {column: builder.result() for column, builder in self.lanes.items()}
-        brokers, directories = sorted(self.brokers), sorted(self.directories)
         start, end = self.span
+        keys = self.key_tables()
         return Cluster(
             self.name, start, end, self.batches, Latest.of_row(self.last, lanes["phase"].times[-1]), self.columns,
             lanes, {column: builder.result() for column, builder in self.charts.items()},
             {(column, *self.picture): b.result(end) for column, b in self.envelopes.items()},
-            [self.broker_now[b] for b in brokers], [self.directory_now[d] for d in directories],
-            [self.brokers[b].view() for b in brokers], [self.directories[d].view() for d in directories],
-            [Failure(*key, partitions) for key, partitions in self.failures.items()], self.events)
+            keys.brokers, keys.directories, keys.broker_views, keys.directory_views, keys.failures, keys.events)
+
+    def key_tables(self) -> KeyTables:
+        """What the per-key tables gave (``Cluster``'s fields of the same names)."""
+        brokers, directories = sorted(self.brokers), sorted(self.directories)
+        return KeyTables([self.broker_now[b] for b in brokers], [self.directory_now[d] for d in directories],
+                         [self.brokers[b].view() for b in brokers], [self.directories[d].view() for d in directories],
+                         [Failure(*key, partitions) for key, partitions in self.failures.items()], self.events)
+
+
+@dataclass(frozen=True)
+class KeyTables:
+    """A cluster's report from its per-key tables and events alone (``read_keys``): ``Cluster``'s fields of the
+    same names."""
+
+    brokers: list[BrokerNow]
+    directories: list[DirectoryNow]
+    broker_views: list[KeyView]
+    directory_views: list[KeyView]
+    failures: list[Failure]
+    events: list[dict[str, Any]]
 
 
 # ---- from the Parquet tables ----------------------------------------------------------------------------
 def read_cluster(out: Path, name: str, picture: Span | None = None, *, fine: int = FINE,
-                 batch_rows: int = 65_536) -> Cluster | None:
+                 batch_rows: int = 65_536, keys: bool = True) -> Cluster | None:
     """One cluster's report from ``out``'s Parquet tables (``analysis.layout``), a record batch at a time: of each
     drawn timeline column only its change points become Python values (found in Arrow), and the per-broker and
     per-directory tables feed each key's builders. ``picture``: the PNG's time axis (default: the cluster's
     own); ``fine``: the buckets a line is decimated into (``series.m4``); ``batch_rows``: the rows of a record
-    batch read at once. None when it has no timeline rows."""
+    batch read at once; ``keys``: read the per-key tables and events too (else ``read_keys`` reads them). None when
+    it has no timeline rows."""
     span = read_span(out, name)
     builder = None if span is None else _read_timeline(out, name, span, picture, fine, batch_rows)
     if builder is None:
         return None
+    if keys:
+        _read_keys(out, name, builder, batch_rows)
+    return builder.finish()
+
+
+def read_keys(out: Path, name: str, *, fine: int = FINE, batch_rows: int = 65_536) -> KeyTables | None:
+    """The part of ``read_cluster`` that ``keys=False`` leaves out, read on its own (so that two cores may share
+    one cluster's report): its per-broker and per-directory tables, directory failures and events. None when it
+    has no timeline rows."""
+    span = read_span(out, name)
+    if span is None:
+        return None
+    builder = ClusterBuilder(name, (), span, fine=fine)
+    _read_keys(out, name, builder, batch_rows)
+    return builder.key_tables()
+
+
+def _read_keys(out: Path, name: str, builder: ClusterBuilder, batch_rows: int) -> None:
     for where, cols in _keyed(out / "broker_timeline", name, BROKER_COLUMNS, ("broker",), batch_rows):
         builder.broker(where[0], cols)
     for where, cols in _keyed(out / "directory_timeline", name, DIRECTORY_COLUMNS, ("broker", "directory"),
                               batch_rows):
         builder.directory((where[0], where[1]), cols)
     _read_failures_and_events(out, name, builder)
-    return builder.finish()
 
 
 def _read_timeline(out: Path, name: str, span: Span, picture: Span | None, fine: int, batch_rows: int,

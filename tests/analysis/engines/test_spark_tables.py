@@ -1,0 +1,106 @@
+"""A cluster cut in ranges written as the Spark engine's third stage writes it, in this process: each group of its
+outputs alone (``spark_tables.write_outputs``), from its ranges' Arrow streams, is the python engine's file byte
+for byte, where the log's time steps back too (its buckets and series are then made again from the streams, not
+from a timeline_batches file that another task may not have written yet)."""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from metalog.analysis.engines import replay, spark_tables
+from metalog.analysis.engines.parallel import log_bounds, plan, split_ranges
+from metalog.analysis.engines.python import PythonEngine
+from metalog.analysis.engines.request import AnalysisRequest
+from metalog.analysis.engines.spark import OUTPUT_TASKS
+from metalog.analysis.engines.spark_tables import (
+    Output,
+    RangeTask,
+    TableTask,
+    gathered,
+    replay_task,
+    series_dir,
+    write_outputs,
+)
+from metalog.analysis.outputs import openmetrics as om
+from metalog.analysis.outputs import writers
+from metalog.analysis.outputs.layout import partition_dir, read_tables
+from metalog.analysis.outputs.writers import OUTPUTS, SERIES, fresh_tables
+from metalog.state.overlay import RangeDelta
+from tests.analysis import crafted as c
+from tests.analysis.test_timeline import jbod_transition, zk_migration
+
+pytest.importorskip("pyarrow")
+
+
+def logs(root: Path) -> dict[str, Path]:
+    back = c.write(root / "back", [[c.feature(17), c.broker(1, 10)], [c.unfence(1, 10)], [c.zk_state(c.NONE)],
+                                   [c.broker(2, 20)], [c.unfence(2, 20)], [c.zk_state(c.NONE)]],
+                   every_ms=-1500)  # time steps back: the series and (once written out) a bucket are made again
+    return {"zk": zk_migration(root / "zk"), "back": back, "jbod": jbod_transition(root / "jbod")}
+
+
+@pytest.mark.parametrize("width", [1, 1000, 60_000])
+@pytest.mark.parametrize(("ranges", "gather"), [(2, 65_536), (3, 1), (3, 5)])
+def test_each_group_of_a_cut_clusters_outputs_alone_is_the_python_engines(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch,
+                                                                          width: int, ranges: int,
+                                                                          gather: int) -> None:
+    """``gather``: the rows the streams' batches are joined into (``GATHER_ROWS``)."""
+    monkeypatch.setattr(spark_tables, "GATHER_ROWS", gather)
+    monkeypatch.setattr(replay, "CHUNK_BATCHES", 2)
+    monkeypatch.setattr(writers, "ROWS_PER_GROUP", 3)
+    monkeypatch.setattr(writers, "BUCKETS_KEPT", 0)
+    assert sorted(o for outputs, _ in OUTPUT_TASKS for o in outputs) == sorted(OUTPUTS)  # each once
+    for name, log in logs(tmp_path).items():
+        expected = tmp_path / "python" / name
+        PythonEngine().analyze(AnalysisRequest.of([f"{name}={log}"], expected, bucket_ms=width))
+        first, last = log_bounds(log)
+        bounds = split_ranges(first, last, ranges)
+        scratch = tmp_path / "scratch" / name
+        for number, ((lo, hi), origin) in enumerate(zip(bounds, plan(bounds, first, (), 10**9), strict=True)):
+            replay_task(RangeTask(str(log), name, 0, number, len(bounds), lo, hi, origin, RangeDelta(),
+                                  Output(str(tmp_path / "unused"), str(scratch), width, False)))
+        for outputs, _ in OUTPUT_TASKS:  # each group in an output directory of its own
+            out = tmp_path / "spark" / name / "-".join(outputs)
+            out.mkdir(parents=True)
+            fresh_tables(out)
+            written = write_outputs(TableTask(name, 0, len(bounds), outputs, Output(str(out), str(scratch), width,
+                                                                                      False)))
+            for output in outputs:
+                if output == SERIES:
+                    blocks = [series_dir(str(scratch)) / f"0-{family}.om" for family in range(len(om.FAMILIES))]
+                    om.concatenate(out / om.FILE, partial(block_of, blocks), [name])
+                    assert (out / om.FILE).read_bytes() == (expected / om.FILE).read_bytes(), name
+                    continue
+                file = Path(output) / partition_dir(name) / "part-00000.parquet"
+                assert (out / file).exists() == (expected / file).exists(), (name, file)
+                if (expected / file).exists():
+                    assert (out / file).read_bytes() == (expected / file).read_bytes(), (name, file)
+            assert written.batches == (sum(1 for _ in replay_rows(expected, "timeline_batches"))
+                                       if "timeline_batches" in outputs else 0)
+
+
+def block_of(blocks: list[Path], family: int, _: str) -> list[Path]:
+    return [blocks[family]]
+
+
+def replay_rows(out: Path, table: str) -> list[dict[str, object]]:
+    return read_tables(out / table)
+
+
+@settings(max_examples=100, deadline=None)
+@given(sizes=st.lists(st.integers(0, 9), max_size=12), rows=st.integers(1, 20))
+def test_batches_are_gathered_in_order_into_at_least_rows_rows(sizes: list[int], rows: int) -> None:
+    import pyarrow as pa
+
+    values = iter(range(sum(sizes)))
+    batches = [pa.record_batch([pa.array([next(values) for _ in range(n)], pa.int64())], names=["v"])
+               for n in sizes]
+    got = list(gathered(batches, rows))
+    assert [v for b in got for v in b.column(0).to_pylist()] == list(range(sum(sizes)))
+    assert all(b.num_rows >= rows for b in got[:-1]) and all(b.num_rows for b in got)
