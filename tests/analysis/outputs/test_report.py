@@ -266,11 +266,13 @@ def test_the_report_from_the_parquet_tables_equals_the_report_from_the_rows(tmp_
     assert not list((tmp_path / "tables").glob(".report-*"))  # the page data's scratch files are gone
 
 
-def test_a_cluster_heavier_than_a_cores_share_is_read_in_two_parts_and_joined(tmp_path: Path) -> None:
-    """With ``cores``, a cluster heavier than the cores' even share is read as two tasks, its timeline (and growth)
-    and its per-key tables (``split_parts``), which the driver joins and compacts: the same report.html and
-    report.png as a task per cluster (a failed directory, events, several brokers and directories); clusters
-    of about a core's share stay whole."""
+def test_a_cluster_heavier_than_a_cores_share_is_read_in_two_parts_and_joined(tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """With ``cores``, a cluster heavier than the cores' even share is read as two tasks, its timeline and
+    per-directory table, and its per-broker table, failures and events (``split_parts``), which the driver joins
+    (with its growth) and compacts: the same report.html and report.png as a task per cluster (a failed
+    directory, events, several brokers and directories); clusters of about a core's share stay whole. No task
+    reads a cluster's time span again: the driver hands it the one it read."""
     from metalog.analysis.clusters import cluster_name
     from metalog.analysis.engines.python import PythonEngine
     from metalog.analysis.engines.request import AnalysisRequest
@@ -279,6 +281,7 @@ def test_a_cluster_heavier_than_a_cores_share_is_read_in_two_parts_and_joined(tm
         TIMELINE,
         WHOLE,
         ClusterTask,
+        reading,
         split_parts,
         write_report_from_tables,
     )
@@ -292,7 +295,13 @@ def test_a_cluster_heavier_than_a_cores_share_is_read_in_two_parts_and_joined(tm
 
         def run(fn: Any, tasks: Any, cores: int = cores) -> Any:
             parts[cores] = [(t.name, t.part) for t in tasks]
-            return map(fn, tasks)
+            with monkeypatch.context() as patch:
+                patch.setattr(reading, "read_span", _span_read_again)
+                got = list(map(fn, tasks))
+            for task, part in zip(tasks, got, strict=True):  # the directories in the timeline's part, not the keys'
+                if task.part != WHOLE:  # (a whole cluster's compacted)
+                    assert bool(part.directory_views) == (task.part == TIMELINE and task.name == names[1]), task
+            return got
 
         write_report_from_tables(out, names, run, cores=cores)
         assert not list(out.glob(".report-*"))
@@ -302,11 +311,15 @@ def test_a_cluster_heavier_than_a_cores_share_is_read_in_two_parts_and_joined(tm
     assert parts[1] == [(name, WHOLE) for name in names]
     assert parts[64] == [(name, part) for name in names for part in (TIMELINE, KEYS)]
     # a share: the heavier of two clusters on 2 cores is split, the lighter not; 5 equal ones on 2 cores stay whole
-    task = ClusterTask("out", "a", 0, 0, 1, "scratch", 100)
-    heavy = [task, ClusterTask("out", "b", 1, 0, 1, "scratch", 60)]
+    task = ClusterTask("out", "a", 0, 0, 1, "scratch", 100, (0, 1))
+    heavy = [task, ClusterTask("out", "b", 1, 0, 1, "scratch", 60, (0, 1))]
     assert [(t.name, t.part, t.weight) for t in split_parts(heavy, 2)] == [("a", TIMELINE, 50), ("a", KEYS, 50),
                                                                          ("b", WHOLE, 60)]
     assert split_parts([task] * 5, 2) == [task] * 5
+
+
+def _span_read_again(out: Path, name: str) -> None:
+    raise AssertionError(f"{out}: cluster {name}'s time span read again by its report's task")
 
 
 ROW = {**{column: 0 for column in TIMELINE.names}, "metadata_version": "3.7-IV2", "zk_migration_state": "NONE",

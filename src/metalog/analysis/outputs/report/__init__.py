@@ -35,9 +35,11 @@ WHOLE, TIMELINE, KEYS = "whole", "timeline", "keys"  # a cluster's report task: 
 class ClusterTask:
     """One cluster's part of a report from the tables: read it, compact it for place ``index`` on the page and
     the PNG's time axis [start, end), its page data into the directory ``scratch``. ``weight``: its timeline's
-    bytes on disk (the largest start first where tasks run in parallel). ``part``: the whole cluster, or one of
-    the two parts a cluster heavier than a core's share is read in (``split_parts``): its timeline or its per-key
-    tables (``reading.read_keys``), which the driver joins, with its growth, and compacts."""
+    bytes on disk (the largest start first where tasks run in parallel). ``span``: the cluster's own (start, end),
+    as the driver read it (``data.read_span``), which no task reads again. ``part``: the whole cluster, or one of
+    the two parts of about equal cost a cluster heavier than a core's share is read in (``split_parts``): its
+    timeline and per-directory table, or its per-broker table, directory failures and events
+    (``reading.read_keys``), which the driver joins, with its growth, and compacts."""
 
     out: str
     name: str
@@ -46,6 +48,7 @@ class ClusterTask:
     end: int
     scratch: str
     weight: int
+    span: tuple[int, int]
     part: str = WHOLE
 
 
@@ -59,12 +62,10 @@ def prepare_cluster(task: ClusterTask) -> Prepared:
     (``ClusterTask.part``), read (without its growth: ``_join``)."""
     out = Path(task.out)
     if task.part == KEYS:
-        keys = read_keys(out, task.name)
-        if keys is None:
-            raise ValueError(f"{task.out}: cluster {task.name} has no timeline rows, though its time span was read")
+        keys = read_keys(out, task.name, task.span)
         _release_arrow_memory()
         return keys
-    cluster = read_cluster(out, task.name, (task.start, task.end), keys=task.part == WHOLE)
+    cluster = read_cluster(out, task.name, (task.start, task.end), span=task.span, brokers=task.part == WHOLE)
     if cluster is None:
         raise ValueError(f"{task.out}: cluster {task.name} has no timeline rows, though its time span was read")
     if task.part == WHOLE:
@@ -75,8 +76,9 @@ def prepare_cluster(task: ClusterTask) -> Prepared:
 
 
 def split_parts(tasks: Sequence[ClusterTask], cores: int) -> list[ClusterTask]:
-    """``tasks`` with each cluster heavier than the cores' even share of them read in two parts (its timeline, its
-    per-key tables), so that one large cluster keeps two cores busy; each part follows the other."""
+    """``tasks`` with each cluster heavier than the cores' even share of them read in two parts (its timeline and
+    per-directory table; its per-broker table, failures and events), so that one large cluster keeps two cores
+    busy; each part follows the other."""
     total = sum(t.weight for t in tasks)
     out: list[ClusterTask] = []
     for task in tasks:
@@ -105,13 +107,13 @@ def write_report_from_tables(out: Path, names: Sequence[str], run: Runner | None
         for name, own in zip(names, spans, strict=True):
             if own is not None:
                 tasks.append(ClusterTask(str(out), name, len(tasks), *(span or own), scratch,
-                                         table_bytes(out / "timeline_batches", name)))
+                                         table_bytes(out / "timeline_batches", name), own))
         tasks = split_parts(tasks, cores)
         clusters: list[Cluster] = []
         for task, got in zip(tasks, (run or _here)(prepare_cluster, tasks), strict=True):
             if isinstance(got, Cluster):
                 clusters.append(got)
-            else:  # a cluster's per-key tables, after its timeline
+            else:  # a cluster's per-broker tables, after its timeline
                 _join(clusters[-1], got, task, Path(scratch))
         events = [e for c in clusters for e in c.events]
         page = write_html(out / "report.html", clusters, events)
@@ -122,8 +124,7 @@ def _join(cluster: Cluster, keys: KeyTables, task: ClusterTask, scratch: Path) -
     """A cluster read in two parts made whole (``ClusterTask.part``), its growth read here (0.18 s for the 5M-record
     log: its rows cost pickle 1.1 s from an executor to the driver), and compacted as ``prepare_cluster`` compacts
     a whole one."""
-    cluster.brokers, cluster.directories = keys.brokers, keys.directories
-    cluster.broker_views, cluster.directory_views = keys.broker_views, keys.directory_views
+    cluster.brokers, cluster.broker_views = keys.brokers, keys.broker_views
     cluster.failures, cluster.events = keys.failures, keys.events
     cluster.growth = read_cluster_growth(Path(task.out), task.name)
     cluster.compact(task.index, scratch / f"{task.index}.json")

@@ -174,8 +174,8 @@ class ClusterBuilder:
 
 @dataclass(frozen=True)
 class KeyTables:
-    """A cluster's report from its per-key tables and events alone (``read_keys``): ``Cluster``'s fields of the
-    same names."""
+    """What a cluster's per-key tables, directory failures and events give (``ClusterBuilder.key_tables``; of the
+    per-broker table, failures and events alone from ``read_keys``): ``Cluster``'s fields of the same names."""
 
     brokers: list[BrokerNow]
     directories: list[DirectoryNow]
@@ -186,42 +186,45 @@ class KeyTables:
 
 
 # ---- from the Parquet tables ----------------------------------------------------------------------------
-def read_cluster(out: Path, name: str, picture: Span | None = None, *, fine: int = FINE,
-                 batch_rows: int = 65_536, keys: bool = True) -> Cluster | None:
+def read_cluster(out: Path, name: str, picture: Span | None = None, *, span: Span | None = None, fine: int = FINE,
+                 batch_rows: int = 65_536, brokers: bool = True) -> Cluster | None:
     """One cluster's report from ``out``'s Parquet tables (``analysis.layout``), a record batch at a time: of each
     drawn timeline column only its change points become Python values (found in Arrow), and the per-broker and
     per-directory tables feed each key's builders. ``picture``: the PNG's time axis (default: the cluster's
-    own); ``fine``: the buckets a line is decimated into (``series.m4``); ``batch_rows``: the rows of a record
-    batch read at once; ``keys``: read the per-key tables and events too (else ``read_keys`` reads them). None when
-    it has no timeline rows."""
-    span = read_span(out, name)
+    own); ``span``: the cluster's own (start, end) where the caller has read it (``data.read_span``; else read
+    here); ``fine``: the buckets a line is decimated into (``series.m4``); ``batch_rows``: the rows of a record
+    batch read at once; ``brokers``: read the per-broker table, directory failures and events too (else
+    ``read_keys`` reads them). None when it has no timeline rows."""
+    span = span or read_span(out, name)
     builder = None if span is None else _read_timeline(out, name, span, picture, fine, batch_rows)
     if builder is None:
         return None
-    if keys:
-        _read_keys(out, name, builder, batch_rows)
+    _read_directories(out, name, builder, batch_rows)
+    if brokers:
+        _read_brokers(out, name, builder, batch_rows)
     return builder.finish()
 
 
-def read_keys(out: Path, name: str, *, fine: int = FINE, batch_rows: int = 65_536) -> KeyTables | None:
-    """The part of ``read_cluster`` that ``keys=False`` leaves out, read on its own (so that two cores may share
-    one cluster's report): its per-broker and per-directory tables, directory failures and events. None when it
-    has no timeline rows."""
-    span = read_span(out, name)
-    if span is None:
-        return None
+def read_keys(out: Path, name: str, span: Span, *, fine: int = FINE, batch_rows: int = 65_536) -> KeyTables:
+    """The part of ``read_cluster`` that ``brokers=False`` leaves out, read on its own on the cluster's ``span``
+    (so that two cores may share one cluster's report, each about half of it: the 5M-record log's per-broker
+    table costs about what its timeline and per-directory table cost together): its per-broker table, directory
+    failures and events (its ``directories`` and ``directory_views`` empty: ``read_cluster`` reads them)."""
     builder = ClusterBuilder(name, (), span, fine=fine)
-    _read_keys(out, name, builder, batch_rows)
+    _read_brokers(out, name, builder, batch_rows)
     return builder.key_tables()
 
 
-def _read_keys(out: Path, name: str, builder: ClusterBuilder, batch_rows: int) -> None:
+def _read_brokers(out: Path, name: str, builder: ClusterBuilder, batch_rows: int) -> None:
     for where, cols in _keyed(out / "broker_timeline", name, BROKER_COLUMNS, ("broker",), batch_rows):
         builder.broker(where[0], cols)
+    _read_failures_and_events(out, name, builder)
+
+
+def _read_directories(out: Path, name: str, builder: ClusterBuilder, batch_rows: int) -> None:
     for where, cols in _keyed(out / "directory_timeline", name, DIRECTORY_COLUMNS, ("broker", "directory"),
                               batch_rows):
         builder.directory((where[0], where[1]), cols)
-    _read_failures_and_events(out, name, builder)
 
 
 def _read_timeline(out: Path, name: str, span: Span, picture: Span | None, fine: int, batch_rows: int,
