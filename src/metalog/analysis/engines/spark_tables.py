@@ -23,7 +23,7 @@ from typing import Any
 from metalog.analysis.domain.columns import Chunk
 from metalog.analysis.domain.schema import TABLES, TIMELINE, Table
 from metalog.analysis.engines.parallel import Origin, RangeReplay, range_start, replay_range
-from metalog.analysis.outputs.layout import arrow_batch, arrow_schema, batch_rows_of
+from metalog.analysis.outputs.layout import arrow_batch, arrow_schema, batch_rows_of, epoch_ms
 from metalog.analysis.outputs.writers import SERIES, ClusterTables, SeriesBlocks, source
 from metalog.state.overlay import RangeDelta
 
@@ -153,7 +153,7 @@ def write_outputs(task: TableTask) -> Written:
             return range_batches(files, out.scratch, task.cluster, task.ranges, table)
 
         def timeline() -> Iterator[list[dict[str, Any]]]:
-            return (batch_rows_of(_epoch_ms(batch), task.name) for batch in batches(TIMELINE))
+            return (batch_rows_of(epoch_ms(batch), task.name) for batch in batches(TIMELINE))
 
         tables = ClusterTables(Path(out.out), task.name, out.bucket_ms, series, tables=task.outputs,
                                timeline=timeline)
@@ -196,11 +196,3 @@ def range_batches(files: ExitStack, scratch: str, cluster: int, ranges: int, tab
         path = range_dir(scratch, cluster, number) / f"{table.name}.arrow"
         if path.exists():
             yield from pa.ipc.open_stream(files.enter_context(pa.memory_map(str(path))))
-
-
-def _epoch_ms(batch: Any) -> Any:
-    """A batch with its time columns as int64 epoch ms (as ``layout.iter_cluster_batches`` reads them)."""
-    import pyarrow as pa
-
-    arrays = [a.cast(pa.int64()) if pa.types.is_timestamp(a.type) else a for a in batch.columns]
-    return pa.RecordBatch.from_arrays(arrays, names=batch.schema.names)

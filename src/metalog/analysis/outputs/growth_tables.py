@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import csv
 import os
-import shutil
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +18,7 @@ from typing import Any
 
 from metalog.analysis.clusters import ClusterLog
 from metalog.analysis.outputs.growth import ClusterGrowth, read_growth
-from metalog.analysis.outputs.layout import PARTITION, arrow_array, partition_dir
+from metalog.analysis.outputs.layout import PARTITION, arrow_array, fresh_directories, partition_dir
 from metalog.analysis.outputs.tables import claim_output, csv_cell, has_pyarrow
 
 TIME, INT, TEXT = "time", "int", "string"  # layout.kind's names
@@ -123,13 +122,9 @@ def write_parquet(out: Path, table: str, found: Sequence[ClusterGrowth]) -> Path
 
 
 def fresh_growth_tables(out: Path, tables: Iterable[str] = GROWTH_TABLES) -> None:
-    """Each growth table's directory in ``out`` empty (an earlier run's files go: the directory is the analysis'
-    own, ``tables.claim_output``), before any cluster's file is written into it (``write_cluster_parquet``)."""
-    for table in tables:
-        root = out / table
-        if root.is_dir():
-            shutil.rmtree(root)
-        root.mkdir()
+    """Each growth table's directory in ``out`` made empty (``layout.fresh_directories``), before any cluster's
+    file is written into it (``write_cluster_parquet``)."""
+    fresh_directories(out, tables)
 
 
 def write_cluster_parquet(out: Path, table: str, growth: ClusterGrowth) -> None:

@@ -9,8 +9,9 @@ reads it back (the report, ``--csv``, the tests) reads one cluster at a time."""
 
 from __future__ import annotations
 
+import shutil
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -135,6 +136,16 @@ def unescape(text: str) -> str:
     return "".join(out)
 
 
+def fresh_directories(out: Path, tables: Iterable[str]) -> None:
+    """Each table's directory in ``out`` empty (an earlier run's files go: the directory is the analysis' own,
+    ``tables.claim_output``), before any cluster's file is written into it."""
+    for table in tables:
+        root = out / table
+        if root.is_dir():
+            shutil.rmtree(root)
+        root.mkdir()
+
+
 def clusters(root: Path) -> list[str]:
     """The clusters with a partition under a table's directory (in name order)."""
     return sorted(unescape(p.name[len(PARTITION) + 1:]) for p in root.glob(f"{PARTITION}=*") if p.is_dir())
@@ -152,7 +163,6 @@ def iter_cluster_batches(root: Path, cluster: str, columns: Sequence[str] | None
                          batch_rows: int = 65_536) -> Iterator[Any]:
     """One cluster's rows of a table directory, in file order, as Arrow record batches of up to ``batch_rows``
     (times as epoch ms; without the cluster column, which ``batch_rows_of`` adds)."""
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
     files = sorted(p for p in (root / partition_dir(cluster)).glob("*.parquet") if not p.name.startswith((".", "_")))
@@ -160,8 +170,15 @@ def iter_cluster_batches(root: Path, cluster: str, columns: Sequence[str] | None
         reader = pq.ParquetFile(path)
         wanted = [c for c in (columns or reader.schema_arrow.names) if c != PARTITION]
         for batch in reader.iter_batches(batch_size=batch_rows, columns=wanted, use_threads=False):
-            arrays = [a.cast(pa.int64()) if pa.types.is_timestamp(a.type) else a for a in batch.columns]
-            yield pa.RecordBatch.from_arrays(arrays, names=batch.schema.names)
+            yield epoch_ms(batch)
+
+
+def epoch_ms(batch: Any) -> Any:
+    """An Arrow record batch with its time columns as int64 epoch ms (as the rows hold them)."""
+    import pyarrow as pa
+
+    arrays = [a.cast(pa.int64()) if pa.types.is_timestamp(a.type) else a for a in batch.columns]
+    return pa.RecordBatch.from_arrays(arrays, names=batch.schema.names)
 
 
 def batch_rows_of(batch: Any, cluster: str, columns: Sequence[str] | None = None) -> list[dict[str, Any]]:

@@ -77,8 +77,7 @@ class Sampler:
         if not n:
             return [Samples([], []) for _ in range(self.series)]
         t = int64_array(times)
-        if (n > 1 and pc.any(pc.less(t.slice(1), t.slice(0, n - 1))).as_py()) or (
-                self._pending is not None and self._pending[0] > t[0].as_py()):
+        if steps_back(t) or (self._pending is not None and self._pending[0] > t[0].as_py()):
             raise ValueError("batch times out of order: sort them by time, then log order")
         columns = [int64_array(column) for column in values]
         pending, self._pending = self._pending, (t[n - 1].as_py(), [column[n - 1].as_py() for column in columns])
@@ -148,6 +147,14 @@ class Sampler:
             last, start = times[change], change + 1
         self._last[s] = last
         return picked
+
+
+def steps_back(column: Any) -> bool:
+    """Whether an int64 Arrow array (``int64_array``) has a value less than the one before it."""
+    import pyarrow.compute as pc
+
+    n = len(column)
+    return n > 1 and bool(pc.any(pc.less(column.slice(1), column.slice(0, n - 1))).as_py())
 
 
 def int64_array(values: Any) -> Any:

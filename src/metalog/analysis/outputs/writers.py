@@ -31,11 +31,12 @@ from metalog.analysis.outputs.layout import (
     arrow_batch,
     arrow_schema,
     chunk_of,
+    fresh_directories,
     iter_cluster,
     kind,
     partition_dir,
 )
-from metalog.analysis.outputs.sampling import Sampler, Samples, int64_array
+from metalog.analysis.outputs.sampling import Sampler, Samples, int64_array, steps_back
 from metalog.analysis.outputs.tables import bucket_start, bucket_starts, csv_cell
 
 ROWS_PER_GROUP = 65_536  # rows buffered per table and cluster before they are written, as one Parquet row group
@@ -147,15 +148,12 @@ class SeriesBlocks:
 
     def add(self, timeline: Chunk) -> bool:
         """A chunk of the cluster's timeline_batches."""
-        import pyarrow.compute as pc
-
         n = len(timeline)
         if not self.in_order or not n:
             return self.in_order
         times = int64_array(timeline.ints("timestamp"))
         first, last = times[0].as_py(), times[n - 1].as_py()
-        if (n > 1 and pc.any(pc.less(times.slice(1), times.slice(0, n - 1))).as_py()) or (
-                self._last is not None and self._last > first):
+        if steps_back(times) or (self._last is not None and self._last > first):
             self.in_order = False
             return False
         self._last = last
@@ -184,12 +182,8 @@ class SeriesBlocks:
 
 
 def fresh_tables(out: Path) -> None:
-    """Each table's directory in ``out`` empty (an earlier run's tables go: the directory is the analysis' own,
-    ``tables.claim_output``), before any cluster's files are written into it."""
-    for table in TABLES:
-        if (out / table).is_dir():
-            shutil.rmtree(out / table)
-        (out / table).mkdir()
+    """Each table's directory in ``out`` made empty (``layout.fresh_directories``)."""
+    fresh_directories(out, TABLES)
 
 
 class ClusterTables:
@@ -297,11 +291,8 @@ class BucketRows:
     def last_rows(self, times: Ints) -> dict[int, int]:
         """Each bucket's last row among ``times``, by bucket start: where the times never step back, found by
         bisection, a few per bucket (a call per row costs more)."""
-        import pyarrow.compute as pc
-
         n, width = len(times), self.width_ms
-        column = int64_array(times)
-        if n > 1 and pc.any(pc.less(column.slice(1), column.slice(0, n - 1))).as_py():
+        if steps_back(int64_array(times)):
             starts = bucket_starts(times, width)
             return dict(zip(starts, range(n), strict=True))
         last: dict[int, int] = {}
