@@ -359,6 +359,9 @@ static inline void ml_set_slot(PyObject *o, Py_ssize_t off, PyObject *v) {
     *at = v;
     Py_XDECREF(old);
 }
+/* An object's reference count, read from a borrowed pointer (such as ml_slot's or a dict's borrowed item): 1 where
+ * only its holder holds it, so that the twins may reuse it in place. */
+static inline Py_ssize_t ml_refs(PyObject *o) { return Py_REFCNT(o); }
 
 /* What a slot descriptor says about its slot: its offset, or -1 if it is not a plain object slot. */
 static inline Py_ssize_t ml_member_offset(PyObject *descr) {

@@ -54,6 +54,7 @@ cdef extern from "_reader.h":
     int ml_set_item_new(object items, Py_ssize_t i, PyObject *v) except -1
     Py_ssize_t ml_member_offset(object descr)
     PyObject *ml_slot(object o, Py_ssize_t off)
+    Py_ssize_t ml_refs(PyObject *o)
     void ml_set_slot(object o, Py_ssize_t off, object v)
     int ml_generic_alloc(object cls)
 

@@ -30,6 +30,7 @@ from metalog.codec.compiled._reader cimport (
     entry_fn,
     ml_generic_alloc,
     ml_member_offset,
+    ml_refs,
     ml_set_slot,
     ml_slot,
     read_entry,
@@ -46,8 +47,6 @@ cdef extern from *:
     }
     /* A new instance of a class of slots (every slot unset), as object.__new__(cls) makes one. */
     static PyObject *ml_new_of(PyObject *cls) { return ((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, 0); }
-    /* An object's reference count, read from a borrowed pointer (no reference taken to read it). */
-    static inline Py_ssize_t ml_refs(PyObject *o) { return Py_REFCNT(o); }
     /* The slot at off of o set to the int v. The int the slot holds is given v's value in place where only the
        slot holds it (its reference count is 1: nothing else can see it change), it is an exact int of one digit
        past the small ints (CPython's shared ones) and v is one too; else a new int replaces it. One int made and
@@ -78,7 +77,6 @@ cdef extern from *:
     object ml_new_tuple_of(object cls, Py_ssize_t n)
     object ml_new_of(object cls)
     int ml_set_int_slot(object o, Py_ssize_t off, int64_t v) except -1
-    Py_ssize_t ml_refs(PyObject *o)
 
 CYTHON_VERSION = METALOG_CYTHON_VERSION.decode()
 

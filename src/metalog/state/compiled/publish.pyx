@@ -20,15 +20,10 @@ from cpython.object cimport PyObject
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
 from libc.stdint cimport int64_t
 
-from metalog.codec.compiled._reader cimport ml_member_offset, ml_set_slot, ml_slot
+from metalog.codec.compiled._reader cimport ml_member_offset, ml_refs, ml_set_slot, ml_slot
 
 cdef extern from *:
-    """
-    /* An object's reference count, read from a borrowed pointer (no reference taken to read it). */
-    static inline Py_ssize_t mlp_refs(PyObject *o) { return Py_REFCNT(o); }
-    """
     object PyObject_GenericGetDict(object o, void *context)
-    Py_ssize_t mlp_refs(PyObject *o)
 
 
 # MetadataDelta's fields this twin reads, in this order (their slots' offsets: BatchPublish.d_off)
@@ -244,7 +239,7 @@ cdef class BatchPublish(BatchEnd):
             if self.kept:
                 self.kept.pop(tid, None)
         while PyDict_Next(changed, &pos, &key, &value):
-            refs = mlp_refs(value)  # (before this loop holds it too)
+            refs = ml_refs(value)  # (before this loop holds it too)
             tid, topic = <object>key, <object>value
             if type(topic) is not self.topic_delta_cls:
                 raise TypeError(f"a topic's delta is a {type(topic).__name__}")
@@ -281,7 +276,7 @@ cdef class BatchPublish(BatchEnd):
             return 0
         while PyDict_Next(changes, &pos, &key, &value):
             held = PyDict_GetItemWithError(target, <object>key)  # (borrowed; no error state saved per call)
-            if (held is not NULL and mlp_refs(held) == 1 and type(<object>held) is self.registration
+            if (held is not NULL and ml_refs(held) == 1 and type(<object>held) is self.registration
                     and PyList_GET_SIZE(self.spares) < MAX_SPARE_REGISTRATIONS):
                 self.spares.append(<object>held)
             PyDict_SetItem(target, <object>key, <object>value)
