@@ -123,6 +123,11 @@ class MetadataLoader(LoaderPosition):
     copies a registration into the delta, instead of making one and freeing another per change.
     """
 
+    # the fields the compiled publish reads and writes per batch, as slots (``metalog.state.compiled.publish``: read
+    # at their places, not looked up by name); the rest in the instance's dictionary
+    __slots__ = ("marker_state", "clean_offset", "published_state", "published_image", "images", "on_publish",
+                 "__dict__", "__weakref__")
+
     def __init__(self, image: MetadataImage = EMPTY, *, transaction: OpenTransaction | None = None,
                  on_abort: Callable[[AbortedTransaction], object] | None = None,
                  on_publish: Callable[[MetadataDelta | None, MetadataImage | None], object] | None = None,
