@@ -94,7 +94,8 @@ def test_every_layer_registers_its_own_twins_and_none_names_another() -> None:
                       ("analysis", "metalog.analysis.domain", "metalog.analysis.domain.step"),
                       ("analysis", "metalog.analysis.domain", "metalog.analysis.domain.loop"),
                       ("analysis", "metalog.analysis.outputs", "metalog.analysis.outputs.growth_count"),
-                      ("analysis", "metalog.analysis.outputs", "metalog.analysis.outputs.openmetrics")}
+                      ("analysis", "metalog.analysis.outputs", "metalog.analysis.outputs.openmetrics"),
+                      ("analysis", "metalog.analysis.outputs", "metalog.analysis.outputs.sampling")}
     with open(core.__file__) as f:
         source = f.read()
     assert not [m for m in ("metalog.log.compiled", "metalog.state.compiled", "metalog.analysis") if m in source]
