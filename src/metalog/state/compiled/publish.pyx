@@ -24,6 +24,8 @@ from metalog.codec.compiled._reader cimport ml_member_offset, ml_refs, ml_set_sl
 
 cdef extern from *:
     object PyObject_GenericGetDict(object o, void *context)
+    Py_ssize_t PyDict_GET_SIZE(object d)  # (a macro: of a dict only)
+    Py_ssize_t PySet_GET_SIZE(object s)  # (of a set only)
 
 
 # MetadataDelta's fields this twin reads, in this order (their slots' offsets: BatchPublish.d_off)
@@ -45,6 +47,12 @@ cdef enum:
     CLEARED_CONFIGS = 14
     CLIENT_QUOTAS = 15
     N_DELTA_FIELDS = 16
+# The delta's maps and sets, in the order ``changes_nothing`` looks at them (the topics first: most deltas change them)
+cdef int EMPTY_ORDER[11]
+EMPTY_ORDER[:] = [TOPICS, DELETED_TOPICS, FIRST_MAP, FIRST_MAP + 1, FIRST_MAP + 2, FIRST_MAP + 3, FIRST_MAP + 4,
+                  CONFIGS, CLEARED_CONFIGS, CLIENT_QUOTAS, FEATURES]
+cdef int SINGLE_ORDER[5]  # and its single values
+SINGLE_ORDER[:] = [IMAGE, OFFSET, METADATA_VERSION, ZK_MIGRATION_STATE, NEXT_PRODUCER_ID]
 # The most registrations a loader keeps spare (``BatchPublish.merge_partitions``): about what a publish of a busy
 # cluster's transaction start replaces, so that a loader holds few more than its state
 cdef enum:
@@ -153,17 +161,22 @@ cdef class BatchPublish(BatchEnd):
 
     cdef int publish(self, object last) except -1:
         """``end_batch(last)``: 1 when a transaction is open (nothing published), else 0."""
+        cdef bint changes = False
+        cdef dict state
         if self.get(L_MARKER_STATE) is self.started:
             return 1
         if self.get(L_IMAGES):
             self.pure(last)
             return 0
         working = self.get(L_PUBLISHED_STATE)
+        state = PyObject_GenericGetDict(working, NULL)  # the working copy's fields (a frozen dataclass)
+        delta = self.get(L_DELTA)
         if self.get(L_OFFSET) > self.get(L_CLEAN_OFFSET):  # records since the last publish: the delta's changes
-            delta = self.get(L_DELTA)
             if type(delta) is not self.delta_cls or ml_slot(delta, self.d_off[IMAGE]) is not <PyObject *>working:
                 self.pure(last)  # (over another image: a loader started inside a transaction)
                 return 0
+            changes = not self.changes_nothing(delta, state)
+        if changes:
             ml_set_slot(delta, self.d_off[OFFSET], last)
             on_publish = self.get(L_ON_PUBLISH)
             if on_publish is not None:
@@ -178,16 +191,41 @@ cdef class BatchPublish(BatchEnd):
                 delta.apply_to(working)
                 delta.clear()
             self.put(L_PUBLISHED_IMAGE, None)
-        elif working.offset != last:  # nothing loaded: only the offset moves (a control batch)
-            delta = self.get(L_DELTA)
+        elif state.get("offset") != last:  # only the offset moves (a control batch, NoOpRecords): nothing told
             if self.get(L_PUBLISHED_IMAGE) is not None or type(delta) is not self.delta_cls:
                 self.pure(last)
                 return 0
-            PyObject_GenericGetDict(working, NULL)["offset"] = last  # (set_working: only the offset changes)
+            state["offset"] = last  # (set_working: only the offset changes)
             ml_set_slot(delta, self.d_off[OFFSET], last)
         self.put(L_CLEAN_OFFSET, last)
         self.put(L_MARKER_STATE, self.no_transaction)
         return 0
+
+    cdef bint changes_nothing(self, object delta, dict state) except -1:
+        """``MetadataDelta.changes_nothing``: every map and set of the delta empty (the topics first: most deltas
+        change them), its single values those of the working copy (``state``: its fields); a delta of another form:
+        False, and the whole publish decides."""
+        cdef Py_ssize_t k
+        cdef int i
+        cdef PyObject *v
+        for k in range(11):
+            i = EMPTY_ORDER[k]
+            v = ml_slot(delta, self.d_off[i])
+            if v is NULL:
+                return False
+            if i == DELETED_TOPICS or i == CLEARED_CONFIGS:
+                if type(<object>v) is not set or PySet_GET_SIZE(<object>v):
+                    return False
+            elif type(<object>v) is not dict or PyDict_GET_SIZE(<object>v):
+                return False
+        for k in range(5):
+            if ml_slot(delta, self.d_off[SINGLE_ORDER[k]]) is NULL:
+                return False
+        if not self.same_features(delta, state.get("features")):
+            return False
+        npid = <object>ml_slot(delta, self.d_off[NEXT_PRODUCER_ID])
+        held = state.get("next_producer_id")
+        return npid is held or npid == held
 
     cdef int forget_deleted(self, object delta) except -1:
         """The kept topic deltas of the topics ``delta`` deletes dropped (their images go from the working copy)."""
