@@ -106,13 +106,14 @@ def chunk_of(table: Table, cluster: str, batch: Any) -> Chunk:
             raise ValueError(f"{table.name}.{column.name}: a row without a value")
         if column.kind is Kind.TEXT:
             coded = pc.dictionary_encode(data)
-            columns.append(Coded(_int64s(coded.indices.cast(pa.int64())), coded.dictionary.to_pylist()))
+            columns.append(Coded(int64s(coded.indices.cast(pa.int64())), coded.dictionary.to_pylist()))
         else:
-            columns.append(_int64s(data.cast(pa.int64())))
+            columns.append(int64s(data.cast(pa.int64())))
     return Chunk(table, cluster, tuple(columns))
 
 
-def _int64s(data: Any) -> array[int]:
+def int64s(data: Any) -> array[int]:
+    """An Arrow int64 array without nulls as an ``array('q')``: a copy of its buffer, no Python int per value."""
     out = array("q")
     out.frombytes(memoryview(data.buffers()[1])[data.offset * 8:(data.offset + len(data)) * 8])
     return out

@@ -118,6 +118,20 @@ class StepsBuilder:
             self.times, self.values, self.decimated = array("q", head.times), array("q", head.values), True
         return kept
 
+    def extend_changes(self, times: Sequence[int], values: Sequence[int]) -> tuple[Sequence[int], Sequence[int]]:
+        """``extend`` for a line (``span`` given) of points that are each a change from the one before it but
+        maybe the first (``reading.change_points``' of an int64 column, as ``array('q')``: no Python int per
+        point). Returns the points kept, as ``extend`` does."""
+        assert self.span is not None
+        if values and self.values and values[0] == self.values[-1]:
+            times, values = times[1:], values[1:]
+        self.times.extend(times)
+        self.values.extend(values)
+        if len(self.times) > self.HELD * 4 * self.buckets:
+            head = decimated(Steps(self.times, self.values), *self.span, self.buckets)
+            self.times, self.values, self.decimated = array("q", head.times), array("q", head.values), True
+        return times, values
+
     def result(self) -> Steps:
         """The series: every change, or (with ``span``) ``m4`` of every change."""
         series = Steps(self.times, self.values)
