@@ -215,3 +215,20 @@ def test_a_change_point_is_each_value_that_differs_from_the_one_before(values: l
 
     got = change_points(pa.array(values, pa.int64())).to_pylist()
     assert got == [True] + [a != b for a, b in zip(values[1:], values[:-1], strict=True)]
+
+
+@given(codes=st.lists(st.integers(0, 3), min_size=1, max_size=30))
+def test_a_dictionary_column_changes_where_its_code_does_and_its_lane_is_the_strings_lane(codes: list[int]) -> None:
+    """The report reads text columns as the files' dictionaries: a change point where the code changes, so a
+    value under two codes (["a", "a", ...]) gives a point more, which the lane drops: the lane of the strings."""
+    import pyarrow as pa
+
+    from metalog.analysis.outputs.report.reading import change_points
+
+    values = pa.DictionaryArray.from_arrays(pa.array(codes, pa.int32()), pa.array(["a", "a", "b", "=c"]))
+    times = pa.array(range(len(codes)), pa.int64())
+    changed = change_points(values)
+    assert changed.to_pylist() == [True] + [a != b for a, b in zip(codes[1:], codes[:-1], strict=True)]
+    lane = StepsBuilder()
+    lane.extend(times.filter(changed).to_pylist(), values.filter(changed).to_pylist())
+    assert lane.result() == steps(times.to_pylist(), values.to_pylist())

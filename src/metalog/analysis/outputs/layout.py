@@ -190,14 +190,20 @@ def iter_cluster(root: Path, cluster: str, columns: Sequence[str] | None = None,
 
 
 def iter_cluster_batches(root: Path, cluster: str, columns: Sequence[str] | None = None,
-                         batch_rows: int = 65_536) -> Iterator[Any]:
+                         batch_rows: int = 65_536, *, dictionaries: bool = False) -> Iterator[Any]:
     """One cluster's rows of a table directory, in file order, as Arrow record batches of up to ``batch_rows``
-    (times as epoch ms; without the cluster column, which ``batch_rows_of`` adds)."""
+    (times as epoch ms; without the cluster column, which ``batch_rows_of`` adds). ``dictionaries``: text
+    columns as Arrow dictionary arrays, as the files hold them (no string made per row: a value may have two
+    codes in one array, one code is always one value)."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     files = sorted(p for p in (root / partition_dir(cluster)).glob("*.parquet") if not p.name.startswith((".", "_")))
     for path in files:
         reader = pq.ParquetFile(path)
+        if dictionaries:
+            texts = [f.name for f in reader.schema_arrow if pa.types.is_string(f.type)]
+            reader = pq.ParquetFile(path, read_dictionary=texts)
         wanted = [c for c in (columns or reader.schema_arrow.names) if c != PARTITION]
         for batch in reader.iter_batches(batch_size=batch_rows, columns=wanted, use_threads=False):
             yield epoch_ms(batch)

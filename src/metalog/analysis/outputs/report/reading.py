@@ -239,14 +239,14 @@ def _read_timeline(out: Path, name: str, span: Span, picture: Span | None, fine:
     from metalog.analysis.outputs.layout import iter_cluster_batches
 
     builder: ClusterBuilder | None = None
-    for batch in iter_cluster_batches(out / "timeline_batches", name, batch_rows=batch_rows):
+    for batch in iter_cluster_batches(out / "timeline_batches", name, batch_rows=batch_rows, dictionaries=True):
         if batch.num_rows == 0:
             continue
         if builder is None:
             builder = ClusterBuilder(name, batch.schema.names, span, picture, fine=fine)
         times = batch.column("timestamp")
         for column in builder.timeline_columns:
-            values = _decoded(batch.column(column))
+            values = batch.column(column)
             if column in builder.charts:
                 builder.timeline(column, *_change_ints(times, values))
             else:
@@ -274,10 +274,13 @@ def _decoded(values: Any) -> Any:
 
 def change_points(values: Any) -> Any:
     """A boolean Arrow array: the first value, and each that differs from the one before it (a null differs
-    from a value, not from another null)."""
+    from a value, not from another null). Of a dictionary array, where its code does (a value may have two
+    codes: a change point more, which a builder's ``extend`` drops)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    if pa.types.is_dictionary(values.type):
+        values = values.indices
     n = len(values)
     after, before = values.slice(1), values.slice(0, n - 1)
     differs = pc.not_equal(after, before)
@@ -295,7 +298,7 @@ def _keyed(root: Path, name: str, columns: Sequence[str], key: tuple[str, ...], 
 
     if not root.is_dir():
         return
-    for batch in iter_cluster_batches(root, name, columns, batch_rows):
+    for batch in iter_cluster_batches(root, name, columns, batch_rows, dictionaries=True):
         yield from _split(batch, key)
 
 
