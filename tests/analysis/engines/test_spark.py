@@ -459,3 +459,25 @@ def test_the_growth_tables_computed_on_the_executors_are_the_ones_computed_here(
         assert (there.parent / f"{table}.csv").read_bytes() == (here.parent / f"{table}.csv").read_bytes()
         assert read_tables(there) == read_tables(here)
     assert read_tables(tmp_path / "here" / "growth")  # (not two empty tables)
+
+
+def test_sparks_parquet_reader_reads_the_tables_as_pyarrow_does(spark: Any, expected: tuple[Path, AnalysisSummary],
+                                                                ) -> None:
+    """The files' encodings (``layout.parquet_writer``: DELTA_BINARY_PACKED numbers) are read by Spark's own
+    reader, every table, to the same values (times as epoch ms)."""
+    from metalog.analysis.outputs.growth_tables import GROWTH_TABLES
+    from metalog.analysis.outputs.layout import TABLES
+
+    out = expected[0]
+    read = 0
+    for table in [*TABLES, *GROWTH_TABLES]:
+        rows = read_tables(out / table) if (out / table).is_dir() else []
+        if not rows:
+            continue
+        frame = spark.read.parquet(str(out / table))
+        times = {f.name for f in frame.schema.fields if f.dataType.typeName() == "timestamp"}
+        columns = [f"unix_millis(`{c}`) AS `{c}`" if c in times else f"`{c}`" for c in rows[0]]
+        assert sorted(tuple(r) for r in frame.selectExpr(*columns).collect()) == \
+            sorted(tuple(r.values()) for r in rows), table
+        read += 1
+    assert read >= 8
