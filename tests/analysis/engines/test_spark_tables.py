@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from metalog.analysis.domain.columns import Chunk
 from metalog.analysis.engines import replay, spark_tables
 from metalog.analysis.engines.parallel import log_bounds, plan, split_ranges
 from metalog.analysis.engines.python import PythonEngine
@@ -104,3 +105,36 @@ def test_batches_are_gathered_in_order_into_at_least_rows_rows(sizes: list[int],
     got = list(gathered(batches, rows))
     assert [v for b in got for v in b.column(0).to_pylist()] == list(range(sum(sizes)))
     assert all(b.num_rows >= rows for b in got[:-1]) and all(b.num_rows for b in got)
+
+
+def test_a_whole_clusters_task_hands_its_writers_the_python_engines_chunks(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cluster replayed whole on an executor gives its writers its rows joined into chunks of ``ROWS_PER_GROUP``
+    rows or more, the chunks the python engine's writers take (their cost is partly per chunk): the same tables and
+    lengths in the same order."""
+    from metalog.analysis.engines import python
+
+    monkeypatch.setattr(replay, "CHUNK_BATCHES", 2)
+    monkeypatch.setattr(python, "ROWS_PER_GROUP", 3)
+    monkeypatch.setattr(spark_tables, "ROWS_PER_GROUP", 3, raising=False)  # (the assertion, not this, fails without it)
+    handed: list[tuple[str, int]] = []
+    add = writers.ClusterTables.add
+
+    def recorded(self: writers.ClusterTables, chunk: Chunk) -> None:
+        handed.append((chunk.table.name, len(chunk)))
+        add(self, chunk)
+
+    monkeypatch.setattr(writers.ClusterTables, "add", recorded)
+    for name, log in logs(tmp_path).items():
+        PythonEngine().analyze(AnalysisRequest.of([f"{name}={log}"], tmp_path / "python" / name))
+        expected, handed[:] = list(handed), []
+        first, last = log_bounds(log)
+        out = tmp_path / "spark" / name
+        out.mkdir(parents=True)
+        fresh_tables(out)
+        origin = plan([(first, last)], first)[0]
+        replay_task(RangeTask(str(log), name, 0, 0, 1, first, last, origin, RangeDelta(),
+                              Output(str(out), str(tmp_path / "scratch" / name), 60_000, False)))
+        assert handed == expected, name
+        assert any(n > 2 for _, n in expected), name  # chunks were joined (a chunk holds 2 batches' rows)
+        handed[:] = []
