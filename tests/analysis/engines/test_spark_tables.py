@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -138,3 +139,28 @@ def test_a_whole_clusters_task_hands_its_writers_the_python_engines_chunks(tmp_p
         assert handed == expected, name
         assert any(n > 2 for _, n in expected), name  # chunks were joined (a chunk holds 2 batches' rows)
         handed[:] = []
+
+
+def test_a_range_task_opens_its_log_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A range's task reads its start state and replays its batches from one opening of the log (each opening
+    reads the active segment's index files), whether it starts at the log's start or catches up to its range."""
+    from metalog.log import metadata_log
+
+    opened: list[str] = []
+    open_log = metadata_log.MetadataLog.open
+
+    def counted(path: str, *args: Any, **kwargs: Any) -> metadata_log.MetadataLog:
+        opened.append(str(path))
+        return open_log(path, *args, **kwargs)
+
+    monkeypatch.setattr(metadata_log.MetadataLog, "open", staticmethod(counted))
+    log = logs(tmp_path)["zk"]
+    first, last = log_bounds(log)
+    bounds = split_ranges(first, last, 2)
+    origins = plan(bounds, first, (), 10**9)
+    assert [o.catch_up for o in origins] == [False, True]
+    for number, ((lo, hi), origin) in enumerate(zip(bounds, origins, strict=True)):
+        opened[:] = []
+        replay_task(RangeTask(str(log), "zk", 0, number, len(bounds), lo, hi, origin, RangeDelta(),
+                              Output(str(tmp_path / "out"), str(tmp_path / "scratch"), 60_000, False)))
+        assert opened == [str(log)], number

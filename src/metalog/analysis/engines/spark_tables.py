@@ -22,7 +22,7 @@ from typing import Any
 
 from metalog.analysis.domain.columns import Chunk, Gathered
 from metalog.analysis.domain.schema import TABLES, TIMELINE, Table
-from metalog.analysis.engines.parallel import Origin, RangeReplay, range_start, replay_range
+from metalog.analysis.engines.parallel import Origin, RangeReplay, replay_from
 from metalog.analysis.outputs.layout import arrow_batch, arrow_schema, batch_rows_of, epoch_ms
 from metalog.analysis.outputs.writers import ROWS_PER_GROUP, SERIES, ClusterTables, SeriesBlocks, source
 from metalog.state.overlay import RangeDelta
@@ -120,12 +120,11 @@ def replay_task(task: RangeTask) -> Written:
     each alternating, load 2-3); any other range its chunks as they come (``RangeFiles``: the third stage joins
     them, ``gathered``)."""
     started = time.process_time()
-    start = range_start(task.path, task.lo, task.origin, task.prefix)
     sink = (task.output.cluster_tables(task.cluster, task.name) if task.ranges == 1
             else RangeFiles(range_dir(task.output.scratch, task.cluster, task.number)))
     add = Gathered(sink.add, ROWS_PER_GROUP) if isinstance(sink, ClusterTables) else sink.add
-    records = replay_range(RangeReplay(task.path, task.name, task.lo, task.hi, log_start=task.number == 0), start,
-                           add)
+    records = replay_from(RangeReplay(task.path, task.name, task.lo, task.hi, log_start=task.number == 0),
+                          task.origin, task.prefix, add)
     if isinstance(add, Gathered):
         add.flush()
     sink.close()
