@@ -108,6 +108,14 @@ def test_batches_are_gathered_in_order_into_at_least_rows_rows(sizes: list[int],
     assert all(b.num_rows >= rows for b in got[:-1]) and all(b.num_rows for b in got)
 
 
+def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every replay's chunks of 2 log batches' rows (its default, where it is bound when the module loads, too)."""
+    monkeypatch.setattr(replay, "CHUNK_BATCHES", 2)
+    defaults = replay.TimelineReplay.__init__.__kwdefaults__
+    assert defaults is not None
+    monkeypatch.setitem(defaults, "chunk_batches", 2)
+
+
 def test_a_whole_clusters_task_hands_its_writers_the_python_engines_chunks(tmp_path: Path,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """A cluster replayed whole on an executor gives its writers its rows joined into chunks of ``ROWS_PER_GROUP``
@@ -115,7 +123,7 @@ def test_a_whole_clusters_task_hands_its_writers_the_python_engines_chunks(tmp_p
     lengths in the same order."""
     from metalog.analysis.engines import python
 
-    monkeypatch.setattr(replay, "CHUNK_BATCHES", 2)
+    small_chunks(monkeypatch)
     monkeypatch.setattr(python, "ROWS_PER_GROUP", 3)
     monkeypatch.setattr(spark_tables, "ROWS_PER_GROUP", 3, raising=False)  # (the assertion, not this, fails without it)
     handed: list[tuple[str, int]] = []
@@ -164,3 +172,25 @@ def test_a_range_task_opens_its_log_once(tmp_path: Path, monkeypatch: pytest.Mon
         replay_task(RangeTask(str(log), "zk", 0, number, len(bounds), lo, hi, origin, RangeDelta(),
                               Output(str(tmp_path / "out"), str(tmp_path / "scratch"), 60_000, False)))
         assert opened == [str(log)], number
+
+
+def test_a_ranges_streams_hold_its_rows_joined(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A range of a cut cluster writes its chunks to its Arrow streams joined into batches of ``ROWS_PER_GROUP``
+    rows or more (but the last), as a whole cluster's task hands them to its writers: fewer, larger batches for the
+    third stage to read (before: a batch per chunk of ``CHUNK_BATCHES`` log batches)."""
+    import pyarrow as pa
+
+    small_chunks(monkeypatch)
+    monkeypatch.setattr(spark_tables, "ROWS_PER_GROUP", 5, raising=False)  # (the assertion, not this, fails without)
+    log = logs(tmp_path)["zk"]
+    first, last = log_bounds(log)
+    bounds = split_ranges(first, last, 2)
+    scratch = tmp_path / "scratch"
+    for number, ((lo, hi), origin) in enumerate(zip(bounds, plan(bounds, first, (), 10**9), strict=True)):
+        replay_task(RangeTask(str(log), "zk", 0, number, len(bounds), lo, hi, origin, RangeDelta(),
+                              Output(str(tmp_path / "unused"), str(scratch), 60_000, False)))
+        streams = sorted(spark_tables.range_dir(str(scratch), 0, number).glob("*.arrow"))
+        assert streams, number
+        for stream in streams:
+            sizes = [batch.num_rows for batch in pa.ipc.open_stream(pa.memory_map(str(stream)))]
+            assert all(size >= 5 for size in sizes[:-1]) and all(sizes), (stream.name, sizes)
