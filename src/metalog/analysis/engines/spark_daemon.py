@@ -70,8 +70,8 @@ def prepare(path: list[str]) -> None:
         # (and the zip's importer Python cached on the way here: a worker's first task invalidates the import
         # caches, which reads every cached zip's directory again, 0.02 s a worker for these two)
         sys.path_importer_cache.pop(copy, None)
+    preload_arrow(os.environ)  # (first: its environment is set before anything could load pyarrow or numpy)
     preload()
-    preload_arrow(os.environ)
     gc.freeze()
 
 
