@@ -222,15 +222,18 @@ def test_the_workers_are_forked_from_a_daemon_that_imported_the_tasks_modules(sp
 
 def test_what_the_daemon_imported_is_frozen_out_of_the_workers_collector(spark: Any) -> None:
     """A reused worker runs gc.collect() after every task: the modules the daemon imported for the tasks (pyspark's
-    worker loop and each record type's reader among them) are frozen before the fork (gc.freeze), so no collection
-    walks them (before: about 15 ms a task). The daemon forks with a single thread all the same."""
+    worker loop, each record type's reader and pyarrow's modules among them) are frozen before the fork
+    (gc.freeze), so no collection walks them (before: about 15 ms a task). The daemon forks with a single thread all
+    the same (pyarrow loaded without jemalloc's background thread or OpenBLAS's)."""
     def frozen(_: object) -> list[Any]:
         import gc
         import os
 
         tracked = {id(o) for o in gc.get_objects()}
-        preloaded = ["pyspark.worker", "metalog.analysis.engines.spark_tables", "metalog.codec.messages.topic_record"]
-        return [gc.get_freeze_count() > 0, [name for name in preloaded if id(sys.modules[name]) in tracked],
+        preloaded = ["pyspark.worker", "metalog.analysis.engines.spark_tables", "metalog.codec.messages.topic_record",
+                     "pyarrow.parquet", "pyarrow.compute"]
+        return [gc.get_freeze_count() > 0,
+                [name for name in preloaded if name not in sys.modules or id(sys.modules[name]) in tracked],
                 len(os.listdir(f"/proc/{os.getppid()}/task"))]
 
     assert spark.sparkContext.parallelize([0, 1], 2).map(frozen).collect() == [[True, [], 1]] * 2
