@@ -96,6 +96,7 @@ def test_every_layer_registers_its_own_twins_and_none_names_another() -> None:
                       ("analysis", "metalog.analysis.domain", "metalog.analysis.domain.loop"),
                       ("analysis", "metalog.analysis.outputs", "metalog.analysis.outputs.growth_count"),
                       ("analysis", "metalog.analysis.outputs", "metalog.analysis.outputs.openmetrics"),
+                      ("analysis", "metalog.analysis.outputs", "metalog.analysis.outputs.sampling"),
                       ("analysis", "metalog.analysis.outputs", "metalog.analysis.outputs.report.series")}
     with open(core.__file__) as f:
         source = f.read()
