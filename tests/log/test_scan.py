@@ -168,6 +168,18 @@ def test_scan_into_single_record_batches_of_every_small_size() -> None:
         assert scanned_into(data, 0, 10**6, 1 << 20) == ([(v, i) for i, v in enumerate(values[:2])], None, refused)
 
 
+def test_scan_into_batches_of_more_records_than_its_local_room() -> None:
+    """Batches of more than 64 records (the compiled loop's room on its stack for their values' places), a larger one
+    after a smaller and a smaller after a larger, then a small one: every value to the sink as the general reader
+    reads it."""
+    sizes = [65, 300, 70, 3, 129]
+    batches = [([(bytes([n % 251 + 1]) * (1 + i % 7), None, [], 0) for i in range(n)], "none", False) for n in sizes]
+    data = build(batches)
+    expected = [(v, base + i) for base, _, _, _, values in general(data)[0] for i, v in enumerate(values)]
+    assert len(expected) == sum(sizes)
+    assert scanned_into(data, 0, 10**6, 1 << 20) == (expected, TS, None)
+
+
 @pytest.mark.parametrize("kinds", [["none", "none", "none"], ["none", "gzip"], ["gzip", "none", "none"],
                                    ["none", "none", "control"], ["none", "control", "gzip", "control"]])
 def test_scan_into_reports_the_max_timestamp_of_the_last_data_batch(kinds: list[str]) -> None:
