@@ -85,7 +85,7 @@ def test_kraft_fast_path_agrees_with_the_general_decoder(recs, base_ts):
     area = RecordArea(data, 61, len(data), batch.records_count, 100, batch.base_timestamp, None)
     general = _decode_records(area)
     assert batch.decode_records() == general == records
-    fast = _decode_kraft_records(area)
+    fast = _decode_kraft_records(data, 61, len(data), batch.records_count, 100, batch.base_timestamp)
     kraft_form = all(r.key is None and not r.headers and r.timestamp == batch.base_timestamp and r.value
                      for r in records)
     assert (fast == general) if kraft_form else fast is None

@@ -253,24 +253,27 @@ class RecordBatch:
         if count < 0 or count > (limit - begin) // MIN_RECORD_SIZE:
             raise self._records_error(f"record count {count} cannot fit in {limit - begin} bytes of records")
         log_append_time = self.max_timestamp if self.attributes & LOG_APPEND_TIME_FLAG else None
-        area = _new_tuple(RecordArea, (data, begin, limit, count, self.base_offset, self.base_timestamp,
-                                       log_append_time))
         compiled_decode_records = DECODE_RECORDS.compiled
         if compiled_decode_records is not None:
-            out = compiled_decode_records(area, Record, kraft_data)
+            out = compiled_decode_records(self._area(data, begin, limit, log_append_time), Record, kraft_data)
             if out is not None:
                 return out, kraft_data
         try:
-            if log_append_time is None:
-                fast = _decode_kraft_records(area)
+            if log_append_time is None:  # (no RecordArea made for it: the pure core's replay reads batches here)
+                fast = _decode_kraft_records(data, begin, limit, count, self.base_offset, self.base_timestamp)
                 if fast is not None:  # KRaft's data form: what a data batch must hold, never a control batch
                     return fast, kraft_data
-            return _decode_records(area), False
+            return _decode_records(self._area(data, begin, limit, log_append_time)), False
         except RecordError as e:
             where = e.pos - begin
             raise self._records_error(f"record {e.index} (offset {self.base_offset + e.index}): {e.reason} (at byte "
                                       f"{where} of the {'decompressed ' if data is not self.data else ''}records)") \
                 from None
+
+    def _area(self, data: Any, begin: int, limit: int, log_append_time: int | None) -> RecordArea:
+        """This batch's records at ``data[begin:limit]`` (its own bytes or its decompressed records)."""
+        return _new_tuple(RecordArea, (data, begin, limit, self.records_count, self.base_offset, self.base_timestamp,
+                                       log_append_time))
 
     def __iter__(self) -> Iterator[Record]:
         return iter(self.records())
@@ -397,13 +400,12 @@ _KRAFT_FAST_MAX = 8192  # offset deltas of at most two varint bytes
 _KRAFT_HEADS = _kraft_record_heads(_KRAFT_FAST_MAX)
 
 
-def _decode_kraft_records(area: RecordArea) -> list[Record] | None:
-    """The fast path for records exactly as KRaft's BatchBuilder writes them (see ``kraft_values``); ``area`` has no
-    log-append time."""
-    values = kraft_values(area.data, area.begin, area.limit, area.records_count)
+def _decode_kraft_records(data: Any, pos: int, limit: int, count: int, base_offset: int,
+                          base_timestamp: int) -> list[Record] | None:
+    """The fast path for records exactly as KRaft's BatchBuilder writes them (see ``kraft_values``)."""
+    values = kraft_values(data, pos, limit, count)
     if values is None:
         return None
-    base_offset, base_timestamp = area.base_offset, area.base_timestamp
     new, rec_cls = _new_tuple, Record
     return [new(rec_cls, (base_offset + i, base_timestamp, None, v, (), 0)) for i, v in enumerate(values)]
 
