@@ -25,7 +25,7 @@ from metalog.analysis.engines.python import replay_cluster
 from metalog.analysis.engines.request import AnalysisRequest
 from metalog.analysis.outputs import openmetrics as om
 from metalog.analysis.outputs.growth import ClusterGrowth
-from metalog.analysis.outputs.layout import TABLES, arrow_schema, iter_cluster, partition_dir
+from metalog.analysis.outputs.layout import TABLES, arrow_schema, iter_cluster, partition_dir, write_file
 from metalog.analysis.outputs.openmetrics import FILE as OPENMETRICS
 from metalog.analysis.outputs.report.data import Cluster, fleet_span, span_end
 from metalog.analysis.outputs.report.page import write_html
@@ -160,13 +160,12 @@ def buckets(rows: Iterable[Row], width_ms: int) -> list[Row]:
 def write_cluster(out: Path, table: str, cluster: str, rows: Sequence[Row]) -> Path:
     """One cluster's rows of ``table`` (times in epoch ms) as its partition's one file, in one piece."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     schema = arrow_schema(table)
     where = out / table / partition_dir(cluster)
     where.mkdir(parents=True, exist_ok=True)
     path = where / "part-00000.parquet"
-    pq.write_table(pa.table({c: [r[c] for r in rows] for c in schema.names}, schema=schema), path)
+    write_file(path, pa.table({c: [r[c] for r in rows] for c in schema.names}, schema=schema))
     return path
 
 

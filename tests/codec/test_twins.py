@@ -80,11 +80,12 @@ def test_metalog_pure_registers_every_twin_pure(fake_modules: dict[str, ModuleTy
 
 def test_every_layer_registers_its_own_twins_and_none_names_another() -> None:
     """The log core's twins are the log's and the state's, each registered from its own package; the analysis'
-    step, loop, the growth count and the .om sample lines are the analysis'. (codec/core.py names no module of a
-    layer above it.)"""
+    step, loop, the growth count, the .om sample lines and the report's series are the analysis'. (codec/core.py
+    names no module of a layer above it.)"""
     import metalog.analysis.domain.twins
     import metalog.analysis.outputs.growth
     import metalog.analysis.outputs.openmetrics
+    import metalog.analysis.outputs.report.series
     import metalog.bench.cores  # noqa: F401  (the log and state layers, registered)
 
     owners = {(t.core, t.module.rsplit(".compiled.", 1)[0], t.pure.__module__) for t in core._registry.values()
@@ -94,7 +95,9 @@ def test_every_layer_registers_its_own_twins_and_none_names_another() -> None:
                       ("analysis", "metalog.analysis.domain", "metalog.analysis.domain.step"),
                       ("analysis", "metalog.analysis.domain", "metalog.analysis.domain.loop"),
                       ("analysis", "metalog.analysis.outputs", "metalog.analysis.outputs.growth_count"),
-                      ("analysis", "metalog.analysis.outputs", "metalog.analysis.outputs.openmetrics")}
+                      ("analysis", "metalog.analysis.outputs", "metalog.analysis.outputs.openmetrics"),
+                      ("analysis", "metalog.analysis.outputs", "metalog.analysis.outputs.sampling"),
+                      ("analysis", "metalog.analysis.outputs", "metalog.analysis.outputs.report.series")}
     with open(core.__file__) as f:
         source = f.read()
     assert not [m for m in ("metalog.log.compiled", "metalog.state.compiled", "metalog.analysis") if m in source]

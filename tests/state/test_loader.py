@@ -212,6 +212,24 @@ def test_each_publish_is_told_with_the_delta_that_made_it() -> None:
     assert told[2:] == [(None, loader.image)]
 
 
+@pytest.mark.parametrize("images", [True, False])
+def test_records_that_change_nothing_publish_their_offset_untold(images: bool) -> None:
+    """NoOpRecords (or a metadata.version set to the level it has) publish a state that differs from the last only
+    in its offset: not told, as a batch with no record is not (``images=False``: the compiled publish too)."""
+    told: list[tuple[int, set[int]]] = []
+    loader = MetadataLoader(on_publish=lambda delta, image: told.append((delta.offset, set(delta.brokers))),
+                            images=images)
+    level = rec("FeatureLevelRecord", name="metadata.version", feature_level=19)
+    loader.load_batch(0, [level, broker(1)])
+    loader.load_batch(2, [rec("NoOpRecord"), rec("NoOpRecord")])
+    loader.load_batch(4, [level])
+    assert loader.image.offset == 4 and not loader.in_transaction
+    loader.load_batch(5, [rec("NoOpRecord"), broker(2)])
+    assert told == [(1, {1}), (6, {2})]
+    assert loader.image.offset == 6 and set(loader.image.brokers) == {1, 2}
+    assert loader.image.features.metadata_version == 19
+
+
 def test_a_snapshot_replaces_the_state_and_is_published_at_its_offset() -> None:
     loader = MetadataLoader()
     loader.load_batch(0, [broker(1), BEGIN, broker(2)])

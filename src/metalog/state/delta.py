@@ -255,6 +255,17 @@ class MetadataDelta:
                 del by_name[old.name]
             topics[tid] = by_name[delta.name] = TopicImage(delta.name, tid, dict(delta.partitions))
 
+    def changes_nothing(self) -> bool:
+        """Nothing loaded into the delta changes its image (records such as NoOpRecord's): publishing it only moves
+        the offset."""
+        image = self.image
+        return not (self.features or self.brokers or self.controllers or self.topics or self.deleted_topics
+                    or self.configs or self.cleared_configs or self.client_quotas or self.acls or self.scram
+                    or self.delegation_tokens) \
+            and self.metadata_version == image.features.metadata_version \
+            and self.zk_migration_state == image.features.zk_migration_state \
+            and self.next_producer_id == image.next_producer_id
+
     def clear(self) -> None:
         """No changes, over the image as ``apply_to`` left it (its offset and single values are the delta's
         already)."""

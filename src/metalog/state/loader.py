@@ -98,7 +98,8 @@ class MetadataLoader(LoaderPosition):
     ``on_publish(delta, image)`` is told of each image published from loaded records, with the delta that made
     it from the image before (``delta.image``), as Kafka's publishers are (``onMetadataUpdate``); a snapshot
     replaces the state whole and is told with None. A publish that only moves the offset changes nothing and
-    is not told. ``on_abort`` is told of each aborted transaction.
+    is not told: nothing loaded since the last publish, or only records that change nothing (NoOpRecords: a
+    ``MetadataDelta.changes_nothing``). ``on_abort`` is told of each aborted transaction.
 
     ``images=False``: the loader builds no image per publish (building one copies every map a batch touched:
     most of the cost of publishing at every batch end, as the analysis does). It keeps the published state as
@@ -122,6 +123,11 @@ class MetadataLoader(LoaderPosition):
     else holds, and the compiled record replay fills one of them (again only where nothing else holds it) where it
     copies a registration into the delta, instead of making one and freeing another per change.
     """
+
+    # the fields the compiled publish reads and writes per batch, as slots (``metalog.state.compiled.publish``: read
+    # at their places, not looked up by name); the rest in the instance's dictionary
+    __slots__ = ("marker_state", "clean_offset", "published_state", "published_image", "images", "on_publish",
+                 "__dict__", "__weakref__")
 
     def __init__(self, image: MetadataImage = EMPTY, *, transaction: OpenTransaction | None = None,
                  on_abort: Callable[[AbortedTransaction], object] | None = None,
@@ -281,8 +287,8 @@ class MetadataLoader(LoaderPosition):
         return self.image
 
     def _publish(self, offset: int) -> None:
-        if self.offset > self.clean_offset:
-            delta = self.delta
+        delta = self.delta
+        if self.offset > self.clean_offset and not (delta.image is self.published_state and delta.changes_nothing()):
             delta.offset = offset
             if not self.images:
                 self._publish_in_place(delta)

@@ -22,6 +22,8 @@ from metalog.codec import core, message_class
 from metalog.codec.framing import encode_metadata_record
 from metalog.codec.uuid import Uuid
 from metalog.errors import MetalogError
+from metalog.generate.generator import HistorySettings
+from metalog.generate.writer import write_history
 from metalog.log import Durability, LogConfig, MetadataLog, Mode
 from metalog.log.builder import build_data_batch
 from metalog.state.image import EMPTY
@@ -120,3 +122,19 @@ def test_the_analysis_runs_the_compiled_loop_where_built_and_the_pure_one_when_a
     with core.pure_twins("analysis"):
         assert chosen.batch_loop() is pure.BatchLoop
     assert chosen.batch_loop() is compiled.BatchLoop
+
+
+@pytest.mark.slow  # about 4 s of CPU (the pure loop over a thousand batches, twice)
+@pytest.mark.parametrize("chunk_batches", [500, 65_536])
+def test_thousands_of_batches_a_chunk_come_as_the_pure_loops(tmp_path: Path, chunk_batches: int) -> None:
+    """The compiled step's rows grow from 256 a table to thousands between hand-overs (its columns' block made
+    again larger, each column moved) and its block is reused after each: the pure twins' chunks all the same."""
+    write_history(tmp_path / "log", 5, HistorySettings(brokers=4, topics=5, partitions=3, records=1_500,
+                                                      scenario="mixed"), snapshot_every=10**9)
+    got = {}
+    for loop in ("pure", "compiled"):
+        with twins(loop, "compiled"):
+            got[loop] = analysed(tmp_path / "log", 0, chunk_batches)
+    timeline = [rows for table, rows, _ in got["pure"][1] if table == "timeline_batches"]
+    assert sum(map(len, timeline)) > 1_000 and max(map(len, timeline)) >= min(chunk_batches, 1_000)
+    assert got["compiled"] == got["pure"]

@@ -13,8 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from metalog.analysis.engines.parallel import (
+    LogOutline,
     catch_up_ranges,
     log_bounds,
+    log_outline,
     plan,
     split_ranges,
     start_points,
@@ -102,6 +104,8 @@ def test_ranges_start_from_snapshots_and_images(tmp_path_factory: pytest.TempPat
     points = start_points(root)
     assert {p.kind for p in points} == {"checkpoint", "image"} and len(points) >= len(log.snapshots)
     first, last = log_bounds(root)
+    assert log_outline(root) == LogOutline(first, last, points)  # (one opening of the log for both)
+    assert log_outline(root, points=False) == LogOutline(first, last, [])
     for ranges in (ranges_from(batch_bases(root), last, picks), split_ranges(first, last, equal)):
         origins = plan(ranges, first, points)
         for (lo, _), origin in zip(ranges, origins, strict=True):
@@ -123,6 +127,7 @@ def test_points_inside_a_batch_are_not_used(tmp_path: Path) -> None:
         # an image inside the first batch, as older metalog wrote them (save_image refuses: none was published)
         (root / IMAGE_DIR / f"{2:020d}.image").write_bytes(image_to_bytes(replace(at_7.image, offset=2)))
     assert [p.offset for p in start_points(root)] == [7]
+    assert [p.offset for p in log_outline(root).points] == [7]
     check(root, [(0, 3), (4, 8), (9, 30)])
 
 

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from metalog.analysis.domain.schema import TIMELINE
+from metalog.analysis.engines import replay
 from metalog.analysis.engines.parallel import batch_offsets
 from metalog.analysis.engines.python import replay_cluster
 from metalog.errors import LogError
@@ -54,3 +56,15 @@ def test_a_range_replays_the_batches_whose_base_offset_it_holds(tmp_path: Path, 
                                                                  offsets: tuple[int, int]) -> None:
     with MetadataLog.open(_log(tmp_path / "h")) as log:
         assert batch_offsets(log, lo, hi) == offsets
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 4096])
+def test_the_rows_come_in_chunks_of_the_module_s_chunk_batches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               chunk: int) -> None:
+    """``CHUNK_BATCHES`` as it is when a replay is made (what the tests that vary it set): a timeline chunk per
+    that many batches, the last one shorter."""
+    monkeypatch.setattr(replay, "CHUNK_BATCHES", chunk)
+    sizes: list[int] = []
+    replay_cluster(_log(tmp_path / "h"), "c", lambda got: sizes.append(len(got)) if got.table is TIMELINE else None)
+    batches = 4
+    assert sizes == [chunk] * (batches // chunk) + ([batches % chunk] if batches % chunk else [])

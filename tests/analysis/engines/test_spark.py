@@ -222,15 +222,18 @@ def test_the_workers_are_forked_from_a_daemon_that_imported_the_tasks_modules(sp
 
 def test_what_the_daemon_imported_is_frozen_out_of_the_workers_collector(spark: Any) -> None:
     """A reused worker runs gc.collect() after every task: the modules the daemon imported for the tasks (pyspark's
-    worker loop and each record type's reader among them) are frozen before the fork (gc.freeze), so no collection
-    walks them (before: about 15 ms a task). The daemon forks with a single thread all the same."""
+    worker loop, each record type's reader and pyarrow's modules among them) are frozen before the fork
+    (gc.freeze), so no collection walks them (before: about 15 ms a task). The daemon forks with a single thread all
+    the same (pyarrow loaded without jemalloc's background thread or OpenBLAS's)."""
     def frozen(_: object) -> list[Any]:
         import gc
         import os
 
         tracked = {id(o) for o in gc.get_objects()}
-        preloaded = ["pyspark.worker", "metalog.analysis.engines.spark_tables", "metalog.codec.messages.topic_record"]
-        return [gc.get_freeze_count() > 0, [name for name in preloaded if id(sys.modules[name]) in tracked],
+        preloaded = ["pyspark.worker", "metalog.analysis.engines.spark_tables", "metalog.codec.messages.topic_record",
+                     "pyarrow.parquet", "pyarrow.compute"]
+        return [gc.get_freeze_count() > 0,
+                [name for name in preloaded if name not in sys.modules or id(sys.modules[name]) in tracked],
                 len(os.listdir(f"/proc/{os.getppid()}/task"))]
 
     assert spark.sparkContext.parallelize([0, 1], 2).map(frozen).collect() == [[True, [], 1]] * 2
@@ -459,3 +462,25 @@ def test_the_growth_tables_computed_on_the_executors_are_the_ones_computed_here(
         assert (there.parent / f"{table}.csv").read_bytes() == (here.parent / f"{table}.csv").read_bytes()
         assert read_tables(there) == read_tables(here)
     assert read_tables(tmp_path / "here" / "growth")  # (not two empty tables)
+
+
+def test_sparks_parquet_reader_reads_the_tables_as_pyarrow_does(spark: Any, expected: tuple[Path, AnalysisSummary],
+                                                                ) -> None:
+    """The files' encodings (``layout.parquet_writer``: DELTA_BINARY_PACKED numbers) are read by Spark's own
+    reader, every table, to the same values (times as epoch ms)."""
+    from metalog.analysis.outputs.growth_tables import GROWTH_TABLES
+    from metalog.analysis.outputs.layout import TABLES
+
+    out = expected[0]
+    read = 0
+    for table in [*TABLES, *GROWTH_TABLES]:
+        rows = read_tables(out / table) if (out / table).is_dir() else []
+        if not rows:
+            continue
+        frame = spark.read.parquet(str(out / table))
+        times = {f.name for f in frame.schema.fields if f.dataType.typeName() == "timestamp"}
+        columns = [f"unix_millis(`{c}`) AS `{c}`" if c in times else f"`{c}`" for c in rows[0]]
+        assert sorted(tuple(r) for r in frame.selectExpr(*columns).collect()) == \
+            sorted(tuple(r.values()) for r in rows), table
+        read += 1
+    assert read >= 8

@@ -5,6 +5,7 @@ nothing in the cache directory removed that metalog did not write there."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -19,6 +20,7 @@ from metalog.analysis.engines.spark_classes import (
     archive_key,
     cache_dir,
     class_archive,
+    prune,
 )
 
 
@@ -95,6 +97,48 @@ def test_the_key_changes_with_the_jars(tmp_path: Path) -> None:
     assert archive_key(sys.executable, home) != key
 
 
+def for_install(where: Path, java: str, home: Path) -> ClassArchive:
+    """An archive installed for ``java`` and Spark ``home``, as ``class_archive`` names it."""
+    archive = ClassArchive(where / f"spark-{archive_key(java, home)}.jsa", java, home)
+    written = archive.temporary()
+    written.write_bytes(b"classes")
+    archive.install(written)
+    return archive
+
+
+def test_only_the_archives_of_installations_gone_or_changed_are_removed(tmp_path: Path) -> None:
+    """Before: an archive per Spark installation ever used (70 MB each), none ever removed. As an archive is
+    installed, those whose ``.for`` names an installation removed (b) or changed since (c: a jar replaced) go with
+    their sidecars; an archive of an installation still there (a), one without ``.for`` (written before it
+    existed), one whose ``.for`` this module did not write, and any other file stay."""
+    where = tmp_path / "cache"
+    where.mkdir()
+    java = tmp_path / "jdk" / "bin" / "java"
+    java.parent.mkdir(parents=True)
+    java.write_bytes(b"java")
+    homes = {name: spark_home(tmp_path / name) for name in "abcd"}
+    a, b, c = (for_install(where, str(java), homes[name]) for name in "abc")
+    assert all(p.exists() for archive in (a, b, c) for p in (archive.path, archive.sums, archive.owner))
+    older = where / f"spark-{'0' * 20}.jsa"
+    others = [older, older.with_name(older.name + ".sum"), where / "notes.txt", where / "spark-mine.jsa",
+              where / "spark-mine.jsa.for", where / f"spark-{'1' * 20}.jsa", where / f"spark-{'1' * 20}.jsa.for"]
+    for path in others:
+        path.write_text("x")
+    (where / "spark-mine.jsa.for").write_text('{"java": "/gone", "spark_home": "/gone"}')  # not an archive's name
+    shutil.rmtree(homes["b"])
+    jar = homes["c"] / "jars" / "spark-core.jar"
+    os.utime(jar, ns=(jar.stat().st_atime_ns, jar.stat().st_mtime_ns + 1_000_000))
+    d = for_install(where, str(java), homes["d"])
+    gone = [p for archive in (b, c) for p in (archive.path, archive.sums, archive.owner)]
+    assert not any(p.exists() for p in gone)
+    assert all(p.exists() for archive in (a, d) for p in (archive.path, archive.sums, archive.owner))
+    assert all(p.exists() for p in others)
+    java.unlink()  # the JDK removed: its archives go at the next install
+    assert sorted(prune(where)) == sorted(p for archive in (a, d) for p in (archive.path, archive.sums,
+                                                                          archive.owner))
+    assert sorted(where.iterdir()) == sorted(others)
+
+
 SESSION = """
 import sys
 from pathlib import Path
@@ -127,7 +171,7 @@ def test_the_first_session_writes_the_archive_and_the_next_maps_it(spark_java: N
     assert first.returncode == 0, first.stderr
     assert "-XX:ArchiveClassesAtExit=" in first.stdout and "-Xlog:cds*=off" in first.stdout
     (archive,) = where.glob("*.jsa")
-    assert sorted(p.name for p in where.iterdir()) == [archive.name, archive.name + ".sum"]
+    assert sorted(p.name for p in where.iterdir()) == [archive.name, archive.name + ".for", archive.name + ".sum"]
     assert "cds" not in first.stdout.replace("-Xlog:cds*=off", "") + first.stderr  # the JVM's notices silenced
 
     second = session(tmp_path)
@@ -140,8 +184,8 @@ def test_the_first_session_writes_the_archive_and_the_next_maps_it(spark_java: N
     third = session(tmp_path)
     assert third.returncode == 0, third.stderr
     assert "-XX:ArchiveClassesAtExit=" in third.stdout  # written again, whole
-    assert ClassArchive(archive).usable() and sorted(p.name for p in where.iterdir()) == [archive.name,
-                                                                                          archive.name + ".sum"]
+    assert ClassArchive(archive).usable() and sorted(p.name for p in where.iterdir()) == [
+        archive.name, archive.name + ".for", archive.name + ".sum"]
 
 
 @pytest.mark.slow  # a JVM that exits at its start

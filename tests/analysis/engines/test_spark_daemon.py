@@ -6,7 +6,7 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
-from metalog.analysis.engines.spark_daemon import installed_copies
+from metalog.analysis.engines.spark_daemon import THREAD_FREE, installed_copies, preload_arrow
 
 
 def package(root: Path, name: str, version: str) -> Path:
@@ -39,3 +39,18 @@ def test_only_zips_of_an_installed_package_of_the_same_version_are_dropped(tmp_p
     broken.parent.mkdir()
     broken.write_bytes(b"not a zip")
     assert installed_copies([str(broken), str(site)]) == []
+
+
+def test_pyarrow_is_preloaded_only_where_it_loads_without_a_thread() -> None:
+    """The daemon imports pyarrow before it forks only under ``THREAD_FREE`` (no jemalloc background thread, one
+    OpenBLAS thread), set where the user set neither variable; a user's own setting is kept, and pyarrow is then
+    left to each worker."""
+    environ: dict[str, str] = {}
+    assert preload_arrow(environ) is True
+    assert environ == THREAD_FREE
+    for name in THREAD_FREE:
+        chosen = {name: "4" if name == "OPENBLAS_NUM_THREADS" else "background_thread:true"}
+        assert preload_arrow(dict(chosen)) is False
+        mine = dict(chosen)
+        preload_arrow(mine)
+        assert mine[name] == chosen[name]

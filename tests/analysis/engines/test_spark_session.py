@@ -3,7 +3,7 @@ JVM that went away must not hide the interrupt (``metalog: interrupted`` is the 
 
 from __future__ import annotations
 
-from metalog.analysis.engines.spark_session import spark_error
+from metalog.analysis.engines.spark_session import jvm_notice, spark_error
 from metalog.errors import MetalogError
 
 
@@ -86,3 +86,18 @@ def test_no_private_attribute_of_pyspark_is_written() -> None:
                 ours = isinstance(target, ast.Attribute) and ast.unparse(target.value) == "self"
                 assert ours or not (isinstance(target, ast.Attribute) and target.attr.startswith("_")), (
                     module.__name__, ast.unparse(target))
+
+
+def test_the_jvms_startup_notices_are_not_passed_on_and_nothing_else_is_held() -> None:
+    """JDK 24 and later warn of an --add-opens of Spark's own options for a package they no longer have (JDK 25
+    with Spark 4.3: "WARNING: package sun.security.action not in java.base"); it went to the user's stderr."""
+    for line in ("WARNING: package sun.security.action not in java.base\n",
+                 "WARNING: package sun.nio.cs not in java.base",
+                 "WARNING: Using incubator modules: jdk.incubator.vector",
+                 "Setting default log level to \"WARN\".\n", "To adjust logging level use sc.setLogLevel(newLevel)."):
+        assert jvm_notice(line), line
+    for line in ("12:00:01 ERROR SparkContext: Error initializing SparkContext.\n",
+                 "Exception in thread \"main\" java.lang.OutOfMemoryError: Java heap space",
+                 "WARNING: package sun.security.action not in java.base; and something else", "WARNING: A terminally "
+                 "deprecated method in sun.misc.Unsafe has been called"):
+        assert not jvm_notice(line), line

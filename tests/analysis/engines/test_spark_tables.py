@@ -7,11 +7,13 @@ from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from metalog.analysis.domain.columns import Chunk
 from metalog.analysis.engines import replay, spark_tables
 from metalog.analysis.engines.parallel import log_bounds, plan, split_ranges
 from metalog.analysis.engines.python import PythonEngine
@@ -104,3 +106,91 @@ def test_batches_are_gathered_in_order_into_at_least_rows_rows(sizes: list[int],
     got = list(gathered(batches, rows))
     assert [v for b in got for v in b.column(0).to_pylist()] == list(range(sum(sizes)))
     assert all(b.num_rows >= rows for b in got[:-1]) and all(b.num_rows for b in got)
+
+
+def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every replay's chunks of 2 log batches' rows (its default, where it is bound when the module loads, too)."""
+    monkeypatch.setattr(replay, "CHUNK_BATCHES", 2)
+    defaults = replay.TimelineReplay.__init__.__kwdefaults__
+    assert defaults is not None
+    monkeypatch.setitem(defaults, "chunk_batches", 2)
+
+
+def test_a_whole_clusters_task_hands_its_writers_the_python_engines_chunks(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cluster replayed whole on an executor gives its writers its rows joined into chunks of ``ROWS_PER_GROUP``
+    rows or more, the chunks the python engine's writers take (their cost is partly per chunk): the same tables and
+    lengths in the same order."""
+    from metalog.analysis.engines import python
+
+    small_chunks(monkeypatch)
+    monkeypatch.setattr(python, "ROWS_PER_GROUP", 3)
+    monkeypatch.setattr(spark_tables, "ROWS_PER_GROUP", 3, raising=False)  # (the assertion, not this, fails without it)
+    handed: list[tuple[str, int]] = []
+    add = writers.ClusterTables.add
+
+    def recorded(self: writers.ClusterTables, chunk: Chunk) -> None:
+        handed.append((chunk.table.name, len(chunk)))
+        add(self, chunk)
+
+    monkeypatch.setattr(writers.ClusterTables, "add", recorded)
+    for name, log in logs(tmp_path).items():
+        PythonEngine().analyze(AnalysisRequest.of([f"{name}={log}"], tmp_path / "python" / name))
+        expected, handed[:] = list(handed), []
+        first, last = log_bounds(log)
+        out = tmp_path / "spark" / name
+        out.mkdir(parents=True)
+        fresh_tables(out)
+        origin = plan([(first, last)], first)[0]
+        replay_task(RangeTask(str(log), name, 0, 0, 1, first, last, origin, RangeDelta(),
+                              Output(str(out), str(tmp_path / "scratch" / name), 60_000, False)))
+        assert handed == expected, name
+        assert any(n > 2 for _, n in expected), name  # chunks were joined (a chunk holds 2 batches' rows)
+        handed[:] = []
+
+
+def test_a_range_task_opens_its_log_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A range's task reads its start state and replays its batches from one opening of the log (each opening
+    reads the active segment's index files), whether it starts at the log's start or catches up to its range."""
+    from metalog.log import metadata_log
+
+    opened: list[str] = []
+    open_log = metadata_log.MetadataLog.open
+
+    def counted(path: str, *args: Any, **kwargs: Any) -> metadata_log.MetadataLog:
+        opened.append(str(path))
+        return open_log(path, *args, **kwargs)
+
+    monkeypatch.setattr(metadata_log.MetadataLog, "open", staticmethod(counted))
+    log = logs(tmp_path)["zk"]
+    first, last = log_bounds(log)
+    bounds = split_ranges(first, last, 2)
+    origins = plan(bounds, first, (), 10**9)
+    assert [o.catch_up for o in origins] == [False, True]
+    for number, ((lo, hi), origin) in enumerate(zip(bounds, origins, strict=True)):
+        opened[:] = []
+        replay_task(RangeTask(str(log), "zk", 0, number, len(bounds), lo, hi, origin, RangeDelta(),
+                              Output(str(tmp_path / "out"), str(tmp_path / "scratch"), 60_000, False)))
+        assert opened == [str(log)], number
+
+
+def test_a_ranges_streams_hold_its_rows_joined(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A range of a cut cluster writes its chunks to its Arrow streams joined into batches of ``ROWS_PER_GROUP``
+    rows or more (but the last), as a whole cluster's task hands them to its writers: fewer, larger batches for the
+    third stage to read (before: a batch per chunk of ``CHUNK_BATCHES`` log batches)."""
+    import pyarrow as pa
+
+    small_chunks(monkeypatch)
+    monkeypatch.setattr(spark_tables, "ROWS_PER_GROUP", 5, raising=False)  # (the assertion, not this, fails without)
+    log = logs(tmp_path)["zk"]
+    first, last = log_bounds(log)
+    bounds = split_ranges(first, last, 2)
+    scratch = tmp_path / "scratch"
+    for number, ((lo, hi), origin) in enumerate(zip(bounds, plan(bounds, first, (), 10**9), strict=True)):
+        replay_task(RangeTask(str(log), "zk", 0, number, len(bounds), lo, hi, origin, RangeDelta(),
+                              Output(str(tmp_path / "unused"), str(scratch), 60_000, False)))
+        streams = sorted(spark_tables.range_dir(str(scratch), 0, number).glob("*.arrow"))
+        assert streams, number
+        for stream in streams:
+            sizes = [batch.num_rows for batch in pa.ipc.open_stream(pa.memory_map(str(stream)))]
+            assert all(size >= 5 for size in sizes[:-1]) and all(sizes), (stream.name, sizes)

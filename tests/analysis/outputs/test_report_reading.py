@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import bisect
 import random
+from array import array
 from typing import Any
 
 import pytest
@@ -153,10 +154,14 @@ def test_the_report_from_columns_draws_what_the_rows_drew(tmp_path_factory: pyte
 
 # ---- the builders -----------------------------------------------------------------------------------------
 @settings(max_examples=200, deadline=None)
-@given(values=st.lists(st.integers(0, 4), max_size=400), seed=st.integers(0, 10**6), buckets=st.integers(1, 6))
-def test_a_series_built_in_chunks_is_the_whole_series_decimated(values: list[int], seed: int, buckets: int) -> None:
+@given(values=st.lists(st.integers(0, 4), max_size=400), seed=st.integers(0, 10**6), buckets=st.integers(1, 6),
+       changes=st.booleans())
+def test_a_series_built_in_chunks_is_the_whole_series_decimated(values: list[int], seed: int, buckets: int,
+                                                                changes: bool) -> None:
     """However a series arrives in chunks, the builder's series is m4 of its every change (decimating its head
-    as it grows changes nothing), and its envelope is the old way's of the whole series."""
+    as it grows changes nothing), and its envelope is the old way's of the whole series; whether a chunk comes
+    whole (``extend``) or as its change points in ``array('q')`` (``extend_changes``, as the report reads an int
+    column)."""
     rng = random.Random(seed)
     times = sorted(rng.randrange(0, 2000) for _ in values)
     span, picture = (0, 1000), (rng.randrange(-100, 500), rng.randrange(600, 2100))
@@ -164,7 +169,12 @@ def test_a_series_built_in_chunks_is_the_whole_series_decimated(values: list[int
     i = 0
     while i < len(values):
         j = rng.randrange(i, len(values) + 1)
-        envelope.extend(*series.extend(times[i:j], values[i:j]))  # the changes, as the report feeds it
+        if changes:  # the chunk's first value, and each that differs from the one before it
+            keep = [k for k in range(i, j) if k == i or values[k] != values[k - 1]]
+            kept = series.extend_changes(array("q", [times[k] for k in keep]), array("q", [values[k] for k in keep]))
+        else:
+            kept = series.extend(times[i:j], values[i:j])
+        envelope.extend(*kept)  # the changes, as the report feeds it
         i = j
     whole = steps(times, values)
     assert series.result() == m4(whole, *span, buckets)
@@ -205,3 +215,20 @@ def test_a_change_point_is_each_value_that_differs_from_the_one_before(values: l
 
     got = change_points(pa.array(values, pa.int64())).to_pylist()
     assert got == [True] + [a != b for a, b in zip(values[1:], values[:-1], strict=True)]
+
+
+@given(codes=st.lists(st.integers(0, 3), min_size=1, max_size=30))
+def test_a_dictionary_column_changes_where_its_code_does_and_its_lane_is_the_strings_lane(codes: list[int]) -> None:
+    """The report reads text columns as the files' dictionaries: a change point where the code changes, so a
+    value under two codes (["a", "a", ...]) gives a point more, which the lane drops: the lane of the strings."""
+    import pyarrow as pa
+
+    from metalog.analysis.outputs.report.reading import change_points
+
+    values = pa.DictionaryArray.from_arrays(pa.array(codes, pa.int32()), pa.array(["a", "a", "b", "=c"]))
+    times = pa.array(range(len(codes)), pa.int64())
+    changed = change_points(values)
+    assert changed.to_pylist() == [True] + [a != b for a, b in zip(codes[1:], codes[:-1], strict=True)]
+    lane = StepsBuilder()
+    lane.extend(times.filter(changed).to_pylist(), values.filter(changed).to_pylist())
+    assert lane.result() == steps(times.to_pylist(), values.to_pylist())

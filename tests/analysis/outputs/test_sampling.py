@@ -3,11 +3,16 @@ checked against a literal reading of it, whatever chunks the columns come in."""
 
 from __future__ import annotations
 
+from array import array
+from bisect import bisect_right
+from typing import Any
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metalog.analysis.outputs.sampling import HEARTBEAT_MS, Sampler, Samples
+from metalog.analysis.domain.columns import Ints
+from metalog.analysis.outputs.sampling import HEARTBEAT_MS, HEARTBEATS, Sampler, Samples, select
 from tests.quick import examples
 
 
@@ -110,3 +115,65 @@ def test_out_of_order_times_and_missing_columns_are_refused() -> None:
         sampler.add([6, 7], [[0]])
     with pytest.raises(ValueError, match="1 columns"):
         sampler.add([6], [[0], [0]])
+
+
+INT64 = st.integers(-(2**63), 2**63 - 1)
+SELECTS = [pytest.param(select, id="pure")] + ([] if HEARTBEATS.loaded is None else [
+    pytest.param(HEARTBEATS.loaded.select, id="compiled")])
+
+
+@st.composite
+def walks(draw: st.DrawFn) -> tuple[Ints, Ints, bool, Ints, int | None, int]:
+    """``select``'s arguments: batch times in order (near int64's ends too), the time after each, the changes."""
+    near = draw(st.sampled_from([0, 2**63 - 1 - 10**6, -(2**63) + 10**6]))
+    steps = st.sampled_from([1, 500, 59_999, 60_000, 60_001]) | st.integers(1, 150_000)
+    times = array("q")
+    t = near
+    for _ in range(draw(st.integers(0, 40))):
+        t = min(t + draw(steps), 2**63 - 2)
+        if times and t <= times[-1]:
+            break
+        times.append(t)
+    open_end = bool(times) and draw(st.booleans())
+    nexts = times[1:]
+    if times:
+        nexts.append(0 if open_end else draw(st.integers(times[-1] + 1, 2**63 - 1)))
+    changes = array("q", sorted(draw(st.sets(st.integers(0, len(times) - 1))) if times else []))
+    last = draw(st.none() | st.just(times[0] - 60_000 if times and times[0] > -(2**63) + 60_000 else 0) | INT64)
+    return times, nexts, open_end, changes, last, draw(st.sampled_from([HEARTBEAT_MS, 0, 1]) | st.integers(0, 2**62))
+
+
+@pytest.mark.parametrize("twin", SELECTS)
+@settings(max_examples=examples(300))
+@given(walk=walks())
+def test_the_heartbeats_twins_pick_the_pure_ones_samples(twin: Any, walk: tuple[Any, ...]) -> None:
+    """``select`` against a literal reading of its walk (the pure twin before it took arrays), and the compiled
+    twin against the pure one, for any int64 batch times: a heartbeat past int64's top finds no batch time after
+    it but the open end."""
+    times, nexts, open_end, changes, last, heartbeat = walk
+    picked, after = twin(times, nexts, open_end, changes, last, heartbeat)
+    expected = walked([*times], [*nexts[:-1], float("inf")] if open_end else [*nexts], [*changes], last, heartbeat)
+    assert ([*picked], after) == expected
+
+
+def walked(times: list[int], nexts: list[float], changes: list[int], last: int | None,
+           heartbeat: int) -> tuple[list[int], int | None]:
+    """The walk over Python numbers, the open end an infinity."""
+    m, picked, start = len(times), [], 0
+    for change in [*changes, m]:
+        while True:
+            if last is None:
+                beat = start
+            elif change > start and nexts[change - 1] > last + heartbeat:
+                beat = bisect_right(nexts, last + heartbeat, start)
+            else:
+                break
+            if beat >= change:
+                break
+            picked.append(beat)
+            last, start = times[beat], beat + 1
+        if change >= m:
+            break
+        picked.append(change)
+        last, start = times[change], change + 1
+    return picked, last

@@ -47,9 +47,10 @@ from metalog.state.image import MetadataImage
 from metalog.state.loader import OpenTransaction
 from metalog.state.overlay import RangeBuilder, RangeDelta, StartState, start_state, then
 
-__all__ = ["CATCH_UP", "Origin", "ParallelEngine", "Piece", "RangeReplay", "batch_offsets", "catch_up_ranges",
-           "caught_up", "log_bounds", "open_transaction", "origin_image", "plan", "prefixes", "range_delta",
-           "range_start", "replay_range", "split_ranges", "start_points", "start_states"]
+__all__ = ["CATCH_UP", "LogOutline", "Origin", "ParallelEngine", "Piece", "RangeReplay", "batch_offsets",
+           "catch_up_ranges", "caught_up", "log_bounds", "log_outline", "open_transaction", "origin_image", "plan",
+           "prefixes", "range_delta", "range_start", "replay_from", "replay_range", "split_ranges", "start_points",
+           "start_states"]
 
 R = TypeVar("R")
 
@@ -156,14 +157,33 @@ class Origin:
 def start_points(path: str | os.PathLike[str]) -> list[StartPoint]:
     """Snapshots and state images a range can start from: inside the log and at a batch boundary (so the
     batches after one are whole), ordered by offset (an image after a snapshot at the same offset)."""
-    out = []
     with MetadataHistory(path) as history:
-        log, end = history.log, history.end_offset
-        for p in history.start_points():
-            if p.kind != "empty" and log.log_start_offset <= p.offset + 1 <= end \
-                    and next(log.scan(p.offset + 1))[0] == p.offset + 1:
-                out.append(p)
-    return out
+        return _start_points(history)
+
+
+def _start_points(history: MetadataHistory) -> list[StartPoint]:
+    log, end = history.log, history.end_offset
+    return [p for p in history.start_points()
+            if p.kind != "empty" and log.log_start_offset <= p.offset + 1 <= end
+            and next(log.scan(p.offset + 1))[0] == p.offset + 1]
+
+
+@dataclass(frozen=True)
+class LogOutline:
+    """What a plan needs of a log directory: its first and last offsets (``log_bounds``) and the points its
+    ranges can start from (``start_points``)."""
+
+    first: int
+    last: int
+    points: list[StartPoint]
+
+
+def log_outline(path: str | os.PathLike[str], *, points: bool = True) -> LogOutline:
+    """``log_bounds`` and (with ``points``) ``start_points`` from one opening of the log (each opening reads the
+    active segment's index files: about 9 ms for a 1M-record log)."""
+    with MetadataHistory(path) as history:
+        log = history.log
+        return LogOutline(log.log_start_offset, log.log_end_offset - 1, _start_points(history) if points else [])
 
 
 def plan(ranges: Sequence[tuple[int, int]], first: int, points: Sequence[StartPoint] = (),
@@ -207,9 +227,11 @@ def origin_image(path: str | os.PathLike[str], point: StartPoint | None) -> Meta
     """The state a point holds; for None, the state before the log (empty, or the snapshot below a truncated
     log)."""
     with MetadataHistory(path) as history:
-        if point is not None:
-            return history.state_at(point.offset).image
-        return history.state_before_log()
+        return _origin_image(history, point)
+
+
+def _origin_image(history: MetadataHistory, point: StartPoint | None) -> MetadataImage:
+    return history.state_before_log() if point is None else history.state_at(point.offset).image
 
 
 def caught_up(path: str | os.PathLike[str], point: StartPoint | None, lo: int) -> StartState:
@@ -217,7 +239,12 @@ def caught_up(path: str | os.PathLike[str], point: StartPoint | None, lo: int) -
     range, those with a base offset before ``lo``, replayed by the loader alone (the fused path: no image and no
     step per batch); a transaction still open there with its records so far (what ``start_state`` makes of a
     prefix)."""
-    with MetadataHistory(path) as history, gc_paused():
+    with MetadataHistory(path) as history:
+        return _caught_up(history, point, lo)
+
+
+def _caught_up(history: MetadataHistory, point: StartPoint | None, lo: int) -> StartState:
+    with gc_paused():
         log = history.log
         _, last = batch_offsets(log, log.log_start_offset if point is None else point.offset + 1, lo - 1)
         loader = history.loader_through(point, last)
@@ -231,16 +258,22 @@ def caught_up(path: str | os.PathLike[str], point: StartPoint | None, lo: int) -
 def range_start(path: str | os.PathLike[str], lo: int, origin: Origin, prefix: RangeDelta) -> StartState:
     """A range's start state, where the range is replayed (so images travel as file names, not bytes): caught up
     from its origin, or its origin's state and ``prefix``, the composition of its pieces' deltas."""
+    with MetadataHistory(path) as history:
+        return _range_start(history, lo, origin, prefix)
+
+
+def _range_start(history: MetadataHistory, lo: int, origin: Origin, prefix: RangeDelta) -> StartState:
     if origin.catch_up:
-        return caught_up(path, origin.point, lo)
-    return start_state(origin_image(path, origin.point), prefix)
+        return _caught_up(history, origin.point, lo)
+    return start_state(_origin_image(history, origin.point), prefix)
 
 
 def start_states(path: str | os.PathLike[str], ranges: Sequence[tuple[int, int]], *, points: bool = True,
                  catch_up: float = CATCH_UP) -> list[StartState]:
     """The state before each range, from snapshots and images where there are some (``points``), caught up or
     from deltas as ``plan`` says for ``catch_up``."""
-    origins = plan(ranges, log_bounds(path)[0], start_points(path) if points else (), catch_up)
+    outline = log_outline(path, points=points)
+    origins = plan(ranges, outline.first, outline.points, catch_up)
     deltas = {piece: range_delta(path, *piece) for piece in sorted({p for o in origins for p in o.pieces})}
     return [range_start(path, lo, o, d)
             for (lo, _), o, d in zip(ranges, origins, prefixes(origins, deltas), strict=True)]
@@ -268,7 +301,19 @@ class RangeReplay:
 def replay_range(job: RangeReplay, start: StartState, sink: Callable[[Chunk], object]) -> int:
     """The rows of each batch (data or control) of the range, from its start state ``start``, handed to ``sink``
     as chunks in log order; the data records replayed."""
-    with MetadataLog.open(job.path) as log, gc_paused():
+    with MetadataLog.open(job.path) as log:
+        return _replay(log, job, start, sink)
+
+
+def replay_from(job: RangeReplay, origin: Origin, prefix: RangeDelta, sink: Callable[[Chunk], object]) -> int:
+    """``range_start`` then ``replay_range``, with the log opened once for both (each opening reads the active
+    segment's index files: about 9 ms for a 1M-record log)."""
+    with MetadataHistory(job.path) as history:
+        return _replay(history.log, job, _range_start(history, job.lo, origin, prefix), sink)
+
+
+def _replay(log: MetadataLog, job: RangeReplay, start: StartState, sink: Callable[[Chunk], object]) -> int:
+    with gc_paused():
         replay = TimelineReplay(log, job.cluster, start.image, open_transaction(start), log_start=job.log_start)
         return replay.run(*batch_offsets(log, job.lo, job.hi), sink)
 

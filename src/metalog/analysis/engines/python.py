@@ -38,7 +38,8 @@ class PythonEngine:
 
         out = request.out
         claim_output(out)
-        total = sum(log_records(c.path) for c in request.clusters)
+        # the size of the work, for progress only (each log opened once more: none when nobody is told)
+        total = 0 if progress is None else sum(log_records(c.path) for c in request.clusters)
         records = 0
         with TableWriters(out, request.bucket_ms, csv=request.csv,
                           metrics_every_batch=request.metrics_every_batch) as writers:

@@ -24,8 +24,11 @@ from metalog.state.loader import OpenTransaction
 
 __all__ = ["CHUNK_BATCHES", "TimelineReplay", "leader_changes", "log_records"]
 
-# batches replayed between two hand-overs of their rows (what an engine holds at once)
-CHUNK_BATCHES = 4096
+# batches replayed between two hand-overs of their rows (what an engine holds at once): a timeline chunk (a row per
+# batch) is then one of the writers' row groups (``outputs.writers.ROWS_PER_GROUP``), which no one joins again; the
+# step keeps its rows as columns, so a hand-over copies each column whole (4,096 batches cost ~0.04 s more CPU on
+# the 1M-record benchmark log, most of it the joins and the page faults of their copies)
+CHUNK_BATCHES = 65_536
 
 
 class TimelineReplay:
@@ -34,13 +37,13 @@ class TimelineReplay:
     runs. The loader keeps no image per batch (``images=False``): it tells the step each delta, and builds an image
     only where the step asks for one. ``log_start``: the batches start at the log's start (else at a range of the
     parallel replay, whose ``image`` is the state after the batch before). ``chunk_batches``: how many batches'
-    rows make a chunk."""
+    rows make a chunk (default: the module's ``CHUNK_BATCHES`` as it is when the replay is made)."""
 
     def __init__(self, log: MetadataLog, cluster: str, image: MetadataImage,
                  transaction: OpenTransaction | None = None, *, log_start: bool = True,
-                 chunk_batches: int = CHUNK_BATCHES) -> None:
+                 chunk_batches: int | None = None) -> None:
         self.log = log
-        self.chunk_batches = chunk_batches
+        self.chunk_batches = CHUNK_BATCHES if chunk_batches is None else chunk_batches
         self.step = cluster_step()(cluster, image, self._image, log_start=log_start)
         self.loader = MetadataLoader(image, transaction=transaction, on_abort=self.step.aborted,
                                      on_publish=self.step.published, images=False)

@@ -37,12 +37,11 @@ from metalog.analysis.engines.parallel import (
     Origin,
     Piece,
     catch_up_ranges,
-    log_bounds,
+    log_outline,
     plan,
     prefixes,
     range_delta,
     split_ranges,
-    start_points,
 )
 from metalog.analysis.engines.request import AnalysisRequest, AnalysisSummary, Progress, Stage, T
 from metalog.analysis.engines.spark_tables import (
@@ -324,8 +323,9 @@ class SparkEngine:
         out = request.out
         claim_output(out)
         sc = self.context
-        clusters = [ClusterRanges(str(Path(c.path).resolve()), c.name, *log_bounds(c.path),
-                                  start_points(c.path) if self.points else []) for c in request.clusters]
+        outlines = [log_outline(c.path, points=self.points) for c in request.clusters]  # (each log opened once)
+        clusters = [ClusterRanges(str(Path(c.path).resolve()), c.name, o.first, o.last, o.points)
+                    for c, o in zip(request.clusters, outlines, strict=True)]
         growth = [GrowthWrite(GrowthTask(c.name, os.fspath(c.path), c.size), str(out.resolve()), request.csv)
                   for c in clusters]  # (weighed in offsets, as ranges)
         counts = [self.ranges] * len(clusters) if self.ranges else range_counts([c.size for c in clusters],

@@ -18,6 +18,13 @@ crashes the JVM with SIGBUS before its own header checks can refuse it); a JVM o
 jars refuses a mismatched one by itself and starts without it. So a bad or missing file costs speed, never the
 run. The JVM's notices about the archive are silenced (``-Xlog:cds*=off``): they went to the user's stdout.
 
+What goes: an archive is written with a second sidecar (``.for``) naming the java binary and the Spark home it was
+made for. As a new archive is installed, every archive whose ``.for`` names an installation that is gone or has
+changed (its key, computed again from the files it names, is no longer the archive's: a venv removed, pyspark or
+the JDK upgraded in place) is removed with its sidecars (``prune``): one archive per installation the user
+has, not one per installation they ever had. Archives without a ``.for`` (written before it existed) are left: what
+they were made for is unknown.
+
 Only files named here are written or removed in that directory: the archives, their sidecars, and temporary files
 of this module's own naming that a process which died before renaming left there (removed after a day).
 """
@@ -26,7 +33,9 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
+import re
 import subprocess
 import time
 import uuid
@@ -34,13 +43,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DUMP_TIMEOUT", "OPT_OUT", "SILENT", "ClassArchive", "archive_key", "cache_dir", "class_archive", "finish"]
+__all__ = ["DUMP_TIMEOUT", "OPT_OUT", "SILENT", "ClassArchive", "archive_key", "cache_dir", "class_archive", "finish",
+           "prune"]
 
 OPT_OUT = "METALOG_SPARK_CLASS_ARCHIVE"  # "off", "0", "no", "false": no archive used or written
 SILENT = "-Xlog:cds*=off"  # the JVM's notices about its archives (a mismatch, a class it skips) go to stdout
 DUMP_TIMEOUT = 300.0  # seconds the exiting JVM has to write the archive before it is killed (and the file dropped)
 STALE_AFTER = 86_400.0  # seconds after which a temporary archive no process renamed is removed
 _READ = 1 << 20
+_ARCHIVE = re.compile(r"spark-([0-9a-f]{20})\.jsa")  # an archive's name: its key (``archive_key``)
 
 
 def cache_dir() -> Path:
@@ -76,13 +87,20 @@ def _crc32c(path: Path) -> int:
 
 @dataclass(frozen=True)
 class ClassArchive:
-    """The archive for one JDK and Spark (``path``) and its sidecar (``path`` + ``.sum``: its size and CRC-32C)."""
+    """The archive for one JDK and Spark (``path``) and its sidecars (``path`` + ``.sum``: its size and CRC-32C;
+    ``path`` + ``.for``: the ``java`` binary and ``spark_home`` it is made for, where known)."""
 
     path: Path
+    java: str | None = None
+    spark_home: Path | None = None
 
     @property
     def sums(self) -> Path:
         return self.path.with_name(self.path.name + ".sum")
+
+    @property
+    def owner(self) -> Path:
+        return self.path.with_name(self.path.name + ".for")
 
     def usable(self) -> bool:
         """The archive is there, whole: its size and CRC-32C are those its sidecar was written with."""
@@ -98,11 +116,18 @@ class ClassArchive:
         return self.path.with_name(f"{self.path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
 
     def install(self, written: Path) -> None:
-        """``written`` (a temporary archive, whole) renamed into place, then its sidecar."""
+        """``written`` (a temporary archive, whole) renamed into place, then its sidecars; then the archives of
+        installations that are gone or changed removed (``prune``)."""
         sums = self.sums.with_name(f"{written.name}.sum")
         sums.write_text(f"{written.stat().st_size} {_crc32c(written)}\n")
         os.replace(written, self.path)
         os.replace(sums, self.sums)
+        if self.java is not None and self.spark_home is not None:
+            owner = self.owner.with_name(f"{written.name}.for")
+            made_for = {"java": str(Path(self.java).resolve()), "spark_home": str(self.spark_home.resolve())}
+            owner.write_text(json.dumps(made_for) + "\n")
+            os.replace(owner, self.owner)
+        prune(self.path.parent)
 
     def _remove_stale(self) -> None:
         """Temporary archives (and sidecars) of this module's naming that no process renamed within a day."""
@@ -111,6 +136,43 @@ class ClassArchive:
             with contextlib.suppress(OSError):
                 if now - old.stat().st_mtime > STALE_AFTER:
                     old.unlink()
+
+
+def prune(where: Path) -> list[Path]:
+    """The archives in ``where`` made for an installation that is gone or has changed, removed with their
+    sidecars: those whose ``.for`` names a java binary and Spark home whose key (``archive_key``), computed again,
+    is not the archive's (a file it names missing counts as changed). An archive without a ``.for``, or with one
+    this module cannot read, is left. The files removed."""
+    removed = []
+    for path in where.glob("spark-*.jsa"):
+        match = _ARCHIVE.fullmatch(path.name)
+        made_for = _made_for(ClassArchive(path).owner) if match else None
+        if match is None or made_for is None:
+            continue
+        try:
+            current = archive_key(*made_for)
+        except OSError:
+            current = None  # (the java binary is gone)
+        if current == match[1]:
+            continue
+        archive = ClassArchive(path)
+        for old in (archive.path, archive.sums, archive.owner):  # (its .for last: a failed removal is retried)
+            with contextlib.suppress(OSError):
+                old.unlink()
+                removed.append(old)
+    return removed
+
+
+def _made_for(owner: Path) -> tuple[str, Path] | None:
+    """The java binary and Spark home an archive's ``.for`` names (None: none, or not one this module wrote)."""
+    try:
+        fields = json.loads(owner.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(fields, dict) or not isinstance(fields.get("java"), str) \
+            or not isinstance(fields.get("spark_home"), str):
+        return None
+    return fields["java"], Path(fields["spark_home"])
 
 
 def class_archive(java: str, spark_home: Path | None) -> ClassArchive | None:
@@ -129,7 +191,7 @@ def class_archive(java: str, spark_home: Path | None) -> ClassArchive | None:
         return None
     if any(c.isspace() or c in "\"'\\" for c in str(where)):  # (Spark's launcher splits the options on these)
         return None
-    return ClassArchive(where / f"spark-{key}.jsa")
+    return ClassArchive(where / f"spark-{key}.jsa", java, spark_home)
 
 
 def finish(archive: ClassArchive, written: Path, proc: Any, gateway: Any, keep: bool) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import gc
 import importlib
 import importlib.machinery
+import os
 import re
 import sys
 import zipfile
@@ -28,6 +29,10 @@ from pathlib import Path
 TASK_MODULES = ("metalog.analysis.engines.spark_tables", "metalog.analysis.engines.spark",
                 "metalog.analysis.outputs.growth_tables", "metalog.analysis.outputs.report",
                 "pyspark.worker")  # (each worker imports pyspark's worker loop after the fork otherwise)
+ARROW_MODULES = ("pyarrow", "pyarrow.parquet", "pyarrow.compute", "pyarrow.ipc")  # what the tasks import of it
+# the environment under which pyarrow loads without starting a thread: its jemalloc's settings (Arrow builds it with
+# the ``je_arrow_`` prefix, so it reads JE_ARROW_MALLOC_CONF) and numpy's OpenBLAS threads
+THREAD_FREE = {"JE_ARROW_MALLOC_CONF": "background_thread:false", "OPENBLAS_NUM_THREADS": "1"}
 _VERSION = re.compile(r"""__version__[^=]*=\s*['"]([^'"]+)['"]""")
 
 
@@ -41,15 +46,31 @@ def preload() -> None:
     load_all()
 
 
+def preload_arrow(environ: os._Environ[str] | dict[str, str]) -> bool:
+    """pyarrow's modules the tasks use imported (``ARROW_MODULES``), where ``environ`` lets them load without a
+    thread (``THREAD_FREE``, set where the user set neither variable); whether they were (not where the user chose
+    otherwise, or without pyarrow)."""
+    for name, value in THREAD_FREE.items():
+        if environ.setdefault(name, value) != value:
+            return False
+    try:
+        for module in ARROW_MODULES:
+            importlib.import_module(module)
+    except ImportError:
+        return False
+    return True
+
+
 def prepare(path: list[str]) -> None:
     """The daemon made ready to fork workers: the installed pyspark and py4j imported rather than Spark's zips of
-    them (``installed_copies``, dropped from ``path``), the tasks' modules imported (``preload``), and all of it
-    frozen out of the cyclic garbage collector's reach (``gc.freeze``)."""
+    them (``installed_copies``, dropped from ``path``), the tasks' modules and pyarrow imported (``preload``,
+    ``preload_arrow``), and all of it frozen out of the cyclic garbage collector's reach (``gc.freeze``)."""
     for copy in installed_copies(path):
         path.remove(copy)
         # (and the zip's importer Python cached on the way here: a worker's first task invalidates the import
         # caches, which reads every cached zip's directory again, 0.02 s a worker for these two)
         sys.path_importer_cache.pop(copy, None)
+    preload_arrow(os.environ)  # (first: its environment is set before anything could load pyarrow or numpy)
     preload()
     gc.freeze()
 

@@ -55,6 +55,14 @@ MASTER_TIMEOUT = 30.0  # seconds a spark:// master has to accept the application
 # prints itself (not through log4j) when a Python driver starts it
 _JVM_NOTICES = ("WARNING: Using incubator modules", "Setting default log level to",
                 "To adjust logging level use sc.setLogLevel")
+# and the JVM's for an --add-opens of Spark's own options naming a package the JDK no longer has (JDK 24 and later:
+# "WARNING: package sun.security.action not in java.base")
+_GONE_PACKAGE = re.compile(r"WARNING: package [\w.$]+ not in [\w.]+\s*")
+
+
+def jvm_notice(line: str) -> bool:
+    """Whether a line of the driver JVM's stderr is one of its startup notices, which metalog does not pass on."""
+    return line.startswith(_JVM_NOTICES) or _GONE_PACKAGE.fullmatch(line) is not None
 
 
 def find_java() -> str:
@@ -584,7 +592,7 @@ def _reason(log: Path) -> str:
         if "Exception" in line or line.startswith("Error"):
             _, sep, why = line.partition("Exception: ")
             return (why if sep else line)[:300]
-    useful = [line for line in lines if not line.startswith(_JVM_NOTICES)]
+    useful = [line for line in lines if not jvm_notice(line)]
     return useful[-1][:300] if useful else "its JVM exited without saying why"
 
 
@@ -605,7 +613,7 @@ def _forward(log: Path, proc: Any) -> None:
             text = line.decode(errors="replace")
             if "OutOfMemoryError" in text:
                 JVM.out_of_memory = True
-            if not text.startswith(_JVM_NOTICES):
+            if not jvm_notice(text):
                 sys.stderr.buffer.write(line)
                 sys.stderr.flush()
 

@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from metalog.analysis.domain.columns import Chunk
+from metalog.analysis.domain.columns import Chunk, Gathered
 from metalog.analysis.domain.schema import TABLES, TIMELINE, Table
-from metalog.analysis.engines.parallel import Origin, RangeReplay, range_start, replay_range
+from metalog.analysis.engines.parallel import Origin, RangeReplay, replay_from
 from metalog.analysis.outputs.layout import arrow_batch, arrow_schema, batch_rows_of, epoch_ms
-from metalog.analysis.outputs.writers import SERIES, ClusterTables, SeriesBlocks, source
+from metalog.analysis.outputs.writers import ROWS_PER_GROUP, SERIES, ClusterTables, SeriesBlocks, source
 from metalog.state.overlay import RangeDelta
 
 __all__ = ["GATHER_ROWS", "Output", "RangeFiles", "RangeTask", "TableTask", "Written", "gathered", "range_batches",
@@ -115,14 +115,17 @@ class RangeFiles:
 
 def replay_task(task: RangeTask) -> Written:
     """A range replayed on an executor: a cluster's only range writes the cluster's tables, any other its
-    chunks (``RangeFiles``)."""
+    chunks (``RangeFiles``); either takes them joined into chunks of ``ROWS_PER_GROUP`` rows or more, as the
+    python engine's writers take them (``Gathered``: the cost of writing them is partly per chunk). A 1M-record
+    cluster's task took 1.08-1.14 s so, 1.18-1.48 s without (four runs each, alternating, load 2-3); a 1M-record
+    cluster cut in two, its third stage 0.44-0.50 s against 0.51-0.58 s (five runs each, load 5-6)."""
     started = time.process_time()
-    start = range_start(task.path, task.lo, task.origin, task.prefix)
-    whole = task.ranges == 1
-    sink = (task.output.cluster_tables(task.cluster, task.name) if whole
+    sink = (task.output.cluster_tables(task.cluster, task.name) if task.ranges == 1
             else RangeFiles(range_dir(task.output.scratch, task.cluster, task.number)))
-    records = replay_range(RangeReplay(task.path, task.name, task.lo, task.hi, log_start=task.number == 0), start,
-                           sink.add)
+    gathered = Gathered(sink.add, ROWS_PER_GROUP)
+    records = replay_from(RangeReplay(task.path, task.name, task.lo, task.hi, log_start=task.number == 0),
+                          task.origin, task.prefix, gathered)
+    gathered.flush()
     sink.close()
     batches, events = (sink.batches, sink.events) if isinstance(sink, ClusterTables) else (0, 0)
     return Written(records, batches, events, time.process_time() - started)

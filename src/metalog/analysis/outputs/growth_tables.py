@@ -18,7 +18,7 @@ from typing import Any
 
 from metalog.analysis.clusters import ClusterLog
 from metalog.analysis.outputs.growth import ClusterGrowth, read_growth
-from metalog.analysis.outputs.layout import PARTITION, arrow_array, fresh_directories, partition_dir
+from metalog.analysis.outputs.layout import PARTITION, arrow_array, fresh_directories, partition_dir, write_file
 from metalog.analysis.outputs.tables import claim_output, csv_cell, has_pyarrow
 
 TIME, INT, TEXT = "time", "int", "string"  # layout.kind's names
@@ -131,7 +131,6 @@ def write_cluster_parquet(out: Path, table: str, growth: ClusterGrowth) -> None:
     """One cluster's file of ``table`` in its directory made fresh (``fresh_growth_tables``), where the cluster
     has rows: what the Spark engine's executors write, a cluster per task, beside other clusters' tasks."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     rows = growth.table(table)
     if not rows:
@@ -141,7 +140,7 @@ def write_cluster_parquet(out: Path, table: str, growth: ClusterGrowth) -> None:
     where = out / table / partition_dir(growth.name)
     where.mkdir()
     arrays = [arrow_array([getattr(row, f.name) for row in rows], f.type) for f in schema]
-    pq.write_table(pa.Table.from_arrays(arrays, schema=schema), where / "part-00000.parquet")
+    write_file(where / "part-00000.parquet", pa.Table.from_arrays(arrays, schema=schema))
 
 
 def write_csv(out: Path, table: str, found: Sequence[ClusterGrowth]) -> Path:

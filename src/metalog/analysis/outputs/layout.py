@@ -1,11 +1,11 @@
 """The analysis' Parquet tables on disk, one layout for both engines: ``OUT/<table>/cluster=<name>/part-*.parquet``
 (Hive-style partitions, as Spark's ``partitionBy("cluster")`` writes them; the cluster is in the directory name,
 not in the files), each cluster's rows in log order in one file. Integers are int64, times Parquet's
-timestamp(MILLIS, UTC) (``timestamp[ms, tz=UTC]`` in Arrow, ``TIMESTAMP`` in Spark), strings UTF-8 and, like
-every column, dictionary-encoded by the Parquet writer (the clusters' phases, versions and directory ids repeat).
+timestamp(MILLIS, UTC) (``timestamp[ms, tz=UTC]`` in Arrow, ``TIMESTAMP`` in Spark), strings UTF-8. Every file
+is written with ``parquet_writer``'s encodings.
 
-The python engine writes it with pyarrow, the Spark engine with Spark's Parquet writer on the executors; what
-reads it back (the report, ``--csv``, the tests) reads one cluster at a time."""
+Both engines write it with pyarrow (the Spark engine on its executors); what reads it back (the report,
+``--csv``, the tests) reads one cluster at a time."""
 
 from __future__ import annotations
 
@@ -46,6 +46,35 @@ def arrow_schema(table: str, *, with_cluster: bool = False, unit: str = "ms") ->
     return pa.schema([(c, types[kind(c)]) for c in TABLES[table] if with_cluster or c != PARTITION])
 
 
+# How every Parquet file of the analysis is encoded (``parquet_writer``): integers and times DELTA_BINARY_PACKED,
+# since a column of counts that change now and then, or of offsets and times that only grow, is a run of small
+# differences (the 1M-record benchmark log's timeline_batches: 0.65 MB, where pyarrow's default, a dictionary
+# per column, made 10.2 MB; both written and read about 30% faster); text by dictionary (phases, versions and
+# directory ids repeat); Snappy, pyarrow's default. Min/max statistics on the columns a reader selects a range of
+# rows by (times, offsets, broker ids, epochs, text), which Spark and DuckDB skip row groups with; none on the
+# counts, whose row groups each span about every value (they cost a sixth of the write).
+STATISTICS_INTS = frozenset(("last_offset", "offset", "end_offset", "broker", "epoch"))
+
+
+def parquet_writer(path: Path, schema: Any) -> Any:
+    """A ``pyarrow.parquet.ParquetWriter`` of ``schema`` at ``path``, with the analysis' encodings (above)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    texts = [f.name for f in schema if pa.types.is_string(f.type)]
+    numbers = [f.name for f in schema if not pa.types.is_string(f.type)]
+    statistics = [f.name for f in schema
+                  if pa.types.is_string(f.type) or pa.types.is_timestamp(f.type) or f.name in STATISTICS_INTS]
+    return pq.ParquetWriter(path, schema, use_dictionary=texts, write_statistics=statistics,
+                            column_encoding=dict.fromkeys(numbers, "DELTA_BINARY_PACKED"))
+
+
+def write_file(path: Path, table: Any) -> None:
+    """An Arrow table as one Parquet file (``parquet_writer``'s encodings; row groups as ``pq.write_table``'s)."""
+    with parquet_writer(path, table.schema) as writer:
+        writer.write_table(table)
+
+
 def arrow_batch(chunk: Chunk) -> Any:
     """A chunk's rows as an Arrow record batch of the table's file schema (``arrow_schema``, without the cluster):
     int and time columns take the chunk's int64 arrays without a copy, coded text is its vocabulary taken by the
@@ -77,13 +106,14 @@ def chunk_of(table: Table, cluster: str, batch: Any) -> Chunk:
             raise ValueError(f"{table.name}.{column.name}: a row without a value")
         if column.kind is Kind.TEXT:
             coded = pc.dictionary_encode(data)
-            columns.append(Coded(_int64s(coded.indices.cast(pa.int64())), coded.dictionary.to_pylist()))
+            columns.append(Coded(int64s(coded.indices.cast(pa.int64())), coded.dictionary.to_pylist()))
         else:
-            columns.append(_int64s(data.cast(pa.int64())))
+            columns.append(int64s(data.cast(pa.int64())))
     return Chunk(table, cluster, tuple(columns))
 
 
-def _int64s(data: Any) -> array[int]:
+def int64s(data: Any) -> array[int]:
+    """An Arrow int64 array without nulls as an ``array('q')``: a copy of its buffer, no Python int per value."""
     out = array("q")
     out.frombytes(memoryview(data.buffers()[1])[data.offset * 8:(data.offset + len(data)) * 8])
     return out
@@ -160,14 +190,20 @@ def iter_cluster(root: Path, cluster: str, columns: Sequence[str] | None = None,
 
 
 def iter_cluster_batches(root: Path, cluster: str, columns: Sequence[str] | None = None,
-                         batch_rows: int = 65_536) -> Iterator[Any]:
+                         batch_rows: int = 65_536, *, dictionaries: bool = False) -> Iterator[Any]:
     """One cluster's rows of a table directory, in file order, as Arrow record batches of up to ``batch_rows``
-    (times as epoch ms; without the cluster column, which ``batch_rows_of`` adds)."""
+    (times as epoch ms; without the cluster column, which ``batch_rows_of`` adds). ``dictionaries``: text
+    columns as Arrow dictionary arrays, as the files hold them (no string made per row: a value may have two
+    codes in one array, one code is always one value)."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     files = sorted(p for p in (root / partition_dir(cluster)).glob("*.parquet") if not p.name.startswith((".", "_")))
     for path in files:
         reader = pq.ParquetFile(path)
+        if dictionaries:
+            texts = [f.name for f in reader.schema_arrow if pa.types.is_string(f.type)]
+            reader = pq.ParquetFile(path, read_dictionary=texts)
         wanted = [c for c in (columns or reader.schema_arrow.names) if c != PARTITION]
         for batch in reader.iter_batches(batch_size=batch_rows, columns=wanted, use_threads=False):
             yield epoch_ms(batch)

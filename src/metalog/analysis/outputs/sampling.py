@@ -31,6 +31,9 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 
+from metalog.analysis.domain.columns import Ints
+from metalog.codec import core
+
 HEARTBEAT_MS = 60_000
 
 
@@ -45,11 +48,13 @@ class Samples:
 @dataclass(frozen=True)
 class _Decided:
     """Batch times whose value is known (the next row's time differs): a millisecond's last row each, ``rows``
-    their places among the rows they were picked from."""
+    their places among the rows they were picked from, ``nexts`` the batch time after each (after the log's last:
+    none, ``open_end``, later than any)."""
 
-    times: list[int]
+    times: Ints
     rows: Any  # an Arrow array of the rows' indices
-    nexts: list[float]  # the batch time after each (infinity after the log's last)
+    nexts: Ints
+    open_end: bool
 
 
 class Sampler:
@@ -86,8 +91,10 @@ class Sampler:
             columns = [pa.concat_arrays([int64_array([v]), c]) for v, c in zip(pending[1], columns, strict=True)]
         # a millisecond's last row: a row whose next row is in a later millisecond; the last row waits
         rows = pc.indices_nonzero(pc.not_equal(t.slice(1), t.slice(0, len(t) - 1)))
-        decided = t.take(rows).to_pylist()
-        return self._samples(_Decided(decided, rows, [*decided[1:], self._pending[0]]), columns)
+        decided = int64s(t.take(rows))
+        nexts = decided[1:]
+        nexts.append(self._pending[0])
+        return self._samples(_Decided(decided, rows, nexts, False), columns)
 
     def close(self) -> list[Samples]:
         """The samples of the last row (the log's last batch time)."""
@@ -95,7 +102,8 @@ class Sampler:
         if pending is None:
             return [Samples([], []) for _ in range(self.series)]
         rows = int64_array([0])
-        return self._samples(_Decided([pending[0]], rows, [float("inf")]), [int64_array([v]) for v in pending[1]])
+        return self._samples(_Decided(array("q", [pending[0]]), rows, array("q", [0]), True),
+                             [int64_array([v]) for v in pending[1]])
 
     def _samples(self, decided: _Decided, columns: list[Any]) -> list[Samples]:
         import pyarrow.compute as pc
@@ -108,45 +116,62 @@ class Sampler:
                 continue
             at = column.take(decided.rows)  # the series' value at each batch time decided
             if self.every_batch:
-                out.append(Samples(decided.times, at.to_pylist()))
+                out.append(Samples(decided.times.tolist(), at.to_pylist()))
                 continue
             first = at[0].as_py()
             # (no Python scalar in a compute call: pyarrow would import pandas to look at it)
             after = pc.indices_nonzero(pc.not_equal(at.slice(1), at.slice(0, m - 1))).to_pylist()
-            changes = [0] if first != self._before[s] else []
-            changes += [i + 1 for i in after]
-            picked = self._select(s, decided, changes)
-            out.append(Samples([decided.times[j] for j in picked],
-                               at.take(int64_array(picked)).to_pylist() if picked else []))
+            changes = array("q", [0] if first != self._before[s] else [])
+            changes.extend([i + 1 for i in after])
+            picked, self._last[s] = heartbeats()(decided.times, decided.nexts, decided.open_end, changes,
+                                                 self._last[s], HEARTBEAT_MS)
+            times = decided.times
+            out.append(Samples([times[j] for j in picked],
+                               at.take(int64_array(picked)).to_pylist() if len(picked) else []))
             self._before[s] = at[m - 1].as_py()
         return out
 
-    def _select(self, s: int, decided: _Decided, changes: list[int]) -> list[int]:
-        """The indices of series ``s``'s samples among the decided batch times: each change (``changes``, in
-        order), and before each change (and the end) the heartbeats since the previous sample: the latest batch
-        time whose next one is more than HEARTBEAT_MS after the previous sample, as long as that comes first."""
-        times, nexts = decided.times, decided.nexts
-        m = len(times)
-        picked: list[int] = []
-        last, start = self._last[s], 0
-        for change in chain(changes, (m,)):
-            while True:
-                if last is None:  # the series' first batch time
-                    beat = start
-                elif change > start and nexts[change - 1] > last + HEARTBEAT_MS:  # (nexts never decrease)
-                    beat = bisect_right(nexts, last + HEARTBEAT_MS, start)
-                else:
-                    break
-                if beat >= change:
-                    break
-                picked.append(beat)
-                last, start = times[beat], beat + 1
-            if change >= m:
+
+def select(times: Ints, nexts: Ints, open_end: bool, changes: Ints, last: int | None,
+           heartbeat: int) -> tuple[Ints, int | None]:
+    """A series' samples among batch times: the indices of ``times`` picked, and the last one's time (None: none
+    yet). ``nexts``: the batch time after each (the last one's, with ``open_end``, later than any: the log ends
+    there); ``changes``: the indices where the series' value changes, in order; ``last``: its previous sample's
+    time (None: this is its first batch time). Picked: each change, and before each change (and the end) the
+    heartbeats since the previous sample: the latest batch time whose next one is more than ``heartbeat`` ms after
+    the previous sample, as long as that comes first. ``compiled.heartbeats.select`` is the compiled twin."""
+    m = len(times)
+    hi = m - 1 if open_end else m  # the next times a search compares (the open end is later than any)
+    picked = array("q")
+    start = 0
+    for change in chain(changes, (m,)):
+        if not 0 <= change <= m:
+            raise ValueError(f"a change at {change}, not among {m} batch times")
+        while True:
+            if last is None:  # the series' first batch time
+                beat = start
+            elif change > start and (change > hi or nexts[change - 1] > last + heartbeat):  # (nexts never decrease)
+                beat = bisect_right(nexts, last + heartbeat, start, hi)  # (none: hi, the open end or m)
+            else:
                 break
-            picked.append(change)
-            last, start = times[change], change + 1
-        self._last[s] = last
-        return picked
+            if beat >= change:
+                break
+            picked.append(beat)
+            last, start = times[beat], beat + 1
+        if change >= m:
+            break
+        picked.append(change)
+        last, start = times[change], change + 1
+    return picked, last
+
+
+# The heartbeats' compiled twin (``.compiled`` None: the pure ``select`` runs), in the "analysis" core.
+HEARTBEATS = core.register_twin("analysis", "metalog.analysis.outputs.compiled.heartbeats", "select", select)
+
+
+def heartbeats() -> Any:
+    """The ``select`` that runs: the compiled twin where it was built and ``METALOG_PURE`` is not set."""
+    return select if HEARTBEATS.compiled is None else HEARTBEATS.compiled
 
 
 def steps_back(column: Any) -> bool:
@@ -155,6 +180,15 @@ def steps_back(column: Any) -> bool:
 
     n = len(column)
     return n > 1 and bool(pc.any(pc.less(column.slice(1), column.slice(0, n - 1))).as_py())
+
+
+def int64s(column: Any) -> Ints:
+    """An int64 Arrow array without nulls as an ``array('q')`` (one copy of its bytes)."""
+    out = array("q")
+    if len(column):
+        data = memoryview(column.buffers()[1]).cast("B")
+        out.frombytes(data[column.offset * 8:(column.offset + len(column)) * 8])
+    return out
 
 
 def int64_array(values: Any) -> Any:

@@ -34,6 +34,7 @@ from metalog.analysis.outputs.layout import (
     fresh_directories,
     iter_cluster,
     kind,
+    parquet_writer,
     partition_dir,
 )
 from metalog.analysis.outputs.sampling import Sampler, Samples, int64_array, steps_back
@@ -100,11 +101,9 @@ class ParquetPart:
     def _write(self, rows: Any) -> None:
         """``rows`` (an Arrow table) as one row group, its columns in one piece each (as one array per column
         writes them: the pages, and so the bytes, do not depend on how the rows came)."""
-        import pyarrow.parquet as pq
-
         if self._writer is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._writer = pq.ParquetWriter(self.path, self.schema)
+            self._writer = parquet_writer(self.path, self.schema)
         self._writer.write_table(rows.combine_chunks(), row_group_size=len(rows))
 
 

@@ -24,6 +24,8 @@ from metalog.codec.compiled._reader cimport ml_member_offset, ml_refs, ml_set_sl
 
 cdef extern from *:
     object PyObject_GenericGetDict(object o, void *context)
+    Py_ssize_t PyDict_GET_SIZE(object d)  # (a macro: of a dict only)
+    Py_ssize_t PySet_GET_SIZE(object s)  # (of a set only)
 
 
 # MetadataDelta's fields this twin reads, in this order (their slots' offsets: BatchPublish.d_off)
@@ -45,10 +47,31 @@ cdef enum:
     CLEARED_CONFIGS = 14
     CLIENT_QUOTAS = 15
     N_DELTA_FIELDS = 16
+# The delta's maps and sets, in the order ``changes_nothing`` looks at them (the topics first: most deltas change them)
+cdef int EMPTY_ORDER[11]
+EMPTY_ORDER[:] = [TOPICS, DELETED_TOPICS, FIRST_MAP, FIRST_MAP + 1, FIRST_MAP + 2, FIRST_MAP + 3, FIRST_MAP + 4,
+                  CONFIGS, CLEARED_CONFIGS, CLIENT_QUOTAS, FEATURES]
+cdef int SINGLE_ORDER[5]  # and its single values
+SINGLE_ORDER[:] = [IMAGE, OFFSET, METADATA_VERSION, ZK_MIGRATION_STATE, NEXT_PRODUCER_ID]
 # The most registrations a loader keeps spare (``BatchPublish.merge_partitions``): about what a publish of a busy
 # cluster's transaction start replaces, so that a loader holds few more than its state
 cdef enum:
     MAX_SPARE_REGISTRATIONS = 4096
+# The loader's fields read or written per batch (BatchPublish.l_off): slots of ``MetadataLoader`` (and
+# ``LoaderPosition``'s offset and delta), read and written at their places; one a subclass made something else
+# (offset 0) goes through getattr/setattr
+LOADER_FIELDS = ("offset", "delta", "marker_state", "clean_offset", "published_state", "published_image", "images",
+                 "on_publish")
+cdef enum:
+    L_OFFSET = 0
+    L_DELTA = 1
+    L_MARKER_STATE = 2
+    L_CLEAN_OFFSET = 3
+    L_PUBLISHED_STATE = 4
+    L_PUBLISHED_IMAGE = 5
+    L_IMAGES = 6
+    L_ON_PUBLISH = 7
+    N_LOADER_FIELDS = 8
 # TopicDelta's fields read here (BatchPublish.t_off)
 TOPIC_DELTA_FIELDS = ("name", "base", "partitions")
 cdef enum:
@@ -75,6 +98,7 @@ cdef class BatchPublish(BatchEnd):
     cdef object registration  # PartitionRegistration
     cdef Py_ssize_t d_off[N_DELTA_FIELDS]
     cdef Py_ssize_t t_off[3]
+    cdef Py_ssize_t l_off[N_LOADER_FIELDS]  # the loader's fields' slots (LOADER_FIELDS); 0: not a slot
     cdef object features, metadata_version, zk_migration_state  # the last features seen, and their two levels
     cdef tuple map_names
     cdef object subscriber  # the last on_publish seen (held, so that its identity is not reused)
@@ -92,6 +116,8 @@ cdef class BatchPublish(BatchEnd):
             self.t_off[i] = _offset(self.topic_delta_cls, name)
         self.map_names = DELTA_FIELDS[FIRST_MAP:FIRST_MAP + N_MAPS]
         self.loader = loader  # the MetadataLoader
+        for i, name in enumerate(LOADER_FIELDS):
+            self.l_off[i] = max(ml_member_offset(getattr(type(loader), name, None)), 0)
         kept = getattr(loader, "kept_topic_deltas", None)
         self.kept = kept if type(kept) is dict else None
         spares = getattr(loader, "spare_registrations", None)
@@ -114,22 +140,45 @@ cdef class BatchPublish(BatchEnd):
         a transaction is open, else 0."""
         return (<BatchEnd>self).end_batch(last_offset)
 
+    cdef inline object get(self, int field):
+        """The loader's field ``LOADER_FIELDS[field]``: at its slot where it is one and set."""
+        cdef Py_ssize_t off = self.l_off[field]
+        cdef PyObject *v
+        if off:
+            v = ml_slot(self.loader, off)
+            if v is not NULL:
+                return <object>v
+        return getattr(self.loader, LOADER_FIELDS[field])
+
+    cdef inline int put(self, int field, object value) except -1:
+        """The loader's field ``LOADER_FIELDS[field]`` set to ``value``: at its slot where it is one."""
+        cdef Py_ssize_t off = self.l_off[field]
+        if off:
+            ml_set_slot(self.loader, off, value)
+        else:
+            setattr(self.loader, LOADER_FIELDS[field], value)
+        return 0
+
     cdef int publish(self, object last) except -1:
         """``end_batch(last)``: 1 when a transaction is open (nothing published), else 0."""
-        cdef object loader = self.loader
-        if loader.marker_state is self.started:
+        cdef bint changes = False
+        cdef dict state
+        if self.get(L_MARKER_STATE) is self.started:
             return 1
-        if loader.images:
+        if self.get(L_IMAGES):
             self.pure(last)
             return 0
-        working = loader.published_state
-        if loader.offset > loader.clean_offset:  # records since the last publish: the delta's changes
-            delta = loader.delta
+        working = self.get(L_PUBLISHED_STATE)
+        state = PyObject_GenericGetDict(working, NULL)  # the working copy's fields (a frozen dataclass)
+        delta = self.get(L_DELTA)
+        if self.get(L_OFFSET) > self.get(L_CLEAN_OFFSET):  # records since the last publish: the delta's changes
             if type(delta) is not self.delta_cls or ml_slot(delta, self.d_off[IMAGE]) is not <PyObject *>working:
                 self.pure(last)  # (over another image: a loader started inside a transaction)
                 return 0
+            changes = not self.changes_nothing(delta, state)
+        if changes:
             ml_set_slot(delta, self.d_off[OFFSET], last)
-            on_publish = loader.on_publish
+            on_publish = self.get(L_ON_PUBLISH)
             if on_publish is not None:
                 if on_publish is not self.subscriber:
                     self.subscribe(on_publish)
@@ -141,17 +190,42 @@ cdef class BatchPublish(BatchEnd):
                 self.forget_deleted(delta)
                 delta.apply_to(working)
                 delta.clear()
-            loader.published_image = None
-        elif working.offset != last:  # nothing loaded: only the offset moves (a control batch)
-            delta = loader.delta
-            if loader.published_image is not None or type(delta) is not self.delta_cls:
+            self.put(L_PUBLISHED_IMAGE, None)
+        elif state.get("offset") != last:  # only the offset moves (a control batch, NoOpRecords): nothing told
+            if self.get(L_PUBLISHED_IMAGE) is not None or type(delta) is not self.delta_cls:
                 self.pure(last)
                 return 0
-            PyObject_GenericGetDict(working, NULL)["offset"] = last  # (set_working: only the offset changes)
+            state["offset"] = last  # (set_working: only the offset changes)
             ml_set_slot(delta, self.d_off[OFFSET], last)
-        loader.clean_offset = last
-        loader.marker_state = self.no_transaction
+        self.put(L_CLEAN_OFFSET, last)
+        self.put(L_MARKER_STATE, self.no_transaction)
         return 0
+
+    cdef bint changes_nothing(self, object delta, dict state) except -1:
+        """``MetadataDelta.changes_nothing``: every map and set of the delta empty (the topics first: most deltas
+        change them), its single values those of the working copy (``state``: its fields); a delta of another form:
+        False, and the whole publish decides."""
+        cdef Py_ssize_t k
+        cdef int i
+        cdef PyObject *v
+        for k in range(11):
+            i = EMPTY_ORDER[k]
+            v = ml_slot(delta, self.d_off[i])
+            if v is NULL:
+                return False
+            if i == DELETED_TOPICS or i == CLEARED_CONFIGS:
+                if type(<object>v) is not set or PySet_GET_SIZE(<object>v):
+                    return False
+            elif type(<object>v) is not dict or PyDict_GET_SIZE(<object>v):
+                return False
+        for k in range(5):
+            if ml_slot(delta, self.d_off[SINGLE_ORDER[k]]) is NULL:
+                return False
+        if not self.same_features(delta, state.get("features")):
+            return False
+        npid = <object>ml_slot(delta, self.d_off[NEXT_PRODUCER_ID])
+        held = state.get("next_producer_id")
+        return npid is held or npid == held
 
     cdef int forget_deleted(self, object delta) except -1:
         """The kept topic deltas of the topics ``delta`` deletes dropped (their images go from the working copy)."""

@@ -9,6 +9,13 @@ cdef struct Buffer:  # a growable int64 buffer
     Py_ssize_t cap
 
 
+cdef struct Rows:  # a table's rows as growable int64 columns, in one block: column j at data + j * cap
+    int64_t *data
+    Py_ssize_t size  # rows
+    Py_ssize_t cap  # rows each column has room for
+    Py_ssize_t width  # columns
+
+
 cdef class ClusterStep:
     cdef public str cluster
     cdef object image_of
@@ -32,7 +39,7 @@ cdef class ClusterStep:
     cdef int64_t prev[3]
     cdef bint has_prev
     # rows since the last take
-    cdef Buffer timeline, brokers_rows, dir_rows
+    cdef Rows timeline, brokers_rows, dir_rows
     cdef list failed, events, lost, told
 
     # the C entries: MetadataLoader.on_publish(delta, image), a LeaderChangeMessage, a batch's rows

@@ -3,9 +3,9 @@
 
 The same counts, kept from the same deltas by the same rules, and the same rows, in the same order (the module
 ``step`` is the specification: read it first). Counts live in C arrays by broker, directory and (broker, directory)
-number; a batch's timeline row is 20 int64 appended to a buffer, broker_timeline and directory_timeline rows the
-same, events and directory failures (rare) Python tuples. ``take`` makes the columns (``array('q')``) from the
-buffers. Directory ids and names stay Python objects; what the step reads of a broker's registration is read once,
+number; a batch's timeline row is 20 int64 appended to 20 columns (``Rows``: one block, a column after another),
+broker_timeline and directory_timeline rows the same, events and directory failures (rare) Python tuples. ``take``
+copies each column whole into an ``array('q')``, and keeps the block for the next rows. Directory ids and names stay Python objects; what the step reads of a broker's registration is read once,
 when it changes, into C arrays (the broker's and each of its directories').
 
 It is called in C where its callers are compiled: the loader's compiled publish tells it each delta through
@@ -85,6 +85,32 @@ cdef int grow(Buffer *b, Py_ssize_t need) except -1:
     return 0
 
 
+cdef Py_ssize_t add_row(Rows *t) except -1:
+    """A row more at the end of ``t``'s columns: its index (its values unset)."""
+    cdef Py_ssize_t cap, j
+    cdef int64_t *data
+    if t.size == t.cap:
+        cap = t.cap * 2 if t.cap else 256
+        data = <int64_t *>malloc(cap * t.width * sizeof(int64_t))
+        if data is NULL:
+            raise MemoryError()
+        for j in range(t.width):
+            memcpy(data + j * cap, t.data + j * t.cap, t.size * sizeof(int64_t))
+        free(t.data)
+        t.data, t.cap = data, cap
+    t.size += 1
+    return t.size - 1
+
+
+cdef inline int put_row(Rows *t, const int64_t *values) except -1:
+    """A row of ``t.width`` ``values`` at the end of ``t``'s columns."""
+    cdef Py_ssize_t i = add_row(t), j
+    cdef int64_t *at = t.data + i
+    for j in range(t.width):
+        at[j * t.cap] = values[j]
+    return 0
+
+
 cdef inline int64_t *push(Buffer *b, Py_ssize_t n) except NULL:
     """``n`` more values at the end: a pointer to them (zeroed)."""
     grow(b, n)
@@ -147,6 +173,8 @@ cdef class ClusterStep:
         cdef Py_ssize_t b, p
         self.cluster = cluster
         self.image_of = image_of
+        self.timeline.width, self.brokers_rows.width, self.dir_rows.width = TIMELINE_WIDTH, BROKER_WIDTH, \
+            DIRECTORY_WIDTH
         self.bnum, self.bid, self.reg = {}, [], []
         self.dnum, self.dirs, self.dname = {}, [], []
         self.failed, self.events, self.lost, self.told = [], [], [], []
@@ -556,16 +584,16 @@ cdef class ClusterStep:
 
     cdef int on_batch(self, int64_t last_offset, int64_t timestamp, bint open_transaction) except -1:
         cdef int64_t codes[3]
-        cdef int64_t *row
+        cdef int64_t row[TIMELINE_WIDTH]
         cdef int64_t *prev
         cdef int64_t start[3]
         self._codes(codes)
-        row = push(&self.timeline, TIMELINE_WIDTH)
         row[0], row[1], row[2], row[3], row[4], row[5] = last_offset, timestamp, codes[0], self.zk, codes[1], codes[2]
         row[6], row[7], row[8], row[9] = self.fenced, self.registered - self.fenced, self.shutdown, self.brokers_zk
         row[10], row[11], row[12], row[13] = self.topics, self.partitions, self.offline_partitions, self.imbalance
         row[14], row[15], row[16], row[17] = self.kinds[0], self.kinds[1], self.kinds[2], self.kinds[3]
         row[18], row[19] = self.offline, open_transaction
+        put_row(&self.timeline, row)
         if self.told:
             for offset, kind, detail in self.told:
                 self.events.append((offset, timestamp, kind, detail))
@@ -682,7 +710,7 @@ cdef class ClusterStep:
         by broker id (then directory id)."""
         cdef int64_t values[BROKER_VALUES]
         cdef int64_t *shown
-        cdef int64_t *row
+        cdef int64_t row[BROKER_WIDTH]
         cdef Py_ssize_t i, j, b, p
         self._sort(&self.dirty_b, False)
         for i in range(self.dirty_b.size):
@@ -691,10 +719,10 @@ cdef class ClusterStep:
             self._broker_values(b, values)
             shown = self.bshown.data + b * BROKER_VALUES
             if codes_differ(values, shown, BROKER_VALUES):
-                row = push(&self.brokers_rows, BROKER_WIDTH)
                 row[0], row[1], row[2] = last_offset, timestamp, self.bids.data[b]
                 for j in range(BROKER_VALUES):
                     row[3 + j] = shown[j] = values[j]
+                put_row(&self.brokers_rows, row)
         self.dirty_b.size = 0
         j = 0
         for i in range(self.dirty_p.size):  # the real directories' pairs only
@@ -710,26 +738,26 @@ cdef class ClusterStep:
             self._pair_values(p, values)
             shown = self.pshown.data + p * PAIR_VALUES
             if codes_differ(values, shown, PAIR_VALUES):
-                row = push(&self.dir_rows, DIRECTORY_WIDTH)
                 row[0], row[1], row[2], row[3] = last_offset, timestamp, self.bids.data[self.pb.data[p]], self.pd.data[p]
                 for j in range(PAIR_VALUES):
                     row[4 + j] = shown[j] = values[j]
+                put_row(&self.dir_rows, row)
         self.dirty_p.size = 0
         return 0
 
     # ---- handing the rows over ----------------------------------------------------------------------------------
     @property
     def pending(self):
-        return self.timeline.size // TIMELINE_WIDTH
+        return self.timeline.size
 
     def take(self):
         cluster = self.cluster
-        timeline = _columns(&self.timeline, TIMELINE_WIDTH)
+        timeline = _columns(&self.timeline)
         timeline[2:6] = [Coded(timeline[2], version_names(timeline[2])), Coded(timeline[3], ZK_NAMES),
                          Coded(timeline[4], PHASES), Coded(timeline[5], DIR_TRANSITIONS)]
-        brokers = _columns(&self.brokers_rows, BROKER_WIDTH)
+        brokers = _columns(&self.brokers_rows)
         brokers[3] = Coded(brokers[3], BROKER_STATES)
-        directories = _columns(&self.dir_rows, DIRECTORY_WIDTH)
+        directories = _columns(&self.dir_rows)
         directories[3] = Coded(directories[3], self.dname)
         events = _rows_columns(self.events, (False, False, True, None))
         events[2] = Coded(events[2], EVENT_KINDS)
@@ -799,17 +827,14 @@ cdef inline int64_t _transition(int64_t with_dirs, int64_t registered, int64_t m
 cdef array INT64 = array("q")
 
 
-cdef list _columns(Buffer *rows, Py_ssize_t width):
-    """The buffer's rows (``width`` values each) as a column each, and the buffer emptied."""
-    cdef Py_ssize_t n = rows.size // width, i, j
+cdef list _columns(Rows *rows):
+    """The rows' columns, each copied whole into an ``array('q')``; the rows emptied (their block kept)."""
+    cdef Py_ssize_t n = rows.size, j
     cdef list out = []
     cdef array column
-    cdef int64_t *to
-    for j in range(width):
+    for j in range(rows.width):
         column = clone(INT64, n, False)
-        to = <int64_t *>column.data.as_voidptr
-        for i in range(n):
-            to[i] = rows.data[i * width + j]
+        memcpy(column.data.as_voidptr, rows.data + j * rows.cap, n * sizeof(int64_t))
         out.append(column)
     rows.size = 0
     return out

@@ -46,7 +46,8 @@ def value_ticks(top: float) -> list[int]:
     magnitude = max(10 ** math.floor(math.log10(top / MAX_TICKS)), 1)
     step = next(int(f * magnitude) for f in (1, 2, 2.5, 5, 10)
                 if float(f * magnitude).is_integer() and top / (f * magnitude) <= MAX_TICKS)
-    return [i * step for i in range(math.ceil(top / step) + 1)]
+    last = -(-top // step)  # (the quotient rounded up; exact for an int top, where top / step drops the ones past 2^53)
+    return [i * step for i in range(int(last) + 1)]
 
 
 def value_label(value: int) -> str:

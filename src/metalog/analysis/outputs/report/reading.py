@@ -6,11 +6,13 @@ bounded by what it draws, not by its log's length."""
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from metalog.analysis.outputs.layout import int64s
 from metalog.analysis.outputs.report.data import (
     BROKER_LINES,
     LANES,
@@ -95,12 +97,16 @@ class ClusterBuilder:
 
     def timeline(self, column: str, times: Sequence[int], values: Sequence[Any]) -> None:
         """A timeline column's values at ``times`` (the batches after those before; a chunk may leave out a
-        batch whose value equals the one before it)."""
+        batch whose value equals the one before it). A chart's column may come as ``array('q')`` of its change
+        points (``StepsBuilder.extend_changes``)."""
         lane, chart, envelope = self.lanes.get(column), self.charts.get(column), self.envelopes.get(column)
         if lane is not None:
             lane.extend(times, values)
         if chart is not None:
-            changes = chart.extend(times, values)
+            if isinstance(times, array) and isinstance(values, array):
+                changes: tuple[Sequence[int], Sequence[Any]] = chart.extend_changes(times, values)
+            else:
+                changes = chart.extend(times, values)
             if envelope is not None:  # (a drawn column is a chart's)
                 envelope.extend(*changes)
 
@@ -120,10 +126,10 @@ class ClusterBuilder:
         key.lane.extend(at, list(map(broker_code, states, shutdowns)))
         assert key.stripe is not None
         key.stripe.extend(*_change(times, rows.column("zk")))
-        key.lines["leaders"].extend(*_change(times, rows.column("leaders")))
-        key.lines["offline_replicas"].extend(*_change(times, rows.column("offline_replicas")))
-        key.lines["homeless"].extend(*_change(times, _sum(rows.column("replicas_migrating"),
-                                                          rows.column("replicas_unassigned"))))
+        key.lines["leaders"].extend_changes(*_change_ints(times, rows.column("leaders")))
+        key.lines["offline_replicas"].extend_changes(*_change_ints(times, rows.column("offline_replicas")))
+        key.lines["homeless"].extend_changes(*_change_ints(times, _sum(rows.column("replicas_migrating"),
+                                                                       rows.column("replicas_unassigned"))))
         last = _last_row(rows)
         self.broker_now[broker] = BrokerNow(
             broker, broker_code(last["state"], last["controlled_shutdown"]),
@@ -140,7 +146,7 @@ class ClusterBuilder:
         times, replicas = rows.column("timestamp"), rows.column("replicas")
         at, (online, held) = _changes(times, rows.column("online"), _nonzero(replicas))
         key.lane.extend(at, list(map(directory_code, online, held)))
-        key.lines["replicas"].extend(*_change(times, replicas))
+        key.lines["replicas"].extend_changes(*_change_ints(times, replicas))
         last = _last_row(rows)
         self.directory_now[where] = DirectoryNow(
             *where, directory_code(last["online"], last["replicas"]),
@@ -233,16 +239,18 @@ def _read_timeline(out: Path, name: str, span: Span, picture: Span | None, fine:
     from metalog.analysis.outputs.layout import iter_cluster_batches
 
     builder: ClusterBuilder | None = None
-    for batch in iter_cluster_batches(out / "timeline_batches", name, batch_rows=batch_rows):
+    for batch in iter_cluster_batches(out / "timeline_batches", name, batch_rows=batch_rows, dictionaries=True):
         if batch.num_rows == 0:
             continue
         if builder is None:
             builder = ClusterBuilder(name, batch.schema.names, span, picture, fine=fine)
         times = batch.column("timestamp")
         for column in builder.timeline_columns:
-            values = _decoded(batch.column(column))
-            changed = change_points(values)
-            builder.timeline(column, times.filter(changed).to_pylist(), values.filter(changed).to_pylist())
+            values = batch.column(column)
+            if column in builder.charts:
+                builder.timeline(column, *_change_ints(times, values))
+            else:
+                builder.timeline(column, *_change(times, values))
         builder.batches_read(batch.num_rows, batch.slice(batch.num_rows - 1, 1).to_pylist()[0])
     return builder
 
@@ -266,10 +274,13 @@ def _decoded(values: Any) -> Any:
 
 def change_points(values: Any) -> Any:
     """A boolean Arrow array: the first value, and each that differs from the one before it (a null differs
-    from a value, not from another null)."""
+    from a value, not from another null). Of a dictionary array, where its code does (a value may have two
+    codes: a change point more, which a builder's ``extend`` drops)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    if pa.types.is_dictionary(values.type):
+        values = values.indices
     n = len(values)
     after, before = values.slice(1), values.slice(0, n - 1)
     differs = pc.not_equal(after, before)
@@ -287,7 +298,7 @@ def _keyed(root: Path, name: str, columns: Sequence[str], key: tuple[str, ...], 
 
     if not root.is_dir():
         return
-    for batch in iter_cluster_batches(root, name, columns, batch_rows):
+    for batch in iter_cluster_batches(root, name, columns, batch_rows, dictionaries=True):
         yield from _split(batch, key)
 
 
@@ -296,6 +307,17 @@ def _change(times: Any, values: Any) -> tuple[list[int], list[Any]]:
     values (a builder's ``extend`` takes them as it takes every value: it keeps the changes)."""
     changed = change_points(values)
     return times.filter(changed).to_pylist(), values.filter(changed).to_pylist()
+
+
+def _change_ints(times: Any, values: Any) -> tuple[Sequence[int], Sequence[Any]]:
+    """``_change`` where ``values`` are int64s without a null: as ``array('q')``, no Python int per point (else
+    as ``_change`` gives them)."""
+    import pyarrow as pa
+
+    changed = change_points(values)
+    if values.type != pa.int64() or values.null_count:
+        return times.filter(changed).to_pylist(), values.filter(changed).to_pylist()
+    return int64s(times.filter(changed)), int64s(values.filter(changed))
 
 
 def _changes(times: Any, *columns: Any) -> tuple[list[int], list[list[Any]]]:

@@ -15,10 +15,13 @@ from __future__ import annotations
 import json
 from array import array
 from collections.abc import Iterable, Iterator, MutableSequence, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from itertools import chain, compress
 from operator import ne, sub
 from typing import Any
+
+from metalog.codec import core
 
 FINE = 8192  # buckets over a cluster's time span within which m4 keeps at most four points
 
@@ -59,8 +62,21 @@ def decimated(series: Steps, t0: int, t1: int, buckets: int = FINE) -> Steps:
     """``m4``'s points whatever the series' length. Each run of points in one bucket keeps its first, lowest
     (first of them), highest (first of them) and last point, so decimating a series' head and then the whole
     again keeps what decimating the whole once keeps (``StepsBuilder`` relies on it)."""
-    n = len(series)
     times, values = series.times, series.values
+    keep: Sequence[int] | None = None
+    compiled = M4_KEPT.compiled
+    if compiled is not None and _int64s(times) and _int64s(values):
+        with suppress(OverflowError):  # (a time beyond int64, or too many buckets: the pure twin)
+            keep = compiled(times, values, t0, t1, buckets)
+    if keep is None:
+        keep = m4_kept(times, values, t0, t1, buckets)
+    return Steps([times[k] for k in keep], [values[k] for k in keep])
+
+
+def m4_kept(times: Sequence[int], values: Sequence[Any], t0: int, t1: int, buckets: int) -> list[int]:
+    """The indices of the points ``decimated`` keeps, in order. The pure twin of
+    ``metalog.analysis.outputs.compiled.report_series.m4_kept`` (which takes int64 arrays)."""
+    n = len(times)
     span = max(t1 - t0, 1)
     keep: list[int] = []
     i = 0
@@ -76,7 +92,11 @@ def decimated(series: Steps, t0: int, t1: int, buckets: int = FINE) -> Steps:
                 hi = j
         keep += sorted({i, lo, hi, j})
         i = j + 1
-    return Steps([times[k] for k in keep], [values[k] for k in keep])
+    return keep
+
+
+def _int64s(values: Sequence[Any]) -> bool:
+    return isinstance(values, array) and values.typecode == "q"
 
 
 class StepsBuilder:
@@ -117,6 +137,20 @@ class StepsBuilder:
             head = decimated(Steps(self.times, self.values), *self.span, self.buckets)
             self.times, self.values, self.decimated = array("q", head.times), array("q", head.values), True
         return kept
+
+    def extend_changes(self, times: Sequence[int], values: Sequence[int]) -> tuple[Sequence[int], Sequence[int]]:
+        """``extend`` for a line (``span`` given) of points that are each a change from the one before it but
+        maybe the first (``reading.change_points``' of an int64 column, as ``array('q')``: no Python int per
+        point). Returns the points kept, as ``extend`` does."""
+        assert self.span is not None
+        if values and self.values and values[0] == self.values[-1]:
+            times, values = times[1:], values[1:]
+        self.times.extend(times)
+        self.values.extend(values)
+        if len(self.times) > self.HELD * 4 * self.buckets:
+            head = decimated(Steps(self.times, self.values), *self.span, self.buckets)
+            self.times, self.values, self.decimated = array("q", head.times), array("q", head.values), True
+        return times, values
 
     def result(self) -> Steps:
         """The series: every change, or (with ``span``) ``m4`` of every change."""
@@ -202,23 +236,38 @@ def runs(series: Steps) -> list[tuple[int, Any]]:
 def packed(series: Steps, t0: int) -> dict[str, Any]:
     """For the page: times as differences (the first from ``t0``), so the JSON stays small. A line's int64
     arrays become text only as the page's JSON is written (``Ints``, ``json_pieces``)."""
-    deltas = map(sub, series.times, chain((t0,), series.times))
     if isinstance(series.values, array):
-        return {"t": Ints(deltas), "v": Ints(series.values)}
-    return {"t": list(deltas), "v": list(series.values)}
+        return {"t": Ints(series.times, t0), "v": Ints(series.values)}
+    return {"t": list(map(sub, series.times, chain((t0,), series.times))), "v": list(series.values)}
 
 
 class Ints:
-    """Ints written into the page's JSON as an array when it is written, never held as a list of int objects."""
+    """Ints written into the page's JSON as an array when it is written, never held as a list of int objects;
+    with ``start``, their differences (the first from ``start``)."""
 
-    def __init__(self, values: Iterable[int]) -> None:
-        self.values = values
+    def __init__(self, values: Iterable[int], start: int | None = None) -> None:
+        self.values, self.start = values, start
 
     def text(self) -> str:
-        """``[1,2,3]``: a list's repr without its spaces (ints hold none), made in C a third faster than a
-        ``str`` per int joined."""
-        values = self.values.tolist() if isinstance(self.values, array) else list(self.values)
-        return repr(values).replace(" ", "")
+        """``[1,2,3]`` (``int_list_text``: in C where its compiled twin runs and the ints are an int64 array)."""
+        compiled = INT_LIST_TEXT.compiled
+        if compiled is not None and isinstance(self.values, array) and _int64s(self.values):
+            with suppress(OverflowError):  # (a start beyond int64: the pure twin)
+                return str(compiled(self.values, self.start))
+        return int_list_text(self.values, self.start)
+
+
+def int_list_text(values: Iterable[int], start: int | None) -> str:
+    """``values`` as a JSON array without spaces, or with ``start`` their differences (the first from ``start``):
+    a list's repr without its spaces (ints hold none). The pure twin of
+    ``metalog.analysis.outputs.compiled.report_series.int_list_text`` (which takes an int64 array)."""
+    ints = list(values)
+    if start is not None:
+        ints = list(map(sub, ints, chain((start,), ints)))
+    return repr(ints).replace(" ", "")
+
+
+_NESTED = (Ints, dict, list, tuple)  # what ``json_pieces`` writes a piece at a time (a list's types are found in C)
 
 
 def json_pieces(value: Any) -> Iterator[str]:
@@ -232,7 +281,7 @@ def json_pieces(value: Any) -> Iterator[str]:
             yield f"{',' if i else ''}{json.dumps(key)}:"
             yield from json_pieces(item)
         yield "}"
-    elif isinstance(value, (list, tuple)) and any(isinstance(v, (Ints, dict, list, tuple)) for v in value):
+    elif isinstance(value, (list, tuple)) and any(issubclass(t, _NESTED) for t in set(map(type, value))):
         yield "["
         for i, item in enumerate(value):
             if i:
@@ -241,3 +290,9 @@ def json_pieces(value: Any) -> Iterator[str]:
         yield "]"
     else:
         yield json.dumps(value, separators=(",", ":"))
+
+
+# the compiled twins (None: the pure functions run), in the "analysis" core
+M4_KEPT = core.register_twin("analysis", "metalog.analysis.outputs.compiled.report_series", "m4_kept", m4_kept)
+INT_LIST_TEXT = core.register_twin("analysis", "metalog.analysis.outputs.compiled.report_series", "int_list_text",
+                                   int_list_text)

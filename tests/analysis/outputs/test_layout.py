@@ -1,0 +1,68 @@
+"""The analysis' Parquet files as ``layout.parquet_writer`` encodes them: integers and times in
+DELTA_BINARY_PACKED, text by dictionary, statistics where a reader selects a range; any int64 read back as it was."""
+
+from __future__ import annotations
+
+from array import array
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from metalog.analysis.domain.columns import Chunk, Coded
+from metalog.analysis.domain.schema import BROKERS, Kind
+from metalog.analysis.outputs import writers
+from metalog.analysis.outputs.layout import STATISTICS_INTS, iter_cluster_batches
+from metalog.analysis.outputs.writers import ParquetPart
+from metalog.cli.main import main
+from tests.analysis.test_timeline import jbod_transition
+
+pq = pytest.importorskip("pyarrow.parquet")
+
+INT64 = st.integers(-(1 << 63), (1 << 63) - 1)
+
+
+def test_every_file_encodes_numbers_by_delta_and_text_by_dictionary(tmp_path: Path) -> None:
+    """Before: pyarrow's defaults, every column dictionary-encoded with statistics (the 1M-record benchmark log's
+    timeline_batches 10.2 MB, now 0.7 MB)."""
+    out = tmp_path / "out"
+    assert main(["analyze", str(jbod_transition(tmp_path / "jbod")), "--out", str(out), "--engine", "python"]) == 0
+    paths = sorted(out.glob("*/cluster=*/*.parquet"))
+    assert {p.parts[-3] for p in paths} >= {"timeline_batches", "broker_timeline", "directory_failures", "growth"}
+    for path in paths:
+        metadata = pq.ParquetFile(path).metadata
+        for group in range(metadata.num_row_groups):
+            for i in range(metadata.num_columns):
+                column = metadata.row_group(group).column(i)
+                name, text = column.path_in_schema, column.physical_type == "BYTE_ARRAY"
+                where = f"{path.parts[-3]}.{name}"
+                assert ("RLE_DICTIONARY" if text else "DELTA_BINARY_PACKED") in column.encodings, where
+                timed = metadata.schema.column(i).logical_type.type == "TIMESTAMP"
+                assert column.is_stats_set == (text or timed or name in STATISTICS_INTS), where
+
+
+@settings(max_examples=60, deadline=None)
+@given(columns=st.lists(st.lists(INT64 | st.sampled_from([-(1 << 63), (1 << 63) - 1, 0]), min_size=1, max_size=300),
+                        min_size=len(BROKERS.values), max_size=len(BROKERS.values)),
+       group=st.integers(1, 100))
+def test_any_int64_is_read_back_as_it_was_written(tmp_path_factory: pytest.TempPathFactory,
+                                                  columns: list[list[int]], group: int) -> None:
+    """Differences between int64s overflow (-2^63 after 2^63-1): the delta encoding wraps them, and reads back
+    what was written, in any row groups."""
+    n = min(map(len, columns))
+    data = [Coded(array("q", [v % 3 for v in values[:n]]), ["fenced", "unfenced", "=x"]) if c.kind is Kind.TEXT
+            else array("q", values[:n]) for c, values in zip(BROKERS.values, columns, strict=True)]
+    out = tmp_path_factory.mktemp("parquet")
+    part = ParquetPart(out, BROKERS.name, "c")
+    size, writers.ROWS_PER_GROUP = writers.ROWS_PER_GROUP, group
+    try:
+        part.add(Chunk(BROKERS, "c", tuple(data)))
+        part.close()
+    finally:
+        writers.ROWS_PER_GROUP = size
+    got = list(iter_cluster_batches(out / BROKERS.name, "c"))
+    for column, written in zip(BROKERS.values, data, strict=True):
+        values = [v for b in got for v in b.column(column.name).to_pylist()]
+        expected = [written.names[i] for i in written.codes] if isinstance(written, Coded) else list(written)
+        assert values == expected, column.name
