@@ -37,7 +37,7 @@ from metalog.replay.images import IMAGE_DIR
 def _restore_times(h: MetadataHistory, image: object, repeat: int) -> tuple[float, float]:
     """Time loading the same state from a Kafka checkpoint and from a state image."""
     from metalog.codec.framing import decode_metadata_record
-    from metalog.snapshots import SnapshotId, SnapshotReader, SnapshotWriter
+    from metalog.snapshots import SnapshotHeader, SnapshotId, SnapshotReader, SnapshotWriter
     from metalog.state import MetadataLoader
     from metalog.state.records import image_records
     from metalog.state.serde import image_from_bytes, image_to_bytes
@@ -45,7 +45,8 @@ def _restore_times(h: MetadataHistory, image: object, repeat: int) -> tuple[floa
     directory = h.root / "bench-snapshot"
     shutil.rmtree(directory, ignore_errors=True)
     directory.mkdir()
-    with SnapshotWriter(directory, SnapshotId(h.end_offset + 1, 1), last_contained_log_timestamp=0) as w:
+    header = SnapshotHeader(last_contained_log_timestamp=0)
+    with SnapshotWriter(directory, SnapshotId(h.end_offset + 1, 1), header) as w:
         w.append(image_records(image))  # type: ignore[arg-type]
         path = w.freeze()
     data = image_to_bytes(image)  # type: ignore[arg-type]

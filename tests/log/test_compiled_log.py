@@ -16,6 +16,7 @@ import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -26,7 +27,7 @@ from metalog.bench import cores
 from metalog.bench.cores import pure_log_core
 from metalog.errors import MetalogError
 from metalog.log import batch as batch_module
-from metalog.log.batch import Record, RecordBatch
+from metalog.log.batch import Record, RecordArea, RecordBatch
 from metalog.log.builder import BatchFields, build_batch, build_control_batch, build_data_batch
 from metalog.log.compression import Compression
 from metalog.log.control import encode_control
@@ -167,6 +168,13 @@ def damaged(draw: st.DrawFn) -> bytes:
     return bytes(data)
 
 
+def area_of(b: RecordBatch) -> RecordArea:
+    """The records of the uncompressed batch ``b``, as RecordBatch hands them to its decoders."""
+    log_append_time = b.max_timestamp if b.timestamp_type == "LogAppendTime" else None
+    return RecordArea(b.data, HEADER_SIZE, b.size_in_bytes, b.records_count, b.base_offset, b.base_timestamp,
+                      log_append_time)
+
+
 # ---- the tests -------------------------------------------------------------------------------------------
 @DIFFERENTIAL
 @given(data=any_batch, kind=kinds)
@@ -207,12 +215,10 @@ def test_the_compiled_decoder_reads_every_valid_batch_itself(data):
     b = RecordBatch(data)
     if b.compression is not Compression.NONE:
         return  # decompressed first, then the same decoder: the tests above read them on both cores
-    log_append_time = b.max_timestamp if b.timestamp_type == "LogAppendTime" else None
-    got = COMPILED_DECODE(data, HEADER_SIZE, len(data), b.records_count, b.base_offset, b.base_timestamp,
-                          log_append_time, Record)
+    area = area_of(b)
+    got = COMPILED_DECODE(area, Record)
     assert got is not None
-    assert got == batch_module._decode_records(data, HEADER_SIZE, len(data), b.records_count, b.base_offset,
-                                               b.base_timestamp, log_append_time)
+    assert got == batch_module._decode_records(area)
 
 
 @DIFFERENTIAL
@@ -223,11 +229,10 @@ def test_the_compiled_decoder_reads_kraft_data_records_itself_and_hands_over_the
     b = RecordBatch(data)
     if b.compression is not Compression.NONE:
         return
-    log_append_time = b.max_timestamp if b.timestamp_type == "LogAppendTime" else None
-    got = COMPILED_DECODE(data, HEADER_SIZE, len(data), b.records_count, b.base_offset, b.base_timestamp,
-                          log_append_time, Record, True)
-    general = batch_module._decode_records(data, HEADER_SIZE, len(data), b.records_count, b.base_offset,
-                                           b.base_timestamp, log_append_time)
+    area = area_of(b)
+    log_append_time = area.log_append_time
+    got = COMPILED_DECODE(area, Record, True)
+    general = batch_module._decode_records(area)
     kraft_form = all(r.key is None and r.value and not r.headers and r.offset == b.base_offset + i
                      for i, r in enumerate(general)) and (
         log_append_time is not None or all(r.timestamp == b.base_timestamp for r in general))
@@ -248,8 +253,28 @@ def test_the_compiled_records_are_kept_out_of_the_cycle_collector():
 
 def test_hostile_counts_allocate_nothing():
     """A record count the bytes cannot hold is refused before anything is made for it."""
-    assert COMPILED_DECODE(b"\x00" * 100, 0, 100, 2**62, 0, 0, None, Record) is None
-    assert COMPILED_DECODE(b"\x00" * 100, 0, 100, 15, 0, 0, None, Record) is None
+    assert COMPILED_DECODE(RecordArea(b"\x00" * 100, 0, 100, 2**62, 0, 0, None), Record) is None
+    assert COMPILED_DECODE(RecordArea(b"\x00" * 100, 0, 100, 15, 0, 0, None), Record) is None
+
+
+def test_the_compiled_decoder_reads_a_record_area_in_its_order_and_nothing_else():
+    """The compiled decoder reads a RecordArea's fields by index: a build for another field order is refused when it
+    loads (the pure decoder runs), and what is not a RecordArea is refused with an error, never read."""
+    loaded = batch_module.DECODE_RECORDS.loaded
+    assert loaded is not None and batch_module.check_record_area(loaded) is None
+    stale = ModuleType("metalog.log.compiled.stale")
+    assert batch_module.check_record_area(stale) == ("metalog.log.compiled.stale was built for another RecordArea "
+                                                     "(no AREA_FIELDS)")
+    stale.AREA_FIELDS = ("data", "begin", "limit", "base_offset", "records_count", "base_timestamp",  # type: ignore[attr-defined]
+                         "log_append_time")
+    assert batch_module.check_record_area(stale) == (
+        "metalog.log.compiled.stale was built for another RecordArea (data, begin, limit, base_offset, records_count, "
+        "base_timestamp, log_append_time)")
+    data = build_data_batch(0, [b"v"], epoch=1, timestamp=5)
+    with pytest.raises(TypeError, match="decode_records takes a RecordArea, not tuple"):
+        COMPILED_DECODE((data, HEADER_SIZE, len(data), 1, 0, 5), Record)
+    with pytest.raises(TypeError, match="decode_records takes a RecordArea, not bytes"):
+        COMPILED_DECODE(data, Record)
 
 
 def test_the_log_core_is_named():

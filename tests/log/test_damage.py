@@ -420,12 +420,12 @@ def test_recover_repair_drops_a_segment_whose_name_leaves_a_gap(copy, capsys):
 
 
 def test_repair_leaves_the_snapshots_alone(pristine, copy, capsys):
-    from metalog.snapshots import SnapshotId, SnapshotWriter
+    from metalog.snapshots import SnapshotHeader, SnapshotId, SnapshotWriter
     from metalog.state.records import image_records
 
     path, batches = copy
     with SnapshotWriter(path / PARTITION_DIR, SnapshotId(batches[-1].last_offset + 1, 8),
-                        last_contained_log_timestamp=0, time_ms=0) as w:
+                        SnapshotHeader(last_contained_log_timestamp=0), time_ms=0) as w:
         w.append(image_records(state(path)))
         snapshot = w.freeze()
     before = snapshot.read_bytes()

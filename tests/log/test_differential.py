@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from metalog.errors import CorruptBatchError
-from metalog.log.batch import Record, RecordBatch, _decode_kraft_records, _decode_records
+from metalog.log.batch import Record, RecordArea, RecordBatch, _decode_kraft_records, _decode_records
 from metalog.log.builder import BatchFields, build_batch, build_data_batch
 from metalog.log.compression import Compression
 
@@ -82,7 +82,8 @@ def test_kraft_fast_path_agrees_with_the_general_decoder(recs, base_ts):
                       tuple(h) if i % 5 == 1 else ()) for i, (dt, key, value, h) in enumerate(recs)]
     data = build_batch(100, records)
     batch = RecordBatch(data)
-    general = _decode_records(data, 61, len(data), batch.records_count, 100, batch.base_timestamp, None)
+    area = RecordArea(data, 61, len(data), batch.records_count, 100, batch.base_timestamp, None)
+    general = _decode_records(area)
     assert batch.decode_records() == general == records
     fast = _decode_kraft_records(data, 61, len(data), batch.records_count, 100, batch.base_timestamp)
     kraft_form = all(r.key is None and not r.headers and r.timestamp == batch.base_timestamp and r.value

@@ -18,7 +18,7 @@ import pytest
 from metalog.log import MetadataLog
 from metalog.log.verify import verify_log
 from metalog.replay.history import MetadataHistory
-from metalog.snapshots import SnapshotId, SnapshotWriter
+from metalog.snapshots import SnapshotHeader, SnapshotId, SnapshotWriter
 from metalog.state.records import image_records
 from tests.log.damage import PARTITION_DIR, BatchAt, build_log
 from tests.log.test_damage import run
@@ -128,7 +128,8 @@ def test_a_snapshot_past_the_end_names_what_it_holds(pristine, tmp_path, capsys)
     with MetadataHistory(path) as history:
         image = history.state_at().image
     end = batches[-1].last_offset + 1
-    with SnapshotWriter(path / PARTITION_DIR, SnapshotId(end + 5, 9), last_contained_log_timestamp=0) as w:
+    header = SnapshotHeader(last_contained_log_timestamp=0)
+    with SnapshotWriter(path / PARTITION_DIR, SnapshotId(end + 5, 9), header) as w:
         w.append(image_records(image))
         snapshot = w.freeze()
     problems = verify_log(path).problems

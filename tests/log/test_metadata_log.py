@@ -16,7 +16,7 @@ from metalog.log import Durability, LogConfig, MetadataLog, Mode
 from metalog.log.files import METADATA_TOPIC_ID, read_partition_metadata, read_properties
 from metalog.log.index import OFFSET_ENTRY, TIME_ENTRY
 from metalog.log.verify import verify_log
-from metalog.snapshots import SnapshotId, SnapshotWriter
+from metalog.snapshots import SnapshotHeader, SnapshotId, SnapshotWriter
 from tests.waiting import DEADLINE
 
 NOOP = bytes.fromhex("01140000")  # NoOpRecord v0, framed
@@ -228,7 +228,7 @@ def test_retention_deletes_segments_covered_by_a_snapshot(tmp_path):
     with MetadataLog.open(tmp_path, Mode.CREATE, config=LogConfig(segment_bytes=700)) as log:
         fill(log, 20, per_batch=2)
         bases = [s.base_offset for s in log.segments]
-        with SnapshotWriter(log.directory, SnapshotId(21, 1), last_contained_log_timestamp=TS) as w:
+        with SnapshotWriter(log.directory, SnapshotId(21, 1), SnapshotHeader(last_contained_log_timestamp=TS)) as w:
             w.append([NOOP])
             w.freeze()
         assert log.latest_snapshot_id() == SnapshotId(21, 1)

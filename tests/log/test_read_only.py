@@ -30,7 +30,7 @@ from metalog.log import Check, MetadataLog, Mode
 from metalog.log.follow import LogFollower
 from metalog.log.verify import verify_log
 from metalog.replay.history import MetadataHistory
-from metalog.snapshots import SnapshotId, SnapshotReader, SnapshotWriter
+from metalog.snapshots import SnapshotHeader, SnapshotId, SnapshotReader, SnapshotWriter
 from metalog.state.records import image_records
 from tests.log.damage import PARTITION_DIR, build_log
 from tests.log.test_damage import run
@@ -48,7 +48,8 @@ def messy_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
     part = path / PARTITION_DIR
     with MetadataHistory(path) as history:
         image = history.state_at(batches[40].last_offset).image
-    with SnapshotWriter(part, SnapshotId(image.offset + 1, 2), last_contained_log_timestamp=0, time_ms=0) as w:
+    with SnapshotWriter(part, SnapshotId(image.offset + 1, 2), SnapshotHeader(last_contained_log_timestamp=0),
+                        time_ms=0) as w:
         w.append(image_records(image))
         w.freeze()
     segments = sorted(part.glob("*.log"))

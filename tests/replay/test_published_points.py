@@ -22,7 +22,7 @@ from metalog.errors import PointError
 from metalog.log import Durability, LogConfig, MetadataLog, Mode
 from metalog.log.builder import build_data_batch
 from metalog.replay.history import MetadataHistory
-from metalog.snapshots import SnapshotId, SnapshotWriter
+from metalog.snapshots import SnapshotHeader, SnapshotId, SnapshotWriter
 from metalog.state import MetadataLoader
 from metalog.state.delta import MetadataDelta
 from metalog.state.image import EMPTY, MetadataImage
@@ -186,7 +186,7 @@ def histories(draw: st.DrawFn) -> list[list[Any] | str]:
 def snapshot(root: Path, point: Published) -> None:
     """A Kafka snapshot of a published state (Kafka snapshots any published image, inside a batch too)."""
     directory = root / "__cluster_metadata-0"
-    with SnapshotWriter(directory, SnapshotId(point.offset + 1, 1), last_contained_log_timestamp=TS,
+    with SnapshotWriter(directory, SnapshotId(point.offset + 1, 1), SnapshotHeader(last_contained_log_timestamp=TS),
                         time_ms=TS) as writer:
         writer.append(image_records(point.image))
         writer.freeze()

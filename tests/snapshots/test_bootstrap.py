@@ -16,7 +16,7 @@ from metalog.log.reader import read_file_batches
 from metalog.log.snapshot_files import SnapshotId
 from metalog.snapshots import SnapshotReader
 from metalog.snapshots.bootstrap import BOOTSTRAP_FILE, read_bootstrap, write_bootstrap
-from metalog.snapshots.writer import SnapshotWriter
+from metalog.snapshots.writer import SnapshotHeader, SnapshotWriter
 from metalog.state.features import bootstrap_records
 
 KAFKA_SNAPSHOT = "snapshot-kraft-v0/00000000000000000025-0000000001.checkpoint"
@@ -80,7 +80,7 @@ def test_an_existing_file_is_left_alone(tmp_path: Path) -> None:
 
 def test_kafkas_reader_refuses_control_records_other_than_header_footer_and_leader_change(tmp_path: Path) -> None:
     """BatchFileReader.nextControlBatch: "Unsupported control record type" for anything else."""
-    with SnapshotWriter(tmp_path, SnapshotId(0, 0), last_contained_log_timestamp=0, kraft_version=1,
+    with SnapshotWriter(tmp_path, SnapshotId(0, 0), SnapshotHeader(last_contained_log_timestamp=0, kraft_version=1),
                         file_name=BOOTSTRAP_FILE) as w:
         w.append(bootstrap_records(21))
         w.freeze()

@@ -16,7 +16,14 @@ from metalog.log import MetadataLog, Mode
 from metalog.log.builder import build_control_batch, build_data_batch
 from metalog.log.control import encode_control
 from metalog.log.dump import kafka_type_name
-from metalog.snapshots import SnapshotId, SnapshotReader, SnapshotWriter, list_snapshots, parse_name
+from metalog.snapshots import (
+    SnapshotHeader,
+    SnapshotId,
+    SnapshotReader,
+    SnapshotWriter,
+    list_snapshots,
+    parse_name,
+)
 
 NAME = "00000000000000000025-0000000001.checkpoint"
 
@@ -26,8 +33,8 @@ def test_written_exactly_as_kafka_writes(jbod_dir, tmp_path, kafka_vectors, kraf
     kafka_file = jbod_dir / f"snapshot-kraft-v{kraft_version}" / NAME
     image = kafka_vectors["scenarioJbod"]["imageRecords"]
     records = [(message_class(_spec(r["type"])).from_json(r["data"], r["version"]), r["version"]) for r in image]
-    with SnapshotWriter(tmp_path, SnapshotId(25, 1), last_contained_log_timestamp=1700000008000,
-                        kraft_version=kraft_version, time_ms=1700000060000) as writer:
+    header = SnapshotHeader(last_contained_log_timestamp=1700000008000, kraft_version=kraft_version)
+    with SnapshotWriter(tmp_path, SnapshotId(25, 1), header, time_ms=1700000060000) as writer:
         writer.append(records)
         path = writer.freeze()
     assert path == tmp_path / NAME and not (tmp_path / (NAME + ".part")).exists()
@@ -60,8 +67,8 @@ def test_voters_record_in_the_header_batch_at_kraft_version_1(tmp_path):
         {"version": 0, "voters": [{"voterId": 3000, "voterDirectoryId": "upjfkCrUR9GNn1i94ip1wg",
                                    "endpoints": [{"name": "CONTROLLER", "host": "localhost", "port": 9093}],
                                    "kRaftVersionFeature": {"minSupportedVersion": 0, "maxSupportedVersion": 1}}]}, 0)
-    with SnapshotWriter(tmp_path, SnapshotId(7, 2), last_contained_log_timestamp=5, kraft_version=1,
-                        voters=voters, time_ms=9) as w:
+    header = SnapshotHeader(last_contained_log_timestamp=5, kraft_version=1, voters=voters)
+    with SnapshotWriter(tmp_path, SnapshotId(7, 2), header, time_ms=9) as w:
         w.append([bytes.fromhex("01140000")] * 3)
         path = w.freeze()
     batches = list(SnapshotReader(path).batches())
@@ -69,6 +76,16 @@ def test_voters_record_in_the_header_batch_at_kraft_version_1(tmp_path):
     assert batches[0][1][2].message == voters
     assert [b.base_offset for b, _ in batches] == [0, 3, 6]
     assert all(b.partition_leader_epoch == 2 and b.max_timestamp == 9 for b, _ in batches)
+
+
+def test_voters_at_kraft_version_0_are_refused_before_any_file_is_written(tmp_path):
+    """A snapshot at kraft.version 0 has no VotersRecord: voters given for one are refused (Kafka's
+    RecordsSnapshotWriter.Builder refuses them too), not dropped without a word."""
+    voters = message_class("VotersRecord")(version=0, voters=[])
+    with pytest.raises(SnapshotError, match="a snapshot at kraft.version 0 has no VotersRecord: voters need "
+                                            "kraft.version 1"):
+        SnapshotWriter(tmp_path, SnapshotId(7, 2), SnapshotHeader(last_contained_log_timestamp=5, voters=voters))
+    assert list(tmp_path.iterdir()) == []
 
 
 def _write_raw(path: Path, batches: list[bytes]) -> Path:
@@ -109,21 +126,22 @@ def test_names_and_leftovers(tmp_path):
     assert parse_name(NAME + ".part") == (SnapshotId(25, 1), ".part")
     assert parse_name("0025-1.checkpoint") is None
     with MetadataLog.open(tmp_path, Mode.CREATE) as log:
-        writer = SnapshotWriter(log.directory, SnapshotId(1, 1), last_contained_log_timestamp=0)
+        writer = SnapshotWriter(log.directory, SnapshotId(1, 1), SnapshotHeader(last_contained_log_timestamp=0))
         writer.append([b"\x01\x14\x00\x00"])  # never frozen: a crash leaves the .part behind
         assert list_snapshots(log.directory) == []
     with MetadataLog.open(tmp_path, Mode.WRITE) as log:
         assert any(c.endswith(".checkpoint.part") for c in log.recovery.cleaned)
         assert log.snapshot_ids() == []
     with pytest.raises(SnapshotError, match="already exists"):
-        with SnapshotWriter(tmp_path, SnapshotId(2, 1), last_contained_log_timestamp=0) as w:
+        with SnapshotWriter(tmp_path, SnapshotId(2, 1), SnapshotHeader(last_contained_log_timestamp=0)) as w:
             w.freeze()
-        SnapshotWriter(tmp_path, SnapshotId(2, 1), last_contained_log_timestamp=0)
+        SnapshotWriter(tmp_path, SnapshotId(2, 1), SnapshotHeader(last_contained_log_timestamp=0))
 
 
 def test_batches_split_at_the_size_limit(tmp_path):
     values = [bytes([i]) * 1000 for i in range(50)]
-    with SnapshotWriter(tmp_path, SnapshotId(50, 3), last_contained_log_timestamp=1, max_batch_bytes=8000) as w:
+    with SnapshotWriter(tmp_path, SnapshotId(50, 3), SnapshotHeader(last_contained_log_timestamp=1),
+                        max_batch_bytes=8000) as w:
         w.append(values)
         path = w.freeze()
     batches = list(SnapshotReader(path).batches())
@@ -137,7 +155,7 @@ def test_batches_split_at_the_size_limit(tmp_path):
 def test_snapshot_write_read_round_trip(values, end, epoch, kraft_version, ts):
     with tempfile.TemporaryDirectory() as d:
         sid = SnapshotId(end, epoch)
-        with SnapshotWriter(d, sid, last_contained_log_timestamp=ts, kraft_version=kraft_version,
+        with SnapshotWriter(d, sid, SnapshotHeader(last_contained_log_timestamp=ts, kraft_version=kraft_version),
                             max_batch_bytes=1000) as w:
             w.append(values)
             path = w.freeze()

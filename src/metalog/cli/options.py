@@ -22,7 +22,7 @@ from metalog.secrets import KEPT, SHOWN, Secrets
 
 INT16_MAX = INT_RANGES["int16"][1]
 INT32_MIN, INT32_MAX = INT_RANGES["int32"]
-INT64_MIN, INT64_MAX = INT_RANGES["int64"]
+INT64_MAX = INT_RANGES["int64"][1]
 _INTEGER = re.compile(r"\s*[-+]?[0-9]+\s*")
 _MAX_DIGITS = 40  # longer than any int64: out of range without converting (int() refuses 4,300 digits and more)
 
@@ -81,7 +81,6 @@ def seconds(what: str, most: float) -> Callable[[str], float]:
 
 
 # the fields options fill, each once
-OFFSET = integer("an offset", INT64_MIN, INT64_MAX, "an int64")  # (one before the log is the log's to refuse)
 BROKER_ID = int32("a broker id")
 PARTITION_ID = non_negative_int32("a partition id")
 NODE_ID = non_negative_int32("a node id")

@@ -151,7 +151,7 @@ def _create(args: argparse.Namespace) -> int:
     from metalog.cli.options import resolving
     from metalog.replay.history import MetadataHistory
     from metalog.replay.points import parse_time
-    from metalog.snapshots import SnapshotId, SnapshotWriter
+    from metalog.snapshots import SnapshotHeader, SnapshotId, SnapshotWriter
     from metalog.state.records import image_records, lost_in_image
 
     options.log_directory(args.logdir, "snapshot create")
@@ -168,9 +168,9 @@ def _create(args: argparse.Namespace) -> int:
         voters = _voters_through(log, image.offset) if args.kraft_version == 1 else None
         for loss in lost_in_image(image):
             print(f"warning: metadata.version cannot carry {loss}; it is left out", file=sys.stderr)
-        with SnapshotWriter(log.directory, SnapshotId(image.offset + 1, epoch),
-                            last_contained_log_timestamp=batch.max_timestamp, kraft_version=args.kraft_version,
-                            voters=voters, time_ms=time_ms) as writer:
+        header = SnapshotHeader(last_contained_log_timestamp=batch.max_timestamp, kraft_version=args.kraft_version,
+                                voters=voters)
+        with SnapshotWriter(log.directory, SnapshotId(image.offset + 1, epoch), header, time_ms=time_ms) as writer:
             writer.append(image_records(image))
             path = writer.freeze()
     if (note := result.note("the snapshot holds the state through")) is not None:

@@ -16,7 +16,7 @@ from metalog.codec.runtime import ApiMessage
 from metalog.errors import MetalogError
 from metalog.generate.generator import START_MS, HistoryGenerator, HistorySettings
 from metalog.log import Durability, LogConfig, MetadataLog, Mode
-from metalog.snapshots import SnapshotId, SnapshotWriter
+from metalog.snapshots import SnapshotHeader, SnapshotId, SnapshotWriter
 from metalog.state import MetadataLoader
 from metalog.state.records import image_digest, image_records
 
@@ -120,6 +120,6 @@ def _leader_change() -> LeaderChangeMessage:
 def _snapshot(log: MetadataLog, loader: MetadataLoader, timestamp: int) -> Path:
     image = loader.image
     with SnapshotWriter(log.directory, SnapshotId(log.log_end_offset, EPOCH),
-                        last_contained_log_timestamp=timestamp, time_ms=timestamp) as writer:
+                        SnapshotHeader(last_contained_log_timestamp=timestamp), time_ms=timestamp) as writer:
         writer.append(image_records(image))
         return writer.freeze()

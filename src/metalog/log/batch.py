@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import mmap
 from collections.abc import Iterator
+from types import ModuleType
 from typing import Any, NamedTuple
 
 import crc32c
@@ -61,7 +62,22 @@ class Record(NamedTuple):
     attributes: int = 0
 
 
-_new_record = tuple.__new__
+class RecordArea(NamedTuple):
+    """The records of one batch, as its record decoders read them: ``records_count`` records at
+    ``data[begin:limit]`` (the batch's own bytes, or its decompressed records), each record's offset and timestamp
+    counted from the batch header's ``base_offset`` and ``base_timestamp``; ``log_append_time``: every record's
+    timestamp instead (a LogAppendTime batch's maxTimestamp), or None."""
+
+    data: Any
+    begin: int
+    limit: int
+    records_count: int
+    base_offset: int
+    base_timestamp: int
+    log_append_time: int | None
+
+
+_new_tuple = tuple.__new__  # a Record or a RecordArea from a tuple of its fields, without NamedTuple's __new__
 _CODEC_IDS = frozenset(Compression)
 _UNCOMMON = COMPRESSION_MASK | LOG_APPEND_TIME_FLAG | CONTROL_FLAG  # batches records() reads the general way
 _SLICES_TO_BYTES = (bytes, mmap.mmap)
@@ -197,8 +213,8 @@ class RecordBatch:
             limit = begin + self.batch_length - MIN_BATCH_LENGTH
             count = self.records_count
             if 0 <= count <= (limit - begin) // MIN_RECORD_SIZE:
-                fast: list[Record] | None = compiled_decode_records(
-                    self.data, begin, limit, count, self.base_offset, self.base_timestamp, None, Record, True)
+                fast: list[Record] | None = compiled_decode_records(_new_tuple(RecordArea, (
+                    self.data, begin, limit, count, self.base_offset, self.base_timestamp, None)), Record, True)
                 if fast is not None:
                     return fast
         out, kraft_form = self._decode(not control)
@@ -239,23 +255,25 @@ class RecordBatch:
         log_append_time = self.max_timestamp if self.attributes & LOG_APPEND_TIME_FLAG else None
         compiled_decode_records = DECODE_RECORDS.compiled
         if compiled_decode_records is not None:
-            out = compiled_decode_records(data, begin, limit, count, self.base_offset, self.base_timestamp,
-                                          log_append_time, Record, kraft_data)
+            out = compiled_decode_records(self._area(data, begin, limit, log_append_time), Record, kraft_data)
             if out is not None:
                 return out, kraft_data
         try:
-            if log_append_time is None:
+            if log_append_time is None:  # (no RecordArea made for it: the pure core's replay reads batches here)
                 fast = _decode_kraft_records(data, begin, limit, count, self.base_offset, self.base_timestamp)
                 if fast is not None:  # KRaft's data form: what a data batch must hold, never a control batch
                     return fast, kraft_data
-            general = _decode_records(data, begin, limit, count, self.base_offset, self.base_timestamp,
-                                      log_append_time)
-            return general, False
+            return _decode_records(self._area(data, begin, limit, log_append_time)), False
         except RecordError as e:
             where = e.pos - begin
             raise self._records_error(f"record {e.index} (offset {self.base_offset + e.index}): {e.reason} (at byte "
                                       f"{where} of the {'decompressed ' if data is not self.data else ''}records)") \
                 from None
+
+    def _area(self, data: Any, begin: int, limit: int, log_append_time: int | None) -> RecordArea:
+        """This batch's records at ``data[begin:limit]`` (its own bytes or its decompressed records)."""
+        return _new_tuple(RecordArea, (data, begin, limit, self.records_count, self.base_offset, self.base_timestamp,
+                                       log_append_time))
 
     def __iter__(self) -> Iterator[Record]:
         return iter(self.records())
@@ -298,23 +316,23 @@ def check_frame(data: Any, start: int, *, source: str | None = None, position: i
     return LOG_OVERHEAD + length
 
 
-def _decode_records(data: Any, pos: int, limit: int, count: int, base_offset: int, base_timestamp: int,
-                    log_append_time: int | None) -> list[Record]:
-    """The records in ``data[pos:limit]``, each by ``_decode_record``."""
+def _decode_records(area: RecordArea) -> list[Record]:
+    """The records of ``area``, each by ``_decode_record``."""
     out: list[Record] = []
     append = out.append
+    pos, limit, count = area.begin, area.limit, area.records_count
     for i in range(count):
-        record, pos = _decode_record(data, pos, limit, i, base_offset, base_timestamp, log_append_time)
+        record, pos = _decode_record(area, pos, i)
         append(record)
     if pos != limit:
         raise RecordError(count, pos, f"{limit - pos} bytes follow the last of {count} records")
     return out
 
 
-def _decode_record(data: Any, pos: int, limit: int, i: int, base_offset: int, base_timestamp: int,
-                   log_append_time: int | None) -> tuple[Record, int]:
-    """Record ``i`` at ``data[pos:]`` (before ``limit``) and where the next one starts; a RecordError names the byte
+def _decode_record(area: RecordArea, pos: int, i: int) -> tuple[Record, int]:
+    """Record ``i`` of ``area``, at ``area.data[pos:]``, and where the next one starts; a RecordError names the byte
     where it stops making sense."""
+    data, limit = area.data, area.limit
     try:
         size, pos = _varint(data, pos)
         end = pos + size
@@ -339,9 +357,10 @@ def _decode_record(data: Any, pos: int, limit: int, i: int, base_offset: int, ba
         raise RecordError(i, min(pos, limit), f"truncated or malformed ({e})") from None
     if pos != end:
         raise RecordError(i, pos, f"record length says {size} bytes but its fields take {size + pos - end}")
-    return _new_record(Record, (base_offset + offset_delta,
-                                base_timestamp + ts_delta if log_append_time is None else log_append_time,
-                                key, value, headers, attributes)), pos
+    log_append_time = area.log_append_time
+    return _new_tuple(Record, (area.base_offset + offset_delta,
+                               area.base_timestamp + ts_delta if log_append_time is None else log_append_time,
+                               key, value, headers, attributes)), pos
 
 
 def _varint(data: Any, pos: int) -> tuple[int, int]:
@@ -387,7 +406,7 @@ def _decode_kraft_records(data: Any, pos: int, limit: int, count: int, base_offs
     values = kraft_values(data, pos, limit, count)
     if values is None:
         return None
-    new, rec_cls = _new_record, Record
+    new, rec_cls = _new_tuple, Record
     return [new(rec_cls, (base_offset + i, base_timestamp, None, v, (), 0)) for i, v in enumerate(values)]
 
 
@@ -467,7 +486,17 @@ def _decode_headers(data: Any, pos: int, end: int, index: int) -> tuple[tuple[tu
     return tuple(headers), pos
 
 
-# The record decoder's compiled twin (``metalog.log.compiled.records.decode_records``; ``.compiled`` None: the pure
-# one runs). It reads what it can and returns None for the rest (damage included), which the pure decoder then reads
-# or refuses.
-DECODE_RECORDS = core.register_twin("log", "metalog.log.compiled.records", "decode_records", _decode_records)
+def check_record_area(module: ModuleType) -> str | None:
+    """Why the compiled record decoder ``module`` is not to run: it reads a RecordArea's fields in another order than
+    RecordArea's (``AREA_FIELDS``: a stale build); None when they agree."""
+    theirs = getattr(module, "AREA_FIELDS", None)
+    if theirs != RecordArea._fields:
+        return f"{module.__name__} was built for another RecordArea ({', '.join(theirs or ('no AREA_FIELDS',))})"
+    return None
+
+
+# The record decoder's compiled twin (``metalog.log.compiled.records.decode_records(area, record_cls, kraft_data)``;
+# ``.compiled`` None: the pure one runs). It reads what it can and returns None for the rest (damage included), which
+# the pure decoder then reads or refuses.
+DECODE_RECORDS = core.register_twin("log", "metalog.log.compiled.records", "decode_records", _decode_records,
+                                    check=check_record_area)

@@ -46,7 +46,6 @@ class FileDump:
     def __init__(self, path: Path, previous: FileDump | None = None, max_bytes: int | None = None) -> None:
         self.path = path
         self.max_bytes = max_bytes  # kafka-dump-log's --max-bytes: read whole batches within the first max_bytes
-        self.stopped_at_limit = False
         self.snapshot = parse_name(path.name)
         self.base_offset = int(path.stem) if path.suffix == LOG_SUFFIX and path.stem.isdigit() else None
         start = 0 if self.snapshot else self.base_offset
@@ -79,9 +78,7 @@ class FileDump:
                     yield batch
                     pos += batch.size_in_bytes
             except CorruptBatchError as e:
-                if end < size and _whole_past(fd, pos, end, size):
-                    self.stopped_at_limit = True  # the next batch is whole, past --max-bytes: not damage
-                else:
+                if not (end < size and _whole_past(fd, pos, end, size)):  # else whole, past --max-bytes: no damage
                     self._damaged(fd, size, pos, e)
         finally:
             os.close(fd)

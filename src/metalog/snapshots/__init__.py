@@ -2,6 +2,7 @@
 
 from metalog.log.snapshot_files import SnapshotId, list_snapshots, parse_name
 from metalog.snapshots.reader import SnapshotReader, SnapshotSummary
-from metalog.snapshots.writer import SnapshotWriter
+from metalog.snapshots.writer import SnapshotHeader, SnapshotWriter
 
-__all__ = ["SnapshotId", "SnapshotReader", "SnapshotSummary", "SnapshotWriter", "list_snapshots", "parse_name"]
+__all__ = ["SnapshotHeader", "SnapshotId", "SnapshotReader", "SnapshotSummary", "SnapshotWriter", "list_snapshots",
+           "parse_name"]

@@ -21,7 +21,7 @@ from metalog.errors import CodecError, SnapshotError
 from metalog.log.control import ControlType
 from metalog.log.snapshot_files import SnapshotId
 from metalog.snapshots.reader import SnapshotReader
-from metalog.snapshots.writer import SnapshotWriter
+from metalog.snapshots.writer import SnapshotHeader, SnapshotWriter
 
 if TYPE_CHECKING:
     from metalog.codec.runtime import ApiMessage
@@ -35,7 +35,7 @@ def write_bootstrap(directory: str | os.PathLike[str], records: Iterable[bytes |
                     time_ms: int | None = None) -> Path:
     """Write ``directory/bootstrap.checkpoint`` holding ``records`` (through ``bootstrap.checkpoint.tmp``, fsynced
     and renamed, as Kafka moves its temporary file into place); returns its path."""
-    with SnapshotWriter(directory, _BOOTSTRAP_ID, last_contained_log_timestamp=0, time_ms=time_ms,
+    with SnapshotWriter(directory, _BOOTSTRAP_ID, SnapshotHeader(last_contained_log_timestamp=0), time_ms=time_ms,
                         file_name=BOOTSTRAP_FILE) as writer:  # (refuses a file that exists)
         writer.append(records)
         return writer.freeze()

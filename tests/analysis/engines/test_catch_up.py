@@ -17,7 +17,7 @@ from metalog.analysis.engines.parallel import batch_offsets, caught_up, start_po
 from metalog.errors import PointError
 from metalog.log import MetadataLog, Mode
 from metalog.replay.history import MetadataHistory
-from metalog.snapshots import SnapshotId, SnapshotWriter
+from metalog.snapshots import SnapshotHeader, SnapshotId, SnapshotWriter
 from metalog.state.records import image_records
 from tests.analysis import crafted as c
 
@@ -72,7 +72,7 @@ def _start_inside_a_batch(root: Path, which: int) -> int:
         inside = [o for o in range(h.end_offset + 1) if not h.is_batch_end(o) and _published_at(h, o)]
         published = h.state_at(inside[which % len(inside)])
         with SnapshotWriter(root / "__cluster_metadata-0", SnapshotId(published.offset + 1, 1),
-                            last_contained_log_timestamp=c.T0, time_ms=c.T0) as writer:
+                            SnapshotHeader(last_contained_log_timestamp=c.T0), time_ms=c.T0) as writer:
             writer.append(image_records(published.image))
             writer.freeze()
     with MetadataLog.open(root, Mode.WRITE) as log:

@@ -263,7 +263,7 @@ def test_composition_is_associative_and_transactions_match() -> None:
 def test_a_log_starting_inside_a_batch_after_a_snapshot(tmp_path: Path) -> None:
     """Kafka may snapshot the state published before a BeginTransactionRecord inside a batch, and its retention
     then starts the log there: both engines replay that batch from the log's start only."""
-    from metalog.snapshots import SnapshotId, SnapshotWriter
+    from metalog.snapshots import SnapshotHeader, SnapshotId, SnapshotWriter
     from metalog.state.records import image_records
 
     root = c.write(tmp_path / "h", [
@@ -275,8 +275,8 @@ def test_a_log_starting_inside_a_batch_after_a_snapshot(tmp_path: Path) -> None:
     with MetadataHistory(root) as h:
         inside = h.state_at(4)
         assert (inside.offset, str(inside.batch)) == (4, "3..7")
-        with SnapshotWriter(root / "__cluster_metadata-0", SnapshotId(5, 1), last_contained_log_timestamp=c.T0,
-                            time_ms=c.T0) as writer:
+        with SnapshotWriter(root / "__cluster_metadata-0", SnapshotId(5, 1),
+                            SnapshotHeader(last_contained_log_timestamp=c.T0), time_ms=c.T0) as writer:
             writer.append(image_records(inside.image))
             writer.freeze()
         expected = list(h.states(5))

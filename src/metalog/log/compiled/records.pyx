@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """The compiled twin of RecordBatch's record decoder (``metalog.log.batch._decode_records``): hand-written.
 
-``decode_records`` reads the records of one batch's record area into the same ``Record`` tuples, made
+``decode_records`` reads the records of one batch's ``RecordArea`` into the same ``Record`` tuples, made
 untracked by the cycle collector (a batch keeps a thousand of them alive, and a collection that walks them
 costs more than reading them). It returns None for anything outside the forms it reads, damage included;
 the pure decoder then reads it or raises its own error, so errors are the pure path's by construction.
@@ -81,8 +81,24 @@ cdef object _headers(const unsigned char *p, Py_ssize_t *at, Py_ssize_t end):
     return out
 
 
-cdef object _records(const unsigned char *p, Py_ssize_t pos, Py_ssize_t limit, Py_ssize_t count, int64_t base_offset,
-                     int64_t base_timestamp, object log_append_time, object record_cls, bint kraft_data):
+# metalog.log.batch.RecordArea's fields, in its order: the log layer refuses a build whose AREA_FIELDS differ from
+# RecordArea._fields (then the pure decoder runs). Read by index, not by name: a RecordArea is made per batch, and
+# seven attribute lookups would cost more than the call's nine positionals did.
+cdef enum:
+    DATA, BEGIN, LIMIT, RECORDS_COUNT, BASE_OFFSET, BASE_TIMESTAMP, LOG_APPEND_TIME, AREA_SIZE
+
+AREA_FIELDS = ("data", "begin", "limit", "records_count", "base_offset", "base_timestamp", "log_append_time")
+
+
+cdef struct Bounds:  # a RecordArea's numbers
+    Py_ssize_t pos, limit, count
+    int64_t base_offset, base_timestamp
+
+
+cdef object _records(const unsigned char *p, Bounds area, object log_append_time, object record_cls,
+                     bint kraft_data):
+    cdef Py_ssize_t pos = area.pos, limit = area.limit, count = area.count
+    cdef int64_t base_offset = area.base_offset, base_timestamp = area.base_timestamp
     cdef list out = PyList_New(count)
     cdef Py_ssize_t i, end
     cdef int64_t size, ts_delta, offset_delta, offset, timestamp
@@ -153,22 +169,26 @@ cdef object _records(const unsigned char *p, Py_ssize_t pos, Py_ssize_t limit, P
     return out
 
 
-def decode_records(data, Py_ssize_t pos, Py_ssize_t limit, Py_ssize_t count, int64_t base_offset,
-                   int64_t base_timestamp, log_append_time, record_cls, bint kraft_data=False):
-    """The ``count`` records at ``data[pos:limit]`` (any one-dimensional byte buffer) as ``record_cls`` tuples,
-    exactly as ``metalog.log.batch._decode_records`` reads them; None where that decoder must decide (damage,
-    or a form this one leaves to it: varints past 32 bits, offsets or timestamps past int64). ``kraft_data``: also
-    None when a record is not in the form of KRaft's data records (a key, no or an empty value, headers, a
-    timestamp delta, an offset delta other than its index): ``RecordBatch.records`` then says which rule of KRaft's
-    it breaks."""
+def decode_records(area, record_cls, bint kraft_data=False):
+    """The records of ``area`` (``metalog.log.batch.RecordArea``, its ``data`` any one-dimensional byte buffer) as ``record_cls`` tuples, exactly as ``metalog.log.batch._decode_records`` reads
+    them; None where that decoder must decide (damage, or a form this one leaves to it: varints past 32 bits, offsets
+    or timestamps past int64). ``kraft_data``: also None when a record is not in the form of KRaft's data records (a
+    key, no or an empty value, headers, a timestamp delta, an offset delta other than its index):
+    ``RecordBatch.records`` then says which rule of KRaft's it breaks."""
     cdef Py_buffer view
-    if count < 0 or pos < 0 or limit < pos or count > (limit - pos) // MIN_RECORD_SIZE:
+    cdef Bounds bounds
+    if not isinstance(area, tuple) or len(<tuple>area) != AREA_SIZE:
+        raise TypeError(f"decode_records takes a RecordArea, not {type(area).__name__}")
+    cdef tuple fields = <tuple>area
+    bounds.pos, bounds.limit, bounds.count = fields[BEGIN], fields[LIMIT], fields[RECORDS_COUNT]
+    bounds.base_offset, bounds.base_timestamp = fields[BASE_OFFSET], fields[BASE_TIMESTAMP]
+    if bounds.count < 0 or bounds.pos < 0 or bounds.limit < bounds.pos or \
+            bounds.count > (bounds.limit - bounds.pos) // MIN_RECORD_SIZE:
         return None
-    PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
+    PyObject_GetBuffer(fields[DATA], &view, PyBUF_SIMPLE)
     try:
-        if limit > view.len:
+        if bounds.limit > view.len:
             return None
-        return _records(<const unsigned char *>view.buf, pos, limit, count, base_offset, base_timestamp,
-                        log_append_time, record_cls, kraft_data)
+        return _records(<const unsigned char *>view.buf, bounds, fields[LOG_APPEND_TIME], record_cls, kraft_data)
     finally:
         PyBuffer_Release(&view)
