@@ -101,7 +101,7 @@ def test_the_report_from_columns_draws_what_the_rows_drew(tmp_path_factory: pyte
     """Every series the page and the PNG draw, read from the Parquet tables in record batches of ``batch_rows``
     (lines decimated into ``fine`` buckets, so the builders decimate as they go), equals the old way's series of
     the whole rows; so do the values after the last batch and the summary's."""
-    from metalog.analysis.outputs.report.reading import read_cluster
+    from metalog.analysis.outputs.report.reading import TableReading, read_cluster
     from tests.analysis.oracle import write_cluster
 
     timeline, brokers, directories = data
@@ -113,7 +113,7 @@ def test_the_report_from_columns_draws_what_the_rows_drew(tmp_path_factory: pyte
     times = [r["timestamp"] for r in timeline]
     t0, t1 = times[0], span_end(times[0], times[-1])
     picture = (t0 - shift, t1 + shift)  # a fleet's axis, wider than the cluster's own
-    cluster = read_cluster(out, "c", picture, fine=fine, batch_rows=batch_rows)
+    cluster = read_cluster(out, "c", picture, reading=TableReading(fine=fine, batch_rows=batch_rows))
     assert cluster is not None and (cluster.start, cluster.end, cluster.batches) == (t0, t1, len(timeline))
 
     for column in LANES:

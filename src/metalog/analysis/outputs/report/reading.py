@@ -192,32 +192,40 @@ class KeyTables:
 
 
 # ---- from the Parquet tables ----------------------------------------------------------------------------
-def read_cluster(out: Path, name: str, picture: Span | None = None, *, span: Span | None = None, fine: int = FINE,
-                 batch_rows: int = 65_536, brokers: bool = True) -> Cluster | None:
+@dataclass(frozen=True)
+class TableReading:
+    """How a cluster's tables are read for its report: ``fine``, the buckets a line is decimated into
+    (``series.m4``); ``batch_rows``, the rows of a record batch read at once."""
+
+    fine: int = FINE
+    batch_rows: int = 65_536
+
+
+def read_cluster(out: Path, name: str, picture: Span | None = None, *, span: Span | None = None,
+                 reading: TableReading = TableReading(), brokers: bool = True) -> Cluster | None:
     """One cluster's report from ``out``'s Parquet tables (``analysis.layout``), a record batch at a time: of each
     drawn timeline column only its change points become Python values (found in Arrow), and the per-broker and
     per-directory tables feed each key's builders. ``picture``: the PNG's time axis (default: the cluster's
     own); ``span``: the cluster's own (start, end) where the caller has read it (``data.read_span``; else read
-    here); ``fine``: the buckets a line is decimated into (``series.m4``); ``batch_rows``: the rows of a record
-    batch read at once; ``brokers``: read the per-broker table, directory failures and events too (else
-    ``read_keys`` reads them). None when it has no timeline rows."""
+    here); ``reading``: how the tables are read (``TableReading``); ``brokers``: read the per-broker table,
+    directory failures and events too (else ``read_keys`` reads them). None when it has no timeline rows."""
     span = span or read_span(out, name)
-    builder = None if span is None else _read_timeline(out, name, span, picture, fine, batch_rows)
+    builder = None if span is None else _read_timeline(out, name, span, picture, reading)
     if builder is None:
         return None
-    _read_directories(out, name, builder, batch_rows)
+    _read_directories(out, name, builder, reading.batch_rows)
     if brokers:
-        _read_brokers(out, name, builder, batch_rows)
+        _read_brokers(out, name, builder, reading.batch_rows)
     return builder.finish()
 
 
-def read_keys(out: Path, name: str, span: Span, *, fine: int = FINE, batch_rows: int = 65_536) -> KeyTables:
+def read_keys(out: Path, name: str, span: Span, *, reading: TableReading = TableReading()) -> KeyTables:
     """The part of ``read_cluster`` that ``brokers=False`` leaves out, read on its own on the cluster's ``span``
     (so that two cores may share one cluster's report, each about half of it: the 5M-record log's per-broker
     table costs about what its timeline and per-directory table cost together): its per-broker table, directory
     failures and events (its ``directories`` and ``directory_views`` empty: ``read_cluster`` reads them)."""
-    builder = ClusterBuilder(name, (), span, fine=fine)
-    _read_brokers(out, name, builder, batch_rows)
+    builder = ClusterBuilder(name, (), span, fine=reading.fine)
+    _read_brokers(out, name, builder, reading.batch_rows)
     return builder.key_tables()
 
 
@@ -233,17 +241,18 @@ def _read_directories(out: Path, name: str, builder: ClusterBuilder, batch_rows:
         builder.directory((where[0], where[1]), cols)
 
 
-def _read_timeline(out: Path, name: str, span: Span, picture: Span | None, fine: int, batch_rows: int,
+def _read_timeline(out: Path, name: str, span: Span, picture: Span | None, reading: TableReading,
                    ) -> ClusterBuilder | None:
     """The timeline's drawn columns: of each, only its change points (found in Arrow) become Python values."""
     from metalog.analysis.outputs.layout import iter_cluster_batches
 
     builder: ClusterBuilder | None = None
-    for batch in iter_cluster_batches(out / "timeline_batches", name, batch_rows=batch_rows, dictionaries=True):
+    for batch in iter_cluster_batches(out / "timeline_batches", name, batch_rows=reading.batch_rows,
+                                      dictionaries=True):
         if batch.num_rows == 0:
             continue
         if builder is None:
-            builder = ClusterBuilder(name, batch.schema.names, span, picture, fine=fine)
+            builder = ClusterBuilder(name, batch.schema.names, span, picture, fine=reading.fine)
         times = batch.column("timestamp")
         for column in builder.timeline_columns:
             values = batch.column(column)
