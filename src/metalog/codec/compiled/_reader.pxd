@@ -204,3 +204,14 @@ cdef inline object refused(object pure, object buf, object pos):
 
     disagreement(pure, buf, pos)  # the compiled reader refused what the pure one read: a bug, said out loud
     return result
+
+
+cdef inline object ml_field(object o, Py_ssize_t off, object name):
+    """``o``'s attribute ``name``: at its slot (``off``, from ``ml_member_offset``; 0: not a slot) where it is one
+    and set, else ``getattr`` (a subclass that made it something else)."""
+    cdef PyObject *v
+    if off:
+        v = ml_slot(o, off)
+        if v is not NULL:
+            return <object>v
+    return getattr(o, name)

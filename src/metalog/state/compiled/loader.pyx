@@ -28,6 +28,7 @@ from metalog.codec.compiled._reader cimport (
     METALOG_CYTHON_VERSION,
     ReadFn,
     entry_fn,
+    ml_field,
     ml_generic_alloc,
     ml_member_offset,
     ml_refs,
@@ -391,13 +392,7 @@ cdef class ValueReplay:
 
     cdef inline object delta(self):
         """``loader.delta``: from its slot where it is one."""
-        cdef Py_ssize_t off = self.loader_off[LOADER_DELTA]
-        cdef PyObject *d
-        if off:
-            d = ml_slot(self.loader, off)
-            if d is not NULL:
-                return <object>d
-        return self.loader.delta
+        return ml_field(self.loader, self.loader_off[LOADER_DELTA], "delta")
 
     cdef partition_change(self, d, r):
         """``metalog.state.rules.partition_change``, compiled (half of a busy log's records): a change of leader, ISR,

@@ -20,7 +20,7 @@ from cpython.object cimport PyObject
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
 from libc.stdint cimport int64_t
 
-from metalog.codec.compiled._reader cimport ml_member_offset, ml_refs, ml_set_slot, ml_slot
+from metalog.codec.compiled._reader cimport ml_field, ml_member_offset, ml_refs, ml_set_slot, ml_slot
 
 cdef extern from *:
     object PyObject_GenericGetDict(object o, void *context)
@@ -142,13 +142,7 @@ cdef class BatchPublish(BatchEnd):
 
     cdef inline object get(self, int field):
         """The loader's field ``LOADER_FIELDS[field]``: at its slot where it is one and set."""
-        cdef Py_ssize_t off = self.l_off[field]
-        cdef PyObject *v
-        if off:
-            v = ml_slot(self.loader, off)
-            if v is not NULL:
-                return <object>v
-        return getattr(self.loader, LOADER_FIELDS[field])
+        return ml_field(self.loader, self.l_off[field], LOADER_FIELDS[field])
 
     cdef inline int put(self, int field, object value) except -1:
         """The loader's field ``LOADER_FIELDS[field]`` set to ``value``: at its slot where it is one."""
