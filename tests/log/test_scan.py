@@ -13,7 +13,7 @@ from metalog.errors import CorruptBatchError, LogError
 from metalog.log import BatchFields, MetadataLog, Record, build_batch, iter_batches
 from metalog.log.chain import BatchChain
 from metalog.log.control import encode_control
-from metalog.log.scan import Scan, ScannedBatch, scan_into, scan_values
+from metalog.log.scan import SCAN_INTO, Scan, ScannedBatch, scan_into, scan_values
 from tests.log.damage import leader_change
 
 TS = 1700000000000
@@ -168,6 +168,18 @@ def test_scan_into_single_record_batches_of_every_small_size() -> None:
         assert scanned_into(data, 0, 10**6, 1 << 20) == ([(v, i) for i, v in enumerate(values[:2])], None, refused)
 
 
+def test_scan_into_batches_of_more_records_than_its_local_room() -> None:
+    """Batches of more than 64 records (the compiled loop's room on its stack for their values' places), a larger one
+    after a smaller and a smaller after a larger, then a small one: every value to the sink as the general reader
+    reads it."""
+    sizes = [65, 300, 70, 3, 129]
+    batches = [([(bytes([n % 251 + 1]) * (1 + i % 7), None, [], 0) for i in range(n)], "none", False) for n in sizes]
+    data = build(batches)
+    expected = [(v, base + i) for base, _, _, _, values in general(data)[0] for i, v in enumerate(values)]
+    assert len(expected) == sum(sizes)
+    assert scanned_into(data, 0, 10**6, 1 << 20) == (expected, TS, None)
+
+
 @pytest.mark.parametrize("kinds", [["none", "none", "none"], ["none", "gzip"], ["gzip", "none", "none"],
                                    ["none", "none", "control"], ["none", "control", "gzip", "control"]])
 def test_scan_into_reports_the_max_timestamp_of_the_last_data_batch(kinds: list[str]) -> None:
@@ -222,6 +234,24 @@ def test_scan_into_names_the_offset_of_a_value_its_sink_cannot_decode(jbod_dir: 
     with pytest.raises(LogError, match="offset 3: bad") as e:
         scan_into(Scan(data, len(data), "seg.log", BatchChain(0), 0, 100, sink), 0)
     assert e.value.file == "seg.log"
+
+
+@pytest.mark.skipif(SCAN_INTO.compiled is None, reason="the compiled read loop's (the pure loop names it offset -1)")
+def test_scan_into_names_by_offset_only_what_its_sink_cannot_decode(jbod_dir: Path) -> None:
+    """A DecodeError from the batch-end hook is the hook's own, not a record's: the compiled loop lets it reach the
+    caller as it was raised (one from the sink names the record's offset: the test above). The pure loop wraps it
+    in a LogError naming the last single-record batch's offset, or -1: a difference left as it was (no hook of
+    metalog raises DecodeError)."""
+    from metalog.errors import DecodeError
+
+    def batch_end(base: int, last: int, timestamp: int, control: bool, size: int) -> None:
+        if last >= 3:
+            raise DecodeError("the hook's own")
+
+    data = (jbod_dir / "__cluster_metadata-0" / "00000000000000000000.log").read_bytes()
+    with pytest.raises(DecodeError, match="^the hook's own$") as e:
+        scan_into(Scan(data, len(data), "seg.log", BatchChain(0), 0, 100, lambda v, o: None, batch_end), 0)
+    assert not isinstance(e.value, LogError)
 
 
 def test_scan_into_refuses_what_scan_values_refuses(jbod_dir: Path) -> None:

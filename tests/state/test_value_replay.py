@@ -19,7 +19,7 @@ from metalog.codec.framing import encode_metadata_record
 from metalog.errors import MetalogError, ReplayError
 from metalog.state import MetadataDelta, MetadataLoader
 from metalog.state.delta import TopicDelta
-from metalog.state.enums import LEADER_RECOVERY_NO_CHANGE, NO_LEADER_CHANGE
+from metalog.state.enums import LEADER_RECOVERY_NO_CHANGE, NO_LEADER_CHANGE, record_type_name
 from metalog.state.image import EMPTY, MetadataImage, PartitionRegistration
 from metalog.state.loader import VALUE_REPLAY, LoaderPosition
 from metalog.state.rules import (
@@ -440,3 +440,26 @@ def _outcome(loader: MetadataLoader, run: Any) -> tuple[Any, ...]:
     except MetalogError as e:
         error = (type(e), str(e))
     return error, loader.offset, loader.delta.apply()
+
+
+
+@pytest.mark.parametrize("refused", ["change", "registration", "rule"])
+def test_a_refused_record_is_named_at_its_own_offset_after_others(refused: str) -> None:
+    """A record the rule refuses is named by its own offset and type, whichever way it reaches the rule: handed on by
+    the twin's own PartitionChangeRecord or PartitionRecord rule, or a record the twin does not read
+    (RemoveTopicRecord's rule). Records at other offsets came before it, one of them refused and caught: the offset
+    named is never one of theirs (the twin locates the error where it hands the record on, not in the record loop)."""
+    image, _ = _image(PartitionRegistration((1,), (MIGRATING,), (1,), (), (), (), (), 1, 0, 0, 0), "none")
+    bad = {"change": PARTITION_CHANGE(topic_id=TOPIC, partition_id=9),  # no partition 9
+           "registration": PARTITION_RECORD(topic_id=OTHER_TOPIC, partition_id=0, replicas=[1], isr=[1]),  # no topic
+           "rule": message_class("RemoveTopicRecord")(topic_id=OTHER_TOPIC)}[refused]
+    loader = MetadataLoader(image)
+    loader.replay_value(encode_metadata_record(PARTITION_CHANGE(topic_id=TOPIC, partition_id=0, leader=1), 0), 7)
+    with pytest.raises(ReplayError) as first:
+        loader.replay_value(encode_metadata_record(PARTITION_CHANGE(topic_id=OTHER_TOPIC, partition_id=0), 0), 8)
+    assert first.value.offset == 8
+    with pytest.raises(ReplayError) as e:
+        loader.replay_value(encode_metadata_record(bad, 0), 11)
+    name = record_type_name(bad.NAME)
+    assert e.value.offset == 11 and e.value.record == name and str(e.value).startswith(f"offset 11, {name}: ")
+    assert loader.delta.topics[TOPIC].partitions[0].leader_epoch == 1  # (what came before stays)

@@ -3,7 +3,7 @@ JVM that went away must not hide the interrupt (``metalog: interrupted`` is the 
 
 from __future__ import annotations
 
-from metalog.analysis.engines.spark_session import jvm_notice, spark_error
+from metalog.analysis.engines.spark_session import jvm_notice, spark_error, stop_context
 from metalog.errors import MetalogError
 
 
@@ -101,3 +101,25 @@ def test_the_jvms_startup_notices_are_not_passed_on_and_nothing_else_is_held() -
                  "WARNING: package sun.security.action not in java.base; and something else", "WARNING: A terminally "
                  "deprecated method in sun.misc.Unsafe has been called"):
         assert not jvm_notice(line), line
+
+
+class _Recorder:
+    def __init__(self, name: str, calls: list[str]) -> None:
+        self.name, self.calls = name, calls
+
+    def setLogLevel(self, level: str) -> None:  # noqa: N802 - pyspark's name
+        self.calls.append(f"{self.name}.setLogLevel({level})")
+
+    def stop(self) -> None:
+        self.calls.append(f"{self.name}.stop()")
+
+
+def test_a_context_stops_with_its_jvm_logging_nothing_of_its_own_shutdown() -> None:
+    # a standalone cluster's executors reporting to a scheduler that has stopped made the driver log an ERROR and
+    # a Java stack after metalog's one line (test_spark_archives saw it under load): the level is off first
+    calls: list[str] = []
+    stop_context(_Recorder("context", calls), _Recorder("session", calls))
+    assert calls == ["context.setLogLevel(OFF)", "session.stop()", "context.stop()"]
+    calls.clear()
+    stop_context(_Recorder("context", calls))
+    assert calls == ["context.setLogLevel(OFF)", "context.stop()"]

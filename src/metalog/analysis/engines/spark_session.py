@@ -416,9 +416,7 @@ def _stop(started: _Started) -> None:
 def _stopped(started: _Started, timeout: float | None) -> bool:
     """Whether the session (if any) and the context stopped, within ``timeout`` seconds (None: however long)."""
     def stop() -> None:
-        if started.session is not None:
-            started.session.stop()  # stops the context, and clears the session pyspark keeps
-        started.context.stop()  # (a no-op after the session's stop)
+        stop_context(started.context, started.session)
 
     if timeout is None:
         stop()
@@ -434,6 +432,18 @@ def _stopped(started: _Started, timeout: float | None) -> bool:
     thread.start()
     thread.join(timeout)
     return done.is_set()
+
+
+def stop_context(context: Any, session: Any = None) -> None:
+    """Stop a context (and the SparkSession over it, if any), with the driver JVM's logging off first: the run's
+    outcome is decided by then, and executors of a standalone cluster still reporting to a scheduler that has
+    stopped make the driver log errors of its own shutdown ("Could not find CoarseGrainedScheduler", with a Java
+    stack) that a user would take for the run's. The next context on this JVM sets its level again
+    (``_ready``)."""
+    context.setLogLevel("OFF")
+    if session is not None:
+        session.stop()  # stops the context, and clears the session pyspark keeps
+    context.stop()  # (a no-op after the session's stop)
 
 
 def _refuse_a_dead_jvm() -> None:
