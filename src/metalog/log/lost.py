@@ -45,7 +45,7 @@ def lost_offsets(end: int, last_segment: LogSegment | None, stored_epochs: Leade
     """What names offsets at or past ``end`` (the offset the next batch would get), as the files are on disk."""
     named: list[tuple[int, str]] = []
     if last_segment is not None:
-        named += _index_evidence(last_segment)
+        named += _index_evidence(last_segment, end)
     if stored_epochs is not None:
         named += [(start, f"{stored_epochs.path} has epoch {epoch} start at offset {start}")
                   for epoch, start in stored_epochs.entries if start > end]
@@ -70,15 +70,16 @@ def torn_batch_end(seg: LogSegment, position: int, next_offset: int) -> int:
     return next_offset + delta + 1 if 0 <= delta < 1 << 30 else next_offset
 
 
-def _index_evidence(seg: LogSegment) -> list[tuple[int, str]]:
-    """The offsets the segment's index files on disk name, read afresh (the ones in memory may be rebuilt)."""
+def _index_evidence(seg: LogSegment, end: int) -> list[tuple[int, str]]:
+    """The offsets at or past ``end`` the segment's index files on disk name, read afresh (the ones in memory may be
+    rebuilt): each file's last entry alone, the whole file only when that entry names such an offset."""
     out = []
-    offsets = OffsetIndex(seg.offset_index.path, seg.base_offset).last_named()
+    offsets = OffsetIndex(seg.offset_index.path, seg.base_offset).last_named_from(end)
     if offsets is not None:
         offset, position = offsets
         out.append((offset, f"{seg.offset_index.path.name} names offset {offset} at byte {position} of "
                             f"{seg.path.name}, which holds {seg.size} bytes"))
-    last = TimeIndex(seg.time_index.path, seg.base_offset).last_named()
+    last = TimeIndex(seg.time_index.path, seg.base_offset).last_named_from(end)
     if last is not None:
         out.append((last, f"{seg.time_index.path.name} names offset {last}"))
     return out
