@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from tests.interrupting import interruptible
 from tests.waiting import DEADLINE
 
 # A Ctrl-C while the interpreter tears down, sent by the process to itself at a point of the teardown: from an atexit
@@ -34,12 +35,12 @@ def test_a_ctrl_c_while_the_interpreter_tears_down_leaves_the_status(when: str) 
     """An analysis that had written and listed its outputs used to end killed by SIGINT (-2), with no word, when a
     Ctrl-C landed in the few tenths of a second the interpreter takes to tear down pyarrow and matplotlib."""
     done = subprocess.run([sys.executable, "-c", CTRL_C_AT_EXIT, when, "codec", "list"], capture_output=True,
-                          text=True, timeout=DEADLINE)
+                          text=True, timeout=DEADLINE, preexec_fn=interruptible)
     assert (done.returncode, done.stderr) == (0, "")
     assert "KRaftVersionRecord" in done.stdout  # the command ran
 
 
 def test_the_status_is_mains() -> None:
     done = subprocess.run([sys.executable, "-c", CTRL_C_AT_EXIT, "modules cleared", "log", "dump", "/nonexistent"],
-                          capture_output=True, text=True, timeout=DEADLINE)
+                          capture_output=True, text=True, timeout=DEADLINE, preexec_fn=interruptible)
     assert done.returncode == 1 and done.stderr.startswith("metalog: error: ")

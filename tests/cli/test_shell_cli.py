@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.running import help_text, run
+from tests.interrupting import interruptible
 from tests.waiting import DEADLINE, blocked, select_calls, wait_for
 
 WAIT = DEADLINE  # seconds a step may take: reached only by a shell that is stuck, at any load
@@ -109,7 +110,8 @@ def test_interactive_on_a_terminal(jbod_dir: Path) -> None:
     import pty
 
     pid, fd = pty.fork()
-    if pid == 0:  # the child: the shell on the terminal
+    if pid == 0:  # the child: the shell on the terminal, Ctrl-C its SIGINT whatever the worker inherited
+        interruptible()
         os.execve(sys.executable, [sys.executable, "-m", "metalog.cli.main", "shell", str(jbod_dir)],
                   {**os.environ, "PYTHONFAULTHANDLER": "1"})
     term = _Terminal(pid, fd)

@@ -30,6 +30,7 @@ from metalog.log import LogConfig, MetadataLog, Mode
 from metalog.log import follow as follow_module
 from metalog.log.builder import build_data_batch
 from metalog.log.follow import LogFollower
+from tests.interrupting import interruptible
 from tests.waiting import DEADLINE, next_block_in, sleep_calls, wait_for
 
 TS = 1_700_000_000_000
@@ -51,7 +52,7 @@ class Follower:
     def __init__(self, *args: str) -> None:
         self.proc = subprocess.Popen([sys.executable, "-m", "metalog.cli.main", "log", "follow", *args],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                     preexec_fn=_interruptible)
+                                     preexec_fn=interruptible)
         self.lines: queue.Queue[str] = queue.Queue()
         self.errors: list[str] = []
         self.pumps = [threading.Thread(target=self._pump, args=(self.proc.stdout, self.lines.put), daemon=True),
@@ -107,13 +108,6 @@ class Follower:
         while not self.lines.empty():
             rest.append(self.lines.get_nowait())
         return rest
-
-
-def _interruptible() -> None:
-    """In the follower, before it starts: SIGINT is Ctrl-C again. A suite started as a background job of a shell
-    without job control inherits SIGINT ignored, and a Python started that way keeps it ignored (as a command
-    run in the background should), so follow would never see the test's Ctrl-C."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def wait_until(condition: Any, what: str = "the condition") -> None:

@@ -32,6 +32,7 @@ from metalog.log.verify import verify_log
 from metalog.replay.history import MetadataHistory
 from metalog.snapshots import SnapshotHeader, SnapshotId, SnapshotReader, SnapshotWriter
 from metalog.state.records import image_records
+from tests.interrupting import interruptible
 from tests.log.damage import PARTITION_DIR, build_log
 from tests.log.test_damage import run
 
@@ -86,7 +87,7 @@ def _follow(path: Path) -> tuple[int, str]:
     proc = subprocess.Popen([sys.executable, "-m", "metalog.cli.main", "log", "follow", str(path), "--from", "0",
                              "--poll", "0.05"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                            preexec_fn=interruptible)
     assert proc.stdout is not None
     first = proc.stdout.readline()
     proc.send_signal(signal.SIGINT)

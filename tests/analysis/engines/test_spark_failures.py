@@ -21,6 +21,7 @@ from metalog.analysis.outputs.tables import MARKER, read_table
 from metalog.cli.main import main
 from tests.analysis.outputs.test_tables import extreme_times
 from tests.analysis.standalone import free_port, spark_class, standalone
+from tests.interrupting import interruptible
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -44,7 +45,7 @@ def analyze(tmp: Path, *args: str, interrupt_when: str | None = None, timeout: f
     if interrupt_when is None:
         return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=interruptible)
     seen = MOMENTS[interrupt_when]
     end = time.monotonic() + timeout
     while not seen(scratch):
@@ -198,7 +199,8 @@ def test_the_python_engine_is_interrupted_the_same_way(tmp_path: Path) -> None:
         "from metalog.cli.main import run\n"
         "run(sys.argv[1:])\n")
     proc = subprocess.run([sys.executable, "-c", child, "analyze", str(big), "--out", str(out), "--engine",
-                           "python"], capture_output=True, text=True, start_new_session=True, timeout=600)
+                           "python"], capture_output=True, text=True, start_new_session=True, preexec_fn=interruptible,
+                          timeout=600)
     assert (proc.returncode, proc.stderr) == (130, "metalog: interrupted\n")
     assert (out / MARKER).exists(), "interrupted before it claimed its output directory: nothing was at work"
 
