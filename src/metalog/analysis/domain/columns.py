@@ -13,7 +13,7 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from operator import eq
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 from metalog.analysis.domain.schema import Kind, Table
 
@@ -40,6 +40,16 @@ ColumnData: TypeAlias = "array[int] | Coded | list[str]"
 
 def ints(values: Iterable[int] = ()) -> Ints:
     return array("q", values)
+
+
+def int64s(data: Any) -> Ints:
+    """An Arrow int64 array without nulls (this module imports no pyarrow) as an ``array('q')``: one copy of its
+    buffer, no Python int per value."""
+    out = array("q")
+    if len(data):
+        buffer = memoryview(data.buffers()[1]).cast("B")
+        out.frombytes(buffer[data.offset * 8:(data.offset + len(data)) * 8])
+    return out
 
 
 @dataclass(frozen=True)

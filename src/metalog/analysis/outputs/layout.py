@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from metalog.analysis.domain import schema
-from metalog.analysis.domain.columns import Chunk, Coded, ColumnData
+from metalog.analysis.domain.columns import Chunk, Coded, ColumnData, int64s
 from metalog.analysis.domain.schema import CLUSTER, Kind, Table
 
 # epoch ms in the rows, timestamp(MILLIS, UTC) on disk
@@ -110,13 +110,6 @@ def chunk_of(table: Table, cluster: str, batch: Any) -> Chunk:
         else:
             columns.append(int64s(data.cast(pa.int64())))
     return Chunk(table, cluster, tuple(columns))
-
-
-def int64s(data: Any) -> array[int]:
-    """An Arrow int64 array without nulls as an ``array('q')``: a copy of its buffer, no Python int per value."""
-    out = array("q")
-    out.frombytes(memoryview(data.buffers()[1])[data.offset * 8:(data.offset + len(data)) * 8])
-    return out
 
 
 def arrow_array(values: Sequence[Any], type_: Any) -> Any:

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 
-from metalog.analysis.domain.columns import Ints
+from metalog.analysis.domain.columns import Ints, int64s
 from metalog.codec import core
 
 HEARTBEAT_MS = 60_000
@@ -180,15 +180,6 @@ def steps_back(column: Any) -> bool:
 
     n = len(column)
     return n > 1 and bool(pc.any(pc.less(column.slice(1), column.slice(0, n - 1))).as_py())
-
-
-def int64s(column: Any) -> Ints:
-    """An int64 Arrow array without nulls as an ``array('q')`` (one copy of its bytes)."""
-    out = array("q")
-    if len(column):
-        data = memoryview(column.buffers()[1]).cast("B")
-        out.frombytes(data[column.offset * 8:(column.offset + len(column)) * 8])
-    return out
 
 
 def int64_array(values: Any) -> Any:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from metalog.analysis.outputs.layout import int64s
+from metalog.analysis.domain.columns import int64s
 from metalog.analysis.outputs.report.data import (
     BROKER_LINES,
     LANES,
