@@ -4,7 +4,6 @@ checked against a literal reading of it, whatever chunks the columns come in."""
 from __future__ import annotations
 
 from array import array
-from bisect import bisect_right
 from typing import Any
 
 import pytest
@@ -147,9 +146,8 @@ def walks(draw: st.DrawFn) -> tuple[Ints, Ints, bool, Ints, int | None, int]:
 @settings(max_examples=examples(300))
 @given(walk=walks())
 def test_the_heartbeats_twins_pick_the_pure_ones_samples(twin: Any, walk: tuple[Any, ...]) -> None:
-    """``select`` against a literal reading of its walk (the pure twin before it took arrays), and the compiled
-    twin against the pure one, for any int64 batch times: a heartbeat past int64's top finds no batch time after
-    it but the open end."""
+    """Both twins of ``select`` against its rule read batch time by batch time (``walked``), for any int64 batch
+    times: a heartbeat past int64's top finds no batch time after it but the open end."""
     times, nexts, open_end, changes, last, heartbeat = walk
     picked, after = twin(times, nexts, open_end, changes, last, heartbeat)
     expected = walked([*times], [*nexts[:-1], float("inf")] if open_end else [*nexts], [*changes], last, heartbeat)
@@ -158,22 +156,12 @@ def test_the_heartbeats_twins_pick_the_pure_ones_samples(twin: Any, walk: tuple[
 
 def walked(times: list[int], nexts: list[float], changes: list[int], last: int | None,
            heartbeat: int) -> tuple[list[int], int | None]:
-    """The walk over Python numbers, the open end an infinity."""
-    m, picked, start = len(times), [], 0
-    for change in [*changes, m]:
-        while True:
-            if last is None:
-                beat = start
-            elif change > start and nexts[change - 1] > last + heartbeat:
-                beat = bisect_right(nexts, last + heartbeat, start)
-            else:
-                break
-            if beat >= change:
-                break
-            picked.append(beat)
-            last, start = times[beat], beat + 1
-        if change >= m:
-            break
-        picked.append(change)
-        last, start = times[change], change + 1
+    """The rule read batch time by batch time, without the twins' search (the open end an infinity): a sample at
+    each change, at the series' first batch time, and at each batch time whose next one is more than ``heartbeat``
+    after the previous sample (the latest before that gap)."""
+    picked, wanted = [], set(changes)
+    for i, (time, after) in enumerate(zip(times, nexts, strict=True)):
+        if i in wanted or last is None or after > last + heartbeat:
+            picked.append(i)
+            last = time
     return picked, last
