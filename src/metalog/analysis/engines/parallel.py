@@ -48,7 +48,7 @@ from metalog.state.loader import OpenTransaction
 from metalog.state.overlay import RangeBuilder, RangeDelta, StartState, start_state, then
 
 __all__ = ["CATCH_UP", "LogOutline", "Origin", "ParallelEngine", "Piece", "RangeReplay", "batch_offsets",
-           "catch_up_ranges", "caught_up", "log_bounds", "log_outline", "open_transaction", "origin_image", "plan",
+           "catch_up_ranges", "caught_up", "log_bounds", "log_outline", "open_transaction", "plan",
            "prefixes", "range_delta", "range_start", "replay_from", "replay_range", "split_ranges", "start_points",
            "start_states"]
 
@@ -223,14 +223,9 @@ def prefixes(origins: Sequence[Origin], deltas: dict[Piece, RangeDelta]) -> list
     return out
 
 
-def origin_image(path: str | os.PathLike[str], point: StartPoint | None) -> MetadataImage:
+def _origin_image(history: MetadataHistory, point: StartPoint | None) -> MetadataImage:
     """The state a point holds; for None, the state before the log (empty, or the snapshot below a truncated
     log)."""
-    with MetadataHistory(path) as history:
-        return _origin_image(history, point)
-
-
-def _origin_image(history: MetadataHistory, point: StartPoint | None) -> MetadataImage:
     return history.state_before_log() if point is None else history.state_at(point.offset).image
 
 
