@@ -14,12 +14,15 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from metalog.analysis.clusters import ClusterLog
-from metalog.analysis.outputs.growth import ClusterGrowth, read_growth
 from metalog.analysis.outputs.layout import PARTITION, arrow_array, fresh_directories, partition_dir, write_file
 from metalog.analysis.outputs.tables import claim_output, csv_cell, has_pyarrow
+
+if TYPE_CHECKING:  # (the pass itself is imported where it runs: the tables' names and columns, for the CLI's
+    # --help, import no log reading)
+    from metalog.analysis.clusters import ClusterLog
+    from metalog.analysis.outputs.growth import ClusterGrowth
 
 TIME, INT, TEXT = "time", "int", "string"  # layout.kind's names
 
@@ -82,10 +85,12 @@ class GrowthTask:
     weight: int
 
 
-Runner = Callable[[Callable[[GrowthTask], ClusterGrowth], Sequence[GrowthTask]], Iterable[ClusterGrowth]]
+Runner = Callable[[Callable[[GrowthTask], "ClusterGrowth"], Sequence[GrowthTask]], Iterable["ClusterGrowth"]]
 
 
 def growth_task(task: GrowthTask) -> ClusterGrowth:
+    from metalog.analysis.outputs.growth import read_growth
+
     return read_growth(task.path, task.name)
 
 
