@@ -72,8 +72,8 @@ def kind(table: str, column: str) -> str:
 
 def rows_of(growth: ClusterGrowth, table: str) -> list[tuple[Any, ...]]:
     """One cluster's rows of ``table``, as tuples in ``columns(table)``'s order but the cluster."""
-    names = [c for c, _, _ in GROWTH_TABLES[table]]
-    return [tuple(getattr(row, c) for c in names) for row in growth.table(table)]
+    found = growth.columns(table)
+    return list(zip(*(found[c] for c, _, _ in GROWTH_TABLES[table]), strict=True))
 
 
 @dataclass(frozen=True)
@@ -137,14 +137,14 @@ def write_cluster_parquet(out: Path, table: str, growth: ClusterGrowth) -> None:
     has rows: what the Spark engine's executors write, a cluster per task, beside other clusters' tasks."""
     import pyarrow as pa
 
-    rows = growth.table(table)
-    if not rows:
+    found = growth.columns(table)
+    if not len(found[GROWTH_TABLES[table][0][0]]):
         return
     types = {TIME: pa.timestamp("ms", tz="UTC"), INT: pa.int64(), TEXT: pa.string()}
     schema = pa.schema([(c, types[k]) for c, k, _ in GROWTH_TABLES[table]])
     where = out / table / partition_dir(growth.name)
     where.mkdir()
-    arrays = [arrow_array([getattr(row, f.name) for row in rows], f.type) for f in schema]
+    arrays = [arrow_array(found[f.name], f.type) for f in schema]
     write_file(where / "part-00000.parquet", pa.Table.from_arrays(arrays, schema=schema))
 
 
