@@ -69,3 +69,24 @@ def test_an_analysis_imports_no_other_verb_and_reads_no_log_before_it_runs() -> 
     found = _imported(["analyze", "logdir", "--out", "out", "--engine", "python"])
     assert {f"metalog.cli.{v}" for v in VERBS} & found == {"metalog.cli.analyze"}
     assert {"metalog.log", "metalog.state", "metalog.analysis.outputs.growth"} & found == set()
+
+
+# every layer that registers an analysis twin imported, the growth pass first (its twin then the first loaded)
+VERSION = """
+import metalog.analysis.outputs.growth, metalog.analysis.outputs.openmetrics, metalog.analysis.outputs.report.series
+import metalog.analysis.outputs.sampling, metalog.analysis.domain.step, metalog.analysis.domain.loop
+from metalog.codec import core
+for twin in core.registered("analysis"):
+    assert twin.loaded is None or isinstance(twin.loaded.CYTHON_VERSION, str), twin.module
+from metalog.cli.main import main
+main(["--version"])
+"""
+
+
+def test_the_version_names_the_analysis_core_whichever_twin_loaded_first() -> None:
+    """``metalog --version`` raised AttributeError where the growth pass' twin was the first of the analysis core
+    loaded (as the whole parser imported it): three of its compiled modules had no CYTHON_VERSION."""
+    done = subprocess.run([sys.executable, "-c", VERSION], capture_output=True, text=True, timeout=DEADLINE)
+    assert done.returncode == 0 and "Traceback" not in done.stderr
+    assert "\nanalysis: compiled (Cython " in done.stderr or "\nanalysis: pure Python (" in done.stderr  # (argparse's
+    # exit message: on standard error)

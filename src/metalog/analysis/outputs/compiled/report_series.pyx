@@ -15,6 +15,16 @@ from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 from cpython.array cimport array, clone, resize
 
+cdef extern from *:
+    """
+    #ifndef METALOG_CYTHON_VERSION
+    #define METALOG_CYTHON_VERSION "unknown"
+    #endif
+    """
+    const char *METALOG_CYTHON_VERSION
+
+CYTHON_VERSION = METALOG_CYTHON_VERSION.decode()  # (metalog --version names it: core.twin_status)
+
 DEF DIGITS = 20  # an int64's decimal digits, at most (a uint64's too)
 
 cdef extern from *:
