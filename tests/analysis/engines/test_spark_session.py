@@ -3,7 +3,15 @@ JVM that went away must not hide the interrupt (``metalog: interrupted`` is the 
 
 from __future__ import annotations
 
-from metalog.analysis.engines.spark_session import jvm_notice, spark_error, stop_context
+import select
+import socket
+import struct
+import threading
+from typing import Any
+
+import pytest
+
+from metalog.analysis.engines.spark_session import jvm_notice, release_accumulators, spark_error, stop_context
 from metalog.errors import MetalogError
 
 
@@ -123,3 +131,85 @@ def test_a_context_stops_with_its_jvm_logging_nothing_of_its_own_shutdown() -> N
     calls.clear()
     stop_context(_Recorder("context", calls))
     assert calls == ["context.setLogLevel(OFF)", "context.stop()"]
+
+
+class _CountedPoll:
+    """``select`` as pyspark's accumulator server sees it, counting the polls that waited their whole timeout."""
+
+    POLLIN, POLLHUP = select.POLLIN, select.POLLHUP
+
+    def __init__(self) -> None:
+        self.timed_out = 0
+
+    def poll(self) -> Any:
+        counted, poller = self, select.poll()
+
+        class Poller:
+            def register(self, fd: Any, events: int) -> None:
+                poller.register(fd, events)
+
+            def unregister(self, fd: Any) -> None:
+                poller.unregister(fd)
+
+            def poll(self, timeout: int) -> list[tuple[int, int]]:
+                got = poller.poll(timeout)
+                counted.timed_out += not got
+                return got
+
+        return Poller()
+
+
+class _Jvm:
+    """What the driver's JVM does with pyspark's accumulator server (Spark's ``PythonAccumulatorV2.merge``): at the
+    first task's end it connects and sends the token; at each task's end it sends the task's updates (none here)
+    and waits for the server's acknowledgement."""
+
+    def __init__(self, port: int, token: str) -> None:
+        self.port, self.token = port, token
+        self.connection: socket.socket | None = None
+
+    def task_ended(self) -> None:
+        if self.connection is None:
+            self.connection = socket.create_connection(("localhost", self.port))
+            self.connection.sendall(self.token.encode())
+        self.connection.sendall(struct.pack("!i", 0))
+        assert self.connection.recv(1) == b"\x01"
+
+
+class _Context:
+    """A SparkContext as ``release_accumulators`` uses it: its accumulator server, and jobs of one task."""
+
+    def __init__(self, server: Any, jvm: _Jvm) -> None:
+        self._accumulatorServer, self.jvm = server, jvm
+
+    def parallelize(self, items: list[int], slices: int) -> _Context:
+        return self
+
+    def count(self) -> int:
+        self.jvm.task_ended()
+        return 1
+
+
+def test_the_accumulator_server_is_shut_down_without_waiting_for_its_poll(monkeypatch: pytest.MonkeyPatch) -> None:
+    # SparkContext.stop shuts pyspark's accumulator server down, whose loop serving the JVM's connection looks
+    # whether it should end once a second: every run of the command waited up to a second for it at its end
+    accumulators = pytest.importorskip("pyspark.accumulators")
+    polls = _CountedPoll()
+    monkeypatch.setattr(accumulators, "select", polls)
+    server = accumulators.AccumulatorTCPServer(("localhost", 0), accumulators.UpdateRequestHandler, "secret")
+    serving = threading.Thread(target=server.serve_forever, daemon=True)
+    serving.start()
+    jvm = _Jvm(server.server_address[1], "secret")
+    try:
+        jvm.task_ended()  # a job ran
+        release_accumulators(_Context(server, jvm))
+        serving.join(timeout=30)
+        assert not serving.is_alive() and server.server_shutdown
+        assert polls.timed_out == 0
+        release_accumulators(_Context(server, jvm))  # a second time: nothing to do
+    finally:
+        if serving.is_alive():
+            server.shutdown()
+        if jvm.connection is not None:
+            jvm.connection.close()
+
