@@ -6,11 +6,15 @@ from __future__ import annotations
 import select
 import socket
 import struct
+import sys
 import threading
+import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from metalog.analysis.engines import spark_session
 from metalog.analysis.engines.spark_session import jvm_notice, release_accumulators, spark_error, stop_context
 from metalog.errors import MetalogError
 
@@ -213,3 +217,36 @@ def test_the_accumulator_server_is_shut_down_without_waiting_for_its_poll(monkey
         if jvm.connection is not None:
             jvm.connection.close()
 
+
+def test_what_pysparks_converters_import_is_imported_while_the_jvm_launches(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # pyspark's py4j converters import pyspark.testing.utils (and with it pandas and pyarrow, where installed) at the
+    # first call into the JVM with an argument, inside the SparkContext's start: 0.23-0.25 s of the driver's CPU on
+    # the critical path of every run, while during the launch before it the driver only waits
+    java_gateway = pytest.importorskip("pyspark.java_gateway")
+    from pyspark import SparkContext
+
+    (tmp_path / "metalog_probe_converters.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(spark_session, "CONVERTER_IMPORTS", ("metalog_probe_converters",))
+    monkeypatch.setattr(SparkContext, "_gateway", None)
+    monkeypatch.setattr(spark_session.JVM, "gateway", spark_session.JVM.gateway)
+    monkeypatch.setenv("PYSPARK_SUBMIT_ARGS", "")
+    monkeypatch.setenv("METALOG_SPARK_CLASS_ARCHIVE", "off")
+
+    class Launched:
+        proc = None  # (as under spark-submit: no JVM of ours to watch)
+
+    def launch(conf: Any, popen_kwargs: Any) -> Launched:
+        deadline = time.monotonic() + 30
+        while "metalog_probe_converters" not in sys.modules:
+            assert time.monotonic() < deadline, "not imported while the JVM launched"
+            time.sleep(0.01)
+        return Launched()
+
+    monkeypatch.setattr(java_gateway, "launch_gateway", launch)
+    try:
+        settings = {"spark.driver.memory": "1g", "spark.driver.extraJavaOptions": ""}
+        assert isinstance(spark_session.quiet_gateway(settings, tmp_path), Launched)
+    finally:
+        sys.modules.pop("metalog_probe_converters", None)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import importlib
 import os
 import re
 import shutil
@@ -58,6 +59,11 @@ _JVM_NOTICES = ("WARNING: Using incubator modules", "Setting default log level t
 # and the JVM's for an --add-opens of Spark's own options naming a package the JDK no longer has (JDK 24 and later:
 # "WARNING: package sun.security.action not in java.base")
 _GONE_PACKAGE = re.compile(r"WARNING: package [\w.$]+ not in [\w.]+\s*")
+# what pyspark's py4j converters import at the first call into the JVM that passes an argument (its numpy converters
+# ask ``pyspark.testing.utils`` whether numpy is there, and that module imports pandas and pyarrow where they are
+# installed: 0.23-0.25 s of the driver's CPU with pandas, 6 ms without), imported on a thread while the JVM launches
+# (``quiet_gateway``), when the driver only waits, rather than inside the SparkContext's start
+CONVERTER_IMPORTS = ("pyspark.testing.utils",)
 
 
 def jvm_notice(line: str) -> bool:
@@ -168,7 +174,7 @@ def _started(master: str | None, app: str, driver_memory: str | None, master_tim
         try:
             conf = _settings(scratch, master, app, driver_memory or default_driver_memory(), archives,
                              executor_python)
-            gateway = _quiet_gateway(conf, scratch)
+            gateway = quiet_gateway(conf, scratch)
             started.context = _start(conf, gateway, master, master_timeout)
             started.accumulators = _ready(started.context, master, archives, scratch)
             with spark_errors():  # said while the JVM is there to render it
@@ -206,7 +212,7 @@ def _executor_python(archives: str | None, executor_python: str | None) -> str |
 def _settings(scratch: Path, master: str, app: str, memory: str, archives: str | None,
               executor_python: str | None) -> dict[str, str]:
     """The session's settings, quiet and with its scratch space in ``scratch`` (the driver's JVM options go
-    through the launcher: ``_quiet_gateway``)."""
+    through the launcher: ``quiet_gateway``)."""
     (scratch / "log4j2.properties").write_text(_LOG4J)
     java_opts = f"-Dlog4j2.configurationFile={scratch / 'log4j2.properties'} -Djava.io.tmpdir={scratch}"
     conf = {"spark.master": master, "spark.app.name": app, "spark.ui.enabled": "false",
@@ -348,7 +354,7 @@ def _probe_master(master: str, timeout: float) -> None:
 
 
 def _start(conf: dict[str, str], gateway: Any, master: str, timeout: float) -> Any:
-    """The SparkContext on ``gateway`` (the JVM ``_quiet_gateway`` launched; None: the one pyspark already runs),
+    """The SparkContext on ``gateway`` (the JVM ``quiet_gateway`` launched; None: the one pyspark already runs),
     built in a thread of its own so that a standalone master that accepts connections but never registers the
     application (another service on that port, a master of another Spark version) costs ``timeout`` seconds and
     one line, not Spark's minute of retries."""
@@ -539,7 +545,7 @@ def jvm_pid() -> int | None:
     return proc.pid if proc is not None and proc.poll() is None else None
 
 
-def _quiet_gateway(settings: dict[str, str], scratch: Path) -> Any:
+def quiet_gateway(settings: dict[str, str], scratch: Path) -> Any:
     """Launch the driver's JVM (once per process: None when pyspark already runs one, which the context then
     uses) with its stderr in a file that a thread forwards from the start, less the JVM's startup notices: a JVM
     that exits before it reports its port (a malformed master) leaves its reason there, which the one-line error
@@ -559,8 +565,10 @@ def _quiet_gateway(settings: dict[str, str], scratch: Path) -> Any:
         'pyspark-shell')
     conf = SparkConf(loadDefaults=False).setAll(list(settings.items()))
     log = scratch / "jvm-stderr.log"
+    warming = threading.Thread(target=_imported, args=(CONVERTER_IMPORTS,), daemon=True)
     with open(log, "wb") as sink, _ctrl_c_deferred():
         try:
+            warming.start()
             launch: Any = launch_gateway  # (pyspark's, untyped)
             gateway = launch(conf, popen_kwargs={"stderr": sink})
         except Exception as e:
@@ -569,12 +577,21 @@ def _quiet_gateway(settings: dict[str, str], scratch: Path) -> Any:
             if "JAVA_GATEWAY_EXITED" not in str(e):
                 raise
             raise MetalogError(f"Spark did not start: {_reason(log)}") from None
+        finally:
+            warming.join()
         JVM.gateway = gateway  # ours before a deferred Ctrl-C is raised, so that the caller's cleanup kills it
     if gateway.proc is not None:  # None under spark-submit: its JVM was there first, its stderr is not ours
         threading.Thread(target=_forward, args=(log, gateway.proc), daemon=True).start()
         if archive is not None and written is not None:
             atexit.register(_archive_at_exit, archive, written, gateway)
     return gateway
+
+
+def _imported(modules: tuple[str, ...]) -> None:
+    """``modules`` imported; one that fails to import is left to whoever imports it next (which then says why)."""
+    for module in modules:
+        with contextlib.suppress(Exception):
+            importlib.import_module(module)
 
 
 def _class_archive() -> tuple[ClassArchive | None, str, Path | None]:
