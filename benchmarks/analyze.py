@@ -349,6 +349,7 @@ def timeline_child(cores: int, paths: list[str]) -> None:
     driver's marks (the context's start, each stage, the report, the stop), every task of the executors (its
     stage, start, end, CPU seconds and worker), and the process tree's CPU by kind over time."""
     import metalog.analysis.engines.spark as spark
+    import metalog.analysis.engines.spark_meanwhile as meanwhile
     import metalog.analysis.engines.spark_session as ss
     import metalog.analysis.outputs.report as report
     from metalog.cli.main import main as cli
@@ -373,6 +374,7 @@ def timeline_child(cores: int, paths: list[str]) -> None:
         setattr(owner, name, run)
 
     around(ss, "quiet_gateway", "JVM launch")
+    around(meanwhile.DriverGrowth, "_run", "growth passes on the driver")
     around(ss, "_start", "SparkContext")
     around(ss, "_stop", "stop")
     around(spark.SparkEngine, "analyze", "analyze")

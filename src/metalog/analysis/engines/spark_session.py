@@ -20,7 +20,7 @@ import threading
 import time
 import warnings
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,7 +95,8 @@ def import_pyspark() -> Any:
 @contextmanager
 def spark_context(master: str | None = None, *, app: str = "metalog analyze", driver_memory: str | None = None,
                   master_timeout: float = MASTER_TIMEOUT, archives: str | None = None,
-                  executor_python: str | None = None) -> Iterator[Any]:
+                  executor_python: str | None = None, meanwhile: Callable[[], object] | None = None) \
+        -> Iterator[Any]:
     """A quiet SparkContext (no UI, errors only), with its scratch space in a temp dir removed afterwards, on
     success, failure or Ctrl-C alike: what the Spark engine runs on. No Spark SQL session is made (its catalog and
     session state cost the JVM about 2.3 s of CPU and the engine uses none of it: ``spark_session`` for SQL).
@@ -121,13 +122,16 @@ def spark_context(master: str | None = None, *, app: str = "metalog analyze", dr
     pyspark keeps one JVM per process and has no public way to forget one that died).
 
     The driver's JVM maps a class-data-sharing archive of Spark's classes from the user's cache directory, and the
-    first run writes it as this process exits (``spark_classes``; ``METALOG_SPARK_CLASS_ARCHIVE=off`` opts out)."""
+    first run writes it as this process exits (``spark_classes``; ``METALOG_SPARK_CLASS_ARCHIVE=off`` opts out).
+
+    ``meanwhile`` is called as the JVM's launch begins, when the driver has nothing to do but wait: work of the
+    caller's that starts a thread of its own (``spark_meanwhile``); not where a context or a JVM is running already."""
     _can_start()
     running = _running_context()
     if running is not None:
         yield running
         return
-    with _started(master, app, driver_memory, master_timeout, archives, executor_python) as started:
+    with _started(master, app, driver_memory, master_timeout, archives, executor_python, meanwhile) as started:
         yield started.context
 
 
@@ -160,7 +164,7 @@ def _can_start() -> None:
 
 @contextmanager
 def _started(master: str | None, app: str, driver_memory: str | None, master_timeout: float, archives: str | None,
-             executor_python: str | None) -> Iterator[_Started]:
+             executor_python: str | None, meanwhile: Callable[[], object] | None = None) -> Iterator[_Started]:
     """A SparkContext started by this call (``spark_context``), stopped (or its JVM killed) on the way out."""
     master = master or "local[*]"
     executor_python = _executor_python(archives, executor_python)
@@ -174,7 +178,7 @@ def _started(master: str | None, app: str, driver_memory: str | None, master_tim
         try:
             conf = _settings(scratch, master, app, driver_memory or default_driver_memory(), archives,
                              executor_python)
-            gateway = quiet_gateway(conf, scratch)
+            gateway = quiet_gateway(conf, scratch, meanwhile)
             started.context = _start(conf, gateway, master, master_timeout)
             started.accumulators = _ready(started.context, master, archives, scratch)
             with spark_errors():  # said while the JVM is there to render it
@@ -545,7 +549,7 @@ def jvm_pid() -> int | None:
     return proc.pid if proc is not None and proc.poll() is None else None
 
 
-def quiet_gateway(settings: dict[str, str], scratch: Path) -> Any:
+def quiet_gateway(settings: dict[str, str], scratch: Path, meanwhile: Callable[[], object] | None = None) -> Any:
     """Launch the driver's JVM (once per process: None when pyspark already runs one, which the context then
     uses) with its stderr in a file that a thread forwards from the start, less the JVM's startup notices: a JVM
     that exits before it reports its port (a malformed master) leaves its reason there, which the one-line error
@@ -569,6 +573,8 @@ def quiet_gateway(settings: dict[str, str], scratch: Path) -> Any:
     with open(log, "wb") as sink, _ctrl_c_deferred():
         try:
             warming.start()
+            if meanwhile is not None:
+                meanwhile()
             launch: Any = launch_gateway  # (pyspark's, untyped)
             gateway = launch(conf, popen_kwargs={"stderr": sink})
         except Exception as e:
