@@ -11,6 +11,7 @@
     python benchmarks/analyze.py --om --records 1000000            # controller_metrics.om: bytes, writers' CPU
     python benchmarks/analyze.py --python-split 1000000            # the python engine's CPU by part vs replay
     python benchmarks/analyze.py --timeline 2                      # one local[2] run's timeline: tasks, CPU
+    python benchmarks/analyze.py --timeline 2 --fleet 5 0 --records 1000000   # the same for the fleet
 
 Each engine runs the whole command (tables, controller_metrics.om, growth tables, report) on the log or fleet in
 a fresh process of its own: python, Spark local[1], Spark local[2]. Printed for each: wall seconds, records/s, the
@@ -421,15 +422,17 @@ def timeline_child(cores: int, paths: list[str]) -> None:
 
 
 def timeline_main(args: argparse.Namespace) -> None:
-    """``--timeline``: one Spark analysis of the log on local[CORES] with its timeline: the driver's marks and
-    the executors' tasks from the process's start, then the CPU each kind of process used in each quarter second
-    (in cores: 2.0 is both cores of a 2-core machine busy) and the idle share of the machine's cores."""
-    path = build(args.records, args.seed, args.images)
+    """``--timeline``: one Spark analysis of the log (with ``--fleet``: of its first fleet) on local[CORES] with
+    its timeline: the driver's marks and the executors' tasks from the process's start, then the CPU each kind of
+    process used in each quarter second (in cores: 2.0 is both cores of a 2-core machine busy) and the cores this
+    run left unused."""
+    paths = build_fleet(args.fleet[0], args.records, args.seed) if args.fleet else \
+        [build(args.records, args.seed, args.images)]
     cached_bytecode()
     class_archive_ready()
     print(f"load average {os.getloadavg()[0]:.1f} before, on {os.cpu_count()} cores", flush=True)
     done = subprocess.run([sys.executable, __file__, "--child", "spark-timeline", "--cores", str(args.timeline),
-                           str(path)], capture_output=True, text=True, check=True)
+                           *map(str, paths)], capture_output=True, text=True, check=True)
     got = json.loads(done.stdout.splitlines()[-1])
     print(f"load average {os.getloadavg()[0]:.1f} after")
     print_timeline(got, args.timeline)

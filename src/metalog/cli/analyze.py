@@ -149,11 +149,11 @@ def engine(args: argparse.Namespace, request: Any) -> Iterator[Any]:
         check_driver_memory(args.driver_memory)
     for cluster in request.clusters:  # an unreadable or empty log directory, before a JVM starts
         log_records(cluster.path)
-    # the growth passes the driver runs while the JVM starts, when it only waits (the others: the executors')
+    # the growth passes the driver runs while the JVM launches, when it only waits (the others: the executors')
     with spark_errors(), DriverGrowth(request) as growth, \
             spark_context(args.master, driver_memory=args.driver_memory, master_timeout=args.master_timeout,
                           archives=args.archives, executor_python=args.executor_python,
-                          meanwhile=growth.start) as context:
+                          meanwhile=growth) as context:
         yield SparkEngine(context, driver_growth=growth)
 
 

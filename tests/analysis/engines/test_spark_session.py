@@ -218,35 +218,66 @@ def test_the_accumulator_server_is_shut_down_without_waiting_for_its_poll(monkey
             jvm.connection.close()
 
 
-def test_what_pysparks_converters_import_is_imported_while_the_jvm_launches(
-        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    # pyspark's py4j converters import pyspark.testing.utils (and with it pandas and pyarrow, where installed) at the
-    # first call into the JVM with an argument, inside the SparkContext's start: 0.23-0.25 s of the driver's CPU on
-    # the critical path of every run, while during the launch before it the driver only waits
-    java_gateway = pytest.importorskip("pyspark.java_gateway")
+class _Launched:
+    proc = None  # (as under spark-submit: no JVM of ours to watch)
+
+
+@pytest.fixture
+def no_jvm_yet(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Any:
+    """``quiet_gateway`` as in a process that has launched no JVM, pyspark's launch to be replaced, nothing it sets
+    left behind; the settings to call it with."""
+    pytest.importorskip("pyspark.java_gateway")
     from pyspark import SparkContext
 
-    (tmp_path / "metalog_probe_converters.py").write_text("")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(spark_session, "CONVERTER_IMPORTS", ("metalog_probe_converters",))
     monkeypatch.setattr(SparkContext, "_gateway", None)
     monkeypatch.setattr(spark_session.JVM, "gateway", spark_session.JVM.gateway)
     monkeypatch.setenv("PYSPARK_SUBMIT_ARGS", "")
     monkeypatch.setenv("METALOG_SPARK_CLASS_ARCHIVE", "off")
+    return {"spark.driver.memory": "1g", "spark.driver.extraJavaOptions": ""}
 
-    class Launched:
-        proc = None  # (as under spark-submit: no JVM of ours to watch)
 
-    def launch(conf: Any, popen_kwargs: Any) -> Launched:
+def test_what_pysparks_converters_import_is_imported_while_the_jvm_launches(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, no_jvm_yet: Any) -> None:
+    # pyspark's py4j converters import pyspark.testing.utils (and with it pandas and pyarrow, where installed) at the
+    # first call into the JVM with an argument, inside the SparkContext's start: 0.23-0.25 s of the driver's CPU on
+    # the critical path of every run, while during the launch before it the driver only waits
+    from pyspark import java_gateway
+
+    (tmp_path / "metalog_probe_converters.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(spark_session, "CONVERTER_IMPORTS", ("metalog_probe_converters",))
+
+    def launch(conf: Any, popen_kwargs: Any) -> _Launched:
         deadline = time.monotonic() + 30
         while "metalog_probe_converters" not in sys.modules:
             assert time.monotonic() < deadline, "not imported while the JVM launched"
             time.sleep(0.01)
-        return Launched()
+        return _Launched()
 
     monkeypatch.setattr(java_gateway, "launch_gateway", launch)
     try:
-        settings = {"spark.driver.memory": "1g", "spark.driver.extraJavaOptions": ""}
-        assert isinstance(spark_session.quiet_gateway(settings, tmp_path), Launched)
+        assert isinstance(spark_session.quiet_gateway(no_jvm_yet, tmp_path), _Launched)
     finally:
         sys.modules.pop("metalog_probe_converters", None)
+
+
+def test_work_meanwhile_starts_as_the_jvm_launches_and_is_stopped_before_the_context_starts(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, no_jvm_yet: Any) -> None:
+    from pyspark import java_gateway
+
+    events: list[str] = []
+
+    class Work:
+        def start(self) -> None:
+            events.append("start")
+
+        def stop(self) -> None:
+            events.append("stop")
+
+    def launch(conf: Any, popen_kwargs: Any) -> _Launched:
+        events.append("launch")
+        return _Launched()
+
+    monkeypatch.setattr(java_gateway, "launch_gateway", launch)
+    spark_session.quiet_gateway(no_jvm_yet, tmp_path, Work())
+    assert events == ["start", "launch", "stop"]

@@ -3,10 +3,11 @@
 The JVM's launch and the SparkContext's start take 1.5-2 s of wall, in which the driver only waits and one of two
 cores idles; the executors' first task begins later still. A growth pass needs no executor (it reads its log and
 writes the cluster's files of the growth tables, ``growth_tables.write_cluster_parquet``), so ``DriverGrowth``
-runs them there on a thread, the heaviest first, from the JVM's launch (``start``) until the engine plans
-its jobs (``stop``): the passes it has begun by then are the driver's, the others the executors', as they all were
-before (in the replay's job beside whole clusters, in the third stage beside a cut one's outputs). The files are
-the same either way.
+runs them there on a thread, the heaviest first, while the JVM launches (``spark_session.Meanwhile``: ``start`` as
+the launch begins, ``stop`` as it ends, before the SparkContext's start, whose calls into the JVM a pass would
+slow): the passes it has begun by then are the driver's, the others the executors', as they all were before (in
+the replay's job beside whole clusters, in the third stage beside a cut one's outputs). The files are the same
+either way.
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ class DriverGrowth:
     begun goes on after ``stop`` to its end. ``result`` waits for the thread and gives the passes' growth by
     cluster, or raises the first pass's error (a damaged log, say) in the caller's thread. As a context manager:
     stopped and waited for on exit (after a failure or Ctrl-C too: a pass under way ends first, at most one); the
-    command starts it as the JVM's launch begins (``spark_session.spark_context``'s ``meanwhile``)."""
+    command hands it to ``spark_session.spark_context`` as its ``meanwhile``, and the engine takes its share
+    (``stop`` again) when it plans."""
 
     def __init__(self, request: AnalysisRequest) -> None:
         self.out = request.out
@@ -65,7 +67,7 @@ class DriverGrowth:
         self._thread.start()
 
     def stop(self) -> DriverShare:
-        """No pass begins from now on; what the driver has taken."""
+        """No pass begins from now on; what the driver has taken (the same on every call after the first)."""
         with self._lock:
             self._stopped = True
             return DriverShare(self._fresh, frozenset(self._claimed))

@@ -20,11 +20,11 @@ import threading
 import time
 import warnings
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from metalog import errors
 from metalog.analysis.engines.spark_classes import SILENT, ClassArchive, class_archive, finish
@@ -66,6 +66,17 @@ _GONE_PACKAGE = re.compile(r"WARNING: package [\w.$]+ not in [\w.]+\s*")
 CONVERTER_IMPORTS = ("pyspark.testing.utils",)
 
 
+class Meanwhile(Protocol):
+    """Work on a thread of its own while the driver's JVM launches (``spark_context``'s ``meanwhile``): ``start``
+    as the launch begins, ``stop`` as it ends: no new piece of it begins after (the SparkContext's start makes many
+    calls into the JVM, each of which waits for Python's lock while a thread holds it: a context started in
+    0.59-0.66 s alone, 0.84-1.69 s beside a busy thread; load 4-5). A piece under way may end later."""
+
+    def start(self) -> object: ...
+
+    def stop(self) -> object: ...
+
+
 def jvm_notice(line: str) -> bool:
     """Whether a line of the driver JVM's stderr is one of its startup notices, which metalog does not pass on."""
     return line.startswith(_JVM_NOTICES) or _GONE_PACKAGE.fullmatch(line) is not None
@@ -95,7 +106,7 @@ def import_pyspark() -> Any:
 @contextmanager
 def spark_context(master: str | None = None, *, app: str = "metalog analyze", driver_memory: str | None = None,
                   master_timeout: float = MASTER_TIMEOUT, archives: str | None = None,
-                  executor_python: str | None = None, meanwhile: Callable[[], object] | None = None) \
+                  executor_python: str | None = None, meanwhile: Meanwhile | None = None) \
         -> Iterator[Any]:
     """A quiet SparkContext (no UI, errors only), with its scratch space in a temp dir removed afterwards, on
     success, failure or Ctrl-C alike: what the Spark engine runs on. No Spark SQL session is made (its catalog and
@@ -124,8 +135,9 @@ def spark_context(master: str | None = None, *, app: str = "metalog analyze", dr
     The driver's JVM maps a class-data-sharing archive of Spark's classes from the user's cache directory, and the
     first run writes it as this process exits (``spark_classes``; ``METALOG_SPARK_CLASS_ARCHIVE=off`` opts out).
 
-    ``meanwhile`` is called as the JVM's launch begins, when the driver has nothing to do but wait: work of the
-    caller's that starts a thread of its own (``spark_meanwhile``); not where a context or a JVM is running already."""
+    ``meanwhile``: work of the caller's on a thread of its own while the JVM launches, when the driver has nothing to
+    do but wait (``spark_meanwhile``): started as the launch begins, told to stop as it ends (``Meanwhile``); not
+    where a context or a JVM is running already."""
     _can_start()
     running = _running_context()
     if running is not None:
@@ -164,7 +176,7 @@ def _can_start() -> None:
 
 @contextmanager
 def _started(master: str | None, app: str, driver_memory: str | None, master_timeout: float, archives: str | None,
-             executor_python: str | None, meanwhile: Callable[[], object] | None = None) -> Iterator[_Started]:
+             executor_python: str | None, meanwhile: Meanwhile | None = None) -> Iterator[_Started]:
     """A SparkContext started by this call (``spark_context``), stopped (or its JVM killed) on the way out."""
     master = master or "local[*]"
     executor_python = _executor_python(archives, executor_python)
@@ -549,7 +561,7 @@ def jvm_pid() -> int | None:
     return proc.pid if proc is not None and proc.poll() is None else None
 
 
-def quiet_gateway(settings: dict[str, str], scratch: Path, meanwhile: Callable[[], object] | None = None) -> Any:
+def quiet_gateway(settings: dict[str, str], scratch: Path, meanwhile: Meanwhile | None = None) -> Any:
     """Launch the driver's JVM (once per process: None when pyspark already runs one, which the context then
     uses) with its stderr in a file that a thread forwards from the start, less the JVM's startup notices: a JVM
     that exits before it reports its port (a malformed master) leaves its reason there, which the one-line error
@@ -574,7 +586,7 @@ def quiet_gateway(settings: dict[str, str], scratch: Path, meanwhile: Callable[[
         try:
             warming.start()
             if meanwhile is not None:
-                meanwhile()
+                meanwhile.start()
             launch: Any = launch_gateway  # (pyspark's, untyped)
             gateway = launch(conf, popen_kwargs={"stderr": sink})
         except Exception as e:
@@ -585,6 +597,8 @@ def quiet_gateway(settings: dict[str, str], scratch: Path, meanwhile: Callable[[
             raise MetalogError(f"Spark did not start: {_reason(log)}") from None
         finally:
             warming.join()
+            if meanwhile is not None:
+                meanwhile.stop()
         JVM.gateway = gateway  # ours before a deferred Ctrl-C is raised, so that the caller's cleanup kills it
     if gateway.proc is not None:  # None under spark-submit: its JVM was there first, its stderr is not ours
         threading.Thread(target=_forward, args=(log, gateway.proc), daemon=True).start()
