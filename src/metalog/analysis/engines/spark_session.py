@@ -438,10 +438,10 @@ def _stop(started: _Started) -> None:
 def _stopped(started: _Started, timeout: float | None) -> bool:
     """Whether the session (if any) and the context stopped, within ``timeout`` seconds (None: however long)."""
     def stop() -> None:
-        release_accumulators(started.context)
         stop_context(started.context, started.session)
 
-    if timeout is None:
+    if timeout is None:  # (after success; a failure's stop runs no job: its master may have gone)
+        release_accumulators(started.context)
         stop()
         return True
     done = threading.Event()
