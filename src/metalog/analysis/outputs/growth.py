@@ -168,7 +168,7 @@ class ClusterGrowth:
     leadership: list[Leadership] = field(default_factory=list)
 
     def columns(self, table: str) -> dict[str, Sequence[Any]]:
-        """The columns of the table ``name`` (``ROW_TYPES``: its row type's fields), by name."""
+        """The columns of ``table`` (its row type's fields: ``ROW_TYPES``), by name."""
         if table == "growth":
             return self.growth.columns()
         if table == "log_size":
