@@ -14,16 +14,16 @@ An ``on_publish`` that carries ``c_on_publish`` (``publish.pxd``'s ``ml_on_publi
 told the delta through it, in C; any other is called from Python, as the pure method calls it.
 """
 
+cimport cython
 from cpython.dict cimport PyDict_Clear, PyDict_GetItemWithError, PyDict_Next, PyDict_SetItem, PyDict_Update
 from cpython.list cimport PyList_GET_SIZE
-from cpython.object cimport PyObject
+from cpython.object cimport Py_EQ, PyObject, PyObject_RichCompareBool
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
 from libc.stdint cimport int64_t
 
 from metalog.codec.compiled._reader cimport ml_field, ml_member_offset, ml_refs, ml_set_slot, ml_slot
 
 cdef extern from *:
-    object PyObject_GenericGetDict(object o, void *context)
     Py_ssize_t PyDict_GET_SIZE(object d)  # (a macro: of a dict only)
     Py_ssize_t PySet_GET_SIZE(object s)  # (of a set only)
 
@@ -78,6 +78,25 @@ cdef enum:
     T_NAME = 0
     T_BASE = 1
     T_PARTITIONS = 2
+# MetadataImage's fields a working copy is read and changed at (BatchPublish.w_off): its single values, the maps
+# the delta's maps of the same names overlay (DELTA_FIELDS[FIRST_MAP:], one for one), then the rest
+IMAGE_FIELDS = ("offset", "features", "next_producer_id", "brokers", "controllers", "acls", "scram",
+                "delegation_tokens", "topics", "topics_by_name", "configs", "client_quotas")
+cdef enum:
+    W_OFFSET = 0
+    W_FEATURES = 1
+    W_NEXT_PRODUCER_ID = 2
+    W_FIRST_MAP = 3
+    W_TOPICS = 8
+    W_TOPICS_BY_NAME = 9
+    W_CONFIGS = 10
+    W_CLIENT_QUOTAS = 11
+    N_IMAGE_FIELDS = 12
+# TopicImage's fields read here (BatchPublish.ti_off)
+TOPIC_IMAGE_FIELDS = ("name", "partitions")
+cdef enum:
+    TI_NAME = 0
+    TI_PARTITIONS = 1
 
 
 cdef class BatchEnd:
@@ -87,17 +106,20 @@ cdef class BatchEnd:
         raise NotImplementedError("BatchEnd is the twin's base class")
 
 
+@cython.final  # (its methods called directly, the small ones inlined: no subclass overrides them)
 cdef class BatchPublish(BatchEnd):
     """``loader.end_batch``, compiled (see the module's docstring): ``BatchPublish(loader, pure, parts)``, where
     ``pure`` is the loader's pure ``end_batch`` (bound) and ``parts`` a ``BatchPublishParts``."""
 
-    cdef object pure, started, no_transaction, delta_cls, topic_delta_cls, topic_image_cls
+    cdef object pure, started, no_transaction, delta_cls, topic_delta_cls, topic_image_cls, image_cls
     cdef object loader
     cdef dict kept  # the loader's kept_topic_deltas (None: none kept)
     cdef list spares  # the loader's spare_registrations (None: none)
     cdef object registration  # PartitionRegistration
     cdef Py_ssize_t d_off[N_DELTA_FIELDS]
     cdef Py_ssize_t t_off[3]
+    cdef Py_ssize_t w_off[N_IMAGE_FIELDS]  # a working copy's fields' slots (IMAGE_FIELDS)
+    cdef Py_ssize_t ti_off[2]  # a TopicImage's (TOPIC_IMAGE_FIELDS)
     cdef Py_ssize_t l_off[N_LOADER_FIELDS]  # the loader's fields' slots (LOADER_FIELDS); 0: not a slot
     cdef object features, metadata_version, zk_migration_state  # the last features seen, and their two levels
     cdef tuple map_names
@@ -109,12 +131,18 @@ cdef class BatchPublish(BatchEnd):
         self.pure = pure  # its pure end_batch (bound)
         self.started, self.no_transaction = parts.started, parts.no_transaction
         self.delta_cls, self.topic_delta_cls = parts.delta, parts.topic_delta
-        self.topic_image_cls = parts.topic_image
+        self.topic_image_cls, self.image_cls = parts.topic_image, parts.image
         for i, name in enumerate(DELTA_FIELDS):
             self.d_off[i] = _offset(self.delta_cls, name)
         for i, name in enumerate(TOPIC_DELTA_FIELDS):
             self.t_off[i] = _offset(self.topic_delta_cls, name)
+        for i, name in enumerate(IMAGE_FIELDS):
+            self.w_off[i] = _offset(self.image_cls, name)
+        for i, name in enumerate(TOPIC_IMAGE_FIELDS):
+            self.ti_off[i] = _offset(self.topic_image_cls, name)
         self.map_names = DELTA_FIELDS[FIRST_MAP:FIRST_MAP + N_MAPS]
+        if IMAGE_FIELDS[W_FIRST_MAP:W_FIRST_MAP + N_MAPS] != self.map_names:
+            raise TypeError("the working copy's maps and the delta's are not the same")
         self.loader = loader  # the MetadataLoader
         for i, name in enumerate(LOADER_FIELDS):
             self.l_off[i] = max(ml_member_offset(getattr(type(loader), name, None)), 0)
@@ -141,8 +169,16 @@ cdef class BatchPublish(BatchEnd):
         return (<BatchEnd>self).end_batch(last_offset)
 
     cdef inline object get(self, int field):
-        """The loader's field ``LOADER_FIELDS[field]``: at its slot where it is one and set."""
-        return ml_field(self.loader, self.l_off[field], LOADER_FIELDS[field])
+        """The loader's field ``LOADER_FIELDS[field]``: at its slot where it is one and set (its name is looked up
+        only where it is not: ``ml_field``'s arguments would be evaluated per call)."""
+        cdef PyObject *v = ml_slot(self.loader, self.l_off[field]) if self.l_off[field] else NULL
+        if v is NULL:
+            return self.get_attribute(field)
+        return <object>v
+
+    cdef object get_attribute(self, int field):
+        """``get``'s way for a field that is no slot (or is unset): getattr."""
+        return ml_field(self.loader, 0, LOADER_FIELDS[field])
 
     cdef inline int put(self, int field, object value) except -1:
         """The loader's field ``LOADER_FIELDS[field]`` set to ``value``: at its slot where it is one."""
@@ -153,23 +189,35 @@ cdef class BatchPublish(BatchEnd):
             setattr(self.loader, LOADER_FIELDS[field], value)
         return 0
 
+    cdef inline object image_field(self, object working, int field):
+        """The working copy's field ``IMAGE_FIELDS[field]`` (``working`` is of the class whose slots ``w_off`` holds)."""
+        cdef PyObject *v = ml_slot(working, self.w_off[field])
+        if v is NULL:
+            raise AttributeError(f"the working copy has no {IMAGE_FIELDS[field]}")
+        return <object>v
+
+    cdef inline object topic_field(self, object topic, int field):
+        """A TopicImage's field ``TOPIC_IMAGE_FIELDS[field]``: at its slot (an object of another class: getattr)."""
+        cdef PyObject *v = ml_slot(topic, self.ti_off[field]) if type(topic) is self.topic_image_cls else NULL
+        if v is not NULL:
+            return <object>v
+        return getattr(topic, TOPIC_IMAGE_FIELDS[field])
+
     cdef int publish(self, object last) except -1:
         """``end_batch(last)``: 1 when a transaction is open (nothing published), else 0."""
         cdef bint changes = False
-        cdef dict state
         if self.get(L_MARKER_STATE) is self.started:
             return 1
-        if self.get(L_IMAGES):
+        working = self.get(L_PUBLISHED_STATE)
+        if self.get(L_IMAGES) or type(working) is not self.image_cls:
             self.pure(last)
             return 0
-        working = self.get(L_PUBLISHED_STATE)
-        state = PyObject_GenericGetDict(working, NULL)  # the working copy's fields (a frozen dataclass)
         delta = self.get(L_DELTA)
         if self.get(L_OFFSET) > self.get(L_CLEAN_OFFSET):  # records since the last publish: the delta's changes
             if type(delta) is not self.delta_cls or ml_slot(delta, self.d_off[IMAGE]) is not <PyObject *>working:
                 self.pure(last)  # (over another image: a loader started inside a transaction)
                 return 0
-            changes = not self.changes_nothing(delta, state)
+            changes = not self.changes_nothing(delta, working)
         if changes:
             ml_set_slot(delta, self.d_off[OFFSET], last)
             on_publish = self.get(L_ON_PUBLISH)
@@ -185,20 +233,21 @@ cdef class BatchPublish(BatchEnd):
                 delta.apply_to(working)
                 delta.clear()
             self.put(L_PUBLISHED_IMAGE, None)
-        elif state.get("offset") != last:  # only the offset moves (a control batch, NoOpRecords): nothing told
+        elif not PyObject_RichCompareBool(self.image_field(working, W_OFFSET), last, Py_EQ):
+            # only the offset moves (a control batch, NoOpRecords): nothing told
             if self.get(L_PUBLISHED_IMAGE) is not None or type(delta) is not self.delta_cls:
                 self.pure(last)
                 return 0
-            state["offset"] = last  # (set_working: only the offset changes)
+            ml_set_slot(working, self.w_off[W_OFFSET], last)  # (set_working: only the offset changes)
             ml_set_slot(delta, self.d_off[OFFSET], last)
         self.put(L_CLEAN_OFFSET, last)
         self.put(L_MARKER_STATE, self.no_transaction)
         return 0
 
-    cdef bint changes_nothing(self, object delta, dict state) except -1:
+    cdef bint changes_nothing(self, object delta, object working) except -1:
         """``MetadataDelta.changes_nothing``: every map and set of the delta empty (the topics first: most deltas
-        change them), its single values those of the working copy (``state``: its fields); a delta of another form:
-        False, and the whole publish decides."""
+        change them), its single values those of the working copy; a delta of another form: False, and the whole
+        publish decides."""
         cdef Py_ssize_t k
         cdef int i
         cdef PyObject *v
@@ -215,11 +264,10 @@ cdef class BatchPublish(BatchEnd):
         for k in range(5):
             if ml_slot(delta, self.d_off[SINGLE_ORDER[k]]) is NULL:
                 return False
-        if not self.same_features(delta, state.get("features")):
+        if not self.same_features(delta, self.image_field(working, W_FEATURES)):
             return False
-        npid = <object>ml_slot(delta, self.d_off[NEXT_PRODUCER_ID])
-        held = state.get("next_producer_id")
-        return npid is held or npid == held
+        return PyObject_RichCompareBool(<object>ml_slot(delta, self.d_off[NEXT_PRODUCER_ID]),
+                                        self.image_field(working, W_NEXT_PRODUCER_ID), Py_EQ)
 
     cdef int forget_deleted(self, object delta) except -1:
         """The kept topic deltas of the topics ``delta`` deletes dropped (their images go from the working copy)."""
@@ -243,11 +291,10 @@ cdef class BatchPublish(BatchEnd):
         nothing done: the pure methods do it)."""
         cdef Py_ssize_t i
         cdef dict changes
-        cdef dict state = PyObject_GenericGetDict(working, NULL)  # the working copy's fields (a frozen dataclass)
         for i in range(N_DELTA_FIELDS):
             if ml_slot(delta, self.d_off[i]) is NULL:
                 return False
-        if not self.same_features(delta, state.get("features")):
+        if not self.same_features(delta, self.image_field(working, W_FEATURES)):
             return False
         for i in range(N_MAPS):
             if type(<object>ml_slot(delta, self.d_off[FIRST_MAP + i])) is not dict:
@@ -260,38 +307,44 @@ cdef class BatchPublish(BatchEnd):
         if (type(topics) is not dict or type(deleted) is not set or type(configs) is not dict
                 or type(cleared) is not set or type(quotas) is not dict):
             return False
-        state["offset"] = <object>ml_slot(delta, self.d_off[OFFSET])  # (set_working; the features are the same)
-        state["next_producer_id"] = <object>ml_slot(delta, self.d_off[NEXT_PRODUCER_ID])
+        ml_set_slot(working, self.w_off[W_OFFSET], <object>ml_slot(delta, self.d_off[OFFSET]))  # (set_working; the
+        ml_set_slot(working, self.w_off[W_NEXT_PRODUCER_ID],  # features are the same)
+                    <object>ml_slot(delta, self.d_off[NEXT_PRODUCER_ID]))
         for i in range(N_MAPS):
             changes = <dict>ml_slot(delta, self.d_off[FIRST_MAP + i])
-            if changes:
-                _overlay_in_place(state[self.map_names[i]], changes)
-                changes.clear()
-        if topics or deleted:
-            self.merge_topics(<dict>topics, <set>deleted, state["topics"], state["topics_by_name"])
-            (<dict>topics).clear()
+            if PyDict_GET_SIZE(changes):
+                _overlay_in_place(self.image_field(working, W_FIRST_MAP + i), changes)
+                PyDict_Clear(changes)
+        if PyDict_GET_SIZE(topics) or PySet_GET_SIZE(deleted):
+            self.merge_topics(<dict>topics, <set>deleted, self.image_field(working, W_TOPICS),
+                              self.image_field(working, W_TOPICS_BY_NAME))
+            PyDict_Clear(topics)
             (<set>deleted).clear()
-        if configs or cleared:
+        if PyDict_GET_SIZE(configs) or PySet_GET_SIZE(cleared):
+            working_configs = <dict?>self.image_field(working, W_CONFIGS)
             for resource in <set>cleared:
-                (<dict>state["configs"]).pop(resource, None)
-            _merge_maps(state["configs"], configs)
-            (<dict>configs).clear()
+                working_configs.pop(resource, None)
+            _merge_maps(working_configs, configs)
+            PyDict_Clear(configs)
             (<set>cleared).clear()
-        if quotas:
-            _merge_maps(state["client_quotas"], quotas)
-            (<dict>quotas).clear()
+        if PyDict_GET_SIZE(quotas):
+            _merge_maps(self.image_field(working, W_CLIENT_QUOTAS), quotas)
+            PyDict_Clear(quotas)
         return True
 
     cdef bint same_features(self, object delta, object features) except -1:
         """The delta leaves the features as they are (``MetadataDelta.new_features`` would return the image's)."""
-        if <object>ml_slot(delta, self.d_off[FEATURES]):
+        changed = <object>ml_slot(delta, self.d_off[FEATURES])
+        if type(changed) is not dict or PyDict_GET_SIZE(changed):
             return False
         if features is not self.features:
             self.metadata_version = features.metadata_version
             self.zk_migration_state = features.zk_migration_state
             self.features = features
-        return (<object>ml_slot(delta, self.d_off[METADATA_VERSION]) == self.metadata_version
-                and <object>ml_slot(delta, self.d_off[ZK_MIGRATION_STATE]) == self.zk_migration_state)
+        return (PyObject_RichCompareBool(<object>ml_slot(delta, self.d_off[METADATA_VERSION]), self.metadata_version,
+                                         Py_EQ)
+                and PyObject_RichCompareBool(<object>ml_slot(delta, self.d_off[ZK_MIGRATION_STATE]),
+                                             self.zk_migration_state, Py_EQ))
 
     cdef int merge_topics(self, dict changed, set deleted, dict topics, dict by_name) except -1:
         """``MetadataDelta._merge_topics``: the deleted topics out, each changed topic's partitions updated in its
@@ -300,10 +353,13 @@ cdef class BatchPublish(BatchEnd):
         cdef Py_ssize_t pos = 0, refs
         cdef PyObject *key
         cdef PyObject *value
+        cdef PyObject *held
         for tid in deleted:
             gone = topics.pop(tid, None)
-            if gone is not None and by_name.get(gone.name) is gone:
-                del by_name[gone.name]
+            if gone is not None:
+                gone_name = self.topic_field(gone, TI_NAME)
+                if by_name.get(gone_name) is gone:
+                    del by_name[gone_name]
             if self.kept:
                 self.kept.pop(tid, None)
         while PyDict_Next(changed, &pos, &key, &value):
@@ -313,15 +369,19 @@ cdef class BatchPublish(BatchEnd):
                 raise TypeError(f"a topic's delta is a {type(topic).__name__}")
             name = <object>ml_slot(topic, self.t_off[T_NAME])
             partitions = <object>ml_slot(topic, self.t_off[T_PARTITIONS])
-            old = topics.get(tid)
+            held = PyDict_GetItemWithError(topics, tid)  # (borrowed)
+            old = None if held is NULL else <object>held
             if old is not None and <object>ml_slot(topic, self.t_off[T_BASE]) is old:
-                self.merge_partitions(<dict?>old.partitions, partitions)
-                by_name[name] = old  # (as apply() names the changed topic)
+                self.merge_partitions(<dict?>self.topic_field(old, TI_PARTITIONS), partitions)
+                if PyDict_GetItemWithError(by_name, name) is not held:  # (as apply() names the changed topic)
+                    PyDict_SetItem(by_name, name, old)
                 if self.kept is not None:
                     self.keep(key, value, refs, partitions)
                 continue
-            if old is not None and by_name.get(old.name) is old:
-                del by_name[old.name]
+            if old is not None:
+                old_name = self.topic_field(old, TI_NAME)
+                if by_name.get(old_name) is old:
+                    del by_name[old_name]
             if self.kept:  # (a re-created topic: the kept delta is over the image that goes)
                 self.kept.pop(tid, None)
             new = self.topic_image_cls(name, tid, dict(partitions))
