@@ -17,6 +17,7 @@ told the delta through it, in C; any other is called from Python, as the pure me
 cimport cython
 from cpython.dict cimport PyDict_Clear, PyDict_GetItemWithError, PyDict_Next, PyDict_SetItem, PyDict_Update
 from cpython.list cimport PyList_GET_SIZE
+from cpython.long cimport PyLong_AsLongLongAndOverflow, PyLong_CheckExact
 from cpython.object cimport Py_EQ, PyObject, PyObject_RichCompareBool
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
 from libc.stdint cimport int64_t
@@ -24,8 +25,20 @@ from libc.stdint cimport int64_t
 from metalog.codec.compiled._reader cimport ml_field, ml_member_offset, ml_refs, ml_set_slot, ml_slot
 
 cdef extern from *:
+    """
+    /* A delta's map (a set where is_set): 1 when it holds something, 0 when empty; -1 when unset (NULL) or of
+       another type than an exact dict (set). */
+    static inline int ml_filled(PyObject *v, int is_set) {
+        if (v == NULL)
+            return -1;
+        if (is_set)
+            return PySet_CheckExact(v) ? PySet_GET_SIZE(v) != 0 : -1;
+        return PyDict_CheckExact(v) ? PyDict_GET_SIZE(v) != 0 : -1;
+    }
+    """
     Py_ssize_t PyDict_GET_SIZE(object d)  # (a macro: of a dict only)
     Py_ssize_t PySet_GET_SIZE(object s)  # (of a set only)
+    int ml_filled(PyObject *v, int is_set)
 
 
 # MetadataDelta's fields this twin reads, in this order (their slots' offsets: BatchPublish.d_off)
@@ -47,12 +60,15 @@ cdef enum:
     CLEARED_CONFIGS = 14
     CLIENT_QUOTAS = 15
     N_DELTA_FIELDS = 16
-# The delta's maps and sets, in the order ``changes_nothing`` looks at them (the topics first: most deltas change them)
-cdef int EMPTY_ORDER[11]
-EMPTY_ORDER[:] = [TOPICS, DELETED_TOPICS, FIRST_MAP, FIRST_MAP + 1, FIRST_MAP + 2, FIRST_MAP + 3, FIRST_MAP + 4,
-                  CONFIGS, CLEARED_CONFIGS, CLIENT_QUOTAS, FEATURES]
-cdef int SINGLE_ORDER[5]  # and its single values
-SINGLE_ORDER[:] = [IMAGE, OFFSET, METADATA_VERSION, ZK_MIGRATION_STATE, NEXT_PRODUCER_ID]
+# The delta's maps and sets (``BatchPublish.shape``: a bit each, 1 << its index in DELTA_FIELDS), and its single values
+cdef enum:
+    N_CHANGES = 11
+    N_SINGLES = 5
+cdef int CHANGES[N_CHANGES]
+CHANGES[:] = [TOPICS, DELETED_TOPICS, FIRST_MAP, FIRST_MAP + 1, FIRST_MAP + 2, FIRST_MAP + 3, FIRST_MAP + 4, CONFIGS,
+              CLEARED_CONFIGS, CLIENT_QUOTAS, FEATURES]
+cdef int SINGLES[N_SINGLES]
+SINGLES[:] = [IMAGE, OFFSET, METADATA_VERSION, ZK_MIGRATION_STATE, NEXT_PRODUCER_ID]
 # The most registrations a loader keeps spare (``BatchPublish.merge_partitions``): about what a publish of a busy
 # cluster's transaction start replaces, so that a loader holds few more than its state
 cdef enum:
@@ -119,6 +135,10 @@ cdef class BatchPublish(BatchEnd):
     cdef Py_ssize_t d_off[N_DELTA_FIELDS]
     cdef Py_ssize_t t_off[3]
     cdef Py_ssize_t w_off[N_IMAGE_FIELDS]  # a working copy's fields' slots (IMAGE_FIELDS)
+    cdef Py_ssize_t c_off[N_CHANGES]  # the slots of the delta's maps and sets (CHANGES), in that order
+    cdef int c_bit[N_CHANGES]  # and the bit of each in a shape
+    cdef int c_set[N_CHANGES]  # 1 for a set
+    cdef Py_ssize_t s_off[N_SINGLES]  # the slots of its single values (SINGLES)
     cdef Py_ssize_t ti_off[2]  # a TopicImage's (TOPIC_IMAGE_FIELDS)
     cdef Py_ssize_t l_off[N_LOADER_FIELDS]  # the loader's fields' slots (LOADER_FIELDS); 0: not a slot
     cdef object features, metadata_version, zk_migration_state  # the last features seen, and their two levels
@@ -136,6 +156,12 @@ cdef class BatchPublish(BatchEnd):
             self.d_off[i] = _offset(self.delta_cls, name)
         for i, name in enumerate(TOPIC_DELTA_FIELDS):
             self.t_off[i] = _offset(self.topic_delta_cls, name)
+        for i in range(N_CHANGES):
+            self.c_off[i] = self.d_off[CHANGES[i]]
+            self.c_bit[i] = 1 << CHANGES[i]
+            self.c_set[i] = CHANGES[i] == DELETED_TOPICS or CHANGES[i] == CLEARED_CONFIGS
+        for i in range(N_SINGLES):
+            self.s_off[i] = self.d_off[SINGLES[i]]
         for i, name in enumerate(IMAGE_FIELDS):
             self.w_off[i] = _offset(self.image_cls, name)
         for i, name in enumerate(TOPIC_IMAGE_FIELDS):
@@ -155,9 +181,13 @@ cdef class BatchPublish(BatchEnd):
     def __call__(self, last_offset):
         """The pure method's contract: the published image, or None while a transaction is open (with
         ``images=False``, None either way)."""
-        if type(last_offset) is not int or self.loader.images:
+        cdef int overflow = 1
+        cdef int64_t last = 0
+        if type(last_offset) is int and not self.loader.images:
+            last = PyLong_AsLongLongAndOverflow(last_offset, &overflow)
+        if overflow:  # (not an int, past int64, or a loader that builds images: the pure method)
             return self.pure(last_offset)
-        self.publish(last_offset)
+        self.publish(last)
         return None
 
     cdef int end_batch(self, int64_t last_offset) except -1:
@@ -203,11 +233,12 @@ cdef class BatchPublish(BatchEnd):
             return <object>v
         return getattr(topic, TOPIC_IMAGE_FIELDS[field])
 
-    cdef int publish(self, object last) except -1:
-        """``end_batch(last)``: 1 when a transaction is open (nothing published), else 0."""
+    cdef int publish(self, int64_t last_offset) except -1:
+        """``end_batch(last_offset)``: 1 when a transaction is open (nothing published), else 0."""
         cdef bint changes = False
         if self.get(L_MARKER_STATE) is self.started:
             return 1
+        cdef object last = last_offset  # (one int object, told and kept)
         working = self.get(L_PUBLISHED_STATE)
         if self.get(L_IMAGES) or type(working) is not self.image_cls:
             self.pure(last)
@@ -233,7 +264,7 @@ cdef class BatchPublish(BatchEnd):
                 delta.apply_to(working)
                 delta.clear()
             self.put(L_PUBLISHED_IMAGE, None)
-        elif not PyObject_RichCompareBool(self.image_field(working, W_OFFSET), last, Py_EQ):
+        elif not self.at_offset(working, last_offset, last):
             # only the offset moves (a control batch, NoOpRecords): nothing told
             if self.get(L_PUBLISHED_IMAGE) is not None or type(delta) is not self.delta_cls:
                 self.pure(last)
@@ -241,30 +272,43 @@ cdef class BatchPublish(BatchEnd):
             ml_set_slot(working, self.w_off[W_OFFSET], last)  # (set_working: only the offset changes)
             ml_set_slot(delta, self.d_off[OFFSET], last)
         self.put(L_CLEAN_OFFSET, last)
-        self.put(L_MARKER_STATE, self.no_transaction)
+        if self.get(L_MARKER_STATE) is not self.no_transaction:
+            self.put(L_MARKER_STATE, self.no_transaction)
         return 0
 
+    cdef bint at_offset(self, object working, int64_t offset, object as_int) except -1:
+        """The working copy's offset is ``offset`` (``as_int``): compared in C where it is an int of 64 bits."""
+        cdef int overflow = 0
+        cdef int64_t held
+        at = self.image_field(working, W_OFFSET)
+        if PyLong_CheckExact(at):
+            held = PyLong_AsLongLongAndOverflow(at, &overflow)
+            if not overflow:
+                return held == offset
+        return PyObject_RichCompareBool(at, as_int, Py_EQ)
+
+    cdef int shape(self, object delta, bint any_only) except -2:
+        """What the delta's maps and sets hold: a bit (1 << its index in DELTA_FIELDS) for each that holds something
+        (``any_only``: for the first found only, the topics first: most deltas change them); -1 for a delta of
+        another form (a field unset, a map that is no dict, a set that is no set): the pure methods then decide."""
+        cdef int k, filled, mask = 0
+        for k in range(N_CHANGES):
+            filled = ml_filled(ml_slot(delta, self.c_off[k]), self.c_set[k])
+            if filled < 0:
+                return -1
+            if filled:
+                if any_only:
+                    return self.c_bit[k]
+                mask |= self.c_bit[k]
+        for k in range(N_SINGLES):
+            if ml_slot(delta, self.s_off[k]) is NULL:
+                return -1
+        return mask
+
     cdef bint changes_nothing(self, object delta, object working) except -1:
-        """``MetadataDelta.changes_nothing``: every map and set of the delta empty (the topics first: most deltas
-        change them), its single values those of the working copy; a delta of another form: False, and the whole
-        publish decides."""
-        cdef Py_ssize_t k
-        cdef int i
-        cdef PyObject *v
-        for k in range(11):
-            i = EMPTY_ORDER[k]
-            v = ml_slot(delta, self.d_off[i])
-            if v is NULL:
-                return False
-            if i == DELETED_TOPICS or i == CLEARED_CONFIGS:
-                if type(<object>v) is not set or PySet_GET_SIZE(<object>v):
-                    return False
-            elif type(<object>v) is not dict or PyDict_GET_SIZE(<object>v):
-                return False
-        for k in range(5):
-            if ml_slot(delta, self.d_off[SINGLE_ORDER[k]]) is NULL:
-                return False
-        if not self.same_features(delta, self.image_field(working, W_FEATURES)):
+        """``MetadataDelta.changes_nothing``: every map and set of the delta empty, its single values those of the
+        working copy; a delta of another form: False, and the whole publish decides."""
+        if self.shape(delta, True) != 0 or not self.same_levels(delta, self.image_field(working, W_FEATURES)):
             return False
         return PyObject_RichCompareBool(<object>ml_slot(delta, self.d_off[NEXT_PRODUCER_ID]),
                                         self.image_field(working, W_NEXT_PRODUCER_ID), Py_EQ)
@@ -287,56 +331,48 @@ cdef class BatchPublish(BatchEnd):
         return 0
 
     cdef bint apply_to(self, object delta, object working) except -1:
-        """``delta.apply_to(working)`` then ``delta.clear()``, unless the delta changes the features (False, and
-        nothing done: the pure methods do it)."""
+        """``delta.apply_to(working)`` then ``delta.clear()``, unless the delta changes the features or is of another
+        form (False, and nothing done: the pure methods do it). Only the maps and sets that hold something are
+        touched (``shape``, read again after the subscriber was told)."""
         cdef Py_ssize_t i
         cdef dict changes
-        for i in range(N_DELTA_FIELDS):
-            if ml_slot(delta, self.d_off[i]) is NULL:
-                return False
-        if not self.same_features(delta, self.image_field(working, W_FEATURES)):
-            return False
-        for i in range(N_MAPS):
-            if type(<object>ml_slot(delta, self.d_off[FIRST_MAP + i])) is not dict:
-                return False
-        topics = <object>ml_slot(delta, self.d_off[TOPICS])
-        deleted = <object>ml_slot(delta, self.d_off[DELETED_TOPICS])
-        configs = <object>ml_slot(delta, self.d_off[CONFIGS])
-        cleared = <object>ml_slot(delta, self.d_off[CLEARED_CONFIGS])
-        quotas = <object>ml_slot(delta, self.d_off[CLIENT_QUOTAS])
-        if (type(topics) is not dict or type(deleted) is not set or type(configs) is not dict
-                or type(cleared) is not set or type(quotas) is not dict):
+        cdef int mask = self.shape(delta, False)
+        if mask < 0 or mask & (1 << FEATURES) or not self.same_levels(delta, self.image_field(working, W_FEATURES)):
             return False
         ml_set_slot(working, self.w_off[W_OFFSET], <object>ml_slot(delta, self.d_off[OFFSET]))  # (set_working; the
         ml_set_slot(working, self.w_off[W_NEXT_PRODUCER_ID],  # features are the same)
                     <object>ml_slot(delta, self.d_off[NEXT_PRODUCER_ID]))
         for i in range(N_MAPS):
-            changes = <dict>ml_slot(delta, self.d_off[FIRST_MAP + i])
-            if PyDict_GET_SIZE(changes):
+            if mask & (1 << (FIRST_MAP + i)):
+                changes = <dict>ml_slot(delta, self.d_off[FIRST_MAP + i])
                 _overlay_in_place(self.image_field(working, W_FIRST_MAP + i), changes)
                 PyDict_Clear(changes)
-        if PyDict_GET_SIZE(topics) or PySet_GET_SIZE(deleted):
-            self.merge_topics(<dict>topics, <set>deleted, self.image_field(working, W_TOPICS),
+        if mask & ((1 << TOPICS) | (1 << DELETED_TOPICS)):
+            topics = <dict>ml_slot(delta, self.d_off[TOPICS])
+            deleted = <set>ml_slot(delta, self.d_off[DELETED_TOPICS])
+            self.merge_topics(topics, deleted, self.image_field(working, W_TOPICS),
                               self.image_field(working, W_TOPICS_BY_NAME))
             PyDict_Clear(topics)
-            (<set>deleted).clear()
-        if PyDict_GET_SIZE(configs) or PySet_GET_SIZE(cleared):
+            if mask & (1 << DELETED_TOPICS):
+                deleted.clear()
+        if mask & ((1 << CONFIGS) | (1 << CLEARED_CONFIGS)):
+            configs = <dict>ml_slot(delta, self.d_off[CONFIGS])
+            cleared = <set>ml_slot(delta, self.d_off[CLEARED_CONFIGS])
             working_configs = <dict?>self.image_field(working, W_CONFIGS)
-            for resource in <set>cleared:
+            for resource in cleared:
                 working_configs.pop(resource, None)
             _merge_maps(working_configs, configs)
             PyDict_Clear(configs)
-            (<set>cleared).clear()
-        if PyDict_GET_SIZE(quotas):
+            cleared.clear()
+        if mask & (1 << CLIENT_QUOTAS):
+            quotas = <dict>ml_slot(delta, self.d_off[CLIENT_QUOTAS])
             _merge_maps(self.image_field(working, W_CLIENT_QUOTAS), quotas)
             PyDict_Clear(quotas)
         return True
 
-    cdef bint same_features(self, object delta, object features) except -1:
-        """The delta leaves the features as they are (``MetadataDelta.new_features`` would return the image's)."""
-        changed = <object>ml_slot(delta, self.d_off[FEATURES])
-        if type(changed) is not dict or PyDict_GET_SIZE(changed):
-            return False
+    cdef bint same_levels(self, object delta, object features) except -1:
+        """The delta's metadata.version and ZK migration state are those of ``features`` (the working copy's): with
+        no feature changed (``shape``), ``MetadataDelta.new_features`` would return the image's."""
         if features is not self.features:
             self.metadata_version = features.metadata_version
             self.zk_migration_state = features.zk_migration_state
