@@ -15,7 +15,7 @@ told the delta through it, in C; any other is called from Python, as the pure me
 """
 
 cimport cython
-from cpython.dict cimport PyDict_Clear, PyDict_GetItemWithError, PyDict_Next, PyDict_SetItem, PyDict_Update
+from cpython.dict cimport PyDict_Clear, PyDict_Copy, PyDict_GetItemWithError, PyDict_Next, PyDict_SetItem, PyDict_Update
 from cpython.list cimport PyList_GET_SIZE
 from cpython.long cimport PyLong_AsLongLongAndOverflow, PyLong_CheckExact
 from cpython.object cimport Py_EQ, PyObject, PyObject_RichCompareBool
@@ -263,7 +263,8 @@ cdef class BatchPublish(BatchEnd):
                 self.forget_deleted(delta)
                 delta.apply_to(working)
                 delta.clear()
-            self.put(L_PUBLISHED_IMAGE, None)
+            if self.get(L_PUBLISHED_IMAGE) is not None:
+                self.put(L_PUBLISHED_IMAGE, None)
         elif not self.at_offset(working, last_offset, last):
             # only the offset moves (a control batch, NoOpRecords): nothing told
             if self.get(L_PUBLISHED_IMAGE) is not None or type(delta) is not self.delta_cls:
@@ -310,8 +311,8 @@ cdef class BatchPublish(BatchEnd):
         working copy; a delta of another form: False, and the whole publish decides."""
         if self.shape(delta, True) != 0 or not self.same_levels(delta, self.image_field(working, W_FEATURES)):
             return False
-        return PyObject_RichCompareBool(<object>ml_slot(delta, self.d_off[NEXT_PRODUCER_ID]),
-                                        self.image_field(working, W_NEXT_PRODUCER_ID), Py_EQ)
+        return _equal(<object>ml_slot(delta, self.d_off[NEXT_PRODUCER_ID]),
+                      self.image_field(working, W_NEXT_PRODUCER_ID))
 
     cdef int forget_deleted(self, object delta) except -1:
         """The kept topic deltas of the topics ``delta`` deletes dropped (their images go from the working copy)."""
@@ -377,10 +378,8 @@ cdef class BatchPublish(BatchEnd):
             self.metadata_version = features.metadata_version
             self.zk_migration_state = features.zk_migration_state
             self.features = features
-        return (PyObject_RichCompareBool(<object>ml_slot(delta, self.d_off[METADATA_VERSION]), self.metadata_version,
-                                         Py_EQ)
-                and PyObject_RichCompareBool(<object>ml_slot(delta, self.d_off[ZK_MIGRATION_STATE]),
-                                             self.zk_migration_state, Py_EQ))
+        return (_equal(<object>ml_slot(delta, self.d_off[METADATA_VERSION]), self.metadata_version)
+                and _equal(<object>ml_slot(delta, self.d_off[ZK_MIGRATION_STATE]), self.zk_migration_state))
 
     cdef int merge_topics(self, dict changed, set deleted, dict topics, dict by_name) except -1:
         """``MetadataDelta._merge_topics``: the deleted topics out, each changed topic's partitions updated in its
@@ -464,6 +463,11 @@ cdef class BatchPublish(BatchEnd):
         return 0
 
 
+cdef inline bint _equal(object a, object b) except -1:
+    """``a == b`` as the pure methods compare single values (an object is equal to itself, as in a container)."""
+    return a is b or PyObject_RichCompareBool(a, b, Py_EQ)
+
+
 cdef int _overlay_in_place(dict target, dict changes) except -1:
     """``delta._overlay_in_place``: ``changes`` made in ``target``; a None change removes the key."""
     cdef Py_ssize_t pos = 0
@@ -492,7 +496,10 @@ cdef int _merge_maps(dict target, dict changes) except -1:
             else:
                 target.pop(<object>key, None)
             continue
-        merged = {} if base is None else dict(base)
+        if base is None:
+            merged = {}
+        else:  # (a copy: the map itself may be an image's too)
+            merged = PyDict_Copy(base) if type(base) is dict else dict(base)
         _overlay_in_place(merged, <dict>value)
         if merged:
             PyDict_SetItem(target, <object>key, merged)
