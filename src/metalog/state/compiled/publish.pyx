@@ -22,7 +22,14 @@ from cpython.object cimport Py_EQ, PyObject, PyObject_RichCompareBool
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
 from libc.stdint cimport int64_t
 
-from metalog.codec.compiled._reader cimport ml_field, ml_member_offset, ml_refs, ml_set_slot, ml_slot
+from metalog.codec.compiled._reader cimport (
+    METALOG_CYTHON_VERSION,
+    ml_field,
+    ml_member_offset,
+    ml_refs,
+    ml_set_slot,
+    ml_slot,
+)
 
 cdef extern from *:
     """
@@ -39,6 +46,8 @@ cdef extern from *:
     Py_ssize_t PyDict_GET_SIZE(object d)  # (a macro: of a dict only)
     Py_ssize_t PySet_GET_SIZE(object s)  # (of a set only)
     int ml_filled(PyObject *v, int is_set)
+
+CYTHON_VERSION = METALOG_CYTHON_VERSION.decode()  # (the twins' status line names it: ``core.twin_status``)
 
 
 # MetadataDelta's fields this twin reads, in this order (their slots' offsets: BatchPublish.d_off)
