@@ -1,12 +1,22 @@
 # The compiled per-batch step's class, for compiled callers (the analysis' batch loop, domain/compiled/loop.pyx): its
 # C entries, which the loop calls once per batch with no Python frame. See step.pyx.
-from libc.stdint cimport int64_t
+from libc.stdint cimport int64_t, uint64_t
 
 
 cdef struct Buffer:  # a growable int64 buffer
     int64_t *data
     Py_ssize_t size
     Py_ssize_t cap
+
+
+cdef struct DirectorySlot:  # a directory id's 16 bytes (two halves) and its number + 1 (0: a free slot)
+    uint64_t hi, lo
+    Py_ssize_t number
+
+
+cdef struct DirectorySlots:  # directory numbers by id, open addressing (a dict's answer kept, probes bounded)
+    DirectorySlot *slots
+    Py_ssize_t mask, used
 
 
 cdef struct Rows:  # a table's rows as growable int64 columns, in one block: column j at data + j * cap
@@ -23,11 +33,13 @@ cdef class ClusterStep:
     # (4 a broker), leaders, offline replicas, the last row's values, dirty flag, its first (broker, directory) pair
     cdef dict bnum
     cdef list bid, reg
+    cdef Buffer bslot  # broker numbers + 1 by id, for ids 0 <= id < BROKER_SLOTS (0: not looked up yet)
     cdef Buffer bids, breg, bkind, blead, boff, bshown, bdirty, bfirst
     cdef Buffer dirty_b  # broker numbers whose values may have changed since the last batch
     # directories by number: the placeholders are 0, 1, 2
     cdef dict dnum
     cdef list dirs, dname
+    cdef DirectorySlots dslots  # dnum's answers for directory ids of 16 bytes
     # (broker, directory) pairs by number: broker, directory, the broker's next pair, replicas, leaders, partitions
     # without a leader, whether the broker's registration lists the directory, whether a replica there is offline,
     # the last row's values, dirty flag
@@ -48,7 +60,9 @@ cdef class ClusterStep:
     cdef int on_batch(self, int64_t last_offset, int64_t timestamp, bint open_transaction) except -1
 
     cdef Py_ssize_t _broker(self, object bid) except -1
+    cdef Py_ssize_t _number_broker(self, object bid) except -1
     cdef Py_ssize_t _directory(self, object directory) except -1
+    cdef Py_ssize_t _number_directory(self, object directory) except -1
     cdef Py_ssize_t _pair(self, Py_ssize_t b, Py_ssize_t d) except -1
     cdef int _pair_flags(self, Py_ssize_t p, object reg) except -1
     cdef int _set_reg(self, Py_ssize_t b, object reg) except -1

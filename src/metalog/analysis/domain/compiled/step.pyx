@@ -6,7 +6,9 @@ The same counts, kept from the same deltas by the same rules, and the same rows,
 number; a batch's timeline row is 20 int64 appended to 20 columns (``Rows``: one block, a column after another),
 broker_timeline and directory_timeline rows the same, events and directory failures (rare) Python tuples. ``take``
 copies each column whole into an ``array('q')``, and keeps the block for the next rows. Directory ids and names stay Python objects; what the step reads of a broker's registration is read once,
-when it changes, into C arrays (the broker's and each of its directories').
+when it changes, into C arrays (the broker's and each of its directories'). A broker's number is found through a C
+array indexed by its id (ids 0 to 65,535), a directory's through a table of ids' 16 bytes (within a few probes of
+their slot); the dicts answer for the others, and for the first look-up of each, so the numbers are the pure twin's.
 
 It is called in C where its callers are compiled: the loader's compiled publish tells it each delta through
 ``published``'s ``c_on_publish`` (``state/compiled/publish.pxd``'s ``ml_on_publish``), reading the delta's fields at
@@ -17,11 +19,13 @@ their slots and a partition's at its index, each found from the class that defin
 """
 
 from cpython.array cimport array, clone
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_Check, PyBytes_GET_SIZE
 from cpython.dict cimport PyDict_GetItem, PyDict_Next
+from cpython.long cimport PyLong_AsLongLongAndOverflow, PyLong_CheckExact
 from cpython.object cimport PyObject
 from cpython.pycapsule cimport PyCapsule_New
-from libc.stdint cimport int64_t
-from libc.stdlib cimport free, malloc, realloc
+from libc.stdint cimport int64_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcpy, memset
 
 from metalog.codec.compiled._reader cimport ml_member_offset
@@ -119,6 +123,63 @@ cdef inline int64_t *push(Buffer *b, Py_ssize_t n) except NULL:
     return at
 
 
+# broker ids below this are numbered through a C array indexed by id (grown, doubling, as far as the largest id
+# seen: at most BROKER_SLOTS int64s however hostile the log), the others through the dict
+DEF BROKER_SLOTS = 65536
+# a directory id's slot is one of the PROBES after its hash's: past them (ids made to collide), the dict answers alone
+DEF PROBES = 8
+
+
+cdef inline Py_ssize_t slot_at(uint64_t hi, uint64_t lo, Py_ssize_t mask) noexcept:
+    cdef uint64_t h = (hi ^ (lo * <uint64_t>0x9E3779B97F4A7C15)) * <uint64_t>0xBF58476D1CE4E5B9
+    return <Py_ssize_t>((h ^ (h >> 31)) & <uint64_t>mask)
+
+
+cdef inline Py_ssize_t slot_number(DirectorySlots *t, uint64_t hi, uint64_t lo) noexcept:
+    """The number kept for the id (``hi``, ``lo``), or -1."""
+    cdef Py_ssize_t i, n
+    cdef DirectorySlot *e
+    if t.slots is NULL:
+        return -1
+    i = slot_at(hi, lo, t.mask)
+    for n in range(PROBES):
+        e = t.slots + i
+        if not e.number:
+            return -1
+        if e.hi == hi and e.lo == lo:
+            return e.number - 1
+        i = (i + 1) & t.mask
+    return -1
+
+
+cdef int put_slot(DirectorySlots *t, uint64_t hi, uint64_t lo, Py_ssize_t number) except -1:
+    """The id (``hi``, ``lo``) is directory ``number`` (kept unless its probes are full); the table doubles at
+    half full."""
+    cdef DirectorySlot *old = t.slots
+    cdef Py_ssize_t size = t.mask + 1 if old is not NULL else 0, i, n
+    cdef DirectorySlot *e
+    if old is NULL or 2 * (t.used + 1) > size:
+        n = 2 * size if size else 16
+        t.slots = <DirectorySlot *>calloc(n, sizeof(DirectorySlot))
+        if t.slots is NULL:
+            t.slots = old
+            raise MemoryError()
+        t.mask, t.used = n - 1, 0
+        for i in range(size):
+            if old[i].number:
+                put_slot(t, old[i].hi, old[i].lo, old[i].number - 1)
+        free(old)
+    i = slot_at(hi, lo, t.mask)
+    for n in range(PROBES):
+        e = t.slots + i
+        if not e.number:
+            e.hi, e.lo, e.number = hi, lo, number + 1
+            t.used += 1
+            return 0
+        i = (i + 1) & t.mask
+    return 0
+
+
 cdef Py_ssize_t _slot_offset(cls, name) except -1:
     """The offset of the slot ``name`` in instances of ``cls`` (a member descriptor of its own)."""
     cdef Py_ssize_t off = ml_member_offset(cls.__dict__.get(name))
@@ -199,6 +260,8 @@ cdef class ClusterStep:
 
     def __dealloc__(self):
         free(self.bids.data)
+        free(self.bslot.data)
+        free(self.dslots.slots)
         free(self.breg.data)
         free(self.bkind.data)
         free(self.blead.data)
@@ -224,6 +287,25 @@ cdef class ClusterStep:
 
     # ---- numbering ----------------------------------------------------------------------------------------------
     cdef Py_ssize_t _broker(self, object bid) except -1:
+        """Broker ``bid``'s number: through ``bslot`` for an int id in [0, BROKER_SLOTS), else ``bnum``."""
+        cdef long long v = -1
+        cdef int overflow = 0
+        cdef Py_ssize_t b
+        if PyLong_CheckExact(bid):
+            v = PyLong_AsLongLongAndOverflow(bid, &overflow)
+            if 0 <= v < self.bslot.size:
+                b = self.bslot.data[v]
+                if b:
+                    return b - 1
+        b = self._number_broker(bid)
+        if not overflow and 0 <= v < BROKER_SLOTS:
+            if v >= self.bslot.size:
+                grow(&self.bslot, v + 1 - self.bslot.size)
+                self.bslot.size = self.bslot.cap
+            self.bslot.data[v] = b + 1
+        return b
+
+    cdef Py_ssize_t _number_broker(self, object bid) except -1:
         cdef PyObject *found = PyDict_GetItem(self.bnum, bid)
         cdef Py_ssize_t b
         if found is not NULL:
@@ -243,6 +325,21 @@ cdef class ClusterStep:
         return b
 
     cdef Py_ssize_t _directory(self, object directory) except -1:
+        """Directory ``directory``'s number: through ``dslots`` for an id of 16 bytes (a Uuid), else ``dnum``."""
+        cdef uint64_t hi, lo
+        cdef Py_ssize_t d
+        if PyBytes_Check(directory) and PyBytes_GET_SIZE(directory) == 16:
+            memcpy(&hi, PyBytes_AS_STRING(directory), 8)
+            memcpy(&lo, PyBytes_AS_STRING(directory) + 8, 8)
+            d = slot_number(&self.dslots, hi, lo)
+            if d >= 0:
+                return d
+            d = self._number_directory(directory)
+            put_slot(&self.dslots, hi, lo, d)
+            return d
+        return self._number_directory(directory)
+
+    cdef Py_ssize_t _number_directory(self, object directory) except -1:
         cdef PyObject *found = PyDict_GetItem(self.dnum, directory)
         cdef Py_ssize_t d
         if found is not NULL:
@@ -753,7 +850,7 @@ cdef class ClusterStep:
     def take(self):
         cluster = self.cluster
         timeline = _columns(&self.timeline)
-        timeline[2:6] = [Coded(timeline[2], version_names(timeline[2])), Coded(timeline[3], ZK_NAMES),
+        timeline[2:6] = [Coded(timeline[2], version_names(_highest(timeline[2]))), Coded(timeline[3], ZK_NAMES),
                          Coded(timeline[4], PHASES), Coded(timeline[5], DIR_TRANSITIONS)]
         brokers = _columns(&self.brokers_rows)
         brokers[3] = Coded(brokers[3], BROKER_STATES)
@@ -838,6 +935,18 @@ cdef list _columns(Rows *rows):
         out.append(column)
     rows.size = 0
     return out
+
+
+cdef array _highest(array codes):
+    """``codes``' highest as a one-value array, for ``version_names`` (which takes the highest of what it is given):
+    found in C, where the column has a row per batch."""
+    cdef Py_ssize_t i, n = len(codes)
+    cdef int64_t *v = <int64_t *>codes.data.as_voidptr
+    cdef int64_t high = v[0] if n else 0
+    for i in range(1, n):
+        if v[i] > high:
+            high = v[i]
+    return array("q", [high])
 
 
 cdef list _rows_columns(list rows, tuple kinds):
