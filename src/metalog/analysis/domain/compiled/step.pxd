@@ -1,5 +1,6 @@
 # The compiled per-batch step's class, for compiled callers (the analysis' batch loop, domain/compiled/loop.pyx): its
 # C entries, which the loop calls once per batch with no Python frame. See step.pyx.
+cimport cython
 from libc.stdint cimport int64_t, uint64_t
 
 
@@ -26,6 +27,7 @@ cdef struct Rows:  # a table's rows as growable int64 columns, in one block: col
     Py_ssize_t width  # columns
 
 
+@cython.final  # (no subclass: its methods are called directly, the small ones inlined)
 cdef class ClusterStep:
     cdef public str cluster
     cdef object image_of
@@ -53,6 +55,7 @@ cdef class ClusterStep:
     # rows since the last take
     cdef Rows timeline, brokers_rows, dir_rows
     cdef list failed, events, lost, told
+    cdef list added  # a delta's partitions to count as they are now (emptied after each delta)
 
     # the C entries: MetadataLoader.on_publish(delta, image), a LeaderChangeMessage, a batch's rows
     cdef int on_delta(self, object delta, object image) except -1

@@ -22,8 +22,10 @@ from cpython.array cimport array, clone
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_Check, PyBytes_GET_SIZE
 from cpython.dict cimport PyDict_GetItem, PyDict_Next
 from cpython.long cimport PyLong_AsLongLongAndOverflow, PyLong_CheckExact
-from cpython.object cimport PyObject
+from cpython.object cimport PyObject, PyTypeObject
+from cpython.ref cimport Py_TYPE
 from cpython.pycapsule cimport PyCapsule_New
+from cpython.tuple cimport PyTuple_Check, PyTuple_GET_SIZE
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcpy, memset
@@ -89,29 +91,30 @@ cdef int grow(Buffer *b, Py_ssize_t need) except -1:
     return 0
 
 
-cdef Py_ssize_t add_row(Rows *t) except -1:
-    """A row more at the end of ``t``'s columns: its index (its values unset)."""
-    cdef Py_ssize_t cap, j
-    cdef int64_t *data
-    if t.size == t.cap:
-        cap = t.cap * 2 if t.cap else 256
-        data = <int64_t *>malloc(cap * t.width * sizeof(int64_t))
-        if data is NULL:
-            raise MemoryError()
-        for j in range(t.width):
-            memcpy(data + j * cap, t.data + j * t.cap, t.size * sizeof(int64_t))
-        free(t.data)
-        t.data, t.cap = data, cap
-    t.size += 1
-    return t.size - 1
+cdef int more_rows(Rows *t) except -1:
+    """Room for twice as many rows (256 at first), each column moved to its place in the new block."""
+    cdef Py_ssize_t cap = t.cap * 2 if t.cap else 256, j
+    cdef int64_t *data = <int64_t *>malloc(cap * t.width * sizeof(int64_t))
+    if data is NULL:
+        raise MemoryError()
+    for j in range(t.width):
+        memcpy(data + j * cap, t.data + j * t.cap, t.size * sizeof(int64_t))
+    free(t.data)
+    t.data, t.cap = data, cap
+    return 0
 
 
 cdef inline int put_row(Rows *t, const int64_t *values) except -1:
     """A row of ``t.width`` ``values`` at the end of ``t``'s columns."""
-    cdef Py_ssize_t i = add_row(t), j
-    cdef int64_t *at = t.data + i
-    for j in range(t.width):
-        at[j * t.cap] = values[j]
+    cdef Py_ssize_t j, cap, width = t.width
+    cdef int64_t *at
+    if t.size == t.cap:
+        more_rows(t)
+    cap, at = t.cap, t.data + t.size
+    for j in range(width):  # (cap and the place in locals: a value stored is not a field of ``t``'s)
+        at[0] = values[j]
+        at += cap
+    t.size += 1
     return 0
 
 
@@ -192,8 +195,26 @@ cdef inline object _slot(object o, Py_ssize_t off):
     """A slot's value, at its offset (an unset slot raises, as its attribute would)."""
     cdef PyObject *v = (<PyObject **>(<char *><PyObject *>o + off))[0]
     if v is NULL:
-        raise AttributeError(f"{type(o).__name__} has a field unset")
+        _unset(o)
     return <object>v
+
+
+cdef extern from *:
+    object PyObject_GenericGetDict(object o, void *context)
+
+
+cdef inline object _field(object o, str name):
+    """``o.name`` where it is a field in ``o``'s instance dictionary (a dataclass's, as the image's), read there."""
+    cdef PyObject *found
+    if Py_TYPE(o).tp_dictoffset:
+        found = PyDict_GetItem(<dict>PyObject_GenericGetDict(o, NULL), name)
+        if found is not NULL:
+            return <object>found
+    return getattr(o, name)
+
+
+cdef int _unset(object o) except -1:
+    raise AttributeError(f"{type(o).__name__} has a field unset")
 
 
 # the fields of a delta the step reads, at their slots, and a partition's, at their indexes
@@ -213,9 +234,13 @@ cdef Py_ssize_t P_LEADER = PartitionRegistration._fields.index("leader")
 
 cdef inline tuple _registration(object part):
     """A PartitionRegistration (a tuple: its fields read at their indexes)."""
-    if not isinstance(part, tuple) or len(<tuple>part) <= P_LEADER:
-        raise TypeError(f"a partition's registration is a {type(part).__name__}")
+    if not PyTuple_Check(part) or PyTuple_GET_SIZE(part) <= P_LEADER:
+        _not_registration(part)
     return <tuple>part
+
+
+cdef int _not_registration(object part) except -1:
+    raise TypeError(f"a partition's registration is a {type(part).__name__}")
 
 
 cdef inline int codes_differ(int64_t *a, int64_t *b, int n):
@@ -238,7 +263,7 @@ cdef class ClusterStep:
             DIRECTORY_WIDTH
         self.bnum, self.bid, self.reg = {}, [], []
         self.dnum, self.dirs, self.dname = {}, [], []
-        self.failed, self.events, self.lost, self.told = [], [], [], []
+        self.failed, self.events, self.lost, self.told, self.added = [], [], [], [], []
         for d in (MIGRATING, UNASSIGNED, LOST):
             self._directory(d)
         self._zero_counts()
@@ -455,24 +480,26 @@ cdef class ClusterStep:
         self.zk = _slot(delta, D_ZK_MIGRATION_STATE)
         deleted = <set?>_slot(delta, D_DELETED_TOPICS)
         topics = <dict?>_slot(delta, D_TOPICS)
-        if not deleted and not topics:
-            added = None
-        else:
-            old_topics = <dict?>before.topics
-            for tid in deleted:
-                gone = old_topics.get(tid)
-                if gone is not None:
-                    self.topics -= 1
-                    for part in (<dict?>gone.partitions).values():
-                        self._partition(_registration(part), -1)
-            added = []
+        added = self.added
+        if added:  # (left by a delta that failed)
+            del added[:]
+        if deleted or topics:
+            old_topics = <dict?>_field(before, "topics")
+            if deleted:
+                for tid in deleted:
+                    gone = old_topics.get(tid)
+                    if gone is not None:
+                        self.topics -= 1
+                        for part in (<dict?>gone.partitions).values():
+                            self._partition(_registration(part), -1)
             self._changed_topics(topics, old_topics, added)
         brokers = <dict?>_slot(delta, D_BROKERS)
         if brokers:
-            self._changed_brokers(brokers, <dict?>before.brokers)
+            self._changed_brokers(brokers, <dict?>_field(before, "brokers"))
         if added:
             for part in added:  # after the brokers: a partition counts against the brokers as they are now
                 self._partition(_registration(part), 1)
+            del added[:]  # (not held from one delta to the next)
         return 0
 
     cdef int _changed_topics(self, dict topics, dict old_topics, list added) except -1:
