@@ -81,7 +81,7 @@ cdef class ClusterStep:
     cdef int _partition(self, tuple part, int sign) except -1
     cdef int _broker_change(self, object bid, object old, object new) except -1
     cdef int _lost_directories(self, object old, object new) except -1
-    cdef int _codes(self, int64_t *out) except -1
+    cdef void _codes(self, int64_t *out) noexcept
     cdef int _failures(self, int64_t last_offset, int64_t timestamp) except -1
     cdef int _broker_values(self, Py_ssize_t b, int64_t *out) except -1
     cdef int _pair_values(self, Py_ssize_t p, int64_t *out) except -1

@@ -30,7 +30,7 @@ from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcpy, memset
 
-from metalog.codec.compiled._reader cimport ml_member_offset
+from metalog.codec.compiled._reader cimport ml_field, ml_member_offset
 from metalog.state.compiled.publish cimport ML_ON_PUBLISH_NAME, ml_on_publish
 
 from metalog.analysis.domain.columns import Chunk, Coded
@@ -48,7 +48,7 @@ from metalog.analysis.domain.schema import (
 from metalog.analysis.domain.step import ZK_NAMES, version_names
 from metalog.codec.uuid import LOST, MIGRATING, UNASSIGNED
 from metalog.state.delta import MetadataDelta, TopicDelta
-from metalog.state.image import PartitionRegistration
+from metalog.state.image import MetadataImage, PartitionRegistration
 
 cdef extern from *:
     """
@@ -203,14 +203,17 @@ cdef extern from *:
     object PyObject_GenericGetDict(object o, void *context)
 
 
-cdef inline object _field(object o, str name):
-    """``o.name`` where it is a field in ``o``'s instance dictionary (a dataclass's, as the image's), read there."""
+cdef inline object _image_field(object image, Py_ssize_t off, str name):
+    """``image.name``: at its slot (``off``) where MetadataImage has one, else from the instance dictionary where it
+    is there (a dataclass without slots), else ``getattr``."""
     cdef PyObject *found
-    if Py_TYPE(o).tp_dictoffset:
-        found = PyDict_GetItem(<dict>PyObject_GenericGetDict(o, NULL), name)
+    if off > 0 and type(image) is MetadataImage:
+        return ml_field(image, off, name)
+    if Py_TYPE(image).tp_dictoffset:
+        found = PyDict_GetItem(<dict>PyObject_GenericGetDict(image, NULL), name)
         if found is not NULL:
             return <object>found
-    return getattr(o, name)
+    return getattr(image, name)
 
 
 cdef int _unset(object o) except -1:
@@ -227,6 +230,9 @@ cdef Py_ssize_t D_BROKERS = _slot_offset(MetadataDelta, "brokers")
 cdef Py_ssize_t T_BASE = _slot_offset(TopicDelta, "base")
 cdef Py_ssize_t T_BASE_PARTITIONS = _slot_offset(TopicDelta, "base_partitions")
 cdef Py_ssize_t T_PARTITIONS = _slot_offset(TopicDelta, "partitions")
+# the image's fields the step reads, at their slots where MetadataImage has slots (0: it has none)
+cdef Py_ssize_t I_TOPICS = max(ml_member_offset(MetadataImage.__dict__.get("topics")), 0)
+cdef Py_ssize_t I_BROKERS = max(ml_member_offset(MetadataImage.__dict__.get("brokers")), 0)
 cdef Py_ssize_t P_REPLICAS = PartitionRegistration._fields.index("replicas")
 cdef Py_ssize_t P_DIRECTORIES = PartitionRegistration._fields.index("directories")
 cdef Py_ssize_t P_LEADER = PartitionRegistration._fields.index("leader")
@@ -484,7 +490,7 @@ cdef class ClusterStep:
         if added:  # (left by a delta that failed)
             del added[:]
         if deleted or topics:
-            old_topics = <dict?>_field(before, "topics")
+            old_topics = <dict?>_image_field(before, I_TOPICS, "topics")
             if deleted:
                 for tid in deleted:
                     gone = old_topics.get(tid)
@@ -495,7 +501,7 @@ cdef class ClusterStep:
             self._changed_topics(topics, old_topics, added)
         brokers = <dict?>_slot(delta, D_BROKERS)
         if brokers:
-            self._changed_brokers(brokers, <dict?>_field(before, "brokers"))
+            self._changed_brokers(brokers, <dict?>_image_field(before, I_BROKERS, "brokers"))
         if added:
             for part in added:  # after the brokers: a partition counts against the brokers as they are now
                 self._partition(_registration(part), 1)
@@ -697,27 +703,33 @@ cdef class ClusterStep:
         return 0
 
     # ---- rows ---------------------------------------------------------------------------------------------------
-    cdef inline int _codes(self, int64_t *out) except -1:
+    cdef inline void _codes(self, int64_t *out) noexcept:
         out[0] = self.mv
         out[1] = _phase(self.zk, self.brokers_zk)
         out[2] = _transition(self.with_dirs, self.registered, self.kinds[0], self.kinds[1])
-        return 0
 
     def batch(self, int64_t last_offset, int64_t timestamp, bint open_transaction):
         self.on_batch(last_offset, timestamp, open_transaction)
 
     cdef int on_batch(self, int64_t last_offset, int64_t timestamp, bint open_transaction) except -1:
         cdef int64_t codes[3]
-        cdef int64_t row[TIMELINE_WIDTH]
         cdef int64_t *prev
         cdef int64_t start[3]
+        cdef Rows *t = &self.timeline
+        cdef Py_ssize_t cap
+        cdef int64_t *at
         self._codes(codes)
-        row[0], row[1], row[2], row[3], row[4], row[5] = last_offset, timestamp, codes[0], self.zk, codes[1], codes[2]
-        row[6], row[7], row[8], row[9] = self.fenced, self.registered - self.fenced, self.shutdown, self.brokers_zk
-        row[10], row[11], row[12], row[13] = self.topics, self.partitions, self.offline_partitions, self.imbalance
-        row[14], row[15], row[16], row[17] = self.kinds[0], self.kinds[1], self.kinds[2], self.kinds[3]
-        row[18], row[19] = self.offline, open_transaction
-        put_row(&self.timeline, row)
+        if t.size == t.cap:
+            more_rows(t)
+        cap, at = t.cap, t.data + t.size  # the row's values stored in their columns, each ``cap`` after the one before
+        at[0], at[cap], at[2 * cap], at[3 * cap], at[4 * cap] = last_offset, timestamp, codes[0], self.zk, codes[1]
+        at[5 * cap], at[6 * cap], at[7 * cap] = codes[2], self.fenced, self.registered - self.fenced
+        at[8 * cap], at[9 * cap], at[10 * cap], at[11 * cap] = self.shutdown, self.brokers_zk, self.topics, \
+            self.partitions
+        at[12 * cap], at[13 * cap], at[14 * cap] = self.offline_partitions, self.imbalance, self.kinds[0]
+        at[15 * cap], at[16 * cap], at[17 * cap] = self.kinds[1], self.kinds[2], self.kinds[3]
+        at[18 * cap], at[19 * cap] = self.offline, open_transaction
+        t.size += 1
         if self.told:
             for offset, kind, detail in self.told:
                 self.events.append((offset, timestamp, kind, detail))
