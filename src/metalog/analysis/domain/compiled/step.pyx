@@ -20,7 +20,7 @@ their slots and a partition's at its index, each found from the class that defin
 
 from cpython.array cimport array, clone
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_Check, PyBytes_GET_SIZE
-from cpython.dict cimport PyDict_GetItem, PyDict_Next
+from cpython.dict cimport PyDict_GetItemWithError, PyDict_Next
 from cpython.long cimport PyLong_AsLongLongAndOverflow, PyLong_CheckExact
 from cpython.object cimport PyObject, PyTypeObject
 from cpython.ref cimport Py_TYPE
@@ -210,7 +210,7 @@ cdef inline object _image_field(object image, Py_ssize_t off, str name):
     if off > 0 and type(image) is MetadataImage:
         return ml_field(image, off, name)
     if Py_TYPE(image).tp_dictoffset:
-        found = PyDict_GetItem(<dict>PyObject_GenericGetDict(image, NULL), name)
+        found = PyDict_GetItemWithError(<dict>PyObject_GenericGetDict(image, NULL), name)
         if found is not NULL:
             return <object>found
     return getattr(image, name)
@@ -337,7 +337,7 @@ cdef class ClusterStep:
         return b
 
     cdef Py_ssize_t _number_broker(self, object bid) except -1:
-        cdef PyObject *found = PyDict_GetItem(self.bnum, bid)
+        cdef PyObject *found = PyDict_GetItemWithError(self.bnum, bid)
         cdef Py_ssize_t b
         if found is not NULL:
             return <Py_ssize_t><object>found
@@ -371,7 +371,7 @@ cdef class ClusterStep:
         return self._number_directory(directory)
 
     cdef Py_ssize_t _number_directory(self, object directory) except -1:
-        cdef PyObject *found = PyDict_GetItem(self.dnum, directory)
+        cdef PyObject *found = PyDict_GetItemWithError(self.dnum, directory)
         cdef Py_ssize_t d
         if found is not NULL:
             return <Py_ssize_t><object>found
@@ -535,7 +535,7 @@ cdef class ClusterStep:
             at = 0
             while PyDict_Next(changed, &at, &key, &value):
                 new = _registration(<object>value)
-                found = PyDict_GetItem(base, <object>key)
+                found = PyDict_GetItemWithError(base, <object>key)
                 if found is not NULL:
                     old = _registration(<object>found)
                     if _same(old[P_LEADER], new[P_LEADER]) and _same(old[P_REPLICAS], new[P_REPLICAS]) \
@@ -553,7 +553,7 @@ cdef class ClusterStep:
         cdef PyObject *value
         cdef PyObject *found
         while PyDict_Next(brokers, &pos, &key, &value):
-            found = PyDict_GetItem(old_brokers, <object>key)
+            found = PyDict_GetItemWithError(old_brokers, <object>key)
             old = None if found is NULL else <object>found
             if old is not <object>value:
                 self._broker_change(<object>key, old, <object>value)
