@@ -10,6 +10,8 @@
     python benchmarks/analyze.py --python-scaling 1000000 4000000  # the python engine: CPU vs replay, memory
     python benchmarks/analyze.py --om --records 1000000            # controller_metrics.om: bytes, writers' CPU
     python benchmarks/analyze.py --python-split 1000000            # the python engine's CPU by part vs replay
+    python benchmarks/analyze.py --timeline 2                      # one local[2] run's timeline: tasks, CPU
+    python benchmarks/analyze.py --timeline 2 --fleet 5 0 --records 1000000   # the same for the fleet
 
 Each engine runs the whole command (tables, controller_metrics.om, growth tables, report) on the log or fleet in
 a fresh process of its own: python, Spark local[1], Spark local[2]. Printed for each: wall seconds, records/s, the
@@ -40,6 +42,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -267,6 +270,209 @@ def fleet_main(args: argparse.Namespace) -> None:
         runs = EVERY if paths is small or not args.large_local2_only else (("spark", 2),)
         engines_on(f"{len(paths)} x {args.records:,}", paths, runs)
     print(f"load average {os.getloadavg()[0]:.1f} after")
+
+
+# ---- a Spark run's timeline: where local[2]'s wall goes -------------------------------------------------------
+SLOT = 0.25  # seconds per row of the timeline's CPU table
+SAMPLE = 0.05  # seconds between two readings of the process tree's CPU
+
+
+def process_start() -> float:
+    """When this process started, in ``time.time()``'s seconds (its /proc start time after the machine's boot)."""
+    boot = next(float(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
+                if line.startswith("btime "))
+    ticks = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])
+    return boot + ticks / os.sysconf("SC_CLK_TCK")
+
+
+def process_kinds(pid: int) -> dict[int, str]:
+    """The processes under ``pid`` (itself included) by kind: the driver, the launcher JVM (spark-submit's), the
+    driver's JVM, the workers' daemon (the JVM's child), the workers (the daemon's), and other (spark-submit's
+    shell scripts before they exec a JVM)."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, IndexError):
+            parents[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+    kinds = {pid: "driver"}
+    todo = [pid]
+    while todo:
+        at = todo.pop()
+        for child_pid in [c for c, parent in parents.items() if parent == at]:
+            try:
+                line = Path(f"/proc/{child_pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            if Path(line.split(" ", 1)[0]).name == "java":
+                kind = "launcher" if "launcher.Main" in line else "jvm"
+            else:
+                kind = {"jvm": "daemon", "daemon": "workers"}.get(kinds[at], "other")
+            kinds[child_pid] = kind
+            todo.append(child_pid)
+    return kinds
+
+
+class TimelineSampler:
+    """The CPU seconds of each process under the driver, by kind (``process_kinds``), read every ``SAMPLE``
+    seconds from a thread: (time, {kind: CPU seconds so far}); each process keeps its last reading (a worker that
+    exits keeps what it had). ``own``: this thread's own CPU seconds (left out of the driver's)."""
+
+    def __init__(self) -> None:
+        self.samples: list[tuple[float, dict[str, float]]] = []
+        self.cpu: dict[int, tuple[str, float]] = {}
+        self.own = 0.0
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        tick = os.sysconf("SC_CLK_TCK")
+        me = os.getpid()
+        while not self.done.wait(SAMPLE):
+            for process, kind in process_kinds(me).items():
+                with contextlib.suppress(OSError, IndexError):
+                    fields = Path(f"/proc/{process}/stat").read_text().rsplit(")", 1)[1].split()
+                    self.cpu[process] = (kind, sum(int(f) for f in fields[11:13]) / tick)  # utime, stime
+            by_kind: dict[str, float] = {}
+            for kind, seconds in self.cpu.values():
+                by_kind[kind] = by_kind.get(kind, 0.0) + seconds
+            by_kind["driver"] = by_kind.get("driver", 0.0) - time.thread_time()  # (not this thread's)
+            self.samples.append((time.time(), by_kind))
+        self.own = time.thread_time()
+
+    def finish(self) -> list[tuple[float, dict[str, float]]]:
+        self.done.set()
+        self.thread.join()
+        return self.samples
+
+
+def timeline_child(cores: int, paths: list[str]) -> None:
+    """One Spark analysis in this (fresh) process, as the command runs it, with its timeline as JSON: the
+    driver's marks (the context's start, each stage, the report, the stop), every task of the executors (its
+    stage, start, end, CPU seconds and worker), and the process tree's CPU by kind over time."""
+    import metalog.analysis.engines.spark as spark
+    import metalog.analysis.engines.spark_meanwhile as meanwhile
+    import metalog.analysis.engines.spark_session as ss
+    import metalog.analysis.outputs.report as report
+    from metalog.cli.main import main as cli
+
+    marks: list[tuple[float, str]] = [(process_start(), "process start"), (time.time(), "benchmark ready")]
+    tasks: list[dict[str, Any]] = []
+    current = ["report"]
+
+    def mark(name: str) -> None:
+        marks.append((time.time(), name))
+
+    def around(owner: Any, name: str, label: str) -> None:
+        inner = getattr(owner, name)
+
+        def run(*args: Any, **kwargs: Any) -> Any:
+            mark(f"{label} begins")
+            try:
+                return inner(*args, **kwargs)
+            finally:
+                mark(f"{label} ends")
+
+        setattr(owner, name, run)
+
+    around(ss, "quiet_gateway", "JVM launch")
+    around(meanwhile.DriverGrowth, "_run", "growth passes on the driver")
+    around(ss, "_start", "SparkContext")
+    around(ss, "_stop", "stop")
+    around(spark.SparkEngine, "analyze", "analyze")
+    around(report, "write_report_from_tables", "report")
+    around(report, "write_html", "report.html")
+    around(report, "write_png", "report.png")
+    stage = spark.StageReport.stage
+
+    @contextlib.contextmanager
+    def staged(self: Any, name: str, records: int) -> Any:
+        current[0] = name
+        mark(f"stage {name} begins")
+        with stage(self, name, records):
+            yield
+        mark(f"stage {name} ends")
+        current[0] = "report"
+
+    spark.StageReport.stage = staged  # type: ignore[method-assign]
+    on_partitions = spark._on_partitions
+
+    def timed(fn: Any) -> Any:
+        def run(item: Any) -> Any:
+            start, cpu = time.time(), time.process_time()
+            got = fn(item)
+            return got, (start, time.time(), time.process_time() - cpu, os.getpid(), getattr(item, "name", ""))
+        return run
+
+    def timed_partitions(sc: Any, fn: Callable[[Any], Any], work: spark.Placed, partitions: int | None,
+                         cpu: list[float]) -> list[Any]:
+        got = on_partitions(sc, timed(fn), work, partitions, cpu)
+        for _, (start, end, seconds, pid, name) in got:
+            tasks.append({"stage": current[0], "start": start, "end": end, "cpu": seconds, "pid": pid,
+                          "what": name})
+        return [result for result, _ in got]
+
+    spark._on_partitions = timed_partitions
+    sampler = TimelineSampler()
+    with tempfile.TemporaryDirectory() as out:
+        mark("CLI begins")
+        assert cli(["analyze", *paths, "--out", out, "--engine", "spark", "--master", f"local[{cores}]"]) == 0
+        mark("CLI ends")
+    samples = sampler.finish()
+    print(json.dumps({"marks": marks, "tasks": tasks, "samples": samples, "sampler": sampler.own}))
+
+
+def timeline_main(args: argparse.Namespace) -> None:
+    """``--timeline``: one Spark analysis of the log (with ``--fleet``: of its first fleet) on local[CORES] with
+    its timeline: the driver's marks and the executors' tasks from the process's start, then the CPU each kind of
+    process used in each quarter second (in cores: 2.0 is both cores of a 2-core machine busy) and the cores this
+    run left unused."""
+    paths = build_fleet(args.fleet[0], args.records, args.seed) if args.fleet else \
+        [build(args.records, args.seed, args.images)]
+    cached_bytecode()
+    class_archive_ready()
+    print(f"load average {os.getloadavg()[0]:.1f} before, on {os.cpu_count()} cores", flush=True)
+    done = subprocess.run([sys.executable, __file__, "--child", "spark-timeline", "--cores", str(args.timeline),
+                           *map(str, paths)], capture_output=True, text=True, check=True)
+    got = json.loads(done.stdout.splitlines()[-1])
+    print(f"load average {os.getloadavg()[0]:.1f} after")
+    print_timeline(got, args.timeline)
+
+
+def print_timeline(got: dict[str, Any], cores: int) -> None:
+    zero = got["marks"][0][0]
+    events = [(at, f"driver: {name}") for at, name in got["marks"]]
+    for n, task in enumerate(sorted(got["tasks"], key=lambda t: t["start"])):
+        label = f"task {n} ({task['stage']}{': ' + task['what'] if task['what'] else ''}, worker {task['pid']})"
+        events += [(task["start"], f"{label} begins"),
+                   (task["end"], f"{label} ends: {task['end'] - task['start']:.2f} s wall, {task['cpu']:.2f} s CPU")]
+    for at, text in sorted(events):
+        print(f"  {at - zero:7.2f} s  {text}")
+    samples = got["samples"]
+    kinds = ["driver", "other", "launcher", "jvm", "daemon", "workers"]
+    print(f"\n  {'from':>6}  " + "".join(f"{k:>9}" for k in kinds) + f"{'unused':>9}"
+          f"   (cores busy in each {SLOT} s; unused: by this run)")
+    before: dict[str, float] = {}
+    slot_start, slot_used = zero, dict.fromkeys(kinds, 0.0)
+    totals = dict.fromkeys(kinds, 0.0)
+    for at, cpu in samples:
+        for kind in kinds:
+            used = cpu.get(kind, 0.0) - before.get(kind, 0.0)
+            slot_used[kind] += used
+            totals[kind] += used
+        before = cpu
+        if at - slot_start >= SLOT:
+            span = at - slot_start
+            busy = sum(slot_used.values()) / span
+            print(f"  {slot_start - zero:6.2f}  " + "".join(f"{slot_used[k] / span:>9.2f}" for k in kinds)
+                  + f"{max(cores - busy, 0.0):>9.2f}")
+            slot_start, slot_used = at, dict.fromkeys(kinds, 0.0)
+    print("  CPU seconds by kind (from the process start): " + ", ".join(f"{k} {totals[k]:.2f}" for k in kinds)
+          + f"; the sampler's own {got['sampler']:.2f} (not in the driver's)")
+    stages: dict[str, list[float]] = {}
+    for task in got["tasks"]:
+        stages.setdefault(task["stage"], []).append(task["cpu"])
+    for name, cpus in stages.items():
+        print(f"  {name}: {len(cpus)} tasks, CPU " + ", ".join(f"{c:.2f}" for c in cpus) + f" (sum {sum(cpus):.2f})")
 
 
 # ---- the python engine against the replay it wraps, and its memory by log size ---------------------------------
@@ -499,7 +705,11 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3, help="with --python-split: runs (the fastest is printed)")
     ap.add_argument("--om", action="store_true",
                     help="controller_metrics.om only: its bytes per record and its writers' CPU")
-    ap.add_argument("--child", choices=["python", "spark", "split", "split-modules"], help=argparse.SUPPRESS)
+    ap.add_argument("--timeline", type=int, metavar="CORES",
+                    help="one Spark analysis of the log on local[CORES], with its timeline: the driver's marks, "
+                         "each task of the executors and the CPU of each kind of process over time")
+    ap.add_argument("--child", choices=["python", "spark", "spark-timeline", "split", "split-modules"],
+                    help=argparse.SUPPRESS)
     ap.add_argument("--cores", type=int, default=1, help=argparse.SUPPRESS)
     ap.add_argument("paths", nargs="*", help=argparse.SUPPRESS)
     ap.add_argument("--seed", type=int, default=1)
@@ -510,8 +720,12 @@ def main() -> None:
         return split_child(args.paths[0])
     if args.child == "split-modules":
         return modules_child(args.paths[0])
+    if args.child == "spark-timeline":
+        return timeline_child(args.cores, args.paths)
     if args.child:
         return child(args.child, args.cores, args.paths)
+    if args.timeline:
+        return timeline_main(args)
     if args.fleet:
         return fleet_main(args)
     if args.python_scaling:

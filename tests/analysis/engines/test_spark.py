@@ -447,6 +447,50 @@ def test_a_log_directory_whose_name_is_not_utf8(spark: Any, tmp_path: Path) -> N
     same_files(tmp_path / "spark", tmp_path / "python")
 
 
+@pytest.mark.parametrize("taken", ["all", "some"])
+def test_growth_passes_the_driver_took_while_the_jvm_started_are_not_run_again(
+        spark: Any, fleet: list[Path], expected: tuple[Path, AnalysisSummary], taken: str, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``metalog analyze`` runs growth passes on the driver while the JVM starts (``spark_meanwhile``): those it
+    began are not tasks of the executors (one task fewer each), the others are; the python engine's files."""
+    import threading
+
+    from metalog.analysis.engines.spark_meanwhile import DriverGrowth
+    from metalog.analysis.outputs import growth_tables
+
+    plain = analyze(SparkEngine(spark), fleet, tmp_path / "plain", csv=True)
+    request = AnalysisRequest.of(fleet, tmp_path / "spark", csv=True)
+    growth = DriverGrowth(request)
+    under_way, held, calls, run = threading.Event(), threading.Event(), [], growth_tables.growth_task
+    if taken == "some":  # the driver's second pass is under way when the engine plans, and ends after
+        def second_held(task: Any) -> Any:
+            calls.append(task.name)
+            if len(calls) == 2:
+                under_way.set()
+                assert held.wait(120)
+            return run(task)
+
+        monkeypatch.setattr(growth_tables, "growth_task", second_held)
+        stop = growth.stop
+
+        def stopped() -> Any:
+            share = stop()
+            held.set()
+            return share
+
+        monkeypatch.setattr(growth, "stop", stopped)
+    with growth:
+        growth.start()
+        if taken == "all":
+            growth.result()
+        else:
+            assert under_way.wait(120)
+        got = SparkEngine(spark, driver_growth=growth).analyze(request)
+    same_files(tmp_path / "spark", expected[0])
+    ran = len(fleet) if taken == "all" else 2
+    assert sum(map(len, got.task_cpu.values())) == sum(map(len, plain.task_cpu.values())) - ran
+
+
 def test_the_growth_tables_computed_on_the_executors_are_the_ones_computed_here(spark: Any, fleet: list[Path],
                                                                                  tmp_path: Path) -> None:
     """The growth pass runs a cluster per task on the executors (``SparkEngine.run``, as ``metalog analyze

@@ -3,7 +3,19 @@ JVM that went away must not hide the interrupt (``metalog: interrupted`` is the 
 
 from __future__ import annotations
 
-from metalog.analysis.engines.spark_session import jvm_notice, spark_error, stop_context
+import select
+import socket
+import struct
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from metalog.analysis.engines import spark_session
+from metalog.analysis.engines.spark_session import jvm_notice, release_accumulators, spark_error, stop_context
 from metalog.errors import MetalogError
 
 
@@ -123,3 +135,149 @@ def test_a_context_stops_with_its_jvm_logging_nothing_of_its_own_shutdown() -> N
     calls.clear()
     stop_context(_Recorder("context", calls))
     assert calls == ["context.setLogLevel(OFF)", "context.stop()"]
+
+
+class _CountedPoll:
+    """``select`` as pyspark's accumulator server sees it, counting the polls that waited their whole timeout."""
+
+    POLLIN, POLLHUP = select.POLLIN, select.POLLHUP
+
+    def __init__(self) -> None:
+        self.timed_out = 0
+
+    def poll(self) -> Any:
+        counted, poller = self, select.poll()
+
+        class Poller:
+            def register(self, fd: Any, events: int) -> None:
+                poller.register(fd, events)
+
+            def unregister(self, fd: Any) -> None:
+                poller.unregister(fd)
+
+            def poll(self, timeout: int) -> list[tuple[int, int]]:
+                got = poller.poll(timeout)
+                counted.timed_out += not got
+                return got
+
+        return Poller()
+
+
+class _Jvm:
+    """What the driver's JVM does with pyspark's accumulator server (Spark's ``PythonAccumulatorV2.merge``): at the
+    first task's end it connects and sends the token; at each task's end it sends the task's updates (none here)
+    and waits for the server's acknowledgement."""
+
+    def __init__(self, port: int, token: str) -> None:
+        self.port, self.token = port, token
+        self.connection: socket.socket | None = None
+
+    def task_ended(self) -> None:
+        if self.connection is None:
+            self.connection = socket.create_connection(("localhost", self.port))
+            self.connection.sendall(self.token.encode())
+        self.connection.sendall(struct.pack("!i", 0))
+        assert self.connection.recv(1) == b"\x01"
+
+
+class _Context:
+    """A SparkContext as ``release_accumulators`` uses it: its accumulator server, and jobs of one task."""
+
+    def __init__(self, server: Any, jvm: _Jvm) -> None:
+        self._accumulatorServer, self.jvm = server, jvm
+
+    def parallelize(self, items: list[int], slices: int) -> _Context:
+        return self
+
+    def count(self) -> int:
+        self.jvm.task_ended()
+        return 1
+
+
+def test_the_accumulator_server_is_shut_down_without_waiting_for_its_poll(monkeypatch: pytest.MonkeyPatch) -> None:
+    # SparkContext.stop shuts pyspark's accumulator server down, whose loop serving the JVM's connection looks
+    # whether it should end once a second: every run of the command waited up to a second for it at its end
+    accumulators = pytest.importorskip("pyspark.accumulators")
+    polls = _CountedPoll()
+    monkeypatch.setattr(accumulators, "select", polls)
+    server = accumulators.AccumulatorTCPServer(("localhost", 0), accumulators.UpdateRequestHandler, "secret")
+    serving = threading.Thread(target=server.serve_forever, daemon=True)
+    serving.start()
+    jvm = _Jvm(server.server_address[1], "secret")
+    try:
+        jvm.task_ended()  # a job ran
+        release_accumulators(_Context(server, jvm))
+        serving.join(timeout=30)
+        assert not serving.is_alive() and server.server_shutdown
+        assert polls.timed_out == 0
+        release_accumulators(_Context(server, jvm))  # a second time: nothing to do
+    finally:
+        if serving.is_alive():
+            server.shutdown()
+        if jvm.connection is not None:
+            jvm.connection.close()
+
+
+class _Launched:
+    proc = None  # (as under spark-submit: no JVM of ours to watch)
+
+
+@pytest.fixture
+def no_jvm_yet(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Any:
+    """``quiet_gateway`` as in a process that has launched no JVM, pyspark's launch to be replaced, nothing it sets
+    left behind; the settings to call it with."""
+    pytest.importorskip("pyspark.java_gateway")
+    from pyspark import SparkContext
+
+    monkeypatch.setattr(SparkContext, "_gateway", None)
+    monkeypatch.setattr(spark_session.JVM, "gateway", spark_session.JVM.gateway)
+    monkeypatch.setenv("PYSPARK_SUBMIT_ARGS", "")
+    monkeypatch.setenv("METALOG_SPARK_CLASS_ARCHIVE", "off")
+    return {"spark.driver.memory": "1g", "spark.driver.extraJavaOptions": ""}
+
+
+def test_what_pysparks_converters_import_is_imported_while_the_jvm_launches(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, no_jvm_yet: Any) -> None:
+    # pyspark's py4j converters import pyspark.testing.utils (and with it pandas and pyarrow, where installed) at the
+    # first call into the JVM with an argument, inside the SparkContext's start: 0.23-0.25 s of the driver's CPU on
+    # the critical path of every run, while during the launch before it the driver only waits
+    from pyspark import java_gateway
+
+    (tmp_path / "metalog_probe_converters.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(spark_session, "CONVERTER_IMPORTS", ("metalog_probe_converters",))
+
+    def launch(conf: Any, popen_kwargs: Any) -> _Launched:
+        deadline = time.monotonic() + 30
+        while "metalog_probe_converters" not in sys.modules:
+            assert time.monotonic() < deadline, "not imported while the JVM launched"
+            time.sleep(0.01)
+        return _Launched()
+
+    monkeypatch.setattr(java_gateway, "launch_gateway", launch)
+    try:
+        assert isinstance(spark_session.quiet_gateway(no_jvm_yet, tmp_path), _Launched)
+    finally:
+        sys.modules.pop("metalog_probe_converters", None)
+
+
+def test_work_meanwhile_starts_as_the_jvm_launches_and_is_stopped_before_the_context_starts(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, no_jvm_yet: Any) -> None:
+    from pyspark import java_gateway
+
+    events: list[str] = []
+
+    class Work:
+        def start(self) -> None:
+            events.append("start")
+
+        def stop(self) -> None:
+            events.append("stop")
+
+    def launch(conf: Any, popen_kwargs: Any) -> _Launched:
+        events.append("launch")
+        return _Launched()
+
+    monkeypatch.setattr(java_gateway, "launch_gateway", launch)
+    spark_session.quiet_gateway(no_jvm_yet, tmp_path, Work())
+    assert events == ["start", "launch", "stop"]

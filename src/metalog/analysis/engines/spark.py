@@ -44,6 +44,7 @@ from metalog.analysis.engines.parallel import (
     split_ranges,
 )
 from metalog.analysis.engines.request import AnalysisRequest, AnalysisSummary, Progress, Stage, T
+from metalog.analysis.engines.spark_meanwhile import DriverGrowth, DriverShare
 from metalog.analysis.engines.spark_tables import (
     Output,
     RangeTask,
@@ -284,7 +285,8 @@ class SparkEngine:
     soonest; one core replays each cluster whole). ``partitions``: Spark partitions per stage (default one per
     task). ``points``: start ranges from snapshots and state images. ``catch_up``: ranges at most this many times
     their size after their origin catch up from it, the others start from deltas (``parallel.plan``; 0: all from
-    deltas). The summary's ``task_cpu`` has each stage's CPU seconds per task."""
+    deltas). ``driver_growth``: growth passes the driver began while the JVM started (``spark_meanwhile``; the
+    executors run the others). The summary's ``task_cpu`` has each stage's CPU seconds per task."""
 
     spark: Any
     ranges: int | None = None
@@ -292,6 +294,7 @@ class SparkEngine:
     points: bool = True
     name: str = "spark"
     catch_up: float = CATCH_UP
+    driver_growth: DriverGrowth | None = None
 
     @property
     def context(self) -> Any:
@@ -322,19 +325,23 @@ class SparkEngine:
 
         out = request.out
         claim_output(out)
+        taken = self.driver_growth.stop() if self.driver_growth is not None else DriverShare(False, frozenset())
         sc = self.context
         outlines = [log_outline(c.path, points=self.points) for c in request.clusters]  # (each log opened once)
         clusters = [ClusterRanges(str(Path(c.path).resolve()), c.name, o.first, o.last, o.points)
                     for c, o in zip(request.clusters, outlines, strict=True)]
-        growth = [GrowthWrite(GrowthTask(c.name, os.fspath(c.path), c.size), str(out.resolve()), request.csv)
+        growth = [None if c.name in taken.clusters else
+                  GrowthWrite(GrowthTask(c.name, os.fspath(c.path), c.size), str(out.resolve()), request.csv)
                   for c in clusters]  # (weighed in offsets, as ranges)
+        weight = GROWTH_WEIGHT if any(growth) else 0.0  # (the model's: the executors' growth passes, or none)
         counts = [self.ranges] * len(clusters) if self.ranges else range_counts([c.size for c in clusters],
-                                                                                  sc.defaultParallelism)
+                                                                                  sc.defaultParallelism, growth=weight)
         report = StageReport(sc, sum(c.size for c in clusters), progress, stage)
         task_cpu: dict[str, list[float]] = {}
         prefixed = self._prefixes(clusters, counts, report, task_cpu)
         fresh_tables(out)
-        fresh_growth_tables(out)
+        if not taken.fresh:
+            fresh_growth_tables(out)
         scratch = out.resolve() / f".spark-{uuid.uuid4().hex}"
         output = Output(str(out.resolve()), str(scratch), request.bucket_ms, request.metrics_every_batch)
         try:
@@ -344,12 +351,13 @@ class SparkEngine:
                 p for p in [blocks / f"{request.names.index(name)}-{family}.om"] if p.exists()], request.names)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
+        on_driver = self.driver_growth.result() if self.driver_growth is not None else {}
         written = [out / table for table in TABLES]
         if request.csv:
             written += write_csv_from_tables(out, request.names)
         written += [metrics, *(out / table for table in GROWTH_TABLES)]
         if request.csv:
-            found = [g.unpacked() for g in grown]
+            found = [on_driver[c.name] if c.name in on_driver else grown[c.name].unpacked() for c in clusters]
             written += [write_csv(out, table, found) for table in GROWTH_TABLES]
         return AnalysisSummary(out, tuple(request.names), sum(w.records for w in done),
                                sum(w.batches for w in done), sum(w.events for w in done), tuple(written), task_cpu)
@@ -393,19 +401,20 @@ class SparkEngine:
 
     def _replay(self, clusters: Sequence[ClusterRanges],
                 prefixed: Sequence[Sequence[tuple[tuple[int, int], Origin, RangeDelta]]], output: Output,
-                growth: Sequence[GrowthWrite], report: StageReport,
-                task_cpu: dict[str, list[float]]) -> tuple[list[Written], list[PackedGrowth]]:
+                growth: Sequence[GrowthWrite | None], report: StageReport,
+                task_cpu: dict[str, list[float]]) -> tuple[list[Written], dict[str, PackedGrowth]]:
         """Stage 2, every range replayed and written on the executors, and beside them the growth pass of each
         cluster replayed whole; stage 3, the outputs of each cluster cut in several ranges written from their
         ranges' chunks, a task per group of them (``OUTPUT_TASKS``), and beside them the growth passes of those
-        clusters (so that they fill the cores there, not after the ranges)."""
+        clusters (so that they fill the cores there, not after the ranges); none for the clusters whose growth
+        passes the driver took (``growth``'s None)."""
         sc = self.context
         cut = [i for i, ranges in enumerate(prefixed) if len(ranges) > 1]
         tasks: list[RangeTask | GrowthWrite] = [
             RangeTask(c.path, c.name, i, n, len(ranges), lo, hi, origin, prefix, output)
             for i, (c, ranges) in enumerate(zip(clusters, prefixed, strict=True))
             for n, ((lo, hi), origin, prefix) in enumerate(ranges)]
-        tasks += [g for i, g in enumerate(growth) if i not in cut]
+        tasks += [g for i, g in enumerate(growth) if i not in cut and g is not None]
         keys = [(t.name, t.number) if isinstance(t, RangeTask) else (t.name, -1) for t in tasks]
         weights = [_weight(t, clusters[t.cluster].first) if isinstance(t, RangeTask) else int(GROWTH_WEIGHT * t.weight)
                    for t in tasks]
@@ -417,15 +426,15 @@ class SparkEngine:
                 TableTask(clusters[i].name, i, len(prefixed[i]), outputs, output)
                 for i in cut for outputs, _ in OUTPUT_TASKS]
             weights = [int(clusters[i].size * share) for i in cut for _, share in OUTPUT_TASKS]
-            writes += [growth[i] for i in cut]
-            weights += [int(GROWTH_WEIGHT * growth[i].weight) for i in cut]
+            beside = [g for g in (growth[i] for i in cut) if g is not None]
+            writes += beside
+            weights += [int(GROWTH_WEIGHT * g.weight) for g in beside]
             keys = [(t.name, n) for n, t in enumerate(writes)]
             with report.stage("tables", sum(clusters[i].size for i in cut)):
                 found += _on_partitions(sc, _task, Placed(writes, keys, weights), self.partitions,
                                         task_cpu.setdefault("tables", []))
         done = [w for w in found if isinstance(w, Written)]
-        grown = {g.name: g for g in found if isinstance(g, PackedGrowth)}
-        return done, [grown[g.name] for g in growth]  # (in the fleet's order)
+        return done, {g.name: g for g in found if isinstance(g, PackedGrowth)}
 
 
 class StageReport:

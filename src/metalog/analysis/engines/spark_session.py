@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import importlib
 import os
 import re
 import shutil
@@ -23,7 +24,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from metalog import errors
 from metalog.analysis.engines.spark_classes import SILENT, ClassArchive, class_archive, finish
@@ -58,6 +59,22 @@ _JVM_NOTICES = ("WARNING: Using incubator modules", "Setting default log level t
 # and the JVM's for an --add-opens of Spark's own options naming a package the JDK no longer has (JDK 24 and later:
 # "WARNING: package sun.security.action not in java.base")
 _GONE_PACKAGE = re.compile(r"WARNING: package [\w.$]+ not in [\w.]+\s*")
+# what pyspark's py4j converters import at the first call into the JVM that passes an argument (its numpy converters
+# ask ``pyspark.testing.utils`` whether numpy is there, and that module imports pandas and pyarrow where they are
+# installed: 0.23-0.25 s of the driver's CPU with pandas, 6 ms without), imported on a thread while the JVM launches
+# (``quiet_gateway``), when the driver only waits, rather than inside the SparkContext's start
+CONVERTER_IMPORTS = ("pyspark.testing.utils",)
+
+
+class Meanwhile(Protocol):
+    """Work on a thread of its own while the driver's JVM launches (``spark_context``'s ``meanwhile``): ``start``
+    as the launch begins, ``stop`` as it ends: no new piece of it begins after (the SparkContext's start makes many
+    calls into the JVM, each of which waits for Python's lock while a thread holds it: a context started in
+    0.59-0.66 s alone, 0.84-1.69 s beside a busy thread; load 4-5). A piece under way may end later."""
+
+    def start(self) -> object: ...
+
+    def stop(self) -> object: ...
 
 
 def jvm_notice(line: str) -> bool:
@@ -89,7 +106,8 @@ def import_pyspark() -> Any:
 @contextmanager
 def spark_context(master: str | None = None, *, app: str = "metalog analyze", driver_memory: str | None = None,
                   master_timeout: float = MASTER_TIMEOUT, archives: str | None = None,
-                  executor_python: str | None = None) -> Iterator[Any]:
+                  executor_python: str | None = None, meanwhile: Meanwhile | None = None) \
+        -> Iterator[Any]:
     """A quiet SparkContext (no UI, errors only), with its scratch space in a temp dir removed afterwards, on
     success, failure or Ctrl-C alike: what the Spark engine runs on. No Spark SQL session is made (its catalog and
     session state cost the JVM about 2.3 s of CPU and the engine uses none of it: ``spark_session`` for SQL).
@@ -115,13 +133,17 @@ def spark_context(master: str | None = None, *, app: str = "metalog analyze", dr
     pyspark keeps one JVM per process and has no public way to forget one that died).
 
     The driver's JVM maps a class-data-sharing archive of Spark's classes from the user's cache directory, and the
-    first run writes it as this process exits (``spark_classes``; ``METALOG_SPARK_CLASS_ARCHIVE=off`` opts out)."""
+    first run writes it as this process exits (``spark_classes``; ``METALOG_SPARK_CLASS_ARCHIVE=off`` opts out).
+
+    ``meanwhile``: work of the caller's on a thread of its own while the JVM launches, when the driver has nothing to
+    do but wait (``spark_meanwhile``): started as the launch begins, told to stop as it ends (``Meanwhile``); not
+    where a context or a JVM is running already."""
     _can_start()
     running = _running_context()
     if running is not None:
         yield running
         return
-    with _started(master, app, driver_memory, master_timeout, archives, executor_python) as started:
+    with _started(master, app, driver_memory, master_timeout, archives, executor_python, meanwhile) as started:
         yield started.context
 
 
@@ -154,7 +176,7 @@ def _can_start() -> None:
 
 @contextmanager
 def _started(master: str | None, app: str, driver_memory: str | None, master_timeout: float, archives: str | None,
-             executor_python: str | None) -> Iterator[_Started]:
+             executor_python: str | None, meanwhile: Meanwhile | None = None) -> Iterator[_Started]:
     """A SparkContext started by this call (``spark_context``), stopped (or its JVM killed) on the way out."""
     master = master or "local[*]"
     executor_python = _executor_python(archives, executor_python)
@@ -168,7 +190,7 @@ def _started(master: str | None, app: str, driver_memory: str | None, master_tim
         try:
             conf = _settings(scratch, master, app, driver_memory or default_driver_memory(), archives,
                              executor_python)
-            gateway = _quiet_gateway(conf, scratch)
+            gateway = quiet_gateway(conf, scratch, meanwhile)
             started.context = _start(conf, gateway, master, master_timeout)
             started.accumulators = _ready(started.context, master, archives, scratch)
             with spark_errors():  # said while the JVM is there to render it
@@ -206,7 +228,7 @@ def _executor_python(archives: str | None, executor_python: str | None) -> str |
 def _settings(scratch: Path, master: str, app: str, memory: str, archives: str | None,
               executor_python: str | None) -> dict[str, str]:
     """The session's settings, quiet and with its scratch space in ``scratch`` (the driver's JVM options go
-    through the launcher: ``_quiet_gateway``)."""
+    through the launcher: ``quiet_gateway``)."""
     (scratch / "log4j2.properties").write_text(_LOG4J)
     java_opts = f"-Dlog4j2.configurationFile={scratch / 'log4j2.properties'} -Djava.io.tmpdir={scratch}"
     conf = {"spark.master": master, "spark.app.name": app, "spark.ui.enabled": "false",
@@ -348,7 +370,7 @@ def _probe_master(master: str, timeout: float) -> None:
 
 
 def _start(conf: dict[str, str], gateway: Any, master: str, timeout: float) -> Any:
-    """The SparkContext on ``gateway`` (the JVM ``_quiet_gateway`` launched; None: the one pyspark already runs),
+    """The SparkContext on ``gateway`` (the JVM ``quiet_gateway`` launched; None: the one pyspark already runs),
     built in a thread of its own so that a standalone master that accepts connections but never registers the
     application (another service on that port, a master of another Spark version) costs ``timeout`` seconds and
     one line, not Spark's minute of retries."""
@@ -418,7 +440,8 @@ def _stopped(started: _Started, timeout: float | None) -> bool:
     def stop() -> None:
         stop_context(started.context, started.session)
 
-    if timeout is None:
+    if timeout is None:  # (after success; a failure's stop runs no job: its master may have gone)
+        release_accumulators(started.context)
         stop()
         return True
     done = threading.Event()
@@ -444,6 +467,32 @@ def stop_context(context: Any, session: Any = None) -> None:
     if session is not None:
         session.stop()  # stops the context, and clears the session pyspark keeps
     context.stop()  # (a no-op after the session's stop)
+
+
+def release_accumulators(context: Any) -> None:
+    """pyspark's accumulator server shut down before its context stops, without its wait: ``SparkContext.stop``
+    shuts it down after the JVM's context, and the server's one connection (from the JVM, which reports every task's
+    end there) is served by a loop that looks whether the server is shutting down once a second, or when the JVM
+    sends something: the stop waited up to a second with nothing to do (0.24-0.93 s in the runs measured, on every
+    run of the command). Here the shutdown is requested (the server's own ``shutdown``, on a thread: it returns once
+    the loop has ended) between two jobs of one empty task: the first makes sure the JVM is connected (it connects
+    at the first task's end), the second's end wakes the loop, which then sees the shutdown and ends; the context's
+    stop finds the server shut down. Anything that fails here leaves the stop to pyspark as it was."""
+    server = getattr(context, "_accumulatorServer", None)  # (pyspark's, read: its public ``shutdown`` is called)
+    if server is None or getattr(server, "server_shutdown", True):
+        return
+    with contextlib.suppress(Exception):
+        _empty_job(context)
+        shutting = threading.Thread(target=server.shutdown, daemon=True)
+        shutting.start()
+        while not server.server_shutdown and shutting.is_alive():  # (set as the thread's first step)
+            time.sleep(0.001)
+        _empty_job(context)
+        shutting.join()
+
+
+def _empty_job(context: Any) -> None:
+    context.parallelize([0], 1).count()
 
 
 def _refuse_a_dead_jvm() -> None:
@@ -512,7 +561,7 @@ def jvm_pid() -> int | None:
     return proc.pid if proc is not None and proc.poll() is None else None
 
 
-def _quiet_gateway(settings: dict[str, str], scratch: Path) -> Any:
+def quiet_gateway(settings: dict[str, str], scratch: Path, meanwhile: Meanwhile | None = None) -> Any:
     """Launch the driver's JVM (once per process: None when pyspark already runs one, which the context then
     uses) with its stderr in a file that a thread forwards from the start, less the JVM's startup notices: a JVM
     that exits before it reports its port (a malformed master) leaves its reason there, which the one-line error
@@ -532,8 +581,12 @@ def _quiet_gateway(settings: dict[str, str], scratch: Path) -> Any:
         'pyspark-shell')
     conf = SparkConf(loadDefaults=False).setAll(list(settings.items()))
     log = scratch / "jvm-stderr.log"
+    warming = threading.Thread(target=_imported, args=(CONVERTER_IMPORTS,), daemon=True)
     with open(log, "wb") as sink, _ctrl_c_deferred():
         try:
+            warming.start()
+            if meanwhile is not None:
+                meanwhile.start()
             launch: Any = launch_gateway  # (pyspark's, untyped)
             gateway = launch(conf, popen_kwargs={"stderr": sink})
         except Exception as e:
@@ -542,12 +595,23 @@ def _quiet_gateway(settings: dict[str, str], scratch: Path) -> Any:
             if "JAVA_GATEWAY_EXITED" not in str(e):
                 raise
             raise MetalogError(f"Spark did not start: {_reason(log)}") from None
+        finally:
+            warming.join()
+            if meanwhile is not None:
+                meanwhile.stop()
         JVM.gateway = gateway  # ours before a deferred Ctrl-C is raised, so that the caller's cleanup kills it
     if gateway.proc is not None:  # None under spark-submit: its JVM was there first, its stderr is not ours
         threading.Thread(target=_forward, args=(log, gateway.proc), daemon=True).start()
         if archive is not None and written is not None:
             atexit.register(_archive_at_exit, archive, written, gateway)
     return gateway
+
+
+def _imported(modules: tuple[str, ...]) -> None:
+    """``modules`` imported; one that fails to import is left to whoever imports it next (which then says why)."""
+    for module in modules:
+        with contextlib.suppress(Exception):
+            importlib.import_module(module)
 
 
 def _class_archive() -> tuple[ClassArchive | None, str, Path | None]:
