@@ -97,7 +97,8 @@ def test_every_layer_registers_its_own_twins_and_none_names_another() -> None:
                       ("analysis", "metalog.analysis.outputs", "metalog.analysis.outputs.growth_count"),
                       ("analysis", "metalog.analysis.outputs", "metalog.analysis.outputs.openmetrics"),
                       ("analysis", "metalog.analysis.outputs", "metalog.analysis.outputs.sampling"),
-                      ("analysis", "metalog.analysis.outputs", "metalog.analysis.outputs.report.series")}
+                      ("analysis", "metalog.analysis.outputs", "metalog.analysis.outputs.report.series"),
+                      ("analysis", "metalog.analysis.outputs", "metalog.analysis.outputs.report.reading")}
     with open(core.__file__) as f:
         source = f.read()
     assert not [m for m in ("metalog.log.compiled", "metalog.state.compiled", "metalog.analysis") if m in source]

@@ -122,7 +122,7 @@ def _analyze(log_dir: Path, out: Path, engine: str, why: str | None, step: int) 
     if why:
         print(f"   note: {why}")
     sys.stdout.flush()
-    args = build_parser().parse_args(["analyze", str(log_dir), "--out", str(out), "--engine", engine, "--csv"])
+    args = build_parser("analyze").parse_args(["analyze", str(log_dir), "--out", str(out), "--engine", engine, "--csv"])
     started = time.monotonic()
     paths = io.StringIO()
     with redirect_stdout(paths):  # analyze prints the files it wrote; they are listed under "where to look"

@@ -20,6 +20,7 @@ from metalog.errors import MetalogError
 # Verb modules, in the order --help lists them.
 VERBS = ["codec", "log", "snapshot", "replay", "history", "shell", "why", "quorum", "generate", "demo", "assign",
          "format", "storage", "simulate", "analyze", "bench"]
+COMMANDS_OF = {"replay": ("replay", "diff")}  # the commands a verb module registers, where not only its own name
 
 
 EXAMPLES = """\
@@ -62,7 +63,10 @@ class _Version(argparse.Action):
                             f"analysis: {twins.status()}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
+    """metalog's parser: every verb's, or only the verb module ``verb``'s commands (what a command line naming one
+    of them parses, ``verb_module``: the other verbs' modules are neither imported nor registered; the command's
+    ``--help``, errors and values are the same)."""
     parser = Parser(
         prog="metalog",
         description="Read, write, replay and analyse Kafka's KRaft cluster-metadata log.",
@@ -71,14 +75,23 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action=_Version, help="show metalog's version and which codec and log cores run")
     parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
     sub = parser.add_subparsers(dest="verb", metavar="VERB")
-    for verb in VERBS:
-        module = importlib.import_module(f"metalog.cli.{verb}")
+    for name in VERBS if verb is None else [verb]:
+        module = importlib.import_module(f"metalog.cli.{name}")
         module.register(sub)
     return parser
 
 
+def verb_module(argv: list[str]) -> str | None:
+    """The verb module (``VERBS``) of the command a command line names: its first word not an option (metalog's
+    own options take no value); None where it names none (no command, or a word argparse refuses, listing them)."""
+    word = next((a for a in argv if not a.startswith("-")), None)
+    return next((verb for verb in VERBS if word in COMMANDS_OF.get(verb, (verb,))), None)
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    if argv is None:
+        argv = sys.argv[1:]
+    parser = build_parser(verb_module(argv))
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

@@ -219,12 +219,13 @@ def test_the_tables_in_parquet_and_csv_hold_the_same_rows(tmp_path: Path) -> Non
 
 def test_records_per_minute_shows_the_top_types_and_the_rest_as_other(tmp_path: Path) -> None:
     growth = ClusterGrowth("x")
-    from metalog.analysis.outputs.growth import LogMinute, TypeMinute
+    from metalog.analysis.outputs.growth import LogMinute, LogMinutes, TypeMinute, TypeMinutes
 
     names = [f"T{i:02d}Record" for i in range(12)]
-    growth.growth = [TypeMinute(c.T0 + m * MINUTE_MS, name, 100 - i, 1) for m in (0, 1, 3) for i, name in
-                     enumerate(names)]
-    growth.log_size = [LogMinute(c.T0 + m * MINUTE_MS, 1, 10, 10 * (k + 1)) for k, m in enumerate((0, 1, 3))]
+    growth.growth = TypeMinutes.of(TypeMinute(c.T0 + m * MINUTE_MS, name, 100 - i, 1) for m in (0, 1, 3)
+                                   for i, name in enumerate(names))
+    growth.log_size = LogMinutes.of(LogMinute(c.T0 + m * MINUTE_MS, 1, 10, 10 * (k + 1))
+                                    for k, m in enumerate((0, 1, 3)))
     chart = growth_view(growth, c.T0, c.T0 + 4 * MINUTE_MS)["charts"][0]
     assert top_types(growth.growth) == names[:8]
     assert [s["label"] for s in chart["series"]] == [*names[:8], "other"]

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from metalog.analysis.outputs.report.reading import CHANGE_INTS, change_ints
 from metalog.analysis.outputs.report.series import (
     INT_LIST_TEXT,
     M4_KEPT,
@@ -93,3 +94,32 @@ def test_ints_are_written_as_json_from_an_array_or_any_iterable(values: list[int
     expected = int_list_text(values, start)
     assert Ints(array("q", values), start).text() == expected
     assert Ints(iter(values), start).text() == expected
+
+
+CHANGES = [pytest.param(change_ints, id="pure")] + ([] if CHANGE_INTS.loaded is None else [
+    pytest.param(CHANGE_INTS.loaded.change_ints, id="compiled")])
+
+
+@pytest.mark.parametrize("changes", CHANGES)
+@given(rows=st.lists(st.tuples(INT64, SMALL | INT64), max_size=40), cut=st.integers(0, 5))
+def test_a_columns_change_points_are_its_first_value_and_each_that_differs(changes: Any,
+                                                                          rows: list[tuple[int, int]],
+                                                                          cut: int) -> None:
+    """Either twin of ``reading.change_ints``, for any int64s, of whole arrays and of slices (an offset into
+    their buffers): the first value and each that differs from the one before it, with their times."""
+    import pyarrow as pa
+
+    times = pa.array([-1] * cut + [t for t, _ in rows], pa.int64()).slice(cut)
+    values = pa.array([7] * cut + [v for _, v in rows], pa.int64()).slice(cut)
+    kept = [i for i, (_, v) in enumerate(rows) if i == 0 or v != rows[i - 1][1]]
+    at, found = changes(times, values)
+    assert (type(at), type(found)) == (array, array)
+    assert ([*at], [*found]) == ([rows[i][0] for i in kept], [rows[i][1] for i in kept])
+
+
+@pytest.mark.parametrize("changes", CHANGES)
+def test_change_points_of_columns_of_two_lengths_are_refused(changes: Any) -> None:
+    import pyarrow as pa
+
+    with pytest.raises(ValueError, match="2 times for 1 values"):
+        changes(pa.array([1, 2], pa.int64()), pa.array([1], pa.int64()))

@@ -11,7 +11,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from metalog.analysis.domain.columns import Ints
-from metalog.analysis.outputs.sampling import HEARTBEAT_MS, HEARTBEATS, Sampler, Samples, select
+from metalog.analysis.outputs.sampling import (
+    HEARTBEAT_MS,
+    HEARTBEATS,
+    SERIES_SAMPLES,
+    Decided,
+    Sampler,
+    Samples,
+    same_heartbeat,
+    select,
+    series_samples,
+)
 from tests.quick import examples
 
 
@@ -165,3 +175,52 @@ def walked(times: list[int], nexts: list[float], changes: list[int], last: int |
             picked.append(i)
             last = time
     return picked, last
+
+
+SERIES = [pytest.param(series_samples, id="pure")] + ([] if SERIES_SAMPLES.loaded is None else [
+    pytest.param(SERIES_SAMPLES.loaded.series_samples, id="compiled")])
+
+
+@st.composite
+def series_chunks(draw: st.DrawFn) -> tuple[Decided, Ints, int | None, int | None, int | None, bool]:
+    """``series_samples``' arguments: a walk's batch times and the rows they were decided at (the row kept from
+    the chunk before first, where there is one), a column of any int64s, the value before, the last sample."""
+    times, nexts, open_end, _, last, _ = draw(walks().filter(lambda walk: len(walk[0]) > 0))
+    values = st.sampled_from([0, 0, 1, 2**63 - 1, -(2**63)]) | INT64
+    head = draw(st.none() | values)
+    column = array("q", draw(st.lists(values, min_size=len(times) + 2, max_size=len(times) + 6)))
+    places = range(len(column) + (head is not None))
+    rows = array("q", sorted(draw(st.sets(st.sampled_from(places), min_size=len(times), max_size=len(times)))))
+    before = draw(st.none() | values)
+    return Decided(times, rows, nexts, open_end), column, head, before, last, draw(st.booleans())
+
+
+def read_rule(decided: Decided, column: Ints, head: int | None, before: int | None, last: int | None,
+              every_batch: bool) -> tuple[list[int], list[int], int, int | None]:
+    """``series_samples`` read as its docstring says: the series' value at each row, a change wherever it differs
+    from the one before (or every batch time), picked by the (tested) pure ``select``."""
+    rows = [*column] if head is None else [head, *column]
+    at = [rows[r] for r in decided.rows]
+    changes = [i for i, v in enumerate(at) if every_batch or (i == 0 and before is None)
+               or v != (at[i - 1] if i else before)]
+    picked, after = select(decided.times, decided.nexts, decided.open_end, array("q", changes), last, HEARTBEAT_MS)
+    return [decided.times[j] for j in picked], [at[j] for j in picked], at[-1], after
+
+
+@pytest.mark.parametrize("twin", SERIES)
+@settings(max_examples=examples(300))
+@given(chunk=series_chunks())
+def test_a_series_samples_are_its_changes_and_heartbeats_at_the_rows_decided(twin: Any,
+                                                                             chunk: tuple[Any, ...]) -> None:
+    """Both twins of ``series_samples`` against their rule, for any int64 values, with and without the row kept
+    from the chunk before."""
+    times, values, before, after = twin(*chunk)
+    assert ([*times], [*values], before, after) == read_rule(*chunk)
+
+
+def test_a_build_with_another_heartbeat_does_not_run() -> None:
+    class Stale:
+        HEARTBEAT = HEARTBEAT_MS + 1
+
+    assert "stale build" in (same_heartbeat(Stale()) or "")
+    assert SERIES_SAMPLES.loaded is None or same_heartbeat(SERIES_SAMPLES.loaded) is None

@@ -239,9 +239,7 @@ class PackedGrowth:
 
     def unpacked(self) -> ClusterGrowth:
         """The ClusterGrowth again (each table's row type takes its columns in order)."""
-        tables = {table: [kind(*row) for row in self.rows[table]] for table, kind in ROW_TYPES.items()}
-        return ClusterGrowth(self.name, tables["growth"], tables["log_size"], tables["snapshots"],
-                             tables["controller_leadership"])
+        return ClusterGrowth.of_rows(self.name, self.rows)
 
 
 @dataclass(frozen=True)

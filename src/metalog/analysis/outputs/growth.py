@@ -23,10 +23,11 @@ names. Only the control batches are read again, for their records' types and the
 from __future__ import annotations
 
 import os
-from collections.abc import Hashable, Iterator, Sequence
-from dataclasses import dataclass, field
-from itertools import pairwise
-from typing import Any, TypeVar
+from array import array
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from itertools import accumulate, pairwise
+from typing import Any, ClassVar, Self, TypeVar
 
 from metalog.analysis.outputs.growth_count import GrowthCount
 from metalog.codec import core
@@ -50,7 +51,7 @@ GROWTH_COUNT = core.register_twin("analysis", "metalog.analysis.outputs.compiled
 
 @dataclass(frozen=True, slots=True)
 class TypeMinute:
-    """``growth``: the records of one type whose batches are stamped within one minute."""
+    """A row of ``growth``: the records of one type whose batches are stamped within one minute."""
 
     minute: int  # epoch ms, a multiple of 60,000
     record_type: str
@@ -60,12 +61,74 @@ class TypeMinute:
 
 @dataclass(frozen=True, slots=True)
 class LogMinute:
-    """``log_size``: the batches stamped within one minute, and the log's bytes up to the end of it."""
+    """A row of ``log_size``: the batches stamped within one minute, and the log's bytes up to the end of it."""
 
     minute: int
     batches: int
     batch_bytes: int  # the batches' sizes on disk
     log_bytes: int  # every batch of the log from its start offset stamped before the minute ends
+
+
+class Columns:
+    """A table's rows kept as columns (a row per minute, tens of thousands of them: no object per row): a
+    dataclass whose fields are its row type's (``ROW``), each a column, all of one length. Iterated, its rows."""
+
+    ROW: ClassVar[type[Any]]
+
+    def columns(self) -> dict[str, Sequence[Any]]:
+        """The columns by name, in the row type's order."""
+        return {f.name: getattr(self, f.name) for f in fields(self.ROW)}
+
+    def __len__(self) -> int:
+        return len(getattr(self, fields(self.ROW)[0].name))
+
+    def __iter__(self) -> Iterator[Any]:
+        return map(self.ROW, *self.columns().values())
+
+    def sliced(self, start: int | None, stop: int | None = None) -> Self:
+        """The rows from ``start`` to ``stop``, as columns."""
+        return type(self)(*(column[start:stop] for column in self.columns().values()))
+
+
+def _ints() -> array[int]:
+    return array("q")
+
+
+@dataclass
+class TypeMinutes(Columns):
+    """``growth``'s rows (``TypeMinute``), in minute order, and by record type's name within a minute."""
+
+    ROW = TypeMinute
+    minute: array[int] = field(default_factory=_ints)
+    record_type: list[str] = field(default_factory=list)
+    records: array[int] = field(default_factory=_ints)
+    bytes: array[int] = field(default_factory=_ints)
+
+    @classmethod
+    def of(cls, rows: Iterable[TypeMinute]) -> TypeMinutes:
+        found = cls()
+        for row in rows:
+            found.minute.append(row.minute)
+            found.record_type.append(row.record_type)
+            found.records.append(row.records)
+            found.bytes.append(row.bytes)
+        return found
+
+
+@dataclass
+class LogMinutes(Columns):
+    """``log_size``'s rows (``LogMinute``), in minute order."""
+
+    ROW = LogMinute
+    minute: array[int] = field(default_factory=_ints)
+    batches: array[int] = field(default_factory=_ints)
+    batch_bytes: array[int] = field(default_factory=_ints)
+    log_bytes: array[int] = field(default_factory=_ints)
+
+    @classmethod
+    def of(cls, rows: Iterable[LogMinute]) -> LogMinutes:
+        listed = list(rows)
+        return cls(*(array("q", [getattr(row, f.name) for row in listed]) for f in fields(LogMinute)))
 
 
 @dataclass(frozen=True)
@@ -95,19 +158,30 @@ class Leadership:
 
 @dataclass
 class ClusterGrowth:
-    """One cluster's rows of the four tables, in time order (leadership: log order)."""
+    """One cluster's rows of the four tables, in time order (leadership: log order); the two with a row per minute
+    as columns."""
 
     name: str
-    growth: list[TypeMinute] = field(default_factory=list)
-    log_size: list[LogMinute] = field(default_factory=list)
+    growth: TypeMinutes = field(default_factory=TypeMinutes)
+    log_size: LogMinutes = field(default_factory=LogMinutes)
     snapshots: list[Snapshot] = field(default_factory=list)
     leadership: list[Leadership] = field(default_factory=list)
 
-    def table(self, name: str) -> list[Any]:
-        """The rows of the table ``name`` (``ROW_TYPES``)."""
-        tables: dict[str, list[Any]] = {"growth": self.growth, "log_size": self.log_size,
-                                        "snapshots": self.snapshots, "controller_leadership": self.leadership}
-        return tables[name]
+    def columns(self, table: str) -> dict[str, Sequence[Any]]:
+        """The columns of ``table`` (its row type's fields: ``ROW_TYPES``), by name."""
+        if table == "growth":
+            return self.growth.columns()
+        if table == "log_size":
+            return self.log_size.columns()
+        rows: list[Any] = self.snapshots if table == "snapshots" else self.leadership
+        return {f.name: [getattr(row, f.name) for row in rows] for f in fields(ROW_TYPES[table])}
+
+    @classmethod
+    def of_rows(cls, name: str, rows: Mapping[str, Iterable[Sequence[Any]]]) -> ClusterGrowth:
+        """A cluster's growth from each table's rows (``ROW_TYPES``), each a sequence of its columns' values."""
+        made = {table: [kind(*row) for row in rows[table]] for table, kind in ROW_TYPES.items()}
+        return cls(name, TypeMinutes.of(made["growth"]), LogMinutes.of(made["log_size"]), made["snapshots"],
+                   made["controller_leadership"])
 
 
 # each table's row type: its fields are the table's columns after the cluster, in order
@@ -161,45 +235,42 @@ def _count(log: MetadataLog) -> GrowthCount:
     return count
 
 
-def _growth_rows(count: GrowthCount) -> list[TypeMinute]:
+def _growth_rows(count: GrowthCount) -> TypeMinutes:
     """``growth``'s rows by minute and type name, from the counter's columns (a minute the log came back to is
     added up)."""
-    names: dict[int, str] = {}
-    for key in set(count.type_keys):
-        names[key] = record_type_name(key)
-    minutes = count.minutes
-    if all(a < b for a, b in pairwise(minutes)):  # each minute counted once, in order: no sums, no sort
-        columns = zip(count.type_minutes, count.type_keys, count.type_records, count.type_bytes, strict=True)
-        rows = [TypeMinute(minute, names[key], records, size) for minute, key, records, size in columns]
-        return _by_name_within_minutes(rows)
+    names = {key: record_type_name(key) for key in set(count.type_keys)}
+    if all(a < b for a, b in pairwise(count.minutes)):  # each minute counted once, in order: no sums
+        # rows sorted by (minute, name): by minute * types + the key's rank by name, an int (no tuple per row)
+        rank = {key: i for i, key in enumerate(sorted(names, key=lambda k: (names[k], k)))}
+        types = len(rank)
+        order_by = [minute * types + rank[key] for minute, key in zip(count.type_minutes, count.type_keys,
+                                                                        strict=True)]
+        order = sorted(range(len(order_by)), key=order_by.__getitem__)
+        return TypeMinutes(_taken(count.type_minutes, order), [names[count.type_keys[i]] for i in order],
+                           _taken(count.type_records, order), _taken(count.type_bytes, order))
     keys = [(minute, names[key]) for minute, key in zip(count.type_minutes, count.type_keys, strict=True)]
-    summed = _summed(keys, count.type_records, count.type_bytes)
-    return [TypeMinute(minute, name, records, size) for (minute, name), (records, size) in sorted(summed.items())]
+    summed = sorted(_summed(keys, count.type_records, count.type_bytes).items())
+    return TypeMinutes(array("q", [minute for (minute, _), _ in summed]), [name for (_, name), _ in summed],
+                       array("q", [records for _, (records, _) in summed]),
+                       array("q", [size for _, (_, size) in summed]))
 
 
-def _by_name_within_minutes(rows: list[TypeMinute]) -> list[TypeMinute]:
-    """``rows``, in minute order already, sorted by type name within each minute (the counter keeps key order)."""
-    out: list[TypeMinute] = []
-    start = 0
-    for i in range(1, len(rows) + 1):
-        if i == len(rows) or rows[i].minute != rows[start].minute:
-            out += sorted(rows[start:i], key=_name) if i - start > 1 else rows[start:i]
-            start = i
-    return out
+def _taken(column: array[int], order: Sequence[int]) -> array[int]:
+    """``column``'s values in ``order`` (a permutation of its indexes)."""
+    return array("q", map(column.__getitem__, order))
 
 
-def _name(row: TypeMinute) -> str:
-    return row.record_type
-
-
-def _log_size_rows(count: GrowthCount) -> list[LogMinute]:
+def _log_size_rows(count: GrowthCount) -> LogMinutes:
     """``log_size``'s rows by minute, the log's bytes summed up to each (a minute the log came back to is added
     up)."""
-    log_size, total = [], 0
-    for minute, (batches, size) in sorted(_summed(count.minutes, count.minute_batches, count.minute_bytes).items()):
-        total += size
-        log_size.append(LogMinute(minute, batches, size, total))
-    return log_size
+    if all(a < b for a, b in pairwise(count.minutes)):  # each minute counted once, in order: no sums, no sort
+        minutes, batches, sizes = count.minutes, count.minute_batches, count.minute_bytes
+    else:
+        summed = sorted(_summed(count.minutes, count.minute_batches, count.minute_bytes).items())
+        minutes = array("q", [minute for minute, _ in summed])
+        batches = array("q", [n for _, (n, _) in summed])
+        sizes = array("q", [size for _, (_, size) in summed])
+    return LogMinutes(array("q", minutes), array("q", batches), array("q", sizes), array("q", accumulate(sizes)))
 
 
 def _summed(keys: Sequence[K], firsts: Sequence[int], seconds: Sequence[int]) -> dict[K, list[int]]:

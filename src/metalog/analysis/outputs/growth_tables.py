@@ -14,12 +14,15 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from metalog.analysis.clusters import ClusterLog
-from metalog.analysis.outputs.growth import ClusterGrowth, read_growth
 from metalog.analysis.outputs.layout import PARTITION, arrow_array, fresh_directories, partition_dir, write_file
 from metalog.analysis.outputs.tables import claim_output, csv_cell, has_pyarrow
+
+if TYPE_CHECKING:  # (the pass itself is imported where it runs: the tables' names and columns, for the CLI's
+    # --help, import no log reading)
+    from metalog.analysis.clusters import ClusterLog
+    from metalog.analysis.outputs.growth import ClusterGrowth
 
 TIME, INT, TEXT = "time", "int", "string"  # layout.kind's names
 
@@ -69,8 +72,8 @@ def kind(table: str, column: str) -> str:
 
 def rows_of(growth: ClusterGrowth, table: str) -> list[tuple[Any, ...]]:
     """One cluster's rows of ``table``, as tuples in ``columns(table)``'s order but the cluster."""
-    names = [c for c, _, _ in GROWTH_TABLES[table]]
-    return [tuple(getattr(row, c) for c in names) for row in growth.table(table)]
+    found = growth.columns(table)
+    return list(zip(*(found[c] for c, _, _ in GROWTH_TABLES[table]), strict=True))
 
 
 @dataclass(frozen=True)
@@ -82,10 +85,12 @@ class GrowthTask:
     weight: int
 
 
-Runner = Callable[[Callable[[GrowthTask], ClusterGrowth], Sequence[GrowthTask]], Iterable[ClusterGrowth]]
+Runner = Callable[[Callable[[GrowthTask], "ClusterGrowth"], Sequence[GrowthTask]], Iterable["ClusterGrowth"]]
 
 
 def growth_task(task: GrowthTask) -> ClusterGrowth:
+    from metalog.analysis.outputs.growth import read_growth
+
     return read_growth(task.path, task.name)
 
 
@@ -132,14 +137,14 @@ def write_cluster_parquet(out: Path, table: str, growth: ClusterGrowth) -> None:
     has rows: what the Spark engine's executors write, a cluster per task, beside other clusters' tasks."""
     import pyarrow as pa
 
-    rows = growth.table(table)
-    if not rows:
+    found = growth.columns(table)
+    if not len(found[GROWTH_TABLES[table][0][0]]):
         return
     types = {TIME: pa.timestamp("ms", tz="UTC"), INT: pa.int64(), TEXT: pa.string()}
     schema = pa.schema([(c, types[k]) for c, k, _ in GROWTH_TABLES[table]])
     where = out / table / partition_dir(growth.name)
     where.mkdir()
-    arrays = [arrow_array([getattr(row, f.name) for row in rows], f.type) for f in schema]
+    arrays = [arrow_array(found[f.name], f.type) for f in schema]
     write_file(where / "part-00000.parquet", pa.Table.from_arrays(arrays, schema=schema))
 
 

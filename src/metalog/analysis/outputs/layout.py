@@ -12,6 +12,7 @@ from __future__ import annotations
 import shutil
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
@@ -126,9 +127,7 @@ def arrow_array(values: Sequence[Any], type_: Any) -> Any:
             return pa.Array.from_buffers(type_, len(ints), [None, pa.py_buffer(ints)])
         elif type_ == pa.string():
             encoded = [value.encode() for value in values]
-            offsets = array("i", [0])
-            for item in encoded:
-                offsets.append(offsets[-1] + len(item))
+            offsets = array("i", accumulate(map(len, encoded), initial=0))
             return pa.Array.from_buffers(type_, len(encoded), [None, pa.py_buffer(offsets),
                                                                pa.py_buffer(b"".join(encoded))])
     except (TypeError, OverflowError, UnicodeEncodeError, AttributeError):

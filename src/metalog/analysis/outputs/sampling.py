@@ -46,24 +46,26 @@ class Samples:
 
 
 @dataclass(frozen=True)
-class _Decided:
+class Decided:
     """Batch times whose value is known (the next row's time differs): a millisecond's last row each, ``rows``
-    their places among the rows they were picked from, ``nexts`` the batch time after each (after the log's last:
-    none, ``open_end``, later than any)."""
+    their places among the rows they were picked from (the row kept from the chunk before, where there is one,
+    then the chunk's), ``nexts`` the batch time after each (after the log's last: none, ``open_end``, later than
+    any)."""
 
     times: Ints
-    rows: Any  # an Arrow array of the rows' indices
+    rows: Ints
     nexts: Ints
     open_end: bool
 
 
 class Sampler:
     """One cluster's series (``series`` of them), sampled as the module says, from its columns in time order then
-    log order: ``add`` a chunk of them (``times`` in epoch ms, ``values`` one column per series: int64 Arrow arrays,
-    ``array('q')``s or sequences of ints) at a time, then ``close``; each returns the samples it decided, one
-    ``Samples`` per series. A chunk's last row waits for the next chunk (the same millisecond may go on there, and
-    a heartbeat looks at the next batch time). The columns are compared in Arrow; Python values are made only for
-    the batch times and the samples."""
+    log order: ``add`` a chunk of them (``times`` in epoch ms, ``values`` one column per series: int64 Arrow arrays
+    without nulls, ``array('q')``s or sequences of ints) at a time, then ``close``; each returns the samples it
+    decided, one ``Samples`` per series. A chunk's last row waits for the next chunk (the same millisecond may go
+    on there, and a heartbeat looks at the next batch time). The batch times are compared in Arrow, each series'
+    values by ``series_samples`` (compiled where built) over its int64s: Python values are made only for the
+    samples."""
 
     def __init__(self, series: int, *, every_batch: bool = False) -> None:
         self.series, self.every_batch = series, every_batch
@@ -84,52 +86,64 @@ class Sampler:
         t = int64_array(times)
         if steps_back(t) or (self._pending is not None and self._pending[0] > t[0].as_py()):
             raise ValueError("batch times out of order: sort them by time, then log order")
-        columns = [int64_array(column) for column in values]
-        pending, self._pending = self._pending, (t[n - 1].as_py(), [column[n - 1].as_py() for column in columns])
+        columns = [int64_view(column) for column in values]
+        pending, self._pending = self._pending, (t[n - 1].as_py(), [column[n - 1] for column in columns])
         if pending is not None:  # the row kept from the chunk before, ahead of this one's
             t = pa.concat_arrays([int64_array([pending[0]]), t])
-            columns = [pa.concat_arrays([int64_array([v]), c]) for v, c in zip(pending[1], columns, strict=True)]
         # a millisecond's last row: a row whose next row is in a later millisecond; the last row waits
-        rows = pc.indices_nonzero(pc.not_equal(t.slice(1), t.slice(0, len(t) - 1)))
-        decided = int64s(t.take(rows))
+        found = pc.indices_nonzero(pc.not_equal(t.slice(1), t.slice(0, len(t) - 1)))
+        rows, decided = int64s(found), int64s(t.take(found))  # (found: uint64s, below 2^63)
         nexts = decided[1:]
         nexts.append(self._pending[0])
-        return self._samples(_Decided(decided, rows, nexts, False), columns)
+        return self._samples(Decided(decided, rows, nexts, False), columns,
+                             [None] * self.series if pending is None else pending[1])
 
     def close(self) -> list[Samples]:
         """The samples of the last row (the log's last batch time)."""
         pending, self._pending = self._pending, None
         if pending is None:
             return [Samples([], []) for _ in range(self.series)]
-        rows = int64_array([0])
-        return self._samples(_Decided(array("q", [pending[0]]), rows, array("q", [0]), True),
-                             [int64_array([v]) for v in pending[1]])
+        empty = array("q")
+        return self._samples(Decided(array("q", [pending[0]]), array("q", [0]), array("q", [0]), True),
+                             [empty] * self.series, pending[1])
 
-    def _samples(self, decided: _Decided, columns: list[Any]) -> list[Samples]:
-        import pyarrow.compute as pc
-
+    def _samples(self, decided: Decided, columns: list[Sequence[int]], heads: Sequence[int | None],
+                 ) -> list[Samples]:
+        """Each series' samples among ``decided``, its rows the row kept from the chunk before (``heads``: each
+        series' value there; None: no row was kept) then its ``columns``'."""
         self.batch_times += len(decided.times)
-        m, out = len(decided.times), []
-        for s, column in enumerate(columns):
-            if not m:
-                out.append(Samples([], []))
-                continue
-            at = column.take(decided.rows)  # the series' value at each batch time decided
-            if self.every_batch:
-                out.append(Samples(decided.times.tolist(), at.to_pylist()))
-                continue
-            first = at[0].as_py()
-            # (no Python scalar in a compute call: pyarrow would import pandas to look at it)
-            after = pc.indices_nonzero(pc.not_equal(at.slice(1), at.slice(0, m - 1))).to_pylist()
-            changes = array("q", [0] if first != self._before[s] else [])
-            changes.extend([i + 1 for i in after])
-            picked, self._last[s] = heartbeats()(decided.times, decided.nexts, decided.open_end, changes,
-                                                 self._last[s], HEARTBEAT_MS)
-            times = decided.times
-            out.append(Samples([times[j] for j in picked],
-                               at.take(int64_array(picked)).to_pylist() if len(picked) else []))
-            self._before[s] = at[m - 1].as_py()
+        if not decided.times:
+            return [Samples([], []) for _ in columns]
+        sample = series_sampler()
+        out = []
+        for s, (column, head) in enumerate(zip(columns, heads, strict=True)):
+            times, values, self._before[s], self._last[s] = sample(decided, column, head, self._before[s],
+                                                                   self._last[s], self.every_batch)
+            out.append(Samples(times.tolist(), values.tolist()))
         return out
+
+
+def series_samples(decided: Decided, column: Sequence[int], head: int | None, before: int | None,
+                   last: int | None, every_batch: bool) -> tuple[Ints, Ints, int, int | None]:
+    """One series' samples among the batch times ``decided`` (at least one): their times and values, the series'
+    value at the last of them and its last sample's time (None: none yet). Its value at a row of ``decided.rows``:
+    ``head`` at row 0 where ``head`` is not None (the row kept from the chunk before), else ``column``'s at the
+    row (less one, after a head). ``before``: its value at the batch time decided before these (None: none);
+    ``last``: its last sample's time. A sample at each change (at every batch time with ``every_batch``) and the
+    heartbeats between (``select``). The pure twin of ``compiled.heartbeats.series_samples``."""
+    if head is None:
+        at = array("q", [column[row] for row in decided.rows])
+    else:
+        at = array("q", [head if row == 0 else column[row - 1] for row in decided.rows])
+    m = len(at)
+    if every_batch:
+        changes = array("q", range(m))
+    else:
+        changes = array("q", [0] if at[0] != before else [])
+        changes.extend([i for i in range(1, m) if at[i] != at[i - 1]])
+    picked, last = heartbeats()(decided.times, decided.nexts, decided.open_end, changes, last, HEARTBEAT_MS)
+    return (array("q", [decided.times[j] for j in picked]), array("q", [at[j] for j in picked]), at[m - 1],
+            last)
 
 
 def select(times: Ints, nexts: Ints, open_end: bool, changes: Ints, last: int | None,
@@ -174,12 +188,46 @@ def heartbeats() -> Any:
     return select if HEARTBEATS.compiled is None else HEARTBEATS.compiled
 
 
+# A series' samples' compiled twin (``.compiled`` None: the pure ``series_samples`` runs), in the "analysis" core.
+def same_heartbeat(module: Any) -> str | None:
+    """Why a built twin is not to run: a heartbeat other than this module's (a stale build), or None."""
+    built = getattr(module, "HEARTBEAT", None)
+    return None if built == HEARTBEAT_MS else f"a stale build: its heartbeat is {built} ms, not {HEARTBEAT_MS}"
+
+
+SERIES_SAMPLES = core.register_twin("analysis", "metalog.analysis.outputs.compiled.heartbeats", "series_samples",
+                                    series_samples, check=same_heartbeat)
+
+
+def series_sampler() -> Any:
+    """The ``series_samples`` that runs: the compiled twin where it was built and ``METALOG_PURE`` is not set."""
+    return series_samples if SERIES_SAMPLES.compiled is None else SERIES_SAMPLES.compiled
+
+
 def steps_back(column: Any) -> bool:
     """Whether an int64 Arrow array (``int64_array``) has a value less than the one before it."""
     import pyarrow.compute as pc
 
     n = len(column)
     return n > 1 and bool(pc.any(pc.less(column.slice(1), column.slice(0, n - 1))).as_py())
+
+
+def int64_view(values: Any) -> Sequence[int]:
+    """``values`` as int64s that index as Python ints and read as an int64 buffer: an ``array('q')`` as it is, an
+    int64 Arrow array without nulls (times as their epoch ms) as a view of its buffer (no copy), other ints
+    through a copy."""
+    import pyarrow as pa
+
+    if isinstance(values, array) and values.typecode == "q":
+        return values
+    if isinstance(values, pa.Array):
+        values = int64_array(values)
+        if values.null_count:
+            raise ValueError("a series without a value at a batch time")
+        if not len(values):
+            return array("q")
+        return memoryview(values.buffers()[1]).cast("q")[values.offset:values.offset + len(values)]
+    return array("q", values)
 
 
 def int64_array(values: Any) -> Any:

@@ -21,6 +21,16 @@ from metalog.errors import DecodeError
 
 from metalog.codec.compiled.sinks cimport ml_value_sink, ml_batch_end
 
+cdef extern from *:
+    """
+    #ifndef METALOG_CYTHON_VERSION
+    #define METALOG_CYTHON_VERSION "unknown"
+    #endif
+    """
+    const char *METALOG_CYTHON_VERSION
+
+CYTHON_VERSION = METALOG_CYTHON_VERSION.decode()  # (metalog --version names it: core.twin_status)
+
 DEF SMALL = 128  # apiKeys below this are counted in arrays (every Kafka record's); others in a dict
 
 cdef int64_t INT64_MIN = -0x7FFFFFFFFFFFFFFF - 1

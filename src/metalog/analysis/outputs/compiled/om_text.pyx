@@ -11,6 +11,16 @@ from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 
+cdef extern from *:
+    """
+    #ifndef METALOG_CYTHON_VERSION
+    #define METALOG_CYTHON_VERSION "unknown"
+    #endif
+    """
+    const char *METALOG_CYTHON_VERSION
+
+CYTHON_VERSION = METALOG_CYTHON_VERSION.decode()  # (metalog --version names it: core.twin_status)
+
 DEF DIGITS = 20  # an int64's decimal digits, at most
 
 

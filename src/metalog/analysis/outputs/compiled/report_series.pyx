@@ -4,7 +4,9 @@
 - ``int_list_text``: a line's int64s as the page's JSON array (or their differences), written into one buffer in
   C where the pure twin makes an int object and a string per value;
 - ``m4_kept``: the indices ``decimated`` keeps of a line, its loop in C with 128-bit arithmetic where the pure
-  twin's ints are unbounded.
+  twin's ints are unbounded;
+- ``change_ints`` (``report.reading``'s): a column's change points and their times, the two int64 buffers read
+  once in C where the pure twin makes a boolean array, concatenates it and filters both columns in Arrow.
 
 The same answers: tests hold each equal to its pure twin for any int64s.
 """
@@ -14,6 +16,16 @@ from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 from cpython.array cimport array, clone, resize
+
+cdef extern from *:
+    """
+    #ifndef METALOG_CYTHON_VERSION
+    #define METALOG_CYTHON_VERSION "unknown"
+    #endif
+    """
+    const char *METALOG_CYTHON_VERSION
+
+CYTHON_VERSION = METALOG_CYTHON_VERSION.decode()  # (metalog --version names it: core.twin_status)
 
 DEF DIGITS = 20  # an int64's decimal digits, at most (a uint64's too)
 
@@ -128,3 +140,40 @@ def m4_kept(const int64_t[::1] times, const int64_t[::1] values, int64_t t0, int
         i = j + 1
     resize(kept, count)
     return kept
+
+
+cdef array INT64S = array("q")
+
+
+cdef const int64_t[:] _int64s(column):
+    """An int64 Arrow array without nulls (not empty) as a view of its buffer: no copy."""
+    return memoryview(column.buffers()[1]).cast("q")[column.offset:column.offset + len(column)]
+
+
+def change_ints(times, values):
+    """See the pure twin: (the change points' times, their values), as ``array('q')``s."""
+    cdef Py_ssize_t n = len(values), i, count = 0
+    cdef const int64_t[:] t
+    cdef const int64_t[:] v
+    cdef array at, found
+    cdef int64_t *at_p
+    cdef int64_t *found_p
+    if len(times) != n:
+        raise ValueError(f"{len(times)} times for {n} values")
+    if n == 0:
+        return clone(INT64S, 0, False), clone(INT64S, 0, False)
+    if times.null_count or values.null_count:
+        raise ValueError("a time or a value missing")
+    t, v = _int64s(times), _int64s(values)
+    at, found = clone(INT64S, n, False), clone(INT64S, n, False)
+    at_p, found_p = <int64_t *>at.data.as_voidptr, <int64_t *>found.data.as_voidptr
+    at_p[0], found_p[0] = t[0], v[0]
+    count = 1
+    for i in range(1, n):
+        if v[i] != v[i - 1]:
+            at_p[count] = t[i]
+            found_p[count] = v[i]
+            count += 1
+    resize(at, count)
+    resize(found, count)
+    return at, found

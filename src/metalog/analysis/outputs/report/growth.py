@@ -5,18 +5,20 @@ bytes over time with the snapshots marked; all on the cluster's time axis. Read 
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from metalog.analysis.domain.columns import int64s
 from metalog.analysis.outputs.growth import (
     MINUTE_MS,
     ROW_TYPES,
     ClusterGrowth,
     Leadership,
-    LogMinute,
+    LogMinutes,
     Snapshot,
-    TypeMinute,
+    TypeMinutes,
 )
 from metalog.analysis.outputs.report.series import Steps, m4, packed, steps
 
@@ -38,13 +40,29 @@ def read_cluster_growth(out: Path, name: str) -> ClusterGrowth | None:
 
     if not (out / "log_size").is_dir():
         return None
-    growth = ClusterGrowth(name)
-    for table, row_type in ROW_TYPES.items():
+    tables: dict[str, list[list[Any]]] = {}
+    for table in ROW_TYPES:
         names = [c for c, _, _ in GROWTH_TABLES[table]]
-        if (out / table).is_dir():  # each row made from its columns' values (no dict per row)
+        found: list[list[Any]] = [[] for _ in names]
+        if (out / table).is_dir():
             for batch in iter_cluster_batches(out / table, name, names):
-                growth.table(table).extend(map(row_type, *(batch.column(c).to_pylist() for c in names)))
-    return growth
+                for column, values in zip(names, found, strict=True):
+                    values += _values(batch.column(column))
+        tables[table] = found  # (its columns)
+    growth, log_size = tables["growth"], tables["log_size"]
+    return ClusterGrowth(name, TypeMinutes(array("q", growth[0]), growth[1], array("q", growth[2]),
+                                           array("q", growth[3])), LogMinutes(*(array("q", c) for c in log_size)),
+                         [Snapshot(*row) for row in zip(*tables["snapshots"], strict=True)],
+                         [Leadership(*row) for row in zip(*tables["controller_leadership"], strict=True)])
+
+
+def _values(column: Any) -> Sequence[Any]:
+    """An Arrow column's values: its int64s (times: epoch ms) as ``array('q')``, text as a list of str."""
+    import pyarrow as pa
+
+    if pa.types.is_string(column.type):
+        return column.to_pylist()  # type: ignore[no-any-return]
+    return int64s(column.cast(pa.int64()))
 
 
 def growth_view(growth: ClusterGrowth, t0: int, t1: int) -> dict[str, Any]:
@@ -107,23 +125,23 @@ def _per_minute(counts: dict[int, int], points: tuple[list[int], list[int | None
     return steps(times, [0 if minute is None else get(minute, 0) for minute in which])
 
 
-def top_types(rows: Sequence[TypeMinute], top: int = TOP_TYPES) -> list[str]:
+def top_types(rows: TypeMinutes, top: int = TOP_TYPES) -> list[str]:
     """The ``top`` record types with the most records (ties by name); the others are "other"."""
     totals: dict[str, int] = {}
-    for row in rows:
-        totals[row.record_type] = totals.get(row.record_type, 0) + row.records
+    for name, records in zip(rows.record_type, rows.records, strict=True):
+        totals[name] = totals.get(name, 0) + records
     return sorted(totals, key=lambda t: (-totals[t], t))[:top]
 
 
-def records_chart(rows: Sequence[TypeMinute], log_size: Sequence[LogMinute], t0: int, t1: int) -> dict[str, Any]:
+def records_chart(rows: TypeMinutes, log_size: LogMinutes, t0: int, t1: int) -> dict[str, Any]:
     shown = top_types(rows)
     per_type: dict[str, dict[int, int]] = {t: {} for t in [*shown, OTHER]}
-    for row in rows:
-        counts = per_type[row.record_type if row.record_type in per_type else OTHER]
-        counts[row.minute] = counts.get(row.minute, 0) + row.records
+    for name, minute, records in zip(rows.record_type, rows.minute, rows.records, strict=True):
+        counts = per_type[name if name in per_type else OTHER]
+        counts[minute] = counts.get(minute, 0) + records
     if not per_type[OTHER]:
         del per_type[OTHER]
-    points = _minute_points([m.minute for m in log_size])
+    points = _minute_points(log_size.minute)
     series = [{"label": name, "color": TYPE_COLORS[i % len(TYPE_COLORS)],
                **packed(m4(_per_minute(counts, points), t0, t1), t0)} for i, (name, counts) in
               enumerate(per_type.items())]
@@ -138,18 +156,18 @@ def _unit(largest: int) -> tuple[str, int]:
     return _UNITS[-1]
 
 
-def bytes_chart(log_size: Sequence[LogMinute], snapshots: Sequence[Snapshot], t0: int, t1: int) -> dict[str, Any]:
+def bytes_chart(log_size: LogMinutes, snapshots: Sequence[Snapshot], t0: int, t1: int) -> dict[str, Any]:
     """The log's bytes (from its start offset, at the end of each minute) and the latest snapshot's."""
-    largest = max([0, *(m.log_bytes for m in log_size), *(s.bytes for s in snapshots)])
+    largest = max([0, *log_size.log_bytes, *(s.bytes for s in snapshots)])
     unit, size = _unit(largest)
 
     def scale(value: int) -> float:
         return value if size == 1 else round(value / size, 1)
 
-    times, values = ([log_size[0].minute], [0.0]) if log_size else ([], [])
-    for m in log_size:  # all of a minute's bytes are there at its end, or at the log's last batch if earlier
-        times.append(max(min(m.minute + MINUTE_MS, t1), times[-1]))
-        values.append(scale(m.log_bytes))
+    times, values = ([log_size.minute[0]], [0.0]) if log_size else ([], [])
+    for minute, log_bytes in zip(log_size.minute, log_size.log_bytes, strict=True):  # all of a minute's bytes are
+        times.append(max(min(minute + MINUTE_MS, t1), times[-1]))  # there at its end, or at the log's last batch
+        values.append(scale(log_bytes))  # if earlier
     log = Steps(times, values)
     ordered = sorted(snapshots, key=lambda s: (s.timestamp, s.end_offset))
     latest = steps([s.timestamp for s in ordered], [scale(s.bytes) for s in ordered])
@@ -167,7 +185,7 @@ def bytes_chart(log_size: Sequence[LogMinute], snapshots: Sequence[Snapshot], t0
 def trimmed(growth: ClusterGrowth) -> ClusterGrowth:
     """What ``growth_summary`` reads once the page's data is made: the snapshots, the epochs and the last minute
     (not a row per minute and type)."""
-    return ClusterGrowth(growth.name, [], growth.log_size[-1:], growth.snapshots, growth.leadership)
+    return ClusterGrowth(growth.name, TypeMinutes(), growth.log_size.sliced(-1), growth.snapshots, growth.leadership)
 
 
 def growth_summary(growth: ClusterGrowth) -> str:
@@ -176,7 +194,7 @@ def growth_summary(growth: ClusterGrowth) -> str:
     parts = [f"{len(growth.leadership):,} leader epoch{'s' if len(growth.leadership) != 1 else ''}"
              + (f" (controller{'s' if len(leaders) != 1 else ''} {', '.join(map(str, leaders))})" if leaders else "")]
     if growth.log_size:
-        parts.append(f"the log holds {growth.log_size[-1].log_bytes:,} bytes of batches from its start offset")
+        parts.append(f"the log holds {growth.log_size.log_bytes[-1]:,} bytes of batches from its start offset")
     times = sorted(s.timestamp for s in growth.snapshots)
     if not times:
         parts.append("no snapshot in the directory")

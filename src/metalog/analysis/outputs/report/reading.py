@@ -30,6 +30,7 @@ from metalog.analysis.outputs.report.data import (
 )
 from metalog.analysis.outputs.report.series import FINE, EnvelopeBuilder, StepsBuilder
 from metalog.analysis.outputs.report.summary import Latest
+from metalog.codec import core
 
 Span = tuple[int, int]
 # the columns each table's report reads (the timeline's: ``ClusterBuilder.timeline_columns`` and Latest's)
@@ -319,14 +320,37 @@ def _change(times: Any, values: Any) -> tuple[list[int], list[Any]]:
 
 
 def _change_ints(times: Any, values: Any) -> tuple[Sequence[int], Sequence[Any]]:
-    """``_change`` where ``values`` are int64s without a null: as ``array('q')``, no Python int per point (else
-    as ``_change`` gives them)."""
+    """``_change`` where ``values`` are int64s without a null: as ``array('q')``, no Python int per point (by
+    ``change_ints``, compiled where built); else as ``_change`` gives them."""
     import pyarrow as pa
 
-    changed = change_points(values)
-    if values.type != pa.int64() or values.null_count:
+    if values.type != pa.int64() or values.null_count or times.type != pa.int64() or times.null_count:
+        changed = change_points(values)
         return times.filter(changed).to_pylist(), values.filter(changed).to_pylist()
+    found: tuple[Sequence[int], Sequence[int]] = change_ints_twin()(times, values)
+    return found
+
+
+def change_ints(times: Any, values: Any) -> tuple[array[int], array[int]]:
+    """The first of ``values`` and each that differs from the one before it, and their ``times`` (int64 Arrow
+    arrays without nulls, of one length), as ``array('q')``s: ``change_points`` in Arrow. The pure twin of
+    ``metalog.analysis.outputs.compiled.report_series.change_ints``, which compares the two buffers in C."""
+    if len(times) != len(values):
+        raise ValueError(f"{len(times)} times for {len(values)} values")
+    if not len(values):
+        return array("q"), array("q")
+    changed = change_points(values)
     return int64s(times.filter(changed)), int64s(values.filter(changed))
+
+
+# ``change_ints``' compiled twin (``.compiled`` None: the pure one runs), in the "analysis" core.
+CHANGE_INTS = core.register_twin("analysis", "metalog.analysis.outputs.compiled.report_series", "change_ints",
+                                 change_ints)
+
+
+def change_ints_twin() -> Any:
+    """The ``change_ints`` that runs: the compiled twin where it was built and ``METALOG_PURE`` is not set."""
+    return change_ints if CHANGE_INTS.compiled is None else CHANGE_INTS.compiled
 
 
 def _changes(times: Any, *columns: Any) -> tuple[list[int], list[list[Any]]]:
