@@ -8,6 +8,7 @@ method's from Python: the same calls either way."""
 from __future__ import annotations
 
 import ctypes
+import sys
 from collections.abc import Callable
 from types import MethodType
 from typing import Any
@@ -166,6 +167,14 @@ def test_the_compiled_publish_is_the_pure_one(values: list[bytes], cuts: list[in
                 assert way == "python"
             elif at_end:  # (a BeginTransactionRecord's publish in replay may be either twin's)
                 assert way == "c"
+
+
+@needs_twin
+def test_the_compiled_publish_names_the_cython_that_built_it() -> None:
+    """As every compiled twin does: the status line (``core.twin_status``) reads it from the first twin of its core
+    that loaded, which may be this one."""
+    module = sys.modules[type(MetadataLoader().end_batch).__module__]
+    assert module.CYTHON_VERSION and isinstance(module.CYTHON_VERSION, str)
 
 
 @needs_twin

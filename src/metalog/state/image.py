@@ -12,6 +12,7 @@ and copies again (``working_copy``) where an image is asked for.
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -114,26 +115,31 @@ class PartitionRegistration(NamedTuple):
                 f"leader_epoch={self.leader_epoch}, partition_epoch={self.partition_epoch})")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TopicImage:
+    """A topic: its name, id and partitions. Slotted, as ``MetadataImage`` is."""
+
     name: str
     id: Uuid
     partitions: dict[int, PartitionRegistration] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FeaturesImage:
     metadata_version: int | None = None  # the metadata.version feature level
     finalized: dict[str, int] = field(default_factory=dict)  # every other finalized feature
     zk_migration_state: int = 0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MetadataImage:
     """The whole controller state after ``offset`` (-1: nothing replayed yet).
 
     Record-valued domains keep the (never mutated) record that defines each entry, so a
     snapshot writes them back exactly: controllers, ACLs, SCRAM credentials, delegation tokens.
+
+    Slotted (as ``TopicImage`` is): the loader's compiled twins read and write a working copy's fields at their
+    slots (``metalog.state.compiled.publish``), with no dictionary lookup per batch.
     """
 
     offset: int = -1
@@ -188,5 +194,19 @@ def set_working(working: MetadataImage, *, offset: int, features: FeaturesImage,
                 next_producer_id: int | None) -> None:
     """The single values of a working copy (``working_copy``), set in place: only ``MetadataDelta.apply_to``
     and the loader that owns the copy call this."""
-    # the frozen dataclass's own fields, set as object.__setattr__ would set them, in one call (once per batch)
-    vars(working).update(offset=offset, features=features, next_producer_id=next_producer_id)
+    # the frozen dataclass's own slots, set past its refusing __setattr__ (once per batch)
+    _SET_OFFSET(working, offset)
+    _SET_FEATURES(working, features)
+    _SET_NEXT_PRODUCER_ID(working, next_producer_id)
+
+
+def _slot_setter(name: str) -> Callable[[MetadataImage, object], None]:
+    """The setter of ``MetadataImage``'s slot ``name`` (its member descriptor's), which the frozen dataclass's
+    refusing ``__setattr__`` does not stand in front of."""
+    setter: Callable[[MetadataImage, object], None] = MetadataImage.__dict__[name].__set__
+    return setter
+
+
+_SET_OFFSET = _slot_setter("offset")
+_SET_FEATURES = _slot_setter("features")
+_SET_NEXT_PRODUCER_ID = _slot_setter("next_producer_id")

@@ -380,4 +380,5 @@ VALUE_REPLAY = core.register_twin("log", "metalog.state.compiled.loader", "Value
 # (``publish.pxd``'s ``BatchEnd.end_batch``) for a compiled batch loop
 END_BATCH = core.register_twin("log", "metalog.state.compiled.publish", "BatchPublish", MetadataLoader.end_batch)
 PUBLISH_PARTS = BatchPublishParts(started=STARTED, no_transaction=NO_TRANSACTION, delta=MetadataDelta,
-                                  topic_delta=TopicDelta, topic_image=TopicImage, registration=PartitionRegistration)
+                                  topic_delta=TopicDelta, topic_image=TopicImage, image=MetadataImage,
+                                  registration=PartitionRegistration)

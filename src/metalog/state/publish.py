@@ -4,10 +4,11 @@ holds no copy of a constant or a private name.
 
 The twin reads and writes its loader through public names only: ``marker_state``, ``offset``, ``clean_offset``,
 ``delta``, ``images``, ``published_state``, ``published_image`` and ``on_publish``. It reads a ``MetadataDelta``'s
-fields at their slots and changes the working copy (``image.working_copy``) as ``MetadataDelta.apply_to`` does;
-whatever it does not do itself (a loader that builds images, the features changed, a delta over another image) it
-hands to the pure methods (``end_batch``, ``MetadataDelta.apply_to``). ``tests/state/
-test_publish.py`` holds it equal to them over random histories in random batch shapes.
+fields at their slots and changes the working copy (``image.working_copy``), at its slots, as
+``MetadataDelta.apply_to`` does; whatever it does not do itself (a loader that builds images, the features changed,
+a delta over another image, a working copy of another class) it hands to the pure methods (``end_batch``,
+``MetadataDelta.apply_to``). ``tests/state/test_publish.py`` holds it equal to them over random histories in random
+batch shapes.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from metalog.state.delta import MetadataDelta, TopicDelta
-from metalog.state.image import PartitionRegistration, TopicImage
+from metalog.state.image import MetadataImage, PartitionRegistration, TopicImage
 
 
 @dataclass(frozen=True)
@@ -26,5 +27,6 @@ class BatchPublishParts:
     no_transaction: object  # its marker_state after a publish (TransactionState.NO_TRANSACTION)
     delta: type[MetadataDelta]  # the deltas whose slots the twin reads (any other class: the pure method)
     topic_delta: type[TopicDelta]
-    topic_image: type[TopicImage]  # a new or re-created topic's image in the working copy
+    topic_image: type[TopicImage]  # a new or re-created topic's image in the working copy (and its slots read)
+    image: type[MetadataImage]  # the working copies whose slots the twin reads and changes (any other: the pure method)
     registration: type[PartitionRegistration]  # the registrations a publish may keep spare (the loader's)

@@ -23,7 +23,7 @@ from metalog.codec.framing import FAST_PATH_MISSES, FRAME_VERSION, encode_metada
 from metalog.errors import ReplayError
 from metalog.state.delta import MetadataDelta, TopicDelta, located
 from metalog.state.enums import LEADER_RECOVERY_NO_CHANGE, LEADER_RECOVERY_STATES, NO_LEADER_CHANGE
-from metalog.state.image import PartitionRegistration
+from metalog.state.image import MetadataImage, PartitionRegistration
 from metalog.state.rules import (
     PARTITION_CHANGE_LISTS,
     PARTITION_RECORD_LISTS,
@@ -93,6 +93,7 @@ class ValueReplayParts:
     partition_record: PartitionRecordParts
     config: ConfigParts
     delta: type[MetadataDelta]  # the deltas whose topics and configs the compiled rules read at their slots
+    image: type[MetadataImage]  # the images whose topics they read at their slot (a delta's image, any class)
 
 
 @cache
@@ -110,4 +111,5 @@ def value_replay_parts() -> ValueReplayParts:
                             misses=FAST_PATH_MISSES, located=located, replay_error=ReplayError, partition_change=change,
                             partition_record=PartitionRecordParts(partition_record, message_class("PartitionRecord"),
                                                                   PARTITION_RECORD_LISTS),
-                            config=ConfigParts(config, message_class("ConfigRecord")), delta=MetadataDelta)
+                            config=ConfigParts(config, message_class("ConfigRecord")), delta=MetadataDelta,
+                            image=MetadataImage)

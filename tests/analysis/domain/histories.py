@@ -21,7 +21,10 @@ from metalog.codec.framing import encode_metadata_record
 from metalog.codec.uuid import LOST, MIGRATING, UNASSIGNED
 from tests.state.histories import replayable
 
-BROKERS = [1, 2, 3, 4]
+BROKERS = (1, 2, 3, 4)
+# broker ids on both sides of the end of the compiled step's array of broker numbers (ids 0 to 65,535; the others
+# through its dict), a negative one among them
+FAR_BROKERS = (-3, 65_535, 65_536, 2_147_483_647)
 EPOCHS = [1, 2]
 TOPICS = [(f"t{i}", Uuid.of(7, i)) for i in (1, 2)]
 PARTITIONS = [0, 1]
@@ -34,13 +37,13 @@ def _record(message: str, /, **fields: Any) -> Any:
 
 
 @st.composite
-def _replicas(draw: st.DrawFn) -> list[int]:
-    return draw(st.lists(st.sampled_from(BROKERS), max_size=3, unique=True))
+def _replicas(draw: st.DrawFn, brokers: tuple[int, ...]) -> list[int]:
+    return draw(st.lists(st.sampled_from(brokers), max_size=3, unique=True))
 
 
 @st.composite
-def _register(draw: st.DrawFn) -> Any:
-    bid = draw(st.sampled_from(BROKERS))
+def _register(draw: st.DrawFn, brokers: tuple[int, ...]) -> Any:
+    bid = draw(st.sampled_from(brokers))
     return _record("RegisterBrokerRecord", broker_id=bid, broker_epoch=draw(st.sampled_from(EPOCHS)),
                    incarnation_id=Uuid.of(9, bid), fenced=draw(st.booleans()),
                    in_controlled_shutdown=draw(st.booleans()), is_migrating_zk_broker=draw(st.booleans()),
@@ -48,9 +51,9 @@ def _register(draw: st.DrawFn) -> Any:
 
 
 @st.composite
-def _broker_change(draw: st.DrawFn) -> Any:
+def _broker_change(draw: st.DrawFn, brokers: tuple[int, ...]) -> Any:
     kind = draw(st.sampled_from(["fence", "unfence", "change", "unregister"]))
-    bid, epoch = draw(st.sampled_from(BROKERS)), draw(st.sampled_from(EPOCHS))
+    bid, epoch = draw(st.sampled_from(brokers)), draw(st.sampled_from(EPOCHS))
     if kind == "fence":
         return _record("FenceBrokerRecord", id=bid, epoch=epoch)
     if kind == "unfence":
@@ -71,8 +74,8 @@ def _topic(draw: st.DrawFn) -> Any:
 
 
 @st.composite
-def _partition(draw: st.DrawFn, topic: int | None = None, pid: int | None = None) -> Any:
-    replicas = draw(_replicas())
+def _partition(draw: st.DrawFn, brokers: tuple[int, ...], topic: int | None = None, pid: int | None = None) -> Any:
+    replicas = draw(_replicas(brokers))
     directories = draw(st.just([]) | st.lists(st.sampled_from(DIRS), min_size=len(replicas), max_size=len(replicas)))
     return _record("PartitionRecord", topic_id=TOPICS[draw(st.sampled_from([0, 1])) if topic is None else topic][1],
                    partition_id=draw(st.sampled_from(PARTITIONS)) if pid is None else pid, replicas=replicas,
@@ -80,15 +83,15 @@ def _partition(draw: st.DrawFn, topic: int | None = None, pid: int | None = None
 
 
 @st.composite
-def _partition_change(draw: st.DrawFn) -> Any:
+def _partition_change(draw: st.DrawFn, brokers: tuple[int, ...]) -> Any:
     fields: dict[str, Any] = {"topic_id": draw(st.sampled_from(TOPICS))[1],
                               "partition_id": draw(st.sampled_from(PARTITIONS)),
-                              "leader": draw(st.sampled_from([-2, -2, -1, *BROKERS]))}
+                              "leader": draw(st.sampled_from([-2, -2, -1, *brokers]))}
     move = draw(st.sampled_from(["leader", "leader", "isr", "replicas", "directories"]))
     if move == "isr":
-        fields["isr"] = draw(_replicas())
+        fields["isr"] = draw(_replicas(brokers))
     elif move == "replicas":
-        replicas = draw(_replicas())
+        replicas = draw(_replicas(brokers))
         fields["replicas"] = replicas
         if draw(st.booleans()):
             fields["directories"] = draw(st.lists(st.sampled_from(DIRS), min_size=len(replicas),
@@ -114,16 +117,23 @@ def _other(draw: st.DrawFn) -> Any:
     return _record("NoOpRecord")
 
 
-_ANY = st.one_of(_register(), _broker_change(), _broker_change(), _topic(), _partition(), _partition_change(),
-                 _partition_change(), _partition_change(), _partition_change(), _other(), _other())
-_FIRST = [_register(), _register(), _register(),
-          st.just(_record("TopicRecord", name=TOPICS[0][0], topic_id=TOPICS[0][1])),
-          st.just(_record("TopicRecord", name=TOPICS[1][0], topic_id=TOPICS[1][1])),
-          *(_partition(t, p) for t in (0, 1) for p in PARTITIONS)]
+def _any(brokers: tuple[int, ...]) -> st.SearchStrategy[Any]:
+    return st.one_of(_register(brokers), _broker_change(brokers), _broker_change(brokers), _topic(),
+                     _partition(brokers), _partition_change(brokers), _partition_change(brokers),
+                     _partition_change(brokers), _partition_change(brokers), _other(), _other())
+
+
+def _first(brokers: tuple[int, ...]) -> list[st.SearchStrategy[Any]]:
+    return [_register(brokers), _register(brokers), _register(brokers),
+            st.just(_record("TopicRecord", name=TOPICS[0][0], topic_id=TOPICS[0][1])),
+            st.just(_record("TopicRecord", name=TOPICS[1][0], topic_id=TOPICS[1][1])),
+            *(_partition(brokers, t, p) for t in (0, 1) for p in PARTITIONS)]
 
 
 @st.composite
-def cluster_histories(draw: st.DrawFn, max_size: int = 80) -> list[bytes]:
-    """Record values that replay without error from the empty state, in one batch."""
-    candidates = [draw(s) for s in _FIRST] + draw(st.lists(_ANY, min_size=max_size // 2, max_size=max_size))
+def cluster_histories(draw: st.DrawFn, max_size: int = 80, brokers: tuple[int, ...] = BROKERS) -> list[bytes]:
+    """Record values that replay without error from the empty state, in one batch (the brokers' ids among
+    ``brokers``)."""
+    candidates = [draw(s) for s in _first(brokers)] + draw(st.lists(_any(brokers), min_size=max_size // 2,
+                                                                    max_size=max_size))
     return [encode_metadata_record(r, max(type(r).VERSIONS)) for r in replayable(candidates, lambda r: r)]

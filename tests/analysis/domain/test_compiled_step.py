@@ -12,6 +12,7 @@ from metalog.analysis.domain.twins import STEP
 from metalog.codec import Uuid, message_class
 from metalog.codec.framing import encode_metadata_record
 from metalog.state.image import EMPTY
+from tests.analysis.domain.histories import FAR_BROKERS, cluster_histories
 from tests.analysis.domain.test_step import HISTORIES, Run, batches
 
 compiled = STEP.loaded
@@ -25,6 +26,20 @@ pytestmark = pytest.mark.skipif(compiled is None, reason=f"the compiled step is 
        takes=st.lists(st.booleans(), min_size=1, max_size=4), start=st.integers(0, 30))
 def test_the_compiled_step_makes_the_pure_steps_rows(values: list[bytes], cuts: list[int], takes: list[bool],
                                                      start: int) -> None:
+    _same_rows(values, cuts, takes, start)
+
+
+@settings(max_examples=25, deadline=None)
+@given(values=cluster_histories(brokers=FAR_BROKERS), cuts=st.lists(st.integers(0, 5), min_size=1, max_size=6),
+       takes=st.lists(st.booleans(), min_size=1, max_size=4), start=st.integers(0, 30))
+def test_broker_ids_beyond_the_compiled_steps_array_make_the_pure_steps_rows(
+        values: list[bytes], cuts: list[int], takes: list[bool], start: int) -> None:
+    """The compiled step numbers brokers through an array by id for ids 0 to 65,535, through its dict otherwise
+    (negative, or beyond): the same rows either way."""
+    _same_rows(values, cuts, takes, start)
+
+
+def _same_rows(values: list[bytes], cuts: list[int], takes: list[bool], start: int) -> None:
     cut = batches(values, cuts)
     head = Run(EMPTY)
     for batch in cut[:start]:
@@ -62,6 +77,43 @@ def test_many_brokers_and_directories_changed_in_one_batch_come_in_the_pure_step
     tables = [run.tables() for run in runs]
     for name in tables[0]:
         assert list(tables[1][name].tuples()) == list(tables[0][name].tuples()), name
+
+
+def _colliding_directories(count: int) -> list[Uuid]:
+    """Directory ids that all fall on one slot of the compiled step's table of directory numbers (up to 64 slots:
+    its hash of the id's two 8-byte halves, as step.pyx's ``slot_at``), so that most are past its probes."""
+    mask, out, lo = 63, [], 0
+    while len(out) < count:
+        lo += 1
+        uuid = Uuid.of(8, lo)
+        hi_, lo_ = int.from_bytes(uuid[:8], "little"), int.from_bytes(uuid[8:], "little")
+        h = ((hi_ ^ (lo_ * 0x9E3779B97F4A7C15 % 2**64)) * 0xBF58476D1CE4E5B9) % 2**64
+        if (h ^ (h >> 31)) & mask == 0:
+            out.append(uuid)
+    return out
+
+
+COLLIDING = _colliding_directories(24)
+
+
+@settings(max_examples=30, deadline=None)
+@given(listed=st.lists(st.lists(st.integers(0, 23), max_size=6, unique=True), min_size=1, max_size=4),
+       placed=st.lists(st.tuples(st.integers(0, 3), st.integers(0, 23)), min_size=1, max_size=12))
+def test_directory_ids_that_collide_in_the_compiled_steps_table_make_the_pure_steps_rows(
+        listed: list[list[int]], placed: list[tuple[int, int]]) -> None:
+    """The compiled step numbers directories through a table of their ids, each id within a few probes of its
+    hash's slot, and through its dict past them: directory ids made to collide make the same rows."""
+    register, topic, partition = (message_class(m) for m in ("RegisterBrokerRecord", "TopicRecord",
+                                                             "PartitionRecord"))
+    brokers = list(range(1, len(listed) + 1))
+    records = [register(broker_id=b, broker_epoch=1, incarnation_id=Uuid.of(9, b), fenced=False,
+                        log_dirs=[COLLIDING[d] for d in dirs]) for b, dirs in zip(brokers, listed, strict=True)]
+    records.append(topic(name="t", topic_id=Uuid.of(7, 1)))
+    records += [partition(topic_id=Uuid.of(7, 1), partition_id=n, replicas=[brokers[b % len(brokers)]],
+                          isr=[brokers[b % len(brokers)]], leader=brokers[b % len(brokers)],
+                          directories=[COLLIDING[d]]) for n, (b, d) in enumerate(placed)]
+    values = [encode_metadata_record(r, max(type(r).VERSIONS)) for r in records]
+    _same_rows(values, [len(listed), 1, 3], [False, True], 0)
 
 
 def test_the_compiled_steps_published_is_told_in_c_and_refuses_what_is_not_a_delta() -> None:

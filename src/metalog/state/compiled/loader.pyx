@@ -77,6 +77,7 @@ cdef extern from *:
     """
     object ml_new_tuple_of(object cls, Py_ssize_t n)
     object ml_new_of(object cls)
+    Py_ssize_t PySet_GET_SIZE(object s)  # (of a set only)
     int ml_set_int_slot(object o, Py_ssize_t off, int64_t v) except -1
 
 CYTHON_VERSION = METALOG_CYTHON_VERSION.decode()
@@ -172,6 +173,8 @@ cdef class ValueReplay:
     cdef object loader, pure, noop, misses, located, replay_error, pc_rule, registration, pc_cls, topic_cls
     cdef object no_leader_change, no_recovery_change, recovery_states, migrating
     cdef object pr_rule, pr_cls, cfg_rule, cfg_cls, delta_cls
+    cdef object image_cls  # MetadataImage, whose topics are read at their slot (image_topics_off)
+    cdef Py_ssize_t image_topics_off
     cdef Py_ssize_t pr_off[N_PR_FIELDS + N_PR_LISTS]  # PartitionRecord's slots: PARTITION_RECORD_FIELDS', the lists'
     cdef Py_ssize_t pr_list_at[N_PR_LISTS]  # the registration field each list fills
     cdef bint pr_null_empty[N_PR_LISTS]  # a null list is empty (else the rule refuses it)
@@ -215,6 +218,8 @@ cdef class ValueReplay:
         self.bind_partition_change(parts.partition_change)
         self.bind_partition_record(parts.partition_record)
         self.bind_config(parts.config, parts.delta)
+        self.image_cls = parts.image
+        self.image_topics_off = _offset(self.image_cls, "topics")
         self.bind_table(parts.entries)
         self.scratch = [None] * N_KINDS
         self.c_value_sink = PyCapsule_New(&SINK, b"metalog.value_sink.v1", NULL)
@@ -586,9 +591,9 @@ cdef class ValueReplay:
         cdef PyObject *image = ml_slot(d, self.d_off[D_IMAGE])
         if deleted is NULL or image is NULL or type(<object>deleted) is not set:
             return self.pure_topic_delta(d, topic_id)
-        if PySet_Contains(<object>deleted, topic_id):
+        if PySet_GET_SIZE(<object>deleted) and PySet_Contains(<object>deleted, topic_id):
             return None
-        image_topics = (<object>image).topics
+        image_topics = self.image_topics(<object>image)
         if type(image_topics) is not dict:
             return self.pure_topic_delta(d, topic_id)
         base = (<dict>image_topics).get(topic_id)
@@ -607,6 +612,11 @@ cdef class ValueReplay:
             topic = self.topic_cls(base.name, topic_id, base)
         topics[topic_id] = topic
         return topic
+
+    cdef inline object image_topics(self, object image):
+        """``image.topics``: at its slot where the image is a ``MetadataImage`` (its class, from the parts)."""
+        cdef PyObject *v = ml_slot(image, self.image_topics_off) if type(image) is self.image_cls else NULL
+        return <object>v if v is not NULL else image.topics
 
     cdef object kept_topic_delta(self, topic_id, base):
         """The topic's delta an earlier publish kept (``metalog.state.compiled.publish``, in the loader's

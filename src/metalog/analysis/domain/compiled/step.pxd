@@ -1,12 +1,23 @@
 # The compiled per-batch step's class, for compiled callers (the analysis' batch loop, domain/compiled/loop.pyx): its
 # C entries, which the loop calls once per batch with no Python frame. See step.pyx.
-from libc.stdint cimport int64_t
+cimport cython
+from libc.stdint cimport int64_t, uint64_t
 
 
 cdef struct Buffer:  # a growable int64 buffer
     int64_t *data
     Py_ssize_t size
     Py_ssize_t cap
+
+
+cdef struct DirectorySlot:  # a directory id's 16 bytes (two halves) and its number + 1 (0: a free slot)
+    uint64_t hi, lo
+    Py_ssize_t number
+
+
+cdef struct DirectorySlots:  # directory numbers by id, open addressing (a dict's answer kept, probes bounded)
+    DirectorySlot *slots
+    Py_ssize_t mask, used
 
 
 cdef struct Rows:  # a table's rows as growable int64 columns, in one block: column j at data + j * cap
@@ -16,6 +27,7 @@ cdef struct Rows:  # a table's rows as growable int64 columns, in one block: col
     Py_ssize_t width  # columns
 
 
+@cython.final  # (no subclass: its methods are called directly, the small ones inlined)
 cdef class ClusterStep:
     cdef public str cluster
     cdef object image_of
@@ -23,11 +35,13 @@ cdef class ClusterStep:
     # (4 a broker), leaders, offline replicas, the last row's values, dirty flag, its first (broker, directory) pair
     cdef dict bnum
     cdef list bid, reg
+    cdef Buffer bslot  # broker numbers + 1 by id, for ids 0 <= id < BROKER_SLOTS (0: not looked up yet)
     cdef Buffer bids, breg, bkind, blead, boff, bshown, bdirty, bfirst
     cdef Buffer dirty_b  # broker numbers whose values may have changed since the last batch
     # directories by number: the placeholders are 0, 1, 2
     cdef dict dnum
     cdef list dirs, dname
+    cdef DirectorySlots dslots  # dnum's answers for directory ids of 16 bytes
     # (broker, directory) pairs by number: broker, directory, the broker's next pair, replicas, leaders, partitions
     # without a leader, whether the broker's registration lists the directory, whether a replica there is offline,
     # the last row's values, dirty flag
@@ -41,6 +55,7 @@ cdef class ClusterStep:
     # rows since the last take
     cdef Rows timeline, brokers_rows, dir_rows
     cdef list failed, events, lost, told
+    cdef list added  # a delta's partitions to count as they are now (emptied after each delta)
 
     # the C entries: MetadataLoader.on_publish(delta, image), a LeaderChangeMessage, a batch's rows
     cdef int on_delta(self, object delta, object image) except -1
@@ -48,7 +63,9 @@ cdef class ClusterStep:
     cdef int on_batch(self, int64_t last_offset, int64_t timestamp, bint open_transaction) except -1
 
     cdef Py_ssize_t _broker(self, object bid) except -1
+    cdef Py_ssize_t _number_broker(self, object bid) except -1
     cdef Py_ssize_t _directory(self, object directory) except -1
+    cdef Py_ssize_t _number_directory(self, object directory) except -1
     cdef Py_ssize_t _pair(self, Py_ssize_t b, Py_ssize_t d) except -1
     cdef int _pair_flags(self, Py_ssize_t p, object reg) except -1
     cdef int _set_reg(self, Py_ssize_t b, object reg) except -1
@@ -64,7 +81,7 @@ cdef class ClusterStep:
     cdef int _partition(self, tuple part, int sign) except -1
     cdef int _broker_change(self, object bid, object old, object new) except -1
     cdef int _lost_directories(self, object old, object new) except -1
-    cdef int _codes(self, int64_t *out) except -1
+    cdef void _codes(self, int64_t *out) noexcept
     cdef int _failures(self, int64_t last_offset, int64_t timestamp) except -1
     cdef int _broker_values(self, Py_ssize_t b, int64_t *out) except -1
     cdef int _pair_values(self, Py_ssize_t p, int64_t *out) except -1

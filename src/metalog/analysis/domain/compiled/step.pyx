@@ -6,7 +6,9 @@ The same counts, kept from the same deltas by the same rules, and the same rows,
 number; a batch's timeline row is 20 int64 appended to 20 columns (``Rows``: one block, a column after another),
 broker_timeline and directory_timeline rows the same, events and directory failures (rare) Python tuples. ``take``
 copies each column whole into an ``array('q')``, and keeps the block for the next rows. Directory ids and names stay Python objects; what the step reads of a broker's registration is read once,
-when it changes, into C arrays (the broker's and each of its directories').
+when it changes, into C arrays (the broker's and each of its directories'). A broker's number is found through a C
+array indexed by its id (ids 0 to 65,535), a directory's through a table of ids' 16 bytes (within a few probes of
+their slot); the dicts answer for the others, and for the first look-up of each, so the numbers are the pure twin's.
 
 It is called in C where its callers are compiled: the loader's compiled publish tells it each delta through
 ``published``'s ``c_on_publish`` (``state/compiled/publish.pxd``'s ``ml_on_publish``), reading the delta's fields at
@@ -17,14 +19,18 @@ their slots and a partition's at its index, each found from the class that defin
 """
 
 from cpython.array cimport array, clone
-from cpython.dict cimport PyDict_GetItem, PyDict_Next
-from cpython.object cimport PyObject
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_Check, PyBytes_GET_SIZE
+from cpython.dict cimport PyDict_GetItemWithError, PyDict_Next
+from cpython.long cimport PyLong_AsLongLongAndOverflow, PyLong_CheckExact
+from cpython.object cimport PyObject, PyTypeObject
+from cpython.ref cimport Py_TYPE
 from cpython.pycapsule cimport PyCapsule_New
-from libc.stdint cimport int64_t
-from libc.stdlib cimport free, malloc, realloc
+from cpython.tuple cimport PyTuple_Check, PyTuple_GET_SIZE
+from libc.stdint cimport int64_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcpy, memset
 
-from metalog.codec.compiled._reader cimport ml_member_offset
+from metalog.codec.compiled._reader cimport ml_field, ml_member_offset
 from metalog.state.compiled.publish cimport ML_ON_PUBLISH_NAME, ml_on_publish
 
 from metalog.analysis.domain.columns import Chunk, Coded
@@ -42,7 +48,7 @@ from metalog.analysis.domain.schema import (
 from metalog.analysis.domain.step import ZK_NAMES, version_names
 from metalog.codec.uuid import LOST, MIGRATING, UNASSIGNED
 from metalog.state.delta import MetadataDelta, TopicDelta
-from metalog.state.image import PartitionRegistration
+from metalog.state.image import MetadataImage, PartitionRegistration
 
 cdef extern from *:
     """
@@ -85,29 +91,30 @@ cdef int grow(Buffer *b, Py_ssize_t need) except -1:
     return 0
 
 
-cdef Py_ssize_t add_row(Rows *t) except -1:
-    """A row more at the end of ``t``'s columns: its index (its values unset)."""
-    cdef Py_ssize_t cap, j
-    cdef int64_t *data
-    if t.size == t.cap:
-        cap = t.cap * 2 if t.cap else 256
-        data = <int64_t *>malloc(cap * t.width * sizeof(int64_t))
-        if data is NULL:
-            raise MemoryError()
-        for j in range(t.width):
-            memcpy(data + j * cap, t.data + j * t.cap, t.size * sizeof(int64_t))
-        free(t.data)
-        t.data, t.cap = data, cap
-    t.size += 1
-    return t.size - 1
+cdef int more_rows(Rows *t) except -1:
+    """Room for twice as many rows (256 at first), each column moved to its place in the new block."""
+    cdef Py_ssize_t cap = t.cap * 2 if t.cap else 256, j
+    cdef int64_t *data = <int64_t *>malloc(cap * t.width * sizeof(int64_t))
+    if data is NULL:
+        raise MemoryError()
+    for j in range(t.width):
+        memcpy(data + j * cap, t.data + j * t.cap, t.size * sizeof(int64_t))
+    free(t.data)
+    t.data, t.cap = data, cap
+    return 0
 
 
 cdef inline int put_row(Rows *t, const int64_t *values) except -1:
     """A row of ``t.width`` ``values`` at the end of ``t``'s columns."""
-    cdef Py_ssize_t i = add_row(t), j
-    cdef int64_t *at = t.data + i
-    for j in range(t.width):
-        at[j * t.cap] = values[j]
+    cdef Py_ssize_t j, cap, width = t.width
+    cdef int64_t *at
+    if t.size == t.cap:
+        more_rows(t)
+    cap, at = t.cap, t.data + t.size
+    for j in range(width):  # (cap and the place in locals: a value stored is not a field of ``t``'s)
+        at[0] = values[j]
+        at += cap
+    t.size += 1
     return 0
 
 
@@ -117,6 +124,63 @@ cdef inline int64_t *push(Buffer *b, Py_ssize_t n) except NULL:
     cdef int64_t *at = b.data + b.size
     b.size += n
     return at
+
+
+# broker ids below this are numbered through a C array indexed by id (grown, doubling, as far as the largest id
+# seen: at most BROKER_SLOTS int64s however hostile the log), the others through the dict
+DEF BROKER_SLOTS = 65536
+# a directory id's slot is one of the PROBES after its hash's: past them (ids made to collide), the dict answers alone
+DEF PROBES = 8
+
+
+cdef inline Py_ssize_t slot_at(uint64_t hi, uint64_t lo, Py_ssize_t mask) noexcept:
+    cdef uint64_t h = (hi ^ (lo * <uint64_t>0x9E3779B97F4A7C15)) * <uint64_t>0xBF58476D1CE4E5B9
+    return <Py_ssize_t>((h ^ (h >> 31)) & <uint64_t>mask)
+
+
+cdef inline Py_ssize_t slot_number(DirectorySlots *t, uint64_t hi, uint64_t lo) noexcept:
+    """The number kept for the id (``hi``, ``lo``), or -1."""
+    cdef Py_ssize_t i, n
+    cdef DirectorySlot *e
+    if t.slots is NULL:
+        return -1
+    i = slot_at(hi, lo, t.mask)
+    for n in range(PROBES):
+        e = t.slots + i
+        if not e.number:
+            return -1
+        if e.hi == hi and e.lo == lo:
+            return e.number - 1
+        i = (i + 1) & t.mask
+    return -1
+
+
+cdef int put_slot(DirectorySlots *t, uint64_t hi, uint64_t lo, Py_ssize_t number) except -1:
+    """The id (``hi``, ``lo``) is directory ``number`` (kept unless its probes are full); the table doubles at
+    half full."""
+    cdef DirectorySlot *old = t.slots
+    cdef Py_ssize_t size = t.mask + 1 if old is not NULL else 0, i, n
+    cdef DirectorySlot *e
+    if old is NULL or 2 * (t.used + 1) > size:
+        n = 2 * size if size else 16
+        t.slots = <DirectorySlot *>calloc(n, sizeof(DirectorySlot))
+        if t.slots is NULL:
+            t.slots = old
+            raise MemoryError()
+        t.mask, t.used = n - 1, 0
+        for i in range(size):
+            if old[i].number:
+                put_slot(t, old[i].hi, old[i].lo, old[i].number - 1)
+        free(old)
+    i = slot_at(hi, lo, t.mask)
+    for n in range(PROBES):
+        e = t.slots + i
+        if not e.number:
+            e.hi, e.lo, e.number = hi, lo, number + 1
+            t.used += 1
+            return 0
+        i = (i + 1) & t.mask
+    return 0
 
 
 cdef Py_ssize_t _slot_offset(cls, name) except -1:
@@ -131,8 +195,29 @@ cdef inline object _slot(object o, Py_ssize_t off):
     """A slot's value, at its offset (an unset slot raises, as its attribute would)."""
     cdef PyObject *v = (<PyObject **>(<char *><PyObject *>o + off))[0]
     if v is NULL:
-        raise AttributeError(f"{type(o).__name__} has a field unset")
+        _unset(o)
     return <object>v
+
+
+cdef extern from *:
+    object PyObject_GenericGetDict(object o, void *context)
+
+
+cdef inline object _image_field(object image, Py_ssize_t off, str name):
+    """``image.name``: at its slot (``off``) where MetadataImage has one, else from the instance dictionary where it
+    is there (a dataclass without slots), else ``getattr``."""
+    cdef PyObject *found
+    if off > 0 and type(image) is MetadataImage:
+        return ml_field(image, off, name)
+    if Py_TYPE(image).tp_dictoffset:
+        found = PyDict_GetItemWithError(<dict>PyObject_GenericGetDict(image, NULL), name)
+        if found is not NULL:
+            return <object>found
+    return getattr(image, name)
+
+
+cdef int _unset(object o) except -1:
+    raise AttributeError(f"{type(o).__name__} has a field unset")
 
 
 # the fields of a delta the step reads, at their slots, and a partition's, at their indexes
@@ -145,6 +230,9 @@ cdef Py_ssize_t D_BROKERS = _slot_offset(MetadataDelta, "brokers")
 cdef Py_ssize_t T_BASE = _slot_offset(TopicDelta, "base")
 cdef Py_ssize_t T_BASE_PARTITIONS = _slot_offset(TopicDelta, "base_partitions")
 cdef Py_ssize_t T_PARTITIONS = _slot_offset(TopicDelta, "partitions")
+# the image's fields the step reads, at their slots where MetadataImage has slots (0: it has none)
+cdef Py_ssize_t I_TOPICS = max(ml_member_offset(MetadataImage.__dict__.get("topics")), 0)
+cdef Py_ssize_t I_BROKERS = max(ml_member_offset(MetadataImage.__dict__.get("brokers")), 0)
 cdef Py_ssize_t P_REPLICAS = PartitionRegistration._fields.index("replicas")
 cdef Py_ssize_t P_DIRECTORIES = PartitionRegistration._fields.index("directories")
 cdef Py_ssize_t P_LEADER = PartitionRegistration._fields.index("leader")
@@ -152,9 +240,13 @@ cdef Py_ssize_t P_LEADER = PartitionRegistration._fields.index("leader")
 
 cdef inline tuple _registration(object part):
     """A PartitionRegistration (a tuple: its fields read at their indexes)."""
-    if not isinstance(part, tuple) or len(<tuple>part) <= P_LEADER:
-        raise TypeError(f"a partition's registration is a {type(part).__name__}")
+    if not PyTuple_Check(part) or PyTuple_GET_SIZE(part) <= P_LEADER:
+        _not_registration(part)
     return <tuple>part
+
+
+cdef int _not_registration(object part) except -1:
+    raise TypeError(f"a partition's registration is a {type(part).__name__}")
 
 
 cdef inline int codes_differ(int64_t *a, int64_t *b, int n):
@@ -177,7 +269,7 @@ cdef class ClusterStep:
             DIRECTORY_WIDTH
         self.bnum, self.bid, self.reg = {}, [], []
         self.dnum, self.dirs, self.dname = {}, [], []
-        self.failed, self.events, self.lost, self.told = [], [], [], []
+        self.failed, self.events, self.lost, self.told, self.added = [], [], [], [], []
         for d in (MIGRATING, UNASSIGNED, LOST):
             self._directory(d)
         self._zero_counts()
@@ -199,6 +291,8 @@ cdef class ClusterStep:
 
     def __dealloc__(self):
         free(self.bids.data)
+        free(self.bslot.data)
+        free(self.dslots.slots)
         free(self.breg.data)
         free(self.bkind.data)
         free(self.blead.data)
@@ -224,7 +318,26 @@ cdef class ClusterStep:
 
     # ---- numbering ----------------------------------------------------------------------------------------------
     cdef Py_ssize_t _broker(self, object bid) except -1:
-        cdef PyObject *found = PyDict_GetItem(self.bnum, bid)
+        """Broker ``bid``'s number: through ``bslot`` for an int id in [0, BROKER_SLOTS), else ``bnum``."""
+        cdef long long v = -1
+        cdef int overflow = 0
+        cdef Py_ssize_t b
+        if PyLong_CheckExact(bid):
+            v = PyLong_AsLongLongAndOverflow(bid, &overflow)
+            if 0 <= v < self.bslot.size:
+                b = self.bslot.data[v]
+                if b:
+                    return b - 1
+        b = self._number_broker(bid)
+        if not overflow and 0 <= v < BROKER_SLOTS:
+            if v >= self.bslot.size:
+                grow(&self.bslot, v + 1 - self.bslot.size)
+                self.bslot.size = self.bslot.cap
+            self.bslot.data[v] = b + 1
+        return b
+
+    cdef Py_ssize_t _number_broker(self, object bid) except -1:
+        cdef PyObject *found = PyDict_GetItemWithError(self.bnum, bid)
         cdef Py_ssize_t b
         if found is not NULL:
             return <Py_ssize_t><object>found
@@ -243,7 +356,22 @@ cdef class ClusterStep:
         return b
 
     cdef Py_ssize_t _directory(self, object directory) except -1:
-        cdef PyObject *found = PyDict_GetItem(self.dnum, directory)
+        """Directory ``directory``'s number: through ``dslots`` for an id of 16 bytes (a Uuid), else ``dnum``."""
+        cdef uint64_t hi, lo
+        cdef Py_ssize_t d
+        if PyBytes_Check(directory) and PyBytes_GET_SIZE(directory) == 16:
+            memcpy(&hi, PyBytes_AS_STRING(directory), 8)
+            memcpy(&lo, PyBytes_AS_STRING(directory) + 8, 8)
+            d = slot_number(&self.dslots, hi, lo)
+            if d >= 0:
+                return d
+            d = self._number_directory(directory)
+            put_slot(&self.dslots, hi, lo, d)
+            return d
+        return self._number_directory(directory)
+
+    cdef Py_ssize_t _number_directory(self, object directory) except -1:
+        cdef PyObject *found = PyDict_GetItemWithError(self.dnum, directory)
         cdef Py_ssize_t d
         if found is not NULL:
             return <Py_ssize_t><object>found
@@ -358,24 +486,26 @@ cdef class ClusterStep:
         self.zk = _slot(delta, D_ZK_MIGRATION_STATE)
         deleted = <set?>_slot(delta, D_DELETED_TOPICS)
         topics = <dict?>_slot(delta, D_TOPICS)
-        if not deleted and not topics:
-            added = None
-        else:
-            old_topics = <dict?>before.topics
-            for tid in deleted:
-                gone = old_topics.get(tid)
-                if gone is not None:
-                    self.topics -= 1
-                    for part in (<dict?>gone.partitions).values():
-                        self._partition(_registration(part), -1)
-            added = []
+        added = self.added
+        if added:  # (left by a delta that failed)
+            del added[:]
+        if deleted or topics:
+            old_topics = <dict?>_image_field(before, I_TOPICS, "topics")
+            if deleted:
+                for tid in deleted:
+                    gone = old_topics.get(tid)
+                    if gone is not None:
+                        self.topics -= 1
+                        for part in (<dict?>gone.partitions).values():
+                            self._partition(_registration(part), -1)
             self._changed_topics(topics, old_topics, added)
         brokers = <dict?>_slot(delta, D_BROKERS)
         if brokers:
-            self._changed_brokers(brokers, <dict?>before.brokers)
+            self._changed_brokers(brokers, <dict?>_image_field(before, I_BROKERS, "brokers"))
         if added:
             for part in added:  # after the brokers: a partition counts against the brokers as they are now
                 self._partition(_registration(part), 1)
+            del added[:]  # (not held from one delta to the next)
         return 0
 
     cdef int _changed_topics(self, dict topics, dict old_topics, list added) except -1:
@@ -405,7 +535,7 @@ cdef class ClusterStep:
             at = 0
             while PyDict_Next(changed, &at, &key, &value):
                 new = _registration(<object>value)
-                found = PyDict_GetItem(base, <object>key)
+                found = PyDict_GetItemWithError(base, <object>key)
                 if found is not NULL:
                     old = _registration(<object>found)
                     if _same(old[P_LEADER], new[P_LEADER]) and _same(old[P_REPLICAS], new[P_REPLICAS]) \
@@ -423,7 +553,7 @@ cdef class ClusterStep:
         cdef PyObject *value
         cdef PyObject *found
         while PyDict_Next(brokers, &pos, &key, &value):
-            found = PyDict_GetItem(old_brokers, <object>key)
+            found = PyDict_GetItemWithError(old_brokers, <object>key)
             old = None if found is NULL else <object>found
             if old is not <object>value:
                 self._broker_change(<object>key, old, <object>value)
@@ -573,27 +703,33 @@ cdef class ClusterStep:
         return 0
 
     # ---- rows ---------------------------------------------------------------------------------------------------
-    cdef inline int _codes(self, int64_t *out) except -1:
+    cdef inline void _codes(self, int64_t *out) noexcept:
         out[0] = self.mv
         out[1] = _phase(self.zk, self.brokers_zk)
         out[2] = _transition(self.with_dirs, self.registered, self.kinds[0], self.kinds[1])
-        return 0
 
     def batch(self, int64_t last_offset, int64_t timestamp, bint open_transaction):
         self.on_batch(last_offset, timestamp, open_transaction)
 
     cdef int on_batch(self, int64_t last_offset, int64_t timestamp, bint open_transaction) except -1:
         cdef int64_t codes[3]
-        cdef int64_t row[TIMELINE_WIDTH]
         cdef int64_t *prev
         cdef int64_t start[3]
+        cdef Rows *t = &self.timeline
+        cdef Py_ssize_t cap
+        cdef int64_t *at
         self._codes(codes)
-        row[0], row[1], row[2], row[3], row[4], row[5] = last_offset, timestamp, codes[0], self.zk, codes[1], codes[2]
-        row[6], row[7], row[8], row[9] = self.fenced, self.registered - self.fenced, self.shutdown, self.brokers_zk
-        row[10], row[11], row[12], row[13] = self.topics, self.partitions, self.offline_partitions, self.imbalance
-        row[14], row[15], row[16], row[17] = self.kinds[0], self.kinds[1], self.kinds[2], self.kinds[3]
-        row[18], row[19] = self.offline, open_transaction
-        put_row(&self.timeline, row)
+        if t.size == t.cap:
+            more_rows(t)
+        cap, at = t.cap, t.data + t.size  # the row's values stored in their columns, each ``cap`` after the one before
+        at[0], at[cap], at[2 * cap], at[3 * cap], at[4 * cap] = last_offset, timestamp, codes[0], self.zk, codes[1]
+        at[5 * cap], at[6 * cap], at[7 * cap] = codes[2], self.fenced, self.registered - self.fenced
+        at[8 * cap], at[9 * cap], at[10 * cap], at[11 * cap] = self.shutdown, self.brokers_zk, self.topics, \
+            self.partitions
+        at[12 * cap], at[13 * cap], at[14 * cap] = self.offline_partitions, self.imbalance, self.kinds[0]
+        at[15 * cap], at[16 * cap], at[17 * cap] = self.kinds[1], self.kinds[2], self.kinds[3]
+        at[18 * cap], at[19 * cap] = self.offline, open_transaction
+        t.size += 1
         if self.told:
             for offset, kind, detail in self.told:
                 self.events.append((offset, timestamp, kind, detail))
@@ -753,7 +889,7 @@ cdef class ClusterStep:
     def take(self):
         cluster = self.cluster
         timeline = _columns(&self.timeline)
-        timeline[2:6] = [Coded(timeline[2], version_names(timeline[2])), Coded(timeline[3], ZK_NAMES),
+        timeline[2:6] = [Coded(timeline[2], version_names(_highest(timeline[2]))), Coded(timeline[3], ZK_NAMES),
                          Coded(timeline[4], PHASES), Coded(timeline[5], DIR_TRANSITIONS)]
         brokers = _columns(&self.brokers_rows)
         brokers[3] = Coded(brokers[3], BROKER_STATES)
@@ -838,6 +974,18 @@ cdef list _columns(Rows *rows):
         out.append(column)
     rows.size = 0
     return out
+
+
+cdef array _highest(array codes):
+    """``codes``' highest as a one-value array, for ``version_names`` (which takes the highest of what it is given):
+    found in C, where the column has a row per batch."""
+    cdef Py_ssize_t i, n = len(codes)
+    cdef int64_t *v = <int64_t *>codes.data.as_voidptr
+    cdef int64_t high = v[0] if n else 0
+    for i in range(1, n):
+        if v[i] > high:
+            high = v[i]
+    return array("q", [high])
 
 
 cdef list _rows_columns(list rows, tuple kinds):
