@@ -11,21 +11,36 @@ filterable), and report.png, small multiples of every cluster drawn with Pillow 
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
+from metalog.analysis.outputs.growth import ClusterGrowth
 from metalog.analysis.outputs.layout import table_bytes
-from metalog.analysis.outputs.report.data import Cluster, fleet_span, read_span
-from metalog.analysis.outputs.report.growth import read_cluster_growth
+from metalog.analysis.outputs.report.data import (
+    CHART_END,
+    CHART_FIELDS,
+    BrokerNow,
+    Cluster,
+    Failure,
+    broker_view,
+    event_marks,
+    field_pieces,
+    fleet_span,
+    growth_data,
+    read_span,
+)
+from metalog.analysis.outputs.report.growth import read_cluster_growth, trimmed
 from metalog.analysis.outputs.report.page import render_html, write_html
 from metalog.analysis.outputs.report.png import write_png
-from metalog.analysis.outputs.report.reading import KeyTables, read_cluster, read_keys
+from metalog.analysis.outputs.report.reading import read_cluster, read_keys
 from metalog.analysis.outputs.report.summary import fmt_time, summary
 
-__all__ = ["KEYS", "TIMELINE", "WHOLE", "ClusterTask", "Prepared", "Runner", "fmt_time", "prepare_cluster",
-           "render_html", "split_parts", "summary", "write_report_from_tables"]
+__all__ = ["KEYS", "PART_FIELDS", "TIMELINE", "WHOLE", "ClusterTask", "KeysPart", "Prepared", "Runner", "fmt_time",
+           "prepare_cluster", "render_html", "split_parts", "summary", "write_report_from_tables"]
 
 
 WHOLE, TIMELINE, KEYS = "whole", "timeline", "keys"  # a cluster's report task: all of it, or one of two parts
@@ -38,8 +53,9 @@ class ClusterTask:
     bytes on disk (the largest start first where tasks run in parallel). ``span``: the cluster's own (start, end),
     as the driver read it (``data.read_span``), which no task reads again. ``part``: the whole cluster, or one of
     the two parts of about equal cost a cluster heavier than a core's share is read in (``split_parts``): its
-    timeline and per-directory table, or its per-broker table, directory failures and events
-    (``reading.read_keys``), which the driver joins, with its growth, and compacts."""
+    timeline and per-directory table, or its per-broker table, directory failures, events (``reading.read_keys``)
+    and growth tables; each writes its fields of the page data (``PART_FIELDS``) and hands over what a compacted
+    cluster keeps, and the driver joins the two."""
 
     out: str
     name: str
@@ -52,17 +68,35 @@ class ClusterTask:
     part: str = WHOLE
 
 
-Prepared = Cluster | KeyTables
+@dataclass(frozen=True)
+class KeysPart:
+    """What the keys part of a cluster read in two parts (``split_parts``) hands the driver, its page data's
+    fields written (``PART_FIELDS``): what the page's tables and the PNG still need of it (``Cluster``'s fields of
+    the same names, as ``Cluster.compact`` keeps them)."""
+
+    brokers: list[BrokerNow]
+    failures: list[Failure]
+    events: list[dict[str, Any]]
+    growth: ClusterGrowth | None
+
+
+Prepared = Cluster | KeysPart
 # how the clusters' tasks run: the driver one at a time (``map``), or e.g. the Spark engine's executors
 Runner = Callable[[Callable[[ClusterTask], Prepared], Sequence[ClusterTask]], Iterable[Prepared]]
+# the fields of a cluster's page data (``data.CHART_FIELDS``) each of its two parts makes, of what it read: the
+# timeline part its charts, lanes and the per-directory view; the keys part the brokers' view, the events marked
+# and the growth view (the growth tables read there: the timeline part is the heavier without them)
+PART_FIELDS = {TIMELINE: ("name", "id", "t0", "t1", "lanes", "charts", "directories"),
+               KEYS: ("brokers", "growth", "events")}
 
 
 def prepare_cluster(task: ClusterTask) -> Prepared:
     """A cluster read and compacted (``write_report_from_tables``), wherever its task runs; or a part of it
-    (``ClusterTask.part``), read (without its growth: ``_join``)."""
+    (``ClusterTask.part``), read and its fields of the page data written (``PART_FIELDS``), compacted as a whole
+    cluster is: the driver only joins the parts' files (``_join``)."""
     out = Path(task.out)
     if task.part == KEYS:
-        keys = read_keys(out, task.name, task.span)
+        keys = _keys_part(task)
         _release_arrow_memory()
         return keys
     cluster = read_cluster(out, task.name, (task.start, task.end), span=task.span, brokers=task.part == WHOLE)
@@ -71,8 +105,31 @@ def prepare_cluster(task: ClusterTask) -> Prepared:
     if task.part == WHOLE:
         cluster.growth = read_cluster_growth(out, task.name)
         cluster.compact(task.index, Path(task.scratch) / f"{task.index}.json")
+    else:
+        _write_fields(task, {name: CHART_FIELDS[name](task.index, cluster) for name in PART_FIELDS[TIMELINE]})
+        cluster.drop_series(task.index, Path(task.scratch) / f"{task.index}.json")  # (the driver joins it)
     _release_arrow_memory()
     return cluster
+
+
+def _keys_part(task: ClusterTask) -> KeysPart:
+    out = Path(task.out)
+    keys = read_keys(out, task.name, task.span)
+    growth = read_cluster_growth(out, task.name)
+    start, end = task.span  # (a cluster's own: ``Cluster.start``, ``end``)
+    _write_fields(task, {"brokers": broker_view(keys.brokers, keys.broker_views, start),
+                         "growth": growth_data(growth, start, end), "events": event_marks(keys.events)})
+    return KeysPart(keys.brokers, keys.failures, keys.events, None if growth is None else trimmed(growth))
+
+
+def _write_fields(task: ClusterTask, fields: dict[str, Any]) -> None:
+    for name, value in fields.items():
+        with open(_field_file(Path(task.scratch), task.index, name), "w", encoding="utf-8") as f:
+            f.writelines(field_pieces(name, value))
+
+
+def _field_file(scratch: Path, index: int, name: str) -> Path:
+    return scratch / f"{index}.{name}.json"
 
 
 def split_parts(tasks: Sequence[ClusterTask], cores: int) -> list[ClusterTask]:
@@ -99,7 +156,7 @@ def write_report_from_tables(out: Path, names: Sequence[str], run: Runner | None
     compacted (``Cluster.compact``) with its page data in a scratch file, which the page streams in. ``run`` runs the
     clusters' tasks (default: here, one at a time; the Spark engine runs them on its executors, which then
     read ``out`` at the same path), ``cores`` of them at once (a cluster heavier than its share of them is read
-    in two parts: ``split_parts``)."""
+    in two parts: ``split_parts``, each compacting what it read, the driver joining their files)."""
     spans = [read_span(out, name) for name in names]
     span = fleet_span([s for s in spans if s is not None])
     with tempfile.TemporaryDirectory(prefix=".report-", dir=out) as scratch:
@@ -113,21 +170,25 @@ def write_report_from_tables(out: Path, names: Sequence[str], run: Runner | None
         for task, got in zip(tasks, (run or _here)(prepare_cluster, tasks), strict=True):
             if isinstance(got, Cluster):
                 clusters.append(got)
-            else:  # a cluster's per-broker tables, after its timeline
+            else:  # a cluster's keys part, after its timeline part
                 _join(clusters[-1], got, task, Path(scratch))
         events = [e for c in clusters for e in c.events]
         page = write_html(out / "report.html", clusters, events)
     return [page, *(write_png(out, clusters) if clusters else [])]
 
 
-def _join(cluster: Cluster, keys: KeyTables, task: ClusterTask, scratch: Path) -> None:
-    """A cluster read in two parts made whole (``ClusterTask.part``), its growth read here (0.18 s for the 5M-record
-    log: its rows cost pickle 1.1 s from an executor to the driver), and compacted as ``prepare_cluster`` compacts
-    a whole one."""
-    cluster.brokers, cluster.broker_views = keys.brokers, keys.broker_views
-    cluster.failures, cluster.events = keys.failures, keys.events
-    cluster.growth = read_cluster_growth(Path(task.out), task.name)
-    cluster.compact(task.index, scratch / f"{task.index}.json")
+def _join(cluster: Cluster, keys: KeysPart, task: ClusterTask, scratch: Path) -> None:
+    """A cluster read in two parts made whole (``ClusterTask.part``): what its keys part kept, and its page data,
+    the parts' fields joined in the page's order into the file its timeline part named (``Cluster.chart_file``)."""
+    cluster.brokers, cluster.failures, cluster.events, cluster.growth = (keys.brokers, keys.failures, keys.events,
+                                                                         keys.growth)
+    with open(scratch / f"{task.index}.json", "wb") as page:
+        for name in CHART_FIELDS:
+            field = _field_file(scratch, task.index, name)
+            with open(field, "rb") as f:
+                shutil.copyfileobj(f, page)
+            field.unlink()
+        page.write(CHART_END.encode())
 
 
 def _here(fn: Callable[[ClusterTask], Prepared], tasks: Sequence[ClusterTask]) -> Iterable[Prepared]:

@@ -4,7 +4,8 @@ views, the fleet overview, directory failures and event annotations (plain data;
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Sequence
+import json
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -169,7 +170,13 @@ class Cluster:
         else:
             with open(spill, "w", encoding="utf-8") as f:
                 f.writelines(_chart_pieces(index, self))
-            self.chart_json, self.chart_file = "", spill
+        self.drop_series(index, spill)
+
+    def drop_series(self, index: int, chart_file: Path | None = None) -> None:
+        """``compact``'s end, the page's data made: in the file ``chart_file`` (where ``compact`` spilled it, or
+        where the driver joins a cluster's two parts: ``report.split_parts``) or in ``chart_json``."""
+        if chart_file is not None:
+            self.chart_json, self.chart_file = "", chart_file
         self.chart_index = index
         if self.growth is not None:
             self.growth = trimmed(self.growth)
@@ -273,13 +280,13 @@ def directory_code(online: int, replicas: int) -> str:
 BROKER_LINES = ("leaders", "offline_replicas", "homeless")  # a broker's lines (homeless: MIGRATING + UNASSIGNED)
 
 
-def _broker_view(cluster: Cluster) -> dict[str, Any] | None:
-    if not cluster.broker_views:
+def broker_view(brokers: Sequence[BrokerNow], views: Sequence[KeyView], t0: int) -> dict[str, Any] | None:
+    """The brokers' view on the page (a cluster's ``brokers`` and ``broker_views``; its ``start``)."""
+    if not views:
         return None
-    t0 = cluster.start
     lanes: list[dict[str, Any]] = []
     lines: dict[str, list[dict[str, Any]]] = {name: [] for name in BROKER_LINES}
-    for n, (now, view) in enumerate(zip(cluster.brokers, cluster.broker_views, strict=True)):
+    for n, (now, view) in enumerate(zip(brokers, views, strict=True)):
         lane = _lane(f"broker {now.broker}", BROKER_STATE_COLORS, view.lane, t0)
         assert view.stripe is not None
         lane["stripe"] = {"label": "on ZooKeeper", "color": ZK_COLOR, **packed(view.stripe, t0)}
@@ -312,21 +319,47 @@ def _directory_view(cluster: Cluster) -> dict[str, Any] | None:
                         "series": replicas}]}
 
 
+def _phases(index: int, cluster: Cluster) -> dict[str, Any]:
+    return {"name": "phases", "title": "Migration phase, JBOD transition and metadata.version",
+            "lanes": _phase_lanes(cluster),
+            "legend": [*PHASE_COLORS.items(), *((f"JBOD {k}", v) for k, v in DIR_COLORS.items())]}
+
+
+def _charts(index: int, cluster: Cluster) -> list[dict[str, Any]]:
+    new_columns = "offline_partitions" in cluster.columns
+    return [c for c in (_chart(spec, cluster) for spec in cluster_charts(new_columns)) if c is not None]
+
+
+def growth_data(growth: ClusterGrowth | None, t0: int, t1: int) -> dict[str, Any] | None:
+    """The growth view on the page, when the analysis wrote the growth tables (a cluster's ``growth``)."""
+    return None if growth is None else growth_view(growth, t0, t1)
+
+
+def event_marks(events: Sequence[dict[str, Any]]) -> dict[str, list[Any]]:
+    """The events marked on a cluster's charts (its ``events``: those ``ANNOTATED``)."""
+    annotations = [e for e in events if e["event"] in ANNOTATED]
+    return {"t": [e["timestamp"] for e in annotations], "kind": [e["event"] for e in annotations],
+            "detail": [f"offset {e['offset']:,}: {e['detail']}" for e in annotations]}
+
+
+# what the page's script draws for one cluster, field by field in the page's order: each made of the cluster and
+# its place on the page (``chart_data``); a cluster read in two parts has each part make its own (``field_pieces``)
+CHART_FIELDS: dict[str, Callable[[int, Cluster], Any]] = {
+    "name": lambda index, cluster: cluster.name, "id": lambda index, cluster: f"c{index}",
+    "t0": lambda index, cluster: cluster.start, "t1": lambda index, cluster: cluster.end,
+    "lanes": _phases, "charts": _charts,
+    "brokers": lambda index, cluster: broker_view(cluster.brokers, cluster.broker_views, cluster.start),
+    "directories": lambda index, cluster: _directory_view(cluster),
+    "growth": lambda index, cluster: growth_data(cluster.growth, cluster.start, cluster.end),
+    "events": lambda index, cluster: event_marks(cluster.events),
+}
+FIRST_FIELD = next(iter(CHART_FIELDS))
+CHART_END = "}"  # closes the fields' texts (``field_pieces``)
+
+
 def chart_data(index: int, cluster: Cluster) -> dict[str, Any]:
     """Everything the page's script draws for one cluster (times relative to ``t0``, differences)."""
-    new_columns = "offline_partitions" in cluster.columns
-    charts = [c for c in (_chart(spec, cluster) for spec in cluster_charts(new_columns)) if c is not None]
-    annotations = [e for e in cluster.events if e["event"] in ANNOTATED]
-    return {
-        "name": cluster.name, "id": f"c{index}", "t0": cluster.start, "t1": cluster.end,
-        "lanes": {"name": "phases", "title": "Migration phase, JBOD transition and metadata.version",
-                  "lanes": _phase_lanes(cluster),
-                  "legend": [*PHASE_COLORS.items(), *((f"JBOD {k}", v) for k, v in DIR_COLORS.items())]},
-        "charts": charts, "brokers": _broker_view(cluster), "directories": _directory_view(cluster),
-        "growth": None if cluster.growth is None else growth_view(cluster.growth, cluster.start, cluster.end),
-        "events": {"t": [e["timestamp"] for e in annotations], "kind": [e["event"] for e in annotations],
-                   "detail": [f"offset {e['offset']:,}: {e['detail']}" for e in annotations]},
-    }
+    return {name: make(index, cluster) for name, make in CHART_FIELDS.items()}
 
 
 def chart_json(index: int, cluster: Cluster) -> str:
@@ -340,5 +373,17 @@ def chart_json(index: int, cluster: Cluster) -> str:
 
 
 def _chart_pieces(index: int, cluster: Cluster) -> Iterator[str]:
-    for piece in json_pieces(chart_data(index, cluster)):
+    """``chart_json``'s text in pieces: ``chart_data``'s JSON, no "<"."""
+    for name, make in CHART_FIELDS.items():
+        yield from field_pieces(name, make(index, cluster))
+    yield CHART_END
+
+
+def field_pieces(name: str, value: Any) -> Iterator[str]:
+    """One field of ``chart_data`` (``CHART_FIELDS``), ``value``, as its text in the whole: with what comes before
+    it there ("{" or "," and its name), so that the texts of fields made apart (a cluster read in two parts, each
+    making what it read: ``report.split_parts``), joined in ``CHART_FIELDS``' order and closed with
+    ``CHART_END``, are ``chart_json``'s."""
+    yield f"{',' if name != FIRST_FIELD else '{'}{json.dumps(name)}:"
+    for piece in json_pieces(value):
         yield piece.replace("<", "\\u003c")
