@@ -89,9 +89,20 @@ class Columns:
         """The rows from ``start`` to ``stop``, as columns."""
         return type(self)(*(column[start:stop] for column in self.columns().values()))
 
+    @classmethod
+    def of(cls, rows: Iterable[Any]) -> Self:
+        """``rows`` (``ROW``s) as columns, each of its empty column's kind (an int64 array, or a list)."""
+        listed = list(rows)
+        return cls(*(_like(empty, [getattr(row, name) for row in listed]) for name, empty in cls().columns().items()))
+
 
 def _ints() -> array[int]:
     return array("q")
+
+
+def _like(column: Sequence[Any], values: list[Any]) -> Sequence[Any]:
+    """``values`` as a column of ``column``'s kind: an int64 array, or a list."""
+    return array("q", values) if isinstance(column, array) else values
 
 
 @dataclass
@@ -104,16 +115,6 @@ class TypeMinutes(Columns):
     records: array[int] = field(default_factory=_ints)
     bytes: array[int] = field(default_factory=_ints)
 
-    @classmethod
-    def of(cls, rows: Iterable[TypeMinute]) -> TypeMinutes:
-        found = cls()
-        for row in rows:
-            found.minute.append(row.minute)
-            found.record_type.append(row.record_type)
-            found.records.append(row.records)
-            found.bytes.append(row.bytes)
-        return found
-
 
 @dataclass
 class LogMinutes(Columns):
@@ -124,11 +125,6 @@ class LogMinutes(Columns):
     batches: array[int] = field(default_factory=_ints)
     batch_bytes: array[int] = field(default_factory=_ints)
     log_bytes: array[int] = field(default_factory=_ints)
-
-    @classmethod
-    def of(cls, rows: Iterable[LogMinute]) -> LogMinutes:
-        listed = list(rows)
-        return cls(*(array("q", [getattr(row, f.name) for row in listed]) for f in fields(LogMinute)))
 
 
 @dataclass(frozen=True)
