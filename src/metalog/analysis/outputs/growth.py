@@ -200,7 +200,8 @@ def read_growth(path: str | os.PathLike[str], name: str) -> ClusterGrowth:
     with MetadataLog.open(path) as log:
         out = ClusterGrowth(name)
         count = _count(log)
-        out.growth, out.log_size = _growth_rows(count), _log_size_rows(count)
+        in_order = all(a < b for a, b in pairwise(count.minutes))  # each minute counted once: no sums, no sort
+        out.growth, out.log_size = _growth_rows(count, in_order), _log_size_rows(count, in_order)
         out.snapshots = list(_snapshots(log))
         out.leadership = [leadership(e) for e in quorum_history(log, count.marks) if e.kind in LEADERSHIP_KINDS]
     return out
@@ -231,11 +232,11 @@ def _count(log: MetadataLog) -> GrowthCount:
     return count
 
 
-def _growth_rows(count: GrowthCount) -> TypeMinutes:
+def _growth_rows(count: GrowthCount, in_order: bool) -> TypeMinutes:
     """``growth``'s rows by minute and type name, from the counter's columns (a minute the log came back to is
-    added up)."""
+    added up, unless ``in_order``: each minute counted once, in order)."""
     names = {key: record_type_name(key) for key in set(count.type_keys)}
-    if all(a < b for a, b in pairwise(count.minutes)):  # each minute counted once, in order: no sums
+    if in_order:  # no sums
         # rows sorted by (minute, name): by minute * types + the key's rank by name, an int (no tuple per row)
         rank = {key: i for i, key in enumerate(sorted(names, key=lambda k: (names[k], k)))}
         types = len(rank)
@@ -256,10 +257,10 @@ def _taken(column: array[int], order: Sequence[int]) -> array[int]:
     return array("q", map(column.__getitem__, order))
 
 
-def _log_size_rows(count: GrowthCount) -> LogMinutes:
+def _log_size_rows(count: GrowthCount, in_order: bool) -> LogMinutes:
     """``log_size``'s rows by minute, the log's bytes summed up to each (a minute the log came back to is added
-    up)."""
-    if all(a < b for a, b in pairwise(count.minutes)):  # each minute counted once, in order: no sums, no sort
+    up, unless ``in_order``: each minute counted once, in order)."""
+    if in_order:  # no sums, no sort
         minutes, batches, sizes = count.minutes, count.minute_batches, count.minute_bytes
     else:
         summed = sorted(_summed(count.minutes, count.minute_batches, count.minute_bytes).items())
