@@ -188,13 +188,13 @@ def heartbeats() -> Any:
     return select if HEARTBEATS.compiled is None else HEARTBEATS.compiled
 
 
-# A series' samples' compiled twin (``.compiled`` None: the pure ``series_samples`` runs), in the "analysis" core.
 def same_heartbeat(module: Any) -> str | None:
     """Why a built twin is not to run: a heartbeat other than this module's (a stale build), or None."""
     built = getattr(module, "HEARTBEAT", None)
     return None if built == HEARTBEAT_MS else f"a stale build: its heartbeat is {built} ms, not {HEARTBEAT_MS}"
 
 
+# A series' samples' compiled twin (``.compiled`` None: the pure ``series_samples`` runs), in the "analysis" core.
 SERIES_SAMPLES = core.register_twin("analysis", "metalog.analysis.outputs.compiled.heartbeats", "series_samples",
                                     series_samples, check=same_heartbeat)
 
