@@ -66,3 +66,24 @@ def test_any_int64_is_read_back_as_it_was_written(tmp_path_factory: pytest.TempP
         values = [v for b in got for v in b.column(column.name).to_pylist()]
         expected = [written.names[i] for i in written.codes] if isinstance(written, Coded) else list(written)
         assert values == expected, column.name
+
+
+@settings(max_examples=60, deadline=None)
+@given(codes=st.lists(st.integers(0, 2), min_size=1, max_size=40), data=st.data())
+def test_a_batch_of_some_rows_holds_those_rows_in_their_order(codes: list[int], data: st.DataObject) -> None:
+    """``arrow_batch(chunk, rows)``: the rows at ``rows`` (any, repeated, in any order) as the chunk gives them,
+    coded text and free text decoded (what timeline_buckets takes of each chunk)."""
+    from metalog.analysis.domain.schema import FAILURES
+    from metalog.analysis.outputs.layout import arrow_batch
+
+    n = len(codes)
+    rows = data.draw(st.lists(st.integers(0, n - 1), max_size=30))
+    columns = [Coded(array("q", codes), ["a", "=b", "c"]) if c.name == "directory"
+               else [f"t{v}" for v in codes] if c.kind is Kind.TEXT
+               else array("q", data.draw(st.lists(INT64, min_size=n, max_size=n))) for c in FAILURES.values]
+    chunk = Chunk(FAILURES, "c", tuple(columns))
+    batch = arrow_batch(chunk, rows)
+    assert batch.schema == arrow_batch(chunk).schema
+    got = list(zip(*(batch.column(c.name).cast("int64").to_pylist() if c.kind is Kind.TIME
+                     else batch.column(c.name).to_pylist() for c in FAILURES.values), strict=True))
+    assert got == [chunk.row(i) for i in rows]

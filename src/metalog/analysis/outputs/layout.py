@@ -76,22 +76,24 @@ def write_file(path: Path, table: Any) -> None:
         writer.write_table(table)
 
 
-def arrow_batch(chunk: Chunk) -> Any:
+def arrow_batch(chunk: Chunk, rows: Sequence[int] | None = None) -> Any:
     """A chunk's rows as an Arrow record batch of the table's file schema (``arrow_schema``, without the cluster):
     int and time columns take the chunk's int64 arrays without a copy, coded text is its vocabulary taken by the
-    codes."""
+    codes. ``rows``: only the rows at these indices, in this order (taken in Arrow, before any text is made)."""
     import pyarrow as pa
 
     schema = arrow_schema(chunk.table.name)
+    taken = None if rows is None else arrow_array(rows, pa.int64())
     arrays = []
     for data, field in zip(chunk.columns, schema, strict=True):
         if isinstance(data, array):
-            arrays.append(pa.Array.from_buffers(field.type, len(data), [None, pa.py_buffer(data)]))
+            column = pa.Array.from_buffers(field.type, len(data), [None, pa.py_buffer(data)])
+            arrays.append(column if taken is None else column.take(taken))
         elif isinstance(data, Coded):
             codes = pa.Array.from_buffers(pa.int64(), len(data), [None, pa.py_buffer(data.codes)])
-            arrays.append(arrow_array(data.names, pa.string()).take(codes))
+            arrays.append(arrow_array(data.names, pa.string()).take(codes if taken is None else codes.take(taken)))
         else:
-            arrays.append(arrow_array(data, pa.string()))
+            arrays.append(arrow_array(data if rows is None else [data[i] for i in rows], pa.string()))
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 

@@ -19,6 +19,7 @@ import shutil
 import tempfile
 from bisect import bisect_left
 from collections.abc import Callable, Collection, Iterable, Sequence
+from itertools import accumulate
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO
@@ -28,6 +29,7 @@ from metalog.analysis.domain.schema import BUCKETS, EVENTS, TIMELINE, Table
 from metalog.analysis.outputs import openmetrics as om
 from metalog.analysis.outputs.layout import (
     TABLES,
+    arrow_array,
     arrow_batch,
     arrow_schema,
     chunk_of,
@@ -263,12 +265,16 @@ BUCKETS_KEPT = 64  # buckets behind the latest one the log's time reached that a
 class BucketRows:
     """One cluster's ``timeline_buckets``: the last timeline row of each bucket of ``width_ms``, written to its
     partition's file in bucket order (``ClusterTables``); ``timeline`` reads the cluster's timeline again (default:
-    its Parquet file)."""
+    its Parquet file). A chunk's bucket rows are taken from it in Arrow (a piece: ``layout.arrow_batch`` of those
+    rows), no Python value made per value; a bucket is kept as its row's place in a piece, and a piece is dropped
+    once no bucket kept is in it."""
 
     def __init__(self, out: Path, name: str, width_ms: int, *, timeline: TimelineRows | None = None) -> None:
         self.out, self.name, self.width_ms = out, name, width_ms
         self.timeline = timeline or (lambda: iter_cluster(out / TIMELINE.name, name))
-        self._kept: dict[int, tuple[Any, ...]] = {}  # bucket start -> its last timeline row's values
+        self._kept: dict[int, tuple[int, int]] = {}  # bucket start -> its last timeline row: (piece, row in it)
+        self._pieces: dict[int, Any] = {}  # piece number -> a chunk's bucket rows, an Arrow record batch
+        self._next_piece = 0
         self._part: ParquetPart | None = None
         self._written: int | None = None  # the start of the last bucket written out
         self._latest: int | None = None  # the latest bucket start the log's time reached
@@ -282,7 +288,9 @@ class BucketRows:
         if self._written is not None and min(last) <= self._written:
             self._stepped_back = True
             return
-        self._kept.update((start, timeline.row(i)) for start, i in last.items())
+        piece, self._next_piece = self._next_piece, self._next_piece + 1
+        self._pieces[piece] = arrow_batch(timeline, list(last.values()))
+        self._kept.update(zip(last, ((piece, row) for row in range(len(last))), strict=True))
         latest = max(last) if self._latest is None else max(self._latest, *last)
         self._latest = latest
         self._write_before(latest - BUCKETS_KEPT * self.width_ms)
@@ -315,11 +323,29 @@ class BucketRows:
         done = sorted(b for b in self._kept if start is None or b < start)
         if not done:
             return
-        rows = [(b, *self._kept.pop(b)) for b in done]
+        rows = self._rows([self._kept.pop(b) for b in done], done)
+        kept = {piece for piece, _ in self._kept.values()}
+        self._pieces = {piece: batch for piece, batch in self._pieces.items() if piece in kept}
+        self._add(rows)
+        self._written = done[-1]
+
+    def _rows(self, places: Sequence[tuple[int, int]], starts: Sequence[int]) -> Any:
+        """The rows at ``places`` (piece, row), as a record batch of timeline_buckets with their ``starts``."""
+        import pyarrow as pa
+
+        pieces = sorted({piece for piece, _ in places})
+        starts_at = accumulate((self._pieces[p].num_rows for p in pieces), initial=0)  # (its last, the total: unused)
+        first = dict(zip(pieces, starts_at, strict=False))
+        held = pa.Table.from_batches([self._pieces[p] for p in pieces])
+        taken = held.take(arrow_array([first[piece] + row for piece, row in places], pa.int64())).combine_chunks()
+        schema = arrow_schema(BUCKETS.name)
+        return pa.RecordBatch.from_arrays([arrow_array(starts, schema.field(0).type),
+                                           *(column.chunk(0) for column in taken.columns)], schema=schema)
+
+    def _add(self, rows: Any) -> None:
         if self._part is None:
             self._part = ParquetPart(self.out, BUCKETS.name, self.name)
-        self._part.add(from_rows(BUCKETS, self.name, rows))
-        self._written = done[-1]
+        self._part.add_batch(rows)
 
     def _again(self) -> None:
         """The buckets made from the timeline read again, a batch at a time: the log's time stepped back into a
@@ -329,12 +355,14 @@ class BucketRows:
             self._part.path.unlink()
             self._part = None
         self._kept.clear()
+        self._pieces.clear()
         columns = [c.name for c in TIMELINE.values]
+        rows: dict[int, tuple[Any, ...]] = {}  # bucket start -> its last timeline row's values
         for batch in self.timeline():
-            rows = [tuple(row[c] for c in columns) for row in batch]
             starts = bucket_starts([row["timestamp"] for row in batch], self.width_ms)
-            self._kept.update(zip(starts, rows, strict=True))
-        self._write_before(None)
+            rows.update(zip(starts, (tuple(row[c] for c in columns) for row in batch), strict=True))
+        if rows:
+            self._add(arrow_batch(from_rows(BUCKETS, self.name, [(b, *rows[b]) for b in sorted(rows)])))
 
 
 class TableWriters:
