@@ -33,6 +33,10 @@ from metalog.analysis.outputs.layout import (
     arrow_batch,
     arrow_schema,
     chunk_of,
+    coded,
+    coded_batch,
+    coded_schema,
+    first_seen,
     fresh_directories,
     iter_cluster,
     kind,
@@ -60,23 +64,27 @@ def source(output: str) -> str:
 class ParquetPart:
     """One cluster's rows of one table: its partition's file, ``part-00000.parquet``, a row group at a time
     (none when the cluster has no rows in the table, as before). Rows come as chunks (``domain.columns.Chunk``),
-    kept as Arrow record batches until a row group is full."""
+    kept as Arrow record batches, their text as dictionary arrays (``layout.coded_batch``), until a row group is
+    full; each row group is written with its dictionaries made its own (``layout.first_seen``)."""
 
     def __init__(self, out: Path, table: str, cluster: str) -> None:
         self.path = out / table / partition_dir(cluster) / "part-00000.parquet"
-        self.schema = arrow_schema(table)
+        self.table = table
+        self.schema = coded_schema(table)
         self._batches: list[Any] = []
         self._rows = 0
         self._writer: Any = None
 
     def add(self, chunk: Chunk) -> None:
         if len(chunk):
-            self.add_batch(arrow_batch(chunk))
+            self._hold(coded_batch(chunk))
 
     def add_batch(self, batch: Any) -> None:
         """Rows as an Arrow record batch of the table's schema (``layout.arrow_batch``'s)."""
-        if not batch.num_rows:
-            return
+        if batch.num_rows:
+            self._hold(coded(batch, self.table))
+
+    def _hold(self, batch: Any) -> None:
         self._batches.append(batch)
         self._rows += batch.num_rows
         size = ROWS_PER_GROUP
@@ -103,10 +111,11 @@ class ParquetPart:
     def _write(self, rows: Any) -> None:
         """``rows`` (an Arrow table) as one row group, its columns in one piece each (as one array per column
         writes them: the pages, and so the bytes, do not depend on how the rows came)."""
+        group = first_seen(rows, self.table)
         if self._writer is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._writer = parquet_writer(self.path, self.schema)
-        self._writer.write_table(rows.combine_chunks(), row_group_size=len(rows))
+            self._writer = parquet_writer(self.path, group.schema)
+        self._writer.write_table(group, row_group_size=len(rows))
 
 
 class CsvTable:
