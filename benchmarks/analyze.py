@@ -580,6 +580,9 @@ def split_child(path: str) -> None:
 
     names = json.loads(sys.stdin.read())
     started = time.process_time()  # (what the interpreter did before is in "the rest")
+    from metalog.cli.analyze import one_blas_thread
+
+    one_blas_thread()  # (as the command does before pyarrow, and numpy with it, is first imported)
     for name in names:
         with contextlib.suppress(Exception):  # (one that imports only from its package's code: imported there)
             importlib.import_module(name)
