@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import json
 import os
 import resource
@@ -138,6 +139,7 @@ def child(engine: str, cores: int, paths: list[str]) -> None:
     print(json.dumps({"wall": wall, "python_kb": high_water_kb(), "jvm_kb": jvm.get("kb", 0),
                       "jvm_cpu": tree.get("cpu", 0.0), "driver_cpu": own.ru_utime + own.ru_stime - sampling,
                       "sampler_cpu": sampling}))
+    gc.freeze()  # (the process then ends as a metalog command's does: see cli.main.run)
 
 
 def tree_cpu(pid: int) -> float:
