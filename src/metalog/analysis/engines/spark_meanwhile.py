@@ -51,9 +51,10 @@ class DriverGrowth:
     command hands it to ``spark_session.spark_context`` as its ``meanwhile``, and the engine takes its share
     (``stop`` again) when it plans.
 
-    ``cores``: a local master's (``spark_session.local_cores``); the thread then first starts the process that
-    writes the start states of the ranges ``spark.driver_starts`` plans on them (None: no such process), which the
-    exit ends if it still runs, its files removed."""
+    ``cores``: a local master's (``spark_session.local_cores``); the thread then first plans the start states of
+    the ranges ``spark.driver_starts`` plans on them (None: none), which a process of their own writes from when
+    the passes begun are done, or from ``stop`` if sooner (beside a pass and the JVM's launch it would slow both);
+    the exit ends it if it still runs, its files removed."""
 
     def __init__(self, request: AnalysisRequest, cores: int | None = None) -> None:
         self.out = request.out
@@ -86,6 +87,8 @@ class DriverGrowth:
         """No pass begins from now on; what the driver has taken (the same on every call after the first)."""
         with self._lock:
             self._stopped = True
+            if self._process is not None:
+                self._process.spawn()
             return DriverShare(self._fresh, frozenset(self._claimed), self._starts)
 
     def drop_starts(self) -> None:
@@ -104,6 +107,17 @@ class DriverGrowth:
         return dict(self._found)
 
     def _run(self) -> None:
+        try:
+            if self.cores is not None:
+                with contextlib.suppress(MetalogError, OSError):  # (the engine reads the logs again, and says it)
+                    self._start_states(self.cores)
+            self._passes()
+        finally:
+            with self._lock:
+                if self._process is not None:
+                    self._process.spawn()
+
+    def _passes(self) -> None:
         from metalog.analysis.engines.replay import log_records
         from metalog.analysis.outputs.growth_tables import (
             GROWTH_TABLES,
@@ -115,9 +129,6 @@ class DriverGrowth:
         from metalog.analysis.outputs.tables import claim_output
 
         try:
-            if self.cores is not None:
-                with contextlib.suppress(MetalogError, OSError):  # (the engine reads the logs again, and says it)
-                    self._start_states(self.cores)
             with self._lock:
                 if self._stopped:
                     return
@@ -157,5 +168,5 @@ class DriverGrowth:
             self._process = process  # (removed on exit, used or not)
             if self._stopped or not starts:
                 return
-            process.spawn()
+            process.hold()
             self._starts = tuple(starts)

@@ -60,27 +60,35 @@ class StartJob:
 
 
 class StartsProcess:
-    """The child process replaying ``jobs`` (``main``), each job's lock (``start_files.lock_of``) held from before
-    it is spawned (its readers wait for it, never guessing); ``close`` ends it if it still runs and removes its
-    directory."""
+    """The child process replaying ``jobs`` (``main``): each job's lock (``start_files.lock_of``) taken by ``hold``
+    (from then on its readers wait for it, never guessing), handed to the child by ``spawn``, which holds it until
+    its file is in place; ``close`` ends the child if it still runs, lets go of locks never handed over, and
+    removes the directory."""
 
     def __init__(self, root: Path, jobs: Sequence[StartJob]) -> None:
         self.root = root
         self.jobs = list(jobs)
         self.child: subprocess.Popen[bytes] | None = None
+        self._locks: list[int] = []
 
     @staticmethod
     def directory() -> Path:
         """A new directory for the start states' files."""
         return Path(tempfile.mkdtemp(prefix="metalog-starts-"))
 
+    def hold(self) -> None:
+        """Every job's lock taken (before anyone may read)."""
+        for job in self.jobs:
+            fd = os.open(lock_of(Path(job.image)), os.O_CREAT | os.O_RDWR, 0o600)
+            self._locks.append(fd)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+
     def spawn(self) -> None:
-        locks: list[int] = []
+        """The child started with the locks ``hold`` took (once; its copies hold them from then on)."""
+        locks, self._locks = self._locks, []
+        if not locks:
+            return
         try:
-            for job in self.jobs:
-                fd = os.open(lock_of(Path(job.image)), os.O_CREAT | os.O_RDWR, 0o600)
-                locks.append(fd)
-                fcntl.flock(fd, fcntl.LOCK_EX)
             encoded = [{**job.encoded(), "lock": fd} for job, fd in zip(self.jobs, locks, strict=True)]
             # its own process group: Ctrl-C at the terminal is the driver's to handle (``close`` ends the child);
             # the driver's session (a session of its own would be a scheduling group of its own, where its low
@@ -91,11 +99,15 @@ class StartsProcess:
         except OSError:
             pass  # (no process: the locks go below, and each range catches up itself)
         finally:
-            for fd in locks:  # the child's copies hold the locks now
+            for fd in locks:
                 os.close(fd)
 
     def end(self) -> None:
-        """The child ended, if it still runs (its start states unused, or the run over)."""
+        """The child ended, if it still runs, and the locks it was never handed let go (its start states unused,
+        or the run over)."""
+        for fd in self._locks:
+            os.close(fd)
+        self._locks = []
         if self.child is not None and self.child.poll() is None:
             self.child.kill()
         if self.child is not None:
