@@ -5,18 +5,21 @@ A range after a cluster's first catches up from its origin before it replays its
 the loader alone over every batch before it, 0.54 s of CPU for the 5M-record log's cut at 3.07M records), on the
 critical path of one large log. Between the JVM's launch and the first task (about 1.9 s) a core of two is mostly
 idle: the SparkContext's start and the workers' daemon each keep one busy. A child process (not a thread: the
-SparkContext's calls into the JVM would each wait for Python's lock) replays each planned catch-up there, at the
-lowest priority (it takes what the driver, the JVM and the daemon leave), and writes it as a start state file
-(``start_files``), whose lock it holds until the file is in place: the range's task reads it, waiting for it
-if need be, or, where the process ended without it, catches up itself as before. The ranges are then cut
-equal, as neither catches up.
+SparkContext's calls into the JVM would each wait for Python's lock) replays each planned catch-up there, once
+the driver's growth passes are done (beside them and the JVM's launch it would slow both), and writes it as a
+start state file (``start_files``), whose lock it holds until the file is in place: the range's task reads it,
+waiting for it if need be, or, where the process ended without it, catches up itself as before. The ranges are
+then cut equal, as neither catches up.
+
+The child runs at the driver's priority: at a lower one, on a loaded machine, the range waiting for it would leave
+its core to whatever else runs while the child starved (nice 19 tried: the child's 0.6 s of work then spread over
+the ranges' whole replay, at load 3-4).
 
 Only on a local master: the files are in a temporary directory of this machine.
 """
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import json
 import os
@@ -90,9 +93,7 @@ class StartsProcess:
             return
         try:
             encoded = [{**job.encoded(), "lock": fd} for job, fd in zip(self.jobs, locks, strict=True)]
-            # its own process group: Ctrl-C at the terminal is the driver's to handle (``close`` ends the child);
-            # the driver's session (a session of its own would be a scheduling group of its own, where its low
-            # priority would weigh against nothing)
+            # its own process group: Ctrl-C at the terminal is the driver's to handle (``close`` ends the child)
             self.child = subprocess.Popen(
                 [sys.executable, "-m", __name__, json.dumps(encoded)], pass_fds=locks, process_group=0,
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -123,8 +124,6 @@ def main(argv: Sequence[str]) -> int:
     failure ends the process (its readers then catch up themselves, and say what failed)."""
     from metalog.analysis.engines.parallel import caught_up
 
-    with contextlib.suppress(OSError):
-        os.nice(19)  # (what the driver, the JVM and the daemon leave)
     for job in json.loads(argv[0]):
         start = StartJob.decoded(job)
         write_start(Path(start.image), caught_up(start.path, start.point, start.lo))
