@@ -188,3 +188,24 @@ def test_the_process_starts_when_the_drivers_passes_are_done_or_at_stop(tmp_path
         held.set()
         (lo, _), origin = starts.bounds[1], starts.origins[1]
         assert origin.image is not None and read_start(Path(origin.image)) == caught_up(mixed, None, lo)
+
+
+def test_a_module_in_the_working_directory_does_not_shadow_the_processs_own(tmp_path: Path, mixed: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The child is ``python -P -m``: a ``json.py`` in the directory the command runs in is not what it imports
+    (before: ``-m`` put the working directory first on its path, and the child failed, each range catching up
+    itself)."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "json.py").write_text("raise SystemExit(3)\n")
+    monkeypatch.chdir(work)
+    root = StartsProcess.directory()
+    job = StartJob(str(mixed), None, 1000, str(root / "0-1000.start"))
+    process = StartsProcess(root, [job])
+    process.hold()
+    process.spawn()
+    try:
+        assert read_start(Path(job.image)) == caught_up(mixed, None, 1000)
+        assert process.child is not None and process.child.wait(60) == 0
+    finally:
+        process.close()

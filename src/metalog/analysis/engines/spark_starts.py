@@ -93,9 +93,10 @@ class StartsProcess:
             return
         try:
             encoded = [{**job.encoded(), "lock": fd} for job, fd in zip(self.jobs, locks, strict=True)]
-            # its own process group: Ctrl-C at the terminal is the driver's to handle (``close`` ends the child)
+            # its own process group: Ctrl-C at the terminal is the driver's to handle (``close`` ends the child);
+            # -P: the working directory is not put first on its path (a json.py there would be imported)
             self.child = subprocess.Popen(
-                [sys.executable, "-m", __name__, json.dumps(encoded)], pass_fds=locks, process_group=0,
+                [sys.executable, "-P", "-m", __name__, json.dumps(encoded)], pass_fds=locks, process_group=0,
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         except OSError:
             pass  # (no process: the locks go below, and each range catches up itself)
