@@ -34,9 +34,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -46,14 +48,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from metalog.analysis.engines.replay import log_records
-from metalog.generate.generator import HistorySettings
-from metalog.generate.writer import write_history
-from metalog.replay.history import MetadataHistory
-from metalog.replay.images import IMAGE_DIR
+# (metalog's modules are imported where they are used: a child measured by --python-split pays, before its clock
+# starts, only what a ``metalog`` command would too)
 
 
 def build(records: int, seed: int, images: int = 0) -> Path:
+    from metalog.generate.generator import HistorySettings
+    from metalog.generate.writer import write_history
+    from metalog.replay.history import MetadataHistory
+    from metalog.replay.images import IMAGE_DIR
+
     path = Path(tempfile.gettempdir()) / f"metalog-bench-analyze-{records}-{seed}"
     if not (path / "__cluster_metadata-0").exists():
         print(f"generating {records:,} records (mixed scenario) in {path} ...", flush=True)
@@ -71,6 +75,9 @@ def build(records: int, seed: int, images: int = 0) -> Path:
 # ---- the fleet: the driver's memory at two sizes --------------------------------------------------------------
 def build_fleet(clusters: int, records: int, seed: int) -> list[Path]:
     """``clusters`` generated logs of ``records`` each, cached under the temp dir (reused by later runs)."""
+    from metalog.generate.generator import HistorySettings
+    from metalog.generate.writer import write_history
+
     root = Path(tempfile.gettempdir()) / "metalog-bench-fleet"
     paths = []
     for n in range(clusters):
@@ -132,6 +139,7 @@ def child(engine: str, cores: int, paths: list[str]) -> None:
     print(json.dumps({"wall": wall, "python_kb": high_water_kb(), "jvm_kb": jvm.get("kb", 0),
                       "jvm_cpu": tree.get("cpu", 0.0), "driver_cpu": own.ru_utime + own.ru_stime - sampling,
                       "sampler_cpu": sampling}))
+    gc.freeze()  # (the process then ends as a metalog command's does: see cli.main.run)
 
 
 def tree_cpu(pid: int) -> float:
@@ -212,6 +220,8 @@ def engines_on(label: str, paths: list[Path], runs: tuple[tuple[str, int], ...])
     """Each engine of ``runs`` end to end on ``paths`` in a process of its own: wall, records/s, peak resident
     sets, CPU seconds (its process tree's) and the machine's; then Spark's CPU against the python engine's and
     local[2]'s wall against the python engine's."""
+    from metalog.analysis.engines.replay import log_records
+
     records = sum(log_records(p) for p in paths)
     found: dict[str, dict[str, float]] = {}
     for engine, cores in runs:
@@ -539,10 +549,14 @@ def python_split(records: int, seed: int, runs: int) -> None:
     """``metalog analyze --engine python`` on the generated log, its CPU split into the imports it needs (done
     first, timed), the per-batch loop (the replay and the step), the table writers (Parquet, timeline_buckets,
     controller_metrics.om, CSV), the growth pass and the report; against ``metalog replay --no-snapshots``'s
-    CPU, each in a process of its own (``cached_bytecode``), ``runs`` times (the fastest run is printed)."""
+    CPU, each in a process of its own (``cached_bytecode``), ``runs`` times (the fastest run is printed). Both
+    totals are a whole process's, as this process sees its reaped child: from the interpreter's start to its
+    exit, teardown included."""
     path = build(records, seed)
     cached_bytecode()
     warm(path)
+    found = subprocess.run([sys.executable, __file__, "--child", "split-modules", str(path)], capture_output=True,
+                           text=True, check=True).stdout.splitlines()[-1]  # (the modules the analysis imports)
     print(f"load average {os.getloadavg()[0]:.1f} before, on {os.cpu_count()} cores", flush=True)
     replays, splits = [], []
     for _ in range(runs):
@@ -550,40 +564,49 @@ def python_split(records: int, seed: int, runs: int) -> None:
         subprocess.run([sys.executable, "-m", "metalog.cli.main", "replay", str(path), "--no-snapshots"],
                        capture_output=True, check=True)
         replays.append(children_cpu() - cpu)
-        done = subprocess.run([sys.executable, __file__, "--child", "split", str(path)], capture_output=True,
-                              text=True, check=True)
-        splits.append(json.loads(done.stdout.splitlines()[-1]))
+        cpu = children_cpu()
+        done = subprocess.run([sys.executable, __file__, "--child", "split", str(path)], input=found,
+                              capture_output=True, text=True, check=True)
+        splits.append({**json.loads(done.stdout.splitlines()[-1]), "total": children_cpu() - cpu})
     replay, split = min(replays), min(splits, key=lambda got: got["total"])
     other = split["total"] - sum(split[k] for k in ("imports", "loop", "writers", "growth", "report"))
     print(f"  replay {replay:.2f} s CPU; analyze {split['total']:.2f} s CPU: {replay / split['total']:.3f}x the "
           f"replay's speed\n  imports {split['imports']:.2f}, loop {split['loop']:.2f}, writers "
           f"{split['writers']:.2f}, growth {split['growth']:.2f}, report {split['report']:.2f} (png "
-          f"{split['png']:.2f}), the rest {other:.2f} (the interpreter, the CLI, the output directory)")
+          f"{split['png']:.2f}), the rest {other:.2f} (the interpreter, the CLI, the output directory, the teardown)")
     print(f"load average {os.getloadavg()[0]:.1f} after")
 
 
 def split_child(path: str) -> None:
     """One python-engine analysis in this (fresh) process, CPU seconds by part, as JSON: the modules the run
-    imports (found by a first run in a process of its own) imported first, then each part timed where it runs."""
+    imports (found by a run in a process of its own, read from standard input) imported first, then each part
+    timed where it runs; the process then ends as ``metalog`` ends (``cli.main.run``: its exit status, its
+    teardown), which the parent counts in the total."""
     import importlib
 
-    done = subprocess.run([sys.executable, __file__, "--child", "split-modules", path], capture_output=True,
-                          text=True, check=True)
+    names = json.loads(sys.stdin.read())
     started = time.process_time()  # (what the interpreter did before is in "the rest")
-    for name in json.loads(done.stdout.splitlines()[-1]):
+    from metalog.cli.analyze import one_blas_thread
+
+    one_blas_thread()  # (as the command does before pyarrow, and numpy with it, is first imported)
+    for name in names:
         with contextlib.suppress(Exception):  # (one that imports only from its package's code: imported there)
             importlib.import_module(name)
     parts = {"imports": time.process_time() - started}
     timers = split_timers()
-    from metalog.cli.main import main as cli
+    from metalog.cli.main import run
 
-    with tempfile.TemporaryDirectory() as out:
-        assert cli(["analyze", path, "--out", out, "--engine", "python"]) == 0
-    parts.update({k: timers[k] for k in ("writers", "growth", "report", "png")})
-    parts["loop"] = timers["replay"] - timers["writers"]
-    used = resource.getrusage(resource.RUSAGE_SELF)  # (this process's: not the child's that found the modules)
-    parts["total"] = used.ru_utime + used.ru_stime
-    print(json.dumps(parts))
+    out = tempfile.mkdtemp()
+    try:
+        run(["analyze", path, "--out", out, "--engine", "python"])
+    except SystemExit as done:
+        assert done.code == 0
+        parts.update({k: timers[k] for k in ("writers", "growth", "report", "png")})
+        parts["loop"] = timers["replay"] - timers["writers"]
+        print(json.dumps(parts), flush=True)
+        raise
+    finally:
+        shutil.rmtree(out)
 
 
 def modules_child(path: str) -> None:

@@ -8,6 +8,7 @@ line and exit non-zero; ``--debug`` shows the traceback.
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import signal
 import sys
@@ -124,11 +125,18 @@ def run(argv: list[str] | None = None) -> NoReturn:
     status. Once ``main`` has returned the outcome is decided, so SIGINT is ignored from then on: the interpreter's
     teardown takes a few tenths of a second after an analysis (pyarrow and the report's libraries loaded), and
     Python gives SIGINT back its default action there, so a Ctrl-C landing in it killed a command that had finished
-    (an analysis that had written and listed its outputs ended by signal, -2, with no word)."""
+    (an analysis that had written and listed its outputs ended by signal, -2, with no word).
+
+    Every object then alive is frozen out of the cyclic garbage collector's reach (``gc.freeze``): the teardown
+    runs the collector over the whole heap four times, each pass walking every module's objects (pyarrow's, the
+    report's), to free what the process's end frees anyway: 73M of an analysis' 4.6G instructions on a 250k-record
+    log, 45M of a replay's 1.1G (objects are still freed as their last reference goes; Python promises no finalizer
+    for what is left in a cycle at exit, and ``main`` has closed every file it wrote)."""
     try:
         status = main(argv)
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # kept through finalization: Python resets only a handler
+        gc.freeze()
     raise SystemExit(status)
 
 
