@@ -236,6 +236,51 @@ def test_records_per_minute_shows_the_top_types_and_the_rest_as_other(tmp_path: 
                                            [362, 0, 362, 0])
 
 
+@settings(max_examples=150, deadline=None)
+@given(rows=st.lists(st.tuples(st.integers(0, 9), st.integers(0, 11), st.integers(0, 1 << 40)), max_size=60),
+       minutes=st.lists(st.integers(0, 9), min_size=1, max_size=10, unique=True),
+       sizes=st.lists(st.integers(0, 1 << 45), min_size=10, max_size=10), end=st.integers(0, 12))
+def test_the_growth_charts_are_their_rows_recounted(rows: list[tuple[int, int, int]], minutes: list[int],
+                                                     sizes: list[int], end: int) -> None:
+    """Records per minute (the top 8 types by records, ties by name, the rest added up as "other"; a type's
+    minute that comes twice added up; 0 where a minute has no batches) and the log's bytes (each minute's at its
+    end, or at the span's end if earlier), against the rule recounted row by row."""
+    from metalog.analysis.outputs.growth import LogMinute, LogMinutes, TypeMinute, TypeMinutes
+    from metalog.analysis.outputs.report.growth import OTHER, bytes_chart, records_chart
+    from metalog.analysis.outputs.report.series import m4, steps
+
+    minute = MINUTE_MS
+    growth = TypeMinutes.of(TypeMinute(c.T0 + m * minute, f"T{t:02d}Record", n, 1) for m, t, n in rows)
+    had = sorted(minutes)
+    log_size = LogMinutes.of(LogMinute(c.T0 + m * minute, 1, 1, sizes[m]) for m in had)
+    t0, t1 = c.T0, c.T0 + end * minute
+    totals: dict[str, int] = {}
+    for _, t, n in rows:
+        totals[f"T{t:02d}Record"] = totals.get(f"T{t:02d}Record", 0) + n
+    shown = sorted(totals, key=lambda name: (-totals[name], name))[:8]
+    per: dict[str, dict[int, int]] = {name: {} for name in [*shown, OTHER]}
+    for m, t, n in rows:
+        counts = per[f"T{t:02d}Record" if f"T{t:02d}Record" in per else OTHER]
+        counts[c.T0 + m * minute] = counts.get(c.T0 + m * minute, 0) + n
+    if not per[OTHER]:
+        del per[OTHER]
+    points = [(c.T0 + m * minute, c.T0 + m * minute) for m in had]
+    points += [(c.T0 + (m + 1) * minute, None) for m in had if m + 1 not in had]
+    points.sort(key=lambda p: p[0])
+    chart = records_chart(growth, log_size, t0, t1)
+    assert [s["label"] for s in chart["series"]] == list(per)
+    for series, counts in zip(chart["series"], per.values(), strict=True):
+        expected = m4(steps([t for t, _ in points], [0 if m is None else counts.get(m, 0) for _, m in points]), t0, t1)
+        assert unpack(series, t0) == expected
+    times = [c.T0 + had[0] * minute]
+    for m in had:
+        times.append(max(min(c.T0 + (m + 1) * minute, t1), times[-1]))
+    log_bytes = bytes_chart(log_size, [], t0, t1)
+    scale = {"bytes": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}[log_bytes["unit"]]
+    values = [0.0, *(sizes[m] if scale == 1 else round(sizes[m] / scale, 1) for m in had)]
+    assert unpack(log_bytes["series"][0], t0) == m4(steps(times, values), t0, t1)
+
+
 @pytest.mark.slow
 def test_analyze_writes_the_growth_tables_and_the_reports_growth_view(tmp_path: Path) -> None:
     """``metalog analyze`` (python engine) writes the four tables and the report's growth view of each cluster:

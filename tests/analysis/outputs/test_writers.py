@@ -118,3 +118,22 @@ def test_each_buckets_last_row_whether_the_times_step_back_or_not(times: list[in
         times.sort()
     expected = dict(zip(bucket_starts(times, width), range(len(times)), strict=True))
     assert writers.BucketRows(Path("unused"), "c", width).last_rows(array("q", times)) == expected
+
+
+def test_the_buckets_hold_no_chunk_whose_rows_are_all_written_out(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A chunk's bucket rows (a piece) are held only while a bucket kept is in them: what ``BucketRows`` holds
+    stays flat however many chunks the log makes (one bucket per chunk here, 3 kept)."""
+    from array import array
+
+    from metalog.analysis.domain.columns import Chunk, Coded
+    from metalog.analysis.domain.schema import TIMELINE, Kind
+
+    monkeypatch.setattr(writers, "BUCKETS_KEPT", 2)
+    buckets = writers.BucketRows(tmp_path, "c", 1000)
+    for n in range(50):
+        buckets.add(Chunk(TIMELINE, "c", tuple(array("q", [n * 1000]) if c.kind is not Kind.TEXT
+                                               else Coded(array("q", [0]), ["x"]) for c in TIMELINE.values)))
+        assert len(buckets._pieces) <= 3, n
+    buckets.close()
+    assert [row["bucket_start"] for row in read_table(tmp_path / "timeline_buckets")] == [n * 1000 for n in range(50)]

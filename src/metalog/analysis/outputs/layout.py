@@ -53,21 +53,94 @@ def arrow_schema(table: str, *, with_cluster: bool = False, unit: str = "ms") ->
 # per column, made 10.2 MB; both written and read about 30% faster); text by dictionary (phases, versions and
 # directory ids repeat); Snappy, pyarrow's default. Min/max statistics on the columns a reader selects a range of
 # rows by (times, offsets, broker ids, epochs, text), which Spark and DuckDB skip row groups with; none on the
-# counts, whose row groups each span about every value (they cost a sixth of the write).
+# counts, whose row groups each span about every value (they cost a sixth of the write). The writers hand text
+# over as Arrow dictionary arrays (``coded_batch``, ``first_seen``: the codes the analysis already has, no string
+# made and hashed again per row), so the files hold no Arrow schema of their own (pyarrow's ``ARROW:schema``,
+# which would name the dictionary type): every reader reads Parquet's own types, text as strings and times as
+# UTC timestamps, the values as they were written.
 STATISTICS_INTS = frozenset(("last_offset", "offset", "end_offset", "broker", "epoch"))
 
 
 def parquet_writer(path: Path, schema: Any) -> Any:
-    """A ``pyarrow.parquet.ParquetWriter`` of ``schema`` at ``path``, with the analysis' encodings (above)."""
+    """A ``pyarrow.parquet.ParquetWriter`` of ``schema`` at ``path``, with the analysis' encodings (above); text
+    columns as strings or as dictionary arrays (``first_seen``)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    texts = [f.name for f in schema if pa.types.is_string(f.type)]
-    numbers = [f.name for f in schema if not pa.types.is_string(f.type)]
+    texts = [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_dictionary(f.type)]
+    numbers = [f.name for f in schema if f.name not in texts]
     statistics = [f.name for f in schema
-                  if pa.types.is_string(f.type) or pa.types.is_timestamp(f.type) or f.name in STATISTICS_INTS]
-    return pq.ParquetWriter(path, schema, use_dictionary=texts, write_statistics=statistics,
+                  if f.name in texts or pa.types.is_timestamp(f.type) or f.name in STATISTICS_INTS]
+    return pq.ParquetWriter(path, schema, use_dictionary=texts, write_statistics=statistics, store_schema=False,
                             column_encoding=dict.fromkeys(numbers, "DELTA_BINARY_PACKED"))
+
+
+def coded_schema(table: str, index: Any = None) -> Any:
+    """``arrow_schema`` with its text columns as dictionary arrays of strings, their codes ``index`` (an Arrow
+    integer type; default int64, the analysis' codes): what a writer holds (``coded_batch``) and, with int32, what
+    it writes (``first_seen``)."""
+    import pyarrow as pa
+
+    text = pa.dictionary(index or pa.int64(), pa.string())
+    return pa.schema([pa.field(f.name, text) if pa.types.is_string(f.type) else f for f in arrow_schema(table)])
+
+
+def coded_batch(chunk: Chunk) -> Any:
+    """``arrow_batch`` with its text as dictionary arrays (``coded_schema``): a coded column is its codes into its
+    vocabulary, without a copy; free text is encoded."""
+    import pyarrow as pa
+
+    schema = coded_schema(chunk.table.name)
+    arrays = []
+    for data, field in zip(chunk.columns, schema, strict=True):
+        if isinstance(data, Coded):
+            codes = pa.Array.from_buffers(pa.int64(), len(data), [None, pa.py_buffer(data.codes)])
+            arrays.append(pa.DictionaryArray.from_arrays(codes, arrow_array(data.names, pa.string())))
+        elif isinstance(data, array):
+            arrays.append(pa.Array.from_buffers(field.type, len(data), [None, pa.py_buffer(data)]))
+        else:
+            arrays.append(_encoded(arrow_array(data, pa.string())))
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def coded(batch: Any, table: str) -> Any:
+    """A record batch of ``arrow_schema(table)`` (text as strings) as ``coded_batch`` gives it."""
+    import pyarrow as pa
+
+    arrays = [_encoded(a) if pa.types.is_string(a.type) else a for a in batch.columns]
+    return pa.RecordBatch.from_arrays(arrays, schema=coded_schema(table))
+
+
+def _encoded(strings: Any) -> Any:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    found = pc.dictionary_encode(strings)
+    return pa.DictionaryArray.from_arrays(found.indices.cast(pa.int64()), found.dictionary)
+
+
+def first_seen(rows: Any, table: str) -> Any:
+    """A table of ``coded_schema(table)``'s rows, in one chunk per column (``combine_chunks``), with each text
+    column's dictionary made the values its rows hold in the order they first appear (int32 codes): what the
+    Parquet writer puts in the column's dictionary page, so that a row group's bytes depend on its values alone,
+    not on the vocabularies they were coded in (a chunk's, a range's on a Spark executor). A dictionary with a
+    value twice (two codes, one text) is encoded again from its text."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    schema = coded_schema(table, pa.int32())
+    arrays = []
+    for column in rows.columns:
+        data = column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+        if pa.types.is_dictionary(data.type):
+            used = pc.dictionary_encode(data.indices)  # (its dictionary: the codes used, as they first appear)
+            values = data.dictionary.take(used.dictionary)
+            if pc.count_distinct(values).as_py() < len(values):
+                used = pc.dictionary_encode(data.dictionary_decode())
+                values = used.dictionary
+            data = pa.DictionaryArray.from_arrays(used.indices, values)
+        arrays.append(data)
+    return pa.Table.from_arrays(arrays, schema=schema)
 
 
 def write_file(path: Path, table: Any) -> None:
@@ -76,22 +149,24 @@ def write_file(path: Path, table: Any) -> None:
         writer.write_table(table)
 
 
-def arrow_batch(chunk: Chunk) -> Any:
+def arrow_batch(chunk: Chunk, rows: Sequence[int] | None = None) -> Any:
     """A chunk's rows as an Arrow record batch of the table's file schema (``arrow_schema``, without the cluster):
     int and time columns take the chunk's int64 arrays without a copy, coded text is its vocabulary taken by the
-    codes."""
+    codes. ``rows``: only the rows at these indices, in this order (taken in Arrow, before any text is made)."""
     import pyarrow as pa
 
     schema = arrow_schema(chunk.table.name)
+    taken = None if rows is None else arrow_array(rows, pa.int64())
     arrays = []
     for data, field in zip(chunk.columns, schema, strict=True):
         if isinstance(data, array):
-            arrays.append(pa.Array.from_buffers(field.type, len(data), [None, pa.py_buffer(data)]))
+            column = pa.Array.from_buffers(field.type, len(data), [None, pa.py_buffer(data)])
+            arrays.append(column if taken is None else column.take(taken))
         elif isinstance(data, Coded):
             codes = pa.Array.from_buffers(pa.int64(), len(data), [None, pa.py_buffer(data.codes)])
-            arrays.append(arrow_array(data.names, pa.string()).take(codes))
+            arrays.append(arrow_array(data.names, pa.string()).take(codes if taken is None else codes.take(taken)))
         else:
-            arrays.append(arrow_array(data, pa.string()))
+            arrays.append(arrow_array(data if rows is None else [data[i] for i in rows], pa.string()))
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 

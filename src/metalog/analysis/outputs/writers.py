@@ -19,6 +19,7 @@ import shutil
 import tempfile
 from bisect import bisect_left
 from collections.abc import Callable, Collection, Iterable, Sequence
+from itertools import accumulate
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO
@@ -28,9 +29,14 @@ from metalog.analysis.domain.schema import BUCKETS, EVENTS, TIMELINE, Table
 from metalog.analysis.outputs import openmetrics as om
 from metalog.analysis.outputs.layout import (
     TABLES,
+    arrow_array,
     arrow_batch,
     arrow_schema,
     chunk_of,
+    coded,
+    coded_batch,
+    coded_schema,
+    first_seen,
     fresh_directories,
     iter_cluster,
     kind,
@@ -58,23 +64,27 @@ def source(output: str) -> str:
 class ParquetPart:
     """One cluster's rows of one table: its partition's file, ``part-00000.parquet``, a row group at a time
     (none when the cluster has no rows in the table, as before). Rows come as chunks (``domain.columns.Chunk``),
-    kept as Arrow record batches until a row group is full."""
+    kept as Arrow record batches, their text as dictionary arrays (``layout.coded_batch``), until a row group is
+    full; each row group is written with its dictionaries made its own (``layout.first_seen``)."""
 
     def __init__(self, out: Path, table: str, cluster: str) -> None:
         self.path = out / table / partition_dir(cluster) / "part-00000.parquet"
-        self.schema = arrow_schema(table)
+        self.table = table
+        self.schema = coded_schema(table)
         self._batches: list[Any] = []
         self._rows = 0
         self._writer: Any = None
 
     def add(self, chunk: Chunk) -> None:
         if len(chunk):
-            self.add_batch(arrow_batch(chunk))
+            self._hold(coded_batch(chunk))
 
     def add_batch(self, batch: Any) -> None:
         """Rows as an Arrow record batch of the table's schema (``layout.arrow_batch``'s)."""
-        if not batch.num_rows:
-            return
+        if batch.num_rows:
+            self._hold(coded(batch, self.table))
+
+    def _hold(self, batch: Any) -> None:
         self._batches.append(batch)
         self._rows += batch.num_rows
         size = ROWS_PER_GROUP
@@ -101,10 +111,11 @@ class ParquetPart:
     def _write(self, rows: Any) -> None:
         """``rows`` (an Arrow table) as one row group, its columns in one piece each (as one array per column
         writes them: the pages, and so the bytes, do not depend on how the rows came)."""
+        group = first_seen(rows, self.table)
         if self._writer is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._writer = parquet_writer(self.path, self.schema)
-        self._writer.write_table(rows.combine_chunks(), row_group_size=len(rows))
+            self._writer = parquet_writer(self.path, group.schema)
+        self._writer.write_table(group, row_group_size=len(rows))
 
 
 class CsvTable:
@@ -263,12 +274,16 @@ BUCKETS_KEPT = 64  # buckets behind the latest one the log's time reached that a
 class BucketRows:
     """One cluster's ``timeline_buckets``: the last timeline row of each bucket of ``width_ms``, written to its
     partition's file in bucket order (``ClusterTables``); ``timeline`` reads the cluster's timeline again (default:
-    its Parquet file)."""
+    its Parquet file). A chunk's bucket rows are taken from it in Arrow (a piece: ``layout.arrow_batch`` of those
+    rows), no Python value made per value; a bucket is kept as its row's place in a piece, and a piece is dropped
+    once no bucket kept is in it."""
 
     def __init__(self, out: Path, name: str, width_ms: int, *, timeline: TimelineRows | None = None) -> None:
         self.out, self.name, self.width_ms = out, name, width_ms
         self.timeline = timeline or (lambda: iter_cluster(out / TIMELINE.name, name))
-        self._kept: dict[int, tuple[Any, ...]] = {}  # bucket start -> its last timeline row's values
+        self._kept: dict[int, tuple[int, int]] = {}  # bucket start -> its last timeline row: (piece, row in it)
+        self._pieces: dict[int, Any] = {}  # piece number -> a chunk's bucket rows, an Arrow record batch
+        self._next_piece = 0
         self._part: ParquetPart | None = None
         self._written: int | None = None  # the start of the last bucket written out
         self._latest: int | None = None  # the latest bucket start the log's time reached
@@ -282,7 +297,9 @@ class BucketRows:
         if self._written is not None and min(last) <= self._written:
             self._stepped_back = True
             return
-        self._kept.update((start, timeline.row(i)) for start, i in last.items())
+        piece, self._next_piece = self._next_piece, self._next_piece + 1
+        self._pieces[piece] = arrow_batch(timeline, list(last.values()))
+        self._kept.update(zip(last, ((piece, row) for row in range(len(last))), strict=True))
         latest = max(last) if self._latest is None else max(self._latest, *last)
         self._latest = latest
         self._write_before(latest - BUCKETS_KEPT * self.width_ms)
@@ -315,11 +332,29 @@ class BucketRows:
         done = sorted(b for b in self._kept if start is None or b < start)
         if not done:
             return
-        rows = [(b, *self._kept.pop(b)) for b in done]
+        rows = self._rows([self._kept.pop(b) for b in done], done)
+        kept = {piece for piece, _ in self._kept.values()}
+        self._pieces = {piece: batch for piece, batch in self._pieces.items() if piece in kept}
+        self._add(rows)
+        self._written = done[-1]
+
+    def _rows(self, places: Sequence[tuple[int, int]], starts: Sequence[int]) -> Any:
+        """The rows at ``places`` (piece, row), as a record batch of timeline_buckets with their ``starts``."""
+        import pyarrow as pa
+
+        pieces = sorted({piece for piece, _ in places})
+        starts_at = accumulate((self._pieces[p].num_rows for p in pieces), initial=0)  # (its last, the total: unused)
+        first = dict(zip(pieces, starts_at, strict=False))
+        held = pa.Table.from_batches([self._pieces[p] for p in pieces])
+        taken = held.take(arrow_array([first[piece] + row for piece, row in places], pa.int64())).combine_chunks()
+        schema = arrow_schema(BUCKETS.name)
+        return pa.RecordBatch.from_arrays([arrow_array(starts, schema.field(0).type),
+                                           *(column.chunk(0) for column in taken.columns)], schema=schema)
+
+    def _add(self, rows: Any) -> None:
         if self._part is None:
             self._part = ParquetPart(self.out, BUCKETS.name, self.name)
-        self._part.add(from_rows(BUCKETS, self.name, rows))
-        self._written = done[-1]
+        self._part.add_batch(rows)
 
     def _again(self) -> None:
         """The buckets made from the timeline read again, a batch at a time: the log's time stepped back into a
@@ -329,12 +364,14 @@ class BucketRows:
             self._part.path.unlink()
             self._part = None
         self._kept.clear()
+        self._pieces.clear()
         columns = [c.name for c in TIMELINE.values]
+        rows: dict[int, tuple[Any, ...]] = {}  # bucket start -> its last timeline row's values
         for batch in self.timeline():
-            rows = [tuple(row[c] for c in columns) for row in batch]
             starts = bucket_starts([row["timestamp"] for row in batch], self.width_ms)
-            self._kept.update(zip(starts, rows, strict=True))
-        self._write_before(None)
+            rows.update(zip(starts, (tuple(row[c] for c in columns) for row in batch), strict=True))
+        if rows:
+            self._add(arrow_batch(from_rows(BUCKETS, self.name, [(b, *rows[b]) for b in sorted(rows)])))
 
 
 class TableWriters:

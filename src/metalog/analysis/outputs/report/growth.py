@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Sequence
+from itertools import accumulate, repeat
+from operator import add
 from pathlib import Path
 from typing import Any
 
@@ -119,28 +121,43 @@ def _minute_points(minutes: Sequence[int]) -> tuple[list[int], list[int | None]]
 
 def _per_minute(counts: dict[int, int], points: tuple[list[int], list[int | None]]) -> Steps:
     """A count per minute as a step function: its value from each minute with batches, 0 in the minutes
-    without (and after the last minute that has batches): ``points`` are ``_minute_points``'."""
+    without (and after the last minute that has batches): ``points`` are ``_minute_points``' (a None, no minute's
+    key, gets the 0)."""
     times, which = points
-    get = counts.get
-    return steps(times, [0 if minute is None else get(minute, 0) for minute in which])
+    return steps(times, list(map(counts.get, which, repeat(0))))  # type: ignore[arg-type]
 
 
 def top_types(rows: TypeMinutes, top: int = TOP_TYPES) -> list[str]:
     """The ``top`` record types with the most records (ties by name); the others are "other"."""
-    totals: dict[str, int] = {}
-    for name, records in zip(rows.record_type, rows.records, strict=True):
-        totals[name] = totals.get(name, 0) + records
+    return _top(_by_type(rows), top)
+
+
+def _by_type(rows: TypeMinutes) -> dict[str, dict[int, int]]:
+    """Each record type's records by minute (a minute that comes twice added up)."""
+    found: dict[str, dict[int, int]] = {}
+    for name, minute, records in zip(rows.record_type, rows.minute, rows.records, strict=True):
+        counts = found.get(name)
+        if counts is None:
+            found[name] = {minute: records}
+        else:
+            counts[minute] = counts.get(minute, 0) + records
+    return found
+
+
+def _top(by_type: dict[str, dict[int, int]], top: int) -> list[str]:
+    totals = {name: sum(counts.values()) for name, counts in by_type.items()}
     return sorted(totals, key=lambda t: (-totals[t], t))[:top]
 
 
 def records_chart(rows: TypeMinutes, log_size: LogMinutes, t0: int, t1: int) -> dict[str, Any]:
-    shown = top_types(rows)
-    per_type: dict[str, dict[int, int]] = {t: {} for t in [*shown, OTHER]}
-    for name, minute, records in zip(rows.record_type, rows.minute, rows.records, strict=True):
-        counts = per_type[name if name in per_type else OTHER]
-        counts[minute] = counts.get(minute, 0) + records
-    if not per_type[OTHER]:
-        del per_type[OTHER]
+    by_type = _by_type(rows)
+    per_type = {name: by_type[name] for name in _top(by_type, TOP_TYPES)}
+    other: dict[int, int] = {}
+    for name in sorted(by_type.keys() - per_type.keys()):
+        for minute, records in by_type[name].items():
+            other[minute] = other.get(minute, 0) + records
+    if other:
+        per_type[OTHER] = other
     points = _minute_points(log_size.minute)
     series = [{"label": name, "color": TYPE_COLORS[i % len(TYPE_COLORS)],
                **packed(m4(_per_minute(counts, points), t0, t1), t0)} for i, (name, counts) in
@@ -164,10 +181,10 @@ def bytes_chart(log_size: LogMinutes, snapshots: Sequence[Snapshot], t0: int, t1
     def scale(value: int) -> float:
         return value if size == 1 else round(value / size, 1)
 
-    times, values = ([log_size.minute[0]], [0.0]) if log_size else ([], [])
-    for minute, log_bytes in zip(log_size.minute, log_size.log_bytes, strict=True):  # all of a minute's bytes are
-        times.append(max(min(minute + MINUTE_MS, t1), times[-1]))  # there at its end, or at the log's last batch
-        values.append(scale(log_bytes))  # if earlier
+    # all of a minute's bytes are there at its end, or at the log's last batch if earlier
+    ends = map(min, map(add, log_size.minute, repeat(MINUTE_MS)), repeat(t1))
+    times = list(accumulate(ends, max, initial=log_size.minute[0])) if log_size else []
+    values = [0.0, *map(scale, log_size.log_bytes)] if log_size else []
     log = Steps(times, values)
     ordered = sorted(snapshots, key=lambda s: (s.timestamp, s.end_offset))
     latest = steps([s.timestamp for s in ordered], [scale(s.bytes) for s in ordered])
