@@ -362,6 +362,7 @@ def timeline_child(cores: int, paths: list[str]) -> None:
     import metalog.analysis.engines.spark as spark
     import metalog.analysis.engines.spark_meanwhile as meanwhile
     import metalog.analysis.engines.spark_session as ss
+    import metalog.analysis.outputs.openmetrics as om
     import metalog.analysis.outputs.report as report
     from metalog.cli.main import main as cli
 
@@ -390,6 +391,9 @@ def timeline_child(cores: int, paths: list[str]) -> None:
     around(ss, "_stop", "stop")
     around(spark.SparkEngine, "analyze", "analyze")
     around(report, "write_report_from_tables", "report")
+    around(report, "read_span", "a cluster's span read")
+    around(om, "concatenate", "controller_metrics.om joined")
+    around(spark.shutil, "rmtree", "a directory removed")
     around(report, "write_html", "report.html")
     around(report, "write_png", "report.png")
     stage = spark.StageReport.stage

@@ -143,14 +143,15 @@ def engine(args: argparse.Namespace, request: Any) -> Iterator[Any]:
     from metalog.analysis.engines.replay import log_records
     from metalog.analysis.engines.spark import SparkEngine
     from metalog.analysis.engines.spark_meanwhile import DriverGrowth
-    from metalog.analysis.engines.spark_session import spark_context, spark_errors
+    from metalog.analysis.engines.spark_session import local_cores, spark_context, spark_errors
 
     if args.driver_memory is not None:
         check_driver_memory(args.driver_memory)
     for cluster in request.clusters:  # an unreadable or empty log directory, before a JVM starts
         log_records(cluster.path)
-    # the growth passes the driver runs while the JVM launches, when it only waits (the others: the executors')
-    with spark_errors(), DriverGrowth(request) as growth, \
+    # the growth passes the driver runs while the JVM launches, when it only waits (the others: the executors'), and
+    # on a local master the start states of a cut cluster's later ranges
+    with spark_errors(), DriverGrowth(request, local_cores(args.master)) as growth, \
             spark_context(args.master, driver_memory=args.driver_memory, master_timeout=args.master_timeout,
                           archives=args.archives, executor_python=args.executor_python,
                           meanwhile=growth) as context:

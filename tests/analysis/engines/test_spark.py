@@ -491,6 +491,32 @@ def test_growth_passes_the_driver_took_while_the_jvm_started_are_not_run_again(
     assert sum(map(len, got.task_cpu.values())) == sum(map(len, plain.task_cpu.values())) - ran
 
 
+@pytest.mark.parametrize("cores", [2, 3])
+def test_ranges_whose_start_states_the_driver_wrote_while_the_jvm_started(spark: Any, tmp_path: Path, cores: int,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """``metalog analyze`` on a local master has a process of the driver's write the start states of a cut
+    cluster's later ranges while the JVM starts (``spark_starts``): the engine takes them where its plan has those
+    ranges (2 cores, as local[2]'s), cut equal, and ends the process otherwise (planned for 3); the python engine's
+    files either way, a transaction open at the cut included."""
+    from metalog.analysis.engines.spark_meanwhile import DriverGrowth
+
+    generated = tmp_path / "mixed"
+    write_history(generated, 42, HistorySettings(brokers=3, topics=3, partitions=2, records=3000, scenario="mixed"),
+                  snapshot_every=10**9)
+    for log in (generated, transactions_and_topic_configs(tmp_path / "tx")):
+        request = AnalysisRequest.of([log], tmp_path / "spark" / log.name)
+        dropped: list[bool] = []
+        with DriverGrowth(request, cores) as growth:
+            monkeypatch.setattr(growth, "drop_starts", lambda dropped=dropped: dropped.append(True))
+            growth.start()
+            growth.result()
+            assert len(growth.stop().starts) == 1
+            got = SparkEngine(spark, driver_growth=growth).analyze(request)
+        assert dropped == ([] if cores == 2 else [True]) and len(got.task_cpu["replay"]) == 2
+        analyze(PythonEngine(), [log], tmp_path / "python" / log.name)
+        same_files(tmp_path / "spark" / log.name, tmp_path / "python" / log.name)
+
+
 def test_the_growth_tables_computed_on_the_executors_are_the_ones_computed_here(spark: Any, fleet: list[Path],
                                                                                  tmp_path: Path) -> None:
     """The growth pass runs a cluster per task on the executors (``SparkEngine.run``, as ``metalog analyze

@@ -3,6 +3,7 @@ JVM that went away must not hide the interrupt (``metalog: interrupted`` is the 
 
 from __future__ import annotations
 
+import os
 import select
 import socket
 import struct
@@ -281,3 +282,14 @@ def test_work_meanwhile_starts_as_the_jvm_launches_and_is_stopped_before_the_con
     monkeypatch.setattr(java_gateway, "launch_gateway", launch)
     spark_session.quiet_gateway(no_jvm_yet, tmp_path, Work())
     assert events == ["start", "launch", "stop"]
+
+
+@pytest.mark.parametrize(("master", "cores"), [("local", 1), ("local[2]", 2), ("local[3,4]", 3), ("local[*]", None),
+                                               (None, None), ("spark://h:7077", 0), ("yarn", 0), ("local[x]", 0)])
+def test_a_local_masters_cores_are_known_before_its_context_starts(master: str | None, cores: int | None) -> None:
+    """What ``spark_meanwhile.DriverGrowth`` plans the driver's start states on (``*``: this process's CPUs, as
+    the JVM counts them); none for another master."""
+    from metalog.analysis.engines.spark_session import local_cores
+
+    expected = len(os.sched_getaffinity(0)) if cores is None else cores or None
+    assert local_cores(master) == expected

@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any, TypeVar
 
 from metalog.analysis.domain.columns import Chunk
@@ -38,6 +39,7 @@ from metalog.analysis.engines.request import (
     here,
     write_growth_tables,
 )
+from metalog.analysis.engines.start_files import read_start
 from metalog.errors import DecodeError, LogError
 from metalog.log import MetadataLog
 from metalog.replay.gc import gc_paused
@@ -147,11 +149,15 @@ CATCH_UP = 3
 class Origin:
     """Where a range's start state comes from: ``point``, a snapshot or state image holding the state through
     its offset (None: the state before the log's first offset), then either the batches up to the range replayed
-    by its own task (``catch_up``), or the deltas of ``pieces``, in order."""
+    by its own task (``catch_up``), or the deltas of ``pieces``, in order. ``image``: with ``catch_up``, a file
+    another process of this machine writes that catch-up into (``start_files``; the Spark driver's while its JVM
+    starts, ``spark_starts``), which the range's task reads rather than catching up itself, unless its writer
+    ended without it."""
 
     point: StartPoint | None
     pieces: tuple[Piece, ...]
     catch_up: bool = False
+    image: str | None = None
 
 
 def start_points(path: str | os.PathLike[str]) -> list[StartPoint]:
@@ -259,7 +265,8 @@ def range_start(path: str | os.PathLike[str], lo: int, origin: Origin, prefix: R
 
 def _range_start(history: MetadataHistory, lo: int, origin: Origin, prefix: RangeDelta) -> StartState:
     if origin.catch_up:
-        return _caught_up(history, origin.point, lo)
+        written = read_start(Path(origin.image)) if origin.image is not None else None
+        return written if written is not None else _caught_up(history, origin.point, lo)
     return start_state(_origin_image(history, origin.point), prefix)
 
 

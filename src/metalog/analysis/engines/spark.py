@@ -27,7 +27,7 @@ import uuid
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -45,6 +45,7 @@ from metalog.analysis.engines.parallel import (
 )
 from metalog.analysis.engines.request import AnalysisRequest, AnalysisSummary, Progress, Stage, T
 from metalog.analysis.engines.spark_meanwhile import DriverGrowth, DriverShare
+from metalog.analysis.engines.spark_starts import StartJob
 from metalog.analysis.engines.spark_tables import (
     Output,
     RangeTask,
@@ -60,10 +61,10 @@ from metalog.analysis.outputs.writers import SERIES
 from metalog.replay.points import StartPoint
 from metalog.state.overlay import RangeDelta, fold
 
-__all__ = ["CATCH_UP_WEIGHT", "GROWTH_WEIGHT", "OUTPUT_TASKS", "RANGE_SLACK", "STEP_SHARE", "WRITE_SHARE",
-           "GrowthWrite", "PackedGrowth", "Placed",
-           "SparkEngine", "StageReport", "delta_cuts", "makespan", "place", "plan_span", "range_counts",
-           "stable_hash"]
+__all__ = ["CATCH_UP_WEIGHT", "DRIVER_CATCH_UP", "GROWTH_WEIGHT", "OUTPUT_TASKS", "RANGE_SLACK", "STEP_SHARE",
+           "WRITE_SHARE", "ClusterRanges", "DriverStarts", "GrowthWrite", "PackedGrowth", "Placed",
+           "SparkEngine", "StageReport", "delta_cuts", "driver_starts", "makespan", "place", "plan_span",
+           "range_counts", "stable_hash"]
 
 R = TypeVar("R")
 
@@ -177,6 +178,50 @@ class ClusterRanges:
         return max(self.last - self.first + 1, 0)
 
 
+# records a driver's process catches up over at most while the JVM starts (``driver_starts``): about 1 s of it free
+# between the JVM's launch and the first task, at 5-6M records a second (the 5M log cut in two: 2.5M, 0.46 s)
+DRIVER_CATCH_UP = 4_000_000
+
+
+@dataclass(frozen=True)
+class DriverStarts:
+    """A cut cluster's ranges (``bounds``, equal) as the driver plans them before its JVM starts: each later
+    range's origin says where its start state is written while the JVM starts (``Origin.image``,
+    ``spark_starts``). The engine takes them where its own plan of the cluster has those ranges and origins."""
+
+    name: str
+    first: int
+    last: int
+    bounds: tuple[tuple[int, int], ...]
+    origins: tuple[Origin, ...]
+
+    def jobs(self, path: str) -> list[StartJob]:
+        return [StartJob(path, o.point, lo, o.image) for (lo, _), o in zip(self.bounds, self.origins, strict=True)
+                if o.image is not None]
+
+
+def driver_starts(clusters: Sequence[ClusterRanges], cores: int, root: Path,
+                  budget: int = DRIVER_CATCH_UP) -> list[DriverStarts]:
+    """The clusters ``range_counts`` cuts on ``cores`` (the driver running every growth pass), cut in equal ranges,
+    whose later ranges all catch up (``parallel.plan``), while their catch-ups come to at most ``budget``
+    records in all, the largest cluster first: their start states to write into ``root``."""
+    out: list[DriverStarts] = []
+    counts = range_counts([c.size for c in clusters], cores, growth=0.0)
+    for i in sorted(range(len(clusters)), key=lambda i: -clusters[i].size):
+        c, n = clusters[i], counts[i]
+        bounds = split_ranges(c.first, c.last, n)
+        origins = plan(bounds, c.first, c.points)
+        later = list(zip(bounds, origins, strict=True))[1:]
+        work = sum(lo - (c.first if o.point is None else o.point.offset + 1) for (lo, _), o in later)
+        if n < 2 or not all(o.catch_up for _, o in later) or work > budget:
+            continue
+        budget -= work
+        images = [None] + [str(root / f"{i}-{lo}.start") for (lo, _), _ in later]
+        out.append(DriverStarts(c.name, c.first, c.last, tuple(bounds),
+                                tuple(replace(o, image=image) for o, image in zip(origins, images, strict=True))))
+    return out
+
+
 @dataclass(frozen=True)
 class Placed:
     """Tasks for the executors: ``items``, each placed by its key (cluster, range number) and weight (``place``)."""
@@ -219,6 +264,8 @@ def _weight(task: RangeTask, first: int) -> int:
     size = task.hi - task.lo + 1
     if task.ranges == 1:
         return size
+    if task.origin.image is not None:  # (caught up by the driver's process)
+        return int(size * STEP_SHARE)
     origin = first if task.origin.point is None else task.origin.point.offset + 1
     return int(size * STEP_SHARE + (task.lo - origin) * CATCH_UP_WEIGHT * task.origin.catch_up)
 
@@ -336,7 +383,9 @@ class SparkEngine:
                                                                                   sc.defaultParallelism, growth=weight)
         report = StageReport(sc, sum(c.size for c in clusters), progress, stage)
         task_cpu: dict[str, list[float]] = {}
-        prefixed = self._prefixes(clusters, counts, report, task_cpu)
+        prefixed = self._prefixes(clusters, counts, report, task_cpu, {s.name: s for s in taken.starts})
+        if self.driver_growth is not None and not any(o.image for c in prefixed for _, o, _ in c):
+            self.driver_growth.drop_starts()  # (none taken: its process need not go on)
         fresh_tables(out)
         if not taken.fresh:
             fresh_growth_tables(out)
@@ -361,13 +410,15 @@ class SparkEngine:
                                sum(w.batches for w in done), sum(w.events for w in done), tuple(written), task_cpu)
 
     def _prefixes(self, clusters: Sequence[ClusterRanges], counts: Sequence[int], report: StageReport,
-                  task_cpu: dict[str, list[float]]) -> list[list[tuple[tuple[int, int], Origin, RangeDelta]]]:
+                  task_cpu: dict[str, list[float]], starts: dict[str, DriverStarts]) \
+            -> list[list[tuple[tuple[int, int], Origin, RangeDelta]]]:
         """Stage 1: each cluster's ranges, their origins and prefixes, from the pieces' deltas computed on the
         executors (each piece in ``delta_cuts`` cuts, so every round of the cores is full); none for ranges that
-        catch up (the stage then does not run)."""
+        catch up (the stage then does not run), or whose start states the driver writes (``starts``)."""
         sc = self.context
-        bounds = [self.range_bounds(c, n) for c, n in zip(clusters, counts, strict=True)]
-        origins = [plan(b, c.first, c.points, self.catch_up) for c, b in zip(clusters, bounds, strict=True)]
+        planned = [self._planned(c, n, starts.get(c.name)) for c, n in zip(clusters, counts, strict=True)]
+        bounds = [b for b, _ in planned]
+        origins = [o for _, o in planned]
         pieces = [(i, piece) for i, os_ in enumerate(origins) for piece in sorted({p for o in os_ for p in o.pieces})]
         cuts = delta_cuts(len(pieces), sc.defaultParallelism)
         subs = [(i, piece, sub) for i, piece in pieces for sub in split_ranges(*piece, cuts)]
@@ -385,6 +436,19 @@ class SparkEngine:
         deltas = [{piece: fold(cut) for piece, cut in by_piece.items()} for by_piece in cut_deltas]
         return [list(zip(b, os_, prefixes(os_, ds), strict=True))
                 for b, os_, ds in zip(bounds, origins, deltas, strict=True)]
+
+    def _planned(self, cluster: ClusterRanges, n: int, given: DriverStarts | None) \
+            -> tuple[list[tuple[int, int]], list[Origin]]:
+        """A cluster's ``n`` ranges and their origins: the driver's (``driver_starts``: equal ranges, the later
+        ones' start states written by its process) where this plan would make those very origins of those ranges;
+        else ``range_bounds``' ranges with ``parallel.plan``'s origins."""
+        if given is not None and not self.ranges and len(given.bounds) == n \
+                and (given.first, given.last) == (cluster.first, cluster.last) \
+                and plan(given.bounds, cluster.first, cluster.points, self.catch_up) \
+                == [replace(o, image=None) for o in given.origins]:
+            return list(given.bounds), list(given.origins)
+        bounds = self.range_bounds(cluster, n)
+        return bounds, plan(bounds, cluster.first, cluster.points, self.catch_up)
 
     def range_bounds(self, cluster: ClusterRanges, n: int) -> list[tuple[int, int]]:
         """A cluster's ``n`` ranges: equal ones for a ``ranges`` asked for; in a plan of the engine's own, ranges

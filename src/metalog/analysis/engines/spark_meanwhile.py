@@ -1,4 +1,5 @@
-"""What the Spark engine's driver does while its JVM starts: the clusters' growth passes.
+"""What the Spark engine's driver does while its JVM starts: the clusters' growth passes, and on a local master the
+start states of a cut cluster's later ranges (``spark_starts``, a process of its own).
 
 The JVM's launch and the SparkContext's start take 1.5-2 s of wall, in which the driver only waits and one of two
 cores idles; the executors' first task begins later still. A growth pass needs no executor (it reads its log and
@@ -12,6 +13,7 @@ either way.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from dataclasses import dataclass
@@ -19,8 +21,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from metalog.analysis.engines.request import AnalysisRequest
+from metalog.errors import MetalogError
 
 if TYPE_CHECKING:
+    from metalog.analysis.engines.spark import DriverStarts
+    from metalog.analysis.engines.spark_starts import StartsProcess
     from metalog.analysis.outputs.growth import ClusterGrowth
 
 __all__ = ["DriverGrowth", "DriverShare"]
@@ -29,11 +34,13 @@ __all__ = ["DriverGrowth", "DriverShare"]
 @dataclass(frozen=True)
 class DriverShare:
     """What the driver took by the time the engine plans: whether it made the growth tables' directories fresh
-    (``growth_tables.fresh_growth_tables``: else the engine does), and the clusters whose growth passes it began
-    (by name; it finishes them)."""
+    (``growth_tables.fresh_growth_tables``: else the engine does), the clusters whose growth passes it began
+    (by name; it finishes them), and the cut clusters whose later ranges' start states its process writes
+    (``spark.driver_starts``)."""
 
     fresh: bool
     clusters: frozenset[str]
+    starts: tuple[DriverStarts, ...] = ()
 
 
 class DriverGrowth:
@@ -42,11 +49,19 @@ class DriverGrowth:
     cluster, or raises the first pass's error (a damaged log, say) in the caller's thread. As a context manager:
     stopped and waited for on exit (after a failure or Ctrl-C too: a pass under way ends first, at most one); the
     command hands it to ``spark_session.spark_context`` as its ``meanwhile``, and the engine takes its share
-    (``stop`` again) when it plans."""
+    (``stop`` again) when it plans.
 
-    def __init__(self, request: AnalysisRequest) -> None:
+    ``cores``: a local master's (``spark_session.local_cores``); the thread then first plans the start states of
+    the ranges ``spark.driver_starts`` plans on them (None: none), which a process of their own writes from when
+    the passes begun are done, or from ``stop`` if sooner (beside a pass and the JVM's launch it would slow both);
+    the exit ends it if it still runs, its files removed."""
+
+    def __init__(self, request: AnalysisRequest, cores: int | None = None) -> None:
         self.out = request.out
         self.clusters = [(c.name, os.fspath(c.path)) for c in request.clusters]
+        self.cores = cores
+        self._starts: tuple[DriverStarts, ...] = ()
+        self._process: StartsProcess | None = None
         self._lock = threading.Lock()
         self._stopped = False
         self._fresh = False
@@ -62,6 +77,8 @@ class DriverGrowth:
         self.stop()
         if self._thread.ident is not None:
             self._thread.join()
+        if self._process is not None:
+            self._process.close()
 
     def start(self) -> None:
         self._thread.start()
@@ -70,7 +87,15 @@ class DriverGrowth:
         """No pass begins from now on; what the driver has taken (the same on every call after the first)."""
         with self._lock:
             self._stopped = True
-            return DriverShare(self._fresh, frozenset(self._claimed))
+            if self._process is not None:
+                self._process.spawn()
+            return DriverShare(self._fresh, frozenset(self._claimed), self._starts)
+
+    def drop_starts(self) -> None:
+        """The start states' process ended (the engine takes none of them)."""
+        with self._lock:
+            if self._process is not None:
+                self._process.end()
 
     def result(self) -> dict[str, ClusterGrowth]:
         """The growth of each cluster whose pass the driver ran, once the thread has ended (``stop`` first, or it
@@ -82,6 +107,17 @@ class DriverGrowth:
         return dict(self._found)
 
     def _run(self) -> None:
+        try:
+            if self.cores is not None:
+                with contextlib.suppress(MetalogError, OSError):  # (the engine reads the logs again, and says it)
+                    self._start_states(self.cores)
+            self._passes()
+        finally:
+            with self._lock:
+                if self._process is not None:
+                    self._process.spawn()
+
+    def _passes(self) -> None:
         from metalog.analysis.engines.replay import log_records
         from metalog.analysis.outputs.growth_tables import (
             GROWTH_TABLES,
@@ -112,3 +148,25 @@ class DriverGrowth:
                 self._found[task.name] = growth
         except BaseException as e:  # noqa: BLE001 - raised by ``result``, in the caller's thread
             self._failed.append(e)
+
+    def _start_states(self, cores: int) -> None:
+        """The start states ``spark.driver_starts`` plans on ``cores``, written by a process of their own."""
+        from metalog.analysis.engines.parallel import log_outline
+        from metalog.analysis.engines.spark import ClusterRanges, driver_starts
+        from metalog.analysis.engines.spark_starts import StartsProcess
+
+        clusters = []
+        for name, path in self.clusters:
+            outline = log_outline(path)
+            clusters.append(ClusterRanges(str(Path(path).resolve()), name, outline.first, outline.last,
+                                          outline.points))
+        root = StartsProcess.directory()
+        starts = driver_starts(clusters, cores, root)
+        paths = {c.name: c.path for c in clusters}
+        process = StartsProcess(root, [job for s in starts for job in s.jobs(paths[s.name])])
+        with self._lock:
+            self._process = process  # (removed on exit, used or not)
+            if self._stopped or not starts:
+                return
+            process.hold()
+            self._starts = tuple(starts)

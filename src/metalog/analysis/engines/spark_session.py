@@ -82,6 +82,18 @@ def jvm_notice(line: str) -> bool:
     return line.startswith(_JVM_NOTICES) or _GONE_PACKAGE.fullmatch(line) is not None
 
 
+def local_cores(master: str | None) -> int | None:
+    """How many tasks a local master (``local``, ``local[N]``, ``local[*]``, ``local[N,F]``; None: ``local[*]``)
+    runs at once, as its SparkContext's default parallelism will say; None for any other master."""
+    found = re.fullmatch(r"local(?:\[(\d+|\*)(?:,\d+)?\])?", master or "local[*]")
+    if found is None:
+        return None
+    if found[1] is None:
+        return 1
+    return (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1) \
+        if found[1] == "*" else int(found[1])
+
+
 def find_java() -> str:
     """The java binary from JAVA_HOME, else PATH; a one-line error naming what to install otherwise."""
     home = os.environ.get("JAVA_HOME")
