@@ -570,6 +570,8 @@ def python_split(records: int, seed: int, runs: int) -> None:
           f"replay's speed\n  imports {split['imports']:.2f}, loop {split['loop']:.2f}, writers "
           f"{split['writers']:.2f}, growth {split['growth']:.2f}, report {split['report']:.2f} (png "
           f"{split['png']:.2f}), the rest {other:.2f} (the interpreter, the CLI, the output directory, the teardown)")
+    print(f"  the loop's {split['loop']:.2f} s: {split['loop_system']:.3f} s of it in the kernel, "
+          f"{split['loop_faults']:,} page faults (memory touched for the first time)")
     print(f"load average {os.getloadavg()[0]:.1f} after")
 
 
@@ -599,6 +601,8 @@ def split_child(path: str) -> None:
         assert done.code == 0
         parts.update({k: timers[k] for k in ("writers", "growth", "report", "png")})
         parts["loop"] = timers["replay"] - timers["writers"]
+        parts["loop_system"] = timers["replay_system"] - timers["writers_system"]
+        parts["loop_faults"] = int(timers["replay_faults"] - timers["writers_faults"])
         print(json.dumps(parts), flush=True)
         raise
     finally:
@@ -617,26 +621,37 @@ def modules_child(path: str) -> None:
 
 def split_timers() -> dict[str, float]:
     """CPU seconds spent in each part, filled as the analysis runs: its functions wrapped (a writer's calls into
-    another writer counted once)."""
+    another writer counted once); for the replay and the writers also the system CPU seconds and the page faults
+    (``PART_system``, ``PART_faults``)."""
     import metalog.analysis.engines.python as engine
     import metalog.analysis.outputs.report as report
     import metalog.analysis.outputs.report.png as png
     from metalog.analysis.outputs import writers
 
     timers = {"writers": 0.0, "growth": 0.0, "report": 0.0, "png": 0.0, "replay": 0.0}
+    for part in ("replay", "writers"):
+        timers[f"{part}_system"] = timers[f"{part}_faults"] = 0.0
     depth = [0]
+
+    def kernel() -> tuple[float, int]:
+        used = resource.getrusage(resource.RUSAGE_SELF)
+        return used.ru_stime, used.ru_minflt + used.ru_majflt
 
     def timed(owner: Any, name: str, part: str) -> None:
         inner = getattr(owner, name)
 
         def run(*args: Any, **kwargs: Any) -> Any:
             depth[0] += part == "writers"
-            start = time.process_time()
+            start, (system, faults) = time.process_time(), kernel()
             try:
                 return inner(*args, **kwargs)
             finally:
                 if part != "writers" or depth[0] == 1:
                     timers[part] += time.process_time() - start
+                    if f"{part}_system" in timers:
+                        now_system, now_faults = kernel()
+                        timers[f"{part}_system"] += now_system - system
+                        timers[f"{part}_faults"] += now_faults - faults
                 depth[0] -= part == "writers"
 
         setattr(owner, name, run)

@@ -20,10 +20,11 @@ cdef struct DirectorySlots:  # directory numbers by id, open addressing (a dict'
     Py_ssize_t mask, used
 
 
-cdef struct Rows:  # a table's rows as growable int64 columns, in one block: column j at data + j * cap
+cdef struct Rows:  # a table's rows as growable int64 columns, in one block: column j at data + j * stride
     int64_t *data
     Py_ssize_t size  # rows
     Py_ssize_t cap  # rows each column has room for
+    Py_ssize_t stride  # values from a column's start to the next one's: cap and a cache line (STAGGER)
     Py_ssize_t width  # columns
 
 

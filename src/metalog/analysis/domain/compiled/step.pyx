@@ -65,6 +65,9 @@ DEF BROKER_WIDTH = 13  # last_offset, timestamp, broker, then the broker's 10 va
 DEF DIRECTORY_WIDTH = 9  # last_offset, timestamp, broker, directory, then its 5 values
 DEF BROKER_VALUES = 10
 DEF PAIR_VALUES = 5
+# a block's columns start this many values (a cache line) apart from where a power of two of rows would put them, so
+# that a row's stores, one a column, fall in different cache sets (``Rows.stride``)
+DEF STAGGER = 8
 DEF BROKER_REG = 4  # a broker's values from its registration: state, in controlled shutdown, migrating, directories
 cdef int64_t NO_LEADER = -1
 cdef int LOST_DIR = 2, ASSIGNED = 3
@@ -94,26 +97,27 @@ cdef int grow(Buffer *b, Py_ssize_t need) except -1:
 cdef int more_rows(Rows *t) except -1:
     """Room for twice as many rows (256 at first), each column moved to its place in the new block."""
     cdef Py_ssize_t cap = t.cap * 2 if t.cap else 256, j
-    cdef int64_t *data = <int64_t *>malloc(cap * t.width * sizeof(int64_t))
+    cdef Py_ssize_t stride = cap + STAGGER
+    cdef int64_t *data = <int64_t *>malloc(stride * t.width * sizeof(int64_t))
     if data is NULL:
         raise MemoryError()
     for j in range(t.width):
-        memcpy(data + j * cap, t.data + j * t.cap, t.size * sizeof(int64_t))
+        memcpy(data + j * stride, t.data + j * t.stride, t.size * sizeof(int64_t))
     free(t.data)
-    t.data, t.cap = data, cap
+    t.data, t.cap, t.stride = data, cap, stride
     return 0
 
 
 cdef inline int put_row(Rows *t, const int64_t *values) except -1:
     """A row of ``t.width`` ``values`` at the end of ``t``'s columns."""
-    cdef Py_ssize_t j, cap, width = t.width
+    cdef Py_ssize_t j, stride, width = t.width
     cdef int64_t *at
     if t.size == t.cap:
         more_rows(t)
-    cap, at = t.cap, t.data + t.size
-    for j in range(width):  # (cap and the place in locals: a value stored is not a field of ``t``'s)
+    stride, at = t.stride, t.data + t.size
+    for j in range(width):  # (stride and the place in locals: a value stored is not a field of ``t``'s)
         at[0] = values[j]
-        at += cap
+        at += stride
     t.size += 1
     return 0
 
@@ -716,19 +720,18 @@ cdef class ClusterStep:
         cdef int64_t *prev
         cdef int64_t start[3]
         cdef Rows *t = &self.timeline
-        cdef Py_ssize_t cap
+        cdef Py_ssize_t s
         cdef int64_t *at
         self._codes(codes)
         if t.size == t.cap:
             more_rows(t)
-        cap, at = t.cap, t.data + t.size  # the row's values stored in their columns, each ``cap`` after the one before
-        at[0], at[cap], at[2 * cap], at[3 * cap], at[4 * cap] = last_offset, timestamp, codes[0], self.zk, codes[1]
-        at[5 * cap], at[6 * cap], at[7 * cap] = codes[2], self.fenced, self.registered - self.fenced
-        at[8 * cap], at[9 * cap], at[10 * cap], at[11 * cap] = self.shutdown, self.brokers_zk, self.topics, \
-            self.partitions
-        at[12 * cap], at[13 * cap], at[14 * cap] = self.offline_partitions, self.imbalance, self.kinds[0]
-        at[15 * cap], at[16 * cap], at[17 * cap] = self.kinds[1], self.kinds[2], self.kinds[3]
-        at[18 * cap], at[19 * cap] = self.offline, open_transaction
+        s, at = t.stride, t.data + t.size  # the row's values stored in their columns, each ``s`` (the stride) on
+        at[0], at[s], at[2 * s], at[3 * s], at[4 * s] = last_offset, timestamp, codes[0], self.zk, codes[1]
+        at[5 * s], at[6 * s], at[7 * s] = codes[2], self.fenced, self.registered - self.fenced
+        at[8 * s], at[9 * s], at[10 * s], at[11 * s] = self.shutdown, self.brokers_zk, self.topics, self.partitions
+        at[12 * s], at[13 * s], at[14 * s] = self.offline_partitions, self.imbalance, self.kinds[0]
+        at[15 * s], at[16 * s], at[17 * s] = self.kinds[1], self.kinds[2], self.kinds[3]
+        at[18 * s], at[19 * s] = self.offline, open_transaction
         t.size += 1
         if self.told:
             for offset, kind, detail in self.told:
@@ -970,7 +973,7 @@ cdef list _columns(Rows *rows):
     cdef array column
     for j in range(rows.width):
         column = clone(INT64, n, False)
-        memcpy(column.data.as_voidptr, rows.data + j * rows.cap, n * sizeof(int64_t))
+        memcpy(column.data.as_voidptr, rows.data + j * rows.stride, n * sizeof(int64_t))
         out.append(column)
     rows.size = 0
     return out
