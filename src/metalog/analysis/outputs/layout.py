@@ -19,6 +19,7 @@ from typing import Any
 from metalog.analysis.domain import schema
 from metalog.analysis.domain.columns import Chunk, Coded, ColumnData, int64s
 from metalog.analysis.domain.schema import CLUSTER, Kind, Table
+from metalog.analysis.outputs.kernels import cast, decoded, kernel, take
 
 # epoch ms in the rows, timestamp(MILLIS, UTC) on disk
 TIME_COLUMNS = frozenset(c.name for t in schema.TABLES.values() for c in t.columns if c.kind is Kind.TIME)
@@ -113,10 +114,9 @@ def coded(batch: Any, table: str) -> Any:
 
 def _encoded(strings: Any) -> Any:
     import pyarrow as pa
-    import pyarrow.compute as pc
 
-    found = pc.dictionary_encode(strings)
-    return pa.DictionaryArray.from_arrays(found.indices.cast(pa.int64()), found.dictionary)
+    found = kernel("dictionary_encode", strings)
+    return pa.DictionaryArray.from_arrays(cast(found.indices, pa.int64()), found.dictionary)
 
 
 def first_seen(rows: Any, table: str) -> Any:
@@ -126,17 +126,16 @@ def first_seen(rows: Any, table: str) -> Any:
     not on the vocabularies they were coded in (a chunk's, a range's on a Spark executor). A dictionary with a
     value twice (two codes, one text) is encoded again from its text."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     schema = coded_schema(table, pa.int32())
     arrays = []
     for column in rows.columns:
         data = column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
         if pa.types.is_dictionary(data.type):
-            used = pc.dictionary_encode(data.indices)  # (its dictionary: the codes used, as they first appear)
-            values = data.dictionary.take(used.dictionary)
-            if pc.count_distinct(values).as_py() < len(values):
-                used = pc.dictionary_encode(data.dictionary_decode())
+            used = kernel("dictionary_encode", data.indices)  # (its dictionary: the codes used, as they first appear)
+            values = take(data.dictionary, used.dictionary)
+            if kernel("count_distinct", values).as_py() < len(values):
+                used = kernel("dictionary_encode", decoded(data))
                 values = used.dictionary
             data = pa.DictionaryArray.from_arrays(used.indices, values)
         arrays.append(data)
@@ -161,10 +160,10 @@ def arrow_batch(chunk: Chunk, rows: Sequence[int] | None = None) -> Any:
     for data, field in zip(chunk.columns, schema, strict=True):
         if isinstance(data, array):
             column = pa.Array.from_buffers(field.type, len(data), [None, pa.py_buffer(data)])
-            arrays.append(column if taken is None else column.take(taken))
+            arrays.append(column if taken is None else take(column, taken))
         elif isinstance(data, Coded):
             codes = pa.Array.from_buffers(pa.int64(), len(data), [None, pa.py_buffer(data.codes)])
-            arrays.append(arrow_array(data.names, pa.string()).take(codes if taken is None else codes.take(taken)))
+            arrays.append(take(arrow_array(data.names, pa.string()), codes if taken is None else take(codes, taken)))
         else:
             arrays.append(arrow_array(data if rows is None else [data[i] for i in rows], pa.string()))
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
@@ -174,17 +173,16 @@ def chunk_of(table: Table, cluster: str, batch: Any) -> Chunk:
     """An Arrow record batch of ``arrow_batch`` back as the chunk it was: int and time columns as ``array('q')`` of
     their buffers, text as codes into its values (``Coded``)."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     columns: list[ColumnData] = []
     for column, data in zip(table.values, batch.columns, strict=True):
         if data.null_count:
             raise ValueError(f"{table.name}.{column.name}: a row without a value")
         if column.kind is Kind.TEXT:
-            coded = pc.dictionary_encode(data)
-            columns.append(Coded(int64s(coded.indices.cast(pa.int64())), coded.dictionary.to_pylist()))
+            coded = kernel("dictionary_encode", data)
+            columns.append(Coded(int64s(cast(coded.indices, pa.int64())), coded.dictionary.to_pylist()))
         else:
-            columns.append(int64s(data.cast(pa.int64())))
+            columns.append(int64s(cast(data, pa.int64())))
     return Chunk(table, cluster, tuple(columns))
 
 
@@ -280,7 +278,7 @@ def epoch_ms(batch: Any) -> Any:
     """An Arrow record batch with its time columns as int64 epoch ms (as the rows hold them)."""
     import pyarrow as pa
 
-    arrays = [a.cast(pa.int64()) if pa.types.is_timestamp(a.type) else a for a in batch.columns]
+    arrays = [cast(a, pa.int64()) if pa.types.is_timestamp(a.type) else a for a in batch.columns]
     return pa.RecordBatch.from_arrays(arrays, names=batch.schema.names)
 
 

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
 from metalog.analysis.domain.columns import Coded, ColumnData
+from metalog.analysis.outputs.kernels import take
 from metalog.analysis.outputs.sampling import Sampler, Samples, int64_array
 from metalog.codec import core
 from metalog.state.enums import ZK_MIGRATION_VALUES
@@ -110,7 +111,7 @@ def family_column(family: Family, data: ColumnData) -> Any:
     """``family_values`` of a chunk's column, as an int64 Arrow array (``sampling.int64_array``): an int column
     without a copy, a coded one through its vocabulary's ids."""
     if isinstance(data, Coded):
-        return int64_array(family_values(family, list(data.names))).take(int64_array(data.codes))
+        return take(int64_array(family_values(family, list(data.names))), int64_array(data.codes))
     return int64_array(family_values(family, data) if isinstance(data, list) else data)
 
 

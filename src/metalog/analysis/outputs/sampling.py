@@ -32,6 +32,7 @@ from itertools import chain
 from typing import Any
 
 from metalog.analysis.domain.columns import Ints, int64s
+from metalog.analysis.outputs.kernels import cast, kernel, take
 from metalog.codec import core
 
 HEARTBEAT_MS = 60_000
@@ -76,7 +77,6 @@ class Sampler:
 
     def add(self, times: Any, values: Sequence[Any]) -> list[Samples]:
         import pyarrow as pa
-        import pyarrow.compute as pc
 
         n = len(times)
         if len(values) != self.series or any(len(column) != n for column in values):
@@ -91,8 +91,8 @@ class Sampler:
         if pending is not None:  # the row kept from the chunk before, ahead of this one's
             t = pa.concat_arrays([int64_array([pending[0]]), t])
         # a millisecond's last row: a row whose next row is in a later millisecond; the last row waits
-        found = pc.indices_nonzero(pc.not_equal(t.slice(1), t.slice(0, len(t) - 1)))
-        rows, decided = int64s(found), int64s(t.take(found))  # (found: uint64s, below 2^63)
+        found = kernel("indices_nonzero", kernel("not_equal", t.slice(1), t.slice(0, len(t) - 1)))
+        rows, decided = int64s(found), int64s(take(t, found))  # (found: uint64s, below 2^63)
         nexts = decided[1:]
         nexts.append(self._pending[0])
         return self._samples(Decided(decided, rows, nexts, False), columns,
@@ -206,10 +206,8 @@ def series_sampler() -> Any:
 
 def steps_back(column: Any) -> bool:
     """Whether an int64 Arrow array (``int64_array``) has a value less than the one before it."""
-    import pyarrow.compute as pc
-
     n = len(column)
-    return n > 1 and bool(pc.any(pc.less(column.slice(1), column.slice(0, n - 1))).as_py())
+    return n > 1 and bool(kernel("any", kernel("less", column.slice(1), column.slice(0, n - 1))).as_py())
 
 
 def int64_view(values: Any) -> Sequence[int]:
@@ -237,6 +235,6 @@ def int64_array(values: Any) -> Any:
     import pyarrow as pa
 
     if isinstance(values, pa.Array):
-        return values.cast(pa.int64()) if values.type != pa.int64() else values
+        return cast(values, pa.int64()) if values.type != pa.int64() else values
     ints = values if isinstance(values, array) and values.typecode == "q" else array("q", values)
     return pa.Array.from_buffers(pa.int64(), len(ints), [None, pa.py_buffer(ints)])

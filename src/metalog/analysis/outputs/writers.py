@@ -27,6 +27,7 @@ from typing import Any, TextIO
 from metalog.analysis.domain.columns import Chunk, Ints, from_rows
 from metalog.analysis.domain.schema import BUCKETS, EVENTS, TIMELINE, Table
 from metalog.analysis.outputs import openmetrics as om
+from metalog.analysis.outputs.kernels import take
 from metalog.analysis.outputs.layout import (
     TABLES,
     arrow_array,
@@ -346,7 +347,7 @@ class BucketRows:
         starts_at = accumulate((self._pieces[p].num_rows for p in pieces), initial=0)  # (its last, the total: unused)
         first = dict(zip(pieces, starts_at, strict=False))
         held = pa.Table.from_batches([self._pieces[p] for p in pieces])
-        taken = held.take(arrow_array([first[piece] + row for piece, row in places], pa.int64())).combine_chunks()
+        taken = take(held, arrow_array([first[piece] + row for piece, row in places], pa.int64())).combine_chunks()
         schema = arrow_schema(BUCKETS.name)
         return pa.RecordBatch.from_arrays([arrow_array(starts, schema.field(0).type),
                                            *(column.chunk(0) for column in taken.columns)], schema=schema)

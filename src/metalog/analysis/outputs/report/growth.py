@@ -22,6 +22,7 @@ from metalog.analysis.outputs.growth import (
     Snapshot,
     TypeMinutes,
 )
+from metalog.analysis.outputs.kernels import cast
 from metalog.analysis.outputs.report.series import Steps, m4, packed, steps
 
 TOP_TYPES = 8  # record types drawn on their own; the others are summed as "other"
@@ -64,7 +65,7 @@ def _values(column: Any) -> Sequence[Any]:
 
     if pa.types.is_string(column.type):
         return column.to_pylist()  # type: ignore[no-any-return]
-    return int64s(column.cast(pa.int64()))
+    return int64s(cast(column, pa.int64()))
 
 
 def growth_view(growth: ClusterGrowth, t0: int, t1: int) -> dict[str, Any]:

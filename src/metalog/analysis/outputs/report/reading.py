@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from metalog.analysis.domain.columns import int64s
+from metalog.analysis.outputs.kernels import cast, decoded, kept, kernel
 from metalog.analysis.outputs.report.data import (
     BROKER_LINES,
     LANES,
@@ -276,26 +277,19 @@ def _read_failures_and_events(out: Path, name: str, builder: ClusterBuilder) -> 
         builder.events = [e for rows in iter_cluster(out / "events", name) for e in rows]
 
 
-def _decoded(values: Any) -> Any:
-    import pyarrow as pa
-
-    return values.dictionary_decode() if pa.types.is_dictionary(values.type) else values
-
-
 def change_points(values: Any) -> Any:
     """A boolean Arrow array: the first value, and each that differs from the one before it (a null differs
     from a value, not from another null). Of a dictionary array, where its code does (a value may have two
     codes: a change point more, which a builder's ``extend`` drops)."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     if pa.types.is_dictionary(values.type):
         values = values.indices
     n = len(values)
     after, before = values.slice(1), values.slice(0, n - 1)
-    differs = pc.not_equal(after, before)
+    differs = kernel("not_equal", after, before)
     if values.null_count:  # where either is null: whether just one is (no Python scalar here: see layout.arrow_array)
-        differs = pc.coalesce(differs, pc.xor(pc.is_null(after), pc.is_null(before)))
+        differs = kernel("coalesce", differs, kernel("xor", kernel("is_null", after), kernel("is_null", before)))
     first = pa.Array.from_buffers(pa.bool_(), 1, [None, pa.py_buffer(b"\x01")])  # (pa.array: see layout.arrow_array)
     return pa.concat_arrays([first, differs])
 
@@ -316,7 +310,7 @@ def _change(times: Any, values: Any) -> tuple[list[int], list[Any]]:
     """The first of ``values`` and each that differs from the one before it, with their ``times``, as Python
     values (a builder's ``extend`` takes them as it takes every value: it keeps the changes)."""
     changed = change_points(values)
-    return times.filter(changed).to_pylist(), values.filter(changed).to_pylist()
+    return kept(times, changed).to_pylist(), kept(values, changed).to_pylist()
 
 
 def _change_ints(times: Any, values: Any) -> tuple[Sequence[int], Sequence[Any]]:
@@ -326,7 +320,7 @@ def _change_ints(times: Any, values: Any) -> tuple[Sequence[int], Sequence[Any]]
 
     if values.type != pa.int64() or values.null_count or times.type != pa.int64() or times.null_count:
         changed = change_points(values)
-        return times.filter(changed).to_pylist(), values.filter(changed).to_pylist()
+        return kept(times, changed).to_pylist(), kept(values, changed).to_pylist()
     found: tuple[Sequence[int], Sequence[int]] = change_ints_twin()(times, values)
     return found
 
@@ -340,7 +334,7 @@ def change_ints(times: Any, values: Any) -> tuple[array[int], array[int]]:
     if not len(values):
         return array("q"), array("q")
     changed = change_points(values)
-    return int64s(times.filter(changed)), int64s(values.filter(changed))
+    return int64s(kept(times, changed)), int64s(kept(values, changed))
 
 
 # ``change_ints``' compiled twin (``.compiled`` None: the pure one runs), in the "analysis" core.
@@ -355,25 +349,21 @@ def change_ints_twin() -> Any:
 
 def _changes(times: Any, *columns: Any) -> tuple[list[int], list[list[Any]]]:
     """The rows where any of ``columns`` changes (and the first): their times, and each column's values there."""
-    import pyarrow.compute as pc
-
     changed = change_points(columns[0])
     for column in columns[1:]:
-        changed = pc.or_(changed, change_points(column))
-    return times.filter(changed).to_pylist(), [column.filter(changed).to_pylist() for column in columns]
+        changed = kernel("or", changed, change_points(column))
+    return kept(times, changed).to_pylist(), [kept(column, changed).to_pylist() for column in columns]
 
 
 def _sum(a: Any, b: Any) -> Any:
-    import pyarrow.compute as pc
-
-    return pc.add_checked(a, b)
+    return kernel("add_checked", a, b)
 
 
 def _nonzero(values: Any) -> Any:
     """Whether each int is not zero (a cast: no Python scalar in a compute call, see ``layout.arrow_array``)."""
     import pyarrow as pa
 
-    return values.cast(pa.bool_())
+    return cast(values, pa.bool_())
 
 
 def _last_row(rows: Any) -> dict[str, Any]:
@@ -382,12 +372,10 @@ def _last_row(rows: Any) -> dict[str, Any]:
 
 
 def _split(batch: Any, key: Sequence[str]) -> Iterator[tuple[tuple[Any, ...], Any]]:
-    import pyarrow.compute as pc
-
     if not key:
         yield (), batch
         return
-    column = _decoded(batch.column(key[0]))
-    for value in pc.unique(column):  # Arrow scalars (a Python value would be converted: see layout.arrow_array)
-        for rest, part in _split(batch.filter(pc.equal(column, value)), key[1:]):
+    column = decoded(batch.column(key[0]))
+    for value in kernel("unique", column):  # Arrow scalars (a Python value would be converted: see layout.arrow_array)
+        for rest, part in _split(kept(batch, kernel("equal", column, value)), key[1:]):
             yield (value.as_py(), *rest), part
