@@ -179,8 +179,8 @@ def chunk_of(table: Table, cluster: str, batch: Any) -> Chunk:
         if data.null_count:
             raise ValueError(f"{table.name}.{column.name}: a row without a value")
         if column.kind is Kind.TEXT:
-            coded = kernel("dictionary_encode", data)
-            columns.append(Coded(int64s(cast(coded.indices, pa.int64())), coded.dictionary.to_pylist()))
+            coded = _encoded(data)
+            columns.append(Coded(int64s(coded.indices), coded.dictionary.to_pylist()))
         else:
             columns.append(int64s(cast(data, pa.int64())))
     return Chunk(table, cluster, tuple(columns))

@@ -319,8 +319,7 @@ def _change_ints(times: Any, values: Any) -> tuple[Sequence[int], Sequence[Any]]
     import pyarrow as pa
 
     if values.type != pa.int64() or values.null_count or times.type != pa.int64() or times.null_count:
-        changed = change_points(values)
-        return kept(times, changed).to_pylist(), kept(values, changed).to_pylist()
+        return _change(times, values)
     found: tuple[Sequence[int], Sequence[int]] = change_ints_twin()(times, values)
     return found
 
