@@ -50,7 +50,7 @@ from metalog.state.loader import OpenTransaction
 from metalog.state.overlay import RangeBuilder, RangeDelta, StartState, start_state, then
 
 __all__ = ["CATCH_UP", "LogOutline", "Origin", "ParallelEngine", "Piece", "RangeReplay", "batch_offsets",
-           "catch_up_ranges", "caught_up", "log_bounds", "log_outline", "open_transaction", "plan",
+           "catch_up_ranges", "caught_up", "log_bounds", "log_outline", "open_transaction", "origin_offset", "plan",
            "prefixes", "range_delta", "range_start", "replay_from", "replay_range", "split_ranges", "start_points",
            "start_states"]
 
@@ -192,6 +192,12 @@ def log_outline(path: str | os.PathLike[str], *, points: bool = True) -> LogOutl
         return LogOutline(log.log_start_offset, log.log_end_offset - 1, _start_points(history) if points else [])
 
 
+def origin_offset(first: int, point: StartPoint | None) -> int:
+    """The first offset replayed after a range's origin ``point``: the one after the point's, or for None the
+    log's first (``first``)."""
+    return first if point is None else point.offset + 1
+
+
 def plan(ranges: Sequence[tuple[int, int]], first: int, points: Sequence[StartPoint] = (),
          catch_up: float = CATCH_UP) -> list[Origin]:
     """Each range's origin: the last point before its first offset, else the log's start (``first``); then a
@@ -204,7 +210,7 @@ def plan(ranges: Sequence[tuple[int, int]], first: int, points: Sequence[StartPo
         for p in points:
             if p.offset < lo:
                 point = p
-        origin = first if point is None else point.offset + 1
+        origin = origin_offset(first, point)
         if origin < lo <= origin + catch_up * (hi - lo + 1):
             out.append(Origin(point, (), catch_up=True))
             continue
@@ -247,7 +253,7 @@ def caught_up(path: str | os.PathLike[str], point: StartPoint | None, lo: int) -
 def _caught_up(history: MetadataHistory, point: StartPoint | None, lo: int) -> StartState:
     with gc_paused():
         log = history.log
-        _, last = batch_offsets(log, log.log_start_offset if point is None else point.offset + 1, lo - 1)
+        _, last = batch_offsets(log, origin_offset(log.log_start_offset, point), lo - 1)
         loader = history.loader_through(point, last)
         begin = loader.transaction_start
         if begin is None or not loader.in_transaction:

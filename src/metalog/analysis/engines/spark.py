@@ -38,6 +38,7 @@ from metalog.analysis.engines.parallel import (
     Piece,
     catch_up_ranges,
     log_outline,
+    origin_offset,
     plan,
     prefixes,
     range_delta,
@@ -212,7 +213,7 @@ def driver_starts(clusters: Sequence[ClusterRanges], cores: int, root: Path,
         bounds = split_ranges(c.first, c.last, n)
         origins = plan(bounds, c.first, c.points)
         later = list(zip(bounds, origins, strict=True))[1:]
-        work = sum(lo - (c.first if o.point is None else o.point.offset + 1) for (lo, _), o in later)
+        work = sum(lo - origin_offset(c.first, o.point) for (lo, _), o in later)
         if n < 2 or not all(o.catch_up for _, o in later) or work > budget:
             continue
         budget -= work
@@ -266,8 +267,8 @@ def _weight(task: RangeTask, first: int) -> int:
         return size
     if task.origin.image is not None:  # (caught up by the driver's process)
         return int(size * STEP_SHARE)
-    origin = first if task.origin.point is None else task.origin.point.offset + 1
-    return int(size * STEP_SHARE + (task.lo - origin) * CATCH_UP_WEIGHT * task.origin.catch_up)
+    behind = task.lo - origin_offset(first, task.origin.point)
+    return int(size * STEP_SHARE + behind * CATCH_UP_WEIGHT * task.origin.catch_up)
 
 
 @dataclass(frozen=True)
