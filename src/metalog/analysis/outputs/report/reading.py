@@ -54,6 +54,8 @@ class FailureRow(NamedTuple):
 
 
 FAILURE_COLUMNS = FailureRow._fields
+# the timeline's columns the report never shows (neither drawn nor in ``Latest``): not read
+UNREAD = ("zk_migration_state", "open_transaction")
 
 
 class KeyBuilder:
@@ -248,13 +250,15 @@ def _read_timeline(out: Path, name: str, span: Span, picture: Span | None, readi
     """The timeline's drawn columns: of each, only its change points (found in Arrow) become Python values."""
     from metalog.analysis.outputs.layout import iter_cluster_batches
 
+    root = out / "timeline_batches"
+    names = _column_names(root, name)
     builder: ClusterBuilder | None = None
-    for batch in iter_cluster_batches(out / "timeline_batches", name, batch_rows=reading.batch_rows,
-                                      dictionaries=True):
+    for batch in iter_cluster_batches(root, name, [c for c in names if c not in UNREAD],
+                                      batch_rows=reading.batch_rows, dictionaries=True):
         if batch.num_rows == 0:
             continue
         if builder is None:
-            builder = ClusterBuilder(name, batch.schema.names, span, picture, fine=reading.fine)
+            builder = ClusterBuilder(name, names, span, picture, fine=reading.fine)
         times = batch.column("timestamp")
         for column in builder.timeline_columns:
             values = batch.column(column)
@@ -264,6 +268,16 @@ def _read_timeline(out: Path, name: str, span: Span, picture: Span | None, readi
                 builder.timeline(column, *_change(times, values))
         builder.batches_read(batch.num_rows, batch.slice(batch.num_rows - 1, 1).to_pylist()[0])
     return builder
+
+
+def _column_names(root: Path, name: str) -> list[str]:
+    """A cluster's columns of a table, from its first file's footer (none: no file)."""
+    import pyarrow.parquet as pq
+
+    from metalog.analysis.outputs.layout import PARTITION, partition_dir
+
+    files = sorted(p for p in (root / partition_dir(name)).glob("*.parquet") if not p.name.startswith((".", "_")))
+    return [] if not files else [c for c in pq.read_schema(files[0]).names if c != PARTITION]
 
 
 def _read_failures_and_events(out: Path, name: str, builder: ClusterBuilder) -> None:
