@@ -385,27 +385,25 @@ def _last_row(rows: Any) -> dict[str, Any]:
 
 
 def split_by_key(batch: Any, key: Sequence[str]) -> Iterator[tuple[tuple[Any, ...], Any]]:
-    """``batch``'s rows by ``key``, each key's rows in their order in ``batch``, the keys in sorted order: the rows
-    sorted once by ``key`` (stable sorts, the last column's first, so a key's rows keep their order; then one
-    ``take`` of every column) and cut where a key column changes (slices: no copy). A text's two codes in one
-    batch may cut a key's rows in two, one after the other, as two batches cut them."""
+    """``batch``'s rows by ``key``, each key's rows in their order in ``batch``, the keys in sorted order: the rows'
+    order by ``key`` found once (stable sorts, the last column's first, so a key's rows keep their order), cut
+    where a key column changes, and each key's rows taken by their run of that order (one key's copy held at a
+    time, as a filter per key held it). A text's two codes in one batch may cut a key's rows in two, one after
+    the other, as two batches cut them."""
     if not key:
         yield (), batch
         return
     if not batch.num_rows:
         return
-    order = None
-    for name in reversed(key):
-        column = batch.column(name) if order is None else take(batch.column(name), order)
-        step = kernel("array_sort_indices", column)
-        order = step if order is None else take(order, step)
-    rows = take(batch, order)
-    cuts = change_points(rows.column(key[0]))
-    for name in key[1:]:
-        cuts = kernel("or", cuts, change_points(rows.column(name)))
+    order: Any = kernel("array_sort_indices", batch.column(key[-1]))
+    for name in reversed(key[:-1]):
+        order = take(order, kernel("array_sort_indices", take(batch.column(name), order)))
+    keys = [take(batch.column(name), order) for name in key]
+    cuts = change_points(keys[0])
+    for column in keys[1:]:
+        cuts = kernel("or", cuts, change_points(column))
     starts = kernel("indices_nonzero", cuts)
-    firsts = take(rows, starts)
-    keys = zip(*(decoded(firsts.column(name)).to_pylist() for name in key), strict=True)
-    bounds = [*starts.to_pylist(), rows.num_rows]
-    for n, where in enumerate(keys):
-        yield where, rows.slice(bounds[n], bounds[n + 1] - bounds[n])
+    values = zip(*(decoded(take(column, starts)).to_pylist() for column in keys), strict=True)
+    bounds = [*starts.to_pylist(), batch.num_rows]
+    for n, where in enumerate(values):
+        yield where, take(batch, order.slice(bounds[n], bounds[n + 1] - bounds[n]))
