@@ -344,6 +344,8 @@ class TimelineSampler:
             for process, kind in process_kinds(me).items():
                 with contextlib.suppress(OSError, IndexError):
                     fields = Path(f"/proc/{process}/stat").read_text().rsplit(")", 1)[1].split()
+                    if kind == "other" and process in self.cpu:  # (an exited process's command line reads empty)
+                        kind = self.cpu[process][0]
                     self.cpu[process] = (kind, sum(int(f) for f in fields[11:13]) / tick)  # utime, stime
             by_kind: dict[str, float] = {}
             for kind, seconds in self.cpu.values():
