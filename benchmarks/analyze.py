@@ -297,8 +297,9 @@ def process_start() -> float:
 
 def process_kinds(pid: int) -> dict[int, str]:
     """The processes under ``pid`` (itself included) by kind: the driver, the launcher JVM (spark-submit's), the
-    driver's JVM, the workers' daemon (the JVM's child), the workers (the daemon's), and other (spark-submit's
-    shell scripts before they exec a JVM)."""
+    driver's JVM, the workers' daemon (the JVM's child, or the driver's ready process that took its part, and
+    then the JVM's child its stand-in), the workers (the daemon's), and other (spark-submit's shell scripts before
+    they exec a JVM, the start states' process)."""
     parents: dict[int, int] = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
         with contextlib.suppress(OSError, IndexError):
@@ -314,6 +315,8 @@ def process_kinds(pid: int) -> dict[int, str]:
                 continue
             if Path(line.split(" ", 1)[0]).name == "java":
                 kind = "launcher" if "launcher.Main" in line else "jvm"
+            elif kinds[at] != "daemon" and "spark_daemon --ahead" in line:  # (the driver's ready daemon)
+                kind = "daemon"
             else:
                 kind = {"jvm": "daemon", "daemon": "workers"}.get(kinds[at], "other")
             kinds[child_pid] = kind
@@ -341,6 +344,8 @@ class TimelineSampler:
             for process, kind in process_kinds(me).items():
                 with contextlib.suppress(OSError, IndexError):
                     fields = Path(f"/proc/{process}/stat").read_text().rsplit(")", 1)[1].split()
+                    if kind == "other" and process in self.cpu:  # (an exited process's command line reads empty)
+                        kind = self.cpu[process][0]
                     self.cpu[process] = (kind, sum(int(f) for f in fields[11:13]) / tick)  # utime, stime
             by_kind: dict[str, float] = {}
             for kind, seconds in self.cpu.values():

@@ -220,6 +220,16 @@ def test_the_workers_are_forked_from_a_daemon_that_imported_the_tasks_modules(sp
         ["metalog.analysis.engines.spark_daemon", True]] * 2
 
 
+def test_the_workers_daemon_is_the_drivers_ready_process(spark: Any) -> None:
+    """The daemon the JVM started handed its part to the process the driver started as the JVM launched
+    (``spark_ahead``): the workers' parent is the driver's child, whose imports were made by the first task."""
+    def daemon(_: object) -> int:
+        with open(f"/proc/{os.getppid()}/stat") as stat:
+            return int(stat.read().rsplit(")", 1)[1].split()[1])
+
+    assert spark.sparkContext.parallelize([0, 1], 2).map(daemon).collect() == [os.getpid()] * 2
+
+
 def test_what_the_daemon_imported_is_frozen_out_of_the_workers_collector(spark: Any) -> None:
     """A reused worker runs gc.collect() after every task: the modules the daemon imported for the tasks (pyspark's
     worker loop, each record type's reader and pyarrow's modules among them) are frozen before the fork

@@ -89,9 +89,9 @@ def test_no_private_attribute_of_pyspark_is_written() -> None:
     import ast
     import inspect
 
-    from metalog.analysis.engines import spark, spark_daemon, spark_session, spark_tables
+    from metalog.analysis.engines import spark, spark_ahead, spark_daemon, spark_session, spark_tables
 
-    for module in (spark, spark_daemon, spark_session, spark_tables):
+    for module in (spark, spark_ahead, spark_daemon, spark_session, spark_tables):
         for node in ast.walk(ast.parse(inspect.getsource(module))):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
                 node, ast.AugAssign | ast.AnnAssign) else []

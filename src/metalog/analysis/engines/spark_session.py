@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from metalog import errors
+from metalog.analysis.engines.spark_ahead import DaemonAhead
 from metalog.analysis.engines.spark_classes import SILENT, ClassArchive, class_archive, finish
 from metalog.analysis.engines.spark_quiet import AccumulatorErrors, quiet_py4j
 from metalog.errors import MetalogError
@@ -197,11 +198,15 @@ def _started(master: str | None, app: str, driver_memory: str | None, master_tim
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     scratch = Path(tempfile.mkdtemp(prefix="metalog-spark-"))
     started = _Started()
+    ahead = DaemonAhead(DAEMON_MODULE)
     with quiet_py4j():
         handler = signal.getsignal(signal.SIGINT)
         try:
             conf = _settings(scratch, master, app, driver_memory or default_driver_memory(), archives,
                              executor_python)
+            if conf.get("spark.python.daemon.module") == DAEMON_MODULE:
+                ahead.start(spark_home())  # (the workers' daemon's imports made while the JVM and the context start)
+                conf.update(ahead.executor_env())
             gateway = quiet_gateway(conf, scratch, meanwhile)
             started.context = _start(conf, gateway, master, master_timeout)
             started.accumulators = _ready(started.context, master, archives, scratch)
@@ -212,7 +217,10 @@ def _started(master: str | None, app: str, driver_memory: str | None, master_tim
             started.interrupted = True
             raise
         finally:
-            _end(started, scratch, handler)
+            try:
+                _end(started, scratch, handler)
+            finally:
+                ahead.close()
 
 
 @dataclass
