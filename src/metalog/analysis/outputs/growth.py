@@ -213,7 +213,17 @@ def count_for(log: MetadataLog) -> GrowthCount:
     verify`` names), handed the scan's values and batch ends by its own scan (``read_growth``) or by another
     reader's, through a tee (``growth_reader``: the python engine's replay)."""
     start = log.log_start_offset
-    return growth_counter()(lambda base: _control_types(log, base, start), MINUTE_MS)
+    return growth_counter()(lambda base: _control_types(log, base, start), MINUTE_MS, type_order)
+
+
+def type_order(type_key: int) -> tuple[str, int]:
+    """A type key's place among a minute's rows of ``growth``: by Kafka's name of the type (``record_type_name``),
+    then by key. A key past the ControlRecordTypes Kafka defines sorts first here (the rows' names refuse it
+    later, ``_growth_rows``, as they did before the count sorted)."""
+    try:
+        return record_type_name(type_key), type_key
+    except ValueError:
+        return "", type_key
 
 
 def growth_reader(count: GrowthCount) -> ScanReader:
@@ -249,27 +259,16 @@ def growth_counter() -> type[GrowthCount]:
 
 def _growth_rows(count: GrowthCount, in_order: bool) -> TypeMinutes:
     """``growth``'s rows by minute and type name, from the counter's columns (a minute the log came back to is
-    added up, unless ``in_order``: each minute counted once, in order)."""
+    added up, unless ``in_order``: each minute counted once, in order, its types by name: ``type_order``)."""
     names = {key: record_type_name(key) for key in set(count.type_keys)}
-    if in_order:  # no sums
-        # rows sorted by (minute, name): by minute * types + the key's rank by name, an int (no tuple per row)
-        rank = {key: i for i, key in enumerate(sorted(names, key=lambda k: (names[k], k)))}
-        types = len(rank)
-        order_by = [minute * types + rank[key] for minute, key in zip(count.type_minutes, count.type_keys,
-                                                                        strict=True)]
-        order = sorted(range(len(order_by)), key=order_by.__getitem__)
-        return TypeMinutes(_taken(count.type_minutes, order), [names[count.type_keys[i]] for i in order],
-                           _taken(count.type_records, order), _taken(count.type_bytes, order))
+    if in_order:  # the rows as counted: no sums, no sort
+        return TypeMinutes(count.type_minutes, list(map(names.__getitem__, count.type_keys)), count.type_records,
+                           count.type_bytes)
     keys = [(minute, names[key]) for minute, key in zip(count.type_minutes, count.type_keys, strict=True)]
     summed = sorted(_summed(keys, count.type_records, count.type_bytes).items())
     return TypeMinutes(array("q", [minute for (minute, _), _ in summed]), [name for (_, name), _ in summed],
                        array("q", [records for _, (records, _) in summed]),
                        array("q", [size for _, (_, size) in summed]))
-
-
-def _taken(column: array[int], order: Sequence[int]) -> array[int]:
-    """``column``'s values in ``order`` (a permutation of its indexes)."""
-    return array("q", map(column.__getitem__, order))
 
 
 def _log_size_rows(count: GrowthCount, in_order: bool) -> LogMinutes:
