@@ -79,9 +79,9 @@ def test_metalog_pure_registers_every_twin_pure(fake_modules: dict[str, ModuleTy
 
 
 def test_every_layer_registers_its_own_twins_and_none_names_another() -> None:
-    """The log core's twins are the log's and the state's, each registered from its own package; the analysis'
-    step, loop, the growth count, the .om sample lines and the report's series are the analysis'. (codec/core.py
-    names no module of a layer above it.)"""
+    """The log core's twins are the log's (its scan's tee too) and the state's, each registered from its own package;
+    the analysis' step, loop, the growth count, the .om sample lines and the report's series are the analysis'.
+    (codec/core.py names no module of a layer above it.)"""
     import metalog.analysis.domain.twins
     import metalog.analysis.outputs.growth
     import metalog.analysis.outputs.openmetrics
@@ -91,7 +91,8 @@ def test_every_layer_registers_its_own_twins_and_none_names_another() -> None:
     owners = {(t.core, t.module.rsplit(".compiled.", 1)[0], t.pure.__module__) for t in core._registry.values()
               if t.module.startswith("metalog.")}
     assert owners == {("log", "metalog.log", "metalog.log.batch"), ("log", "metalog.log", "metalog.log.reader"),
-                      ("log", "metalog.log", "metalog.log.scan"), ("log", "metalog.state", "metalog.state.loader"),
+                      ("log", "metalog.log", "metalog.log.scan"), ("log", "metalog.log", "metalog.log.tee"),
+                      ("log", "metalog.state", "metalog.state.loader"),
                       ("analysis", "metalog.analysis.domain", "metalog.analysis.domain.step"),
                       ("analysis", "metalog.analysis.domain", "metalog.analysis.domain.loop"),
                       ("analysis", "metalog.analysis.outputs", "metalog.analysis.outputs.growth_count"),

@@ -8,7 +8,8 @@ from contextlib import contextmanager
 
 import metalog.log.reader
 import metalog.log.scan
-import metalog.state.loader  # noqa: F401  (with the two above: every twin of the log core is registered)
+import metalog.log.tee
+import metalog.state.loader  # noqa: F401  (with the three above: every twin of the log core is registered)
 from metalog.codec import core
 
 

@@ -6,6 +6,7 @@ the compiled scan hands it values and batch ends in C."""
 from __future__ import annotations
 
 from contextlib import nullcontext
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from metalog.analysis.outputs.growth import GROWTH_COUNT, MINUTE_MS, read_growth
-from metalog.analysis.outputs.growth_count import NOT_A_FRAME, GrowthCount
+from metalog.analysis.outputs.growth import GROWTH_COUNT, MINUTE_MS, read_growth, type_order
+from metalog.analysis.outputs.growth_count import NOT_A_FRAME, GrowthCount, TypeOrder
 from metalog.codec import core
 from metalog.codec.runtime import write_uvarint
 from metalog.errors import DecodeError, MetalogError
@@ -59,9 +60,9 @@ def batches(draw: st.DrawFn) -> list[tuple[Any, ...]]:
     return out
 
 
-def fed(make: type[GrowthCount], shape: list[tuple[Any, ...]]) -> tuple[Any, ...]:
+def fed(make: type[GrowthCount], shape: list[tuple[Any, ...]], order: TypeOrder | None = None) -> tuple[Any, ...]:
     controls = {base: records for base, (_, _, records, _) in enumerate(shape) if records is not None}
-    count = make(lambda base: controls[base], MINUTE_MS)
+    count = make(lambda base: controls[base], MINUTE_MS, order)
     for base, (values, timestamp, records, size) in enumerate(shape):
         for value in values:
             count(value, base)
@@ -71,11 +72,27 @@ def fed(make: type[GrowthCount], shape: list[tuple[Any, ...]]) -> tuple[Any, ...
             count.type_records, count.type_bytes, count.marks)
 
 
+@pytest.mark.parametrize("order", [None, type_order, lambda key: -key])
 @settings(max_examples=300, deadline=None)
 @given(shape=batches())
-def test_the_compiled_count_keeps_the_pure_counts_columns(shape: list[tuple[Any, ...]]) -> None:
+def test_the_compiled_count_keeps_the_pure_counts_columns(order: TypeOrder | None,
+                                                          shape: list[tuple[Any, ...]]) -> None:
+    """Each minute's types in ``order`` (the key's, growth's by name, any), small apiKeys and others mixed."""
     assert compiled is not None
-    assert fed(compiled, shape) == fed(GrowthCount, shape)
+    assert fed(compiled, shape, order) == fed(GrowthCount, shape, order)
+
+
+@settings(max_examples=100, deadline=None)
+@given(shape=batches())
+def test_each_minutes_rows_come_in_type_order(shape: list[tuple[Any, ...]]) -> None:
+    """What lets ``growth`` take the rows of a log whose minutes come once, in order, as they are counted: in
+    (minute, type's name) order, each (minute, type) once."""
+    assert compiled is not None
+    in_time = sorted(shape, key=itemgetter(1))  # (the batches' times never step back)
+    for make in (compiled, GrowthCount):
+        _, _, _, minutes, keys, _, _, _ = fed(make, in_time, type_order)
+        rows = list(zip(minutes, keys, strict=True))
+        assert rows == sorted(set(rows), key=lambda row: (row[0], type_order(row[1])))
 
 
 @settings(max_examples=60, deadline=None)

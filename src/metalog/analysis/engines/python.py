@@ -10,15 +10,9 @@ from typing import TypeVar
 
 from metalog.analysis.domain.columns import Gathered
 from metalog.analysis.engines.replay import TimelineReplay, log_records
-from metalog.analysis.engines.request import (
-    AnalysisRequest,
-    AnalysisSummary,
-    Progress,
-    Stage,
-    T,
-    here,
-    write_growth_tables,
-)
+from metalog.analysis.engines.request import AnalysisRequest, AnalysisSummary, Progress, Stage, T, here
+from metalog.analysis.outputs.growth import ClusterGrowth, count_for, counted_growth, growth_reader
+from metalog.analysis.outputs.growth_tables import write_growth_tables
 from metalog.analysis.outputs.writers import ROWS_PER_GROUP, TableWriters
 from metalog.replay.gc import gc_paused
 from metalog.replay.history import MetadataHistory
@@ -41,18 +35,19 @@ class PythonEngine:
         # the size of the work, for progress only (each log opened once more: none when nobody is told)
         total = 0 if progress is None else sum(log_records(c.path) for c in request.clusters)
         records = 0
+        grown: list[ClusterGrowth] = []  # each cluster's growth pass, counted as its replay scans its log
         with TableWriters(out, request.bucket_ms, csv=request.csv,
                           metrics_every_batch=request.metrics_every_batch) as writers:
             for cluster in request.clusters:
                 writers.cluster(cluster.name)
                 report = None if progress is None else _offset(progress, records, total)
                 gathered = Gathered(writers.add, ROWS_PER_GROUP)  # (the writers' cost is partly per chunk)
-                records += replay_cluster(cluster.path, cluster.name, gathered, report)
+                records += replay_cluster(cluster.path, cluster.name, gathered, report, grown.append)
                 gathered.flush()
                 writers.end_cluster()
             written = writers.close()
             batches, events = writers.batches, writers.events_written
-        written += write_growth_tables(request, self.run)
+        written += write_growth_tables(out, grown, csv=request.csv)
         return AnalysisSummary(out, tuple(request.names), records, batches, events, tuple(written))
 
     @property
@@ -69,10 +64,18 @@ def _offset(progress: Progress, before: int, total: int) -> Callable[[int], None
 
 
 def replay_cluster(path: str | os.PathLike[str], name: str, sink: Callable[..., object],
-                   progress: Callable[[int], object] | None = None) -> int:
+                   progress: Callable[[int], object] | None = None,
+                   growth: Callable[[ClusterGrowth], object] | None = None) -> int:
     """One cluster's log replayed from its start, its rows handed to ``sink`` as chunks in log order; its data
-    records."""
+    records. ``growth``: told the cluster's growth tables (``outputs.growth``), counted from the replay's own scan
+    of the log (a tee: the log is read once)."""
     with MetadataHistory(path) as history, gc_paused():
         log = history.log
         start = log.log_start_offset
-        return TimelineReplay(log, name, history.state_before_log()).run(start, history.end_offset, sink, progress)
+        replay = TimelineReplay(log, name, history.state_before_log())
+        if growth is None:
+            return replay.run(start, history.end_offset, sink, progress)
+        count = count_for(log)
+        records = replay.run(start, history.end_offset, sink, progress, growth_reader(count))
+        growth(counted_growth(log, name, count))
+        return records

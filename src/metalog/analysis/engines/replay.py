@@ -17,6 +17,7 @@ from metalog.analysis.domain.twins import batch_loop, cluster_step
 from metalog.errors import LogError, MetalogError
 from metalog.log import MetadataLog
 from metalog.log.control import ControlType, decode_control
+from metalog.log.tee import ScanReader, tee
 from metalog.replay.history import MetadataHistory
 from metalog.state import MetadataLoader
 from metalog.state.image import MetadataImage
@@ -53,14 +54,19 @@ class TimelineReplay:
         return self.loader.image
 
     def run(self, first: int, last: int, sink: Callable[[Chunk], object],
-            progress: Callable[[int], object] | None = None) -> int:
+            progress: Callable[[int], object] | None = None, also: ScanReader | None = None) -> int:
         """The batches ending at ``first`` or later, up to the one holding ``last``, replayed (their records from
         ``first`` on: a log may start inside its first batch), and the step's rows of them handed to ``sink`` as
         chunks (a chunk per table) every ``chunk_batches`` batches and after the last, in log order;
-        ``progress(records replayed)`` about every MiB of log. Returns the data records replayed."""
+        ``progress(records replayed)`` about every MiB of log. ``also``: another reader of the same scan, handed
+        each value and batch end after the replay (``metalog.log.tee``: the growth pass' count). Returns the data
+        records replayed."""
         loop = batch_loop()(BatchLoopParts(self.loader, self.step, partial(leader_changes, self.log), sink,
                                            self.chunk_batches))
-        for count, _ in self.log.scan_into(first, last, self.loader.replay_value, loop):
+        reader = ScanReader(self.loader.replay_value, loop)
+        if also is not None:
+            reader = tee(reader, also)
+        for count, _ in self.log.scan_into(first, last, reader.sink, reader.batch_end):
             self.records += count
             if progress is not None:
                 progress(self.records)

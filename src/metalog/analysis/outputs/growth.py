@@ -1,6 +1,8 @@
-"""How a cluster's metadata grows, and which controller led when: one scan of its own over a log directory, apart
-from the per-batch replay (no state is built, nothing is decoded but the start of the records' frames), counted
-by ``growth_count`` (compiled where built: the log's compiled scan hands it values and batch ends in C).
+"""How a cluster's metadata grows, and which controller led when: one scan over a log directory (no state is built,
+nothing is decoded but the start of the records' frames), counted by ``growth_count`` (compiled where built: the
+log's compiled scan hands it values and batch ends in C). The scan is its own (``read_growth``: the Spark engine's
+and the parallel engine's pass), or the per-batch replay's, which a tee hands on to the count as it reads
+(``count_for``, ``growth_reader``, then ``counted_growth``: the python engine's).
 
 - ``growth``: per minute of log time (the batches' maxTimestamp, floored to the minute) and record type, the
   records and their value bytes. A data record's type is the apiKey at the start of its value frame, named as
@@ -35,6 +37,7 @@ from metalog.codec.definitions import METADATA_BY_API_KEY
 from metalog.errors import DecodeError, LogError
 from metalog.log import MetadataLog
 from metalog.log.control import MESSAGES, ControlType, parse_control_key
+from metalog.log.tee import ScanReader
 from metalog.replay.quorum import QuorumEvent, batch_at, quorum_history
 from metalog.snapshots import SnapshotReader
 
@@ -196,14 +199,47 @@ def record_type_name(type_key: int) -> str:
 
 def read_growth(path: str | os.PathLike[str], name: str) -> ClusterGrowth:
     """The four tables of the log directory ``path``, for the cluster ``name``: one scan of the log
-    (``growth_count``), then its control batches and its snapshots."""
+    (``count_for``), then its control batches and its snapshots."""
     with MetadataLog.open(path) as log:
-        out = ClusterGrowth(name)
-        count = _count(log)
-        in_order = all(a < b for a, b in pairwise(count.minutes))  # each minute counted once: no sums, no sort
-        out.growth, out.log_size = _growth_rows(count, in_order), _log_size_rows(count, in_order)
-        out.snapshots = list(_snapshots(log))
-        out.leadership = [leadership(e) for e in quorum_history(log, count.marks) if e.kind in LEADERSHIP_KINDS]
+        count = count_for(log)
+        for _ in log.scan_into(log.log_start_offset, ALL_OFFSETS, count, count.batch_end):
+            pass
+        return counted_growth(log, name, count)
+
+
+def count_for(log: MetadataLog) -> GrowthCount:
+    """A count for a scan of every batch of ``log`` from its start offset (``MetadataLog.scan_into``: the log's
+    scan reads each batch as every reader reads it, frame, CRC, chain, KRaft's rules: its damage is the error ``log
+    verify`` names), handed the scan's values and batch ends by its own scan (``read_growth``) or by another
+    reader's, through a tee (``growth_reader``: the python engine's replay)."""
+    start = log.log_start_offset
+    return growth_counter()(lambda base: _control_types(log, base, start), MINUTE_MS, type_order)
+
+
+def type_order(type_key: int) -> tuple[str, int]:
+    """A type key's place among a minute's rows of ``growth``: by Kafka's name of the type (``record_type_name``),
+    then by key. A key past the ControlRecordTypes Kafka defines sorts first here (the rows' names refuse it
+    later, ``_growth_rows``, as they did before the count sorted)."""
+    try:
+        return record_type_name(type_key), type_key
+    except ValueError:
+        return "", type_key
+
+
+def growth_reader(count: GrowthCount) -> ScanReader:
+    """``count`` as a reader of a scan: what ``metalog.log.tee.tee`` hands on to."""
+    return ScanReader(count, count.batch_end)
+
+
+def counted_growth(log: MetadataLog, name: str, count: GrowthCount) -> ClusterGrowth:
+    """The four tables of ``log``, for the cluster ``name``, once a scan of every batch from its start offset has
+    fed ``count`` (``count_for``): its rows, then the log's control batches and its snapshots."""
+    count.close()
+    out = ClusterGrowth(name)
+    in_order = all(a < b for a, b in pairwise(count.minutes))  # each minute counted once: no sums, no sort
+    out.growth, out.log_size = _growth_rows(count, in_order), _log_size_rows(count, in_order)
+    out.snapshots = list(_snapshots(log))
+    out.leadership = [leadership(e) for e in quorum_history(log, count.marks) if e.kind in LEADERSHIP_KINDS]
     return out
 
 
@@ -221,40 +257,18 @@ def growth_counter() -> type[GrowthCount]:
     return found
 
 
-def _count(log: MetadataLog) -> GrowthCount:
-    """Every batch from the log start offset, read by the log's scan (frame, CRC, chain, KRaft's rules: its
-    damage is the error ``log verify`` names), counted."""
-    start = log.log_start_offset
-    count = growth_counter()(lambda base: _control_types(log, base, start), MINUTE_MS)
-    for _ in log.scan_into(start, ALL_OFFSETS, count, count.batch_end):
-        pass
-    count.close()
-    return count
-
-
 def _growth_rows(count: GrowthCount, in_order: bool) -> TypeMinutes:
     """``growth``'s rows by minute and type name, from the counter's columns (a minute the log came back to is
-    added up, unless ``in_order``: each minute counted once, in order)."""
+    added up, unless ``in_order``: each minute counted once, in order, its types by name: ``type_order``)."""
     names = {key: record_type_name(key) for key in set(count.type_keys)}
-    if in_order:  # no sums
-        # rows sorted by (minute, name): by minute * types + the key's rank by name, an int (no tuple per row)
-        rank = {key: i for i, key in enumerate(sorted(names, key=lambda k: (names[k], k)))}
-        types = len(rank)
-        order_by = [minute * types + rank[key] for minute, key in zip(count.type_minutes, count.type_keys,
-                                                                        strict=True)]
-        order = sorted(range(len(order_by)), key=order_by.__getitem__)
-        return TypeMinutes(_taken(count.type_minutes, order), [names[count.type_keys[i]] for i in order],
-                           _taken(count.type_records, order), _taken(count.type_bytes, order))
+    if in_order:  # the rows as counted: no sums, no sort
+        return TypeMinutes(count.type_minutes, list(map(names.__getitem__, count.type_keys)), count.type_records,
+                           count.type_bytes)
     keys = [(minute, names[key]) for minute, key in zip(count.type_minutes, count.type_keys, strict=True)]
     summed = sorted(_summed(keys, count.type_records, count.type_bytes).items())
     return TypeMinutes(array("q", [minute for (minute, _), _ in summed]), [name for (_, name), _ in summed],
                        array("q", [records for _, (records, _) in summed]),
                        array("q", [size for _, (_, size) in summed]))
-
-
-def _taken(column: array[int], order: Sequence[int]) -> array[int]:
-    """``column``'s values in ``order`` (a permutation of its indexes)."""
-    return array("q", map(column.__getitem__, order))
 
 
 def _log_size_rows(count: GrowthCount, in_order: bool) -> LogMinutes:

@@ -1,12 +1,14 @@
-"""The growth pass' counting, fed by the log's own scan (``MetadataLog.scan_into``): each data record's value as the
-scan's sink, each batch's end as its batch-end hook. Nothing is decoded but the start of a value's frame (its
-apiKey); a control batch's records, which no sink is handed, are read by ``control_types``.
+"""The growth pass' counting, fed by the log's own scan (``MetadataLog.scan_into``, or the replay's through a tee:
+``metalog.log.tee``): each data record's value as the scan's sink, each batch's end as its batch-end hook. Nothing
+is decoded but the start of a value's frame (its apiKey); a control batch's records, which no sink is handed, are
+read by ``control_types``.
 
 Per minute of log time (a batch's maxTimestamp, floored: ``tables.bucket_start``) it keeps the batches and their
 bytes, and per record type the records and their values' bytes, as columns (``array('q')``) appended as the log
-moves on to another minute: a minute the log comes back to later is appended again (``growth.read_growth``
-adds the two up). It also keeps the (base offset, max timestamp, is control) of the log's first batch and of its
-control batches, in log order: all ``replay.quorum.quorum_history`` needs to read.
+moves on to another minute, a minute's types in ``type_order`` (the growth table's order: by name): a minute the
+log comes back to later is appended again (``growth.counted_growth`` adds the two up). It also keeps the (base
+offset, max timestamp, is control) of the log's first batch and of its control batches, in log order: all
+``replay.quorum.quorum_history`` needs to read.
 
 ``GrowthCount`` is the pure twin of ``metalog.analysis.outputs.compiled.growth_count.GrowthCount``, which the scan's
 compiled loop hands values and batch ends in C (``c_value_sink``, ``batch_end.c_batch_end``); tests hold the two
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from metalog.analysis.outputs.tables import bucket_start
 from metalog.codec.framing import FRAME_VERSION, metadata_api_key
@@ -25,16 +28,17 @@ from metalog.replay.quorum import BatchMark
 
 NOT_A_FRAME = "the record's value is not a metadata record frame (frame version 1, apiKey, version)"
 ControlTypes = Callable[[int], Iterable[tuple[int, int]]]  # a control batch's base -> (type key, value bytes) each
+TypeOrder = Callable[[int], Any]  # a type key -> its sort key among a minute's rows
 
 
 
 class GrowthCount:
     """What the growth pass counts (see the module). ``control_types(base)`` gives (type key, value bytes) for each
-    record of the control batch at ``base`` that is counted; ``minute_ms`` is a minute. ``close()`` after the
-    scan."""
+    record of the control batch at ``base`` that is counted; ``minute_ms`` is a minute; ``type_order``, the sort key
+    of a minute's rows by type key (default: the key itself). ``close()`` after the scan."""
 
-    def __init__(self, control_types: ControlTypes, minute_ms: int) -> None:
-        self.control_types, self.minute_ms = control_types, minute_ms
+    def __init__(self, control_types: ControlTypes, minute_ms: int, type_order: TypeOrder | None = None) -> None:
+        self.control_types, self.minute_ms, self.type_order = control_types, minute_ms, type_order
         self.minutes, self.minute_batches, self.minute_bytes = array("q"), array("q"), array("q")
         self.type_minutes, self.type_keys, self.type_records, self.type_bytes = (array("q"), array("q"),
                                                                                    array("q"), array("q"))
@@ -101,7 +105,7 @@ class GrowthCount:
         self.minutes.append(minute)
         self.minute_batches.append(self._batches)
         self.minute_bytes.append(self._bytes)
-        for key in sorted(self._types):
+        for key in sorted(self._types, key=self.type_order):
             records, size = self._types[key]
             self.type_minutes.append(minute)
             self.type_keys.append(key)

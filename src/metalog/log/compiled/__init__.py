@@ -4,7 +4,8 @@ compiler is present (setup.py), each registered by the module of its pure twin i
 
 - ``records``: RecordBatch's record decoder (``metalog.log.batch._decode_records``), Records made untracked;
 - ``reader``: the batch loop's step (``metalog.log.reader.next_batches``);
-- ``scan``: replay's read loop (``metalog.log.scan.pure_scan_into``).
+- ``scan``: replay's read loop (``metalog.log.scan.pure_scan_into``);
+- ``tee``: two readers of one scan (``metalog.log.tee``'s ``ValueTee`` and ``EndTee``), told in C.
 
 Each function returns None (or hands over to its pure twin) for input outside the forms it reads, so every
 error is the pure path's own. ``tests/log/test_compiled_log.py`` runs both on the same batches.

@@ -40,7 +40,7 @@ cdef unsigned char FRAME = FRAME_VERSION
 cdef class GrowthCount:
     """See the pure twin."""
 
-    cdef public object control_types, minutes, minute_batches, minute_bytes
+    cdef public object control_types, type_order, minutes, minute_batches, minute_bytes
     cdef public object type_minutes, type_keys, type_records, type_bytes
     cdef public list marks
     cdef public object c_value_sink
@@ -48,6 +48,7 @@ cdef class GrowthCount:
     cdef readonly int64_t minute_ms
     cdef int64_t first_full  # the first minute of int64 that is whole: before it, the minute is int64's first
     cdef unsigned char touched[SMALL]  # the small apiKeys of the batch being read, in the order first met
+    cdef unsigned char ranked[SMALL]  # the small apiKeys in type_order's order
     cdef Py_ssize_t touched_n
     cdef int64_t batch_records[SMALL]
     cdef int64_t batch_bytes[SMALL]
@@ -57,10 +58,13 @@ cdef class GrowthCount:
     cdef int64_t minute, batches, size
     cdef bint counting  # a minute is being counted
 
-    def __init__(self, control_types, int64_t minute_ms):
+    def __init__(self, control_types, int64_t minute_ms, type_order=None):
+        cdef Py_ssize_t i
         if minute_ms <= 0:
             raise ValueError("a minute is a positive number of milliseconds")
-        self.control_types, self.minute_ms = control_types, minute_ms
+        self.control_types, self.minute_ms, self.type_order = control_types, minute_ms, type_order
+        for i, k in enumerate(sorted(range(SMALL), key=type_order)):
+            self.ranked[i] = k
         self.first_full = -((1 << 63) // minute_ms) * minute_ms
         self.minutes, self.minute_batches, self.minute_bytes = array("q"), array("q"), array("q")
         self.type_minutes, self.type_keys, self.type_records, self.type_bytes = (array("q"), array("q"),
@@ -171,22 +175,33 @@ cdef class GrowthCount:
         self.counting = False
 
     cdef close_minute(self):
-        cdef Py_ssize_t k
+        """The minute's row of ``log_size`` and its rows of ``growth``, its types in ``type_order``."""
+        cdef Py_ssize_t i, k
         if not self.counting:
             return
         self.minutes.append(self.minute)
         self.minute_batches.append(self.batches)
         self.minute_bytes.append(self.size)
-        for k in range(SMALL):
-            if self.type_count[k]:
-                self.row(k, self.type_count[k], self.type_size[k])
-                self.type_count[k] = 0
-                self.type_size[k] = 0
-        for key in sorted(self.types_other):
-            records, size = self.types_other[key]
-            self.row(key, records, size)
-        self.types_other.clear()
+        if self.types_other:  # (a minute of control records: few) its types sorted, small and other together
+            for key in sorted([k for k in range(SMALL) if self.type_count[k]] + list(self.types_other),
+                              key=self.type_order):
+                if 0 <= key < SMALL:
+                    self.small_row(key)
+                else:
+                    records, size = self.types_other[key]
+                    self.row(key, records, size)
+            self.types_other.clear()
+        else:
+            for i in range(SMALL):
+                k = self.ranked[i]
+                if self.type_count[k]:
+                    self.small_row(k)
         self.batches = self.size = 0
+
+    cdef small_row(self, Py_ssize_t k):
+        self.row(k, self.type_count[k], self.type_size[k])
+        self.type_count[k] = 0
+        self.type_size[k] = 0
 
     cdef row(self, object key, object records, object size):
         self.type_minutes.append(self.minute)
