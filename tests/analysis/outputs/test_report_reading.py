@@ -232,3 +232,55 @@ def test_a_dictionary_column_changes_where_its_code_does_and_its_lane_is_the_str
     lane = StepsBuilder()
     lane.extend(times.filter(changed).to_pylist(), values.filter(changed).to_pylist())
     assert lane.result() == steps(times.to_pylist(), values.to_pylist())
+
+
+@settings(max_examples=100, deadline=None)
+@given(rows=st.lists(st.tuples(st.integers(-2, 2), st.integers(0, 4)), max_size=60))
+def test_a_batch_split_by_key_gives_each_keys_rows_in_order(rows: list[tuple[int, int]]) -> None:
+    """``split_by_key``: a per-key table's batch cut by (broker, directory), the directory a dictionary column
+    whose dictionary holds a value twice (one text, two codes): the keys in sorted order, and each key's rows, its
+    parts joined, are its rows in the batch's order (a key may come in consecutive parts, never interleaved)."""
+    import pyarrow as pa
+
+    from metalog.analysis.outputs.report.reading import split_by_key
+
+    texts = ["b", "a", "b", "c", "a"]  # codes 0 and 2 are "b", 1 and 4 "a"
+    batch = pa.RecordBatch.from_arrays(
+        [pa.array([b for b, _ in rows], pa.int64()),
+         pa.DictionaryArray.from_arrays(pa.array([c for _, c in rows], pa.int32()), pa.array(texts)),
+         pa.array(range(len(rows)), pa.int64())], names=["broker", "directory", "row"])
+    wanted: dict[tuple[int, str], list[int]] = {}
+    for n, (broker, code) in enumerate(rows):
+        wanted.setdefault((broker, texts[code]), []).append(n)
+    got: dict[tuple[int, str], list[int]] = {}
+    order: list[tuple[int, str]] = []
+    for key, part in split_by_key(batch, ("broker", "directory")):
+        assert part.num_rows and part.schema == batch.schema
+        assert not order or order[-1] <= key
+        if not order or order[-1] != key:
+            order.append(key)
+        got.setdefault(key, []).extend(part.column("row").to_pylist())
+    assert order == sorted(wanted) and got == wanted
+    by_broker = {key: parts.column("row").to_pylist() for key, parts in split_by_key(batch, ("broker",))}
+    assert by_broker == {(b,): [n for n, (b2, _) in enumerate(rows) if b2 == b] for b, _ in rows}
+
+
+@settings(max_examples=200, deadline=None)
+@given(gaps=st.lists(st.sampled_from((0, 1, 3, 40)), min_size=1, max_size=120),
+       values=st.lists(st.integers(-3, 3), min_size=120, max_size=120), first=st.integers(-60, 60),
+       buckets=st.integers(1, 12), cuts=st.lists(st.integers(0, 120), max_size=4), ints=st.booleans())
+def test_an_envelope_made_a_slice_at_a_time_is_the_one_made_a_point_at_a_time(
+        gaps: list[int], values: list[int], first: int, buckets: int, cuts: list[int], ints: bool) -> None:
+    """``EnvelopeBuilder.extend`` (each slice's points by bisection, their lowest and highest at once) holds what
+    ``extend_each`` (a point at a time) holds, for points before, inside and after its span, in any chunks, as
+    lists or int64 arrays, and carries the same value into the next chunk."""
+    times = [first + sum(gaps[:n + 1]) for n in range(len(gaps))]
+    points = values[:len(times)]
+    sliced, each = EnvelopeBuilder(0, 100, buckets), EnvelopeBuilder(0, 100, buckets)
+    bounds = sorted({0, len(times), *(c for c in cuts if c < len(times))})
+    for a, b in zip(bounds, bounds[1:], strict=False):
+        part_t, part_v = times[a:b], points[a:b]
+        sliced.extend(array("q", part_t) if ints else part_t, array("q", part_v) if ints else part_v)
+        each.extend_each(part_t, part_v)
+        assert (sliced.slice, sliced.opened, sliced.current) == (each.slice, each.opened, each.current)
+    assert sliced.result(times[-1]) == each.result(times[-1]) and sliced.result() == each.result()

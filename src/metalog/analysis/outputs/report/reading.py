@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from metalog.analysis.domain.columns import int64s
-from metalog.analysis.outputs.kernels import cast, decoded, kept, kernel
+from metalog.analysis.outputs.kernels import cast, decoded, kept, kernel, take
 from metalog.analysis.outputs.report.data import (
     BROKER_LINES,
     LANES,
@@ -54,6 +54,8 @@ class FailureRow(NamedTuple):
 
 
 FAILURE_COLUMNS = FailureRow._fields
+# the timeline's columns the report never shows (neither drawn nor in ``Latest``): not read
+UNREAD = ("zk_migration_state", "open_transaction")
 
 
 class KeyBuilder:
@@ -248,13 +250,15 @@ def _read_timeline(out: Path, name: str, span: Span, picture: Span | None, readi
     """The timeline's drawn columns: of each, only its change points (found in Arrow) become Python values."""
     from metalog.analysis.outputs.layout import iter_cluster_batches
 
+    root = out / "timeline_batches"
+    names = _column_names(root, name)
     builder: ClusterBuilder | None = None
-    for batch in iter_cluster_batches(out / "timeline_batches", name, batch_rows=reading.batch_rows,
-                                      dictionaries=True):
+    for batch in iter_cluster_batches(root, name, [c for c in names if c not in UNREAD],
+                                      batch_rows=reading.batch_rows, dictionaries=True):
         if batch.num_rows == 0:
             continue
         if builder is None:
-            builder = ClusterBuilder(name, batch.schema.names, span, picture, fine=reading.fine)
+            builder = ClusterBuilder(name, names, span, picture, fine=reading.fine)
         times = batch.column("timestamp")
         for column in builder.timeline_columns:
             values = batch.column(column)
@@ -264,6 +268,16 @@ def _read_timeline(out: Path, name: str, span: Span, picture: Span | None, readi
                 builder.timeline(column, *_change(times, values))
         builder.batches_read(batch.num_rows, batch.slice(batch.num_rows - 1, 1).to_pylist()[0])
     return builder
+
+
+def _column_names(root: Path, name: str) -> list[str]:
+    """A cluster's columns of a table, from its first file's footer (none: no file)."""
+    import pyarrow.parquet as pq
+
+    from metalog.analysis.outputs.layout import PARTITION, partition_dir
+
+    files = sorted(p for p in (root / partition_dir(name)).glob("*.parquet") if not p.name.startswith((".", "_")))
+    return [] if not files else [c for c in pq.read_schema(files[0]).names if c != PARTITION]
 
 
 def _read_failures_and_events(out: Path, name: str, builder: ClusterBuilder) -> None:
@@ -303,7 +317,7 @@ def _keyed(root: Path, name: str, columns: Sequence[str], key: tuple[str, ...], 
     if not root.is_dir():
         return
     for batch in iter_cluster_batches(root, name, columns, batch_rows, dictionaries=True):
-        yield from _split(batch, key)
+        yield from split_by_key(batch, key)
 
 
 def _change(times: Any, values: Any) -> tuple[list[int], list[Any]]:
@@ -370,11 +384,26 @@ def _last_row(rows: Any) -> dict[str, Any]:
     return last
 
 
-def _split(batch: Any, key: Sequence[str]) -> Iterator[tuple[tuple[Any, ...], Any]]:
+def split_by_key(batch: Any, key: Sequence[str]) -> Iterator[tuple[tuple[Any, ...], Any]]:
+    """``batch``'s rows by ``key``, each key's rows in their order in ``batch``, the keys in sorted order: the rows'
+    order by ``key`` found once (stable sorts, the last column's first, so a key's rows keep their order), cut
+    where a key column changes, and each key's rows taken by their run of that order (one key's copy held at a
+    time, as a filter per key held it). A text's two codes in one batch may cut a key's rows in two, one after
+    the other, as two batches cut them."""
     if not key:
         yield (), batch
         return
-    column = decoded(batch.column(key[0]))
-    for value in kernel("unique", column):  # Arrow scalars (a Python value would be converted: see layout.arrow_array)
-        for rest, part in _split(kept(batch, kernel("equal", column, value)), key[1:]):
-            yield (value.as_py(), *rest), part
+    if not batch.num_rows:
+        return
+    order: Any = kernel("array_sort_indices", batch.column(key[-1]))
+    for name in reversed(key[:-1]):
+        order = take(order, kernel("array_sort_indices", take(batch.column(name), order)))
+    keys = [take(batch.column(name), order) for name in key]
+    cuts = change_points(keys[0])
+    for column in keys[1:]:
+        cuts = kernel("or", cuts, change_points(column))
+    starts = kernel("indices_nonzero", cuts)
+    values = zip(*(decoded(take(column, starts)).to_pylist() for column in keys), strict=True)
+    bounds = [*starts.to_pylist(), batch.num_rows]
+    for n, where in enumerate(values):
+        yield where, take(batch, order.slice(bounds[n], bounds[n + 1] - bounds[n]))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from array import array
+from bisect import bisect_left
 from collections.abc import Iterable, Iterator, MutableSequence, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
@@ -194,22 +195,56 @@ class EnvelopeBuilder:
             self.lows[self.slice] = self.highs[self.slice] = self.current
         self.opened = True
 
-    def extend(self, times: Sequence[int], values: Sequence[Any]) -> None:
+    def _reach(self, t: int) -> bool:
+        """The slices before the one a point at ``t`` falls in closed (each holding the value carried in unless a
+        point changed it), that one opened; False when ``t`` is past the last slice."""
         start, width, buckets = self.start, self.width, self.buckets
-        lows, highs = self.lows, self.highs
-        for t, v in zip(times, values, strict=True):
-            if t < start:
-                self.current = v
-                continue
-            while self.slice < buckets and t >= start + (self.slice + 1) * width:  # slices before this point's
-                if not self.opened:
-                    self._open(t)
-                self.slice += 1
-                self.opened = False
-            if self.slice == buckets:
-                return
+        while self.slice < buckets and t >= start + (self.slice + 1) * width:
             if not self.opened:
                 self._open(t)
+            self.slice += 1
+            self.opened = False
+        if self.slice == buckets:
+            return False
+        if not self.opened:
+            self._open(t)
+        return True
+
+    def extend(self, times: Sequence[int], values: Sequence[Any]) -> None:
+        """The points after those before (times never decreasing). A slice's points are found by bisection and
+        its lowest and highest taken in one ``min`` and ``max`` each (in C): a slice costs a few calls, whatever
+        its points; values with a None among them (not comparable) are taken one by one (``extend_each``)."""
+        n = len(times)
+        if len(values) != n:
+            raise ValueError(f"{n} times for {len(values)} values")
+        if not isinstance(values, array) and None in values:
+            self.extend_each(times, values)
+            return
+        lows, highs = self.lows, self.highs
+        i = bisect_left(times, self.start)  # (points before the first slice: the value carried in)
+        if i:
+            self.current = values[i - 1]
+        while i < n and self._reach(times[i]):
+            k = self.slice
+            j = bisect_left(times, self.start + (k + 1) * self.width, i)  # (a later slice's first point, or none)
+            part = values[i:j]
+            low, high = min(part), max(part)
+            if lows[k] is None or low < lows[k]:
+                lows[k] = low
+            if highs[k] is None or high > highs[k]:
+                highs[k] = high
+            self.current = values[j - 1]
+            i = j
+
+    def extend_each(self, times: Sequence[int], values: Sequence[Any]) -> None:
+        """``extend``, a point at a time."""
+        lows, highs = self.lows, self.highs
+        for t, v in zip(times, values, strict=True):
+            if t < self.start:
+                self.current = v
+                continue
+            if not self._reach(t):
+                return
             k = self.slice
             low, high = lows[k], highs[k]
             lows[k] = v if low is None or v < low else low
