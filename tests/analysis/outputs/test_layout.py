@@ -42,6 +42,41 @@ def test_every_file_encodes_numbers_by_delta_and_text_by_dictionary(tmp_path: Pa
                 assert column.is_stats_set == (text or timed or name in STATISTICS_INTS), where
 
 
+def test_every_column_of_every_table_is_required(tmp_path: Path) -> None:
+    """No column of the analysis' tables is ever null (``domain.schema``): each file declares every column
+    REQUIRED (no definition levels written), and reads back as Arrow's ``not null`` fields. Before: every column
+    OPTIONAL, a definition level written per value."""
+    from metalog.analysis.domain.schema import TABLES
+
+    out = tmp_path / "out"
+    assert main(["analyze", str(jbod_transition(tmp_path / "jbod")), "--out", str(out), "--engine", "python"]) == 0
+    for table in TABLES:
+        paths = sorted((out / table).glob("cluster=*/*.parquet"))
+        assert paths, table
+        for path in paths:
+            parquet = pq.ParquetFile(path)
+            assert [parquet.schema.column(i).max_definition_level for i in range(len(parquet.schema))] == \
+                [0] * len(parquet.schema), table
+            assert parquet.schema_arrow == arrow_schema(table), table
+            assert not any(field.nullable for field in parquet.schema_arrow), table
+
+
+@pytest.mark.parametrize("column", [c.name for c in BROKERS.values])
+def test_a_null_handed_to_a_writer_fails(tmp_path: Path, column: str) -> None:
+    """A required column refuses a null (Arrow's writer says which column) rather than writing one no reader
+    expects. Before: written, a null read back."""
+    import pyarrow as pa
+
+    good = arrow_batch(Chunk(BROKERS, "c", tuple(Coded(array("q", [0, 0]), ["fenced"]) if c.kind is Kind.TEXT
+                                                 else array("q", [1, 2]) for c in BROKERS.values)))
+    arrays = [pa.array([a[0].as_py(), None], a.type) if name == column else a
+              for name, a in zip(good.schema.names, good.columns, strict=True)]
+    part = ParquetPart(tmp_path, BROKERS.name, "c")
+    with pytest.raises(pa.ArrowInvalid, match=column):
+        part.add_batch(pa.RecordBatch.from_arrays(arrays, schema=good.schema))
+        part.close()
+
+
 @settings(max_examples=60, deadline=None)
 @given(columns=st.lists(st.lists(INT64 | st.sampled_from([-(1 << 63), (1 << 63) - 1, 0]), min_size=1, max_size=300),
                         min_size=len(BROKERS.values), max_size=len(BROKERS.values)),

@@ -6,6 +6,10 @@ timeline_buckets (after its ``bucket_start``).
 
 Kinds: ``int`` (int64), ``time`` (epoch milliseconds in memory; Parquet's timestamp(MILLIS, UTC) on disk),
 ``text`` (UTF-8).
+
+No column is ever null: every row has a value in each (where there is nothing to say, the value a column's help
+names: an empty text, a -1). The files say so: every column is required (Parquet's REQUIRED, Arrow's ``not null``),
+and a writer handed a null fails.
 """
 
 from __future__ import annotations

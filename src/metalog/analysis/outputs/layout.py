@@ -1,8 +1,9 @@
 """The analysis' Parquet tables on disk, one layout for both engines: ``OUT/<table>/cluster=<name>/part-*.parquet``
 (Hive-style partitions, as Spark's ``partitionBy("cluster")`` writes them; the cluster is in the directory name,
 not in the files), each cluster's rows in log order in one file. Integers are int64, times Parquet's
-timestamp(MILLIS, UTC) (``timestamp[ms, tz=UTC]`` in Arrow, ``TIMESTAMP`` in Spark), strings UTF-8. Every file
-is written with ``parquet_writer``'s encodings.
+timestamp(MILLIS, UTC) (``timestamp[ms, tz=UTC]`` in Arrow, ``TIMESTAMP`` in Spark), strings UTF-8, every column
+required (no null: ``domain.schema``; Arrow's ``not null``). Every file is written with ``parquet_writer``'s
+encodings.
 
 Both engines write it with pyarrow (the Spark engine on its executors); what reads it back (the report,
 ``--csv``, the tests) reads one cluster at a time."""
@@ -41,11 +42,14 @@ def kind(column: str) -> str:
 
 
 def arrow_schema(table: str, *, with_cluster: bool = False, unit: str = "ms") -> Any:
-    """The table's Arrow schema (``unit``: of the times; Spark's Arrow batches carry microseconds)."""
+    """The table's Arrow schema (``unit``: of the times; Spark's Arrow batches carry microseconds): every field
+    ``not null`` (``domain.schema``: no column is ever null; in Parquet, a required column has no definition levels
+    to write, which took a quarter of the writer's instructions)."""
     import pyarrow as pa
 
     types = {"time": pa.timestamp(unit, tz="UTC"), "int": pa.int64(), "string": pa.string()}
-    return pa.schema([(c, types[kind(c)]) for c in TABLES[table] if with_cluster or c != PARTITION])
+    return pa.schema([pa.field(c, types[kind(c)], nullable=False) for c in TABLES[table]
+                      if with_cluster or c != PARTITION])
 
 
 # How every Parquet file of the analysis is encoded (``parquet_writer``): integers and times DELTA_BINARY_PACKED,
@@ -83,7 +87,7 @@ def coded_schema(table: str, index: Any = None) -> Any:
     import pyarrow as pa
 
     text = pa.dictionary(index or pa.int64(), pa.string())
-    return pa.schema([pa.field(f.name, text) if pa.types.is_string(f.type) else f for f in arrow_schema(table)])
+    return pa.schema([f.with_type(text) if pa.types.is_string(f.type) else f for f in arrow_schema(table)])
 
 
 def coded_batch(chunk: Chunk) -> Any:
