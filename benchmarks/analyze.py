@@ -117,9 +117,9 @@ def child(engine: str, cores: int, paths: list[str]) -> None:
             import metalog.analysis.engines.spark_session as ss
 
             stop = ss._stop
-            sampled = TreeSampler(ss.jvm_pid)
+            sampled = TreeSampler()
 
-            def measured_stop(started: Any) -> None:  # the JVM's peak and CPU, before it stops
+            def measured_stop(started: Any) -> None:  # the JVM's peak and the process tree's CPU, before it stops
                 pid = ss.jvm_pid()
                 if pid is not None:
                     jvm["kb"] = high_water_kb(pid)
@@ -142,14 +142,9 @@ def child(engine: str, cores: int, paths: list[str]) -> None:
     gc.freeze()  # (the process then ends as a metalog command's does: see cli.main.run)
 
 
-def tree_cpu(pid: int) -> float:
-    """CPU seconds of a process and of every process under it, alive or reaped (/proc: utime, stime, cutime,
-    cstime): a JVM's own, and its Python workers' (under its pyspark daemon)."""
-    return sum(tree_cpus(pid).values())
-
-
-def tree_cpus(pid: int) -> dict[int, float]:
-    """``tree_cpu``'s seconds by process of the tree."""
+def own_cpus(pid: int) -> dict[int, float]:
+    """CPU seconds of each process under ``pid`` (not ``pid`` itself), each its own (/proc: utime and stime; not
+    what it reaped, which would count a process twice: once sampled alive, once in its parent's reaped count)."""
     tick = os.sysconf("SC_CLK_TCK")
     parents: dict[int, int] = {}
     spent: dict[int, float] = {}
@@ -160,9 +155,9 @@ def tree_cpus(pid: int) -> dict[int, float]:
             continue
         child = int(stat.parent.name)
         parents[child] = int(fields[1])
-        spent[child] = sum(int(f) for f in fields[11:15]) / tick
+        spent[child] = (int(fields[11]) + int(fields[12])) / tick
     found: dict[int, float] = {}
-    todo = [pid]
+    todo = [c for c, parent in parents.items() if parent == pid]
     while todo:
         at = todo.pop()
         found[at] = spent.get(at, 0.0)
@@ -171,14 +166,14 @@ def tree_cpus(pid: int) -> dict[int, float]:
 
 
 class TreeSampler:
-    """The JVM's process tree's CPU seconds, sampled twice a second from a thread: Spark's Python daemon ignores
-    SIGCHLD, so a worker that exits (Spark stops one idle for a minute) is reaped without its CPU reaching the
-    daemon's reaped-children count, and a reading at the end alone would miss it; each process keeps its last
-    sample (at most half a second of an exited worker's work is missed). ``own``: the sampling thread's own CPU
-    seconds (about 2 ms a sample: it reads every process's /proc entry), which the driver's CPU then leaves out."""
+    """The CPU seconds of every process under this one (the JVM, its daemon, the workers' daemon made ready ahead
+    and the workers under it, the start states' process), sampled ten times a second from a thread: a worker is
+    reaped by a daemon that may ignore SIGCHLD, so its CPU need reach no parent's reaped-children count, and a
+    reading at the end alone would miss it; each process keeps its last sample (at most a tenth of a second of a
+    process that exits early is missed). ``own``: the sampling thread's own CPU seconds (a few ms a sample: it
+    reads every process's /proc entry), which the driver's CPU then leaves out."""
 
-    def __init__(self, jvm_pid: Any) -> None:
-        self.jvm_pid = jvm_pid
+    def __init__(self) -> None:
         self.seen: dict[int, float] = {}
         self.own = 0.0
         self.done = threading.Event()
@@ -186,15 +181,13 @@ class TreeSampler:
         self.thread.start()
 
     def _run(self) -> None:
-        while not self.done.wait(0.5):
+        while not self.done.wait(0.1):
             self._sample()
         self.own = time.thread_time()
 
     def _sample(self) -> None:
-        pid = self.jvm_pid()
-        if pid is not None:
-            for process, cpu in tree_cpus(pid).items():
-                self.seen[process] = max(self.seen.get(process, 0.0), cpu)
+        for process, cpu in own_cpus(os.getpid()).items():
+            self.seen[process] = max(self.seen.get(process, 0.0), cpu)
 
     def finish(self) -> float:
         self.done.set()
@@ -204,8 +197,8 @@ class TreeSampler:
 
 
 def run_child(engine: str, cores: int, paths: list[Path]) -> dict[str, float]:
-    """The child's figures; ``cpu``: its CPU seconds, the JVM's and its Python workers' included (their
-    process tree's, read just before the session stops: the same on a loaded machine as on a quiet one);
+    """The child's figures; ``cpu``: its CPU seconds, every process's under it included (the JVM, the workers, the
+    driver's helpers: ``TreeSampler``'s, read until the session stops: the same on a loaded machine as on a quiet one);
     ``busy``: the CPU seconds the whole machine was busy meanwhile (on a quiet machine, the run's)."""
     busy = machine_busy()
     done = subprocess.run([sys.executable, __file__, "--child", engine, "--cores", str(cores), *map(str, paths)],
