@@ -119,15 +119,20 @@ def ended_into(data: bytes, first: int, last: int, chunk: int) -> tuple[list[tup
     told: list[tuple[object, ...]] = []
     scan = Scan(data, len(data), "x", BatchChain(0), first, last, lambda v, o: told.append(("value", o, v)),
                 lambda *end: told.append(("end", *end)))
-    pos = 0
     try:
-        while pos < len(data):
-            pos, _, _, done = scan_into(scan, pos, chunk)
-            if done:
-                break
+        scan_all(scan, len(data), chunk)
     except CorruptBatchError as e:
         return told, str(e)
     return told, None
+
+
+def scan_all(scan: Scan, size: int, chunk: int) -> None:
+    """``scan`` driven by scan_into over ``size`` bytes of its data, ``chunk`` bytes a call, until it is done."""
+    pos = 0
+    while pos < size:
+        pos, _, _, done = scan_into(scan, pos, chunk)
+        if done:
+            return
 
 
 @given(batches=batch_lists, first=st.integers(-1, 32), span=st.integers(0, 32),

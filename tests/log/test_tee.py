@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 from metalog.codec import core
 from metalog.errors import CorruptBatchError, DecodeError, LogError
 from metalog.log.chain import BatchChain
-from metalog.log.scan import Scan, scan_into
+from metalog.log.scan import Scan
 from metalog.log.tee import END_TEE, VALUE_TEE, EndTee, ScanReader, ValueTee, tee
-from tests.log.test_scan import batch_lists, build
+from tests.log.test_scan import batch_lists, build, scan_all
 
 Told = list[tuple[object, ...]]
 
@@ -32,12 +32,8 @@ def recorder(told: Told, name: str = "") -> ScanReader:
 def scanned(data: bytes, reader: ScanReader, first: int, last: int, chunk: int) -> str | None:
     """``reader`` told what ``scan_into`` reads of ``data`` in [first, last]; the error, if any."""
     scan = Scan(data, len(data), "x", BatchChain(0), first, last, reader.sink, reader.batch_end)
-    pos = 0
     try:
-        while pos < len(data):
-            pos, _, _, done = scan_into(scan, pos, chunk)
-            if done:
-                break
+        scan_all(scan, len(data), chunk)
     except (CorruptBatchError, LogError) as e:
         return str(e)
     return None
