@@ -267,8 +267,7 @@ def iter_cluster_batches(root: Path, cluster: str, columns: Sequence[str] | None
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    files = sorted(p for p in (root / partition_dir(cluster)).glob("*.parquet") if not p.name.startswith((".", "_")))
-    for path in files:
+    for path in cluster_files(root, cluster):
         reader = pq.ParquetFile(path)
         if dictionaries:
             texts = [f.name for f in reader.schema_arrow if pa.types.is_string(f.type)]
@@ -276,6 +275,20 @@ def iter_cluster_batches(root: Path, cluster: str, columns: Sequence[str] | None
         wanted = [c for c in (columns or reader.schema_arrow.names) if c != PARTITION]
         for batch in reader.iter_batches(batch_size=batch_rows, columns=wanted, use_threads=False):
             yield epoch_ms(batch)
+
+
+def cluster_files(root: Path, cluster: str) -> list[Path]:
+    """One cluster's Parquet files of a table directory, in file order (none hidden: ``.``/``_`` names)."""
+    return sorted(p for p in (root / partition_dir(cluster)).glob("*.parquet") if not p.name.startswith((".", "_")))
+
+
+def cluster_columns(root: Path, cluster: str) -> list[str]:
+    """One cluster's columns of a table directory, from its first file's footer, without the cluster column
+    (none: no file)."""
+    import pyarrow.parquet as pq
+
+    files = cluster_files(root, cluster)
+    return [] if not files else [c for c in pq.read_schema(files[0]).names if c != PARTITION]
 
 
 def epoch_ms(batch: Any) -> Any:

@@ -248,10 +248,10 @@ def _read_directories(out: Path, name: str, builder: ClusterBuilder, batch_rows:
 def _read_timeline(out: Path, name: str, span: Span, picture: Span | None, reading: TableReading,
                    ) -> ClusterBuilder | None:
     """The timeline's drawn columns: of each, only its change points (found in Arrow) become Python values."""
-    from metalog.analysis.outputs.layout import iter_cluster_batches
+    from metalog.analysis.outputs.layout import cluster_columns, iter_cluster_batches
 
     root = out / "timeline_batches"
-    names = _column_names(root, name)
+    names = cluster_columns(root, name)
     builder: ClusterBuilder | None = None
     for batch in iter_cluster_batches(root, name, [c for c in names if c not in UNREAD],
                                       batch_rows=reading.batch_rows, dictionaries=True):
@@ -268,16 +268,6 @@ def _read_timeline(out: Path, name: str, span: Span, picture: Span | None, readi
                 builder.timeline(column, *_change(times, values))
         builder.batches_read(batch.num_rows, batch.slice(batch.num_rows - 1, 1).to_pylist()[0])
     return builder
-
-
-def _column_names(root: Path, name: str) -> list[str]:
-    """A cluster's columns of a table, from its first file's footer (none: no file)."""
-    import pyarrow.parquet as pq
-
-    from metalog.analysis.outputs.layout import PARTITION, partition_dir
-
-    files = sorted(p for p in (root / partition_dir(name)).glob("*.parquet") if not p.name.startswith((".", "_")))
-    return [] if not files else [c for c in pq.read_schema(files[0]).names if c != PARTITION]
 
 
 def _read_failures_and_events(out: Path, name: str, builder: ClusterBuilder) -> None:
