@@ -131,15 +131,35 @@ def home() -> Path:
     return found
 
 
-def test_the_ready_process_takes_the_daemons_part_and_its_stand_in_passes_the_stop_on(home: Path) -> None:
+def test_the_ready_process_takes_the_daemons_part_and_ends_with_the_jvms_pipe(home: Path) -> None:
     """The daemon the JVM starts hands its part to the driver's ready process: the workers are forked from that
-    process; the JVM's SIGTERM to its daemon (its stop) reaches it through the stand-in, and both end."""
+    process, and the JVM's pipe closing (its stop as it exits) ends it and its stand-in. (A SIGTERM is not the stop
+    here: one that comes while pyspark's daemon forks is lost, its handler's SystemExit raised in logging's at-fork
+    hook and ignored, pyspark's own daemon alike; the next test sends it where nothing forks.)"""
     ahead = DaemonAhead(DAEMON_MODULE)
     ahead.start(home)
     assert ahead.process is not None and ahead.executor_env() == {f"spark.executorEnv.{AHEAD}": str(ahead.socket_path)}
     daemon = _jvms_daemon(ahead, home)
     try:
         assert _worker_of(daemon) == ahead.process.pid
+        assert daemon.stdin is not None
+        daemon.stdin.close()
+        assert _ended(ahead.process.pid) and daemon.wait(WAIT) == 0
+    finally:
+        daemon.kill()
+        ahead.close()
+    assert ahead.socket_path is None
+
+
+def test_the_stand_in_passes_the_jvms_stop_on_to_the_ready_process(home: Path) -> None:
+    """The JVM's SIGTERM to its daemon (Spark's stop) reaches the ready process that took its part through the
+    stand-in, once the daemon's loop has started (its port read), and both end."""
+    ahead = DaemonAhead(DAEMON_MODULE)
+    ahead.start(home)
+    assert ahead.process is not None
+    daemon = _jvms_daemon(ahead, home)
+    try:
+        assert daemon.stdout is not None and len(daemon.stdout.read(4)) == 4
         daemon.terminate()
         assert _ended(ahead.process.pid) and daemon.wait(WAIT) == 0
     finally:
