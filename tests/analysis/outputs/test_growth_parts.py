@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from metalog.analysis.engines.parallel import batch_offsets
+from metalog.analysis.engines.parallel import ParallelEngine, batch_offsets
 from metalog.analysis.outputs.growth import (
     GROWTH_COUNT,
     MINUTE_MS,
@@ -29,6 +29,7 @@ from metalog.analysis.outputs.growth import (
 from metalog.analysis.outputs.growth_count import GrowthCount
 from metalog.analysis.outputs.growth_parts import GrowthPart, joined
 from metalog.codec import core
+from metalog.errors import MetalogError
 from metalog.log import Durability, LogConfig, MetadataLog, Mode
 from tests.analysis.outputs.test_growth import INT64_MIN, histories, write_history
 from tests.analysis.outputs.test_growth_count import batches
@@ -127,3 +128,33 @@ def test_a_logs_ranges_count_what_one_scan_of_it_counts(
                                   INT64_MIN + 30_000 if early else 1_700_000_000_000), cut)
     with pure(cores):
         assert scanned_in_ranges(path, cuts) == read_growth(path, "g")
+
+
+def outcome(read: Any) -> Any:
+    try:
+        return read()
+    except MetalogError as e:
+        return "error", str(e)
+
+
+@pytest.mark.slow  # about 5 s of CPU
+@pytest.mark.parametrize("cores", CORES)
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(history=histories(), early=st.booleans(), cut=st.integers(0, 40), ranges=st.integers(1, 5),
+       catch_up=st.sampled_from([0, 3]))
+def test_the_parallel_engines_ranges_count_as_they_replay_what_one_scan_counts(
+        tmp_path_factory: pytest.TempPathFactory, cores: tuple[str, ...], history: list[tuple[str, int, list[int]]],
+        early: bool, cut: int, ranges: int, catch_up: float) -> None:
+    """The ranges' own replays (``parallel.replay_range``, the Spark engine's range tasks' code), each counting
+    through a tee of its scan, from deltas or caught up; a log cut after no snapshot is refused by the replay, as
+    the python engine's replay refuses it."""
+    path = retained(write_history(tmp_path_factory.mktemp("ranges") / "g", history, 600,
+                                  INT64_MIN + 30_000 if early else 1_700_000_000_000), cut)
+    with pure(cores):
+        grown: list[ClusterGrowth] = []
+        engine = ParallelEngine(ranges, catch_up=catch_up)
+        done = outcome(lambda: engine.replay_cluster(path, "g", lambda chunk: None, growth=grown.append))
+        if isinstance(done, tuple):
+            assert done == outcome(lambda: ParallelEngine(1).replay_cluster(path, "g", lambda chunk: None))
+        else:
+            assert grown == [read_growth(path, "g")]
