@@ -27,7 +27,7 @@ from metalog.analysis.outputs.growth import (
     type_order,
 )
 from metalog.analysis.outputs.growth_count import GrowthCount
-from metalog.analysis.outputs.growth_parts import GrowthPart, joined
+from metalog.analysis.outputs.growth_parts import GrowthPart, joined, read_part, write_part
 from metalog.codec import core
 from metalog.errors import MetalogError
 from metalog.log import Durability, LogConfig, MetadataLog, Mode
@@ -158,3 +158,18 @@ def test_the_parallel_engines_ranges_count_as_they_replay_what_one_scan_counts(
             assert done == outcome(lambda: ParallelEngine(1).replay_cluster(path, "g", lambda chunk: None))
         else:
             assert grown == [read_growth(path, "g")]
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(shape=batches(), start=st.integers(0, 1 << 40))
+def test_a_part_read_back_from_its_file_is_the_part_written(tmp_path: Path, shape: list[tuple[Any, ...]],
+                                                            start: int) -> None:
+    """What a cut cluster's range hands its cluster's growth task through the scratch directory (``write_part``):
+    every column, the marks (as their three columns) and the empty part alike; a file with more is refused."""
+    for part in (fed(GrowthCount, shape, start), GrowthPart()):
+        write_part(tmp_path / "part", part)
+        assert read_part(tmp_path / "part") == part
+    with open(tmp_path / "part", "ab") as f:
+        f.write(b"\0")
+    with pytest.raises(ValueError, match="not a growth part"):
+        read_part(tmp_path / "part")

@@ -74,7 +74,7 @@ class AnalysisSummary:
 
 class Engine(Protocol):
     """An engine: ``analyze`` writes a request's tables and says what it did; ``run`` runs independent tasks
-    (a cluster each: the growth pass, the report's reading) where the engine runs its own, results in order."""
+    (a cluster each: the report's reading) where the engine runs its own, results in order."""
 
     name: str
 

@@ -12,10 +12,11 @@ executor writes what it makes
 of a cluster cut in several as Arrow streams, which stage 3, a task per such cluster, writes as its tables.
 Executors open the log directories and write the output directory themselves: the paths must be visible to
 them (local disks for ``local[*]``; a shared filesystem on a cluster). Each range counts its growth tables as it
-replays (``spark_tables.replay_task``): a cluster replayed whole writes them in its task, a cut one's ranges hand
-their counts to the driver, and a task of stage 3 joins them and writes the cluster's. Only offsets, point names,
-deltas, a cut cluster's growth counts (columns) and each task's counts and CPU seconds travel through the driver;
-no row goes through the JVM. Work is placed on partitions by a stable hash.
+replays (``spark_tables.replay_task``): a cluster replayed whole writes them in its task, a cut one's ranges write
+their counts beside their streams, and a task of stage 3 joins them and writes the cluster's. Only offsets, point
+names, deltas and each task's counts and CPU seconds travel through the driver; no row goes through the JVM (but
+the growth tables' for ``--csv``, as their CSV tables are the driver's). Work is placed on partitions by a stable
+hash.
 """
 
 from __future__ import annotations
@@ -51,7 +52,6 @@ from metalog.analysis.engines.spark_starts import StartJob
 from metalog.analysis.engines.spark_tables import (
     GrowthTask,
     Output,
-    PackedGrowth,
     RangeTask,
     TableTask,
     Written,
@@ -62,7 +62,6 @@ from metalog.analysis.engines.spark_tables import (
     write_outputs,
 )
 from metalog.analysis.outputs.growth import ClusterGrowth
-from metalog.analysis.outputs.growth_parts import GrowthPart
 from metalog.analysis.outputs.writers import SERIES
 from metalog.replay.points import StartPoint
 from metalog.state.overlay import RangeDelta, fold
@@ -353,7 +352,7 @@ class SparkEngine:
                 p for p in [blocks / f"{request.names.index(name)}-{family}.om"] if p.exists()], request.names)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-        grown = {w.growth.name: w.growth for w in done if isinstance(w.growth, PackedGrowth)}
+        grown = {w.growth.name: w.growth for w in done if w.growth is not None}
         unplanned = [_no_ranges(c, output) for c, ranges in zip(clusters, prefixed, strict=True) if not ranges]
         written = [out / table for table in TABLES]
         if request.csv:
@@ -423,7 +422,7 @@ class SparkEngine:
         """Stage 2, every range replayed and written on the executors, its growth counted as it is; stage 3, the
         outputs of each cluster cut in several ranges written from their ranges' chunks, a task per group of them
         (``OUTPUT_TASKS``), and beside them a task per such cluster writing its growth tables from its ranges'
-        counts (``spark_tables.GrowthTask``)."""
+        counts (``spark_tables.GrowthTask``: the ranges wrote them beside their chunks)."""
         sc = self.context
         cut = [i for i, ranges in enumerate(prefixed) if len(ranges) > 1]
         tasks = [RangeTask(c.path, c.name, i, n, len(ranges), lo, hi, origin, prefix, output)
@@ -435,15 +434,11 @@ class SparkEngine:
             found: list[Written] = _on_partitions(sc, _task, Placed(tasks, keys, weights), self.partitions,
                                                   task_cpu.setdefault("replay", []))
         if cut:
-            parts: dict[int, list[GrowthPart]] = {i: [] for i in cut}
-            for task, written in zip(tasks, found, strict=True):  # (the tasks of a cluster are in range order)
-                if isinstance(written.growth, GrowthPart):
-                    parts[task.cluster].append(written.growth)
             writes: list[TableTask | GrowthTask] = [
                 TableTask(clusters[i].name, i, len(prefixed[i]), outputs, output)
                 for i in cut for outputs, _ in OUTPUT_TASKS]
             weights = [int(clusters[i].size * share) for i in cut for _, share in OUTPUT_TASKS]
-            writes += [GrowthTask(clusters[i].path, clusters[i].name, tuple(parts[i]), output) for i in cut]
+            writes += [GrowthTask(clusters[i].path, clusters[i].name, i, len(prefixed[i]), output) for i in cut]
             weights += [0] * len(cut)  # (the lightest: a row per minute and type, and the control batches)
             keys = [(t.name, n) for n, t in enumerate(writes)]
             with report.stage("tables", sum(clusters[i].size for i in cut)):

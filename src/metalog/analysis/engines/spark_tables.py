@@ -11,8 +11,8 @@ engine writes, byte for byte. Executors write into the output directory at the d
 filesystem they share, as for the log directories.
 
 Every range counts its growth tables from its replay's own scan (``outputs.growth``, through a tee): a cluster's
-only range writes them (``growth_written``), the ranges of a cut cluster hand their counts (``growth_parts``) to the
-driver, which gives them to a task joining them into the cluster's (``write_growth``).
+only range writes them (``growth_written``), the ranges of a cut cluster write their counts (``growth_parts``) beside
+their streams, and a task per such cluster joins them into the cluster's (``write_growth``).
 """
 
 from __future__ import annotations
@@ -28,16 +28,16 @@ from metalog.analysis.domain.columns import Chunk, Gathered
 from metalog.analysis.domain.schema import TABLES, TIMELINE, Table
 from metalog.analysis.engines.parallel import Origin, RangeReplay, joined_growth, replay_from
 from metalog.analysis.outputs.growth import ROW_TYPES, ClusterGrowth, part_growth
-from metalog.analysis.outputs.growth_parts import GrowthPart
+from metalog.analysis.outputs.growth_parts import GrowthPart, read_part, write_part
 from metalog.analysis.outputs.growth_tables import GROWTH_TABLES, rows_of, write_cluster_parquet
 from metalog.analysis.outputs.layout import arrow_batch, arrow_schema, batch_rows_of, epoch_ms
 from metalog.analysis.outputs.writers import ROWS_PER_GROUP, SERIES, ClusterTables, SeriesBlocks, source
 from metalog.log import MetadataLog
 from metalog.state.overlay import RangeDelta
 
-__all__ = ["GATHER_ROWS", "GrowthTask", "Output", "PackedGrowth", "RangeFiles", "RangeTask", "TableTask", "Written",
-           "gathered", "growth_written", "range_batches", "range_dir", "replay_task", "series_dir", "write_growth",
-           "write_outputs"]
+__all__ = ["GATHER_ROWS", "GROWTH_PART", "GrowthTask", "Output", "PackedGrowth", "RangeFiles", "RangeTask",
+           "TableTask", "Written", "gathered", "growth_written", "range_batches", "range_dir", "replay_task",
+           "series_dir", "write_growth", "write_outputs"]
 
 
 @dataclass(frozen=True)
@@ -65,8 +65,12 @@ def series_dir(scratch: str) -> Path:
 
 
 def range_dir(scratch: str, cluster: int, number: int) -> Path:
-    """Where range ``number`` of cluster ``cluster`` (in fleet order) writes its chunks."""
+    """Where range ``number`` of cluster ``cluster`` (in fleet order) writes its chunks, and its growth count
+    (``GROWTH_PART``)."""
     return Path(scratch) / "ranges" / str(cluster) / f"{number:06d}"
+
+
+GROWTH_PART = "growth.part"  # a range's growth count in its directory (``growth_parts.write_part``)
 
 
 @dataclass(frozen=True)
@@ -109,14 +113,14 @@ class PackedGrowth:
 @dataclass(frozen=True)
 class Written:
     """What a task wrote: data records replayed, timeline rows, events (0 where a range only wrote its chunks),
-    and the task's CPU seconds; ``growth``: a cut cluster's range's growth count (``growth_parts``), or where a task
-    wrote a cluster's growth tables and the driver writes their CSV tables, their rows (else None)."""
+    and the task's CPU seconds; ``growth``: where a task wrote a cluster's growth tables and the driver writes
+    their CSV tables, their rows (else None)."""
 
     records: int
     batches: int
     events: int
     cpu: float
-    growth: GrowthPart | PackedGrowth | None = None
+    growth: PackedGrowth | None = None
 
 
 class RangeFiles:
@@ -153,17 +157,20 @@ def replay_task(task: RangeTask) -> Written:
     cluster cut in two, its third stage 0.44-0.50 s against 0.51-0.58 s (five runs each, load 5-6).
 
     Its growth is counted from its replay's own scan (``parallel.replay_from``'s ``growth``): a cluster's only range
-    writes the cluster's growth tables (``growth_written``), any other gives its count to the driver, whose
-    ``GrowthTask`` joins them."""
+    writes the cluster's growth tables (``growth_written``), any other its count beside its chunks, which its
+    cluster's ``GrowthTask`` joins."""
     started = time.process_time()
     whole = task.ranges == 1
-    sink = (task.output.cluster_tables(task.cluster, task.name) if whole
-            else RangeFiles(range_dir(task.output.scratch, task.cluster, task.number)))
+    where = range_dir(task.output.scratch, task.cluster, task.number)
+    sink = task.output.cluster_tables(task.cluster, task.name) if whole else RangeFiles(where)
     gathered = Gathered(sink.add, ROWS_PER_GROUP)
-    grown: list[GrowthPart | PackedGrowth | None] = []
+    grown: list[PackedGrowth | None] = [None]
 
     def counted(log: MetadataLog, part: GrowthPart) -> None:
-        grown.append(growth_written(part_growth(log, task.name, part), task.output) if whole else part)
+        if whole:
+            grown[0] = growth_written(part_growth(log, task.name, part), task.output)
+        else:
+            write_part(where / GROWTH_PART, part)
 
     records = replay_from(RangeReplay(task.path, task.name, task.lo, task.hi, log_start=task.number == 0),
                           task.origin, task.prefix, gathered, counted)
@@ -183,20 +190,22 @@ def growth_written(growth: ClusterGrowth, output: Output) -> PackedGrowth | None
 
 @dataclass(frozen=True)
 class GrowthTask:
-    """A cut cluster's growth tables to write from its ranges' counts (``parts``, in order): a task of the third
-    stage, beside its outputs'."""
+    """The growth tables of cluster ``cluster`` (its place in the fleet), replayed in ``ranges`` ranges, to write from
+    their counts: a task of the third stage, beside its outputs'."""
 
     path: str
     name: str
-    parts: tuple[GrowthPart, ...]
+    cluster: int
+    ranges: int
     output: Output
 
 
 def write_growth(task: GrowthTask) -> Written:
-    """A cut cluster's growth tables, its ranges' counts joined (``parallel.joined_growth``: its control batches and
-    snapshots read here), written on an executor (``growth_written``)."""
+    """A cut cluster's growth tables, its ranges' counts (``GROWTH_PART``) joined (``parallel.joined_growth``: its
+    control batches and snapshots read here), written on an executor (``growth_written``)."""
     started = time.process_time()
-    rows = growth_written(joined_growth(task.path, task.name, task.parts), task.output)
+    parts = [read_part(range_dir(task.output.scratch, task.cluster, n) / GROWTH_PART) for n in range(task.ranges)]
+    rows = growth_written(joined_growth(task.path, task.name, parts), task.output)
     return Written(0, 0, 0, time.process_time() - started, rows)
 
 

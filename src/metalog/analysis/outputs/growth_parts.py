@@ -10,6 +10,10 @@ first part's is the log's). ``joined`` sums such a minute's rows, in the count's
 the minutes come in order (each once, as ``growth.counted_growth`` then takes them, as they are); where they do not
 (the log's time steps back) it keeps the parts' rows one after the other, which ``counted_growth`` sums by minute
 and type as it sums a minute the log came back to.
+
+A part is written to a file and read back as its columns (``write_part``, ``read_part``: int64s in this machine's
+byte order, each column whole), so that a Spark task hands it to another through the run's scratch directory, not
+through the JVM.
 """
 
 from __future__ import annotations
@@ -18,11 +22,12 @@ from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields
 from itertools import pairwise
+from pathlib import Path
 
 from metalog.analysis.outputs.growth_count import GrowthCount, TypeOrder
 from metalog.replay.quorum import BatchMark
 
-__all__ = ["GrowthPart", "joined"]
+__all__ = ["GrowthPart", "joined", "read_part", "write_part"]
 
 
 def _ints() -> array[int]:
@@ -49,6 +54,37 @@ class GrowthPart:
         """``count``'s columns, once it is closed (``close`` here: its last minute into them)."""
         count.close()
         return cls(*(getattr(count, f.name) for f in fields(cls)))
+
+
+def write_part(path: Path, part: GrowthPart) -> None:
+    """``part`` into the file ``path``: its columns' lengths, then each column (the marks as three: base offsets,
+    max timestamps, is control)."""
+    marks = [array("q", [mark[i] for mark in part.marks]) for i in range(3)]
+    columns = [getattr(part, f.name) for f in fields(GrowthPart) if f.name != "marks"]
+    with open(path, "wb") as f:
+        array("q", [len(c) for c in (*columns, *marks)]).tofile(f)
+        for column in (*columns, *marks):
+            column.tofile(f)
+
+
+def read_part(path: Path) -> GrowthPart:
+    """The part ``write_part`` wrote in ``path``."""
+    names = [f.name for f in fields(GrowthPart) if f.name != "marks"]
+    with open(path, "rb") as f:
+        lengths = array("q")
+        lengths.fromfile(f, len(names) + 3)
+        columns = []
+        for n in lengths:
+            column = array("q")
+            column.fromfile(f, n)
+            columns.append(column)
+        if f.read(1):
+            raise ValueError(f"{path}: not a growth part (bytes after its columns)")
+    bases, timestamps, controls = columns[len(names):]
+    part = GrowthPart(marks=list(zip(bases, timestamps, map(bool, controls), strict=True)))
+    for name, column in zip(names, columns, strict=False):
+        setattr(part, name, column)
+    return part
 
 
 def joined(parts: Sequence[GrowthPart], order: TypeOrder | None) -> GrowthPart:
