@@ -2,6 +2,7 @@
 
     python benchmarks/analyze.py                    # the issue's run: 5M records (the log is generated once, kept)
     python benchmarks/analyze.py --records 500000   # quicker
+    python benchmarks/analyze.py --fixed 10000      # each engine on 10k records first: Spark's CPU beyond it
     python benchmarks/analyze.py --images 1000000   # state images every 1M offsets: ranges start from them
     python benchmarks/analyze.py --fleet 5 20 --records 1000000    # the issue's fleet: 20 x 1M (cached)
     python benchmarks/analyze.py --fleet 4 16 --records 50000      # two fleet sizes: is the driver's memory flat?
@@ -209,10 +210,12 @@ def run_child(engine: str, cores: int, paths: list[Path]) -> dict[str, float]:
     return got
 
 
-def engines_on(label: str, paths: list[Path], runs: tuple[tuple[str, int], ...]) -> None:
+def engines_on(label: str, paths: list[Path], runs: tuple[tuple[str, int], ...],
+               fixed: dict[str, dict[str, float]] | None = None) -> dict[str, dict[str, float]]:
     """Each engine of ``runs`` end to end on ``paths`` in a process of its own: wall, records/s, peak resident
     sets, CPU seconds (its process tree's) and the machine's; then Spark's CPU against the python engine's and
-    local[2]'s wall against the python engine's."""
+    local[2]'s wall against the python engine's; with ``fixed`` (the same engines' figures on a small log, just
+    before), also each engine's CPU beyond that fixed cost against the python engine's (``beyond_fixed``)."""
     from metalog.analysis.engines.replay import log_records
 
     records = sum(log_records(p) for p in paths)
@@ -227,11 +230,25 @@ def engines_on(label: str, paths: list[Path], runs: tuple[tuple[str, int], ...])
               flush=True)
     py = found.get("python")
     if py is None:
-        return
+        return found
     for name, got in found.items():
         if name != "python":
             print(f"    {name}: CPU / python CPU {got['cpu'] / py['cpu']:.2f}x (target <= 1.15x), wall / python wall "
                   f"{got['wall'] / py['wall']:.2f}x", flush=True)
+    if fixed is not None:
+        beyond_fixed(found, fixed)
+    return found
+
+
+def beyond_fixed(found: dict[str, dict[str, float]], fixed: dict[str, dict[str, float]]) -> None:
+    """Each Spark run's CPU beyond its fixed cost (its CPU on the small log: the JVM, pyspark, the daemon, a task
+    per stage) against the python engine's beyond its own: what each costs per record of the large log."""
+    py = found["python"]["cpu"] - fixed["python"]["cpu"]
+    for name, got in found.items():
+        if name != "python" and name in fixed:
+            own = got["cpu"] - fixed[name]["cpu"]
+            print(f"    {name}: CPU beyond the fixed cost ({fixed[name]['cpu']:.1f} s against python's "
+                  f"{fixed['python']['cpu']:.1f} s) / python's beyond its own {own / py:.2f}x", flush=True)
 
 
 EVERY = (("python", 1), ("spark", 1), ("spark", 2))
@@ -755,6 +772,9 @@ def main() -> None:
                     help=argparse.SUPPRESS)
     ap.add_argument("--cores", type=int, default=1, help=argparse.SUPPRESS)
     ap.add_argument("paths", nargs="*", help=argparse.SUPPRESS)
+    ap.add_argument("--fixed", type=int, metavar="RECORDS",
+                    help="each engine on a generated log of RECORDS records first (its fixed cost), then each "
+                         "Spark run's CPU beyond its fixed cost against the python engine's beyond its own")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--images", type=int, default=0, metavar="EVERY",
                     help="write state images every EVERY offsets first (default: none, deltas only)")
@@ -781,7 +801,8 @@ def main() -> None:
     cached_bytecode()
     class_archive_ready()
     print(f"load average {os.getloadavg()[0]:.1f} before, on {os.cpu_count()} cores", flush=True)
-    engines_on(f"{args.records:,}", [path], EVERY)
+    fixed = engines_on(f"{args.fixed:,}", [build(args.fixed, args.seed)], EVERY) if args.fixed else None
+    engines_on(f"{args.records:,}", [path], EVERY, fixed)
     print(f"load average {os.getloadavg()[0]:.1f} after")
 
 if __name__ == "__main__":

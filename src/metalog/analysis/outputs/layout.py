@@ -212,12 +212,6 @@ def arrow_array(values: Sequence[Any], type_: Any) -> Any:
     return pa.array(values, type_)
 
 
-def spark_ddl(table: str, extra: str = "") -> str:
-    """The table's Spark schema as DDL (times as epoch-ms longs: Spark makes them timestamps)."""
-    types = {"time": "TIMESTAMP", "int": "BIGINT", "string": "STRING"}
-    return ", ".join([*(f"`{c}` {types[kind(c)]}" for c in TABLES[table]), *([extra] if extra else [])])
-
-
 def partition_dir(name: str) -> str:
     """``cluster=<name>`` escaped as Spark escapes partition values, so both engines name it alike."""
     return PARTITION + "=" + "".join(f"%{ord(ch):02X}" if ch in _ESCAPED else ch for ch in name)
