@@ -142,20 +142,20 @@ def engine(args: argparse.Namespace, request: Any) -> Iterator[Any]:
         return
     from metalog.analysis.engines.replay import log_records
     from metalog.analysis.engines.spark import SparkEngine
-    from metalog.analysis.engines.spark_meanwhile import DriverGrowth
+    from metalog.analysis.engines.spark_meanwhile import MeanwhileStarts
     from metalog.analysis.engines.spark_session import local_cores, spark_context, spark_errors
 
     if args.driver_memory is not None:
         check_driver_memory(args.driver_memory)
     for cluster in request.clusters:  # an unreadable or empty log directory, before a JVM starts
         log_records(cluster.path)
-    # the growth passes the driver runs while the JVM launches, when it only waits (the others: the executors'), and
-    # on a local master the start states of a cut cluster's later ranges
-    with spark_errors(), DriverGrowth(request, local_cores(args.master)) as growth, \
+    # on a local master, the start states of a cut cluster's later ranges, planned and written while the JVM
+    # launches, when the driver only waits
+    with spark_errors(), MeanwhileStarts(request, local_cores(args.master)) as starts, \
             spark_context(args.master, driver_memory=args.driver_memory, master_timeout=args.master_timeout,
                           archives=args.archives, executor_python=args.executor_python,
-                          meanwhile=growth) as context:
-        yield SparkEngine(context, driver_growth=growth)
+                          meanwhile=starts) as context:
+        yield SparkEngine(context, meanwhile=starts)
 
 
 def run_engine(chosen: Any, request: Any, progress: Progress) -> Any:

@@ -21,13 +21,11 @@ from metalog.analysis.engines.python import PythonEngine
 from metalog.analysis.engines.request import AnalysisRequest, AnalysisSummary
 from metalog.analysis.engines.spark import (
     CATCH_UP_WEIGHT,
-    GROWTH_WEIGHT,
     OUTPUT_TASKS,
     RANGE_SLACK,
     STEP_SHARE,
     WRITE_SHARE,
     ClusterRanges,
-    PackedGrowth,
     SparkEngine,
     delta_cuts,
     makespan,
@@ -36,7 +34,8 @@ from metalog.analysis.engines.spark import (
     range_counts,
 )
 from metalog.analysis.engines.spark_session import default_driver_memory, find_java, spark_session
-from metalog.analysis.outputs.growth_tables import GrowthTask, growth_task
+from metalog.analysis.engines.spark_tables import PackedGrowth
+from metalog.analysis.outputs.growth import read_growth
 from metalog.analysis.outputs.layout import read_tables
 from metalog.cli.analyze import run_engine
 from metalog.cli.progress import Progress
@@ -47,6 +46,7 @@ from metalog.replay.history import MetadataHistory
 from tests.analysis.engines.test_parallel import controls_and_aborts_inside_batches, transactions_and_topic_configs
 from tests.analysis.test_clusters import without_cluster_id
 from tests.analysis.test_timeline import jbod_transition, zk_migration
+from tests.log.damage import DAMAGES, build_log, damage
 
 
 @pytest.fixture(scope="module")
@@ -150,41 +150,41 @@ def test_a_cluster_is_cut_only_where_that_ends_the_work_sooner() -> None:
         assert max(counts) <= CATCH_UP + 1
 
 
-def test_growth_passes_beside_whole_clusters_make_splits_unneeded() -> None:
-    """The growth passes run beside whole clusters in the replay's job and fill the cores, so 5 or 20 equal
-    clusters on 2 cores are not cut: for 5, a cut would end the modelled work 1.06x sooner, less than
-    ``RANGE_SLACK``, for a third more CPU on the cluster cut."""
-    assert range_counts([1000] * 5, 2) == [1] * 5
-    assert range_counts([1000] * 5, 2, slack=1.05) == [2, 1, 1, 1, 1]  # (the 6%)
+def test_equal_clusters_are_cut_only_where_a_core_would_idle_for_a_whole_cluster() -> None:
+    """Each range counts its growth as it replays (no growth pass fills the cores beside whole clusters): an even
+    number of equal clusters on 2 cores stays whole; of 5, one is cut, as the last whole one would leave a core
+    idle for its whole replay (a cut ends the modelled work 1.15x sooner); of 20, none (1.0x)."""
+    assert range_counts([1000] * 4, 2) == [1] * 4
+    assert range_counts([1000] * 5, 2) == [2, 1, 1, 1, 1]
+    assert range_counts([1000] * 5, 2, slack=1.2) == [1] * 5
     assert range_counts([1000] * 20, 2) == [1] * 20
     assert range_counts([5000], 2) == [2]
 
 
 def test_a_cut_is_modelled_as_ranges_that_catch_up_then_a_task_per_group_of_outputs() -> None:
-    """5M records on 2 cores: whole, 5M of work (its growth pass beside it); in halves, the second catches up over
-    the first's 2.5M beside it, then the outputs' tasks and the growth pass share the cores: LPT over
-    (0.2, 0.133, 0.08, 0.027, 0.012) x 5M."""
+    """5M records on 2 cores: whole, 5M of work; in halves, the second catches up over the first's 2.5M beside
+    it, then the outputs' tasks share the cores: LPT over (0.2, 0.133, 0.027, 0.012) x 5M."""
     assert plan_span([5_000_000], [1], 2) == 5_000_000
     ranges = 2_500_000 * (STEP_SHARE + CATCH_UP_WEIGHT)
-    outputs = makespan([5_000_000 * share for _, share in OUTPUT_TASKS] + [5_000_000 * GROWTH_WEIGHT], 2)
-    assert outputs == pytest.approx(5_000_000 * (0.2 + 0.027))  # the series and buckets, then broker_timeline
+    outputs = makespan([5_000_000 * share for _, share in OUTPUT_TASKS], 2)
+    assert outputs == pytest.approx(5_000_000 * 0.2)  # the series and buckets; the others beside them
     assert plan_span([5_000_000], [2], 2) == pytest.approx(ranges + outputs)
     # before, one task wrote every output: 5M x WRITE_SHARE after the ranges
     assert outputs < 0.65 * 5_000_000 * WRITE_SHARE
 
 
 def test_equal_clusters_on_two_cores_are_replayed_whole_with_their_growth(spark: Any, tmp_path: Path) -> None:
-    """5 equal clusters on local[2]: one job of whole clusters and growth passes, no range deltas and no third
-    stage (before: a cluster was cut in two), and the python engine's files."""
+    """4 equal clusters on local[2]: one job of whole clusters, each counting its growth, no range deltas and no
+    third stage, and the python engine's files."""
     paths = []
-    for n in range(5):
+    for n in range(4):
         paths.append(tmp_path / f"mixed-{n}")
         write_history(paths[-1], 40, HistorySettings(brokers=3, topics=3, partitions=2, records=1500,
                                                      scenario="mixed"), snapshot_every=10**9)
     named = [f"{p.name}={p}" for p in paths]  # (equal logs, one cluster.id: named)
     got = analyze(SparkEngine(spark), named, tmp_path / "spark")
     assert spark.sparkContext.defaultParallelism == 2
-    assert not got.task_cpu.get("deltas") and not got.task_cpu.get("tables") and len(got.task_cpu["replay"]) == 10
+    assert not got.task_cpu.get("deltas") and not got.task_cpu.get("tables") and len(got.task_cpu["replay"]) == 4
     analyze(PythonEngine(), named, tmp_path / "python")
     same_files(tmp_path / "spark", tmp_path / "python")
 
@@ -279,9 +279,9 @@ def test_a_bare_context_is_enough_for_the_engine(spark: Any, fleet: list[Path], 
     same_files(tmp_path / "context", tmp_path / "python")
 
 
-def test_growth_passes_travel_as_tuples_and_come_back_equal(fleet: list[Path]) -> None:
-    """Every table of every cluster's growth pass, snapshots and leadership included, rebuilt as it was."""
-    grown = [growth_task(GrowthTask(path.name, str(path), 1)) for path in fleet]
+def test_growth_tables_travel_as_tuples_and_come_back_equal(fleet: list[Path]) -> None:
+    """Every table of every cluster's growth, snapshots and leadership included, rebuilt as it was."""
+    grown = [read_growth(path, path.name) for path in fleet]
     assert any(g.snapshots for g in grown) and all(g.leadership and g.growth and g.log_size for g in grown)
     for growth in grown:
         packed = PackedGrowth.of(growth)
@@ -457,50 +457,6 @@ def test_a_log_directory_whose_name_is_not_utf8(spark: Any, tmp_path: Path) -> N
     same_files(tmp_path / "spark", tmp_path / "python")
 
 
-@pytest.mark.parametrize("taken", ["all", "some"])
-def test_growth_passes_the_driver_took_while_the_jvm_started_are_not_run_again(
-        spark: Any, fleet: list[Path], expected: tuple[Path, AnalysisSummary], taken: str, tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """``metalog analyze`` runs growth passes on the driver while the JVM starts (``spark_meanwhile``): those it
-    began are not tasks of the executors (one task fewer each), the others are; the python engine's files."""
-    import threading
-
-    from metalog.analysis.engines.spark_meanwhile import DriverGrowth
-    from metalog.analysis.outputs import growth_tables
-
-    plain = analyze(SparkEngine(spark), fleet, tmp_path / "plain", csv=True)
-    request = AnalysisRequest.of(fleet, tmp_path / "spark", csv=True)
-    growth = DriverGrowth(request)
-    under_way, held, calls, run = threading.Event(), threading.Event(), [], growth_tables.growth_task
-    if taken == "some":  # the driver's second pass is under way when the engine plans, and ends after
-        def second_held(task: Any) -> Any:
-            calls.append(task.name)
-            if len(calls) == 2:
-                under_way.set()
-                assert held.wait(120)
-            return run(task)
-
-        monkeypatch.setattr(growth_tables, "growth_task", second_held)
-        stop = growth.stop
-
-        def stopped() -> Any:
-            share = stop()
-            held.set()
-            return share
-
-        monkeypatch.setattr(growth, "stop", stopped)
-    with growth:
-        growth.start()
-        if taken == "all":
-            growth.result()
-        else:
-            assert under_way.wait(120)
-        got = SparkEngine(spark, driver_growth=growth).analyze(request)
-    same_files(tmp_path / "spark", expected[0])
-    ran = len(fleet) if taken == "all" else 2
-    assert sum(map(len, got.task_cpu.values())) == sum(map(len, plain.task_cpu.values())) - ran
-
-
 @pytest.mark.parametrize("cores", [2, 3])
 def test_ranges_whose_start_states_the_driver_wrote_while_the_jvm_started(spark: Any, tmp_path: Path, cores: int,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
@@ -508,7 +464,7 @@ def test_ranges_whose_start_states_the_driver_wrote_while_the_jvm_started(spark:
     cluster's later ranges while the JVM starts (``spark_starts``): the engine takes them where its plan has those
     ranges (2 cores, as local[2]'s), cut equal, and ends the process otherwise (planned for 3); the python engine's
     files either way, a transaction open at the cut included."""
-    from metalog.analysis.engines.spark_meanwhile import DriverGrowth
+    from metalog.analysis.engines.spark_meanwhile import MeanwhileStarts
 
     generated = tmp_path / "mixed"
     write_history(generated, 42, HistorySettings(brokers=3, topics=3, partitions=2, records=3000, scenario="mixed"),
@@ -516,32 +472,15 @@ def test_ranges_whose_start_states_the_driver_wrote_while_the_jvm_started(spark:
     for log in (generated, transactions_and_topic_configs(tmp_path / "tx")):
         request = AnalysisRequest.of([log], tmp_path / "spark" / log.name)
         dropped: list[bool] = []
-        with DriverGrowth(request, cores) as growth:
-            monkeypatch.setattr(growth, "drop_starts", lambda dropped=dropped: dropped.append(True))
-            growth.start()
-            growth.result()
-            assert len(growth.stop().starts) == 1
-            got = SparkEngine(spark, driver_growth=growth).analyze(request)
+        with MeanwhileStarts(request, cores) as starts:
+            monkeypatch.setattr(starts, "drop", lambda dropped=dropped: dropped.append(True))
+            starts.start()
+            starts.join()
+            assert len(starts.stop()) == 1
+            got = SparkEngine(spark, meanwhile=starts).analyze(request)
         assert dropped == ([] if cores == 2 else [True]) and len(got.task_cpu["replay"]) == 2
         analyze(PythonEngine(), [log], tmp_path / "python" / log.name)
         same_files(tmp_path / "spark" / log.name, tmp_path / "python" / log.name)
-
-
-def test_the_growth_tables_computed_on_the_executors_are_the_ones_computed_here(spark: Any, fleet: list[Path],
-                                                                                 tmp_path: Path) -> None:
-    """The growth pass runs a cluster per task on the executors (``SparkEngine.run``, as ``metalog analyze
-    --engine spark`` runs it) and the driver writes the tables: the same files as the python engine's."""
-    from metalog.analysis.clusters import cluster_logs
-    from metalog.analysis.outputs.growth_tables import GROWTH_TABLES, write_growth
-
-    clusters = cluster_logs([f"{p.name}={p}" for p in fleet])
-    for where in ("here", "executors"):
-        write_growth(tmp_path / where, clusters, csv=True, run=SparkEngine(spark).run if where == "executors" else None)
-    for table in GROWTH_TABLES:
-        here, there = tmp_path / "here" / table, tmp_path / "executors" / table
-        assert (there.parent / f"{table}.csv").read_bytes() == (here.parent / f"{table}.csv").read_bytes()
-        assert read_tables(there) == read_tables(here)
-    assert read_tables(tmp_path / "here" / "growth")  # (not two empty tables)
 
 
 def test_sparks_parquet_reader_reads_the_tables_as_pyarrow_does(spark: Any, expected: tuple[Path, AnalysisSummary],
@@ -564,3 +503,24 @@ def test_sparks_parquet_reader_reads_the_tables_as_pyarrow_does(spark: Any, expe
             sorted(tuple(r.values()) for r in rows), table
         read += 1
     assert read >= 8
+
+
+@pytest.mark.parametrize("field", sorted(DAMAGES))
+def test_a_damaged_batch_in_a_later_range_is_the_python_engines_one_line_error(spark: Any, tmp_path: Path,
+                                                                              field: str) -> None:
+    """The growth is counted by the ranges' own scans (no pass of its own over the log, which read the damage first
+    before): a damaged batch in the second of two ranges fails that range's task with the error the python
+    engine's replay names (``log verify``'s: the segment, the byte), in one line."""
+    from metalog.analysis.engines.spark_session import spark_errors
+
+    path = tmp_path / "log"
+    batches = build_log(path, records=700, seed=11)
+    first, last = log_bounds(path)
+    at = next(b for b in batches if b.base_offset > first + (last - first) * 3 // 4)
+    damage(at, DAMAGES[field])
+    with pytest.raises(MetalogError) as python:
+        analyze(PythonEngine(), [path], tmp_path / "python")
+    with pytest.raises(MetalogError) as got, spark_errors():
+        analyze(SparkEngine(spark, ranges=2), [path], tmp_path / "spark")
+    assert str(got.value) == str(python.value) and "\n" not in str(got.value)
+    assert str(got.value).startswith(f"{at.segment}, byte ")

@@ -1,108 +1,69 @@
-"""The growth passes the Spark engine's driver runs while its JVM starts (``spark_meanwhile.DriverGrowth``), in this
-process: the files they write are the python engine's, the passes begun before ``stop`` are the driver's and no
-other, a pass's error reaches the caller, and a directory of the user's is refused before anything in it is
-emptied."""
+"""What the Spark engine's driver does while its JVM starts (``spark_meanwhile.MeanwhileStarts``), in this process:
+on a local master it plans the start states of a cut cluster's later ranges and starts the process writing them as
+soon as the plan is made (before: only once its growth passes were done, or at ``stop``); stopped before, it takes
+nothing and starts nothing; on another master it plans nothing; its files go on exit."""
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from metalog.analysis.engines.python import PythonEngine
+from metalog.analysis.engines.parallel import caught_up
 from metalog.analysis.engines.request import AnalysisRequest
-from metalog.analysis.engines.spark_meanwhile import DriverGrowth, DriverShare
-from metalog.analysis.outputs import growth_tables
-from metalog.analysis.outputs.growth_tables import GROWTH_TABLES
-from metalog.errors import MetalogError
+from metalog.analysis.engines.spark_meanwhile import MeanwhileStarts
+from metalog.analysis.engines.spark_starts import StartsProcess
+from metalog.analysis.engines.start_files import read_start
 from metalog.generate.generator import HistorySettings
 from metalog.generate.writer import write_history
 
-pytest.importorskip("pyarrow")
-
 
 @pytest.fixture(scope="module")
-def logs(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
-    root = tmp_path_factory.mktemp("logs")
-    named = []
-    for n, records in enumerate((1500, 3000, 800)):  # (the heaviest, the second, is the driver's first pass)
-        path = root / f"mixed-{n}"
-        write_history(path, 50 + n, HistorySettings(brokers=3, topics=3, partitions=2, records=records,
-                                                    scenario="mixed"), snapshot_every=10**9)
-        named.append(f"c{n}={path}")
-    return named
+def mixed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("logs") / "mixed"
+    write_history(path, 61, HistorySettings(brokers=3, topics=3, partitions=2, records=3000, scenario="mixed"),
+                  snapshot_every=10**9)
+    return path
 
 
-def growth_files(out: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(out)): p.read_bytes() for table in GROWTH_TABLES for p in sorted((out / table).rglob("*"))
-            if p.is_file()}
+def test_the_process_starts_as_soon_as_the_plan_is_made(tmp_path: Path, mixed: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its locks taken first (the engine may take the plan at once), then the process started, before ``stop``;
+    the state it writes is the one the range would catch up to, and the directory goes on exit."""
+    spawned: list[int] = []
+    spawn = StartsProcess.spawn
+
+    def told(self: StartsProcess) -> None:
+        spawned.append(len(self._locks))  # (the locks it hands over)
+        spawn(self)
+
+    monkeypatch.setattr(StartsProcess, "spawn", told)
+    with MeanwhileStarts(AnalysisRequest.of([mixed], tmp_path / "out"), 2) as starts:
+        starts.start()
+        starts.join()
+        assert spawned == [1]  # (not stopped yet)
+        (planned,) = starts.stop()
+        (lo, _), origin = planned.bounds[1], planned.origins[1]
+        assert origin.image is not None and read_start(Path(origin.image)) == caught_up(mixed, None, lo)
+    assert not Path(origin.image).parent.exists()
 
 
-def test_the_drivers_passes_write_the_python_engines_growth_files(logs: list[str], tmp_path: Path) -> None:
-    PythonEngine().analyze(AnalysisRequest.of(logs, tmp_path / "python"))
-    growth = DriverGrowth(AnalysisRequest.of(logs, tmp_path / "driver"))
-    with growth:
-        growth.start()
-        found = growth.result()  # (every pass: not stopped)
-        assert growth.stop() == DriverShare(True, frozenset({"c0", "c1", "c2"}))
-    assert sorted(found) == ["c0", "c1", "c2"]
-    expected = growth_files(tmp_path / "python")
-    assert growth_files(tmp_path / "driver") == expected and expected
+def test_stopped_before_it_planned_it_takes_nothing_and_starts_nothing(tmp_path: Path, mixed: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    spawned: list[bool] = []
+    monkeypatch.setattr(StartsProcess, "spawn", lambda self: spawned.append(True))
+    with MeanwhileStarts(AnalysisRequest.of([mixed], tmp_path / "out"), 2) as starts:
+        assert starts.stop() == ()
+        starts.start()
+        starts.join()
+        assert starts.stop() == ()
+    assert spawned == []
 
 
-def test_stopped_before_it_started_it_takes_nothing_and_writes_nothing(logs: list[str], tmp_path: Path) -> None:
-    with DriverGrowth(AnalysisRequest.of(logs, tmp_path / "out")) as growth:
-        assert growth.stop() == DriverShare(False, frozenset())
-        growth.start()
-        assert growth.result() == {}
+def test_on_a_master_of_unknown_cores_it_plans_nothing(tmp_path: Path, mixed: Path) -> None:
+    """A cluster's master (``local_cores``: None): its executors do not share this machine's files."""
+    with MeanwhileStarts(AnalysisRequest.of([mixed], tmp_path / "out")) as starts:
+        starts.start()
+        starts.join()
+        assert starts.stop() == ()
     assert not (tmp_path / "out").exists()
-
-
-def test_the_passes_begun_before_stop_are_the_drivers_and_finish(logs: list[str], tmp_path: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    # the driver's second pass (c0) is under way when the engine plans: it is the driver's to finish, the third
-    # (c2) is the executors'
-    under_way, go_on = threading.Event(), threading.Event()
-    run = growth_tables.growth_task
-
-    def held(task: Any) -> Any:
-        if task.name == "c0":
-            under_way.set()
-            assert go_on.wait(60)
-        return run(task)
-
-    monkeypatch.setattr(growth_tables, "growth_task", held)
-    with DriverGrowth(AnalysisRequest.of(logs, tmp_path / "out")) as growth:
-        growth.start()
-        assert under_way.wait(60)
-        assert growth.stop() == DriverShare(True, frozenset({"c1", "c0"}))
-        go_on.set()
-        assert sorted(growth.result()) == ["c0", "c1"]
-    assert sorted(p.name for p in (tmp_path / "out" / "growth").iterdir()) == ["cluster=c0", "cluster=c1"]
-
-
-def test_a_passs_error_is_raised_in_the_callers_thread(logs: list[str], tmp_path: Path,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    def damaged(task: Any) -> Any:
-        raise MetalogError(f"{task.path}: damaged")
-
-    monkeypatch.setattr(growth_tables, "growth_task", damaged)
-    with DriverGrowth(AnalysisRequest.of(logs, tmp_path / "out")) as growth:
-        growth.start()
-        with pytest.raises(MetalogError, match="damaged"):
-            growth.result()
-
-
-def test_a_directory_of_the_users_is_refused_before_anything_in_it_is_emptied(logs: list[str],
-                                                                               tmp_path: Path) -> None:
-    mine = tmp_path / "out" / "growth" / "notes.txt"
-    mine.parent.mkdir(parents=True)
-    mine.write_text("the user's")
-    with DriverGrowth(AnalysisRequest.of(logs, tmp_path / "out")) as growth:
-        growth.start()
-        with pytest.raises(MetalogError, match="did not write"):
-            growth.result()
-        assert growth.stop() == DriverShare(False, frozenset())
-    assert mine.read_text() == "the user's"

@@ -287,7 +287,7 @@ def test_work_meanwhile_starts_as_the_jvm_launches_and_is_stopped_before_the_con
 @pytest.mark.parametrize(("master", "cores"), [("local", 1), ("local[2]", 2), ("local[3,4]", 3), ("local[*]", None),
                                                (None, None), ("spark://h:7077", 0), ("yarn", 0), ("local[x]", 0)])
 def test_a_local_masters_cores_are_known_before_its_context_starts(master: str | None, cores: int | None) -> None:
-    """What ``spark_meanwhile.DriverGrowth`` plans the driver's start states on (``*``: this process's CPUs, as
+    """What ``spark_meanwhile.MeanwhileStarts`` plans the driver's start states on (``*``: this process's CPUs, as
     the JVM counts them); none for another master."""
     from metalog.analysis.engines.spark_session import local_cores
 

@@ -144,50 +144,15 @@ def test_the_driver_plans_the_ranges_the_engine_plans_cut_equal(tmp_path: Path, 
     to catch up; on more cores every later range's."""
     c = cluster(mixed)
     (starts,) = driver_starts([c], 2, tmp_path)
-    assert list(starts.bounds) == split_ranges(c.first, c.last, 2) and range_counts([c.size], 2, growth=0.0) == [2]
+    assert list(starts.bounds) == split_ranges(c.first, c.last, 2) and range_counts([c.size], 2) == [2]
     assert [o.image for o in starts.origins] == [None, str(tmp_path / f"0-{starts.bounds[1][0]}.start")]
     assert plan(starts.bounds, c.first, c.points) == [Origin(o.point, o.pieces, o.catch_up) for o in starts.origins]
     assert starts.jobs(c.path) == [StartJob(c.path, None, starts.bounds[1][0], str(starts.origins[1].image))]
     assert driver_starts([c], 1, tmp_path) == []
     assert driver_starts([c], 2, tmp_path, budget=starts.bounds[1][0] - 1) == []
     (more,) = driver_starts([c], 8, tmp_path)  # (as many ranges as catch up: ``range_counts``' at most)
-    assert len(more.bounds) == range_counts([c.size], 8, growth=0.0)[0] > 2
+    assert len(more.bounds) == range_counts([c.size], 8)[0] > 2
     assert [o.image is not None for o in more.origins] == [False] + [True] * (len(more.bounds) - 1)
-
-
-def test_the_process_starts_when_the_drivers_passes_are_done_or_at_stop(tmp_path: Path, mixed: Path,
-                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    """``DriverGrowth`` with a local master's cores plans the start states first (their locks taken: the engine may
-    take them at once), but starts their process only once its growth passes are done, or at ``stop`` if sooner
-    (beside a pass and the JVM's launch it would slow both); the state then written is the one caught up to."""
-    from metalog.analysis.engines.request import AnalysisRequest
-    from metalog.analysis.engines.spark_meanwhile import DriverGrowth
-    from metalog.analysis.outputs import growth_tables
-
-    under_way, held, run = threading.Event(), threading.Event(), growth_tables.growth_task
-    spawned: list[bool] = []
-    spawn = StartsProcess.spawn
-
-    def blocked(task: Any) -> Any:
-        under_way.set()
-        assert held.wait(60)
-        return run(task)
-
-    def told(self: StartsProcess) -> None:
-        spawned.append(under_way.is_set())
-        spawn(self)
-
-    monkeypatch.setattr(growth_tables, "growth_task", blocked)
-    monkeypatch.setattr(StartsProcess, "spawn", told)
-    with DriverGrowth(AnalysisRequest.of([mixed], tmp_path / "out"), 2) as growth:
-        growth.start()
-        assert under_way.wait(60)
-        assert spawned == []  # (the pass under way)
-        (starts,) = growth.stop().starts
-        assert spawned == [True]
-        held.set()
-        (lo, _), origin = starts.bounds[1], starts.origins[1]
-        assert origin.image is not None and read_start(Path(origin.image)) == caught_up(mixed, None, lo)
 
 
 def test_a_module_in_the_working_directory_does_not_shadow_the_processs_own(tmp_path: Path, mixed: Path,

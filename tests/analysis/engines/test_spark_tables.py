@@ -30,6 +30,7 @@ from metalog.analysis.engines.spark_tables import (
 )
 from metalog.analysis.outputs import openmetrics as om
 from metalog.analysis.outputs import writers
+from metalog.analysis.outputs.growth_tables import GROWTH_TABLES, fresh_growth_tables
 from metalog.analysis.outputs.layout import partition_dir, read_tables
 from metalog.analysis.outputs.writers import OUTPUTS, SERIES, fresh_tables
 from metalog.state.overlay import RangeDelta
@@ -141,10 +142,13 @@ def test_a_whole_clusters_task_hands_its_writers_the_python_engines_chunks(tmp_p
         out = tmp_path / "spark" / name
         out.mkdir(parents=True)
         fresh_tables(out)
+        fresh_growth_tables(out)
         origin = plan([(first, last)], first)[0]
         replay_task(RangeTask(str(log), name, 0, 0, 1, first, last, origin, RangeDelta(),
                               Output(str(out), str(tmp_path / "scratch" / name), 60_000, False)))
         assert handed == expected, name
+        for table in GROWTH_TABLES:  # (and its growth tables, counted as it replayed)
+            assert read_tables(out / table) == read_tables(tmp_path / "python" / name / table), (name, table)
         assert any(n > 2 for _, n in expected), name  # chunks were joined (a chunk holds 2 batches' rows)
         handed[:] = []
 

@@ -314,20 +314,3 @@ def test_help_documents_the_growth_columns(capsys: pytest.CaptureFixture[str]) -
         assert f"\n{table} (" in text
         for column, _, _ in columns:
             assert f"  {column} " in text
-
-
-def test_a_clusters_task_weighs_its_segments_however_its_directory_is_named(tmp_path: Path) -> None:
-    """The Spark executors start the heaviest cluster's pass first: its weight is its segments' bytes, for a log
-    directory given as Kafka's (before: 0, the segments are one level down) or as the partition's own."""
-    from metalog.analysis.outputs.growth_tables import GrowthTask, growth_of
-
-    log = write_history(tmp_path / "w", [("data", 1000, [0, 1, 2])] * 5)
-    segments = sum(p.stat().st_size for p in (log / "__cluster_metadata-0").glob("*.log"))
-    seen: list[GrowthTask] = []
-
-    def run(fn: Any, tasks: Any) -> list[ClusterGrowth]:
-        seen.extend(tasks)
-        return [fn(t) for t in tasks]
-
-    growth_of(cluster_logs([f"a={log}", f"b={log / '__cluster_metadata-0'}"]), run)
-    assert [t.weight for t in seen] == [segments, segments] and segments > 0

@@ -30,16 +30,11 @@ from typing import Any, TypeVar
 
 from metalog.analysis.domain.columns import Chunk
 from metalog.analysis.engines.replay import TimelineReplay
-from metalog.analysis.engines.request import (
-    AnalysisRequest,
-    AnalysisSummary,
-    Progress,
-    Stage,
-    T,
-    here,
-    write_growth_tables,
-)
+from metalog.analysis.engines.request import AnalysisRequest, AnalysisSummary, Progress, Stage, T, here
 from metalog.analysis.engines.start_files import read_start
+from metalog.analysis.outputs.growth import ClusterGrowth, count_for, growth_reader, part_growth, type_order
+from metalog.analysis.outputs.growth_parts import GrowthPart, joined
+from metalog.analysis.outputs.growth_tables import write_growth_tables
 from metalog.errors import DecodeError, LogError
 from metalog.log import MetadataLog
 from metalog.replay.gc import gc_paused
@@ -292,6 +287,13 @@ def open_transaction(start: StartState) -> OpenTransaction | None:
     return None if start.transaction is None else OpenTransaction(*start.transaction)
 
 
+def joined_growth(path: str | os.PathLike[str], name: str, parts: Sequence[GrowthPart]) -> ClusterGrowth:
+    """A cluster's growth tables from its ranges' counts, in order (``growth_parts.joined``), its control batches
+    and snapshots read from its log at ``path``."""
+    with MetadataLog.open(path) as log:
+        return part_growth(log, name, joined(parts, type_order))
+
+
 # ---- 3. replaying a range ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class RangeReplay:
@@ -306,24 +308,38 @@ class RangeReplay:
     log_start: bool
 
 
-def replay_range(job: RangeReplay, start: StartState, sink: Callable[[Chunk], object]) -> int:
+# told a range's growth count (``outputs.growth_parts``) with the log it counted, still open, after its replay
+Counted = Callable[[MetadataLog, GrowthPart], object]
+
+
+def replay_range(job: RangeReplay, start: StartState, sink: Callable[[Chunk], object],
+                 growth: Counted | None = None) -> int:
     """The rows of each batch (data or control) of the range, from its start state ``start``, handed to ``sink``
-    as chunks in log order; the data records replayed."""
+    as chunks in log order; the data records replayed. ``growth``: told the range's growth count, counted from the
+    replay's own scan (``outputs.growth.count_for``, through a tee: the log is read once)."""
     with MetadataLog.open(job.path) as log:
-        return _replay(log, job, start, sink)
+        return _replay(log, job, start, sink, growth)
 
 
-def replay_from(job: RangeReplay, origin: Origin, prefix: RangeDelta, sink: Callable[[Chunk], object]) -> int:
+def replay_from(job: RangeReplay, origin: Origin, prefix: RangeDelta, sink: Callable[[Chunk], object],
+                growth: Counted | None = None) -> int:
     """``range_start`` then ``replay_range``, with the log opened once for both (each opening reads the active
     segment's index files: about 9 ms for a 1M-record log)."""
     with MetadataHistory(job.path) as history:
-        return _replay(history.log, job, _range_start(history, job.lo, origin, prefix), sink)
+        return _replay(history.log, job, _range_start(history, job.lo, origin, prefix), sink, growth)
 
 
-def _replay(log: MetadataLog, job: RangeReplay, start: StartState, sink: Callable[[Chunk], object]) -> int:
+def _replay(log: MetadataLog, job: RangeReplay, start: StartState, sink: Callable[[Chunk], object],
+            growth: Counted | None) -> int:
     with gc_paused():
         replay = TimelineReplay(log, job.cluster, start.image, open_transaction(start), log_start=job.log_start)
-        return replay.run(*batch_offsets(log, job.lo, job.hi), sink)
+        first, last = batch_offsets(log, job.lo, job.hi)
+        if growth is None:
+            return replay.run(first, last, sink)
+        count = count_for(log)
+        records = replay.run(first, last, sink, also=growth_reader(count))
+        growth(log, GrowthPart.of(count))
+        return records
 
 
 @dataclass(frozen=True)
@@ -346,25 +362,32 @@ class ParallelEngine:
 
         claim_output(request.out)
         records = 0
+        grown: list[ClusterGrowth] = []  # each cluster's growth, counted by its ranges as they replay
         with TableWriters(request.out, request.bucket_ms, csv=request.csv,
                           metrics_every_batch=request.metrics_every_batch) as writers:
             for cluster in request.clusters:
                 writers.cluster(cluster.name)
-                records += self.replay_cluster(cluster.path, cluster.name, writers.add)
+                records += self.replay_cluster(cluster.path, cluster.name, writers.add, growth=grown.append)
                 writers.end_cluster()
             written = writers.close()
             batches, events = writers.batches, writers.events_written
-        written += write_growth_tables(request, self.run)
+        written += write_growth_tables(request.out, grown, csv=request.csv)
         return AnalysisSummary(request.out, tuple(request.names), records, batches, events, tuple(written))
 
     def replay_cluster(self, path: str | os.PathLike[str], name: str, sink: Callable[[Chunk], object],
-                       bounds: Sequence[tuple[int, int]] | None = None) -> int:
+                       bounds: Sequence[tuple[int, int]] | None = None,
+                       growth: Callable[[ClusterGrowth], object] | None = None) -> int:
         """One cluster's ranges (``bounds``, default ``ranges`` equal ones), in order, into ``sink``; its data
-        records."""
+        records. ``growth``: told the cluster's growth tables, its ranges' counts joined (``growth_parts``)."""
         bounds = split_ranges(*log_bounds(path), self.ranges) if bounds is None else bounds
         starts = start_states(path, bounds, points=self.points, catch_up=self.catch_up)
-        return sum(replay_range(RangeReplay(path, name, lo, hi, log_start=i == 0), start, sink)
-                   for i, ((lo, hi), start) in enumerate(zip(bounds, starts, strict=True)))
+        parts: list[GrowthPart] = []
+        records = sum(replay_range(RangeReplay(path, name, lo, hi, log_start=i == 0), start, sink,
+                                   None if growth is None else lambda _, part: parts.append(part))
+                      for i, ((lo, hi), start) in enumerate(zip(bounds, starts, strict=True)))
+        if growth is not None:
+            growth(joined_growth(path, name, parts))
+        return records
 
     @property
     def cores(self) -> int:

@@ -9,7 +9,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 from metalog.analysis.clusters import ClusterLog, cluster_logs
 
@@ -74,7 +74,7 @@ class AnalysisSummary:
 
 class Engine(Protocol):
     """An engine: ``analyze`` writes a request's tables and says what it did; ``run`` runs independent tasks
-    (a cluster each: the growth pass, the report's reading) where the engine runs its own, results in order."""
+    (a cluster each: the report's reading) where the engine runs its own, results in order."""
 
     name: str
 
@@ -92,12 +92,3 @@ class Engine(Protocol):
 def here(fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
     """Tasks run in this process, one after another."""
     return [fn(item) for item in items]
-
-
-def write_growth_tables(request: AnalysisRequest, run: Callable[[Callable[[Any], Any], Sequence[Any]], list[Any]]) \
-        -> list[Path]:
-    """The growth, log_size, snapshots and controller_leadership tables of every engine (``growth_tables``), a
-    cluster per task of ``run``."""
-    from metalog.analysis.outputs.growth_tables import write_growth
-
-    return write_growth(request.out, list(request.clusters), csv=request.csv, run=run)

@@ -11,15 +11,17 @@ executor writes what it makes
 (``spark_tables``): a cluster replayed in one range as its tables, as the python engine writes them; the ranges
 of a cluster cut in several as Arrow streams, which stage 3, a task per such cluster, writes as its tables.
 Executors open the log directories and write the output directory themselves: the paths must be visible to
-them (local disks for ``local[*]``; a shared filesystem on a cluster). Only offsets, point names, deltas and
-each task's counts and CPU seconds travel through the driver; no row goes through the JVM. Work is placed on
-partitions by a stable hash.
+them (local disks for ``local[*]``; a shared filesystem on a cluster). Each range counts its growth tables as it
+replays (``spark_tables.replay_task``): a cluster replayed whole writes them in its task, a cut one's ranges write
+their counts beside their streams, and a task of stage 3 joins them and writes the cluster's. Only offsets, point
+names, deltas and each task's counts and CPU seconds travel through the driver; no row goes through the JVM (but
+the growth tables' for ``--csv``, as their CSV tables are the driver's). Work is placed on partitions by a stable
+hash.
 """
 
 from __future__ import annotations
 
 import heapq
-import os
 import shutil
 import threading
 import time
@@ -45,27 +47,28 @@ from metalog.analysis.engines.parallel import (
     split_ranges,
 )
 from metalog.analysis.engines.request import AnalysisRequest, AnalysisSummary, Progress, Stage, T
-from metalog.analysis.engines.spark_meanwhile import DriverGrowth, DriverShare
+from metalog.analysis.engines.spark_meanwhile import MeanwhileStarts
 from metalog.analysis.engines.spark_starts import StartJob
 from metalog.analysis.engines.spark_tables import (
+    GrowthTask,
     Output,
     RangeTask,
     TableTask,
     Written,
+    growth_written,
     replay_task,
     series_dir,
+    write_growth,
     write_outputs,
 )
-from metalog.analysis.outputs.growth import ROW_TYPES, ClusterGrowth
-from metalog.analysis.outputs.growth_tables import GrowthTask, growth_task, rows_of
+from metalog.analysis.outputs.growth import ClusterGrowth
 from metalog.analysis.outputs.writers import SERIES
 from metalog.replay.points import StartPoint
 from metalog.state.overlay import RangeDelta, fold
 
-__all__ = ["CATCH_UP_WEIGHT", "DRIVER_CATCH_UP", "GROWTH_WEIGHT", "OUTPUT_TASKS", "RANGE_SLACK", "STEP_SHARE",
-           "WRITE_SHARE", "ClusterRanges", "DriverStarts", "GrowthWrite", "PackedGrowth", "Placed",
-           "SparkEngine", "StageReport", "delta_cuts", "driver_starts", "makespan", "place", "plan_span",
-           "range_counts", "stable_hash"]
+__all__ = ["CATCH_UP_WEIGHT", "DRIVER_CATCH_UP", "OUTPUT_TASKS", "RANGE_SLACK", "STEP_SHARE", "WRITE_SHARE",
+           "ClusterRanges", "DriverStarts", "Placed", "SparkEngine", "StageReport", "delta_cuts", "driver_starts",
+           "makespan", "place", "plan_span", "range_counts", "stable_hash"]
 
 R = TypeVar("R")
 
@@ -85,8 +88,6 @@ OUTPUT_TASKS: tuple[tuple[tuple[str, ...], float], ...] = (
     ((SERIES, BUCKETS.name), 0.2), ((TIMELINE.name,), 0.133), ((BROKERS.name,), 0.027),
     ((DIRECTORIES.name, FAILURES.name, EVENTS.name), 0.012))
 WRITE_SHARE = sum(share for _, share in OUTPUT_TASKS)
-GROWTH_WEIGHT = 0.08  # a cluster's growth pass, never split (0.52 s): in the replay's job beside a whole cluster,
-# in the third stage beside a cut one's outputs
 
 
 def stable_hash(text: str) -> int:
@@ -125,38 +126,37 @@ def makespan(sizes: Sequence[float], cores: int) -> float:
     return max(ends)
 
 
-def plan_span(sizes: Sequence[int], counts: Sequence[int], cores: int, growth: float = GROWTH_WEIGHT) -> float:
+def plan_span(sizes: Sequence[int], counts: Sequence[int], cores: int) -> float:
     """How long the replay's job and the third stage take on ``cores`` with ``counts`` ranges per cluster, in
     records of whole-task work: a whole cluster costs its size; a cluster cut in n equal ranges costs, per range,
     ``STEP_SHARE`` of the range's records plus ``CATCH_UP_WEIGHT`` of those before it (it catches up from the log's
     start: a snapshot or image on the way makes it less), then a task per group of its outputs in the third stage
-    (``OUTPUT_TASKS``). Each cluster's growth pass costs ``growth`` of its records, in the job of its tables."""
+    (``OUTPUT_TASKS``). (Each range counts its growth as it replays: in its share.)"""
     tasks: list[float] = []
     writes: list[float] = []
     for size, n in zip(sizes, counts, strict=True):
         if n == 1:
-            tasks += [size, size * growth]
+            tasks.append(size)
             continue
         tasks += [size / n * (STEP_SHARE + j * CATCH_UP_WEIGHT) for j in range(n)]
-        writes += [size * share for _, share in OUTPUT_TASKS] + [size * growth]
+        writes += [size * share for _, share in OUTPUT_TASKS]
     return makespan(tasks, cores) + makespan(writes, cores)
 
 
-def range_counts(sizes: Sequence[int], cores: int, slack: float = RANGE_SLACK, growth: float = GROWTH_WEIGHT) \
-        -> list[int]:
+def range_counts(sizes: Sequence[int], cores: int, slack: float = RANGE_SLACK) -> list[int]:
     """Ranges per cluster: each whole (no deltas, no streams, no third stage) unless cutting ends the work
     ``slack`` times sooner (``plan_span``): the cluster with the largest ranges is cut once more while that holds,
     up to ``CATCH_UP`` + 1 ranges (so that every range catches up from its origin; an explicit ``ranges`` may go
-    further, with deltas). The growth passes (``growth`` of each cluster's records) fill the cores beside whole
-    clusters: 5 or 20 equal clusters on 2 cores stay whole; one large cluster on 2 cores is cut in two."""
+    further, with deltas). 5 or 20 equal clusters on 2 cores stay whole; one large cluster on 2 cores is cut in
+    two."""
     counts = [1] * len(sizes)
-    best = plan_span(sizes, counts, cores, growth)
+    best = plan_span(sizes, counts, cores)
     while cores > 1 and sizes:
         widest = max(range(len(sizes)), key=lambda i: sizes[i] / counts[i])
         if counts[widest] > CATCH_UP or sizes[widest] < 2 * (counts[widest] + 1):
             break
         trial = [n + (i == widest) for i, n in enumerate(counts)]
-        span = plan_span(sizes, trial, cores, growth)
+        span = plan_span(sizes, trial, cores)
         if span * slack >= best:
             break
         counts, best = trial, span
@@ -203,11 +203,11 @@ class DriverStarts:
 
 def driver_starts(clusters: Sequence[ClusterRanges], cores: int, root: Path,
                   budget: int = DRIVER_CATCH_UP) -> list[DriverStarts]:
-    """The clusters ``range_counts`` cuts on ``cores`` (the driver running every growth pass), cut in equal ranges,
+    """The clusters ``range_counts`` cuts on ``cores``, cut in equal ranges,
     whose later ranges all catch up (``parallel.plan``), while their catch-ups come to at most ``budget``
     records in all, the largest cluster first: their start states to write into ``root``."""
     out: list[DriverStarts] = []
-    counts = range_counts([c.size for c in clusters], cores, growth=0.0)
+    counts = range_counts([c.size for c in clusters], cores)
     for i in sorted(range(len(clusters)), key=lambda i: -clusters[i].size):
         c, n = clusters[i], counts[i]
         bounds = split_ranges(c.first, c.last, n)
@@ -271,57 +271,14 @@ def _weight(task: RangeTask, first: int) -> int:
     return int(size * STEP_SHARE + behind * CATCH_UP_WEIGHT * task.origin.catch_up)
 
 
-@dataclass(frozen=True)
-class PackedGrowth:
-    """A cluster's growth pass as it travels from an executor to the driver: each table's rows as tuples
-    (``growth_tables.rows_of``). Pickled as they are, its rows' dataclasses cost pickle a Python call per row each
-    way (``dataclasses``' ``__setstate__`` for slotted ones): 0.14 s a 1M-record cluster, where these tuples cost
-    0.06 s, rebuilt."""
-
-    name: str
-    rows: dict[str, list[tuple[Any, ...]]]
-
-    @classmethod
-    def of(cls, growth: ClusterGrowth) -> PackedGrowth:
-        return cls(growth.name, {table: rows_of(growth, table) for table in ROW_TYPES})
-
-    def unpacked(self) -> ClusterGrowth:
-        """The ClusterGrowth again (each table's row type takes its columns in order)."""
-        return ClusterGrowth.of_rows(self.name, self.rows)
-
-
-@dataclass(frozen=True)
-class GrowthWrite:
-    """A cluster's growth pass on an executor, which writes the cluster's files of the growth tables into ``out``
-    (``growth_tables.write_cluster_parquet``); its rows travel to the driver only where it writes the CSV tables
-    (``rows``)."""
-
-    task: GrowthTask
-    out: str
-    rows: bool
-
-    @property
-    def name(self) -> str:
-        return self.task.name
-
-    @property
-    def weight(self) -> int:
-        return self.task.weight
-
-
-def _task(task: RangeTask | TableTask | GrowthWrite) -> Written | PackedGrowth:
-    """A task of the replay's job or the third stage: a range replayed, outputs of a cut cluster written, or a
-    cluster's growth pass and its growth tables written."""
-    from metalog.analysis.outputs.growth_tables import GROWTH_TABLES, write_cluster_parquet
-
+def _task(task: RangeTask | TableTask | GrowthTask) -> Written:
+    """A task of the replay's job or the third stage: a range replayed, outputs of a cut cluster written, or a cut
+    cluster's growth tables from its ranges' counts."""
     if isinstance(task, RangeTask):
         return replay_task(task)
     if isinstance(task, TableTask):
         return write_outputs(task)
-    growth = growth_task(task.task)
-    for table in GROWTH_TABLES:
-        write_cluster_parquet(Path(task.out), table, growth)
-    return PackedGrowth.of(growth) if task.rows else PackedGrowth(growth.name, {})
+    return write_growth(task)
 
 
 @dataclass
@@ -331,8 +288,8 @@ class SparkEngine:
     soonest; one core replays each cluster whole). ``partitions``: Spark partitions per stage (default one per
     task). ``points``: start ranges from snapshots and state images. ``catch_up``: ranges at most this many times
     their size after their origin catch up from it, the others start from deltas (``parallel.plan``; 0: all from
-    deltas). ``driver_growth``: growth passes the driver began while the JVM started (``spark_meanwhile``; the
-    executors run the others). The summary's ``task_cpu`` has each stage's CPU seconds per task."""
+    deltas). ``meanwhile``: the start states the driver planned while the JVM started (``spark_meanwhile``), which
+    the engine takes where its plan has them. The summary's ``task_cpu`` has each stage's CPU seconds per task."""
 
     spark: Any
     ranges: int | None = None
@@ -340,7 +297,7 @@ class SparkEngine:
     points: bool = True
     name: str = "spark"
     catch_up: float = CATCH_UP
-    driver_growth: DriverGrowth | None = None
+    meanwhile: MeanwhileStarts | None = None
 
     @property
     def context(self) -> Any:
@@ -360,9 +317,9 @@ class SparkEngine:
 
     def analyze(self, request: AnalysisRequest, progress: Progress | None = None,
                 stage: Stage | None = None) -> AnalysisSummary:
-        """Every cluster's tables written by the executors, the same files as the python engine's; the growth
-        passes run beside the ranges of whole clusters and the outputs of cut ones, and write the growth tables
-        there too (their CSV tables: the driver, from their rows)."""
+        """Every cluster's tables written by the executors, the same files as the python engine's; each range
+        counts its growth as it replays, a whole cluster's writes its growth tables, a cut one's are written in the
+        third stage from its ranges' counts (their CSV tables: the driver, from their rows)."""
         from metalog.analysis.outputs import openmetrics as om
         from metalog.analysis.outputs.growth_tables import GROWTH_TABLES, fresh_growth_tables, write_csv
         from metalog.analysis.outputs.layout import TABLES
@@ -371,42 +328,39 @@ class SparkEngine:
 
         out = request.out
         claim_output(out)
-        taken = self.driver_growth.stop() if self.driver_growth is not None else DriverShare(False, frozenset())
+        taken = self.meanwhile.stop() if self.meanwhile is not None else ()
         sc = self.context
         outlines = [log_outline(c.path, points=self.points) for c in request.clusters]  # (each log opened once)
         clusters = [ClusterRanges(str(Path(c.path).resolve()), c.name, o.first, o.last, o.points)
                     for c, o in zip(request.clusters, outlines, strict=True)]
-        growth = [None if c.name in taken.clusters else
-                  GrowthWrite(GrowthTask(c.name, os.fspath(c.path), c.size), str(out.resolve()), request.csv)
-                  for c in clusters]  # (weighed in offsets, as ranges)
-        weight = GROWTH_WEIGHT if any(growth) else 0.0  # (the model's: the executors' growth passes, or none)
         counts = [self.ranges] * len(clusters) if self.ranges else range_counts([c.size for c in clusters],
-                                                                                  sc.defaultParallelism, growth=weight)
+                                                                                  sc.defaultParallelism)
         report = StageReport(sc, sum(c.size for c in clusters), progress, stage)
         task_cpu: dict[str, list[float]] = {}
-        prefixed = self._prefixes(clusters, counts, report, task_cpu, {s.name: s for s in taken.starts})
-        if self.driver_growth is not None and not any(o.image for c in prefixed for _, o, _ in c):
-            self.driver_growth.drop_starts()  # (none taken: its process need not go on)
+        prefixed = self._prefixes(clusters, counts, report, task_cpu, {s.name: s for s in taken})
+        if self.meanwhile is not None and not any(o.image for c in prefixed for _, o, _ in c):
+            self.meanwhile.drop()  # (none taken: its process need not go on)
         fresh_tables(out)
-        if not taken.fresh:
-            fresh_growth_tables(out)
+        fresh_growth_tables(out)
         scratch = out.resolve() / f".spark-{uuid.uuid4().hex}"
-        output = Output(str(out.resolve()), str(scratch), request.bucket_ms, request.metrics_every_batch)
+        output = Output(str(out.resolve()), str(scratch), request.bucket_ms, request.metrics_every_batch,
+                        request.csv)
         try:
-            done, grown = self._replay(clusters, prefixed, output, growth, report, task_cpu)
+            done = self._replay(clusters, prefixed, output, report, task_cpu)
             blocks = series_dir(str(scratch))  # (a cluster without batches has none)
             metrics = om.concatenate(out / om.FILE, lambda family, name: [
                 p for p in [blocks / f"{request.names.index(name)}-{family}.om"] if p.exists()], request.names)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-        on_driver = self.driver_growth.result() if self.driver_growth is not None else {}
+        grown = {w.growth.name: w.growth for w in done if w.growth is not None}
+        unplanned = [_no_ranges(c, output) for c, ranges in zip(clusters, prefixed, strict=True) if not ranges]
         written = [out / table for table in TABLES]
         if request.csv:
             written += write_csv_from_tables(out, request.names)
         written += [metrics, *(out / table for table in GROWTH_TABLES)]
         if request.csv:
-            found = [on_driver[c.name] if c.name in on_driver else grown[c.name].unpacked() for c in clusters]
-            written += [write_csv(out, table, found) for table in GROWTH_TABLES]
+            found = {**{g.name: g for g in unplanned}, **{name: g.unpacked() for name, g in grown.items()}}
+            written += [write_csv(out, table, [found[c.name] for c in clusters]) for table in GROWTH_TABLES]
         return AnalysisSummary(out, tuple(request.names), sum(w.records for w in done),
                                sum(w.batches for w in done), sum(w.events for w in done), tuple(written), task_cpu)
 
@@ -464,40 +418,43 @@ class SparkEngine:
 
     def _replay(self, clusters: Sequence[ClusterRanges],
                 prefixed: Sequence[Sequence[tuple[tuple[int, int], Origin, RangeDelta]]], output: Output,
-                growth: Sequence[GrowthWrite | None], report: StageReport,
-                task_cpu: dict[str, list[float]]) -> tuple[list[Written], dict[str, PackedGrowth]]:
-        """Stage 2, every range replayed and written on the executors, and beside them the growth pass of each
-        cluster replayed whole; stage 3, the outputs of each cluster cut in several ranges written from their
-        ranges' chunks, a task per group of them (``OUTPUT_TASKS``), and beside them the growth passes of those
-        clusters (so that they fill the cores there, not after the ranges); none for the clusters whose growth
-        passes the driver took (``growth``'s None)."""
+                report: StageReport, task_cpu: dict[str, list[float]]) -> list[Written]:
+        """Stage 2, every range replayed and written on the executors, its growth counted as it is; stage 3, the
+        outputs of each cluster cut in several ranges written from their ranges' chunks, a task per group of them
+        (``OUTPUT_TASKS``), and beside them a task per such cluster writing its growth tables from its ranges'
+        counts (``spark_tables.GrowthTask``: the ranges wrote them beside their chunks)."""
         sc = self.context
         cut = [i for i, ranges in enumerate(prefixed) if len(ranges) > 1]
-        tasks: list[RangeTask | GrowthWrite] = [
-            RangeTask(c.path, c.name, i, n, len(ranges), lo, hi, origin, prefix, output)
-            for i, (c, ranges) in enumerate(zip(clusters, prefixed, strict=True))
-            for n, ((lo, hi), origin, prefix) in enumerate(ranges)]
-        tasks += [g for i, g in enumerate(growth) if i not in cut and g is not None]
-        keys = [(t.name, t.number) if isinstance(t, RangeTask) else (t.name, -1) for t in tasks]
-        weights = [_weight(t, clusters[t.cluster].first) if isinstance(t, RangeTask) else int(GROWTH_WEIGHT * t.weight)
-                   for t in tasks]
+        tasks = [RangeTask(c.path, c.name, i, n, len(ranges), lo, hi, origin, prefix, output)
+                 for i, (c, ranges) in enumerate(zip(clusters, prefixed, strict=True))
+                 for n, ((lo, hi), origin, prefix) in enumerate(ranges)]
+        keys = [(t.name, t.number) for t in tasks]
+        weights = [_weight(t, clusters[t.cluster].first) for t in tasks]
         with report.stage("replay", sum(c.size for c in clusters)):
-            found = _on_partitions(sc, _task, Placed(tasks, keys, weights), self.partitions,
-                                   task_cpu.setdefault("replay", []))
+            found: list[Written] = _on_partitions(sc, _task, Placed(tasks, keys, weights), self.partitions,
+                                                  task_cpu.setdefault("replay", []))
         if cut:
-            writes: list[TableTask | GrowthWrite] = [
+            writes: list[TableTask | GrowthTask] = [
                 TableTask(clusters[i].name, i, len(prefixed[i]), outputs, output)
                 for i in cut for outputs, _ in OUTPUT_TASKS]
             weights = [int(clusters[i].size * share) for i in cut for _, share in OUTPUT_TASKS]
-            beside = [g for g in (growth[i] for i in cut) if g is not None]
-            writes += beside
-            weights += [int(GROWTH_WEIGHT * g.weight) for g in beside]
+            writes += [GrowthTask(clusters[i].path, clusters[i].name, i, len(prefixed[i]), output) for i in cut]
+            weights += [0] * len(cut)  # (the lightest: a row per minute and type, and the control batches)
             keys = [(t.name, n) for n, t in enumerate(writes)]
             with report.stage("tables", sum(clusters[i].size for i in cut)):
                 found += _on_partitions(sc, _task, Placed(writes, keys, weights), self.partitions,
                                         task_cpu.setdefault("tables", []))
-        done = [w for w in found if isinstance(w, Written)]
-        return done, {g.name: g for g in found if isinstance(g, PackedGrowth)}
+        return found
+
+
+def _no_ranges(cluster: ClusterRanges, output: Output) -> ClusterGrowth:
+    """The growth tables of a cluster with no offset to replay (no range: none counts its growth), written here: no
+    row of growth or log_size, its snapshots, no epoch."""
+    from metalog.analysis.outputs.growth import read_growth
+
+    growth = read_growth(cluster.path, cluster.name)
+    growth_written(growth, replace(output, growth_rows=False))
+    return growth
 
 
 class StageReport:

@@ -1,5 +1,5 @@
 """The daemon Spark forks its Python workers from on ``local[*]`` masters (``spark.python.daemon.module``):
-pyspark's own, after importing the modules the engine's tasks run (the replay, the writers, the growth pass, the
+pyspark's own, after importing the modules the engine's tasks run (the replay, the writers, the growth count, the
 report's reading, every record type's generated reader, and pyspark's worker loop itself), so that each worker has
 them from the fork rather than importing them again. pyarrow is not imported here: it starts threads as it loads,
 and a process should fork with one thread (pyspark's daemon imports its worker after the fork for that reason:

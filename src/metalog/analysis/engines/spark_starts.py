@@ -1,15 +1,14 @@
 """The start states of a cut cluster's later ranges, replayed by a process of the Spark driver's while its JVM
-starts (``spark_meanwhile.DriverGrowth`` starts it, ``spark.driver_starts`` plans it).
+starts (``spark_meanwhile.MeanwhileStarts`` starts it, ``spark.driver_starts`` plans it).
 
 A range after a cluster's first catches up from its origin before it replays its own batches (``parallel.caught_up``:
 the loader alone over every batch before it, 0.54 s of CPU for the 5M-record log's cut at 3.07M records), on the
 critical path of one large log. Between the JVM's launch and the first task (about 1.9 s) a core of two is mostly
 idle: the SparkContext's start and the workers' daemon each keep one busy. A child process (not a thread: the
-SparkContext's calls into the JVM would each wait for Python's lock) replays each planned catch-up there, once
-the driver's growth passes are done (beside them and the JVM's launch it would slow both), and writes it as a
-start state file (``start_files``), whose lock it holds until the file is in place: the range's task reads it,
-waiting for it if need be, or, where the process ended without it, catches up itself as before. The ranges are
-then cut equal, as neither catches up.
+SparkContext's calls into the JVM would each wait for Python's lock) replays each planned catch-up there, from as
+soon as it is planned, and writes it as a start state file (``start_files``), whose lock it holds until the file is
+in place: the range's task reads it, waiting for it if need be, or, where the process ended without it, catches up
+itself as before. The ranges are then cut equal, as neither catches up.
 
 The child runs at the driver's priority: at a lower one, on a loaded machine, the range waiting for it would leave
 its core to whatever else runs while the child starved (nice 19 tried: the child's 0.6 s of work then spread over

@@ -9,6 +9,10 @@ timeline_batches, its series of controller_metrics.om, ...), feeds them, range a
 writing only those, so that the cores share a cut cluster's writing. Either way the files are those the python
 engine writes, byte for byte. Executors write into the output directory at the driver's path: on a cluster, a
 filesystem they share, as for the log directories.
+
+Every range counts its growth tables from its replay's own scan (``outputs.growth``, through a tee): a cluster's
+only range writes them (``growth_written``), the ranges of a cut cluster write their counts (``growth_parts``) beside
+their streams, and a task per such cluster joins them into the cluster's (``write_growth``).
 """
 
 from __future__ import annotations
@@ -22,24 +26,31 @@ from typing import Any
 
 from metalog.analysis.domain.columns import Chunk, Gathered
 from metalog.analysis.domain.schema import TABLES, TIMELINE, Table
-from metalog.analysis.engines.parallel import Origin, RangeReplay, replay_from
+from metalog.analysis.engines.parallel import Origin, RangeReplay, joined_growth, replay_from
+from metalog.analysis.outputs.growth import ROW_TYPES, ClusterGrowth, part_growth
+from metalog.analysis.outputs.growth_parts import GrowthPart, read_part, write_part
+from metalog.analysis.outputs.growth_tables import GROWTH_TABLES, rows_of, write_cluster_parquet
 from metalog.analysis.outputs.layout import arrow_batch, arrow_schema, batch_rows_of, epoch_ms
 from metalog.analysis.outputs.writers import ROWS_PER_GROUP, SERIES, ClusterTables, SeriesBlocks, source
+from metalog.log import MetadataLog
 from metalog.state.overlay import RangeDelta
 
-__all__ = ["GATHER_ROWS", "Output", "RangeFiles", "RangeTask", "TableTask", "Written", "gathered", "range_batches",
-           "range_dir", "replay_task", "series_dir", "write_outputs"]
+__all__ = ["GATHER_ROWS", "GROWTH_PART", "GrowthTask", "Output", "PackedGrowth", "RangeFiles", "RangeTask",
+           "TableTask", "Written", "gathered", "growth_written", "range_batches", "range_dir", "replay_task",
+           "series_dir", "write_growth", "write_outputs"]
 
 
 @dataclass(frozen=True)
 class Output:
     """Where and how the executors write: the output directory and the run's scratch directory in it (absolute
-    paths), ``timeline_buckets``' width, controller_metrics.om's form."""
+    paths), ``timeline_buckets``' width, controller_metrics.om's form; ``growth_rows``: the growth tables' rows
+    travel to the driver (which writes their CSV tables)."""
 
     out: str
     scratch: str
     bucket_ms: int
     metrics_every_batch: bool
+    growth_rows: bool = False
 
     def cluster_tables(self, cluster: int, name: str) -> ClusterTables:
         series = SeriesBlocks(series_dir(self.scratch), cluster, name, every_batch=self.metrics_every_batch)
@@ -54,8 +65,12 @@ def series_dir(scratch: str) -> Path:
 
 
 def range_dir(scratch: str, cluster: int, number: int) -> Path:
-    """Where range ``number`` of cluster ``cluster`` (in fleet order) writes its chunks."""
+    """Where range ``number`` of cluster ``cluster`` (in fleet order) writes its chunks, and its growth count
+    (``GROWTH_PART``)."""
     return Path(scratch) / "ranges" / str(cluster) / f"{number:06d}"
+
+
+GROWTH_PART = "growth.part"  # a range's growth count in its directory (``growth_parts.write_part``)
 
 
 @dataclass(frozen=True)
@@ -77,14 +92,35 @@ class RangeTask:
 
 
 @dataclass(frozen=True)
+class PackedGrowth:
+    """A cluster's growth tables as they travel from an executor to the driver: each table's rows as tuples
+    (``growth_tables.rows_of``). Pickled as they are, its rows' dataclasses cost pickle a Python call per row each
+    way (``dataclasses``' ``__setstate__`` for slotted ones): 0.14 s a 1M-record cluster, where these tuples cost
+    0.06 s, rebuilt."""
+
+    name: str
+    rows: dict[str, list[tuple[Any, ...]]]
+
+    @classmethod
+    def of(cls, growth: ClusterGrowth) -> PackedGrowth:
+        return cls(growth.name, {table: rows_of(growth, table) for table in ROW_TYPES})
+
+    def unpacked(self) -> ClusterGrowth:
+        """The ClusterGrowth again (each table's row type takes its columns in order)."""
+        return ClusterGrowth.of_rows(self.name, self.rows)
+
+
+@dataclass(frozen=True)
 class Written:
     """What a task wrote: data records replayed, timeline rows, events (0 where a range only wrote its chunks),
-    and the task's CPU seconds."""
+    and the task's CPU seconds; ``growth``: where a task wrote a cluster's growth tables and the driver writes
+    their CSV tables, their rows (else None)."""
 
     records: int
     batches: int
     events: int
     cpu: float
+    growth: PackedGrowth | None = None
 
 
 class RangeFiles:
@@ -118,17 +154,59 @@ def replay_task(task: RangeTask) -> Written:
     chunks (``RangeFiles``); either takes them joined into chunks of ``ROWS_PER_GROUP`` rows or more, as the
     python engine's writers take them (``Gathered``: the cost of writing them is partly per chunk). A 1M-record
     cluster's task took 1.08-1.14 s so, 1.18-1.48 s without (four runs each, alternating, load 2-3); a 1M-record
-    cluster cut in two, its third stage 0.44-0.50 s against 0.51-0.58 s (five runs each, load 5-6)."""
+    cluster cut in two, its third stage 0.44-0.50 s against 0.51-0.58 s (five runs each, load 5-6).
+
+    Its growth is counted from its replay's own scan (``parallel.replay_from``'s ``growth``): a cluster's only range
+    writes the cluster's growth tables (``growth_written``), any other its count beside its chunks, which its
+    cluster's ``GrowthTask`` joins."""
     started = time.process_time()
-    sink = (task.output.cluster_tables(task.cluster, task.name) if task.ranges == 1
-            else RangeFiles(range_dir(task.output.scratch, task.cluster, task.number)))
+    whole = task.ranges == 1
+    where = range_dir(task.output.scratch, task.cluster, task.number)
+    sink = task.output.cluster_tables(task.cluster, task.name) if whole else RangeFiles(where)
     gathered = Gathered(sink.add, ROWS_PER_GROUP)
+    grown: list[PackedGrowth | None] = [None]
+
+    def counted(log: MetadataLog, part: GrowthPart) -> None:
+        if whole:
+            grown[0] = growth_written(part_growth(log, task.name, part), task.output)
+        else:
+            write_part(where / GROWTH_PART, part)
+
     records = replay_from(RangeReplay(task.path, task.name, task.lo, task.hi, log_start=task.number == 0),
-                          task.origin, task.prefix, gathered)
+                          task.origin, task.prefix, gathered, counted)
     gathered.flush()
     sink.close()
     batches, events = (sink.batches, sink.events) if isinstance(sink, ClusterTables) else (0, 0)
-    return Written(records, batches, events, time.process_time() - started)
+    return Written(records, batches, events, time.process_time() - started, grown[0])
+
+
+def growth_written(growth: ClusterGrowth, output: Output) -> PackedGrowth | None:
+    """A cluster's files of the growth tables written in ``output``'s directory (made fresh by the driver:
+    ``growth_tables.fresh_growth_tables``); its rows, where they travel (``Output.growth_rows``)."""
+    for table in GROWTH_TABLES:
+        write_cluster_parquet(Path(output.out), table, growth)
+    return PackedGrowth.of(growth) if output.growth_rows else None
+
+
+@dataclass(frozen=True)
+class GrowthTask:
+    """The growth tables of cluster ``cluster`` (its place in the fleet), replayed in ``ranges`` ranges, to write from
+    their counts: a task of the third stage, beside its outputs'."""
+
+    path: str
+    name: str
+    cluster: int
+    ranges: int
+    output: Output
+
+
+def write_growth(task: GrowthTask) -> Written:
+    """A cut cluster's growth tables, its ranges' counts (``GROWTH_PART``) joined (``parallel.joined_growth``: its
+    control batches and snapshots read here), written on an executor (``growth_written``)."""
+    started = time.process_time()
+    parts = [read_part(range_dir(task.output.scratch, task.cluster, n) / GROWTH_PART) for n in range(task.ranges)]
+    rows = growth_written(joined_growth(task.path, task.name, parts), task.output)
+    return Written(0, 0, 0, time.process_time() - started, rows)
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,9 @@
 """How a cluster's metadata grows, and which controller led when: one scan over a log directory (no state is built,
 nothing is decoded but the start of the records' frames), counted by ``growth_count`` (compiled where built: the
-log's compiled scan hands it values and batch ends in C). The scan is its own (``read_growth``: the Spark engine's
-and the parallel engine's pass), or the per-batch replay's, which a tee hands on to the count as it reads
-(``count_for``, ``growth_reader``, then ``counted_growth``: the python engine's).
+log's compiled scan hands it values and batch ends in C). The scan is its own (``read_growth``: a pass of its own),
+or the per-batch replay's, which a tee hands on to the count as it reads (``count_for``, ``growth_reader``, then
+``counted_growth``: the python engine's; the Spark and parallel engines' ranges each count theirs, and their counts
+are joined, ``growth_parts``, then ``part_growth``).
 
 - ``growth``: per minute of log time (the batches' maxTimestamp, floored to the minute) and record type, the
   records and their value bytes. A data record's type is the apiKey at the start of its value frame, named as
@@ -32,6 +33,7 @@ from itertools import accumulate, pairwise
 from typing import Any, ClassVar, Self, TypeVar
 
 from metalog.analysis.outputs.growth_count import GrowthCount
+from metalog.analysis.outputs.growth_parts import GrowthPart
 from metalog.codec import core
 from metalog.codec.definitions import METADATA_BY_API_KEY
 from metalog.errors import DecodeError, LogError
@@ -234,7 +236,12 @@ def growth_reader(count: GrowthCount) -> ScanReader:
 def counted_growth(log: MetadataLog, name: str, count: GrowthCount) -> ClusterGrowth:
     """The four tables of ``log``, for the cluster ``name``, once a scan of every batch from its start offset has
     fed ``count`` (``count_for``): its rows, then the log's control batches and its snapshots."""
-    count.close()
+    return part_growth(log, name, GrowthPart.of(count))
+
+
+def part_growth(log: MetadataLog, name: str, count: GrowthPart) -> ClusterGrowth:
+    """``counted_growth`` of a count's columns: a whole log's count (``GrowthPart.of``), or its ranges' counts
+    joined (``growth_parts.joined``: the Spark engine's)."""
     out = ClusterGrowth(name)
     in_order = all(a < b for a, b in pairwise(count.minutes))  # each minute counted once: no sums, no sort
     out.growth, out.log_size = _growth_rows(count, in_order), _log_size_rows(count, in_order)
@@ -257,7 +264,7 @@ def growth_counter() -> type[GrowthCount]:
     return found
 
 
-def _growth_rows(count: GrowthCount, in_order: bool) -> TypeMinutes:
+def _growth_rows(count: GrowthPart, in_order: bool) -> TypeMinutes:
     """``growth``'s rows by minute and type name, from the counter's columns (a minute the log came back to is
     added up, unless ``in_order``: each minute counted once, in order, its types by name: ``type_order``)."""
     names = {key: record_type_name(key) for key in set(count.type_keys)}
@@ -271,7 +278,7 @@ def _growth_rows(count: GrowthCount, in_order: bool) -> TypeMinutes:
                        array("q", [size for _, (_, size) in summed]))
 
 
-def _log_size_rows(count: GrowthCount, in_order: bool) -> LogMinutes:
+def _log_size_rows(count: GrowthPart, in_order: bool) -> LogMinutes:
     """``log_size``'s rows by minute, the log's bytes summed up to each (a minute the log came back to is added
     up, unless ``in_order``: each minute counted once, in order)."""
     if in_order:  # no sums, no sort

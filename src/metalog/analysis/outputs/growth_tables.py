@@ -3,16 +3,15 @@
 partitioned by cluster, times as timestamp(MILLIS, UTC)) and as ``OUT/TABLE.csv`` (text neutralised:
 ``tables.csv_cell``).
 
-Both engines compute them with one call, ``write_growth``: a cluster is one task (a cheap pass over its log),
-run here or on the Spark executors (``run``), and the driver writes the rows, which are a counter per minute
-and type: the same files from either engine."""
+Every engine counts them as it replays (``growth.count_for``, through a tee of its replay's scan; the Spark engine's
+and the parallel engine's ranges each a part, joined: ``growth_parts``) and writes them here
+(``write_growth_tables``; the Spark engine's executors a cluster's files each: ``write_cluster_parquet``): the same
+files from every engine. ``write_growth`` is the pass of its own over each log (``growth.read_growth``)."""
 
 from __future__ import annotations
 
 import csv
-import os
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -76,39 +75,17 @@ def rows_of(growth: ClusterGrowth, table: str) -> list[tuple[Any, ...]]:
     return list(zip(*(found[c] for c, _, _ in GROWTH_TABLES[table]), strict=True))
 
 
-@dataclass(frozen=True)
-class GrowthTask:
-    """A cluster's growth pass (``Runner``'s item: ``name`` and ``weight``, its log's bytes)."""
-
-    name: str
-    path: str
-    weight: int
-
-
-Runner = Callable[[Callable[[GrowthTask], "ClusterGrowth"], Sequence[GrowthTask]], Iterable["ClusterGrowth"]]
-
-
-def growth_task(task: GrowthTask) -> ClusterGrowth:
+def write_growth(out: Path, clusters: Sequence[ClusterLog], *, csv: bool) -> list[Path]:
+    """The growth tables of ``clusters`` in ``out``, the analysis' own directory (``tables.claim_output``), each
+    cluster's from a pass of its own over its log (``growth.read_growth``): Parquet with pyarrow, and CSV when
+    ``csv`` or without pyarrow."""
     from metalog.analysis.outputs.growth import read_growth
 
-    return read_growth(task.path, task.name)
-
-
-def write_growth(out: Path, clusters: Sequence[ClusterLog], *, csv: bool, run: Runner | None = None) -> list[Path]:
-    """The growth tables of ``clusters`` in ``out``, the analysis' own directory (``tables.claim_output``):
-    Parquet with pyarrow, and CSV when ``csv`` or without pyarrow; the clusters' passes by ``run`` (default:
-    here, one at a time)."""
-    return write_growth_tables(out, growth_of(clusters, run), csv=csv)
-
-
-def growth_of(clusters: Sequence[ClusterLog], run: Runner | None = None) -> list[ClusterGrowth]:
-    """Each cluster's growth pass (``growth.read_growth``), by ``run`` (default: here, one at a time)."""
-    tasks = [GrowthTask(c.name, os.fspath(c.path), _log_bytes(c.path)) for c in clusters]
-    return list((run or _here)(growth_task, tasks))
+    return write_growth_tables(out, [read_growth(c.path, c.name) for c in clusters], csv=csv)
 
 
 def write_growth_tables(out: Path, found: Sequence[ClusterGrowth], *, csv: bool) -> list[Path]:
-    """The tables of ``found`` in ``out`` (``write_growth``)."""
+    """The tables of ``found`` in ``out`` (``write_growth``'s)."""
     claim_output(out)
     written: list[Path] = []
     if has_pyarrow():
@@ -172,14 +149,3 @@ def read_csv(path: Path) -> list[dict[str, Any]]:
     with open(path, newline="") as f:
         return [{c: csv_value(v) if kind(table, c) == TEXT else int(v) for c, v in row.items()}
                 for row in csv.DictReader(f)]
-
-
-def _log_bytes(path: str | os.PathLike[str]) -> int:
-    """The segments' bytes of a log directory given as Kafka's (holding __cluster_metadata-0) or as the
-    partition's own: the task's weight, the heaviest started first."""
-    root = Path(path)
-    return sum(p.stat().st_size for p in [*root.glob("*.log"), *root.glob("*/*.log")])
-
-
-def _here(fn: Callable[[GrowthTask], ClusterGrowth], tasks: Sequence[GrowthTask]) -> Iterable[ClusterGrowth]:
-    return map(fn, tasks)
