@@ -5,6 +5,7 @@ is the log's, the log's time stepping back; on either twin of the count (and of 
 
 from __future__ import annotations
 
+import sys
 from array import array
 from contextlib import ExitStack
 from itertools import pairwise
@@ -173,3 +174,23 @@ def test_a_part_read_back_from_its_file_is_the_part_written(tmp_path: Path, shap
         f.write(b"\0")
     with pytest.raises(ValueError, match="not a growth part"):
         read_part(tmp_path / "part")
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(shape=batches(), cut=st.integers(0, 1 << 20), claimed=st.integers(-(1 << 62), 1 << 62))
+def test_a_growth_part_file_cut_short_or_claiming_other_lengths_is_refused(tmp_path: Path, shape: list[tuple[Any, ...]],
+                                                                           cut: int, claimed: int) -> None:
+    """A part's file cut anywhere, or with a column's length not what follows it (huge, negative), is refused with
+    its name, before its lengths are believed (no allocation they ask for)."""
+    path = tmp_path / "part"
+    write_part(path, fed(GrowthCount, shape, 0))
+    whole = path.read_bytes()
+    if cut < len(whole):
+        path.write_bytes(whole[:cut])
+        with pytest.raises(ValueError, match="not a growth part"):
+            read_part(path)
+    first = int.from_bytes(whole[:8], sys.byteorder, signed=True)
+    if claimed != first:
+        path.write_bytes(claimed.to_bytes(8, sys.byteorder, signed=True) + whole[8:])
+        with pytest.raises(ValueError, match="not a growth part"):
+            read_part(path)

@@ -68,18 +68,22 @@ def write_part(path: Path, part: GrowthPart) -> None:
 
 
 def read_part(path: Path) -> GrowthPart:
-    """The part ``write_part`` wrote in ``path``."""
+    """The part ``write_part`` wrote in ``path``; a file that is not one (its lengths not its size: cut, grown, or
+    another file) is a ValueError naming it, before anything its lengths say is made."""
     names = [f.name for f in fields(GrowthPart) if f.name != "marks"]
-    with open(path, "rb") as f:
-        lengths = array("q")
-        lengths.fromfile(f, len(names) + 3)
-        columns = []
-        for n in lengths:
-            column = array("q")
-            column.fromfile(f, n)
-            columns.append(column)
-        if f.read(1):
-            raise ValueError(f"{path}: not a growth part (bytes after its columns)")
+    data = memoryview(path.read_bytes())
+    head = array("q")
+    head.frombytes(data[:min(len(data) // 8, len(names) + 3) * 8])
+    lengths = list(head)
+    if len(lengths) != len(names) + 3 or min(lengths) < 0 or len(set(lengths[len(names):])) != 1 \
+            or 8 * (len(lengths) + sum(lengths)) != len(data):
+        raise ValueError(f"{path}: not a growth part (its column lengths {lengths} are not its {len(data)} bytes)")
+    columns, at = [], 8 * len(lengths)
+    for n in lengths:
+        column = array("q")
+        column.frombytes(data[at:at + 8 * n])
+        columns.append(column)
+        at += 8 * n
     bases, timestamps, controls = columns[len(names):]
     part = GrowthPart(marks=list(zip(bases, timestamps, map(bool, controls), strict=True)))
     for name, column in zip(names, columns, strict=False):
