@@ -89,7 +89,7 @@ def test_spark_engine_end_to_end_is_quiet_and_writes_both_formats(spark_java: No
     from metalog.analysis.clusters import cluster_logs
     from metalog.analysis.outputs.growth_tables import GROWTH_TABLES, write_growth
 
-    write_growth(tmp_path / "python", cluster_logs([str(zk), str(jbod)]), csv=True)  # the python engine's call
+    write_growth(tmp_path / "python", cluster_logs([str(zk), str(jbod)]), csv=True)  # (a pass of their own)
     for name in GROWTH_TABLES:  # the growth tables, computed on the executors: the python engine's files
         assert (out / f"{name}.csv").read_bytes() == (tmp_path / "python" / f"{name}.csv").read_bytes()
         assert read_table(out / name) == read_table(tmp_path / "python" / name)

@@ -58,7 +58,7 @@ from metalog.analysis.engines.spark_tables import (
     growth_written,
     replay_task,
     series_dir,
-    write_growth,
+    write_joined_growth,
     write_outputs,
 )
 from metalog.analysis.outputs.growth import ClusterGrowth
@@ -278,7 +278,7 @@ def _task(task: RangeTask | TableTask | GrowthTask) -> Written:
         return replay_task(task)
     if isinstance(task, TableTask):
         return write_outputs(task)
-    return write_growth(task)
+    return write_joined_growth(task)
 
 
 @dataclass

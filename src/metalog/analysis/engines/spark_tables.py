@@ -12,7 +12,7 @@ filesystem they share, as for the log directories.
 
 Every range counts its growth tables from its replay's own scan (``outputs.growth``, through a tee): a cluster's
 only range writes them (``growth_written``), the ranges of a cut cluster write their counts (``growth_parts``) beside
-their streams, and a task per such cluster joins them into the cluster's (``write_growth``).
+their streams, and a task per such cluster joins them into the cluster's (``write_joined_growth``).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from metalog.state.overlay import RangeDelta
 
 __all__ = ["GATHER_ROWS", "GROWTH_PART", "GrowthTask", "Output", "PackedGrowth", "RangeFiles", "RangeTask",
            "TableTask", "Written", "gathered", "growth_written", "range_batches", "range_dir", "replay_task",
-           "series_dir", "write_growth", "write_outputs"]
+           "series_dir", "write_joined_growth", "write_outputs"]
 
 
 @dataclass(frozen=True)
@@ -200,7 +200,7 @@ class GrowthTask:
     output: Output
 
 
-def write_growth(task: GrowthTask) -> Written:
+def write_joined_growth(task: GrowthTask) -> Written:
     """A cut cluster's growth tables, its ranges' counts (``GROWTH_PART``) joined (``parallel.joined_growth``: its
     control batches and snapshots read here), written on an executor (``growth_written``)."""
     started = time.process_time()
