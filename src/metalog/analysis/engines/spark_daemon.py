@@ -182,12 +182,15 @@ def hand_over(path: str) -> int | None:
 
 def stand_in(pid: int) -> int:
     """This process as the stand-in of the daemon ``pid``: a SIGTERM (the JVM's stop) passed on to it, and its
-    exit awaited."""
+    exit awaited. SIGTERM is blocked from before the hand-over (``main``) until its handler is in place here: the
+    ready process writes the daemon's port to the JVM as soon as it has answered, so the JVM may stop its daemon
+    before this process has read the answer, and a stop that came then would end this process alone."""
     try:
         watched = os.pidfd_open(pid)
     except OSError:
         return 0  # (gone already)
     signal.signal(signal.SIGTERM, lambda signum, frame: _signal(watched, signum))
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})  # (one that came meanwhile is passed on now)
     try:  # noqa: SIM105 - (contextlib is not imported here: this process's imports are on the critical path)
         select.select([watched], [], [])
     except OSError:
@@ -300,9 +303,12 @@ def main(argv: list[str]) -> int:
             return 0
     else:
         ready = os.environ.get(AHEAD)
-        daemon = hand_over(ready) if ready else None
-        if daemon is not None:
-            return stand_in(daemon)
+        if ready:
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})  # (until ``stand_in``'s handler: see there)
+            daemon = hand_over(ready)
+            if daemon is not None:
+                return stand_in(daemon)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})  # (this process is the daemon)
         prepare(sys.path)
     from pyspark import daemon as pyspark_daemon
 
