@@ -32,7 +32,7 @@ from metalog.analysis.domain.columns import Chunk
 from metalog.analysis.engines.replay import TimelineReplay
 from metalog.analysis.engines.request import AnalysisRequest, AnalysisSummary, Progress, Stage, T, here
 from metalog.analysis.engines.start_files import read_start
-from metalog.analysis.outputs.growth import ClusterGrowth, count_for, growth_reader, part_growth, type_order
+from metalog.analysis.outputs.growth import ClusterGrowth, part_growth, type_order
 from metalog.analysis.outputs.growth_parts import GrowthPart, joined
 from metalog.analysis.outputs.growth_tables import write_growth_tables
 from metalog.errors import DecodeError, LogError
@@ -316,7 +316,7 @@ def replay_range(job: RangeReplay, start: StartState, sink: Callable[[Chunk], ob
                  growth: Counted | None = None) -> int:
     """The rows of each batch (data or control) of the range, from its start state ``start``, handed to ``sink``
     as chunks in log order; the data records replayed. ``growth``: told the range's growth count, counted from the
-    replay's own scan (``outputs.growth.count_for``, through a tee: the log is read once)."""
+    replay's own scan (``TimelineReplay.run_counted``, through a tee: the log is read once)."""
     with MetadataLog.open(job.path) as log:
         return _replay(log, job, start, sink, growth)
 
@@ -336,9 +336,8 @@ def _replay(log: MetadataLog, job: RangeReplay, start: StartState, sink: Callabl
         first, last = batch_offsets(log, job.lo, job.hi)
         if growth is None:
             return replay.run(first, last, sink)
-        count = count_for(log)
-        records = replay.run(first, last, sink, also=growth_reader(count))
-        growth(log, GrowthPart.of(count))
+        records, part = replay.run_counted(first, last, sink)
+        growth(log, part)
         return records
 
 

@@ -11,7 +11,7 @@ from typing import TypeVar
 from metalog.analysis.domain.columns import Gathered
 from metalog.analysis.engines.replay import TimelineReplay, log_records
 from metalog.analysis.engines.request import AnalysisRequest, AnalysisSummary, Progress, Stage, T, here
-from metalog.analysis.outputs.growth import ClusterGrowth, count_for, counted_growth, growth_reader
+from metalog.analysis.outputs.growth import ClusterGrowth, part_growth
 from metalog.analysis.outputs.growth_tables import write_growth_tables
 from metalog.analysis.outputs.writers import ROWS_PER_GROUP, TableWriters
 from metalog.replay.gc import gc_paused
@@ -75,7 +75,6 @@ def replay_cluster(path: str | os.PathLike[str], name: str, sink: Callable[..., 
         replay = TimelineReplay(log, name, history.state_before_log())
         if growth is None:
             return replay.run(start, history.end_offset, sink, progress)
-        count = count_for(log)
-        records = replay.run(start, history.end_offset, sink, progress, growth_reader(count))
-        growth(counted_growth(log, name, count))
+        records, part = replay.run_counted(start, history.end_offset, sink, progress)
+        growth(part_growth(log, name, part))
         return records

@@ -14,6 +14,8 @@ from functools import partial
 from metalog.analysis.domain.columns import Chunk
 from metalog.analysis.domain.loop import BatchLoopParts
 from metalog.analysis.domain.twins import batch_loop, cluster_step
+from metalog.analysis.outputs.growth import count_for, growth_reader
+from metalog.analysis.outputs.growth_parts import GrowthPart
 from metalog.errors import LogError, MetalogError
 from metalog.log import MetadataLog
 from metalog.log.control import ControlType, decode_control
@@ -72,6 +74,15 @@ class TimelineReplay:
                 progress(self.records)
         loop.finish()
         return self.records
+
+    def run_counted(self, first: int, last: int, sink: Callable[[Chunk], object],
+                    progress: Callable[[int], object] | None = None) -> tuple[int, GrowthPart]:
+        """``run``, with the growth count of the batches it scans (``outputs.growth.count_for``) read off the same
+        scan (``also``): the data records replayed, and the count's columns (``growth.part_growth`` makes the
+        growth tables of it; the ranges' of one log are ``growth_parts.joined`` first)."""
+        count = count_for(self.log)
+        records = self.run(first, last, sink, progress, growth_reader(count))
+        return records, GrowthPart.of(count)
 
 
 def leader_changes(log: MetadataLog, base_offset: int) -> list[tuple[int, int]]:
